@@ -1,0 +1,441 @@
+"""The evaluation loop shared by the exact and the sympy interpreters, and the :class:`Trace`.
+
+The interpreters differ only in their number system (:class:`Arithmetic`): Fractions for
+:mod:`symbolic.exact`, sympy expressions for :mod:`symbolic.sympy_interp`. Every decision the
+network makes (a ReLU phase, a hardmax argmax, the accept bit) goes through
+:meth:`Arithmetic.sign`, which each number system decides exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Generic, Protocol, TypeVar, assert_never
+
+from .errors import SymbolicError, WordError
+from .ir import (
+    FFN,
+    Activation,
+    Affine,
+    AttentionLayer,
+    Classifier,
+    FlatEmbedding,
+    Hardmax,
+    Head,
+    LayerNorm,
+    Network,
+    NextSymbols,
+    Scale,
+    Softmax,
+    Sublayer,
+    TokenEmbedding,
+)
+from .positional import feature
+from .words import tokenize
+
+V = TypeVar("V")
+
+
+class UndefinedValueError(SymbolicError, ArithmeticError):
+    """The network's output is undefined on this word (layer norm of a constant vector with
+    eps = 0, an attention head over an empty set with ``empty="error"``)."""
+
+
+class UndecidedSignError(SymbolicError, ArithmeticError):
+    """A number system could not decide a sign (e.g. it depends on a symbolic base). Raised
+    inside the network it stops the evaluation; at the readout it leaves ``accepted = None``."""
+
+
+class Arithmetic(Protocol[V]):
+    """The number system an interpreter evaluates in."""
+
+    name: str
+
+    def const(self, q: Fraction) -> V: ...
+    def add(self, a: V, b: V) -> V: ...
+    def sub(self, a: V, b: V) -> V: ...
+    def mul(self, a: V, b: V) -> V: ...
+    def div(self, a: V, b: V) -> V: ...
+    def sign(self, a: V) -> int: ...
+    def sqrt(self, a: V, where: str) -> V: ...
+    def relu(self, a: V) -> V: ...
+    def step(self, a: V) -> V: ...
+    def clip01(self, a: V) -> V: ...
+    def is_zero(self, a: V) -> bool: ...
+    def softmax(
+        self, nz: Softmax, scale: Scale, scores: Sequence[V], n: int, where: str
+    ) -> list[V]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class State(Generic[V]):
+    """The residual stream after one step: ``rows[t][d]`` is token ``t``'s value of dim ``d``."""
+
+    label: str
+    rows: tuple[tuple[V, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Selection(Generic[V]):
+    """Where one head at one query position put its attention. ``weights`` has one entry per
+    token (0 where masked); ``selected`` lists the tokens with nonzero weight for hardmax heads."""
+
+    layer: str
+    head: str
+    position: int
+    weights: tuple[V, ...]
+    selected: tuple[int, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Trace(Generic[V]):
+    """Everything an evaluation computed: every residual state and every attention selection.
+
+    Token indices ``t`` run from 0; ``positions[t]`` is the paper's position index ``i``.
+    """
+
+    backend: str
+    network: Network
+    word: tuple[str, ...]
+    tokens: tuple[str, ...]
+    positions: tuple[int, ...]
+    states: tuple[State[V], ...]
+    selections: tuple[Selection[V], ...]
+    output: V | None
+    accepted: bool | None
+    next_symbols: tuple[tuple[str, ...], ...] | None
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    def state(self, label: str) -> State[V]:
+        for s in self.states:
+            if s.label == label:
+                return s
+        labels = ", ".join(s.label for s in self.states)
+        raise KeyError(f"no state {label!r}; states: {labels}")
+
+    def value(self, label: str, t: int, dim: str) -> V:
+        """The value of ``dim`` at token ``t`` after the step named ``label``."""
+        try:
+            d = self.network.dims.index(dim)
+        except ValueError:
+            raise KeyError(f"no dim {dim!r}; dims: {' '.join(self.network.dims)}") from None
+        return self.state(label).rows[t][d]
+
+    @property
+    def final(self) -> State[V]:
+        return self.states[-1]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class _Evaluator(Generic[V]):
+    def __init__(self, net: Network, arith: Arithmetic[V]) -> None:
+        self.net = net
+        self.ar = arith
+        self.zero = arith.const(Fraction(0))
+        self.one = arith.const(Fraction(1))
+        self._const_cache: dict[Fraction, V] = {}
+
+    def c(self, q: Fraction) -> V:
+        v = self._const_cache.get(q)
+        if v is None:
+            v = self.ar.const(q)
+            self._const_cache[q] = v
+        return v
+
+    def affine(self, a: Affine, x: dict[str, V]) -> dict[str, V]:
+        ar = self.ar
+        out: dict[str, V] = {}
+        for o, row, b in zip(a.outputs, a.weights, a.bias, strict=True):
+            acc: V | None = None if b == 0 else self.c(b)
+            for name, w in zip(a.inputs, row, strict=True):
+                if w == 0:
+                    continue
+                xv = x[name]
+                term = xv if w == 1 else ar.mul(self.c(w), xv)
+                acc = term if acc is None else ar.add(acc, term)
+            out[o] = self.zero if acc is None else acc
+        return out
+
+    def activation(self, kind: str, x: dict[str, V]) -> dict[str, V]:
+        ar = self.ar
+        if kind == "relu":
+            return {k: ar.relu(v) for k, v in x.items()}
+        if kind == "step":
+            return {k: ar.step(v) for k, v in x.items()}
+        if kind == "sigma":
+            return {k: ar.clip01(v) for k, v in x.items()}
+        raise SymbolicError(f"unknown activation {kind!r}")  # pragma: no cover - validated
+
+    def layernorm(self, ln: LayerNorm, x: dict[str, V], where: str) -> dict[str, V]:
+        ar = self.ar
+        names = list(x) if ln.over is None else list(ln.over)
+        d = self.c(Fraction(len(names)))
+        total = self.zero
+        for k in names:
+            total = ar.add(total, x[k])
+        mean = ar.div(total, d)
+        centered = {k: ar.sub(x[k], mean) for k in names}
+        sq = self.zero
+        for v in centered.values():
+            sq = ar.add(sq, ar.mul(v, v))
+        var = ar.add(ar.div(sq, d), self.c(ln.eps))
+        if ar.sign(var) == 0:
+            raise UndefinedValueError(
+                f"{where}: layer norm of a constant vector with eps=0 is 0/0 "
+                f"(dims {', '.join(names)}); the output is undefined on this word"
+            )
+        root = ar.sqrt(var, where)
+        out = dict(x)
+        for k in names:
+            out[k] = ar.div(centered[k], root)
+        return out
+
+    # ------------------------------------------------------------------ attention
+
+    def head(
+        self,
+        layer: str,
+        h: Head,
+        rows: list[dict[str, V]],
+        n: int,
+        selections: list[Selection[V]],
+    ) -> list[dict[str, V]]:
+        ar = self.ar
+        where = f"attention {layer!r} head {h.name!r}"
+        qs = [self.affine(h.query, r) for r in rows]
+        ks = [self.affine(h.key, r) for r in rows]
+        vs = [self.affine(h.value, r) for r in rows]
+        qk_names = h.query.outputs
+        out_names = h.value.outputs
+        result: list[dict[str, V]] = []
+        for i in range(n):
+            allowed = _mask(h.mask, i, n)
+            if not allowed:
+                if h.empty == "error":
+                    raise UndefinedValueError(
+                        f"{where}: position {i} attends to an empty set under mask {h.mask!r} "
+                        "and the head's empty rule is 'error'"
+                    )
+                selections.append(Selection(layer, h.name, i, (self.zero,) * n, ()))
+                result.append({o: self.zero for o in out_names})
+                continue
+            scores: list[V] = []
+            for j in allowed:
+                s = self.zero
+                for name in qk_names:
+                    qv, kv = qs[i][name], ks[j][name]
+                    if ar.is_zero(qv) or ar.is_zero(kv):
+                        continue
+                    s = ar.add(s, ar.mul(qv, kv))
+                if h.scoring == "neg_abs_dot":
+                    s = ar.sub(self.zero, s) if ar.sign(s) > 0 else s
+                scores.append(s)
+            selected: tuple[int, ...] | None
+            match h.normalizer:
+                case Hardmax(tie=tie):
+                    best = [0]
+                    for idx in range(1, len(scores)):
+                        cmp = ar.sign(ar.sub(scores[idx], scores[best[0]]))
+                        if cmp > 0:
+                            best = [idx]
+                        elif cmp == 0:
+                            best.append(idx)
+                    if tie == "leftmost":
+                        best = [best[0]]
+                    elif tie == "rightmost":
+                        best = [best[-1]]
+                    share = self.c(Fraction(1, len(best)))
+                    weights_allowed = [self.zero] * len(allowed)
+                    for idx in best:
+                        weights_allowed[idx] = share
+                    selected = tuple(allowed[idx] for idx in best)
+                case Softmax():
+                    weights_allowed = self.ar.softmax(h.normalizer, h.scale, scores, n, where)
+                    selected = None
+                case _:
+                    assert_never(h.normalizer)
+            full = [self.zero] * n
+            for j, w in zip(allowed, weights_allowed, strict=True):
+                full[j] = w
+            selections.append(Selection(layer, h.name, i, tuple(full), selected))
+            acc: dict[str, V] = {}
+            for o in out_names:
+                total: V | None = None
+                for j, w in zip(allowed, weights_allowed, strict=True):
+                    vj = vs[j][o]
+                    if ar.is_zero(w) or ar.is_zero(vj):
+                        continue
+                    term = ar.mul(w, vj)
+                    total = term if total is None else ar.add(total, term)
+                acc[o] = self.zero if total is None else total
+            result.append(acc)
+        return result
+
+    def attention(
+        self, block: AttentionLayer, rows: list[dict[str, V]], n: int, selections: list[Selection[V]]
+    ) -> list[dict[str, V]]:
+        outs: list[dict[str, V]] = [{} for _ in range(n)]
+        for h in block.heads:
+            for t, part in enumerate(self.head(block.name, h, rows, n, selections)):
+                outs[t].update(part)
+        if block.output is not None:
+            full = {o: self.zero for h in block.heads for o in h.value.outputs}
+            outs = [self.affine(block.output, {**full, **o}) for o in outs]
+        return outs
+
+    def ffn(self, block: FFN, rows: list[dict[str, V]], positions: Sequence[int]) -> list[dict[str, V]]:
+        outs = []
+        for t, r in enumerate(rows):
+            x: dict[str, V] = r
+            for idx, step in enumerate(block.steps):
+                match step:
+                    case Affine():
+                        x = self.affine(step, x)
+                    case Activation(kind=kind):
+                        x = self.activation(kind, x)
+                    case LayerNorm():
+                        x = self.layernorm(
+                            step, x, f"ffn {block.name!r} step [{idx}] at position {positions[t]}"
+                        )
+                    case _:
+                        assert_never(step)
+            outs.append(x if block.steps else {})
+        return outs
+
+    # ------------------------------------------------------------------ whole network
+
+    def run(self, word: str | Sequence[str]) -> Trace[V]:
+        net = self.net
+        symbols = tokenize(net.alphabet, word)
+        emb = net.embedding
+        dims = net.dims
+        match emb:
+            case TokenEmbedding():
+                tokens = (*emb.prefix, *symbols, *emb.suffix)
+                n = len(tokens)
+                positions = tuple(range(emb.index_base, emb.index_base + n))
+                table = dict(emb.table)
+                rows: list[dict[str, V]] = []
+                for t, token in enumerate(tokens):
+                    row = {d: self.zero for d in dims}
+                    for d, v in table[token]:
+                        row[d] = self.ar.add(row[d], self.c(v))
+                    for d, feat, coef in emb.positional:
+                        value = coef * feature(feat)(positions[t], n)
+                        row[d] = self.ar.add(row[d], self.c(value))
+                    rows.append(row)
+            case FlatEmbedding():
+                if len(symbols) != emb.length:
+                    raise WordError(
+                        f"this network reads words of length exactly {emb.length}, got "
+                        f"{len(symbols)} symbols; build it with n={len(symbols)}"
+                    )
+                tokens = symbols
+                n = 1
+                positions = (0,)
+                values = dict(emb.values)
+                row = {d: self.zero for d in dims}
+                for d, s in zip(emb.dims, symbols, strict=True):
+                    row[d] = self.c(values[s])
+                rows = [row]
+            case _:
+                assert_never(emb)
+        states: list[State[V]] = [State("input", _freeze(rows, dims))]
+        selections: list[Selection[V]] = []
+        for sub in net.layers:
+            rows = self.sublayer(sub, rows, n, positions, selections)
+            states.append(State(sub.name, _freeze(rows, dims)))
+        output: V | None = None
+        accepted: bool | None = None
+        nexts: tuple[tuple[str, ...], ...] | None = None
+        r = net.readout
+        match r:
+            case Classifier():
+                t = r.position if r.position >= 0 else len(rows) + r.position
+                if not 0 <= t < len(rows):
+                    raise WordError(f"readout position {r.position} is outside the {len(rows)} tokens")
+                output = self.affine(r.logit, rows[t])[r.logit.outputs[0]]
+                try:
+                    accepted = self.ar.sign(output) > 0
+                except UndecidedSignError:
+                    accepted = None
+            case NextSymbols():
+                thr = self.c(r.threshold)
+                nexts = tuple(
+                    tuple(s for s, d in r.scores if self.ar.sign(self.ar.sub(row[d], thr)) >= 0)
+                    for row in rows
+                )
+            case _:
+                assert_never(r)
+        return Trace(
+            backend=self.ar.name,
+            network=net,
+            word=symbols,
+            tokens=tuple(tokens),
+            positions=positions,
+            states=tuple(states),
+            selections=tuple(selections),
+            output=output,
+            accepted=accepted,
+            next_symbols=nexts,
+        )
+
+    def sublayer(
+        self,
+        sub: Sublayer,
+        rows: list[dict[str, V]],
+        n: int,
+        positions: Sequence[int],
+        selections: list[Selection[V]],
+    ) -> list[dict[str, V]]:
+        block = sub.block
+        match block:
+            case AttentionLayer():
+                outs = self.attention(block, rows, len(rows), selections)
+            case FFN():
+                outs = self.ffn(block, rows, positions)
+            case _:
+                assert_never(block)
+        new_rows: list[dict[str, V]] = []
+        for t, (r, o) in enumerate(zip(rows, outs, strict=True)):
+            if sub.residual:
+                x = dict(r)
+                for d, v in o.items():
+                    x[d] = self.ar.add(x[d], v)
+            else:
+                x = {d: o.get(d, self.zero) for d in r}
+            if sub.post_ln is not None:
+                x = self.layernorm(
+                    sub.post_ln, x, f"layer norm after {sub.name!r} at position {positions[t]}"
+                )
+            new_rows.append(x)
+        return new_rows
+
+
+def _mask(mask: str, i: int, n: int) -> list[int]:
+    if mask == "none":
+        return list(range(n))
+    if mask == "causal":
+        return list(range(i + 1))
+    if mask == "strict_causal":
+        return list(range(i))
+    if mask == "anticausal":
+        return list(range(i, n))
+    if mask == "strict_anticausal":
+        return list(range(i + 1, n))
+    raise SymbolicError(f"unknown mask {mask!r}")  # pragma: no cover - Head validates mask
+
+
+def _freeze(rows: list[dict[str, V]], dims: tuple[str, ...]) -> tuple[tuple[V, ...], ...]:
+    return tuple(tuple(r[d] for d in dims) for r in rows)
+
+
+def evaluate(net: Network, word: str | Sequence[str], arith: Arithmetic[V]) -> Trace[V]:
+    """Run ``net`` on ``word`` in the number system ``arith``."""
+    return _Evaluator(net, arith).run(word)

@@ -1,0 +1,122 @@
+"""Rigorous interval evaluation (mpmath's ``iv`` context, outward rounding).
+
+Used where values are irrational (layer norm with √, softmax with irrational exponents) and a
+decision is all that is needed: every value is an interval that is *guaranteed* to contain the
+exact value, so a decision taken from an interval that excludes 0 is a proof. ReLU and σ need no
+decision (they are applied to the interval); hardmax and the accept bit do, and an interval that
+straddles 0 raises :class:`~symbolic.evaluation.UndecidedSignError` (a verifier reports Unknown,
+never a guess).
+
+>>> from constructions.chiang2022 import doubled, parity_transformer
+>>> run(doubled(parity_transformer()), "011").accepted
+False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from mpmath import iv, mpf
+
+from .evaluation import Trace, UndecidedSignError, evaluate
+from .ir import Network, Scale, Softmax
+
+__all__ = ["IntervalArithmetic", "run", "DEFAULT_DIGITS"]
+
+DEFAULT_DIGITS = 60
+
+Interval = Any  # mpmath.iv.mpf
+
+
+class IntervalArithmetic:
+    """mpmath intervals at ``digits`` decimal digits."""
+
+    name = "interval"
+
+    def __init__(self, digits: int = DEFAULT_DIGITS) -> None:
+        self.digits = digits
+        self.ctx = iv
+        self.ctx.dps = digits
+        self._zero = self.ctx.mpf(0)
+        self._one = self.ctx.mpf(1)
+
+    def const(self, q: Fraction) -> Interval:
+        if q.denominator == 1:
+            return self.ctx.mpf(q.numerator)
+        return self.ctx.mpf(q.numerator) / self.ctx.mpf(q.denominator)
+
+    def add(self, a: Interval, b: Interval) -> Interval:
+        return a + b
+
+    def sub(self, a: Interval, b: Interval) -> Interval:
+        return a - b
+
+    def mul(self, a: Interval, b: Interval) -> Interval:
+        return a * b
+
+    def div(self, a: Interval, b: Interval) -> Interval:
+        if b.a <= 0 <= b.b:
+            raise UndecidedSignError(f"division by an interval {b} that contains 0")
+        return a / b
+
+    def sign(self, a: Interval) -> int:
+        if a.a > 0:
+            return 1
+        if a.b < 0:
+            return -1
+        if a.a == 0 and a.b == 0:
+            return 0
+        raise UndecidedSignError(
+            f"the interval {a} contains 0 at {self.digits} digits, so its sign is not decided"
+        )
+
+    def relu(self, a: Interval) -> Interval:
+        lo, hi = a.a, a.b
+        return self.ctx.mpf([max(lo, mpf(0)), max(hi, mpf(0))])
+
+    def step(self, a: Interval) -> Interval:
+        return self._one if self.sign(a) > 0 else self._zero
+
+    def clip01(self, a: Interval) -> Interval:
+        lo = min(max(a.a, mpf(0)), mpf(1))
+        hi = min(max(a.b, mpf(0)), mpf(1))
+        return self.ctx.mpf([lo, hi])
+
+    def is_zero(self, a: Interval) -> bool:
+        return bool(a.a == 0 and a.b == 0)
+
+    def sqrt(self, a: Interval, where: str) -> Interval:
+        if a.b < 0:
+            raise UndecidedSignError(f"{where}: √ of a negative interval {a}")
+        if a.a < 0:
+            a = self.ctx.mpf([mpf(0), a.b])
+        return self.ctx.sqrt(a)
+
+    def softmax(
+        self, nz: Softmax, scale: Scale, scores: Sequence[Interval], n: int, where: str
+    ) -> list[Interval]:
+        kappa = self.const(scale.coef)
+        if scale.sqrt_d is not None:
+            kappa = kappa / self.ctx.sqrt(self.ctx.mpf(scale.sqrt_d))
+        if scale.log_n:
+            kappa = kappa * self.ctx.log(self.ctx.mpf(n))
+        if nz.r is not None:
+            kappa = kappa * self.ctx.log(self.const(nz.r))
+        else:
+            assert nz.c is not None  # Softmax validates: exactly one of r, c
+            kappa = kappa * self.const(nz.c)
+        # Shift by the largest lower end to keep the exponentials in range (exact in ℝ).
+        exps = [kappa * s for s in scores]
+        shift = max(e.a for e in exps)
+        raw = [self.ctx.exp(e - shift) for e in exps]
+        total = raw[0]
+        for w in raw[1:]:
+            total = total + w
+        return [w / total for w in raw]
+
+
+def run(net: Network, word: str | Sequence[str], *, digits: int = DEFAULT_DIGITS) -> Trace[Interval]:
+    """Evaluate ``net`` on ``word`` with rigorous intervals at ``digits`` digits."""
+    return evaluate(net, word, IntervalArithmetic(digits))

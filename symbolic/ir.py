@@ -1,0 +1,445 @@
+"""The network IR: frozen dataclasses with exact weights and named residual dimensions.
+
+A network is data only. It is evaluated by the interpreters (:mod:`symbolic.exact`,
+:mod:`symbolic.sympy_interp`, later torch and the z3 encoder), never by methods of its own.
+
+The set of blocks is closed:
+
+- :class:`Affine`: ``y[o] = Σ_i W[o, i]·x[i] + b[o]`` over *named* inputs and outputs.
+- :class:`FFN`: a position-wise feed-forward sublayer, a sequence of :class:`Affine`,
+  :class:`Activation` (``relu``, ``sigma`` = clip to [0, 1], ``step`` = I[x > 0]) and
+  :class:`LayerNorm` steps (layer norm inside an FFN branch, on a named sub-vector).
+- :class:`Head` and :class:`AttentionLayer`: attention with the semantics papers disagree on
+  written as fields: scoring (``dot`` or ``neg_abs_dot`` = −|⟨q, k⟩|), :class:`Scale`
+  (constant, 1/√d, ln n), normalizer (:class:`Hardmax` with a tie rule, or :class:`Softmax`
+  with base ``r`` = e^{ln r} or e^{c}), mask, and what an empty masked set yields.
+- :class:`Sublayer`: a block with a structural residual connection and an optional post-residual
+  :class:`LayerNorm`.
+- Inputs: :class:`TokenEmbedding` (one vector per token, special tokens added by the network,
+  positional features by name) or :class:`FlatEmbedding` (a fixed-length word as one vector,
+  for plain FFNNs such as Rumelhart's).
+- Readouts: :class:`Classifier` (a logit at one position, accept iff logit > 0) and
+  :class:`NextSymbols` (a generator's allowed next symbols at every position).
+
+Every number is a :class:`fractions.Fraction`; use the builders in :mod:`symbolic.builders`
+to write ints, Fractions or ``"p/q"`` strings and get Fractions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal, TypeAlias, get_args
+
+from .errors import InexactNumberError, NetworkValidationError
+from .numbers import as_fraction
+
+ActivationKind: TypeAlias = Literal["relu", "sigma", "step"]
+TieRule: TypeAlias = Literal["average", "leftmost", "rightmost"]
+Mask: TypeAlias = Literal["none", "causal", "strict_causal", "anticausal", "strict_anticausal"]
+Scoring: TypeAlias = Literal["dot", "neg_abs_dot"]
+EmptyRule: TypeAlias = Literal["zero", "error"]
+AcceptRule: TypeAlias = Literal["positive"]
+
+ACTIVATIONS: tuple[str, ...] = get_args(ActivationKind)
+TIE_RULES: tuple[str, ...] = get_args(TieRule)
+MASKS: tuple[str, ...] = get_args(Mask)
+SCORINGS: tuple[str, ...] = get_args(Scoring)
+EMPTY_RULES: tuple[str, ...] = get_args(EmptyRule)
+
+
+def _check_fraction(value: object, where: str) -> None:
+    if isinstance(value, Fraction):
+        return
+    if isinstance(value, int) and not isinstance(value, bool):
+        raise InexactNumberError(
+            f"{where}={value!r} is an int; IR fields hold Fractions. Write Fraction({value}) "
+            "or build the block with symbolic.builders (which converts ints and 'p/q' strings)."
+        )
+    as_fraction(value, where)  # raises a message with the fix (floats, strings, ...)
+    raise InexactNumberError(f"{where}={value!r} must be a Fraction")
+
+
+def _check_choice(value: str, allowed: tuple[str, ...], where: str) -> None:
+    if value not in allowed:
+        raise NetworkValidationError(f"{where}={value!r} is not one of {', '.join(allowed)}")
+
+
+def _check_names(names: tuple[str, ...], where: str) -> None:
+    if not isinstance(names, tuple):
+        raise NetworkValidationError(f"{where} must be a tuple of names, got {type(names).__name__}")
+    seen: set[str] = set()
+    for name in names:
+        if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+            raise NetworkValidationError(
+                f"{where}: dim name {name!r} must be a non-empty string without spaces"
+            )
+        if name in seen:
+            raise NetworkValidationError(f"{where}: dim name {name!r} appears twice")
+        seen.add(name)
+
+
+# --------------------------------------------------------------------------- linear maps
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Affine:
+    """``y[o] = Σ_i weights[o][i]·x[inputs[i]] + bias[o]`` for ``o`` in ``outputs``."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    weights: tuple[tuple[Fraction, ...], ...]
+    bias: tuple[Fraction, ...]
+
+    def __post_init__(self) -> None:
+        _check_names(self.inputs, "Affine.inputs")
+        _check_names(self.outputs, "Affine.outputs")
+        if len(self.weights) != len(self.outputs):
+            raise NetworkValidationError(
+                f"Affine has {len(self.outputs)} outputs but {len(self.weights)} weight rows"
+            )
+        if len(self.bias) != len(self.outputs):
+            raise NetworkValidationError(
+                f"Affine has {len(self.outputs)} outputs but {len(self.bias)} bias entries"
+            )
+        for o, row in zip(self.outputs, self.weights, strict=True):
+            if len(row) != len(self.inputs):
+                raise NetworkValidationError(
+                    f"Affine row for output {o!r} has {len(row)} entries, expected {len(self.inputs)}"
+                )
+            for i, w in zip(self.inputs, row, strict=True):
+                _check_fraction(w, f"weight[{o!r}, {i!r}]")
+        for o, b in zip(self.outputs, self.bias, strict=True):
+            _check_fraction(b, f"bias[{o!r}]")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Activation:
+    """An elementwise nonlinearity: ``relu``, ``sigma`` (saturated linear: clip to [0, 1]) or
+    ``step`` (H(x) = I[x > 0])."""
+
+    kind: ActivationKind
+
+    def __post_init__(self) -> None:
+        _check_choice(self.kind, ACTIVATIONS, "Activation.kind")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayerNorm:
+    """``LN(x) = (x − mean x)/√(var x + eps)`` with the population variance, γ = 1, β = 0.
+
+    ``over`` names the sub-vector it normalizes (the others pass through unchanged); ``None``
+    means the whole vector (the whole residual stream for a post-residual layer norm).
+    """
+
+    eps: Fraction
+    over: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        _check_fraction(self.eps, "LayerNorm.eps")
+        if self.eps < 0:
+            raise NetworkValidationError(f"LayerNorm.eps={self.eps} must be >= 0")
+        if self.over is not None:
+            _check_names(self.over, "LayerNorm.over")
+            if len(self.over) < 1:
+                raise NetworkValidationError("LayerNorm.over must name at least one dim")
+
+
+FFNStep: TypeAlias = Affine | Activation | LayerNorm
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FFN:
+    """A position-wise feed-forward block: ``steps`` applied in order.
+
+    The first :class:`Affine` reads residual dims; later steps read the previous step's names;
+    the last :class:`Affine` writes residual dims. ``steps=()`` is the paper's "FFN that does
+    nothing" (W = b = 0): its output is zero.
+    """
+
+    name: str
+    steps: tuple[FFNStep, ...]
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise NetworkValidationError("FFN.name must be non-empty")
+        if self.steps:
+            if not isinstance(self.steps[0], Affine) or not isinstance(self.steps[-1], Affine):
+                raise NetworkValidationError(
+                    f"FFN {self.name!r}: the first and last steps must be Affine maps"
+                )
+
+
+# --------------------------------------------------------------------------- attention
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scale:
+    """Multiplier of the attention scores: ``coef · (1/√sqrt_d if set) · (ln n if log_n)``."""
+
+    coef: Fraction = Fraction(1)
+    sqrt_d: int | None = None
+    log_n: bool = False
+
+    def __post_init__(self) -> None:
+        _check_fraction(self.coef, "Scale.coef")
+        if self.coef == 0:
+            raise NetworkValidationError("Scale.coef=0 makes every score 0; use a nonzero coef")
+        if self.sqrt_d is not None and (not isinstance(self.sqrt_d, int) or self.sqrt_d < 1):
+            raise NetworkValidationError(f"Scale.sqrt_d={self.sqrt_d!r} must be a positive int")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hardmax:
+    """Hard attention: all weight on the maximal scores, split by ``tie``.
+
+    ``average``: uniform over the maximizers; ``leftmost`` / ``rightmost``: the smallest /
+    largest maximizing position.
+    """
+
+    tie: TieRule = "average"
+
+    def __post_init__(self) -> None:
+        _check_choice(self.tie, TIE_RULES, "Hardmax.tie")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Softmax:
+    """Soft attention with weights ``∝ base^{scaled score}``.
+
+    Exactly one of ``r`` and ``c`` is set: ``r`` gives base = r (that is e^c with c = ln r, which
+    keeps the weights rational when the scaled scores are integers); ``c`` gives base = e^c
+    (transcendental: the sympy interpreter only). ``symbol`` names the base when the sympy
+    interpreter is asked to keep it symbolic (for closed forms such as Chiang & Cholak's E = e^c).
+    """
+
+    r: Fraction | None = None
+    c: Fraction | None = None
+    symbol: str = "E"
+
+    def __post_init__(self) -> None:
+        if (self.r is None) == (self.c is None):
+            raise NetworkValidationError(
+                "Softmax needs exactly one of r (base r = e^{ln r}) and c (base e^c)"
+            )
+        if self.r is not None:
+            _check_fraction(self.r, "Softmax.r")
+            if self.r <= 0:
+                raise NetworkValidationError(f"Softmax.r={self.r} must be > 0 (it is e^c)")
+        if self.c is not None:
+            _check_fraction(self.c, "Softmax.c")
+
+
+Normalizer: TypeAlias = Hardmax | Softmax
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Head:
+    """One attention head.
+
+    ``query`` and ``key`` map residual dims to the same named q/k space; ``value`` maps residual
+    dims to the head's outputs. The score of position j for query i is ``⟨q_i, k_j⟩`` (``dot``)
+    or ``−|⟨q_i, k_j⟩|`` (``neg_abs_dot``), times ``scale``. Masks: ``causal`` j ≤ i,
+    ``strict_causal`` j < i, ``anticausal`` j ≥ i, ``strict_anticausal`` j > i. ``empty`` says
+    what an empty masked set yields: the zero vector, or an evaluation error.
+    """
+
+    name: str
+    query: Affine
+    key: Affine
+    value: Affine
+    normalizer: Normalizer
+    scoring: Scoring = "dot"
+    scale: Scale = field(default_factory=Scale)
+    mask: Mask = "none"
+    empty: EmptyRule = "zero"
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise NetworkValidationError("Head.name must be non-empty")
+        _check_choice(self.scoring, SCORINGS, f"head {self.name!r} scoring")
+        _check_choice(self.mask, MASKS, f"head {self.name!r} mask")
+        _check_choice(self.empty, EMPTY_RULES, f"head {self.name!r} empty")
+        if self.query.outputs != self.key.outputs:
+            raise NetworkValidationError(
+                f"head {self.name!r}: query outputs {self.query.outputs} and key outputs "
+                f"{self.key.outputs} must be the same names in the same order"
+            )
+        if isinstance(self.normalizer, Hardmax) and self.scale.coef < 0:
+            raise NetworkValidationError(
+                f"head {self.name!r}: hardmax with a negative scale selects the minimum; "
+                "negate the query instead"
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttentionLayer:
+    """Parallel heads. Without ``output`` each head writes residual dims (disjoint across heads);
+    with ``output`` (the paper's W^O) the heads write head-local names that ``output`` maps to
+    residual dims. ``heads=()`` is an attention sublayer that does nothing (W^V = 0)."""
+
+    name: str
+    heads: tuple[Head, ...]
+    output: Affine | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise NetworkValidationError("AttentionLayer.name must be non-empty")
+        names = [h.name for h in self.heads]
+        if len(set(names)) != len(names):
+            raise NetworkValidationError(f"attention layer {self.name!r}: head names repeat: {names}")
+
+
+Block: TypeAlias = AttentionLayer | FFN
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sublayer:
+    """``post_ln(x + block(x))`` if ``residual`` else ``post_ln(block(x))`` (unwritten dims 0)."""
+
+    block: Block
+    residual: bool = True
+    post_ln: LayerNorm | None = None
+
+    @property
+    def name(self) -> str:
+        return self.block.name
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenEmbedding:
+    """One vector per token: ``table[token]`` plus positional features.
+
+    ``positional`` holds ``(dim, feature name, coefficient)``: dim += coefficient·feature(i, n).
+    The input sequence is ``prefix + word + suffix``; the special tokens in ``prefix`` / ``suffix``
+    (CLS, start, end) are added by the network, never typed by the user. Positions run from
+    ``index_base``; ``n`` is the number of tokens including the specials.
+    """
+
+    alphabet: tuple[str, ...]
+    table: tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...]
+    positional: tuple[tuple[str, str, Fraction], ...] = ()
+    prefix: tuple[str, ...] = ()
+    suffix: tuple[str, ...] = ()
+    index_base: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.alphabet:
+            raise NetworkValidationError("TokenEmbedding.alphabet is empty")
+        if len(set(self.alphabet)) != len(self.alphabet):
+            raise NetworkValidationError(f"alphabet {self.alphabet} repeats a symbol")
+        tokens = [t for t, _ in self.table]
+        if len(set(tokens)) != len(tokens):
+            raise NetworkValidationError(f"embedding table repeats a token: {tokens}")
+        for token in (*self.alphabet, *self.prefix, *self.suffix):
+            if token not in tokens:
+                raise NetworkValidationError(f"token {token!r} has no row in the embedding table")
+        for special in (*self.prefix, *self.suffix):
+            if special in self.alphabet:
+                raise NetworkValidationError(
+                    f"special token {special!r} is also in the alphabet; specials are added by "
+                    "the network, so give them a name users cannot type"
+                )
+        for token, row in self.table:
+            for dim, value in row:
+                _check_fraction(value, f"embedding[{token!r}, {dim!r}]")
+        for dim, _feat, coef in self.positional:
+            _check_fraction(coef, f"positional[{dim!r}] coefficient")
+        if self.index_base not in (0, 1):
+            raise NetworkValidationError(f"index_base={self.index_base} must be 0 or 1")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlatEmbedding:
+    """A word of exactly ``length`` symbols as one vector: dim ``f"{prefix}{i}"`` (i = 1..length)
+    holds ``values[w_i]`` (Rumelhart et al.'s x_i = I[w_i = 1])."""
+
+    alphabet: tuple[str, ...]
+    length: int
+    values: tuple[tuple[str, Fraction], ...]
+    prefix: str = "x"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.length, int) or self.length < 0:
+            raise NetworkValidationError(f"FlatEmbedding.length={self.length!r} must be an int >= 0")
+        if sorted(s for s, _ in self.values) != sorted(self.alphabet):
+            raise NetworkValidationError("FlatEmbedding.values needs one value per alphabet symbol")
+        for symbol, value in self.values:
+            _check_fraction(value, f"FlatEmbedding.values[{symbol!r}]")
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return tuple(f"{self.prefix}{i}" for i in range(1, self.length + 1))
+
+
+Embedding: TypeAlias = TokenEmbedding | FlatEmbedding
+
+
+# --------------------------------------------------------------------------- readouts
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Classifier:
+    """A recognizer's output: ``logit`` (an Affine with one output) at token ``position``
+    (0 = first, −1 = last), then σ; accept iff σ(logit) > 1/2, i.e. iff the logit is > 0."""
+
+    logit: Affine
+    position: int = 0
+    accept: AcceptRule = "positive"
+
+    def __post_init__(self) -> None:
+        if len(self.logit.outputs) != 1:
+            raise NetworkValidationError(
+                f"Classifier.logit must have exactly one output, has {self.logit.outputs}"
+            )
+        _check_choice(self.accept, ("positive",), "Classifier.accept")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NextSymbols:
+    """A generator's output at every position: symbol ``s`` may come next iff the residual dim
+    ``scores[s]`` is ``>= threshold``."""
+
+    scores: tuple[tuple[str, str], ...]
+    threshold: Fraction
+
+    def __post_init__(self) -> None:
+        _check_fraction(self.threshold, "NextSymbols.threshold")
+        if not self.scores:
+            raise NetworkValidationError("NextSymbols.scores is empty")
+
+
+Readout: TypeAlias = Classifier | NextSymbols
+
+
+# --------------------------------------------------------------------------- network
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Network:
+    """A whole network: named residual dims, an input embedding, sublayers, a readout.
+
+    ``params`` records the builder's parameters (printed and fingerprinted); ``reference``
+    cites the paper section the network implements.
+    """
+
+    name: str
+    dims: tuple[str, ...]
+    embedding: Embedding
+    layers: tuple[Sublayer, ...]
+    readout: Readout
+    params: tuple[tuple[str, str], ...] = ()
+    reference: str = ""
+
+    def __post_init__(self) -> None:
+        from .validate import validate_network  # local: validation needs the full module
+
+        _check_names(self.dims, f"network {self.name!r} dims")
+        validate_network(self)
+
+    @property
+    def alphabet(self) -> tuple[str, ...]:
+        return self.embedding.alphabet

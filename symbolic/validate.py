@@ -1,0 +1,141 @@
+"""Whole-network validation: every name read exists, heads write disjoint dims, and so on.
+
+On error the message names the block and the dim and prints the IR of the faulty block, the way
+JAX's ``check_jaxpr`` shows the equation around a type error.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, assert_never
+
+from .errors import NetworkValidationError
+from .positional import feature
+
+if TYPE_CHECKING:
+    from .ir import Affine, Network, Sublayer
+
+
+def _fail(message: str, context: list[str]) -> None:
+    shown = "\n".join(f"    | {line}" for line in context[:40])
+    more = f"\n    | ... ({len(context) - 40} more lines)" if len(context) > 40 else ""
+    raise NetworkValidationError(f"{message}\n  in:\n{shown}{more}")
+
+
+def _reads(a: Affine, available: set[str], place: str, what: str, context: list[str]) -> None:
+    missing = [x for x in a.inputs if x not in available]
+    if missing:
+        _fail(
+            f"{place}: {what} reads {', '.join(map(repr, missing))}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not available there "
+            f"(available: {', '.join(sorted(available)) or 'nothing'})",
+            context,
+        )
+
+
+def _writes(a: Affine, allowed: set[str], place: str, what: str, context: list[str]) -> None:
+    bad = [x for x in a.outputs if x not in allowed]
+    if bad:
+        _fail(
+            f"{place}: {what} writes {', '.join(map(repr, bad))}, which "
+            f"{'is not a residual dim' if len(bad) == 1 else 'are not residual dims'}; "
+            "add them to the network's dims or fix the name",
+            context,
+        )
+
+
+def _validate_sublayer(sub: Sublayer, dims: set[str]) -> None:
+    from .ir import FFN, Activation, Affine, AttentionLayer, LayerNorm
+    from .printing import block_lines
+
+    context = block_lines(sub)
+    block = sub.block
+    match block:
+        case AttentionLayer():
+            place = f"attention {block.name!r}"
+            written: dict[str, str] = {}
+            for h in block.heads:
+                hp = f"{place} head {h.name!r}"
+                _reads(h.query, dims, hp, "query", context)
+                _reads(h.key, dims, hp, "key", context)
+                _reads(h.value, dims, hp, "value", context)
+                if block.output is None:
+                    _writes(h.value, dims, hp, "value", context)
+                for out in h.value.outputs:
+                    if out in written:
+                        _fail(
+                            f"{hp}: writes {out!r}, which head {written[out]!r} writes too; "
+                            "parallel heads write disjoint dims (sum them with the layer's "
+                            "output map instead)",
+                            context,
+                        )
+                    written[out] = h.name
+            if block.output is not None:
+                _reads(block.output, set(written), place, "output map", context)
+                _writes(block.output, dims, place, "output map", context)
+        case FFN():
+            place = f"ffn {block.name!r}"
+            current: set[str] = dims
+            for idx, step in enumerate(block.steps):
+                match step:
+                    case Affine():
+                        _reads(step, current, place, f"step [{idx}]", context)
+                        if idx == len(block.steps) - 1:
+                            _writes(step, dims, place, f"step [{idx}] (output)", context)
+                        current = set(step.outputs)
+                    case Activation():
+                        pass
+                    case LayerNorm():
+                        if step.over is not None:
+                            missing = [x for x in step.over if x not in current]
+                            if missing:
+                                _fail(
+                                    f"{place}: step [{idx}] layer norm over {missing}, which the "
+                                    f"previous step does not produce",
+                                    context,
+                                )
+                    case _:
+                        assert_never(step)
+        case _:
+            assert_never(block)
+    if sub.post_ln is not None and sub.post_ln.over is not None:
+        missing = [x for x in sub.post_ln.over if x not in dims]
+        if missing:
+            _fail(f"{block.name!r}: post-residual layer norm over unknown dims {missing}", context)
+
+
+def validate_network(net: Network) -> None:
+    """Raise :class:`NetworkValidationError` if ``net`` is malformed."""
+    from .ir import Classifier, FlatEmbedding, NextSymbols, TokenEmbedding
+    from .printing import embedding_lines, readout_lines
+
+    dims = set(net.dims)
+    emb = net.embedding
+    match emb:
+        case TokenEmbedding():
+            context = embedding_lines(emb)
+            for token, row in emb.table:
+                for dim, _ in row:
+                    if dim not in dims:
+                        _fail(f"embedding of token {token!r} writes unknown dim {dim!r}", context)
+            for dim, feat, _coef in emb.positional:
+                if dim not in dims:
+                    _fail(f"positional feature {feat!r} writes unknown dim {dim!r}", context)
+                feature(feat)
+        case FlatEmbedding():
+            missing = [d for d in emb.dims if d not in dims]
+            if missing:
+                _fail(f"flat input dims {missing} are not network dims", embedding_lines(emb))
+        case _:
+            assert_never(emb)
+    for sub in net.layers:
+        _validate_sublayer(sub, dims)
+    r = net.readout
+    match r:
+        case Classifier():
+            _reads(r.logit, dims, "readout", "logit", readout_lines(r))
+        case NextSymbols():
+            for symbol, dim in r.scores:
+                if dim not in dims:
+                    _fail(f"readout: symbol {symbol!r} reads unknown dim {dim!r}", readout_lines(r))
+        case _:
+            assert_never(r)
