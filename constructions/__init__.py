@@ -1,0 +1,15 @@
+"""The papers' constructions: one module per paper, each building IR and declaring claims.
+
+:data:`REGISTRY` maps each construction's short name (as typed on the command line) to its
+:class:`~verifier.claims.Construction`.
+"""
+
+from __future__ import annotations
+
+from verifier.claims import Construction
+
+from . import chiang2022
+
+REGISTRY: dict[str, Construction] = {c.name: c for c in chiang2022.CONSTRUCTIONS}
+
+__all__ = ["REGISTRY"]

@@ -9,8 +9,8 @@ cancels, so the IR writes W^Q = e₃ᵀ and a softmax with base E = e^c. The par
 either ``ln(r)`` (base E = r, rational: every weight is exact) or a rational ``c`` (base e^c,
 transcendental: sympy only).
 
-Errata of the paper, with their counterexamples and the fixes used (each is also a claim whose
-``paper`` variant is refuted; see :mod:`constructions.chiang2022_claims`):
+Errata of the paper, with their counterexamples and the fixes used (each is also a claim, declared
+at the end of this module, whose ``paper`` variant is refuted):
 
 1. §2.2 closed form: the paper prints s = (−1)^{k+1}(2/n)·tanh c for even n. The network computes
    **(2/n²)·tanh c** (the value I[i=k]/n carries a second 1/n). Counterexample: w = ``1``
@@ -45,6 +45,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fractions import Fraction
+from typing import Any
+
+import sympy
 
 from symbolic import (
     FFN,
@@ -55,7 +58,6 @@ from symbolic import (
     Classifier,
     FlatEmbedding,
     Head,
-    LayerNorm,
     Network,
     Scale,
     Softmax,
@@ -526,8 +528,546 @@ def prop2_layer(net: Network, c_prime: Fraction | int | str) -> Network:
     )
 
 
-def default_params() -> Mapping[str, str]:
-    return {"c": "ln(2)"}
 
 
-_ = LayerNorm  # re-exported name used in docs
+# =========================================================================== claims
+#
+# The paper's claims as data (spec §2.9, C1–C13). Each construction's ``claims(params)`` returns
+# the fixed statements by default and the paper's literal statements for ``variant=paper``.
+
+from verifier.claims import (  # noqa: E402  (claims come after the networks they speak of)
+    VARIANT,
+    BlockIdentity,
+    Bound,
+    Claim,
+    Construction,
+    CrossEntropy,
+    Identity,
+    MirrorInvariant,
+    Output,
+    Param,
+    Point,
+    Recognizes,
+    SignForAllBases,
+    StateValue,
+    ValueIs,
+    parse_fraction,
+    parse_int,
+)
+
+from .languages import FIRST, PARITY  # noqa: E402
+
+PAPER = "chiang2022"
+
+
+def _k(p: Point) -> int:
+    return p.word.count("1")
+
+
+def _first_bit(p: Point) -> int:
+    return int(len(p.word) >= 1 and p.word[0] == "1")
+
+
+def parity_closed_form(p: Point) -> Any:
+    """The exact s of the PARITY transformer (spec §2.2): (−1)^{k+1}(2/n²)·tanh c for even n,
+    the Z₁/Z₂ form for odd n; tanh c = (E² − 1)/(E² + 1)."""
+    E, n, k = p.E, p.n, _k(p)
+    if n % 2 == 0:
+        return (-1) ** (k + 1) * sympy.Rational(2, n * n) * (E**2 - 1) / (E**2 + 1)
+    n_o, n_e = n // 2, (n + 1) // 2
+    z1 = n_o * E + n_e / E
+    z2 = n_o / E + n_e * E
+    if k % 2 == 1:
+        return (E / z1 - 1 / (E * z2)) / n
+    return (1 / (E * z1) - E / z2) / n
+
+
+def parity_closed_form_paper(p: Point) -> Any:
+    """The paper's printed s for even n: (−1)^{k+1}(2/n)·tanh c (no statement for odd n)."""
+    E, n, k = p.E, p.n, _k(p)
+    if n % 2 == 1:
+        return None
+    return (-1) ** (k + 1) * sympy.Rational(2, n) * (E**2 - 1) / (E**2 + 1)
+
+
+def _ce_weight(eta: Fraction, width: int) -> Fraction:
+    """The smallest c′ on the 1/1000 grid with c′ ≥ −ln(e^η − 1)/√(D̂/2) (so CE ≤ η)."""
+    if not 0 < eta < sympy.log(2):
+        raise ValueError(f"eta={eta} must satisfy 0 < eta < ln 2 (c′ > 0 needs it); try eta=1/10")
+    eta_s = sympy.Rational(eta.numerator, eta.denominator)
+    c_star = -sympy.log(sympy.exp(eta_s) - 1) / sympy.sqrt(sympy.Rational(width, 2))
+    return Fraction(int(sympy.ceiling(c_star * 1000)), 1000)
+
+
+def _ce_identity(paper: bool, width: int, ref: str) -> Identity:
+    eta = sympy.Symbol("eta", positive=True)
+    x = sympy.sqrt(sympy.Rational(width, 2))
+    c_star = -sympy.log(sympy.exp(eta) - 1) / x
+    sigma = 1 / (1 + sympy.exp(-c_star * x))
+    if paper:
+        return Identity(
+            id="C9-paper",
+            statement=f"the cross-entropy is log σ(c√(d/2)) = η (d = {width}), as printed",
+            reference=ref,
+            lhs=sympy.log(sigma),
+            rhs=eta,
+            sample={"eta": Fraction(1, 10)},
+        )
+    return Identity(
+        id="C9",
+        statement=f"with c′ = −ln(e^η − 1)/√(D̂/2), the cross-entropy −ln σ(c′√(D̂/2)) equals η (D̂ = {width})",
+        reference=ref,
+        lhs=-sympy.log(sigma),
+        rhs=eta,
+        sample={"eta": Fraction(1, 10)},
+    )
+
+
+C_PARAM = Param(
+    name="c",
+    default="ln(2)",
+    parse=parse_c,
+    help="attention constant c > 0: ln(r) keeps softmax rational (base E = r); a rational c needs sympy",
+)
+EPS_PARAM = Param(
+    name="eps",
+    default="0",
+    parse=parse_fraction("eps", minimum=Fraction(0)),
+    help="layer-norm epsilon (exact rational, 0 allowed)",
+)
+ETA_PARAM = Param(
+    name="eta",
+    default="1/10",
+    parse=parse_fraction("eta", minimum=Fraction(0), strict=True),
+    help="target cross-entropy η (nats), 0 < η < ln 2; c′ is the next 1/1000 above the paper's value",
+)
+
+
+def _recognizes(lang: Any, ref: str, *, backend: str = "exact", max_len: int = 10, min_len: int = 0,
+                cid: str = "recognizes") -> Recognizes:
+    return Recognizes(
+        id=cid,
+        statement=f"accepts exactly the words of {lang.name} ({lang.description})",
+        reference=ref,
+        language=lang,
+        backend=backend,  # type: ignore[arg-type]
+        max_len=max_len,
+        min_len=min_len,
+    )
+
+
+# --------------------------------------------------------------------------- per construction
+
+
+def _rumelhart_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
+    return (
+        _recognizes(PARITY, "§2.1", max_len=12, cid="C1"),
+    )
+
+
+def _parity_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
+    ref = "§2.2, Proposition 1"
+    paper = values["variant"] == "paper"
+    claims: list[Claim] = [
+        _recognizes(PARITY, ref, cid="C4"),
+        SignForAllBases(
+            id="C4-all-c",
+            statement="for every c > 0 (E = e^c > 1): s > 0 iff w ∈ PARITY",
+            reference=ref,
+            language=PARITY,
+            threshold=lambda m: Fraction(1),
+            threshold_text="1",
+            max_len=8,
+        ),
+        BlockIdentity(
+            id="C2",
+            statement="Fig. 1: relu(k−i−1) − 2·relu(k−i) + relu(k−i+1) = I[i=k] for all integers i, k",
+            reference="§2.2, Fig. 1",
+            block="fig1",
+            inputs={"i/n": sympy.Symbol("i"), "k/n": sympy.Symbol("k"), "1/n": sympy.Integer(1)},
+            outputs={"I[i=k]/n": sympy.Piecewise((1, sympy.Eq(sympy.Symbol("i"), sympy.Symbol("k"))), (0, True))},
+            variables=("i", "k"),
+        ),
+        ValueIs(
+            id="C3-count",
+            statement="layer 1 writes k/n and 1/n at every position",
+            reference=ref,
+            quantity=StateValue(after="count", dim="k/n"),
+            expected=lambda p: Fraction(_k(p), p.n),
+            expected_text="k/n",
+        ),
+        ValueIs(
+            id="C3-1/n",
+            statement="layer 1 writes 1/n at every position",
+            reference=ref,
+            quantity=StateValue(after="count", dim="1/n"),
+            expected=lambda p: Fraction(1, p.n),
+            expected_text="1/n",
+        ),
+        ValueIs(
+            id="C3-fig1",
+            statement="FFN 1 writes I[i=k]/n at every position",
+            reference=ref,
+            quantity=StateValue(after="fig1", dim="I[i=k]/n"),
+            expected=lambda p: Fraction(int(p.i == _k(p)), p.n),
+            expected_text="I[i=k]/n",
+        ),
+    ]
+    if paper:
+        claims.append(
+            ValueIs(
+                id="C5-paper",
+                statement="for even n, s = (−1)^{k+1}·(2/n)·tanh c (as printed)",
+                reference=ref,
+                quantity=Output(),
+                expected=parity_closed_form_paper,
+                backend="symbolic",
+                max_len=8,
+                expected_text="(−1)^{k+1}(2/n)tanh c",
+            )
+        )
+    else:
+        claims.append(
+            ValueIs(
+                id="C5",
+                statement="s = (−1)^{k+1}(2/n²)·tanh c for even n, and the Z₁/Z₂ form for odd n, as identities in E = e^c",
+                reference=ref,
+                quantity=Output(),
+                expected=parity_closed_form,
+                backend="symbolic",
+                max_len=8,
+                expected_text="(−1)^{k+1}(2/n²)tanh c (even n); (1/n)(E/Z₁ − E⁻¹/Z₂) or (1/n)(E⁻¹/Z₁ − E/Z₂) (odd n)",
+            )
+        )
+    return tuple(claims)
+
+
+def _first_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
+    ref = "§2.3"
+    return (
+        _recognizes(FIRST, ref, cid="recognizes"),
+        SignForAllBases(
+            id="all-c",
+            statement="for every c > 0 (E = e^c > 1): s > 0 iff w ∈ FIRST",
+            reference=ref,
+            language=FIRST,
+            threshold=lambda m: Fraction(1),
+            threshold_text="1",
+            max_len=8,
+        ),
+        ValueIs(
+            id="C6",
+            statement="s = E/(E+n−1)·(I[w₁=1] − ½) for |w| ≥ 1 and s = 0 for the empty word, as identities in E",
+            reference=ref,
+            quantity=Output(),
+            expected=lambda p: 0 if p.n == 1 else p.E / (p.E + p.n - 1) * (_first_bit(p) - sympy.Rational(1, 2)),
+            backend="symbolic",
+            max_len=8,
+            expected_text="E/(E+n−1)(I[w₁=1] − ½)",
+        ),
+    )
+
+
+def _first_flawed_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
+    ref = "§4.2"
+    return (
+        ValueIs(
+            id="C10-form",
+            statement="s = (E−1)/(E+n−1)·(I[w₁=1] − ½) + (k − n/2)/(E+n−1), as identities in E",
+            reference=ref,
+            quantity=Output(),
+            expected=lambda p: (p.E - 1) / (p.E + p.n - 1) * (_first_bit(p) - sympy.Rational(1, 2))
+            + (_k(p) - sympy.Rational(p.n, 2)) / (p.E + p.n - 1),
+            backend="symbolic",
+            max_len=8,
+            expected_text="(E−1)/(E+n−1)(I − ½) + (k − n/2)/(E+n−1)",
+        ),
+        SignForAllBases(
+            id="C10",
+            statement="correct on every word of length n−1 iff c > ln(n−1): for all E > n−1 every word is "
+            "classified right, and for every E in (1, n−1] the word 1 0^{n−2} is misclassified",
+            reference=ref,
+            language=FIRST,
+            threshold=lambda m: Fraction(max(m, 1)),
+            threshold_text="n−1 = |w|",
+            witness=lambda m: ("1",) + ("0",) * (m - 1),
+            max_len=8,
+        ),
+    )
+
+
+def _first_flawed_logn_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
+    ref = "§4.3"
+    return (
+        _recognizes(FIRST, ref, cid="recognizes"),
+        ValueIs(
+            id="C11-flawed",
+            statement="with ln n scaling and c = 1: s = (n−1)/(2n−1)·(I[w₁=1] − ½) + (k − n/2)/(2n−1)",
+            reference=ref,
+            quantity=Output(),
+            expected=lambda p: Fraction(p.n - 1, 2 * p.n - 1) * (_first_bit(p) - Fraction(1, 2))
+            + (_k(p) - Fraction(p.n, 2)) / (2 * p.n - 1),
+            expected_text="(n−1)/(2n−1)(I − ½) + (k − n/2)/(2n−1)",
+        ),
+    )
+
+
+def _first_logn_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
+    ref = "§4.3, Proposition 3"
+    return (
+        _recognizes(FIRST, ref, cid="recognizes"),
+        ValueIs(
+            id="C11",
+            statement="with ln n scaling and c = 1: s = n/(2n−1)·(I[w₁=1] − ½) for |w| ≥ 1",
+            reference=ref,
+            quantity=Output(),
+            expected=lambda p: Fraction(p.n, 2 * p.n - 1) * (_first_bit(p) - Fraction(1, 2)),
+            min_len=1,
+            expected_text="n/(2n−1)(I − ½)",
+        ),
+        Bound(
+            id="C11-bound",
+            statement="1/4 < |s| ≤ 1/3 for |w| ≥ 1 (the paper's ≤ 1/2 is true but loose)",
+            reference=ref,
+            quantity=Output(),
+            absolute=True,
+            lower=lambda p: Fraction(1, 4),
+            upper=lambda p: Fraction(1, 3),
+            strict_lower=True,
+            strict_upper=False,
+            min_len=1,
+            bound_text="1/4 < |s| ≤ 1/3",
+        ),
+        Bound(
+            id="C11-paper-bound",
+            statement="1/4 < |s| ≤ 1/2 for |w| ≥ 1 (as printed)",
+            reference=ref,
+            quantity=Output(),
+            absolute=True,
+            lower=lambda p: Fraction(1, 4),
+            upper=lambda p: Fraction(1, 2),
+            min_len=1,
+            bound_text="1/4 < |s| ≤ 1/2",
+        ),
+    )
+
+
+def _ln_claims(lang: Any, values: Mapping[str, Any], ref: str) -> list[Claim]:
+    paper = values["variant"] == "paper"
+    return [
+        _recognizes(lang, ref, backend="interval", cid="C7"),
+        MirrorInvariant(
+            id="C7-mirror" + ("-paper" if paper else ""),
+            statement="every activation is [h; −h] (mean 0), so layer norm only rescales"
+            + (" (with the printed x̄ = [x; 0])" if paper else ""),
+            reference="§3.1",
+            max_len=4,
+        ),
+    ]
+
+
+def _ce_claims(lang: Any, values: Mapping[str, Any], width: int, ref: str) -> tuple[Claim, ...]:
+    paper = values["variant"] == "paper"
+    eta: Fraction = values["eta"]
+    c_prime = _ce_weight(eta, width)
+    half = sympy.sqrt(sympy.Rational(width, 2))
+    claims: list[Claim] = [
+        _recognizes(lang, ref, backend="interval", min_len=1, cid="recognizes"),
+        ValueIs(
+            id="C8",
+            statement=f"the final logit is ±c′√(D̂/2) = ±{c_prime}·√{sympy.Rational(width, 2)} for every w ≠ ε, independent of n",
+            reference=ref,
+            quantity=Output(),
+            expected=lambda p: (1 if lang.contains(p.word) else -1) * sympy.Rational(c_prime.numerator, c_prime.denominator) * half,
+            backend="sympy",
+            min_len=1,
+            max_len=4,
+            expected_text="±c′√(D̂/2)",
+        ),
+        Bound(
+            id="C9-bound",
+            statement=f"cross-entropy ≤ η = {eta} nats on every w ≠ ε",
+            reference=ref,
+            quantity=CrossEntropy(language=lang),
+            upper=lambda p: eta,
+            strict_upper=False,
+            backend="interval",
+            min_len=1,
+            bound_text=f"CE ≤ {eta}",
+        ),
+        _ce_identity(paper, width, ref),
+    ]
+    return tuple(claims)
+
+
+def _first_ln_logn_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
+    ref = "§4.3, Proposition 3 (with layer norm)"
+    eps: Fraction = values["eps"]
+    eps_s = sympy.Rational(eps.numerator, eps.denominator)
+    bound = sympy.Rational(1, 4) / sympy.sqrt(sympy.Rational(5, 24) + eps_s)
+    claims: list[Claim] = [
+        _recognizes(FIRST, ref, backend="interval", cid="recognizes"),
+        Bound(
+            id="C12",
+            statement=f"|final logit| > (1/4)(5/24 + ε)^(−1/2) = {sympy.N(bound, 6)} for |w| ≥ 1",
+            reference=ref,
+            quantity=Output(),
+            absolute=True,
+            lower=lambda p: bound,
+            strict_lower=True,
+            backend="interval",
+            min_len=1,
+            bound_text="|s̄| > (1/4)(5/24+ε)^(−1/2)",
+        ),
+    ]
+    if values["variant"] == "paper":
+
+        def s_bar(p: Point) -> Any:
+            s = sympy.Rational(p.n, 2 * p.n - 1) * (_first_bit(p) - sympy.Rational(1, 2))
+            return s * ((1 + s**2) / 6 + eps_s) ** sympy.Rational(-1, 2)
+
+        claims.append(
+            ValueIs(
+                id="C12-paper",
+                statement="the final logit is s̄ = s((1 + s²)/6 + ε)^(−1/2) with s = n/(2n−1)(I − ½) (as printed)",
+                reference=ref,
+                quantity=Output(),
+                expected=s_bar,
+                backend="interval",
+                min_len=1,
+                expected_text="s((1+s²)/6 + ε)^(−1/2)",
+            )
+        )
+    return tuple(claims)
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def _c(values: Mapping[str, Any]) -> BaseSpec:
+    return values["c"]  # type: ignore[no-any-return]
+
+
+def _ln_net(base_net: Network, values: Mapping[str, Any]) -> Network:
+    return doubled(base_net, eps=values["eps"], mirror=values["variant"] == "fixed")
+
+
+def _ce_net(base_net: Network, values: Mapping[str, Any], width: int) -> Network:
+    return prop2_layer(doubled(base_net, eps=0, mirror=values["variant"] == "fixed"), _ce_weight(values["eta"], width))
+
+
+ONE = Param(name="c", default="1", parse=parse_c, help="attention constant (the paper uses c = 1 with ln n scaling)")
+
+CONSTRUCTIONS: tuple[Construction, ...] = (
+    Construction(
+        name="rumelhart",
+        paper_id=f"{PAPER}.rumelhart_ffnn",
+        title="Rumelhart et al.'s FFNN for PARITY on words of one length",
+        reference="Chiang & Cholak 2022, §2.1",
+        params=(),
+        build=lambda values, n: rumelhart_parity(n),
+        claims=_rumelhart_claims,
+        language=PARITY,
+        per_length=True,
+    ),
+    Construction(
+        name="parity",
+        paper_id=f"{PAPER}.parity_transformer",
+        title="PARITY transformer, no layer norm (Proposition 1)",
+        reference="Chiang & Cholak 2022, §2.2",
+        params=(C_PARAM, VARIANT),
+        build=lambda values: parity_transformer(_c(values)),
+        claims=_parity_claims,
+        language=PARITY,
+    ),
+    Construction(
+        name="parity-ln",
+        paper_id=f"{PAPER}.parity_transformer_layernorm",
+        title="PARITY transformer with layer norm after every residual (§3.1 doubling)",
+        reference="Chiang & Cholak 2022, §3.1",
+        params=(C_PARAM, EPS_PARAM, VARIANT),
+        build=lambda values: _ln_net(parity_transformer(_c(values)), values),
+        claims=lambda values: tuple(_ln_claims(PARITY, values, "§3.1")),
+        language=PARITY,
+    ),
+    Construction(
+        name="parity-ce",
+        paper_id=f"{PAPER}.parity_prop2",
+        title="PARITY with layer norm (eps = 0) and Proposition 2's extra layer: cross-entropy ≤ η",
+        reference="Chiang & Cholak 2022, §3.2, Proposition 2",
+        params=(C_PARAM, ETA_PARAM, VARIANT),
+        build=lambda values: _ce_net(parity_transformer(_c(values)), values, 18),
+        claims=lambda values: _ce_claims(PARITY, values, 18, "§3.2, Proposition 2"),
+        language=PARITY,
+    ),
+    Construction(
+        name="first",
+        paper_id=f"{PAPER}.first_transformer",
+        title="FIRST transformer, no layer norm",
+        reference="Chiang & Cholak 2022, §2.3",
+        params=(C_PARAM,),
+        build=lambda values: first_transformer(_c(values)),
+        claims=_first_claims,
+        language=FIRST,
+    ),
+    Construction(
+        name="first-ln",
+        paper_id=f"{PAPER}.first_transformer_layernorm",
+        title="FIRST transformer with layer norm after every residual (§3.1 doubling)",
+        reference="Chiang & Cholak 2022, §3.1",
+        params=(C_PARAM, EPS_PARAM, VARIANT),
+        build=lambda values: _ln_net(first_transformer(_c(values)), values),
+        claims=lambda values: tuple(_ln_claims(FIRST, values, "§3.1")),
+        language=FIRST,
+    ),
+    Construction(
+        name="first-ce",
+        paper_id=f"{PAPER}.first_prop2",
+        title="FIRST with layer norm (eps = 0) and Proposition 2's extra layer: cross-entropy ≤ η",
+        reference="Chiang & Cholak 2022, §3.2, Proposition 2",
+        params=(C_PARAM, ETA_PARAM, VARIANT),
+        build=lambda values: _ce_net(first_transformer(_c(values)), values, 12),
+        claims=lambda values: _ce_claims(FIRST, values, 12, "§3.2, Proposition 2"),
+        language=FIRST,
+    ),
+    Construction(
+        name="first-flawed",
+        paper_id=f"{PAPER}.first_flawed",
+        title="the flawed one-layer FIRST transformer: right iff c > ln(n−1)",
+        reference="Chiang & Cholak 2022, §4.2",
+        params=(C_PARAM,),
+        build=lambda values: first_flawed(_c(values)),
+        claims=_first_flawed_claims,
+        language=FIRST,
+    ),
+    Construction(
+        name="first-flawed-logn",
+        paper_id=f"{PAPER}.first_flawed_logn",
+        title="the flawed FIRST transformer with ln n scaled attention (c = 1)",
+        reference="Chiang & Cholak 2022, §4.3",
+        params=(ONE,),
+        build=lambda values: first_flawed(_c(values), log_n=True),
+        claims=_first_flawed_logn_claims,
+        language=FIRST,
+    ),
+    Construction(
+        name="first-logn",
+        paper_id=f"{PAPER}.first_logn",
+        title="FIRST with ln n scaled attention (c = 1), no layer norm (Proposition 3)",
+        reference="Chiang & Cholak 2022, §4.3, Proposition 3",
+        params=(ONE,),
+        build=lambda values: first_transformer(_c(values), log_n=True),
+        claims=_first_logn_claims,
+        language=FIRST,
+    ),
+    Construction(
+        name="first-ln-logn",
+        paper_id=f"{PAPER}.first_ln_logn",
+        title="FIRST with ln n scaled attention and layer norm (Proposition 3)",
+        reference="Chiang & Cholak 2022, §4.3, Proposition 3",
+        params=(ONE, EPS_PARAM, VARIANT),
+        build=lambda values: doubled(first_transformer(_c(values), log_n=True), eps=values["eps"]),
+        claims=_first_ln_logn_claims,
+        language=FIRST,
+    ),
+)

@@ -92,7 +92,9 @@ class Selection(Generic[V]):
 class Trace(Generic[V]):
     """Everything an evaluation computed: every residual state and every attention selection.
 
-    Token indices ``t`` run from 0; ``positions[t]`` is the paper's position index ``i``.
+    Token indices ``t`` run from 0; ``positions[t]`` is the paper's position index ``i``. A flat
+    network (:class:`FlatEmbedding`) has a single position holding the whole word, so ``tokens``
+    is the word and ``positions == (0,)``.
     """
 
     backend: str
@@ -108,7 +110,8 @@ class Trace(Generic[V]):
 
     @property
     def n(self) -> int:
-        return len(self.tokens)
+        """The number of positions (for a flat network: 1, holding the whole word)."""
+        return len(self.positions)
 
     def state(self, label: str) -> State[V]:
         for s in self.states:

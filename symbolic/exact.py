@@ -84,15 +84,19 @@ class FractionArithmetic:
     ) -> list[Fraction]:
         # weights ∝ exp(κ·s) with κ = coef·(1/√d)·(ln n)·(ln r or c); rational iff it is b^(a·s)
         # with b rational and every a·(s_j − s_max) an integer.
+        coef = scale.coef
         if scale.sqrt_d is not None:
-            raise NotRationalError(
-                f"{where}: softmax with scale 1/√{scale.sqrt_d} is not rational; fold the √d "
-                "into the base or use the sympy interpreter (--backend sympy)"
-            )
+            root = _exact_sqrt(Fraction(scale.sqrt_d))
+            if root is None:
+                raise NotRationalError(
+                    f"{where}: softmax with scale 1/√{scale.sqrt_d} is not rational; fold the √d "
+                    "into the base or use the sympy interpreter (--backend sympy)"
+                )
+            coef = coef / root
         if nz.r is not None and not scale.log_n:
-            base, coef = nz.r, scale.coef
+            base = nz.r
         elif nz.c is not None and scale.log_n:
-            base, coef = Fraction(n), nz.c * scale.coef
+            base, coef = Fraction(n), nz.c * coef
         elif nz.r is not None:
             raise NotRationalError(
                 f"{where}: softmax base {nz.r} with ln n scaling gives {nz.r}^(ln n·s), which is "

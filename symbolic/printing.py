@@ -64,7 +64,7 @@ def normalizer_text(nz: Hardmax | Softmax) -> str:
 
 
 def layernorm_text(ln: LayerNorm) -> str:
-    over = "all" if ln.over is None else " ".join(ln.over)
+    over = "all" if ln.over is None else "[" + ", ".join(ln.over) + "]"
     return f"layernorm(eps={ln.eps}, over={over})"
 
 

@@ -103,6 +103,12 @@ def _validate_sublayer(sub: Sublayer, dims: set[str]) -> None:
             _fail(f"{block.name!r}: post-residual layer norm over unknown dims {missing}", context)
 
 
+def block_lines_of(sub: Sublayer) -> list[str]:
+    from .printing import block_lines
+
+    return block_lines(sub)
+
+
 def validate_network(net: Network) -> None:
     """Raise :class:`NetworkValidationError` if ``net`` is malformed."""
     from .ir import Classifier, FlatEmbedding, NextSymbols, TokenEmbedding
@@ -127,7 +133,15 @@ def validate_network(net: Network) -> None:
                 _fail(f"flat input dims {missing} are not network dims", embedding_lines(emb))
         case _:
             assert_never(emb)
+    seen: set[str] = {"input"}
     for sub in net.layers:
+        if sub.name in seen:
+            _fail(
+                f"sublayer name {sub.name!r} is used twice (or is the reserved name 'input'); "
+                "traces and claims refer to states by name, so give each sublayer its own",
+                block_lines_of(sub),
+            )
+        seen.add(sub.name)
         _validate_sublayer(sub, dims)
     r = net.readout
     match r:

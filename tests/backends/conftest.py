@@ -1,0 +1,109 @@
+"""Fixtures shared by the backend tests: run a network through every interpreter and check that
+sympy equals the exact (Fraction) result and that the interval result encloses it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import pytest
+import sympy
+from mpmath.libmp import to_rational
+
+from symbolic import Network, exact, interval, sympy_interp
+from symbolic.evaluation import Trace
+
+
+def endpoints(iv: Any) -> tuple[Fraction, Fraction]:
+    """The exact rational endpoints of an mpmath interval (its binary floats, read without rounding)."""
+    lo, hi = iv._mpi_  # raw mpf tuples: converting through mpf() would round to the mp context
+    return Fraction(*to_rational(lo)), Fraction(*to_rational(hi))
+
+
+def encloses(iv: Any, value: Fraction) -> bool:
+    lo, hi = endpoints(iv)
+    return lo <= value <= hi
+
+
+def as_sympy(q: Fraction) -> sympy.Rational:
+    return sympy.Rational(q.numerator, q.denominator)
+
+
+Check = Callable[..., Trace[Fraction]]
+
+
+def check_sympy(te: Trace[Fraction], ts: Trace[Any]) -> None:
+    """Assert that the sympy trace equals the exact one: every state value, selection and output."""
+    assert [s.label for s in ts.states] == [s.label for s in te.states]
+    assert (ts.tokens, ts.positions) == (te.tokens, te.positions)
+    for se, ss in zip(te.states, ts.states, strict=True):
+        for t, (re_, rs) in enumerate(zip(se.rows, ss.rows, strict=True)):
+            for d, (e, s) in enumerate(zip(re_, rs, strict=True)):
+                where = f"state {se.label!r} token {t} dim {te.network.dims[d]!r}"
+                assert type(e) is Fraction, where
+                assert s == as_sympy(e), f"{where}: sympy {s} != exact {e}"
+    assert len(ts.selections) == len(te.selections)
+    for xe, xs in zip(te.selections, ts.selections, strict=True):
+        assert (xs.layer, xs.head, xs.position, xs.selected) == (xe.layer, xe.head, xe.position, xe.selected)
+        assert list(xs.weights) == [as_sympy(w) for w in xe.weights]
+    assert (ts.output is None) == (te.output is None)
+    if te.output is not None:
+        assert ts.output == as_sympy(te.output)
+    assert ts.accepted == te.accepted
+    assert ts.next_symbols == te.next_symbols
+
+
+def check_interval(te: Trace[Fraction], ti: Trace[Any]) -> None:
+    """Assert that the interval trace encloses the exact one and takes the same decisions."""
+    assert [s.label for s in ti.states] == [s.label for s in te.states]
+    assert (ti.tokens, ti.positions) == (te.tokens, te.positions)
+    for se, si in zip(te.states, ti.states, strict=True):
+        for t, (re_, ri) in enumerate(zip(se.rows, si.rows, strict=True)):
+            for d, (e, i) in enumerate(zip(re_, ri, strict=True)):
+                where = f"state {se.label!r} token {t} dim {te.network.dims[d]!r}"
+                assert encloses(i, e), f"{where}: {i} does not contain {e}"
+    assert len(ti.selections) == len(te.selections)
+    for xe, xi in zip(te.selections, ti.selections, strict=True):
+        assert (xi.layer, xi.head, xi.position, xi.selected) == (xe.layer, xe.head, xe.position, xe.selected)
+        assert all(encloses(i, e) for i, e in zip(xi.weights, xe.weights, strict=True))
+    assert (ti.output is None) == (te.output is None)
+    if te.output is not None:
+        assert encloses(ti.output, te.output)
+    # The interval interpreter may leave the accept bit undecided, but only when 0 is in the enclosure.
+    assert ti.accepted == te.accepted or (ti.accepted is None and encloses(ti.output, Fraction(0)))
+    assert ti.next_symbols == te.next_symbols
+
+
+def check_agreement(te: Trace[Fraction], ts: Trace[Any], ti: Trace[Any]) -> None:
+    check_sympy(te, ts)
+    check_interval(te, ti)
+
+
+@pytest.fixture
+def run_all() -> Check:
+    """``run_all(net, word)``: run exact, sympy and interval, check they agree, return the exact trace."""
+
+    def run(net: Network, word: str | Sequence[str]) -> Trace[Fraction]:
+        te = exact.run(net, word)
+        check_agreement(te, sympy_interp.run(net, word), interval.run(net, word))
+        return te
+
+    return run
+
+
+@pytest.fixture
+def sympy_agrees() -> Callable[[Trace[Fraction], Trace[Any]], None]:
+    """``sympy_agrees(exact_trace, sympy_trace)`` asserts equality of every value and decision."""
+    return check_sympy
+
+
+@pytest.fixture
+def interval_encloses() -> Callable[[Trace[Fraction], Trace[Any]], None]:
+    """``interval_encloses(exact_trace, interval_trace)`` asserts enclosure and equal decisions."""
+    return check_interval
+
+
+@pytest.fixture
+def interval_endpoints() -> Callable[[Any], tuple[Fraction, Fraction]]:
+    return endpoints

@@ -1,0 +1,624 @@
+"""Checkers: turn a claim about a construction into a verdict.
+
+``exhaustive`` claims evaluate every word of Σ^{min..max} in shortlex order (so the first
+counterexample found is a shortest one) with the backend the claim names:
+
+- ``exact``: Fractions; equality and signs are exact.
+- ``symbolic``: sympy with the softmax base kept as the symbol E; values are rational functions
+  of E and identities are decided by ``cancel`` (a canonical form).
+- ``sympy``: exact algebraic/transcendental expressions; signs from rigorous enclosures, zero by
+  simplification.
+- ``interval``: rigorous interval enclosures (mpmath ``iv``, 60 digits). They prove signs and
+  strict inequalities and refute equalities; an equality they cannot refute is ``Unknown``.
+
+:class:`SignForAllBases` and :class:`BlockIdentity` use z3 with an explicit context and
+numerals built from Fractions; :class:`Identity` uses sympy; :class:`MirrorInvariant` is checked
+on the IR (a proof for every word) and refuted by evaluation.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, assert_never
+
+import sympy
+from mpmath import iv
+
+from symbolic import (
+    FFN,
+    Activation,
+    Affine,
+    AttentionLayer,
+    LayerNorm,
+    Network,
+    NotRationalError,
+    TokenEmbedding,
+    render,
+)
+from symbolic.evaluation import Trace, UndecidedSignError, UndefinedValueError
+from symbolic.exact import run as run_exact
+from symbolic.interval import run as run_interval
+from symbolic.sympy_interp import SympyArithmetic
+from symbolic.sympy_interp import run as run_sympy
+
+from .claims import (
+    BlockIdentity,
+    Bound,
+    Claim,
+    Construction,
+    CrossEntropy,
+    Identity,
+    MirrorInvariant,
+    Output,
+    Point,
+    Proved,
+    Recognizes,
+    Refuted,
+    SignForAllBases,
+    StateValue,
+    Unknown,
+    ValueIs,
+    Verdict,
+    Word,
+)
+
+Progress = Callable[[int, int], None]
+
+
+def words(alphabet: Sequence[str], min_len: int, max_len: int) -> Iterator[Word]:
+    """Every word with ``min_len <= |w| <= max_len`` in shortlex order."""
+    for n in range(min_len, max_len + 1):
+        yield from itertools.product(alphabet, repeat=n)
+
+
+def count_words(alphabet: Sequence[str], min_len: int, max_len: int) -> int:
+    return sum(len(alphabet) ** n for n in range(min_len, max_len + 1))
+
+
+@dataclass
+class Job:
+    """A construction with parsed parameters, and a per-length network cache."""
+
+    construction: Construction
+    values: Mapping[str, Any]
+    _cache: dict[int | None, Network] | None = None
+
+    def network(self, n: int | None = None) -> Network:
+        if self._cache is None:
+            self._cache = {}
+        key = n if self.construction.per_length else None
+        if key not in self._cache:
+            self._cache[key] = self.construction.network(self.values, n)
+        return self._cache[key]
+
+    @property
+    def alphabet(self) -> tuple[str, ...]:
+        return self.network(0).alphabet
+
+
+_E = sympy.Symbol("E", positive=True)
+
+
+def _run(job: Job, word: Word, backend: str) -> Trace[Any]:
+    net = job.network(len(word))
+    if backend == "exact":
+        return run_exact(net, word)
+    if backend == "sympy":
+        return run_sympy(net, word)
+    if backend == "symbolic":
+        return run_sympy(net, word, symbolic=True)
+    if backend == "interval":
+        return run_interval(net, word)
+    raise ValueError(f"unknown backend {backend!r}")
+
+
+def _method(backend: str) -> str:
+    return f"exhaustive ({backend})"
+
+
+def _show(w: Word, alphabet: Sequence[str]) -> str:
+    return repr(render(alphabet, w)) if w else "ε (the empty word)"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, Fraction):
+        return str(value)
+    if isinstance(value, sympy.Basic):
+        try:
+            return str(sympy.factor(value)) if value.free_symbols else str(value)
+        except (sympy.PolynomialError, TypeError):
+            return str(value)
+    if isinstance(value, iv.mpf):
+        return _fmt_interval(value)
+    return str(value)
+
+
+def _fmt_interval(x: Any) -> str:
+    """An enclosure as 'midpoint (±radius)' with 15 significant digits."""
+    import mpmath
+
+    mid = mpmath.mpf(x.mid.a)
+    rad = mpmath.mpf(x.delta.b) / 2
+    return f"{mpmath.nstr(mid, 15)} (±{mpmath.nstr(rad, 2)})"
+
+
+def _enclose(value: Any) -> Any:
+    """A rigorous interval around a Fraction, sympy number or interval."""
+    if isinstance(value, iv.mpf):
+        return value
+    if isinstance(value, (int, Fraction)):
+        q = Fraction(value)
+        return iv.mpf(q.numerator) / iv.mpf(q.denominator)
+    if isinstance(value, sympy.Basic):
+        return SympyArithmetic()._enclose(sympy.sympify(value))
+    raise TypeError(f"cannot enclose {value!r}")
+
+
+def _iv_sign(x: Any) -> int | None:
+    if x.a > 0:
+        return 1
+    if x.b < 0:
+        return -1
+    if x.a == 0 and x.b == 0:
+        return 0
+    return None
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def check(job: Job, claim: Claim, *, max_len: int | None = None, progress: Progress | None = None) -> Verdict:
+    """The verdict of ``claim`` for ``job`` up to ``max_len`` (default: the claim's own bound)."""
+    bound = claim.max_len if max_len is None else max_len
+    match claim:
+        case Recognizes():
+            return _recognizes(job, claim, bound, progress)
+        case ValueIs():
+            return _value_is(job, claim, bound, progress)
+        case Bound():
+            return _bound(job, claim, bound, progress)
+        case SignForAllBases():
+            return _sign_for_all_bases(job, claim, bound, progress)
+        case MirrorInvariant():
+            return _mirror(job, claim, bound, progress)
+        case BlockIdentity():
+            return _block_identity(job, claim)
+        case Identity():
+            return _identity(claim)
+        case _:
+            assert_never(claim)
+
+
+def _guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress | None,
+           body: Callable[[Word, Trace[Any]], Verdict | None]) -> Verdict:
+    """Run ``body`` on every word's trace; the first non-None verdict stops the search."""
+    alphabet = job.alphabet
+    total = count_words(alphabet, claim.min_len, bound)
+    done = 0
+    method = _method(backend)
+    for w in words(alphabet, claim.min_len, bound):
+        try:
+            trace = _run(job, w, backend)
+        except NotRationalError as exc:
+            return Unknown(method, f"unsupported by the {backend} backend: {exc}")
+        except UndecidedSignError as exc:
+            return Unknown(method, f"undecided on {_show(w, alphabet)}: {exc}")
+        except UndefinedValueError as exc:
+            return Refuted(method, f"the network's output is undefined on {_show(w, alphabet)}: {exc}", w)
+        verdict = body(w, trace)
+        if verdict is not None:
+            return verdict
+        done += 1
+        if progress is not None:
+            progress(done, total)
+    return Proved(method, done, f"every word with {claim.min_len} <= |w| <= {bound}")
+
+
+def _recognizes(job: Job, claim: Recognizes, bound: int, progress: Progress | None) -> Verdict:
+    lang = claim.language
+
+    def body(w: Word, trace: Trace[Any]) -> Verdict | None:
+        member = lang.contains(w)
+        if trace.accepted is None:
+            return Unknown(_method(claim.backend), f"accept bit undecided on {_show(w, lang.alphabet)}")
+        if trace.accepted != member:
+            return Refuted(
+                _method(claim.backend),
+                f"{_show(w, lang.alphabet)} is {'in' if member else 'not in'} {lang.name} but the network "
+                f"{'accepts' if trace.accepted else 'rejects'} it (logit {_fmt(trace.output)})",
+                w,
+                {"logit": _fmt(trace.output), "accepted": str(trace.accepted), "member": str(member)},
+            )
+        return None
+
+    return _guard(job, claim, claim.backend, bound, progress, body)
+
+
+def _points(trace: Trace[Any], quantity: Output | StateValue, E: Any) -> Iterator[tuple[Point, Any, str]]:
+    if isinstance(quantity, Output):
+        t = 0
+        yield Point(trace.word, t, trace.positions[t] if trace.positions else 0, trace.n, E), trace.output, "s"
+        return
+    for t in range(trace.n):
+        value = trace.value(quantity.after, t, quantity.dim)
+        yield Point(trace.word, t, trace.positions[t], trace.n, E), value, f"{quantity.dim} at position {trace.positions[t]}"
+
+
+def _equal(backend: str, value: Any, expected: Any) -> bool | None:
+    """True/False if decided, None if the backend cannot decide equality."""
+    if backend == "exact":
+        return value == Fraction(expected) if not isinstance(expected, sympy.Basic) else sympy.Rational(value.numerator, value.denominator) == expected
+    if backend == "symbolic":
+        diff = sympy.cancel(sympy.together(sympy.sympify(value) - expected))
+        return diff == 0
+    if backend == "sympy":
+        diff = sympy.sympify(value) - sympy.sympify(expected)
+        if diff == 0:
+            return True
+        try:
+            return SympyArithmetic().sign(diff) == 0
+        except UndecidedSignError:
+            return None
+    if backend == "interval":
+        d = _enclose(value) - _enclose(expected)
+        s = _iv_sign(d)
+        return False if s not in (0, None) else (True if s == 0 else None)
+    raise ValueError(backend)
+
+
+def _value_is(job: Job, claim: ValueIs, bound: int, progress: Progress | None) -> Verdict:
+    E = _E if claim.backend == "symbolic" else None
+    alphabet = job.alphabet
+    undecided: list[str] = []
+
+    def body(w: Word, trace: Trace[Any]) -> Verdict | None:
+        for point, value, where in _points(trace, claim.quantity, E):
+            expected = claim.expected(point)
+            if expected is None:
+                continue
+            same = _equal(claim.backend, value, expected)
+            if same is None:
+                undecided.append(_show(w, alphabet))
+                continue
+            if not same:
+                return Refuted(
+                    _method(claim.backend),
+                    f"on {_show(w, alphabet)}: {where} is {_fmt(value)}, the claim says {_fmt(expected)}",
+                    w,
+                    {"network": _fmt(value), "claimed": _fmt(sympy.sympify(expected) if not isinstance(expected, Fraction) else expected)},
+                )
+        return None
+
+    verdict = _guard(job, claim, claim.backend, bound, progress, body)
+    if isinstance(verdict, Proved) and undecided:
+        return Unknown(
+            _method(claim.backend),
+            f"the {claim.backend} backend cannot prove equality (no word refutes it; first undecided: {undecided[0]})",
+        )
+    return verdict
+
+
+def _cross_entropy(s: Any, member: bool) -> Any:
+    x = _enclose(s)
+    return iv.log(1 + iv.exp(-x)) if member else iv.log(1 + iv.exp(x))
+
+
+def _bound(job: Job, claim: Bound, bound: int, progress: Progress | None) -> Verdict:
+    alphabet = job.alphabet
+    method = _method(claim.backend)
+
+    def body(w: Word, trace: Trace[Any]) -> Verdict | None:
+        q = claim.quantity
+        if isinstance(q, CrossEntropy):
+            points = [(Point(w, 0, 0, trace.n), _cross_entropy(trace.output, q.language.contains(w)), "cross-entropy")]
+        else:
+            points = list(_points(trace, q, None))
+        for point, value, where in points:
+            v = _enclose(value) if claim.backend != "exact" or isinstance(q, CrossEntropy) else value
+            if claim.absolute:
+                v = abs(v) if isinstance(v, Fraction) else iv.mpf([min(abs(v.a), abs(v.b)) if not (v.a <= 0 <= v.b) else 0, max(abs(v.a), abs(v.b))])
+            for side, fn, strict in (("lower", claim.lower, claim.strict_lower), ("upper", claim.upper, claim.strict_upper)):
+                if fn is None:
+                    continue
+                limit = fn(point)
+                if isinstance(v, Fraction) and isinstance(limit, Fraction):
+                    diff_sign: int | None = (v > limit) - (v < limit)
+                else:
+                    diff_sign = _iv_sign(_enclose(v) - _enclose(limit))
+                ok_signs = ({1} if strict else {0, 1}) if side == "lower" else ({-1} if strict else {-1, 0})
+                if diff_sign is None:
+                    return Unknown(method, f"on {_show(w, alphabet)}: {where} = {_fmt(v)} is not separated from the {side} bound {_fmt(limit)}")
+                if diff_sign not in ok_signs:
+                    return Refuted(
+                        method,
+                        f"on {_show(w, alphabet)}: {'|' if claim.absolute else ''}{where}{'|' if claim.absolute else ''} = {_fmt(v)} breaks the {side} bound {_fmt(limit)} ({claim.bound_text})",
+                        w,
+                        {"value": _fmt(v), side: _fmt(limit)},
+                    )
+        return None
+
+    return _guard(job, claim, claim.backend, bound, progress, body)
+
+
+# --------------------------------------------------------------------------- z3 claims
+
+
+def _z3_poly(z3: Any, ctx: Any, expr: Any, var: Any) -> Any:
+    poly = sympy.Poly(sympy.expand(expr), _E)
+    acc = z3.RealVal("0", ctx)
+    for coeff in poly.all_coeffs():
+        q = Fraction(int(sympy.numer(coeff)), int(sympy.denom(coeff)))
+        acc = acc * var + z3.RealVal(str(q), ctx)
+    return acc
+
+
+def _sign_for_all_bases(job: Job, claim: SignForAllBases, bound: int, progress: Progress | None) -> Verdict:
+    import z3
+
+    ctx = z3.Context()
+    E = z3.Real("E", ctx)
+    lang = claim.language
+    alphabet = job.alphabet
+    method = "exhaustive (symbolic in E) + smt (z3 nlsat) per word"
+    checked = 0
+
+    def solve(word: Word, s: Any, lo: Fraction, hi: Fraction | None, want_correct: bool) -> tuple[str, Fraction | None]:
+        """Is there E in (lo, hi] where the word is classified right (want_correct=False) or
+        wrong (want_correct=True)? Returns ('unsat', None) or ('sat', E) or ('unknown', None)."""
+        num, den = sympy.fraction(sympy.cancel(sympy.together(sympy.sympify(s))))
+        prod = _z3_poly(z3, ctx, num, E) * _z3_poly(z3, ctx, den, E)
+        accept = prod > 0
+        member = lang.contains(word)
+        right = accept if member else z3.Not(accept)
+        solver = z3.Solver(ctx=ctx)
+        solver.set("timeout", 20000)
+        solver.add(E > z3.RealVal(str(lo), ctx))
+        if hi is not None:
+            solver.add(E <= z3.RealVal(str(hi), ctx))
+        solver.add(z3.Not(right) if want_correct else right)
+        result = solver.check()
+        if result == z3.unsat:
+            return "unsat", None
+        if result == z3.sat:
+            val = solver.model().eval(E, model_completion=True)
+            if z3.is_rational_value(val):
+                return "sat", Fraction(val.numerator_as_long(), val.denominator_as_long())
+            return "sat", None
+        return "unknown", None
+
+    total = count_words(alphabet, claim.min_len, bound)
+    for w in words(alphabet, claim.min_len, bound):
+        m = len(w)
+        try:
+            s = _run(job, w, "symbolic").output
+        except (UndecidedSignError, NotRationalError) as exc:
+            return Unknown(method, f"on {_show(w, alphabet)}: {exc}")
+        threshold = claim.threshold(m)
+        status, at = solve(w, s, threshold, None, want_correct=True)
+        if status == "sat":
+            return Refuted(
+                method,
+                f"on {_show(w, alphabet)} with E = {at if at is not None else '(irrational)'} > {threshold}: "
+                f"s = {_fmt(s)} has the wrong sign",
+                w,
+                {"E": str(at), "s(E)": _fmt(s)},
+            )
+        if status == "unknown":
+            return Unknown(method, f"z3 returned unknown on {_show(w, alphabet)}")
+        checked += 1
+        if progress is not None:
+            progress(checked, total)
+    if claim.witness is not None:
+        for m in range(max(claim.min_len, 1), bound + 1):
+            threshold = claim.threshold(m)
+            if threshold <= 1:
+                continue
+            w = claim.witness(m)
+            s = _run(job, w, "symbolic").output
+            status, at = solve(w, s, Fraction(1), threshold, want_correct=False)
+            if status == "sat":
+                return Refuted(
+                    method,
+                    f"tightness fails: the witness {_show(w, alphabet)} is classified right at E = {at} <= {threshold}",
+                    w,
+                    {"E": str(at)},
+                )
+            if status == "unknown":
+                return Unknown(method, f"z3 returned unknown on the witness {_show(w, alphabet)}")
+            checked += 1
+    return Proved(
+        method,
+        checked,
+        f"every word with {claim.min_len} <= |w| <= {bound}, for all real E > {claim.threshold_text}"
+        + ("; the witness is wrong for every E in (1, threshold]" if claim.witness else ""),
+    )
+
+
+def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
+    expr = sympy.sympify(expr)
+    if expr.is_Symbol:
+        return env[str(expr)]
+    if expr.is_Rational:
+        return z3.RealVal(str(Fraction(int(expr.p), int(expr.q))), ctx)
+    if isinstance(expr, sympy.Add):
+        out = _sympy_to_z3(z3, ctx, expr.args[0], env)
+        for a in expr.args[1:]:
+            out = out + _sympy_to_z3(z3, ctx, a, env)
+        return out
+    if isinstance(expr, sympy.Mul):
+        out = _sympy_to_z3(z3, ctx, expr.args[0], env)
+        for a in expr.args[1:]:
+            out = out * _sympy_to_z3(z3, ctx, a, env)
+        return out
+    if isinstance(expr, sympy.Piecewise):
+        *cases, (last, _cond) = expr.args
+        out = _sympy_to_z3(z3, ctx, last, env)
+        for value, cond in reversed(cases):
+            out = z3.If(_sympy_to_z3(z3, ctx, cond, env), _sympy_to_z3(z3, ctx, value, env), out)
+        return out
+    if isinstance(expr, sympy.Eq):
+        return _sympy_to_z3(z3, ctx, expr.lhs, env) == _sympy_to_z3(z3, ctx, expr.rhs, env)
+    raise NotImplementedError(f"unsupported: {type(expr).__name__} in {expr}")
+
+
+def _block_identity(job: Job, claim: BlockIdentity) -> Verdict:
+    import z3
+
+    method = "smt (z3), all integers"
+    net = job.network(0)
+    block = next((s.block for s in net.layers if s.block.name == claim.block), None)
+    if not isinstance(block, FFN):
+        return Unknown(method, f"unsupported: no FFN block named {claim.block!r}")
+    ctx = z3.Context()
+    ints = {v: z3.Int(v, ctx) for v in claim.variables}
+    env = {v: z3.ToReal(x) for v, x in ints.items()}
+    x: dict[str, Any] = {}
+    for d, e in claim.inputs.items():
+        x[d] = _sympy_to_z3(z3, ctx, e, env)
+    for step in block.steps:
+        match step:
+            case Affine():
+                missing = [i for i in step.inputs if i not in x]
+                if missing:
+                    return Unknown(method, f"unsupported: the lemma does not give inputs {missing}")
+                out = {}
+                for o, row, b in zip(step.outputs, step.weights, step.bias, strict=True):
+                    acc = z3.RealVal(str(b), ctx)
+                    for i, w in zip(step.inputs, row, strict=True):
+                        if w != 0:
+                            acc = acc + z3.RealVal(str(w), ctx) * x[i]
+                    out[o] = acc
+                x = out
+            case Activation(kind=kind):
+                zero, one = z3.RealVal("0", ctx), z3.RealVal("1", ctx)
+                if kind == "relu":
+                    x = {k: z3.If(v > zero, v, zero) for k, v in x.items()}
+                elif kind == "step":
+                    x = {k: z3.If(v > zero, one, zero) for k, v in x.items()}
+                else:
+                    x = {k: z3.If(v < zero, zero, z3.If(v > one, one, v)) for k, v in x.items()}
+            case LayerNorm():
+                return Unknown(method, "unsupported: layer norm (√) inside the block")
+            case _:
+                assert_never(step)
+    solver = z3.Solver(ctx=ctx)
+    solver.set("timeout", 20000)
+    solver.add(z3.Or([x[d] != _sympy_to_z3(z3, ctx, e, env) for d, e in claim.outputs.items()]))
+    result = solver.check()
+    if result == z3.unsat:
+        return Proved(method, 1, f"for all integers {', '.join(claim.variables)} (unbounded)")
+    if result == z3.sat:
+        model = solver.model()
+        values = {v: str(model.eval(ints[v], model_completion=True)) for v in claim.variables}
+        return Refuted(method, f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}", None, values)
+    return Unknown(method, f"z3: {solver.reason_unknown()}")
+
+
+def _identity(claim: Identity) -> Verdict:
+    method = "sympy (simplify)"
+    diff = sympy.simplify(sympy.expand_log(claim.lhs - claim.rhs, force=True))
+    if diff == 0:
+        return Proved(method, 1, "identity holds symbolically")
+    subs = {sympy.Symbol(k, positive=True): sympy.Rational(v.numerator, v.denominator) for k, v in claim.sample.items()}
+    lhs, rhs = sympy.sympify(claim.lhs).subs(subs), sympy.sympify(claim.rhs).subs(subs)
+    enclosure = _enclose(lhs) - _enclose(rhs)
+    if _iv_sign(enclosure) in (1, -1):
+        where = ", ".join(f"{k}={v}" for k, v in claim.sample.items())
+        return Refuted(
+            method,
+            f"at {where}: left side = {sympy.N(lhs, 8)}, right side = {sympy.N(rhs, 8)}",
+            None,
+            {"lhs": str(sympy.N(lhs, 15)), "rhs": str(sympy.N(rhs, 15)), **{k: str(v) for k, v in claim.sample.items()}},
+        )
+    return Unknown(method, f"sympy could not simplify the difference to 0: {diff}")
+
+
+# --------------------------------------------------------------------------- mirror
+
+
+def _mirror_structure(net: Network, pre: str) -> str | None:
+    """None if the IR is closed under x ↦ [x; −x]; else the first place where it is not."""
+    dims = set(net.dims)
+    pairs = {d: pre + d for d in net.dims if not d.startswith(pre)}
+    for d, m in pairs.items():
+        if m not in dims:
+            return f"dim {d!r} has no mirror {m!r}"
+    emb = net.embedding
+    if not isinstance(emb, TokenEmbedding):
+        return "not a token embedding"
+    for token, row in emb.table:
+        vals = dict(row)
+        for d, m in pairs.items():
+            if vals.get(m, Fraction(0)) != -vals.get(d, Fraction(0)):
+                return f"embedding of {token!r}: {m} = {vals.get(m, 0)} but {d} = {vals.get(d, 0)}"
+    pos = {(d, f): c for d, f, c in emb.positional}
+    for (d, f), c in pos.items():
+        if d in pairs and pos.get((pairs[d], f), Fraction(0)) != -c:
+            return f"positional feature {f!r}: {pairs[d]} does not get −{c}·{f}"
+
+    def mirrored(a: Affine) -> str | None:
+        rows = dict(zip(a.outputs, zip(a.weights, a.bias, strict=True), strict=True))
+        for o, (w, b) in rows.items():
+            if o.startswith(pre):
+                continue
+            m = pre + o
+            if m not in rows:
+                return f"{o!r} is written but {m!r} is not"
+            mw, mb = rows[m]
+            if tuple(-x for x in w) != mw or mb != -b:
+                return f"{m!r} is not written as −{o}"
+        return None
+
+    for sub in net.layers:
+        block = sub.block
+        if sub.post_ln is not None and sub.post_ln.over is not None:
+            return f"{block.name}: layer norm over a sub-vector"
+        if isinstance(block, AttentionLayer):
+            maps = [block.output] if block.output is not None else [h.value for h in block.heads]
+        else:
+            maps = [block.steps[-1]] if block.steps else []  # type: ignore[list-item]
+        for a in maps:
+            assert isinstance(a, Affine)
+            fault = mirrored(a)
+            if fault is not None:
+                return f"{block.name}: {fault}"
+    return None
+
+
+def _mirror(job: Job, claim: MirrorInvariant, bound: int, progress: Progress | None) -> Verdict:
+    net = job.network(0)
+    pre = claim.mirror_prefix
+    fault = _mirror_structure(net, pre)
+    if fault is None:
+        return Proved(
+            "structural (IR)",
+            1,
+            "embedding, every written map and every layer norm are closed under x ↦ [x; −x], so every "
+            "state is [u; −u] for every word of every length",
+        )
+    alphabet = job.alphabet
+    pairs = [(d, pre + d) for d in net.dims if not d.startswith(pre) and pre + d in net.dims]
+
+    def body(w: Word, trace: Trace[Any]) -> Verdict | None:
+        for state in trace.states[1:]:
+            for t in range(trace.n):
+                for d, m in pairs:
+                    total = _enclose(trace.value(state.label, t, d)) + _enclose(trace.value(state.label, t, m))
+                    if _iv_sign(total) in (1, -1):
+                        return Refuted(
+                            "exhaustive (interval)",
+                            f"on {_show(w, alphabet)} after {state.label!r} at position {trace.positions[t]}: "
+                            f"{d} = {_fmt(trace.value(state.label, t, d))} but {m} = {_fmt(trace.value(state.label, t, m))} "
+                            f"(structural cause: {fault})",
+                            w,
+                            {d: _fmt(trace.value(state.label, t, d)), m: _fmt(trace.value(state.label, t, m))},
+                        )
+        return None
+
+    verdict = _guard(job, claim, "interval", bound, progress, body)
+    if isinstance(verdict, Proved):
+        return Unknown("structural (IR)", f"the IR is not mirror-closed ({fault}) but no word up to {bound} shows it")
+    return verdict

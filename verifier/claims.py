@@ -1,0 +1,310 @@
+"""Claims (frozen data), verdicts (a sum type) and the declaration of a construction.
+
+A claim says what a paper asserts about a network, with its bound and its paper reference; the
+checkers in :mod:`verifier.checker` turn it into a :data:`Verdict`. Nothing here evaluates a
+network: this module imports the IR only, so constructions can declare claims without importing
+an interpreter, z3 or torch.
+
+Claim kinds:
+
+- :class:`Recognizes`: the accept bit equals membership in a reference language for every word
+  with ``min_len <= |w| <= max_len``.
+- :class:`ValueIs`: a value of the network (the output logit, or a residual dim after a named
+  step, at every position) equals a closed form, exactly (optionally as an identity in the
+  symbolic softmax base E).
+- :class:`Bound`: a value (or its absolute value, or the cross-entropy) lies within bounds.
+- :class:`SignForAllBases`: for every word and *every* base E above a threshold, the sign of
+  the output is right (a polynomial-inequality proof per word, with z3); optionally with a
+  witness word that is misclassified for every E at or below the threshold (tightness).
+- :class:`MirrorInvariant`: every residual state has the form [u; −u] (Chiang & Cholak §3.1),
+  proved structurally on the IR for all words and refuted by evaluation when it fails.
+- :class:`BlockIdentity`: an FFN block computes given functions on all integer (or real)
+  inputs (z3, unbounded).
+- :class:`Identity`: a closed-form mathematical identity in sympy (no network).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal, TypeAlias
+
+from symbolic import Network
+
+Backend: TypeAlias = Literal["exact", "sympy", "symbolic", "interval"]
+Word: TypeAlias = tuple[str, ...]
+
+
+# --------------------------------------------------------------------------- languages
+
+
+@dataclass(frozen=True, slots=True)
+class Language:
+    """A reference language: a plain-Python membership test over words of ``alphabet``."""
+
+    name: str
+    alphabet: tuple[str, ...]
+    contains: Callable[[Word], bool]
+    description: str = ""
+
+
+# --------------------------------------------------------------------------- claims
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """Where a :class:`ValueIs`/:class:`Bound` expectation is evaluated: the word, the token
+    index ``t``, the paper's position ``i``, the length ``n`` (specials included) and, for
+    symbolic runs, the base symbol ``E`` (else ``None``)."""
+
+    word: Word
+    t: int
+    i: int
+    n: int
+    E: Any = None
+
+
+Expectation: TypeAlias = Callable[[Point], Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Output:
+    """The classifier's logit."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StateValue:
+    """Residual dim ``dim`` after the step named ``after``, at every position."""
+
+    after: str
+    dim: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrossEntropy:
+    """−ln σ(s) for members, −ln(1 − σ(s)) for non-members (nats)."""
+
+    language: Language
+
+
+Quantity: TypeAlias = Output | StateValue | CrossEntropy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimBase:
+    """Fields every claim has: an id (the spec's C1…C13 where one exists), a one-line statement,
+    the paper reference, the default bound and whether the claim is the paper's literal text."""
+
+    id: str
+    statement: str
+    reference: str
+    max_len: int = 10
+    min_len: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recognizes(ClaimBase):
+    language: Language
+    backend: Backend = "exact"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValueIs(ClaimBase):
+    quantity: Output | StateValue
+    expected: Expectation
+    backend: Backend = "exact"
+    expected_text: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bound(ClaimBase):
+    quantity: Quantity
+    lower: Expectation | None = None
+    upper: Expectation | None = None
+    strict_lower: bool = True
+    strict_upper: bool = False
+    absolute: bool = False
+    backend: Backend = "exact"
+    bound_text: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SignForAllBases(ClaimBase):
+    """∀ words in the bound, ∀ E > threshold(m) (m = |w|): accept ⇔ w ∈ language. With
+    ``witness``: for every length m, ``witness(m)`` is misclassified for every E in (1, threshold(m)]."""
+
+    language: Language
+    threshold: Callable[[int], Fraction]
+    threshold_text: str
+    witness: Callable[[int], Word] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MirrorInvariant(ClaimBase):
+    """Every residual state is [u; −u]: dim ``−d`` holds minus dim ``d``."""
+
+    mirror_prefix: str = "−"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockIdentity(ClaimBase):
+    """The FFN named ``block`` maps inputs ``inputs`` (sympy expressions in integer symbols) to
+    outputs equal to ``outputs`` (sympy expressions), for all integer values of the symbols."""
+
+    block: str
+    inputs: Mapping[str, Any]
+    outputs: Mapping[str, Any]
+    variables: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Identity(ClaimBase):
+    """``lhs == rhs`` as a sympy identity in the given positive symbols; ``sample`` gives values
+    at which a failed identity is shown numerically (the counterexample)."""
+
+    lhs: Any
+    rhs: Any
+    sample: Mapping[str, Fraction] = field(default_factory=dict)
+
+
+Claim: TypeAlias = (
+    Recognizes | ValueIs | Bound | SignForAllBases | MirrorInvariant | BlockIdentity | Identity
+)
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+@dataclass(frozen=True, slots=True)
+class Proved:
+    """The claim holds for every case in the bound. ``method`` says how (its strength)."""
+
+    method: str
+    checked: int
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Refuted:
+    """The claim fails. ``word`` is the counterexample (shortest first in shortlex order) when
+    there is one; ``detail`` says what was expected and what the network computed."""
+
+    method: str
+    detail: str
+    word: Word | None = None
+    values: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """Neither proved nor refuted: ``reason`` says why (unsupported, undecided, timeout)."""
+
+    method: str
+    reason: str
+
+
+Verdict: TypeAlias = Proved | Refuted | Unknown
+
+
+# --------------------------------------------------------------------------- constructions
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A builder parameter: its name, default (as the user would type it), a parser that raises
+    ValueError with a helpful message, and a help line. ``choices`` lists allowed values."""
+
+    name: str
+    default: str
+    parse: Callable[[str], Any]
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Construction:
+    """A paper's construction as the CLI sees it.
+
+    ``build(params)`` returns the network; for fixed-length families (``per_length``) it is
+    called as ``build(params, n)``. ``claims(params)`` returns the claims for those parameters
+    (the ``paper`` variant returns the paper's literal statements).
+    """
+
+    name: str
+    paper_id: str
+    title: str
+    reference: str
+    params: tuple[Param, ...]
+    build: Callable[..., Network]
+    claims: Callable[[Mapping[str, Any]], tuple[Claim, ...]]
+    language: Language | None = None
+    per_length: bool = False
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise KeyError(f"construction {self.name!r} has no parameter {name!r}; its parameters: {known}")
+
+    def parse_params(self, given: Mapping[str, str]) -> dict[str, Any]:
+        """Defaults overridden by ``given``; raises ValueError/KeyError with a clear message."""
+        values: dict[str, Any] = {}
+        for p in self.params:
+            raw = given.get(p.name, p.default)
+            if p.choices and raw not in p.choices:
+                raise ValueError(f"{p.name}={raw!r} is not allowed; choose one of {', '.join(p.choices)}")
+            values[p.name] = p.parse(raw)
+        for name in given:
+            self.param(name)
+        return values
+
+    def network(self, values: Mapping[str, Any], n: int | None = None) -> Network:
+        if self.per_length:
+            if n is None:
+                raise ValueError(f"{self.name} is built per word length; give n")
+            return self.build(values, n)
+        return self.build(values)
+
+
+def parse_int(name: str, *, minimum: int) -> Callable[[str], int]:
+    """A parser for an integer parameter with a lower bound."""
+
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{name}={raw!r} is not an integer; give a whole number >= {minimum}") from None
+        if value < minimum:
+            raise ValueError(f"{name}={value} must be >= {minimum}")
+        return value
+
+    return parse
+
+
+def parse_fraction(name: str, *, minimum: Fraction | None = None, strict: bool = False) -> Callable[[str], Fraction]:
+    """A parser for an exact rational parameter (``3``, ``1/10``; decimals refused)."""
+
+    def parse(raw: str) -> Fraction:
+        text = raw.strip()
+        if "." in text or "e" in text.lower():
+            raise ValueError(f"{name}={raw!r}: give an exact rational like 1/10, not a decimal")
+        try:
+            value = Fraction(text)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{name}={raw!r} is not a rational number like 1/10") from None
+        if minimum is not None and (value <= minimum if strict else value < minimum):
+            raise ValueError(f"{name}={value} must be {'>' if strict else '>='} {minimum}")
+        return value
+
+    return parse
+
+
+VARIANT = Param(
+    name="variant",
+    default="fixed",
+    parse=str,
+    help="fixed: the verified construction and statements; paper: the paper's literal text",
+    choices=("fixed", "paper"),
+)
