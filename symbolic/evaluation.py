@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Generic, Protocol, TypeVar, assert_never
+from typing import Any, Generic, Protocol, TypeVar, assert_never
 
 from .errors import SymbolicError, WordError
 from .ir import (
@@ -92,7 +92,9 @@ class Selection(Generic[V]):
 class Trace(Generic[V]):
     """Everything an evaluation computed: every residual state and every attention selection.
 
-    Token indices ``t`` run from 0; ``positions[t]`` is the paper's position index ``i``. A flat
+    An entry is ``None`` where a position that the readout never reads has no defined value
+    (e.g. a layer norm of a constant vector after the last attention layer). Token indices
+    ``t`` run from 0; ``positions[t]`` is the paper's position index ``i``. A flat
     network (:class:`FlatEmbedding`) has a single position holding the whole word, so ``tokens``
     is the word and ``positions == (0,)``.
     """
@@ -351,8 +353,9 @@ class _Evaluator(Generic[V]):
                 assert_never(emb)
         states: list[State[V]] = [State("input", _freeze(rows, dims))]
         selections: list[Selection[V]] = []
-        for sub in net.layers:
-            rows = self.sublayer(sub, rows, n, positions, selections)
+        live_after = _live_positions(net, len(rows))
+        for idx, sub in enumerate(net.layers):
+            rows = self.sublayer(sub, rows, n, positions, selections, live_after[idx])
             states.append(State(sub.name, _freeze(rows, dims)))
         output: V | None = None
         accepted: bool | None = None
@@ -396,29 +399,76 @@ class _Evaluator(Generic[V]):
         n: int,
         positions: Sequence[int],
         selections: list[Selection[V]],
+        live: frozenset[int] | None = None,
     ) -> list[dict[str, V]]:
         block = sub.block
         match block:
             case AttentionLayer():
                 outs = self.attention(block, rows, len(rows), selections)
             case FFN():
-                outs = self.ffn(block, rows, positions)
+                if live is None:
+                    outs = self.ffn(block, rows, positions)
+                else:
+                    outs = []
+                    for t, r in enumerate(rows):
+                        if t in live:
+                            outs.append(self.ffn(block, [r], [positions[t]])[0])
+                        else:
+                            outs.append(self._unread(lambda r=r, t=t: self.ffn(block, [r], [positions[t]])[0], r, r))
             case _:
                 assert_never(block)
         new_rows: list[dict[str, V]] = []
         for t, (r, o) in enumerate(zip(rows, outs, strict=True)):
-            if sub.residual:
-                x = dict(r)
-                for d, v in o.items():
-                    x[d] = self.ar.add(x[d], v)
-            else:
-                x = {d: o.get(d, self.zero) for d in r}
-            if sub.post_ln is not None:
-                x = self.layernorm(
-                    sub.post_ln, x, f"layer norm after {sub.name!r} at position {positions[t]}"
-                )
-            new_rows.append(x)
+            if live is not None and t not in live:
+                new_rows.append(self._unread(lambda r=r, o=o, t=t: self._combine(sub, r, o, positions[t]), r, r, o))
+                continue
+            new_rows.append(self._combine(sub, r, o, positions[t]))
         return new_rows
+
+    def _unread(self, compute: Any, like: dict[str, V], *inputs: dict[str, V]) -> dict[str, V]:
+        """Evaluate a position the readout never reads; if its value is undefined or undecided
+        there (or an input already is), record None instead of failing the whole evaluation."""
+        if any(v is None for row in inputs for v in row.values()):
+            return {d: None for d in like}  # type: ignore[misc]
+        try:
+            return compute()  # type: ignore[no-any-return]
+        except (UndefinedValueError, UndecidedSignError):
+            return {d: None for d in like}  # type: ignore[misc]
+
+    def _combine(self, sub: Sublayer, r: dict[str, V], o: dict[str, V], position: int) -> dict[str, V]:
+        """The residual connection and the post-residual layer norm at one position."""
+        if sub.residual:
+            x = dict(r)
+            for d, v in o.items():
+                x[d] = self.ar.add(x[d], v)
+        else:
+            x = {d: o.get(d, self.zero) for d in r}
+        if sub.post_ln is not None:
+            x = self.layernorm(sub.post_ln, x, f"layer norm after {sub.name!r} at position {position}")
+        return x
+
+
+def _live_positions(net: Network, n: int) -> list[frozenset[int] | None]:
+    """For each sublayer, the positions whose value is read later (None: all of them).
+
+    After the last attention layer every block is position-wise, so a classifier reads only its
+    own position from there on. The other positions are not computed (their trace entries are
+    ``None``): a value that is never read cannot make the output undefined. This matters for
+    Chiang & Cholak's Proposition 2, whose last layer norm divides 0 by 0 at every position but
+    the CLS one.
+    """
+    live: list[frozenset[int] | None] = [None] * len(net.layers)
+    if not isinstance(net.readout, Classifier) or n == 0:
+        return live
+    t = net.readout.position if net.readout.position >= 0 else n + net.readout.position
+    if not 0 <= t < n:
+        return live
+    last_attention = max(
+        (i for i, sub in enumerate(net.layers) if isinstance(sub.block, AttentionLayer)), default=-1
+    )
+    for i in range(last_attention + 1, len(net.layers)):
+        live[i] = frozenset({t})
+    return live
 
 
 def _mask(mask: str, i: int, n: int) -> list[int]:

@@ -6,7 +6,7 @@ a softmax whose weights are not rational powers) with a message pointing to the 
 >>> from constructions.chiang2022 import parity_transformer
 >>> trace = run(parity_transformer(), "0110")
 >>> trace.accepted, trace.output
-(False, Fraction(-4, 75))
+(False, Fraction(-3, 77))
 """
 
 from __future__ import annotations

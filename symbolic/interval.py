@@ -19,6 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 from mpmath import iv, mpf
+from mpmath.libmp import fone, fzero, mpf_lt, mpf_sign
 
 from .evaluation import Trace, UndecidedSignError, evaluate
 from .ir import Network, Scale, Softmax
@@ -62,30 +63,33 @@ class IntervalArithmetic:
         return a / b
 
     def sign(self, a: Interval) -> int:
-        if a.a > 0:
+        lo, hi = a._mpi_
+        if mpf_sign(lo) > 0:
             return 1
-        if a.b < 0:
+        if mpf_sign(hi) < 0:
             return -1
-        if a.a == 0 and a.b == 0:
+        if lo == fzero and hi == fzero:
             return 0
         raise UndecidedSignError(
             f"the interval {a} contains 0 at {self.digits} digits, so its sign is not decided"
         )
 
     def relu(self, a: Interval) -> Interval:
-        lo, hi = a.a, a.b
-        return self.ctx.mpf([max(lo, mpf(0)), max(hi, mpf(0))])
+        lo, hi = a._mpi_
+        if mpf_sign(lo) >= 0:
+            return a
+        return self.ctx.make_mpf((fzero, hi if mpf_sign(hi) > 0 else fzero))
 
     def step(self, a: Interval) -> Interval:
         return self._one if self.sign(a) > 0 else self._zero
 
     def clip01(self, a: Interval) -> Interval:
-        lo = min(max(a.a, mpf(0)), mpf(1))
-        hi = min(max(a.b, mpf(0)), mpf(1))
-        return self.ctx.mpf([lo, hi])
+        lo, hi = a._mpi_
+        return self.ctx.make_mpf((_clip(lo), _clip(hi)))
 
     def is_zero(self, a: Interval) -> bool:
-        return bool(a.a == 0 and a.b == 0)
+        lo, hi = a._mpi_
+        return bool(lo == fzero and hi == fzero)
 
     def sqrt(self, a: Interval, where: str) -> Interval:
         if a.b < 0:
@@ -115,6 +119,14 @@ class IntervalArithmetic:
         for w in raw[1:]:
             total = total + w
         return [w / total for w in raw]
+
+
+def _clip(x: Any) -> Any:
+    if mpf_sign(x) <= 0:
+        return fzero
+    if mpf_lt(fone, x):
+        return fone
+    return x
 
 
 def run(net: Network, word: str | Sequence[str], *, digits: int = DEFAULT_DIGITS) -> Trace[Interval]:

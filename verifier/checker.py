@@ -29,6 +29,7 @@ from mpmath import iv
 
 from symbolic import (
     FFN,
+    Classifier,
     Activation,
     Affine,
     AttentionLayer,
@@ -66,6 +67,7 @@ from .claims import (
 )
 
 Progress = Callable[[int, int], None]
+TRACE_CACHE = 20000
 
 
 def words(alphabet: Sequence[str], min_len: int, max_len: int) -> Iterator[Word]:
@@ -85,6 +87,30 @@ class Job:
     construction: Construction
     values: Mapping[str, Any]
     _cache: dict[int | None, Network] | None = None
+    _traces: dict[tuple[str, Word], Trace[Any]] | None = None
+
+    def trace(self, word: Word, backend: str) -> Trace[Any]:
+        """Evaluate (and remember) the network on ``word`` with ``backend``: claims of one
+        construction that use the same backend share their traces."""
+        if self._traces is None:
+            self._traces = {}
+        key = (backend, word)
+        hit = self._traces.get(key)
+        if hit is None:
+            if backend == "interval":
+                # Intervals prove signs but cannot see an exact 0 (x − x is a small interval
+                # around 0): where they leave a decision open, evaluate that word with sympy.
+                try:
+                    hit = _run(self, word, "interval")
+                    if hit.accepted is None and isinstance(self.network(len(word)).readout, Classifier):
+                        hit = _run(self, word, "sympy")
+                except UndecidedSignError:
+                    hit = _run(self, word, "sympy")
+            else:
+                hit = _run(self, word, backend)
+            if len(self._traces) < TRACE_CACHE:
+                self._traces[key] = hit
+        return hit
 
     def network(self, n: int | None = None) -> Network:
         if self._cache is None:
@@ -201,7 +227,7 @@ def _guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress 
     method = _method(backend)
     for w in words(alphabet, claim.min_len, bound):
         try:
-            trace = _run(job, w, backend)
+            trace = job.trace(w, backend)
         except NotRationalError as exc:
             return Unknown(method, f"unsupported by the {backend} backend: {exc}")
         except UndecidedSignError as exc:
@@ -393,7 +419,7 @@ def _sign_for_all_bases(job: Job, claim: SignForAllBases, bound: int, progress: 
     for w in words(alphabet, claim.min_len, bound):
         m = len(w)
         try:
-            s = _run(job, w, "symbolic").output
+            s = job.trace(w, "symbolic").output
         except (UndecidedSignError, NotRationalError) as exc:
             return Unknown(method, f"on {_show(w, alphabet)}: {exc}")
         threshold = claim.threshold(m)

@@ -1,0 +1,505 @@
+"""The ``netproof`` command line (also ``python -m verifier``).
+
+    netproof list [--json]
+    netproof run NAME WORD [-p key=value]... [--backend exact|sympy|interval] [--trace] [--json]
+    netproof prove [NAME...] [-p key=value]... [--max-n N] [--method exhaustive] [--json] [--out DIR]
+
+Exit status: 0 success (``prove``: every claim proved), 1 a claim refuted, 3 a claim unknown and
+none refuted, 2 a usage error (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, NoReturn
+
+from symbolic import NotRationalError, SymbolicError, WordError, fingerprint, render, tokenize
+
+from .claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
+
+EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+def _registry() -> dict[str, Construction]:
+    from constructions import REGISTRY
+
+    return REGISTRY
+
+
+def _construction(name: str) -> Construction:
+    reg = _registry()
+    if name not in reg:
+        raise UsageError(f"unknown construction {name!r}; known: {', '.join(reg)} (see `netproof list`)")
+    return reg[name]
+
+
+def _parse_assignments(items: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"parameter {item!r} must look like key=value (e.g. -p c=ln(2))")
+        key, value = item.split("=", 1)
+        key = key.strip()
+        if not key:
+            raise UsageError(f"parameter {item!r} has no name before '='")
+        if key in out:
+            raise UsageError(f"parameter {key!r} is given twice")
+        out[key] = value.strip()
+    return out
+
+
+def _values(c: Construction, given: Mapping[str, str]) -> dict[str, Any]:
+    try:
+        return c.parse_params(given)
+    except KeyError as exc:
+        raise UsageError(str(exc.args[0])) from None
+    except ValueError as exc:
+        raise UsageError(f"{c.name}: {exc}") from None
+
+
+def _show_params(values: Mapping[str, Any]) -> dict[str, str]:
+    return {k: str(v) for k, v in values.items()}
+
+
+# --------------------------------------------------------------------------- list
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    rows = []
+    for c in _registry().values():
+        values = c.parse_params({})
+        claims = c.claims(values)
+        rows.append(
+            {
+                "name": c.name,
+                "id": c.paper_id,
+                "title": c.title,
+                "reference": c.reference,
+                "language": c.language.name if c.language else None,
+                "params": [
+                    {"name": p.name, "default": p.default, "help": p.help, **({"choices": list(p.choices)} if p.choices else {})}
+                    for p in c.params
+                ]
+                + ([{"name": "n", "default": "the word's length", "help": "built per word length"}] if c.per_length else []),
+                "claims": [{"id": cl.id, "statement": cl.statement, "reference": cl.reference} for cl in claims],
+            }
+        )
+    if args.json:
+        print(json.dumps({"constructions": rows}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for r in rows:
+        print(f"{r['name']}  ({r['id']})")
+        print(f"    {r['title']} — {r['reference']}")
+        if r["params"]:
+            print("    params: " + ", ".join(f"{p['name']}={p['default']}" for p in r["params"]))
+        print(f"    claims: {', '.join(cl['id'] for cl in r['claims'])}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _value_text(value: Any) -> str:
+    from .checker import _fmt
+
+    return _fmt(value)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    c = _construction(args.name)
+    given = _parse_assignments(args.param)
+    values = _values(c, given)
+    word_text: str = args.word
+    if word_text.startswith("@"):
+        try:
+            with open(word_text[1:], encoding="utf-8") as fh:
+                word_text = fh.read().strip()
+        except OSError as exc:
+            raise UsageError(f"cannot read the word from {word_text[1:]!r}: {exc.strerror}") from None
+    probe = c.network(values, 0) if c.per_length else c.network(values)
+    try:
+        word = tokenize(probe.alphabet, word_text)
+    except WordError as exc:
+        raise UsageError(str(exc)) from None
+    net = c.network(values, len(word)) if c.per_length else probe
+    try:
+        if args.backend == "exact":
+            from symbolic.exact import run
+        elif args.backend == "sympy":
+            from symbolic.sympy_interp import run
+        else:
+            from symbolic.interval import run
+        trace = run(net, word)
+    except NotRationalError as exc:
+        raise UsageError(f"{exc}") from None
+    except SymbolicError as exc:
+        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+    member = c.language.contains(word) if c.language else None
+    record: dict[str, Any] = {
+        "construction": c.name,
+        "id": c.paper_id,
+        "params": _show_params(values),
+        "word": render(net.alphabet, word),
+        "tokens": list(trace.tokens),
+        "n": trace.n,
+        "backend": args.backend,
+        "fingerprint": fingerprint(net),
+        "accepted": trace.accepted,
+        "output": _value_text(trace.output) if trace.output is not None else None,
+        "member": member,
+    }
+    if trace.next_symbols is not None:
+        record["next"] = [list(s) for s in trace.next_symbols]
+    if args.trace:
+        record["trace"] = _trace_json(trace)
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"{c.name} — {net.reference}")
+    print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
+    print(f"word: {record['word'] or 'ε'}   tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}")
+    if args.trace:
+        _print_trace(trace)
+    if trace.output is not None:
+        print(f"logit s = {record['output']}   ({args.backend})")
+    if trace.accepted is not None:
+        verdict = "accepted (s > 0)" if trace.accepted else "rejected (s <= 0)"
+        print(f"{verdict}" + ("" if member is None else f"; {c.language.name}: {'member' if member else 'not a member'}"))  # type: ignore[union-attr]
+    return EXIT_OK
+
+
+def _trace_json(trace: Any) -> dict[str, Any]:
+    dims = trace.network.dims
+    return {
+        "dims": list(dims),
+        "positions": list(trace.positions),
+        "states": [
+            {"after": s.label, "rows": [{d: _value_text(v) for d, v in zip(dims, row, strict=True)} for row in s.rows]}
+            for s in trace.states
+        ],
+        "attention": [
+            {
+                "layer": sel.layer,
+                "head": sel.head,
+                "position": trace.positions[sel.position],
+                "weights": [_value_text(w) for w in sel.weights],
+                "selected": None if sel.selected is None else [trace.positions[j] for j in sel.selected],
+            }
+            for sel in trace.selections
+        ],
+    }
+
+
+def _print_trace(trace: Any) -> None:
+    dims = trace.network.dims
+    sels: dict[str, list[Any]] = {}
+    for sel in trace.selections:
+        sels.setdefault(sel.layer, []).append(sel)
+    for state in trace.states:
+        print(f"\n-- after {state.label}")
+        for layer_sel in sels.get(state.label, []):
+            where = trace.positions[layer_sel.position]
+            if layer_sel.selected is not None:
+                chosen = ", ".join(str(trace.positions[j]) for j in layer_sel.selected) or "nothing (empty mask: zero vector)"
+                print(f"   head {layer_sel.head} at i={where} selects {chosen}")
+            else:
+                ws = " ".join(_value_text(w) for w in layer_sel.weights)
+                print(f"   head {layer_sel.head} at i={where} weights: {ws}")
+        for t, row in enumerate(state.rows):
+            token = trace.tokens[t] if len(trace.tokens) == len(state.rows) else render(trace.network.alphabet, trace.tokens)
+            cells = [f"{d}={_value_text(v)}" for d, v in zip(dims, row, strict=True) if not (isinstance(v, Fraction) and v == 0)]
+            print(f"   i={trace.positions[t]:<3} {token:>4} | " + ("  ".join(cells) or "0"))
+    print()
+
+
+# --------------------------------------------------------------------------- prove
+
+
+@dataclass(frozen=True)
+class Task:
+    construction: str
+    given: tuple[tuple[str, str], ...]
+    claim_index: int
+    max_n: int | None
+
+
+def _claim_bound(claim: Claim, max_n: int | None) -> int | None:
+    from .claims import BlockIdentity, Identity
+
+    if isinstance(claim, (BlockIdentity, Identity)):
+        return None
+    return claim.max_len if max_n is None else max_n
+
+
+def _work(task: Task) -> tuple[Verdict, float]:
+    from .checker import Job, check
+
+    c = _registry()[task.construction]
+    values = c.parse_params(dict(task.given))
+    claim = c.claims(values)[task.claim_index]
+    started = time.perf_counter()
+    try:
+        verdict = check(Job(c, values), claim, max_len=task.max_n)
+    except Exception as exc:  # a crash in a checker is reported as Unknown, never as a pass
+        verdict = Unknown("exhaustive", f"checker error: {type(exc).__name__}: {exc}")
+    return verdict, time.perf_counter() - started
+
+
+def _verdict_name(v: Verdict) -> str:
+    match v:
+        case Proved():
+            return "proved"
+        case Refuted():
+            return "refuted"
+        case Unknown():
+            return "unknown"
+
+
+def _record(c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, verdict: Verdict) -> dict[str, Any]:
+    from . import __version__
+
+    net = c.network(values, 0) if c.per_length else c.network(values)
+    record: dict[str, Any] = {
+        "format_version": 1,
+        "tool": {"name": "netproof", "version": __version__},
+        "construction": c.name,
+        "paper_id": c.paper_id,
+        "params": _show_params(values),
+        "network": {"name": net.name, "fingerprint": None if c.per_length else fingerprint(net)},
+        "claim": {
+            "id": claim.id,
+            "kind": type(claim).__name__,
+            "statement": claim.statement,
+            "reference": f"{c.reference.split(',')[0]}, {claim.reference}",
+        },
+        "bound": None if bound is None else {"min_len": claim.min_len, "max_len": bound},
+        "method": verdict.method,
+        "verdict": _verdict_name(verdict),
+    }
+    match verdict:
+        case Proved(checked=checked, detail=detail):
+            record["checked"] = checked
+            record["detail"] = detail
+        case Refuted(detail=detail, word=word, values=vals):
+            record["detail"] = detail
+            record["counterexample"] = None if word is None else render(net.alphabet, word)
+            record["values"] = dict(vals)
+        case Unknown(reason=reason):
+            record["reason"] = reason
+    if c.per_length and bound is not None:
+        record["network"]["fingerprints"] = {
+            str(n): fingerprint(c.network(values, n)) for n in range(claim.min_len, bound + 1)
+        }
+    return record
+
+
+def _safe(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
+
+
+def _write_atomic(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _record_path(out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None) -> str:
+    import hashlib
+
+    defaults = c.parse_params({})
+    tag = ""
+    if _show_params(values) != _show_params(defaults):
+        blob = json.dumps(_show_params(values), sort_keys=True).encode()
+        tag = "." + hashlib.sha256(blob).hexdigest()[:8]
+    n = "all" if bound is None else f"n{bound}"
+    return os.path.join(out, c.name, f"{_safe(claim.id)}.{n}{tag}.json")
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    given = _parse_assignments(args.param)
+    if args.method != "exhaustive":
+        raise UsageError(f"--method {args.method!r} is not available yet; use --method exhaustive")
+    if args.max_n is not None and args.max_n < 0:
+        raise UsageError(f"--max-n {args.max_n} must be >= 0")
+    reg = _registry()
+    if args.names:
+        selected = [_construction(n) for n in args.names]
+    else:
+        selected = [c for c in reg.values() if all(any(p.name == k for p in c.params) for k in given)]
+        if not selected:
+            raise UsageError(f"no construction has all of the parameters {', '.join(given)}")
+    plans: list[tuple[Construction, dict[str, Any], list[Claim]]] = []
+    for c in selected:
+        values = _values(c, given)
+        plans.append((c, values, list(c.claims(values))))
+    # A task carries only names and the user's raw parameters: the worker rebuilds the rest.
+    tasks = [
+        (c, values, claim, Task(c.name, tuple(sorted(given.items())), i, args.max_n))
+        for c, values, claims in plans
+        for i, claim in enumerate(claims)
+    ]
+    results: list[tuple[Construction, dict[str, Any], Claim, Verdict, float]] = [None] * len(tasks)  # type: ignore[list-item]
+    jobs = max(1, args.jobs if args.jobs else (os.cpu_count() or 1))
+    interactive = sys.stderr.isatty() and not args.json
+    started = time.perf_counter()
+
+    def report(idx: int, verdict: Verdict, seconds: float) -> None:
+        c, values, claim, _task = tasks[idx]
+        results[idx] = (c, values, claim, verdict, seconds)
+        done = sum(r is not None for r in results)
+        line = f"[{done}/{len(tasks)}] {c.name} {claim.id}: {_verdict_name(verdict)} ({seconds:.1f}s)"
+        if interactive:
+            width = 30
+            filled = width * done // len(tasks)
+            sys.stderr.write(f"\r\033[K{'#' * filled}{'.' * (width - filled)} {line}")
+            sys.stderr.flush()
+        elif not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    if jobs == 1 or len(tasks) == 1:
+        for idx, (_c, _v, _cl, task) in enumerate(tasks):
+            verdict, seconds = _work(task)
+            report(idx, verdict, seconds)
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            # Longest first: exhaustive claims with big bounds go to the pool before small ones.
+            order = sorted(range(len(tasks)), key=lambda i: -_cost(tasks[i][2], args.max_n))
+            futures: dict[Future[tuple[Verdict, float]], int] = {pool.submit(_work, tasks[i][3]): i for i in order}
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    verdict, seconds = f.result()
+                    report(futures[f], verdict, seconds)
+    if interactive:
+        sys.stderr.write("\n")
+    elapsed = time.perf_counter() - started
+
+    records = []
+    for c, values, claim, verdict, _seconds in results:
+        bound = _claim_bound(claim, args.max_n)
+        record = _record(c, values, claim, bound, verdict)
+        records.append(record)
+        if args.out:
+            path = _record_path(args.out, c, values, claim, bound)
+            _write_atomic(path, json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    verdicts = [r[3] for r in results]
+    code = EXIT_OK
+    if any(isinstance(v, Refuted) for v in verdicts):
+        code = EXIT_REFUTED
+    elif any(isinstance(v, Unknown) for v in verdicts):
+        code = EXIT_UNKNOWN
+    summary = {
+        "proved": sum(isinstance(v, Proved) for v in verdicts),
+        "refuted": sum(isinstance(v, Refuted) for v in verdicts),
+        "unknown": sum(isinstance(v, Unknown) for v in verdicts),
+        "seconds": round(elapsed, 1),
+        "exit_code": code,
+    }
+    if args.json:
+        print(json.dumps({"results": records, "summary": summary}, indent=2, ensure_ascii=False))
+        return code
+    _print_table(results, args.max_n)
+    print(
+        f"\n{summary['proved']} proved, {summary['refuted']} refuted, {summary['unknown']} unknown "
+        f"in {elapsed:.1f}s" + (f"; records in {args.out}/" if args.out else "")
+    )
+    return code
+
+
+def _cost(claim: Claim, max_n: int | None) -> int:
+    bound = _claim_bound(claim, max_n)
+    return 0 if bound is None else 2 ** min(bound, 30)
+
+
+def _print_table(results: Sequence[tuple[Construction, Mapping[str, Any], Claim, Verdict, float]], max_n: int | None) -> None:
+    headers = ("construction", "claim", "verdict", "bound", "method", "time")
+    rows = []
+    for c, _values, claim, verdict, seconds in results:
+        bound = _claim_bound(claim, max_n)
+        btxt = "all" if bound is None else f"{claim.min_len}≤|w|≤{bound}"
+        rows.append((c.name, claim.id, _verdict_name(verdict).upper(), btxt, verdict.method, f"{seconds:.1f}s"))
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)))
+    problems = [(c, claim, v) for c, _vals, claim, v, _s in results if not isinstance(v, Proved)]
+    for c, claim, v in problems:
+        if isinstance(v, Refuted):
+            cx = "" if v.word is None else f"\n      counterexample: {render(c.language.alphabet if c.language else (), v.word) or 'ε (empty word)'}"
+            print(f"\n  REFUTED {c.name} {claim.id}: {claim.statement}\n      {v.detail}{cx}")
+        elif isinstance(v, Unknown):
+            print(f"\n  UNKNOWN {c.name} {claim.id}: {claim.statement}\n      {v.reason}")
+
+
+# --------------------------------------------------------------------------- main
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"netproof: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="netproof", description="Exact, checkable neural-network constructions.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
+
+    p_list = sub.add_parser("list", help="constructions, their parameters and claims")
+    p_list.add_argument("--json", action="store_true", help="print JSON")
+    p_list.set_defaults(func=cmd_list)
+
+    p_run = sub.add_parser("run", help="evaluate a construction on one word")
+    p_run.add_argument("name", help="construction (see `netproof list`)")
+    p_run.add_argument("word", help="the word: symbols, or space-separated tokens, or @FILE")
+    p_run.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    p_run.add_argument("--backend", choices=("exact", "sympy", "interval"), default="exact")
+    p_run.add_argument("--trace", action="store_true", help="every residual state and attention selection")
+    p_run.add_argument("--json", action="store_true", help="print one JSON object")
+    p_run.set_defaults(func=cmd_run)
+
+    p_prove = sub.add_parser("prove", help="check the claims of constructions")
+    p_prove.add_argument("names", nargs="*", help="constructions (default: all)")
+    p_prove.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    p_prove.add_argument("--max-n", type=int, default=None, help="override every claim's word-length bound")
+    p_prove.add_argument("--method", default="exhaustive", help="exhaustive (the only method so far)")
+    p_prove.add_argument("--json", action="store_true", help="print all records and a summary as JSON")
+    p_prove.add_argument("--out", default="proofs", help="directory for the JSON records ('' for none)")
+    p_prove.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    p_prove.add_argument("--quiet", action="store_true", help="no per-claim progress lines")
+    p_prove.set_defaults(func=cmd_prove)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        print(f"netproof: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("netproof: interrupted; no record was half-written", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `netproof list | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+
