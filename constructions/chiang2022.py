@@ -489,6 +489,11 @@ def prop2_layer(net: Network, c_prime: Fraction | int | str) -> Network:
     attention does nothing; its FFN is W̄^{L,1} = [I; −I] (hidden relu(h), relu(−h)) and W̄^{L,2}
     = [−I, I] plus [W^L, −W^L] on row 1 and [−W^L, W^L] on row 2 (the paper's layout, rebuilt),
     bias [b^L; −b^L; 0]. Undefined on the empty word (s = 0 there, and LN computes 0/0).
+
+    At every position but CLS the query of layer 2 is 0, so s = 0 there too and this layer's
+    layer norm divides 0 by 0. Those positions are never read (the readout reads position 0 and
+    every block after the last attention layer is position-wise), so the interpreters leave them
+    undefined (``None`` in traces) instead of failing; PyTorch would put NaN there.
     """
     if not isinstance(net.readout, Classifier):
         raise ValueError("prop2_layer needs a classifier network")

@@ -67,7 +67,7 @@ from .claims import (
 )
 
 Progress = Callable[[int, int], None]
-TRACE_CACHE = 20000
+TRACE_CACHE = 5000
 
 
 def words(alphabet: Sequence[str], min_len: int, max_len: int) -> Iterator[Word]:
