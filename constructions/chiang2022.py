@@ -878,17 +878,8 @@ def _ce_claims(lang: Any, values: Mapping[str, Any], width: int, ref: str) -> tu
     half = sympy.sqrt(sympy.Rational(width, 2))
     claims: list[Claim] = [
         _recognizes(lang, ref, backend="interval", min_len=1, cid="recognizes"),
-        ValueIs(
-            id="C8",
-            statement=f"the final logit is ±c′√(D̂/2) = ±{c_prime}·√{sympy.Rational(width, 2)} for every w ≠ ε, independent of n",
-            reference=ref,
-            quantity=Output(),
-            expected=lambda p: (1 if lang.contains(p.word) else -1) * sympy.Rational(c_prime.numerator, c_prime.denominator) * half,
-            backend="sympy",
-            min_len=1,
-            max_len=4,
-            expected_text="±c′√(D̂/2)",
-        ),
+        _prop2_block_lemma(width),
+        _prop2_ln_lemma(width, c_prime),
         Bound(
             id="C9-bound",
             statement=f"cross-entropy ≤ η = {eta} nats on every w ≠ ε",
@@ -903,6 +894,48 @@ def _ce_claims(lang: Any, values: Mapping[str, Any], width: int, ref: str) -> tu
         _ce_identity(paper, width, ref),
     ]
     return tuple(claims)
+
+
+def _prop2_block_lemma(width: int) -> BlockIdentity:
+    """C8, part 1: the extra layer's FFN plus the residual leaves exactly [s; −s; 0…], for every
+    real input vector h (s = W^L·h is the old logit). The output layer W^L reads dim s."""
+    base = parity_transformer() if width == 18 else first_transformer()
+    dims = doubled(base).dims
+    h = {d: sympy.Symbol(f"h[{d}]", real=True) for d in dims}
+    logit = h["s"]
+    first, second = dims[0], dims[1]
+    outputs = {d: -h[d] + (logit if d == first else -logit if d == second else 0) for d in dims}
+    return BlockIdentity(
+        id="C8-layer",
+        statement="for every real h, Prop. 2's FFN maps h to −h + [s; −s; 0…] (s = W^L h), so after the "
+        "residual the layer holds exactly [s; −s; 0…]",
+        reference="§3.2, Proposition 2",
+        block="prop2_ffn",
+        inputs=dict(h),
+        outputs=outputs,
+        variables=tuple(str(v) for v in h.values()),
+        domain="reals",
+    )
+
+
+def _prop2_ln_lemma(width: int, c_prime: Fraction) -> Identity:
+    """C8, part 2: layer norm (eps = 0) of [s; −s; 0…] is [√(D̂/2); −√(D̂/2); 0…] for s > 0 (and
+    the negative of it for s < 0, by oddness), so the logit is ±c′√(D̂/2) whatever n is."""
+    s = sympy.Symbol("s", positive=True)
+    d = sympy.Integer(width)
+    vector = [s, -s] + [sympy.Integer(0)] * (width - 2)
+    mean = sum(vector) / d
+    var = sum((x - mean) ** 2 for x in vector) / d
+    first = (vector[0] - mean) / sympy.sqrt(var)
+    cp = sympy.Rational(c_prime.numerator, c_prime.denominator)
+    return Identity(
+        id="C8",
+        statement=f"the final logit c′·LN([s; −s; 0…])₁ equals c′√(D̂/2) = {cp}·√{sympy.Rational(width, 2)} for "
+        "every s > 0 (and minus that for s < 0): independent of n",
+        reference="§3.2, Proposition 2",
+        lhs=cp * first,
+        rhs=cp * sympy.sqrt(d / 2),
+    )
 
 
 def _first_ln_logn_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:

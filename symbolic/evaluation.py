@@ -8,7 +8,8 @@ network makes (a ReLU phase, a hardmax argmax, the accept bit) goes through
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Generic, Protocol, TypeVar, assert_never
@@ -63,8 +64,15 @@ class Arithmetic(Protocol[V]):
     def step(self, a: V) -> V: ...
     def clip01(self, a: V) -> V: ...
     def is_zero(self, a: V) -> bool: ...
+    def key(self, a: V) -> Hashable: ...
     def softmax(
-        self, nz: Softmax, scale: Scale, scores: Sequence[V], n: int, where: str
+        self,
+        nz: Softmax,
+        scale: Scale,
+        scores: Sequence[V],
+        n: int,
+        where: str,
+        counts: Sequence[int] | None = None,
     ) -> list[V]: ...
 
 
@@ -218,6 +226,11 @@ class _Evaluator(Generic[V]):
         vs = [self.affine(h.value, r) for r in rows]
         qk_names = h.query.outputs
         out_names = h.value.outputs
+        groups: dict[tuple[Hashable, ...], list[int]] = {}
+        for j in range(n):
+            groups.setdefault(tuple(ar.key(ks[j][name]) for name in qk_names), []).append(j)
+        if 2 * len(groups) <= n and len(groups) <= GROUPED_MAX:
+            return self._head_grouped(layer, h, qs, ks, vs, list(groups.values()), n, selections)
         result: list[dict[str, V]] = []
         for i in range(n):
             allowed = _mask(h.mask, i, n)
@@ -281,6 +294,134 @@ class _Evaluator(Generic[V]):
                 acc[o] = self.zero if total is None else total
             result.append(acc)
         return result
+
+    def _score(self, h: Head, q: dict[str, V], k: dict[str, V]) -> V:
+        ar = self.ar
+        s = self.zero
+        for name in h.query.outputs:
+            qv, kv = q[name], k[name]
+            if ar.is_zero(qv) or ar.is_zero(kv):
+                continue
+            s = ar.add(s, ar.mul(qv, kv))
+        if h.scoring == "neg_abs_dot":
+            s = ar.sub(self.zero, s) if ar.sign(s) > 0 else s
+        return s
+
+    def _head_grouped(
+        self,
+        layer: str,
+        h: Head,
+        qs: list[dict[str, V]],
+        ks: list[dict[str, V]],
+        vs: list[dict[str, V]],
+        groups: list[list[int]],
+        n: int,
+        selections: list[Selection[V]],
+    ) -> list[dict[str, V]]:
+        """The same head, computed once per group of positions with identical keys.
+
+        Positions with equal keys get equal scores and equal weights, so a query needs one score
+        per group and, per group, the number of unmasked members and the sum of their values.
+        Masks are ranges (a prefix or a suffix of the positions), so those come from running sums
+        per group, with no subtraction. O(n·groups) instead of O(n²).
+        """
+        ar = self.ar
+        where = f"attention {layer!r} head {h.name!r}"
+        out_names = h.value.outputs
+        member = [0] * n
+        for g, js in enumerate(groups):
+            for j in js:
+                member[j] = g
+        # Running (count, value sums) per group over a prefix [0, hi) or a suffix [lo, n).
+        suffix = h.mask in ("anticausal", "strict_anticausal")
+        order = range(n - 1, -1, -1) if suffix else range(n)
+        counts = [0] * len(groups)
+        sums: list[dict[str, V]] = [{o: self.zero for o in out_names} for _ in groups]
+        nonempty: set[int] = set()
+
+        def absorb(j: int) -> None:
+            g = member[j]
+            counts[g] += 1
+            nonempty.add(g)
+            for o in out_names:
+                v = vs[j][o]
+                if not ar.is_zero(v):
+                    sums[g][o] = ar.add(sums[g][o], v)
+
+        if h.mask == "none":
+            for j in range(n):
+                absorb(j)
+        result: list[dict[str, V] | None] = [None] * n
+        sel: list[Selection[V] | None] = [None] * n
+        for i in order:
+            if h.mask in ("causal", "anticausal"):
+                absorb(i)
+            allowed_lo, allowed_hi = _mask_range(h.mask, i, n)
+            if allowed_hi <= allowed_lo:
+                if h.empty == "error":
+                    raise UndefinedValueError(
+                        f"{where}: position {i} attends to an empty set under mask {h.mask!r} "
+                        "and the head's empty rule is 'error'"
+                    )
+                sel[i] = Selection(layer, h.name, i, (self.zero,) * n, ())
+                result[i] = {o: self.zero for o in out_names}
+            else:
+                live = sorted(nonempty)
+                scores = [self._score(h, qs[i], ks[groups[g][0]]) for g in live]
+                weights = [self.zero] * len(groups)
+                selected: tuple[int, ...] | None = None
+                acc: dict[str, V] = {}
+                match h.normalizer:
+                    case Hardmax(tie=tie):
+                        best = [0]
+                        for idx in range(1, len(scores)):
+                            cmp = ar.sign(ar.sub(scores[idx], scores[best[0]]))
+                            if cmp > 0:
+                                best = [idx]
+                            elif cmp == 0:
+                                best.append(idx)
+                        chosen = [live[b] for b in best]
+                        inside = [
+                            j for g in chosen for j in _in_range(groups[g], allowed_lo, allowed_hi)
+                        ]
+                        if tie == "average":
+                            share = self.c(Fraction(1, len(inside)))
+                            for g in chosen:
+                                weights[g] = share
+                            selected = tuple(sorted(inside))
+                            for o in out_names:
+                                total = self.zero
+                                for g in chosen:
+                                    total = ar.add(total, sums[g][o])
+                                acc[o] = ar.mul(share, total) if len(inside) > 1 else total
+                        else:
+                            j = min(inside) if tie == "leftmost" else max(inside)
+                            selected = (j,)
+                            acc = dict(vs[j])
+                    case Softmax():
+                        ws = ar.softmax(h.normalizer, h.scale, scores, n, where, [counts[g] for g in live])
+                        for g, w in zip(live, ws, strict=True):
+                            weights[g] = w
+                        for o in out_names:
+                            total = self.zero
+                            for g, w in zip(live, ws, strict=True):
+                                if not ar.is_zero(sums[g][o]) and not ar.is_zero(w):
+                                    total = ar.add(total, ar.mul(w, sums[g][o]))
+                            acc[o] = total
+                    case _:
+                        assert_never(h.normalizer)
+                full = [self.zero] * n
+                if selected is not None and h.normalizer.tie != "average":  # type: ignore[union-attr]
+                    full[selected[0]] = self.one
+                else:
+                    for j in range(allowed_lo, allowed_hi):
+                        full[j] = weights[member[j]]
+                sel[i] = Selection(layer, h.name, i, tuple(full), selected)
+                result[i] = acc
+            if h.mask in ("strict_causal", "strict_anticausal"):
+                absorb(i)
+        selections.extend(s for s in sel if s is not None)
+        return [r if r is not None else {} for r in result]
 
     def attention(
         self, block: AttentionLayer, rows: list[dict[str, V]], n: int, selections: list[Selection[V]]
@@ -469,6 +610,28 @@ def _live_positions(net: Network, n: int) -> list[frozenset[int] | None]:
     for i in range(last_attention + 1, len(net.layers)):
         live[i] = frozenset({t})
     return live
+
+
+GROUPED_MAX = 64
+
+
+def _mask_range(mask: str, i: int, n: int) -> tuple[int, int]:
+    """The unmasked positions for query ``i`` as a half-open range ``[lo, hi)``."""
+    if mask == "none":
+        return 0, n
+    if mask == "causal":
+        return 0, i + 1
+    if mask == "strict_causal":
+        return 0, i
+    if mask == "anticausal":
+        return i, n
+    if mask == "strict_anticausal":
+        return i + 1, n
+    raise SymbolicError(f"unknown mask {mask!r}")  # pragma: no cover - Head validates mask
+
+
+def _in_range(sorted_positions: list[int], lo: int, hi: int) -> list[int]:
+    return sorted_positions[bisect.bisect_left(sorted_positions, lo) : bisect.bisect_left(sorted_positions, hi)]
 
 
 def _mask(mask: str, i: int, n: int) -> list[int]:

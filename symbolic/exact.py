@@ -70,6 +70,9 @@ class FractionArithmetic:
     def is_zero(self, a: Fraction) -> bool:
         return a == 0
 
+    def key(self, a: Fraction) -> Fraction:
+        return a
+
     def sqrt(self, a: Fraction, where: str) -> Fraction:
         root = _exact_sqrt(a)
         if root is None:
@@ -80,7 +83,13 @@ class FractionArithmetic:
         return root
 
     def softmax(
-        self, nz: Softmax, scale: Scale, scores: Sequence[Fraction], n: int, where: str
+        self,
+        nz: Softmax,
+        scale: Scale,
+        scores: Sequence[Fraction],
+        n: int,
+        where: str,
+        counts: Sequence[int] | None = None,
     ) -> list[Fraction]:
         # weights ∝ exp(κ·s) with κ = coef·(1/√d)·(ln n)·(ln r or c); rational iff it is b^(a·s)
         # with b rational and every a·(s_j − s_max) an integer.
@@ -118,7 +127,8 @@ class FractionArithmetic:
                     f"{base}^({diff}) is not rational; use the sympy interpreter (--backend sympy)"
                 )
             weights.append(base ** int(diff))
-        total = sum(weights, Fraction(0))
+        mult = counts if counts is not None else [1] * len(weights)
+        total = sum((c * w for c, w in zip(mult, weights, strict=True)), Fraction(0))
         return [w / total for w in weights]
 
 

@@ -91,6 +91,9 @@ class IntervalArithmetic:
         lo, hi = a._mpi_
         return bool(lo == fzero and hi == fzero)
 
+    def key(self, a: Interval) -> object:
+        return a._mpi_
+
     def sqrt(self, a: Interval, where: str) -> Interval:
         if a.b < 0:
             raise UndecidedSignError(f"{where}: √ of a negative interval {a}")
@@ -99,7 +102,13 @@ class IntervalArithmetic:
         return self.ctx.sqrt(a)
 
     def softmax(
-        self, nz: Softmax, scale: Scale, scores: Sequence[Interval], n: int, where: str
+        self,
+        nz: Softmax,
+        scale: Scale,
+        scores: Sequence[Interval],
+        n: int,
+        where: str,
+        counts: Sequence[int] | None = None,
     ) -> list[Interval]:
         kappa = self.const(scale.coef)
         if scale.sqrt_d is not None:
@@ -115,9 +124,10 @@ class IntervalArithmetic:
         exps = [kappa * s for s in scores]
         shift = max(e.a for e in exps)
         raw = [self.ctx.exp(e - shift) for e in exps]
-        total = raw[0]
-        for w in raw[1:]:
-            total = total + w
+        mult = counts if counts is not None else [1] * len(raw)
+        total = raw[0] * mult[0]
+        for c, w in zip(mult[1:], raw[1:], strict=True):
+            total = total + w * c
         return [w / total for w in raw]
 
 

@@ -31,6 +31,7 @@ from .ir import Network, Scale, Softmax
 __all__ = ["SympyArithmetic", "UndecidableSignError", "run", "to_sympy"]
 
 _DIGITS = 40
+_SIMPLIFY_OPS = 400
 
 
 class UndecidableSignError(UndecidedSignError):
@@ -91,12 +92,15 @@ class SympyArithmetic:
             return 1
         if enclosure.b < 0:
             return -1
-        # The enclosure straddles 0: the value may be exactly 0. Decide it algebraically.
-        if sympy.simplify(a) == 0:
+        # The enclosure straddles 0: the value may be exactly 0. Decide it algebraically, but
+        # only where simplification is affordable: a large expression that is not structurally
+        # 0 stops the evaluation with a clear error instead of hanging in simplify().
+        if sympy.count_ops(a) <= _SIMPLIFY_OPS and sympy.simplify(a) == 0:
             return 0
         raise UndecidableSignError(
-            f"cannot decide the sign of a value enclosed in {enclosure} at {_DIGITS} digits "
-            "that does not simplify to 0"
+            f"cannot decide the sign of a value enclosed in {enclosure} at {_DIGITS} digits: "
+            f"it is not structurally 0 and {'does not simplify to 0' if sympy.count_ops(a) <= _SIMPLIFY_OPS else 'is too large to simplify'}; "
+            "the interval backend (--backend interval) decides every sign it can prove"
         )
 
     def _enclose(self, a: sympy.Expr) -> object:
@@ -151,11 +155,20 @@ class SympyArithmetic:
     def is_zero(self, a: sympy.Expr) -> bool:
         return a == 0
 
+    def key(self, a: sympy.Expr) -> sympy.Expr:
+        return a
+
     def sqrt(self, a: sympy.Expr, where: str) -> sympy.Expr:
         return sympy.sqrt(a)
 
     def softmax(
-        self, nz: Softmax, scale: Scale, scores: Sequence[sympy.Expr], n: int, where: str
+        self,
+        nz: Softmax,
+        scale: Scale,
+        scores: Sequence[sympy.Expr],
+        n: int,
+        where: str,
+        counts: Sequence[int] | None = None,
     ) -> list[sympy.Expr]:
         factor: sympy.Expr = to_sympy(scale.coef)
         if scale.sqrt_d is not None:
@@ -172,7 +185,8 @@ class SympyArithmetic:
                 raw = [base ** (factor * s) for s in scores]
             else:
                 raw = [sympy.exp(to_sympy(nz.c) * factor * s) for s in scores]
-        total = sympy.Add(*raw)
+        mult = counts if counts is not None else [1] * len(raw)
+        total = sympy.Add(*(c * w for c, w in zip(mult, raw, strict=True)))
         return [w / total for w in raw]
 
 

@@ -485,6 +485,8 @@ def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
         for value, cond in reversed(cases):
             out = z3.If(_sympy_to_z3(z3, ctx, cond, env), _sympy_to_z3(z3, ctx, value, env), out)
         return out
+    if isinstance(expr, sympy.Pow) and expr.exp == -1 and expr.base.is_Rational:
+        return _sympy_to_z3(z3, ctx, sympy.Rational(1, 1) / expr.base, env)
     if isinstance(expr, sympy.Eq):
         return _sympy_to_z3(z3, ctx, expr.lhs, env) == _sympy_to_z3(z3, ctx, expr.rhs, env)
     raise NotImplementedError(f"unsupported: {type(expr).__name__} in {expr}")
@@ -493,14 +495,18 @@ def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
 def _block_identity(job: Job, claim: BlockIdentity) -> Verdict:
     import z3
 
-    method = "smt (z3), all integers"
+    method = f"smt (z3), all {claim.domain}"
     net = job.network(0)
     block = next((s.block for s in net.layers if s.block.name == claim.block), None)
     if not isinstance(block, FFN):
         return Unknown(method, f"unsupported: no FFN block named {claim.block!r}")
     ctx = z3.Context()
-    ints = {v: z3.Int(v, ctx) for v in claim.variables}
-    env = {v: z3.ToReal(x) for v, x in ints.items()}
+    if claim.domain == "integers":
+        ints = {v: z3.Int(v, ctx) for v in claim.variables}
+        env = {v: z3.ToReal(x) for v, x in ints.items()}
+    else:
+        ints = {v: z3.Real(v, ctx) for v in claim.variables}
+        env = dict(ints)
     x: dict[str, Any] = {}
     for d, e in claim.inputs.items():
         x[d] = _sympy_to_z3(z3, ctx, e, env)
@@ -535,7 +541,8 @@ def _block_identity(job: Job, claim: BlockIdentity) -> Verdict:
     solver.add(z3.Or([x[d] != _sympy_to_z3(z3, ctx, e, env) for d, e in claim.outputs.items()]))
     result = solver.check()
     if result == z3.unsat:
-        return Proved(method, 1, f"for all integers {', '.join(claim.variables)} (unbounded)")
+        shown = ", ".join(claim.variables) if len(claim.variables) <= 4 else f"{len(claim.variables)} variables"
+        return Proved(method, 1, f"for all {claim.domain} {shown} (unbounded)")
     if result == z3.sat:
         model = solver.model()
         values = {v: str(model.eval(ints[v], model_completion=True)) for v in claim.variables}

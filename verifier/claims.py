@@ -149,13 +149,15 @@ class MirrorInvariant(ClaimBase):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BlockIdentity(ClaimBase):
-    """The FFN named ``block`` maps inputs ``inputs`` (sympy expressions in integer symbols) to
-    outputs equal to ``outputs`` (sympy expressions), for all integer values of the symbols."""
+    """The FFN named ``block`` maps inputs ``inputs`` (sympy expressions in the ``variables``) to
+    outputs equal to ``outputs`` (sympy expressions), for all values of the variables in
+    ``domain`` (integers or reals). An unbounded statement: no word length enters."""
 
     block: str
     inputs: Mapping[str, Any]
     outputs: Mapping[str, Any]
     variables: tuple[str, ...]
+    domain: Literal["integers", "reals"] = "integers"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
