@@ -142,6 +142,8 @@ def _run(job: Job, word: Word, backend: str) -> Trace[Any]:
 
 
 def _method(backend: str) -> str:
+    if backend == "interval":
+        return "exhaustive (interval; sympy where an interval straddles 0)"
     return f"exhaustive ({backend})"
 
 

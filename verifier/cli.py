@@ -232,30 +232,40 @@ def _print_trace(trace: Any) -> None:
 class Task:
     construction: str
     given: tuple[tuple[str, str], ...]
-    claim_index: int
+    claim_indices: tuple[int, ...]
     max_n: int | None
 
 
-def _claim_bound(claim: Claim, max_n: int | None) -> int | None:
+def _claim_bound(claim: Claim, max_n: int | None, verdict: Verdict | None = None) -> int | None:
+    """The word-length bound a verdict covers; None for statements without one (lemmas over all
+    integers or reals, identities, structural proofs that hold for every length)."""
     from .claims import BlockIdentity, Identity
 
     if isinstance(claim, (BlockIdentity, Identity)):
         return None
+    if isinstance(verdict, Proved) and verdict.method.startswith("structural"):
+        return None
     return claim.max_len if max_n is None else max_n
 
 
-def _work(task: Task) -> tuple[Verdict, float]:
+def _work(task: Task) -> list[tuple[Verdict, float]]:
+    """Check the claims of one construction in one process, so that claims evaluated with the
+    same backend share their traces."""
     from .checker import Job, check
 
     c = _registry()[task.construction]
     values = c.parse_params(dict(task.given))
-    claim = c.claims(values)[task.claim_index]
-    started = time.perf_counter()
-    try:
-        verdict = check(Job(c, values), claim, max_len=task.max_n)
-    except Exception as exc:  # a crash in a checker is reported as Unknown, never as a pass
-        verdict = Unknown("exhaustive", f"checker error: {type(exc).__name__}: {exc}")
-    return verdict, time.perf_counter() - started
+    claims = c.claims(values)
+    job = Job(c, values)
+    out: list[tuple[Verdict, float]] = []
+    for idx in task.claim_indices:
+        started = time.perf_counter()
+        try:
+            verdict = check(job, claims[idx], max_len=task.max_n)
+        except Exception as exc:  # a crash in a checker is reported as Unknown, never as a pass
+            verdict = Unknown("exhaustive", f"checker error: {type(exc).__name__}: {exc}")
+        out.append((verdict, time.perf_counter() - started))
+    return out
 
 
 def _verdict_name(v: Verdict) -> str:
@@ -347,25 +357,33 @@ def cmd_prove(args: argparse.Namespace) -> int:
     for c in selected:
         values = _values(c, given)
         plans.append((c, values, list(c.claims(values))))
-    # A task carries only names and the user's raw parameters: the worker rebuilds the rest.
+    # One task per construction; a task carries only names and the user's raw parameters (the
+    # worker rebuilds the rest).
     tasks = [
-        (c, values, claim, Task(c.name, tuple(sorted(given.items())), i, args.max_n))
+        (c, values, claims, Task(c.name, tuple(sorted(given.items())), tuple(range(len(claims))), args.max_n))
         for c, values, claims in plans
-        for i, claim in enumerate(claims)
     ]
-    results: list[tuple[Construction, dict[str, Any], Claim, Verdict, float]] = [None] * len(tasks)  # type: ignore[list-item]
+    flat = [(c, values, claim) for c, values, claims in plans for claim in claims]
+    offsets = [0]
+    for _c, _v, claims, _t in tasks:
+        offsets.append(offsets[-1] + len(claims))
+    results: list[tuple[Construction, dict[str, Any], Claim, Verdict, float]] = [None] * len(flat)  # type: ignore[list-item]
     jobs = max(1, args.jobs if args.jobs else (os.cpu_count() or 1))
     interactive = sys.stderr.isatty() and not args.json
     started = time.perf_counter()
 
-    def report(idx: int, verdict: Verdict, seconds: float) -> None:
-        c, values, claim, _task = tasks[idx]
+    def report(task_idx: int, verdicts: list[tuple[Verdict, float]]) -> None:
+        for k, (verdict, seconds) in enumerate(verdicts):
+            report_one(offsets[task_idx] + k, verdict, seconds)
+
+    def report_one(idx: int, verdict: Verdict, seconds: float) -> None:
+        c, values, claim = flat[idx]
         results[idx] = (c, values, claim, verdict, seconds)
         done = sum(r is not None for r in results)
-        line = f"[{done}/{len(tasks)}] {c.name} {claim.id}: {_verdict_name(verdict)} ({seconds:.1f}s)"
+        line = f"[{done}/{len(flat)}] {c.name} {claim.id}: {_verdict_name(verdict)} ({seconds:.1f}s)"
         if interactive:
             width = 30
-            filled = width * done // len(tasks)
+            filled = width * done // len(flat)
             sys.stderr.write(f"\r\033[K{'#' * filled}{'.' * (width - filled)} {line}")
             sys.stderr.flush()
         elif not args.quiet:
@@ -373,27 +391,25 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
     if jobs == 1 or len(tasks) == 1:
         for idx, (_c, _v, _cl, task) in enumerate(tasks):
-            verdict, seconds = _work(task)
-            report(idx, verdict, seconds)
+            report(idx, _work(task))
     else:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            # Longest first: exhaustive claims with big bounds go to the pool before small ones.
-            order = sorted(range(len(tasks)), key=lambda i: -_cost(tasks[i][2], args.max_n))
-            futures: dict[Future[tuple[Verdict, float]], int] = {pool.submit(_work, tasks[i][3]): i for i in order}
+            # Most expensive first, so the long constructions do not start last.
+            order = sorted(range(len(tasks)), key=lambda i: -sum(_cost(cl, args.max_n) for cl in tasks[i][2]))
+            futures: dict[Future[list[tuple[Verdict, float]]], int] = {pool.submit(_work, tasks[i][3]): i for i in order}
             pending = set(futures)
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:
-                    verdict, seconds = f.result()
-                    report(futures[f], verdict, seconds)
+                    report(futures[f], f.result())
     if interactive:
         sys.stderr.write("\n")
     elapsed = time.perf_counter() - started
 
     records = []
     for c, values, claim, verdict, _seconds in results:
-        bound = _claim_bound(claim, args.max_n)
+        bound = _claim_bound(claim, args.max_n, verdict)
         record = _record(c, values, claim, bound, verdict)
         records.append(record)
         if args.out:
@@ -424,15 +440,19 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def _cost(claim: Claim, max_n: int | None) -> int:
+    """A rough cost: words in the bound, times 20 for the backends that leave the rationals."""
     bound = _claim_bound(claim, max_n)
-    return 0 if bound is None else 2 ** min(bound, 30)
+    if bound is None:
+        return 1
+    slow = getattr(claim, "backend", "exact") in ("interval", "sympy")
+    return 2 ** min(bound, 30) * (20 if slow else 1)
 
 
 def _print_table(results: Sequence[tuple[Construction, Mapping[str, Any], Claim, Verdict, float]], max_n: int | None) -> None:
     headers = ("construction", "claim", "verdict", "bound", "method", "time")
     rows = []
     for c, _values, claim, verdict, seconds in results:
-        bound = _claim_bound(claim, max_n)
+        bound = _claim_bound(claim, max_n, verdict)
         btxt = "all" if bound is None else f"{claim.min_len}≤|w|≤{bound}"
         rows.append((c.name, claim.id, _verdict_name(verdict).upper(), btxt, verdict.method, f"{seconds:.1f}s"))
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
