@@ -243,27 +243,11 @@ class _Evaluator(Generic[V]):
                 selections.append(Selection(layer, h.name, i, (self.zero,) * n, ()))
                 result.append({o: self.zero for o in out_names})
                 continue
-            scores: list[V] = []
-            for j in allowed:
-                s = self.zero
-                for name in qk_names:
-                    qv, kv = qs[i][name], ks[j][name]
-                    if ar.is_zero(qv) or ar.is_zero(kv):
-                        continue
-                    s = ar.add(s, ar.mul(qv, kv))
-                if h.scoring == "neg_abs_dot":
-                    s = ar.sub(self.zero, s) if ar.sign(s) > 0 else s
-                scores.append(s)
+            scores = [self._score(h, qs[i], ks[j]) for j in allowed]
             selected: tuple[int, ...] | None
             match h.normalizer:
                 case Hardmax(tie=tie):
-                    best = [0]
-                    for idx in range(1, len(scores)):
-                        cmp = ar.sign(ar.sub(scores[idx], scores[best[0]]))
-                        if cmp > 0:
-                            best = [idx]
-                        elif cmp == 0:
-                            best.append(idx)
+                    best = self._argmax(scores)
                     if tie == "leftmost":
                         best = [best[0]]
                     elif tie == "rightmost":
@@ -295,7 +279,19 @@ class _Evaluator(Generic[V]):
             result.append(acc)
         return result
 
+    def _argmax(self, scores: Sequence[V]) -> list[int]:
+        """Indices of the maximal scores, in increasing order (exact comparisons)."""
+        best = [0]
+        for idx in range(1, len(scores)):
+            cmp = self.ar.sign(self.ar.sub(scores[idx], scores[best[0]]))
+            if cmp > 0:
+                best = [idx]
+            elif cmp == 0:
+                best.append(idx)
+        return best
+
     def _score(self, h: Head, q: dict[str, V], k: dict[str, V]) -> V:
+        """The (unscaled) score of one key for one query: ⟨q, k⟩ or −|⟨q, k⟩|."""
         ar = self.ar
         s = self.zero
         for name in h.query.outputs:
@@ -373,13 +369,7 @@ class _Evaluator(Generic[V]):
                 acc: dict[str, V] = {}
                 match h.normalizer:
                     case Hardmax(tie=tie):
-                        best = [0]
-                        for idx in range(1, len(scores)):
-                            cmp = ar.sign(ar.sub(scores[idx], scores[best[0]]))
-                            if cmp > 0:
-                                best = [idx]
-                            elif cmp == 0:
-                                best.append(idx)
+                        best = self._argmax(scores)
                         chosen = [live[b] for b in best]
                         inside = [
                             j for g in chosen for j in _in_range(groups[g], allowed_lo, allowed_hi)
