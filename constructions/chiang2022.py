@@ -175,9 +175,9 @@ def rumelhart_parity(n: int) -> Network:
         [0] I[k>=1] := 1*x1 + 1*x2 + -1/2
         [0] I[k>=2] := 1*x1 + 1*x2 + -3/2
         [1] step
-        [2] y := 1*I[k>=1] + -1*I[k>=2] + -1/2
+        [2] W²h¹+b² := 1*I[k>=1] + -1*I[k>=2] + -1/2
         [3] step
-        [4] y := 1*y
+        [4] y := 1*W²h¹+b²
       readout classifier at position 0: accept iff logit > 0
         logit := 1*y + -1/2
     """
@@ -229,8 +229,8 @@ def parity_transformer(c: str | BaseSpec = "ln(2)") -> Network:
     Erratum: for even n, s = (−1)^{k+1}(2/n²)tanh c, not (2/n)tanh c (module docstring).
 
     >>> from symbolic.exact import run
-    >>> run(parity_transformer(), "1").output
-    Fraction(3, 20)
+    >>> run(parity_transformer(), "1").output    # (2/n²)·tanh c = (1/2)(3/5) at n = 2, E = 2
+    Fraction(3, 10)
     """
     base = c if isinstance(c, BaseSpec) else parse_c(c)
     dims = (I0, I1, ICLS, "i/n", "cos(iπ)", "k/n", "1/n", "I[i=k]/n", "s")

@@ -9,12 +9,10 @@ symbolic bases, a decision that depends on the symbol raises :class:`Undecidable
 (the readout's accept bit is then ``None``).
 
 >>> import sympy
-from mpmath import iv
 >>> from constructions.chiang2022 import parity_transformer
->>> t = run(parity_transformer(), "11", symbolic=True)
->>> E = sympy.Symbol("E", positive=True)
->>> sympy.factor(t.output)
--2*(E - 1)*(E + 1)/(9*(E**2 + 1))
+>>> t = run(parity_transformer(), "1", symbolic=True)   # n = 2: s = (2/n²)·tanh c
+>>> sympy.factor(t.output), t.accepted
+((E - 1)*(E + 1)/(2*(E**2 + 1)), None)
 """
 
 from __future__ import annotations
