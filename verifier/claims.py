@@ -242,6 +242,13 @@ class Construction:
     claims: Callable[[Mapping[str, Any]], tuple[Claim, ...]]
     language: Language | None = None
     per_length: bool = False
+    language_of: Callable[[Mapping[str, Any]], Language] | None = None
+
+    def reference_language(self, values: Mapping[str, Any]) -> Language | None:
+        """The language the construction recognizes for these parameters, if it has one."""
+        if self.language_of is not None:
+            return self.language_of(values)
+        return self.language
 
     def param(self, name: str) -> Param:
         for p in self.params:

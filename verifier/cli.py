@@ -88,7 +88,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "id": c.paper_id,
                 "title": c.title,
                 "reference": c.reference,
-                "language": c.language.name if c.language else None,
+                "language": (lambda lang: lang.name if lang else None)(c.reference_language(values)),
                 "params": [
                     {"name": p.name, "default": p.default, "help": p.help, **({"choices": list(p.choices)} if p.choices else {})}
                     for p in c.params
@@ -147,7 +147,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"{exc}") from None
     except SymbolicError as exc:
         raise UsageError(f"{type(exc).__name__}: {exc}") from None
-    member = c.language.contains(word) if c.language else None
+    lang = c.reference_language(values)
+    member = lang.contains(word) if lang else None
     record: dict[str, Any] = {
         "construction": c.name,
         "id": c.paper_id,
@@ -177,7 +178,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"logit s = {record['output']}   ({args.backend})")
     if trace.accepted is not None:
         verdict = "accepted (s > 0)" if trace.accepted else "rejected (s <= 0)"
-        print(f"{verdict}" + ("" if member is None else f"; {c.language.name}: {'member' if member else 'not a member'}"))  # type: ignore[union-attr]
+        print(f"{verdict}" + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}"))
     return EXIT_OK
 
 

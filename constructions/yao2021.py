@@ -1,0 +1,253 @@
+"""Yao, Peng, Papadimitriou & Narasimhan 2021, *Self-Attention Networks Can Process Bounded
+Hierarchical Languages*: the (D+1)-layer hard-attention recognizer of Dyck(k, D) (Theorem 4.1).
+
+Representation (spec ``chiang2022_yao2021.md`` §3.3): x_i = [t_i (B bits), o_i, p_i, m_i, e_i],
+with t the binary code of the bracket type (code 0 for the start token γ and the end token ω, so
+that γ "matches" ω), o = 1 for open brackets and γ, p_i = i/n (positions 1..n, n counting γ and
+ω), m = "matched", e = "error". Matching layers ℓ = 1..D each attend, with hard attention, to
+the nearest unmatched token on the left (score p_j − m_j, mask j < i) and on the right (score
+−p_j − m_j, mask j > i), then a ReLU gate circuit (Lemma A.1) updates m and e. The final layer
+attends from ω to any unmatched or erroneous token (score e_j − m_j + 1) and accepts iff none.
+
+Errata of the paper and the fixes used (``variant=fixed``; ``variant=paper`` builds the printed
+version so its counterexamples can be seen):
+
+1. §5.1's FFN pairs s₁ = SAME(t_i, t_{j₁}) with the right neighbour j₂ and s₂ with j₁: the indices
+   are swapped (an open bracket must compare its type with its *right* partner).
+2. The FFN has no ¬m_i / ¬m_j guards: an already matched token meets an outer unmatched close in
+   a later layer and sets e = 1, so valid strings such as ``([])`` are rejected for D ≥ 2.
+3. γ and ω start unmatched (m = 0) and need a matching layer of their own: with D matching layers
+   depth-D strings such as ``()`` at D = 1 are rejected. Fix: start γ and ω as matched.
+4. t_i ∈ ℝ^{⌈log k⌉} has 0 bits for k = 1 and cannot tell γ/ω from brackets: B = max(1, ⌈log₂(k+1)⌉)
+   bits with code 0 reserved for γ/ω (both variants use B; the paper variant keeps 1–3).
+5. Masks are strict (j < i, j > i); an empty masked set (γ's left, ω's right) yields the zero
+   vector.
+
+The printed version accepts ``)(`` (k = 1, D = 1), the shortest counterexample.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from fractions import Fraction
+
+from symbolic import (
+    AttentionLayer,
+    Hardmax,
+    Head,
+    Network,
+    Sublayer,
+    affine,
+    classifier,
+    constant,
+    token_embedding,
+)
+from symbolic.gates import AND, NOT, OR, SAME, Node, compile_ffn, var
+
+START, END = "γ", "ω"
+_PAIRS = ("()", "[]", "{}", "<>")
+
+
+def symbols(k: int) -> tuple[tuple[str, str], ...]:
+    """(open, close) symbols of types 1..k: ``()[]{}<>`` for k <= 4, else ``(1 )1 (2 )2 ...``."""
+    if k <= 4:
+        return tuple((p[0], p[1]) for p in _PAIRS[:k])
+    return tuple((f"({t}", f"){t}") for t in range(1, k + 1))
+
+
+def type_bits(k: int) -> int:
+    """B = max(1, ⌈log₂(k+1)⌉): enough bits for the codes 1..k plus code 0 for γ/ω."""
+    return max(1, math.ceil(math.log2(k + 1)))
+
+
+def _check(k: int, depth: int) -> None:
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k={k!r} must be an integer >= 1 (the number of bracket types)")
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
+        raise ValueError(f"depth={depth!r} must be an integer >= 1 (the maximal nesting depth D)")
+
+
+def dyck_recognizer(*, k: int, depth: int, variant: str = "fixed") -> Network:
+    """The (D+1)-layer hard-attention recognizer of Dyck(k, D).
+
+    Reference: Yao et al. 2021, §5.1, Theorem 4.1; gates from Lemma A.1.
+    Invariant (fixed variant): after matching layer ℓ, m_i = 1 iff token i's partner exists and
+    their pair has height <= ℓ; e_i = 1 marks a type mismatch between nearest unmatched brackets.
+    Erratum: see the module docstring (swapped SAME indices, missing ¬m guards, γ/ω start
+    unmatched, ⌈log k⌉ bits); ``variant="paper"`` builds the printed version.
+
+    >>> from symbolic.exact import run
+    >>> run(dyck_recognizer(k=2, depth=2), "([])[]").accepted
+    True
+    >>> run(dyck_recognizer(k=1, depth=1, variant="paper"), ")(").accepted   # the paper accepts it
+    True
+    """
+    _check(k, depth)
+    if variant not in ("fixed", "paper"):
+        raise ValueError(f"variant={variant!r} must be fixed or paper")
+    fixed = variant == "fixed"
+    B = type_bits(k)
+    tb = [f"t{b}" for b in range(B)]
+    base = (*tb, "o", "p", "m", "e")
+    left = tuple(f"l:{d}" for d in (*tb, "o", "m"))
+    right = tuple(f"r:{d}" for d in (*tb, "o", "m"))
+    dims = (*base, *left, *right, "a1", "a2", "y")
+
+    table: dict[str, dict[str, int]] = {}
+    for tau, (op, cl) in enumerate(symbols(k), start=1):
+        code = {tb[b]: (tau >> b) & 1 for b in range(B)}
+        table[op] = {**code, "o": 1}
+        table[cl] = dict(code)
+    table[START] = {"o": 1, "m": 1 if fixed else 0}
+    table[END] = {"m": 1 if fixed else 0}
+    alphabet = tuple(s for pair in symbols(k) for s in pair)
+    emb = token_embedding(
+        alphabet, table, positional={"p": "i/n"}, prefix=(START,), suffix=(END,), index_base=1
+    )
+
+    def neighbour(name: str, score: Mapping[str, int], mask: str) -> Head:
+        return Head(
+            name=name,
+            query=constant({"q": 1}),
+            key=affine({"q": dict(score)}),
+            value=affine({f"{name[0]}:{d}": {d: 1} for d in (*tb, "o", "m")}),
+            normalizer=Hardmax(tie="average"),
+            mask=mask,  # type: ignore[arg-type]
+        )
+
+    t = [var(d) for d in tb]
+    lt = [var(f"l:{d}") for d in tb]
+    rt = [var(f"r:{d}") for d in tb]
+    m, e, o = var("m"), var("e"), var("o")
+    lo, lm, ro, rm = var("l:o"), var("l:m"), var("r:o"), var("r:m")
+    keep: dict[str, Node] = {d: var(d) for d in (*tb, "o", "p")}
+    if fixed:
+        rg = AND(NOT(m), o, NOT(ro), NOT(rm))
+        lg = AND(NOT(m), NOT(o), lo, NOT(lm))
+        s_r, s_l = SAME(t, rt), SAME(t, lt)
+        update = {
+            "m": OR(m, AND(rg, s_r), AND(lg, s_l)),
+            "e": OR(e, AND(rg, NOT(s_r)), AND(lg, NOT(s_l))),
+        }
+    else:
+        s1, s2 = SAME(t, lt), SAME(t, rt)  # as printed: s₁ uses j₁ (left), s₂ uses j₂ (right)
+        update = {
+            "m": OR(m, AND(o, NOT(ro), s1), AND(NOT(o), lo, s2)),
+            "e": OR(e, AND(o, NOT(ro), NOT(s1)), AND(NOT(o), lo, NOT(s2))),
+        }
+    logic = {**keep, **update}
+
+    layers: list[Sublayer] = []
+    for ell in range(1, depth + 1):
+        heads = (
+            neighbour("left", {"p": 1, "m": -1}, "strict_causal"),
+            neighbour("right", {"p": -1, "m": -1}, "strict_anticausal"),
+        )
+        layers.append(Sublayer(block=AttentionLayer(name=f"match{ell}", heads=heads)))
+        layers.append(Sublayer(block=compile_ffn(f"logic{ell}", logic), residual=False))
+    final = Head(
+        name="any_open_or_error",
+        query=constant({"q": 1}),
+        key=affine({"q": {"e": 1, "m": -1}}, bias={"q": 1}),
+        value=affine({"a1": {"e": 1}, "a2": {"m": 1}}),
+        normalizer=Hardmax(tie="average"),
+    )
+    layers.append(Sublayer(block=AttentionLayer(name="final", heads=(final,))))
+    layers.append(Sublayer(block=compile_ffn("accept", {"y": AND(NOT(var("a1")), var("a2"))})))
+    return Network(
+        name="dyck",
+        dims=dims,
+        embedding=emb,
+        layers=tuple(layers),
+        readout=classifier({"y": 1}, position=-1, bias=Fraction(-1, 2)),
+        params=(("k", str(k)), ("depth", str(depth)), ("variant", variant)),
+        reference="Yao et al. 2021, §5.1, Theorem 4.1",
+    )
+
+
+def dyck_contains(word: tuple[str, ...], k: int, depth: int) -> bool:
+    """Reference membership in Dyck(k, D) (balanced, matching types, prefix depth <= D)."""
+    kinds = {s: (i, True) for i, (op, _cl) in enumerate(symbols(k)) for s in (op,)}
+    kinds.update({cl: (i, False) for i, (_op, cl) in enumerate(symbols(k))})
+    stack: list[int] = []
+    for s in word:
+        tau, is_open = kinds[s]
+        if is_open:
+            stack.append(tau)
+            if len(stack) > depth:
+                return False
+        elif not stack or stack.pop() != tau:
+            return False
+    return not stack
+
+
+
+# =========================================================================== claims
+
+from verifier.claims import (  # noqa: E402  (claims come after the networks they speak of)
+    VARIANT,
+    Claim,
+    Construction,
+    Language,
+    Param,
+    Recognizes,
+    parse_int,
+)
+
+_LANGUAGES: dict[tuple[int, int], Language] = {}
+
+
+def dyck_language(k: int, depth: int) -> Language:
+    """Dyck(k, D) as a reference :class:`~verifier.claims.Language` (cached)."""
+    key = (k, depth)
+    if key not in _LANGUAGES:
+        _LANGUAGES[key] = Language(
+            name=f"Dyck({k},{depth})",
+            alphabet=tuple(s for pair in symbols(k) for s in pair),
+            contains=lambda w, k=k, depth=depth: dyck_contains(tuple(w), k, depth),
+            description=f"balanced words over {k} bracket types with nesting depth <= {depth}",
+        )
+    return _LANGUAGES[key]
+
+
+def default_max_len(k: int) -> int:
+    """The largest |u| with at most about 5000 words of length |u| (2k symbols)."""
+    n = 0
+    while (2 * k) ** (n + 1) <= 5000:
+        n += 1
+    return max(n, 2)
+
+
+def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
+    k, depth = int(values["k"]), int(values["depth"])  # type: ignore[call-overload]
+    lang = dyck_language(k, depth)
+    paper = values["variant"] == "paper"
+    return (
+        Recognizes(
+            id="Y2" + ("-paper" if paper else ""),
+            statement=f"the (D+1)-layer network accepts γuω iff u ∈ {lang.name}"
+            + (" (as printed: swapped SAME, no ¬m guards, γ/ω unmatched)" if paper else ""),
+            reference="§5.1, Theorem 4.1",
+            language=lang,
+            max_len=default_max_len(k),
+        ),
+    )
+
+
+CONSTRUCTIONS: tuple[Construction, ...] = (
+    Construction(
+        name="dyck",
+        paper_id="yao2021.dyck_recognizer",
+        title="(D+1)-layer hard-attention recognizer of Dyck(k, D) (Theorem 4.1)",
+        reference="Yao et al. 2021, §5.1",
+        params=(
+            Param(name="k", default="2", parse=parse_int("k", minimum=1), help="number of bracket types k >= 1"),
+            Param(name="depth", default="2", parse=parse_int("depth", minimum=1), help="maximal nesting depth D >= 1"),
+            VARIANT,
+        ),
+        build=lambda values: dyck_recognizer(k=values["k"], depth=values["depth"], variant=values["variant"]),
+        claims=_dyck_claims,
+        language_of=lambda values: dyck_language(values["k"], values["depth"]),
+    ),
+)
