@@ -45,15 +45,15 @@ from symbolic import (
 )
 from symbolic.gates import AND, NOT, OR, SAME, Node, compile_ffn, var
 
+from .dyck import DYCK, dyck_alphabet
+
 START, END = "γ", "ω"
-_PAIRS = ("()", "[]", "{}", "<>")
 
 
 def symbols(k: int) -> tuple[tuple[str, str], ...]:
     """(open, close) symbols of types 1..k: ``()[]{}<>`` for k <= 4, else ``(1 )1 (2 )2 ...``."""
-    if k <= 4:
-        return tuple((p[0], p[1]) for p in _PAIRS[:k])
-    return tuple((f"({t}", f"){t}") for t in range(1, k + 1))
+    alpha = dyck_alphabet(k)
+    return tuple(zip(alpha[0::2], alpha[1::2], strict=True))
 
 
 def type_bits(k: int) -> int:
@@ -166,62 +166,29 @@ def dyck_recognizer(*, k: int, depth: int, variant: str = "fixed") -> Network:
     )
 
 
-def dyck_contains(word: tuple[str, ...], k: int, depth: int) -> bool:
-    """Reference membership in Dyck(k, D) (balanced, matching types, prefix depth <= D)."""
-    kinds = {s: (i, True) for i, (op, _cl) in enumerate(symbols(k)) for s in (op,)}
-    kinds.update({cl: (i, False) for i, (_op, cl) in enumerate(symbols(k))})
-    stack: list[int] = []
-    for s in word:
-        tau, is_open = kinds[s]
-        if is_open:
-            stack.append(tau)
-            if len(stack) > depth:
-                return False
-        elif not stack or stack.pop() != tau:
-            return False
-    return not stack
-
-
-
 # =========================================================================== claims
 
 from verifier.claims import (  # noqa: E402  (claims come after the networks they speak of)
     VARIANT,
     Claim,
     Construction,
-    Language,
     Param,
     Recognizes,
     parse_int,
 )
 
-_LANGUAGES: dict[tuple[int, int], Language] = {}
-
-
-def dyck_language(k: int, depth: int) -> Language:
-    """Dyck(k, D) as a reference :class:`~verifier.claims.Language` (cached)."""
-    key = (k, depth)
-    if key not in _LANGUAGES:
-        _LANGUAGES[key] = Language(
-            name=f"Dyck({k},{depth})",
-            alphabet=tuple(s for pair in symbols(k) for s in pair),
-            contains=lambda w, k=k, depth=depth: dyck_contains(tuple(w), k, depth),
-            description=f"balanced words over {k} bracket types with nesting depth <= {depth}",
-        )
-    return _LANGUAGES[key]
-
-
 def default_max_len(k: int) -> int:
-    """The largest |u| with at most about 5000 words of length |u| (2k symbols)."""
-    n = 0
-    while (2 * k) ** (n + 1) <= 5000:
-        n += 1
-    return max(n, 2)
+    """The spec's exhaustive bound |u| <= 6, lowered while Σ^{<=|u|} has more than 6000 words
+    (k >= 3) so that the default proof stays within a minute of exact evaluation."""
+    n = 6
+    while n > 2 and sum((2 * k) ** i for i in range(n + 1)) > 6000:
+        n -= 1
+    return n
 
 
 def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     k, depth = int(values["k"]), int(values["depth"])  # type: ignore[call-overload]
-    lang = dyck_language(k, depth)
+    lang = DYCK(k, depth)
     paper = values["variant"] == "paper"
     return (
         Recognizes(
@@ -248,6 +215,6 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         ),
         build=lambda values: dyck_recognizer(k=values["k"], depth=values["depth"], variant=values["variant"]),
         claims=_dyck_claims,
-        language_of=lambda values: dyck_language(values["k"], values["depth"]),
+        language_of=lambda values: DYCK(values["k"], values["depth"]),
     ),
 )
