@@ -129,6 +129,11 @@ def parse_c(text: str | Fraction | int) -> BaseSpec:
             raise ValueError(f"c={value} must be > 0; try c=ln(2) or c=1")
         return BaseSpec(c=value)
     raw = text.strip().replace(" ", "")
+    if "." in raw or "e" in raw.replace("ln(", "("):
+        raise ValueError(
+            f"c={text!r}: write c as a rational like 1 or 3/2, or as ln(r) with an exact r like ln(5/2); "
+            "decimals are refused"
+        )
     m = re.fullmatch(r"ln\((.+)\)", raw)
     try:
         if m:
@@ -640,10 +645,17 @@ EPS_PARAM = Param(
     parse=parse_fraction("eps", minimum=Fraction(0)),
     help="layer-norm epsilon (exact rational, 0 allowed)",
 )
+def _parse_eta(raw: str) -> Fraction:
+    eta = parse_fraction("eta", minimum=Fraction(0), strict=True)(raw)
+    if not sympy.exp(sympy.Rational(eta.numerator, eta.denominator)) < 2:
+        raise ValueError(f"eta={eta} must satisfy 0 < eta < ln 2 ≈ 0.693 (c′ > 0 needs it); try eta=1/10")
+    return eta
+
+
 ETA_PARAM = Param(
     name="eta",
     default="1/10",
-    parse=parse_fraction("eta", minimum=Fraction(0), strict=True),
+    parse=_parse_eta,
     help="target cross-entropy η (nats), 0 < η < ln 2; c′ is the next 1/1000 above the paper's value",
 )
 

@@ -25,6 +25,35 @@ _ZERO = Fraction(0)
 _ONE = Fraction(1)
 
 
+def _iroot(n: int, k: int) -> int | None:
+    """The exact k-th root of a non-negative int, or None."""
+    if n < 2:
+        return n
+    lo, hi = 1, 1 << (n.bit_length() // k + 1)
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        p = mid**k
+        if p == n:
+            return mid
+        if p < n:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return None
+
+
+def _rational_power(base: Fraction, e: Fraction) -> Fraction | None:
+    """base^e for base > 0 when it is rational (base's numerator and denominator are perfect
+    q-th powers, e = p/q in lowest terms), else None."""
+    p, q = e.numerator, e.denominator
+    if q == 1:
+        return base**p
+    num, den = _iroot(base.numerator, q), _iroot(base.denominator, q)
+    if num is None or den is None:
+        return None
+    return Fraction(num, den) ** p
+
+
 def _exact_sqrt(q: Fraction) -> Fraction | None:
     if q < 0:
         return None
@@ -91,8 +120,8 @@ class FractionArithmetic:
         where: str,
         counts: Sequence[int] | None = None,
     ) -> list[Fraction]:
-        # weights ∝ exp(κ·s) with κ = coef·(1/√d)·(ln n)·(ln r or c); rational iff it is b^(a·s)
-        # with b rational and every a·(s_j − s_max) an integer.
+        # weights ∝ exp(κ·s) with κ = coef·(1/√d)·(ln n)·(ln r or c). They are computed exactly
+        # when that is b^(a·s) with b rational and every b^(a·(s_j − s_max)) rational.
         coef = scale.coef
         if scale.sqrt_d is not None:
             root = _exact_sqrt(Fraction(scale.sqrt_d))
@@ -121,12 +150,13 @@ class FractionArithmetic:
         weights: list[Fraction] = []
         for e in exps:
             diff = e - top
-            if diff.denominator != 1:
+            w = _rational_power(base, diff)
+            if w is None:
                 raise NotRationalError(
-                    f"{where}: softmax exponent difference {diff} is not an integer, so "
-                    f"{base}^({diff}) is not rational; use the sympy interpreter (--backend sympy)"
+                    f"{where}: softmax weight {base}^({diff}) is not rational; "
+                    "use the sympy interpreter (--backend sympy)"
                 )
-            weights.append(base ** int(diff))
+            weights.append(w)
         mult = counts if counts is not None else [1] * len(weights)
         total = sum((c * w for c, w in zip(mult, weights, strict=True)), Fraction(0))
         return [w / total for w in weights]

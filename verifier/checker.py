@@ -227,6 +227,8 @@ def _guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress 
     total = count_words(alphabet, claim.min_len, bound)
     done = 0
     method = _method(backend)
+    if total == 0:
+        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
     for w in words(alphabet, claim.min_len, bound):
         try:
             trace = job.trace(w, backend)
@@ -418,6 +420,8 @@ def _sign_for_all_bases(job: Job, claim: SignForAllBases, bound: int, progress: 
         return "unknown", None
 
     total = count_words(alphabet, claim.min_len, bound)
+    if total == 0:
+        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
     for w in words(alphabet, claim.min_len, bound):
         m = len(w)
         try:
@@ -575,36 +579,43 @@ def _identity(claim: Identity) -> Verdict:
 
 
 def _mirror_structure(net: Network, pre: str) -> str | None:
-    """None if the IR is closed under x ↦ [x; −x]; else the first place where it is not."""
+    """None if the IR is closed under x ↦ [x; −x]; else the first place where it is not.
+
+    Every check runs both ways (from d to −d and from −d to d), so a write or a positional
+    feature on one side only is caught.
+    """
     dims = set(net.dims)
-    pairs = {d: pre + d for d in net.dims if not d.startswith(pre)}
-    for d, m in pairs.items():
-        if m not in dims:
-            return f"dim {d!r} has no mirror {m!r}"
+
+    def mirror(d: str) -> str:
+        return d[len(pre):] if d.startswith(pre) else pre + d
+
+    for d in net.dims:
+        if mirror(d) not in dims:
+            return f"dim {d!r} has no mirror {mirror(d)!r}"
     emb = net.embedding
     if not isinstance(emb, TokenEmbedding):
         return "not a token embedding"
     for token, row in emb.table:
         vals = dict(row)
-        for d, m in pairs.items():
-            if vals.get(m, Fraction(0)) != -vals.get(d, Fraction(0)):
-                return f"embedding of {token!r}: {m} = {vals.get(m, 0)} but {d} = {vals.get(d, 0)}"
-    pos = {(d, f): c for d, f, c in emb.positional}
+        for d in net.dims:
+            if vals.get(mirror(d), Fraction(0)) != -vals.get(d, Fraction(0)):
+                return f"embedding of {token!r}: {mirror(d)} = {vals.get(mirror(d), 0)} but {d} = {vals.get(d, 0)}"
+    pos: dict[tuple[str, str], Fraction] = {}
+    for d, f, c in emb.positional:
+        pos[(d, f)] = pos.get((d, f), Fraction(0)) + c
     for (d, f), c in pos.items():
-        if d in pairs and pos.get((pairs[d], f), Fraction(0)) != -c:
-            return f"positional feature {f!r}: {pairs[d]} does not get −{c}·{f}"
+        if pos.get((mirror(d), f), Fraction(0)) != -c:
+            return f"positional feature {f!r}: {d} gets {c}·{f} but {mirror(d)} does not get {-c}·{f}"
 
     def mirrored(a: Affine) -> str | None:
         rows = dict(zip(a.outputs, zip(a.weights, a.bias, strict=True), strict=True))
         for o, (w, b) in rows.items():
-            if o.startswith(pre):
-                continue
-            m = pre + o
+            m = mirror(o)
             if m not in rows:
                 return f"{o!r} is written but {m!r} is not"
             mw, mb = rows[m]
             if tuple(-x for x in w) != mw or mb != -b:
-                return f"{m!r} is not written as −{o}"
+                return f"{m!r} is not written as −({o})"
         return None
 
     for sub in net.layers:

@@ -462,8 +462,8 @@ def test_softmax_with_a_rational_base_and_ln_n_scaling_is_refused_by_exact() -> 
         exact.run(softmax_network(Softmax(r=F(2)), Scale(log_n=True)), "ab")
 
 
-def test_softmax_exponents_that_are_not_integers_are_refused_by_exact() -> None:
-    with pytest.raises(NotRationalError, match=r"softmax exponent difference -1/2 is not an integer"):
+def test_a_softmax_weight_that_is_irrational_is_refused_by_exact() -> None:
+    with pytest.raises(NotRationalError, match=r"softmax weight 2\^\(-1/2\) is not rational"):
         exact.run(softmax_network(Softmax(r=F(2)), Scale(coef=F(1, 2))), "ab")
 
 

@@ -1,0 +1,278 @@
+"""A verifier that never finds a bug is worthless (STYLE.md §8).
+
+Every nonzero number of the PARITY and FIRST transformers (embedding rows, positional
+coefficients, query/key/value maps, FFN steps, the heads' output map and the readout) is
+perturbed by +1/2 and by −1/2, one at a time. Each mutant is checked against the reference
+language at |w| ≤ 6 with the exact backend, and the verdict is compared with a plain
+enumeration done here:
+
+- the mutant gets some word wrong → the checker must say ``Refuted`` with the shortlex-first
+  wrong word, and re-running the mutant on that word must reproduce the error;
+- the mutant gets every word right → it is equivalent to the original up to 6 (the checker must
+  say ``Proved``, and the enumeration shows why).
+
+The base is E = 4 (c = ln 4), so a weight of ±1/2 in a score still gives rational softmax
+weights (4^{1/2} = 2). The exact backend refuses such weights (it asks for integer exponent
+differences), so the few mutants it refuses are checked with the sympy backend, whose values
+are the same rationals.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from constructions.chiang2022 import first_transformer, parity_transformer
+from constructions.languages import FIRST, PARITY
+import sympy
+
+from symbolic import (
+    Affine,
+    Hardmax,
+    InexactNumberError,
+    LayerNorm,
+    Network,
+    NetworkValidationError,
+    NotRationalError,
+    Scale,
+    Softmax,
+)
+from symbolic.exact import run as run_exact
+from symbolic.sympy_interp import run as run_sympy
+from verifier.claims import Construction, Language, Output, Proved, Recognizes, Refuted, ValueIs
+from verifier.checker import Job, check
+
+MAX_LEN = 6
+DELTAS = (Fraction(1, 2), Fraction(-1, 2))
+Path = tuple[str | int, ...]
+
+# Numbers that are not weights: the softmax base, score scales, layer-norm epsilons.
+NOT_WEIGHTS = (Scale, Softmax, Hardmax, LayerNorm)
+
+
+def weight_sites(node: Any, path: Path = ()) -> Iterator[Path]:
+    """Paths to every nonzero Fraction of the IR that is a weight, bias, embedding value or
+    positional coefficient (dataclass fields by name, tuple entries by index)."""
+    if isinstance(node, NOT_WEIGHTS):
+        return
+    if isinstance(node, Fraction):
+        if node != 0:
+            yield path
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            yield from weight_sites(getattr(node, f.name), (*path, f.name))
+    elif isinstance(node, tuple):
+        for i, item in enumerate(node):
+            yield from weight_sites(item, (*path, i))
+
+
+def get_at(node: Any, path: Path) -> Any:
+    for key in path:
+        node = node[key] if isinstance(key, int) else getattr(node, key)
+    return node
+
+
+def replace_at(node: Any, path: Path, value: Any) -> Any:
+    """A copy of the frozen IR with the entry at ``path`` replaced: tuples are rebuilt and
+    dataclasses go through ``dataclasses.replace``, so every node (and finally the Network)
+    is validated again by its ``__post_init__``."""
+    if not path:
+        return value
+    key, rest = path[0], path[1:]
+    if isinstance(key, int):
+        return (*node[:key], replace_at(node[key], rest, value), *node[key + 1 :])
+    return dataclasses.replace(node, **{key: replace_at(getattr(node, key), rest, value)})
+
+
+def with_weight(net: Network, path: Path, delta: Fraction) -> Network:
+    return replace_at(net, path, get_at(net, path) + delta)  # type: ignore[no-any-return]
+
+
+def job_for(net: Network, language: Language) -> Job:
+    c = Construction(
+        name=net.name, paper_id="mutant", title="mutant", reference="mutant", params=(),
+        build=lambda values: net, claims=lambda values: (), language=language,
+    )
+    return Job(c, {})
+
+
+def backend_for(net: Network, words: list[tuple[str, ...]]) -> str:
+    """``exact`` if the exact backend evaluates ``net`` on every word, else ``sympy``."""
+    try:
+        for w in words:
+            run_exact(net, w)
+    except NotRationalError:
+        return "sympy"
+    return "exact"
+
+
+def evaluate(net: Network, word: tuple[str, ...], backend: str) -> tuple[bool | None, Fraction]:
+    """The accept bit and the logit as a Fraction, with the named backend."""
+    if backend == "exact":
+        trace = run_exact(net, word)
+        assert isinstance(trace.output, Fraction)
+        return trace.accepted, trace.output
+    trace = run_sympy(net, word)
+    out = sympy.nsimplify(trace.output)
+    assert out.is_Rational, f"{net.name} on {word}: {trace.output} is not rational"
+    return trace.accepted, Fraction(int(out.p), int(out.q))
+
+
+def all_words() -> list[tuple[str, ...]]:
+    return [w for n in range(MAX_LEN + 1) for w in itertools.product("01", repeat=n)]
+
+
+def describe(net: Network, path: Path) -> str:
+    """A readable name for a site, in the network's own names: ``fig1.steps[2] W[I[i=k]/n,
+    relu(k-i)/n]``, ``parity.heads[0].key W[q, cos(iπ)]``, ``embedding[CLS, I[w=CLS]]``."""
+    if path[:2] == ("embedding", "table"):
+        token, row = net.embedding.table[path[2]]  # type: ignore[union-attr, index]
+        return f"embedding[{token}, {row[path[4]][0]}]"  # type: ignore[index]
+    if path[:2] == ("embedding", "positional"):
+        dim, feature, _coef = net.embedding.positional[path[2]]  # type: ignore[union-attr, index]
+        return f"positional[{dim} += coef·{feature}]"
+    for cut in range(len(path), 0, -1):
+        node = get_at(net, path[:cut])
+        if isinstance(node, Affine):
+            rest = path[cut:]
+            entry = f"W[{node.outputs[rest[1]]}, {node.inputs[rest[2]]}]" if rest[0] == "weights" else f"b[{node.outputs[rest[1]]}]"  # type: ignore[index]
+            break
+    else:  # pragma: no cover - every weight site lies in an Affine or the embedding
+        raise AssertionError(path)
+    where = path[:cut]
+    if where[0] == "layers":
+        head = f"{net.layers[where[1]].name}"  # type: ignore[index]
+        where = where[3:]
+    else:
+        head, where = str(where[0]), where[1:]
+    return head + "".join(f".{k}" if isinstance(k, str) else f"[{k}]" for k in where) + " " + entry
+
+
+# --------------------------------------------------------------------------- the helpers
+
+
+def test_replace_at_changes_exactly_one_weight_and_revalidates_the_network() -> None:
+    net = parity_transformer()
+    sites = list(weight_sites(net))
+    path = next(p for p in sites if p[:2] == ("readout", "logit"))
+    mutant = with_weight(net, path, Fraction(1, 2))
+    assert get_at(mutant, path) == get_at(net, path) + Fraction(1, 2)
+    assert [get_at(mutant, p) for p in sites if p != path] == [get_at(net, p) for p in sites if p != path]
+    assert net.readout.logit.weights[0][0] == 1  # the original is untouched (frozen)
+    # Rebuilding goes through validation: a non-Fraction weight is refused.
+    with pytest.raises(InexactNumberError, match="int; IR fields hold Fractions"):
+        replace_at(net, path, 3)
+    # ... and so does a dim name that the network does not have.
+    with pytest.raises(NetworkValidationError, match="nowhere"):
+        replace_at(net, ("readout", "logit", "inputs"), ("nowhere",))
+
+
+@pytest.mark.parametrize("build", [parity_transformer, first_transformer])
+def test_the_sites_cover_embeddings_positional_features_attention_ffn_and_readout(build: Callable[..., Network]) -> None:
+    net = build("ln(4)")
+    sites = list(weight_sites(net))
+    kinds = {p[1] if p[0] == "embedding" else p[0] for p in sites}
+    assert {"table", "positional", "readout", "layers"} <= kinds
+    named = {describe(net, p) for p in sites}
+    assert any(".query " in d for d in named) and any(".key " in d for d in named) and any(".value " in d for d in named)
+    assert any(".steps[" in d for d in named)
+    assert all(get_at(net, p) != 0 for p in sites)
+
+
+# --------------------------------------------------------------------------- mutation runs
+
+
+def mutation_run(net: Network, language: Language, capsys: pytest.CaptureFixture[str]) -> None:
+    words = all_words()
+    claim = Recognizes(id="C4", statement="recognizes", reference="mutation", language=language, max_len=MAX_LEN)
+    assert isinstance(check(job_for(net, language), claim), Proved), "the original must be correct"
+    killed: list[str] = []
+    equivalent: list[str] = []
+    via_sympy: list[str] = []
+    for path in weight_sites(net):
+        for delta in DELTAS:
+            mutant = with_weight(net, path, delta)
+            name = f"{describe(net, path)} {get_at(net, path)} → {get_at(mutant, path)}"
+            backend = backend_for(mutant, words)
+            if backend != "exact":
+                via_sympy.append(name)
+            verdict = check(job_for(mutant, language), dataclasses.replace(claim, backend=backend))
+            # The enumeration, independent of the checker's search.
+            wrong = [w for w in words if evaluate(mutant, w, backend)[0] != language.contains(w)]
+            if wrong:
+                assert isinstance(verdict, Refuted), f"mutant not killed: {name}: {verdict}"
+                assert verdict.word == wrong[0], f"{name}: not the shortest counterexample"
+                accepted, logit = evaluate(mutant, verdict.word, backend)
+                assert accepted != language.contains(verdict.word)
+                assert backend != "exact" or verdict.values["logit"] == str(logit)
+                killed.append(name)
+            else:
+                assert isinstance(verdict, Proved), f"{name}: {verdict}"
+                assert verdict.checked == len(words)
+                equivalent.append(name)
+    total = len(killed) + len(equivalent)
+    with capsys.disabled():
+        print(
+            f"\n[mutation] {net.name}: {len(killed)}/{total} mutants killed "
+            f"({100 * len(killed) / total:.0f}%), {len(equivalent)} equivalent up to |w| = {MAX_LEN}; "
+            f"kill rate among non-equivalent mutants: {len(killed)}/{len(killed)} = 100%; "
+            f"{len(via_sympy)} checked with the sympy backend (the exact one refuses 4^(k/2))"
+        )
+        for name in equivalent:
+            print(f"[mutation]   equivalent: {name}")
+    assert killed, "a verifier that kills no mutant is worthless"
+
+
+def test_every_parity_mutant_that_changes_an_accept_bit_up_to_6_is_refuted(capsys: pytest.CaptureFixture[str]) -> None:
+    mutation_run(parity_transformer("ln(4)"), PARITY, capsys)
+
+
+def test_every_first_mutant_that_changes_an_accept_bit_up_to_6_is_refuted(capsys: pytest.CaptureFixture[str]) -> None:
+    mutation_run(first_transformer("ln(4)"), FIRST, capsys)
+
+
+def test_every_first_mutant_that_changes_the_logit_up_to_6_is_refuted_by_the_closed_form(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Most FIRST mutants keep every accept bit (the margin is wide), so the accept-bit claim
+    cannot see them; the closed-form claim C6 (s = E/(E+n−1)(I[w₁=1] − ½)) must."""
+    net = first_transformer("ln(4)")
+    E = Fraction(4)
+
+    def closed_form(p: Any) -> Fraction:
+        return Fraction(0) if p.n == 1 else E / (E + p.n - 1) * (int(p.word[0] == "1") - Fraction(1, 2))
+
+    claim = ValueIs(id="C6", statement="closed form", reference="§2.3", quantity=Output(), expected=closed_form, max_len=MAX_LEN)
+    words = all_words()
+    original = {w: evaluate(net, w, "exact")[1] for w in words}
+    killed = unchanged = 0
+    for path in weight_sites(net):
+        for delta in DELTAS:
+            mutant = with_weight(net, path, delta)
+            backend = backend_for(mutant, words)
+            verdict = check(job_for(mutant, FIRST), dataclasses.replace(claim, backend=backend))
+            moved = [w for w in words if evaluate(mutant, w, backend)[1] != original[w]]
+            if moved:
+                assert isinstance(verdict, Refuted), (describe(net, path), delta, verdict)
+                assert verdict.word == moved[0]
+                killed += 1
+            else:
+                assert isinstance(verdict, Proved)
+                unchanged += 1
+    with capsys.disabled():
+        print(f"\n[mutation] first, closed form C6: {killed}/{killed + unchanged} mutants killed, {unchanged} leave s unchanged up to |w| = {MAX_LEN}")
+    assert killed > 0
+
+
+def test_the_exact_backend_evaluates_a_softmax_whose_weights_are_rational_powers_of_the_base() -> None:
+    net = first_transformer("ln(4)")
+    path = next(p for p in weight_sites(net) if describe(net, p).startswith("att2.heads[0].key "))
+    mutant = with_weight(net, path, Fraction(1, 2))  # key 3/2: scores 0 and 3/2 at the CLS query
+    trace = run_exact(mutant, "1")
+    # weights ∝ (4^0, 4^{3/2}) = (1, 8) over (CLS, w₁); s = 8/9·(1 − ½)
+    assert trace.output == Fraction(8, 9) * Fraction(1, 2)
