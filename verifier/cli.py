@@ -188,7 +188,13 @@ def _trace_json(trace: Any) -> dict[str, Any]:
         "dims": list(dims),
         "positions": list(trace.positions),
         "states": [
-            {"after": s.label, "rows": [{d: _value_text(v) for d, v in zip(dims, row, strict=True)} for row in s.rows]}
+            {
+                "after": s.label,
+                "rows": [
+                    {d: None if v is None else _value_text(v) for d, v in zip(dims, row, strict=True)}
+                    for row in s.rows
+                ],
+            }
             for s in trace.states
         ],
         "attention": [
@@ -221,6 +227,9 @@ def _print_trace(trace: Any) -> None:
                 print(f"   head {layer_sel.head} at i={where} weights: {ws}")
         for t, row in enumerate(state.rows):
             token = trace.tokens[t] if len(trace.tokens) == len(state.rows) else render(trace.network.alphabet, trace.tokens)
+            if all(v is None for v in row):
+                print(f"   i={trace.positions[t]:<3} {token:>4} | (never read after this point: left undefined)")
+                continue
             cells = [f"{d}={_value_text(v)}" for d, v in zip(dims, row, strict=True) if not (isinstance(v, Fraction) and v == 0)]
             print(f"   i={trace.positions[t]:<3} {token:>4} | " + ("  ".join(cells) or "0"))
     print()
