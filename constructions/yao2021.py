@@ -43,7 +43,8 @@ from symbolic import (
     constant,
     token_embedding,
 )
-from symbolic.gates import AND, NOT, OR, SAME, Node, compile_ffn, var
+from symbolic import FlatEmbedding
+from symbolic.gates import AND, EQ, GT, NOT, OR, SAME, XNOR, Node, compile_ffn, var
 
 from .dyck import DYCK, dyck_alphabet
 
@@ -166,14 +167,57 @@ def dyck_recognizer(*, k: int, depth: int, variant: str = "fixed") -> Network:
     )
 
 
+def gate_network(*, margin: Fraction = Fraction(1, 10), variant: str = "fixed") -> Network:
+    """Lemma A.1's gates side by side, one FFN sublayer each, so that each can be checked.
+
+    Inputs: the bits a1..a4 (a word of length 4 over {0, 1}) and two reals x, y (0 when run on a
+    word; the claims quantify over all reals with z3). ``variant="paper"`` builds SAME as the
+    extracted text reads it, with OR between the bits: wrong on 8 of the 16 inputs for 2 bits.
+
+    >>> from symbolic.exact import run
+    >>> t = run(gate_network(), "1011")
+    >>> [t.value("same", 0, "SAME(a1a2,a3a4)"), t.value("and", 0, "AND(a1,a2,a3)")]
+    [Fraction(0, 1), Fraction(0, 1)]
+    """
+    a = [var(f"a{i}") for i in range(1, 5)]
+    x, y = var("x"), var("y")
+    if variant == "paper":
+        same: Node = OR(XNOR(a[0], a[2]), XNOR(a[1], a[3]))
+    else:
+        same = SAME(a[:2], a[2:])
+    gates: dict[str, tuple[str, Node]] = {
+        "and": ("AND(a1,a2,a3)", AND(a[0], a[1], a[2])),
+        "or": ("OR(a1,a2,a3)", OR(a[0], a[1], a[2])),
+        "not": ("NOT(a1)", NOT(a[0])),
+        "xnor": ("XNOR(a1,a2)", XNOR(a[0], a[1])),
+        "same": ("SAME(a1a2,a3a4)", same),
+        "gt": ("GT(x,y)", GT(x, y, margin)),
+        "eq": ("EQ(x,y)", EQ(x, y, margin)),
+    }
+    dims = ("a1", "a2", "a3", "a4", "x", "y", *(d for d, _ in gates.values()))
+    return Network(
+        name="gates",
+        dims=dims,
+        embedding=FlatEmbedding(alphabet=("0", "1"), length=4, values=(("0", Fraction(0)), ("1", Fraction(1))), prefix="a"),
+        layers=tuple(Sublayer(block=compile_ffn(name, {d: node})) for name, (d, node) in gates.items()),
+        readout=classifier({"SAME(a1a2,a3a4)": 1}, bias=Fraction(-1, 2)),
+        params=(("margin", str(margin)), ("variant", variant)),
+        reference="Yao et al. 2021, Appendix A, Lemma A.1",
+    )
+
+
 # =========================================================================== claims
+
+import sympy  # noqa: E402
 
 from verifier.claims import (  # noqa: E402  (claims come after the networks they speak of)
     VARIANT,
+    BlockIdentity,
     Claim,
     Construction,
     Param,
     Recognizes,
+    parse_fraction,
     parse_int,
 )
 
@@ -202,6 +246,78 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     )
 
 
+def _gate_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
+    c = sympy.Rational(str(values["margin"]))
+    paper = values["variant"] == "paper"
+    a = sympy.symbols("a1 a2 a3 a4", integer=True)
+    X, Y = sympy.symbols("x y", real=True)
+    bits = tuple(sympy.And(v >= 0, v <= 1) for v in a)
+    ins = {f"a{i + 1}": a[i] for i in range(4)}
+    ref = "Appendix A, Lemma A.1"
+
+    def boolean(cid: str, block: str, out: str, expected: sympy.Expr, text: str, n: int) -> BlockIdentity:
+        return BlockIdentity(
+            id=cid,
+            statement=f"{out} = {text} on every input in {{0,1}}^{n}",
+            reference=ref,
+            block=block,
+            inputs={k: v for k, v in ins.items() if int(k[1:]) <= n},
+            outputs={out: expected},
+            variables=tuple(str(v) for v in a[:n]),
+            assumptions=bits[:n],
+        )
+
+    def xnor(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
+        return p * q + (1 - p) * (1 - q)
+
+    gt, eq = sympy.Symbol("GT(x,y)"), sympy.Symbol("EQ(x,y)")
+    claims: list[Claim] = [
+        boolean("Y1-AND", "and", "AND(a1,a2,a3)", a[0] * a[1] * a[2], "a1 ∧ a2 ∧ a3", 3),
+        boolean("Y1-OR", "or", "OR(a1,a2,a3)", 1 - (1 - a[0]) * (1 - a[1]) * (1 - a[2]), "a1 ∨ a2 ∨ a3", 3),
+        boolean("Y1-NOT", "not", "NOT(a1)", 1 - a[0], "¬a1", 1),
+        boolean("Y1-XNOR", "xnor", "XNOR(a1,a2)", xnor(a[0], a[1]), "[a1 = a2]", 2),
+        boolean(
+            "Y1-SAME" + ("-paper" if paper else ""),
+            "same",
+            "SAME(a1a2,a3a4)",
+            xnor(a[0], a[2]) * xnor(a[1], a[3]),
+            "[(a1, a2) = (a3, a4)]" + (" (with OR between the bits, as extracted)" if paper else ""),
+            4,
+        ),
+        BlockIdentity(
+            id="Y1-GT",
+            statement=f"GreaterThan with c = {c}: 1 if x ≥ y + c, 0 if x ≤ y, strictly between 0 and 1 otherwise, for all reals x, y",
+            reference=ref,
+            block="gt",
+            inputs={"x": X, "y": Y},
+            outputs={},
+            variables=("x", "y"),
+            domain="reals",
+            conditions=(
+                sympy.Implies(X >= Y + c, sympy.Eq(gt, 1)),
+                sympy.Implies(X <= Y, sympy.Eq(gt, 0)),
+                sympy.Implies(sympy.And(X > Y, X < Y + c), sympy.And(gt > 0, gt < 1)),
+            ),
+        ),
+        BlockIdentity(
+            id="Y1-EQ",
+            statement=f"Equal with c = {c}: 1 if x = y, 0 if |x − y| ≥ c, for all reals x, y",
+            reference=ref,
+            block="eq",
+            inputs={"x": X, "y": Y},
+            outputs={},
+            variables=("x", "y"),
+            domain="reals",
+            conditions=(
+                sympy.Implies(sympy.Eq(X, Y), sympy.Eq(eq, 1)),
+                sympy.Implies(sympy.Or(X >= Y + c, Y >= X + c), sympy.Eq(eq, 0)),
+                sympy.And(eq >= 0, eq <= 1),
+            ),
+        ),
+    ]
+    return tuple(claims)
+
+
 CONSTRUCTIONS: tuple[Construction, ...] = (
     Construction(
         name="dyck",
@@ -216,5 +332,22 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         build=lambda values: dyck_recognizer(k=values["k"], depth=values["depth"], variant=values["variant"]),
         claims=_dyck_claims,
         language_of=lambda values: DYCK(values["k"], values["depth"]),
+    ),
+    Construction(
+        name="gates",
+        paper_id="yao2021.lemma_a1_gates",
+        title="Lemma A.1's gates: AND, OR, NOT, XNOR, SAME, GreaterThan, Equal as ReLU FFNs",
+        reference="Yao et al. 2021, Appendix A",
+        params=(
+            Param(
+                name="margin",
+                default="1/10",
+                parse=parse_fraction("margin", minimum=Fraction(0), strict=True),
+                help="the margin c > 0 of GreaterThan and Equal",
+            ),
+            VARIANT,
+        ),
+        build=lambda values: gate_network(margin=values["margin"], variant=values["variant"]),
+        claims=_gate_claims,
     ),
 )

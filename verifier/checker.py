@@ -495,6 +495,24 @@ def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
         return _sympy_to_z3(z3, ctx, sympy.Rational(1, 1) / expr.base, env)
     if isinstance(expr, sympy.Eq):
         return _sympy_to_z3(z3, ctx, expr.lhs, env) == _sympy_to_z3(z3, ctx, expr.rhs, env)
+    if isinstance(expr, sympy.core.relational.Relational):
+        lhs, rhs = _sympy_to_z3(z3, ctx, expr.lhs, env), _sympy_to_z3(z3, ctx, expr.rhs, env)
+        ops = {"<": lhs < rhs, "<=": lhs <= rhs, ">": lhs > rhs, ">=": lhs >= rhs, "!=": lhs != rhs}
+        return ops[expr.rel_op]
+    if isinstance(expr, sympy.And):
+        return z3.And([_sympy_to_z3(z3, ctx, a, env) for a in expr.args])
+    if isinstance(expr, sympy.Or):
+        return z3.Or([_sympy_to_z3(z3, ctx, a, env) for a in expr.args])
+    if isinstance(expr, sympy.Not):
+        return z3.Not(_sympy_to_z3(z3, ctx, expr.args[0], env))
+    if isinstance(expr, sympy.Implies):
+        return z3.Implies(_sympy_to_z3(z3, ctx, expr.args[0], env), _sympy_to_z3(z3, ctx, expr.args[1], env))
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
+        base = _sympy_to_z3(z3, ctx, expr.base, env)
+        out = base
+        for _ in range(int(expr.exp) - 1):
+            out = out * base
+        return out
     raise NotImplementedError(f"unsupported: {type(expr).__name__} in {expr}")
 
 
@@ -544,7 +562,12 @@ def _block_identity(job: Job, claim: BlockIdentity) -> Verdict:
                 assert_never(step)
     solver = z3.Solver(ctx=ctx)
     solver.set("timeout", 20000)
-    solver.add(z3.Or([x[d] != _sympy_to_z3(z3, ctx, e, env) for d, e in claim.outputs.items()]))
+    for a in claim.assumptions:
+        solver.add(_sympy_to_z3(z3, ctx, a, env))
+    out_env = {**env, **x}
+    goals = [x[d] == _sympy_to_z3(z3, ctx, e, env) for d, e in claim.outputs.items()]
+    goals += [_sympy_to_z3(z3, ctx, c, out_env) for c in claim.conditions]
+    solver.add(z3.Not(z3.And(goals)))
     result = solver.check()
     if result == z3.unsat:
         shown = ", ".join(claim.variables) if len(claim.variables) <= 4 else f"{len(claim.variables)} variables"

@@ -149,15 +149,19 @@ class MirrorInvariant(ClaimBase):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BlockIdentity(ClaimBase):
-    """The FFN named ``block`` maps inputs ``inputs`` (sympy expressions in the ``variables``) to
-    outputs equal to ``outputs`` (sympy expressions), for all values of the variables in
-    ``domain`` (integers or reals). An unbounded statement: no word length enters."""
+    """The FFN named ``block``, fed ``inputs`` (sympy expressions in the ``variables``), has
+    outputs equal to ``outputs`` (sympy expressions) and satisfies every sympy relation in
+    ``conditions`` (a symbol named like an output dim stands for that output), for all values of
+    the variables in ``domain`` (integers or reals) that satisfy ``assumptions``. An unbounded
+    statement: no word length enters."""
 
     block: str
     inputs: Mapping[str, Any]
     outputs: Mapping[str, Any]
     variables: tuple[str, ...]
     domain: Literal["integers", "reals"] = "integers"
+    assumptions: tuple[Any, ...] = ()
+    conditions: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
