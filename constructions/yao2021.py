@@ -217,6 +217,7 @@ from verifier.claims import (  # noqa: E402  (claims come after the networks the
     Construction,
     Param,
     Recognizes,
+    TraceProperty,
     parse_fraction,
     parse_int,
 )
@@ -230,10 +231,140 @@ def default_max_len(k: int) -> int:
     return n
 
 
+def pair_heights(word: tuple[str, ...], k: int) -> dict[int, int]:
+    """Token index (γ = 0, so symbol i of the word is token i + 1) -> height of its bracket pair
+    (1 + the largest height of the pairs nested directly inside), for the matched pairs of a
+    valid word."""
+    opens = {op for op, _cl in symbols(k)}
+    stack: list[tuple[int, int]] = []  # (token index of the open, largest child height)
+    heights: dict[int, int] = {}
+    for i, s in enumerate(word, start=1):
+        if s in opens:
+            stack.append((i, 0))
+        elif stack:
+            j, child = stack.pop()
+            heights[i] = heights[j] = child + 1
+            if stack:
+                pj, pc = stack[-1]
+                stack[-1] = (pj, max(pc, child + 1))
+    return heights
+
+
+def _previous_state(ell: int) -> str:
+    return "input" if ell == 1 else f"logic{ell - 1}"
+
+
+def _neighbours_hold(depth: int) -> object:
+    def holds(word: tuple[str, ...], trace: object) -> str | None:
+        n = trace.n  # type: ignore[attr-defined]
+        for sel in trace.selections:  # type: ignore[attr-defined]
+            if not sel.layer.startswith("match"):
+                continue
+            ell = int(sel.layer[len("match"):])
+            m = [trace.value(_previous_state(ell), t, "m") for t in range(n)]  # type: ignore[attr-defined]
+            t = sel.position
+            side = range(t - 1, -1, -1) if sel.head == "left" else range(t + 1, n)
+            candidates = list(side)
+            if not candidates:
+                if sel.selected != ():
+                    return f"{sel.layer} {sel.head} head at token {t}: selects {sel.selected} from an empty set"
+                continue
+            unmatched = [j for j in candidates if m[j] == 0]
+            expected = unmatched[0] if unmatched else candidates[0]
+            if sel.selected is None or len(sel.selected) != 1:
+                return f"{sel.layer} {sel.head} head at token {t}: a tie between tokens {sel.selected}"
+            if sel.selected[0] != expected:
+                return (
+                    f"{sel.layer} {sel.head} head at token {t} selects token {sel.selected[0]}, "
+                    f"but the nearest unmatched one is {expected}"
+                )
+        return None
+
+    return holds
+
+
+def _invariant_holds(k: int, depth: int) -> object:
+    def holds(word: tuple[str, ...], trace: object) -> str | None:
+        heights = pair_heights(word, k)
+        n = trace.n  # type: ignore[attr-defined]
+        for ell in range(1, depth + 1):
+            label = f"logic{ell}"
+            for t in range(n):
+                m = trace.value(label, t, "m")  # type: ignore[attr-defined]
+                e = trace.value(label, t, "e")  # type: ignore[attr-defined]
+                special = t in (0, n - 1)
+                want = 1 if special or heights.get(t, depth + 1) <= ell else 0
+                if m != want:
+                    return f"after layer {ell}, token {t} has m = {m}, expected {want} (pair height {heights.get(t)})"
+                if e != 0:
+                    return f"after layer {ell}, token {t} has e = {e} on a valid word"
+        return None
+
+    return holds
+
+
+def _tie_free_accept(depth: int) -> object:
+    from fractions import Fraction as Q
+
+    def y(a1: Q, a2: Q) -> Q:
+        return max(Q(0), max(Q(0), 1 - a1) + a2 - 1)
+
+    def holds(word: tuple[str, ...], trace: object) -> str | None:
+        n = trace.n  # type: ignore[attr-defined]
+        before = f"logic{depth}"
+        e = [trace.value(before, t, "e") for t in range(n)]  # type: ignore[attr-defined]
+        m = [trace.value(before, t, "m") for t in range(n)]  # type: ignore[attr-defined]
+        score = [e[t] - m[t] + 1 for t in range(n)]
+        top = max(score)
+        best = [t for t in range(n) if score[t] == top]
+        rules = {
+            "average": y(sum((e[t] for t in best), Q(0)) / len(best), sum((m[t] for t in best), Q(0)) / len(best)),
+            "leftmost": y(e[best[0]], m[best[0]]),
+            "rightmost": y(e[best[-1]], m[best[-1]]),
+        }
+        bits = {rule: value > Q(1, 2) for rule, value in rules.items()}
+        if len(set(bits.values())) != 1:
+            return f"the accept bit depends on the tie rule: {bits}"
+        return None
+
+    return holds
+
+
 def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     k, depth = int(values["k"]), int(values["depth"])  # type: ignore[call-overload]
     lang = DYCK(k, depth)
     paper = values["variant"] == "paper"
+    bound = default_max_len(k)
+    ref = "§5.1, Theorem 4.1"
+    extra: list[Claim] = [
+        TraceProperty(
+            id="Y3",
+            statement="every matching-layer head selects exactly one token (no score ties), the nearest "
+            "unmatched one on its side (the nearest matched one if there is none)",
+            reference=ref,
+            holds=_neighbours_hold(depth),  # type: ignore[arg-type]
+            max_len=bound,
+        ),
+        TraceProperty(
+            id="Y5",
+            statement="the accept bit is the same under the average, leftmost and rightmost tie rules of the final layer",
+            reference=ref,
+            holds=_tie_free_accept(depth),  # type: ignore[arg-type]
+            max_len=bound,
+        ),
+    ]
+    if not paper:
+        extra.append(
+            TraceProperty(
+                id="Y4",
+                statement="on every valid word, after matching layer ℓ: m_i = 1 iff token i is γ/ω or its bracket "
+                "pair has height <= ℓ, and e_i = 0",
+                reference=ref,
+                holds=_invariant_holds(k, depth),  # type: ignore[arg-type]
+                only=lang.contains,
+                max_len=bound,
+            )
+        )
     return (
         Recognizes(
             id="Y2" + ("-paper" if paper else ""),
@@ -241,8 +372,9 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             + (" (as printed: swapped SAME, no ¬m guards, γ/ω unmatched)" if paper else ""),
             reference="§5.1, Theorem 4.1",
             language=lang,
-            max_len=default_max_len(k),
+            max_len=bound,
         ),
+        *extra,
     )
 
 

@@ -60,6 +60,7 @@ from .claims import (
     Refuted,
     SignForAllBases,
     StateValue,
+    TraceProperty,
     Unknown,
     ValueIs,
     Verdict,
@@ -216,6 +217,8 @@ def check(job: Job, claim: Claim, *, max_len: int | None = None, progress: Progr
             return _block_identity(job, claim)
         case Identity():
             return _identity(claim)
+        case TraceProperty():
+            return _trace_property(job, claim, bound, progress)
         case _:
             assert_never(claim)
 
@@ -328,6 +331,26 @@ def _value_is(job: Job, claim: ValueIs, bound: int, progress: Progress | None) -
             _method(claim.backend),
             f"the {claim.backend} backend cannot prove equality (no word refutes it; first undecided: {undecided[0]})",
         )
+    return verdict
+
+
+def _trace_property(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict:
+    alphabet = job.alphabet
+    skipped: list[Word] = []
+
+    def body(w: Word, trace: Trace[Any]) -> Verdict | None:
+        if claim.only is not None and not claim.only(w):
+            skipped.append(w)
+            return None
+        failure = claim.holds(w, trace)
+        if failure is not None:
+            return Refuted(_method(claim.backend), f"on {_show(w, alphabet)}: {failure}", w)
+        return None
+
+    verdict = _guard(job, claim, claim.backend, bound, progress, body)
+    if isinstance(verdict, Proved) and claim.only is not None:
+        kept = verdict.checked - len(skipped)
+        return Proved(verdict.method, kept, f"{verdict.detail} that the claim is about ({kept} words)")
     return verdict
 
 

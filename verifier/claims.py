@@ -174,8 +174,27 @@ class Identity(ClaimBase):
     sample: Mapping[str, Fraction] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceProperty(ClaimBase):
+    """A property of every word's exact trace: ``holds(word, trace)`` returns None when the
+    property holds and a one-line description of the failure otherwise. ``only`` restricts the
+    words (e.g. to members of the language); the trace is passed in, so a construction states
+    the property without importing an interpreter."""
+
+    holds: Callable[[Word, Any], str | None]
+    only: Callable[[Word], bool] | None = None
+    backend: Backend = "exact"
+
+
 Claim: TypeAlias = (
-    Recognizes | ValueIs | Bound | SignForAllBases | MirrorInvariant | BlockIdentity | Identity
+    Recognizes
+    | ValueIs
+    | Bound
+    | SignForAllBases
+    | MirrorInvariant
+    | BlockIdentity
+    | Identity
+    | TraceProperty
 )
 
 
