@@ -562,7 +562,6 @@ from verifier.claims import (  # noqa: E402  (claims come after the networks the
     StateValue,
     ValueIs,
     parse_fraction,
-    parse_int,
 )
 
 from .languages import FIRST, PARITY  # noqa: E402
@@ -887,7 +886,6 @@ def _ce_claims(lang: Any, values: Mapping[str, Any], width: int, ref: str) -> tu
     paper = values["variant"] == "paper"
     eta: Fraction = values["eta"]
     c_prime = _ce_weight(eta, width)
-    half = sympy.sqrt(sympy.Rational(width, 2))
     claims: list[Claim] = [
         _recognizes(lang, ref, backend="interval", min_len=1, cid="recognizes"),
         _prop2_block_lemma(width),

@@ -401,7 +401,8 @@ class _Evaluator(Generic[V]):
                     case _:
                         assert_never(h.normalizer)
                 full = [self.zero] * n
-                if selected is not None and h.normalizer.tie != "average":  # type: ignore[union-attr]
+                single = isinstance(h.normalizer, Hardmax) and h.normalizer.tie != "average"
+                if single and selected is not None:
                     full[selected[0]] = self.one
                 else:
                     for j in range(allowed_lo, allowed_hi):

@@ -11,7 +11,6 @@ a softmax whose weights are not rational powers) with a message pointing to the 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -55,13 +54,7 @@ def _rational_power(base: Fraction, e: Fraction) -> Fraction | None:
 
 
 def _exact_sqrt(q: Fraction) -> Fraction | None:
-    if q < 0:
-        return None
-    a, b = q.numerator, q.denominator
-    ra, rb = math.isqrt(a), math.isqrt(b)
-    if ra * ra == a and rb * rb == b:
-        return Fraction(ra, rb)
-    return None
+    return None if q < 0 else _rational_power(q, Fraction(1, 2))
 
 
 class FractionArithmetic:

@@ -201,11 +201,7 @@ def compile_ffn(name: str, outputs: Mapping[str, Node]) -> FFN:
             if level[r] != layer:
                 continue
             coeffs, b = maps[r]
-            row: dict[str, Fraction] = {}
-            for sig, c in coeffs.items():
-                for u, w in avail[sig]:
-                    row[u] = row.get(u, Fraction(0)) + c * w
-            rows[unit(r, layer)] = row
+            rows[unit(r, layer)] = _combine(coeffs, avail)
             bias[unit(r, layer)] = b
             new_avail[r] = [(unit(r, layer), Fraction(1))]
         for sig, reads in avail.items():
@@ -220,39 +216,31 @@ def compile_ffn(name: str, outputs: Mapping[str, Node]) -> FFN:
                 carry = f"L{layer}:carry({unit(sig, layer)})"
                 rows[carry] = {u: w for u, w in reads}
                 new_avail[sig] = [(carry, Fraction(1))]
-        inputs = _inputs(rows)
-        steps.append(
-            Affine(
-                inputs=inputs,
-                outputs=tuple(rows),
-                weights=tuple(tuple(row.get(i, Fraction(0)) for i in inputs) for row in rows.values()),
-                bias=tuple(bias.get(o, Fraction(0)) for o in rows),
-            )
-        )
+        steps.append(_dense(rows, bias))
         steps.append(RELU)
         avail = new_avail
-    final: dict[str, dict[str, Fraction]] = {}
-    for o, (coeffs, _b) in out_maps.items():
-        row = {}
-        for sig, c in coeffs.items():
-            for u, w in avail[sig]:
-                row[u] = row.get(u, Fraction(0)) + c * w
-        final[o] = row
-    inputs = _inputs(final)
-    steps.append(
-        Affine(
-            inputs=inputs,
-            outputs=tuple(final),
-            weights=tuple(tuple(row.get(i, Fraction(0)) for i in inputs) for row in final.values()),
-            bias=tuple(out_maps[o][1] for o in final),
-        )
-    )
+    final = {o: _combine(coeffs, avail) for o, (coeffs, _b) in out_maps.items()}
+    steps.append(_dense(final, {o: b for o, (_c, b) in out_maps.items()}))
     return FFN(name=name, steps=tuple(steps))
 
 
-def _inputs(rows: Mapping[str, Mapping[str, Fraction]]) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for row in rows.values():
-        for k in row:
-            seen.setdefault(k, None)
-    return tuple(seen)
+def _combine(
+    coeffs: Mapping[Var | Relu, Fraction], avail: Mapping[Var | Relu, list[tuple[str, Fraction]]]
+) -> dict[str, Fraction]:
+    """``Σ coef·signal`` as weights on the units the previous layer holds the signals in."""
+    row: dict[str, Fraction] = {}
+    for sig, c in coeffs.items():
+        for u, w in avail[sig]:
+            row[u] = row.get(u, Fraction(0)) + c * w
+    return row
+
+
+def _dense(rows: Mapping[str, Mapping[str, Fraction]], bias: Mapping[str, Fraction]) -> Affine:
+    """An Affine from sparse rows, inputs in order of first appearance."""
+    inputs = tuple(dict.fromkeys(k for row in rows.values() for k in row))
+    return Affine(
+        inputs=inputs,
+        outputs=tuple(rows),
+        weights=tuple(tuple(row.get(i, Fraction(0)) for i in inputs) for row in rows.values()),
+        bias=tuple(bias.get(o, Fraction(0)) for o in rows),
+    )

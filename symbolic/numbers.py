@@ -54,7 +54,3 @@ def as_fraction(value: object, what: str = "weight") -> Fraction:
         f"{what}={value!r} has type {type(value).__name__}; the IR takes int, Fraction or 'p/q'."
     )
 
-
-def fmt(q: Fraction) -> str:
-    """The canonical printed form of a rational: ``3``, ``-1/2``."""
-    return str(q)

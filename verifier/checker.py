@@ -283,7 +283,9 @@ def _points(trace: Trace[Any], quantity: Output | StateValue, E: Any) -> Iterato
 def _equal(backend: str, value: Any, expected: Any) -> bool | None:
     """True/False if decided, None if the backend cannot decide equality."""
     if backend == "exact":
-        return value == Fraction(expected) if not isinstance(expected, sympy.Basic) else sympy.Rational(value.numerator, value.denominator) == expected
+        if isinstance(expected, sympy.Basic):
+            return bool(sympy.Rational(value.numerator, value.denominator) == expected)
+        return bool(value == Fraction(expected))
     if backend == "symbolic":
         diff = sympy.cancel(sympy.together(sympy.sympify(value) - expected))
         return diff == 0
