@@ -28,25 +28,45 @@ The printed version accepts ``)(`` (k = 1, D = 1), the shortest counterexample.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from fractions import Fraction
 
 from symbolic import (
+    RELU,
     AttentionLayer,
+    FlatEmbedding,
     Hardmax,
     Head,
     Network,
+    NextSymbols,
+    Scale,
+    Softmax,
     Sublayer,
     affine,
     classifier,
     constant,
+    ffn,
+    layernorm,
     token_embedding,
 )
-from symbolic import FlatEmbedding
-from symbolic.gates import AND, EQ, GT, NOT, OR, SAME, XNOR, Node, compile_ffn, var
+from symbolic.gates import (
+    AND,
+    EQ,
+    GT,
+    NOR,
+    NOT,
+    OR,
+    SAME,
+    XNOR,
+    Node,
+    compile_ffn,
+    const,
+    var,
+)
 
-from .dyck import DYCK, dyck_alphabet
+from .dyck import DYCK, allowed_next, dyck_alphabet
 
 START, END = "γ", "ω"
 
@@ -206,21 +226,294 @@ def gate_network(*, margin: Fraction = Fraction(1, 10), variant: str = "fixed") 
     )
 
 
+# =========================================================================== generator
+
+# θ(d) = atan2(d, D + 2 − d): cos θ(d) = (D + 2 − d)/√N(d), sin θ(d) = d/√N(d) with
+# N(d) = (D + 2 − d)² + d². Such numbers u/√w are compared with rationals exactly: a rational
+# bracket L <= u/√w <= U comes from an integer square root, and every threshold of the network
+# is checked against these brackets (nothing is rounded without a proof).
+
+
+def theta(d: int, depth: int) -> tuple[tuple[Fraction, Fraction], tuple[Fraction, Fraction]]:
+    """((u, w) of cos θ(d), (u, w) of sin θ(d)): the value is u/√w, exactly."""
+    a, b = Fraction(depth + 2 - d), Fraction(d)
+    w = a * a + b * b
+    return (a, w), (b, w)
+
+
+def bracket_sqrt_ratio(u: Fraction, w: Fraction, digits: int = 30) -> tuple[Fraction, Fraction]:
+    """Rationals L <= u/√w <= U with U − L about 10^−digits·|u/√w| (w > 0), proved by integer
+    square roots.
+
+    >>> lo, hi = bracket_sqrt_ratio(Fraction(1), Fraction(2), 6)
+    >>> lo <= Fraction(7071067, 10**7) <= hi and hi - lo < Fraction(1, 10**5)
+    True
+    """
+    if w <= 0:
+        raise ValueError(f"w={w} must be > 0")
+    scale = 10**digits
+    num, den = w.numerator, w.denominator
+    root = math.isqrt(num * den * scale * scale)  # root <= √(w)·den·scale < root + 1
+    lo_sqrt, hi_sqrt = Fraction(root, den * scale), Fraction(root + 1, den * scale)
+    if lo_sqrt == 0:
+        return bracket_sqrt_ratio(u, w, digits + 10)
+    if u >= 0:
+        return u / hi_sqrt, u / lo_sqrt
+    return u / lo_sqrt, u / hi_sqrt
+
+
+def _decimal_between(lo_upper: Fraction, hi_lower: Fraction) -> tuple[Fraction, Fraction]:
+    """A short decimal r >= lo_upper and a margin c > 0 with r + c <= hi_lower."""
+    gap = hi_lower - lo_upper
+    if gap <= 0:
+        raise ValueError(f"no room between {lo_upper} and {hi_lower}")
+    m = 0
+    while Fraction(1, 10**m) > gap / 4:
+        m += 1
+    unit = Fraction(1, 10**m)
+    r = math.ceil(lo_upper / unit) * unit
+    c = math.floor((hi_lower - r) / 2 / unit) * unit
+    assert r >= lo_upper and c > 0 and r + c <= hi_lower
+    return r, c
+
+
+def gt_threshold(lower: tuple[Fraction, Fraction], upper: tuple[Fraction, Fraction]) -> tuple[Fraction, Fraction]:
+    """(r, c) with x_lo <= r and r + c <= x_hi for x = u/√w given as (u, w): GT(x, r; c) is then
+    0 at x_lo (and below) and 1 at x_hi (and above)."""
+    _lo_l, lo_u = bracket_sqrt_ratio(*lower)
+    hi_l, _hi_u = bracket_sqrt_ratio(*upper)
+    return _decimal_between(lo_u, hi_l)
+
+
+def min_gap(values: list[tuple[Fraction, Fraction]]) -> Fraction:
+    """A rational lower bound of the smallest distance between consecutive values u/√w (given
+    in increasing or decreasing order), proved by rational brackets."""
+    brackets = [bracket_sqrt_ratio(u, w) for u, w in values]
+    gaps = []
+    for (l1, u1), (l2, u2) in itertools.pairwise(brackets):
+        gaps.append(max(l2 - u1, l1 - u2))
+    g = min(gaps)
+    if g <= 0:
+        raise ValueError("two values are too close to separate at 30 digits")
+    return g
+
+
+def _nice_below(x: Fraction) -> Fraction:
+    """The largest decimal with two significant digits that is <= x (x > 0)."""
+    m = 0
+    while Fraction(1, 10**m) * 10 > x:
+        m += 1
+    unit = Fraction(1, 10 ** (m + 1))
+    return math.floor(x / unit) * unit
+
+
+class GeneratorConstants:
+    """The rational thresholds of Theorem 4.2's FFN 2 for depth D, each proved against the exact
+    values of θ (spec §3.4, with EQ against the irrational sin θ(D+1) replaced by a GT at a
+    rational threshold between sin θ(D) and sin θ(D+1): the same test on every valid prefix,
+    and rational).
+
+    >>> c = GeneratorConstants(2)
+    >>> c.full_r, c.full_c, c.end_r, c.end_c, c.eq_c
+    (Fraction(71, 100), Fraction(11, 100), Fraction(71, 100), Fraction(11, 100), Fraction(513, 10000))
+    """
+
+    def __init__(self, depth: int, *, full_at: int | None = None) -> None:
+        D = depth
+        at = D + 1 if full_at is None else full_at
+        sin = [theta(d, D)[1] for d in range(D + 3)]
+        cos = [theta(d, D)[0] for d in range(D + 3)]
+        self.full_r, self.full_c = gt_threshold(sin[at - 1], sin[at])
+        self.end_r, self.end_c = gt_threshold(cos[2], cos[1])
+        self.eq_c = _nice_below(min_gap(cos))
+
+
+READINGS = ("G1", "G2")
+
+
+def output_base(k: int) -> Fraction:
+    """The base r = e^λ of the output softmax: 3(2k + 1), i.e. λ = ln(3(2k+1)).
+
+    The paper takes λ = ln(2k + 1) + 1 = ln(e(2k + 1)), an irrational base; any base r > 2k + 1
+    does the job (an allowed symbol gets >= 1/(k + 1 + k/r) > 1/(2k + 1) = ε, a forbidden one
+    <= 1/r < ε), so 3 stands in for e and the probabilities stay rational.
+    """
+    return Fraction(3 * (2 * k + 1))
+
+
+def dyck_generator(
+    *, k: int, depth: int, reading: str = "G1", lambda2: Fraction | None = None, variant: str = "fixed"
+) -> Network:
+    """Theorem 4.2's two-layer generator of Dyck(k, D) (spec §3.4, rebuilt where the paper's
+    Appendix B is unreadable or wrong).
+
+    Representation: [t (B bits), o, p = i/n, g = I[γ], (G2: q = 1/n), a₁, a₂, cθ, sθ, (G2: cφ,
+    sφ), top (B bits), open_ok, end_ok, one score per output symbol]. Positions i = 1..n with γ
+    at 1; n counts γ and, when the string is complete, ω.
+
+    - Layer 1: a uniform causal soft head with value (2o − 1, g): (a₁, a₂) = (d/i, 1/i) with
+      d = 1 + depth (γ counts as an open).
+    - FFN 1 (Lemma B.1): z = (−a₁, a₁ − (D+2)a₂, a₁, (D+2)a₂ − a₁, 0, 0, 0, 0), layer norm with
+      ε = 0 (→ 2(−sin θ, −cos θ, sin θ, cos θ, 0…), θ = atan2(d, D+2−d)), ReLU,
+      cθ = (h₄ − h₂)/2, sθ = (h₃ − h₁)/2. G2: a second branch on 1 − p and q gives θ(n − i).
+    - Layer 2: a hard causal head, score 20D²·cos(θ_i − θ_j) + p_j + 2o_j: the stack top (γ if
+      the stack is empty). ``lambda2=c`` makes it soft with temperature c·n·ln n.
+    - FFN 2 + output: full = GT(sθ, r; c) (depth D; a rational threshold between sin θ(D) and
+      sin θ(D+1)), open_ok = NOT full [G2: NOT OR(full, EQ(cφ, cθ))], end_ok = NOR(top)
+      [G2: AND(NOR(top), GT(cφ, ·)) for n − i = 1]; scores B·open_ok (opens),
+      Σ_b [code_b = top_b] (closes), B·end_ok (ω, the row the paper lacks); softmax with base
+      3(2k+1) and ε = 1/(2k+1).
+
+    ``variant="paper"`` keeps the two tests the paper's B.2 gets wrong: the open test at
+    d = D (with γ counted, opens are forbidden one level early) and no ω row (ω is never
+    allowed). G2 is meant for even n (γ, a balanced word, ω); for odd n no string exists.
+
+    >>> from symbolic.interval import run
+    >>> run(dyck_generator(k=2, depth=2), "([").next_symbols[-1]
+    (']',)
+    >>> run(dyck_generator(k=2, depth=2), "()").next_symbols[-1]
+    ('(', '[', 'ω')
+    """
+    _check(k, depth)
+    if variant not in ("fixed", "paper"):
+        raise ValueError(f"variant={variant!r} must be fixed or paper")
+    if reading not in READINGS:
+        raise ValueError(f"reading={reading!r} must be G1 (length-unaware) or G2 (length-aware, 1/n in the PE)")
+    if lambda2 is not None and (not isinstance(lambda2, Fraction) or lambda2 <= 0):
+        raise ValueError(f"lambda2={lambda2} must be a positive Fraction (the c of λ₂ = c·n·ln n) or None (hard attention)")
+    D, B = depth, type_bits(k)
+    g2 = reading == "G2"
+    fixed = variant == "fixed"
+    consts = GeneratorConstants(D, full_at=None if fixed else D)
+    tb = [f"t{b}" for b in range(B)]
+    top = [f"top{b}" for b in range(B)]
+    pairs = symbols(k)
+    out_symbols = [s for pair in pairs for s in pair] + ([END] if fixed else [])
+    score = {s: f"score:{s}" for s in out_symbols}
+    dims = (
+        *tb, "o", "p", "g", *(["q"] if g2 else []), "a1", "a2", "cθ", "sθ", *(["cφ", "sφ"] if g2 else []),
+        *top, "open_ok", "end_ok", *score.values(),
+    )
+
+    table: dict[str, dict[str, int]] = {}
+    for tau, (op, cl) in enumerate(pairs, start=1):
+        code = {tb[b]: (tau >> b) & 1 for b in range(B)}
+        table[op] = {**code, "o": 1}
+        table[cl] = dict(code)
+    table[START] = {"o": 1, "g": 1}
+    table[END] = {}
+    positional: dict[str, str] = {"p": "i/n", **({"q": "1/n"} if g2 else {})}
+    emb = token_embedding((*(s for pair in pairs for s in pair), END), table, positional=positional, prefix=(START,), index_base=1)
+
+    count = Head(
+        name="count",
+        query=constant({}),
+        key=constant({}),
+        value=affine({"a1": {"o": 2}, "a2": {"g": 1}}, bias={"a1": -1}),
+        normalizer=Softmax(r=Fraction(2)),
+        mask="causal",
+    )
+    Dp2 = D + 2
+    zs = [f"z{j}" for j in range(1, 9)]
+    ws = [f"w{j}" for j in range(1, 9)]
+    rows: dict[str, dict[str, int]] = {
+        "z1": {"a1": -1},
+        "z2": {"a1": 1, "a2": -Dp2},
+        "z3": {"a1": 1},
+        "z4": {"a1": -1, "a2": Dp2},
+    }
+    bias: dict[str, int] = {}
+    outs = list(zs)
+    norms = [layernorm(0, zs)]
+    unpack = {"cθ": {"z4": Fraction(1, 2), "z2": Fraction(-1, 2)}, "sθ": {"z3": Fraction(1, 2), "z1": Fraction(-1, 2)}}
+    if g2:
+        # 1 − p = (n − i)/n and q = 1/n play the roles of d/i and 1/i: θ(n − i).
+        rows |= {"w1": {"p": 1}, "w2": {"p": -1, "q": -Dp2}, "w3": {"p": -1}, "w4": {"p": 1, "q": Dp2}}
+        bias |= {"w1": -1, "w2": 1, "w3": 1, "w4": -1}
+        outs += ws
+        norms.append(layernorm(0, ws))
+        unpack |= {"cφ": {"w4": Fraction(1, 2), "w2": Fraction(-1, 2)}, "sφ": {"w3": Fraction(1, 2), "w1": Fraction(-1, 2)}}
+    inputs = ["a1", "a2", *(["p", "q"] if g2 else [])]
+    angle = ffn(
+        "angle",
+        affine(rows, inputs=inputs, bias=bias, outputs=outs),
+        *norms,
+        RELU,
+        affine(unpack, inputs=outs),
+    )
+
+    big = 20 * D * D
+    match_head = Head(
+        name="match",
+        query=affine({"k1": {"cθ": big}, "k2": {"sθ": big}}, bias={"k3": 1, "k4": 2}, outputs=["k1", "k2", "k3", "k4"]),
+        key=affine({"k1": {"cθ": 1}, "k2": {"sθ": 1}, "k3": {"p": 1}, "k4": {"o": 1}}),
+        value=affine({top[b]: {tb[b]: 1} for b in range(B)}),
+        normalizer=Hardmax(tie="average") if lambda2 is None else Softmax(c=Fraction(1)),
+        scale=Scale() if lambda2 is None else Scale(coef=lambda2, times_n=True, log_n=True),
+        mask="causal",
+    )
+
+    full = GT(var("sθ"), const(consts.full_r), consts.full_c)
+    no_top = NOR(*(var(d) for d in top))
+    if g2:
+        gates: dict[str, Node] = {
+            "open_ok": NOT(OR(full, EQ(var("cφ"), var("cθ"), consts.eq_c))),
+            "end_ok": AND(no_top, GT(var("cφ"), const(consts.end_r), consts.end_c)),
+        }
+    else:
+        gates = {"open_ok": NOT(full), "end_ok": no_top}
+    out_rows: dict[str, dict[str, int]] = {}
+    out_bias: dict[str, int] = {}
+    for tau, (op, cl) in enumerate(pairs, start=1):
+        out_rows[score[op]] = {"open_ok": B}
+        code = [(tau >> b) & 1 for b in range(B)]
+        # Σ_b code_b·top_b + (1 − code_b)(1 − top_b): B iff top = code(τ).
+        out_rows[score[cl]] = {top[b]: 1 if code[b] else -1 for b in range(B)}
+        out_bias[score[cl]] = sum(1 - c for c in code)
+    if fixed:
+        out_rows[score[END]] = {"end_ok": B}
+    layers = (
+        Sublayer(block=AttentionLayer(name="depth", heads=(count,))),
+        Sublayer(block=angle),
+        Sublayer(block=AttentionLayer(name="top", heads=(match_head,))),
+        Sublayer(block=compile_ffn("tests", gates)),
+        Sublayer(block=ffn("output", affine(out_rows, bias=out_bias))),
+    )
+    readout = NextSymbols(
+        scores=tuple((s, score[s]) for s in out_symbols),
+        threshold=Fraction(1, 2 * k + 1),
+        softmax=Softmax(r=output_base(k), symbol="e^λ"),
+        end=END if fixed else None,
+    )
+    params = [("k", str(k)), ("depth", str(depth)), ("reading", reading), ("lambda2", "hard" if lambda2 is None else str(lambda2)), ("variant", variant)]
+    return Network(
+        name="dyck-gen",
+        dims=dims,
+        embedding=emb,
+        layers=layers,
+        readout=readout,
+        params=tuple(params),
+        reference="Yao et al. 2021, §5.2 and Appendix B, Theorem 4.2",
+    )
+
+
 # =========================================================================== claims
 
-import sympy  # noqa: E402
+import sympy
 
-from verifier.claims import (  # noqa: E402  (claims come after the networks they speak of)
+from verifier.claims import (
     VARIANT,
     BlockIdentity,
     Claim,
     Construction,
+    ExactFact,
     Param,
     Recognizes,
     TraceProperty,
     parse_fraction,
     parse_int,
 )
+
 
 def default_max_len(k: int) -> int:
     """The spec's exhaustive bound |u| <= 6, lowered while Σ^{<=|u|} has more than 6000 words
@@ -378,6 +671,330 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     )
 
 
+# --------------------------------------------------------------------------- generator claims
+
+
+def valid_prefixes(k: int, depth: int, max_inner: int) -> list[tuple[str, ...]]:
+    """Every prefix of every Dyck(k, D) word with at most ``max_inner`` brackets, in shortlex
+    order: the prefixes v that never close wrongly, stay within depth D and have room to close,
+    |v| + depth(v) <= max_inner.
+
+    >>> valid_prefixes(1, 1, 2)
+    [(), ('(',), ('(', ')')]
+    """
+    pairs = symbols(k)
+    found: list[tuple[str, ...]] = []
+
+    def grow(prefix: tuple[str, ...], stack: tuple[int, ...]) -> None:
+        found.append(prefix)
+        for tau, (op, cl) in enumerate(pairs, start=1):
+            if len(stack) < depth and len(prefix) + 1 + len(stack) + 1 <= max_inner:
+                grow((*prefix, op), (*stack, tau))
+            if stack and stack[-1] == tau:
+                grow((*prefix, cl), stack[:-1])
+
+    grow((), ())
+    order = {s: i for i, s in enumerate(dyck_alphabet(k))}
+    return sorted(found, key=lambda w: (len(w), [order[s] for s in w]))
+
+
+def _stack_positions(word: tuple[str, ...], k: int) -> list[list[int]]:
+    """For every token index t (γ = 0), the token indices of the unmatched opens after token t."""
+    opens = {op for op, _cl in symbols(k)}
+    stack: list[int] = []
+    out = [[]]
+    for t, s in enumerate(word, start=1):
+        if s in opens:
+            stack.append(t)
+        elif s != END and stack:
+            stack.pop()
+        out.append(list(stack))
+    return out
+
+
+def _gen_bound(k: int) -> int:
+    """The spec's inner length for the generator: 8 for k <= 2, 6 for larger k."""
+    return 8 if k <= 2 else 6
+
+
+def _def31_bound(k: int, g2: bool) -> int:
+    """The largest |w| such that the words of Definition 3.1's check stay below 6000."""
+    size = 2 * k + (1 if g2 else 0)
+    n = 1
+    while n < 12 and sum(size**i for i in range(n + 1)) <= 6000:
+        n += 1
+    return n
+
+
+def _sympy_equals_sqrt_ratio(value: object, u: Fraction, w: Fraction) -> bool:
+    """value == u/√w exactly (value a sympy number): equal signs and equal squares."""
+    v = sympy.sympify(value)
+    target_sq = sympy.Rational(u.numerator * u.numerator * w.denominator, u.denominator * u.denominator * w.numerator)
+    sq = sympy.expand(v**2)
+    if not sq.is_Rational:
+        sq = sympy.nsimplify(sympy.simplify(sq))
+    if sq != target_sq:
+        return False
+    sign = (u > 0) - (u < 0)
+    return bool(v.is_zero) if sign == 0 else bool(v.is_positive if sign > 0 else v.is_negative)
+
+
+def _gen_positions(word: tuple[str, ...], trace: object, g2: bool) -> list[tuple[int, tuple[str, ...]]]:
+    """(token index t, the bracket prefix read up to t) for every position that predicts."""
+    last = trace.n - (1 if g2 and word and word[-1] == END else 0)  # type: ignore[attr-defined]
+    return [(t, word[:t]) for t in range(last)]
+
+
+def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
+    k, D = int(values["k"]), int(values["depth"])  # type: ignore[call-overload]
+    reading = str(values["reading"])
+    g2 = reading == "G2"
+    soft = _lambda2(values) is not None
+    paper = values["variant"] == "paper"
+    suffix = "-paper" if paper else ""
+    N = _gen_bound(k)
+    ref = "§5.2, Theorem 4.2; Appendix B"
+    lang = DYCK(k, D)
+
+    def full_strings(bound: int) -> list[tuple[str, ...]]:
+        return [v + (END,) for v in valid_prefixes(k, D, bound) if lang.contains(v) and len(v) + 1 <= bound + 1]
+
+    def domain(bound: int) -> list[tuple[str, ...]]:
+        # G1: every valid prefix, each run as the whole input (what `run dyck-gen PREFIX` does);
+        # G2: every valid γuω (n = |u| + 2), whose positions are every prefix of that length.
+        return full_strings(bound) if g2 else valid_prefixes(k, D, bound)
+
+    domain_text = (
+        f"valid γuω (u ∈ {lang.name}, ω appended; |w| counts ω)" if g2 else f"prefix of a word of {lang.name}"
+    )
+
+    def depth_of(prefix: tuple[str, ...]) -> int:
+        return 1 + sum(1 if op else -1 for op in (s in {o for o, _c in symbols(k)} for s in prefix))
+
+    def layer1(word: tuple[str, ...], trace: object) -> str | None:
+        for t in range(trace.n):  # type: ignore[attr-defined]
+            i, d = t + 1, depth_of(tuple(s for s in word[:t] if s != END)) - (1 if t and word[t - 1] == END else 0)
+            a1, a2 = trace.value("depth", t, "a1"), trace.value("depth", t, "a2")  # type: ignore[attr-defined]
+            if sympy.sympify(a1) != sympy.Rational(d, i) or sympy.sympify(a2) != sympy.Rational(1, i):
+                return f"at i={i}: (a1, a2) = ({a1}, {a2}), expected ({Fraction(d, i)}, {Fraction(1, i)})"
+        return None
+
+    def angles(word: tuple[str, ...], trace: object) -> str | None:
+        n = trace.n  # type: ignore[attr-defined]
+        for t, prefix in _gen_positions(word, trace, g2):
+            i, d = t + 1, depth_of(prefix)
+            checks = [("cθ", theta(d, D)[0], f"cos θ({d})"), ("sθ", theta(d, D)[1], f"sin θ({d})")]
+            if g2:
+                checks += [("cφ", theta(n - i, D)[0], f"cos θ(n − i = {n - i})"), ("sφ", theta(n - i, D)[1], f"sin θ({n - i})")]
+            for dim, (u, w), text in checks:
+                v = trace.value("angle", t, dim)  # type: ignore[attr-defined]
+                if not _sympy_equals_sqrt_ratio(v, u, w):
+                    return f"at i={i}: {dim} = {v}, expected {text} = {u}/√{w}"
+        return None
+
+    def stack_top(word: tuple[str, ...], trace: object) -> str | None:
+        tops = _stack_positions(word, k)
+        for sel in trace.selections:  # type: ignore[attr-defined]
+            if sel.layer != "top":
+                continue
+            t = sel.position
+            if g2 and word and word[-1] == END and t == trace.n - 1:  # type: ignore[attr-defined]
+                continue
+            want = tops[t][-1] if tops[t] else 0
+            if sel.selected != (want,):
+                return f"at i={t + 1} the layer-2 head selects tokens {[j + 1 for j in sel.selected or ()]}, expected {want + 1} ({'the stack top' if want else 'γ'})"
+        return None
+
+    def next_sets(word: tuple[str, ...], trace: object) -> str | None:
+        n = trace.n  # type: ignore[attr-defined]
+        for t, prefix in _gen_positions(word, trace, g2):
+            allowed, end = allowed_next(prefix, k, D, n=n if g2 else None)
+            want = {*allowed, *([END] if end else [])}
+            got = set(trace.next_symbols[t])  # type: ignore[attr-defined]
+            if got != want:
+                shown = "".join(prefix) or "ε"
+                return f"after γ{shown} (i={t + 1}, n={n}) the network allows {sorted(got)}, the language {sorted(want)}"
+        return None
+
+    def def31_domain(bound: int) -> list[tuple[str, ...]]:
+        inner = (*dyck_alphabet(k), END) if g2 else dyck_alphabet(k)
+        return [(*u, END) for m in range(bound) for u in itertools.product(inner, repeat=m)]
+
+    def def31(word: tuple[str, ...], trace: object) -> str | None:
+        ok = all(word[t] in trace.next_symbols[t] for t in range(len(word)))  # type: ignore[attr-defined]
+        member = lang.contains(word[:-1])
+        if ok != member:
+            if member:
+                t = next(t for t in range(len(word)) if word[t] not in trace.next_symbols[t])  # type: ignore[attr-defined]
+                return f"u ∈ {lang.name} but its token {t + 1} ({word[t]}) gets probability < ε"
+            return f"u ∉ {lang.name} but every token gets probability >= ε"
+        return None
+
+    exact_layers: list[Claim] = [
+        TraceProperty(
+            id="Y6",
+            statement="layer 1 (uniform causal head, value (2o − 1, g)) gives (a₁, a₂) = (d_i/i, 1/i) exactly at every position, d = 1 + depth",
+            reference=ref,
+            holds=layer1,  # type: ignore[arg-type]
+            domain=domain,
+            domain_text=domain_text,
+            backend="sympy",
+            max_len=N,
+        ),
+        TraceProperty(
+            id="Y7",
+            statement="Lemma B.1 with layer norm ε = 0: FFN 1 gives (cθ, sθ) = (cos θ(d_i), sin θ(d_i)) exactly, θ(d) = atan2(d, D+2−d)"
+            + (" (and (cφ, sφ) = θ(n − i))" if g2 else ""),
+            reference="Appendix B, Lemma B.1",
+            holds=angles,  # type: ignore[arg-type]
+            domain=domain,
+            domain_text=domain_text,
+            backend="sympy",
+            max_len=N,
+        ),
+    ]
+    # Y6 and Y7 are about layer 1 and FFN 1, which λ₂ does not touch; sympy cannot evaluate the
+    # soft layer 2 after them (its weights are transcendental), so they are stated for the hard
+    # network only.
+    claims: list[Claim] = [] if soft else exact_layers
+    claims += [
+        ExactFact(
+            id="Y8",
+            statement="eq. (7): for every D <= 80 and a, b ∈ {0..D+1}, cos(θ(a) − θ(b)) = 1 if a = b and < 1 − 1/(10D²) otherwise "
+            "(so the layer-2 score separates: 20D²(1 − 1/(10D²)) + 3 = 20D² + 1 < 20D² + 2 + j/n)",
+            reference="§5.2, eq. (7)",
+            check=lambda: _eq7(80),
+            cases="every D <= 80 and every pair a, b ∈ {0..D+1}, by rational squaring",
+        ),
+        ExactFact(
+            id="Y11",
+            statement="the gaps between consecutive sin θ(d) on {0..D+1} are >= 0.44/D² and those of cos θ(d) on {0..D+2} are >= 0.1/D², for every D <= 500",
+            reference="Appendix B, Theorem B.1's proof",
+            check=lambda: _gaps(500),
+            cases="every D <= 500, with proved rational brackets of every sin θ(d), cos θ(d)",
+        ),
+        ExactFact(
+            id="Y11-net",
+            statement=f"the network's thresholds for D = {D} are proved: GT(sθ, r; c) is 0 at depth < D and 1 at depth D, "
+            "GT(cφ, r; c) is 1 iff n − i = 1, and EQ's margin is at most the smallest cos θ gap",
+            reference="Appendix B (FFN 2, rebuilt with rational thresholds)",
+            check=lambda: _net_thresholds(D, paper),
+            cases=f"the constants of the D = {D} network against exact brackets of θ",
+        ),
+    ]
+    if not soft:
+        claims.append(
+            TraceProperty(
+                id="Y9",
+                statement="the layer-2 hard head selects exactly one token: the top of the stack, or γ when the stack is empty",
+                reference=ref,
+                holds=stack_top,  # type: ignore[arg-type]
+                domain=domain,
+                domain_text=domain_text,
+                backend="interval",
+                max_len=N,
+            )
+        )
+    claims += [
+        TraceProperty(
+            id="Y10" + suffix,
+            statement=f"{reading}: the next-symbol set (probability >= ε = 1/(2k+1)) equals the allowed set of {lang.name} "
+            + ("at every position of every valid γuω (length-aware: opens need room to close, ω only at n)" if g2 else "after every valid prefix")
+            + (f" (soft layer 2, λ₂ = {values['lambda2']}·n ln n)" if soft else "")
+            + (" (as printed: opens tested at d = D, no ω row)" if paper else ""),
+            reference=ref,
+            holds=next_sets,  # type: ignore[arg-type]
+            domain=domain,
+            domain_text=domain_text,
+            backend="interval",
+            max_len=N,
+        ),
+        TraceProperty(
+            id="Y10-def" + suffix,
+            statement=f"Definition 3.1 ({reading}): every token of γuω gets probability >= ε iff u ∈ {lang.name}, "
+            + ("for every u over the brackets and ω" if g2 else "for every bracket string u"),
+            reference="§3, Definition 3.1",
+            holds=def31,  # type: ignore[arg-type]
+            domain=def31_domain,
+            domain_text="word uω" + (" (ω also inside u)" if g2 else ""),
+            backend="interval",
+            max_len=_def31_bound(k, g2),
+        ),
+    ]
+    return tuple(claims)
+
+
+def _eq7(max_depth: int) -> tuple[int, str | None]:
+    cases = 0
+    for D in range(1, max_depth + 1):
+        t = 1 - Fraction(1, 10 * D * D)
+        vec = [(D + 2 - a, a) for a in range(D + 2)]
+        for a, u in enumerate(vec):
+            uu = u[0] * u[0] + u[1] * u[1]
+            for b, v in enumerate(vec):
+                cases += 1
+                vv = v[0] * v[0] + v[1] * v[1]
+                dot = u[0] * v[0] + u[1] * v[1]
+                if a == b:
+                    if dot * dot != uu * vv or dot <= 0:
+                        return cases, f"D={D}: cos(θ({a}) − θ({a})) != 1"
+                elif dot >= 0 and dot * dot >= t * t * uu * vv:
+                    return cases, f"D={D}: cos(θ({a}) − θ({b})) >= 1 − 1/(10D²)"
+        if 20 * D * D * t + 3 >= 20 * D * D + 2:
+            return cases, f"D={D}: the score separation fails"
+    return cases, None
+
+
+def _gap_at_least(x: tuple[Fraction, Fraction], y: tuple[Fraction, Fraction], t: Fraction) -> bool | None:
+    """y − x >= t for x = u/√w, y = u'/√w' (decided with rational brackets; None if too close)."""
+    for digits in (20, 40, 80):
+        xl, xu = bracket_sqrt_ratio(*x, digits)
+        yl, yu = bracket_sqrt_ratio(*y, digits)
+        if yl - xu >= t:
+            return True
+        if yu - xl < t:
+            return False
+    return None
+
+
+def _gaps(max_depth: int) -> tuple[int, str | None]:
+    cases = 0
+    for D in range(1, max_depth + 1):
+        cos = [theta(d, D)[0] for d in range(D + 3)]
+        sin = [theta(d, D)[1] for d in range(D + 2)]
+        for name, seq, t in (("sin", sin, Fraction(44, 100)), ("cos", cos[::-1], Fraction(1, 10))):
+            bound = t / (D * D)
+            for j in range(len(seq) - 1):
+                cases += 1
+                ok = _gap_at_least(seq[j], seq[j + 1], bound)
+                if ok is None:
+                    return cases, f"D={D}: a {name} gap is within 10^-80 of {bound}: undecided"
+                if not ok:
+                    return cases, f"D={D}: a {name} gap is < {t}/D²"
+    return cases, None
+
+
+def _net_thresholds(D: int, paper: bool) -> tuple[int, str | None]:
+    c = GeneratorConstants(D, full_at=D if paper else None)
+    at = D if paper else D + 1
+    sin_lo, sin_hi = theta(at - 1, D)[1], theta(at, D)[1]
+    checks = [
+        ("sin θ(D) <= r", _gap_at_least(sin_lo, (c.full_r, Fraction(1)), Fraction(0))),
+        ("r + c <= sin θ(D+1)", _gap_at_least((c.full_r + c.full_c, Fraction(1)), sin_hi, Fraction(0))),
+        ("cos θ(2) <= r_end", _gap_at_least(theta(2, D)[0], (c.end_r, Fraction(1)), Fraction(0))),
+        ("r_end + c_end <= cos θ(1)", _gap_at_least((c.end_r + c.end_c, Fraction(1)), theta(1, D)[0], Fraction(0))),
+    ]
+    cos = [theta(d, D)[0] for d in range(D + 3)][::-1]
+    checks += [
+        (f"EQ margin <= cos θ({D + 1 - j}) − cos θ({D + 2 - j})", _gap_at_least(cos[j], cos[j + 1], c.eq_c))
+        for j in range(len(cos) - 1)
+    ]
+    for n, (text, ok) in enumerate(checks, start=1):
+        if not ok:
+            return n, f"D={D}: {text} fails"
+    return len(checks), None
+
+
 def _gate_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     c = sympy.Rational(str(values["margin"]))
     paper = values["variant"] == "paper"
@@ -450,6 +1067,17 @@ def _gate_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     return tuple(claims)
 
 
+def _lambda2(values: Mapping[str, object]) -> Fraction | None:
+    v = values["lambda2"]
+    return None if v == "hard" else v  # type: ignore[return-value]
+
+
+def _parse_lambda2(raw: str) -> Fraction | str:
+    if raw.strip() == "hard":
+        return "hard"
+    return parse_fraction("lambda2", minimum=Fraction(0), strict=True)(raw)
+
+
 CONSTRUCTIONS: tuple[Construction, ...] = (
     Construction(
         name="dyck",
@@ -464,6 +1092,35 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         build=lambda values: dyck_recognizer(k=values["k"], depth=values["depth"], variant=values["variant"]),
         claims=_dyck_claims,
         language_of=lambda values: DYCK(values["k"], values["depth"]),
+    ),
+    Construction(
+        name="dyck-gen",
+        paper_id="yao2021.dyck_generator",
+        title="two-layer generator of Dyck(k, D): next-symbol sets (Theorem 4.2)",
+        reference="Yao et al. 2021, §5.2 and Appendix B",
+        params=(
+            Param(name="k", default="2", parse=parse_int("k", minimum=1), help="number of bracket types k >= 1"),
+            Param(name="depth", default="2", parse=parse_int("depth", minimum=1), help="maximal nesting depth D >= 1"),
+            Param(
+                name="reading",
+                default="G1",
+                parse=str,
+                help="G1: length-unaware (ω iff the stack is empty); G2: length-aware (1/n in the positional "
+                "encoding; run a prefix with --length n)",
+                choices=READINGS,
+            ),
+            Param(
+                name="lambda2",
+                default="hard",
+                parse=_parse_lambda2,
+                help="hard: layer 2 is hard attention; a rational c > 0: soft attention with temperature c·n·ln n",
+            ),
+            VARIANT,
+        ),
+        build=lambda values: dyck_generator(
+            k=values["k"], depth=values["depth"], reading=values["reading"], lambda2=_lambda2(values), variant=values["variant"]
+        ),
+        claims=_gen_claims,
     ),
     Construction(
         name="gates",

@@ -152,6 +152,7 @@ class _Evaluator(Generic[V]):
         self.ar = arith
         self.zero = arith.const(Fraction(0))
         self.one = arith.const(Fraction(1))
+        self.length_n: int | None = None  # the n of the scale ln n and of positional features
         self._const_cache: dict[Fraction, V] = {}
 
     def c(self, q: Fraction) -> V:
@@ -258,7 +259,7 @@ class _Evaluator(Generic[V]):
                         weights_allowed[idx] = share
                     selected = tuple(allowed[idx] for idx in best)
                 case Softmax():
-                    weights_allowed = self.ar.softmax(h.normalizer, h.scale, scores, n, where)
+                    weights_allowed = self.ar.softmax(h.normalizer, h.scale, scores, self.length_n or n, where)
                     selected = None
                 case _:
                     assert_never(h.normalizer)
@@ -389,7 +390,7 @@ class _Evaluator(Generic[V]):
                             selected = (j,)
                             acc = dict(vs[j])
                     case Softmax():
-                        ws = ar.softmax(h.normalizer, h.scale, scores, n, where, [counts[g] for g in live])
+                        ws = ar.softmax(h.normalizer, h.scale, scores, self.length_n or n, where, [counts[g] for g in live])
                         for g, w in zip(live, ws, strict=True):
                             weights[g] = w
                         for o in out_names:
@@ -447,7 +448,7 @@ class _Evaluator(Generic[V]):
 
     # ------------------------------------------------------------------ whole network
 
-    def run(self, word: str | Sequence[str]) -> Trace[V]:
+    def run(self, word: str | Sequence[str], length: int | None = None) -> Trace[V]:
         net = self.net
         symbols = tokenize(net.alphabet, word)
         emb = net.embedding
@@ -456,7 +457,10 @@ class _Evaluator(Generic[V]):
             case TokenEmbedding():
                 tokens = (*emb.prefix, *symbols, *emb.suffix)
                 n = len(tokens)
-                positions = tuple(range(emb.index_base, emb.index_base + n))
+                if length is not None:
+                    n = _declared_length(net, length, n)
+                self.length_n = n
+                positions = tuple(range(emb.index_base, emb.index_base + len(tokens)))
                 table = dict(emb.table)
                 rows: list[dict[str, V]] = []
                 for t, token in enumerate(tokens):
@@ -468,6 +472,8 @@ class _Evaluator(Generic[V]):
                         row[d] = self.ar.add(row[d], self.c(value))
                     rows.append(row)
             case FlatEmbedding():
+                if length is not None:
+                    raise WordError(f"length={length} applies to token networks; {net.name!r} reads a fixed-length word")
                 if len(symbols) != emb.length:
                     raise WordError(
                         f"this network reads words of length exactly {emb.length}, got "
@@ -505,10 +511,17 @@ class _Evaluator(Generic[V]):
                     accepted = None
             case NextSymbols():
                 thr = self.c(r.threshold)
-                nexts = tuple(
-                    tuple(s for s, d in r.scores if self.ar.sign(self.ar.sub(row[d], thr)) >= 0)
-                    for row in rows
-                )
+                allowed: list[tuple[str, ...]] = []
+                for t, row in enumerate(rows):
+                    values = [row[d] for _s, d in r.scores]
+                    if r.softmax is not None:
+                        values = self.ar.softmax(
+                            r.softmax, Scale(), values, n, f"readout softmax at position {positions[t]}"
+                        )
+                    allowed.append(
+                        tuple(s for (s, _d), v in zip(r.scores, values, strict=True) if self.ar.sign(self.ar.sub(v, thr)) >= 0)
+                    )
+                nexts = tuple(allowed)
             case _:
                 assert_never(r)
         return Trace(
@@ -580,6 +593,26 @@ class _Evaluator(Generic[V]):
         return x
 
 
+def _declared_length(net: Network, length: int, tokens: int) -> int:
+    """Check ``length`` (the total length n of a string the input is a prefix of) for ``net``."""
+    if isinstance(length, bool) or not isinstance(length, int) or length < tokens:
+        raise WordError(
+            f"length={length!r} must be an integer >= the {tokens} tokens of the input (special tokens "
+            "included): it is the total length n of the string the input begins"
+        )
+    if length != tokens:
+        for sub in net.layers:
+            if isinstance(sub.block, AttentionLayer):
+                for h in sub.block.heads:
+                    if h.mask not in ("causal", "strict_causal"):
+                        raise WordError(
+                            f"length={length} evaluates a prefix, which needs causal attention; head "
+                            f"{h.name!r} of {sub.block.name!r} has mask {h.mask!r} and would read the rest "
+                            "of the string: run the whole string instead"
+                        )
+    return length
+
+
 def _live_positions(net: Network, n: int) -> list[frozenset[int] | None]:
     """For each sublayer, the positions whose value is read later (None: all of them).
 
@@ -643,6 +676,13 @@ def _freeze(rows: list[dict[str, V]], dims: tuple[str, ...]) -> tuple[tuple[V, .
     return tuple(tuple(r[d] for d in dims) for r in rows)
 
 
-def evaluate(net: Network, word: str | Sequence[str], arith: Arithmetic[V]) -> Trace[V]:
-    """Run ``net`` on ``word`` in the number system ``arith``."""
-    return _Evaluator(net, arith).run(word)
+def evaluate(
+    net: Network, word: str | Sequence[str], arith: Arithmetic[V], *, length: int | None = None
+) -> Trace[V]:
+    """Run ``net`` on ``word`` in the number system ``arith``.
+
+    ``length``: evaluate the input as the first tokens of a string of total length n = ``length``
+    (special tokens included), so that positional features such as i/n use that n. Only for
+    networks whose attention is causal (the rest of the string could not change the outputs).
+    """
+    return _Evaluator(net, arith).run(word, length)

@@ -124,6 +124,8 @@ class FractionArithmetic:
                     "into the base or use the sympy interpreter (--backend sympy)"
                 )
             coef = coef / root
+        if scale.times_n:
+            coef = coef * n
         if nz.r is not None and not scale.log_n:
             base = nz.r
         elif nz.c is not None and scale.log_n:
@@ -155,6 +157,6 @@ class FractionArithmetic:
         return [w / total for w in weights]
 
 
-def run(net: Network, word: str | Sequence[str]) -> Trace[Fraction]:
+def run(net: Network, word: str | Sequence[str], *, length: int | None = None) -> Trace[Fraction]:
     """Evaluate ``net`` on ``word`` with exact rationals."""
-    return evaluate(net, word, FractionArithmetic())
+    return evaluate(net, word, FractionArithmetic(), length=length)

@@ -113,6 +113,8 @@ class IntervalArithmetic:
         kappa = self.const(scale.coef)
         if scale.sqrt_d is not None:
             kappa = kappa / self.ctx.sqrt(self.ctx.mpf(scale.sqrt_d))
+        if scale.times_n:
+            kappa = kappa * n
         if scale.log_n:
             kappa = kappa * self.ctx.log(self.ctx.mpf(n))
         if nz.r is not None:
@@ -139,6 +141,6 @@ def _clip(x: Any) -> Any:
     return x
 
 
-def run(net: Network, word: str | Sequence[str], *, digits: int = DEFAULT_DIGITS) -> Trace[Interval]:
+def run(net: Network, word: str | Sequence[str], *, length: int | None = None, digits: int = DEFAULT_DIGITS) -> Trace[Interval]:
     """Evaluate ``net`` on ``word`` with rigorous intervals at ``digits`` digits."""
-    return evaluate(net, word, IntervalArithmetic(digits))
+    return evaluate(net, word, IntervalArithmetic(digits), length=length)

@@ -175,11 +175,13 @@ class FFN:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Scale:
-    """Multiplier of the attention scores: ``coef · (1/√sqrt_d if set) · (ln n if log_n)``."""
+    """Multiplier of the attention scores: ``coef · (1/√sqrt_d if set) · (n if times_n) · (ln n if
+    log_n)``; ``times_n`` with ``log_n`` is a temperature growing like n ln n (Yao et al.'s λ₂)."""
 
     coef: Fraction = Fraction(1)
     sqrt_d: int | None = None
     log_n: bool = False
+    times_n: bool = False
 
     def __post_init__(self) -> None:
         _check_fraction(self.coef, "Scale.coef")
@@ -400,16 +402,33 @@ class Classifier:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NextSymbols:
-    """A generator's output at every position: symbol ``s`` may come next iff the residual dim
-    ``scores[s]`` is ``>= threshold``."""
+    """A generator's output at every position: symbol ``s`` may come next iff its value is
+    ``>= threshold``.
+
+    Without ``softmax`` the value is the residual dim ``scores[s]``; with it, the value is the
+    probability f(s | prefix) = base^{score_s} / Σ_s' base^{score_s'} over the listed symbols (the
+    paper's output layer; a symbol not listed has probability 0 and is never allowed). ``end``
+    names the end-of-string symbol, if one is scored, so that a reader can say whether the string
+    may end.
+    """
 
     scores: tuple[tuple[str, str], ...]
     threshold: Fraction
+    softmax: Softmax | None = None
+    end: str | None = None
 
     def __post_init__(self) -> None:
         _check_fraction(self.threshold, "NextSymbols.threshold")
         if not self.scores:
             raise NetworkValidationError("NextSymbols.scores is empty")
+        symbols = [s for s, _ in self.scores]
+        if len(set(symbols)) != len(symbols):
+            raise NetworkValidationError(f"NextSymbols.scores lists a symbol twice: {symbols}")
+        if self.end is not None and self.end not in symbols:
+            raise NetworkValidationError(
+                f"NextSymbols.end={self.end!r} is not one of the scored symbols {symbols}; "
+                "add a score for it or leave end unset"
+            )
 
 
 Readout: TypeAlias = Classifier | NextSymbols

@@ -42,10 +42,12 @@ def affine_lines(a: Affine) -> list[str]:
 
 def scale_text(s: Scale) -> str:
     parts = []
-    if s.coef != 1 or (s.sqrt_d is None and not s.log_n):
+    if s.coef != 1 or (s.sqrt_d is None and not s.log_n and not s.times_n):
         parts.append(str(s.coef))
     if s.sqrt_d is not None:
         parts.append(f"1/√{s.sqrt_d}")
+    if s.times_n:
+        parts.append("n")
     if s.log_n:
         parts.append("ln n")
     return "·".join(parts)
@@ -147,7 +149,14 @@ def readout_lines(r: Classifier | NextSymbols) -> list[str]:
             return lines
         case NextSymbols():
             pairs = " ".join(f"{s}<-{d}" for s, d in r.scores)
-            return [f"readout next-symbols: allowed iff score >= {r.threshold}: {pairs}"]
+            if r.softmax is None:
+                line = f"readout next-symbols: allowed iff score >= {r.threshold}: {pairs}"
+            else:
+                line = (
+                    f"readout next-symbols: allowed iff {normalizer_text(r.softmax)} of the scores "
+                    f">= {r.threshold}: {pairs}"
+                )
+            return [line + ("" if r.end is None else f"; end symbol {r.end}")]
         case _:
             assert_never(r)
 

@@ -171,6 +171,8 @@ class SympyArithmetic:
         factor: sympy.Expr = to_sympy(scale.coef)
         if scale.sqrt_d is not None:
             factor = factor / sympy.sqrt(scale.sqrt_d)
+        if scale.times_n:
+            factor = factor * n
         if scale.log_n:
             factor = factor * sympy.log(n)
         if nz.r is not None:
@@ -188,7 +190,7 @@ class SympyArithmetic:
         return [w / total for w in raw]
 
 
-def run(net: Network, word: str | Sequence[str], *, symbolic: bool = False) -> Trace[sympy.Expr]:
+def run(net: Network, word: str | Sequence[str], *, length: int | None = None, symbolic: bool = False) -> Trace[sympy.Expr]:
     """Evaluate ``net`` on ``word`` with sympy. ``symbolic=True`` keeps softmax bases symbolic
     (the accept bit is then ``None`` when it depends on the symbols)."""
-    return evaluate(net, word, SympyArithmetic(symbolic=symbolic))
+    return evaluate(net, word, SympyArithmetic(symbolic=symbolic), length=length)

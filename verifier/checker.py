@@ -51,6 +51,7 @@ from .claims import (
     Claim,
     Construction,
     CrossEntropy,
+    ExactFact,
     Identity,
     MirrorInvariant,
     Output,
@@ -219,6 +220,8 @@ def check(job: Job, claim: Claim, *, max_len: int | None = None, progress: Progr
             return _identity(claim)
         case TraceProperty():
             return _trace_property(job, claim, bound, progress)
+        case ExactFact():
+            return _exact_fact(claim)
         case _:
             assert_never(claim)
 
@@ -336,7 +339,43 @@ def _value_is(job: Job, claim: ValueIs, bound: int, progress: Progress | None) -
     return verdict
 
 
+def _exact_fact(claim: ExactFact) -> Verdict:
+    method = "exact rational arithmetic"
+    checked, failure = claim.check()
+    if failure is not None:
+        return Refuted(method, failure, None)
+    return Proved(method, checked, claim.cases)
+
+
+def _trace_domain(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict:
+    """A trace property over a domain the claim generates itself (see TraceProperty.domain)."""
+    assert claim.domain is not None
+    alphabet = job.alphabet
+    method = _method(claim.backend)
+    domain = [w for w in claim.domain(bound) if claim.min_len <= len(w) <= bound]
+    if not domain:
+        return Unknown(method, f"the domain of the claim has no word with {claim.min_len} <= |w| <= {bound}")
+    for done, w in enumerate(domain, start=1):
+        try:
+            trace = job.trace(w, claim.backend)
+        except NotRationalError as exc:
+            return Unknown(method, f"unsupported by the {claim.backend} backend: {exc}")
+        except UndecidedSignError as exc:
+            return Unknown(method, f"undecided on {_show(w, alphabet)}: {exc}")
+        except UndefinedValueError as exc:
+            return Refuted(method, f"the network's output is undefined on {_show(w, alphabet)}: {exc}", w)
+        failure = claim.holds(w, trace)
+        if failure is not None:
+            return Refuted(method, f"on {_show(w, alphabet)}: {failure}", w)
+        if progress is not None:
+            progress(done, len(domain))
+    what = claim.domain_text or "word of the claim's domain"
+    return Proved(method, len(domain), f"every {what} with {claim.min_len} <= |w| <= {bound} ({len(domain)} words)")
+
+
 def _trace_property(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict:
+    if claim.domain is not None:
+        return _trace_domain(job, claim, bound, progress)
     alphabet = job.alphabet
     skipped: list[Word] = []
 

@@ -21,11 +21,13 @@ Claim kinds:
 - :class:`BlockIdentity`: an FFN block computes given functions on all integer (or real)
   inputs (z3, unbounded).
 - :class:`Identity`: a closed-form mathematical identity in sympy (no network).
+- :class:`TraceProperty`: a property of every word's trace (states and attention selections).
+- :class:`ExactFact`: a statement about numbers checked by exact rational arithmetic (no network).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, TypeAlias
@@ -184,6 +186,23 @@ class TraceProperty(ClaimBase):
     holds: Callable[[Word, Any], str | None]
     only: Callable[[Word], bool] | None = None
     backend: Backend = "exact"
+    domain: Callable[[int], Iterable[Word]] | None = None
+    """The words the claim is about up to a length bound, generated directly (in shortlex
+    order) instead of filtering every word with ``only``: for sparse domains such as the
+    prefixes of valid strings."""
+    domain_text: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExactFact(ClaimBase):
+    """A statement about numbers, not about a network (e.g. a bound on the constants a
+    construction uses), checked by exact rational arithmetic in plain Python: ``check()``
+    returns (the number of cases checked, None) when it holds for all of them, else (cases
+    checked so far, the failing case). It has no word-length bound: ``cases`` says what it
+    covers, and ``--max-n`` does not change it."""
+
+    check: Callable[[], tuple[int, str | None]]
+    cases: str
 
 
 Claim: TypeAlias = (
@@ -195,6 +214,7 @@ Claim: TypeAlias = (
     | BlockIdentity
     | Identity
     | TraceProperty
+    | ExactFact
 )
 
 

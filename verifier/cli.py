@@ -135,18 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except WordError as exc:
         raise UsageError(str(exc)) from None
     net = c.network(values, len(word)) if c.per_length else probe
-    try:
-        if args.backend == "exact":
-            from symbolic.exact import run
-        elif args.backend == "sympy":
-            from symbolic.sympy_interp import run
-        else:
-            from symbolic.interval import run
-        trace = run(net, word)
-    except NotRationalError as exc:
-        raise UsageError(f"{exc}") from None
-    except SymbolicError as exc:
-        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+    backend, trace = _evaluate(net, word, args.backend, args.length)
     lang = c.reference_language(values)
     member = lang.contains(word) if lang else None
     record: dict[str, Any] = {
@@ -156,14 +145,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         "word": render(net.alphabet, word),
         "tokens": list(trace.tokens),
         "n": trace.n,
-        "backend": args.backend,
+        "backend": backend,
         "fingerprint": fingerprint(net),
         "accepted": trace.accepted,
         "output": _value_text(trace.output) if trace.output is not None else None,
         "member": member,
     }
     if trace.next_symbols is not None:
-        record["next"] = [list(s) for s in trace.next_symbols]
+        end = getattr(net.readout, "end", None)
+        record["length"] = args.length if args.length is not None else trace.n
+        last = trace.next_symbols[-1]
+        record["next"] = sorted(s for s in last if s != end)
+        record["end"] = end in last if end is not None else None
+        record["next_by_position"] = [
+            {"i": trace.positions[t], "token": trace.tokens[t], "next": sorted(s for s in allowed if s != end),
+             "end": end in allowed if end is not None else None}
+            for t, allowed in enumerate(trace.next_symbols)
+        ]
     if args.trace:
         record["trace"] = _trace_json(trace)
     if args.json:
@@ -175,11 +173,41 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.trace:
         _print_trace(trace)
     if trace.output is not None:
-        print(f"logit s = {record['output']}   ({args.backend})")
+        print(f"logit s = {record['output']}   ({backend})")
+    if trace.next_symbols is not None:
+        shown = " ".join(record["next"]) or "(no bracket)"
+        ending = "" if record["end"] is None else ("; the string may end here" if record["end"] else "; the string may not end here")
+        print(f"allowed next after the input (n = {record['length']}): {shown}{ending}   ({backend})")
     if trace.accepted is not None:
         verdict = "accepted (s > 0)" if trace.accepted else "rejected (s <= 0)"
         print(f"{verdict}" + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}"))
     return EXIT_OK
+
+
+def _evaluate(net: Any, word: Any, backend: str, length: int | None) -> tuple[str, Any]:
+    """Run ``net`` with ``backend``; ``auto`` takes the first of exact, sympy, interval that can
+    (exact rationals where the network stays rational; sympy where √ or e^x enter; intervals
+    where sympy cannot decide a sign). Returns the backend used and the trace."""
+    from symbolic.evaluation import UndecidedSignError
+
+    order = ("exact", "sympy", "interval") if backend == "auto" else (backend,)
+    last: Exception | None = None
+    for name in order:
+        if name == "exact":
+            from symbolic.exact import run
+        elif name == "sympy":
+            from symbolic.sympy_interp import run
+        else:
+            from symbolic.interval import run
+        try:
+            return name, run(net, word, length=length)
+        except (NotRationalError, UndecidedSignError) as exc:
+            last = exc
+            if backend != "auto":
+                break
+        except SymbolicError as exc:
+            raise UsageError(f"{type(exc).__name__}: {exc}") from None
+    raise UsageError(f"{last}") from None
 
 
 def _trace_json(trace: Any) -> dict[str, Any]:
@@ -249,9 +277,9 @@ class Task:
 def _claim_bound(claim: Claim, max_n: int | None, verdict: Verdict | None = None) -> int | None:
     """The word-length bound a verdict covers; None for statements without one (lemmas over all
     integers or reals, identities, structural proofs that hold for every length)."""
-    from .claims import BlockIdentity, Identity
+    from .claims import BlockIdentity, ExactFact, Identity
 
-    if isinstance(claim, (BlockIdentity, Identity)):
+    if isinstance(claim, (BlockIdentity, Identity, ExactFact)):
         return None
     if isinstance(verdict, Proved) and verdict.method.startswith("structural"):
         return None
@@ -347,6 +375,8 @@ def _record_path(out: str, c: Construction, values: Mapping[str, Any], claim: Cl
         blob = json.dumps(_show_params(values), sort_keys=True).encode()
         tag = "." + hashlib.sha256(blob).hexdigest()[:8]
     n = "all" if bound is None else f"n{bound}"
+    if type(claim).__name__ == "ExactFact":
+        n = "fact"
     return os.path.join(out, c.name, f"{_safe(claim.id)}.{n}{tag}.json")
 
 
@@ -464,6 +494,8 @@ def _print_table(results: Sequence[tuple[Construction, Mapping[str, Any], Claim,
     for c, _values, claim, verdict, seconds in results:
         bound = _claim_bound(claim, max_n, verdict)
         btxt = "all" if bound is None else f"{claim.min_len}≤|w|≤{bound}"
+        if type(claim).__name__ == "ExactFact":
+            btxt = "no words"
         rows.append((c.name, claim.id, _verdict_name(verdict).upper(), btxt, verdict.method, f"{seconds:.1f}s"))
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
@@ -499,7 +531,20 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("name", help="construction (see `netproof list`)")
     p_run.add_argument("word", help="the word: symbols, or space-separated tokens, or @FILE")
     p_run.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
-    p_run.add_argument("--backend", choices=("exact", "sympy", "interval"), default="exact")
+    p_run.add_argument(
+        "--backend",
+        choices=("auto", "exact", "sympy", "interval"),
+        default="auto",
+        help="auto (default): exact rationals if the network stays rational, else sympy, else intervals",
+    )
+    p_run.add_argument(
+        "--length",
+        type=int,
+        default=None,
+        metavar="N",
+        help="evaluate the word as the start of a string of total length N (special tokens included): "
+        "positional features such as i/n use N (causal networks only; e.g. dyck-gen reading=G2)",
+    )
     p_run.add_argument("--trace", action="store_true", help="every residual state and attention selection")
     p_run.add_argument("--json", action="store_true", help="print one JSON object")
     p_run.set_defaults(func=cmd_run)

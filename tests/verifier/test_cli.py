@@ -200,7 +200,7 @@ BAD_INPUT = [
         "eta",
         id="prove-eta-not-below-ln2"
     ),
-    pytest.param(["run", "parity-ln", "011"], "use the sympy interpreter", id="exact-backend-on-layer-norm"),
+    pytest.param(["run", "parity-ln", "011", "--backend", "exact"], "use the sympy interpreter", id="exact-backend-on-layer-norm"),
     pytest.param(["run", "parity", "@missing.txt"], "cannot read the word from 'missing.txt'", id="missing-word-file"),
     pytest.param(["run", "parity"], "word", id="missing-word-argument"),
     pytest.param(["prove", "parity", "--max-n", "-1"], "--max-n -1 must be >= 0", id="negative-max-n"),
@@ -222,10 +222,18 @@ def test_bad_input_exits_2_with_one_error_line_and_no_traceback(tmp_path: Path, 
 
 
 def test_the_exact_backend_on_a_layer_norm_network_points_to_sympy(capsys: pytest.CaptureFixture[str]) -> None:
-    done = in_process(capsys, "run", "parity-ln", "011")
+    done = in_process(capsys, "run", "parity-ln", "011", "--backend", "exact")
     assert done.code == 2
     assert "--backend sympy" in done.err
     assert "not rational" in done.err
+
+
+def test_the_default_backend_takes_exact_rationals_where_it_can_and_sympy_where_square_roots_enter(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert json.loads(in_process(capsys, "run", "parity", "011", "--json").out)["backend"] == "exact"
+    record = json.loads(in_process(capsys, "run", "parity-ln", "011", "--json").out)
+    assert (record["backend"], record["accepted"]) == ("sympy", False)
 
 
 # --------------------------------------------------------------------------- prove
