@@ -1,5 +1,6 @@
 """Yao, Peng, Papadimitriou & Narasimhan 2021, *Self-Attention Networks Can Process Bounded
-Hierarchical Languages*: the (D+1)-layer hard-attention recognizer of Dyck(k, D) (Theorem 4.1).
+Hierarchical Languages*: the (D+1)-layer hard-attention recognizer of Dyck(k, D) (Theorem 4.1),
+the two-layer generator (Theorem 4.2) and the gates of Lemma A.1.
 
 Representation (spec ``chiang2022_yao2021.md`` §3.3): x_i = [t_i (B bits), o_i, p_i, m_i, e_i],
 with t the binary code of the bracket type (code 0 for the start token γ and the end token ω, so
@@ -23,7 +24,29 @@ version so its counterexamples can be seen):
 5. Masks are strict (j < i, j > i); an empty masked set (γ's left, ω's right) yields the zero
    vector.
 
-The printed version accepts ``)(`` (k = 1, D = 1), the shortest counterexample.
+At k = 1, D = 1 the printed version rejects ``()`` (the shortest counterexample, erratum 3)
+and accepts ``)(``.
+
+Theorem 4.2, the two-layer generator (``dyck_generator``; spec §3.4). Its Appendix B is partly
+unreadable in the source and partly wrong; the network here is rebuilt as the spec verified it:
+
+6. Lemma B.1 uses layer norm with ε = 0 on an 8-dim vector with mean 0, giving
+   2(−sin θ, −cos θ, sin θ, cos θ, 0…) (the paper's factors ½ fit another width); the output
+   takes positive minus negative halves, which is sign-safe. With PyTorch's ε = 1e−5 the
+   output shrinks for long prefixes (the spec measured 282 wrong sets at length 326).
+7. B.2 tests "d_{i1} = sin θ(D)" on the *cos* coordinate, and with γ counted as an open the
+   depth-D test must be d = D + 1: read literally, opens are forbidden one level early.
+   The paper's output matrix has no row for ω, so the string can never end. ``variant=paper``
+   keeps these two (shortest counterexample: the empty prefix, where ω is not allowed).
+8. Equality with the irrational sin θ(D+1) (and, for G2, cos θ(1)) is not a rational weight:
+   the network uses GT(x, r; c) with a rational r and margin c between consecutive values of θ,
+   each proved against exact rational brackets of θ (claim Y11-net).
+9. λ = ln(2k+1) + 1 makes the output base e(2k+1), irrational; base 3(2k+1) does the same
+   job with rational probabilities (:func:`output_base`).
+10. The soft layer 2 with λ₂ = c·n·ln n: the spec sampled n ≈ 50–714 and found c ≥ 0.5 enough.
+   Exhaustively on short prefixes it is not: with k = 2, D = 3, c = 1/2 allows the wrong set
+   after γ()[ (n = 4: the earlier same-depth open is only 2/n below the top and keeps weight
+   1/4) and c = 1/4 after γ() (n = 3). c = 1 is proved for k <= 2, D <= 3 up to inner length 8.
 """
 
 from __future__ import annotations

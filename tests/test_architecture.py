@@ -29,6 +29,7 @@ INTERPRETER_MODULES = frozenset(
 SYMBOLIC_EXTRAS = {
     "symbolic.sympy_interp": frozenset({"sympy", "mpmath"}),
     "symbolic.interval": frozenset({"mpmath"}),
+    "symbolic.batched": frozenset({"numpy"}),
 }
 
 

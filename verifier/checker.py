@@ -255,6 +255,10 @@ def _guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress 
 
 def _recognizes(job: Job, claim: Recognizes, bound: int, progress: Progress | None) -> Verdict:
     lang = claim.language
+    if claim.backend == "exact":
+        verdict = _recognizes_batched(job, claim, bound, progress)
+        if verdict is not None:
+            return verdict
 
     def body(w: Word, trace: Trace[Any]) -> Verdict | None:
         member = lang.contains(w)
@@ -271,6 +275,63 @@ def _recognizes(job: Job, claim: Recognizes, bound: int, progress: Progress | No
         return None
 
     return _guard(job, claim, claim.backend, bound, progress, body)
+
+
+def _recognizes_batched(job: Job, claim: Recognizes, bound: int, progress: Progress | None) -> Verdict | None:
+    """The exact exhaustive check of ``claim`` with :mod:`symbolic.batched`: the words of each
+    length in shortlex chunks, as exact integers. Same verdicts, first counterexample, messages
+    and ``checked`` count as the per-word path; None (use the per-word path) when a network of
+    the bound is not batchable or the bound holds no word."""
+    import numpy as np
+
+    from symbolic import batched
+
+    lang = claim.language
+    alphabet = job.alphabet
+    lengths = range(claim.min_len, bound + 1)
+    total = count_words(alphabet, claim.min_len, bound)
+    if total == 0:
+        return None
+    nets = {m: job.network(m) for m in lengths}
+    for net in {id(net): net for net in nets.values()}.values():
+        if batched.supports(net) is not None or sorted(net.alphabet) != sorted(alphabet):
+            return None
+    method = "exhaustive (exact, batched integers)"
+    evaluators: dict[int, batched.Evaluator] = {}
+    done = 0
+    for m in lengths:
+        net = nets[m]
+        ev = evaluators.get(id(net))
+        if ev is None:
+            ev = evaluators[id(net)] = batched.Evaluator(net)
+        code = np.array([net.alphabet.index(s) for s in alphabet], dtype=np.int64)
+        stream = itertools.product(alphabet, repeat=m)
+        count = len(alphabet) ** m
+        for start in range(0, count, batched.CHUNK):
+            stop = min(count, start + batched.CHUNK)
+            chunk = list(itertools.islice(stream, stop - start))
+            try:
+                got = ev.run(code[batched.shortlex_block(len(alphabet), m, start, stop)])
+            except UndefinedValueError as exc:  # depends on the length only: the chunk's first word
+                return Refuted(method, f"the network's output is undefined on {_show(chunk[0], alphabet)}: {exc}", chunk[0])
+            member = np.fromiter(map(lang.contains, chunk), dtype=bool, count=len(chunk))
+            wrong = np.flatnonzero(got.accepted != member)
+            if wrong.size:
+                j = int(wrong[0])
+                if progress is not None and j:
+                    progress(done + j, total)
+                w, accepted, is_member, logit = chunk[j], bool(got.accepted[j]), bool(member[j]), got.logit(j)
+                return Refuted(
+                    method,
+                    f"{_show(w, lang.alphabet)} is {'in' if is_member else 'not in'} {lang.name} but the network "
+                    f"{'accepts' if accepted else 'rejects'} it (logit {_fmt(logit)})",
+                    w,
+                    {"logit": _fmt(logit), "accepted": str(accepted), "member": str(is_member)},
+                )
+            done += len(chunk)
+            if progress is not None:
+                progress(done, total)
+    return Proved(method, done, f"every word with {claim.min_len} <= |w| <= {bound}")
 
 
 def _points(trace: Trace[Any], quantity: Output | StateValue, E: Any) -> Iterator[tuple[Point, Any, str]]:
