@@ -53,8 +53,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from typing import Any
 
 from symbolic import (
     RELU,
@@ -570,7 +571,12 @@ def _previous_state(ell: int) -> str:
     return "input" if ell == 1 else f"logic{ell - 1}"
 
 
-def _neighbours_hold(depth: int) -> object:
+def _neighbours_hold(depth: int, *, batch: bool = False) -> object:
+    """Y3 on one word's trace (``holds``), or with ``batch`` on a batched trace (``holds_batch``,
+    see :class:`TraceProperty`; its trace has ``n``, ``xp`` (numpy), ``selections`` with
+    ``layer``, ``head``, ``tie`` and (words, positions) arrays ``first``, ``last``, ``count`` of
+    the maximizers, ``state(label).equals(dim, q)`` and ``selected(layer, head, w, t)``)."""
+
     def holds(word: tuple[str, ...], trace: object) -> str | None:
         n = trace.n  # type: ignore[attr-defined]
         for sel in trace.selections:  # type: ignore[attr-defined]
@@ -596,10 +602,53 @@ def _neighbours_hold(depth: int) -> object:
                 )
         return None
 
-    return holds
+    def holds_batch(words: Sequence[tuple[str, ...]], trace: Any) -> list[str | None]:
+        xp, n, size = trace.xp, trace.n, len(words)
+        out: list[str | None] = [None] * size
+        pending = xp.ones(size, dtype=bool)
+        t = xp.arange(n)
+        for sel in trace.selections:
+            if not sel.layer.startswith("match"):
+                continue
+            ell = int(sel.layer[len("match"):])
+            unmatched = trace.state(_previous_state(ell)).equals("m", 0)
+            # What the head selects: every maximizer under "average", one under the other rules.
+            count = sel.count if sel.tie == "average" else xp.minimum(sel.count, 1)
+            chosen = sel.last if sel.tie == "rightmost" else sel.first
+            if sel.head == "left":
+                # The nearest unmatched j < t is the last unmatched index up to t − 1 (−1: none).
+                seen = xp.maximum.accumulate(xp.where(unmatched, t, -1), axis=1)
+                nearest = xp.concatenate([xp.full((size, 1), -1), seen[:, :-1]], axis=1)
+                expected = xp.where(nearest >= 0, nearest, t - 1)
+                empty = t == 0
+            else:
+                # The nearest unmatched j > t is the first unmatched index from t + 1 (n: none).
+                seen = xp.minimum.accumulate(xp.where(unmatched, t, n)[:, ::-1], axis=1)[:, ::-1]
+                nearest = xp.concatenate([seen[:, 1:], xp.full((size, 1), n)], axis=1)
+                expected = xp.where(nearest < n, nearest, t + 1)
+                empty = t == n - 1
+            bad = xp.where(empty, count != 0, (count != 1) | (chosen != expected)) & pending[:, None]
+            for w in xp.flatnonzero(bad.any(axis=1)).tolist():
+                i = int(bad[w].argmax())
+                if empty[i]:
+                    out[w] = f"{sel.layer} {sel.head} head at token {i}: selects {trace.selected(sel.layer, sel.head, w, i)} from an empty set"
+                elif count[w, i] != 1:
+                    out[w] = f"{sel.layer} {sel.head} head at token {i}: a tie between tokens {trace.selected(sel.layer, sel.head, w, i)}"
+                else:
+                    out[w] = (
+                        f"{sel.layer} {sel.head} head at token {i} selects token {int(chosen[w, i])}, "
+                        f"but the nearest unmatched one is {int(expected[w, i])}"
+                    )
+                pending[w] = False
+        return out
+
+    return holds_batch if batch else holds
 
 
-def _invariant_holds(k: int, depth: int) -> object:
+def _invariant_holds(k: int, depth: int, *, batch: bool = False) -> object:
+    """Y4 on one word's trace (``holds``), or with ``batch`` on a batched trace (``holds_batch``;
+    it reads ``n``, ``xp``, ``state(label).equals(dim, q)`` and ``state(label).value(w, t, dim)``)."""
+
     def holds(word: tuple[str, ...], trace: object) -> str | None:
         heights = pair_heights(word, k)
         n = trace.n  # type: ignore[attr-defined]
@@ -616,10 +665,40 @@ def _invariant_holds(k: int, depth: int) -> object:
                     return f"after layer {ell}, token {t} has e = {e} on a valid word"
         return None
 
-    return holds
+    def holds_batch(words: Sequence[tuple[str, ...]], trace: Any) -> list[str | None]:
+        xp, n, size = trace.xp, trace.n, len(words)
+        heights = [pair_heights(word, k) for word in words]
+        height = xp.full((size, n), depth + 1)
+        for w, h in enumerate(heights):
+            for t, v in h.items():
+                height[w, t] = v
+        t = xp.arange(n)
+        special = (t == 0) | (t == n - 1)
+        out: list[str | None] = [None] * size
+        pending = xp.ones(size, dtype=bool)
+        for ell in range(1, depth + 1):
+            state = trace.state(f"logic{ell}")
+            want = special | (height <= ell)
+            m_ok = xp.where(want, state.equals("m", 1), state.equals("m", 0))
+            bad = ~(m_ok & state.equals("e", 0)) & pending[:, None]
+            for w in xp.flatnonzero(bad.any(axis=1)).tolist():
+                i = int(bad[w].argmax())
+                if not m_ok[w, i]:
+                    out[w] = (
+                        f"after layer {ell}, token {i} has m = {state.value(w, i, 'm')}, expected {int(want[w, i])} "
+                        f"(pair height {heights[w].get(i)})"
+                    )
+                else:
+                    out[w] = f"after layer {ell}, token {i} has e = {state.value(w, i, 'e')} on a valid word"
+                pending[w] = False
+        return out
+
+    return holds_batch if batch else holds
 
 
-def _tie_free_accept(depth: int) -> object:
+def _tie_free_accept(depth: int, *, batch: bool = False) -> object:
+    """Y5 on one word's trace (``holds``), or with ``batch`` on a batched trace (``holds_batch``;
+    it reads ``n``, ``xp`` and ``state(label).numerators(dim)`` over ``state(label).den``)."""
     from fractions import Fraction as Q
 
     def y(a1: Q, a2: Q) -> Q:
@@ -643,7 +722,41 @@ def _tie_free_accept(depth: int) -> object:
             return f"the accept bit depends on the tie rule: {bits}"
         return None
 
-    return holds
+    def holds_batch(words: Sequence[tuple[str, ...]], trace: Any) -> list[str | None]:
+        xp, n, size = trace.xp, trace.n, len(words)
+        if size == 0:
+            return []
+        state = trace.state(f"logic{depth}")
+        e, m, den = state.numerators("e"), state.numerators("m"), state.den
+        # With a1 = E/d and a2 = M/d over one d > 0, y(a1, a2) > 1/2 iff
+        # 2·max(0, max(0, d − E) + M − d) > d: integers below 8·n·(den + max|e| + max|m|), in
+        # Python ints when that bound passes int64.
+        big = max((abs(int(a.max())) + abs(int(a.min())) for a in (e, m)), default=0)
+        if 8 * n * (den + 2 * big) > 1 << 62:
+            e, m = e.astype(object), m.astype(object)
+        score = e - m + den
+        best = score == score.max(axis=1, keepdims=True)
+        count = best.sum(axis=1).astype(e.dtype)
+        first = best.argmax(axis=1)
+        last = n - 1 - best[:, ::-1].argmax(axis=1)
+        rows = xp.arange(size)
+
+        def accept(E: Any, M: Any, d: Any) -> Any:
+            return 2 * xp.maximum(0, xp.maximum(0, d - E) + M - d) > d
+
+        bits = {
+            "average": accept((e * best).sum(axis=1), (m * best).sum(axis=1), count * den),
+            "leftmost": accept(e[rows, first], m[rows, first], den),
+            "rightmost": accept(e[rows, last], m[rows, last], den),
+        }
+        differ = (bits["average"] != bits["leftmost"]) | (bits["average"] != bits["rightmost"])
+        out: list[str | None] = [None] * size
+        for w in xp.flatnonzero(differ).tolist():
+            shown = {rule: bool(bit[w]) for rule, bit in bits.items()}
+            out[w] = f"the accept bit depends on the tie rule: {shown}"
+        return out
+
+    return holds_batch if batch else holds
 
 
 def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
@@ -659,6 +772,7 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             "unmatched one on its side (the nearest matched one if there is none)",
             reference=ref,
             holds=_neighbours_hold(depth),  # type: ignore[arg-type]
+            holds_batch=_neighbours_hold(depth, batch=True),  # type: ignore[arg-type]
             max_len=bound,
         ),
         TraceProperty(
@@ -666,6 +780,7 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             statement="the accept bit is the same under the average, leftmost and rightmost tie rules of the final layer",
             reference=ref,
             holds=_tie_free_accept(depth),  # type: ignore[arg-type]
+            holds_batch=_tie_free_accept(depth, batch=True),  # type: ignore[arg-type]
             max_len=bound,
         ),
     ]
@@ -677,6 +792,7 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
                 "pair has height <= ℓ, and e_i = 0",
                 reference=ref,
                 holds=_invariant_holds(k, depth),  # type: ignore[arg-type]
+                holds_batch=_invariant_holds(k, depth, batch=True),  # type: ignore[arg-type]
                 only=lang.contains,
                 max_len=bound,
             )

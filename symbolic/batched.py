@@ -15,6 +15,13 @@ A hardmax head ignores its (positive) :class:`Scale`, as the exact interpreter d
 factor does not move the argmax. :func:`supports` says why a network is refused (softmax, layer
 norm, a flat embedding, a next-symbol readout).
 
+:func:`trace` (``Evaluator.trace``) keeps what claims about traces read, still exactly: every
+residual state at every position (:class:`ExactState`: numerators over one denominator, with
+exact comparisons to rationals) and, for every hardmax head, the first and last maximizing key
+and the number of maximizers per (word, query) (:class:`Selections`). The accept-only path
+(``run``) keeps nothing and still evaluates only the readout's position after the last
+attention layer.
+
 >>> from constructions.yao2021 import dyck_recognizer
 >>> net = dyck_recognizer(k=1, depth=1)
 >>> supports(net) is None
@@ -56,7 +63,21 @@ from .ir import (
 from .positional import feature
 from .words import tokenize
 
-__all__ = ["CHUNK", "LIMIT", "Batch", "Evaluator", "NotBatchableError", "accepts", "evaluate", "shortlex_block", "supports"]
+__all__ = [
+    "CHUNK",
+    "LIMIT",
+    "Batch",
+    "BatchedTrace",
+    "Evaluator",
+    "ExactState",
+    "NotBatchableError",
+    "Selections",
+    "accepts",
+    "evaluate",
+    "shortlex_block",
+    "supports",
+    "trace",
+]
 
 LIMIT = 1 << 62
 """The largest magnitude an ``int64`` computation may reach; above it the step runs in Python ints."""
@@ -288,11 +309,46 @@ def _allowed(mask: str, n: int) -> Array:
     raise SymbolicError(f"unknown mask {mask!r}")  # pragma: no cover - Head validates mask
 
 
-def _run_head(ch: _Head, x: Array, den: int, rows: slice) -> tuple[Array, int]:
+def _maximizers(ch: _Head, x: Array, den: int, rows: slice, allowed: Array) -> Array:
+    """``best[w, i, j]``: key ``j`` has the largest score among the keys ``allowed[i]`` of query
+    ``rows[i]`` of word ``w`` (exact integer comparisons; False everywhere for an empty set)."""
+    h = ch.head
+    k, _ = ch.key.apply(x, den)
+    q, _ = ch.query.apply(x[:, rows], den)
+    n = x.shape[1]
+    # The (positive) denominators of q and k and the positive scale leave the argmax unchanged.
+    s_bound = _maxabs(q) * _maxabs(k) * q.shape[-1]
+    obj = s_bound > LIMIT
+    qf, kf = _fit(q, obj), _fit(k, obj)
+    scores = np.zeros((x.shape[0], q.shape[1], n), dtype=object if obj else np.int64)
+    for d in range(q.shape[-1]):
+        scores += qf[:, :, None, d] * kf[:, None, :, d]
+    if h.scoring == "neg_abs_dot":
+        scores = -abs(scores)
+    masked = np.where(allowed, scores, -(s_bound + 1))
+    return (masked == masked.max(axis=2, keepdims=True)) & allowed  # type: ignore[no-any-return]
+
+
+def _summary(best: Array, count: Array) -> tuple[Array, Array, Array]:
+    """(first, last, count) of the maximizers per (word, query): −1 for an empty set."""
+    n = best.shape[2]
+    if n == 0:
+        none = np.full(count.shape, -1, dtype=np.int64)
+        return none, none.copy(), count.astype(np.int64)
+    first = best.argmax(axis=2).astype(np.int64)
+    last = (n - 1 - best[:, :, ::-1].argmax(axis=2)).astype(np.int64)
+    empty = count == 0
+    first[empty] = -1
+    last[empty] = -1
+    return first, last, count.astype(np.int64)
+
+
+def _run_head(ch: _Head, x: Array, den: int, rows: slice, summary: list[tuple[Array, Array, Array]] | None = None) -> tuple[Array, int]:
     """One hardmax head for the query positions ``rows`` of every word: ``(out numerators, den)``.
 
     Keys and values come from every position; queries only from ``rows`` (the positions read
     later). The empty-set check covers every position, as the per-word interpreter's does.
+    With ``summary``, the (first, last, count) of the maximizers of every query is appended to it.
     """
     h = ch.head
     n = x.shape[1]
@@ -305,25 +361,18 @@ def _run_head(ch: _Head, x: Array, den: int, rows: slice) -> tuple[Array, int]:
             f"{h.mask!r} and the head's empty rule is 'error'"
         )
     allowed, empty = allowed_all[rows], empty_all[rows]
-    k, _ = ch.key.apply(x, den)
     v, v_den = ch.value.apply(x, den)
-    q, _ = ch.query.apply(x[:, rows], den)
-    if n == 0 or q.shape[1] == 0:
-        return np.zeros((x.shape[0], q.shape[1], v.shape[-1]), dtype=np.int64), 1
-    # The (positive) denominators of q and k and the positive scale leave the argmax unchanged.
-    s_bound = _maxabs(q) * _maxabs(k) * q.shape[-1]
-    obj = s_bound > LIMIT
-    qf, kf = _fit(q, obj), _fit(k, obj)
-    scores = np.zeros((x.shape[0], q.shape[1], n), dtype=object if obj else np.int64)
-    for d in range(q.shape[-1]):
-        scores += qf[:, :, None, d] * kf[:, None, :, d]
-    if h.scoring == "neg_abs_dot":
-        scores = -abs(scores)
-    masked = np.where(allowed, scores, -(s_bound + 1))
-    best = (masked == masked.max(axis=2, keepdims=True)) & allowed
+    queries = len(range(*rows.indices(n)))
+    if n == 0 or queries == 0:
+        if summary is not None:
+            summary.append(_summary(np.zeros((x.shape[0], queries, n), dtype=bool), np.zeros((x.shape[0], queries), dtype=np.int64)))
+        return np.zeros((x.shape[0], queries, v.shape[-1]), dtype=np.int64), 1
+    best = _maximizers(ch, x, den, rows, allowed)
     assert isinstance(h.normalizer, Hardmax)  # supports() refused the rest
     tie = h.normalizer.tie
     count = best.sum(axis=2)
+    if summary is not None:
+        summary.append(_summary(best, count))
     if tie == "average" and int(count.max()) > 1:
         sums_bound = _maxabs(v) * n
         obj = sums_bound > LIMIT
@@ -351,6 +400,7 @@ class _Layer:
     def __init__(self, sub: Sublayer, dims: tuple[str, ...]) -> None:
         self.sub = sub
         self.index = {d: i for i, d in enumerate(dims)}
+        self.heads: list[_Head] = []
         block = sub.block
         match block:
             case AttentionLayer():
@@ -388,11 +438,13 @@ class _Layer:
                 assert_never(block)
         _require_names(writes, self.index, f"the residual dims sublayer {sub.name!r} writes")
 
-    def _pieces(self, x: Array, den: int, rows: slice) -> list[tuple[Array, int, tuple[str, ...]]]:
+    def _pieces(
+        self, x: Array, den: int, rows: slice, summary: list[tuple[Array, Array, Array]] | None
+    ) -> list[tuple[Array, int, tuple[str, ...]]]:
         block = self.sub.block
         match block:
             case AttentionLayer():
-                outs = [(*_run_head(ch, x, den, rows), ch.head.value.outputs) for ch in self.heads]
+                outs = [(*_run_head(ch, x, den, rows, summary), ch.head.value.outputs) for ch in self.heads]
                 if self.output is None:
                     return outs
                 common = math.lcm(1, *(d for _, d, _ in outs))
@@ -435,9 +487,12 @@ class _Layer:
             case _:
                 assert_never(block)
 
-    def apply(self, x: Array, den: int, rows: slice) -> tuple[Array, int]:
-        """The sublayer's new state at positions ``rows`` (attention reads every position)."""
-        pieces = self._pieces(x, den, rows)
+    def apply(
+        self, x: Array, den: int, rows: slice, summary: list[tuple[Array, Array, Array]] | None = None
+    ) -> tuple[Array, int]:
+        """The sublayer's new state at positions ``rows`` (attention reads every position). With
+        ``summary``, an attention layer appends each head's (first, last, count) of maximizers."""
+        pieces = self._pieces(x, den, rows, summary)
         x = x[:, rows]
         residual = self.sub.residual
         common = math.lcm(den if residual else 1, *(d for _, d, _ in pieces))
@@ -488,6 +543,149 @@ def _concat(batches: Sequence[Batch]) -> Batch:
         np.concatenate([b.numerators for b in batches]),
         np.concatenate([b.denominators for b in batches]),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ExactState:
+    """One residual state of every word of a batch (one length), exactly: dim ``d`` of token ``t``
+    of word ``w`` is ``num[w, t, dims.index(d)] / den`` (``den`` a positive Python int; ``num``
+    int64, or object of Python ints where a value passed 2^62). ``label`` is the step's name
+    (``"input"`` for the embedding), as in :class:`symbolic.evaluation.State`.
+
+    >>> from constructions.yao2021 import dyck_recognizer
+    >>> st = trace(dyck_recognizer(k=1, depth=1), ["()", ")("]).state("logic1")
+    >>> st.numerators("m").tolist(), st.den   # p = i/n shares the denominator n = 4
+    ([[4, 4, 4, 4], [4, 0, 0, 4]], 4)
+    >>> st.equals("m", 1).tolist()
+    [[True, True, True, True], [True, False, False, True]]
+    """
+
+    label: str
+    dims: tuple[str, ...]
+    num: Array
+    den: int
+
+    def _column(self, dim: str) -> int:
+        try:
+            return self.dims.index(dim)
+        except ValueError:
+            raise KeyError(f"no dim {dim!r} in state {self.label!r}; dims: {' '.join(self.dims)}") from None
+
+    def numerators(self, dim: str) -> Array:
+        """The numerators of ``dim`` over :attr:`den`, shape (words, positions)."""
+        return self.num[:, :, self._column(dim)]
+
+    def value(self, w: int, t: int, dim: str) -> Fraction:
+        """The exact value of ``dim`` at token ``t`` of word ``w``."""
+        return Fraction(int(self.num[w, t, self._column(dim)]), self.den)
+
+    def compare(self, dim: str, q: Fraction | int) -> Array:
+        """sign(value − q) of ``dim`` at every (word, token) as an int64 array of −1/0/1, exactly:
+        ``num/den`` against ``a/b`` is ``num·b`` against ``a·den`` (in Python ints past 2^62)."""
+        q = Fraction(q)
+        a, b = q.numerator, q.denominator
+        x = self.numerators(dim)
+        obj = _maxabs(x) * b > LIMIT or abs(a) * self.den > LIMIT
+        lhs = _fit(x, obj) * b if b != 1 else _fit(x, obj)
+        rhs = a * self.den
+        return (lhs > rhs).astype(np.int64) - (lhs < rhs).astype(np.int64)  # type: ignore[no-any-return]
+
+    def equals(self, dim: str, q: Fraction | int) -> Array:
+        """``value == q`` of ``dim`` at every (word, token), exactly: a bool array."""
+        return self.compare(dim, q) == 0  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class Selections:
+    """Where one hardmax head put its attention, for every (word, query position), summarized
+    exactly: the maximizers of the score among the allowed keys are ``count`` tokens, from
+    ``first`` to ``last`` (int64 arrays of shape (words, positions); ``count`` 0 and ``first`` =
+    ``last`` = −1 for an empty masked set). The maximizers do not depend on the tie rule ``tie``;
+    what the head *selects* does (all maximizers, the first or the last): see
+    :meth:`BatchedTrace.selected`."""
+
+    layer: str
+    head: str
+    tie: str
+    first: Array
+    last: Array
+    count: Array
+
+
+@dataclass(frozen=True, slots=True)
+class BatchedTrace:
+    """The exact trace of many words of one length: every residual state (:class:`ExactState`,
+    ``states[0]`` the embedding, then one per sublayer, all positions) and every hardmax head's
+    :class:`Selections`, in the order of :class:`symbolic.evaluation.Trace` (layer, then head),
+    plus the accept bits. Word ``w`` is row ``w`` of ``indices`` (symbols as indices into
+    ``network.alphabet``); ``n`` counts the positions, special tokens included. ``xp`` is the
+    array namespace (numpy) for code that works on these arrays without importing it.
+    """
+
+    network: Network
+    indices: Array
+    n: int
+    states: tuple[ExactState, ...]
+    selections: tuple[Selections, ...]
+    batch: Batch
+    _evaluator: Evaluator
+
+    def __len__(self) -> int:
+        return int(self.indices.shape[0])
+
+    @property
+    def xp(self) -> Any:
+        return np
+
+    @property
+    def accepted(self) -> Array:
+        return self.batch.accepted
+
+    def state(self, label: str) -> ExactState:
+        for s in self.states:
+            if s.label == label:
+                return s
+        raise KeyError(f"no state {label!r}; states: {', '.join(s.label for s in self.states)}")
+
+    def value(self, label: str, w: int, t: int, dim: str) -> Fraction:
+        """The exact value of ``dim`` at token ``t`` of word ``w`` after the step ``label``."""
+        return self.state(label).value(w, t, dim)
+
+    def selection(self, layer: str, head: str) -> Selections:
+        for s in self.selections:
+            if s.layer == layer and s.head == head:
+                return s
+        shown = ", ".join(f"{s.layer}/{s.head}" for s in self.selections) or "none"
+        raise KeyError(f"no head {head!r} in attention layer {layer!r}; heads: {shown}")
+
+    def maximizers(self, layer: str, head: str, w: int, t: int) -> tuple[int, ...]:
+        """Every token with the largest score for query ``t`` of word ``w`` (recomputed exactly
+        from the state before the layer; () for an empty masked set)."""
+        for li, sub in enumerate(self.network.layers):
+            if sub.name == layer and isinstance(sub.block, AttentionLayer):
+                for ch in self._evaluator.layers[li].heads:
+                    if ch.head.name == head:
+                        before = self.states[li]
+                        allowed = _allowed(ch.head.mask, self.n)[t : t + 1]
+                        best = _maximizers(ch, before.num[w : w + 1], before.den, slice(t, t + 1), allowed)
+                        return tuple(int(j) for j in np.flatnonzero(best[0, 0]))
+        self.selection(layer, head)  # raises with the heads there are
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def selected(self, layer: str, head: str, w: int, t: int) -> tuple[int, ...]:
+        """The tokens the head gives weight to, as ``Selection.selected`` of
+        :func:`symbolic.exact.run`: every maximizer under tie rule ``average``, the first or the
+        last under ``leftmost`` / ``rightmost``, () for an empty set."""
+        sel = self.selection(layer, head)
+        if int(sel.count[w, t]) == 0:
+            return ()
+        if sel.tie == "leftmost":
+            return (int(sel.first[w, t]),)
+        if sel.tie == "rightmost":
+            return (int(sel.last[w, t]),)
+        if int(sel.count[w, t]) == 1:
+            return (int(sel.first[w, t]),)
+        return self.maximizers(layer, head, w, t)
 
 
 # --------------------------------------------------------------------------- the evaluator
@@ -553,6 +751,22 @@ class Evaluator:
 
     def run(self, indices: Array, *, chunk: int = CHUNK) -> Batch:
         """Evaluate every row of ``indices`` (shape (words, length), indices into the alphabet)."""
+        indices = self._check(indices)
+        parts = [self._chunk(indices[s : s + chunk]) for s in range(0, len(indices), max(1, chunk))]
+        return _concat(parts)
+
+    def trace(self, indices: Array) -> BatchedTrace:
+        """Evaluate every row of ``indices`` (one length) at once, keeping every state at every
+        position and every hardmax head's selections (memory: about words · positions · dims · 8
+        bytes per sublayer; the caller chunks)."""
+        indices = self._check(indices)
+        states: list[ExactState] = []
+        selections: list[Selections] = []
+        batch = self._chunk(indices, (states, selections))
+        n = states[0].num.shape[1]
+        return BatchedTrace(self.net, indices, n, tuple(states), tuple(selections), batch, self)
+
+    def _check(self, indices: Array) -> Array:
         indices = np.asarray(indices)
         if indices.ndim != 2:
             raise WordError(f"indices must have shape (words, length), got shape {indices.shape}")
@@ -561,10 +775,9 @@ class Evaluator:
                 f"indices must lie in 0..{len(self.emb.alphabet) - 1} (the alphabet {self.emb.alphabet}); "
                 f"got values from {indices.min()} to {indices.max()}"
             )
-        parts = [self._chunk(indices[s : s + chunk]) for s in range(0, len(indices), max(1, chunk))]
-        return _concat(parts)
+        return indices
 
-    def _chunk(self, indices: Array) -> Batch:
+    def _chunk(self, indices: Array, keep: tuple[list[ExactState], list[Selections]] | None = None) -> Batch:
         emb = self.emb
         words, m = indices.shape
         n = len(emb.prefix) + m + len(emb.suffix)
@@ -580,17 +793,28 @@ class Evaluator:
         t = self.readout.position if self.readout.position >= 0 else n + self.readout.position
         inside = 0 <= t < n
         sliced = False
+        if keep is not None:
+            keep[0].append(ExactState("input", self.dims, x, den))
         for li, layer in enumerate(self.layers):
             # After the last attention layer every block is position-wise: only the readout's
-            # token matters, so the last attention layer computes its query there only.
+            # token matters, so the last attention layer computes its query there only (unless
+            # the trace is kept: then every position).
             rows = slice(None)
-            if inside and not sliced and li + 1 >= self.position_wise_from:
+            if keep is None and inside and not sliced and li + 1 >= self.position_wise_from:
                 if li + 1 == self.position_wise_from:
                     rows = slice(t, t + 1)
                 else:
                     x = x[:, t : t + 1]
                 sliced = True
-            x, den = layer.apply(x, den, rows)
+            if keep is None:
+                x, den = layer.apply(x, den, rows)
+                continue
+            summary: list[tuple[Array, Array, Array]] = []
+            x, den = layer.apply(x, den, rows, summary)
+            keep[0].append(ExactState(layer.sub.name, self.dims, x, den))
+            for ch, (first, last, count) in zip(layer.heads, summary, strict=True):
+                assert isinstance(ch.head.normalizer, Hardmax)  # supports() refused the rest
+                keep[1].append(Selections(layer.sub.name, ch.head.name, ch.head.normalizer.tie, first, last, count))
         if not inside:
             raise WordError(f"readout position {self.readout.position} is outside the {n} tokens")
         row = x[:, 0, :] if sliced else x[:, t, :]
@@ -644,6 +868,23 @@ def evaluate(net: Network, words: Sequence[str | Sequence[str]], *, chunk: int =
         nums[sel] = got.numerators
         dens[sel] = got.denominators
     return Batch(accepted, nums, dens)
+
+
+def trace(net: Network, words: Sequence[str | Sequence[str]]) -> BatchedTrace:
+    """The :class:`BatchedTrace` of ``words`` (all of one length, given as symbols), at once.
+
+    >>> from constructions.yao2021 import dyck_recognizer
+    >>> t = trace(dyck_recognizer(k=1, depth=1), ["()", ")("])
+    >>> t.n, t.accepted.tolist(), t.selected("match1", "left", 1, 2)
+    (4, [True, False], (1,))
+    """
+    code = {s: i for i, s in enumerate(net.alphabet)}
+    rows = [[code[s] for s in tokenize(net.alphabet, word)] for word in words]
+    lengths = sorted({len(r) for r in rows})
+    if len(lengths) > 1:
+        raise WordError(f"a batched trace holds words of one length; got lengths {lengths}: trace each length on its own")
+    m = lengths[0] if lengths else 0
+    return Evaluator(net).trace(np.array(rows, dtype=np.int64).reshape(len(rows), m))
 
 
 def accepts(net: Network, words: Sequence[str | Sequence[str]]) -> list[bool]:

@@ -437,23 +437,131 @@ def _trace_domain(job: Job, claim: TraceProperty, bound: int, progress: Progress
 def _trace_property(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict:
     if claim.domain is not None:
         return _trace_domain(job, claim, bound, progress)
+    if claim.holds_batch is not None and claim.backend == "exact":
+        verdict = _trace_property_batched(job, claim, bound, progress)
+        if verdict is not None:
+            return verdict
+    if claim.only is not None:
+        return _trace_only(job, claim, bound, progress)
     alphabet = job.alphabet
-    skipped: list[Word] = []
 
     def body(w: Word, trace: Trace[Any]) -> Verdict | None:
-        if claim.only is not None and not claim.only(w):
-            skipped.append(w)
-            return None
         failure = claim.holds(w, trace)
         if failure is not None:
             return Refuted(_method(claim.backend), f"on {_show(w, alphabet)}: {failure}", w)
         return None
 
-    verdict = _guard(job, claim, claim.backend, bound, progress, body)
-    if isinstance(verdict, Proved) and claim.only is not None:
-        kept = verdict.checked - len(skipped)
-        return Proved(verdict.method, kept, f"{verdict.detail} that the claim is about ({kept} words)")
-    return verdict
+    return _guard(job, claim, claim.backend, bound, progress, body)
+
+
+def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict | None:
+    """``claim.holds_batch`` over :mod:`symbolic.batched` traces: the words of each length in
+    shortlex chunks (those ``claim.only`` keeps, filtered before evaluation), as exact integers.
+    The same verdict, first counterexample, message and counts as the per-word path; None (use
+    the per-word path) when a network of the bound is not batchable or the bound holds no word."""
+    import numpy as np
+
+    from symbolic import batched
+
+    assert claim.holds_batch is not None
+    alphabet = job.alphabet
+    lengths = range(claim.min_len, bound + 1)
+    total = count_words(alphabet, claim.min_len, bound)
+    if total == 0:
+        return None
+    nets = {m: job.network(m) for m in lengths}
+    for net in {id(net): net for net in nets.values()}.values():
+        if batched.supports(net) is not None or sorted(net.alphabet) != sorted(alphabet):
+            return None
+    method = "exhaustive (exact, batched integers)"
+    size = batched.CHUNK // 4  # a trace keeps every state: a quarter of the accept-only chunk
+    evaluators: dict[int, batched.Evaluator] = {}
+
+    def first_failure(ev: batched.Evaluator, chunk: list[Word], idx: Any) -> Verdict | None:
+        try:
+            trace = ev.trace(idx)
+        except UndefinedValueError as exc:  # depends on the length only: the chunk's first word
+            return Refuted(method, f"the network's output is undefined on {_show(chunk[0], alphabet)}: {exc}", chunk[0])
+        assert claim.holds_batch is not None
+        failures = claim.holds_batch(chunk, trace)
+        if len(failures) != len(chunk):
+            raise ValueError(
+                f"claim {claim.id}: holds_batch returned {len(failures)} results for {len(chunk)} words; "
+                "it must return one failure text or None per word, in order"
+            )
+        for w, failure in zip(chunk, failures, strict=True):
+            if failure is not None:
+                return Refuted(method, f"on {_show(w, alphabet)}: {failure}", w)
+        return None
+
+    done = kept = 0
+    for m in lengths:
+        net = nets[m]
+        ev = evaluators.get(id(net))
+        if ev is None:
+            ev = evaluators[id(net)] = batched.Evaluator(net)
+        code = np.array([net.alphabet.index(s) for s in alphabet], dtype=np.int64)
+        stream = itertools.product(alphabet, repeat=m)
+        count = len(alphabet) ** m
+        if claim.only is None:
+            for start in range(0, count, size):
+                stop = min(count, start + size)
+                chunk = list(itertools.islice(stream, stop - start))
+                verdict = first_failure(ev, chunk, code[batched.shortlex_block(len(alphabet), m, start, stop)])
+                if verdict is not None:
+                    return verdict
+                done = kept = done + len(chunk)
+                if progress is not None:
+                    progress(done, total)
+            continue
+        position = {s: i for i, s in enumerate(alphabet)}
+        pending: list[Word] = []
+        for start in range(0, count, batched.CHUNK):
+            raw = list(itertools.islice(stream, min(batched.CHUNK, count - start)))
+            pending += filter(claim.only, raw)
+            done += len(raw)
+            if pending and (len(pending) >= size or start + len(raw) == count):
+                idx = code[np.array([[position[s] for s in w] for w in pending], dtype=np.int64).reshape(len(pending), m)]
+                verdict = first_failure(ev, pending, idx)
+                if verdict is not None:
+                    return verdict
+                kept += len(pending)
+                pending = []
+            if progress is not None:
+                progress(done, total)
+    detail = f"every word with {claim.min_len} <= |w| <= {bound}"
+    if claim.only is None:
+        return Proved(method, done, detail)
+    return Proved(method, kept, f"{detail} that the claim is about ({kept} words)")
+
+
+def _trace_only(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict:
+    """The per-word check of a claim with ``only``: the words it is about, each traced only
+    after ``only`` kept it (so the words it leaves out cost nothing)."""
+    assert claim.only is not None
+    alphabet = job.alphabet
+    method = _method(claim.backend)
+    total = count_words(alphabet, claim.min_len, bound)
+    if total == 0:
+        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
+    kept = 0
+    for done, w in enumerate(words(alphabet, claim.min_len, bound), start=1):
+        if claim.only(w):
+            try:
+                trace = job.trace(w, claim.backend)
+            except NotRationalError as exc:
+                return Unknown(method, f"unsupported by the {claim.backend} backend: {exc}")
+            except UndecidedSignError as exc:
+                return Unknown(method, f"undecided on {_show(w, alphabet)}: {exc}")
+            except UndefinedValueError as exc:
+                return Refuted(method, f"the network's output is undefined on {_show(w, alphabet)}: {exc}", w)
+            failure = claim.holds(w, trace)
+            if failure is not None:
+                return Refuted(method, f"on {_show(w, alphabet)}: {failure}", w)
+            kept += 1
+        if progress is not None:
+            progress(done, total)
+    return Proved(method, kept, f"every word with {claim.min_len} <= |w| <= {bound} that the claim is about ({kept} words)")
 
 
 def _cross_entropy(s: Any, member: bool) -> Any:

@@ -27,7 +27,7 @@ Claim kinds:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, TypeAlias
@@ -191,6 +191,13 @@ class TraceProperty(ClaimBase):
     order) instead of filtering every word with ``only``: for sparse domains such as the
     prefixes of valid strings."""
     domain_text: str = ""
+    holds_batch: Callable[[Sequence[Word], Any], Sequence[str | None]] | None = None
+    """The same property as ``holds``, for many words of one length at once over a batched
+    trace (:class:`symbolic.batched.BatchedTrace`: exact integer states over a common
+    denominator and each hardmax head's first/last/count of maximizers, word ``w`` of the list
+    being row ``w``); returns one failure text or None per word, the text ``holds`` would give.
+    The checker uses it for the exact backend on networks the batched evaluator supports (and
+    without ``domain``); it must agree with ``holds`` word for word."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from constructions import REGISTRY
-from constructions.dyck import is_dyck
+from constructions.dyck import DYCK, is_dyck
 from constructions.yao2021 import dyck_recognizer, pair_heights
 from symbolic import Head, Network, WordError, affine
 from symbolic.exact import run
@@ -91,3 +91,20 @@ def test_bad_recognizer_parameters_are_refused_with_the_value(given: dict[str, i
 def test_a_bracket_of_a_type_above_k_is_refused_with_the_alphabet() -> None:
     with pytest.raises(WordError, match=r"symbol '\{' at position 2 is not in the alphabet"):
         run(dyck_recognizer(k=2, depth=2), "({})")
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_the_fixed_recognizer_agrees_with_the_reference_on_every_word_up_to_length_6_for_k_and_d_up_to_3(k: int, depth: int) -> None:
+    # Spec §3.3 reached |u| <= 6; the batched exact evaluator makes the full grid cheap
+    # (k = 3: 55,987 words per depth). Its agreement with exact.run is tested in
+    # tests/backends/test_batched.py.
+    from symbolic.batched import accepts
+
+    net = dyck_recognizer(k=k, depth=depth)
+    lang = DYCK(k, depth)
+    words = [w for n in range(7) for w in itertools.product(lang.alphabet, repeat=n)]
+    bits = accepts(net, words)
+    wrong = [w for w, bit in zip(words, bits, strict=True) if bit != lang.contains(w)]
+    assert wrong == []
+    assert sum(bits) == sum(lang.contains(w) for w in words) > 0
