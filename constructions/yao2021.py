@@ -540,11 +540,16 @@ from verifier.claims import (
 
 
 def default_max_len(k: int) -> int:
-    """The spec's exhaustive bound |u| <= 6, lowered while Σ^{<=|u|} has more than 6000 words
-    (k >= 3) so that the default proof stays within a minute of exact evaluation."""
-    n = 6
-    while n > 2 and sum((2 * k) ** i for i in range(n + 1)) > 6000:
-        n -= 1
+    """The largest |u| with at most 100,000 words in Σ^{<=|u|} (the checks are batched exact
+    integer evaluations): 15 for k = 1, 8 for k = 2, 6 for k = 3 (the spec's bound), less for
+    larger k (``--max-n`` raises it).
+
+    >>> [default_max_len(k) for k in (1, 2, 3, 4, 8)]
+    [15, 8, 6, 5, 4]
+    """
+    n = 2
+    while sum((2 * k) ** i for i in range(n + 2)) <= 100_000:
+        n += 1
     return n
 
 

@@ -397,24 +397,30 @@ def cmd_prove(args: argparse.Namespace) -> int:
     for c in selected:
         values = _values(c, given)
         plans.append((c, values, list(c.claims(values))))
-    # One task per construction; a task carries only names and the user's raw parameters (the
-    # worker rebuilds the rest).
-    tasks = [
-        (c, values, claims, Task(c.name, tuple(sorted(given.items())), tuple(range(len(claims))), args.max_n))
-        for c, values, claims in plans
-    ]
+    # Tasks carry only names and the user's raw parameters (the worker rebuilds the rest). The
+    # claims of one construction that evaluate words one by one with the same backend go in one
+    # task, so that they share their traces; claims that do not share (batched exact checks,
+    # facts, lemmas) get a task each, so that --jobs runs them side by side.
     flat = [(c, values, claim) for c, values, claims in plans for claim in claims]
-    offsets = [0]
-    for _c, _v, claims, _t in tasks:
-        offsets.append(offsets[-1] + len(claims))
+    base = [0]
+    for _c, _v, claims in plans:
+        base.append(base[-1] + len(claims))
+    tasks: list[tuple[Construction, dict[str, Any], list[Claim], Task, list[int]]] = []
+    for p, (c, values, claims) in enumerate(plans):
+        groups: dict[object, list[int]] = {}
+        for idx, claim in enumerate(claims):
+            groups.setdefault(_share_key(claim, idx), []).append(idx)
+        for indices in groups.values():
+            task = Task(c.name, tuple(sorted(given.items())), tuple(indices), args.max_n)
+            tasks.append((c, values, [claims[i] for i in indices], task, [base[p] + i for i in indices]))
     results: list[tuple[Construction, dict[str, Any], Claim, Verdict, float]] = [None] * len(flat)  # type: ignore[list-item]
     jobs = max(1, args.jobs if args.jobs else (os.cpu_count() or 1))
     interactive = sys.stderr.isatty() and not args.json
     started = time.perf_counter()
 
     def report(task_idx: int, verdicts: list[tuple[Verdict, float]]) -> None:
-        for k, (verdict, seconds) in enumerate(verdicts):
-            report_one(offsets[task_idx] + k, verdict, seconds)
+        for flat_idx, (verdict, seconds) in zip(tasks[task_idx][4], verdicts, strict=True):
+            report_one(flat_idx, verdict, seconds)
 
     def report_one(idx: int, verdict: Verdict, seconds: float) -> None:
         c, values, claim = flat[idx]
@@ -430,7 +436,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr, flush=True)
 
     if jobs == 1 or len(tasks) == 1:
-        for idx, (_c, _v, _cl, task) in enumerate(tasks):
+        for idx, (_c, _v, _cl, task, _flat) in enumerate(tasks):
             report(idx, _work(task))
     else:
         ctx = multiprocessing.get_context("fork")
@@ -477,6 +483,18 @@ def cmd_prove(args: argparse.Namespace) -> int:
         f"in {elapsed:.1f}s" + (f"; records in {args.out}/" if args.out else "")
     )
     return code
+
+
+def _share_key(claim: Claim, idx: int) -> object:
+    """Claims with equal keys run in one task (and share traces); see cmd_prove."""
+    from .claims import BlockIdentity, ExactFact, Identity, Recognizes, TraceProperty
+
+    if isinstance(claim, (BlockIdentity, ExactFact, Identity)):
+        return ("alone", idx)
+    backend = getattr(claim, "backend", "exact")
+    if backend == "exact" and isinstance(claim, (Recognizes, TraceProperty)) and getattr(claim, "domain", None) is None:
+        return ("alone", idx)  # batched where the network allows it: nothing to share
+    return ("backend", backend)
 
 
 def _cost(claim: Claim, max_n: int | None) -> int:
