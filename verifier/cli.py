@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from symbolic import NotRationalError, SymbolicError, WordError, fingerprint, render, tokenize
+from symbolic import Network, NotRationalError, SymbolicError, WordError, fingerprint, render, tokenize
 
 from .claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
 
@@ -118,10 +118,50 @@ def _value_text(value: Any) -> str:
     return _fmt(value)
 
 
+def _is_network_file(name: str) -> bool:
+    return name.endswith(".json") or os.sep in name
+
+
+def _load_network_file(path: str) -> tuple[Network, Construction | None, dict[str, Any]]:
+    """A network file (``netproof export``) with the construction and parameters it came from,
+    when its ``extra`` names a known construction (for the reference language)."""
+    from symbolic.netfile import NetworkFileError, load_file
+
+    try:
+        net, extra = load_file(path)
+    except OSError as exc:
+        raise UsageError(f"cannot read the network file {path!r}: {exc.strerror}") from None
+    except NetworkFileError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    extra = dict(extra or {})
+    name = extra.get("construction")
+    reg = _registry()
+    if isinstance(name, str) and name in reg:
+        c = reg[name]
+        params = extra.get("params") or {}
+        try:
+            values = c.parse_params({str(k): str(v) for k, v in dict(params).items()})
+        except (KeyError, ValueError):
+            return net, None, {}
+        return net, c, values
+    return net, None, {}
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    if _is_network_file(args.name):
+        if args.param:
+            raise UsageError("a network file has its parameters built in; drop -p (re-export to change them)")
+        file_net, c_file, values = _load_network_file(args.name)
+        return _run_network(args, file_net, c_file, values, source=args.name)
     c = _construction(args.name)
     given = _parse_assignments(args.param)
     values = _values(c, given)
+    return _run_network(args, None, c, values, source=c.name)
+
+
+def _run_network(
+    args: argparse.Namespace, file_net: Network | None, c: Construction | None, values: dict[str, Any], source: str
+) -> int:
     word_text: str = args.word
     if word_text.startswith("@"):
         try:
@@ -129,18 +169,26 @@ def cmd_run(args: argparse.Namespace) -> int:
                 word_text = fh.read().strip()
         except OSError as exc:
             raise UsageError(f"cannot read the word from {word_text[1:]!r}: {exc.strerror}") from None
-    probe = c.network(values, 0) if c.per_length else c.network(values)
+    if file_net is not None:
+        probe = file_net
+    else:
+        assert c is not None
+        probe = c.network(values, 0) if c.per_length else c.network(values)
     try:
         word = tokenize(probe.alphabet, word_text)
     except WordError as exc:
         raise UsageError(str(exc)) from None
-    net = c.network(values, len(word)) if c.per_length else probe
+    if file_net is None and c is not None and c.per_length:
+        net = c.network(values, len(word))
+    else:
+        net = probe
     backend, trace = _evaluate(net, word, args.backend, args.length)
-    lang = c.reference_language(values)
+    lang = c.reference_language(values) if c is not None else None
     member = lang.contains(word) if lang else None
     record: dict[str, Any] = {
-        "construction": c.name,
-        "id": c.paper_id,
+        "construction": c.name if c is not None else None,
+        "source": source,
+        "id": c.paper_id if c is not None else None,
         "params": _show_params(values),
         "word": render(net.alphabet, word),
         "tokens": list(trace.tokens),
@@ -167,7 +215,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return EXIT_OK
-    print(f"{c.name} — {net.reference}")
+    print(f"{source} — {net.reference}")
     print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
     print(f"word: {record['word'] or 'ε'}   tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}")
     if args.trace:
@@ -181,6 +229,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     if trace.accepted is not None:
         verdict = "accepted (s > 0)" if trace.accepted else "rejected (s <= 0)"
         print(f"{verdict}" + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}"))
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from symbolic.netfile import dumps
+
+    c = _construction(args.name)
+    given = _parse_assignments(args.param)
+    values = _values(c, given)
+    if c.per_length:
+        if args.n is None:
+            raise UsageError(f"{c.name} is built per word length: give --n N (the word length it reads)")
+        net = c.network(values, args.n)
+    else:
+        if args.n is not None:
+            raise UsageError(f"{c.name} reads words of any length: drop --n")
+        net = c.network(values)
+    extra = {
+        "construction": c.name,
+        "paper_id": c.paper_id,
+        "params": _show_params(values),
+        "reference": c.reference,
+        "claims": [{"id": cl.id, "statement": cl.statement} for cl in c.claims(values)],
+    }
+    text = dumps(net, extra=extra)
+    if args.out:
+        _write_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
     return EXIT_OK
 
 
@@ -546,7 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_list.set_defaults(func=cmd_list)
 
     p_run = sub.add_parser("run", help="evaluate a construction on one word")
-    p_run.add_argument("name", help="construction (see `netproof list`)")
+    p_run.add_argument("name", help="construction (see `netproof list`) or a network file (FILE.json, from `netproof export`)")
     p_run.add_argument("word", help="the word: symbols, or space-separated tokens, or @FILE")
     p_run.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p_run.add_argument(
@@ -566,6 +643,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--trace", action="store_true", help="every residual state and attention selection")
     p_run.add_argument("--json", action="store_true", help="print one JSON object")
     p_run.set_defaults(func=cmd_run)
+
+    p_export = sub.add_parser("export", help="write a construction's network as a JSON network file")
+    p_export.add_argument("name", help="construction (see `netproof list`)")
+    p_export.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    p_export.add_argument("--format", choices=("json",), default="json", help="json (the netproof network format, version 1)")
+    p_export.add_argument("--n", type=int, default=None, help="the word length, for constructions built per length")
+    p_export.add_argument("--out", default="", help="write to this file (atomically) instead of stdout")
+    p_export.set_defaults(func=cmd_export)
 
     p_prove = sub.add_parser("prove", help="check the claims of constructions")
     p_prove.add_argument("names", nargs="*", help="constructions (default: all)")
