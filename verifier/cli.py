@@ -261,6 +261,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_ledger(args: argparse.Namespace) -> int:
+    from .ledger import build
+
+    if not os.path.isdir(args.proofs):
+        raise UsageError(f"no proof records at {args.proofs!r}: run `netproof prove` first or pass --proofs DIR")
+    text = build(_registry(), args.proofs)
+    if args.out:
+        _write_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
 def _evaluate(net: Any, word: Any, backend: str, length: int | None) -> tuple[str, Any]:
     """Run ``net`` with ``backend``; ``auto`` takes the first of exact, sympy, interval that can
     (exact rationals where the network stays rational; sympy where √ or e^x enter; intervals
@@ -651,6 +664,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_export.add_argument("--n", type=int, default=None, help="the word length, for constructions built per length")
     p_export.add_argument("--out", default="", help="write to this file (atomically) instead of stdout")
     p_export.set_defaults(func=cmd_export)
+
+    p_ledger = sub.add_parser("ledger", help="one Markdown page: every claim with the verdict of its proof record")
+    p_ledger.add_argument("--proofs", default="proofs", help="directory of the proof records (default: proofs)")
+    p_ledger.add_argument("--out", default="", help="write to this file (atomically) instead of stdout")
+    p_ledger.set_defaults(func=cmd_ledger)
 
     p_prove = sub.add_parser("prove", help="check the claims of constructions")
     p_prove.add_argument("names", nargs="*", help="constructions (default: all)")
