@@ -924,3 +924,108 @@ def _mirror(job: Job, claim: MirrorInvariant, bound: int, progress: Progress | N
     if isinstance(verdict, Proved):
         return Unknown("structural (IR)", f"the IR is not mirror-closed ({fault}) but no word up to {bound} shows it")
     return verdict
+
+
+# --------------------------------------------------------------------------- one word
+
+
+def check_word(job: Job, claim: Claim, word: Word) -> Verdict | None:
+    """The verdict of ``claim`` on the one word ``word``: a :class:`Refuted` (with the same
+    message the exhaustive check gives for that word), an :class:`Unknown` when the claim's
+    backend cannot decide it, or None when the claim holds on it. For replaying a counterexample
+    found elsewhere (``netproof fuzz``, a user's word).
+
+    Only claims checked word by word have a per-word verdict (:class:`Recognizes`,
+    :class:`ValueIs`, :class:`Bound`, :class:`TraceProperty`); the others give an
+    :class:`Unknown` that says to use :func:`check`. A :class:`TraceProperty` word that its
+    ``only`` leaves out gives None; a ``domain`` is not checked (the caller draws from it).
+    A word outside the alphabet is a ``ValueError``.
+    """
+    alphabet = job.alphabet
+    w = tuple(word)
+    bad = [s for s in w if s not in alphabet]
+    if bad:
+        raise ValueError(f"word {w!r} has symbols {bad} outside the alphabet {alphabet} of {job.construction.name}")
+    if not isinstance(claim, (Recognizes, ValueIs, Bound, TraceProperty)):
+        return Unknown("single word", f"a {type(claim).__name__} claim is not checked word by word; use check()")
+    backend = claim.backend
+    method = f"single word ({backend})"
+    if isinstance(claim, TraceProperty) and claim.only is not None and not claim.only(w):
+        return None
+    try:
+        trace = job.trace(w, backend)
+    except NotRationalError as exc:
+        return Unknown(method, f"unsupported by the {backend} backend: {exc}")
+    except UndecidedSignError as exc:
+        return Unknown(method, f"undecided on {_show(w, alphabet)}: {exc}")
+    except UndefinedValueError as exc:
+        return Refuted(method, f"the network's output is undefined on {_show(w, alphabet)}: {exc}", w)
+    match claim:
+        case Recognizes():
+            lang = claim.language
+            member = lang.contains(w)
+            if trace.accepted is None:
+                return Unknown(method, f"accept bit undecided on {_show(w, lang.alphabet)}")
+            if trace.accepted != member:
+                return Refuted(
+                    method,
+                    f"{_show(w, lang.alphabet)} is {'in' if member else 'not in'} {lang.name} but the network "
+                    f"{'accepts' if trace.accepted else 'rejects'} it (logit {_fmt(trace.output)})",
+                    w,
+                    {"logit": _fmt(trace.output), "accepted": str(trace.accepted), "member": str(member)},
+                )
+            return None
+        case ValueIs():
+            E = _E if backend == "symbolic" else None
+            for point, value, where in _points(trace, claim.quantity, E):
+                expected = claim.expected(point)
+                if expected is None:
+                    continue
+                same = _equal(backend, value, expected)
+                if same is None:
+                    return Unknown(method, f"the {backend} backend cannot decide equality on {_show(w, alphabet)} ({where})")
+                if not same:
+                    return Refuted(
+                        method,
+                        f"on {_show(w, alphabet)}: {where} is {_fmt(value)}, the claim says {_fmt(expected)}",
+                        w,
+                        {"network": _fmt(value), "claimed": _fmt(sympy.sympify(expected) if not isinstance(expected, Fraction) else expected)},
+                    )
+            return None
+        case Bound():
+            q = claim.quantity
+            if isinstance(q, CrossEntropy):
+                points = [(Point(w, 0, 0, trace.n), _cross_entropy(trace.output, q.language.contains(w)), "cross-entropy")]
+            else:
+                points = list(_points(trace, q, None))
+            for point, value, where in points:
+                v = _enclose(value) if backend != "exact" or isinstance(q, CrossEntropy) else value
+                if claim.absolute:
+                    v = abs(v) if isinstance(v, Fraction) else iv.mpf([min(abs(v.a), abs(v.b)) if not (v.a <= 0 <= v.b) else 0, max(abs(v.a), abs(v.b))])
+                for side, fn, strict in (("lower", claim.lower, claim.strict_lower), ("upper", claim.upper, claim.strict_upper)):
+                    if fn is None:
+                        continue
+                    limit = fn(point)
+                    if isinstance(v, Fraction) and isinstance(limit, Fraction):
+                        diff_sign: int | None = (v > limit) - (v < limit)
+                    else:
+                        diff_sign = _iv_sign(_enclose(v) - _enclose(limit))
+                    ok_signs = ({1} if strict else {0, 1}) if side == "lower" else ({-1} if strict else {-1, 0})
+                    if diff_sign is None:
+                        return Unknown(method, f"on {_show(w, alphabet)}: {where} = {_fmt(v)} is not separated from the {side} bound {_fmt(limit)}")
+                    if diff_sign not in ok_signs:
+                        bar = "|" if claim.absolute else ""
+                        return Refuted(
+                            method,
+                            f"on {_show(w, alphabet)}: {bar}{where}{bar} = {_fmt(v)} breaks the {side} bound {_fmt(limit)} ({claim.bound_text})",
+                            w,
+                            {"value": _fmt(v), side: _fmt(limit)},
+                        )
+            return None
+        case TraceProperty():
+            failure = claim.holds(w, trace)
+            if failure is not None:
+                return Refuted(method, f"on {_show(w, alphabet)}: {failure}", w)
+            return None
+        case _:
+            assert_never(claim)

@@ -261,6 +261,87 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    from .checker import Job
+    from .fuzz import FuzzError, fuzz, fuzzable
+
+    given = _parse_assignments(args.param)
+    reg = _registry()
+    if args.names:
+        selected = [_construction(n) for n in args.names]
+    else:
+        selected = [c for c in reg.values() if all(any(p.name == k for p in c.params) for k in given)]
+        if not selected:
+            raise UsageError(f"no construction has all of the parameters {', '.join(given)}")
+    if args.examples < 1:
+        raise UsageError(f"--examples {args.examples} must be >= 1")
+    if args.max_len < 0:
+        raise UsageError(f"--max-len {args.max_len} must be >= 0")
+    database: Any = None if (args.no_database or args.ci) else (args.database or None)
+    rows: list[tuple[Construction, dict[str, Any], Claim, Verdict, float]] = []
+    for c in selected:
+        values = _values(c, given)
+        job = Job(c, values)
+        for claim in c.claims(values):
+            started = time.perf_counter()
+            if fuzzable(claim) is None:
+                kwargs: dict[str, Any] = {"examples": args.examples, "max_len": max(args.max_len, claim.min_len),
+                                          "seed": args.seed, "derandomize": args.ci}
+                if database is not None:
+                    kwargs["database"] = database
+                elif args.no_database or args.ci:
+                    kwargs["database"] = None
+                try:
+                    verdict = fuzz(job, claim, **kwargs)
+                except FuzzError as exc:
+                    raise UsageError(str(exc)) from None
+            else:
+                verdict = fuzz(job, claim)
+            seconds = time.perf_counter() - started
+            rows.append((c, values, claim, verdict, seconds))
+            if not args.quiet and not args.json:
+                print(f"{c.name} {claim.id}: {_fuzz_verdict(verdict)} ({seconds:.1f}s)", file=sys.stderr, flush=True)
+    records = []
+    for c, values, claim, verdict, seconds in rows:
+        record = _record(c, values, claim, None, verdict)
+        record["verdict"] = _fuzz_verdict(verdict)
+        record["kind"] = "fuzz"
+        record["budget"] = {"examples": args.examples, "max_len": args.max_len, "seed": args.seed, "derandomized": args.ci}
+        records.append(record)
+        if args.out:
+            path = _record_path(args.out, c, values, claim, None).replace(".all", ".fuzz").replace(".fact", ".fuzz")
+            _write_atomic(path, json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    refuted = [r for r in rows if isinstance(r[3], Refuted)]
+    code = EXIT_REFUTED if refuted else EXIT_OK
+    if args.json:
+        print(json.dumps({"results": records, "exit_code": code}, indent=2, ensure_ascii=False))
+        return code
+    for c, _vals, claim, verdict, seconds in rows:
+        line = f"{c.name:<14} {claim.id:<16} {_fuzz_verdict(verdict):<26} {seconds:6.1f}s"
+        print(line)
+    for c, vals, claim, verdict, _s in refuted:
+        assert isinstance(verdict, Refuted)
+        alphabet = c.network(vals, 0).alphabet if c.per_length else c.network(vals).alphabet
+        shown = "ε (empty word)" if not verdict.word else render(alphabet, verdict.word)
+        print(f"\n  REFUTED {c.name} {claim.id}: {claim.statement}\n      {verdict.detail}\n      shrunk counterexample: {shown} (replayed with the exact checker)")
+    searched = [r for r in rows if not isinstance(r[3], Refuted) and not r[3].reason.startswith("not fuzzable")]  # type: ignore[union-attr]
+    print(
+        f"\n{len(refuted)} refuted, {len(searched)} with no counterexample found (not a proof), "
+        f"{len(rows) - len(refuted) - len(searched)} not fuzzable" + (f"; logs in {args.out}/" if args.out else "")
+    )
+    return code
+
+
+def _fuzz_verdict(v: Verdict) -> str:
+    if isinstance(v, Refuted):
+        return "refuted"
+    if isinstance(v, Unknown) and v.reason.startswith("not fuzzable"):
+        return "not fuzzable"
+    if isinstance(v, Unknown) and v.reason.startswith("no counterexample found"):
+        return "no counterexample found"
+    return "unknown"
+
+
 def cmd_ledger(args: argparse.Namespace) -> int:
     from .ledger import build
 
@@ -664,6 +745,20 @@ def build_parser() -> argparse.ArgumentParser:
     p_export.add_argument("--n", type=int, default=None, help="the word length, for constructions built per length")
     p_export.add_argument("--out", default="", help="write to this file (atomically) instead of stdout")
     p_export.set_defaults(func=cmd_export)
+
+    p_fuzz = sub.add_parser("fuzz", help="search for counterexamples with hypothesis (evidence, never proof)")
+    p_fuzz.add_argument("names", nargs="*", help="constructions (default: all)")
+    p_fuzz.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    p_fuzz.add_argument("--examples", type=int, default=500, help="words per claim (default 500)")
+    p_fuzz.add_argument("--max-len", type=int, default=40, help="the longest word drawn (default 40)")
+    p_fuzz.add_argument("--seed", type=int, default=None, help="reproduce a run (default: a fresh seed, reported)")
+    p_fuzz.add_argument("--ci", action="store_true", help="derandomized, no example database (the netproof-ci profile)")
+    p_fuzz.add_argument("--database", default="", help="example database directory (default .netproof/fuzz-db)")
+    p_fuzz.add_argument("--no-database", action="store_true", help="do not read or save failing examples")
+    p_fuzz.add_argument("--json", action="store_true", help="print all logs as JSON")
+    p_fuzz.add_argument("--out", default="fuzz-logs", help="directory for the fuzz logs ('' for none)")
+    p_fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+    p_fuzz.set_defaults(func=cmd_fuzz)
 
     p_ledger = sub.add_parser("ledger", help="one Markdown page: every claim with the verdict of its proof record")
     p_ledger.add_argument("--proofs", default="proofs", help="directory of the proof records (default: proofs)")

@@ -1,0 +1,19 @@
+"""The Python examples in README.md run as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_every_python_block_of_the_readme_runs_and_its_tests_pass() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    assert blocks, "the README has no python example"
+    for block in blocks:
+        namespace: dict[str, object] = {}
+        exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - our own README
+        tests = [f for name, f in namespace.items() if name.startswith("test_") and callable(f)]
+        for test in tests:
+            test()
