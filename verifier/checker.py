@@ -29,10 +29,10 @@ from mpmath import iv
 
 from symbolic import (
     FFN,
-    Classifier,
     Activation,
     Affine,
     AttentionLayer,
+    Classifier,
     LayerNorm,
     Network,
     NotRationalError,
@@ -226,8 +226,23 @@ def check(job: Job, claim: Claim, *, max_len: int | None = None, progress: Progr
             assert_never(claim)
 
 
-def _guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress | None,
-           body: Callable[[Word, Trace[Any]], Verdict | None]) -> Verdict:
+Body = Callable[[Word, Trace[Any]], Verdict | None]
+
+
+def _traced(job: Job, w: Word, backend: str, method: str) -> Trace[Any] | Verdict:
+    """The trace of ``w``, or the verdict its evaluation already decides (unsupported or
+    undecided: Unknown; an undefined output: Refuted)."""
+    try:
+        return job.trace(w, backend)
+    except NotRationalError as exc:
+        return Unknown(method, f"unsupported by the {backend} backend: {exc}")
+    except UndecidedSignError as exc:
+        return Unknown(method, f"undecided on {_show(w, job.alphabet)}: {exc}")
+    except UndefinedValueError as exc:
+        return Refuted(method, f"the network's output is undefined on {_show(w, job.alphabet)}: {exc}", w)
+
+
+def _guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress | None, body: Body) -> Verdict:
     """Run ``body`` on every word's trace; the first non-None verdict stops the search."""
     alphabet = job.alphabet
     total = count_words(alphabet, claim.min_len, bound)
@@ -236,14 +251,9 @@ def _guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress 
     if total == 0:
         return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
     for w in words(alphabet, claim.min_len, bound):
-        try:
-            trace = job.trace(w, backend)
-        except NotRationalError as exc:
-            return Unknown(method, f"unsupported by the {backend} backend: {exc}")
-        except UndecidedSignError as exc:
-            return Unknown(method, f"undecided on {_show(w, alphabet)}: {exc}")
-        except UndefinedValueError as exc:
-            return Refuted(method, f"the network's output is undefined on {_show(w, alphabet)}: {exc}", w)
+        trace = _traced(job, w, backend, method)
+        if not isinstance(trace, Trace):
+            return trace
         verdict = body(w, trace)
         if verdict is not None:
             return verdict
@@ -254,19 +264,24 @@ def _guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress 
 
 
 def _recognizes(job: Job, claim: Recognizes, bound: int, progress: Progress | None) -> Verdict:
-    lang = claim.language
     if claim.backend == "exact":
         verdict = _recognizes_batched(job, claim, bound, progress)
         if verdict is not None:
             return verdict
 
+    return _guard(job, claim, claim.backend, bound, progress, _recognizes_body(claim, _method(claim.backend)))
+
+
+def _recognizes_body(claim: Recognizes, method: str) -> Body:
+    lang = claim.language
+
     def body(w: Word, trace: Trace[Any]) -> Verdict | None:
         member = lang.contains(w)
         if trace.accepted is None:
-            return Unknown(_method(claim.backend), f"accept bit undecided on {_show(w, lang.alphabet)}")
+            return Unknown(method, f"accept bit undecided on {_show(w, lang.alphabet)}")
         if trace.accepted != member:
             return Refuted(
-                _method(claim.backend),
+                method,
                 f"{_show(w, lang.alphabet)} is {'in' if member else 'not in'} {lang.name} but the network "
                 f"{'accepts' if trace.accepted else 'rejects'} it (logit {_fmt(trace.output)})",
                 w,
@@ -274,7 +289,7 @@ def _recognizes(job: Job, claim: Recognizes, bound: int, progress: Progress | No
             )
         return None
 
-    return _guard(job, claim, claim.backend, bound, progress, body)
+    return body
 
 
 def _recognizes_batched(job: Job, claim: Recognizes, bound: int, progress: Progress | None) -> Verdict | None:
@@ -369,9 +384,21 @@ def _equal(backend: str, value: Any, expected: Any) -> bool | None:
 
 
 def _value_is(job: Job, claim: ValueIs, bound: int, progress: Progress | None) -> Verdict:
-    E = _E if claim.backend == "symbolic" else None
-    alphabet = job.alphabet
     undecided: list[str] = []
+    body = _value_is_body(claim, job.alphabet, _method(claim.backend), undecided)
+    verdict = _guard(job, claim, claim.backend, bound, progress, body)
+    if isinstance(verdict, Proved) and undecided:
+        return Unknown(
+            _method(claim.backend),
+            f"the {claim.backend} backend cannot prove equality (no word refutes it; first undecided: {undecided[0]})",
+        )
+    return verdict
+
+
+def _value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecided: list[str] | None) -> Body:
+    """With ``undecided`` a list, a word whose equality the backend cannot decide is noted there
+    and the search goes on; with None it is an Unknown at once."""
+    E = _E if claim.backend == "symbolic" else None
 
     def body(w: Word, trace: Trace[Any]) -> Verdict | None:
         for point, value, where in _points(trace, claim.quantity, E):
@@ -380,24 +407,30 @@ def _value_is(job: Job, claim: ValueIs, bound: int, progress: Progress | None) -
                 continue
             same = _equal(claim.backend, value, expected)
             if same is None:
+                if undecided is None:
+                    return Unknown(method, f"the {claim.backend} backend cannot decide equality on {_show(w, alphabet)} ({where})")
                 undecided.append(_show(w, alphabet))
                 continue
             if not same:
                 return Refuted(
-                    _method(claim.backend),
+                    method,
                     f"on {_show(w, alphabet)}: {where} is {_fmt(value)}, the claim says {_fmt(expected)}",
                     w,
                     {"network": _fmt(value), "claimed": _fmt(sympy.sympify(expected) if not isinstance(expected, Fraction) else expected)},
                 )
         return None
 
-    verdict = _guard(job, claim, claim.backend, bound, progress, body)
-    if isinstance(verdict, Proved) and undecided:
-        return Unknown(
-            _method(claim.backend),
-            f"the {claim.backend} backend cannot prove equality (no word refutes it; first undecided: {undecided[0]})",
-        )
-    return verdict
+    return body
+
+
+def _trace_body(claim: TraceProperty, alphabet: Sequence[str], method: str) -> Body:
+    def body(w: Word, trace: Trace[Any]) -> Verdict | None:
+        failure = claim.holds(w, trace)
+        if failure is not None:
+            return Refuted(method, f"on {_show(w, alphabet)}: {failure}", w)
+        return None
+
+    return body
 
 
 def _exact_fact(claim: ExactFact) -> Verdict:
@@ -416,18 +449,12 @@ def _trace_domain(job: Job, claim: TraceProperty, bound: int, progress: Progress
     domain = [w for w in claim.domain(bound) if claim.min_len <= len(w) <= bound]
     if not domain:
         return Unknown(method, f"the domain of the claim has no word with {claim.min_len} <= |w| <= {bound}")
+    body = _trace_body(claim, alphabet, method)
     for done, w in enumerate(domain, start=1):
-        try:
-            trace = job.trace(w, claim.backend)
-        except NotRationalError as exc:
-            return Unknown(method, f"unsupported by the {claim.backend} backend: {exc}")
-        except UndecidedSignError as exc:
-            return Unknown(method, f"undecided on {_show(w, alphabet)}: {exc}")
-        except UndefinedValueError as exc:
-            return Refuted(method, f"the network's output is undefined on {_show(w, alphabet)}: {exc}", w)
-        failure = claim.holds(w, trace)
-        if failure is not None:
-            return Refuted(method, f"on {_show(w, alphabet)}: {failure}", w)
+        trace = _traced(job, w, claim.backend, method)
+        verdict = trace if not isinstance(trace, Trace) else body(w, trace)
+        if verdict is not None:
+            return verdict
         if progress is not None:
             progress(done, len(domain))
     what = claim.domain_text or "word of the claim's domain"
@@ -443,15 +470,7 @@ def _trace_property(job: Job, claim: TraceProperty, bound: int, progress: Progre
             return verdict
     if claim.only is not None:
         return _trace_only(job, claim, bound, progress)
-    alphabet = job.alphabet
-
-    def body(w: Word, trace: Trace[Any]) -> Verdict | None:
-        failure = claim.holds(w, trace)
-        if failure is not None:
-            return Refuted(_method(claim.backend), f"on {_show(w, alphabet)}: {failure}", w)
-        return None
-
-    return _guard(job, claim, claim.backend, bound, progress, body)
+    return _guard(job, claim, claim.backend, bound, progress, _trace_body(claim, job.alphabet, _method(claim.backend)))
 
 
 def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict | None:
@@ -545,19 +564,13 @@ def _trace_only(job: Job, claim: TraceProperty, bound: int, progress: Progress |
     if total == 0:
         return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
     kept = 0
+    body = _trace_body(claim, alphabet, method)
     for done, w in enumerate(words(alphabet, claim.min_len, bound), start=1):
         if claim.only(w):
-            try:
-                trace = job.trace(w, claim.backend)
-            except NotRationalError as exc:
-                return Unknown(method, f"unsupported by the {claim.backend} backend: {exc}")
-            except UndecidedSignError as exc:
-                return Unknown(method, f"undecided on {_show(w, alphabet)}: {exc}")
-            except UndefinedValueError as exc:
-                return Refuted(method, f"the network's output is undefined on {_show(w, alphabet)}: {exc}", w)
-            failure = claim.holds(w, trace)
-            if failure is not None:
-                return Refuted(method, f"on {_show(w, alphabet)}: {failure}", w)
+            trace = _traced(job, w, claim.backend, method)
+            verdict = trace if not isinstance(trace, Trace) else body(w, trace)
+            if verdict is not None:
+                return verdict
             kept += 1
         if progress is not None:
             progress(done, total)
@@ -570,9 +583,10 @@ def _cross_entropy(s: Any, member: bool) -> Any:
 
 
 def _bound(job: Job, claim: Bound, bound: int, progress: Progress | None) -> Verdict:
-    alphabet = job.alphabet
-    method = _method(claim.backend)
+    return _guard(job, claim, claim.backend, bound, progress, _bound_body(claim, job.alphabet, _method(claim.backend)))
 
+
+def _bound_body(claim: Bound, alphabet: Sequence[str], method: str) -> Body:
     def body(w: Word, trace: Trace[Any]) -> Verdict | None:
         q = claim.quantity
         if isinstance(q, CrossEntropy):
@@ -603,7 +617,7 @@ def _bound(job: Job, claim: Bound, bound: int, progress: Progress | None) -> Ver
                     )
         return None
 
-    return _guard(job, claim, claim.backend, bound, progress, body)
+    return body
 
 
 # --------------------------------------------------------------------------- z3 claims
@@ -952,80 +966,18 @@ def check_word(job: Job, claim: Claim, word: Word) -> Verdict | None:
     method = f"single word ({backend})"
     if isinstance(claim, TraceProperty) and claim.only is not None and not claim.only(w):
         return None
-    try:
-        trace = job.trace(w, backend)
-    except NotRationalError as exc:
-        return Unknown(method, f"unsupported by the {backend} backend: {exc}")
-    except UndecidedSignError as exc:
-        return Unknown(method, f"undecided on {_show(w, alphabet)}: {exc}")
-    except UndefinedValueError as exc:
-        return Refuted(method, f"the network's output is undefined on {_show(w, alphabet)}: {exc}", w)
+    trace = _traced(job, w, backend, method)
+    if not isinstance(trace, Trace):
+        return trace
     match claim:
         case Recognizes():
-            lang = claim.language
-            member = lang.contains(w)
-            if trace.accepted is None:
-                return Unknown(method, f"accept bit undecided on {_show(w, lang.alphabet)}")
-            if trace.accepted != member:
-                return Refuted(
-                    method,
-                    f"{_show(w, lang.alphabet)} is {'in' if member else 'not in'} {lang.name} but the network "
-                    f"{'accepts' if trace.accepted else 'rejects'} it (logit {_fmt(trace.output)})",
-                    w,
-                    {"logit": _fmt(trace.output), "accepted": str(trace.accepted), "member": str(member)},
-                )
-            return None
+            body = _recognizes_body(claim, method)
         case ValueIs():
-            E = _E if backend == "symbolic" else None
-            for point, value, where in _points(trace, claim.quantity, E):
-                expected = claim.expected(point)
-                if expected is None:
-                    continue
-                same = _equal(backend, value, expected)
-                if same is None:
-                    return Unknown(method, f"the {backend} backend cannot decide equality on {_show(w, alphabet)} ({where})")
-                if not same:
-                    return Refuted(
-                        method,
-                        f"on {_show(w, alphabet)}: {where} is {_fmt(value)}, the claim says {_fmt(expected)}",
-                        w,
-                        {"network": _fmt(value), "claimed": _fmt(sympy.sympify(expected) if not isinstance(expected, Fraction) else expected)},
-                    )
-            return None
+            body = _value_is_body(claim, alphabet, method, None)
         case Bound():
-            q = claim.quantity
-            if isinstance(q, CrossEntropy):
-                points = [(Point(w, 0, 0, trace.n), _cross_entropy(trace.output, q.language.contains(w)), "cross-entropy")]
-            else:
-                points = list(_points(trace, q, None))
-            for point, value, where in points:
-                v = _enclose(value) if backend != "exact" or isinstance(q, CrossEntropy) else value
-                if claim.absolute:
-                    v = abs(v) if isinstance(v, Fraction) else iv.mpf([min(abs(v.a), abs(v.b)) if not (v.a <= 0 <= v.b) else 0, max(abs(v.a), abs(v.b))])
-                for side, fn, strict in (("lower", claim.lower, claim.strict_lower), ("upper", claim.upper, claim.strict_upper)):
-                    if fn is None:
-                        continue
-                    limit = fn(point)
-                    if isinstance(v, Fraction) and isinstance(limit, Fraction):
-                        diff_sign: int | None = (v > limit) - (v < limit)
-                    else:
-                        diff_sign = _iv_sign(_enclose(v) - _enclose(limit))
-                    ok_signs = ({1} if strict else {0, 1}) if side == "lower" else ({-1} if strict else {-1, 0})
-                    if diff_sign is None:
-                        return Unknown(method, f"on {_show(w, alphabet)}: {where} = {_fmt(v)} is not separated from the {side} bound {_fmt(limit)}")
-                    if diff_sign not in ok_signs:
-                        bar = "|" if claim.absolute else ""
-                        return Refuted(
-                            method,
-                            f"on {_show(w, alphabet)}: {bar}{where}{bar} = {_fmt(v)} breaks the {side} bound {_fmt(limit)} ({claim.bound_text})",
-                            w,
-                            {"value": _fmt(v), side: _fmt(limit)},
-                        )
-            return None
+            body = _bound_body(claim, alphabet, method)
         case TraceProperty():
-            failure = claim.holds(w, trace)
-            if failure is not None:
-                return Refuted(method, f"on {_show(w, alphabet)}: {failure}", w)
-            return None
+            body = _trace_body(claim, alphabet, method)
         case _:
             assert_never(claim)
+    return body(w, trace)
