@@ -92,7 +92,11 @@ class IntervalArithmetic:
         return bool(lo == fzero and hi == fzero)
 
     def key(self, a: Interval) -> object:
-        return a._mpi_
+        # Attention groups keys that are equal as numbers. Two intervals with the same ends can
+        # enclose different reals, so only a point interval is a key that can be shared; any
+        # other gets a key of its own (and is compared score by score, by proved signs).
+        lo, hi = a._mpi_
+        return a._mpi_ if lo == hi else object()
 
     def sqrt(self, a: Interval, where: str) -> Interval:
         if a.b < 0:
