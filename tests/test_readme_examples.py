@@ -9,7 +9,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def test_every_python_block_of_the_readme_runs_and_its_tests_pass() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
     assert blocks, "the README has no python example"
     for block in blocks:
         namespace: dict[str, object] = {}
