@@ -1,8 +1,12 @@
 """The ``netproof`` command line (also ``python -m verifier``).
 
-    netproof list [--json]
+    netproof list [NAME|FILE.py...] [--json]
     netproof run NAME WORD [-p key=value]... [--backend exact|sympy|interval] [--trace] [--json]
     netproof prove [NAME...] [-p key=value]... [--max-n N] [--method exhaustive] [--json] [--out DIR]
+    netproof new NAME [--out PATH]
+
+Wherever a construction NAME is expected, a user module FILE.py (every construction it defines)
+or FILE.py:NAME (one of them) works too: see :mod:`verifier.usermod`.
 
 Exit status: 0 success (``prove``: every claim proved), 1 a claim refuted, 3 a claim unknown and
 none refuted, 2 a usage error (one line on stderr, no traceback).
@@ -33,10 +37,20 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
 
 
+_USER: dict[str, Construction] = {}
+"""Constructions loaded from user modules in this invocation (forked workers inherit them)."""
+_USER_SOURCE: dict[str, str] = {}
+"""The module file each user construction came from (a worker without them reloads it)."""
+_LOADED: dict[str, tuple[Construction, ...]] = {}
+"""User modules loaded in this invocation, by real path (each file is run once)."""
+
+
 def _registry() -> dict[str, Construction]:
     from constructions import REGISTRY
 
-    return REGISTRY
+    if not _USER:
+        return REGISTRY
+    return {**REGISTRY, **_USER}
 
 
 def _construction(name: str) -> Construction:
@@ -44,6 +58,64 @@ def _construction(name: str) -> Construction:
     if name not in reg:
         raise UsageError(f"unknown construction {name!r}; known: {', '.join(reg)} (see `netproof list`)")
     return reg[name]
+
+
+def _load_user(path: str) -> tuple[Construction, ...]:
+    """The constructions of the user module ``path``, added to the registry of this invocation."""
+    from constructions import REGISTRY
+
+    from .usermod import UserModuleError, load
+
+    key = os.path.realpath(path)
+    if key in _LOADED:
+        return _LOADED[key]
+    try:
+        found = load(path, builtin=REGISTRY)
+    except UserModuleError as exc:
+        raise UsageError(str(exc)) from None
+    for c in found:
+        if c.name in _USER:
+            raise UsageError(
+                f"{path}: construction {c.name!r} is also defined by {_USER_SOURCE[c.name]}; rename one of them"
+            )
+    for c in found:
+        _USER[c.name] = c
+        _USER_SOURCE[c.name] = path
+    _LOADED[key] = found
+    return found
+
+
+def _resolve(arg: str) -> list[Construction]:
+    """A command-line construction: a built-in NAME, a user module FILE.py (all of its
+    constructions) or FILE.py:NAME (one of them)."""
+    from .usermod import is_module_ref, module_filename, split_ref
+
+    if not is_module_ref(arg):
+        if arg not in _registry():
+            for guess in (f"{arg}.py", module_filename(arg)):
+                if os.path.isfile(guess):
+                    raise UsageError(f"unknown construction {arg!r}; to use the module {guess}, give its path: {guess}")
+        return [_construction(arg)]
+    path, name = split_ref(arg)
+    found = _load_user(path)
+    if name is None:
+        return list(found)
+    for c in found:
+        if c.name == name:
+            return [c]
+    raise UsageError(f"{path} defines no construction {name!r}; it defines: {', '.join(c.name for c in found)}")
+
+
+def _one(arg: str, command: str) -> Construction:
+    """Exactly one construction for ``run`` and ``export``."""
+    found = _resolve(arg)
+    if len(found) > 1:
+        names = ", ".join(c.name for c in found)
+        raise UsageError(
+            f"{arg} defines {len(found)} constructions ({names}); name one: "
+            f"`netproof {command} {arg}:{found[0].name} ...`"
+        )
+    return found[0]
 
 
 def _parse_assignments(items: Sequence[str]) -> dict[str, str]:
@@ -79,7 +151,8 @@ def _show_params(values: Mapping[str, Any]) -> dict[str, str]:
 
 def cmd_list(args: argparse.Namespace) -> int:
     rows = []
-    for c in _registry().values():
+    listed = [c for name in args.names for c in _resolve(name)] if args.names else list(_registry().values())
+    for c in listed:
         values = c.parse_params({})
         claims = c.claims(values)
         rows.append(
@@ -148,12 +221,14 @@ def _load_network_file(path: str) -> tuple[Network, Construction | None, dict[st
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    if _is_network_file(args.name):
+    from .usermod import is_module_ref
+
+    if not is_module_ref(args.name) and _is_network_file(args.name):
         if args.param:
             raise UsageError("a network file has its parameters built in; drop -p (re-export to change them)")
         file_net, c_file, values = _load_network_file(args.name)
         return _run_network(args, file_net, c_file, values, source=args.name)
-    c = _construction(args.name)
+    c = _one(args.name, "run")
     given = _parse_assignments(args.param)
     values = _values(c, given)
     return _run_network(args, None, c, values, source=c.name)
@@ -235,7 +310,7 @@ def _run_network(
 def cmd_export(args: argparse.Namespace) -> int:
     from symbolic.netfile import dumps
 
-    c = _construction(args.name)
+    c = _one(args.name, "export")
     given = _parse_assignments(args.param)
     values = _values(c, given)
     if c.per_length:
@@ -253,6 +328,19 @@ def cmd_export(args: argparse.Namespace) -> int:
         "reference": c.reference,
         "claims": [{"id": cl.id, "statement": cl.statement} for cl in c.claims(values)],
     }
+    if args.format == "state_dict":
+        from symbolic.torch_export import MissingExtraError, save
+
+        if not args.out:
+            raise UsageError("--format state_dict writes a binary torch file: give --out FILE.pt")
+        os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+        tmp = f"{args.out}.tmp-{os.getpid()}"
+        try:
+            save(net, tmp, dtype=args.dtype)
+        except MissingExtraError as exc:
+            raise UsageError(str(exc)) from None
+        os.replace(tmp, args.out)
+        return EXIT_OK
     text = dumps(net, extra=extra)
     if args.out:
         _write_atomic(args.out, text)
@@ -268,7 +356,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     given = _parse_assignments(args.param)
     reg = _registry()
     if args.names:
-        selected = [_construction(n) for n in args.names]
+        selected = [c for n in args.names for c in _resolve(n)]
     else:
         selected = [c for c in reg.values() if all(any(p.name == k for p in c.params) for k in given)]
         if not selected:
@@ -309,7 +397,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         record["budget"] = {"examples": args.examples, "max_len": args.max_len, "seed": args.seed, "derandomized": args.ci}
         records.append(record)
         if args.out:
-            path = _record_path(args.out, c, values, claim, None).replace(".all", ".fuzz").replace(".fact", ".fuzz")
+            path = _record_path(args.out, c, values, claim, None, kind="fuzz")
             _write_atomic(path, json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     refuted = [r for r in rows if isinstance(r[3], Refuted)]
     code = EXIT_REFUTED if refuted else EXIT_OK
@@ -321,7 +409,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print(line)
     for c, vals, claim, verdict, _s in refuted:
         assert isinstance(verdict, Refuted)
-        alphabet = c.network(vals, 0).alphabet if c.per_length else c.network(vals).alphabet
+        alphabet = _alphabet_of(c, vals)
         shown = "ε (empty word)" if not verdict.word else render(alphabet, verdict.word)
         print(f"\n  REFUTED {c.name} {claim.id}: {claim.statement}\n      {verdict.detail}\n      shrunk counterexample: {shown} (replayed with the exact checker)")
     searched = [r for r in rows if not isinstance(r[3], Refuted) and not r[3].reason.startswith("not fuzzable")]  # type: ignore[union-attr]
@@ -443,6 +531,7 @@ class Task:
     given: tuple[tuple[str, str], ...]
     claim_indices: tuple[int, ...]
     max_n: int | None
+    module: str | None = None  # the user module the construction comes from, if any
 
 
 def _claim_bound(claim: Claim, max_n: int | None, verdict: Verdict | None = None) -> int | None:
@@ -462,7 +551,11 @@ def _work(task: Task) -> list[tuple[Verdict, float]]:
     same backend share their traces."""
     from .checker import Job, check
 
-    c = _registry()[task.construction]
+    reg = _registry()
+    if task.construction not in reg and task.module is not None:
+        _load_user(task.module)  # a worker that did not inherit the parent's registry
+        reg = _registry()
+    c = reg[task.construction]
     values = c.parse_params(dict(task.given))
     claims = c.claims(values)
     job = Job(c, values)
@@ -530,14 +623,16 @@ def _safe(text: str) -> str:
 
 
 def _write_atomic(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
     os.replace(tmp, path)
 
 
-def _record_path(out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None) -> str:
+def _record_path(
+    out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, kind: str = "prove"
+) -> str:
     import hashlib
 
     defaults = c.parse_params({})
@@ -548,6 +643,8 @@ def _record_path(out: str, c: Construction, values: Mapping[str, Any], claim: Cl
     n = "all" if bound is None else f"n{bound}"
     if type(claim).__name__ == "ExactFact":
         n = "fact"
+    if kind == "fuzz":
+        n = "fuzz"
     return os.path.join(out, c.name, f"{_safe(claim.id)}.{n}{tag}.json")
 
 
@@ -559,7 +656,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-n {args.max_n} must be >= 0")
     reg = _registry()
     if args.names:
-        selected = [_construction(n) for n in args.names]
+        selected = [c for n in args.names for c in _resolve(n)]
     else:
         selected = [c for c in reg.values() if all(any(p.name == k for p in c.params) for k in given)]
         if not selected:
@@ -582,7 +679,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
         for idx, claim in enumerate(claims):
             groups.setdefault(_share_key(claim, idx), []).append(idx)
         for indices in groups.values():
-            task = Task(c.name, tuple(sorted(given.items())), tuple(indices), args.max_n)
+            source = _USER_SOURCE.get(c.name)
+            task = Task(c.name, tuple(sorted(given.items())), tuple(indices), args.max_n,
+                        None if source is None else os.path.abspath(source))
             tasks.append((c, values, [claims[i] for i in indices], task, [base[p] + i for i in indices]))
     results: list[tuple[Construction, dict[str, Any], Claim, Verdict, float]] = [None] * len(flat)  # type: ignore[list-item]
     jobs = max(1, args.jobs if args.jobs else (os.cpu_count() or 1))
@@ -677,6 +776,12 @@ def _cost(claim: Claim, max_n: int | None) -> int:
     return 2 ** min(bound, 30) * (20 if slow else 1)
 
 
+def _alphabet_of(c: Construction, values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The symbols a construction's words are written in, for these parameters."""
+    net = c.network(values, 0) if c.per_length else c.network(values)
+    return net.alphabet
+
+
 def _print_table(results: Sequence[tuple[Construction, Mapping[str, Any], Claim, Verdict, float]], max_n: int | None) -> None:
     headers = ("construction", "claim", "verdict", "bound", "method", "time")
     rows = []
@@ -691,13 +796,46 @@ def _print_table(results: Sequence[tuple[Construction, Mapping[str, Any], Claim,
     print("  ".join("-" * w for w in widths))
     for r in rows:
         print("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)))
-    problems = [(c, claim, v) for c, _vals, claim, v, _s in results if not isinstance(v, Proved)]
-    for c, claim, v in problems:
+    problems = [(c, vals, claim, v) for c, vals, claim, v, _s in results if not isinstance(v, Proved)]
+    for c, vals, claim, v in problems:
         if isinstance(v, Refuted):
-            cx = "" if v.word is None else f"\n      counterexample: {render(c.language.alphabet if c.language else (), v.word) or 'ε (empty word)'}"
+            cx = "" if v.word is None else f"\n      counterexample: {render(_alphabet_of(c, vals), v.word) or 'ε (empty word)'}"
             print(f"\n  REFUTED {c.name} {claim.id}: {claim.statement}\n      {v.detail}{cx}")
         elif isinstance(v, Unknown):
             print(f"\n  UNKNOWN {c.name} {claim.id}: {claim.statement}\n      {v.reason}")
+
+
+# --------------------------------------------------------------------------- new
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from constructions import REGISTRY
+
+    from .usermod import UserModuleError, check_name, module_filename, render_template
+
+    try:
+        check_name(args.name)
+    except UserModuleError as exc:
+        raise UsageError(str(exc)) from None
+    if args.name in REGISTRY:
+        raise UsageError(f"{args.name!r} is the name of a built-in construction; pick another (e.g. 'my-{args.name}')")
+    path = args.out or module_filename(args.name)
+    if os.path.isdir(path):
+        path = os.path.join(path, module_filename(args.name))
+    if not path.endswith(".py"):
+        raise UsageError(f"--out {path!r} must end in .py (netproof takes user modules as FILE.py)")
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    try:
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(render_template(args.name))
+    except FileExistsError:
+        raise UsageError(f"{path} exists; not overwriting it (pick another NAME or --out PATH)") from None
+    print(f"wrote {path}: construction {args.name} (MAJORITY with one uniform-attention layer)")
+    print(f"next: netproof run {path} 0110 --trace")
+    print(f"      netproof prove {path}")
+    return EXIT_OK
 
 
 # --------------------------------------------------------------------------- main
@@ -713,11 +851,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
 
     p_list = sub.add_parser("list", help="constructions, their parameters and claims")
+    p_list.add_argument("names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)")
     p_list.add_argument("--json", action="store_true", help="print JSON")
     p_list.set_defaults(func=cmd_list)
 
     p_run = sub.add_parser("run", help="evaluate a construction on one word")
-    p_run.add_argument("name", help="construction (see `netproof list`) or a network file (FILE.json, from `netproof export`)")
+    p_run.add_argument(
+        "name",
+        help="construction (see `netproof list`), a user module (FILE.py or FILE.py:NAME) or a network file "
+        "(FILE.json, from `netproof export`)",
+    )
     p_run.add_argument("word", help="the word: symbols, or space-separated tokens, or @FILE")
     p_run.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p_run.add_argument(
@@ -739,15 +882,22 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.set_defaults(func=cmd_run)
 
     p_export = sub.add_parser("export", help="write a construction's network as a JSON network file")
-    p_export.add_argument("name", help="construction (see `netproof list`)")
+    p_export.add_argument("name", help="construction (see `netproof list`) or a user module (FILE.py or FILE.py:NAME)")
     p_export.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
-    p_export.add_argument("--format", choices=("json",), default="json", help="json (the netproof network format, version 1)")
+    p_export.add_argument(
+        "--format",
+        choices=("json", "state_dict"),
+        default="json",
+        help="json: the netproof network format (version 1); state_dict: torch tensors with their layout "
+        "(symbolic/torch_export.py), needs --out and the torch extra",
+    )
+    p_export.add_argument("--dtype", choices=("float64", "float32"), default="float64", help="for --format state_dict")
     p_export.add_argument("--n", type=int, default=None, help="the word length, for constructions built per length")
     p_export.add_argument("--out", default="", help="write to this file (atomically) instead of stdout")
     p_export.set_defaults(func=cmd_export)
 
     p_fuzz = sub.add_parser("fuzz", help="search for counterexamples with hypothesis (evidence, never proof)")
-    p_fuzz.add_argument("names", nargs="*", help="constructions (default: all)")
+    p_fuzz.add_argument("names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)")
     p_fuzz.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p_fuzz.add_argument("--examples", type=int, default=500, help="words per claim (default 500)")
     p_fuzz.add_argument("--max-len", type=int, default=40, help="the longest word drawn (default 40)")
@@ -766,7 +916,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_ledger.set_defaults(func=cmd_ledger)
 
     p_prove = sub.add_parser("prove", help="check the claims of constructions")
-    p_prove.add_argument("names", nargs="*", help="constructions (default: all)")
+    p_prove.add_argument("names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)")
     p_prove.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p_prove.add_argument("--max-n", type=int, default=None, help="override every claim's word-length bound")
     p_prove.add_argument("--method", default="exhaustive", help="exhaustive (the only method so far)")
@@ -775,12 +925,20 @@ def build_parser() -> argparse.ArgumentParser:
     p_prove.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
     p_prove.add_argument("--quiet", action="store_true", help="no per-claim progress lines")
     p_prove.set_defaults(func=cmd_prove)
+
+    p_new = sub.add_parser("new", help="write a commented starting module for your own construction")
+    p_new.add_argument("name", help="the construction's name: lowercase letters, digits and dashes (e.g. my-majority)")
+    p_new.add_argument("--out", default="", help="the file to write (default: NAME with underscores, .py)")
+    p_new.set_defaults(func=cmd_new)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _USER.clear()
+    _USER_SOURCE.clear()
+    _LOADED.clear()
     try:
         return int(args.func(args))
     except UsageError as exc:

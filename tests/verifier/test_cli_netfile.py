@@ -73,3 +73,21 @@ def test_parameters_are_refused_for_a_network_file(tmp_path: Path, capsys: pytes
     assert _main(capsys, "export", "dyck", "--out", str(good))[0] == 0
     code, _, err = _main(capsys, "run", str(good), "()", "-p", "k=3")
     assert code == 2 and "drop -p" in err
+
+
+def test_export_and_ledger_write_to_a_bare_file_name_in_the_current_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _main(capsys, "export", "dyck", "--out", "dyck.json")[0] == 0
+    assert (tmp_path / "dyck.json").exists()
+
+
+def test_a_state_dict_export_needs_an_output_file_and_loads_with_torch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    torch = pytest.importorskip("torch")
+    code, _, err = _main(capsys, "export", "dyck", "--format", "state_dict")
+    assert code == 2 and "give --out FILE.pt" in err
+    out = tmp_path / "dyck.pt"
+    assert _main(capsys, "export", "dyck", "--format", "state_dict", "--out", str(out))[0] == 0
+    saved = torch.load(out, weights_only=True)
+    assert saved["format"] == "netproof-state-dict" and "readout.logit.weight" in saved["state_dict"]
