@@ -85,11 +85,49 @@ def _load_user(path: str) -> tuple[Construction, ...]:
     return found
 
 
+def _load_file_construction(path: str) -> Construction:
+    """A network file (``netproof export``) as a construction: the file's network, with the
+    claims of the construction and parameters recorded in its ``extra`` (so ``prove FILE.json``
+    checks those claims on the network as the file has it, edited or not)."""
+    import dataclasses
+
+    key = os.path.realpath(path)
+    if key in _LOADED:
+        return _LOADED[key][0]
+    net, c, values = _load_network_file(path)
+    if c is None:
+        raise UsageError(
+            f"{path}: its extra field names no known construction and parameters, so it has no claims to "
+            "prove; `netproof run` it, or write a construction module (`netproof new`)"
+        )
+    if c.per_length:
+        raise UsageError(
+            f"{path} holds the {c.name} network for one word length only; prove the construction itself: "
+            f"`netproof prove {c.name}`"
+        )
+    fixed = tuple(
+        dataclasses.replace(p, default=str(values[p.name]), choices=(str(values[p.name]),) if p.choices else ())
+        for p in c.params
+    )
+    name = os.path.basename(path)
+    if name in _registry():
+        raise UsageError(f"{path}: the file name {name!r} is also a construction's name; rename the file")
+    file_c = dataclasses.replace(c, name=name, params=fixed, build=lambda _values: net)
+    _USER[name] = file_c
+    _USER_SOURCE[name] = path
+    _LOADED[key] = (file_c,)
+    return file_c
+
+
 def _resolve(arg: str) -> list[Construction]:
     """A command-line construction: a built-in NAME, a user module FILE.py (all of its
-    constructions) or FILE.py:NAME (one of them)."""
+    constructions) or FILE.py:NAME (one of them), or a network file FILE.json."""
     from .usermod import is_module_ref, module_filename, split_ref
 
+    if arg.endswith(".json"):
+        if not os.path.isfile(arg):
+            raise UsageError(f"cannot read the network file {arg!r}: no such file")
+        return [_load_file_construction(arg)]
     if not is_module_ref(arg):
         if arg not in _registry():
             for guess in (f"{arg}.py", module_filename(arg)):
@@ -553,7 +591,11 @@ def _work(task: Task) -> list[tuple[Verdict, float]]:
 
     reg = _registry()
     if task.construction not in reg and task.module is not None:
-        _load_user(task.module)  # a worker that did not inherit the parent's registry
+        # a worker that did not inherit the parent's registry
+        if task.module.endswith(".json"):
+            _load_file_construction(task.module)
+        else:
+            _load_user(task.module)
         reg = _registry()
     c = reg[task.construction]
     values = c.parse_params(dict(task.given))

@@ -91,3 +91,24 @@ def test_a_state_dict_export_needs_an_output_file_and_loads_with_torch(tmp_path:
     assert _main(capsys, "export", "dyck", "--format", "state_dict", "--out", str(out))[0] == 0
     saved = torch.load(out, weights_only=True)
     assert saved["format"] == "netproof-state-dict" and "readout.logit.weight" in saved["state_dict"]
+
+
+def test_an_exported_network_file_proves_its_claims_like_the_built_in(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, paper = tmp_path / "d11.json", tmp_path / "p11.json"
+    assert _main(capsys, "export", "dyck", "-p", "k=1", "-p", "depth=1", "--out", str(good))[0] == 0
+    assert _main(capsys, "export", "dyck", "-p", "k=1", "-p", "depth=1", "-p", "variant=paper", "--out", str(paper))[0] == 0
+    code, out, _ = _main(capsys, "prove", str(good), "--out", "", "--json", "--max-n", "6")
+    assert code == 0 and json.loads(out)["summary"]["proved"] == 4
+    code, out, _ = _main(capsys, "prove", str(paper), "--out", "", "--json", "--max-n", "6")
+    results = {r["claim"]["id"]: r for r in json.loads(out)["results"]}
+    assert code == 1 and results["Y2-paper"]["counterexample"] == "()"
+
+
+def test_proving_a_network_file_without_a_known_construction_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from constructions.yao2021 import dyck_recognizer
+    from symbolic.netfile import dumps
+
+    bare = tmp_path / "bare.json"
+    bare.write_text(dumps(dyck_recognizer(k=1, depth=1)), encoding="utf-8")
+    code, _, err = _main(capsys, "prove", str(bare))
+    assert code == 2 and "names no known construction" in err
