@@ -292,6 +292,18 @@ def _recognizes_body(claim: Recognizes, method: str) -> Body:
     return body
 
 
+def _batchable(job: Job, lengths: range) -> dict[int, Network] | None:
+    """The network for each word length, if :mod:`symbolic.batched` runs every one of them on
+    the job's alphabet; else None (the per-word path is used)."""
+    from symbolic import batched
+
+    nets = {m: job.network(m) for m in lengths}
+    for net in {id(net): net for net in nets.values()}.values():
+        if batched.supports(net) is not None or sorted(net.alphabet) != sorted(job.alphabet):
+            return None
+    return nets
+
+
 def _recognizes_batched(job: Job, claim: Recognizes, bound: int, progress: Progress | None) -> Verdict | None:
     """The exact exhaustive check of ``claim`` with :mod:`symbolic.batched`: the words of each
     length in shortlex chunks, as exact integers. Same verdicts, first counterexample, messages
@@ -305,12 +317,9 @@ def _recognizes_batched(job: Job, claim: Recognizes, bound: int, progress: Progr
     alphabet = job.alphabet
     lengths = range(claim.min_len, bound + 1)
     total = count_words(alphabet, claim.min_len, bound)
-    if total == 0:
+    nets = _batchable(job, lengths) if total else None
+    if nets is None:
         return None
-    nets = {m: job.network(m) for m in lengths}
-    for net in {id(net): net for net in nets.values()}.values():
-        if batched.supports(net) is not None or sorted(net.alphabet) != sorted(alphabet):
-            return None
     method = "exhaustive (exact, batched integers)"
     evaluators: dict[int, batched.Evaluator] = {}
     done = 0
@@ -486,12 +495,9 @@ def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, progress
     alphabet = job.alphabet
     lengths = range(claim.min_len, bound + 1)
     total = count_words(alphabet, claim.min_len, bound)
-    if total == 0:
+    nets = _batchable(job, lengths) if total else None
+    if nets is None:
         return None
-    nets = {m: job.network(m) for m in lengths}
-    for net in {id(net): net for net in nets.values()}.values():
-        if batched.supports(net) is not None or sorted(net.alphabet) != sorted(alphabet):
-            return None
     method = "exhaustive (exact, batched integers)"
     size = batched.CHUNK // 4  # a trace keeps every state: a quarter of the accept-only chunk
     evaluators: dict[int, batched.Evaluator] = {}
