@@ -1222,6 +1222,10 @@ def _parse_lambda2(raw: str) -> Fraction | str:
     return parse_fraction("lambda2", minimum=Fraction(0), strict=True)(raw)
 
 
+K_PARAM = Param(name="k", default="2", parse=parse_int("k", minimum=1), help="number of bracket types k >= 1")
+DEPTH_PARAM = Param(name="depth", default="2", parse=parse_int("depth", minimum=1), help="maximal nesting depth D >= 1")
+
+
 CONSTRUCTIONS: tuple[Construction, ...] = (
     Construction(
         name="dyck",
@@ -1229,8 +1233,8 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         title="(D+1)-layer hard-attention recognizer of Dyck(k, D) (Theorem 4.1)",
         reference="Yao et al. 2021, §5.1",
         params=(
-            Param(name="k", default="2", parse=parse_int("k", minimum=1), help="number of bracket types k >= 1"),
-            Param(name="depth", default="2", parse=parse_int("depth", minimum=1), help="maximal nesting depth D >= 1"),
+            K_PARAM,
+            DEPTH_PARAM,
             VARIANT,
         ),
         build=lambda values: dyck_recognizer(k=values["k"], depth=values["depth"], variant=values["variant"]),
@@ -1243,8 +1247,8 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         title="two-layer generator of Dyck(k, D): next-symbol sets (Theorem 4.2)",
         reference="Yao et al. 2021, §5.2 and Appendix B",
         params=(
-            Param(name="k", default="2", parse=parse_int("k", minimum=1), help="number of bracket types k >= 1"),
-            Param(name="depth", default="2", parse=parse_int("depth", minimum=1), help="maximal nesting depth D >= 1"),
+            K_PARAM,
+            DEPTH_PARAM,
             Param(
                 name="reading",
                 default="G1",
