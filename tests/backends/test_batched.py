@@ -289,7 +289,7 @@ def empty_error_network(mask: str) -> Network:
 @pytest.mark.parametrize(("mask", "position"), [("strict_causal", 0), ("strict_anticausal", 3)])
 def test_an_empty_masked_set_under_the_error_rule_raises_what_exact_raises(mask: str, position: int) -> None:
     net = empty_error_network(mask)
-    with pytest.raises(UndefinedValueError) as exact_error:
+    with pytest.raises(UndefinedValueError, match="attends to an empty set") as exact_error:
         run_exact(net, "aaaa")
     with pytest.raises(
         UndefinedValueError, match=rf"attention 'att' head 'h': position {position} attends to an empty set under mask '{mask}'"

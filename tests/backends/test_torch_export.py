@@ -368,7 +368,7 @@ def test_load_refuses_a_file_that_is_not_a_torch_file(tmp_path: Path) -> None:
     (tmp_path / "w.pt").write_text("not a torch file")
     with pytest.raises(te.StateDictError, match="not a file written by symbolic.torch_export.save"):
         te.load(tmp_path / "w.pt")
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="missing.pt"):
         te.load(tmp_path / "missing.pt")
 
 
