@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from verifier.claims import Construction
 
-from . import chiang2022, yao2021
+from . import chiang2022, suzgun2019, yao2021
 
-REGISTRY: dict[str, Construction] = {c.name: c for c in (*chiang2022.CONSTRUCTIONS, *yao2021.CONSTRUCTIONS)}
+REGISTRY: dict[str, Construction] = {
+    c.name: c for c in (*chiang2022.CONSTRUCTIONS, *yao2021.CONSTRUCTIONS, *suzgun2019.CONSTRUCTIONS)
+}
 
 __all__ = ["REGISTRY"]

@@ -1,5 +1,8 @@
 """netproof's network language: the exact IR, its builders, printing and validation.
 
+Recurrent networks (memory-augmented RNNs) are in :mod:`symbolic.recurrent_ir`, re-exported
+here; their interpreter is :mod:`symbolic.recurrent`.
+
 Interpreters live in their own modules (:mod:`symbolic.exact`, :mod:`symbolic.sympy_interp`)
 and are imported explicitly; importing :mod:`symbolic` imports neither sympy, z3 nor torch.
 """
@@ -32,6 +35,18 @@ from .ir import (
 )
 from .numbers import as_fraction
 from .printing import fingerprint, pretty
+from .recurrent_ir import (
+    BabyNTM,
+    GumbelSoftmax,
+    JoulinMikolovRNN,
+    KHotReadout,
+    MemoryOp,
+    RecurrentNetwork,
+    StackLSTM,
+    StackRNN,
+    TemperatureSoftmax,
+    baby_ntm_ops,
+)
 from .words import render, tokenize
 
 __all__ = [
@@ -41,4 +56,7 @@ __all__ = [
     "Sublayer", "SymbolicError", "TokenEmbedding", "WordError", "affine", "as_fraction",
     "classifier", "constant", "ffn", "fingerprint", "layernorm", "pretty", "render",
     "token_embedding", "tokenize",
+    # recurrent networks (symbolic.recurrent_ir)
+    "BabyNTM", "GumbelSoftmax", "JoulinMikolovRNN", "KHotReadout", "MemoryOp", "RecurrentNetwork",
+    "StackLSTM", "StackRNN", "TemperatureSoftmax", "baby_ntm_ops",
 ]

@@ -27,6 +27,17 @@ from .ir import (
     Sublayer,
     TokenEmbedding,
 )
+from .recurrent_ir import (
+    BabyNTM,
+    Cell,
+    Decision,
+    GumbelSoftmax,
+    JoulinMikolovRNN,
+    RecurrentNetwork,
+    StackLSTM,
+    StackRNN,
+    TemperatureSoftmax,
+)
 
 
 def affine_lines(a: Affine) -> list[str]:
@@ -161,8 +172,89 @@ def readout_lines(r: Classifier | NextSymbols) -> list[str]:
             assert_never(r)
 
 
-def pretty(net: Network) -> str:
+def decision_text(d: Decision) -> str:
+    match d:
+        case Hardmax() | Softmax():
+            return normalizer_text(d)
+        case TemperatureSoftmax(tau=tau):
+            return f"softmax-temp(tau={tau})"
+        case GumbelSoftmax(tau=tau, seed=seed):
+            return f"gumbel-softmax(tau={tau}, seed={seed})"
+        case _:
+            assert_never(d)
+
+
+def _maps(cell_maps: list[tuple[str, Affine]]) -> list[str]:
+    return [f"  {name}.{x}" for name, a in cell_maps for x in affine_lines(a)]
+
+
+def cell_lines(cell: Cell) -> list[str]:
+    """The recurrent cell: its kind, fields and every map."""
+    head = (
+        f"inputs: {' '.join(cell.inputs)}",
+        f"hidden: {' '.join(cell.hidden)}",
+        f"element: {' '.join(cell.element)}",
+    )
+    match cell:
+        case StackRNN():
+            lines = [f"cell stack-rnn activation={cell.activation} gate={cell.gate} decision={decision_text(cell.decision)} ops={' '.join(cell.ops)}"]
+            maps = [("W_ih", cell.W_ih), ("W_hh", cell.W_hh), ("W_sh", cell.W_sh), ("W_a", cell.W_a), ("W_n", cell.W_n)]
+        case StackLSTM():
+            lines = [f"cell stack-lstm activation={cell.activation} gate={cell.gate} decision={decision_text(cell.decision)} ops={' '.join(cell.ops)}"]
+            maps = [
+                ("W_i", cell.W_i), ("W_f", cell.W_f), ("W_o", cell.W_o), ("W_g", cell.W_g),
+                ("W_sh", cell.W_sh), ("W_a", cell.W_a), ("W_n", cell.W_n),
+            ]
+        case BabyNTM():
+            lines = [
+                (
+                    f"cell baby-ntm slots={cell.slots} activation={cell.activation} gate={cell.gate} "
+                    f"decision={decision_text(cell.decision)} ops={' '.join(cell.op_names)}"
+                )
+            ]
+            for op in cell.ops:
+                entries = " ".join(f"({i},{j})={_q(v)}" for i, j, v in op.entries) or "0"
+                lines.append(f"  op {op.name}: {entries}")
+            maps = [("W_ih", cell.W_ih), ("W_hh", cell.W_hh), ("W_m", cell.W_m), ("W_a", cell.W_a), ("W_n", cell.W_n)]
+        case JoulinMikolovRNN():
+            lines = [
+                (
+                    f"cell joulin-mikolov top={cell.top} activation={cell.activation} gate={cell.gate} "
+                    f"decision={decision_text(cell.decision)} ops={' '.join(cell.ops)}"
+                )
+            ]
+            maps = [("W_ih", cell.W_ih), ("W_hh", cell.W_hh), ("W_sh", cell.W_sh), ("W_a", cell.W_a), ("W_n", cell.W_n)]
+        case _:
+            assert_never(cell)
+    return lines + [f"  {x}" for x in head] + _maps(maps)
+
+
+def pretty_recurrent(net: RecurrentNetwork) -> str:
+    """The canonical printed form of a recurrent network."""
+    lines = [f"recurrent network {net.name}"]
+    if net.reference:
+        lines.append(f"  reference: {net.reference}")
+    if net.params:
+        lines.append("  params: " + " ".join(f"{k}={v}" for k, v in net.params))
+    lines.append(f"  input symbols: {' '.join(net.alphabet)}")
+    for symbol, row in net.embedding:
+        entries = " ".join(f"{d}={_q(v)}" for d, v in row if v != 0) or "0"
+        lines.append(f"  embed {symbol}: {entries}")
+    if net.initial:
+        lines.append("  h0: " + " ".join(f"{d}={_q(v)}" for d, v in net.initial))
+    lines += [f"  {x}" for x in cell_lines(net.cell)]
+    r = net.readout
+    lines.append(
+        f"  readout k-hot activation={r.activation}: symbol predicted iff y > {r.threshold}: {' '.join(r.symbols)}"
+    )
+    lines += [f"    W_y.{x}" for x in affine_lines(r.W_y)]
+    return "\n".join(lines) + "\n"
+
+
+def pretty(net: Network | RecurrentNetwork) -> str:
     """The canonical printed form of ``net``."""
+    if isinstance(net, RecurrentNetwork):
+        return pretty_recurrent(net)
     lines = [f"network {net.name}"]
     if net.reference:
         lines.append(f"  reference: {net.reference}")
@@ -176,6 +268,6 @@ def pretty(net: Network) -> str:
     return "\n".join(lines) + "\n"
 
 
-def fingerprint(net: Network) -> str:
+def fingerprint(net: Network | RecurrentNetwork) -> str:
     """sha256 of the canonical printed form."""
     return hashlib.sha256(pretty(net).encode("utf-8")).hexdigest()

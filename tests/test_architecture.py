@@ -1,7 +1,7 @@
 """The import table of STYLE.md §2, enforced by reading every module's imports with ``ast``.
 
 - ``symbolic`` imports the standard library and itself only; its interpreters may import their
-  number library (``sympy_interp``: sympy and mpmath; ``interval``: mpmath) and its torch export
+  number library (``sympy_interp``: sympy and mpmath; ``interval`` and ``recurrent``: mpmath) and its torch export
   torch (``torch_export``, when called: importing it leaves torch unloaded). Never z3,
   ``verifier`` or ``constructions``, nor torch elsewhere.
 - ``constructions`` builds IR and declares claims: it may import ``symbolic`` (the IR and its
@@ -27,12 +27,13 @@ STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 INTERPRETER_MODULES = frozenset(
     {
         "symbolic.exact", "symbolic.sympy_interp", "symbolic.interval", "symbolic.evaluation",
-        "symbolic.batched", "symbolic.torch_export",
+        "symbolic.batched", "symbolic.torch_export", "symbolic.recurrent",
     }
 )
 SYMBOLIC_EXTRAS = {
     "symbolic.sympy_interp": frozenset({"sympy", "mpmath"}),
     "symbolic.interval": frozenset({"mpmath"}),
+    "symbolic.recurrent": frozenset({"mpmath"}),
     "symbolic.batched": frozenset({"numpy"}),
     "symbolic.torch_export": frozenset({"torch"}),
 }

@@ -23,6 +23,10 @@ Claim kinds:
 - :class:`Identity`: a closed-form mathematical identity in sympy (no network).
 - :class:`TraceProperty`: a property of every word's trace (states and attention selections).
 - :class:`ExactFact`: a statement about numbers checked by exact rational arithmetic (no network).
+- :class:`PredictsNext`: a recurrent network's k-hot next-symbol sets equal a task's targets
+  after every prefix of every input string up to the bound (Suzgun et al.'s sequence prediction).
+- :class:`SoftAgrees`: a soft recurrent network (tanh, logistic σ, softmax), evaluated in
+  rigorous intervals, predicts exactly the sets of the construction's exact network.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, TypeAlias
 
-from symbolic import Network
+from symbolic import Network, RecurrentNetwork
 
 Backend: TypeAlias = Literal["exact", "sympy", "symbolic", "interval"]
 Word: TypeAlias = tuple[str, ...]
@@ -47,6 +51,20 @@ class Language:
 
     name: str
     alphabet: tuple[str, ...]
+    contains: Callable[[Word], bool]
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceTask:
+    """A task in the sequence-prediction form (Suzgun et al. 2019 §4.1): ``next_sets(w)`` gives
+    the target set of possible next symbols after each prefix w_1..w_t (t = 1..|w|), empty
+    after an invalid prefix; ``contains`` is membership. Plain Python, no network."""
+
+    name: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    next_sets: Callable[[Word], tuple[frozenset[str], ...]]
     contains: Callable[[Word], bool]
     description: str = ""
 
@@ -212,6 +230,25 @@ class ExactFact(ClaimBase):
     cases: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PredictsNext(ClaimBase):
+    """For every input string u with ``min_len <= |u| <= max_len`` and every t, the recurrent
+    network's predicted set after u_1..u_t equals ``task.next_sets(u)[t−1]`` (exact backend).
+    Acceptance (every prediction right) then coincides with membership on every string."""
+
+    task: SequenceTask
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SoftAgrees(ClaimBase):
+    """The recurrent network ``soft`` (tanh / logistic σ / softmax weights), evaluated in
+    rigorous intervals, predicts the same set as the construction's exact network after every
+    prefix of every input string up to the bound; ``scale_text`` says which scale it was built at."""
+
+    soft: RecurrentNetwork
+    scale_text: str
+
+
 Claim: TypeAlias = (
     Recognizes
     | ValueIs
@@ -222,6 +259,8 @@ Claim: TypeAlias = (
     | Identity
     | TraceProperty
     | ExactFact
+    | PredictsNext
+    | SoftAgrees
 )
 
 
@@ -288,7 +327,7 @@ class Construction:
     title: str
     reference: str
     params: tuple[Param, ...]
-    build: Callable[..., Network]
+    build: Callable[..., Network | RecurrentNetwork]
     claims: Callable[[Mapping[str, Any]], tuple[Claim, ...]]
     language: Language | None = None
     per_length: bool = False
@@ -319,7 +358,7 @@ class Construction:
             self.param(name)
         return values
 
-    def network(self, values: Mapping[str, Any], n: int | None = None) -> Network:
+    def network(self, values: Mapping[str, Any], n: int | None = None) -> Network | RecurrentNetwork:
         if self.per_length:
             if n is None:
                 raise ValueError(f"{self.name} is built per word length; give n")
