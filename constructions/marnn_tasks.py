@@ -22,8 +22,8 @@ set, so a network that is right on every string of Σ^{≤n} also rejects every 
 ['( ) [', '( [ ]', '( ) [', '( [']
 >>> [" ".join(sorted(s)) for s in palindrome_task(hom=True).next_sets(tuple("abc#zyx"))][-4:]
 ['z', 'y', 'x', 'EOS']
->>> pcfg_length_distribution(2, 1)[1]  # P(|w| = 2) for D2, p = 1/2, q = 1/4
-0.10576...
+>>> round(pcfg_length_distribution(2, 1)[1], 4)  # P(|w| = 2) for D2, p = 1/2, q = 1/4
+0.1547
 """
 
 from __future__ import annotations
@@ -93,12 +93,23 @@ def dyck_task(k: int) -> SequenceTask:
                 return False
         return not stack
 
+    def accepts(w: Word, predicted: Sequence[frozenset[str]]) -> bool:
+        """Every next bracket was predicted and the last set has no close (the stack is empty)."""
+        if not w:
+            return True
+        return (
+            all(w[t + 1] in predicted[t] for t in range(len(w) - 1))
+            and bool(predicted[-1])
+            and not any(c in predicted[-1] for c in closes)
+        )
+
     return SequenceTask(
         name=f"D{k}",
         inputs=alphabet,
         outputs=alphabet,
         next_sets=next_sets,
         contains=contains,
+        accepts=accepts,
         description=f"Dyck words over {k} bracket types (Suzgun et al. §5.1), no end symbol",
     )
 
@@ -156,6 +167,10 @@ def palindrome_task(*, hom: bool) -> SequenceTask:
         left, right = w[:i], w[i + 1 :]
         return all(a in LETTERS for a in left) and tuple(image[a] for a in reversed(left)) == tuple(right)
 
+    def accepts(w: Word, predicted: Sequence[frozenset[str]]) -> bool:
+        """Every next symbol was predicted and EOS is predicted after the last one."""
+        return bool(w) and all(w[t + 1] in predicted[t] for t in range(len(w) - 1)) and EOS in predicted[-1]
+
     name = "w#φ(w^R)" if hom else "w#w^R"
     return SequenceTask(
         name=name,
@@ -163,6 +178,7 @@ def palindrome_task(*, hom: bool) -> SequenceTask:
         outputs=outputs,
         next_sets=next_sets,
         contains=contains,
+        accepts=accepts,
         description=f"{name} over w ∈ {{a,b,c}}* (Suzgun et al. §5.3), EOS after the last symbol",
     )
 
@@ -196,12 +212,17 @@ def reversal_task() -> SequenceTask:
         m = len(w) // 2
         return len(w) % 2 == 0 and all(a in LETTERS for a in w[:m]) and all(s == "#" for s in w[m:])
 
+    def accepts(w: Word, predicted: Sequence[frozenset[str]]) -> bool:
+        """A transduction: accepted iff w is an input of the task and every output is right."""
+        return contains(w) and tuple(predicted) == next_sets(w)
+
     return SequenceTask(
         name="reversal",
         inputs=(*LETTERS, "#"),
         outputs=(*LETTERS, "#"),
         next_sets=next_sets,
         contains=contains,
+        accepts=accepts,
         description="string reversal w #^{|w|} → #^{|w|} w^R (Suzgun et al. §5.3)",
     )
 

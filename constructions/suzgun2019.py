@@ -564,7 +564,7 @@ def _paper_target(task: SequenceTask) -> SequenceTask:
 
     return SequenceTask(
         name=f"{task.name} (paper's formula, no EOS)", inputs=task.inputs, outputs=task.outputs,
-        next_sets=next_sets, contains=task.contains, description=task.description,
+        next_sets=next_sets, contains=task.contains, accepts=task.accepts, description=task.description,
     )
 
 

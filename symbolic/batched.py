@@ -102,6 +102,10 @@ def supports(net: Network) -> str | None:
     >>> supports(parity_transformer())
     "attention 'count' head 'count' uses softmax; only hardmax heads are batched"
     """
+    from .recurrent_ir import RecurrentNetwork
+
+    if isinstance(net, RecurrentNetwork):
+        return f"a RecurrentNetwork ({type(net.cell).__name__}); only transformer-style Networks are batched (use symbolic.recurrent.run)"
     match net.embedding:
         case TokenEmbedding():
             pass

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Generic, Protocol, TypeVar, assert_never
 
-from .errors import SymbolicError, WordError
+from .errors import NetworkValidationError, SymbolicError, WordError
 from .ir import (
     FFN,
     Activation,
@@ -685,4 +685,11 @@ def evaluate(
     (special tokens included), so that positional features such as i/n use that n. Only for
     networks whose attention is causal (the rest of the string could not change the outputs).
     """
+    from .recurrent_ir import RecurrentNetwork
+
+    if isinstance(net, RecurrentNetwork):
+        raise NetworkValidationError(
+            f"network {net.name!r} is a RecurrentNetwork ({type(net.cell).__name__}); this interpreter runs "
+            "transformer-style Networks only: evaluate it with symbolic.recurrent.run(net, word)"
+        )
     return _Evaluator(net, arith).run(word, length)

@@ -346,6 +346,14 @@ def to_json(net: Network, *, extra: Mapping[str, Any] | None = None) -> dict[str
 
     ``extra`` is stored verbatim (as JSON: tuples become arrays); it must hold JSON values only.
     """
+    from .recurrent_ir import RecurrentNetwork
+
+    if isinstance(net, RecurrentNetwork):
+        raise NetworkFileError(
+            "network",
+            f"{net.name!r} is a RecurrentNetwork ({type(net.cell).__name__}); network files hold transformer-style "
+            "Networks only (format version 1): print it with symbolic.pretty instead",
+        )
     obj: dict[str, JSON] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,

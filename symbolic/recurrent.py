@@ -4,7 +4,8 @@ One public entry point, :func:`run` ``(net, word) -> RecurrentTrace``, keeps eve
 input vector, h̃_{t−1}, h_t (and the LSTM cell state), the outputs y_t and the predicted next-
 symbol set, the decision scores and weights, n_t, and the stack or memory after the step.
 
-- ``backend="exact"`` (default): Fractions. ``sigma`` activations and :class:`Hardmax`
+- ``backend="exact"`` (default): exact rationals (whole numbers as ``int``, which equal their
+  Fractions; the rest as Fractions). ``sigma`` activations and :class:`Hardmax`
   decisions only; a ``tanh`` / ``logistic`` activation or a softmax-family decision raises
   :class:`~symbolic.errors.NotRationalError` naming it and the fix (the interval backend).
 - ``backend="interval"``: rigorous enclosures (mpmath ``iv``, 60 digits) of every value, for
@@ -88,14 +89,17 @@ class State:
 
 
 class _Exact:
+    """Exact rationals: whole numbers are kept as ``int`` (equal to their Fraction, and far
+    faster), the rest as :class:`Fraction`."""
+
     name = "exact"
 
     def const(self, q: Fraction) -> Any:
-        return q
+        return q.numerator if q.denominator == 1 else q
 
     def act(self, kind: str, x: Any, where: str) -> Any:
         if kind == "sigma":
-            return Fraction(0) if x < 0 else (Fraction(1) if x > 1 else x)
+            return 0 if x < 0 else min(x, 1)
         raise NotRationalError(
             f"{where} uses the activation {kind!r}, which has no exact rational value; "
             "use the interval backend (backend='interval'), or the saturated linear 'sigma' "
@@ -125,8 +129,8 @@ def _hardmax(nz: Hardmax, scores: Sequence[Any]) -> list[Any]:
         winners = winners[:1]
     elif nz.tie == "rightmost":
         winners = winners[-1:]
-    share = Fraction(1, len(winners))
-    return [share if i in winners else Fraction(0) for i in range(len(scores))]
+    share = 1 if len(winners) == 1 else Fraction(1, len(winners))
+    return [share if i in winners else 0 for i in range(len(scores))]
 
 
 class _Interval:
@@ -137,6 +141,7 @@ class _Interval:
 
         iv.dps = 60
         self.iv = iv
+        self._zero = iv.mpf(0)._mpi_
 
     def const(self, q: Fraction) -> Any:
         return self.iv.mpf(q.numerator) / self.iv.mpf(q.denominator)
@@ -157,6 +162,10 @@ class _Interval:
         iv = self.iv
         match nz:
             case Hardmax():
+                if all(s.a == s.b for s in scores):  # point scores: ties are exact, as in the exact backend
+                    points = [s.a for s in scores]
+                    top = max(points)
+                    return [self.const(Fraction(w)) for w in _hardmax(nz, [1 if p == top else 0 for p in points])]
                 best = max(range(len(scores)), key=lambda i: scores[i].a)
                 if all(i == best or scores[i].b < scores[best].a for i in range(len(scores))):
                     return [iv.mpf(1) if i == best else iv.mpf(0) for i in range(len(scores))]
@@ -182,7 +191,7 @@ class _Interval:
         return None
 
     def is_zero(self, x: Any) -> bool:
-        return bool(x.a == 0 and x.b == 0)
+        return bool(x._mpi_ == self._zero)  # the raw endpoints: far faster than comparing intervals
 
 
 def _arith(backend: str) -> _Exact | _Interval:

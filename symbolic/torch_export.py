@@ -294,6 +294,13 @@ def _positional_features(emb: TokenEmbedding) -> tuple[str, ...]:
 
 
 def _specs(net: Network) -> list[_Spec]:
+    from .recurrent_ir import RecurrentNetwork
+
+    if isinstance(net, RecurrentNetwork):
+        raise StateDictError(
+            f"network {net.name!r} is a RecurrentNetwork ({type(net.cell).__name__}): the state_dict layout covers "
+            "transformer-style Networks only; export it as its canonical text (symbolic.pretty) instead"
+        )
     dims = net.dims
     specs: list[_Spec] = []
     emb = net.embedding

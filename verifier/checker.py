@@ -639,7 +639,7 @@ def _sets(s: frozenset[str] | None) -> str:
     return "undecided" if s is None else "{" + ", ".join(sorted(s)) + "}"
 
 
-Visit = Callable[[Word, list[Any]], Verdict | None]
+Visit = Callable[[Word, list[Any], tuple[Any, ...]], Verdict | None]
 
 
 def _walk_prefixes(
@@ -648,8 +648,9 @@ def _walk_prefixes(
 ) -> Verdict | int:
     """Every word of ``alphabet`` up to ``bound`` in shortlex order, each evaluated by one step
     from its prefix's state (level by level along the trie of prefixes), on every network of
-    ``nets`` with its backend; ``visit(word, last steps)`` for the words of length >= min_len.
-    Returns the first verdict ``visit`` gives, or the number of words visited."""
+    ``nets`` with its backend; ``visit(word, last steps, the first network's predicted sets after
+    every prefix)`` for the words of length >= min_len. Returns the first verdict ``visit`` gives,
+    or the number of words visited."""
     from symbolic.errors import NotRationalError as _NotRational
     from symbolic.recurrent import Program
 
@@ -658,26 +659,27 @@ def _walk_prefixes(
     except _NotRational as exc:
         return Unknown(method, f"unsupported: {exc}")
     total = count_words(alphabet, max(min_len, 1), bound)
-    level: list[tuple[Word, list[Any]]] = [((), [p.start() for p in programs])]
+    level: list[tuple[Word, list[Any], tuple[Any, ...]]] = [((), [p.start() for p in programs], ())]
     done = 0
     for length in range(1, bound + 1):
-        nxt: list[tuple[Word, list[Any]]] = []
-        for w, states in level:
+        nxt: list[tuple[Word, list[Any], tuple[Any, ...]]] = []
+        for w, states, path in level:
             for symbol in alphabet:
                 w2 = (*w, symbol)
                 try:
                     stepped = [p.step(st, symbol) for p, st in zip(programs, states, strict=True)]
                 except _NotRational as exc:
                     return Unknown(method, f"unsupported on {_show(w2, alphabet)}: {exc}")
+                path2 = (*path, stepped[0][1].predicted)
                 if length >= min_len:
-                    verdict = visit(w2, [rec for _st, rec in stepped])
+                    verdict = visit(w2, [rec for _st, rec in stepped], path2)
                     if verdict is not None:
                         return verdict
                     done += 1
                     if progress is not None:
                         progress(done, total)
                 if length < bound:
-                    nxt.append((w2, [st for st, _rec in stepped]))
+                    nxt.append((w2, [st for st, _rec in stepped], path2))
         level = nxt
     return done
 
@@ -702,7 +704,7 @@ def _predicts_next(job: Job, claim: PredictsNext, bound: int, progress: Progress
     if bound < max(claim.min_len, 1):
         return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no nonempty word: nothing was checked")
 
-    def visit(w: Word, recs: list[Any]) -> Verdict | None:
+    def visit(w: Word, recs: list[Any], predicted: tuple[Any, ...]) -> Verdict | None:
         got = recs[0].predicted
         want = task.next_sets(w)[-1]
         if got != want:
@@ -712,6 +714,15 @@ def _predicts_next(job: Job, claim: PredictsNext, bound: int, progress: Progress
                 f"{_sets(got)}, the {task.name} target is {_sets(want)}",
                 w,
                 {"predicted": _sets(got), "target": _sets(want), "t": str(len(w))},
+            )
+        accepted, member = task.accepts(w, predicted), task.contains(w)
+        if accepted != member:
+            return Refuted(
+                method,
+                f"on {_show(w, alphabet)}: the predictions {'accept' if accepted else 'reject'} it but it is "
+                f"{'in' if member else 'not in'} {task.name}",
+                w,
+                {"accepted": str(accepted), "member": str(member)},
             )
         return None
 
@@ -738,7 +749,7 @@ def _soft_agrees(job: Job, claim: SoftAgrees, bound: int, progress: Progress | N
     margin: list[Any] = []
     threshold = claim.soft.readout.threshold
 
-    def visit(w: Word, recs: list[Any]) -> Verdict | None:
+    def visit(w: Word, recs: list[Any], _predicted: tuple[Any, ...]) -> Verdict | None:
         hard, soft = recs
         if soft.predicted is None:
             return Unknown(method, f"on {_show(w, alphabet)}: an enclosure of y straddles {threshold}: "

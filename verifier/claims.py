@@ -59,13 +59,16 @@ class Language:
 class SequenceTask:
     """A task in the sequence-prediction form (Suzgun et al. 2019 §4.1): ``next_sets(w)`` gives
     the target set of possible next symbols after each prefix w_1..w_t (t = 1..|w|), empty
-    after an invalid prefix; ``contains`` is membership. Plain Python, no network."""
+    after an invalid prefix; ``contains`` is membership; ``accepts(w, predicted)`` reads the
+    paper's acceptance off a network's predicted sets (every next symbol was predicted and the
+    last set says the word may end). Plain Python, no network."""
 
     name: str
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     next_sets: Callable[[Word], tuple[frozenset[str], ...]]
     contains: Callable[[Word], bool]
+    accepts: Callable[[Word, Sequence[frozenset[str]]], bool]
     description: str = ""
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from symbolic import Network, NotRationalError, SymbolicError, WordError, fingerprint, render, tokenize
+from symbolic import Network, NotRationalError, RecurrentNetwork, SymbolicError, WordError, fingerprint, render, tokenize
 
 from .claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
 
@@ -295,6 +295,8 @@ def _run_network(
         net = c.network(values, len(word))
     else:
         net = probe
+    if isinstance(net, RecurrentNetwork):
+        return _run_recurrent(args, net, c, values, source, word)
     backend, trace = _evaluate(net, word, args.backend, args.length)
     lang = c.reference_language(values) if c is not None else None
     member = lang.contains(word) if lang else None
@@ -345,6 +347,85 @@ def _run_network(
     return EXIT_OK
 
 
+def _run_recurrent(
+    args: argparse.Namespace, net: RecurrentNetwork, c: Construction | None, values: dict[str, Any], source: str, word: Any
+) -> int:
+    """``run`` for a recurrent network: the predicted next-symbol set after every prefix (exact;
+    ``--backend interval`` for tanh / logistic / softmax cells), accepted iff every prediction is
+    the task's target (when the construction names one)."""
+    from symbolic.recurrent import run as run_recurrent
+
+    if args.length is not None:
+        raise UsageError(f"{source} is a recurrent network: it reads any length; drop --length")
+    backend = {"auto": "exact", "exact": "exact", "interval": "interval"}.get(args.backend)
+    if backend is None:
+        raise UsageError(f"--backend {args.backend} does not run recurrent networks; use exact or interval")
+    try:
+        trace = run_recurrent(net, word, backend)  # type: ignore[arg-type]
+    except SymbolicError as exc:
+        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+    task = None
+    if c is not None:
+        for claim in c.claims(values):
+            if type(claim).__name__ == "PredictsNext":
+                task = claim.task  # type: ignore[union-attr]
+                break
+    targets = task.next_sets(tuple(word)) if task is not None else None
+    steps = []
+    for idx, st in enumerate(trace.steps):
+        row: dict[str, Any] = {
+            "t": st.t,
+            "symbol": st.symbol,
+            "predicted": None if st.predicted is None else sorted(st.predicted),
+            "decision": {op: _value_text(v) for op, v in st.decision.items()},
+        }
+        if targets is not None:
+            row["target"] = sorted(targets[idx])
+        if args.trace:
+            row["h"] = {d: _value_text(v) for d, v in st.h.items()}
+            row["y"] = {s: _value_text(v) for s, v in st.y.items()}
+            row["memory"] = [[_value_text(v) for v in e] for e in st.memory if any(v != 0 for v in e)]
+        steps.append(row)
+    decided = all(st.predicted is not None for st in trace.steps)
+    accepted = None if task is None or not decided else task.accepts(tuple(word), trace.predictions)
+    right = None if targets is None else all(st.predicted == t for st, t in zip(trace.steps, targets, strict=True))
+    record: dict[str, Any] = {
+        "construction": c.name if c is not None else None,
+        "source": source,
+        "id": c.paper_id if c is not None else None,
+        "params": _show_params(values),
+        "word": render(net.alphabet, word),
+        "backend": backend,
+        "fingerprint": fingerprint(net),
+        "task": None if task is None else task.name,
+        "steps": steps,
+        "accepted": accepted,
+        "member": None if task is None else task.contains(tuple(word)),
+        "predictions_equal_targets": right,
+    }
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"{source} — {net.reference}")
+    print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
+    print(f"word: {record['word'] or 'ε'}   ({backend})")
+    for row in steps:
+        shown = "undecided" if row["predicted"] is None else (" ".join(row["predicted"]) or "∅")
+        ops = " ".join(f"{op}={v}" for op, v in row["decision"].items() if v != "0")
+        target = "" if "target" not in row else f"   target: {' '.join(row['target']) or '∅'}"
+        print(f"  t={row['t']:<3} {row['symbol']:>4} | next: {shown:<14} ops: {ops}{target}")
+        if args.trace:
+            print("        h: " + ("  ".join(f"{d}={v}" for d, v in row["h"].items() if v != "0") or "0"))
+            print("        memory (top first): " + (" | ".join(" ".join(e) for e in row["memory"]) or "empty"))
+    if accepted is not None:
+        print(
+            ("accepted" if accepted else "rejected")
+            + f"; {task.name}: {'member' if record['member'] else 'not a member'}"  # type: ignore[union-attr]
+            + f"; every predicted set {'equals' if right else 'does not equal'} the target"
+        )
+    return EXIT_OK
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from symbolic.netfile import dumps
 
@@ -359,6 +440,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.n is not None:
             raise UsageError(f"{c.name} reads words of any length: drop --n")
         net = c.network(values)
+    if isinstance(net, RecurrentNetwork):
+        raise UsageError(
+            f"{c.name} builds a RecurrentNetwork ({type(net.cell).__name__}); network files and state_dict exports "
+            "hold transformer-style Networks only (see `netproof run` for its traces)"
+        )
     extra = {
         "construction": c.name,
         "paper_id": c.paper_id,

@@ -132,6 +132,8 @@ def fuzzable(claim: Claim) -> str | None:
         "BlockIdentity": "it is a z3 statement about one block for all inputs, with no word in it",
         "Identity": "it is a sympy identity, with no word in it",
         "ExactFact": "it is a fact about numbers, with no word in it",
+        "PredictsNext": "it is checked on every string along the trie of prefixes; use `netproof prove`",
+        "SoftAgrees": "it compares interval and exact runs along the trie of prefixes; use `netproof prove`",
     }
     name = type(claim).__name__
     return f"not fuzzable: {claim.id} is a {name} claim; {why.get(name, 'it is not checked word by word')}"

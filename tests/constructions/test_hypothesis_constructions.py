@@ -15,6 +15,7 @@ counts, moderate lengths).
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 from functools import cache
 from typing import Any
@@ -63,7 +64,7 @@ def claim_of(name: str, claim_id: str) -> Claim:
 
 
 def test_every_construction_has_hypothesis_tests_here() -> None:
-    tested = {name for name, _ in WORD_CLAIMS} | {"gates", "dyck-gen"}  # gates: Boolean tables below
+    tested = {name for name, _ in WORD_CLAIMS} | {"gates", "dyck-gen"} | RECURRENT  # gates: Boolean tables below
     assert tested == set(REGISTRY), f"no hypothesis test for {sorted(set(REGISTRY) - tested)}"
 
 
@@ -136,7 +137,11 @@ def _run(run: Any, net: Network, w: tuple[str, ...]) -> Trace[Any] | str:
         return "undecided"
 
 
-@pytest.mark.parametrize("name", list(REGISTRY))
+RECURRENT = frozenset({"stack-rnn", "baby-ntm", "stack-lstm"})
+"""Recurrent networks: their exact and interval runs are compared below."""
+
+
+@pytest.mark.parametrize("name", [name for name in REGISTRY if name not in RECURRENT])
 @FEW
 @given(data=st.data())
 def test_every_network_runs_and_its_interpreters_agree(name: str, data: st.DataObject) -> None:
@@ -214,3 +219,60 @@ def test_the_gates_compute_their_boolean_functions_on_every_drawn_input(w: tuple
     }
     got = {key: trace.value(key[0], 0, key[1]) for key in expected}
     assert got == {key: Fraction(v) for key, v in expected.items()}
+
+
+# --------------------------------------------------------------------------- recurrent networks
+
+
+def _recurrent_words(name: str) -> st.SearchStrategy[tuple[str, ...]]:
+    """Near-members of the task at lengths beyond the exhaustive bounds: members with up to two
+    symbols changed, and uniform strings."""
+    from constructions.marnn_tasks import sample_palindrome, sample_pcfg_dyck
+
+    alphabet = job(name).network().alphabet
+
+    @st.composite
+    def near_member(draw: st.DrawFn) -> tuple[str, ...]:
+        rng = random.Random(draw(st.integers(0, 2**32)))
+        if "(" in alphabet:
+            w = None
+            while w is None or len(w) < 2:
+                w = sample_pcfg_dyck(rng, len(alphabet) // 2, max_len=30)
+        else:
+            w = sample_palindrome(rng, hom="x" in alphabet, min_len=3, max_len=25)
+        out = list(w)
+        for _ in range(draw(st.integers(0, 2))):
+            out[draw(st.integers(0, len(out) - 1))] = draw(st.sampled_from(alphabet))
+        return tuple(out)
+
+    return st.one_of(near_member(), words(alphabet, min_len=1, max_len=20))
+
+
+@pytest.mark.parametrize("name", sorted(RECURRENT))
+@FEW
+@given(data=st.data())
+def test_every_recurrent_network_predicts_the_task_targets_on_longer_near_members(name: str, data: st.DataObject) -> None:
+    from symbolic.recurrent import run as run_recurrent
+    from verifier.claims import PredictsNext
+
+    w = data.draw(_recurrent_words(name))
+    task = next(cl for cl in claims(name) if isinstance(cl, PredictsNext)).task
+    trace = run_recurrent(job(name).network(), w)
+    assert trace.predictions == task.next_sets(w)
+    assert task.accepts(w, trace.predictions) == task.contains(w)
+
+
+@pytest.mark.parametrize("name", sorted(RECURRENT))
+@FEW
+@given(data=st.data())
+def test_every_recurrent_network_has_interval_enclosures_of_its_exact_run(name: str, data: st.DataObject) -> None:
+    from symbolic.recurrent import run as run_recurrent
+
+    net = job(name).network()
+    w = data.draw(words(net.alphabet, min_len=1, max_len=8))
+    exact, ivl = run_recurrent(net, w), run_recurrent(net, w, "interval")
+    assert exact.predictions == ivl.predictions
+    for e, i in zip(exact.steps, ivl.steps, strict=True):
+        for d, v in e.h.items():
+            assert i.h[d].a <= v <= i.h[d].b, (w, e.t, d)
+        assert len(e.memory) <= len(i.memory)
