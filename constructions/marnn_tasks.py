@@ -300,9 +300,13 @@ def pcfg_depth_distribution(
     bracket type does not change the shape distribution, so k does not enter."""
     r = 1 - p - q
     f0 = r if q == 0 else (1 - math.sqrt(1 - 4 * q * r)) / (2 * q)
-    levels = pairs if depth is None else depth
+    if depth is None:  # any depth: the pair's inside is distributed like S itself
+        f = [f0] + [0.0] * pairs
+        for m in range(1, pairs + 1):
+            f[m] = (p * f[m - 1] + q * sum(f[i] * f[m - i] for i in range(1, m))) / (1 - 2 * q * f0)
+        return f
     inner = [f0] + [0.0] * pairs  # depth <= 0: only ε
-    for _ in range(levels):
+    for _ in range(depth):
         f = [f0] + [0.0] * pairs
         for m in range(1, pairs + 1):
             acc = p * inner[m - 1] + q * sum(f[i] * f[m - i] for i in range(1, m))
