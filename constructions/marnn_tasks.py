@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 
 from verifier.claims import SequenceTask, Word
 
-from .dyck import dyck_alphabet
+from .dyck import bracket, dyck_alphabet
 
 __all__ = [
     "EOS",
@@ -115,10 +115,14 @@ def dyck_task(k: int) -> SequenceTask:
 
 
 def max_depth(w: Sequence[str]) -> int:
-    """The largest nesting depth of a bracket word (open symbols at even alphabet indices)."""
+    """The largest nesting depth of a bracket word (any k: ``(`` or ``(6`` spellings).
+
+    >>> max_depth(tuple("(()[])")), max_depth(("(6", "(1", ")1", ")6"))
+    (2, 2)
+    """
     depth = best = 0
     for s in w:
-        depth += 1 if s in "([{<" else -1
+        depth += 1 if bracket(s)[0] else -1
         best = max(best, depth)
     return best
 

@@ -651,12 +651,11 @@ def _walk_prefixes(
     ``nets`` with its backend; ``visit(word, last steps, the first network's predicted sets after
     every prefix)`` for the words of length >= min_len. Returns the first verdict ``visit`` gives,
     or the number of words visited."""
-    from symbolic.errors import NotRationalError as _NotRational
     from symbolic.recurrent import Program
 
     try:
         programs = [Program(net, backend) for net, backend in zip(nets, backends, strict=True)]  # type: ignore[arg-type]
-    except _NotRational as exc:
+    except NotRationalError as exc:
         return Unknown(method, f"unsupported: {exc}")
     total = count_words(alphabet, max(min_len, 1), bound)
     level: list[tuple[Word, list[Any], tuple[Any, ...]]] = [((), [p.start() for p in programs], ())]
@@ -668,7 +667,7 @@ def _walk_prefixes(
                 w2 = (*w, symbol)
                 try:
                     stepped = [p.step(st, symbol) for p, st in zip(programs, states, strict=True)]
-                except _NotRational as exc:
+                except NotRationalError as exc:
                     return Unknown(method, f"unsupported on {_show(w2, alphabet)}: {exc}")
                 path2 = (*path, stepped[0][1].predicted)
                 if length >= min_len:

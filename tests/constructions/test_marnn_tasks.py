@@ -154,6 +154,19 @@ def test_the_sampled_depth_distribution_of_d2_words_in_2_to_50_is_the_pcfgs() ->
     assert abs(sample.count(1) / len(sample) - p_depth[1]) < 5 * math.sqrt(p_depth[1] * (1 - p_depth[1]) / len(sample))
 
 
+def test_d6_samples_give_each_of_the_six_bracket_types_its_share_p_over_6() -> None:
+    # D6 (15 000 training words in the paper): each pair gets p/6 of the PCFG's mass
+    words, _draws = sample_set(random.Random(4), lambda r: sample_pcfg_dyck(r, 6, max_len=50), count=3000, min_len=2, max_len=50)
+    task = dyck_task(6)
+    assert all(task.contains(w) for w in words)
+    opens = [s for w in words for s in w if s.startswith("(")]
+    share = 1 / 6
+    for t in range(1, 7):
+        freq = opens.count(f"({t}") / len(opens)
+        assert abs(freq - share) < 5 * math.sqrt(share * (1 - share) / len(opens)), t
+    assert max(max_depth(w) for w in words) >= 5
+
+
 def test_palindrome_samples_are_members_with_odd_lengths_in_range() -> None:
     rng = random.Random(3)
     for hom in (False, True):
