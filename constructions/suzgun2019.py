@@ -68,6 +68,7 @@ from verifier.claims import (
     VARIANT,
     Construction,
     ExactFact,
+    Identity,
     Param,
     PredictsNext,
     SequenceTask,
@@ -616,8 +617,28 @@ SLOTS_PARAM = Param(
 )
 
 
+def appendix_a_identity() -> Identity:
+    """Appendix A: W_hh h̃ = W_hh h + (W_hh W_sh) s(0), the step that makes the Stack-RNN "almost
+    equivalent" to Joulin & Mikolov's, as a sympy identity in symbolic matrices (H = 3, M = 2),
+    contracted with a symbolic row vector u so that it is one scalar identity for all u."""
+    import sympy
+
+    W_hh = sympy.Matrix(3, 3, lambda i, j: sympy.Symbol(f"Whh_{i}{j}"))
+    W_sh = sympy.Matrix(3, 2, lambda i, j: sympy.Symbol(f"Wsh_{i}{j}"))
+    h = sympy.Matrix(3, 1, lambda i, _j: sympy.Symbol(f"h_{i}"))
+    s = sympy.Matrix(2, 1, lambda i, _j: sympy.Symbol(f"s_{i}"))
+    u = sympy.Matrix(1, 3, lambda _i, j: sympy.Symbol(f"u_{j}"))
+    lhs = (u * (W_hh * (h + W_sh * s)))[0, 0]
+    rhs = (u * (W_hh * h + (W_hh * W_sh) * s))[0, 0]
+    return Identity(
+        id="S7-appendix-a",
+        statement="Appendix A: W_hh h̃ = W_hh h + (W_hh W_sh) s(0) with h̃ = h + W_sh s(0) (symbolic H = 3, M = 2)",
+        reference="Appendix A", lhs=lhs, rhs=rhs,
+    )
+
+
 def _stack_rnn_claims(values: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (*_next_claims("Stack-RNN", values), _soft_claim("Stack-RNN", values, stack_rnn))
+    return (*_next_claims("Stack-RNN", values), _soft_claim("Stack-RNN", values, stack_rnn), appendix_a_identity())
 
 
 def _baby_ntm_claims(values: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -139,6 +139,12 @@ def test_a_baby_ntm_with_too_few_slots_is_refuted_once_the_depth_reaches_them() 
     assert len(verdict.word or ()) == 4 and verdict.word[:2] == ("(", "(")
 
 
+def test_appendix_as_rewriting_of_w_hh_h_tilde_is_a_symbolic_identity() -> None:
+    job, claims = job_of("stack-rnn")
+    verdict = check(job, claims["S7-appendix-a"])
+    assert isinstance(verdict, Proved) and verdict.method == "sympy (simplify)"
+
+
 def test_the_soft_claim_carries_the_soft_network_of_the_same_task() -> None:
     _job, claims = job_of("stack-rnn", task="palindrome", scale="10")
     claim = claims["S5-soft-agrees"]
