@@ -885,10 +885,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 def _share_key(claim: Claim, idx: int) -> object:
     """Claims with equal keys run in one task (and share traces); see cmd_prove."""
-    from .claims import BlockIdentity, ExactFact, Identity, Recognizes, TraceProperty
+    from .claims import BlockIdentity, ExactFact, Identity, PredictsNext, Recognizes, SoftAgrees, TraceProperty
 
-    if isinstance(claim, (BlockIdentity, ExactFact, Identity)):
-        return ("alone", idx)
+    if isinstance(claim, (BlockIdentity, ExactFact, Identity, PredictsNext, SoftAgrees)):
+        return ("alone", idx)  # PredictsNext, SoftAgrees: each walks its own trie of prefixes
     backend = getattr(claim, "backend", "exact")
     if backend == "exact" and isinstance(claim, (Recognizes, TraceProperty)) and getattr(claim, "domain", None) is None:
         return ("alone", idx)  # batched where the network allows it: nothing to share
