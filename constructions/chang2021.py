@@ -100,7 +100,7 @@ def _depthwise(k: int) -> tuple[tuple[int, ...], ...]:
 
 
 def _lightweight(k: int) -> tuple[int, ...]:
-    return tuple(abs(r) % 3 for r in range(-k, k + 1))
+    return tuple((r + k) % 3 for r in range(-k, k + 1))
 
 
 def _fr(xs: Sequence[int]) -> tuple[Fraction, ...]:
@@ -599,7 +599,7 @@ def _network_claims(values: Mapping[str, Any]) -> list[Claim]:
 def relpos_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
     """The identities C1–C12 of spec §4.2 (sympy) and the network's heads against the equations
     (exact). ``variant=paper`` states the three printed equivalences that are false."""
-    return tuple([*_identity_claims(values), *_network_claims(values)])
+    return (*_identity_claims(values), *_network_claims(values))
 
 
 def _parse_n(raw: str) -> int:

@@ -872,7 +872,8 @@ def _identity(claim: Identity) -> Verdict:
 
 def _identity_sample(claim: Identity, method: str, entry: str, lhs_e: Any, rhs_e: Any) -> Refuted | None:
     """Refuted when the claim's sample values separate the two sides (rigorous intervals)."""
-    used = sorted((sym for sym in (lhs_e - rhs_e).free_symbols if sym.name in claim.sample), key=lambda x: x.name)
+    symbols = lhs_e.free_symbols | rhs_e.free_symbols
+    used = sorted((sym for sym in symbols if sym.name in claim.sample), key=lambda x: x.name)
     subs = {sym: sympy.Rational(claim.sample[sym.name].numerator, claim.sample[sym.name].denominator) for sym in used}
     lhs, rhs = lhs_e.subs(subs), rhs_e.subs(subs)
     if lhs.free_symbols or rhs.free_symbols:
