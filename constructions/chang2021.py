@@ -364,7 +364,7 @@ def _composite(s: Symbols, x: sympy.Matrix) -> sympy.Matrix:
 
 
 def _identity_claims(values: Mapping[str, Any]) -> list[Any]:
-    n, d, k = values["n"], values["d"], values["k"]
+    n, d, k = values["n_sym"], values["d_sym"], values["k"]
     paper = values["variant"] == "paper"
     s = Symbols(n, d, k)
     X_, A = s.X, _attention(s, s.X)
@@ -603,16 +603,16 @@ def relpos_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
 
 
 def _parse_n(raw: str) -> int:
-    n = parse_int("n", minimum=2)(raw)
+    n = parse_int("n_sym", minimum=2)(raw)
     if n > 6:
-        raise ValueError(f"n={n}: the symbolic identities grow fast with n; use n <= 6")
+        raise ValueError(f"n_sym={n}: the symbolic identities grow fast with n; use n_sym <= 6")
     return n
 
 
 def _parse_d(raw: str) -> int:
-    d = parse_int("d", minimum=1)(raw)
+    d = parse_int("d_sym", minimum=1)(raw)
     if d > 3:
-        raise ValueError(f"d={d}: the symbolic identities grow fast with d; use d <= 3")
+        raise ValueError(f"d_sym={d}: the symbolic identities grow fast with d; use d_sym <= 3")
     return d
 
 
@@ -630,8 +630,9 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         title="relative positions as lightweight convolutions: fixed, dynamic (Shaw), composite and key-based heads",
         reference=f"{REF}, §2–§4",
         params=(
-            Param(name="n", default="4", parse=_parse_n, help="sequence length of the symbolic identities (2..6)"),
-            Param(name="d", default="2", parse=_parse_d, help="d = d_h of the symbolic identities (1..3)"),
+            Param(name="n_sym", default="4", parse=_parse_n,
+                  help="sequence length n of the symbolic identities (2..6; the network runs on any word)"),
+            Param(name="d_sym", default="2", parse=_parse_d, help="d = d_h of the symbolic identities (1..3)"),
             Param(name="k", default="1", parse=_parse_k,
                   help="kernel half-width: 2k+1 offsets (network and identities; the paper uses k = 8)"),
             VARIANT,

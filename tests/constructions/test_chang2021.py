@@ -77,7 +77,7 @@ def test_shaws_clipping_is_refuted_at_distance_two_with_only_the_symbols_that_en
 
 def test_shaws_clipping_holds_when_no_offset_leaves_the_window() -> None:
     # n = 2, k = 1: every |j − i| <= 1, so zero padding and clipping agree.
-    assert isinstance(verdict("I6b-paper", variant="paper", n="2"), Proved)
+    assert isinstance(verdict("I6b-paper", variant="paper", n_sym="2"), Proved)
 
 
 def test_the_paper_variant_replaces_exactly_the_three_statements() -> None:
@@ -108,7 +108,7 @@ def test_each_identity_is_proved_symbolically_entry_by_entry(claim_id: str) -> N
 
 def test_the_identities_hold_for_another_size_and_window() -> None:
     for claim_id in ("I1", "I3", "I6a", "I6c", "I7", "I8", "I10", "I11"):
-        assert isinstance(verdict(claim_id, n="5", d="1", k="2"), Proved), claim_id
+        assert isinstance(verdict(claim_id, n_sym="5", d_sym="1", k="2"), Proved), claim_id
 
 
 # --------------------------------------------------------------------------- identities that must fail
@@ -228,8 +228,8 @@ def test_the_network_prints_every_relative_field_and_round_trips_through_a_netwo
 
 
 def test_the_parameters_are_checked_with_a_message_that_names_the_fix() -> None:
-    with pytest.raises(ValueError, match=r"n=7: the symbolic identities grow fast with n; use n <= 6"):
-        C.parse_params({"n": "7"})
+    with pytest.raises(ValueError, match=r"n_sym=7: the symbolic identities grow fast with n; use n_sym <= 6"):
+        C.parse_params({"n_sym": "7"})
     with pytest.raises(ValueError, match=r"k=-1 must be >= 0"):
         C.parse_params({"k": "-1"})
     with pytest.raises(ValueError, match=r"k=True must be an integer >= 0"):
