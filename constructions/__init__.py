@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from verifier.claims import Construction
 
-from . import chiang2022, suzgun2019, yao2021
+from . import chang2021, chiang2022, suzgun2019, yao2021
 
 REGISTRY: dict[str, Construction] = {
-    c.name: c for c in (*chiang2022.CONSTRUCTIONS, *yao2021.CONSTRUCTIONS, *suzgun2019.CONSTRUCTIONS)
+    c.name: c
+    for c in (
+        *chiang2022.CONSTRUCTIONS,
+        *yao2021.CONSTRUCTIONS,
+        *suzgun2019.CONSTRUCTIONS,
+        *chang2021.CONSTRUCTIONS,
+    )
 }
 
 __all__ = ["REGISTRY"]

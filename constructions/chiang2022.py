@@ -42,6 +42,7 @@ network first
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from fractions import Fraction
@@ -56,6 +57,7 @@ from symbolic import (
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     FlatEmbedding,
     Head,
     Network,
@@ -455,6 +457,11 @@ def doubled(net: Network, *, eps: Fraction | int | str = 0, mirror: bool = True,
                 new_block = AttentionLayer(
                     name=block.name, heads=block.heads, output=_mirror_outputs(block.output)
                 )
+        elif isinstance(block, Convolution):
+            raise ValueError(
+                f"doubled: block {block.name!r} is a convolution; §3.1's doubling is written for attention "
+                "and FFN blocks only"
+            )
         else:
             if block.steps:
                 last = block.steps[-1]
@@ -477,10 +484,7 @@ def doubled(net: Network, *, eps: Fraction | int | str = 0, mirror: bool = True,
 
 
 def _replace_value(h: Head, value: Affine) -> Head:
-    return Head(
-        name=h.name, query=h.query, key=h.key, value=value, normalizer=h.normalizer,
-        scoring=h.scoring, scale=h.scale, mask=h.mask, empty=h.empty,
-    )
+    return dataclasses.replace(h, value=value)
 
 
 # --------------------------------------------------------------------------- §3.2

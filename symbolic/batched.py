@@ -50,6 +50,7 @@ from .ir import (
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     FlatEmbedding,
     Hardmax,
     Head,
@@ -129,9 +130,13 @@ def supports(net: Network) -> str | None:
                 for idx, step in enumerate(block.steps):
                     if isinstance(step, LayerNorm):
                         return f"ffn {block.name!r} step [{idx}] is a layer norm (√ is not batched)"
+            case Convolution():
+                return f"convolution {block.name!r}; convolution blocks are not batched"
             case AttentionLayer():
                 for h in block.heads:
                     where = f"attention {block.name!r} head {h.name!r}"
+                    if h.relative:
+                        return f"{where} has relative-position terms (Chang et al.); they are not batched"
                     match h.normalizer:
                         case Softmax():
                             return f"{where} uses softmax; only hardmax heads are batched"
@@ -408,6 +413,12 @@ class _Layer:
         block = sub.block
         match block:
             case AttentionLayer():
+                for h in block.heads:
+                    if h.relative:
+                        raise NotBatchableError(
+                            f"attention {block.name!r} head {h.name!r} has relative-position terms "
+                            "(Chang et al.); they are not batched: use the exact interpreter"
+                        )
                 self.heads = [
                     _Head(
                         h,
@@ -438,6 +449,8 @@ class _Layer:
                         case _:
                             assert_never(step)
                 writes = names if block.steps else ()
+            case Convolution():
+                raise NotBatchableError(f"convolution {block.name!r}; convolution blocks are not batched")
             case _:
                 assert_never(block)
         _require_names(writes, self.index, f"the residual dims sublayer {sub.name!r} writes")
@@ -488,6 +501,8 @@ class _Layer:
                 if found is not None:
                     y = y[found[1]]
                 return [(y.reshape(*x.shape[:-1], y.shape[-1]), y_den, block.steps[-1].outputs)]  # type: ignore[union-attr]
+            case Convolution():  # pragma: no cover - _Layer refuses convolutions
+                raise NotBatchableError(f"convolution {block.name!r}; convolution blocks are not batched")
             case _:
                 assert_never(block)
 

@@ -21,6 +21,7 @@ from .ir import (
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     FlatEmbedding,
     Hardmax,
     Head,
@@ -31,6 +32,7 @@ from .ir import (
     Softmax,
     Sublayer,
     TokenEmbedding,
+    relative_index,
 )
 from .positional import feature
 from .words import tokenize
@@ -73,7 +75,11 @@ class Arithmetic(Protocol[V]):
         n: int,
         where: str,
         counts: Sequence[int] | None = None,
-    ) -> list[V]: ...
+        bias: Sequence[Fraction] | None = None,
+    ) -> list[V]:
+        """Weights ∝ base^(scale·score + bias) (bias: one Fraction per score, added after the
+        scale; a relative-position bias β_{j−i})."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +236,7 @@ class _Evaluator(Generic[V]):
         groups: dict[tuple[Hashable, ...], list[int]] = {}
         for j in range(n):
             groups.setdefault(tuple(ar.key(ks[j][name]) for name in qk_names), []).append(j)
-        if 2 * len(groups) <= n and len(groups) <= GROUPED_MAX:
+        if not h.relative and 2 * len(groups) <= n and len(groups) <= GROUPED_MAX:
             return self._head_grouped(layer, h, qs, ks, vs, list(groups.values()), n, selections)
         result: list[dict[str, V]] = []
         for i in range(n):
@@ -245,10 +251,15 @@ class _Evaluator(Generic[V]):
                 result.append({o: self.zero for o in out_names})
                 continue
             scores = [self._score(h, qs[i], ks[j]) for j in allowed]
+            bias: list[Fraction] | None = None
+            if h.relative:
+                scores = [self._relative(h, s, qs[i], ks[j], j - i) for s, j in zip(scores, allowed, strict=True)]
+                if h.relative_bias is not None:
+                    bias = [_relative_beta(h, j - i) for j in allowed]
             selected: tuple[int, ...] | None
             match h.normalizer:
                 case Hardmax(tie=tie):
-                    best = self._argmax(scores)
+                    best = self._argmax(scores if bias is None else self._hard_logits(h, scores, bias, n))
                     if tie == "leftmost":
                         best = [best[0]]
                     elif tie == "rightmost":
@@ -259,7 +270,9 @@ class _Evaluator(Generic[V]):
                         weights_allowed[idx] = share
                     selected = tuple(allowed[idx] for idx in best)
                 case Softmax():
-                    weights_allowed = self.ar.softmax(h.normalizer, h.scale, scores, self.length_n or n, where)
+                    weights_allowed = self.ar.softmax(
+                        h.normalizer, h.scale, scores, self.length_n or n, where, None, bias
+                    )
                     selected = None
                 case _:
                     assert_never(h.normalizer)
@@ -290,6 +303,53 @@ class _Evaluator(Generic[V]):
             elif cmp == 0:
                 best.append(idx)
         return best
+
+    def _relative(self, h: Head, s: V, q: dict[str, V], k: dict[str, V], offset: int) -> V:
+        """The score plus the dynamic relative terms ⟨q_i, W^C_{j−i}⟩ and ⟨k_j, W^{C'}_{j−i}⟩."""
+        ar = self.ar
+        for kernel, vec in ((h.query_conv, q), (h.key_conv, k)):
+            if kernel is None:
+                continue
+            idx = relative_index(offset, kernel.k, kernel.outside)
+            if idx is None:
+                continue
+            for name, w in zip(h.query.outputs, kernel.columns[idx], strict=True):
+                if w == 0 or ar.is_zero(vec[name]):
+                    continue
+                s = ar.add(s, ar.mul(self.c(w), vec[name]))
+        return s
+
+    def _hard_logits(self, h: Head, scores: Sequence[V], bias: Sequence[Fraction], n: int) -> list[V]:
+        """scale·score + β for a hardmax head with a relative bias (Head validates that the scale
+        is rational there: coef, times n)."""
+        factor = h.scale.coef * ((self.length_n or n) if h.scale.times_n else 1)
+        return [self.ar.add(self.ar.mul(self.c(factor), s), self.c(b)) for s, b in zip(scores, bias, strict=True)]
+
+    def convolution(self, block: Convolution, rows: list[dict[str, V]], n: int) -> list[dict[str, V]]:
+        """Each output channel at i: Σ_{|j−i| ≤ k} w_{j−i}·x_j over the positions that exist."""
+        ar = self.ar
+        k = block.k
+        kernels: list[list[V]] = []
+        for c, row in enumerate(block.kernels):
+            if block.normalizer is None:
+                kernels.append([self.c(w) for w in row])
+            else:
+                where = f"convolution {block.name!r} kernel row {c}"
+                kernels.append(ar.softmax(block.normalizer, Scale(), [self.c(w) for w in row], n, where))
+        outs: list[dict[str, V]] = []
+        for i in range(n):
+            out: dict[str, V] = {}
+            for c, (x, y) in enumerate(zip(block.inputs, block.outputs, strict=True)):
+                kernel = kernels[0] if len(kernels) == 1 else kernels[c]
+                total = self.zero
+                for j in range(max(0, i - k), min(n, i + k + 1)):
+                    w, v = kernel[j - i + k], rows[j][x]
+                    if ar.is_zero(w) or ar.is_zero(v):
+                        continue
+                    total = ar.add(total, ar.mul(w, v))
+                out[y] = total
+            outs.append(out)
+        return outs
 
     def _score(self, h: Head, q: dict[str, V], k: dict[str, V]) -> V:
         """The (unscaled) score of one key for one query: ⟨q, k⟩ or −|⟨q, k⟩|."""
@@ -550,6 +610,8 @@ class _Evaluator(Generic[V]):
         match block:
             case AttentionLayer():
                 outs = self.attention(block, rows, len(rows), selections)
+            case Convolution():
+                outs = self.convolution(block, rows, len(rows))
             case FFN():
                 if live is None:
                     outs = self.ffn(block, rows, positions)
@@ -602,6 +664,11 @@ def _declared_length(net: Network, length: int, tokens: int) -> int:
         )
     if length != tokens:
         for sub in net.layers:
+            if isinstance(sub.block, Convolution):
+                raise WordError(
+                    f"length={length} evaluates a prefix, but convolution {sub.block.name!r} reads positions "
+                    "up to i + k, which the rest of the string would fill: run the whole string instead"
+                )
             if isinstance(sub.block, AttentionLayer):
                 for h in sub.block.heads:
                     if h.mask not in ("causal", "strict_causal"):
@@ -616,7 +683,7 @@ def _declared_length(net: Network, length: int, tokens: int) -> int:
 def _live_positions(net: Network, n: int) -> list[frozenset[int] | None]:
     """For each sublayer, the positions whose value is read later (None: all of them).
 
-    After the last attention layer every block is position-wise, so a classifier reads only its
+    After the last attention layer (or convolution) every block is position-wise, so a classifier reads only its
     own position from there on. The other positions are not computed (their trace entries are
     ``None``): a value that is never read cannot make the output undefined. This matters for
     Chiang & Cholak's Proposition 2, whose last layer norm divides 0 by 0 at every position but
@@ -629,7 +696,7 @@ def _live_positions(net: Network, n: int) -> list[frozenset[int] | None]:
     if not 0 <= t < n:
         return live
     last_attention = max(
-        (i for i, sub in enumerate(net.layers) if isinstance(sub.block, AttentionLayer)), default=-1
+        (i for i, sub in enumerate(net.layers) if isinstance(sub.block, (AttentionLayer, Convolution))), default=-1
     )
     for i in range(last_attention + 1, len(net.layers)):
         live[i] = frozenset({t})
@@ -637,6 +704,14 @@ def _live_positions(net: Network, n: int) -> list[frozenset[int] | None]:
 
 
 GROUPED_MAX = 64
+
+
+def _relative_beta(h: Head, offset: int) -> Fraction:
+    """β_{j−i} of the head's relative bias (0 outside the window unless it clips)."""
+    b = h.relative_bias
+    assert b is not None  # called only for heads with a relative bias
+    idx = relative_index(offset, b.k, b.outside)
+    return Fraction(0) if idx is None else b.beta[idx]
 
 
 def _mask_range(mask: str, i: int, n: int) -> tuple[int, int]:

@@ -112,6 +112,7 @@ class FractionArithmetic:
         n: int,
         where: str,
         counts: Sequence[int] | None = None,
+        bias: Sequence[Fraction] | None = None,
     ) -> list[Fraction]:
         # weights ∝ exp(κ·s) with κ = coef·(1/√d)·(ln n)·(ln r or c). They are computed exactly
         # when that is b^(a·s) with b rational and every b^(a·(s_j − s_max)) rational.
@@ -140,7 +141,14 @@ class FractionArithmetic:
                 f"{where}: softmax base e^{nz.c} is transcendental; use Softmax(r=...) "
                 "(c = ln r) or the sympy interpreter (--backend sympy)"
             )
+        if bias is not None and any(b != 0 for b in bias) and scale.log_n:
+            raise NotRationalError(
+                f"{where}: softmax with ln n scaling and a relative bias gives n^(c·s)·e^(c·β), which is "
+                "not rational; use the sympy interpreter (--backend sympy)"
+            )
         exps = [coef * s for s in scores]
+        if bias is not None:
+            exps = [e + b for e, b in zip(exps, bias, strict=True)]
         top = max(exps)
         weights: list[Fraction] = []
         for e in exps:

@@ -113,6 +113,7 @@ class IntervalArithmetic:
         n: int,
         where: str,
         counts: Sequence[int] | None = None,
+        bias: Sequence[Fraction] | None = None,
     ) -> list[Interval]:
         kappa = self.const(scale.coef)
         if scale.sqrt_d is not None:
@@ -122,12 +123,15 @@ class IntervalArithmetic:
         if scale.log_n:
             kappa = kappa * self.ctx.log(self.ctx.mpf(n))
         if nz.r is not None:
-            kappa = kappa * self.ctx.log(self.const(nz.r))
+            unit = self.ctx.log(self.const(nz.r))
         else:
             assert nz.c is not None  # Softmax validates: exactly one of r, c
-            kappa = kappa * self.const(nz.c)
+            unit = self.const(nz.c)
+        kappa = kappa * unit
         # Shift by the largest lower end to keep the exponentials in range (exact in ℝ).
         exps = [kappa * s for s in scores]
+        if bias is not None:  # base^(scale·s + β) = e^(unit·(scale·s + β))
+            exps = [e + unit * self.const(b) for e, b in zip(exps, bias, strict=True)]
         shift = max(e.a for e in exps)
         raw = [self.ctx.exp(e - shift) for e in exps]
         mult = counts if counts is not None else [1] * len(raw)

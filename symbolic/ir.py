@@ -13,6 +13,12 @@ The set of blocks is closed:
   written as fields: scoring (``dot`` or ``neg_abs_dot`` = −|⟨q, k⟩|), :class:`Scale`
   (constant, 1/√d, ln n), normalizer (:class:`Hardmax` with a tie rule, or :class:`Softmax`
   with base ``r`` = e^{ln r} or e^{c}), mask, and what an empty masked set yields.
+  Relative positions (Chang et al. 2021) are fields of :class:`Head` too: a fixed bias
+  β_{j−i} added to the logits (:class:`RelativeBias`, T5-style, Eq. 4), a query-dynamic kernel
+  ⟨q_i, W^C_{j−i}⟩ (``query_conv``, Shaw et al., Eq. 5), a key-based kernel ⟨k_j, W^{C'}_{j−i}⟩
+  (``key_conv``, Huang et al.); Eq. 6's composite attention is ``query_conv`` with a bias.
+- :class:`Convolution`: a lightweight or depthwise convolution over positions (Chang Eqs. 2–3),
+  optionally with softmax-normalized kernels (Wu et al.'s lightweight convolution).
 - :class:`Sublayer`: a block with a structural residual connection and an optional post-residual
   :class:`LayerNorm`.
 - Inputs: :class:`TokenEmbedding` (one vector per token, special tokens added by the network,
@@ -39,6 +45,7 @@ TieRule: TypeAlias = Literal["average", "leftmost", "rightmost"]
 Mask: TypeAlias = Literal["none", "causal", "strict_causal", "anticausal", "strict_anticausal"]
 Scoring: TypeAlias = Literal["dot", "neg_abs_dot"]
 EmptyRule: TypeAlias = Literal["zero", "error"]
+Outside: TypeAlias = Literal["zero", "clip"]
 AcceptRule: TypeAlias = Literal["positive"]
 
 ACTIVATIONS: tuple[str, ...] = get_args(ActivationKind)
@@ -46,6 +53,7 @@ TIE_RULES: tuple[str, ...] = get_args(TieRule)
 MASKS: tuple[str, ...] = get_args(Mask)
 SCORINGS: tuple[str, ...] = get_args(Scoring)
 EMPTY_RULES: tuple[str, ...] = get_args(EmptyRule)
+OUTSIDE_RULES: tuple[str, ...] = get_args(Outside)
 
 
 def _check_fraction(value: object, where: str) -> None:
@@ -235,6 +243,78 @@ class Softmax:
 Normalizer: TypeAlias = Hardmax | Softmax
 
 
+def _check_window(size: int, where: str) -> None:
+    if size % 2 != 1:
+        raise NetworkValidationError(
+            f"{where} has {size} entries; a window of offsets −k..k has 2k+1 (an odd number) entries, "
+            "listed from offset −k to offset +k"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RelativeBias:
+    """A fixed bias β_{j−i} added to the scaled attention logits (T5-style; Chang et al. Eq. 4:
+    ``α_ij = A_ij + β_{j−i}·[|j−i| ≤ k]``), i = query position, j = key position.
+
+    ``beta`` lists β_{−k}, …, β_{+k} (2k+1 entries). ``outside`` says what an offset with
+    |j−i| > k gets: ``zero`` (Chang's convolution window) or ``clip`` (β_{clip(j−i, −k, k)},
+    as Shaw et al. and T5 clip relative positions).
+    """
+
+    beta: tuple[Fraction, ...]
+    outside: Outside = "zero"
+
+    def __post_init__(self) -> None:
+        _check_window(len(self.beta), "RelativeBias.beta")
+        for r, b in enumerate(self.beta):
+            _check_fraction(b, f"RelativeBias.beta[{r - len(self.beta) // 2}]")
+        _check_choice(self.outside, OUTSIDE_RULES, "RelativeBias.outside")
+
+    @property
+    def k(self) -> int:
+        return len(self.beta) // 2
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RelativeKernel:
+    """A relative-position kernel W^C: one vector over the head's q/k names per offset −k..k.
+
+    As ``query_conv`` (Shaw et al.; Chang et al. Eq. 5) it adds ⟨q_i, W^C_{j−i}⟩ to the
+    unscaled score ⟨q_i, k_j⟩; as ``key_conv`` (Huang et al.'s key-based dynamic convolution)
+    it adds ⟨k_j, W^C_{j−i}⟩. Both are then scaled with the head's scale. ``columns[r + k]`` is
+    W^C_r; ``outside``: ``zero`` (no term beyond ±k, Chang's window) or ``clip`` (W^C at the
+    clipped offset, Shaw's definition).
+    """
+
+    columns: tuple[tuple[Fraction, ...], ...]
+    outside: Outside = "zero"
+
+    def __post_init__(self) -> None:
+        _check_window(len(self.columns), "RelativeKernel.columns")
+        k = len(self.columns) // 2
+        for r, col in enumerate(self.columns):
+            if not isinstance(col, tuple):
+                raise NetworkValidationError(
+                    f"RelativeKernel.columns[{r - k}] must be a tuple of Fractions, got {type(col).__name__}"
+                )
+            for x in col:
+                _check_fraction(x, f"RelativeKernel.columns[{r - k}] entry")
+        _check_choice(self.outside, OUTSIDE_RULES, "RelativeKernel.outside")
+
+    @property
+    def k(self) -> int:
+        return len(self.columns) // 2
+
+
+def relative_index(offset: int, k: int, outside: str) -> int | None:
+    """The window index (0..2k) of relative offset j − i, or None when it gets no term."""
+    if -k <= offset <= k:
+        return offset + k
+    if outside == "clip":
+        return 2 * k if offset > k else 0
+    return None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Head:
     """One attention head.
@@ -244,6 +324,11 @@ class Head:
     or ``−|⟨q_i, k_j⟩|`` (``neg_abs_dot``), times ``scale``. Masks: ``causal`` j ≤ i,
     ``strict_causal`` j < i, ``anticausal`` j ≥ i, ``strict_anticausal`` j > i. ``empty`` says
     what an empty masked set yields: the zero vector, or an evaluation error.
+
+    Relative positions (all ``None`` by default; spec §4.1): the logit of key j for query i is
+    ``scale·(⟨q_i, k_j⟩ + ⟨q_i, W^C_{j−i}⟩ + ⟨k_j, W^{C'}_{j−i}⟩) + β_{j−i}`` with W^C =
+    ``query_conv``, W^{C'} = ``key_conv`` and β = ``relative_bias``; a softmax head weighs key j
+    by base^logit. Composite attention (Eq. 6) is ``query_conv`` and ``relative_bias`` together.
     """
 
     name: str
@@ -255,10 +340,38 @@ class Head:
     scale: Scale = field(default_factory=Scale)
     mask: Mask = "none"
     empty: EmptyRule = "zero"
+    relative_bias: RelativeBias | None = None
+    query_conv: RelativeKernel | None = None
+    key_conv: RelativeKernel | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
             raise NetworkValidationError("Head.name must be non-empty")
+        for field_name in ("query_conv", "key_conv"):
+            kernel = getattr(self, field_name)
+            if kernel is None:
+                continue
+            width = len(self.query.outputs)
+            for r, col in enumerate(kernel.columns):
+                if len(col) != width:
+                    raise NetworkValidationError(
+                        f"head {self.name!r} {field_name}: column for offset {r - kernel.k} has {len(col)} "
+                        f"entries but the q/k space has {width} names {self.query.outputs}; give one entry per name"
+                    )
+        if self.relative and self.scoring != "dot":
+            raise NetworkValidationError(
+                f"head {self.name!r}: relative-position terms add to the dot-product score; "
+                f"scoring={self.scoring!r} has no such form: use scoring='dot'"
+            )
+        if (
+            self.relative_bias is not None
+            and isinstance(self.normalizer, Hardmax)
+            and (self.scale.sqrt_d is not None or self.scale.log_n)
+        ):
+            raise NetworkValidationError(
+                f"head {self.name!r}: hardmax with a relative bias compares scale·score + β, which needs a "
+                f"rational scale (coef, times n); scale 1/√d or ln n is not: fold it into the query weights"
+            )
         _check_choice(self.scoring, SCORINGS, f"head {self.name!r} scoring")
         _check_choice(self.mask, MASKS, f"head {self.name!r} mask")
         _check_choice(self.empty, EMPTY_RULES, f"head {self.name!r} empty")
@@ -272,6 +385,12 @@ class Head:
                 f"head {self.name!r}: hardmax with a negative scale selects the minimum; "
                 "negate the query instead"
             )
+
+
+    @property
+    def relative(self) -> bool:
+        """Whether the head has a relative-position term (its scores depend on j − i)."""
+        return self.relative_bias is not None or self.query_conv is not None or self.key_conv is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,7 +411,54 @@ class AttentionLayer:
             raise NetworkValidationError(f"attention layer {self.name!r}: head names repeat: {names}")
 
 
-Block: TypeAlias = AttentionLayer | FFN
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Convolution:
+    """A convolution over positions, channel by channel (Chang et al. Eqs. 2–3, zero padding):
+    ``y[outputs[c]]_i = Σ_{|j−i| ≤ k} w_{j−i, c}·x[inputs[c]]_j``.
+
+    ``kernels`` holds one row w_{−k..k} shared by every channel (lightweight, Eq. 3) or one row
+    per channel (depthwise, Eq. 2). With ``normalizer`` each row is softmax-normalized over its
+    2k+1 offsets first, w_r = base^{β_r} / Σ_r' base^{β_r'} (Wu et al.'s lightweight
+    convolution; the normalization ignores padding). Without it the rows are used as they are.
+    """
+
+    name: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    kernels: tuple[tuple[Fraction, ...], ...]
+    normalizer: Softmax | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise NetworkValidationError("Convolution.name must be non-empty")
+        _check_names(self.inputs, f"convolution {self.name!r} inputs")
+        _check_names(self.outputs, f"convolution {self.name!r} outputs")
+        if len(self.inputs) != len(self.outputs):
+            raise NetworkValidationError(
+                f"convolution {self.name!r} has {len(self.inputs)} inputs but {len(self.outputs)} outputs; "
+                "a depthwise convolution maps each input channel to one output channel"
+            )
+        if len(self.kernels) not in (1, len(self.inputs)):
+            raise NetworkValidationError(
+                f"convolution {self.name!r} has {len(self.kernels)} kernel rows; give 1 (shared: lightweight) "
+                f"or {len(self.inputs)} (one per channel: depthwise)"
+            )
+        widths = {len(row) for row in self.kernels}
+        if len(widths) != 1:
+            raise NetworkValidationError(
+                f"convolution {self.name!r}: kernel rows have different widths {sorted(widths)}; use one k"
+            )
+        for c, row in enumerate(self.kernels):
+            _check_window(len(row), f"convolution {self.name!r} kernel row {c}")
+            for x in row:
+                _check_fraction(x, f"convolution {self.name!r} kernel row {c} entry")
+
+    @property
+    def k(self) -> int:
+        return len(self.kernels[0]) // 2
+
+
+Block: TypeAlias = AttentionLayer | FFN | Convolution
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,6 +23,9 @@ keys are exactly the dataclass's fields: all required, none unknown, ``null`` wh
 embedding table, positional features, params). The one sparse field: an :class:`~symbolic.ir.Affine`
 writes ``weights`` as ``{output: {input: w}}`` and ``bias`` as ``{output: b}`` with zero entries
 left out (the reader takes explicit zeros too); ``inputs`` and ``outputs`` give the order.
+The one set of optional fields: a :class:`~symbolic.ir.Head`'s relative-position fields
+(``relative_bias``, ``query_conv``, ``key_conv``) are written only when set, so a file of a
+network without them is the same as before they existed; when present they are read strictly.
 
 Keys are sorted; arrays keep their order; indentation is 2 spaces and a value that fits in
 100 columns is written on one line; the text ends with a newline. The reader is strict: an
@@ -122,12 +125,14 @@ from .ir import (
     EMPTY_RULES,
     FFN,
     MASKS,
+    OUTSIDE_RULES,
     SCORINGS,
     TIE_RULES,
     Activation,
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     FFNStep,
     FlatEmbedding,
     Hardmax,
@@ -135,6 +140,8 @@ from .ir import (
     LayerNorm,
     Network,
     NextSymbols,
+    RelativeBias,
+    RelativeKernel,
     Scale,
     Softmax,
     Sublayer,
@@ -242,7 +249,29 @@ def _head_json(h: Head) -> dict[str, JSON]:
         "scale": {"type": "Scale", "coef": str(s.coef), "sqrt_d": s.sqrt_d, "log_n": s.log_n, "times_n": s.times_n},
         "mask": h.mask,
         "empty": h.empty,
+        **_relative_json(h),
     }
+
+
+def _relative_json(h: Head) -> dict[str, JSON]:
+    """The relative-position fields of a head, written only when set (a head without them is
+    written exactly as before they existed)."""
+    out: dict[str, JSON] = {}
+    if h.relative_bias is not None:
+        b = h.relative_bias
+        out["relative_bias"] = {"type": "RelativeBias", "beta": [str(x) for x in b.beta], "outside": b.outside}
+    for name in RELATIVE_KERNELS:
+        w: RelativeKernel | None = getattr(h, name)
+        if w is not None:
+            out[name] = {
+                "type": "RelativeKernel",
+                "columns": [[str(x) for x in col] for col in w.columns],
+                "outside": w.outside,
+            }
+    return out
+
+
+RELATIVE_KERNELS = ("query_conv", "key_conv")
 
 
 def _sublayer_json(sub: Sublayer) -> dict[str, JSON]:
@@ -257,6 +286,15 @@ def _sublayer_json(sub: Sublayer) -> dict[str, JSON]:
             }
         case FFN():
             block_json = {"type": "FFN", "name": block.name, "steps": [_step_json(s) for s in block.steps]}
+        case Convolution():
+            block_json = {
+                "type": "Convolution",
+                "name": block.name,
+                "inputs": list(block.inputs),
+                "outputs": list(block.outputs),
+                "kernels": [[str(x) for x in row] for row in block.kernels],
+                "normalizer": None if block.normalizer is None else _softmax_json(block.normalizer),
+            }
         case _:
             assert_never(block)
     return {
@@ -691,9 +729,29 @@ def _scale(v: JSON, path: str) -> Scale:
     return _build(path, lambda: Scale(coef=coef, sqrt_d=sqrt_d, log_n=log_n, times_n=times_n))
 
 
+def _relative_bias(v: JSON, path: str) -> RelativeBias:
+    obj = _ir_object(v, path, "RelativeBias", ("beta", "outside"))
+    beta = _tuple(obj["beta"], _field(path, "beta"), _rational)
+    outside = _choice(obj["outside"], _field(path, "outside"), OUTSIDE_RULES)
+    return _build(path, lambda: RelativeBias(beta=beta, outside=outside))  # type: ignore[arg-type]
+
+
+def _relative_kernel(v: JSON, path: str) -> RelativeKernel:
+    obj = _ir_object(v, path, "RelativeKernel", ("columns", "outside"))
+    columns = _tuple(obj["columns"], _field(path, "columns"), lambda x, p: _tuple(x, p, _rational))
+    outside = _choice(obj["outside"], _field(path, "outside"), OUTSIDE_RULES)
+    return _build(path, lambda: RelativeKernel(columns=columns, outside=outside))  # type: ignore[arg-type]
+
+
 def _head(v: JSON, path: str) -> Head:
     fields = ("name", "query", "key", "value", "normalizer", "scoring", "scale", "mask", "empty")
-    obj = _ir_object(v, path, "Head", fields)
+    _, raw = _typed(v, path, ("Head",))
+    optional = ("relative_bias", *RELATIVE_KERNELS)
+    _fields({k: x for k, x in raw.items() if k not in optional}, path, "Head", ("type", *fields))
+    obj = raw
+    relative_bias = _optional(obj.get("relative_bias"), _field(path, "relative_bias"), _relative_bias)
+    query_conv = _optional(obj.get("query_conv"), _field(path, "query_conv"), _relative_kernel)
+    key_conv = _optional(obj.get("key_conv"), _field(path, "key_conv"), _relative_kernel)
     name = _str(obj["name"], _field(path, "name"))
     query = _affine(obj["query"], _field(path, "query"))
     key = _affine(obj["key"], _field(path, "key"))
@@ -715,6 +773,9 @@ def _head(v: JSON, path: str) -> Head:
             scale=scale,
             mask=mask,  # type: ignore[arg-type]
             empty=empty,  # type: ignore[arg-type]
+            relative_bias=relative_bias,
+            query_conv=query_conv,
+            key_conv=key_conv,
         ),
     )
 
@@ -730,8 +791,19 @@ def _step(v: JSON, path: str) -> FFNStep:
     return _build(path, lambda: Activation(kind=act))  # type: ignore[arg-type]
 
 
-def _block(v: JSON, path: str) -> AttentionLayer | FFN:
-    kind, obj = _typed(v, path, ("AttentionLayer", "FFN"))
+def _block(v: JSON, path: str) -> AttentionLayer | FFN | Convolution:
+    kind, obj = _typed(v, path, ("AttentionLayer", "FFN", "Convolution"))
+    if kind == "Convolution":
+        _fields(obj, path, "Convolution", ("type", "name", "inputs", "outputs", "kernels", "normalizer"))
+        name = _str(obj["name"], _field(path, "name"))
+        inputs = _names(obj["inputs"], _field(path, "inputs"))
+        outputs = _names(obj["outputs"], _field(path, "outputs"))
+        kernels = _tuple(obj["kernels"], _field(path, "kernels"), lambda x, p: _tuple(x, p, _rational))
+        normalizer = _optional(obj["normalizer"], _field(path, "normalizer"), _softmax)
+        return _build(
+            path,
+            lambda: Convolution(name=name, inputs=inputs, outputs=outputs, kernels=kernels, normalizer=normalizer),
+        )
     if kind == "FFN":
         _fields(obj, path, "FFN", ("type", "name", "steps"))
         name = _str(obj["name"], _field(path, "name"))

@@ -16,12 +16,15 @@ from .ir import (
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     FlatEmbedding,
     Hardmax,
     Head,
     LayerNorm,
     Network,
     NextSymbols,
+    RelativeBias,
+    RelativeKernel,
     Scale,
     Softmax,
     Sublayer,
@@ -89,7 +92,32 @@ def head_lines(h: Head) -> list[str]:
     lines += [f"  q.{x}" for x in affine_lines(h.query)]
     lines += [f"  k.{x}" for x in affine_lines(h.key)]
     lines += [f"  v.{x}" for x in affine_lines(h.value)]
+    if h.relative_bias is not None:
+        lines.append(f"  {relative_bias_text(h.relative_bias)}")
+    if h.query_conv is not None:
+        lines.append(f"  query_conv {relative_kernel_text(h.query_conv, h.query.outputs)}")
+    if h.key_conv is not None:
+        lines.append(f"  key_conv {relative_kernel_text(h.key_conv, h.query.outputs)}")
     return lines
+
+
+def _offsets(k: int) -> range:
+    return range(-k, k + 1)
+
+
+def relative_bias_text(b: RelativeBias) -> str:
+    """``bias β[j−i]: -1:b 0:b 1:b (outside ±k: zero|clip)``."""
+    entries = " ".join(f"{r}:{v}" for r, v in zip(_offsets(b.k), b.beta, strict=True))
+    return f"bias β[j−i]: {entries} (outside ±{b.k}: {b.outside})"
+
+
+def relative_kernel_text(w: RelativeKernel, names: tuple[str, ...]) -> str:
+    """``W[j−i]: -1:[q1=1] 0:[0] 1:[q2=1] (outside ±k: zero|clip)``, nonzero entries by q/k name."""
+    cols = []
+    for r, col in zip(_offsets(w.k), w.columns, strict=True):
+        entries = " ".join(f"{x}={v}" for x, v in zip(names, col, strict=True) if v != 0) or "0"
+        cols.append(f"{r}:[{entries}]")
+    return f"W[j−i]: {' '.join(cols)} (outside ±{w.k}: {w.outside})"
 
 
 def block_lines(sub: Sublayer) -> list[str]:
@@ -120,6 +148,16 @@ def block_lines(sub: Sublayer) -> list[str]:
                         lines.append(f"  [{idx}] {layernorm_text(step)}")
                     case _:
                         assert_never(step)
+            return lines
+        case Convolution():
+            norm = "none" if block.normalizer is None else normalizer_text(block.normalizer)
+            kind = "lightweight" if len(block.kernels) == 1 else "depthwise"
+            lines = [f"convolution {block.name} ({res}, post_ln={ln}) {kind} k={block.k} normalizer={norm}"]
+            lines += [f"  {o} := conv({i})" for i, o in zip(block.inputs, block.outputs, strict=True)]
+            for c, row in enumerate(block.kernels):
+                label = "all" if len(block.kernels) == 1 else block.inputs[c]
+                entries = " ".join(f"{r}:{v}" for r, v in zip(_offsets(block.k), row, strict=True))
+                lines.append(f"  kernel[{label}] w[j−i]: {entries}")
             return lines
         case _:
             assert_never(block)

@@ -167,6 +167,7 @@ class SympyArithmetic:
         n: int,
         where: str,
         counts: Sequence[int] | None = None,
+        bias: Sequence[Fraction] | None = None,
     ) -> list[sympy.Expr]:
         factor: sympy.Expr = to_sympy(scale.coef)
         if scale.sqrt_d is not None:
@@ -175,16 +176,17 @@ class SympyArithmetic:
             factor = factor * n
         if scale.log_n:
             factor = factor * sympy.log(n)
+        betas = [to_sympy(b) for b in bias] if bias is not None else [sympy.Integer(0)] * len(scores)
         if nz.r is not None:
             base: sympy.Expr = sympy.Symbol(nz.symbol, positive=True) if self.symbolic else to_sympy(nz.r)
-            raw = [base ** (factor * s) for s in scores]
+            raw = [base ** (factor * s + b) for s, b in zip(scores, betas, strict=True)]
         else:
             assert nz.c is not None  # Softmax validates: exactly one of r, c
             if self.symbolic:
                 base = sympy.Symbol(nz.symbol, positive=True)
-                raw = [base ** (factor * s) for s in scores]
+                raw = [base ** (factor * s + b) for s, b in zip(scores, betas, strict=True)]
             else:
-                raw = [sympy.exp(to_sympy(nz.c) * factor * s) for s in scores]
+                raw = [sympy.exp(to_sympy(nz.c) * (factor * s + b)) for s, b in zip(scores, betas, strict=True)]
         mult = counts if counts is not None else [1] * len(raw)
         total = sympy.Add(*(c * w for c, w in zip(mult, raw, strict=True)))
         return [w / total for w in raw]

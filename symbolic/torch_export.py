@@ -146,6 +146,7 @@ from .ir import (
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     FlatEmbedding,
     Hardmax,
     Head,
@@ -293,6 +294,27 @@ def _positional_features(emb: TokenEmbedding) -> tuple[str, ...]:
     return tuple(order)
 
 
+def _refuse_relative(net: Network) -> None:
+    """The state_dict layout has no tensors for relative positions (Chang et al. 2021) or for
+    convolution blocks yet: refuse them by name instead of exporting a different network."""
+    for i, sub in enumerate(net.layers):
+        block = sub.block
+        if isinstance(block, Convolution):
+            raise StateDictError(
+                f"network.layers[{i}] is convolution {block.name!r}; the state_dict layout has no "
+                "convolution tensors yet: export the network as a JSON network file (netproof export) instead"
+            )
+        if isinstance(block, AttentionLayer):
+            for h, head in enumerate(block.heads):
+                for field in ("relative_bias", "query_conv", "key_conv"):
+                    if getattr(head, field) is not None:
+                        raise StateDictError(
+                            f"network.layers[{i}].block.heads[{h}] (head {head.name!r}) has {field}; the "
+                            "state_dict layout has no relative-position tensors yet: export the network as a "
+                            "JSON network file (netproof export) instead"
+                        )
+
+
 def _specs(net: Network) -> list[_Spec]:
     from .recurrent_ir import RecurrentNetwork
 
@@ -301,6 +323,7 @@ def _specs(net: Network) -> list[_Spec]:
             f"network {net.name!r} is a RecurrentNetwork ({type(net.cell).__name__}): the state_dict layout covers "
             "transformer-style Networks only; export it as its canonical text (symbolic.pretty) instead"
         )
+    _refuse_relative(net)
     dims = net.dims
     specs: list[_Spec] = []
     emb = net.embedding
@@ -479,6 +502,8 @@ def _layers_json(net: Network) -> list[dict[str, JSON]]:
                         case _:
                             assert_never(step)
                 entry = {"kind": "ffn", **entry, "steps": steps}
+            case Convolution():  # pragma: no cover - _specs refuses convolutions first
+                _refuse_relative(net)
             case _:
                 assert_never(block)
         out.append(entry)

@@ -44,7 +44,7 @@ def _writes(a: Affine, allowed: set[str], place: str, what: str, context: list[s
 
 
 def _validate_sublayer(sub: Sublayer, dims: set[str]) -> None:
-    from .ir import FFN, Activation, Affine, AttentionLayer, LayerNorm
+    from .ir import FFN, Activation, Affine, AttentionLayer, Convolution, LayerNorm
     from .printing import block_lines
 
     context = block_lines(sub)
@@ -95,6 +95,18 @@ def _validate_sublayer(sub: Sublayer, dims: set[str]) -> None:
                                 )
                     case _:
                         assert_never(step)
+        case Convolution():
+            place = f"convolution {block.name!r}"
+            missing = [x for x in block.inputs if x not in dims]
+            if missing:
+                _fail(f"{place}: reads {', '.join(map(repr, missing))}, which are not residual dims", context)
+            bad = [x for x in block.outputs if x not in dims]
+            if bad:
+                _fail(
+                    f"{place}: writes {', '.join(map(repr, bad))}, which are not residual dims; "
+                    "add them to the network's dims or fix the name",
+                    context,
+                )
         case _:
             assert_never(block)
     if sub.post_ln is not None and sub.post_ln.over is not None:

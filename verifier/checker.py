@@ -33,6 +33,7 @@ from symbolic import (
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     LayerNorm,
     Network,
     NotRationalError,
@@ -985,22 +986,66 @@ def _block_identity(job: Job, claim: BlockIdentity) -> Verdict:
 
 
 def _identity(claim: Identity) -> Verdict:
+    """A scalar identity, or a matrix identity entry by entry (sympy matrices of one shape)."""
     method = "sympy (simplify)"
-    diff = sympy.simplify(sympy.expand_log(claim.lhs - claim.rhs, force=True))
-    if diff == 0:
-        return Proved(method, 1, "identity holds symbolically")
-    subs = {sympy.Symbol(k, positive=True): sympy.Rational(v.numerator, v.denominator) for k, v in claim.sample.items()}
-    lhs, rhs = sympy.sympify(claim.lhs).subs(subs), sympy.sympify(claim.rhs).subs(subs)
-    enclosure = _enclose(lhs) - _enclose(rhs)
-    if _iv_sign(enclosure) in (1, -1):
-        where = ", ".join(f"{k}={v}" for k, v in claim.sample.items())
-        return Refuted(
-            method,
-            f"at {where}: left side = {sympy.N(lhs, 8)}, right side = {sympy.N(rhs, 8)}",
-            None,
-            {"lhs": str(sympy.N(lhs, 15)), "rhs": str(sympy.N(rhs, 15)), **{k: str(v) for k, v in claim.sample.items()}},
-        )
-    return Unknown(method, f"sympy could not simplify the difference to 0: {diff}")
+    lhs_all, rhs_all = claim.lhs, claim.rhs
+    matrix = isinstance(lhs_all, sympy.MatrixBase) or isinstance(rhs_all, sympy.MatrixBase)
+    if matrix:
+        if not (isinstance(lhs_all, sympy.MatrixBase) and isinstance(rhs_all, sympy.MatrixBase)) or (
+            lhs_all.shape != rhs_all.shape
+        ):
+            shapes = [getattr(x, "shape", "a scalar") for x in (lhs_all, rhs_all)]
+            return Refuted(method, f"the sides have different shapes: {shapes[0]} and {shapes[1]}", None)
+        entries = [
+            (f"entry [{r}, {c}]", lhs_all[r, c], rhs_all[r, c])
+            for r in range(lhs_all.rows)
+            for c in range(lhs_all.cols)
+        ]
+    else:
+        entries = [("", lhs_all, rhs_all)]
+    undecided: list[str] = []
+    for where_entry, lhs_e, rhs_e in entries:
+        lhs_e, rhs_e = sympy.sympify(lhs_e), sympy.sympify(rhs_e)
+        if lhs_e == rhs_e:
+            continue
+        # A sample that separates the sides is a counterexample: try it before simplifying (a
+        # false identity of exponentials can take sympy a long time to not simplify to 0).
+        refuted = _identity_sample(claim, method, where_entry, lhs_e, rhs_e)
+        if refuted is not None:
+            return refuted
+        diff = sympy.simplify(sympy.expand_log(lhs_e - rhs_e, force=True))
+        if diff != 0:
+            undecided.append(f"{where_entry + ': ' if where_entry else ''}{diff}")
+    if not undecided:
+        detail = f"identity holds symbolically ({len(entries)} entries)" if matrix else "identity holds symbolically"
+        return Proved(method, len(entries), detail)
+    return Unknown(method, f"sympy could not simplify the difference to 0: {undecided[0]}")
+
+
+def _identity_sample(claim: Identity, method: str, entry: str, lhs_e: Any, rhs_e: Any) -> Refuted | None:
+    """Refuted when the claim's sample values separate the two sides (rigorous intervals)."""
+    symbols = lhs_e.free_symbols | rhs_e.free_symbols
+    used = sorted((sym for sym in symbols if sym.name in claim.sample), key=lambda x: x.name)
+    subs = {sym: sympy.Rational(claim.sample[sym.name].numerator, claim.sample[sym.name].denominator) for sym in used}
+    lhs, rhs = lhs_e.subs(subs), rhs_e.subs(subs)
+    if lhs.free_symbols or rhs.free_symbols:
+        return None
+    if _iv_sign(_enclose(lhs) - _enclose(rhs)) not in (1, -1):
+        return None
+    shown = {sym.name: claim.sample[sym.name] for sym in used}
+    where = ", ".join(f"{k}={v}" for k, v in shown.items())
+    at = f"{entry} " if entry else ""
+    return Refuted(
+        method,
+        f"{at}at {where}: left side = {sympy.N(lhs, 8)}, right side = {sympy.N(rhs, 8)}",
+        None,
+        {
+            "lhs": str(sympy.N(lhs, 15)),
+            "rhs": str(sympy.N(rhs, 15)),
+            **({"entry": entry} if entry else {}),
+            **{k: str(v) for k, v in shown.items()},
+        },
+    )
 
 
 # --------------------------------------------------------------------------- mirror
@@ -1050,6 +1095,8 @@ def _mirror_structure(net: Network, pre: str) -> str | None:
         block = sub.block
         if sub.post_ln is not None and sub.post_ln.over is not None:
             return f"{block.name}: layer norm over a sub-vector"
+        if isinstance(block, Convolution):
+            return f"{block.name}: a convolution block (not checked structurally)"
         if isinstance(block, AttentionLayer):
             maps = [block.output] if block.output is not None else [h.value for h in block.heads]
         else:

@@ -75,6 +75,7 @@ CASES: tuple[tuple[str, dict[str, str], int | None], ...] = (
     ("dyck-gen", {"lambda2": "3/2"}, None),
     ("dyck-gen", {"variant": "paper"}, None),
     ("gates", {"variant": "paper"}, None),
+    ("relpos", {"k": "2"}, None),
 )
 
 
@@ -543,3 +544,54 @@ def test_load_file_names_the_file_when_it_is_not_json(tmp_path: Path) -> None:
     path.write_text(dumps(flat())[:-3], encoding="utf-8")
     with pytest.raises(NetworkFileError, match=re.escape(f"(top level): {path} is not JSON")):
         load_file(path)
+
+
+# --------------------------------------------------------------------------- relative positions (Chang et al.)
+
+
+def _relpos() -> Network:
+    return REGISTRY["relpos"].network(REGISTRY["relpos"].parse_params({}))
+
+
+RELPOS_HEADS = ("network", "layers", 0, "block", "heads")
+RELPOS_MALFORMED: tuple[tuple[str, tuple[str | int, ...], object, str], ...] = (
+    ("an unknown field of a relative bias", (*RELPOS_HEADS, 0, "relative_bias", "scale"), "1",
+     ("network.layers[0].block.heads[0].relative_bias.scale: unknown field of RelativeBias; its fields are type, "
+      "beta, outside: remove or rename it")),
+    ("a bad outside rule", (*RELPOS_HEADS, 2, "query_conv", "outside"), "wrap",
+     'network.layers[0].block.heads[2].query_conv.outside: the string "wrap" is not allowed; write one of "zero", "clip"'),
+    ("an even window", (*RELPOS_HEADS, 0, "relative_bias", "beta"), ["1", "2"],
+     ("network.layers[0].block.heads[0].relative_bias: RelativeBias.beta has 2 entries; a window of offsets "
+      "−k..k has 2k+1")),
+    ("a float in a kernel column", (*RELPOS_HEADS, 1, "query_conv", "columns", 0, 0), 0.5,
+     ('network.layers[0].block.heads[1].query_conv.columns[0][0]: the number 0.5 is a float; rationals are exact: '
+      'write the exact string "1/2"')),
+    ("a kernel column of the wrong width", (*RELPOS_HEADS, 4, "key_conv", "columns", 0), ["1"],
+     "network.layers[0].block.heads[4]: head 'key' key_conv: column for offset -1 has 1 entries but the q/k space has 4"),
+    ("a missing convolution field", ("network", "layers", 1, "block", "normalizer"), DELETE,
+     ("network.layers[1].block.normalizer: missing field of Convolution; every field is required (write null "
+      "where the IR has None)")),
+    ("a convolution writing an unknown dim", ("network", "layers", 2, "block", "outputs", 0), "w",
+     "network.layers[2]: convolution 'depthwise': writes 'w', which are not residual dims"),
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"), [m[1:] for m in RELPOS_MALFORMED], ids=[m[0] for m in RELPOS_MALFORMED]
+)
+def test_a_malformed_relative_field_or_convolution_is_refused_with_its_path(
+    path: tuple[str | int, ...], value: object, message: str
+) -> None:
+    with pytest.raises(NetworkFileError, match="^" + re.escape(message)):
+        from_json(_edited(path, value, _relpos()))
+
+
+def test_relative_fields_are_written_only_when_set_and_read_back_as_none_when_absent() -> None:
+    data = to_json(_relpos())
+    heads = data["network"]["layers"][0]["block"]["heads"]
+    assert ["relative_bias" in h for h in heads] == [True, False, False, True, False]
+    assert ["key_conv" in h for h in heads] == [False, False, False, False, True]
+    assert '"relative_bias"' not in dumps(everything())
+    again = from_json(data)
+    assert again == _relpos()
+    assert again.layers[0].block.heads[1].relative_bias is None  # type: ignore[union-attr]

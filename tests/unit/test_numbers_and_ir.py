@@ -14,6 +14,7 @@ from symbolic import (
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     FlatEmbedding,
     Hardmax,
     Head,
@@ -22,6 +23,8 @@ from symbolic import (
     Network,
     NetworkValidationError,
     NextSymbols,
+    RelativeBias,
+    RelativeKernel,
     Scale,
     Softmax,
     Sublayer,
@@ -150,6 +153,14 @@ FROZEN_CASES: list[tuple[str, object, str, object]] = [
     ("Classifier", classifier("x"), "position", -1),
     ("NextSymbols", NextSymbols(scores=(("a", "x"),), threshold=Fraction(0)), "threshold", Fraction(1)),
     ("Network", _tiny_network(), "dims", ("x",)),
+    ("RelativeBias", RelativeBias(beta=(Fraction(1), Fraction(0), Fraction(-1))), "outside", "clip"),
+    ("RelativeKernel", RelativeKernel(columns=((Fraction(1),),)), "outside", "clip"),
+    (
+        "Convolution",
+        Convolution(name="conv", inputs=("x",), outputs=("y",), kernels=((Fraction(1),),)),
+        "kernels",
+        ((Fraction(2),),),
+    ),
 ]
 
 

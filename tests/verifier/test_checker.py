@@ -258,6 +258,23 @@ def test_the_cross_entropy_identity_is_proved_and_the_papers_log_sigma_version_r
     assert Fraction(refuted.values["rhs"]) == Fraction(1, 10)
 
 
+def test_a_matrix_identity_is_proved_entry_by_entry_and_refuted_at_the_first_entry_its_sample_separates() -> None:
+    a, b, c = sympy.symbols("a b c", real=True)
+    job = Job(REGISTRY["parity-ce"], {})
+    lhs = sympy.Matrix([[a + b, a * b], [sympy.exp(a + c), 0]])
+    true = Identity(id="m", statement="m", reference="r", lhs=lhs,
+                    rhs=sympy.Matrix([[b + a, b * a], [sympy.exp(a) * sympy.exp(c), 0]]))
+    assert check(job, true) == Proved("sympy (simplify)", 4, "identity holds symbolically (4 entries)")
+    false = Identity(id="m", statement="m", reference="r", lhs=lhs,
+                     rhs=sympy.Matrix([[a + b, a + b], [sympy.exp(a + c), 0]]),
+                     sample={"a": Fraction(2), "b": Fraction(3), "c": Fraction(1)})
+    refuted = check(job, false)
+    assert isinstance(refuted, Refuted)
+    # Entry [0, 1] reads a and b only: c is not listed among the values of the counterexample.
+    assert refuted.detail == "entry [0, 1] at a=2, b=3: left side = 6.0000000, right side = 5.0000000"
+    assert refuted.values["entry"] == "entry [0, 1]"
+
+
 # --------------------------------------------------------------------------- MirrorInvariant
 
 MIRROR = MirrorInvariant(id="mirror", statement="[u; −u]", reference="§3.1", max_len=3)
