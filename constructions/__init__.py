@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from verifier.claims import Construction
 
-from . import chiang2022, yao2021
+from . import bhattamishra2020, chiang2022, yao2021
 
-REGISTRY: dict[str, Construction] = {c.name: c for c in (*chiang2022.CONSTRUCTIONS, *yao2021.CONSTRUCTIONS)}
+REGISTRY: dict[str, Construction] = {
+    c.name: c for c in (*chiang2022.CONSTRUCTIONS, *yao2021.CONSTRUCTIONS, *bhattamishra2020.CONSTRUCTIONS)
+}
 
 __all__ = ["REGISTRY"]

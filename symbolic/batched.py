@@ -56,6 +56,7 @@ from .ir import (
     LayerNorm,
     Network,
     NextSymbols,
+    Seq2Seq,
     Softmax,
     Sublayer,
     TokenEmbedding,
@@ -95,13 +96,18 @@ class NotBatchableError(SymbolicError, ValueError):
 # --------------------------------------------------------------------------- support
 
 
-def supports(net: Network) -> str | None:
+def supports(net: Network | Seq2Seq) -> str | None:
     """None if :class:`Evaluator` can run ``net``, else a one-line reason.
 
     >>> from constructions.chiang2022 import parity_transformer
     >>> supports(parity_transformer())
     "attention 'count' head 'count' uses softmax; only hardmax heads are batched"
     """
+    if isinstance(net, Seq2Seq):
+        return (
+            f"{net.name!r} is an encoder–decoder (Seq2Seq) whose decoder feeds its output back; the "
+            "batched evaluator runs encoder-style Networks only: use symbolic.seq2seq.run"
+        )
     match net.embedding:
         case TokenEmbedding():
             pass

@@ -136,6 +136,7 @@ from .ir import (
     Network,
     NextSymbols,
     Scale,
+    Seq2Seq,
     Softmax,
     Sublayer,
     TokenEmbedding,
@@ -346,6 +347,12 @@ def to_json(net: Network, *, extra: Mapping[str, Any] | None = None) -> dict[str
 
     ``extra`` is stored verbatim (as JSON: tuples become arrays); it must hold JSON values only.
     """
+    if isinstance(net, Seq2Seq):
+        raise NetworkFileError(
+            "network",
+            f"{net.name!r} is an encoder–decoder (Seq2Seq), which network files (format_version "
+            f"{FORMAT_VERSION}) cannot hold yet; rebuild it from its construction and parameters instead",
+        )
     obj: dict[str, JSON] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,

@@ -153,6 +153,7 @@ from .ir import (
     Network,
     NextSymbols,
     Scale,
+    Seq2Seq,
     Softmax,
     TokenEmbedding,
 )
@@ -294,6 +295,11 @@ def _positional_features(emb: TokenEmbedding) -> tuple[str, ...]:
 
 
 def _specs(net: Network) -> list[_Spec]:
+    if isinstance(net, Seq2Seq):
+        raise StateDictError(
+            f"{net.name!r} is an encoder–decoder (Seq2Seq); the state_dict layout covers encoder-style "
+            "Networks only (its decoder recurrence has no tensor layout yet): evaluate it with symbolic.seq2seq"
+        )
     dims = net.dims
     specs: list[_Spec] = []
     emb = net.embedding

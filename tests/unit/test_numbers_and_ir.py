@@ -14,7 +14,9 @@ from symbolic import (
     Affine,
     AttentionLayer,
     Classifier,
+    DecoderLayer,
     FlatEmbedding,
+    Halting,
     Hardmax,
     Head,
     InexactNumberError,
@@ -23,6 +25,7 @@ from symbolic import (
     NetworkValidationError,
     NextSymbols,
     Scale,
+    Seq2Seq,
     Softmax,
     Sublayer,
     SymbolicError,
@@ -129,6 +132,28 @@ def _tiny_network() -> Network:
     )
 
 
+def _tiny_decoder_layer() -> DecoderLayer:
+    return DecoderLayer(
+        name="dec",
+        self_attention=Sublayer(block=AttentionLayer(name="dec_self", heads=())),
+        cross_attention=Sublayer(block=AttentionLayer(name="dec_enc", heads=())),
+        ffn=Sublayer(block=ffn("dec_ffn", affine({"c": {}}, inputs=("x",), bias={"c": 1}))),
+    )
+
+
+def _tiny_seq2seq() -> Seq2Seq:
+    return Seq2Seq(
+        name="tiny-s2s",
+        dims=("x", "c"),
+        embedding=token_embedding(("a",), {"a": {"x": 1}}),
+        encoder=(),
+        decoder=(_tiny_decoder_layer(),),
+        output=affine({"x": {"x": 1}, "c": {"c": 1}}),
+        seed=(),
+        halting=Halting(unit=affine({"halt": {"c": 1}}), value=Fraction(2)),
+    )
+
+
 FROZEN_CASES: list[tuple[str, object, str, object]] = [
     ("Affine", affine({"y": {"x": 1}}), "bias", (Fraction(1),)),
     ("Activation", Activation(kind="relu"), "kind", "step"),
@@ -150,6 +175,9 @@ FROZEN_CASES: list[tuple[str, object, str, object]] = [
     ("Classifier", classifier("x"), "position", -1),
     ("NextSymbols", NextSymbols(scores=(("a", "x"),), threshold=Fraction(0)), "threshold", Fraction(1)),
     ("Network", _tiny_network(), "dims", ("x",)),
+    ("DecoderLayer", _tiny_decoder_layer(), "name", "other"),
+    ("Halting", Halting(unit=affine({"halt": {"c": 1}})), "value", Fraction(2)),
+    ("Seq2Seq", _tiny_seq2seq(), "dims", ("x",)),
 ]
 
 
