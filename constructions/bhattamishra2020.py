@@ -64,6 +64,7 @@ from typing import Any
 import sympy
 
 from symbolic import (
+    RELU,
     SIGMA,
     AttentionLayer,
     DecoderLayer,
@@ -137,6 +138,31 @@ def _rnn_pre(rnn: SigmaRNN, h: str, s: str) -> dict[str, dict[str, Fraction]]:
 
 # --------------------------------------------------------------------------- Theorem 4.1 / C.2
 
+ABLATIONS: dict[str, str] = {
+    "none": "the construction as it is",
+    "enc-residual": "no residual around the encoder attention; its head is the identity instead (q_i=(i,1), k_j=(−1,j), V=I)",
+    "dec-self-residual": "no residual around the decoder self-attention; its head is the identity instead",
+    "enc-ffn-relu": "no residual around the encoder FFN; a ReLU FFN computes the identity instead",
+    "enc-ffn-sigma": "no residual around the encoder FFN; a σ FFN stands in for the identity (σ is bounded: fails)",
+    "dec-ffn-residual": "no residual around the decoder FFN (the 'dashed' one): O outputs h_{t+1} itself",
+    "dec-enc-residual": "no residual around the decoder–encoder attention (Proposition 4.3: fails)",
+}
+"""Figure 2's component analysis (§5, spec §2.6) as variants of the vanilla construction."""
+
+
+def _identity_head(name: str, dims: tuple[str, ...], mask: str) -> Head:
+    """A head that selects its own position and copies it: q = (pos_i, pos_1), k = (−pos_1,
+    pos_i), score −|j − i| (one-hot at j = i), V = I (spec §2.6)."""
+    return Head(
+        name=name,
+        query=affine({"q_i": {"pos_i": 1}, "q_1": {"pos_1": 1}}),
+        key=affine({"q_i": {"pos_1": -1}, "q_1": {"pos_i": 1}}, outputs=("q_i", "q_1")),
+        value=affine({d: {d: 1} for d in dims}),
+        normalizer=Hardmax(),
+        scoring="neg_abs_dot",
+        mask=mask,  # type: ignore[arg-type]
+    )
+
 
 def vanilla_transformer(
     rnn: SigmaRNN,
@@ -145,13 +171,18 @@ def vanilla_transformer(
     fb: Mapping[str, str] | None = None,
     variant: str = "fixed",
     name: str = "vanilla-rnn-sim",
+    ablation: str = "none",
 ) -> Seq2Seq:
     """The transformer of Theorem 4.1 (Appendix C.2) simulating ``rnn``.
 
     Reference: Bhattamishra et al. 2020, §4.1, Lemmas C.3–C.5. ``halt`` weights the RNN's units
     into its halting unit (the decoder halts when it is 1). ``variant="paper"`` is the printed
     construction: y_t = ỹ_t + pos(t), no key for ``$``, σ over the positions and F = identity.
+
+    ``ablation`` removes one component (Figure 2, §5; spec §2.6), see :data:`ABLATIONS`.
     """
+    if ablation not in ABLATIONS:
+        raise ValueError(f"ablation={ablation!r} is not one of {', '.join(ABLATIONS)}")
     fbm = _fb(rnn, fb)
     units = rnn.unit_names
     H = [f"h:{u}" for u in units]
@@ -168,6 +199,17 @@ def vanilla_transformer(
         Sublayer(block=AttentionLayer(name="enc_attention", heads=(_v0_head("enc_self", "none"),))),
         Sublayer(block=ffn("enc_ffn")),  # O_enc ≡ 0
     )
+    if ablation == "enc-residual":  # the head alone: q_i = (i, 1), k_j = (−1, j), −|j − i|, V = I
+        encoder = (Sublayer(block=AttentionLayer(name="enc_attention", heads=(_identity_head("enc_self", dims, "none"),)), residual=False), encoder[1])
+    elif ablation in ("enc-ffn-relu", "enc-ffn-sigma"):  # the FFN alone must output x itself
+        if ablation == "enc-ffn-relu":  # x = ReLU(x) − ReLU(−x)
+            up = affine({**{f"p:{d}": {d: 1} for d in dims}, **{f"n:{d}": {d: -1} for d in dims}}, inputs=dims)
+            down = affine({d: {f"p:{d}": 1, f"n:{d}": -1} for d in dims}, inputs=up.outputs)
+            block = ffn("enc_ffn", up, RELU, down)
+        else:  # σ(x): bounded, so it cannot carry the position i ≥ 2
+            up = affine({f"g:{d}": {d: 1} for d in dims}, inputs=dims)
+            block = ffn("enc_ffn", up, SIGMA, affine({d: {f"g:{d}": 1} for d in dims}, inputs=up.outputs))
+        encoder = (encoder[0], Sublayer(block=block, residual=False))
     cross = Head(
         name="dec_enc",
         # the query is p_t itself: ⟨p_t, k_i⟩ only involves (pos_i, pos_1)
@@ -191,13 +233,20 @@ def vanilla_transformer(
         rows2 |= {"pos_i": {"gp_i": -1}, "pos_1": {"gp_1": -1}}
     first = affine(rows1, inputs=dims, bias=bias1)
     O = ffn("dec_ffn", first, SIGMA, affine(rows2, inputs=first.outputs))
+    self_att = Sublayer(block=AttentionLayer(name="dec_self", heads=(_v0_head("dec_self", "causal"),)))
+    if ablation == "dec-self-residual":  # y_j carries (j+1, 1): the head alone selects j = t, V = I
+        self_att = Sublayer(block=AttentionLayer(name="dec_self", heads=(_identity_head("dec_self", dims, "causal"),)), residual=False)
+    if ablation == "dec-ffn-residual":  # O writes h_{t+1} itself; F drops the rest
+        O = ffn("dec_ffn", first, SIGMA, affine({f"h:{u}": {f"u:{u}": 1} for u in units}, inputs=first.outputs))
     layer = DecoderLayer(
         name="dec",
-        self_attention=Sublayer(block=AttentionLayer(name="dec_self", heads=(_v0_head("dec_self", "causal"),))),
-        cross_attention=Sublayer(block=AttentionLayer(name="dec_enc", heads=(cross,))),
-        ffn=Sublayer(block=O),
+        self_attention=self_att,
+        cross_attention=Sublayer(block=AttentionLayer(name="dec_enc", heads=(cross,)), residual=ablation != "dec-enc-residual"),
+        ffn=Sublayer(block=O, residual=ablation != "dec-ffn-residual"),
     )
     keep = [d for d in dims if paper or d not in ("pos_i", "pos_1")]
+    if ablation == "dec-ffn-residual":
+        keep = [f"h:{u}" for u in units]
     F = affine({d: {d: 1} for d in keep}, inputs=dims, outputs=dims)
     return Seq2Seq(
         name=name,
@@ -209,7 +258,7 @@ def vanilla_transformer(
         seed=tuple((f"h:{u}", v) for u, v in zip(units, rnn.h0, strict=True) if v != 0),
         halting=_halting(halt, "h:"),
         decoder_positional=(("pos_i", "i" if paper else "i+1", Fraction(1)), ("pos_1", "1", Fraction(1))),
-        params=(("variant", variant),),
+        params=(("variant", variant), ("ablation", ablation)),
         reference="Bhattamishra et al. 2020, Theorem 4.1, Appendix C.2",
     )
 
@@ -364,15 +413,16 @@ def expected_ticks(cm: CompiledMachine, convention: Convention, word: Word) -> t
 
 def tm_network(values: Mapping[str, Any]) -> Seq2Seq:
     cm = compiled_machine(values["machine"])
-    build = vanilla_transformer if values["transformer"] == "vanilla" else directional_transformer
-    net = build(
-        cm.rnn,
-        halt=cm.halt_weights,
-        fb={a: a for a in cm.machine.input_alphabet},
-        variant=values["variant"],
-        name=f"tm-sim-{values['transformer']}",
-    )
-    params = (("machine", cm.name), ("transformer", values["transformer"]), ("variant", values["variant"]))
+    fb = {a: a for a in cm.machine.input_alphabet}
+    name = f"tm-sim-{values['transformer']}"
+    ablation = values.get("ablation", "none")
+    if values["transformer"] == "vanilla":
+        net = vanilla_transformer(cm.rnn, halt=cm.halt_weights, fb=fb, variant=values["variant"], name=name, ablation=ablation)
+    else:
+        if ablation != "none":
+            raise ValueError(f"ablation={ablation!r}: Figure 2's ablations are of the vanilla transformer; use transformer=vanilla")
+        net = directional_transformer(cm.rnn, halt=cm.halt_weights, fb=fb, variant=values["variant"], name=name)
+    params = (("machine", cm.name), ("transformer", values["transformer"]), ("variant", values["variant"]), ("ablation", ablation))
     return Seq2Seq(
         name=net.name,
         dims=net.dims,
@@ -461,6 +511,16 @@ def _c5_holds(word: Word, trace: Any) -> str | None:
     return None
 
 
+def _prop43_holds(word: Word, trace: Any) -> str | None:
+    """Proposition 4.3: hardmax averages a nonempty subset of the n values, so the attention
+    output a_t (the state after ``dec_enc`` without its residual) takes ≤ 2^n − 1 values."""
+    seen = {step.state("dec_enc").rows[0] for step in trace.steps if len(step.states) > 1}
+    bound = 2 ** len(trace.tokens) - 1
+    if len(seen) > bound:
+        return f"a_t takes {len(seen)} distinct values over {len(trace.steps)} steps, more than 2^{len(trace.tokens)} − 1 = {bound}"
+    return None
+
+
 def _d3_holds(word: Word, trace: Any) -> str | None:
     """Lemmas D.2/D.3 on the trace: layer 1 averages every j ≤ t̄; layer 2 selects exactly the
     j ≤ t̄ with s_j = s_t̄ (t̄ = min(t, n), n the index of ``$``)."""
@@ -493,6 +553,7 @@ def _tm_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
                 "y_t = [h_t, 0, 0, t+1, 1] holds the TM-RNN's state at every step t (run on w, $, $, …), the decoder halts "
                 "when the RNN does, and the RNN holds the machine's configuration k at tick t_S + 1 + 2k"
                 + (" (the construction as printed: pos(t), no $ key, σ over the positions)" if paper else "")
+                + ("" if values.get("ablation", "none") == "none" else f" (Figure 2 ablation: {ABLATIONS[values['ablation']]})")
             ),
             reference="Theorem 4.1, Lemmas C.3–C.4; Appendix B.1",
             max_len=DEFAULT_MAX_LEN,
@@ -500,6 +561,13 @@ def _tm_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             inputs=functools.partial(rnn_inputs, conv), halt=cm.halt_weights,
             machine=functools.partial(expected_ticks, cm, conv), decode=cm.decode,
         ))
+        ablation = values.get("ablation", "none")
+        if ablation == "dec-enc-residual":
+            claims.append(TraceProperty(
+                id="B14",
+                statement="without the decoder–encoder residual, a_t takes at most 2^n − 1 distinct values over the whole run (n encoder tokens)",
+                reference="Proposition 4.3 / C.1", max_len=DEFAULT_MAX_LEN, holds=_prop43_holds,
+            ))
         claims.append(TraceProperty(
             id="C5-trace",
             statement="at every decoder step t the decoder–encoder attention selects exactly position min(t+1, n+1) (n+1 is $)",
@@ -573,6 +641,13 @@ MACHINE_PARAM = Param(
     parse=_parse_machine,
     help=f"a shipped machine ({', '.join(SHIPPED)}) or the path of a machine file (*.json)",
 )
+ABLATION_PARAM = Param(
+    name="ablation",
+    default="none",
+    parse=str,
+    help="Figure 2: remove one component of the vanilla transformer (" + "; ".join(f"{k}: {v}" for k, v in ABLATIONS.items()) + ")",
+    choices=tuple(ABLATIONS),
+)
 TRANSFORMER_PARAM = Param(
     name="transformer",
     default="vanilla",
@@ -587,7 +662,7 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         paper_id=f"{PAPER}.tm_sim",
         title="an encoder–decoder transformer runs a two-stack machine through its σ-RNN",
         reference="Bhattamishra et al. 2020, §4 (Theorems 4.1, 4.2), Appendices B.1, C, D",
-        params=(MACHINE_PARAM, TRANSFORMER_PARAM, VARIANT),
+        params=(MACHINE_PARAM, TRANSFORMER_PARAM, VARIANT, ABLATION_PARAM),
         build=tm_network,
         claims=_tm_claims,
         max_steps=_tm_budget,

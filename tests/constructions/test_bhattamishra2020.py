@@ -115,6 +115,34 @@ def test_without_the_dollar_key_the_decoder_encoder_attention_cannot_read_the_en
     assert "step t=1: the decoder–encoder attention reads positions (1,), expected only 2" in verdict.detail
 
 
+@pytest.mark.parametrize(
+    ("ablation", "first_failure"),
+    [
+        ("enc-residual", None),
+        ("dec-self-residual", None),
+        ("enc-ffn-relu", None),
+        ("dec-ffn-residual", None),
+        ("enc-ffn-sigma", "on '(': first failing step t = 1"),
+        ("dec-enc-residual", "on ε (the empty word): first failing step t = 2"),
+    ],
+)
+def test_figure_2_each_component_is_replaceable_or_necessary_as_the_spec_found(ablation: str, first_failure: str | None) -> None:
+    j = Job(TM, TM.parse_params({"ablation": ablation}))
+    verdict = check(j, simulation(j), max_len=1)
+    if first_failure is None:
+        assert isinstance(verdict, Proved), verdict
+    else:
+        assert isinstance(verdict, Refuted)
+        assert verdict.detail.startswith(first_failure)
+
+
+def test_proposition_4_3_without_the_dec_enc_residual_the_attention_output_takes_at_most_2_to_the_n_minus_1_values() -> None:
+    j = Job(TM, TM.parse_params({"ablation": "dec-enc-residual"}))
+    assert isinstance(check(j, claim(j, "B14"), max_len=3), Proved)
+    with pytest.raises(ValueError, match=r"Figure 2's ablations are of the vanilla transformer"):
+        TM.network(TM.parse_params({"ablation": "dec-enc-residual", "transformer": "directional"}))
+
+
 # --------------------------------------------------------------------------- z3 lemmas
 
 
