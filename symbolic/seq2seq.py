@@ -8,8 +8,20 @@ and the sympy interpreters agree by construction. Decoder self-attention is caus
 step itself; earlier steps never change, so each layer's inputs of earlier steps are kept and
 only the new step is computed.
 
->>> from symbolic.seq2seq import run
->>> # see tests/backends/test_seq2seq.py and constructions/bhattamishra2020.py for networks
+A decoder that counts to 3 (its FFN adds 1 to ``c``; F copies ``c``; it halts when c = 3):
+
+>>> from symbolic import AttentionLayer, DecoderLayer, Halting, Seq2Seq, Sublayer, affine, ffn, token_embedding
+>>> nothing = lambda name: Sublayer(block=AttentionLayer(name=name, heads=()))
+>>> layer = DecoderLayer(name="dec", self_attention=nothing("self"), cross_attention=nothing("cross"),
+...                      ffn=Sublayer(block=ffn("count", affine({"c": {}}, inputs=("c",), bias={"c": 1}))))
+>>> net = Seq2Seq(name="counter", dims=("c",), embedding=token_embedding(("a",), {"a": {}}), encoder=(),
+...               decoder=(layer,), output=affine({"c": {"c": 1}}), seed=(),
+...               halting=Halting(unit=affine({"halt": {"c": 1}}), value=Fraction(3)))
+>>> trace = run(net, "a")
+>>> trace.halted_at, [trace.value(t, "c") for t in range(4)]
+(3, [Fraction(0, 1), Fraction(1, 1), Fraction(2, 1), Fraction(3, 1)])
+
+The constructions of Bhattamishra et al. are in :mod:`constructions.bhattamishra2020`.
 """
 
 from __future__ import annotations
