@@ -29,7 +29,7 @@ from verifier.checker import Job, check, check_word
 from verifier.claims import ForAll, Proved, Refuted, Simulates
 from verifier.cli import main
 from verifier.machines import MachineError, SigmaRNN, parse_machine
-from verifier.strategies import sigma_rnns
+from verifier.strategies import sigma_rnns, two_stack_machines
 
 TM = REGISTRY["tm-sim"]
 TRANSFORMERS = ("vanilla", "directional")
@@ -334,3 +334,29 @@ def test_run_json_reports_the_halting_step_and_configuration(capsys: pytest.Capt
 def test_export_refuses_an_encoder_decoder_with_exit_code_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", "tm-sim"]) == 2
     assert "tm-sim builds an encoder–decoder (Seq2Seq), which neither network files nor state_dicts hold" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- random machines
+
+
+@FEW
+@given(
+    machine=two_stack_machines(input_alphabet=("a",), extra_stack_symbols=1, max_states=3),
+    word=st.lists(st.just("a"), max_size=3).map(tuple),
+    convention=st.sampled_from(TRANSFORMERS),
+)
+def test_random_two_stack_machines_compile_to_rnns_that_hold_every_configuration(machine, word, convention) -> None:  # type: ignore[no-untyped-def]
+    cm = compile_machine("random", machine)
+    confs = machine.configurations(word, max_steps=12)
+    halted = machine.run(word, max_steps=12).accepted is not None
+    pairs = [(cm.tick(k, len(word), convention), c) for k, c in enumerate(confs)]
+    if halted and confs[-1].state not in machine.halting_states():
+        target = "halt:accept" if confs[-1].state in machine.accept else "halt:reject"
+        pairs.append((pairs[-1][0] + 2, type(confs[-1])(target, confs[-1].stack1, confs[-1].stack2)))
+    hs = cm.rnn.run_inputs(cm.inputs(word, pairs[-1][0] + 1, convention))
+    for tick, conf in pairs:
+        h = dict(zip(cm.rnn.unit_names, hs[tick], strict=True))
+        assert cm.decode(h) == conf
+        assert all(h[a] == 0 for a in cm.a_neurons())
+    halting = [t for t, h in enumerate(hs) if sum(dict(zip(cm.rnn.unit_names, h, strict=True))[f"S:{q}"] for q in cm.halting) == 1]
+    assert (halting[:1] == [pairs[-1][0]]) if halted else halting == []
