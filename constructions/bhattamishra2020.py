@@ -90,7 +90,7 @@ from verifier.claims import (
 )
 from verifier.machines import Configuration, MachineError, SigmaRNN, load_machine
 
-from .tm_rnn import CompiledMachine, Convention, compile_machine
+from .tm_rnn import CompiledMachine, Convention, compile_machine, rnn_inputs
 
 PAPER = "bhattamishra2020"
 MACHINES_DIR = os.path.join(os.path.dirname(__file__), "machines")
@@ -360,13 +360,6 @@ def directional_transformer(
         params=(("variant", variant),),
         reference="Bhattamishra et al. 2020, Theorem 4.2, Appendix D.1",
     )
-
-
-def rnn_inputs(convention: Convention, word: Word, ticks: int) -> tuple[str | None, ...]:
-    """The RNN inputs a transformer feeds for ``ticks`` ticks (None = f_b(#) = f_b($) = 0)."""
-    lead: tuple[str | None, ...] = (None,) if convention == "directional" else ()
-    seq = (*lead, *word)
-    return tuple(seq[t] if t < len(seq) else None for t in range(ticks))
 
 
 # --------------------------------------------------------------------------- machines

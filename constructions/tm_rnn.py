@@ -31,9 +31,11 @@ of a busy state without a transition gets a rule into a new halting state ``halt
 ``halt:reject`` (one extra step, with the stacks unchanged). The RNN halts at the first tick
 where Σ_{halting q} S:q = 1, which is the tick of the halting configuration.
 
-This module builds data only (a :class:`~verifier.machines.SigmaRNN` and the decoding of its
-states); it evaluates nothing. The reference semantics the compiled RNN is checked against are
-the machine's own :meth:`~verifier.machines.TwoStackMachine.configurations`.
+Where it lives: the compiler builds data only (a :class:`~verifier.machines.SigmaRNN` and the
+decoding of its states) and evaluates nothing, so it is construction code. It imports
+:mod:`verifier.machines` for the machine and σ-RNN data classes and the machine file reader; their
+plain-Python semantics (``TwoStackMachine.configurations``, ``SigmaRNN.run_inputs``) stay on the
+verifier side as the reference the checker compares the compiled RNN and the transformers with.
 """
 
 from __future__ import annotations
@@ -103,13 +105,6 @@ class CompiledMachine:
         """The tick that holds configuration k."""
         return self.t_start(n, convention) + 1 + 2 * k
 
-    def inputs(self, word: Sequence[str], ticks: int, convention: Convention) -> tuple[str | None, ...]:
-        """The RNN's inputs for ``ticks`` ticks: w then blanks ($), after a leading blank (#)
-        in the directional convention."""
-        lead: tuple[str | None, ...] = (None,) if convention == "directional" else ()
-        seq = (*lead, *word)
-        return tuple(seq[t] if t < len(seq) else None for t in range(ticks))
-
     def decode(self, h: Mapping[str, Fraction]) -> Configuration | str:
         """The configuration a B-tick hidden state holds, or a one-line reason why it holds none
         (no or several states, a stack code outside the Cantor set)."""
@@ -133,6 +128,14 @@ class CompiledMachine:
     def a_neurons(self) -> tuple[str, ...]:
         """The A-group units (0 at every configuration tick)."""
         return (*(f"{x}{i}" for i in (1, 2) for x in ("C", "T", "N")), *(r.unit for r in self.rules))
+
+
+def rnn_inputs(convention: Convention, word: Sequence[str], ticks: int) -> tuple[str | None, ...]:
+    """The inputs a transformer feeds its RNN for ``ticks`` ticks: w, then blanks ($), after a
+    leading blank (#) in the directional convention (None = f_b(#) = f_b($) = 0)."""
+    lead: tuple[str | None, ...] = (None,) if convention == "directional" else ()
+    seq = (*lead, *word)
+    return tuple(seq[t] if t < len(seq) else None for t in range(ticks))
 
 
 def _cantor_bits(c: Fraction) -> list[int] | None:
@@ -212,10 +215,10 @@ def compile_machine(name: str, machine: TwoStackMachine) -> CompiledMachine:
     X: dict[str, dict[int, Fraction]] = {u: {} for u in units}
     b: dict[str, Fraction] = {u: Fraction(0) for u in units}
 
-    def add(u: str, terms: Mapping[str, Fraction | int], bias: Fraction | int = 0, x: Mapping[int, int] = {}) -> None:
+    def add(u: str, terms: Mapping[str, Fraction | int], bias: Fraction | int = 0, x: Mapping[int, int] | None = None) -> None:
         for v, w in terms.items():
             W[u][v] = W[u].get(v, Fraction(0)) + Fraction(w)
-        for j, w in x.items():
+        for j, w in (x or {}).items():
             X[u][j] = X[u].get(j, Fraction(0)) + Fraction(w)
         b[u] += Fraction(bias)
 
@@ -276,8 +279,6 @@ def compile_machine(name: str, machine: TwoStackMachine) -> CompiledMachine:
                 for u in nb:
                     terms[u] = terms.get(u, Fraction(0)) - 1
         add(r.unit, terms, bias)
-    index = {u: k for k, u in enumerate(units)}
-    del index
     rnn = SigmaRNN(
         alphabet=machine.stack_alphabet,
         W_h=tuple(tuple(W[u].get(v, Fraction(0)) for v in units) for u in units),

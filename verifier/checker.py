@@ -115,7 +115,8 @@ class Job:
                     hit = _run(self, word, "sympy")
             else:
                 hit = _run(self, word, backend)
-            if len(self._traces) < TRACE_CACHE:
+            if len(self._traces) < TRACE_CACHE and not isinstance(hit, Seq2SeqTrace):
+                # an encoder–decoder trace keeps every decoder step: too large to keep thousands
                 self._traces[key] = hit
         return hit
 

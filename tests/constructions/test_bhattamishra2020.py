@@ -353,7 +353,7 @@ def test_random_two_stack_machines_compile_to_rnns_that_hold_every_configuration
     if halted and confs[-1].state not in machine.halting_states():
         target = "halt:accept" if confs[-1].state in machine.accept else "halt:reject"
         pairs.append((pairs[-1][0] + 2, type(confs[-1])(target, confs[-1].stack1, confs[-1].stack2)))
-    hs = cm.rnn.run_inputs(cm.inputs(word, pairs[-1][0] + 1, convention))
+    hs = cm.rnn.run_inputs(rnn_inputs(convention, word, pairs[-1][0] + 1))
     for tick, conf in pairs:
         h = dict(zip(cm.rnn.unit_names, hs[tick], strict=True))
         assert cm.decode(h) == conf
