@@ -8,7 +8,11 @@ from fractions import Fraction
 import pytest
 
 from constructions import REGISTRY
-from constructions.bhattamishra2020 import compiled_machine, directional_transformer, vanilla_transformer
+from constructions.bhattamishra2020 import (
+    compiled_machine,
+    directional_transformer,
+    vanilla_transformer,
+)
 from verifier.checker import Job, check
 from verifier.claims import Construction, Refuted, Simulates
 
