@@ -628,6 +628,93 @@ def _tm_budget(values: Mapping[str, Any], word: Word) -> int:
     return expected_ticks(cm, values["transformer"], word)[-1][0] + 2
 
 
+# --------------------------------------------------------------------------- Proposition 4.3, tight
+
+PROP43_MAX = 7
+
+
+def prop43_network() -> Seq2Seq:
+    """Proposition 4.3's bound is tight (spec §2.5): encoder keys and values e_1..e_m (the word
+    ``12…m``), dot scoring, and a decoder whose query runs through every nonzero bit vector.
+
+    The decoder holds a binary counter b (dims ``b:1``..``b:8``, seeded at 1) that its FFN
+    increments each step: b_k += carry_k − 2·AND(b_k, carry_k) with carry_k = σ(Σ_{j<k} b_j −
+    (k−2)) and AND(b_k, carry_k) = σ(Σ_{j≤k} b_j − (k−1)). The decoder–encoder head scores
+    ⟨b, e_i⟩ = b_i, so hardmax averages the e_i with b_i = 1 into ``a:*`` (which the FFN clears
+    again). It halts when the counter reaches 2^7 (b_8 = 1), after the queries 1..2^7 − 1.
+    """
+    K = range(1, PROP43_MAX + 1)
+    B = range(1, PROP43_MAX + 2)
+    dims = (*(f"b:{k}" for k in B), *(f"a:{k}" for k in K), *(f"e:{k}" for k in K))
+    emb = token_embedding(tuple(str(k) for k in K), {str(k): {f"e:{k}": 1} for k in K})
+    head = Head(
+        name="dec_enc",
+        query=affine({f"k:{k}": {f"b:{k}": 1} for k in K}),
+        key=affine({f"k:{k}": {f"e:{k}": 1} for k in K}),
+        value=affine({f"a:{k}": {f"e:{k}": 1} for k in K}),
+        normalizer=Hardmax(),
+    )
+    up = affine(
+        {
+            **{f"carry:{k}": {f"b:{j}": 1 for j in range(1, k)} for k in B},
+            **{f"and:{k}": {f"b:{j}": 1 for j in range(1, k + 1)} for k in B},
+            **{f"ga:{k}": {f"a:{k}": 1} for k in K},
+        },
+        inputs=dims,
+        bias={**{f"carry:{k}": -(k - 2) for k in B}, **{f"and:{k}": -(k - 1) for k in B}},
+    )
+    down = affine(
+        {**{f"b:{k}": {f"carry:{k}": 1, f"and:{k}": -2} for k in B}, **{f"a:{k}": {f"ga:{k}": -1} for k in K}},
+        inputs=up.outputs,
+    )
+    layer = DecoderLayer(
+        name="dec",
+        self_attention=Sublayer(block=AttentionLayer(name="dec_self", heads=(_v0_head("dec_self", "causal"),))),
+        cross_attention=Sublayer(block=AttentionLayer(name="dec_enc", heads=(head,))),
+        ffn=Sublayer(block=ffn("count", up, SIGMA, down)),
+    )
+    return Seq2Seq(
+        name="prop43-tight",
+        dims=dims,
+        embedding=emb,
+        encoder=(),
+        decoder=(layer,),
+        output=affine({d: {d: 1} for d in dims if d.startswith("b:")}, inputs=dims, outputs=dims),
+        seed=(("b:1", Fraction(1)),),
+        halting=Halting(unit=affine({"wrapped": {f"b:{PROP43_MAX + 1}": 1}})),
+        reference="Bhattamishra et al. 2020, Proposition 4.3 / C.1 (tightness)",
+    )
+
+
+def _prop43_tight_holds(word: Word, trace: Any) -> str | None:
+    m = len(word)
+    outputs = {
+        tuple(step.state("dec_enc").rows[0][trace.network.dims.index(f"a:{k}")] for k in range(1, PROP43_MAX + 1))
+        for step in trace.steps
+        if len(step.states) > 1
+    }
+    if trace.halted_at != 2**PROP43_MAX - 1:
+        return f"the counter halts at step {trace.halted_at}, expected {2 ** PROP43_MAX - 1} (every nonzero query once)"
+    if len(outputs) != 2**m - 1:
+        return f"the attention output takes {len(outputs)} distinct values, expected exactly 2^{m} − 1 = {2 ** m - 1}"
+    return None
+
+
+def _prop43_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
+    return (
+        TraceProperty(
+            id="B14-tight",
+            statement=(
+                "with keys and values e_1..e_m and the queries running through every nonzero bit vector, the "
+                "decoder–encoder attention output takes exactly 2^m − 1 distinct values (Proposition 4.3's bound is tight)"
+            ),
+            reference="Proposition 4.3 / C.1", min_len=1, max_len=PROP43_MAX, holds=_prop43_tight_holds,
+            domain=lambda bound: [tuple(str(k) for k in range(1, m + 1)) for m in range(1, min(bound, PROP43_MAX) + 1)],
+            domain_text="word 12…m",
+        ),
+    )
+
+
 MACHINE_PARAM = Param(
     name="machine",
     default="balanced-parens",
@@ -659,5 +746,14 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         build=tm_network,
         claims=_tm_claims,
         max_steps=_tm_budget,
+    ),
+    Construction(
+        name="prop43-tight",
+        paper_id=f"{PAPER}.prop43_tight",
+        title="Proposition 4.3's 2^n − 1 bound on the decoder–encoder attention output is tight",
+        reference="Bhattamishra et al. 2020, Proposition 4.3 / Appendix C.1",
+        params=(),
+        build=lambda values: prop43_network(),
+        claims=_prop43_claims,
     ),
 )

@@ -360,3 +360,33 @@ def test_random_two_stack_machines_compile_to_rnns_that_hold_every_configuration
         assert all(h[a] == 0 for a in cm.a_neurons())
     halting = [t for t, h in enumerate(hs) if sum(dict(zip(cm.rnn.unit_names, h, strict=True))[f"S:{q}"] for q in cm.halting) == 1]
     assert (halting[:1] == [pairs[-1][0]]) if halted else halting == []
+
+
+# --------------------------------------------------------------------------- Proposition 4.3, tight
+
+
+def test_proposition_4_3_is_tight_every_nonzero_query_gives_its_own_attention_output() -> None:
+    c = REGISTRY["prop43-tight"]
+    j = Job(c, c.parse_params({}))
+    verdict = check(j, c.claims(j.values)[0])
+    assert isinstance(verdict, Proved), verdict
+    assert verdict.checked == 7
+
+
+def test_a_leftmost_tie_rule_collapses_the_outputs_and_the_tightness_claim_is_refuted() -> None:
+    from dataclasses import replace as rep
+
+    from constructions.bhattamishra2020 import prop43_network
+    from symbolic import Hardmax
+    from verifier.claims import Construction
+
+    net = prop43_network()
+    layer = net.decoder[0]
+    block = layer.cross_attention.block
+    head = rep(block.heads[0], normalizer=Hardmax(tie="leftmost"))  # type: ignore[union-attr]
+    mutant_net = rep(net, decoder=(rep(layer, cross_attention=Sublayer(block=rep(block, heads=(head,)))),))
+    c = REGISTRY["prop43-tight"]
+    mutant = Construction(name="mutant", paper_id="t", title="", reference="", params=(), build=lambda _v: mutant_net, claims=c.claims)
+    verdict = check(Job(mutant, {}), c.claims({})[0])
+    assert isinstance(verdict, Refuted)
+    assert verdict.detail == "on '12': the attention output takes 2 distinct values, expected exactly 2^2 − 1 = 3"

@@ -57,7 +57,7 @@ def claims(name: str) -> tuple[Claim, ...]:
 WORD_CLAIMS = [(name, cl.id) for name in REGISTRY for cl in claims(name) if fuzzable(cl) is None]
 RECOGNIZERS = [(name, cl.id) for name in REGISTRY for cl in claims(name) if isinstance(cl, Recognizes)]
 SLOW_BACKENDS = {"sympy", "symbolic", "interval"}
-ENCODER_DECODERS = frozenset({"tm-sim"})  # Seq2Seq: a decoder run per word, many steps
+ENCODER_DECODERS = frozenset({"tm-sim", "prop43-tight"})  # Seq2Seq: a decoder run per word, many steps
 
 
 def claim_of(name: str, claim_id: str) -> Claim:

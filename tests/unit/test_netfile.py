@@ -59,7 +59,7 @@ from symbolic.netfile import (
 
 #: (construction, parameters, n for per-length constructions): every construction at its defaults
 #: plus the variants whose networks differ in kind (soft layers, G2 positional features, paper text).
-ENCODER_DECODERS = frozenset({"tm-sim"})  # Seq2Seq networks: refused by network files (tested below)
+ENCODER_DECODERS = frozenset({"tm-sim", "prop43-tight"})  # Seq2Seq networks: refused by network files (tested below)
 CASES: tuple[tuple[str, dict[str, str], int | None], ...] = (
     *((name, {}, 3 if c.per_length else None) for name, c in REGISTRY.items() if name not in ENCODER_DECODERS),
     ("rumelhart", {}, 1),
