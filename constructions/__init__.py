@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from verifier.claims import Construction
 
-from . import chang2021, chiang2022, suzgun2019, yao2021
+from . import bhattamishra2020, chang2021, chiang2022, suzgun2019, yao2021
 
 REGISTRY: dict[str, Construction] = {
     c.name: c
     for c in (
         *chiang2022.CONSTRUCTIONS,
         *yao2021.CONSTRUCTIONS,
+        *bhattamishra2020.CONSTRUCTIONS,
         *suzgun2019.CONSTRUCTIONS,
         *chang2021.CONSTRUCTIONS,
     )

@@ -7,7 +7,17 @@ Interpreters live in their own modules (:mod:`symbolic.exact`, :mod:`symbolic.sy
 and are imported explicitly; importing :mod:`symbolic` imports neither sympy, z3 nor torch.
 """
 
-from .builders import RELU, SIGMA, STEP, affine, classifier, constant, ffn, layernorm, token_embedding
+from .builders import (
+    RELU,
+    SIGMA,
+    STEP,
+    affine,
+    classifier,
+    constant,
+    ffn,
+    layernorm,
+    token_embedding,
+)
 from .errors import (
     InexactNumberError,
     MissingExtraError,
@@ -23,7 +33,9 @@ from .ir import (
     AttentionLayer,
     Classifier,
     Convolution,
+    DecoderLayer,
     FlatEmbedding,
+    Halting,
     Hardmax,
     Head,
     LayerNorm,
@@ -32,6 +44,7 @@ from .ir import (
     RelativeBias,
     RelativeKernel,
     Scale,
+    Seq2Seq,
     Softmax,
     Sublayer,
     TokenEmbedding,
@@ -54,8 +67,9 @@ from .words import render, tokenize
 
 __all__ = [
     "FFN", "RELU", "SIGMA", "STEP", "Activation", "Affine", "AttentionLayer", "Classifier",
-    "Convolution", "FlatEmbedding", "Hardmax", "Head", "InexactNumberError", "LayerNorm", "MissingExtraError",
-    "Network", "NetworkValidationError", "NextSymbols", "NotRationalError", "RelativeBias", "RelativeKernel", "Scale", "Softmax",
+    "Convolution", "DecoderLayer", "FlatEmbedding", "Halting", "Hardmax", "Head", "InexactNumberError", "LayerNorm",
+    "MissingExtraError", "Network", "NetworkValidationError", "NextSymbols", "NotRationalError", "RelativeBias",
+    "RelativeKernel", "Scale", "Seq2Seq", "Softmax",
     "Sublayer", "SymbolicError", "TokenEmbedding", "WordError", "affine", "as_fraction",
     "classifier", "constant", "ffn", "fingerprint", "layernorm", "pretty", "render",
     "token_embedding", "tokenize",

@@ -57,6 +57,7 @@ from .ir import (
     LayerNorm,
     Network,
     NextSymbols,
+    Seq2Seq,
     Softmax,
     Sublayer,
     TokenEmbedding,
@@ -96,7 +97,7 @@ class NotBatchableError(SymbolicError, ValueError):
 # --------------------------------------------------------------------------- support
 
 
-def supports(net: Network) -> str | None:
+def supports(net: Network | Seq2Seq) -> str | None:
     """None if :class:`Evaluator` can run ``net``, else a one-line reason.
 
     >>> from constructions.chiang2022 import parity_transformer
@@ -107,6 +108,11 @@ def supports(net: Network) -> str | None:
 
     if isinstance(net, RecurrentNetwork):
         return f"a RecurrentNetwork ({type(net.cell).__name__}); only transformer-style Networks are batched (use symbolic.recurrent.run)"
+    if isinstance(net, Seq2Seq):
+        return (
+            f"{net.name!r} is an encoder–decoder (Seq2Seq) whose decoder feeds its output back; the "
+            "batched evaluator runs encoder-style Networks only: use symbolic.seq2seq.run"
+        )
     match net.embedding:
         case TokenEmbedding():
             pass

@@ -160,6 +160,7 @@ class _Evaluator(Generic[V]):
         self.one = arith.const(Fraction(1))
         self.length_n: int | None = None  # the n of the scale ln n and of positional features
         self._const_cache: dict[Fraction, V] = {}
+        self._sparse: dict[int, tuple[Affine, list[tuple[str, Fraction, list[tuple[str, Fraction]]]]]] = {}
 
     def c(self, q: Fraction) -> V:
         v = self._const_cache.get(q)
@@ -168,14 +169,25 @@ class _Evaluator(Generic[V]):
             self._const_cache[q] = v
         return v
 
+    def _rows(self, a: Affine) -> list[tuple[str, Fraction, list[tuple[str, Fraction]]]]:
+        """The nonzero terms of each output of ``a``, computed once per map (wide, sparse maps
+        such as a simulated RNN's are evaluated many times)."""
+        hit = self._sparse.get(id(a))
+        if hit is None or hit[0] is not a:
+            rows = [
+                (o, b, [(name, w) for name, w in zip(a.inputs, row, strict=True) if w != 0])
+                for o, row, b in zip(a.outputs, a.weights, a.bias, strict=True)
+            ]
+            hit = (a, rows)
+            self._sparse[id(a)] = hit
+        return hit[1]
+
     def affine(self, a: Affine, x: dict[str, V]) -> dict[str, V]:
         ar = self.ar
         out: dict[str, V] = {}
-        for o, row, b in zip(a.outputs, a.weights, a.bias, strict=True):
+        for o, b, terms in self._rows(a):
             acc: V | None = None if b == 0 else self.c(b)
-            for name, w in zip(a.inputs, row, strict=True):
-                if w == 0:
-                    continue
+            for name, w in terms:
                 xv = x[name]
                 term = xv if w == 1 else ar.mul(self.c(w), xv)
                 acc = term if acc is None else ar.add(acc, term)
@@ -292,6 +304,73 @@ class _Evaluator(Generic[V]):
                 acc[o] = self.zero if total is None else total
             result.append(acc)
         return result
+
+    def attend(
+        self,
+        block: AttentionLayer,
+        query_row: dict[str, V],
+        i: int,
+        kv_rows: Sequence[dict[str, V]],
+        selections: list[Selection[V]],
+    ) -> dict[str, V]:
+        """The output of ``block`` for one query row at index ``i`` against ``kv_rows`` (the
+        same head semantics as :meth:`head`: scoring, scale, normalizer, mask over the key
+        indices, empty rule), with the layer's output map. Decoder attention computes one new
+        position per step with this: self-attention over the steps so far, cross-attention over
+        the encoder's rows."""
+        ar = self.ar
+        n = len(kv_rows)
+        out: dict[str, V] = {}
+        for h in block.heads:
+            where = f"attention {block.name!r} head {h.name!r}"
+            allowed = [j for j in _mask(h.mask, i, max(n, i + 1)) if j < n]
+            if not allowed:
+                if h.empty == "error":
+                    raise UndefinedValueError(
+                        f"{where}: query {i} attends to an empty set under mask {h.mask!r} "
+                        "and the head's empty rule is 'error'"
+                    )
+                selections.append(Selection(block.name, h.name, i, (self.zero,) * n, ()))
+                out.update({o: self.zero for o in h.value.outputs})
+                continue
+            q = self.affine(h.query, query_row)
+            ks = [self.affine(h.key, kv_rows[j]) for j in allowed]
+            scores = [self._score(h, q, k) for k in ks]
+            selected: tuple[int, ...] | None
+            match h.normalizer:
+                case Hardmax(tie=tie):
+                    best = self._argmax(scores)
+                    if tie == "leftmost":
+                        best = [best[0]]
+                    elif tie == "rightmost":
+                        best = [best[-1]]
+                    share = self.c(Fraction(1, len(best)))
+                    weights = [self.zero] * len(allowed)
+                    for idx in best:
+                        weights[idx] = share
+                    selected = tuple(allowed[idx] for idx in best)
+                case Softmax():
+                    weights = self.ar.softmax(h.normalizer, h.scale, scores, self.length_n or n, where)
+                    selected = None
+                case _:
+                    assert_never(h.normalizer)
+            full = [self.zero] * n
+            for j, w in zip(allowed, weights, strict=True):
+                full[j] = w
+            selections.append(Selection(block.name, h.name, i, tuple(full), selected))
+            live = [(w, self.affine(h.value, kv_rows[j])) for j, w in zip(allowed, weights, strict=True) if not ar.is_zero(w)]
+            for o in h.value.outputs:
+                total: V | None = None
+                for w, vj in live:
+                    if ar.is_zero(vj[o]):
+                        continue
+                    term = vj[o] if w == self.one else ar.mul(w, vj[o])
+                    total = term if total is None else ar.add(total, term)
+                out[o] = self.zero if total is None else total
+        if block.output is not None:
+            full_out = {o: self.zero for h in block.heads for o in h.value.outputs}
+            out = self.affine(block.output, {**full_out, **out})
+        return out
 
     def _argmax(self, scores: Sequence[V]) -> list[int]:
         """Indices of the maximal scores, in increasing order (exact comparisons)."""

@@ -620,7 +620,9 @@ class Network:
     reference: str = ""
 
     def __post_init__(self) -> None:
-        from .validate import validate_network  # local: validation needs the full module
+        from .validate import (
+            validate_network,  # local: validation needs the full module
+        )
 
         _check_names(self.dims, f"network {self.name!r} dims")
         validate_network(self)
@@ -628,3 +630,114 @@ class Network:
     @property
     def alphabet(self) -> tuple[str, ...]:
         return self.embedding.alphabet
+
+
+# --------------------------------------------------------------------------- encoder–decoder
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecoderLayer:
+    """One decoder layer of an encoder–decoder transformer (Bhattamishra et al. 2020, eqs. 5–7).
+
+    At decoder step t, with y_t this layer's input:
+
+    - ``self_attention``: heads over the layer inputs y_0..y_t of the steps so far. Every head's
+      mask must be ``causal``: step t sees the steps j ≤ t, **itself included**. Earlier steps
+      never change, so an interpreter may cache them.
+    - ``cross_attention``: the decoder–encoder attention. A head's ``query`` reads this layer's
+      residual dims (the paper's "the query is p_t itself": an identity map onto the q/k names),
+      its ``key`` and ``value`` read the encoder's final residual dims (the paper's K^e = W_K Z,
+      V^e = W_V Z). Mask ``none``: every encoder position; ``causal``: encoder positions
+      j ≤ t (0-based token index; the directional transformer's masked cross-attention).
+    - ``ffn``: the position-wise O(·).
+
+    Each is a :class:`Sublayer`, so each has its own ``residual`` flag.
+    """
+
+    name: str
+    self_attention: Sublayer
+    cross_attention: Sublayer
+    ffn: Sublayer
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise NetworkValidationError("DecoderLayer.name must be non-empty")
+        for what, sub, masks in (
+            ("self_attention", self.self_attention, ("causal",)),
+            ("cross_attention", self.cross_attention, ("none", "causal")),
+        ):
+            if not isinstance(sub.block, AttentionLayer):
+                raise NetworkValidationError(
+                    f"decoder layer {self.name!r}: {what} must hold an AttentionLayer, got "
+                    f"{type(sub.block).__name__}"
+                )
+            for h in sub.block.heads:
+                if h.mask not in masks:
+                    raise NetworkValidationError(
+                        f"decoder layer {self.name!r}: {what} head {h.name!r} has mask {h.mask!r}; "
+                        f"it must be one of {', '.join(masks)}"
+                        + (" (a decoder step sees itself and the steps before it)" if what == "self_attention" else "")
+                    )
+        if not isinstance(self.ffn.block, FFN):
+            raise NetworkValidationError(
+                f"decoder layer {self.name!r}: ffn must hold an FFN, got {type(self.ffn.block).__name__}"
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Halting:
+    """The decoder halts at the first step t whose y_t has ``unit`` (an Affine with one output)
+    equal to ``value`` (Bhattamishra et al. §4: H = {y : y[halt unit] = 1})."""
+
+    unit: Affine
+    value: Fraction = Fraction(1)
+
+    def __post_init__(self) -> None:
+        if len(self.unit.outputs) != 1:
+            raise NetworkValidationError(f"Halting.unit must have exactly one output, has {self.unit.outputs}")
+        _check_fraction(self.value, "Halting.value")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Seq2Seq:
+    """An encoder–decoder transformer whose decoder feeds its own output back (Bhattamishra,
+    Patel & Goyal 2020, §3.2 and eqs. 5–7).
+
+    Encoder and decoder share the named residual ``dims`` (the paper's one width d).
+
+    - The encoder embeds ``prefix + word + suffix`` with ``embedding`` and applies ``encoder``
+      (ordinary sublayers); its final rows are the memory Z the cross-attentions read.
+    - The decoder starts from ``seed`` (ỹ_0, sparse: unlisted dims are 0). At step t,
+      y_t = ỹ_t + Σ coef·feature(t, n) over ``decoder_positional`` (feature names from
+      :mod:`symbolic.positional`, evaluated at i = t, the decoder step, and n = the number of
+      encoder tokens). y_t goes through the ``decoder`` layers to z_t; ``output`` (the paper's F,
+      an Affine from dims to dims) gives ỹ_{t+1} = F(z_t).
+    - ``halting`` is checked on every y_t, from y_0 on; the run stops at the first halting step.
+    """
+
+    name: str
+    dims: tuple[str, ...]
+    embedding: TokenEmbedding
+    encoder: tuple[Sublayer, ...]
+    decoder: tuple[DecoderLayer, ...]
+    output: Affine
+    seed: tuple[tuple[str, Fraction], ...]
+    halting: Halting
+    decoder_positional: tuple[tuple[str, str, Fraction], ...] = ()
+    params: tuple[tuple[str, str], ...] = ()
+    reference: str = ""
+
+    def __post_init__(self) -> None:
+        from .validate import (
+            validate_seq2seq,  # local: validation needs the full module
+        )
+
+        _check_names(self.dims, f"seq2seq {self.name!r} dims")
+        validate_seq2seq(self)
+
+    @property
+    def alphabet(self) -> tuple[str, ...]:
+        return self.embedding.alphabet
+
+
+AnyNetwork: TypeAlias = Network | Seq2Seq

@@ -143,6 +143,7 @@ from .ir import (
     RelativeBias,
     RelativeKernel,
     Scale,
+    Seq2Seq,
     Softmax,
     Sublayer,
     TokenEmbedding,
@@ -391,6 +392,12 @@ def to_json(net: Network, *, extra: Mapping[str, Any] | None = None) -> dict[str
             "network",
             f"{net.name!r} is a RecurrentNetwork ({type(net.cell).__name__}); network files hold transformer-style "
             "Networks only (format version 1): print it with symbolic.pretty instead",
+        )
+    if isinstance(net, Seq2Seq):
+        raise NetworkFileError(
+            "network",
+            f"{net.name!r} is an encoder–decoder (Seq2Seq), which network files (format_version "
+            f"{FORMAT_VERSION}) cannot hold yet; rebuild it from its construction and parameters instead",
         )
     obj: dict[str, JSON] = {
         "format": FORMAT,

@@ -78,3 +78,4 @@ register("I[i=0]", lambda i, n: Fraction(int(i == 0)), "indicator of position 0"
 register("I[i=1]", lambda i, n: Fraction(int(i == 1)), "indicator of position 1")
 register("I[i=n-1]", lambda i, n: Fraction(int(i == n - 1)), "indicator of the last position (0-based)")
 register("1/2^i", lambda i, n: Fraction(1, 2**i), "one over 2 to the i")
+register("i+1", lambda i, n: Fraction(i + 1), "the position plus one (Bhattamishra et al.'s decoder pos(t+1))")

@@ -17,6 +17,7 @@ from .ir import (
     AttentionLayer,
     Classifier,
     Convolution,
+    DecoderLayer,
     FlatEmbedding,
     Hardmax,
     Head,
@@ -26,6 +27,7 @@ from .ir import (
     RelativeBias,
     RelativeKernel,
     Scale,
+    Seq2Seq,
     Softmax,
     Sublayer,
     TokenEmbedding,
@@ -289,10 +291,46 @@ def pretty_recurrent(net: RecurrentNetwork) -> str:
     return "\n".join(lines) + "\n"
 
 
-def pretty(net: Network | RecurrentNetwork) -> str:
+def seq2seq_head_lines(net: Seq2Seq) -> list[str]:
+    """The encoder–decoder's header: dims, embedding, seed, decoder positions, F, halting."""
+    lines = [f"seq2seq {net.name}"]
+    if net.reference:
+        lines.append(f"  reference: {net.reference}")
+    if net.params:
+        lines.append("  params: " + " ".join(f"{k}={v}" for k, v in net.params))
+    lines.append("  dims: " + " ".join(net.dims))
+    lines += [f"  encoder {x}" for x in embedding_lines(net.embedding)]
+    lines.append("  decoder seed ỹ_0: " + (" ".join(f"{d}={_q(v)}" for d, v in net.seed if v != 0) or "0"))
+    for dim, feat, coef in net.decoder_positional:
+        lines.append(f"  decoder pos {dim} += {feat}(t)" if coef == 1 else f"  decoder pos {dim} += {coef}*{feat}(t)")
+    if not net.decoder_positional:
+        lines.append("  decoder pos: none (y_t = ỹ_t)")
+    lines += [f"  output F: {x}" for x in affine_lines(net.output)]
+    lines.append(f"  halting: first t with unit = {net.halting.value}")
+    lines += [f"    {x}" for x in affine_lines(net.halting.unit)]
+    return lines
+
+
+def decoder_layer_lines(layer: DecoderLayer) -> list[str]:
+    """One decoder layer: self-attention (causal, sees itself), cross-attention, FFN."""
+    lines = [f"decoder layer {layer.name}"]
+    lines += [f"  self {x}" for x in block_lines(layer.self_attention)]
+    lines += [f"  cross {x}" for x in block_lines(layer.cross_attention)]
+    lines += [f"  {x}" for x in block_lines(layer.ffn)]
+    return lines
+
+
+def pretty(net: Network | RecurrentNetwork | Seq2Seq) -> str:
     """The canonical printed form of ``net``."""
     if isinstance(net, RecurrentNetwork):
         return pretty_recurrent(net)
+    if isinstance(net, Seq2Seq):
+        lines = seq2seq_head_lines(net)
+        for sub in net.encoder:
+            lines += [f"  encoder {x}" for x in block_lines(sub)]
+        for layer in net.decoder:
+            lines += [f"  {x}" for x in decoder_layer_lines(layer)]
+        return "\n".join(lines) + "\n"
     lines = [f"network {net.name}"]
     if net.reference:
         lines.append(f"  reference: {net.reference}")
@@ -306,6 +344,6 @@ def pretty(net: Network | RecurrentNetwork) -> str:
     return "\n".join(lines) + "\n"
 
 
-def fingerprint(net: Network | RecurrentNetwork) -> str:
+def fingerprint(net: Network | RecurrentNetwork | Seq2Seq) -> str:
     """sha256 of the canonical printed form."""
     return hashlib.sha256(pretty(net).encode("utf-8")).hexdigest()

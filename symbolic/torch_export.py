@@ -154,6 +154,7 @@ from .ir import (
     Network,
     NextSymbols,
     Scale,
+    Seq2Seq,
     Softmax,
     TokenEmbedding,
 )
@@ -324,6 +325,11 @@ def _specs(net: Network) -> list[_Spec]:
             "transformer-style Networks only; export it as its canonical text (symbolic.pretty) instead"
         )
     _refuse_relative(net)
+    if isinstance(net, Seq2Seq):
+        raise StateDictError(
+            f"{net.name!r} is an encoder–decoder (Seq2Seq); the state_dict layout covers encoder-style "
+            "Networks only (its decoder recurrence has no tensor layout yet): evaluate it with symbolic.seq2seq"
+        )
     dims = net.dims
     specs: list[_Spec] = []
     emb = net.embedding

@@ -12,7 +12,7 @@ from .errors import NetworkValidationError
 from .positional import feature
 
 if TYPE_CHECKING:
-    from .ir import Affine, Network, Sublayer
+    from .ir import Affine, Network, Seq2Seq, Sublayer, TokenEmbedding
 
 
 def _fail(message: str, context: list[str]) -> None:
@@ -121,6 +121,61 @@ def block_lines_of(sub: Sublayer) -> list[str]:
     return block_lines(sub)
 
 
+def _validate_token_embedding(emb: TokenEmbedding, dims: set[str]) -> None:
+    from .printing import embedding_lines
+
+    context = embedding_lines(emb)
+    for token, row in emb.table:
+        for dim, _ in row:
+            if dim not in dims:
+                _fail(f"embedding of token {token!r} writes unknown dim {dim!r}", context)
+    for dim, feat, _coef in emb.positional:
+        if dim not in dims:
+            _fail(f"positional feature {feat!r} writes unknown dim {dim!r}", context)
+        feature(feat)
+
+
+def validate_seq2seq(net: Seq2Seq) -> None:
+    """Raise :class:`NetworkValidationError` if the encoder–decoder ``net`` is malformed: every
+    sublayer reads and writes residual dims, names are unique, the seed, the decoder positional
+    encoding, the output map F and the halting unit use residual dims."""
+    from .ir import TokenEmbedding
+    from .printing import seq2seq_head_lines
+
+    dims = set(net.dims)
+    context = seq2seq_head_lines(net)
+    if not isinstance(net.embedding, TokenEmbedding):
+        _fail(f"seq2seq {net.name!r}: the encoder input must be a TokenEmbedding", context)
+    _validate_token_embedding(net.embedding, dims)
+    seen: set[str] = {"input", "y", "F"}
+    subs = [*net.encoder, *(s for layer in net.decoder for s in (layer.self_attention, layer.cross_attention, layer.ffn))]
+    for sub in subs:
+        if sub.name in seen:
+            _fail(
+                f"sublayer name {sub.name!r} is used twice (or is one of the reserved names input, y, F); "
+                "traces and claims refer to states by name, so give each sublayer its own",
+                block_lines_of(sub),
+            )
+        seen.add(sub.name)
+        _validate_sublayer(sub, dims)
+    for dim, value in net.seed:
+        if dim not in dims:
+            _fail(f"seq2seq {net.name!r}: the seed ỹ_0 sets unknown dim {dim!r}", context)
+        from .ir import _check_fraction
+
+        _check_fraction(value, f"seed[{dim!r}]")
+    for dim, feat, coef in net.decoder_positional:
+        if dim not in dims:
+            _fail(f"decoder positional feature {feat!r} writes unknown dim {dim!r}", context)
+        feature(feat)
+        from .ir import _check_fraction
+
+        _check_fraction(coef, f"decoder_positional[{dim!r}] coefficient")
+    _reads(net.output, dims, "output map F", "F", context)
+    _writes(net.output, dims, "output map F", "F", context)
+    _reads(net.halting.unit, dims, "halting", "unit", context)
+
+
 def validate_network(net: Network) -> None:
     """Raise :class:`NetworkValidationError` if ``net`` is malformed."""
     from .ir import Classifier, FlatEmbedding, NextSymbols, TokenEmbedding
@@ -130,15 +185,7 @@ def validate_network(net: Network) -> None:
     emb = net.embedding
     match emb:
         case TokenEmbedding():
-            context = embedding_lines(emb)
-            for token, row in emb.table:
-                for dim, _ in row:
-                    if dim not in dims:
-                        _fail(f"embedding of token {token!r} writes unknown dim {dim!r}", context)
-            for dim, feat, _coef in emb.positional:
-                if dim not in dims:
-                    _fail(f"positional feature {feat!r} writes unknown dim {dim!r}", context)
-                feature(feat)
+            _validate_token_embedding(emb, dims)
         case FlatEmbedding():
             missing = [d for d in emb.dims if d not in dims]
             if missing:

@@ -37,12 +37,14 @@ from symbolic import (
     LayerNorm,
     Network,
     NotRationalError,
+    Seq2Seq,
     TokenEmbedding,
     render,
 )
 from symbolic.evaluation import Trace, UndecidedSignError, UndefinedValueError
 from symbolic.exact import run as run_exact
 from symbolic.interval import run as run_interval
+from symbolic.seq2seq import Seq2SeqTrace
 from symbolic.sympy_interp import SympyArithmetic
 from symbolic.sympy_interp import run as run_sympy
 
@@ -53,6 +55,7 @@ from .claims import (
     Construction,
     CrossEntropy,
     ExactFact,
+    ForAll,
     Identity,
     MirrorInvariant,
     Output,
@@ -62,6 +65,7 @@ from .claims import (
     Recognizes,
     Refuted,
     SignForAllBases,
+    Simulates,
     SoftAgrees,
     StateValue,
     TraceProperty,
@@ -72,6 +76,7 @@ from .claims import (
 )
 
 Progress = Callable[[int, int], None]
+_TRACES = (Trace, Seq2SeqTrace)
 TRACE_CACHE = 5000
 
 
@@ -113,7 +118,8 @@ class Job:
                     hit = _run(self, word, "sympy")
             else:
                 hit = _run(self, word, backend)
-            if len(self._traces) < TRACE_CACHE:
+            if len(self._traces) < TRACE_CACHE and not isinstance(hit, Seq2SeqTrace):
+                # an encoder–decoder trace keeps every decoder step: too large to keep thousands
                 self._traces[key] = hit
         return hit
 
@@ -135,6 +141,12 @@ _E = sympy.Symbol("E", positive=True)
 
 def _run(job: Job, word: Word, backend: str) -> Trace[Any]:
     net = job.network(len(word))
+    if isinstance(net, Seq2Seq):
+        from symbolic.seq2seq import run as run_seq2seq
+
+        if backend not in ("exact", "sympy"):
+            raise ValueError(f"the encoder–decoder {net.name!r} runs with the exact or sympy backend, not {backend!r}")
+        return run_seq2seq(net, word, backend=backend, max_steps=_budget(job, word))  # type: ignore[arg-type, return-value]
     if backend == "exact":
         return run_exact(net, word)
     if backend == "sympy":
@@ -144,6 +156,14 @@ def _run(job: Job, word: Word, backend: str) -> Trace[Any]:
     if backend == "interval":
         return run_interval(net, word)
     raise ValueError(f"unknown backend {backend!r}")
+
+
+def _budget(job: Job, word: Word) -> int:
+    """The decoder step budget of an encoder–decoder run on ``word`` (see Construction.max_steps)."""
+    from symbolic.seq2seq import DEFAULT_MAX_STEPS
+
+    c = job.construction
+    return DEFAULT_MAX_STEPS if c.max_steps is None else c.max_steps(job.values, word)
 
 
 def _method(backend: str) -> str:
@@ -229,6 +249,10 @@ def check(job: Job, claim: Claim, *, max_len: int | None = None, progress: Progr
             return _predicts_next(job, claim, bound, progress)
         case SoftAgrees():
             return _soft_agrees(job, claim, bound, progress)
+        case ForAll():
+            return _for_all(claim)
+        case Simulates():
+            return _simulates(job, claim, bound, progress)
         case _:
             assert_never(claim)
 
@@ -236,7 +260,7 @@ def check(job: Job, claim: Claim, *, max_len: int | None = None, progress: Progr
 Body = Callable[[Word, Trace[Any]], Verdict | None]
 
 
-def _traced(job: Job, w: Word, backend: str, method: str) -> Trace[Any] | Verdict:
+def _traced(job: Job, w: Word, backend: str, method: str) -> Trace[Any] | Seq2SeqTrace[Any] | Verdict:
     """The trace of ``w``, or the verdict its evaluation already decides (unsupported or
     undecided: Unknown; an undefined output: Refuted)."""
     try:
@@ -259,7 +283,7 @@ def _guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress 
         return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
     for w in words(alphabet, claim.min_len, bound):
         trace = _traced(job, w, backend, method)
-        if not isinstance(trace, Trace):
+        if not isinstance(trace, _TRACES):
             return trace
         verdict = body(w, trace)
         if verdict is not None:
@@ -468,7 +492,7 @@ def _trace_domain(job: Job, claim: TraceProperty, bound: int, progress: Progress
     body = _trace_body(claim, alphabet, method)
     for done, w in enumerate(domain, start=1):
         trace = _traced(job, w, claim.backend, method)
-        verdict = trace if not isinstance(trace, Trace) else body(w, trace)
+        verdict = trace if not isinstance(trace, _TRACES) else body(w, trace)
         if verdict is not None:
             return verdict
         if progress is not None:
@@ -581,7 +605,7 @@ def _trace_only(job: Job, claim: TraceProperty, bound: int, progress: Progress |
     for done, w in enumerate(words(alphabet, claim.min_len, bound), start=1):
         if claim.only(w):
             trace = _traced(job, w, claim.backend, method)
-            verdict = trace if not isinstance(trace, Trace) else body(w, trace)
+            verdict = trace if not isinstance(trace, _TRACES) else body(w, trace)
             if verdict is not None:
                 return verdict
             kept += 1
@@ -899,6 +923,19 @@ def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
         return out
     if isinstance(expr, sympy.Pow) and expr.exp == -1 and expr.base.is_Rational:
         return _sympy_to_z3(z3, ctx, sympy.Rational(1, 1) / expr.base, env)
+    if isinstance(expr, sympy.Pow) and expr.exp == -1:
+        return z3.RealVal("1", ctx) / _sympy_to_z3(z3, ctx, expr.base, env)
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        out = _sympy_to_z3(z3, ctx, expr.args[0], env)
+        for a in expr.args[1:]:
+            other = _sympy_to_z3(z3, ctx, a, env)
+            out = z3.If(other < out, other, out) if isinstance(expr, sympy.Min) else z3.If(other > out, other, out)
+        return out
+    if isinstance(expr, sympy.Abs):
+        inner = _sympy_to_z3(z3, ctx, expr.args[0], env)
+        return z3.If(inner < 0, -inner, inner)
+    if expr is sympy.true or expr is sympy.false:
+        return z3.BoolVal(bool(expr), ctx)
     if isinstance(expr, sympy.Eq):
         return _sympy_to_z3(z3, ctx, expr.lhs, env) == _sympy_to_z3(z3, ctx, expr.rhs, env)
     if isinstance(expr, sympy.core.relational.Relational):
@@ -1048,6 +1085,110 @@ def _identity_sample(claim: Identity, method: str, entry: str, lhs_e: Any, rhs_e
     )
 
 
+# --------------------------------------------------------------------------- ForAll, Simulates
+
+
+def _for_all(claim: ForAll) -> Verdict:
+    import z3
+
+    method = f"smt (z3), all {claim.domain}"
+    ctx = z3.Context()
+    if claim.domain == "integers":
+        variables = {v: z3.Int(v, ctx) for v in claim.variables}
+        env = {v: z3.ToReal(x) for v, x in variables.items()}
+    else:
+        variables = {v: z3.Real(v, ctx) for v in claim.variables}
+        env = dict(variables)
+    solver = z3.Solver(ctx=ctx)
+    solver.set("timeout", 20000)
+    try:
+        for a in claim.assumptions:
+            solver.add(_sympy_to_z3(z3, ctx, a, env))
+        solver.add(z3.Not(_sympy_to_z3(z3, ctx, claim.goal, env)))
+    except NotImplementedError as exc:
+        return Unknown(method, str(exc))
+    result = solver.check()
+    if result == z3.unsat:
+        return Proved(method, 1, f"for all {claim.domain} {', '.join(claim.variables)} under the assumptions (unbounded)")
+    if result == z3.sat:
+        model = solver.model()
+        values = {v: str(model.eval(x, model_completion=True)) for v, x in variables.items()}
+        return Refuted(method, f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}", None, values)
+    return Unknown(method, f"z3: {solver.reason_unknown()}")
+
+
+def _simulates(job: Job, claim: Simulates, bound: int, progress: Progress | None) -> Verdict:
+    method = "exhaustive (exact), step by step"
+    alphabet = job.alphabet
+    total = count_words(alphabet, claim.min_len, bound)
+    if total == 0:
+        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
+    steps = 0
+    configurations = 0
+    for done, w in enumerate(words(alphabet, claim.min_len, bound), start=1):
+        verdict = _simulates_word(job, claim, w, method)
+        if not isinstance(verdict, tuple):
+            return verdict
+        steps += verdict[0]
+        configurations += verdict[1]
+        if progress is not None:
+            progress(done, total)
+    what = f"; {configurations} machine configurations matched" if claim.machine is not None else ""
+    return Proved(method, total, f"every word with {claim.min_len} <= |w| <= {bound}: {steps} decoder steps{what}")
+
+
+def _simulates_word(job: Job, claim: Simulates, w: Word, method: str) -> Verdict | tuple[int, int]:
+    """The Refuted/Unknown verdict of ``claim`` on ``w``, or (steps, configurations) checked."""
+    from symbolic.seq2seq import run as run_seq2seq
+
+    net = job.network(len(w))
+    shown = _show(w, job.alphabet)
+    if not isinstance(net, Seq2Seq):
+        return Unknown(method, f"unsupported: Simulates is about an encoder–decoder (Seq2Seq), {net.name!r} is a {type(net).__name__}")
+    trace = run_seq2seq(net, w, max_steps=min(claim.max_steps, _budget(job, w)))
+    T = len(trace.steps)
+    hs = claim.rnn.run_inputs(claim.inputs(w, T))
+    units = claim.rnn.unit_names
+    for t in range(T):
+        y = trace.y(t)
+        diff = [(d, u, y[d], hs[t][k]) for k, (d, u) in enumerate(zip(claim.hidden, units, strict=True)) if y[d] != hs[t][k]]
+        if diff:
+            more = f" (and {len(diff) - 3} more units)" if len(diff) > 3 else ""
+            text = ", ".join(f"y_{t}[{d}] = {a} but h_{t}[{u}] = {b}" for d, u, a, b in diff[:3])
+            return Refuted(
+                method, f"on {shown}: first failing step t = {t}: {text}{more}", w,
+                {"t": str(t), **{d: f"{a} (expected {b})" for d, _u, a, b in diff[:3]}},
+            )
+    rnn_halt = next(
+        (t for t in range(T) if sum((claim.halt.get(u, Fraction(0)) * v for u, v in zip(units, hs[t], strict=True)), Fraction(0)) == 1),
+        None,
+    )
+    if rnn_halt != trace.halted_at:
+        return Refuted(
+            method, f"on {shown}: the decoder halts at step {trace.halted_at} but the RNN at step {rnn_halt} "
+            f"(within {claim.max_steps} steps)", w, {"decoder_halt": str(trace.halted_at), "rnn_halt": str(rnn_halt)},
+        )
+    configurations = 0
+    if claim.machine is not None and claim.decode is not None:
+        pairs = claim.machine(w)
+        for k, (tick, conf) in enumerate(pairs):
+            if tick >= T:
+                return Refuted(method, f"on {shown}: the decoder stopped at step {T - 1}, before configuration {k} (tick {tick}): {conf}", w, {"k": str(k)})
+            got = claim.decode(dict(zip(units, hs[tick], strict=True)))
+            if got != conf:
+                return Refuted(
+                    method, f"on {shown}: at step t = {tick} (configuration {k}) the decoder holds {got}; the machine is in {conf}",
+                    w, {"t": str(tick), "k": str(k)},
+                )
+            configurations += 1
+        if trace.halted_at != pairs[-1][0]:
+            return Refuted(
+                method, f"on {shown}: the machine halts at configuration {len(pairs) - 1} (step {pairs[-1][0]}) but the decoder at step {trace.halted_at}",
+                w, {"t": str(pairs[-1][0])},
+            )
+    return T, configurations
+
+
 # --------------------------------------------------------------------------- mirror
 
 
@@ -1165,6 +1306,9 @@ def check_word(job: Job, claim: Claim, word: Word) -> Verdict | None:
     bad = [s for s in w if s not in alphabet]
     if bad:
         raise ValueError(f"word {w!r} has symbols {bad} outside the alphabet {alphabet} of {job.construction.name}")
+    if isinstance(claim, Simulates):
+        verdict = _simulates_word(job, claim, w, "single word (exact), step by step")
+        return None if isinstance(verdict, tuple) else verdict
     if not isinstance(claim, (Recognizes, ValueIs, Bound, TraceProperty)):
         return Unknown("single word", f"a {type(claim).__name__} claim is not checked word by word; use check()")
     backend = claim.backend
@@ -1172,7 +1316,7 @@ def check_word(job: Job, claim: Claim, word: Word) -> Verdict | None:
     if isinstance(claim, TraceProperty) and claim.only is not None and not claim.only(w):
         return None
     trace = _traced(job, w, backend, method)
-    if not isinstance(trace, Trace):
+    if not isinstance(trace, _TRACES):
         return trace
     match claim:
         case Recognizes():

@@ -27,6 +27,11 @@ Claim kinds:
   after every prefix of every input string up to the bound (Suzgun et al.'s sequence prediction).
 - :class:`SoftAgrees`: a soft recurrent network (tanh, logistic σ, softmax), evaluated in
   rigorous intervals, predicts exactly the sets of the construction's exact network.
+- :class:`ForAll`: a lemma over all reals or integers (sympy formulas, σ written with Min/Max),
+  proved with z3 (no network, no bound).
+- :class:`Simulates`: an encoder–decoder's output holds a reference σ-RNN's hidden state at
+  every decoder step and halts when it does; optionally the RNN holds a two-stack machine's
+  configurations at given ticks.
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, TypeAlias
 
-from symbolic import Network, RecurrentNetwork
+from symbolic import Network, RecurrentNetwork, Seq2Seq
+
+from .machines import Configuration, SigmaRNN
 
 Backend: TypeAlias = Literal["exact", "sympy", "symbolic", "interval"]
 Word: TypeAlias = tuple[str, ...]
@@ -252,6 +259,41 @@ class SoftAgrees(ClaimBase):
     scale_text: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForAll(ClaimBase):
+    """For all values of ``variables`` in ``domain`` that satisfy every ``assumptions``
+    formula, ``goal`` holds (sympy formulas; σ(x) written ``Min(1, Max(0, x))``). Proved by z3
+    (unsat of assumptions ∧ ¬goal), unbounded; a model is the counterexample."""
+
+    variables: tuple[str, ...]
+    goal: Any
+    assumptions: tuple[Any, ...] = ()
+    domain: Literal["integers", "reals"] = "reals"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Simulates(ClaimBase):
+    """For every word in the bound, the encoder–decoder simulates ``rnn`` step by step.
+
+    ``inputs(word, ticks)`` gives the RNN's inputs for ``ticks`` ticks (None = a blank input:
+    the paper's f_b($) = f_b(#) = 0). At every decoder step t until the run halts (at most
+    ``max_steps`` steps), the decoder dims ``hidden`` of y_t equal h_t, the RNN's state after t
+    inputs, exactly; the decoder halts at the first t with Σ ``halt`` weights·h_t = 1, as the
+    RNN does (neither halting within ``max_steps`` also agrees). With ``machine``:
+    ``machine(word)`` lists (tick, configuration) pairs, the last one the halting
+    configuration, and ``decode`` reads a configuration off h (by unit name), which must match
+    at each of those ticks; the RNN must halt exactly at the last tick.
+    """
+
+    rnn: SigmaRNN
+    hidden: tuple[str, ...]
+    inputs: Callable[[Word, int], tuple[str | None, ...]]
+    halt: Mapping[str, Fraction]
+    max_steps: int = 10_000
+    machine: Callable[[Word], tuple[tuple[int, Configuration], ...]] | None = None
+    decode: Callable[[Mapping[str, Fraction]], Configuration | str] | None = None
+
+
 Claim: TypeAlias = (
     Recognizes
     | ValueIs
@@ -264,6 +306,8 @@ Claim: TypeAlias = (
     | ExactFact
     | PredictsNext
     | SoftAgrees
+    | ForAll
+    | Simulates
 )
 
 
@@ -330,11 +374,15 @@ class Construction:
     title: str
     reference: str
     params: tuple[Param, ...]
-    build: Callable[..., Network | RecurrentNetwork]
+    build: Callable[..., Network | RecurrentNetwork | Seq2Seq]
     claims: Callable[[Mapping[str, Any]], tuple[Claim, ...]]
     language: Language | None = None
     per_length: bool = False
     language_of: Callable[[Mapping[str, Any]], Language] | None = None
+    max_steps: Callable[[Mapping[str, Any], Word], int] | None = None
+    """For an encoder–decoder (:class:`symbolic.Seq2Seq`): the decoder step budget of a run on a
+    word (the run stops there if the decoder has not halted; checkers then see no halting).
+    None: :data:`symbolic.seq2seq.DEFAULT_MAX_STEPS`."""
 
     def reference_language(self, values: Mapping[str, Any]) -> Language | None:
         """The language the construction recognizes for these parameters, if it has one."""
@@ -361,7 +409,7 @@ class Construction:
             self.param(name)
         return values
 
-    def network(self, values: Mapping[str, Any], n: int | None = None) -> Network | RecurrentNetwork:
+    def network(self, values: Mapping[str, Any], n: int | None = None) -> Network | RecurrentNetwork | Seq2Seq:
         if self.per_length:
             if n is None:
                 raise ValueError(f"{self.name} is built per word length; give n")

@@ -26,7 +26,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from symbolic import Network, NotRationalError, RecurrentNetwork, SymbolicError, WordError, fingerprint, render, tokenize
+from symbolic import (
+    Network,
+    NotRationalError,
+    RecurrentNetwork,
+    Seq2Seq,
+    SymbolicError,
+    WordError,
+    fingerprint,
+    render,
+    tokenize,
+)
 
 from .claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
 
@@ -297,6 +307,9 @@ def _run_network(
         net = probe
     if isinstance(net, RecurrentNetwork):
         return _run_recurrent(args, net, c, values, source, word)
+    if isinstance(net, Seq2Seq):
+        assert c is not None
+        return _run_seq2seq(args, net, c, values, word, source)
     backend, trace = _evaluate(net, word, args.backend, args.length)
     lang = c.reference_language(values) if c is not None else None
     member = lang.contains(word) if lang else None
@@ -444,6 +457,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{c.name} builds a RecurrentNetwork ({type(net.cell).__name__}); network files and state_dict exports "
             "hold transformer-style Networks only (see `netproof run` for its traces)"
+        )
+    if isinstance(net, Seq2Seq):
+        raise UsageError(
+            f"{c.name} builds an encoder–decoder (Seq2Seq), which neither network files nor state_dicts hold yet; "
+            f"rebuild it from its construction: netproof run {c.name} WORD -p ..."
         )
     extra = {
         "construction": c.name,
@@ -646,6 +664,112 @@ def _print_trace(trace: Any) -> None:
     print()
 
 
+# --------------------------------------------------------------------------- encoder–decoder runs
+
+
+def _run_seq2seq(
+    args: argparse.Namespace, net: Seq2Seq, c: Construction, values: dict[str, Any], word: tuple[str, ...], source: str
+) -> int:
+    """``run`` on an encoder–decoder: the decoder's steps, and with a :class:`Simulates` claim
+    the simulated RNN's state and (for a machine) the configuration each step holds."""
+    from symbolic.seq2seq import DEFAULT_MAX_STEPS
+    from symbolic.seq2seq import run as run_seq2seq
+
+    from .claims import Simulates
+
+    if args.backend not in ("auto", "exact", "sympy"):
+        raise UsageError(f"--backend {args.backend}: the encoder–decoder {net.name!r} runs with exact or sympy")
+    if args.length is not None:
+        raise UsageError("--length applies to encoder-style networks; an encoder–decoder reads the whole word")
+    backend = "sympy" if args.backend == "sympy" else "exact"
+    budget = DEFAULT_MAX_STEPS if c.max_steps is None else c.max_steps(values, word)
+    try:
+        trace = run_seq2seq(net, word, max_steps=budget, backend=backend)  # type: ignore[arg-type]
+    except SymbolicError as exc:
+        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+    sim = next((cl for cl in c.claims(values) if isinstance(cl, Simulates)), None)
+    machine: dict[int, tuple[int, Any]] = {}
+    if sim is not None and sim.machine is not None:
+        machine = {tick: (k, conf) for k, (tick, conf) in enumerate(sim.machine(word))}
+    final = machine.get(trace.halted_at) if trace.halted_at is not None else None
+    steps = []
+    for step in trace.steps:
+        y = trace.y(step.t)
+        reads = []
+        for sel in step.selections:
+            if sel.layer.endswith("_enc") and sel.selected is not None:
+                reads.append({"layer": sel.layer, "positions": [trace.positions[j] for j in sel.selected],
+                              "tokens": [trace.tokens[j] for j in sel.selected]})
+        entry: dict[str, Any] = {"t": step.t, "reads": reads, "halts": step.halts}
+        if sim is not None:
+            h = {u: y[d] for u, d in zip(sim.rnn.unit_names, sim.hidden, strict=True)}
+            entry["hidden"] = {u: _value_text(v) for u, v in h.items() if v != 0}
+            if step.t in machine:
+                k, conf = machine[step.t]
+                got = sim.decode(h) if sim.decode is not None else None
+                entry["configuration"] = {"k": k, "machine": str(conf), "decoder": str(got), "agree": got == conf}
+        entry["y"] = {d: _value_text(v) for d, v in y.items() if v != 0}
+        steps.append(entry)
+    record: dict[str, Any] = {
+        "construction": c.name,
+        "source": source,
+        "id": c.paper_id,
+        "params": _show_params(values),
+        "word": render(net.alphabet, word),
+        "tokens": list(trace.tokens),
+        "n": trace.n,
+        "backend": backend,
+        "fingerprint": fingerprint(net),
+        "halted_at": trace.halted_at,
+        "steps_run": len(trace.steps),
+        "machine": None if final is None else {"configuration": final[0], "halting": str(final[1])},
+    }
+    if args.trace:
+        record["steps"] = steps
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"{source} — {net.reference}")
+    print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
+    print(f"word: {record['word'] or 'ε'}   encoder tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}   d = {len(net.dims)}")
+    if args.trace:
+        _print_seq2seq_steps(steps, bool(machine))
+    if trace.halted_at is None:
+        print(f"the decoder did not halt within {len(trace.steps) - 1} steps   ({backend})")
+    else:
+        print(f"the decoder halts at step t = {trace.halted_at}   ({backend})")
+    if final is not None:
+        print(f"machine: halts in configuration {final[0]}: {final[1]}")
+    return EXIT_OK
+
+
+def _print_seq2seq_steps(steps: Sequence[dict[str, Any]], with_machine: bool) -> None:
+    """One line per decoder step: what the decoder–encoder attention read, the simulated RNN's
+    state (its nonzero units, by name), and at configuration steps the machine's configuration
+    next to the one decoded from the decoder's output."""
+    print("\n   t  reads      decoder y_t (nonzero units of the simulated RNN's state h)")
+    if with_machine:
+        print("   (configurations: state [stack 1 | stack 2], tops on the left; between them the rule unit D:state/top1/top2 fires;")
+        print("    the loader units ST pA pB e1 e3 ACC START DONE are left out once the machine runs)")
+    started = False
+    loader = {"ST", "pA", "pB", "e1", "e3", "ACC", "START", "DONE"}
+    for e in steps:
+        reads = " ".join(f"{r['tokens'][-1]}@{','.join(map(str, r['positions']))}" if len(r["positions"]) <= 3
+                         else f"{r['tokens'][-1]}@{len(r['positions'])} pos" for r in e["reads"][-1:]) or "-"
+        hidden = e.get("hidden", e["y"])
+        if "configuration" in e:
+            conf = e["configuration"]
+            mark = "=" if conf["agree"] else "≠"
+            print(f"{e['t']:>4}  {reads:<9}  config {conf['k']}: decoder holds {conf['decoder']}  {mark}  machine {conf['machine']}")
+            started = True
+            continue
+        cells = [f"{u}={v}" for u, v in hidden.items() if not (started and u in loader)]
+        shown = "  ".join(cells[:8]) + (f"  … (+{len(cells) - 8})" if len(cells) > 8 else "")
+        halts = "   ← halts" if e["halts"] else ""
+        print(f"{e['t']:>4}  {reads:<9}  {shown or '0'}{halts}")
+    print()
+
+
 # --------------------------------------------------------------------------- prove
 
 
@@ -661,9 +785,9 @@ class Task:
 def _claim_bound(claim: Claim, max_n: int | None, verdict: Verdict | None = None) -> int | None:
     """The word-length bound a verdict covers; None for statements without one (lemmas over all
     integers or reals, identities, structural proofs that hold for every length)."""
-    from .claims import BlockIdentity, ExactFact, Identity
+    from .claims import BlockIdentity, ExactFact, ForAll, Identity
 
-    if isinstance(claim, (BlockIdentity, Identity, ExactFact)):
+    if isinstance(claim, (BlockIdentity, Identity, ExactFact, ForAll)):
         return None
     if isinstance(verdict, Proved) and verdict.method.startswith("structural"):
         return None
@@ -885,9 +1009,19 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 def _share_key(claim: Claim, idx: int) -> object:
     """Claims with equal keys run in one task (and share traces); see cmd_prove."""
-    from .claims import BlockIdentity, ExactFact, Identity, PredictsNext, Recognizes, SoftAgrees, TraceProperty
+    from .claims import (
+        BlockIdentity,
+        ExactFact,
+        ForAll,
+        Identity,
+        PredictsNext,
+        Recognizes,
+        Simulates,
+        SoftAgrees,
+        TraceProperty,
+    )
 
-    if isinstance(claim, (BlockIdentity, ExactFact, Identity, PredictsNext, SoftAgrees)):
+    if isinstance(claim, (BlockIdentity, ExactFact, Identity, PredictsNext, SoftAgrees, ForAll, Simulates)):
         return ("alone", idx)  # PredictsNext, SoftAgrees: each walks its own trie of prefixes
     backend = getattr(claim, "backend", "exact")
     if backend == "exact" and isinstance(claim, (Recognizes, TraceProperty)) and getattr(claim, "domain", None) is None:

@@ -63,6 +63,7 @@ from .claims import (
     Language,
     Recognizes,
     Refuted,
+    Simulates,
     TraceProperty,
     Unknown,
     ValueIs,
@@ -124,9 +125,10 @@ def _method(claim: Claim) -> str:
 
 def fuzzable(claim: Claim) -> str | None:
     """None if :func:`fuzz` can search ``claim`` word by word, else why not (one line)."""
-    if isinstance(claim, (Recognizes, ValueIs, Bound, TraceProperty)):
+    if isinstance(claim, (Recognizes, ValueIs, Bound, TraceProperty, Simulates)):
         return None
     why = {
+        "ForAll": "it is a z3 lemma over all reals or integers, with no word in it",
         "SignForAllBases": "it quantifies over every base E with z3 per word; use `netproof prove`",
         "MirrorInvariant": "it is decided on the IR for every word at once; use `netproof prove`",
         "BlockIdentity": "it is a z3 statement about one block for all inputs, with no word in it",

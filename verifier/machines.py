@@ -44,6 +44,7 @@ __all__ = [
     "EMPTY",
     "KEEP",
     "POP",
+    "Configuration",
     "MachineError",
     "MachineRun",
     "SigmaRNN",
@@ -51,6 +52,8 @@ __all__ = [
     "Transition",
     "TwoStackMachine",
     "balanced_ab_machine",
+    "load_machine",
+    "parse_machine",
     "push",
     "sigma",
     "sigma_rnn",
@@ -106,6 +109,9 @@ class SigmaRNN:
     h0: tuple[Fraction, ...]
     readout: tuple[Fraction, ...]
     readout_bias: Fraction = Fraction(0)
+    units: tuple[str, ...] = ()
+    """Names of the hidden units (a compiled machine's neurons: ``ST``, ``C1``, ``S:q0``, ...);
+    empty means ``h1`` .. ``hd``. Simulations name their dims after them."""
 
     def __post_init__(self) -> None:
         if not self.alphabet or len(set(self.alphabet)) != len(self.alphabet):
@@ -113,6 +119,8 @@ class SigmaRNN:
         d = len(self.h0)
         if d < 1:
             raise MachineError("h0 is empty: a σ-RNN needs at least one hidden unit")
+        if self.units and (len(self.units) != d or len(set(self.units)) != d):
+            raise MachineError(f"units={self.units!r} must name each of the d={d} hidden units once")
         for name, rows, width in (("W_h", self.W_h, d), ("W_x", self.W_x, len(self.alphabet))):
             if len(rows) != d:
                 raise MachineError(f"{name} has {len(rows)} rows, expected d={d} (the length of h0)")
@@ -133,12 +141,37 @@ class SigmaRNN:
         """The number of hidden units."""
         return len(self.h0)
 
+    @property
+    def unit_names(self) -> tuple[str, ...]:
+        """``units``, or ``h1`` .. ``hd`` when the units are unnamed."""
+        return self.units or tuple(f"h{i}" for i in range(1, self.d + 1))
+
+    def step_blank(self, h: Sequence[Fraction]) -> tuple[Fraction, ...]:
+        """One update on a blank input (x = 0: the end marker ``$`` or the start marker ``#``
+        of Bhattamishra et al., whose f_b maps them to 0): h ↦ σ(W_h·h + b)."""
+        return tuple(
+            sigma(sum((w * x for w, x in zip(row, h, strict=True) if w and x), Fraction(0)) + self.b[r])
+            for r, row in enumerate(self.W_h)
+        )
+
+    def run_inputs(self, inputs: Sequence[str | None]) -> tuple[tuple[Fraction, ...], ...]:
+        """h_0, h_1, ... on ``inputs``, where None is a blank input (x = 0).
+
+        >>> rnn = sigma_rnn(("a",), W_h=[[1]], W_x=[[1]], b=[0], h0=[0], readout=[1])
+        >>> [h[0] for h in rnn.run_inputs(("a", None, "a"))]
+        [Fraction(0, 1), Fraction(1, 1), Fraction(1, 1), Fraction(1, 1)]
+        """
+        states = [self.h0]
+        for s in inputs:
+            states.append(self.step_blank(states[-1]) if s is None else self.step(states[-1], s))
+        return tuple(states)
+
     def step(self, h: Sequence[Fraction], symbol: str) -> tuple[Fraction, ...]:
         """One update h ↦ σ(W_h·h + W_x·x + b) on ``symbol``."""
         j = _check_word((symbol,), self.alphabet, "σ-RNN")[0]
         col = self.alphabet.index(j)
         return tuple(
-            sigma(sum((w * x for w, x in zip(row, h, strict=True)), Fraction(0)) + self.W_x[r][col] + self.b[r])
+            sigma(sum((w * x for w, x in zip(row, h, strict=True) if w and x), Fraction(0)) + self.W_x[r][col] + self.b[r])
             for r, row in enumerate(self.W_h)
         )
 
@@ -169,6 +202,7 @@ def sigma_rnn(
     h0: Sequence[Number],
     readout: Sequence[Number],
     readout_bias: Number = 0,
+    units: Sequence[str] = (),
 ) -> SigmaRNN:
     """A :class:`SigmaRNN` from ints, Fractions or ``"p/q"`` strings (floats are refused with
     the exact value to write instead)."""
@@ -187,6 +221,7 @@ def sigma_rnn(
         h0=vec(h0, "h0"),
         readout=vec(readout, "readout"),
         readout_bias=as_fraction(readout_bias, "readout_bias"),
+        units=tuple(units),
     )
 
 
@@ -246,6 +281,21 @@ class MachineRun:
     stacks: tuple[Word, Word]
 
 
+@dataclass(frozen=True, slots=True)
+class Configuration:
+    """A machine's state and stacks (bottom first) between two steps."""
+
+    state: str
+    stack1: Word
+    stack2: Word
+
+    def __str__(self) -> str:
+        def show(stack: Word) -> str:
+            return "".join(reversed(stack)) or "ε"
+
+        return f"{self.state} [{show(self.stack1)} | {show(self.stack2)}]"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TwoStackMachine:
     """A deterministic machine with a finite control and two stacks over ``stack_alphabet``.
@@ -300,6 +350,32 @@ class TwoStackMachine:
         """The transitions keyed by (state, top1, top2)."""
         return {(t.state, t.top1, t.top2): t for t in self.transitions}
 
+    def configurations(self, word: Sequence[str], max_steps: int = 10_000) -> tuple[Configuration, ...]:
+        """Every configuration of the run on ``word``, the start one first, until the machine
+        halts or ``max_steps`` transitions were made (stacks bottom first)."""
+        w = _check_word(word, self.input_alphabet, "two-stack machine")
+        table = self.table()
+        s1, s2 = list(reversed(w)), []
+        state = self.start
+        out = [Configuration(state, tuple(s1), tuple(s2))]
+        for _ in range(max_steps):
+            t = table.get((state, s1[-1] if s1 else EMPTY, s2[-1] if s2 else EMPTY))
+            if t is None:
+                break
+            for stack, op in ((s1, t.op1), (s2, t.op2)):
+                if op.kind == "pop":
+                    stack.pop()
+                elif op.kind == "push":
+                    stack.append(op.symbol)
+            state = t.next
+            out.append(Configuration(state, tuple(s1), tuple(s2)))
+        return tuple(out)
+
+    def halting_states(self) -> tuple[str, ...]:
+        """The states without any transition (the machine always halts there)."""
+        busy = {t.state for t in self.transitions}
+        return tuple(q for q in self.states if q not in busy)
+
     def run(self, word: Sequence[str], max_steps: int = 10_000) -> MachineRun:
         """Run on ``word`` for at most ``max_steps`` transitions."""
         w = _check_word(word, self.input_alphabet, "two-stack machine")
@@ -346,3 +422,157 @@ def balanced_ab_machine() -> TwoStackMachine:
         stack_alphabet=("a", "b"),
         transitions=tuple(ts),
     )
+
+
+# --------------------------------------------------------------------------- machine files
+
+MACHINE_FORMAT = "netproof-machine"
+_MACHINE_FIELDS = {"format", "version", "name", "description", "states", "start", "accept",
+                   "input_alphabet", "stack_alphabet", "transitions"}
+_TRANSITION_FIELDS = {"state", "top1", "top2", "next", "op1", "op2"}
+
+
+def _machine_fail(where: str, message: str, source: str) -> MachineError:
+    return MachineError(f"{source}: {where}: {message}")
+
+
+def parse_machine(text: str, source: str = "<machine>") -> tuple[str, str, TwoStackMachine]:
+    """Read a machine file: (name, description, machine). The format is JSON::
+
+        {"format": "netproof-machine", "version": 1, "name": "reverse",
+         "description": "...", "states": ["q", "done"], "start": "q", "accept": ["done"],
+         "input_alphabet": ["a", "b"], "stack_alphabet": ["a", "b"],
+         "transitions": [{"state": "q", "top1": "*", "top2": "*", "next": "q",
+                          "op1": "pop", "op2": "push a"}, ...]}
+
+    ``top1``/``top2`` is a stack symbol, ``""`` (the stack is empty) or ``"*"`` (any of them,
+    expanded into one transition per case; a wildcard may not overlap another transition).
+    ``op1``/``op2`` is ``keep``, ``pop`` or ``push X``. The input starts on stack 1, its first
+    symbol on top; the machine halts when no transition applies. The reader is strict: unknown
+    or missing fields, duplicate keys and overlapping transitions are errors naming the place.
+
+    >>> name, _, m = parse_machine(
+    ...     '{"format": "netproof-machine", "version": 1, "name": "pop-all", "description": "",'
+    ...     ' "states": ["q"], "start": "q", "accept": ["q"], "input_alphabet": ["a"],'
+    ...     ' "stack_alphabet": ["a"], "transitions": [{"state": "q", "top1": "a", "top2": "*",'
+    ...     ' "next": "q", "op1": "pop", "op2": "keep"}]}')
+    >>> name, len(m.transitions), m.run(("a", "a")).accepted
+    ('pop-all', 2, True)
+    """
+    import json
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for k, v in items:
+            if k in out:
+                raise _machine_fail(f"field {k!r}", "appears twice", source)
+            out[k] = v
+        return out
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:
+        raise MachineError(f"{source}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    if not isinstance(data, dict):
+        raise _machine_fail("top level", "must be a JSON object with the fields " + ", ".join(sorted(_MACHINE_FIELDS)), source)
+    unknown = sorted(set(data) - _MACHINE_FIELDS)
+    if unknown:
+        raise _machine_fail("top level", f"unknown fields {unknown}; allowed: {', '.join(sorted(_MACHINE_FIELDS))}", source)
+    missing = sorted(_MACHINE_FIELDS - set(data) - {"description"})
+    if missing:
+        raise _machine_fail("top level", f"missing fields {missing}", source)
+    if data["format"] != MACHINE_FORMAT:
+        raise _machine_fail("format", f"is {data['format']!r}; a machine file says \"format\": \"{MACHINE_FORMAT}\"", source)
+    if data["version"] != 1:
+        raise _machine_fail("version", f"{data['version']!r} is not supported; this reader reads version 1", source)
+
+    def text_field(key: str) -> str:
+        v = data[key]
+        if not isinstance(v, str):
+            raise _machine_fail(key, f"must be a string, got {v!r}", source)
+        return v
+
+    def names(key: str) -> tuple[str, ...]:
+        v = data[key]
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            raise _machine_fail(key, f"must be a list of non-empty strings, got {v!r}", source)
+        return tuple(v)
+
+    name = text_field("name")
+    description = text_field("description") if "description" in data else ""
+    gamma = names("stack_alphabet")
+    if "*" in gamma:
+        raise _machine_fail("stack_alphabet", "'*' is the wildcard of the transition table; rename that symbol", source)
+    raw = data["transitions"]
+    if not isinstance(raw, list):
+        raise _machine_fail("transitions", "must be a list of objects", source)
+    transitions: list[Transition] = []
+    origin: dict[tuple[str, str, str], int] = {}
+    for idx, item in enumerate(raw):
+        where = f"transitions[{idx}]"
+        if not isinstance(item, dict):
+            raise _machine_fail(where, f"must be an object with the fields {', '.join(sorted(_TRANSITION_FIELDS))}", source)
+        if set(item) != _TRANSITION_FIELDS:
+            extra = sorted(set(item) - _TRANSITION_FIELDS)
+            lack = sorted(_TRANSITION_FIELDS - set(item))
+            raise _machine_fail(where, f"unknown fields {extra} / missing fields {lack}", source)
+        for key in _TRANSITION_FIELDS:
+            if not isinstance(item[key], str):
+                raise _machine_fail(f"{where}.{key}", f"must be a string, got {item[key]!r}", source)
+
+        def op(key: str, item: dict[str, object] = item, where: str = where) -> StackOp:
+            v = str(item[key])
+            if v in ("keep", "pop"):
+                return StackOp(v)  # type: ignore[arg-type]
+            if v.startswith("push "):
+                return push(v[5:])
+            raise _machine_fail(f"{where}.{key}", f"{v!r} is not keep, pop or push X", source)
+
+        def tops(key: str, item: dict[str, object] = item, where: str = where) -> tuple[str, ...]:
+            v = str(item[key])
+            if v == "*":
+                return (EMPTY, *gamma)
+            if v != EMPTY and v not in gamma:
+                raise _machine_fail(f"{where}.{key}", f"{v!r} is not a stack symbol, '' (empty) or '*' (any)", source)
+            return (v,)
+
+        op1, op2 = op("op1"), op("op2")
+        for top1 in tops("top1"):
+            for top2 in tops("top2"):
+                pops_empty = (op1.kind == "pop" and top1 == EMPTY) or (op2.kind == "pop" and top2 == EMPTY)
+                if pops_empty and "*" in (item["top1"], item["top2"]):
+                        raise _machine_fail(
+                            where, "pops a stack that a '*' allows to be empty; list the empty case separately", source
+                        )
+                key3 = (str(item["state"]), top1, top2)
+                if key3 in origin:
+                    raise _machine_fail(
+                        where, f"overlaps transitions[{origin[key3]}] on (state, top1, top2) = {key3}; "
+                        "the machine must be deterministic", source
+                    )
+                origin[key3] = idx
+                transitions.append(
+                    Transition(state=str(item["state"]), top1=top1, top2=top2, next=str(item["next"]), op1=op1, op2=op2)
+                )
+    try:
+        machine = TwoStackMachine(
+            states=names("states"),
+            start=text_field("start"),
+            accept=names("accept"),
+            input_alphabet=names("input_alphabet"),
+            stack_alphabet=gamma,
+            transitions=tuple(transitions),
+        )
+    except MachineError as exc:
+        raise MachineError(f"{source}: {exc}") from None
+    return name, description, machine
+
+
+def load_machine(path: str) -> tuple[str, str, TwoStackMachine]:
+    """:func:`parse_machine` on the file at ``path``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise MachineError(f"cannot read the machine file {path!r}: {exc.strerror}") from None
+    return parse_machine(text, path)

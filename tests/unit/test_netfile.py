@@ -59,10 +59,16 @@ from symbolic.netfile import (
 
 #: (construction, parameters, n for per-length constructions): every construction at its defaults
 #: plus the variants whose networks differ in kind (soft layers, G2 positional features, paper text).
-#: Recurrent networks (symbolic.recurrent_ir) have no network file: their refusal is tested below.
+#: Recurrent networks (symbolic.recurrent_ir) and encoder–decoders (Seq2Seq) have no network file:
+#: their refusals are tested below.
 RECURRENT = frozenset({"stack-rnn", "baby-ntm", "stack-lstm"})
+ENCODER_DECODERS = frozenset({"tm-sim", "prop43-tight"})
 CASES: tuple[tuple[str, dict[str, str], int | None], ...] = (
-    *((name, {}, 3 if c.per_length else None) for name, c in REGISTRY.items() if name not in RECURRENT),
+    *(
+        (name, {}, 3 if c.per_length else None)
+        for name, c in REGISTRY.items()
+        if name not in RECURRENT and name not in ENCODER_DECODERS
+    ),
     ("rumelhart", {}, 1),
     ("rumelhart", {}, 5),
     ("parity", {"c": "1"}, None),
@@ -226,6 +232,12 @@ def _outcome(net: Network, word: str) -> tuple[object, ...]:
 
 
 # --------------------------------------------------------------------------- round trips
+
+
+def test_an_encoder_decoder_is_refused_with_an_error_naming_seq2seq() -> None:
+    net = REGISTRY["tm-sim"].network(REGISTRY["tm-sim"].parse_params({}))
+    with pytest.raises(NetworkFileError, match=r"encoder–decoder \(Seq2Seq\).*rebuild it from its construction"):
+        dumps(net)
 
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)

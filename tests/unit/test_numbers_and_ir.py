@@ -15,7 +15,9 @@ from symbolic import (
     AttentionLayer,
     Classifier,
     Convolution,
+    DecoderLayer,
     FlatEmbedding,
+    Halting,
     Hardmax,
     Head,
     InexactNumberError,
@@ -26,6 +28,7 @@ from symbolic import (
     RelativeBias,
     RelativeKernel,
     Scale,
+    Seq2Seq,
     Softmax,
     Sublayer,
     SymbolicError,
@@ -132,6 +135,28 @@ def _tiny_network() -> Network:
     )
 
 
+def _tiny_decoder_layer() -> DecoderLayer:
+    return DecoderLayer(
+        name="dec",
+        self_attention=Sublayer(block=AttentionLayer(name="dec_self", heads=())),
+        cross_attention=Sublayer(block=AttentionLayer(name="dec_enc", heads=())),
+        ffn=Sublayer(block=ffn("dec_ffn", affine({"c": {}}, inputs=("x",), bias={"c": 1}))),
+    )
+
+
+def _tiny_seq2seq() -> Seq2Seq:
+    return Seq2Seq(
+        name="tiny-s2s",
+        dims=("x", "c"),
+        embedding=token_embedding(("a",), {"a": {"x": 1}}),
+        encoder=(),
+        decoder=(_tiny_decoder_layer(),),
+        output=affine({"x": {"x": 1}, "c": {"c": 1}}),
+        seed=(),
+        halting=Halting(unit=affine({"halt": {"c": 1}}), value=Fraction(2)),
+    )
+
+
 FROZEN_CASES: list[tuple[str, object, str, object]] = [
     ("Affine", affine({"y": {"x": 1}}), "bias", (Fraction(1),)),
     ("Activation", Activation(kind="relu"), "kind", "step"),
@@ -161,6 +186,9 @@ FROZEN_CASES: list[tuple[str, object, str, object]] = [
         "kernels",
         ((Fraction(2),),),
     ),
+    ("DecoderLayer", _tiny_decoder_layer(), "name", "other"),
+    ("Halting", Halting(unit=affine({"halt": {"c": 1}})), "value", Fraction(2)),
+    ("Seq2Seq", _tiny_seq2seq(), "dims", ("x",)),
 ]
 
 
