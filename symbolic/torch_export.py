@@ -324,12 +324,12 @@ def _specs(net: Network) -> list[_Spec]:
             f"network {net.name!r} is a RecurrentNetwork ({type(net.cell).__name__}): the state_dict layout covers "
             "transformer-style Networks only; export it as its canonical text (symbolic.pretty) instead"
         )
-    _refuse_relative(net)
     if isinstance(net, Seq2Seq):
         raise StateDictError(
             f"{net.name!r} is an encoder–decoder (Seq2Seq); the state_dict layout covers encoder-style "
             "Networks only (its decoder recurrence has no tensor layout yet): evaluate it with symbolic.seq2seq"
         )
+    _refuse_relative(net)
     dims = net.dims
     specs: list[_Spec] = []
     emb = net.embedding
