@@ -26,8 +26,9 @@ Claim kinds:
 
 Lemmas (the steps of a paper's proof, declared per construction and proved block by block by
 :mod:`verifier.compositional`): :class:`BooleanBlock` (an FFN computes Boolean functions of
-Boolean dims) and :class:`NearestSelection` (a hardmax head selects the nearest position where
-a Boolean condition holds). A :class:`Language` may carry an :class:`Automaton`: a symbolic
+Boolean dims), :class:`ScaledBlock` (an FFN computes an integer function of integers over a
+common unit, such as I[i = k]/n) and :class:`NearestSelection` (a hardmax head selects the
+nearest position where a Boolean condition holds). A :class:`Language` may carry an :class:`Automaton`: a symbolic
 statement of the language that an SMT query can unroll over a word of any length.
 """
 
@@ -299,7 +300,25 @@ class NearestSelection:
     positional: Mapping[str, str]
 
 
-Lemma: TypeAlias = BooleanBlock | NearestSelection
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScaledBlock:
+    """Lemma: the FFN named ``block``, positively homogeneous (ReLU, no biases), fed dims that
+    hold integers over a common unit (dim ``unit`` holds 1/u; dim d of ``inputs`` holds v/u for
+    the integer variable v, a sympy symbol), writes ``outputs[d]`` = f/u into dim d, f a sympy
+    expression of the integer variables (``Piecewise``/``Eq`` allowed), for every integer value
+    of the variables and every u >= 1 (e.g. Chiang & Cholak's FFN 1: I[i = k]/n from i/n, k/n
+    and 1/n)."""
+
+    id: str
+    statement: str
+    reference: str
+    block: str
+    unit: str
+    inputs: Mapping[str, Any]
+    outputs: Mapping[str, Any]
+
+
+Lemma: TypeAlias = BooleanBlock | NearestSelection | ScaledBlock
 
 
 # --------------------------------------------------------------------------- verdicts
