@@ -110,7 +110,7 @@ class _Values:
         self._fresh = 0
         self._counts: dict[tuple[int, ...], Any] = {}
         self.definitions: dict[int, Any] = {}
-        self._templates: dict[Any, Any] = {}
+        self._plans: dict[Any, tuple[Any, ...]] = {}
 
     def num(self, q: Fraction) -> Any:
         v = self._nums.get(q)
@@ -223,29 +223,55 @@ class _Values:
         raise Unsupported("an averaging head over a position whose residual holds a word-dependent real value")
 
     def formula(self, expr: Any, env: Mapping[str, Any]) -> Any:
-        """:func:`_sympy_to_z3` of ``expr`` with ``env``, built once per expression and sort
-        pattern as a template over placeholders and instantiated by substitution."""
+        """:func:`_sympy_to_z3` of ``expr`` with ``env``, through a plan made once per
+        expression (sympy's own traversal is slow when a lemma is applied at every position)."""
+        plan = self._plans.get(expr)
+        if plan is None:
+            plan = self._plans[expr] = _plan(expr)
+        return self._run_plan(plan, env)
+
+    def _run_plan(self, plan: tuple[Any, ...], env: Mapping[str, Any]) -> Any:
         z3 = self.z3
-        names = sorted(str(sym) for sym in expr.free_symbols)
-        terms = []
-        for name in names:
-            if name not in env:
-                raise Unsupported(f"the lemma names dim {name!r}, which the block does not read")
-            v = env[name]
-            terms.append(self.num(v) if isinstance(v, Fraction) else v)
-        key = (expr, tuple(t.sort().kind() for t in terms))
-        got = self._templates.get(key)
-        if got is None:
-            holders = [z3.Const(f"_{name}", t.sort()) for name, t in zip(names, terms, strict=True)]
-            got = (holders, _sympy_to_z3(self, expr, dict(zip(names, holders, strict=True))))
-            self._templates[key] = got
-        holders, template = got
-        if isinstance(template, Fraction):
-            return template
-        out = z3.substitute(template, *zip(holders, terms, strict=True)) if holders else template
-        if z3.is_rational_value(out):
-            return Fraction(out.as_fraction())
-        return out
+        op = plan[0]
+        if op == "sym":
+            if plan[1] not in env:
+                raise Unsupported(f"the lemma names dim {plan[1]!r}, which the block does not read")
+            return env[plan[1]]
+        if op == "const":
+            return plan[1]
+        if op == "bool":
+            return z3.BoolVal(plan[1], self.ctx)
+        if op == "lin":
+            return self.lin([(c, self._run_plan(p, env)) for c, p in plan[1]], plan[2])
+        if op == "rel":
+            a, b = (self.arith(self._run_plan(p, env)) for p in plan[2:])
+            return _RELATIONS[plan[1]](a, b)
+        if op == "piecewise":
+            out: Any = None
+            for value, cond in reversed(plan[1]):
+                v = self._run_plan(value, env)
+                out = v if cond is None else self.ite(self._bool(self._run_plan(cond, env), plan), v, out)
+            return out
+        args = [self._bool(self._run_plan(p, env), plan) for p in plan[1]]
+        if op == "and":
+            return z3.And(args)
+        if op == "or":
+            return z3.Or(args)
+        if op == "not":
+            return z3.Not(args[0])
+        if op == "xor":
+            return z3.Xor(args[0], args[1])
+        if op == "equiv":
+            return z3.And([args[0] == a for a in args[1:]])
+        if op == "implies":
+            return z3.Implies(args[0], args[1])
+        raise Unsupported(f"lemma plan {op!r}")
+
+    def _bool(self, v: Any, plan: tuple[Any, ...]) -> Any:
+        bv = self.boolish(v)
+        if bv is None:
+            raise Unsupported(f"the lemma uses a value as a Boolean that is not 0/1 ({plan[0]})")
+        return bv
 
     def count(self, bools: Sequence[Any]) -> Any:
         """The number of true Bools among ``bools``, as one Int variable per set of Bools."""
@@ -341,6 +367,43 @@ def _sympy_to_z3(vals: _Values, expr: Any, env: Mapping[str, Any]) -> Any:
         coef, rest = expr.as_coeff_Mul()
         if not isinstance(rest, sympy.Mul) and isinstance(coef, sympy.Rational):
             return vals.lin([(Fraction(int(coef.p), int(coef.q)), _sympy_to_z3(vals, rest, env))], Fraction(0))
+    raise Unsupported(f"lemma expression {expr} is neither a Boolean formula nor linear in the dims")
+
+
+_RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}
+
+
+def _plan(expr: Any) -> tuple[Any, ...]:
+    """A sympy lemma expression as nested tuples, evaluated by :meth:`_Values.formula`."""
+    import sympy
+
+    if isinstance(expr, sympy.Symbol):
+        return ("sym", expr.name)
+    if expr is sympy.true or expr is sympy.false:
+        return ("bool", expr is sympy.true)
+    if isinstance(expr, sympy.Rational):
+        return ("const", Fraction(int(expr.p), int(expr.q)))
+    for kind, name in ((sympy.And, "and"), (sympy.Or, "or"), (sympy.Not, "not"), (sympy.Equivalent, "equiv"), (sympy.Implies, "implies")):
+        if isinstance(expr, kind):
+            return (name, [_plan(a) for a in expr.args])
+    if isinstance(expr, sympy.Xor) and len(expr.args) == 2:
+        return ("xor", [_plan(a) for a in expr.args])
+    for kind, name in ((sympy.Eq, "=="), (sympy.Ne, "!="), (sympy.Lt, "<"), (sympy.Le, "<="), (sympy.Gt, ">"), (sympy.Ge, ">=")):
+        if isinstance(expr, kind):
+            return ("rel", name, _plan(expr.args[0]), _plan(expr.args[1]))
+    if isinstance(expr, sympy.Piecewise):
+        if expr.args[-1][1] is not sympy.true:
+            raise Unsupported(f"Piecewise {expr} has no otherwise branch")
+        return ("piecewise", [(_plan(v), None if c is sympy.true else _plan(c)) for v, c in expr.args])
+    if isinstance(expr, sympy.Add):
+        return ("lin", [(Fraction(1), _plan(a)) for a in expr.args], Fraction(0))
+    if isinstance(expr, sympy.Mul):
+        coef, rest = expr.as_coeff_Mul()
+        if not isinstance(rest, sympy.Mul) and isinstance(coef, sympy.Rational):
+            return ("lin", [(Fraction(int(coef.p), int(coef.q)), _plan(rest))], Fraction(0))
     raise Unsupported(f"lemma expression {expr} is neither a Boolean formula nor linear in the dims")
 
 
