@@ -220,7 +220,7 @@ class _Values:
             return self.num(v) * scale if v not in (0, 1) else (Fraction(0) if v == 0 else scale)
         if self.z3.is_bool(v):
             return self.z3.If(v, scale, self.num(Fraction(0)))
-        raise Unsupported("an averaging head over a position whose residual holds a word-dependent real value")
+        return v * scale  # nonlinear: only where no lemma made the residual Boolean (small n, mutants)
 
     def formula(self, expr: Any, env: Mapping[str, Any]) -> Any:
         """:func:`_sympy_to_z3` of ``expr`` with ``env``, through a plan made once per

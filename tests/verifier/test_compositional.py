@@ -162,19 +162,31 @@ def test_a_readout_bias_that_accepts_everything_is_refuted_with_a_replayed_word(
     assert progress.proved_up_to == len(word) - 1
 
 
-def test_a_broken_gate_lemma_leaves_the_theorem_unproved():
-    net, claim, lemmas = _dyck(1, 1)
+def _logic1_mutant(net: Network, input_: str, delta: Fraction) -> Network:
     logic1 = next(s.block for s in net.layers if s.name == "logic1")
     assert isinstance(logic1, FFN)
     last = logic1.steps[-1]
     assert isinstance(last, Affine)
-    mutant = _replace_block(net, "logic1", dataclasses.replace(logic1, steps=(*logic1.steps[:-1], _nudge(last, "m", last.inputs[0], Fraction(1, 2)))))
+    return _replace_block(net, "logic1", dataclasses.replace(logic1, steps=(*logic1.steps[:-1], _nudge(last, "m", input_, delta))))
+
+
+def test_a_broken_gate_lemma_is_refuted_and_the_faithful_encoding_finds_the_word_the_mutant_gets_wrong():
+    net, claim, lemmas = _dyck(1, 1)
+    mutant = _logic1_mutant(net, "L6:+o", Fraction(-1, 2))
     progress = prove_recognizes(mutant, claim, lemmas, 4, timeout=60)
-    assert not isinstance(progress.verdict, Proved)
     assert _verdicts(progress.tree)["logic1"] == "refuted"
-    if isinstance(progress.verdict, Refuted):
-        word = progress.verdict.word
-        assert word is not None and run(mutant, word).accepted != DYCK(1, 1).contains(word)
+    assert isinstance(progress.verdict, Refuted)
+    assert progress.verdict.word == ()  # the empty word: the shortest one the mutant rejects
+    assert run(mutant, ()).accepted is False and DYCK(1, 1).contains(())
+
+
+def test_a_broken_gate_lemma_that_changes_no_word_up_to_the_bound_leaves_the_theorem_proved_without_it():
+    net, claim, lemmas = _dyck(1, 1)
+    mutant = _logic1_mutant(net, "L6:+t0", Fraction(1, 2))
+    progress = prove_recognizes(mutant, claim, lemmas, 4, timeout=60)
+    assert _verdicts(progress.tree)["logic1"] == "refuted"
+    assert isinstance(progress.verdict, Proved)
+    assert all(run(mutant, w).accepted == DYCK(1, 1).contains(w) for m in range(5) for w in itertools.product("()", repeat=m))
 
 
 def test_parity_is_proved_with_the_fig1_lemma_in_place_of_its_ffn():
