@@ -108,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--claim", action="append", choices=sorted(CLAIMS), help="claims to run (default: all)")
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}")
     parser.add_argument("--limit", type=int, default=0, help="stop the compositional proof at this length (default: 2x the target)")
+    parser.add_argument(
+        "--single", default="",
+        help="comma-separated lengths: also time the compositional proof of the words of exactly each length "
+        "(lemmas plus one query, within the budget), for comparison with per-length figures",
+    )
     args = parser.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]
     for m in methods:
@@ -138,6 +143,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{key:8} {target:>6} " + " ".join(f"{reach[m]:>14}" for m in methods) + "  " + ", ".join(ratios))
         for line in notes:
             print(line)
+        for m in (int(x) for x in args.single.split(",") if x):
+            t0 = time.perf_counter()
+            lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
+            one = prove_recognizes(job.network(), replace(claim, min_len=m, max_len=m), lemmas, m, timeout=args.budget)
+            print(f"  compositional, words of length exactly {m}: {type(one.verdict).__name__} in {time.perf_counter() - t0:.1f} s")
         sys.stdout.flush()
     return 0
 

@@ -38,8 +38,8 @@ module does the same, mechanically, from the IR and the lemmas a construction de
 
 A ``sat`` answer is a word; it is replayed through the exact interpreter, and a word the exact
 interpreter does not misclassify is an encoder bug (:class:`~verifier.smt.EncoderBugError`),
-never a verdict. Lengths are tried in increasing order, so the first counterexample is a
-shortest one.
+never a verdict. Lengths are tried in increasing order and the word is then shrunk to the
+shortlex-first counterexample of its length.
 
 z3 is imported inside functions only; numerals come from Fractions (``z3.RealVal("p/q", ctx)``),
 every query has its own ``z3.Context`` and its SMT-LIB2 text in the lemma tree.
@@ -1219,7 +1219,7 @@ def _presence_signs(
             for label, goal in (("positive", logit > 0), ("non-positive", logit <= 0)):
                 solver = z3.Solver(ctx=ctx)
                 solver.add(*simplex, *vals.assertions, goal)
-                shown = "+".join(str(p) for p in subset)
+                shown = " + ".join("(" + ",".join(f"{d}={int(b)}" for d, b in patterns[p].items()) + ")" for p in subset)
                 query, _model = solve(solver, name=f"readout.{h.name} class {c} patterns {shown} {label}", logic="QF_LRA", timeout=10.0,
                                       reason_unsat=f"no {label} logit when the maximal value patterns are {shown}")
                 queries.append(query)
@@ -1277,6 +1277,32 @@ def _replay(net: Network, language: Language, word: Word) -> Refuted:
     )
 
 
+def _shrink(ab: _Abstraction, solver: Any, word: Word, deadline: float) -> Word:
+    """The shortlex-first counterexample of this length: fix the symbols left to right, each to
+    the smallest one that still leaves a counterexample (one solver call per position and
+    candidate, within the deadline; the word found so far if time runs out)."""
+    import z3
+
+    fixed: list[Any] = []
+    out = list(word)
+    for t in range(ab.m):
+        for a in range(len(ab.alphabet)):
+            if ab.alphabet[a] == out[t] or time.perf_counter() >= deadline:
+                fixed.append(ab.is_symbol(t, ab.alphabet.index(out[t])))
+                break
+            solver.push()
+            solver.add(*fixed, ab.is_symbol(t, a))
+            solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
+            answer = solver.check()
+            model = solver.model() if answer == z3.sat else None
+            solver.pop()
+            if model is not None:
+                out = list(ab.word_of(model))
+                fixed.append(ab.is_symbol(t, a))
+                break
+    return tuple(out)
+
+
 def prove_recognizes(
     net: Network,
     claim: Recognizes,
@@ -1329,7 +1355,7 @@ def prove_recognizes(
                 on_length(m, time.perf_counter() - started)
             continue
         if query.result == "sat":
-            word = ab.word_of(model)
+            word = _shrink(ab, solver, ab.word_of(model), deadline)
             verdict = _replay(net, language, word)
             queries[-1] = SmtQuery(name=query.name, smt2=query.smt2, result="sat",
                                    reason=f"counterexample {render(language.alphabet, word) or 'ε'!r}", seconds=query.seconds)
