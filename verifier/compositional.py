@@ -112,6 +112,35 @@ class _Values:
         self.definitions: dict[int, Any] = {}
         self._plans: dict[Any, tuple[Any, ...]] = {}
 
+    # Bool connectives through z3's C API: the Python wrappers' sort coercion costs more than
+    # the terms themselves when a lemma is instantiated at every position.
+
+    def and_(self, args: Sequence[Any]) -> Any:
+        return self._nary(self.z3.Z3_mk_and, args, True)
+
+    def or_(self, args: Sequence[Any]) -> Any:
+        return self._nary(self.z3.Z3_mk_or, args, False)
+
+    def _nary(self, make: Any, args: Sequence[Any], unit: bool) -> Any:
+        z3 = self.z3
+        if not args:
+            return z3.BoolVal(unit, self.ctx)
+        if len(args) == 1:
+            return args[0]
+        arr = (z3.Ast * len(args))()
+        for i, a in enumerate(args):
+            arr[i] = a.as_ast()
+        return z3.BoolRef(make(self.ctx.ref(), len(args), arr), self.ctx)
+
+    def not_(self, a: Any) -> Any:
+        return self.z3.BoolRef(self.z3.Z3_mk_not(self.ctx.ref(), a.as_ast()), self.ctx)
+
+    def iff(self, a: Any, b: Any) -> Any:
+        return self.z3.BoolRef(self.z3.Z3_mk_eq(self.ctx.ref(), a.as_ast(), b.as_ast()), self.ctx)
+
+    def bool_ite(self, c: Any, a: Any, b: Any) -> Any:
+        return self.z3.BoolRef(self.z3.Z3_mk_ite(self.ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()), self.ctx)
+
     def num(self, q: Fraction) -> Any:
         v = self._nums.get(q)
         if v is None:
@@ -211,7 +240,7 @@ class _Values:
             return a
         ba, bb = self.boolish(a), self.boolish(b)
         if ba is not None and bb is not None and not (isinstance(a, Fraction) and isinstance(b, Fraction) and a not in (0, 1)):
-            return self.z3.If(cond, ba, bb)
+            return self.bool_ite(cond, ba, bb)
         return self.z3.If(cond, self.arith(a), self.arith(b))
 
     def times(self, v: Any, scale: Any) -> Any:
@@ -254,15 +283,15 @@ class _Values:
             return out
         args = [self._bool(self._run_plan(p, env), plan) for p in plan[1]]
         if op == "and":
-            return z3.And(args)
+            return self.and_(args)
         if op == "or":
-            return z3.Or(args)
+            return self.or_(args)
         if op == "not":
-            return z3.Not(args[0])
+            return self.not_(args[0])
         if op == "xor":
             return z3.Xor(args[0], args[1])
         if op == "equiv":
-            return z3.And([args[0] == a for a in args[1:]])
+            return self.and_([self.iff(args[0], a) for a in args[1:]])
         if op == "implies":
             return z3.Implies(args[0], args[1])
         raise Unsupported(f"lemma plan {op!r}")
@@ -293,8 +322,12 @@ class _Values:
             return v
         self._fresh += 1
         name = f"{label}#{self._fresh}"
-        var = z3.Bool(name, self.ctx) if z3.is_bool(v) else z3.Real(name, self.ctx)
-        self.assertions.append(var == v)
+        if z3.is_bool(v):
+            var = z3.Bool(name, self.ctx)
+            self.assertions.append(self.iff(var, v))
+        else:
+            var = z3.Real(name, self.ctx)
+            self.assertions.append(var == v)
         self.definitions[var.get_id()] = v
         return var
 
@@ -702,9 +735,8 @@ class _Abstraction:
     def is_symbol(self, t: int, a: int) -> Any:
         got = self._symbols.get((t, a))
         if got is None:
-            z3 = self.z3
-            lits = [bit if (a >> b) & 1 else z3.Not(bit) for b, bit in enumerate(self.bits[t])]
-            got = self._symbols[(t, a)] = lits[0] if len(lits) == 1 else z3.And(lits)
+            lits = [bit if (a >> b) & 1 else self.vals.not_(bit) for b, bit in enumerate(self.bits[t])]
+            got = self._symbols[(t, a)] = self.vals.and_(lits)
         return got
 
     def word_of(self, model: Any) -> Word:
@@ -937,7 +969,8 @@ class _Abstraction:
     def _scan_add(self, found: Any, best: dict[str, Any], p: Any, v: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         z3 = self.z3
         new_best = {o: self.vals.named(self.vals.ite(p, v[o], best[o]), f"scan.{o}") for o in best}
-        return self.vals.named(z3.simplify(z3.Or(p, found)), "scan.found"), new_best
+        found = p if z3.is_false(found) else self.vals.or_([p, found])
+        return self.vals.named(found, "scan.found"), new_best
 
     def head_faithful(self, idx: int, h: Head, t: int, cands: list[int]) -> tuple[dict[str, Any], Any]:
         vals = self.vals
@@ -1146,12 +1179,12 @@ class _Abstraction:
         for t in range(self.m):
             nxt = []
             for q2 in range(dfa.states):
-                cases = [z3.And(state[q], self.is_symbol(t, a)) for q in range(dfa.states) for a in range(len(self.alphabet)) if dfa.delta[q][a] == q2 and not z3.is_false(state[q])]
+                cases = [self.vals.and_([state[q], self.is_symbol(t, a)]) for q in range(dfa.states) for a in range(len(self.alphabet)) if dfa.delta[q][a] == q2 and not z3.is_false(state[q])]
                 if not cases:
                     nxt.append(z3.BoolVal(False, self.ctx))
                     continue
                 v = z3.Bool(f"q{t + 1}.{q2}", self.ctx)
-                self.vals.assertions.append(v == z3.Or(cases))
+                self.vals.assertions.append(self.vals.iff(v, self.vals.or_(cases)))
                 nxt.append(v)
             state = nxt
         return z3.Or([state[q] for q in sorted(dfa.accepting)])
