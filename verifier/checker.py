@@ -781,9 +781,34 @@ def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
 
 
 def _block_identity(job: Job, claim: BlockIdentity, queries: list[Any] | None = None) -> Verdict:
-    import z3
-
     from .smt import solve
+
+    method = f"smt (z3), all {claim.domain}"
+    built = block_identity_query(job, claim)
+    if isinstance(built, Unknown):
+        return built
+    solver, ints = built
+    shown = ", ".join(claim.variables) if len(claim.variables) <= 4 else f"{len(claim.variables)} variables"
+    query, model = solve(solver, name=claim.id, logic=None, timeout=20.0,
+                         reason_unsat=f"the block's outputs equal the lemma's for all {claim.domain} {shown}")
+    if query.result == "sat":
+        values = {v: str(model.eval(ints[v], model_completion=True)) for v in claim.variables}
+        detail = f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}"
+        query = dataclasses.replace(query, reason=detail)
+    if queries is not None:
+        queries.append(query)
+    if query.result == "unsat":
+        return Proved(method, 1, f"for all {claim.domain} {shown} (unbounded)")
+    if query.result == "sat":
+        return Refuted(method, detail, None, values)
+    return Unknown(method, f"z3: {query.reason}")
+
+
+def block_identity_query(job: Job, claim: BlockIdentity) -> tuple[Any, dict[str, Any]] | Unknown:
+    """The z3 solver (in its own context) whose unsat proves ``claim``, with the lemma's
+    variables; Unknown when the block cannot be encoded. Built, not solved: proof-log freshness
+    checks rebuild it and compare its SMT-LIB2 text."""
+    import z3
 
     method = f"smt (z3), all {claim.domain}"
     net = job.network(0)
@@ -827,27 +852,13 @@ def _block_identity(job: Job, claim: BlockIdentity, queries: list[Any] | None = 
             case _:
                 assert_never(step)
     solver = z3.Solver(ctx=ctx)
-    solver.set("timeout", 20000)
     for a in claim.assumptions:
         solver.add(_sympy_to_z3(z3, ctx, a, env))
     out_env = {**env, **x}
     goals = [x[d] == _sympy_to_z3(z3, ctx, e, env) for d, e in claim.outputs.items()]
     goals += [_sympy_to_z3(z3, ctx, c, out_env) for c in claim.conditions]
     solver.add(z3.Not(z3.And(goals)))
-    shown = ", ".join(claim.variables) if len(claim.variables) <= 4 else f"{len(claim.variables)} variables"
-    query, model = solve(solver, name=claim.id, logic="ALL", timeout=20.0,
-                         reason_unsat=f"the block's outputs equal the lemma's for all {claim.domain} {shown}")
-    if query.result == "sat":
-        values = {v: str(model.eval(ints[v], model_completion=True)) for v in claim.variables}
-        detail = f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}"
-        query = dataclasses.replace(query, reason=detail)
-    if queries is not None:
-        queries.append(query)
-    if query.result == "unsat":
-        return Proved(method, 1, f"for all {claim.domain} {shown} (unbounded)")
-    if query.result == "sat":
-        return Refuted(method, detail, None, values)
-    return Unknown(method, f"z3: {query.reason}")
+    return solver, ints
 
 
 def _identity(claim: Identity) -> Verdict:
