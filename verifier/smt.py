@@ -1002,7 +1002,18 @@ def prove_claim_smt(job: Job, claim: Claim, max_len: int | None = None, *, timeo
 
     bound = claim.max_len if max_len is None else max_len
     if isinstance(claim, Recognizes):
-        return recognizes_smt(job.network, claim.language, claim.min_len, bound, timeout=timeout)
+        started = time.perf_counter()
+        lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
+        if lemmas and claim.min_len == 0 and getattr(claim.language, "automaton", None) is not None:
+            # The paper's proof first: block lemmas, then the claim over their specifications
+            # (verifier.compositional); the monolithic encoding when that decides nothing.
+            from .compositional import prove_recognizes
+
+            progress = prove_recognizes(job.network(bound), claim, lemmas, bound, timeout=timeout)
+            if not isinstance(progress.verdict, Unknown):
+                return Outcome(progress.verdict, (), progress.tree)
+        left = max(1.0, timeout - (time.perf_counter() - started))
+        return recognizes_smt(job.network, claim.language, claim.min_len, bound, timeout=left)
     if isinstance(claim, BlockIdentity):
         log: list[SmtQuery] = []
         verdict = check(job, claim, queries=log)

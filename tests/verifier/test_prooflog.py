@@ -203,3 +203,22 @@ def test_recheck_of_a_rejected_log_exits_2(logs: Path, tmp_path: Path, capsys: p
     done = netproof(capsys, "recheck", str(path))
     assert done.code == 2
     assert "REJECTED" in done.out and "unknown field(s) extra" in done.out
+
+
+def test_a_compositional_proof_logs_its_lemma_tree_and_cvc5_agrees_with_every_query(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = netproof(capsys, "prove", "dyck", "-p", "k=1", "-p", "depth=1", "--method", "smt", "--max-n", "10",
+                    "--out", str(tmp_path), "--jobs", "1", "--quiet")
+    assert done.code == 3  # Y3–Y5 are trace properties: Unknown under --method smt
+    path = tmp_path / "dyck" / "Y2.n10.47f2b3f2.json"
+    log = check_fresh(str(path))
+    rec = log.record
+    assert (rec["verdict"], rec["method"], rec["queries"]) == ("proved", "smt (z3), compositional", [])
+    tree = rec["lemmas"]
+    assert tree["name"] == "Y2" and tree["verdict"] == "proved"
+    assert {child["verdict"] for child in tree["children"]} == {"proved"}
+    assert len(log.queries) > 11  # one per length at the root, and the lemmas' own
+    again = netproof(capsys, "recheck", str(path))
+    assert again.code == 0, again.out
+    assert f"AGREE     {path}  ({len(log.queries)} queries: every answer as recorded)" in again.out
