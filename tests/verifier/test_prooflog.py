@@ -222,3 +222,19 @@ def test_a_compositional_proof_logs_its_lemma_tree_and_cvc5_agrees_with_every_qu
     again = netproof(capsys, "recheck", str(path))
     assert again.code == 0, again.out
     assert f"AGREE     {path}  ({len(log.queries)} queries: every answer as recorded)" in again.out
+
+
+def test_every_committed_proof_log_is_fresh_without_solving(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The records under proofs/ still describe the networks the constructions build today, and
+    their queries still rebuild to the recorded bytes (regenerate them with `netproof prove`)."""
+
+    def no_solving(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the freshness check must not solve")
+
+    monkeypatch.setattr(smt, "solve", no_solving)
+    from verifier.prooflog import find_logs
+
+    paths = find_logs([str(REPO / "proofs")])
+    assert len(paths) > 100
+    for path in paths:
+        check_fresh(path)
