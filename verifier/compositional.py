@@ -308,9 +308,22 @@ class _Values:
         key = tuple(sorted(b.get_id() for b in bools))
         got = self._counts.get(key)
         if got is None:
-            got = z3.Int(f"count#{len(self._counts) + 1}", self.ctx)
+            label = f"count#{len(self._counts) + 1}"
             one, zero = z3.IntVal(1, self.ctx), z3.IntVal(0, self.ctx)
-            self.assertions.append(got == z3.Sum([z3.If(b, one, zero) for b in bools]))
+            parts = [z3.If(b, one, zero) for b in bools]
+            # Partial sums of at most 32 terms each behind their own names: z3 prints a long sum
+            # as nested terms, and a shallow query keeps every SMT-LIB2 reader within its limits.
+            level = 0
+            while len(parts) > 32:
+                level += 1
+                grouped = []
+                for i in range(0, len(parts), 32):
+                    part = z3.Int(f"{label}.{level}.{i // 32}", self.ctx)
+                    self.assertions.append(part == z3.Sum(parts[i:i + 32]))
+                    grouped.append(part)
+                parts = grouped
+            got = z3.Int(label, self.ctx)
+            self.assertions.append(got == z3.Sum(parts))
             self._counts[key] = got
         return got
 
