@@ -321,8 +321,9 @@ def _ascii(text: str) -> str:
 class _Encoder:
     """The network on a symbolic word of one length, in one z3 context."""
 
-    def __init__(self, z3: Any, ctx: Any, net: Network, m: int, word: str = "int") -> None:
+    def __init__(self, z3: Any, ctx: Any, net: Network, m: int, word: str = "int", hardmax: str = "max") -> None:
         self.z3 = z3
+        self.hardmax = hardmax
         self.ctx = ctx
         self.net = net
         self.m = m
@@ -572,14 +573,21 @@ class _Encoder:
         if len(cand) == 1:
             j = cand[0][0]
             return {o: vs[j][o] for o in outs}
-        top = self.fresh(f"{label}.max")
-        self.assertions.append(z3.And([top >= self.term(s) for _, s in cand]))
-        self.assertions.append(z3.Or([top == self.term(s) for _, s in cand]))
         sel = {}
-        for j, s in cand:
-            b = z3.Bool(_ascii(f"{label}.sel{j}"), self.ctx)
-            self.assertions.append(b == (self.term(s) >= top))
-            sel[j] = b
+        if self.hardmax == "pairwise":  # j is selected iff its score is >= every other one
+            for j, s in cand:
+                b = z3.Bool(_ascii(f"{label}.sel{j}"), self.ctx)
+                others = [self.term(s) >= self.term(t) for k, t in cand if k != j and not (_lo(s) >= _hi(t))]
+                self.assertions.append(b == (z3.And(others) if others else z3.BoolVal(True, self.ctx)))
+                sel[j] = b
+        else:  # the maximum M of the scores, then j is selected iff s_j >= M
+            top = self.fresh(f"{label}.max")
+            self.assertions.append(z3.And([top >= self.term(s) for _, s in cand]))
+            self.assertions.append(z3.Or([top == self.term(s) for _, s in cand]))
+            for j, s in cand:
+                b = z3.Bool(_ascii(f"{label}.sel{j}"), self.ctx)
+                self.assertions.append(b == (self.term(s) >= top))
+                sel[j] = b
         out: dict[str, Val] = {}
         if tie in ("leftmost", "rightmost"):
             order = [j for j, _ in cand] if tie == "leftmost" else [j for j, _ in reversed(cand)]
@@ -794,11 +802,14 @@ class RecognitionQuery:
         return f"n={self.m}"
 
 
-def recognition_query(net: Network, language: Language, m: int, *, word: str = "int") -> RecognitionQuery:
+def recognition_query(net: Network, language: Language, m: int, *, word: str = "int", hardmax: str = "max") -> RecognitionQuery:
     """Encode "the network's accept bit differs from membership in ``language``" over the words
     of length ``m``; raises :class:`Unsupported` for what the encoder does not cover. ``word``:
     ``int`` (one integer per position: the default; measured on Dyck(2,2), n = 6 and 8, z3
-    took 1.5x to 2x longer with ``onehot``) or ``onehot`` (one Bool per position and symbol)."""
+    took 1.5x to 2x longer with ``onehot``) or ``onehot`` (one Bool per position and symbol).
+    ``hardmax``: ``max`` (a variable for the maximum score: the default) or ``pairwise`` (each
+    selection as comparisons with every other score: 2x slower at n = 8). See
+    ``benchmarks/smt_encodings.py``."""
     import z3
 
     if getattr(language, "automaton", None) is None:
@@ -811,7 +822,7 @@ def recognition_query(net: Network, language: Language, m: int, *, word: str = "
             f"the language's alphabet {language.alphabet} is not the network's {net.alphabet} in the same order"
         )
     ctx = z3.Context()
-    enc = _Encoder(z3, ctx, net, m, word)
+    enc = _Encoder(z3, ctx, net, m, word, hardmax)
     logit = enc.logit()
     member = enc.member(language.automaton)
     accept = z3.BoolVal(logit > 0, ctx) if isinstance(logit, Fraction) else enc.term(logit) > 0
