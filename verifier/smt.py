@@ -1006,8 +1006,11 @@ def smt_applicable(claim: Claim) -> bool:
     return isinstance(claim, BlockIdentity)
 
 
-def prove_claim_smt(job: Job, claim: Claim, max_len: int | None = None, *, timeout: float = 60.0) -> Outcome:
-    """The smt method on one claim of a job."""
+def prove_claim_smt(
+    job: Job, claim: Claim, max_len: int | None = None, *, timeout: float = 60.0, compositional: bool = True
+) -> Outcome:
+    """The smt method on one claim of a job; ``compositional=False`` skips the compositional
+    proof and encodes the whole network (the monolithic encoding)."""
     from .checker import check
     from .claims import BlockIdentity
 
@@ -1015,7 +1018,7 @@ def prove_claim_smt(job: Job, claim: Claim, max_len: int | None = None, *, timeo
     if isinstance(claim, Recognizes):
         started = time.perf_counter()
         lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
-        if lemmas and claim.min_len == 0 and getattr(claim.language, "automaton", None) is not None:
+        if compositional and lemmas and claim.min_len == 0 and getattr(claim.language, "automaton", None) is not None:
             # The paper's proof first: block lemmas, then the claim over their specifications
             # (verifier.compositional); the monolithic encoding when that decides nothing.
             from .compositional import prove_recognizes
@@ -1086,15 +1089,16 @@ def _combine(exhaustive: Verdict, smt: Verdict) -> Verdict:
 def prove_smt(
     construction: Construction, params: Mapping[str, str], claim_id: str, n: int, timeout: float = 60.0
 ) -> Outcome:
-    """The monolithic SMT proof of one claim of a construction up to length ``n``, for the
-    benchmark and scripts: ``params`` as typed on the command line (``{"k": "2"}``)."""
+    """The monolithic SMT proof of one claim of a construction up to length ``n`` (the whole
+    network encoded, never the compositional proof), for the benchmark and scripts: ``params``
+    as typed on the command line (``{"k": "2"}``), ``timeout`` seconds for all lengths."""
     from .checker import Job
 
     values = construction.parse_params(dict(params))
     claims = {c.id: c for c in construction.claims(values)}
     if claim_id not in claims:
         raise KeyError(f"claim_id={claim_id!r} is not a claim of {construction.name}; its claims: {', '.join(claims)}")
-    return prove_claim_smt(Job(construction, values), claims[claim_id], n, timeout=timeout)
+    return prove_claim_smt(Job(construction, values), claims[claim_id], n, timeout=timeout, compositional=False)
 
 
 __all__ = [
