@@ -948,7 +948,7 @@ def recognizes_smt(
         left = deadline - time.perf_counter()
         if left <= 0:
             return Outcome(
-                Unknown(method, f"timeout: the {timeout:g} s budget ran out before length {m} (lengths {min_len}..{m - 1} proved)"),
+                Unknown(method, f"timeout: the {timeout:.1f} s budget ran out before length {m} (lengths {min_len}..{m - 1} proved)"),
                 tuple(queries),
             )
         query, model = solve(q.solver, name=q.name, logic=q.logic, timeout=left,
@@ -957,7 +957,7 @@ def recognizes_smt(
             queries.append(query)
             reason = query.reason or "unknown"
             if reason in ("timeout", "canceled"):
-                reason = f"timeout after {timeout:g} s at length {m}"
+                reason = f"timeout: the {timeout:.1f} s budget ran out at length {m}"
             return Outcome(Unknown(method, f"z3: {reason} (lengths {min_len}..{m - 1} proved)"), tuple(queries))
         if query.result == "sat":
             word = _word_of(model, q.encoder, language.alphabet)
