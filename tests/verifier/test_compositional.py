@@ -213,3 +213,13 @@ def test_a_claim_that_is_not_a_recognition_claim_is_unknown_with_the_reason():
 def test_an_unknown_claim_id_names_the_claims_there_are():
     with pytest.raises(KeyError, match="its claims: Y2"):
         prove_compositional("dyck", {"k": "1", "depth": "1"}, "Y9", 4)
+
+
+def test_cvc5_gives_every_query_of_a_compositional_proof_the_answer_z3_gave():
+    pytest.importorskip("cvc5")
+    from verifier.recheck import solve_smt2
+
+    for construction, params, claim_id, n in (("dyck", {"k": "2", "depth": "2"}, "Y2", 4), ("parity", {}, "C4", 6)):
+        _verdict, tree = prove_compositional(construction, params, claim_id, n, timeout=60)
+        answers = [(q.name, q.result, solve_smt2(q.smt2, "cvc5", 30)[0]) for node in tree.walk() for q in node.queries]
+        assert answers and all(z3_answer == cvc5_answer for _name, z3_answer, cvc5_answer in answers), answers
