@@ -14,7 +14,12 @@ Faithful arithmetic, no approximation:
 - hardmax: the maximum ``M`` of the unmasked scores (``M ≥ s_j``, ``M = s_j`` for some j), the
   selected set ``s_j ≥ M``; ``average`` divides the selected values' sum by their count with one
   linear case per possible count, ``leftmost`` / ``rightmost`` take the first / last selected
-  position; masks and ``empty="zero"`` are resolved per position (n is concrete);
+  position; masks and ``empty="zero"`` are resolved per position (n is concrete). Where the
+  finite value sets of the scores (tracked next to the intervals) are pairwise disjoint, no tie
+  is possible: the single selected value is taken without a count (Dyck's matching heads, whose
+  scores i/n − m_i never tie);
+- only the positions something reads are encoded (after the last attention layer, the
+  classifier's position; in that layer, its query only);
 - softmax: exact rational weights where the scores do not depend on the word (Chiang & Cholak's
   networks), else ``Unknown("unsupported: ...")``;
 - layer norm: computed exactly where its inputs do not depend on the word, else
@@ -303,11 +308,25 @@ def solve(solver: Any, *, name: str, logic: str | None, timeout: float, reason_u
 
 @dataclass(frozen=True, slots=True)
 class Sym:
-    """A word-dependent value: a z3 term with an enclosure ``lo <= term <= hi``."""
+    """A word-dependent value: a z3 term with an enclosure ``lo <= term <= hi`` and, where it
+    is small and known, the finite set ``vals`` of every value it can take (None: unknown)."""
 
     term: Any
     lo: Fraction
     hi: Fraction
+    vals: frozenset[Fraction] | None = None
+
+
+VALUE_SET_MAX = 64
+"""Value sets larger than this are forgotten (None)."""
+
+
+def _vals(v: Val) -> frozenset[Fraction] | None:
+    return frozenset({v}) if isinstance(v, Fraction) else v.vals
+
+
+def _capped(vals: frozenset[Fraction] | None) -> frozenset[Fraction] | None:
+    return vals if vals is not None and len(vals) <= VALUE_SET_MAX else None
 
 
 Val: TypeAlias = Fraction | Sym
@@ -372,14 +391,17 @@ class _Encoder:
             return v
         if v.lo == v.hi:
             return v.lo
+        if v.vals is not None and len(v.vals) == 1:
+            return next(iter(v.vals))
         x = self.fresh(label)
         self.assertions.append(x == v.term)
-        return Sym(x, v.lo, v.hi)
+        return Sym(x, v.lo, v.hi, v.vals)
 
     def linear(self, terms: Sequence[tuple[Fraction, Val]], const: Fraction) -> Val:
         acc = const
         parts: list[Any] = []
         lo = hi = const
+        vals: frozenset[Fraction] | None = frozenset({Fraction(0)})
         for c, v in terms:
             if c == 0:
                 continue
@@ -391,19 +413,25 @@ class _Encoder:
             parts.append(v.term if c == 1 else (-v.term if c == -1 else self.num(c) * v.term))
             lo += c * (v.lo if c > 0 else v.hi)
             hi += c * (v.hi if c > 0 else v.lo)
+            if vals is not None and v.vals is not None and len(vals) * len(v.vals) <= VALUE_SET_MAX * 4:
+                vals = _capped(frozenset(a + c * b for a in vals for b in v.vals))
+            else:
+                vals = None
         if not parts:
             return acc
         total = parts[0] if len(parts) == 1 else self.z3.Sum(parts)
         if acc != 0:
             total = total + self.num(acc)
-        return Sym(total, lo, hi)
+        return Sym(total, lo, hi, None if vals is None else frozenset(a + acc for a in vals))
 
     def ite(self, cond: Any, a: Val, b: Val) -> Val:
         if isinstance(a, Fraction) and isinstance(b, Fraction) and a == b:
             return a
         lo = min(_lo(a), _lo(b))
         hi = max(_hi(a), _hi(b))
-        return Sym(self.z3.If(cond, self.term(a), self.term(b)), lo, hi)
+        va, vb = _vals(a), _vals(b)
+        vals = None if va is None or vb is None else _capped(va | vb)
+        return Sym(self.z3.If(cond, self.term(a), self.term(b)), lo, hi, vals)
 
     # -------------------------------------------------------------- blocks
 
@@ -446,6 +474,10 @@ class _Encoder:
                 else:
                     inner = t if v.hi <= 1 else self.z3.If(t > 1, self.num(one), t)
                     r = Sym(inner if v.lo >= 0 else self.z3.If(t < 0, self.num(zero), inner), max(zero, v.lo), min(one, v.hi))
+            if isinstance(r, Sym) and v.vals is not None:
+                fn = {"relu": lambda q: max(q, zero), "step": lambda q: one if q > 0 else zero}.get(
+                    kind, lambda q: min(max(q, zero), one))
+                r = Sym(r.term, r.lo, r.hi, frozenset(fn(q) for q in v.vals))
             out[d] = self.name(r, f"{label}.{d}")
         return out
 
@@ -506,7 +538,8 @@ class _Encoder:
             else:
                 t = total.term
                 bound = max(abs(total.lo), abs(total.hi))
-                total = Sym(self.z3.If(t > 0, -t, t), -bound, min(Fraction(0), total.hi, -total.lo) if total.lo > 0 or total.hi < 0 else Fraction(0))
+                total = Sym(self.z3.If(t > 0, -t, t), -bound, min(Fraction(0), total.hi, -total.lo) if total.lo > 0 or total.hi < 0 else Fraction(0),
+                            None if total.vals is None else frozenset(-abs(q) for q in total.vals))
         return self.name(total, label)
 
     def head(
@@ -595,6 +628,18 @@ class _Encoder:
             for o in outs:
                 v: Val = vs[order[-1]][o]
                 for j in reversed(order[:-1]):
+                    v = self.ite(sel[j], vs[j][o], v)
+                out[o] = self.name(v, f"{label}.{o}")
+            return out
+        sets = [_vals(sc) for _, sc in cand]
+        if all(x is not None for x in sets) and all(
+            not (a & b) for a, b in itertools.combinations(sets, 2)  # type: ignore[operator]
+        ):
+            # No two scores can ever be equal (their value sets are disjoint): exactly one
+            # position is selected, every tie rule picks it, and no count is needed.
+            for o in outs:
+                v = vs[cand[-1][0]][o]
+                for j, _ in reversed(cand[:-1]):
                     v = self.ite(sel[j], vs[j][o], v)
                 out[o] = self.name(v, f"{label}.{o}")
             return out
