@@ -21,7 +21,9 @@ Faithful arithmetic, no approximation:
 - only the positions something reads are encoded (after the last attention layer, the
   classifier's position; in that layer, its query only);
 - softmax: exact rational weights where the scores do not depend on the word (Chiang & Cholak's
-  networks), else ``Unknown("unsupported: ...")``;
+  networks); where they do but take finitely many values with rational weights base^(κ·s)
+  (integer scores, rational base), the output times the normalizer equals the weighted sum,
+  one linear case per value of the normalizer; else ``Unknown("unsupported: ...")``;
 - layer norm: computed exactly where its inputs do not depend on the word, else
   ``Unknown("unsupported: ...")`` (√ of a word-dependent variance is out of this encoding).
 
@@ -664,24 +666,62 @@ class _Encoder:
     def _softmax(
         self, h: Head, i: int, allowed: list[int], scores: list[Val], vs: list[dict[str, Val]], n: int, where: str
     ) -> dict[str, Val]:
-        if not all(isinstance(s, Fraction) for s in scores):
-            raise Unsupported(
-                f"{where}: softmax over word-dependent scores at position {i} (the weights are "
-                "exponentials of symbolic values); check this claim with --method exhaustive"
-            )
+        """Exact rational weights where the scores are constants; where they depend on the word
+        but each takes finitely many values whose weights base^(κ·s) are rational, the output
+        y = N/Z with N = Σ_j w(s_j)·v_j and Z = Σ_j w(s_j) (ite over each score's values), and
+        one linear case z·y = N per value z that Z can take."""
         from symbolic import NotRationalError
         from symbolic.exact import FractionArithmetic
 
         assert isinstance(h.normalizer, Softmax)
+        z3 = self.z3
+        sets = [_vals(sc) for sc in scores]
+        if any(x is None for x in sets):
+            raise Unsupported(
+                f"{where}: softmax over word-dependent scores at position {i} whose values are not a "
+                "known finite set (the weights are exponentials of symbolic values); check this claim "
+                "with --method exhaustive"
+            )
+        values = sorted(set().union(*sets))  # type: ignore[arg-type]
         try:
-            weights = FractionArithmetic().softmax(h.normalizer, h.scale, scores, n, where)  # type: ignore[arg-type]
+            shares = FractionArithmetic().softmax(h.normalizer, h.scale, values, n, where)
         except NotRationalError as exc:
-            raise Unsupported(f"{where}: {exc}") from exc
-        return {
-            o: self.name(self.linear([(w, vs[j][o]) for j, w in zip(allowed, weights, strict=True)], Fraction(0)),
-                         f"{h.name}@{i}.{o}")
-            for o in h.value.outputs
-        }
+            raise Unsupported(str(exc)) from exc
+        weight = dict(zip(values, shares, strict=True))  # ∝ base^(κ·s): only ratios matter
+        if all(isinstance(sc, Fraction) for sc in scores):
+            total = sum((weight[sc] for sc in scores), Fraction(0))  # type: ignore[index]
+            return {
+                o: self.name(self.linear([(weight[sc] / total, vs[j][o]) for j, sc in zip(allowed, scores, strict=True)],  # type: ignore[index]
+                                         Fraction(0)), f"{h.name}@{i}.{o}")
+                for o in h.value.outputs
+            }
+
+        def chain(sc: Val, value_of: Any) -> Val:
+            if isinstance(sc, Fraction):
+                return value_of(sc)
+            options = sorted(sc.vals)  # type: ignore[arg-type]
+            v: Val = value_of(options[-1])
+            for x in reversed(options[:-1]):
+                v = self.ite(self.term(sc) == self.num(x), value_of(x), v)
+            return v
+
+        z_val = self.linear([(Fraction(1), chain(sc, lambda x: weight[x])) for sc in scores], Fraction(0))
+        zs = _vals(z_val)
+        if zs is None:
+            raise Unsupported(f"{where}: the softmax normalizer at position {i} takes too many values to split into cases")
+        z_term = self.name(z_val, f"{h.name}@{i}.Z")
+        out: dict[str, Val] = {}
+        for o in h.value.outputs:
+            parts = [chain(sc, lambda x, vj=vs[j][o]: self.linear([(weight[x], vj)], Fraction(0)))
+                     for j, sc in zip(allowed, scores, strict=True)]
+            numer = self.name(self.linear([(Fraction(1), p) for p in parts], Fraction(0)), f"{h.name}@{i}.N.{o}")
+            vals_o = [vs[j][o] for j in allowed]
+            y = self.fresh(f"{h.name}@{i}.{o}")
+            for z in sorted(zs):
+                cond = z3.BoolVal(True, self.ctx) if isinstance(z_term, Fraction) else self.term(z_term) == self.num(z)
+                self.assertions.append(z3.Implies(cond, self.num(z) * y == self.term(numer)))
+            out[o] = Sym(y, min(_lo(v) for v in vals_o), max(_hi(v) for v in vals_o))
+        return out
 
     # -------------------------------------------------------------- whole network
 

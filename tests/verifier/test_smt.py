@@ -151,6 +151,26 @@ def test_the_encoded_logit_is_the_exact_logit_on_random_hardmax_networks(net: Ne
     assert logit_on(net, word) == ("sat", "unsat")
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(net=networks(softmax=True), word=st.lists(st.sampled_from(("a", "b", "c")), max_size=3).map(tuple))
+def test_the_encoded_logit_is_the_exact_logit_on_random_networks_with_softmax_heads(net: Network, word: tuple[str, ...]) -> None:
+    """Softmax heads of base 2, 3 or 1/2 with integer scores, word-dependent ones included (the
+    output times the normalizer is the weighted sum, one case per value of the normalizer)."""
+    from symbolic import NotRationalError
+    from verifier.smt import Unsupported
+
+    try:
+        run_exact(net, word)
+    except NotRationalError:
+        return  # the exact interpreter has no rational value to compare with
+    try:
+        answers = logit_on(net, word)
+    except Unsupported as exc:
+        assert str(exc), "an unsupported network says why"
+        return
+    assert answers == ("sat", "unsat")
+
+
 # --------------------------------------------------------------------------- proofs
 
 
