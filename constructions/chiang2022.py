@@ -557,11 +557,13 @@ from verifier.claims import (  # noqa: E402  (claims come after the networks the
     Construction,
     CrossEntropy,
     Identity,
+    Lemma,
     MirrorInvariant,
     Output,
     Param,
     Point,
     Recognizes,
+    ScaledBlock,
     SignForAllBases,
     StateValue,
     ValueIs,
@@ -760,6 +762,24 @@ def _parity_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             )
         )
     return tuple(claims)
+
+
+def _parity_lemmas(values: Mapping[str, Any]) -> tuple[Lemma, ...]:
+    """The step of Proposition 1's proof that is a block lemma (Fig. 1): FFN 1 turns i/n, k/n and
+    1/n into I[i = k]/n, for all integers i, k and every n >= 1. (Layer 1's k/n is not a lemma:
+    its uniform weights do not depend on the word, so the encoder computes them exactly.)"""
+    i, k = sympy.symbols("i k", integer=True)
+    return (
+        ScaledBlock(
+            id="fig1",
+            statement="FFN fig1 writes I[i = k]/n from i/n, k/n and 1/n, for all integers i, k and n >= 1 (Fig. 1)",
+            reference="§2.2, Proposition 1, Fig. 1",
+            block="fig1",
+            unit="1/n",
+            inputs={"i/n": i, "k/n": k},
+            outputs={"I[i=k]/n": sympy.Piecewise((1, sympy.Eq(i, k)), (0, True))},
+        ),
+    )
 
 
 def _first_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
@@ -1030,6 +1050,7 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         params=(C_PARAM, VARIANT),
         build=lambda values: parity_transformer(_c(values)),
         claims=_parity_claims,
+        lemmas=_parity_lemmas,
         language=PARITY,
     ),
     Construction(

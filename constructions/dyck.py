@@ -37,11 +37,12 @@ from fractions import Fraction
 from functools import cache
 from typing import TypedDict
 
-from verifier.claims import Language, Word
+from verifier.claims import Automaton, Language, Word
 
 __all__ = [
     "DYCK",
     "END",
+    "dyck_automaton",
     "K_VALUES",
     "TABLE1",
     "CloseAccuracy",
@@ -304,7 +305,38 @@ def DYCK(k: int, D: int) -> Language:
             f"balanced words over {k} bracket type(s) with prefix depth at most {D} "
             "(Yao et al. 2021 §3.1)"
         ),
+        automaton=dyck_automaton(k, D),
     )
+
+
+def dyck_automaton(k: int, D: int) -> Automaton:
+    """Dyck(k, D) as a bounded-stack automaton: one state per stack of at most D open types
+    (state 0 the empty stack, the only accepting one) and a dead state for a mismatch, an
+    unmatched close or a prefix deeper than D.
+
+    >>> A = dyck_automaton(2, 2)
+    >>> A.states, A.accepts([0, 2, 3, 1]), A.accepts([0, 0, 0, 1, 1, 1])   # ([]) and ((()))
+    (8, True, False)
+    """
+    _check_kD(k, D)
+    stacks: list[tuple[int, ...]] = [()]
+    index: dict[tuple[int, ...], int] = {(): 0}
+    for stack in stacks:  # grows while it is read: breadth first over the stacks
+        if len(stack) < D:
+            for t in range(k):
+                child = (*stack, t)
+                index[child] = len(stacks)
+                stacks.append(child)
+    dead = len(stacks)
+    delta: list[tuple[int, ...]] = []
+    for stack in stacks:
+        row = []
+        for t in range(k):
+            row.append(index.get((*stack, t), dead))  # open of type t
+            row.append(index[stack[:-1]] if stack and stack[-1] == t else dead)  # close of type t
+        delta.append(tuple(row))
+    delta.append(tuple(dead for _ in range(2 * k)))
+    return Automaton(states=dead + 1, start=0, accepting=frozenset({0}), delta=tuple(delta))
 
 
 # --------------------------------------------------------------------------- allowed next symbols

@@ -8,7 +8,7 @@ False
 
 from __future__ import annotations
 
-from verifier.claims import Language, Word
+from verifier.claims import Automaton, Language, Word
 
 
 def _parity(w: Word) -> bool:
@@ -24,6 +24,7 @@ PARITY = Language(
     alphabet=("0", "1"),
     contains=_parity,
     description="words over {0,1} with an odd number of 1s",
+    automaton=Automaton(states=2, start=0, accepting=frozenset({1}), delta=((0, 1), (1, 0))),
 )
 
 FIRST = Language(
@@ -31,4 +32,5 @@ FIRST = Language(
     alphabet=("0", "1"),
     contains=_first,
     description="words over {0,1} whose first symbol is 1",
+    automaton=Automaton(states=3, start=0, accepting=frozenset({2}), delta=((1, 2), (1, 1), (2, 2))),
 )

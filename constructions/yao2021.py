@@ -528,9 +528,12 @@ import sympy
 from verifier.claims import (
     VARIANT,
     BlockIdentity,
+    BooleanBlock,
     Claim,
     Construction,
     ExactFact,
+    Lemma,
+    NearestSelection,
     Param,
     Recognizes,
     TraceProperty,
@@ -813,6 +816,67 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
         ),
         *extra,
     )
+
+
+def _dyck_lemmas(values: Mapping[str, object]) -> tuple[Lemma, ...]:
+    """The block lemmas of Theorem 4.1's proof (§5.1, Lemma A.1), as data: each matching FFN
+    computes the m/e update as a Boolean formula of Boolean dims (and passes t, o, p through),
+    and each matching head selects the nearest unmatched token on its side (the nearest token if
+    none is unmatched). The formulas are the paper's (the printed ones for ``variant=paper``),
+    written here independently of the gate circuits that implement them."""
+    k, depth = int(values["k"]), int(values["depth"])  # type: ignore[call-overload]
+    paper = values["variant"] == "paper"
+    tb = [f"t{b}" for b in range(type_bits(k))]
+    S = {name: sympy.Symbol(name) for name in (*tb, "o", "p", "m", "e")}
+    L = {name: sympy.Symbol(f"l:{name}") for name in (*tb, "o", "m")}
+    R = {name: sympy.Symbol(f"r:{name}") for name in (*tb, "o", "m")}
+    m, e, o = S["m"], S["e"], S["o"]
+
+    def same(side: Mapping[str, sympy.Symbol]) -> Any:
+        return sympy.And(*(sympy.Equivalent(S[b], side[b]) for b in tb))
+
+    if paper:  # as printed: s₁ with the left neighbour, s₂ with the right one, no ¬m guards
+        s1, s2 = same(L), same(R)
+        m_new = sympy.Or(m, sympy.And(o, ~R["o"], s1), sympy.And(~o, L["o"], s2))
+        e_new = sympy.Or(e, sympy.And(o, ~R["o"], ~s1), sympy.And(~o, L["o"], ~s2))
+    else:
+        rg = sympy.And(~m, o, ~R["o"], ~R["m"])  # an unmatched open whose right partner is a close
+        lg = sympy.And(~m, ~o, L["o"], ~L["m"])  # an unmatched close whose left partner is an open
+        m_new = sympy.Or(m, sympy.And(rg, same(R)), sympy.And(lg, same(L)))
+        e_new = sympy.Or(e, sympy.And(rg, ~same(R)), sympy.And(lg, ~same(L)))
+    boolean = (*tb, "o", "m", "e", *(f"l:{d}" for d in (*tb, "o", "m")), *(f"r:{d}" for d in (*tb, "o", "m")))
+    outputs: dict[str, Any] = {d: S[d] for d in (*tb, "o", "p")}
+    outputs.update({"m": m_new, "e": e_new})
+    ref = "§5.1, Theorem 4.1; Lemma A.1"
+    lemmas: list[Lemma] = []
+    for ell in range(1, depth + 1):
+        for head, side in (("left", "j < i"), ("right", "j > i")):
+            lemmas.append(
+                NearestSelection(
+                    id=f"match{ell}.{head}",
+                    statement=f"head {head} of match{ell} selects the nearest unmatched token {side} "
+                    f"(the nearest token {side} if all are matched), with no score ties",
+                    reference=ref,
+                    layer=f"match{ell}",
+                    head=head,
+                    prefer=~m,
+                    boolean=("m",),
+                    positional={"p": "i/n"},
+                )
+            )
+        lemmas.append(
+            BooleanBlock(
+                id=f"logic{ell}",
+                statement=f"FFN logic{ell} computes m' and e' of §5.1"
+                + (" (as printed)" if paper else "")
+                + " on Boolean t, o, m, e and neighbour dims, and passes t, o, p through",
+                reference=ref,
+                block=f"logic{ell}",
+                boolean=boolean,
+                outputs=outputs,
+            )
+        )
+    return tuple(lemmas)
 
 
 # --------------------------------------------------------------------------- generator claims
@@ -1240,6 +1304,7 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         build=lambda values: dyck_recognizer(k=values["k"], depth=values["depth"], variant=values["variant"]),
         claims=_dyck_claims,
         language_of=lambda values: DYCK(values["k"], values["depth"]),
+        lemmas=_dyck_lemmas,
     ),
     Construction(
         name="dyck-gen",

@@ -18,6 +18,7 @@ on the IR (a proof for every word) and refuted by evaluation.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -223,8 +224,18 @@ def _iv_sign(x: Any) -> int | None:
 # --------------------------------------------------------------------------- dispatch
 
 
-def check(job: Job, claim: Claim, *, max_len: int | None = None, progress: Progress | None = None) -> Verdict:
-    """The verdict of ``claim`` for ``job`` up to ``max_len`` (default: the claim's own bound)."""
+def check(
+    job: Job,
+    claim: Claim,
+    *,
+    max_len: int | None = None,
+    progress: Progress | None = None,
+    queries: list[Any] | None = None,
+) -> Verdict:
+    """The verdict of ``claim`` for ``job`` up to ``max_len`` (default: the claim's own bound).
+
+    ``queries``: a list that receives the :class:`verifier.smt.SmtQuery` of every solver query
+    a single-query claim (:class:`BlockIdentity`) makes, for its proof log."""
     bound = claim.max_len if max_len is None else max_len
     match claim:
         case Recognizes():
@@ -238,7 +249,7 @@ def check(job: Job, claim: Claim, *, max_len: int | None = None, progress: Progr
         case MirrorInvariant():
             return _mirror(job, claim, bound, progress)
         case BlockIdentity():
-            return _block_identity(job, claim)
+            return _block_identity(job, claim, queries)
         case Identity():
             return _identity(claim)
         case TraceProperty():
@@ -959,7 +970,34 @@ def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
     raise NotImplementedError(f"unsupported: {type(expr).__name__} in {expr}")
 
 
-def _block_identity(job: Job, claim: BlockIdentity) -> Verdict:
+def _block_identity(job: Job, claim: BlockIdentity, queries: list[Any] | None = None) -> Verdict:
+    from .smt import solve
+
+    method = f"smt (z3), all {claim.domain}"
+    built = block_identity_query(job, claim)
+    if isinstance(built, Unknown):
+        return built
+    solver, ints = built
+    shown = ", ".join(claim.variables) if len(claim.variables) <= 4 else f"{len(claim.variables)} variables"
+    query, model = solve(solver, name=claim.id, logic=None, timeout=20.0,
+                         reason_unsat=f"the block's outputs equal the lemma's for all {claim.domain} {shown}")
+    if query.result == "sat":
+        values = {v: str(model.eval(ints[v], model_completion=True)) for v in claim.variables}
+        detail = f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}"
+        query = dataclasses.replace(query, reason=detail)
+    if queries is not None:
+        queries.append(query)
+    if query.result == "unsat":
+        return Proved(method, 1, f"for all {claim.domain} {shown} (unbounded)")
+    if query.result == "sat":
+        return Refuted(method, detail, None, values)
+    return Unknown(method, f"z3: {query.reason}")
+
+
+def block_identity_query(job: Job, claim: BlockIdentity) -> tuple[Any, dict[str, Any]] | Unknown:
+    """The z3 solver (in its own context) whose unsat proves ``claim``, with the lemma's
+    variables; Unknown when the block cannot be encoded. Built, not solved: proof-log freshness
+    checks rebuild it and compare its SMT-LIB2 text."""
     import z3
 
     method = f"smt (z3), all {claim.domain}"
@@ -1004,22 +1042,13 @@ def _block_identity(job: Job, claim: BlockIdentity) -> Verdict:
             case _:
                 assert_never(step)
     solver = z3.Solver(ctx=ctx)
-    solver.set("timeout", 20000)
     for a in claim.assumptions:
         solver.add(_sympy_to_z3(z3, ctx, a, env))
     out_env = {**env, **x}
     goals = [x[d] == _sympy_to_z3(z3, ctx, e, env) for d, e in claim.outputs.items()]
     goals += [_sympy_to_z3(z3, ctx, c, out_env) for c in claim.conditions]
     solver.add(z3.Not(z3.And(goals)))
-    result = solver.check()
-    if result == z3.unsat:
-        shown = ", ".join(claim.variables) if len(claim.variables) <= 4 else f"{len(claim.variables)} variables"
-        return Proved(method, 1, f"for all {claim.domain} {shown} (unbounded)")
-    if result == z3.sat:
-        model = solver.model()
-        values = {v: str(model.eval(ints[v], model_completion=True)) for v in claim.variables}
-        return Refuted(method, f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}", None, values)
-    return Unknown(method, f"z3: {solver.reason_unknown()}")
+    return solver, ints
 
 
 def _identity(claim: Identity) -> Verdict:

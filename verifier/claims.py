@@ -32,6 +32,13 @@ Claim kinds:
 - :class:`Simulates`: an encoder–decoder's output holds a reference σ-RNN's hidden state at
   every decoder step and halts when it does; optionally the RNN holds a two-stack machine's
   configurations at given ticks.
+
+Lemmas (the steps of a paper's proof, declared per construction and proved block by block by
+:mod:`verifier.compositional`): :class:`BooleanBlock` (an FFN computes Boolean functions of
+Boolean dims), :class:`ScaledBlock` (an FFN computes an integer function of integers over a
+common unit, such as I[i = k]/n) and :class:`NearestSelection` (a hardmax head selects the
+nearest position where a Boolean condition holds). A :class:`Language` may carry an :class:`Automaton`: a symbolic
+statement of the language that an SMT query can unroll over a word of any length.
 """
 
 from __future__ import annotations
@@ -52,14 +59,45 @@ Word: TypeAlias = tuple[str, ...]
 # --------------------------------------------------------------------------- languages
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Automaton:
+    """A deterministic finite automaton over a language's alphabet: states ``0..states-1``,
+    ``delta[q][a]`` the state after symbol ``alphabet[a]`` in state ``q``, start state
+    ``start``, accepting states ``accepting``. A symbolic twin of ``Language.contains`` (the
+    two are checked against each other on short words by the tests)."""
+
+    states: int
+    start: int
+    accepting: frozenset[int]
+    delta: tuple[tuple[int, ...], ...]
+
+    def __post_init__(self) -> None:
+        if len(self.delta) != self.states:
+            raise ValueError(f"Automaton has states={self.states} but {len(self.delta)} rows in delta")
+        for q, row in enumerate(self.delta):
+            for target in row:
+                if not 0 <= target < self.states:
+                    raise ValueError(f"Automaton delta[{q}] goes to state {target}, outside 0..{self.states - 1}")
+        if not 0 <= self.start < self.states or any(not 0 <= q < self.states for q in self.accepting):
+            raise ValueError(f"Automaton start={self.start} or accepting={sorted(self.accepting)} is outside 0..{self.states - 1}")
+
+    def accepts(self, word_indices: Sequence[int]) -> bool:
+        q = self.start
+        for a in word_indices:
+            q = self.delta[q][a]
+        return q in self.accepting
+
+
 @dataclass(frozen=True, slots=True)
 class Language:
-    """A reference language: a plain-Python membership test over words of ``alphabet``."""
+    """A reference language: a plain-Python membership test over words of ``alphabet``, and
+    optionally the same language as an :class:`Automaton` (for SMT proofs over symbolic words)."""
 
     name: str
     alphabet: tuple[str, ...]
     contains: Callable[[Word], bool]
     description: str = ""
+    automaton: Automaton | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +349,64 @@ Claim: TypeAlias = (
 )
 
 
+# --------------------------------------------------------------------------- lemmas
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BooleanBlock:
+    """Lemma: the FFN named ``block``, on every input whose dims ``boolean`` are in {0, 1} (and
+    whose other read dims are any reals), writes ``outputs[d]`` into dim ``d``: a sympy Boolean
+    formula over the Boolean dims (the output is exactly 1 when it is true and 0 when false) or
+    a sympy linear expression over the real dims (e.g. a position passed through). Sympy
+    symbols are named like the dims they stand for."""
+
+    id: str
+    statement: str
+    reference: str
+    block: str
+    boolean: tuple[str, ...]
+    outputs: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NearestSelection:
+    """Lemma: head ``head`` of attention layer ``layer`` (hardmax, masked to one side of the
+    query) selects exactly one position: the nearest one where the sympy Boolean formula
+    ``prefer`` over the key position's dims holds, or the nearest one if there is none. Stated
+    as pairwise score comparisons with a strict margin, for every length n at once, when the
+    dims ``boolean`` are in {0, 1} and each dim of ``positional`` holds its named feature."""
+
+    id: str
+    statement: str
+    reference: str
+    layer: str
+    head: str
+    prefer: Any
+    boolean: tuple[str, ...]
+    positional: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScaledBlock:
+    """Lemma: the FFN named ``block``, positively homogeneous (ReLU, no biases), fed dims that
+    hold integers over a common unit (dim ``unit`` holds 1/u; dim d of ``inputs`` holds v/u for
+    the integer variable v, a sympy symbol), writes ``outputs[d]`` = f/u into dim d, f a sympy
+    expression of the integer variables (``Piecewise``/``Eq`` allowed), for every integer value
+    of the variables and every u >= 1 (e.g. Chiang & Cholak's FFN 1: I[i = k]/n from i/n, k/n
+    and 1/n)."""
+
+    id: str
+    statement: str
+    reference: str
+    block: str
+    unit: str
+    inputs: Mapping[str, Any]
+    outputs: Mapping[str, Any]
+
+
+Lemma: TypeAlias = BooleanBlock | NearestSelection | ScaledBlock
+
+
 # --------------------------------------------------------------------------- verdicts
 
 
@@ -383,6 +479,9 @@ class Construction:
     """For an encoder–decoder (:class:`symbolic.Seq2Seq`): the decoder step budget of a run on a
     word (the run stops there if the decoder has not halted; checkers then see no halting).
     None: :data:`symbolic.seq2seq.DEFAULT_MAX_STEPS`."""
+    lemmas: Callable[[Mapping[str, Any]], tuple[Lemma, ...]] | None = None
+    """The block lemmas of the paper's proof for these parameters (used by compositional
+    proofs); None when the construction declares none."""
 
     def reference_language(self, values: Mapping[str, Any]) -> Language | None:
         """The language the construction recognizes for these parameters, if it has one."""

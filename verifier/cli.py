@@ -2,7 +2,8 @@
 
     netproof list [NAME|FILE.py...] [--json]
     netproof run NAME WORD [-p key=value]... [--backend exact|sympy|interval] [--trace] [--json]
-    netproof prove [NAME...] [-p key=value]... [--max-n N] [--method exhaustive] [--json] [--out DIR]
+    netproof prove [NAME...] [-p key=value]... [--max-n N] [--method exhaustive|smt|all] [--timeout S] [--json] [--out DIR]
+    netproof recheck LOG.json|DIR... [--solver cvc5|z3] [--timeout S] [--json]
     netproof new NAME [--out PATH]
 
 Wherever a construction NAME is expected, a user module FILE.py (every construction it defines)
@@ -780,6 +781,8 @@ class Task:
     claim_indices: tuple[int, ...]
     max_n: int | None
     module: str | None = None  # the user module the construction comes from, if any
+    method: str = "exhaustive"
+    timeout: float = 60.0
 
 
 def _claim_bound(claim: Claim, max_n: int | None, verdict: Verdict | None = None) -> int | None:
@@ -794,10 +797,11 @@ def _claim_bound(claim: Claim, max_n: int | None, verdict: Verdict | None = None
     return claim.max_len if max_n is None else max_n
 
 
-def _work(task: Task) -> list[tuple[Verdict, float]]:
+def _work(task: Task) -> list[tuple[Any, float]]:
     """Check the claims of one construction in one process, so that claims evaluated with the
     same backend share their traces."""
-    from .checker import Job, check
+    from .checker import Job
+    from .smt import Outcome, prove_claim
 
     reg = _registry()
     if task.construction not in reg and task.module is not None:
@@ -811,14 +815,14 @@ def _work(task: Task) -> list[tuple[Verdict, float]]:
     values = c.parse_params(dict(task.given))
     claims = c.claims(values)
     job = Job(c, values)
-    out: list[tuple[Verdict, float]] = []
+    out: list[tuple[Any, float]] = []
     for idx in task.claim_indices:
         started = time.perf_counter()
         try:
-            verdict = check(job, claims[idx], max_len=task.max_n)
+            outcome = prove_claim(job, claims[idx], method=task.method, max_len=task.max_n, timeout=task.timeout)
         except Exception as exc:  # a crash in a checker is reported as Unknown, never as a pass
-            verdict = Unknown("exhaustive", f"checker error: {type(exc).__name__}: {exc}")
-        out.append((verdict, time.perf_counter() - started))
+            outcome = Outcome(Unknown(task.method, f"checker error: {type(exc).__name__}: {exc}"))
+        out.append((outcome, time.perf_counter() - started))
     return out
 
 
@@ -833,77 +837,29 @@ def _verdict_name(v: Verdict) -> str:
 
 
 def _record(c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, verdict: Verdict) -> dict[str, Any]:
-    from . import __version__
+    from .prooflog import record
 
-    net = c.network(values, 0) if c.per_length else c.network(values)
-    record: dict[str, Any] = {
-        "format_version": 1,
-        "tool": {"name": "netproof", "version": __version__},
-        "construction": c.name,
-        "paper_id": c.paper_id,
-        "params": _show_params(values),
-        "network": {"name": net.name, "fingerprint": None if c.per_length else fingerprint(net)},
-        "claim": {
-            "id": claim.id,
-            "kind": type(claim).__name__,
-            "statement": claim.statement,
-            "reference": f"{c.reference.split(',')[0]}, {claim.reference}",
-        },
-        "bound": None if bound is None else {"min_len": claim.min_len, "max_len": bound},
-        "method": verdict.method,
-        "verdict": _verdict_name(verdict),
-    }
-    match verdict:
-        case Proved(checked=checked, detail=detail):
-            record["checked"] = checked
-            record["detail"] = detail
-        case Refuted(detail=detail, word=word, values=vals):
-            record["detail"] = detail
-            record["counterexample"] = None if word is None else render(net.alphabet, word)
-            record["values"] = dict(vals)
-        case Unknown(reason=reason):
-            record["reason"] = reason
-    if c.per_length and bound is not None:
-        record["network"]["fingerprints"] = {
-            str(n): fingerprint(c.network(values, n)) for n in range(claim.min_len, bound + 1)
-        }
-    return record
-
-
-def _safe(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
+    return record(c, values, claim, bound, verdict)
 
 
 def _write_atomic(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    from .prooflog import write_atomic
+
+    write_atomic(path, text)
 
 
 def _record_path(
     out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, kind: str = "prove"
 ) -> str:
-    import hashlib
+    from .prooflog import record_path
 
-    defaults = c.parse_params({})
-    tag = ""
-    if _show_params(values) != _show_params(defaults):
-        blob = json.dumps(_show_params(values), sort_keys=True).encode()
-        tag = "." + hashlib.sha256(blob).hexdigest()[:8]
-    n = "all" if bound is None else f"n{bound}"
-    if type(claim).__name__ == "ExactFact":
-        n = "fact"
-    if kind == "fuzz":
-        n = "fuzz"
-    return os.path.join(out, c.name, f"{_safe(claim.id)}.{n}{tag}.json")
+    return record_path(out, c, values, claim, bound, kind)
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
     given = _parse_assignments(args.param)
-    if args.method != "exhaustive":
-        raise UsageError(f"--method {args.method!r} is not available yet; use --method exhaustive")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout:g} must be > 0 (seconds of solver time per claim)")
     if args.max_n is not None and args.max_n < 0:
         raise UsageError(f"--max-n {args.max_n} must be >= 0")
     reg = _registry()
@@ -933,16 +889,18 @@ def cmd_prove(args: argparse.Namespace) -> int:
         for indices in groups.values():
             source = _USER_SOURCE.get(c.name)
             task = Task(c.name, tuple(sorted(given.items())), tuple(indices), args.max_n,
-                        None if source is None else os.path.abspath(source))
+                        None if source is None else os.path.abspath(source), args.method, args.timeout)
             tasks.append((c, values, [claims[i] for i in indices], task, [base[p] + i for i in indices]))
     results: list[tuple[Construction, dict[str, Any], Claim, Verdict, float]] = [None] * len(flat)  # type: ignore[list-item]
+    outcomes: list[Any] = [None] * len(flat)
     jobs = max(1, args.jobs if args.jobs else (os.cpu_count() or 1))
     interactive = sys.stderr.isatty() and not args.json
     started = time.perf_counter()
 
-    def report(task_idx: int, verdicts: list[tuple[Verdict, float]]) -> None:
-        for flat_idx, (verdict, seconds) in zip(tasks[task_idx][4], verdicts, strict=True):
-            report_one(flat_idx, verdict, seconds)
+    def report(task_idx: int, done_here: list[tuple[Any, float]]) -> None:
+        for flat_idx, (outcome, seconds) in zip(tasks[task_idx][4], done_here, strict=True):
+            outcomes[flat_idx] = outcome
+            report_one(flat_idx, outcome.verdict, seconds)
 
     def report_one(idx: int, verdict: Verdict, seconds: float) -> None:
         c, values, claim = flat[idx]
@@ -965,7 +923,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             # Most expensive first, so the long constructions do not start last.
             order = sorted(range(len(tasks)), key=lambda i: -sum(_cost(cl, args.max_n) for cl in tasks[i][2]))
-            futures: dict[Future[list[tuple[Verdict, float]]], int] = {pool.submit(_work, tasks[i][3]): i for i in order}
+            futures: dict[Future[list[tuple[Any, float]]], int] = {pool.submit(_work, tasks[i][3]): i for i in order}
             pending = set(futures)
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -975,14 +933,14 @@ def cmd_prove(args: argparse.Namespace) -> int:
         sys.stderr.write("\n")
     elapsed = time.perf_counter() - started
 
+    from .prooflog import record, write_log
+
     records = []
-    for c, values, claim, verdict, _seconds in results:
+    for (c, values, claim, verdict, _seconds), outcome in zip(results, outcomes, strict=True):
         bound = _claim_bound(claim, args.max_n, verdict)
-        record = _record(c, values, claim, bound, verdict)
-        records.append(record)
+        records.append(record(c, values, claim, bound, outcome))
         if args.out:
-            path = _record_path(args.out, c, values, claim, bound)
-            _write_atomic(path, json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+            write_log(args.out, c, values, claim, bound, outcome)
     verdicts = [r[3] for r in results]
     code = EXIT_OK
     if any(isinstance(v, Refuted) for v in verdicts):
@@ -1004,6 +962,48 @@ def cmd_prove(args: argparse.Namespace) -> int:
         f"\n{summary['proved']} proved, {summary['refuted']} refuted, {summary['unknown']} unknown "
         f"in {elapsed:.1f}s" + (f"; records in {args.out}/" if args.out else "")
     )
+    return code
+
+
+def cmd_recheck(args: argparse.Namespace) -> int:
+    from .prooflog import find_logs
+    from .recheck import as_json, recheck_log
+
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout:g} must be > 0 (seconds per query)")
+    for p in args.logs:
+        if not os.path.exists(p):
+            raise UsageError(f"no proof log or directory at {p!r}; give a .json record written by `netproof prove`")
+    paths = find_logs(args.logs)
+    if not paths:
+        raise UsageError(f"no .json proof logs under {' '.join(args.logs)}")
+    try:
+        import cvc5  # noqa: F401
+    except ImportError:
+        if args.solver == "cvc5":
+            raise UsageError("--solver cvc5 needs the smt extra: pip install 'netproof[smt]' (PyPI cvc5)") from None
+    checks = []
+    for path in paths:
+        check = recheck_log(path, solver=args.solver, timeout=args.timeout)
+        checks.append(check)
+        if not args.json:
+            n = len(check.queries)
+            what = f"{n} quer{'y' if n == 1 else 'ies'}" if check.solver != "checker" else "exhaustive check"
+            print(f"{check.outcome.upper():9} {path}  ({what}: {check.detail})")
+    outcomes = [c.outcome for c in checks]
+    code = EXIT_OK
+    if "disagree" in outcomes:
+        code = EXIT_REFUTED
+    elif "rejected" in outcomes:
+        code = EXIT_USAGE
+    elif "undecided" in outcomes:
+        code = EXIT_UNKNOWN
+    summary = {o: outcomes.count(o) for o in ("agree", "disagree", "undecided", "rejected")}
+    if args.json:
+        print(json.dumps({"logs": [as_json(c) for c in checks], "summary": {**summary, "exit_code": code}}, indent=2, ensure_ascii=False))
+    else:
+        print(f"\n{summary['agree']} agree, {summary['disagree']} disagree, {summary['undecided']} undecided, "
+              f"{summary['rejected']} rejected ({args.solver})")
     return code
 
 
@@ -1181,12 +1181,26 @@ def build_parser() -> argparse.ArgumentParser:
     p_prove.add_argument("names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)")
     p_prove.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p_prove.add_argument("--max-n", type=int, default=None, help="override every claim's word-length bound")
-    p_prove.add_argument("--method", default="exhaustive", help="exhaustive (the only method so far)")
+    p_prove.add_argument(
+        "--method",
+        choices=("exhaustive", "smt", "all"),
+        default="exhaustive",
+        help="exhaustive: every word of the bound, exactly (default); smt: z3 queries over a symbolic word, one "
+        "per length, logged as .smt2; all: exhaustive where the bound is small, smt where the claim allows, both logged",
+    )
+    p_prove.add_argument("--timeout", type=float, default=60.0, help="solver seconds per claim for smt (default 60)")
     p_prove.add_argument("--json", action="store_true", help="print all records and a summary as JSON")
     p_prove.add_argument("--out", default="proofs", help="directory for the JSON records ('' for none)")
     p_prove.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
     p_prove.add_argument("--quiet", action="store_true", help="no per-claim progress lines")
     p_prove.set_defaults(func=cmd_prove)
+
+    p_recheck = sub.add_parser("recheck", help="re-solve the .smt2 queries of proof logs with a second solver (cvc5)")
+    p_recheck.add_argument("logs", nargs="+", help="proof logs (.json) or directories of them (e.g. proofs)")
+    p_recheck.add_argument("--solver", choices=("cvc5", "z3"), default="cvc5", help="the solver that answers again (default cvc5)")
+    p_recheck.add_argument("--timeout", type=float, default=120.0, help="seconds per query (default 120)")
+    p_recheck.add_argument("--json", action="store_true", help="print every log's outcome and answers as JSON")
+    p_recheck.set_defaults(func=cmd_recheck)
 
     p_new = sub.add_parser("new", help="write a commented starting module for your own construction")
     p_new.add_argument("name", help="the construction's name: lowercase letters, digits and dashes (e.g. my-majority)")

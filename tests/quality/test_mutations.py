@@ -15,6 +15,13 @@ The base is E = 4 (c = ln 4), so a weight of ±1/2 in a score still gives ration
 weights (4^{1/2} = 2). The exact backend refuses such weights (it asks for integer exponent
 differences), so the few mutants it refuses are checked with the sympy backend, whose values
 are the same rationals.
+
+The SMT method is held to the same standard (the second half of this file): every mutant of
+PARITY and FIRST up to |w| = 5, and of Dyck(2,2) (every 40th site up to |w| = 3 by default; all
+1242 mutants up to |w| = 4 with ``-m slow``), checked with ``recognizes_smt`` next to an
+enumeration: a mutant that gets a word wrong must be ``Refuted`` with the shortlex-first wrong
+word, one that gets every word right ``Proved`` (reported as equivalent), one the encoder cannot
+encode exactly ``Unknown("unsupported: ...")``, never a verdict.
 """
 
 from __future__ import annotations
@@ -22,15 +29,17 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import pytest
-
-from constructions.chiang2022 import first_transformer, parity_transformer
-from constructions.languages import FIRST, PARITY
 import sympy
 
+from constructions import REGISTRY
+from constructions.chiang2022 import first_transformer, parity_transformer
+from constructions.dyck import DYCK
+from constructions.languages import FIRST, PARITY
 from symbolic import (
     Affine,
     Hardmax,
@@ -44,8 +53,18 @@ from symbolic import (
 )
 from symbolic.exact import run as run_exact
 from symbolic.sympy_interp import run as run_sympy
-from verifier.claims import Construction, Language, Output, Proved, Recognizes, Refuted, ValueIs
 from verifier.checker import Job, check
+from verifier.claims import (
+    Construction,
+    Language,
+    Output,
+    Proved,
+    Recognizes,
+    Refuted,
+    Unknown,
+    ValueIs,
+)
+from verifier.smt import recognizes_smt
 
 MAX_LEN = 6
 DELTAS = (Fraction(1, 2), Fraction(-1, 2))
@@ -276,3 +295,101 @@ def test_the_exact_backend_evaluates_a_softmax_whose_weights_are_rational_powers
     trace = run_exact(mutant, "1")
     # weights ∝ (4^0, 4^{3/2}) = (1, 8) over (CLS, w₁); s = 8/9·(1 − ½)
     assert trace.output == Fraction(8, 9) * Fraction(1, 2)
+
+
+# --------------------------------------------------------------------------- the SMT method
+
+
+@dataclass
+class Tally:
+    killed: list[str] = field(default_factory=list)
+    equivalent: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+
+    def line(self, name: str, bound: int) -> str:
+        changed = len(self.killed)
+        total = changed + len(self.equivalent) + len(self.unsupported)
+        return (
+            f"[smt mutation] {name}: {total} mutants up to |w| = {bound}: {changed} change the function and "
+            f"{changed} are refuted by SMT (kill rate {changed}/{changed} = 100%); {len(self.equivalent)} "
+            f"equivalent up to {bound}; {len(self.unsupported)} unsupported by the encoder"
+        )
+
+
+def first_wrong(net: Network, language: Language, bound: int) -> tuple[str, ...] | None | str:
+    """The shortlex-first word the network gets wrong up to ``bound`` (exact interpreter), None
+    if there is none, or "not rational" when the exact interpreter refuses the network."""
+    for m in range(bound + 1):
+        for w in itertools.product(language.alphabet, repeat=m):
+            try:
+                accepted = run_exact(net, w).accepted
+            except NotRationalError:
+                return "not rational"
+            if accepted != language.contains(w):
+                return w
+    return None
+
+
+def smt_mutation_run(net: Network, language: Language, bound: int, keep: Callable[[int], bool] = lambda i: True) -> Tally:
+    assert isinstance(recognizes_smt(lambda m: net, language, 0, bound).verdict, Proved), "the original must be proved"
+    tally = Tally()
+    for i, path in enumerate(weight_sites(net)):
+        if not keep(i):
+            continue
+        for delta in DELTAS:
+            mutant = with_weight(net, path, delta)
+            name = f"{describe(net, path)} {get_at(net, path)} → {get_at(mutant, path)}"
+            verdict = recognizes_smt(lambda m, mutant=mutant: mutant, language, 0, bound, timeout=600).verdict
+            truth = first_wrong(mutant, language, bound)
+            if isinstance(verdict, Unknown):
+                assert verdict.reason.startswith("unsupported: "), f"{name}: {verdict}"
+                tally.unsupported.append(name)
+            elif truth is None:
+                assert isinstance(verdict, Proved), f"{name}: {verdict}"
+                tally.equivalent.append(name)
+            else:
+                assert isinstance(verdict, Refuted), f"mutant not killed: {name}: {verdict}"
+                assert verdict.word is not None
+                if truth != "not rational":
+                    assert verdict.word == truth, f"{name}: {verdict.word} is not the shortlex-first wrong word {truth}"
+                    assert run_exact(mutant, verdict.word).accepted != language.contains(verdict.word)
+                tally.killed.append(name)
+    return tally
+
+
+def report(capsys: pytest.CaptureFixture[str], tally: Tally, name: str, bound: int) -> None:
+    with capsys.disabled():
+        print("\n" + tally.line(name, bound))
+        for m in tally.unsupported:
+            print(f"[smt mutation]   unsupported: {m}")
+    assert tally.killed, "a verifier that kills no mutant is worthless"
+
+
+def test_every_parity_mutant_that_changes_an_accept_bit_up_to_5_is_refuted_by_smt(capsys: pytest.CaptureFixture[str]) -> None:
+    report(capsys, smt_mutation_run(parity_transformer("ln(4)"), PARITY, 5), "PARITY", 5)
+
+
+def test_every_first_mutant_that_changes_an_accept_bit_up_to_5_is_refuted_by_smt(capsys: pytest.CaptureFixture[str]) -> None:
+    report(capsys, smt_mutation_run(first_transformer("ln(4)"), FIRST, 5), "FIRST", 5)
+
+
+def dyck22() -> Network:
+    c = REGISTRY["dyck"]
+    return c.network(c.parse_params({"k": "2", "depth": "2"}))
+
+
+def test_every_40th_dyck_site_mutant_that_changes_an_accept_bit_up_to_3_is_refuted_by_smt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report(capsys, smt_mutation_run(dyck22(), DYCK(2, 2), 3, keep=lambda i: i % 40 == 0), "Dyck(2,2), every 40th site", 3)
+
+
+@pytest.mark.slow
+def test_every_dyck_mutant_that_changes_an_accept_bit_up_to_4_is_refuted_by_smt(capsys: pytest.CaptureFixture[str]) -> None:
+    report(capsys, smt_mutation_run(dyck22(), DYCK(2, 2), 4), "Dyck(2,2)", 4)
+
+
+def test_a_sample_mutant_changes_exactly_the_weight_it_names() -> None:
+    net = dyck22()
+    path = next(iter(weight_sites(net)))
+    assert get_at(with_weight(net, path, Fraction(1, 2)), path) == get_at(net, path) + Fraction(1, 2)

@@ -204,7 +204,9 @@ BAD_INPUT = [
     pytest.param(["run", "parity", "@missing.txt"], "cannot read the word from 'missing.txt'", id="missing-word-file"),
     pytest.param(["run", "parity"], "word", id="missing-word-argument"),
     pytest.param(["prove", "parity", "--max-n", "-1"], "--max-n -1 must be >= 0", id="negative-max-n"),
-    pytest.param(["prove", "parity", "--method", "smt"], "--method 'smt' is not available", id="unknown-method"),
+    pytest.param(["prove", "parity", "--method", "magic"], "invalid choice: 'magic'", id="unknown-method"),
+    pytest.param(["prove", "parity", "--method", "smt", "--timeout", "0"], "--timeout 0 must be > 0", id="zero-timeout"),
+    pytest.param(["recheck", "missing.json"], "no proof log or directory at 'missing.json'", id="recheck-missing-log"),
 ]
 
 
@@ -262,14 +264,14 @@ def test_prove_writes_one_sorted_versioned_record_per_claim(proved_parity: tuple
     _, out = proved_parity
     c = REGISTRY["parity"]
     claims = c.claims(c.parse_params({}))
-    files = sorted((out / "parity").iterdir())
+    files = sorted((out / "parity").glob("*.json"))
     assert len(files) == len(claims)
     assert [p for p in out.rglob("*") if ".tmp-" in p.name] == []
     seen = set()
     for path in files:
         record = load_sorted(path)
         seen.add(record["claim"]["id"])
-        assert record["format_version"] == 1
+        assert record["format_version"] == 2
         assert record["construction"] == "parity"
         assert record["network"]["fingerprint"] == fingerprint(parity_transformer())
         assert record["verdict"] == "proved"

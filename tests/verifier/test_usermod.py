@@ -363,4 +363,4 @@ def test_a_prove_worker_without_the_parent_s_registry_loads_the_module_named_in_
         cli._USER.clear()
         cli._USER_SOURCE.clear()
         cli._LOADED.clear()
-    assert [type(v) for v, _s in verdicts] == [Proved, Proved]
+    assert [type(outcome.verdict) for outcome, _s in verdicts] == [Proved, Proved]

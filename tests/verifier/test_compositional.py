@@ -1,0 +1,225 @@
+"""Compositional SMT proofs (verifier.compositional): lemmas proved over their whole input
+domain, the theorem proved over the network with the lemmas in place, counterexamples replayed
+exactly, and mutants caught (a verifier that never finds a bug is worthless)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from fractions import Fraction
+
+import pytest
+
+from constructions import REGISTRY
+from constructions.dyck import DYCK
+from constructions.languages import FIRST, PARITY
+from symbolic import FFN, Affine, AttentionLayer, Network, Sublayer
+from symbolic.exact import run
+from verifier.claims import Automaton, Proved, Recognizes, Refuted, Unknown
+from verifier.compositional import (
+    _commutative,
+    _replay,
+    prove_compositional,
+    prove_lemma,
+    prove_recognizes,
+)
+from verifier.smt import EncoderBugError, LemmaNode
+
+pytestmark = pytest.mark.z3
+
+
+def _dyck(k: int, depth: int, variant: str = "fixed") -> tuple[Network, Recognizes, tuple]:
+    construction = REGISTRY["dyck"]
+    values = construction.parse_params({"k": str(k), "depth": str(depth), "variant": variant})
+    claim = next(c for c in construction.claims(values) if isinstance(c, Recognizes))
+    assert construction.lemmas is not None
+    return construction.network(values), claim, construction.lemmas(values)
+
+
+def _replace_block(net: Network, name: str, block: FFN | AttentionLayer) -> Network:
+    layers = tuple(Sublayer(block=block, residual=s.residual, post_ln=s.post_ln) if s.name == name else s for s in net.layers)
+    return dataclasses.replace(net, layers=layers)
+
+
+def _nudge(a: Affine, output: str, input_: str, delta: Fraction) -> Affine:
+    o, i = a.outputs.index(output), a.inputs.index(input_)
+    rows = tuple(
+        tuple(w + delta if (r, c) == (o, i) else w for c, w in enumerate(row)) for r, row in enumerate(a.weights)
+    )
+    return dataclasses.replace(a, weights=rows)
+
+
+def _verdicts(tree: LemmaNode) -> dict[str, str]:
+    return {node.name: node.verdict for node in tree.walk()}
+
+
+# --------------------------------------------------------------------------- automata
+
+
+@pytest.mark.parametrize(
+    ("language", "max_len"),
+    [(DYCK(1, 1), 8), (DYCK(2, 2), 6), (DYCK(2, 3), 6), (DYCK(3, 2), 4), (PARITY, 8), (FIRST, 8)],
+    ids=lambda x: getattr(x, "name", str(x)),
+)
+def test_every_language_automaton_agrees_with_its_membership_test_on_short_words(language, max_len):
+    automaton = language.automaton
+    assert automaton is not None
+    for m in range(max_len + 1):
+        for word in itertools.product(range(len(language.alphabet)), repeat=m):
+            symbols = tuple(language.alphabet[a] for a in word)
+            assert automaton.accepts(word) == language.contains(symbols), symbols
+
+
+def test_an_automaton_with_a_transition_outside_its_states_is_refused():
+    with pytest.raises(ValueError, match=r"delta\[0\] goes to state 5"):
+        Automaton(states=2, start=0, accepting=frozenset({1}), delta=((0, 5), (1, 0)))
+
+
+def test_parity_is_commutative_and_dyck_and_first_are_not():
+    assert _commutative(PARITY.automaton)
+    assert not _commutative(FIRST.automaton)
+    assert not _commutative(DYCK(1, 1).automaton)
+
+
+# --------------------------------------------------------------------------- lemmas
+
+
+def test_every_block_lemma_of_the_dyck_recognizer_is_proved_over_its_whole_domain():
+    net, _claim, lemmas = _dyck(2, 2)
+    for lemma in lemmas:
+        node, proved = prove_lemma(net, lemma)
+        assert proved, (lemma.id, node.queries[0].reason)
+        assert node.verdict == "proved"
+        assert node.queries[0].result == "unsat"
+        assert node.queries[0].smt2.startswith("(set-logic ")
+
+
+def test_a_changed_gate_weight_refutes_the_boolean_lemma_of_its_ffn_with_an_input():
+    net, _claim, lemmas = _dyck(2, 2)
+    logic1 = next(s.block for s in net.layers if s.name == "logic1")
+    assert isinstance(logic1, FFN)
+    last = logic1.steps[-1]
+    assert isinstance(last, Affine)
+    mutant = _replace_block(net, "logic1", dataclasses.replace(logic1, steps=(*logic1.steps[:-1], _nudge(last, "m", last.inputs[0], Fraction(1, 2)))))
+    lemma = next(item for item in lemmas if item.id == "logic1")
+    node, proved = prove_lemma(mutant, lemma)
+    assert not proved
+    assert node.verdict == "refuted"
+    assert "differs from the lemma on dims ['m']" in node.queries[0].reason
+
+
+def test_a_head_whose_key_prefers_matched_tokens_refutes_its_nearest_selection_lemma():
+    net, _claim, lemmas = _dyck(1, 1)
+    layer = next(s.block for s in net.layers if s.name == "match1")
+    assert isinstance(layer, AttentionLayer)
+    left = layer.heads[0]
+    flipped = dataclasses.replace(left, key=_nudge(left.key, "q", "m", Fraction(2)))  # score p + m
+    mutant = _replace_block(net, "match1", dataclasses.replace(layer, heads=(flipped, *layer.heads[1:])))
+    lemma = next(item for item in lemmas if item.id == "match1.left")
+    node, proved = prove_lemma(mutant, lemma)
+    assert not proved
+    assert node.verdict == "refuted"
+    assert "the score order breaks the ranking" in node.queries[0].reason
+
+
+# --------------------------------------------------------------------------- theorems
+
+
+def test_the_dyck_recognizer_is_proved_from_its_lemmas_for_every_word_up_to_length_12():
+    verdict, tree = prove_compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 12, timeout=120)
+    assert isinstance(verdict, Proved)
+    assert verdict.checked == sum(4**m for m in range(13))
+    verdicts = _verdicts(tree)
+    assert verdicts["Y2"] == "proved"
+    assert {name: v for name, v in verdicts.items() if name != "Y2"} == {
+        "match1.left": "proved", "match1.right": "proved", "logic1": "proved",
+        "match2.left": "proved", "match2.right": "proved", "logic2": "proved",
+        "readout.any_open_or_error": "proved", "side conditions": "proved",
+    }
+    assert [q.name for q in tree.queries] == [f"Y2 n={m}" for m in range(13)]
+    assert all(q.result == "unsat" for q in tree.queries)
+    side = next(node for node in tree.walk() if node.name == "side conditions")
+    assert "encoded faithfully" not in side.statement
+
+
+def test_the_printed_dyck_recognizer_is_refuted_with_a_shortest_word_the_exact_interpreter_gets_wrong():
+    verdict, tree = prove_compositional("dyck", {"k": "1", "depth": "1", "variant": "paper"}, "Y2-paper", 6, timeout=120)
+    assert isinstance(verdict, Refuted)
+    assert verdict.word == ("(", ")")  # shortlex-first at the shortest length (erratum 3)
+    assert run(REGISTRY["dyck"].network({"k": 1, "depth": 1, "variant": "paper"}), verdict.word).accepted != DYCK(1, 1).contains(verdict.word)
+    assert tree.verdict == "refuted"
+    assert tree.queries[-1].result == "sat"
+
+
+def test_a_readout_bias_that_accepts_everything_is_refuted_with_a_replayed_word():
+    net, claim, lemmas = _dyck(1, 1)
+    readout = dataclasses.replace(net.readout, logit=dataclasses.replace(net.readout.logit, bias=(Fraction(1, 2),)))
+    mutant = dataclasses.replace(net, readout=readout)
+    progress = prove_recognizes(mutant, claim, lemmas, 4, timeout=60)
+    assert isinstance(progress.verdict, Refuted)
+    word = progress.verdict.word
+    assert word is not None and run(mutant, word).accepted and not DYCK(1, 1).contains(word)
+    assert progress.proved_up_to == len(word) - 1
+
+
+def _logic1_mutant(net: Network, input_: str, delta: Fraction) -> Network:
+    logic1 = next(s.block for s in net.layers if s.name == "logic1")
+    assert isinstance(logic1, FFN)
+    last = logic1.steps[-1]
+    assert isinstance(last, Affine)
+    return _replace_block(net, "logic1", dataclasses.replace(logic1, steps=(*logic1.steps[:-1], _nudge(last, "m", input_, delta))))
+
+
+def test_a_broken_gate_lemma_is_refuted_and_the_faithful_encoding_finds_the_word_the_mutant_gets_wrong():
+    net, claim, lemmas = _dyck(1, 1)
+    mutant = _logic1_mutant(net, "L6:+o", Fraction(-1, 2))
+    progress = prove_recognizes(mutant, claim, lemmas, 4, timeout=60)
+    assert _verdicts(progress.tree)["logic1"] == "refuted"
+    assert isinstance(progress.verdict, Refuted)
+    assert progress.verdict.word == ()  # the empty word: the shortest one the mutant rejects
+    assert run(mutant, ()).accepted is False and DYCK(1, 1).contains(())
+
+
+def test_a_broken_gate_lemma_that_changes_no_word_up_to_the_bound_leaves_the_theorem_proved_without_it():
+    net, claim, lemmas = _dyck(1, 1)
+    mutant = _logic1_mutant(net, "L6:+t0", Fraction(1, 2))
+    progress = prove_recognizes(mutant, claim, lemmas, 4, timeout=60)
+    assert _verdicts(progress.tree)["logic1"] == "refuted"
+    assert isinstance(progress.verdict, Proved)
+    assert all(run(mutant, w).accepted == DYCK(1, 1).contains(w) for m in range(5) for w in itertools.product("()", repeat=m))
+
+
+def test_parity_is_proved_with_the_fig1_lemma_in_place_of_its_ffn():
+    verdict, tree = prove_compositional("parity", {}, "C4", 16, timeout=120)
+    assert isinstance(verdict, Proved)
+    assert _verdicts(tree)["fig1"] == "proved"
+    side = next(node for node in tree.walk() if node.name == "side conditions")
+    assert "fig1: applied" in side.statement and "fig1: applied 0 times" not in side.statement
+
+
+def test_a_word_the_network_gets_right_is_an_encoder_bug_not_a_counterexample():
+    net, claim, _lemmas = _dyck(1, 1)
+    with pytest.raises(EncoderBugError, match="the exact interpreter accepts it, as it should"):
+        _replay(net, claim.language, ("(", ")"))
+
+
+def test_a_claim_that_is_not_a_recognition_claim_is_unknown_with_the_reason():
+    verdict, tree = prove_compositional("dyck", {"k": "1", "depth": "1"}, "Y3", 4, timeout=10)
+    assert isinstance(verdict, Unknown)
+    assert verdict.reason.startswith("unsupported: compositional proofs cover recognition claims")
+    assert tree.verdict == "unknown"
+
+
+def test_an_unknown_claim_id_names_the_claims_there_are():
+    with pytest.raises(KeyError, match="its claims: Y2"):
+        prove_compositional("dyck", {"k": "1", "depth": "1"}, "Y9", 4)
+
+
+def test_cvc5_gives_every_query_of_a_compositional_proof_the_answer_z3_gave():
+    pytest.importorskip("cvc5")
+    from verifier.recheck import solve_smt2
+
+    for construction, params, claim_id, n in (("dyck", {"k": "2", "depth": "2"}, "Y2", 4), ("parity", {}, "C4", 6)):
+        _verdict, tree = prove_compositional(construction, params, claim_id, n, timeout=60)
+        answers = [(q.name, q.result, solve_smt2(q.smt2, "cvc5", 30)[0]) for node in tree.walk() for q in node.queries]
+        assert answers and all(z3_answer == cvc5_answer for _name, z3_answer, cvc5_answer in answers), answers

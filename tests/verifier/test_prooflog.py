@@ -1,0 +1,240 @@
+"""Proof logs (format 2): every query's .smt2 file with its sha256, a strict reader, freshness
+against a rebuild without solving, atomic writes, and ``netproof recheck`` with cvc5."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import verifier.cli
+from verifier import smt
+from verifier.prooflog import ProofLogError, check_fresh, read_log, write_atomic
+
+pytestmark = pytest.mark.z3
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Done:
+    code: int
+    out: str
+    err: str
+
+
+def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
+    code = verifier.cli.main(list(args))
+    cap = capsys.readouterr()
+    return Done(code, cap.out, cap.err)
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``prove first gates --method all --max-n 5`` written once for the module."""
+    out = tmp_path_factory.mktemp("proofs")
+    code = verifier.cli.main(["prove", "first", "gates", "--method", "all", "--max-n", "5", "--out", str(out), "--jobs", "1", "--quiet"])
+    assert code == 0
+    return out
+
+
+def copy_of(logs: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "proofs"
+    shutil.copytree(logs, dest)
+    return dest
+
+
+def edit(path: Path, change: str, to: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert change in text
+    path.write_text(text.replace(change, to, 1), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def test_an_smt_proof_logs_one_smt2_file_per_length_with_its_sha256(logs: Path) -> None:
+    log = read_log(str(logs / "first" / "recognizes.n5.json"))
+    rec = log.record
+    assert rec["format_version"] == 2
+    assert rec["method"] == "exhaustive (exact) + smt (z3)"
+    assert rec["solver"]["name"] == "z3" and rec["lemmas"] is None
+    assert [(q["name"], q["result"]) for q in rec["queries"]] == [(f"n={m}", "unsat") for m in range(6)]
+    assert [q["file"] for q in rec["queries"]] == [f"../queries/first/recognizes.n5/n_{m}.smt2" for m in range(6)]
+    for q in rec["queries"]:
+        assert log.smt2[q["sha256"]].startswith("(set-logic QF_LIRA)\n" if q["name"] != "n=0" else "(set-logic QF_")
+
+
+def test_a_block_lemma_proved_by_z3_is_logged_with_its_query(logs: Path) -> None:
+    rec = read_log(str(logs / "gates" / "Y1-AND.all.json")).record
+    assert (rec["verdict"], rec["bound"]) == ("proved", None)
+    assert [(q["name"], q["result"], q["file"]) for q in rec["queries"]] == [
+        ("Y1-AND", "unsat", "../queries/gates/Y1-AND.all/Y1-AND.smt2")
+    ]
+
+
+def test_exhaustive_only_claims_have_no_queries_and_no_solver(logs: Path) -> None:
+    rec = read_log(str(logs / "first" / "C6.n5.json")).record
+    assert (rec["queries"], rec["solver"], rec["lemmas"]) == ([], None, None)
+
+
+def test_the_logs_are_byte_identical_when_the_proof_runs_again(logs: Path, tmp_path: Path) -> None:
+    code = verifier.cli.main(["prove", "first", "gates", "--method", "all", "--max-n", "5", "--out", str(tmp_path), "--jobs", "1", "--quiet"])
+    assert code == 0
+    first = sorted(p.relative_to(logs) for p in logs.rglob("*") if p.is_file())
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == first
+    for rel in first:
+        assert (tmp_path / rel).read_bytes() == (logs / rel).read_bytes(), rel
+
+
+def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "log.json"
+    target.write_text("old\n", encoding="utf-8")
+
+    def interrupted(src: str, dst: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("os.replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(str(target), "new\n")
+    assert target.read_text(encoding="utf-8") == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["log.json"]
+
+
+# --------------------------------------------------------------------------- freshness
+
+
+def test_every_log_is_fresh_against_a_rebuild_without_solving(logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_solving(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the freshness check must not solve")
+
+    monkeypatch.setattr(smt, "solve", no_solving)
+    checked = [check_fresh(str(p)) for p in sorted(logs.rglob("*.json"))]
+    assert len(checked) == 3 + 7  # first: recognizes, all-c, C6; gates: 7 lemmas
+    assert sum(len(log.queries) for log in checked) == 6 + 7
+
+
+def test_a_committed_version_1_record_is_still_read() -> None:
+    log = read_log(str(REPO / "proofs" / "parity" / "C4.n10.json"))
+    assert log.record["format_version"] in (1, 2)
+
+
+# --------------------------------------------------------------------------- the strict reader
+
+
+@pytest.mark.parametrize(
+    ("change", "to", "message"),
+    [
+        ('"format_version": 2', '"format_version": 9', "format_version=9 is not supported"),
+        ('"verdict": "proved"', '"verdict": "proved",\n  "verdict": "proved"', "duplicate key 'verdict'"),
+        ('"lemmas": null', '"lemmas": null,\n  "comment": "hi"', "unknown field.*comment"),
+        ('"solver": {', '"solverx": {', "unknown field.*solverx"),
+        ('"fingerprint": "', '"fingerprint": "00', "network fingerprint 00.* does not match the rebuilt first network"),
+        ('"result": "unsat"', '"result": "proved"', "has result='proved'; expected unsat, sat or unknown"),
+    ],
+    ids=["version", "duplicate-key", "unknown-field", "renamed-field", "fingerprint", "result"],
+)
+def test_the_strict_reader_rejects_a_tampered_log(logs: Path, tmp_path: Path, change: str, to: str, message: str) -> None:
+    root = copy_of(logs, tmp_path)
+    path = root / "first" / "recognizes.n5.json"
+    edit(path, change, to)
+    with pytest.raises(ProofLogError, match=message):
+        check_fresh(str(path))
+
+
+def test_a_changed_smt2_file_is_rejected_by_its_hash(logs: Path, tmp_path: Path) -> None:
+    root = copy_of(logs, tmp_path)
+    query = root / "queries" / "first" / "recognizes.n5" / "n_3.smt2"
+    query.write_text(query.read_text(encoding="utf-8").replace("(check-sat)", "(assert false)\n(check-sat)"), encoding="utf-8")
+    with pytest.raises(ProofLogError, match=r"query 'n=3': .*n_3.smt2 has sha256 .* the file was changed after the proof"):
+        read_log(str(root / "first" / "recognizes.n5.json"))
+
+
+def test_a_missing_smt2_file_is_rejected(logs: Path, tmp_path: Path) -> None:
+    root = copy_of(logs, tmp_path)
+    (root / "queries" / "gates" / "Y1-OR.all" / "Y1-OR.smt2").unlink()
+    with pytest.raises(ProofLogError, match="query 'Y1-OR': its SMT-LIB2 file .* is missing"):
+        read_log(str(root / "gates" / "Y1-OR.all.json"))
+
+
+def test_a_query_that_rebuilds_to_other_text_is_stale(logs: Path, tmp_path: Path) -> None:
+    root = copy_of(logs, tmp_path)
+    query = root / "queries" / "first" / "recognizes.n5" / "n_2.smt2"
+    text = query.read_text(encoding="utf-8") + "; changed\n"
+    query.write_text(text, encoding="utf-8")
+    import hashlib
+
+    path = root / "first" / "recognizes.n5.json"
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    old = rec["queries"][2]["sha256"]
+    edit(path, old, hashlib.sha256(text.encode()).hexdigest())
+    with pytest.raises(ProofLogError, match="query 'n=2' rebuilds to sha256 .* the encoding or the network changed"):
+        check_fresh(str(path))
+
+
+# --------------------------------------------------------------------------- recheck
+
+
+def test_recheck_with_cvc5_agrees_with_every_log(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = netproof(capsys, "recheck", str(logs), "--solver", "cvc5", "--json")
+    assert done.code == 0, done.out + done.err
+    report = json.loads(done.out)
+    assert report["summary"] == {"agree": 10, "disagree": 0, "undecided": 0, "rejected": 0, "exit_code": 0}
+    answers = [(q["recorded"], q["answer"]) for log in report["logs"] if log["solver"] == "cvc5" for q in log["queries"]]
+    assert answers == [("unsat", "unsat")] * 13
+
+
+def test_recheck_reports_a_disagreement_and_exits_1(logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = copy_of(logs, tmp_path)
+    path = root / "gates" / "Y1-NOT.all.json"
+    edit(path, '"result": "unsat"', '"result": "sat"')
+    done = netproof(capsys, "recheck", str(path))
+    assert done.code == 1
+    assert "DISAGREE" in done.out and "query 'Y1-NOT': the log says sat, cvc5 says unsat" in done.out
+
+
+def test_recheck_of_a_rejected_log_exits_2(logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = copy_of(logs, tmp_path)
+    path = root / "gates" / "Y1-NOT.all.json"
+    edit(path, '"lemmas": null', '"lemmas": null,\n  "extra": 1')
+    done = netproof(capsys, "recheck", str(path))
+    assert done.code == 2
+    assert "REJECTED" in done.out and "unknown field(s) extra" in done.out
+
+
+def test_a_compositional_proof_logs_its_lemma_tree_and_cvc5_agrees_with_every_query(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = netproof(capsys, "prove", "dyck", "-p", "k=1", "-p", "depth=1", "--method", "smt", "--max-n", "10",
+                    "--out", str(tmp_path), "--jobs", "1", "--quiet")
+    assert done.code == 3  # Y3–Y5 are trace properties: Unknown under --method smt
+    path = tmp_path / "dyck" / "Y2.n10.47f2b3f2.json"
+    log = check_fresh(str(path))
+    rec = log.record
+    assert (rec["verdict"], rec["method"], rec["queries"]) == ("proved", "smt (z3), compositional", [])
+    tree = rec["lemmas"]
+    assert tree["name"] == "Y2" and tree["verdict"] == "proved"
+    assert {child["verdict"] for child in tree["children"]} == {"proved"}
+    assert len(log.queries) > 11  # one per length at the root, and the lemmas' own
+    again = netproof(capsys, "recheck", str(path))
+    assert again.code == 0, again.out
+    assert f"AGREE     {path}  ({len(log.queries)} queries: every answer as recorded)" in again.out
+
+
+def test_every_committed_proof_log_is_fresh_without_solving(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The records under proofs/ still describe the networks the constructions build today, and
+    their queries still rebuild to the recorded bytes (regenerate them with `netproof prove`)."""
+
+    def no_solving(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the freshness check must not solve")
+
+    monkeypatch.setattr(smt, "solve", no_solving)
+    from verifier.prooflog import find_logs
+
+    paths = find_logs([str(REPO / "proofs")])
+    assert len(paths) > 100
+    for path in paths:
+        check_fresh(path)
