@@ -60,6 +60,7 @@ from symbolic import (
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     Hardmax,
     Head,
     LayerNorm,
@@ -814,6 +815,8 @@ class _Abstraction:
                         raise Unsupported(f"two averaging layers scale position {t}")
                     x = {d: self.vals.times(v, new_scale) for d, v in x.items()}
                     scale = new_scale
+            case Convolution():
+                raise Unsupported(f"convolution block {block.name!r} (Chang et al.) is not encoded")
             case _:
                 assert_never(block)
         if sub.residual:
@@ -911,6 +914,8 @@ class _Abstraction:
         raise Unsupported(f"mask {h.mask!r}")
 
     def head(self, idx: int, layer: AttentionLayer, h: Head, t: int) -> tuple[dict[str, Any], Any]:
+        if h.relative:
+            raise Unsupported(f"head {h.name!r} uses relative positions, which compositional proofs do not cover")
         cands = self.candidates(h, t)
         zero = {o: Fraction(0) for o in h.value.outputs}
         if not cands:

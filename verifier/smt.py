@@ -57,6 +57,7 @@ from symbolic import (
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     FlatEmbedding,
     Hardmax,
     Head,
@@ -551,6 +552,8 @@ class _Encoder:
         from symbolic.evaluation import _mask
 
         where = f"attention {layer!r} head {h.name!r}"
+        if h.relative:
+            raise Unsupported(f"{where} uses relative positions (relative_bias / query_conv / key_conv), which the encoder does not cover")
         qs = [self.affine(h.query, r, f"{layer}.{h.name}.q@{t}") for t, r in enumerate(rows)]
         ks = [self.affine(h.key, r, f"{layer}.{h.name}.k@{t}") for t, r in enumerate(rows)]
         vs = [self.affine(h.value, r, f"{layer}.{h.name}.v@{t}") for t, r in enumerate(rows)]
@@ -788,6 +791,8 @@ class _Encoder:
                 outs = [p if live is None or t in live else None for t, p in enumerate(parts)]
             case FFN():
                 outs = [self.ffn(block, r, t) if live is None or t in live else None for t, r in enumerate(rows)]
+            case Convolution():
+                raise Unsupported(f"convolution block {block.name!r} (Chang et al.) is not encoded")
             case _:
                 assert_never(block)
         new: list[dict[str, Val | None]] = []
@@ -897,6 +902,8 @@ def recognition_query(net: Network, language: Language, m: int, *, word: str = "
     ``benchmarks/smt_encodings.py``."""
     import z3
 
+    if not isinstance(net, Network):
+        raise Unsupported(f"{net.name!r} is a {type(net).__name__}; the encoder covers encoder-style Networks only")
     if getattr(language, "automaton", None) is None:
         raise Unsupported(
             f"the language {language.name} has no symbolic encoding (an Automaton); give its "
