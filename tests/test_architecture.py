@@ -27,7 +27,7 @@ STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 INTERPRETER_MODULES = frozenset(
     {
         "symbolic.exact", "symbolic.sympy_interp", "symbolic.interval", "symbolic.evaluation",
-        "symbolic.batched", "symbolic.torch_export",
+        "symbolic.batched", "symbolic.torch_export", "symbolic.torch_backend",
     }
 )
 SYMBOLIC_EXTRAS = {
@@ -35,6 +35,7 @@ SYMBOLIC_EXTRAS = {
     "symbolic.interval": frozenset({"mpmath"}),
     "symbolic.batched": frozenset({"numpy"}),
     "symbolic.torch_export": frozenset({"torch"}),
+    "symbolic.torch_backend": frozenset({"torch"}),
 }
 
 
