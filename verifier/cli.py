@@ -972,6 +972,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_new.add_argument("name", help="the construction's name: lowercase letters, digits and dashes (e.g. my-majority)")
     p_new.add_argument("--out", default="", help="the file to write (default: NAME with underscores, .py)")
     p_new.set_defaults(func=cmd_new)
+
+    from verifier import plots, precision  # their own modules: torch and matplotlib load only when run
+
+    precision.add_precision_parser(sub)
+    plots.add_plot_parser(sub)
     return parser
 
 
