@@ -578,33 +578,52 @@ class CompiledNetwork:
         out[..., idx] = normed
         return out
 
-    def _allowed(self, mask: str, L: int) -> Any:
+    def _bias(self, mask: str, enc: Encoded, cache: dict[str, Any]) -> Any:
+        """The additive mask of a head: 0 where key j is allowed for query i, −inf where the
+        mask or the padding forbids it (words × queries × keys, or words × 1 × keys for
+        ``none``). Built once per forward and mask."""
+        hit = cache.get(mask)
+        if hit is not None:
+            return hit
         torch = self.torch
-        r = torch.arange(L, device=self.device)
-        i, j = r[:, None], r[None, :]
+        L = enc.ids.shape[1] if isinstance(self.net.embedding, TokenEmbedding) else 1
+        zero = torch.zeros((), dtype=self.tdtype, device=self.device)
+        neg_inf = torch.tensor(float("-inf"), dtype=self.tdtype, device=self.device)
+        keys = torch.where(enc.valid, zero, neg_inf)[:, None, :]
         if mask == "none":
-            return torch.ones(L, L, dtype=torch.bool, device=self.device)
-        if mask == "causal":
-            return j <= i
-        if mask == "strict_causal":
-            return j < i
-        if mask == "anticausal":
-            return j >= i
-        if mask == "strict_anticausal":
-            return j > i
-        raise TorchBackendError(f"unknown mask {mask!r}")  # pragma: no cover - Head validates mask
+            bias = keys
+        else:
+            r = torch.arange(L, device=self.device)
+            i, j = r[:, None], r[None, :]
+            if mask == "causal":
+                ok = j <= i
+            elif mask == "strict_causal":
+                ok = j < i
+            elif mask == "anticausal":
+                ok = j >= i
+            elif mask == "strict_anticausal":
+                ok = j > i
+            else:  # pragma: no cover - Head validates mask
+                raise TorchBackendError(f"unknown mask {mask!r}")
+            bias = torch.where(ok, zero, neg_inf)[None, :, :] + keys
+        cache[mask] = bias
+        return bias
 
-    def _head(self, layer: str, ch: _CHead, x: Any, enc: Encoded, stats: list[Any] | None) -> Any:
+    def _nonempty(self, mask: str, enc: Encoded) -> Any:
+        """Queries (words × positions) whose masked set of keys is not empty."""
+        torch = self.torch
+        if mask in ("none", "causal", "anticausal"):
+            return enc.valid
+        t = torch.arange(enc.valid.shape[1], device=self.device)[None, :]
+        if mask == "strict_causal":
+            return enc.valid & (t >= 1)
+        count = torch.tensor(enc.tokens, dtype=torch.long, device=self.device)[:, None]
+        return enc.valid & (t < count - 1)
+
+    def _head(self, layer: str, ch: _CHead, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any]) -> Any:
         torch = self.torch
         h = ch.head
         Q, K, V = ch.q(x), ch.k(x), ch.v(x)
-        S = Q @ K.transpose(1, 2)
-        if h.scoring == "neg_abs_dot":
-            S = -S.abs()
-        L = x.shape[1]
-        allowed = self._allowed(h.mask, L)[None, :, :] & enc.valid[:, None, :]
-        count_allowed = allowed.sum(-1)
-        nonempty = count_allowed > 0
         if h.empty == "error" and h.mask in ("strict_causal", "strict_anticausal"):
             for w, c in enumerate(enc.tokens):
                 if c:
@@ -614,17 +633,24 @@ class CompiledNetwork:
                         f"attention {layer!r} head {h.name!r}: position {i} attends to an empty set under mask "
                         f"{h.mask!r} and the head's empty rule is 'error' (word {w} of the batch)"
                     )
-        neg_inf = torch.tensor(float("-inf"), dtype=S.dtype, device=self.device)
+        S = Q @ K.transpose(1, 2)  # words × queries × keys
+        if h.scoring == "neg_abs_dot":
+            S = S.abs_().neg_()
+        nonempty = self._nonempty(h.mask, enc)
+        zero = torch.zeros((), dtype=V.dtype, device=self.device)
         match h.normalizer:
             case Hardmax(tie=tie):
-                Sm = torch.where(allowed, S, neg_inf)
-                best = Sm.amax(dim=-1, keepdim=True)
+                S.add_(self._bias(h.mask, enc, cache))
+                best = S.amax(dim=-1, keepdim=True)
                 kmax = torch.where(enc.valid, K.abs().amax(dim=-1), torch.zeros((), dtype=K.dtype, device=self.device)).amax(dim=-1)
                 tol = self.tie_rtol * Q.abs().sum(dim=-1, keepdim=True) * kmax[:, None, None]
-                sel = allowed & (Sm >= best - tol)
-                cnt = sel.sum(-1)
+                sel = S >= best - tol  # rows with no allowed key select garbage: zeroed below
+                L = S.shape[-1]
                 if tie == "average":
-                    out = (sel.to(V.dtype) @ V) / cnt.clamp(min=1)[..., None].to(V.dtype)
+                    ones = torch.ones(*V.shape[:-1], 1, dtype=V.dtype, device=self.device)
+                    summed = sel.to(V.dtype) @ torch.cat([V, ones], dim=-1)
+                    cnt = summed[..., -1:]
+                    out = summed[..., :-1] / cnt.clamp(min=1)
                 else:
                     ar = torch.arange(L, device=self.device)
                     if tie == "leftmost":
@@ -633,13 +659,12 @@ class CompiledNetwork:
                         pick = torch.where(sel, ar, -1).amax(dim=-1)
                     pick = pick.clamp(0, max(L - 1, 0))
                     out = torch.gather(V, 1, pick[..., None].expand(-1, -1, V.shape[-1]))
-                    out = torch.where((cnt > 0)[..., None], out, torch.zeros((), dtype=V.dtype, device=self.device))
                 if stats is not None:
-                    second = torch.where(sel, neg_inf, Sm).amax(dim=-1, keepdim=True)
-                    gap = (best - second).squeeze(-1).to(torch.float64)
-                    rows = enc.valid & nonempty
-                    gap = torch.where(rows, gap, torch.tensor(float("inf"), dtype=torch.float64, device=self.device))
-                    near = (sel & (Sm < best)).any(dim=-1) & rows
+                    inf = torch.tensor(float("inf"), dtype=torch.float64, device=self.device)
+                    second = S.masked_fill(sel, float("-inf")).amax(dim=-1)
+                    gap = torch.where(nonempty, (best.squeeze(-1) - second).to(torch.float64), inf)
+                    exact_ties = (S == best).sum(dim=-1)
+                    near = (sel.sum(dim=-1) > exact_ties) & nonempty
                     stats.append((layer, h.name, gap, near))
             case Softmax():
                 coef, _u, times_n, log_n = ch.kappa
@@ -648,20 +673,18 @@ class CompiledNetwork:
                     kappa = kappa * enc.n_tensor
                 if log_n:
                     kappa = kappa * torch.log(enc.n_tensor)
-                Sk = torch.where(allowed, S * kappa.to(S.dtype)[:, None, None], neg_inf)
-                P = torch.softmax(Sk, dim=-1)
-                P = torch.where(nonempty[..., None], P, torch.zeros((), dtype=P.dtype, device=self.device))
-                out = P @ V
+                S.mul_(kappa.to(S.dtype)[:, None, None]).add_(self._bias(h.mask, enc, cache))
+                out = torch.softmax(S, dim=-1) @ V  # rows with no allowed key are NaN: zeroed below
             case _:
                 assert_never(h.normalizer)
-        return out
+        return torch.where(nonempty[..., None], out, zero)
 
-    def _apply(self, cl: _CLayer, x: Any, enc: Encoded, stats: list[Any] | None) -> Any:
+    def _apply(self, cl: _CLayer, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any]) -> Any:
         torch = self.torch
         sub = cl.sub
         zero = torch.zeros((), dtype=self.tdtype, device=self.device)
         if cl.kind == "attention":
-            parts = [self._head(sub.name, ch, x, enc, stats) for ch in cl.heads]
+            parts = [self._head(sub.name, ch, x, enc, stats, cache) for ch in cl.heads]
             if cl.out is not None:
                 cat = torch.cat(parts, dim=-1) if parts else x.new_zeros(x.shape[0], x.shape[1], 0)
                 o = cl.out(cat)
@@ -700,8 +723,9 @@ class CompiledNetwork:
         x = self._embed(enc)
         kept = [("input", x)] if keep_states else None
         collected: list[Any] | None = [] if (stats or keep_states) else None
+        cache: dict[str, Any] = {}
         for cl in self.layers:
-            x = self._apply(cl, x, enc, collected)
+            x = self._apply(cl, x, enc, collected, cache)
             if kept is not None:
                 kept.append((cl.sub.name, x))
         r = self.net.readout
