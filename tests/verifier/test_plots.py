@@ -12,6 +12,7 @@ import csv
 import math
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,17 +86,21 @@ def test_the_float_logits_of_the_figure_networks_agree_with_the_exact_interprete
     assert floats == pytest.approx(exact, rel=1e-12)
 
 
-def test_the_figure_3_weight_is_the_count_heads_k_over_n_from_i_w_1_and_only_that_entry_changes() -> None:
-    base = prop2_layer(doubled(parity_transformer("1"), eps=0), 1)
-    moved = plots.with_count_weight(base, Fraction(101, 100))
-    (head,) = moved.layers[0].block.heads  # type: ignore[union-attr]
-    (old,) = base.layers[0].block.heads  # type: ignore[union-attr]
-    changed = [
-        (o, i) for o, row, row0 in zip(head.value.outputs, head.value.weights, old.value.weights, strict=True)
+def changed_entries(before: Any, after: Any) -> list[tuple[str, str, Fraction]]:
+    (head,) = after.layers[0].block.heads
+    (old,) = before.layers[0].block.heads
+    return [
+        (o, i, w) for o, row, row0 in zip(head.value.outputs, head.value.weights, old.value.weights, strict=True)
         for i, w, w0 in zip(head.value.inputs, row, row0, strict=True) if w != w0
     ]
-    assert changed == [("k/n", "I[w=1]")]
-    assert head.value.weights[head.value.outputs.index("−k/n")][head.value.inputs.index("I[w=1]")] == -1
+
+
+def test_the_figure_3_weight_is_the_count_heads_k_over_n_from_i_w_1_with_its_mirror_row() -> None:
+    base = prop2_layer(doubled(parity_transformer("1"), eps=0), 1)
+    moved = plots.with_count_weight(base, Fraction(101, 100))
+    assert changed_entries(base, moved) == [("k/n", "I[w=1]", Fraction(101, 100)), ("−k/n", "I[w=1]", Fraction(-101, 100))]
+    single = plots.with_count_weight(base, Fraction(101, 100), mirror=False)
+    assert changed_entries(base, single) == [("k/n", "I[w=1]", Fraction(101, 100))]
 
 
 def test_a_network_without_the_counting_head_cannot_be_perturbed_and_the_error_says_why() -> None:
@@ -107,11 +112,12 @@ def test_a_network_without_the_counting_head_cannot_be_perturbed_and_the_error_s
 
 def test_figure_3_is_perfect_for_small_delta_and_breaks_at_delta_0_01_by_length_100_as_the_spec_says() -> None:
     torch.set_num_threads(1)
-    rows = plots.figure3_rows([Fraction(1, 1000), Fraction(1, 100), Fraction(1, 10)], lengths=(10, 100), strings=100)
+    rows = plots.figure3_rows([Fraction(-1, 1000), Fraction(1, 100), Fraction(1, 10)], lengths=(10, 100), strings=100)
     acc = {(r.curve, r.length): r.accuracy for r in rows}
-    assert acc[("delta=1/1000", 10)] == acc[("delta=1/1000", 100)] == 1.0
+    assert acc[("delta=-1/1000", 10)] == acc[("delta=-1/1000", 100)] == 1.0
     assert acc[("delta=1/100", 10)] == 1.0
-    assert acc[("delta=1/100", 100)] < 0.7
+    # the spec: accuracy 0.455 at |w| = 100 (1000 words); 4 standard errors of 100 words is 0.2
+    assert abs(acc[("delta=1/100", 100)] - 0.455) <= 0.2
     assert acc[("delta=1/10", 10)] < 0.9
 
 
