@@ -161,8 +161,12 @@ class FloatBatch:
     """The float evaluation of a batch of words (in the order given).
 
     ``logits[w]`` is the classifier's logit (a tensor, ``None`` for a next-symbol readout);
-    ``accepted[w]`` is ``logit > 0`` (``None`` where the logit is NaN: a value the exact
-    interpreter calls undefined). ``allowed`` is the next-symbol readout's boolean tensor
+    ``accepted[w]`` is ``logit > 0``, or ``None`` where the float sign is no evidence: the logit
+    is NaN (a value the exact interpreter calls undefined) or within ``tie_rtol · (Σ|w| · max|x| +
+    |b|)`` of 0, x being the residual row it reads (e.g. an exact logit of 0 computed as 1e-17
+    after a cancellation; when that bound is 0 the logit is exactly 0 and rejects);
+    ``readout_undecided`` counts those words (for a next-symbol readout: the (position, symbol)
+    values within ``tie_rtol · max(1, |threshold|)`` of the threshold, decided as ``>=``). ``allowed`` is the next-symbol readout's boolean tensor
     (words × positions × scored symbols), read through :attr:`next_symbols` and :attr:`ends`.
     ``min_gap`` and ``unresolved_ties`` report the hardmax decisions (module docstring);
     ``readout_margin`` is the smallest |logit| (or |value − threshold| of the next-symbol
@@ -183,6 +187,7 @@ class FloatBatch:
     min_gap: float
     unresolved_ties: Ties
     readout_margin: float
+    readout_undecided: int
     dtype: str
     device: str
     states: tuple[tuple[str, Any], ...] | None = None
@@ -745,14 +750,22 @@ class CompiledNetwork:
                 rows = x[torch.arange(B, device=self.device), idx] if B else x[:, 0]
                 logits = self.logit(rows)[:, 0] if B else torch.zeros(0, dtype=self.tdtype, device=self.device)
                 margin_t = logits.abs().to(torch.float64)
+                # |logit| within the rounding bound of its own sum: the float sign is no evidence
+                # (the residual row's largest entry stands for the cancellations upstream)
+                scale = rows.abs().amax(dim=-1) if rows.shape[-1] else rows.new_zeros(B)
+                tol = self.tie_rtol * (scale * self.logit.W.abs().sum() + self.logit.b.abs()[0])
                 ok = (logits > 0).tolist()
-                nan = torch.isnan(logits).tolist()
-                accepted = tuple(None if bad else bool(a) for a, bad in zip(ok, nan, strict=True))
+                tol64 = tol.to(torch.float64)
+                bad = (torch.isnan(logits) | ((margin_t <= tol64) & (tol64 > 0))).tolist()
+                undecided = sum(bad)
+                accepted = tuple(None if b else bool(a) for a, b in zip(ok, bad, strict=True))
             case NextSymbols():
                 values = x[..., self.score_cols]
                 if self.readout_kappa is not None:
                     values = torch.softmax(values * self.readout_kappa, dim=-1)
                 allowed = values >= self.threshold
+                near = (values - self.threshold).abs() <= self.tie_rtol * max(1.0, abs(self.threshold))
+                undecided = int((near & enc.valid[..., None]).sum())
                 margin_t = torch.where(enc.valid[..., None], (values - self.threshold).abs().to(torch.float64),
                                        torch.tensor(float("inf"), dtype=torch.float64, device=self.device))
                 accepted = tuple(None for _ in range(B))
@@ -785,6 +798,7 @@ class CompiledNetwork:
             min_gap=min_gap,
             unresolved_ties=ties,
             readout_margin=margin,
+            readout_undecided=undecided,
             dtype=self.dtype,
             device=str(self.device),
             states=tuple(kept) if kept is not None else None,
@@ -842,6 +856,7 @@ def _merge(net: Network, parts: Sequence[tuple[list[int], FloatBatch]], total: i
         min_gap=min((fb.min_gap for _, fb in parts), default=math.inf),
         unresolved_ties=Ties(sum(fb.unresolved_ties.count for _, fb in parts), tuple(firsts[:MAX_TIE_LOCATIONS])),
         readout_margin=min((fb.readout_margin for _, fb in parts), default=math.inf),
+        readout_undecided=sum(fb.readout_undecided for _, fb in parts),
         dtype=dtype,
         device=device,
         index_base=parts[0][1].index_base if parts else 0,

@@ -14,8 +14,10 @@ smallest readout margin). The reference is, per network, the first that applies:
   ``--backend auto`` order of ``netproof run``).
 
 A word the reference calls undefined (``UndefinedValueError``) agrees when the float run gives
-no verdict (NaN) for it; a word the reference cannot decide is counted as ``undecided`` and is
-never a disagreement.
+no verdict (NaN) for it; a word the reference cannot decide is counted as ``undecided``, a word
+whose float logit is too close to 0 for its sign to mean anything (the float run's verdict is
+``None``) as ``float_undecided`` (``float_undecided_at_zero`` of them have an exact logit of
+exactly 0, where no float run can tell the sign): neither is a disagreement.
 
 >>> from constructions.chiang2022 import parity_transformer
 >>> a = compare(parity_transformer(), ["", "1", "0110", "111"])
@@ -34,7 +36,7 @@ from typing import Any
 from symbolic import Classifier, Network, NotRationalError, tokenize
 from symbolic.evaluation import UndecidedSignError, UndefinedValueError
 
-__all__ = ["MAX_LISTED", "Agreement", "Disagreement", "compare"]
+__all__ = ["MAX_LISTED", "REFERENCES", "Agreement", "Disagreement", "compare"]
 
 MAX_LISTED = 5
 """How many disagreeing words an :class:`Agreement` lists (all of them are counted)."""
@@ -59,6 +61,8 @@ class Agreement:
     disagreements: int
     first: tuple[Disagreement, ...]
     undecided: int
+    float_undecided: int
+    float_undecided_at_zero: int
     max_logit_error: float | None
     min_gap: float
     unresolved_ties: int
@@ -83,6 +87,8 @@ class Agreement:
                 for d in self.first
             ],
             "undecided": self.undecided,
+            "float_undecided": self.float_undecided,
+            "float_undecided_at_zero": self.float_undecided_at_zero,
             "max_logit_error": self.max_logit_error,
             "min_gap": _finite(self.min_gap),
             "unresolved_ties": self.unresolved_ties,
@@ -108,12 +114,17 @@ def _as_float(value: Any) -> float:
     return float(value)
 
 
-def _exact_per_word(net: Network, word: tuple[str, ...], length: int | None) -> tuple[str, Any]:
-    """The reference trace of one word: exact, else sympy, else intervals (``auto``)."""
+REFERENCES: tuple[str, ...] = ("auto", "exact", "sympy", "interval")
+
+
+def _exact_per_word(net: Network, word: tuple[str, ...], length: int | None, reference: str = "auto") -> tuple[str, Any]:
+    """The reference trace of one word: exact, else sympy, else intervals (``auto``), or the one
+    ``reference`` names."""
     from symbolic import exact, interval, sympy_interp
 
     last: Exception | None = None
-    for name, run in (("exact", exact.run), ("sympy", sympy_interp.run), ("interval", interval.run)):
+    order = (("exact", exact.run), ("sympy", sympy_interp.run), ("interval", interval.run))
+    for name, run in order if reference == "auto" else [o for o in order if o[0] == reference]:
         try:
             return name, run(net, word, length=length)
         except (NotRationalError, UndecidedSignError) as exc:
@@ -129,17 +140,24 @@ def compare(
     device: str = "cpu",
     length: int | None = None,
     compiled: Any = None,
+    reference: str = "auto",
 ) -> Agreement:
     """Run ``words`` through the torch backend (``dtype``, ``device``) and an exact reference,
     and report their agreement (``compiled``: a :class:`~symbolic.torch_backend.CompiledNetwork`
-    of ``net`` to reuse)."""
+    of ``net`` to reuse). ``reference``: ``auto`` (the module docstring's order), or ``exact``,
+    ``sympy`` or ``interval`` per word (e.g. ``interval`` where sympy's simplification is slow)."""
     from symbolic import batched, torch_backend
+
+    if reference not in REFERENCES:
+        raise ValueError(f"reference={reference!r} is not one of {', '.join(REFERENCES)}")
 
     symbols = [tokenize(net.alphabet, w) for w in words]
     fb = torch_backend.run_batch(compiled if compiled is not None else net, symbols, dtype=dtype, device=device, length=length)
     disagreements: list[Disagreement] = []
     count = 0
     undecided = 0
+    float_undecided = 0
+    at_zero = 0
     max_err: float | None = None
     backends: set[str] = set()
 
@@ -157,18 +175,21 @@ def compare(
         err = abs(got - _as_float(exact_logit))
         max_err = err if max_err is None else max(max_err, err)
 
-    if length is None and symbols and batched.supports(net) is None:
+    if reference in ("auto", "exact") and length is None and symbols and batched.supports(net) is None:
         backends.add("exact")
         ref = batched.evaluate(net, symbols)
         for i in range(len(symbols)):
             want = bool(ref.accepted[i])
-            if fb.accepted[i] != want:
+            if fb.accepted[i] is None:
+                float_undecided += 1
+                at_zero += ref.logit(i) == 0
+            elif fb.accepted[i] != want:
                 differ(i, "accept bit", fb.accepted[i], want)
             logit_error(i, ref.logit(i))
     else:
         for i, word in enumerate(symbols):
             try:
-                name, trace = _exact_per_word(net, word, length)
+                name, trace = _exact_per_word(net, word, length, reference)
             except UndefinedValueError as exc:
                 backends.add("exact")
                 if fb.accepted[i] is not None:
@@ -181,6 +202,9 @@ def compare(
             if isinstance(net.readout, Classifier):
                 if trace.accepted is None:
                     undecided += 1
+                elif fb.accepted[i] is None:
+                    float_undecided += 1
+                    at_zero += trace.output is not None and trace.output == 0
                 elif fb.accepted[i] != trace.accepted:
                     differ(i, "accept bit", fb.accepted[i], trace.accepted)
                 if trace.output is not None:
@@ -194,6 +218,8 @@ def compare(
         disagreements=count,
         first=tuple(disagreements),
         undecided=undecided,
+        float_undecided=float_undecided,
+        float_undecided_at_zero=at_zero,
         max_logit_error=max_err,
         min_gap=fb.min_gap,
         unresolved_ties=fb.unresolved_ties.count,
