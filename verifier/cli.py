@@ -522,7 +522,16 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.max_len < 0:
         raise UsageError(f"--max-len {args.max_len} must be >= 0")
     database: Any = None if (args.no_database or args.ci) else (args.database or None)
+    if args.backend == "torch":
+        from symbolic import torch_backend
+
+        try:
+            torch_backend.compile(selected[0].network(_values(selected[0], given), 1) if selected[0].per_length
+                                  else selected[0].network(_values(selected[0], given)))
+        except SymbolicError as exc:
+            raise UsageError(f"{type(exc).__name__}: {exc}") from None
     rows: list[tuple[Construction, dict[str, Any], Claim, Verdict, float]] = []
+    float_issues: dict[tuple[str, str], list[Any]] = {}
     for c in selected:
         values = _values(c, given)
         job = Job(c, values)
@@ -535,14 +544,19 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                     kwargs["database"] = database
                 elif args.no_database or args.ci:
                     kwargs["database"] = None
+                issues: list[Any] = []
+                kwargs["backend"] = args.backend
+                kwargs["on_float_issue"] = issues.append
                 try:
                     verdict = fuzz(job, claim, **kwargs)
                 except FuzzError as exc:
                     raise UsageError(str(exc)) from None
             else:
+                issues = []
                 verdict = fuzz(job, claim)
             seconds = time.perf_counter() - started
             rows.append((c, values, claim, verdict, seconds))
+            float_issues[(c.name, claim.id)] = issues
             if not args.quiet and not args.json:
                 print(f"{c.name} {claim.id}: {_fuzz_verdict(verdict)} ({seconds:.1f}s)", file=sys.stderr, flush=True)
     records = []
@@ -551,6 +565,11 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         record["verdict"] = _fuzz_verdict(verdict)
         record["kind"] = "fuzz"
         record["budget"] = {"examples": args.examples, "max_len": args.max_len, "seed": args.seed, "derandomized": args.ci}
+        if args.backend == "torch":
+            record["backend"] = "torch"
+            record["float_issues"] = [
+                {"word": render(_alphabet_of(c, values), i.word), "detail": i.detail} for i in float_issues.get((c.name, claim.id), [])
+            ]
         records.append(record)
         if args.out:
             path = _record_path(args.out, c, values, claim, None, kind="fuzz")
@@ -568,6 +587,12 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         alphabet = _alphabet_of(c, vals)
         shown = "ε (empty word)" if not verdict.word else render(alphabet, verdict.word)
         print(f"\n  REFUTED {c.name} {claim.id}: {claim.statement}\n      {verdict.detail}\n      shrunk counterexample: {shown} (replayed with the exact checker)")
+    for c, vals, claim, _verdict, _s in rows:
+        for issue in float_issues.get((c.name, claim.id), [])[:3]:
+            shown = render(_alphabet_of(c, vals), issue.word) or "ε"
+            if len(shown) > 60:
+                shown = f"{shown[:40]}... ({len(issue.word)} symbols)"
+            print(f"\n  float issue {c.name} {claim.id} (not a counterexample: the exact re-check holds): {shown}\n      {issue.detail}")
     searched = [r for r in rows if not isinstance(r[3], Refuted) and not r[3].reason.startswith("not fuzzable")]  # type: ignore[union-attr]
     print(
         f"\n{len(refuted)} refuted, {len(searched)} with no counterexample found (not a proof), "
@@ -1078,6 +1103,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_fuzz.add_argument("--json", action="store_true", help="print all logs as JSON")
     p_fuzz.add_argument("--out", default="fuzz-logs", help="directory for the fuzz logs ('' for none)")
     p_fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+    p_fuzz.add_argument(
+        "--backend", choices=("exact", "torch"), default="exact",
+        help="torch: recognizers' words run in torch float64 (for long words, --max-len 2000), every failing or "
+        "doubtful word is re-checked exactly; only exact-confirmed failures are counterexamples",
+    )
     p_fuzz.set_defaults(func=cmd_fuzz)
 
     p_ledger = sub.add_parser("ledger", help="one Markdown page: every claim with the verdict of its proof record")
