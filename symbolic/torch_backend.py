@@ -299,7 +299,7 @@ class _CHead:
     q: _Lin
     k: _Lin
     v: _Lin
-    kappa: tuple[float, float, bool, bool]  # coef·(1/√d)·(ln r or c), ln r or c given, times_n, log_n
+    kappa: tuple[float, bool, bool]  # softmax: coef·(1/√d)·(ln r or c), then times n?, times ln n?
     write: Any  # residual column indices of the value outputs (no W^O), else None
 
 
@@ -435,7 +435,7 @@ class CompiledNetwork:
                         nz = h.normalizer
                         coef *= math.log(nz.r) if nz.r is not None else float(nz.c)  # type: ignore[arg-type]
                     write = None if block.output is not None else self._cols(h.value.outputs, f"{where} value")
-                    heads.append(_CHead(h, q, k, v, (coef, 0.0, s.times_n, s.log_n), write))
+                    heads.append(_CHead(h, q, k, v, (coef, s.times_n, s.log_n), write))
                 out = None
                 if block.output is not None:
                     names = [o for h in block.heads for o in h.value.outputs]
@@ -672,7 +672,7 @@ class CompiledNetwork:
                     near = (sel.sum(dim=-1) > exact_ties) & nonempty
                     stats.append((layer, h.name, gap, near))
             case Softmax():
-                coef, _u, times_n, log_n = ch.kappa
+                coef, times_n, log_n = ch.kappa
                 kappa = torch.full((len(enc),), coef, dtype=torch.float64, device=self.device)
                 if times_n:
                     kappa = kappa * enc.n_tensor
