@@ -162,9 +162,10 @@ class FloatBatch:
 
     ``logits[w]`` is the classifier's logit (a tensor, ``None`` for a next-symbol readout);
     ``accepted[w]`` is ``logit > 0``, or ``None`` where the float sign is no evidence: the logit
-    is NaN (a value the exact interpreter calls undefined) or within ``tie_rtol · (Σ|w| · max|x| +
-    |b|)`` of 0, x being the residual row it reads (e.g. an exact logit of 0 computed as 1e-17
-    after a cancellation; when that bound is 0 the logit is exactly 0 and rejects);
+    is NaN (a value the exact interpreter calls undefined) or nonzero and within ``tie_rtol ·
+    (Σ|w| · max|x| + |b|)`` of 0, x being the residual row it reads (e.g. an exact logit of 0
+    computed as 1e-17 after a cancellation; a float logit of exactly 0 rejects, as an exact 0
+    does);
     ``readout_undecided`` counts those words (for a next-symbol readout: the (position, symbol)
     values within ``tie_rtol · max(1, |threshold|)`` of the threshold, decided as ``>=``). ``allowed`` is the next-symbol readout's boolean tensor
     (words × positions × scored symbols), read through :attr:`next_symbols` and :attr:`ends`.
@@ -756,7 +757,7 @@ class CompiledNetwork:
                 tol = self.tie_rtol * (scale * self.logit.W.abs().sum() + self.logit.b.abs()[0])
                 ok = (logits > 0).tolist()
                 tol64 = tol.to(torch.float64)
-                bad = (torch.isnan(logits) | ((margin_t <= tol64) & (tol64 > 0))).tolist()
+                bad = (torch.isnan(logits) | ((margin_t <= tol64) & (margin_t > 0))).tolist()
                 undecided = sum(bad)
                 accepted = tuple(None if b else bool(a) for a, b in zip(ok, bad, strict=True))
             case NextSymbols():
