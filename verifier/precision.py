@@ -494,7 +494,7 @@ DEFAULT_RUNS: tuple[tuple[str, dict[str, str]], ...] = (
     ("dyck-gen", {"depth": "10", "pos_norm": "6000"}),
 )
 
-REPORT_COMMAND = "netproof precision --all --markdown docs/precision.md"
+REPORT_COMMAND = "netproof precision --all --max-n 256 --words 8 --markdown docs/precision.md"
 
 
 def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMAND) -> str:
@@ -516,7 +516,9 @@ def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMA
         "square root or e^c that the exact interpreter cannot run) or `allowed sets` (the Dyck",
         "generator's next-symbol sets against the allowed sets of Dyck(k, D) at every position).",
         "**limit** is the largest tested n up to which every tested length agreed. A float run is",
-        "evidence, not proof.",
+        "evidence, not proof. Hardmax heads take a plain float argmax (`--backend-ties` would use",
+        "the torch backend's conservative tie tolerance). `gates` (Lemma A.1's gates) is not listed:",
+        "its input has a fixed size, so there is no word length to grow.",
         "",
         "| construction | params | dtype | reference | limit | first disagreement |",
         "|---|---|---|---|---|---|",
@@ -526,7 +528,7 @@ def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMA
         shown = {k: v for k, v in a.params.items() if k != "variant" or v != "fixed"}
         params = " ".join(f"{k}={v}" for k, v in shown.items()) or "—"
         limit = (f"≥ {a.limit} (all tested)" if b is None else "none" if a.limit is None else str(a.limit))
-        first = "—" if b is None else f"n = {b.n}: {b.disagreements}/{b.words} words; e.g. {b.first_disagreement}"
+        first = "—" if b is None else f"n = {b.n}: {b.disagreements}/{b.words} words; e.g. `{b.first_disagreement}`"
         lines.append(f"| `{a.construction}` | {params} | {a.dtype} | {a.reference} | {limit} | "
                      f"{first.replace('|', '∣')} |")
     lines += ["", "## Margin curves", "",
