@@ -150,9 +150,10 @@ def test_netproof_run_on_torch_in_a_fresh_process(tmp_path: Path) -> None:
 def test_fuzz_with_torch_finds_shrinks_and_replays_a_real_counterexample_exactly(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(
         capsys, "fuzz", "dyck", "-p", "variant=paper", "-p", "k=1", "-p", "depth=1", "--backend", "torch",
-        "--max-len", "120", "--examples", "20", "--seed", "3", "--out", "", "--quiet", "--no-database",
+        "--max-len", "80", "--examples", "5", "--seed", "3", "--out", "", "--quiet", "--no-database",
     )
     assert code == 1
+    assert "words re-checked exactly" in out
     assert "shrunk counterexample: () (replayed with the exact checker)" in out
 
 
