@@ -19,10 +19,13 @@ multiple of eps times it); ``tie_rtol`` defaults to ``32 · eps`` of the dtype. 
 are every allowed key within that tolerance of the best score; ``average`` weights them as
 ``(mask @ V) / count`` (sum, then divide), ``leftmost`` / ``rightmost`` take the smallest /
 largest of them. Every hardmax decision is reported: :attr:`FloatBatch.min_gap` is the smallest
-gap met between a selected (maximal) score and the best unselected allowed score, and
+gap met between the maximal score of a query and its closest allowed score strictly below it
+(the best unselected score; or, at an unresolved tie, the near-tied score itself, so that a gap
+at most the tolerance means the run met a tie it could not resolve), and
 :attr:`FloatBatch.unresolved_ties` counts the (word, head, query) rows where a score was taken
 as tied without being equal in floats (the float run cannot tell whether they are equal in
-exact arithmetic). A hardmax head ignores its positive :class:`~symbolic.ir.Scale`, as the exact
+exact arithmetic). The statistics cost one more pass over the scores per hardmax head;
+``forward(enc, stats=False)`` skips them. A hardmax head ignores its positive :class:`~symbolic.ir.Scale`, as the exact
 interpreter does.
 
 **Undefined values.** Where the exact interpreter raises ``UndefinedValueError`` for a value the
@@ -666,11 +669,13 @@ class CompiledNetwork:
                     pick = pick.clamp(0, max(L - 1, 0))
                     out = torch.gather(V, 1, pick[..., None].expand(-1, -1, V.shape[-1]))
                 if stats is not None:
+                    # One pass: the best score strictly below the maximum. Above best − tol it is
+                    # a near tie (selected, not equal); otherwise it is the best unselected score.
                     inf = torch.tensor(float("inf"), dtype=torch.float64, device=self.device)
-                    second = S.masked_fill(sel, float("-inf")).amax(dim=-1)
-                    gap = torch.where(nonempty, (best.squeeze(-1) - second).to(torch.float64), inf)
-                    exact_ties = (S == best).sum(dim=-1)
-                    near = (sel.sum(dim=-1) > exact_ties) & nonempty
+                    second = torch.where(S < best, S, float("-inf")).amax(dim=-1)
+                    best_q = best.squeeze(-1)
+                    gap = torch.where(nonempty, (best_q - second).to(torch.float64), inf)
+                    near = (second >= best_q - tol.squeeze(-1)) & nonempty
                     stats.append((layer, h.name, gap, near))
             case Softmax():
                 coef, times_n, log_n = ch.kappa
