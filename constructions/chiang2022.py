@@ -490,7 +490,7 @@ def _replace_value(h: Head, value: Affine) -> Head:
 # --------------------------------------------------------------------------- §3.2
 
 
-def prop2_layer(net: Network, c_prime: Fraction | int | str) -> Network:
+def prop2_layer(net: Network, c_prime: Fraction | int | str, *, eps: Fraction | int | str = 0) -> Network:
     """Proposition 2: append a layer that maps the logit s to [s; −s; 0…], normalize it with
     eps = 0 to [±√(D̂/2); ∓√(D̂/2); 0…], and read c′ times the first coordinate.
 
@@ -503,6 +503,10 @@ def prop2_layer(net: Network, c_prime: Fraction | int | str) -> Network:
     layer norm divides 0 by 0. Those positions are never read (the readout reads position 0 and
     every block after the last attention layer is position-wise), so the interpreters leave them
     undefined (``None`` in traces) instead of failing; PyTorch would put NaN there.
+
+    ``eps`` is the new layer's layer-norm ε (Proposition 2 needs 0, the default). Figure 2's
+    "ε = 10⁻⁵" curve puts that ε in every layer norm, this one included (spec §2.8): the
+    normalized logit then shrinks with |s| ≈ 2/n², which is why its cross-entropy grows with n.
     """
     if not isinstance(net.readout, Classifier):
         raise ValueError("prop2_layer needs a classifier network")
@@ -525,7 +529,7 @@ def prop2_layer(net: Network, c_prime: Fraction | int | str) -> Network:
         rows[second][plus[d]] = rows[second].get(plus[d], Fraction(0)) - w
         rows[second][minus[d]] = rows[second].get(minus[d], Fraction(0)) + w
     w2 = affine(rows, inputs=(*plus.values(), *minus.values()), bias={first: b_l, second: -b_l})
-    ln0 = layernorm(0)
+    ln0 = layernorm(Fraction(eps))
     layers = (
         *net.layers,
         Sublayer(block=AttentionLayer(name="prop2_att", heads=()), post_ln=ln0),

@@ -366,7 +366,13 @@ def output_base(k: int) -> Fraction:
 
 
 def dyck_generator(
-    *, k: int, depth: int, reading: str = "G1", lambda2: Fraction | None = None, variant: str = "fixed"
+    *,
+    k: int,
+    depth: int,
+    reading: str = "G1",
+    lambda2: Fraction | None = None,
+    variant: str = "fixed",
+    pos_norm: int | None = None,
 ) -> Network:
     """Theorem 4.2's two-layer generator of Dyck(k, D) (spec §3.4, rebuilt where the paper's
     Appendix B is unreadable or wrong).
@@ -392,6 +398,12 @@ def dyck_generator(
     d = D (with γ counted, opens are forbidden one level early) and no ω row (ω is never
     allowed). G2 is meant for even n (γ, a balanced word, ω); for odd n no string exists.
 
+    ``pos_norm=N`` (G1 only) replaces p = i/n by the fixed p = i/N of the experiments' code
+    (Appendix D: "pos/n" is i/6000, MAX_LEN = 6000; spec §3.7). The layer-2 argmax needs
+    p_j ≤ 1, so the network is right for n ≤ N; exactly it is the same generator, but the
+    tie-breaking gap between two opens of one depth shrinks to 1/N against scores of size 20D²,
+    which is what float32 cannot hold at D = 10, N = 6000 (spec §3.6; ``netproof precision``).
+
     >>> from symbolic.interval import run
     >>> run(dyck_generator(k=2, depth=2), "([").next_symbols[-1]
     (']',)
@@ -403,6 +415,12 @@ def dyck_generator(
         raise ValueError(f"variant={variant!r} must be fixed or paper")
     if reading not in READINGS:
         raise ValueError(f"reading={reading!r} must be G1 (length-unaware) or G2 (length-aware, 1/n in the PE)")
+    if pos_norm is not None and (isinstance(pos_norm, bool) or not isinstance(pos_norm, int) or pos_norm < 1):
+        raise ValueError(f"pos_norm={pos_norm!r} must be a positive int N (p = i/N) or None (p = i/n)")
+    if pos_norm is not None and reading == "G2":
+        raise ValueError(
+            f"pos_norm={pos_norm} needs reading=G1: G2 reads n − i from p = i/n and q = 1/n; use pos_norm=None with G2"
+        )
     if lambda2 is not None and (not isinstance(lambda2, Fraction) or lambda2 <= 0):
         raise ValueError(f"lambda2={lambda2} must be a positive Fraction (the c of λ₂ = c·n·ln n) or None (hard attention)")
     D, B = depth, type_bits(k)
@@ -426,7 +444,8 @@ def dyck_generator(
         table[cl] = dict(code)
     table[START] = {"o": 1, "g": 1}
     table[END] = {}
-    positional: dict[str, str] = {"p": "i/n", **({"q": "1/n"} if g2 else {})}
+    p_feature: str | tuple[str, Fraction] = "i/n" if pos_norm is None else ("i", Fraction(1, pos_norm))
+    positional: dict[str, str | tuple[str, Fraction]] = {"p": p_feature, **({"q": "1/n"} if g2 else {})}
     emb = token_embedding((*(s for pair in pairs for s in pair), END), table, positional=positional, prefix=(START,), index_base=1)
 
     count = Head(
@@ -510,6 +529,8 @@ def dyck_generator(
         end=END if fixed else None,
     )
     params = [("k", str(k)), ("depth", str(depth)), ("reading", reading), ("lambda2", "hard" if lambda2 is None else str(lambda2)), ("variant", variant)]
+    if pos_norm is not None:
+        params.append(("pos_norm", str(pos_norm)))
     return Network(
         name="dyck-gen",
         dims=dims,
@@ -1280,6 +1301,17 @@ def _lambda2(values: Mapping[str, object]) -> Fraction | None:
     return None if v == "hard" else v  # type: ignore[return-value]
 
 
+def _parse_pos_norm(raw: str) -> int | str:
+    if raw.strip() == "n":
+        return "n"
+    return parse_int("pos_norm", minimum=1)(raw)
+
+
+def _pos_norm(values: Mapping[str, object]) -> int | None:
+    v = values.get("pos_norm", "n")
+    return None if v == "n" else v  # type: ignore[return-value]
+
+
 def _parse_lambda2(raw: str) -> Fraction | str:
     if raw.strip() == "hard":
         return "hard"
@@ -1328,10 +1360,18 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
                 parse=_parse_lambda2,
                 help="hard: layer 2 is hard attention; a rational c > 0: soft attention with temperature c·n·ln n",
             ),
+            Param(
+                name="pos_norm",
+                default="n",
+                parse=_parse_pos_norm,
+                help="n: the position feature is p = i/n; an integer N: p = i/N, the experiments' fixed "
+                "normalizer (their code uses N = 6000; right for n <= N; G1 only)",
+            ),
             VARIANT,
         ),
         build=lambda values: dyck_generator(
-            k=values["k"], depth=values["depth"], reading=values["reading"], lambda2=_lambda2(values), variant=values["variant"]
+            k=values["k"], depth=values["depth"], reading=values["reading"], lambda2=_lambda2(values),
+            variant=values["variant"], pos_norm=_pos_norm(values),
         ),
         claims=_gen_claims,
     ),

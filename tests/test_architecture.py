@@ -28,7 +28,8 @@ STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 INTERPRETER_MODULES = frozenset(
     {
         "symbolic.exact", "symbolic.sympy_interp", "symbolic.interval", "symbolic.evaluation",
-        "symbolic.batched", "symbolic.torch_export", "symbolic.recurrent", "symbolic.seq2seq",
+        "symbolic.batched", "symbolic.torch_export", "symbolic.torch_backend", "symbolic.recurrent",
+        "symbolic.seq2seq",
     }
 )
 SYMBOLIC_EXTRAS = {
@@ -37,6 +38,7 @@ SYMBOLIC_EXTRAS = {
     "symbolic.recurrent": frozenset({"mpmath"}),
     "symbolic.batched": frozenset({"numpy"}),
     "symbolic.torch_export": frozenset({"torch"}),
+    "symbolic.torch_backend": frozenset({"torch"}),
 }
 
 

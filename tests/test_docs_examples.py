@@ -167,7 +167,7 @@ def test_the_docs_have_the_pages_the_index_links_to() -> None:
 
 @pytest.mark.parametrize("page", [p for p in sorted(DOCS.rglob("*.md")) if _rel(p) not in NOT_HERE], ids=_rel)
 def test_every_relative_link_of_a_page_points_to_an_existing_file(page: Path) -> None:
-    text = page.read_text(encoding="utf-8")
+    text = re.sub(r"`[^`\n]*`", "", page.read_text(encoding="utf-8"))  # code spans hold no links
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
         if "://" in target:
             continue

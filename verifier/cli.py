@@ -1,7 +1,8 @@
 """The ``netproof`` command line (also ``python -m verifier``).
 
     netproof list [NAME|FILE.py...] [--json]
-    netproof run NAME WORD [-p key=value]... [--backend exact|sympy|interval] [--trace] [--json]
+    netproof run NAME WORD|@FILE [-p key=value]... [--backend auto|exact|sympy|interval|torch] [--trace] [--json]
+                 [--device cpu|cuda] [--dtype float64|float32|float16|bfloat16] [--check]
     netproof prove [NAME...] [-p key=value]... [--max-n N] [--method exhaustive|smt|all] [--timeout S] [--json] [--out DIR]
     netproof recheck LOG.json|DIR... [--solver cvc5|z3] [--timeout S] [--json]
     netproof new NAME [--out PATH]
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing
 import os
 import sys
@@ -28,6 +30,8 @@ from fractions import Fraction
 from typing import Any, NoReturn
 
 from symbolic import (
+    Classifier,
+    FlatEmbedding,
     Network,
     NotRationalError,
     RecurrentNetwork,
@@ -306,11 +310,16 @@ def _run_network(
         net = c.network(values, len(word))
     else:
         net = probe
+    if args.backend != "torch" and (args.check or args.device != "cpu" or args.dtype != "float64"):
+        flag = "--check" if args.check else ("--device" if args.device != "cpu" else "--dtype")
+        raise UsageError(f"{flag} applies to the torch backend; add --backend torch")
     if isinstance(net, RecurrentNetwork):
         return _run_recurrent(args, net, c, values, source, word)
     if isinstance(net, Seq2Seq):
         assert c is not None
         return _run_seq2seq(args, net, c, values, word, source)
+    if args.backend == "torch":
+        return _run_torch(args, net, c, values, source, word)
     backend, trace = _evaluate(net, word, args.backend, args.length)
     lang = c.reference_language(values) if c is not None else None
     member = lang.contains(word) if lang else None
@@ -440,6 +449,107 @@ def _run_recurrent(
     return EXIT_OK
 
 
+def _finite(x: float) -> float | None:
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+def _run_torch(
+    args: argparse.Namespace, net: Network, c: Construction | None, values: dict[str, Any], source: str, word: tuple[str, ...]
+) -> int:
+    """``run --backend torch``: the float evaluation (evidence, not proof), optionally checked
+    against the exact interpreter on the same word (``--check``)."""
+    from symbolic import torch_backend
+
+    if args.trace:
+        raise UsageError("--trace prints exact traces; the torch backend keeps its states as tensors "
+                         "(symbolic.torch_backend.run(..., keep_states=True)): drop --trace or use --backend exact")
+    try:
+        compiled = torch_backend.compile(net, dtype=args.dtype, device=args.device)
+        fb = compiled.forward(compiled.encode([word], length=args.length), keep_states=False)
+        agreement = None
+        if args.check:
+            from .differential import compare
+
+            agreement = compare(net, [word], dtype=args.dtype, device=args.device, length=args.length, compiled=compiled)
+    except SymbolicError as exc:
+        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+    lang = c.reference_language(values) if c is not None else None
+    member = lang.contains(word) if lang else None
+    emb = net.embedding
+    tokens = list(word) if isinstance(emb, FlatEmbedding) else [*emb.prefix, *word, *emb.suffix]
+    positions = [0] if isinstance(emb, FlatEmbedding) else [emb.index_base + t for t in range(len(tokens))]
+    logit = fb.logit(0)
+    accepted = fb.accepted[0]
+    record: dict[str, Any] = {
+        "construction": c.name if c is not None else None,
+        "source": source,
+        "id": c.paper_id if c is not None else None,
+        "params": _show_params(values),
+        "word": render(net.alphabet, word),
+        "tokens": tokens,
+        "n": len(positions),
+        "backend": "torch",
+        "fingerprint": fingerprint(net),
+        "accepted": accepted,
+        "output": None if logit is None or math.isnan(logit) else repr(logit),
+        "member": member,
+        "device": fb.device,
+        "dtype": fb.dtype,
+        "min_gap": _finite(fb.min_gap),
+        "unresolved_ties": {
+            "count": fb.unresolved_ties.count,
+            "first": [{"layer": t.layer, "head": t.head, "i": t.position} for t in fb.unresolved_ties.first],
+        },
+        "readout_margin": _finite(fb.readout_margin),
+    }
+    nexts = fb.next_symbols
+    if nexts is not None:
+        end = getattr(net.readout, "end", None)
+        record["length"] = args.length if args.length is not None else len(positions)
+        last = nexts[0][-1] if nexts[0] else ()
+        record["next"] = sorted(s for s in last if s != end)
+        record["end"] = end in last if end is not None else None
+        record["next_by_position"] = [
+            {"i": positions[t], "token": tokens[t], "next": sorted(s for s in allowed if s != end),
+             "end": end in allowed if end is not None else None}
+            for t, allowed in enumerate(nexts[0])
+        ]
+    if agreement is not None:
+        record["agreement"] = agreement.to_json()
+    code = EXIT_OK if agreement is None or agreement.agree else EXIT_REFUTED
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return code
+    shown_word = record["word"] if len(word) <= 60 else f"{render(net.alphabet, word[:30])}... ({len(word)} symbols)"
+    print(f"{source} — {net.reference}")
+    print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
+    print(f"word: {shown_word or 'ε'}   n = {record['n']}")
+    where = f"torch {fb.dtype} on {fb.device}"
+    if logit is not None:
+        print(f"logit s = {record['output']}   ({where}: evidence, not proof)")
+    if nexts is not None:
+        shown = " ".join(record["next"]) or "(no bracket)"
+        ending = "" if record["end"] is None else ("; the string may end here" if record["end"] else "; the string may not end here")
+        print(f"allowed next after the input (n = {record['length']}): {shown}{ending}   ({where})")
+    gap = "none met" if fb.min_gap == float("inf") else f"{fb.min_gap:.6g}"
+    print(f"hardmax: smallest score gap {gap}; unresolved ties: {fb.unresolved_ties.count}"
+          + "".join(f"\n   tie at {t.layer!r} head {t.head!r} i={t.position}" for t in fb.unresolved_ties.first))
+    if accepted is not None:
+        verdict = "accepted (s > 0)" if accepted else "rejected (s <= 0)"
+        print(f"{verdict}" + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}"))
+    elif isinstance(net.readout, Classifier):
+        print("no verdict: the float logit is NaN (a value the exact interpreter calls undefined)")
+    if agreement is not None:
+        if agreement.agree:
+            err = "" if agreement.max_logit_error is None else f"; max |float logit - exact logit| = {agreement.max_logit_error:.3g}"
+            print(f"check: agrees with the {'/'.join(agreement.exact_backends) or 'exact'} interpreter{err}")
+        else:
+            d = agreement.first[0]
+            print(f"check: DISAGREES with the {'/'.join(agreement.exact_backends)} interpreter on the {d.what}: "
+                  f"float {d.float_value}, exact {d.exact_value}")
+    return code
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from symbolic.netfile import dumps
 
@@ -509,7 +619,16 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.max_len < 0:
         raise UsageError(f"--max-len {args.max_len} must be >= 0")
     database: Any = None if (args.no_database or args.ci) else (args.database or None)
+    if args.backend == "torch":
+        from symbolic import torch_backend
+
+        try:
+            torch_backend.compile(selected[0].network(_values(selected[0], given), 1) if selected[0].per_length
+                                  else selected[0].network(_values(selected[0], given)))
+        except SymbolicError as exc:
+            raise UsageError(f"{type(exc).__name__}: {exc}") from None
     rows: list[tuple[Construction, dict[str, Any], Claim, Verdict, float]] = []
+    float_issues: dict[tuple[str, str], list[Any]] = {}
     for c in selected:
         values = _values(c, given)
         job = Job(c, values)
@@ -522,14 +641,19 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                     kwargs["database"] = database
                 elif args.no_database or args.ci:
                     kwargs["database"] = None
+                issues: list[Any] = []
+                kwargs["backend"] = args.backend
+                kwargs["on_float_issue"] = issues.append
                 try:
                     verdict = fuzz(job, claim, **kwargs)
                 except FuzzError as exc:
                     raise UsageError(str(exc)) from None
             else:
+                issues = []
                 verdict = fuzz(job, claim)
             seconds = time.perf_counter() - started
             rows.append((c, values, claim, verdict, seconds))
+            float_issues[(c.name, claim.id)] = issues
             if not args.quiet and not args.json:
                 print(f"{c.name} {claim.id}: {_fuzz_verdict(verdict)} ({seconds:.1f}s)", file=sys.stderr, flush=True)
     records = []
@@ -538,6 +662,11 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         record["verdict"] = _fuzz_verdict(verdict)
         record["kind"] = "fuzz"
         record["budget"] = {"examples": args.examples, "max_len": args.max_len, "seed": args.seed, "derandomized": args.ci}
+        if args.backend == "torch":
+            record["backend"] = "torch"
+            record["float_issues"] = [
+                {"word": render(_alphabet_of(c, values), i.word), "detail": i.detail} for i in float_issues.get((c.name, claim.id), [])
+            ]
         records.append(record)
         if args.out:
             path = _record_path(args.out, c, values, claim, None, kind="fuzz")
@@ -555,6 +684,12 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         alphabet = _alphabet_of(c, vals)
         shown = "ε (empty word)" if not verdict.word else render(alphabet, verdict.word)
         print(f"\n  REFUTED {c.name} {claim.id}: {claim.statement}\n      {verdict.detail}\n      shrunk counterexample: {shown} (replayed with the exact checker)")
+    for c, vals, claim, _verdict, _s in rows:
+        for issue in float_issues.get((c.name, claim.id), [])[:3]:
+            shown = render(_alphabet_of(c, vals), issue.word) or "ε"
+            if len(shown) > 60:
+                shown = f"{shown[:40]}... ({len(issue.word)} symbols)"
+            print(f"\n  float issue {c.name} {claim.id} (not a counterexample: the exact re-check holds): {shown}\n      {issue.detail}")
     searched = [r for r in rows if not isinstance(r[3], Refuted) and not r[3].reason.startswith("not fuzzable")]  # type: ignore[union-attr]
     print(
         f"\n{len(refuted)} refuted, {len(searched)} with no counterexample found (not a proof), "
@@ -1127,9 +1262,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p_run.add_argument(
         "--backend",
-        choices=("auto", "exact", "sympy", "interval"),
+        choices=("auto", "exact", "sympy", "interval", "torch"),
         default="auto",
-        help="auto (default): exact rationals if the network stays rational, else sympy, else intervals",
+        help="auto (default): exact rationals if the network stays rational, else sympy, else intervals; "
+        "torch: floats (evidence, not proof), with --device, --dtype and --check",
+    )
+    p_run.add_argument("--device", default="cpu", help="for --backend torch: cpu (default), cuda or cuda:N")
+    p_run.add_argument(
+        "--dtype", choices=("float64", "float32", "float16", "bfloat16"), default="float64",
+        help="for --backend torch: the float format (default float64)",
+    )
+    p_run.add_argument(
+        "--check", action="store_true",
+        help="for --backend torch: also run the exact interpreter on the word and report agreement (exit 1 if they differ)",
     )
     p_run.add_argument(
         "--length",
@@ -1170,6 +1315,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_fuzz.add_argument("--json", action="store_true", help="print all logs as JSON")
     p_fuzz.add_argument("--out", default="fuzz-logs", help="directory for the fuzz logs ('' for none)")
     p_fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+    p_fuzz.add_argument(
+        "--backend", choices=("exact", "torch"), default="exact",
+        help="torch: recognizers' words run in torch float64 (for long words, --max-len 2000), every failing or "
+        "doubtful word is re-checked exactly; only exact-confirmed failures are counterexamples",
+    )
     p_fuzz.set_defaults(func=cmd_fuzz)
 
     p_ledger = sub.add_parser("ledger", help="one Markdown page: every claim with the verdict of its proof record")
@@ -1206,6 +1356,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_new.add_argument("name", help="the construction's name: lowercase letters, digits and dashes (e.g. my-majority)")
     p_new.add_argument("--out", default="", help="the file to write (default: NAME with underscores, .py)")
     p_new.set_defaults(func=cmd_new)
+
+    from verifier import (  # their own modules: torch and matplotlib load only when run
+        plots,
+        precision,
+    )
+
+    precision.add_precision_parser(sub)
+    plots.add_plot_parser(sub)
     return parser
 
 

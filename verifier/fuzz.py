@@ -18,6 +18,13 @@ While searching, exact claims on networks :mod:`symbolic.batched` supports (the 
 recognizers) are evaluated in integers, hundreds of times faster than the Fraction interpreter
 on long words; the replay always uses the per-word checker.
 
+With ``backend="torch"`` a recognizer's long words (:data:`TORCH_MIN_LEN` symbols or more;
+give a ``max_len`` in the thousands) run in torch float64 (:mod:`symbolic.torch_backend`); a word the float run fails, or
+cannot decide (a logit too close to 0, a hardmax tie it cannot resolve), is re-checked exactly,
+and only an exact-confirmed failure counts: it is shrunk and replayed exactly as above. A word
+where only the float run fails is a :class:`FloatIssue` (reported in the verdict's reason and to
+``on_float_issue``), never a counterexample.
+
 Reproducibility: ``seed=S`` replays exactly the run the verdict reported as "seed S";
 ``derandomize=True`` draws the same examples on every run (the ``netproof-ci`` profile of
 :mod:`verifier.strategies`). An unseeded run draws a fresh seed (reported in the verdict), saves
@@ -73,10 +80,13 @@ from .claims import (
 from .strategies import CI_PROFILE
 
 __all__ = [
+    "BACKENDS",
     "CI_PROFILE",
     "DEFAULT_DATABASE",
     "DEFAULT_EXAMPLES",
     "DEFAULT_MAX_LEN",
+    "TORCH_MIN_LEN",
+    "FloatIssue",
     "FuzzError",
     "Plan",
     "fuzz",
@@ -323,10 +333,41 @@ class _Probe:
     (the same values as the Fraction interpreter, as integers); the rest use
     :func:`check_word` on a job of its own whose traces are dropped after each word."""
 
-    def __init__(self, job: Job, claim: Claim) -> None:
+    def __init__(self, job: Job, claim: Claim, backend: str = "exact", on_float_issue: Callable[[FloatIssue], None] | None = None) -> None:
         self.job = Job(job.construction, job.values)
         self.claim = claim
         self.evaluators: dict[int, Any] = {}
+        self.torch = backend == "torch" and isinstance(claim, Recognizes)
+        self.compiled: dict[int, Any] = {}
+        self.on_float_issue = on_float_issue
+        self.rechecked = 0
+
+    def _float(self, w: Word) -> Any:
+        """The torch float64 run of ``w`` (a FloatBatch of one)."""
+        from symbolic import torch_backend
+
+        net = self.job.network(len(w))
+        compiled = self.compiled.get(id(net))
+        if compiled is None:
+            compiled = self.compiled[id(net)] = torch_backend.compile(net, dtype="float64")
+        return compiled.forward(compiled.encode([w]))
+
+    def __call__(self, w: Word) -> bool | Unknown:
+        if not self.torch or len(w) < TORCH_MIN_LEN:
+            return self._exact(w)
+        assert isinstance(self.claim, Recognizes)
+        fb = self._float(w)
+        got = fb.accepted[0]
+        float_fails = got is not None and got != self.claim.language.contains(w)
+        in_doubt = got is None or fb.unresolved_ties.count > 0
+        if not (float_fails or in_doubt):
+            return False
+        self.rechecked += 1
+        exact = self._exact(w)  # only an exact-confirmed failure is a counterexample
+        if float_fails and exact is False and self.on_float_issue is not None:
+            self.on_float_issue(FloatIssue(w, f"torch float64 {'accepts' if got else 'rejects'} it, the exact interpreter does not "
+                                           f"(smallest hardmax gap {fb.min_gap:.3g}, {fb.unresolved_ties.count} unresolved ties)"))
+        return exact
 
     def _evaluator(self, net: Network) -> Any:
         from symbolic import batched
@@ -337,7 +378,7 @@ class _Probe:
             ev = self.evaluators[id(net)] = batched.Evaluator(net) if ok else False
         return ev
 
-    def __call__(self, w: Word) -> bool | Unknown:
+    def _exact(self, w: Word) -> bool | Unknown:
         claim = self.claim
         fast = (isinstance(claim, Recognizes) and claim.backend == "exact") or (
             isinstance(claim, TraceProperty) and claim.holds_batch is not None and claim.backend == "exact" and claim.domain is None
@@ -451,6 +492,22 @@ def _key(job: Job, claim: Claim, max_len: int, description: str) -> bytes:
     return hashlib.sha256(text.encode()).hexdigest()[:32].encode()
 
 
+@dataclass(frozen=True, slots=True)
+class FloatIssue:
+    """A word on which the torch float run and the exact interpreter disagree while the claim
+    holds exactly: a float limitation, never a counterexample."""
+
+    word: Word
+    detail: str
+
+
+TORCH_MIN_LEN: Final = 64
+"""With ``backend="torch"``, shorter words run exactly (the exact evaluators are as fast there)."""
+
+BACKENDS: Final = ("exact", "torch")
+"""``fuzz(backend=...)``: ``torch`` runs Recognizes claims in torch float64 and re-checks exactly."""
+
+
 class _Counterexample(Exception):
     """Raised by the search on a failing word; hypothesis shrinks it and raises it again."""
 
@@ -469,6 +526,8 @@ def fuzz(
     derandomize: bool = False,
     database: ExampleDatabase | str | os.PathLike[str] | None | _Default = _DEFAULT,
     strategy: st.SearchStrategy[Word] | None = None,
+    backend: str = "exact",
+    on_float_issue: Callable[[FloatIssue], None] | None = None,
 ) -> Verdict:
     """Search for a counterexample to ``claim`` among ``examples`` generated words of length at
     most ``max_len`` (see the module docstring). ``strategy`` replaces the automatic choice
@@ -479,10 +538,20 @@ def fuzz(
     hypothesis draws a fresh seed (reported in the verdict) and replays the failures kept in
     ``database`` first (default :data:`DEFAULT_DATABASE`; None: no database).
 
+    ``backend="torch"`` evaluates a :class:`Recognizes` claim's words with the torch backend in
+    float64 (fast on long words) and re-checks exactly every word the float run fails or is in
+    doubt about (an undecided sign, an unresolved hardmax tie): only an exact-confirmed failure
+    is a counterexample; a float-only failure goes to ``on_float_issue`` as a
+    :class:`FloatIssue`. Other claims run exactly, as with ``backend="exact"``.
+
     Returns :class:`Refuted` (the shrunk word, replayed through the per-word checker) or
     :class:`Unknown` ("no counterexample found ..." / "not fuzzable: ..."); never ``Proved``.
     """
+    if backend not in BACKENDS:
+        raise FuzzError(f"backend={backend!r} is not one of {', '.join(BACKENDS)}")
     method = _method(claim)
+    if backend == "torch" and isinstance(claim, Recognizes):
+        method = "fuzz (hypothesis, torch float64, exact re-check)"
     reason = fuzzable(claim)
     if reason is not None:
         return Unknown(method, reason)
@@ -512,7 +581,15 @@ def fuzz(
     if derandomize or seed is not None:
         db = None
 
-    probe = _Probe(job, claim)
+    issues: list[FloatIssue] = []
+
+    def record_issue(issue: FloatIssue) -> None:
+        if all(i.word != issue.word for i in issues):
+            issues.append(issue)
+            if on_float_issue is not None:
+                on_float_issue(issue)
+
+    probe = _Probe(job, claim, backend, record_issue)
     alphabet = job.alphabet
     stats = {"tried": 0, "found_at": 0, "found_len": 0}
     undecided: list[tuple[Word, Unknown]] = []
@@ -563,6 +640,10 @@ def fuzz(
         used = seed if seed is not None else getattr(search, "_hypothesis_internal_use_generated_seed", None)
         seed_text = f"seed {used}" if used is not None else "random seed"
     where = f"{seed_text}, max length {max_len}; {the_plan.description}"
+    if probe.torch:
+        where += f"; {probe.rechecked} words re-checked exactly"
+        if issues:
+            where += f", {len(issues)} float-only disagreements (first {_show(issues[0].word, alphabet)}: {issues[0].detail})"
     if found is None:
         text = f"no counterexample found in {stats['tried']} examples ({where}); this is not a proof"
         if undecided:

@@ -1,8 +1,10 @@
 """Fixtures shared by the backend tests: run a network through every interpreter and check that
-sympy equals the exact (Fraction) result and that the interval result encloses it."""
+sympy equals the exact (Fraction) result, that the interval result encloses it and (where torch
+is installed) that the torch backend's float64 states, outputs and decisions match it."""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -80,13 +82,45 @@ def check_agreement(te: Trace[Fraction], ts: Trace[Any], ti: Trace[Any]) -> None
     check_interval(te, ti)
 
 
+def torch_available() -> bool:
+    return importlib.util.find_spec("torch") is not None
+
+
+def check_torch(te: Trace[Fraction], net: Network, word: str | Sequence[str]) -> None:
+    """Assert that the torch backend (float64) matches the exact trace: every defined state value
+    within 1e-12 relative, the logit likewise, the accept bit and the next-symbol sets equal."""
+    from symbolic import torch_backend
+
+    fb = torch_backend.run(net, word, keep_states=True)
+    assert fb.states is not None
+    assert [label for label, _ in fb.states] == [s.label for s in te.states]
+    for (label, tensor), se in zip(fb.states, te.states, strict=True):
+        got = tensor[0].tolist()
+        for t, row in enumerate(se.rows):
+            for d, exact_value in enumerate(row):
+                if exact_value is None:  # a position the readout never reads
+                    continue
+                want = float(exact_value)
+                where = f"torch state {label!r} token {t} dim {te.network.dims[d]!r}"
+                assert abs(got[t][d] - want) <= 1e-12 * max(1.0, abs(want)), f"{where}: {got[t][d]} != {exact_value}"
+    assert fb.accepted[0] == te.accepted
+    if te.output is not None:
+        logit = fb.logit(0)
+        assert logit is not None
+        assert abs(logit - float(te.output)) <= 1e-12 * max(1.0, abs(float(te.output)))
+    assert (fb.next_symbols[0] if fb.next_symbols is not None else None) == te.next_symbols
+
+
 @pytest.fixture
 def run_all() -> Check:
-    """``run_all(net, word)``: run exact, sympy and interval, check they agree, return the exact trace."""
+    """``run_all(net, word)``: run exact, sympy, interval and torch (where installed), check they
+    agree, return the exact trace."""
 
     def run(net: Network, word: str | Sequence[str]) -> Trace[Fraction]:
         te = exact.run(net, word)
         check_agreement(te, sympy_interp.run(net, word), interval.run(net, word))
+        if torch_available():
+            check_torch(te, net, word)
         return te
 
     return run

@@ -1,0 +1,394 @@
+"""Torch throughput: tokens per second of the PARITY and FIRST transformers (Chiang & Cholak
+2022, c = ln 2) and the Dyck(8, 10) recognizer (Yao et al. 2021, Theorem 4.1) at n = 10^3 and
+10^4 (and 10^5 for PARITY on a GPU), batch 64, for
+
+- ``exact``: the exact interpreters (``symbolic.batched`` integers for the hardmax Dyck
+  recognizer, ``symbolic.exact`` Fractions word by word for the softmax nets);
+- ``compiled``: the generic IR-to-torch compiler, :func:`symbolic.torch_backend.compile`
+  (``encode`` then ``forward``), float64 on the CPU, and on CUDA when a GPU exists;
+- ``direct``: the same network written directly with plain ``torch.nn.functional`` calls
+  (:func:`direct_logits` below: ``F.linear``, masked ``softmax`` / hardmax, ``relu``, layer
+  norm), reading the weights from :func:`symbolic.torch_export.state_dict` and nothing else.
+
+    PYTHONPATH=. python benchmarks/torch_throughput.py [--lengths 1000 10000] [--batch 64]
+        [--max-seconds 60] [--threads 2]
+
+The ``ratio`` column is compiled time over direct time for the same network, n and device (the
+target: at most 1.5). Tokens count every position the network sees (CLS, γ and ω included),
+``batch · n`` per batch. A row that would run longer than ``--max-seconds`` is timed on the
+first words of the batch only (at least one) and says how many it timed; every figure comes from
+this process on this machine. Outside the timings, the compiled and direct logits are compared
+on the timed words (the largest difference is printed) so that the two sides compute the same
+thing. Without CUDA the GPU rows print "no GPU".
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch
+import torch.nn.functional as F
+
+from constructions.chiang2022 import first_transformer, parity_transformer
+from constructions.yao2021 import dyck_recognizer, symbols
+from symbolic import Network
+from symbolic.positional import feature
+from symbolic.torch_export import layout, state_dict
+
+Tensor = torch.Tensor
+QUERY_BLOCK = 2048  # queries per attention block: bounds memory at batch · 2048 · n scores
+
+
+# --------------------------------------------------------------------------- the direct network
+
+
+class Direct:
+    """A classifier network as plain tensors and ``nn.functional`` calls (float, batched).
+
+    Built from the exported state dict and its layout only; every map that writes residual dims
+    is widened once to d_model columns/rows here, so the forward pass is matmuls.
+    """
+
+    def __init__(self, net: Network, *, dtype: torch.dtype, device: str) -> None:
+        lay = layout(net)
+        sd = {k: v.to(device=device, dtype=dtype) for k, v in state_dict(net).items()}
+        self.lay, self.sd, self.dtype, self.device = lay, sd, dtype, device
+        dims = lay["dims"]
+        self.at = {d: i for i, d in enumerate(dims)}
+        self.d = len(dims)
+        emb = lay["embedding"]
+        assert emb["type"] == "TokenEmbedding", "the benchmark networks have token embeddings"
+        self.tokens = emb["tokens"]
+        self.prefix, self.suffix = emb["prefix"], emb["suffix"]
+        self.layers: list[tuple[str, Any]] = []
+        for i, layer in enumerate(lay["layers"]):
+            post = sd.get(f"layers.{i}.post_ln.eps") if layer["post_ln"] is not None else None
+            post_over = None if layer["post_ln"] is None else self._over(layer["post_ln"]["over"], dims)
+            if layer["kind"] == "attention":
+                heads = []
+                for h, head in enumerate(layer["heads"]):
+                    p = f"layers.{i}.attention.heads.{h}"
+                    wq = torch.cat([sd[f"{p}.W_Q"], sd[f"{p}.W_K"], sd[f"{p}.W_V"]])
+                    bq = torch.cat([sd[f"{p}.b_Q"], sd[f"{p}.b_K"], sd[f"{p}.b_V"]])
+                    dq, dv = sd[f"{p}.W_Q"].shape[0], sd[f"{p}.W_V"].shape[0]
+                    if layer["output"]:
+                        write = None
+                    else:
+                        write = self._placer(lay["tensors"][f"{p}.W_V"]["rows"])
+                    heads.append((head, wq, bq, dq, dv, write))
+                out = None
+                if layer["output"]:
+                    p = f"layers.{i}.attention"
+                    place = self._placer(lay["tensors"][f"{p}.W_O"]["rows"])
+                    out = (place @ sd[f"{p}.W_O"], place @ sd[f"{p}.b_O"])
+                self.layers.append(("attention", (heads, out, layer["residual"], post, post_over)))
+            else:
+                steps: list[tuple[str, Any]] = []
+                names = list(dims)
+                for j, step in enumerate(layer["steps"]):
+                    p = f"layers.{i}.ffn.steps.{j}"
+                    if step["kind"] == "affine":
+                        info = lay["tensors"][f"{p}.weight"]
+                        cols = torch.tensor([names.index(c) for c in info["cols"]], device=device)
+                        w = torch.zeros(sd[f"{p}.weight"].shape[0], len(names), dtype=dtype, device=device)
+                        w[:, cols] = sd[f"{p}.weight"]
+                        steps.append(("linear", (w, sd[f"{p}.bias"])))
+                        names = info["rows"]
+                    elif step["kind"] == "activation":
+                        steps.append(("act", step["activation"]))
+                    else:
+                        steps.append(("ln", (self._over(step["over"], names), sd[f"{p}.eps"])))
+                place = self._placer(names) if layer["steps"] else None
+                self.layers.append(("ffn", (steps, place, layer["residual"], post, post_over)))
+        r = lay["readout"]
+        assert r["type"] == "Classifier", "the benchmark networks are classifiers"
+        self.position = r["position"]
+        self.logit_w, self.logit_b = sd["readout.logit.weight"][0], sd["readout.logit.bias"][0]
+        self.features = [feature(f["name"]) for f in emb["positional_features"]]
+        self.positional = sd.get("embedding.positional")
+        self.index_base = emb["index_base"]
+
+    def _over(self, over: list[str] | None, names: Sequence[str]) -> Tensor | None:
+        return None if over is None else torch.tensor([list(names).index(o) for o in over], device=self.device)
+
+    def _placer(self, rows: Sequence[str]) -> Tensor:
+        """The d_model × len(rows) matrix that puts a vector over ``rows`` into the residual dims."""
+        m = torch.zeros(self.d, len(rows), dtype=self.dtype, device=self.device)
+        for j, r in enumerate(rows):
+            m[self.at[r], j] = 1
+        return m
+
+    def encode(self, words: Sequence[Sequence[str]]) -> Tensor:
+        index = {t: i for i, t in enumerate(self.tokens)}
+        rows = [[index[t] for t in (*self.prefix, *w, *self.suffix)] for w in words]
+        return torch.tensor(rows, device=self.device)
+
+    def forward(self, ids: Tensor) -> Tensor:
+        n = ids.shape[1]
+        x = F.embedding(ids, self.sd["embedding.table"])
+        if self.features:
+            pos = torch.tensor(
+                [[float(f(i, n)) for f in self.features] for i in range(self.index_base, self.index_base + n)],
+                dtype=self.dtype, device=self.device,
+            )
+            x = x + pos @ self.positional
+        qi = torch.arange(n, device=self.device)[:, None]
+        kj = torch.arange(n, device=self.device)[None, :]
+        for kind, spec in self.layers:
+            if kind == "attention":
+                heads, out, residual, post, post_over = spec
+                outs = []
+                delta = torch.zeros_like(x)
+                for head, w, b, dq, dv, write in heads:
+                    qkv = F.linear(x, w, b)
+                    q, k, v = qkv[..., :dq], qkv[..., dq : 2 * dq], qkv[..., 2 * dq :]
+                    z = torch.cat(
+                        [self._attend(head, q[:, s : s + QUERY_BLOCK], k, v, qi[s : s + QUERY_BLOCK], kj, n)
+                         for s in range(0, n, QUERY_BLOCK)],
+                        dim=1,
+                    )
+                    if write is not None:
+                        delta = delta + z @ write.T
+                    outs.append(z)
+                if out is not None:
+                    delta = F.linear(torch.cat(outs, dim=-1), out[0], out[1])
+                x = x + delta if residual else delta
+            else:
+                steps, place, residual, post, post_over = spec
+                h = x
+                for skind, s in steps:
+                    if skind == "linear":
+                        h = F.linear(h, s[0], s[1])
+                    elif skind == "act":
+                        h = F.relu(h) if s == "relu" else h.clamp(0, 1) if s == "sigma" else (h > 0).to(h.dtype)
+                    else:
+                        h = _layer_norm(h, *s)
+                delta = h @ place.T if place is not None else torch.zeros_like(x)
+                x = x + delta if residual else delta
+            if post is not None:
+                x = _layer_norm(x, post_over, post)
+        return x[:, self.position] @ self.logit_w + self.logit_b
+
+    def _attend(self, head: dict[str, Any], q: Tensor, k: Tensor, v: Tensor, qi: Tensor, kj: Tensor, n: int) -> Tensor:
+        s = q @ k.transpose(1, 2)
+        if head["scoring"] == "neg_abs_dot":
+            s = s.abs_().neg_()
+        mask = {
+            "none": None, "causal": kj <= qi, "strict_causal": kj < qi,
+            "anticausal": kj >= qi, "strict_anticausal": kj > qi,
+        }[head["mask"]]
+        nz = head["normalizer"]
+        if nz["type"] == "hardmax":
+            if mask is not None:
+                s.masked_fill_(~mask, -math.inf)
+            top = s.amax(dim=-1, keepdim=True)
+            chosen = s == top
+            if mask is not None:
+                chosen = chosen & mask
+            if nz["tie"] != "average":
+                rank = chosen.cumsum(dim=-1)
+                chosen = chosen & (rank == (1 if nz["tie"] == "leftmost" else rank[..., -1:]))
+            weights = chosen.to(v.dtype)
+            return (weights @ v) / weights.sum(dim=-1, keepdim=True).clamp(min=1)  # (mask @ V) / count
+        sc = head["scale"]
+        kappa = float(Fraction(sc["coef"]))
+        kappa /= math.sqrt(sc["sqrt_d"]) if sc["sqrt_d"] is not None else 1
+        kappa *= n if sc["times_n"] else 1
+        kappa *= math.log(n) if sc["log_n"] else 1
+        kappa *= math.log(Fraction(nz["r"])) if nz["r"] is not None else float(Fraction(nz["c"]))
+        s.mul_(kappa)
+        if mask is not None:
+            s.masked_fill_(~mask, -math.inf)
+        weights = F.softmax(s, dim=-1)
+        if head["mask"] in ("strict_causal", "strict_anticausal"):
+            weights.nan_to_num_(0.0)  # a query with nothing unmasked: 0 (only strict masks have one)
+        return weights @ v
+
+
+def _layer_norm(h: Tensor, over: Tensor | None, eps: Tensor) -> Tensor:
+    if over is None:
+        c = h - h.mean(dim=-1, keepdim=True)
+        return c / torch.sqrt((c * c).mean(dim=-1, keepdim=True) + eps)
+    part = h[..., over]
+    c = part - part.mean(dim=-1, keepdim=True)
+    h = h.clone()
+    h[..., over] = c / torch.sqrt((c * c).mean(dim=-1, keepdim=True) + eps)
+    return h
+
+
+def direct_logits(net: Network, words: Sequence[Sequence[str]], *, dtype: torch.dtype = torch.float64,
+                  device: str = "cpu") -> Tensor:
+    """The logits of ``net`` on ``words`` (all of one length) by :class:`Direct`."""
+    d = Direct(net, dtype=dtype, device=device)
+    return d.forward(d.encode(words))
+
+
+# --------------------------------------------------------------------------- words and timing
+
+
+def binary_words(n: int, batch: int, rng: random.Random) -> list[tuple[str, ...]]:
+    """Words of n − 1 symbols (CLS makes n positions)."""
+    return [tuple(rng.choice("01") for _ in range(n - 1)) for _ in range(batch)]
+
+
+def dyck_words(n: int, batch: int, rng: random.Random, *, k: int = 8, depth: int = 10) -> list[tuple[str, ...]]:
+    """Members of Dyck(k, D) with n − 2 symbols (γ and ω make n positions): a random walk that
+    opens with probability ½ below depth D and closes the stack at the end."""
+    pairs = symbols(k)
+    inner = n - 2
+    if inner % 2:
+        raise ValueError(f"n={n} gives an odd inner length {inner}; Dyck words have even length")
+    out = []
+    for _ in range(batch):
+        stack: list[int] = []
+        w: list[str] = []
+        while len(w) < inner:
+            left = inner - len(w)
+            if stack and (len(stack) >= depth or len(stack) >= left or rng.random() < 0.5):
+                w.append(pairs[stack.pop()][1])
+            else:
+                t = rng.randrange(k)
+                stack.append(t)
+                w.append(pairs[t][0])
+        out.append(tuple(w))
+    return out
+
+
+def timed(fn: Callable[[list[tuple[str, ...]]], Any], words: list[tuple[str, ...]], max_seconds: float,
+          chunk: int) -> tuple[float, int, list[Any]]:
+    """Run ``fn`` over the words in chunks until all are done or ``max_seconds`` have passed
+    (at least one chunk); returns (seconds, words done, outputs)."""
+    done, outs, seconds = 0, [], 0.0
+    while done < len(words):
+        part = words[done : done + chunk]
+        started = time.perf_counter()
+        outs.append(fn(part))
+        seconds += time.perf_counter() - started
+        done += len(part)
+        if seconds > max_seconds:
+            break
+    return seconds, done, outs
+
+
+def chunk_for(n: int, batch: int) -> int:
+    """Words per call: at most ~2·10^7 attention scores (words · n · QUERY_BLOCK) at a time."""
+    return max(1, min(batch, 20_000_000 // (n * min(n, QUERY_BLOCK))))
+
+
+def exact_logits(net: Network, words: list[tuple[str, ...]]) -> list[float]:
+    from symbolic import batched
+    from symbolic.exact import run
+
+    if batched.supports(net) is None:
+        b = batched.evaluate(net, ["".join(w) if all(len(s) == 1 for s in w) else list(w) for w in words])
+        return [float(b.logit(i)) for i in range(len(words))]
+    return [float(run(net, w).output) for w in words]
+
+
+# --------------------------------------------------------------------------- main
+
+
+NETWORKS: dict[str, tuple[Callable[[], Network], Callable[[int, int, random.Random], list[tuple[str, ...]]]]] = {
+    "PARITY": (lambda: parity_transformer("ln(2)"), binary_words),
+    "FIRST": (lambda: first_transformer("ln(2)"), binary_words),
+    "Dyck(8,10)": (lambda: dyck_recognizer(k=8, depth=10), dyck_words),
+}
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def measure(name: str, net: Network, n: int, device: str, words: list[tuple[str, ...]], max_seconds: float) -> None:
+    """Time the compiled network (with and without its hardmax statistics) and the direct one on
+    the same words; print three rows and the ratios compiled/direct."""
+    from symbolic.torch_backend import compile as compile_net
+
+    chunk = chunk_for(n, len(words))
+    compiled = compile_net(net, dtype="float64", device=device)
+    direct = Direct(net, dtype=torch.float64, device=device)
+
+    def run_compiled(ws: list[tuple[str, ...]], stats: bool = True) -> Tensor:
+        out = compiled.forward(compiled.encode(ws), stats=stats).logits
+        _sync(device)
+        return out
+
+    def run_bare(ws: list[tuple[str, ...]]) -> Tensor:
+        return run_compiled(ws, stats=False)
+
+    def run_direct(ws: list[tuple[str, ...]]) -> Tensor:
+        out = direct.forward(direct.encode(ws))
+        _sync(device)
+        return out
+
+    try:
+        for fn in (run_compiled, run_bare, run_direct):  # warm-up (and CUDA initialization), not timed
+            fn(words[:1])
+        c_secs, c_done, c_out = timed(run_compiled, words, max_seconds, chunk)
+        b_secs, b_done, _ = timed(run_bare, words[:c_done], max_seconds, chunk)
+        d_secs, d_done, d_out = timed(run_direct, words[:c_done], max_seconds, chunk)
+    except torch.cuda.OutOfMemoryError as exc:
+        print(f"{name:11} {n:>7} {'torch ' + device:22} out of memory: {str(exc).splitlines()[0]}")
+        return
+    cl = torch.cat([o.reshape(-1).cpu() for o in c_out])
+    dl = torch.cat([o.reshape(-1).cpu() for o in d_out])
+    diff = (cl[: len(dl)] - dl).abs().max().item()
+    d_rate = d_done * n / d_secs
+    for label, secs, done in (("compiled", c_secs, c_done), ("compiled, no stats", b_secs, b_done)):
+        rate = done * n / secs
+        print(f"{name:11} {n:>7} {label + ' ' + device:22} {done:>6} {secs:>9.3f} {rate:>12.1f} "
+              f"{d_rate / rate:>5.2f}x {diff:>12.3g}", flush=True)
+    print(f"{name:11} {n:>7} {'direct ' + device:22} {d_done:>6} {d_secs:>9.3f} {d_rate:>12.1f}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lengths", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--gpu-lengths", type=int, nargs="+", default=[1000, 10000, 100000],
+                    help="n for the CUDA rows (10^5 for PARITY only)")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--max-seconds", type=float, default=60.0, help="time budget per row (see the docstring)")
+    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    ap.add_argument("--networks", nargs="+", default=list(NETWORKS), choices=list(NETWORKS))
+    ap.add_argument("--no-exact", action="store_true", help="skip the exact rows")
+    args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cuda = torch.cuda.is_available()
+    print(f"torch {torch.__version__}, CPU threads {torch.get_num_threads()}, "
+          f"GPU: {torch.cuda.get_device_name(0) if cuda else 'no GPU'}")
+    print(f"{'network':11} {'n':>7} {'backend':22} {'words':>6} {'seconds':>9} {'tokens/s':>12} "
+          f"{'ratio':>6} {'max|Δlogit|':>12}")
+    for name in args.networks:
+        build, make_words = NETWORKS[name]
+        net = build()
+        if not args.no_exact:
+            for n in args.lengths:
+                words = make_words(n, args.batch, random.Random(n))
+                secs, done, _ = timed(partial(exact_logits, net), words, args.max_seconds, 1)
+                print(f"{name:11} {n:>7} {'exact':22} {done:>6} {secs:>9.3f} {done * n / secs:>12.1f}", flush=True)
+        for n in args.lengths:
+            measure(name, net, n, "cpu", make_words(n, args.batch, random.Random(n)), args.max_seconds)
+        for n in args.gpu_lengths:
+            if n > max(args.lengths) and name != "PARITY":
+                continue
+            if not cuda:
+                print(f"{name:11} {n:>7} {'torch cuda':22} no GPU")
+                continue
+            measure(name, net, n, "cuda", make_words(n, args.batch, random.Random(n)), args.max_seconds)
+
+
+if __name__ == "__main__":
+    main()

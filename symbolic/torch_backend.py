@@ -1,0 +1,905 @@
+"""The torch backend: any network of the IR compiled to batched float tensor code (evidence, not proof).
+
+:func:`compile` turns a :class:`~symbolic.ir.Network` into a :class:`CompiledNetwork` whose
+:meth:`~CompiledNetwork.forward` evaluates a whole batch of words at once: words of different
+lengths are padded (padded keys are masked, every word keeps its own ``n``), float64 by default,
+float32 / float16 / bfloat16 on request, on ``device="cpu"`` or ``"cuda"``. There is no code per
+construction: every block of the IR has one tensor rule, and the semantics are those of
+:mod:`symbolic.evaluation` (special tokens, ``index_base``, the positional features of
+:mod:`symbolic.positional`, a prefix of a declared ``length``, empty masked sets, heads with and
+without ``W^O``, sublayers without residual, layer norms with ``eps`` and ``over``, softmax with
+base ``r`` or ``e^c``, ``dot`` / ``neg_abs_dot`` scoring, every :class:`~symbolic.ir.Scale`,
+:class:`~symbolic.ir.Classifier` at position 0 or −1, the :class:`~symbolic.ir.NextSymbols`
+readout with and without softmax, flat embeddings).
+
+**Hardmax in floats.** The exact interpreter compares scores exactly; here two scores are taken
+as tied when they differ by at most ``tie_rtol · ‖q_i‖₁ · max_j ‖k_j‖_∞`` (a bound on the
+magnitude of every term of the dot products, so the rounding error of the scores is a small
+multiple of eps times it); ``tie_rtol`` defaults to ``32 · eps`` of the dtype. The maximizers
+are every allowed key within that tolerance of the best score; ``average`` weights them as
+``(mask @ V) / count`` (sum, then divide), ``leftmost`` / ``rightmost`` take the smallest /
+largest of them. Every hardmax decision is reported: :attr:`FloatBatch.min_gap` is the smallest
+gap met between the maximal score of a query and its closest allowed score strictly below it
+(the best unselected score; or, at an unresolved tie, the near-tied score itself, so that a gap
+at most the tolerance means the run met a tie it could not resolve), and
+:attr:`FloatBatch.unresolved_ties` counts the (word, head, query) rows where a score was taken
+as tied without being equal in floats (the float run cannot tell whether they are equal in
+exact arithmetic). The statistics cost one more pass over the scores per hardmax head;
+``forward(enc, stats=False)`` skips them. A hardmax head ignores its positive :class:`~symbolic.ir.Scale`, as the exact
+interpreter does.
+
+**Undefined values.** Where the exact interpreter raises ``UndefinedValueError`` for a value the
+readout reads (a layer norm of a constant vector with ``eps = 0``), the float run yields NaN and
+the word's verdict is ``None``; an empty masked set under ``empty="error"`` raises the exact
+interpreter's error. torch is imported when a function is called: importing this module does
+not import it, and without torch the call raises :class:`~symbolic.errors.MissingExtraError`
+naming the ``torch`` extra.
+
+>>> from constructions.chiang2022 import parity_transformer
+>>> out = run_batch(parity_transformer(), ["0110", "1", "111"])
+>>> out.accepted, out.dtype
+((False, True, True), 'float64')
+>>> round(float(out.logits[0]), 12) == round(-3 / 77, 12)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
+from typing import Any, assert_never
+
+from .errors import MissingExtraError, SymbolicError, WordError
+from .evaluation import UndefinedValueError, _declared_length
+from .ir import (
+    FFN,
+    Activation,
+    Affine,
+    AttentionLayer,
+    Classifier,
+    FlatEmbedding,
+    Hardmax,
+    Head,
+    LayerNorm,
+    Network,
+    NextSymbols,
+    Softmax,
+    Sublayer,
+    TokenEmbedding,
+)
+from .positional import feature
+from .words import tokenize
+
+__all__ = [
+    "DTYPES",
+    "CompiledNetwork",
+    "Encoded",
+    "FloatBatch",
+    "TieLocation",
+    "TorchBackendError",
+    "compile",
+    "run",
+    "run_batch",
+]
+
+DTYPES: tuple[str, ...] = ("float64", "float32", "float16", "bfloat16")
+"""The float formats the backend computes in (``float64`` by default)."""
+
+TIE_EPS_FACTOR = 32
+"""The default ``tie_rtol`` is this many machine epsilons of the dtype."""
+
+MAX_TIE_LOCATIONS = 5
+"""How many unresolved ties :class:`FloatBatch` lists (all of them are counted)."""
+
+_CHUNK_ELEMENTS = 1 << 24
+"""The automatic chunk keeps words × positions² (one score matrix) under this many entries."""
+
+
+class TorchBackendError(SymbolicError, ValueError):
+    """The torch backend cannot run this request: an unknown dtype, an unavailable device, a
+    weight the dtype cannot hold, or a network it cannot compile (the message names the block)."""
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError as exc:
+        raise MissingExtraError(
+            "the torch backend needs torch; install the extra: pip install 'netproof[torch]'"
+        ) from exc
+    return torch
+
+
+def _check_dtype(dtype: str) -> None:
+    if dtype not in DTYPES:
+        raise TorchBackendError(f"dtype={dtype!r} is not one of {', '.join(DTYPES)}; float64 is the default")
+
+
+def _device(torch: Any, device: str) -> Any:
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise TorchBackendError(f"device={device!r} is not a torch device ({exc}); use 'cpu' or 'cuda'") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise TorchBackendError(
+            f"device={device!r}: CUDA is not available here (torch {torch.__version__}, CUDA build "
+            f"{torch.version.cuda or 'none'}); use device='cpu', or run on a machine with a CUDA GPU and a CUDA build of torch"
+        )
+    if dev.type not in ("cpu", "cuda"):
+        raise TorchBackendError(f"device={device!r}: only 'cpu' and 'cuda' devices are supported")
+    return dev
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class TieLocation:
+    """Where a float hardmax met scores it could not tell equal or different: word ``word`` of the
+    batch (its index), head ``head`` of layer ``layer``, query at position ``position`` (the
+    paper's index, ``index_base`` included)."""
+
+    word: int
+    layer: str
+    head: str
+    position: int
+
+    def __str__(self) -> str:
+        return f"word {self.word}, {self.layer!r} head {self.head!r} at i={self.position}"
+
+
+@dataclass(frozen=True, slots=True)
+class Ties:
+    """Unresolved ties: how many (word, head, query) rows had one, and the first few."""
+
+    count: int
+    first: tuple[TieLocation, ...]
+
+
+@dataclass(frozen=True)
+class FloatBatch:
+    """The float evaluation of a batch of words (in the order given).
+
+    ``logits[w]`` is the classifier's logit (a tensor, ``None`` for a next-symbol readout);
+    ``accepted[w]`` is ``logit > 0``, or ``None`` where the float sign is no evidence: the logit
+    is NaN (a value the exact interpreter calls undefined) or nonzero and within ``tie_rtol ·
+    (Σ|w| · max|x| + |b|)`` of 0, x being the residual row it reads (e.g. an exact logit of 0
+    computed as 1e-17 after a cancellation; a float logit of exactly 0 rejects, as an exact 0
+    does);
+    ``readout_undecided`` counts those words (for a next-symbol readout: the (position, symbol)
+    values within ``tie_rtol · max(1, |threshold|)`` of the threshold, decided as ``>=``). ``allowed`` is the next-symbol readout's boolean tensor
+    (words × positions × scored symbols), read through :attr:`next_symbols` and :attr:`ends`.
+    ``min_gap`` and ``unresolved_ties`` report the hardmax decisions (module docstring);
+    ``readout_margin`` is the smallest |logit| (or |value − threshold| of the next-symbol
+    readout) over the batch: a verdict closer to its threshold than the float error is in doubt.
+    With ``keep_states=True``, ``states`` holds ``(label, tensor words × positions × dims)``
+    after the embedding and every sublayer, and ``gaps`` ``(layer, head, tensor words ×
+    positions)`` the per-query gap of every hardmax head (``inf`` where every allowed key was
+    selected; padded positions hold 0 and ``inf``).
+    """
+
+    network: Network
+    words: tuple[tuple[str, ...], ...]
+    tokens: tuple[int, ...]
+    n: tuple[int, ...]
+    logits: Any
+    accepted: tuple[bool | None, ...]
+    allowed: Any
+    min_gap: float
+    unresolved_ties: Ties
+    readout_margin: float
+    readout_undecided: int
+    dtype: str
+    device: str
+    states: tuple[tuple[str, Any], ...] | None = None
+    gaps: tuple[tuple[str, str, Any], ...] | None = None
+    index_base: int = field(default=0)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @cached_property
+    def next_symbols(self) -> tuple[tuple[tuple[str, ...], ...], ...] | None:
+        """Per word, per token position, the symbols allowed next (as the exact Trace has them)."""
+        r = self.network.readout
+        if not isinstance(r, NextSymbols) or self.allowed is None:
+            return None
+        symbols = [s for s, _ in r.scores]
+        table = self.allowed.cpu().tolist()
+        return tuple(
+            tuple(tuple(s for s, ok in zip(symbols, table[w][t], strict=True) if ok) for t in range(self.tokens[w]))
+            for w in range(len(self.words))
+        )
+
+    @cached_property
+    def ends(self) -> tuple[tuple[bool, ...], ...] | None:
+        """Per word, per position: whether the string may end there (the readout's ``end``)."""
+        r = self.network.readout
+        nexts = self.next_symbols
+        if nexts is None or not isinstance(r, NextSymbols) or r.end is None:
+            return None
+        return tuple(tuple(r.end in allowed for allowed in word) for word in nexts)
+
+    def logit(self, w: int) -> float | None:
+        """Word ``w``'s logit as a Python float (``None`` for a next-symbol readout)."""
+        return None if self.logits is None else float(self.logits[w])
+
+
+# --------------------------------------------------------------------------- positional features
+
+
+def _vector_features(torch: Any) -> dict[str, Callable[[Any, Any], Any]]:
+    """The registered features as float64 tensor functions of i and n (tensors, broadcast)."""
+    return {
+        "1": lambda i, n: torch.ones_like(i * n),
+        "i": lambda i, n: i + 0 * n,
+        "n": lambda i, n: n + 0 * i,
+        "i/n": lambda i, n: i / n,
+        "1-i/n": lambda i, n: 1 - i / n,
+        "1/n": lambda i, n: 1 / n + 0 * i,
+        "1/i": lambda i, n: 1 / i + 0 * n,
+        "1/i^2": lambda i, n: 1 / (i * i) + 0 * n,
+        "cos(iπ)": lambda i, n: (1 - 2 * torch.remainder(i, 2)) + 0 * n,
+        "I[i=0]": lambda i, n: (i == 0).to(i.dtype) + 0 * n,
+        "I[i=1]": lambda i, n: (i == 1).to(i.dtype) + 0 * n,
+        "I[i=n-1]": lambda i, n: (i == n - 1).to(i.dtype),
+        "1/2^i": lambda i, n: torch.exp2(-i) + 0 * n,
+    }
+
+
+# --------------------------------------------------------------------------- encoded words
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A padded batch of words: ``ids`` (words × positions, int64 token ids; for a flat network
+    words × length symbol ids), ``valid`` (words × positions, False on padding), ``tokens`` (the
+    number of tokens of each word, specials included), ``n`` (each word's n: its tokens, or the
+    declared ``length``), ``n_tensor`` (the same as float64 on the device) and ``extra``: the
+    values of positional features without a tensor rule, computed exactly and rounded
+    (words × positions × features, or None)."""
+
+    words: tuple[tuple[str, ...], ...]
+    ids: Any
+    valid: Any
+    tokens: tuple[int, ...]
+    n: tuple[int, ...]
+    n_tensor: Any
+    extra: Any = None
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+# --------------------------------------------------------------------------- compiled pieces
+
+
+@dataclass(frozen=True)
+class _Lin:
+    """``y = x @ W.T + b`` over the current vector's columns (W zero where not read)."""
+
+    W: Any
+    b: Any
+
+    def __call__(self, x: Any) -> Any:
+        return x @ self.W.T + self.b
+
+
+@dataclass(frozen=True)
+class _Step:
+    kind: str  # "affine" | "relu" | "sigma" | "step" | "layernorm"
+    lin: _Lin | None = None
+    idx: Any = None  # layernorm: column indices (None: all)
+    eps: float = 0.0
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class _CHead:
+    head: Head
+    q: _Lin
+    k: _Lin
+    v: _Lin
+    kappa: tuple[float, bool, bool]  # softmax: coef·(1/√d)·(ln r or c), then times n?, times ln n?
+    write: Any  # residual column indices of the value outputs (no W^O), else None
+
+
+@dataclass(frozen=True)
+class _CLayer:
+    sub: Sublayer
+    kind: str  # "attention" | "ffn"
+    heads: tuple[_CHead, ...] = ()
+    out: _Lin | None = None  # W^O, mapping concat(head values) to the full residual vector
+    steps: tuple[_Step, ...] = ()
+    write: Any = None  # ffn: the residual columns its last affine writes
+    ln_idx: Any = None
+    ln_eps: float | None = None
+
+
+class CompiledNetwork:
+    """A network compiled for one dtype and device: :meth:`encode` words, then :meth:`forward`."""
+
+    def __init__(self, net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None) -> None:
+        torch = _torch()
+        _check_dtype(dtype)
+        self.torch = torch
+        self.net = net
+        self.dtype = dtype
+        self.tdtype = getattr(torch, dtype)
+        self.device = _device(torch, device)
+        eps = torch.finfo(self.tdtype).eps
+        self.tie_rtol = float(TIE_EPS_FACTOR * eps if tie_rtol is None else tie_rtol)
+        self.dims = net.dims
+        self.col = {d: c for c, d in enumerate(net.dims)}
+        self._vec = _vector_features(torch)
+        self._compile_embedding()
+        self.layers = tuple(self._compile_layer(sub) for sub in net.layers)
+        self._compile_readout()
+
+    # ------------------------------------------------------------------ tensors from rationals
+
+    def _tensor(self, values: Any, where: str) -> Any:
+        torch = self.torch
+        try:
+            t64 = torch.tensor(values, dtype=torch.float64, device=self.device)
+        except OverflowError:
+            raise TorchBackendError(f"{where}: a value is too large for a float; this network needs exact arithmetic (--backend exact)") from None
+        t = t64.to(self.tdtype)
+        if not bool(torch.isfinite(t).all()):
+            worst = float(t64.abs().max())
+            raise TorchBackendError(
+                f"{where}: a value ({worst:.6g}) overflows {self.dtype} (largest {torch.finfo(self.tdtype).max:.6g}); use dtype='float64'"
+            )
+        return t
+
+    def _lin(self, a: Affine, names: Sequence[str], where: str, rows: Sequence[str] | None = None) -> _Lin:
+        """``a`` as a dense map from the vector named ``names`` to ``rows`` (default: a's outputs;
+        outputs not in ``rows`` are an error, rows that ``a`` does not write stay 0)."""
+        index = {nm: c for c, nm in enumerate(names)}
+        missing = [i for i in a.inputs if i not in index]
+        if missing:
+            raise TorchBackendError(
+                f"{where} reads {', '.join(missing)}, which the vector it is applied to does not have "
+                f"({' '.join(names)}); the network is malformed for the torch backend"
+            )
+        out_names = list(a.outputs) if rows is None else list(rows)
+        out_index = {nm: r for r, nm in enumerate(out_names)}
+        W = [[0.0] * len(names) for _ in out_names]
+        b = [0.0] * len(out_names)
+        for o, row, bias in zip(a.outputs, a.weights, a.bias, strict=True):
+            if o not in out_index:
+                raise TorchBackendError(f"{where} writes {o!r}, which is not a residual dim; the torch backend cannot place it")
+            r = out_index[o]
+            b[r] = float(bias)
+            for i, w in zip(a.inputs, row, strict=True):
+                W[r][index[i]] += float(w)
+        return _Lin(self._tensor(W, where).reshape(len(out_names), len(names)), self._tensor(b, where))
+
+    def _cols(self, names: Sequence[str], where: str) -> Any:
+        missing = [d for d in names if d not in self.col]
+        if missing:
+            raise TorchBackendError(f"{where} names {', '.join(missing)}, which are not residual dims")
+        return self.torch.tensor([self.col[d] for d in names], dtype=self.torch.long, device=self.device)
+
+    # ------------------------------------------------------------------ compile
+
+    def _compile_embedding(self) -> None:
+        torch = self.torch
+        emb = self.net.embedding
+        D = len(self.dims)
+        match emb:
+            case TokenEmbedding():
+                tokens = [t for t, _ in emb.table]
+                self.token_id = {t: k for k, t in enumerate(tokens)}
+                table = [[Fraction(0)] * D for _ in tokens]
+                for k, (_t, row) in enumerate(emb.table):
+                    for d, v in row:
+                        if d not in self.col:
+                            raise TorchBackendError(f"embedding row {_t!r} writes {d!r}, which is not a residual dim")
+                        table[k][self.col[d]] += v
+                self.table64 = torch.tensor([[float(v) for v in r] for r in table], dtype=torch.float64, device=self.device).reshape(len(tokens), D)
+                feats = sorted({f for _d, f, _c in emb.positional})
+                for f in feats:
+                    feature(f)  # an unknown name raises the registry's error
+                self.features = tuple(feats)
+                coef = [[0.0] * D for _ in feats]
+                for d, f, c in emb.positional:
+                    coef[feats.index(f)][self.col[d]] += float(c)
+                self.feat_coef64 = torch.tensor(coef, dtype=torch.float64, device=self.device).reshape(len(feats), D)
+            case FlatEmbedding():
+                self.token_id = {s: k for k, s in enumerate(emb.alphabet)}
+                values = dict(emb.values)
+                self.flat_values64 = torch.tensor([float(values[s]) for s in emb.alphabet], dtype=torch.float64, device=self.device)
+                self.flat_cols = self._cols(emb.dims, "FlatEmbedding")
+            case _:
+                assert_never(emb)
+
+    def _compile_layer(self, sub: Sublayer) -> _CLayer:
+        block = sub.block
+        ln_idx = None
+        ln_eps = None
+        if sub.post_ln is not None:
+            ln_eps = float(sub.post_ln.eps)
+            if sub.post_ln.over is not None:
+                ln_idx = self._cols(sub.post_ln.over, f"layer norm after {sub.name!r}")
+        match block:
+            case AttentionLayer():
+                heads = []
+                for h in block.heads:
+                    where = f"attention {block.name!r} head {h.name!r}"
+                    q = self._lin(h.query, self.dims, f"{where} query")
+                    k = self._lin(h.key, self.dims, f"{where} key")
+                    v = self._lin(h.value, self.dims, f"{where} value")
+                    s = h.scale
+                    coef = float(s.coef) / (math.sqrt(s.sqrt_d) if s.sqrt_d is not None else 1.0)
+                    if isinstance(h.normalizer, Softmax):
+                        nz = h.normalizer
+                        coef *= math.log(nz.r) if nz.r is not None else float(nz.c)  # type: ignore[arg-type]
+                    write = None if block.output is not None else self._cols(h.value.outputs, f"{where} value")
+                    heads.append(_CHead(h, q, k, v, (coef, s.times_n, s.log_n), write))
+                out = None
+                if block.output is not None:
+                    names = [o for h in block.heads for o in h.value.outputs]
+                    out = self._lin(block.output, names, f"attention {block.name!r} output W^O", rows=self.dims)
+                return _CLayer(sub, "attention", heads=tuple(heads), out=out, ln_idx=ln_idx, ln_eps=ln_eps)
+            case FFN():
+                names: Sequence[str] = self.dims
+                steps: list[_Step] = []
+                last_affine = max((i for i, st in enumerate(block.steps) if isinstance(st, Affine)), default=-1)
+                write = None
+                for idx, step in enumerate(block.steps):
+                    where = f"ffn {block.name!r} step [{idx}]"
+                    match step:
+                        case Affine():
+                            if idx == last_affine:
+                                lin = self._lin(step, names, where, rows=self.dims)
+                                write = self._cols(step.outputs, where)
+                            else:
+                                lin = self._lin(step, names, where)
+                            steps.append(_Step("affine", lin=lin, where=where))
+                            names = step.outputs
+                        case Activation(kind=kind):
+                            steps.append(_Step(kind, where=where))
+                        case LayerNorm():
+                            idxs = None
+                            if step.over is not None:
+                                index = {nm: c for c, nm in enumerate(names)}
+                                missing = [o for o in step.over if o not in index]
+                                if missing:
+                                    raise TorchBackendError(f"{where} normalizes {', '.join(missing)}, which the previous step does not write")
+                                idxs = self.torch.tensor([index[o] for o in step.over], dtype=self.torch.long, device=self.device)
+                            steps.append(_Step("layernorm", idx=idxs, eps=float(step.eps), where=where))
+                        case _:
+                            assert_never(step)
+                return _CLayer(sub, "ffn", steps=tuple(steps), write=write, ln_idx=ln_idx, ln_eps=ln_eps)
+            case _:
+                assert_never(block)
+
+    def _compile_readout(self) -> None:
+        r = self.net.readout
+        match r:
+            case Classifier():
+                self.logit = self._lin(r.logit, self.dims, "classifier logit")
+            case NextSymbols():
+                self.score_cols = self._cols([d for _s, d in r.scores], "next-symbol readout")
+                self.readout_kappa = None
+                if r.softmax is not None:
+                    nz = r.softmax
+                    self.readout_kappa = math.log(nz.r) if nz.r is not None else float(nz.c)  # type: ignore[arg-type]
+                self.threshold = float(r.threshold)
+            case _:
+                assert_never(r)
+
+    # ------------------------------------------------------------------ encode
+
+    def encode(self, words: Sequence[str | Sequence[str]], *, length: int | None = None) -> Encoded:
+        """Token ids of every word (special tokens added), padded to the longest, with each word's n."""
+        torch = self.torch
+        net = self.net
+        emb = net.embedding
+        symbols = tuple(tokenize(net.alphabet, w) for w in words)
+        match emb:
+            case TokenEmbedding():
+                seqs = [(*emb.prefix, *s, *emb.suffix) for s in symbols]
+                counts = tuple(len(s) for s in seqs)
+                ns = tuple(counts) if length is None else tuple(_declared_length(net, length, c) for c in counts)
+                for f in self.features:  # features undefined at some position raise the exact error
+                    if f not in self._vec or f in ("1/i", "1/i^2"):
+                        for c, n in zip(counts, ns, strict=True):
+                            if c:
+                                feature(f)(emb.index_base, n)
+                L = max(counts, default=0)
+                ids = [[self.token_id[t] for t in s] + [0] * (L - len(s)) for s in seqs]
+            case FlatEmbedding():
+                if length is not None:
+                    raise WordError(f"length={length} applies to token networks; {net.name!r} reads a fixed-length word")
+                for s in symbols:
+                    if len(s) != emb.length:
+                        raise WordError(
+                            f"this network reads words of length exactly {emb.length}, got "
+                            f"{len(s)} symbols; build it with n={len(s)}"
+                        )
+                counts = tuple(1 for _ in symbols)
+                ns = counts
+                L = emb.length
+                ids = [[self.token_id[x] for x in s] for s in symbols]
+            case _:
+                assert_never(emb)
+        B = len(symbols)
+        id_t = torch.tensor(ids, dtype=torch.long, device=self.device).reshape(B, L)
+        Lv = L if isinstance(emb, TokenEmbedding) else 1
+        count_t = torch.tensor(counts, dtype=torch.long, device=self.device)
+        valid = torch.arange(Lv, device=self.device)[None, :] < count_t[:, None]
+        n_t = torch.tensor(ns, dtype=torch.float64, device=self.device)
+        extra = None
+        if isinstance(emb, TokenEmbedding):
+            slow = [f for f in self.features if f not in self._vec]
+            if slow:
+                vals = [
+                    [[float(feature(f)(emb.index_base + t, n)) if t < c else 0.0 for f in slow] for t in range(L)]
+                    for c, n in zip(counts, ns, strict=True)
+                ]
+                extra = torch.tensor(vals, dtype=torch.float64, device=self.device).reshape(B, L, len(slow))
+        return Encoded(symbols, id_t, valid, counts, ns, n_t, extra)
+
+    # ------------------------------------------------------------------ forward
+
+    def _embed(self, enc: Encoded) -> Any:
+        torch = self.torch
+        emb = self.net.embedding
+        B = len(enc)
+        match emb:
+            case TokenEmbedding():
+                x = self.table64[enc.ids]  # B, L, D
+                if self.features:
+                    L = enc.ids.shape[1]
+                    i = (torch.arange(L, device=self.device, dtype=torch.float64) + emb.index_base)[None, :]
+                    n = enc.n_tensor[:, None]
+                    cols = []
+                    slow = 0
+                    for f in self.features:
+                        if f in self._vec:
+                            cols.append(self._vec[f](i, n).expand(B, L))
+                        else:
+                            cols.append(enc.extra[:, :, slow])
+                            slow += 1
+                    x = x + torch.stack(cols, dim=-1) @ self.feat_coef64
+                x = x.to(self.tdtype)
+            case FlatEmbedding():
+                x = torch.zeros(B, 1, len(self.dims), dtype=self.tdtype, device=self.device)
+                x[:, 0, self.flat_cols] = self.flat_values64[enc.ids].to(self.tdtype)
+            case _:
+                assert_never(emb)
+        return torch.where(enc.valid[..., None], x, torch.zeros((), dtype=self.tdtype, device=self.device))
+
+    def _layernorm(self, x: Any, idx: Any, eps: float) -> Any:
+        sub = x if idx is None else x[..., idx]
+        mean = sub.mean(dim=-1, keepdim=True)
+        centered = sub - mean
+        var = (centered * centered).mean(dim=-1, keepdim=True)
+        normed = centered / self.torch.sqrt(var + eps)
+        if idx is None:
+            return normed
+        out = x.clone()
+        out[..., idx] = normed
+        return out
+
+    def _bias(self, mask: str, enc: Encoded, cache: dict[str, Any]) -> Any:
+        """The additive mask of a head: 0 where key j is allowed for query i, −inf where the
+        mask or the padding forbids it (words × queries × keys, or words × 1 × keys for
+        ``none``). Built once per forward and mask."""
+        hit = cache.get(mask)
+        if hit is not None:
+            return hit
+        torch = self.torch
+        L = enc.ids.shape[1] if isinstance(self.net.embedding, TokenEmbedding) else 1
+        zero = torch.zeros((), dtype=self.tdtype, device=self.device)
+        neg_inf = torch.tensor(float("-inf"), dtype=self.tdtype, device=self.device)
+        keys = torch.where(enc.valid, zero, neg_inf)[:, None, :]
+        if mask == "none":
+            bias = keys
+        else:
+            r = torch.arange(L, device=self.device)
+            i, j = r[:, None], r[None, :]
+            if mask == "causal":
+                ok = j <= i
+            elif mask == "strict_causal":
+                ok = j < i
+            elif mask == "anticausal":
+                ok = j >= i
+            elif mask == "strict_anticausal":
+                ok = j > i
+            else:  # pragma: no cover - Head validates mask
+                raise TorchBackendError(f"unknown mask {mask!r}")
+            bias = torch.where(ok, zero, neg_inf)[None, :, :] + keys
+        cache[mask] = bias
+        return bias
+
+    def _nonempty(self, mask: str, enc: Encoded) -> Any:
+        """Queries (words × positions) whose masked set of keys is not empty."""
+        torch = self.torch
+        if mask in ("none", "causal", "anticausal"):
+            return enc.valid
+        t = torch.arange(enc.valid.shape[1], device=self.device)[None, :]
+        if mask == "strict_causal":
+            return enc.valid & (t >= 1)
+        count = torch.tensor(enc.tokens, dtype=torch.long, device=self.device)[:, None]
+        return enc.valid & (t < count - 1)
+
+    def _head(self, layer: str, ch: _CHead, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any]) -> Any:
+        torch = self.torch
+        h = ch.head
+        Q, K, V = ch.q(x), ch.k(x), ch.v(x)
+        if h.empty == "error" and h.mask in ("strict_causal", "strict_anticausal"):
+            for w, c in enumerate(enc.tokens):
+                if c:
+                    t = 0 if h.mask == "strict_causal" else c - 1
+                    i = t + (self.net.embedding.index_base if isinstance(self.net.embedding, TokenEmbedding) else 0)
+                    raise UndefinedValueError(
+                        f"attention {layer!r} head {h.name!r}: position {i} attends to an empty set under mask "
+                        f"{h.mask!r} and the head's empty rule is 'error' (word {w} of the batch)"
+                    )
+        S = Q @ K.transpose(1, 2)  # words × queries × keys
+        if h.scoring == "neg_abs_dot":
+            S = S.abs_().neg_()
+        nonempty = self._nonempty(h.mask, enc)
+        zero = torch.zeros((), dtype=V.dtype, device=self.device)
+        match h.normalizer:
+            case Hardmax(tie=tie):
+                S.add_(self._bias(h.mask, enc, cache))
+                best = S.amax(dim=-1, keepdim=True)
+                kmax = torch.where(enc.valid, K.abs().amax(dim=-1), torch.zeros((), dtype=K.dtype, device=self.device)).amax(dim=-1)
+                tol = self.tie_rtol * Q.abs().sum(dim=-1, keepdim=True) * kmax[:, None, None]
+                sel = S >= best - tol  # rows with no allowed key select garbage: zeroed below
+                L = S.shape[-1]
+                if tie == "average":
+                    ones = torch.ones(*V.shape[:-1], 1, dtype=V.dtype, device=self.device)
+                    summed = sel.to(V.dtype) @ torch.cat([V, ones], dim=-1)
+                    cnt = summed[..., -1:]
+                    out = summed[..., :-1] / cnt.clamp(min=1)
+                else:
+                    ar = torch.arange(L, device=self.device)
+                    if tie == "leftmost":
+                        pick = torch.where(sel, ar, L).amin(dim=-1)
+                    else:
+                        pick = torch.where(sel, ar, -1).amax(dim=-1)
+                    pick = pick.clamp(0, max(L - 1, 0))
+                    out = torch.gather(V, 1, pick[..., None].expand(-1, -1, V.shape[-1]))
+                if stats is not None:
+                    # One pass: the best score strictly below the maximum. Above best − tol it is
+                    # a near tie (selected, not equal); otherwise it is the best unselected score.
+                    inf = torch.tensor(float("inf"), dtype=torch.float64, device=self.device)
+                    second = torch.where(S < best, S, float("-inf")).amax(dim=-1)
+                    best_q = best.squeeze(-1)
+                    gap = torch.where(nonempty, (best_q - second).to(torch.float64), inf)
+                    near = (second >= best_q - tol.squeeze(-1)) & nonempty
+                    stats.append((layer, h.name, gap, near))
+            case Softmax():
+                coef, times_n, log_n = ch.kappa
+                kappa = torch.full((len(enc),), coef, dtype=torch.float64, device=self.device)
+                if times_n:
+                    kappa = kappa * enc.n_tensor
+                if log_n:
+                    kappa = kappa * torch.log(enc.n_tensor)
+                S.mul_(kappa.to(S.dtype)[:, None, None]).add_(self._bias(h.mask, enc, cache))
+                out = torch.softmax(S, dim=-1) @ V  # rows with no allowed key are NaN: zeroed below
+            case _:
+                assert_never(h.normalizer)
+        return torch.where(nonempty[..., None], out, zero)
+
+    def _apply(self, cl: _CLayer, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any]) -> Any:
+        torch = self.torch
+        sub = cl.sub
+        zero = torch.zeros((), dtype=self.tdtype, device=self.device)
+        if cl.kind == "attention":
+            parts = [self._head(sub.name, ch, x, enc, stats, cache) for ch in cl.heads]
+            if cl.out is not None:
+                cat = torch.cat(parts, dim=-1) if parts else x.new_zeros(x.shape[0], x.shape[1], 0)
+                o = cl.out(cat)
+            else:
+                o = torch.zeros_like(x)
+                for ch, p in zip(cl.heads, parts, strict=True):
+                    o[..., ch.write] = p
+        else:
+            if not cl.steps:
+                o = torch.zeros_like(x)
+            else:
+                y = x
+                for st in cl.steps:
+                    if st.kind == "affine":
+                        assert st.lin is not None
+                        y = st.lin(y)
+                    elif st.kind == "relu":
+                        y = torch.relu(y)
+                    elif st.kind == "sigma":
+                        y = torch.clamp(y, 0, 1)
+                    elif st.kind == "step":
+                        y = (y > 0).to(y.dtype)
+                    else:
+                        y = self._layernorm(y, st.idx, st.eps)
+                o = y
+        x = x + o if sub.residual else o
+        if cl.ln_eps is not None:
+            x = self._layernorm(x, cl.ln_idx, cl.ln_eps)
+        return torch.where(enc.valid[..., None], x, zero)
+
+    def forward(self, enc: Encoded, *, keep_states: bool = False, stats: bool = True) -> FloatBatch:
+        """Evaluate an encoded batch: pure tensor work (loops over layers and heads only).
+
+        ``stats=False`` skips the hardmax gap and tie bookkeeping (for timing the bare network)."""
+        torch = self.torch
+        x = self._embed(enc)
+        kept = [("input", x)] if keep_states else None
+        collected: list[Any] | None = [] if (stats or keep_states) else None
+        cache: dict[str, Any] = {}
+        for cl in self.layers:
+            x = self._apply(cl, x, enc, collected, cache)
+            if kept is not None:
+                kept.append((cl.sub.name, x))
+        r = self.net.readout
+        B = len(enc)
+        logits = None
+        allowed = None
+        accepted: tuple[bool | None, ...]
+        match r:
+            case Classifier():
+                pos = []
+                for c in enc.tokens:
+                    t = r.position if r.position >= 0 else c + r.position
+                    if not 0 <= t < c:
+                        raise WordError(f"readout position {r.position} is outside the {c} tokens")
+                    pos.append(t)
+                idx = torch.tensor(pos, dtype=torch.long, device=self.device)
+                rows = x[torch.arange(B, device=self.device), idx] if B else x[:, 0]
+                logits = self.logit(rows)[:, 0] if B else torch.zeros(0, dtype=self.tdtype, device=self.device)
+                margin_t = logits.abs().to(torch.float64)
+                # |logit| within the rounding bound of its own sum: the float sign is no evidence
+                # (the residual row's largest entry stands for the cancellations upstream)
+                scale = rows.abs().amax(dim=-1) if rows.shape[-1] else rows.new_zeros(B)
+                tol = self.tie_rtol * (scale * self.logit.W.abs().sum() + self.logit.b.abs()[0])
+                ok = (logits > 0).tolist()
+                tol64 = tol.to(torch.float64)
+                bad = (torch.isnan(logits) | ((margin_t <= tol64) & (margin_t > 0))).tolist()
+                undecided = sum(bad)
+                accepted = tuple(None if b else bool(a) for a, b in zip(ok, bad, strict=True))
+            case NextSymbols():
+                values = x[..., self.score_cols]
+                if self.readout_kappa is not None:
+                    values = torch.softmax(values * self.readout_kappa, dim=-1)
+                allowed = values >= self.threshold
+                near = (values - self.threshold).abs() <= self.tie_rtol * max(1.0, abs(self.threshold))
+                undecided = int((near & enc.valid[..., None]).sum())
+                margin_t = torch.where(enc.valid[..., None], (values - self.threshold).abs().to(torch.float64),
+                                       torch.tensor(float("inf"), dtype=torch.float64, device=self.device))
+                accepted = tuple(None for _ in range(B))
+            case _:
+                assert_never(r)
+        margin = float(margin_t.min()) if margin_t.numel() else math.inf
+        min_gap = math.inf
+        ties = Ties(0, ())
+        gaps = None
+        if collected:
+            min_gap = float(torch.stack([g.min() if g.numel() else g.new_tensor(math.inf) for _l, _h, g, _n in collected]).min())
+            counts = [int(nr.sum()) for _l, _h, _g, nr in collected]
+            first: list[TieLocation] = []
+            base = self.net.embedding.index_base if isinstance(self.net.embedding, TokenEmbedding) else 0
+            for (layer, head, _g, nr), c in zip(collected, counts, strict=True):
+                if c and len(first) < MAX_TIE_LOCATIONS:
+                    for w, t in torch.nonzero(nr)[: MAX_TIE_LOCATIONS - len(first)].tolist():
+                        first.append(TieLocation(w, layer, head, t + base))
+            ties = Ties(sum(counts), tuple(first))
+            if keep_states:
+                gaps = tuple((layer, head, g) for layer, head, g, _n in collected)
+        return FloatBatch(
+            network=self.net,
+            words=enc.words,
+            tokens=enc.tokens,
+            n=enc.n,
+            logits=logits,
+            accepted=accepted,
+            allowed=allowed,
+            min_gap=min_gap,
+            unresolved_ties=ties,
+            readout_margin=margin,
+            readout_undecided=undecided,
+            dtype=self.dtype,
+            device=str(self.device),
+            states=tuple(kept) if kept is not None else None,
+            gaps=gaps,
+            index_base=self.net.embedding.index_base if isinstance(self.net.embedding, TokenEmbedding) else 0,
+        )
+
+    def __call__(self, words: Sequence[str | Sequence[str]], *, length: int | None = None, keep_states: bool = False) -> FloatBatch:
+        return self.forward(self.encode(words, length=length), keep_states=keep_states)
+
+
+def compile(net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None) -> CompiledNetwork:
+    """Compile ``net`` for ``dtype`` (one of :data:`DTYPES`) on ``device`` (``"cpu"``, ``"cuda"``,
+    ``"cuda:1"``...). ``tie_rtol`` overrides the relative tie tolerance of hardmax heads."""
+    return CompiledNetwork(net, dtype=dtype, device=device, tie_rtol=tie_rtol)
+
+
+def _merge(net: Network, parts: Sequence[tuple[list[int], FloatBatch]], total: int, dtype: str, device: str) -> FloatBatch:
+    """Put chunk results back in the order the words were given."""
+    if len(parts) == 1 and parts[0][0] == list(range(total)):
+        return parts[0][1]
+    torch = _torch()
+    order = [i for idx, _ in parts for i in idx]
+    inverse = [0] * total
+    for pos, i in enumerate(order):
+        inverse[i] = pos
+
+    def pick(seq: Sequence[Any]) -> tuple[Any, ...]:
+        flat = [v for _, fb in parts for v in seq(fb)]  # type: ignore[operator]
+        return tuple(flat[inverse[i]] for i in range(total))
+
+    logits = None
+    if parts and parts[0][1].logits is not None:
+        cat = torch.cat([fb.logits for _, fb in parts])
+        logits = cat[torch.tensor(inverse, dtype=torch.long, device=cat.device)]
+    allowed = None
+    if parts and parts[0][1].allowed is not None:
+        L = max(fb.allowed.shape[1] for _, fb in parts)
+        padded = [torch.nn.functional.pad(fb.allowed, (0, 0, 0, L - fb.allowed.shape[1])) for _, fb in parts]
+        cat = torch.cat(padded)
+        allowed = cat[torch.tensor(inverse, dtype=torch.long, device=cat.device)]
+    firsts: list[TieLocation] = []
+    for idx, fb in parts:
+        for loc in fb.unresolved_ties.first:
+            firsts.append(TieLocation(idx[loc.word], loc.layer, loc.head, loc.position))
+    firsts.sort(key=lambda t: t.word)
+    return FloatBatch(
+        network=net,
+        words=pick(lambda fb: fb.words),
+        tokens=pick(lambda fb: fb.tokens),
+        n=pick(lambda fb: fb.n),
+        logits=logits,
+        accepted=pick(lambda fb: fb.accepted),
+        allowed=allowed,
+        min_gap=min((fb.min_gap for _, fb in parts), default=math.inf),
+        unresolved_ties=Ties(sum(fb.unresolved_ties.count for _, fb in parts), tuple(firsts[:MAX_TIE_LOCATIONS])),
+        readout_margin=min((fb.readout_margin for _, fb in parts), default=math.inf),
+        readout_undecided=sum(fb.readout_undecided for _, fb in parts),
+        dtype=dtype,
+        device=device,
+        index_base=parts[0][1].index_base if parts else 0,
+    )
+
+
+def run_batch(
+    net: Network | CompiledNetwork,
+    words: Sequence[str | Sequence[str]],
+    *,
+    dtype: str = "float64",
+    device: str = "cpu",
+    length: int | None = None,
+    chunk: int | None = None,
+    keep_states: bool = False,
+) -> FloatBatch:
+    """Evaluate ``net`` on every word, in chunks of words of similar lengths (``chunk`` words at
+    most; by default as many as keep one score matrix under 2^24 entries). With ``keep_states``
+    everything runs as one chunk, so that the states share one padded shape."""
+    compiled = net if isinstance(net, CompiledNetwork) else compile(net, dtype=dtype, device=device)
+    symbols = [tokenize(compiled.net.alphabet, w) for w in words]
+    if keep_states or not symbols:
+        return compiled.forward(compiled.encode(symbols, length=length), keep_states=keep_states)
+    order = sorted(range(len(symbols)), key=lambda i: len(symbols[i]))
+    longest = len(symbols[order[-1]]) + 4  # special tokens, roughly
+    size = chunk if chunk is not None else max(1, _CHUNK_ELEMENTS // (longest * longest))
+    if size < 1:
+        raise TorchBackendError(f"chunk={chunk} must be >= 1 (words evaluated together)")
+    parts: list[tuple[list[int], FloatBatch]] = []
+    for start in range(0, len(order), size):
+        idx = order[start : start + size]
+        parts.append((idx, compiled.forward(compiled.encode([symbols[i] for i in idx], length=length))))
+    return _merge(compiled.net, parts, len(symbols), compiled.dtype, str(compiled.device))
+
+
+def run(net: Network | CompiledNetwork, word: str | Sequence[str], *, dtype: str = "float64", device: str = "cpu",
+        length: int | None = None, keep_states: bool = True) -> FloatBatch:
+    """One word: a :class:`FloatBatch` of one, with its states kept (as a trace keeps them)."""
+    compiled = net if isinstance(net, CompiledNetwork) else compile(net, dtype=dtype, device=device)
+    return compiled.forward(compiled.encode([word], length=length), keep_states=keep_states)

@@ -1,0 +1,609 @@
+"""Precision analysis: the longest words on which a float run of a construction still agrees
+with its exact result.
+
+``netproof precision NAME --dtype D`` runs the construction's network on the torch backend
+(:mod:`symbolic.torch_backend`) in dtype D on words of growing length n = 2, 4, 8, … up to
+``--max-n`` and compares each float verdict with the **reference**:
+
+- ``exact``: the exact interpreter's verdict on the same word (``symbolic.batched`` integers for
+  hardmax classifiers, ``symbolic.exact`` Fractions otherwise), whenever the network is rational;
+- ``language``: for a network the exact interpreter cannot run (a layer norm with ε = 0 takes a
+  square root; a softmax base e^c), the construction's reference language: what the exact
+  network is proved to accept up to its claims' bounds (``netproof prove``), and what the paper
+  proves for every n;
+- ``allowed sets``: for the Dyck generator, the allowed next-symbol sets of Dyck(k, D) at every
+  position (claim Y10 proves the exact network's sets equal them up to its bound).
+
+At each n it draws ``--words`` words (seeded) and adds the **worst-case words** that the
+construction's closed forms single out (:data:`WORST_CASES`: e.g. w = 1 0^{n−2} for the flawed
+FIRST transformer, whose exact margin (E + 1 − n)/(2(E + n − 1)) is the smallest). The report
+gives, per n, the number of disagreements, the smallest |logit| of the float run and of the
+exact run (the margin curve), the largest |float − exact| logit error, the smallest hardmax score
+gap the float run met and its unresolved ties; and the **limit**: the largest n such that every
+n' ≤ n agreed, with the first disagreeing word. A float run is evidence, never proof: the limit
+says where a float implementation of the construction stops being trustworthy on these words.
+
+Known limits this reproduces (spec ``chiang2022_yao2021.md`` §1.6, §3.6): the Dyck generator with
+the experiments' fixed position normalizer p = i/6000 (``-p depth=10 -p pos_norm=6000``) breaks
+in float32; float16 breaks it at once.
+
+**Hook for new constructions.** A construction registered in :mod:`constructions` is analysed
+with sampled words as soon as it exists; its worst-case words are added with
+:func:`register_worst_case` (e.g. a directional transformer whose coordinate 2^{−t} underflows in
+float32 near t = 126 and in float16 near t = 15: register words of the lengths at which the
+closed form's coordinate drops below the dtype's smallest normal, and the search will report
+where the float run stops agreeing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from constructions.dyck import allowed_next, sample_hewitt
+from constructions.yao2021 import END, symbols
+from symbolic import Network
+from symbolic.errors import MissingExtraError, NotRationalError, SymbolicError
+from symbolic.ir import FlatEmbedding, NextSymbols
+from verifier.claims import Construction
+
+__all__ = [
+    "DTYPES",
+    "WORST_CASES",
+    "Analysis",
+    "Level",
+    "PrecisionError",
+    "analyse",
+    "markdown_report",
+    "register_worst_case",
+]
+
+Word = tuple[str, ...]
+DTYPES = ("float64", "float32", "float16")
+
+
+class PrecisionError(ValueError):
+    """A precision request that cannot be run (bad bound, unknown dtype, no reference)."""
+
+
+# --------------------------------------------------------------------------- worst-case words
+
+WorstCase = Callable[[Mapping[str, Any], int], list[Word]]
+"""(parameter values, n) -> the worst-case words with about n symbols."""
+
+
+def _binary_extremes(values: Mapping[str, Any], m: int) -> list[Word]:
+    """PARITY/FIRST (spec §2.2–2.3): |s| depends on n and the parity of k only (PARITY) or on n
+    only (FIRST), so the all-0, all-1 and one-1 words cover every margin the closed forms give."""
+    if m < 1:
+        return []
+    return [("0",) * m, ("1",) * m, ("1",) + ("0",) * (m - 1), ("0",) * (m - 1) + ("1",)]
+
+
+def _flawed_first(values: Mapping[str, Any], m: int) -> list[Word]:
+    """§4.2: s = (E−1)/(E+n−1)(I[w₁=1] − ½) + (k − n/2)/(E+n−1); its smallest margin on an
+    accepted word is w = 1 0^{n−2} (s = (E+1−n)/(2(E+n−1))) and on a rejected one w = 0 1^{n−2}."""
+    if m < 1:
+        return []
+    return [("1",) + ("0",) * (m - 1), ("0",) + ("1",) * (m - 1)]
+
+
+def _dyck_deep(values: Mapping[str, Any], m: int) -> list[Word]:
+    """The recognizer and generator are tested hardest by words at the full depth D with many
+    opens of one depth and different types (the layer-2 tie-break of the generator is the 1/n
+    gap between them; the recognizer's matching layers see the most unmatched neighbours), and
+    by a near-miss for the recognizer: the same word with its last close bracket of the wrong type."""
+    k, D = int(values["k"]), int(values["depth"])
+    pairs = symbols(k)
+    if m < 2:
+        return []
+    word: list[str] = []
+    t = 0
+    while len(word) + 2 * D <= m:
+        # Climb to depth D with types t, t+1, …, come back down: many same-depth opens, types vary.
+        block = [pairs[(t + j) % k][0] for j in range(D)]
+        word += block + [pairs[(t + j) % k][1] for j in reversed(range(D))]
+        t += 1
+    while len(word) + 2 <= m:
+        word += [pairs[t % k][0], pairs[t % k][1]]
+        t += 1
+    out = [tuple(word)]
+    if word and k > 1 and "reading" not in values:  # the recognizer only: a generator's sets after an invalid prefix mean nothing
+        last = word[-1]
+        wrong = next(c for _o, c in pairs if c != last)
+        out.append((*word[:-1], wrong))
+    return out
+
+
+WORST_CASES: dict[str, WorstCase] = {
+    "parity": _binary_extremes,
+    "parity-ln": _binary_extremes,
+    "parity-ce": _binary_extremes,
+    "first": _binary_extremes,
+    "first-ln": _binary_extremes,
+    "first-ce": _binary_extremes,
+    "first-logn": _binary_extremes,
+    "first-ln-logn": _binary_extremes,
+    "first-flawed": _flawed_first,
+    "first-flawed-logn": _flawed_first,
+    "rumelhart": _binary_extremes,
+    "dyck": _dyck_deep,
+    "dyck-gen": _dyck_deep,
+}
+
+
+def register_worst_case(name: str, words: WorstCase) -> None:
+    """Add the worst-case words of construction ``name`` (one function per construction)."""
+    if name in WORST_CASES:
+        raise PrecisionError(f"construction {name!r} already has worst-case words ({WORST_CASES[name].__name__})")
+    WORST_CASES[name] = words
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Level:
+    """The float run against the reference on the words of one length bound n."""
+
+    n: int
+    words: int
+    disagreements: int
+    first_disagreement: str | None
+    min_abs_logit_float: float | None
+    min_abs_logit_exact: float | None
+    max_logit_error: float | None
+    min_gap: float | None
+    unresolved_ties: int
+    undefined: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Analysis:
+    """One construction (with its parameters) in one dtype: the levels and the limit."""
+
+    construction: str
+    params: dict[str, str]
+    dtype: str
+    device: str
+    reference: str
+    max_n: int
+    levels: tuple[Level, ...] = field(default=())
+
+    @property
+    def limit(self) -> int | None:
+        """The largest tested n such that every tested n' <= n agreed (None: n = 2 already fails)."""
+        best = None
+        for lv in self.levels:
+            if lv.disagreements:
+                return best
+            best = lv.n
+        return best
+
+    @property
+    def broken_at(self) -> Level | None:
+        return next((lv for lv in self.levels if lv.disagreements), None)
+
+    def summary(self) -> str:
+        b = self.broken_at
+        if b is None:
+            return f"agrees at every tested n <= {self.limit} (no disagreement up to --max-n {self.max_n})"
+        lim = "no tested n" if self.limit is None else f"every tested n <= {self.limit}"
+        return (f"agrees at {lim}; breaks at n = {b.n}: {b.disagreements} of {b.words} words disagree, "
+                f"e.g. {b.first_disagreement}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "construction": self.construction, "params": self.params, "dtype": self.dtype, "device": self.device,
+            "reference": self.reference, "max_n": self.max_n, "limit": self.limit,
+            "broken_at": None if self.broken_at is None else self.broken_at.n, "summary": self.summary(),
+            "levels": [asdict(lv) for lv in self.levels],
+        }
+
+
+# --------------------------------------------------------------------------- words
+
+
+def _grid(max_n: int) -> list[int]:
+    out, n = [], 2
+    while n <= max_n:
+        out.append(n)
+        n *= 2
+    if not out or out[-1] != max_n:
+        out.append(max_n)
+    return out
+
+
+def _is_generator(net: Network) -> bool:
+    return isinstance(net.readout, NextSymbols)
+
+
+def _sampled(c: Construction, values: Mapping[str, Any], net: Network, lo: int, n: int, count: int,
+             rng: random.Random) -> list[Word]:
+    """``count`` words with lo < |w| <= n: members of Dyck(k, D) (Hewitt's sampler) for the Dyck
+    constructions (for the recognizer, half of them with one symbol changed: near-misses),
+    uniform words over the alphabet otherwise."""
+    if c.name in ("dyck", "dyck-gen"):
+        k, D = int(values["k"]), int(values["depth"])
+        lo_even = max(lo + 1, 0)
+        words: list[Word] = []
+        for j in range(count):
+            try:
+                w = sample_hewitt(rng, k, D, min_len=lo_even, max_len=n + 1, max_tries=2000)
+            except (RuntimeError, ValueError):
+                continue
+            if c.name == "dyck" and j % 2 and w:
+                at = rng.randrange(len(w))
+                alphabet = net.alphabet
+                w = (*w[:at], rng.choice([s for s in alphabet if s != w[at]] or list(alphabet)), *w[at + 1 :])
+            words.append(tuple(w))
+        return words
+    alphabet = net.alphabet
+    return [tuple(rng.choice(alphabet) for _ in range(rng.randint(max(lo + 1, 1), n))) for _ in range(count)]
+
+
+# --------------------------------------------------------------------------- references
+
+
+def _exact_runner(net: Network) -> Callable[[Sequence[Word]], list[tuple[bool | None, Any]]] | None:
+    """(accept bit, exact logit) per word from the exact interpreters, or None when the network is
+    not rational (or is a generator)."""
+    if _is_generator(net):
+        return None
+    from symbolic import batched
+    from symbolic.exact import run as run_exact
+
+    if batched.supports(net) is None:
+        def run_b(words: Sequence[Word]) -> list[tuple[bool | None, Any]]:
+            by_len: dict[int, list[int]] = {}
+            for i, w in enumerate(words):
+                by_len.setdefault(len(w), []).append(i)
+            out: list[tuple[bool | None, Any]] = [(None, None)] * len(words)
+            for idx in by_len.values():
+                b = batched.evaluate(net, [list(words[i]) for i in idx])
+                for j, i in enumerate(idx):
+                    out[i] = (bool(b.accepted[j]), b.logit(j))
+            return out
+        return run_b
+
+    def run_e(words: Sequence[Word]) -> list[tuple[bool | None, Any]]:
+        out: list[tuple[bool | None, Any]] = []
+        for w in words:
+            tr = run_exact(net, w)
+            out.append((tr.accepted, tr.output))
+        return out
+
+    emb = net.embedding
+    probe = net.alphabet[:1] * (emb.length if isinstance(emb, FlatEmbedding) else 1)
+    try:
+        run_exact(net, probe)
+    except NotRationalError:
+        return None
+    except SymbolicError:
+        pass  # another error on the probe word (e.g. a 0/0): the words themselves will tell
+    return run_e
+
+
+def _gen_expected(values: Mapping[str, Any], word: Word) -> list[set[str]]:
+    """The allowed next-symbol sets of Dyck(k, D) at every predicting position of ``word``."""
+    k, D = int(values["k"]), int(values["depth"])
+    g2 = values.get("reading") == "G2"
+    tokens = len(word) + 1  # γ is added by the network
+    last = tokens - (1 if g2 else 0)
+    out = []
+    for t in range(last):
+        allowed, end = allowed_next(word[:t], k, D, n=tokens if g2 else None)
+        out.append({*allowed, *([END] if end else [])})
+    return out
+
+
+# --------------------------------------------------------------------------- the search
+
+# Exact verdicts already computed in this process, per (construction, parameters, n): the same
+# seeded words come back for every dtype, and the exact run is the expensive side.
+_EXACT_CACHE: dict[tuple[str, tuple[tuple[str, str], ...], int], dict[Word, tuple[bool | None, Any]]] = {}
+
+
+def _words_for(c: Construction, values: Mapping[str, Any], net: Network, lo: int, n: int, count: int,
+               rng: random.Random) -> list[Word]:
+    words = _sampled(c, values, net, lo, n, count, rng)
+    worst = WORST_CASES.get(c.name)
+    if worst is not None:
+        m = n if not c.name.startswith("dyck") else n - (n % 2)
+        words += [w for w in worst(values, m) if w not in words]
+    if values.get("reading") == "G2":
+        words = [(*w, END) for w in words]
+    return words
+
+
+def _fmt_word(w: Word) -> str:
+    text = "".join(w) if all(len(s) == 1 for s in w) else " ".join(w)
+    return text if len(text) <= 40 else f"{text[:18]}…{text[-18:]} (|w| = {len(w)})"
+
+
+def analyse(
+    c: Construction,
+    values: Mapping[str, Any],
+    *,
+    dtype: str = "float32",
+    device: str = "cpu",
+    max_n: int = 1024,
+    words: int = 16,
+    seed: int = 0,
+    tie_rtol: float | None = 0.0,
+    progress: Callable[[str], None] | None = None,
+) -> Analysis:
+    """Run the search (see the module docstring) for one construction and dtype.
+
+    ``tie_rtol`` is the torch backend's hardmax tie tolerance. The default 0 is a plain float
+    argmax (scores tie only when equal as floats), what a float implementation of the network
+    computes; ``None`` is the backend's conservative default (scores within 32·eps of the
+    dot products' magnitude count as tied and are reported as unresolved), which flags a
+    hardmax head as unreliable long before a plain argmax goes wrong."""
+    if dtype not in DTYPES + ("bfloat16",):
+        raise PrecisionError(f"dtype={dtype!r} is not supported; choose one of {', '.join(DTYPES + ('bfloat16',))}")
+    if max_n < 2:
+        raise PrecisionError(f"max_n={max_n} must be at least 2")
+    if words < 0:
+        raise PrecisionError(f"words={words} must be >= 0")
+    try:
+        from symbolic.torch_backend import compile as compile_net
+        from symbolic.torch_backend import run_batch
+    except ImportError as exc:
+        raise MissingExtraError(f"precision runs need torch ({exc}); pip install 'netproof[torch]'") from exc
+    params = {k: str(v) for k, v in values.items()}
+    levels: list[Level] = []
+    rng = random.Random(seed)
+    if c.per_length:
+        reference = "exact"
+        grid = [n for n in _grid(max_n) if n <= 64]  # a network per length: n × n weights
+    else:
+        net0 = c.build(values)
+        if isinstance(net0.embedding, FlatEmbedding):
+            raise PrecisionError(
+                f"construction {c.name!r} has a fixed input size ({net0.embedding.length} inputs): "
+                "there is no word length to grow; its float agreement is a finite check (netproof fuzz)"
+            )
+        if _is_generator(net0):
+            reference = "allowed sets"
+        elif _exact_runner(net0) is not None:
+            reference = "exact"
+        elif c.reference_language(values) is not None:
+            reference = "language"
+        else:
+            raise PrecisionError(f"construction {c.name!r} is neither rational nor has a reference language or "
+                                 "generator sets: nothing to compare the float run with")
+        grid = _grid(max_n)
+        compiled = compile_net(net0, dtype=dtype, device=device, tie_rtol=tie_rtol)
+        exact = _exact_runner(net0) if reference == "exact" else None
+    lo = 0
+    for n in grid:
+        if c.per_length:
+            net = c.build(values, n)
+            compiled = compile_net(net, dtype=dtype, device=device, tie_rtol=tie_rtol)
+            exact = _exact_runner(net)
+            ws = list({tuple(rng.choice(net.alphabet) for _ in range(n)) for _ in range(words)})
+            ws += [w for w in _binary_extremes(values, n) if w not in ws]
+        else:
+            net = net0
+            ws = _words_for(c, values, net, lo, n, words, rng)
+        if not ws:
+            lo = n
+            continue
+        fb = run_batch(compiled, ws)
+        bad: list[str] = []
+        undefined = 0
+        min_f = min_e = max_err = None
+        if reference == "allowed sets":
+            got = fb.next_symbols or ()
+            for w, sets in zip(ws, got, strict=True):
+                want = _gen_expected(values, w)
+                wrong = [t for t, exp in enumerate(want) if set(sets[t]) != exp]
+                if wrong:
+                    t = wrong[0]
+                    bad.append(f"{_fmt_word(w)}: {len(wrong)} wrong next-symbol sets, first after {t} symbols "
+                               f"(float {sorted(sets[t])}, allowed {sorted(want[t])})")
+            margin = fb.readout_margin
+            min_f = None if margin is None or math.isnan(margin) else float(margin)
+        else:
+            logits = [fb.logit(i) for i in range(len(ws))]
+            finite = [abs(x) for x in logits if x is not None and not math.isnan(x)]
+            min_f = min(finite) if finite else None
+            if reference == "exact":
+                assert exact is not None
+                key = (c.name, tuple(sorted(params.items())), n)
+                cached = _EXACT_CACHE.setdefault(key, {})
+                todo = [w for w in dict.fromkeys(ws) if w not in cached]
+                cached.update(zip(todo, exact(todo), strict=True))
+                ref = [cached[w] for w in ws]
+                errs, mins = [], []
+                for w, x, fa, (acc, q) in zip(ws, logits, fb.accepted, ref, strict=True):
+                    if q is not None:
+                        mins.append(abs(float(q)))
+                        if x is not None and not math.isnan(x):
+                            errs.append(abs(x - float(q)))
+                    if fa is None:
+                        undefined += acc is not None
+                    if fa != acc:
+                        bad.append(f"{_fmt_word(w)}: float {_verdict(fa)} (logit {x:.3g}), exact {_verdict(acc)} "
+                                   f"(logit {float(q):.3g})" if q is not None and x is not None else
+                                   f"{_fmt_word(w)}: float {_verdict(fa)}, exact {_verdict(acc)}")
+                min_e = min(mins) if mins else None
+                max_err = max(errs) if errs else None
+            else:
+                lang = c.reference_language(values)
+                assert lang is not None
+                for w, fa, x in zip(ws, fb.accepted, logits, strict=True):
+                    want = lang.contains(w)
+                    if fa is None:
+                        undefined += 1
+                    if fa != want:
+                        shown = "NaN" if x is None or math.isnan(x) else f"{x:.3g}"
+                        bad.append(f"{_fmt_word(w)}: float {_verdict(fa)} (logit {shown}), "
+                                   f"{lang.name} {_verdict(want)}")
+        gap = fb.min_gap
+        lv = Level(
+            n=n, words=len(ws), disagreements=len(bad), first_disagreement=bad[0] if bad else None,
+            min_abs_logit_float=min_f, min_abs_logit_exact=min_e, max_logit_error=max_err,
+            min_gap=None if gap is None or math.isinf(gap) or math.isnan(gap) else float(gap),
+            unresolved_ties=int(fb.unresolved_ties.count), undefined=undefined,
+        )
+        levels.append(lv)
+        if progress is not None:
+            progress(f"{c.name} {dtype} n={n:<6} words={lv.words:<4} disagree={lv.disagreements:<3} "
+                     f"min|logit| float={_g(lv.min_abs_logit_float)} exact={_g(lv.min_abs_logit_exact)} "
+                     f"ties={lv.unresolved_ties}")
+        lo = n
+    return Analysis(construction=c.name, params=params, dtype=dtype, device=device, reference=reference,
+                    max_n=max_n, levels=tuple(levels))
+
+
+def _verdict(a: bool | None) -> str:
+    return "undefined" if a is None else "accept" if a else "reject"
+
+
+def _g(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3g}"
+
+
+# --------------------------------------------------------------------------- the report
+
+
+#: The documented runs: every construction with its defaults, plus the experiments of spec §3.6.
+DEFAULT_RUNS: tuple[tuple[str, dict[str, str]], ...] = (
+    ("rumelhart", {}),
+    ("parity", {}),
+    ("parity-ln", {}),
+    ("parity-ce", {}),
+    ("first", {}),
+    ("first-ln", {}),
+    ("first-ce", {}),
+    ("first-flawed", {}),
+    ("first-flawed-logn", {}),
+    ("first-logn", {}),
+    ("first-ln-logn", {}),
+    ("dyck", {}),
+    ("dyck-gen", {}),
+    ("dyck-gen", {"depth": "3", "pos_norm": "6000"}),
+    ("dyck-gen", {"depth": "10", "pos_norm": "6000"}),
+)
+
+REPORT_COMMAND = "netproof precision --all --max-n 256 --words 8 --markdown docs/precision.md"
+
+
+def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMAND) -> str:
+    """The docs page: one table of limits, then each run's margin curve."""
+    lines = [
+        "# Precision: where float runs stop agreeing with the exact networks",
+        "",
+        "Generated by",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "(do not edit by hand). Each row runs one construction on the torch backend in one dtype on",
+        "words of length n = 2, 4, 8, … (seeded samples plus the worst-case words of the construction's",
+        "closed forms; see `verifier/precision.py`) and compares every verdict with the reference:",
+        "`exact` (the exact interpreter on the same words), `language` (the construction's language:",
+        "what the exact network is proved to accept up to its claims' bounds, for networks with a",
+        "square root or e^c that the exact interpreter cannot run) or `allowed sets` (the Dyck",
+        "generator's next-symbol sets against the allowed sets of Dyck(k, D) at every position).",
+        "**limit** is the largest tested n up to which every tested length agreed. A float run is",
+        "evidence, not proof. Hardmax heads take a plain float argmax (`--backend-ties` would use",
+        "the torch backend's conservative tie tolerance). `gates` (Lemma A.1's gates) is not listed:",
+        "its input has a fixed size, so there is no word length to grow.",
+        "",
+        "| construction | params | dtype | reference | limit | first disagreement |",
+        "|---|---|---|---|---|---|",
+    ]
+    for a in analyses:
+        b = a.broken_at
+        shown = {k: v for k, v in a.params.items() if k != "variant" or v != "fixed"}
+        params = " ".join(f"{k}={v}" for k, v in shown.items()) or "—"
+        limit = (f"≥ {a.limit} (all tested)" if b is None else "none" if a.limit is None else str(a.limit))
+        first = "—" if b is None else f"n = {b.n}: {b.disagreements}/{b.words} words; e.g. `{b.first_disagreement}`"
+        lines.append(f"| `{a.construction}` | {params} | {a.dtype} | {a.reference} | {limit} | "
+                     f"{first.replace('|', '∣')} |")
+    lines += ["", "## Margin curves", "",
+              "Per n: words tested, disagreements, the smallest |logit| of the float run and of the exact",
+              "run (for the generator: the float readout's margin to the ε threshold), the largest",
+              "|float − exact| logit error, the smallest hardmax score gap met and the unresolved ties.", ""]
+    for a in analyses:
+        shown = " ".join(f"{k}={v}" for k, v in a.params.items())
+        lines += [f"### `{a.construction}` {shown}, {a.dtype}", "",
+                  "| n | words | disagree | min abs logit (float) | min abs logit (exact) | max error | min gap | ties |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for lv in a.levels:
+            lines.append(f"| {lv.n} | {lv.words} | {lv.disagreements} | {_g(lv.min_abs_logit_float)} | "
+                         f"{_g(lv.min_abs_logit_exact)} | {_g(lv.max_logit_error)} | {_g(lv.min_gap)} | "
+                         f"{lv.unresolved_ties} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def add_precision_parser(sub: Any) -> None:
+    """Register ``netproof precision`` on the CLI's subparsers."""
+    p = sub.add_parser("precision", help="the longest words on which a float run still agrees with the exact network")
+    p.add_argument("names", nargs="*", help="constructions (default with --all: the documented runs)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--dtype", nargs="+", default=None, choices=(*DTYPES, "bfloat16"),
+                   help="float dtypes (default float32; with --all: float64 float32 float16)")
+    p.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
+    p.add_argument("--max-n", type=int, default=1024, help="the longest words tested (default 1024)")
+    p.add_argument("--words", type=int, default=16, help="sampled words per length (default 16), plus the worst cases")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--backend-ties", action="store_true",
+                   help="use the torch backend's conservative hardmax tie tolerance (default: plain float argmax)")
+    p.add_argument("--all", action="store_true", help="every construction with its defaults plus the §3.6 experiments")
+    p.add_argument("--markdown", default="", help="write the report page (docs/precision.md) here")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=cmd_precision)
+
+
+def cmd_precision(args: argparse.Namespace) -> int:
+    from verifier import cli
+
+    progress = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        if args.all and (args.names or args.param):
+            raise PrecisionError("--all runs the documented set; give either --all or names with -p, not both")
+        if not args.all and not args.names:
+            raise PrecisionError("name a construction (see `netproof list`) or use --all")
+        dtypes = args.dtype or (list(DTYPES) if args.all else ["float32"])
+        runs = list(DEFAULT_RUNS) if args.all else [(n, cli._parse_assignments(args.param)) for n in args.names]
+        analyses = []
+        for name, given in runs:
+            c = cli._one(name, "precision")
+            values = cli._values(c, given)
+            for dtype in dtypes:
+                analyses.append(analyse(c, values, dtype=dtype, device=args.device, max_n=args.max_n,
+                                        words=args.words, seed=args.seed, progress=progress,
+                                        tie_rtol=None if args.backend_ties else 0.0))
+    except (PrecisionError, MissingExtraError, cli.UsageError) as exc:
+        print(f"netproof: error: {exc}", file=sys.stderr)
+        return 2
+    if args.markdown:
+        options = [f"--max-n {args.max_n}"] * (args.max_n != 1024) + [f"--words {args.words}"] * (args.words != 16)
+        options += [f"--seed {args.seed}"] * (args.seed != 0) + ["--backend-ties"] * args.backend_ties
+        options += [f"--dtype {' '.join(args.dtype)}"] if args.dtype else []
+        what = ["--all"] if args.all else [*args.names, *(f"-p {a}" for a in args.param)]
+        command = " ".join(["netproof precision", *what, *options, f"--markdown {args.markdown}"])
+        cli._write_atomic(args.markdown, markdown_report(analyses, command=command) + "\n")
+    if args.json:
+        print(json.dumps([a.to_json() for a in analyses], indent=2, sort_keys=True))
+    else:
+        for a in analyses:
+            shown = " ".join(f"{k}={v}" for k, v in a.params.items())
+            print(f"{a.construction} ({shown}) {a.dtype}, reference {a.reference}: {a.summary()}")
+    return 0
