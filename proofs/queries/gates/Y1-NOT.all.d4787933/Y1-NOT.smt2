@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun a1 () Int)
+(assert (and (<= 0.0 (to_real a1)) (>= 1.0 (to_real a1))))
+(assert (let ((?x10 (+ 1.0 (* (- 1.0) (to_real a1))))) (let ((?x15 (+ 0.0 (* 1.0 (ite (< 0.0 ?x10) ?x10 0.0))))) (let (($x38 (= ?x15 ?x10))) (not (and $x38))))))
+(check-sat)

@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun k () Int)
+(declare-fun i () Int)
+(assert (let ((?x15 (+ (+ 0.0 (* (- 1.0) (to_real i))) (* 1.0 (to_real k))))) (let ((?x19 (+ ?x15 (* 1.0 1.0)))) (let ((?x17 (+ ?x15 (* (- 1.0) 1.0)))) (let ((?x30 (+ (+ 0.0 (* 1.0 (ite (< 0.0 ?x17) ?x17 0.0))) (* (- 2.0) (ite (< 0.0 ?x15) ?x15 0.0))))) (let ((?x32 (+ ?x30 (* 1.0 (ite (< 0.0 ?x19) ?x19 0.0))))) (let (($x35 (= ?x32 (ite (= (to_real i) (to_real k)) 1.0 0.0)))) (not (and $x35)))))))))
+(check-sat)
