@@ -72,11 +72,13 @@ from .ir import (
     NextSymbols,
     RelativeBias,
     RelativeKernel,
+    Seq2Seq,
     Softmax,
     Sublayer,
     TokenEmbedding,
 )
 from .positional import feature
+from .recurrent_ir import RecurrentNetwork
 from .words import tokenize
 
 __all__ = [
@@ -87,8 +89,10 @@ __all__ = [
     "TieLocation",
     "TorchBackendError",
     "compile",
+    "refuse_kind",
     "run",
     "run_batch",
+    "unsupported",
 ]
 
 DTYPES: tuple[str, ...] = ("float64", "float32", "float16", "bfloat16")
@@ -358,10 +362,41 @@ class _CLayer:
     ln_eps: float | None = None
 
 
+def unsupported(net: object) -> str | None:
+    """Why :func:`compile` refuses ``net``, or None when it compiles it: the torch backend runs
+    transformer-style :class:`~symbolic.ir.Network` s; a recurrent network and an encoder–decoder
+    run in their own interpreters (the message names it). Callers that iterate constructions
+    report this reason instead of compiling."""
+    name = getattr(net, "name", "?")
+    if isinstance(net, RecurrentNetwork):
+        return (
+            f"network {name!r} is a RecurrentNetwork ({type(net.cell).__name__}), which the torch backend does not "
+            "compile (it runs transformer-style Networks); run it exactly with symbolic.recurrent.run(net, word) "
+            "(netproof run NAME WORD --backend exact or interval)"
+        )
+    if isinstance(net, Seq2Seq):
+        return (
+            f"network {name!r} is an encoder–decoder (Seq2Seq), which the torch backend does not compile (it runs "
+            "transformer-style Networks); run it exactly with symbolic.seq2seq.run(net, word) "
+            "(netproof run NAME WORD --backend exact or sympy)"
+        )
+    if not isinstance(net, Network):
+        return f"{type(net).__name__} {name!r} is not a Network; the torch backend compiles symbolic.ir.Network only"
+    return None
+
+
+def refuse_kind(net: object) -> None:
+    """Raise :class:`TorchBackendError` with :func:`unsupported`'s reason, if there is one."""
+    reason = unsupported(net)
+    if reason is not None:
+        raise TorchBackendError(reason)
+
+
 class CompiledNetwork:
     """A network compiled for one dtype and device: :meth:`encode` words, then :meth:`forward`."""
 
     def __init__(self, net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None) -> None:
+        refuse_kind(net)
         torch = _torch()
         _check_dtype(dtype)
         self.torch = torch

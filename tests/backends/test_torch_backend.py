@@ -221,6 +221,28 @@ def test_a_convolution_zero_pads_each_word_of_a_batch_at_its_own_end() -> None:
     assert fb.logits.tolist() == [21.0, 21.0]
 
 
+# --------------------------------------------------------------------------- networks torch does not compile
+
+
+@pytest.mark.parametrize("name", NOT_COMPILED)
+def test_compile_refuses_recurrent_and_encoder_decoder_networks_naming_the_kind_and_the_interpreter(name: str) -> None:
+    net = network_of(name)
+    kind, interpreter = {
+        "RecurrentNetwork": (r"is a RecurrentNetwork \(\w+\)", r"symbolic\.recurrent\.run\(net, word\)"),
+        "Seq2Seq": (r"is an encoder–decoder \(Seq2Seq\)", r"symbolic\.seq2seq\.run\(net, word\)"),
+    }[type(net).__name__]
+    assert torch_backend.unsupported(net) is not None
+    with pytest.raises(TorchBackendError, match=rf"network '{net.name}' {kind}, which the torch backend does not compile.*{interpreter}"):
+        torch_backend.compile(net)
+    with pytest.raises(TorchBackendError, match=kind):
+        torch_backend.run_batch(net, [""])
+
+
+def test_every_transformer_style_construction_compiles() -> None:
+    for name in EXACT_RATIONAL + NEEDS_SYMPY + ["relpos", "gates"]:
+        assert torch_backend.unsupported(network_of(name)) is None, name
+
+
 # --------------------------------------------------------------------------- long words
 
 
