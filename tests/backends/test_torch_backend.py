@@ -205,6 +205,26 @@ def test_a_relative_bias_decides_a_hardmax_head_and_its_gap_is_the_scaled_score_
     assert fb.gaps[0][2][0].tolist() == [3, 1, 3]
 
 
+def test_a_relative_bias_under_ln_n_scaling_and_base_e_to_the_c_matches_sympy() -> None:
+    # exact refuses e^(c·β); sympy gives weights e^(c·(ln n·score + β)): scores are 0 here, so
+    # at i = 0 on "ab" the weights are (1, e^(1/2))/(1 + e^(1/2)) with c = 1/2, β_{+1} = 1.
+    import math
+
+    from symbolic import RelativeBias, Softmax, sympy_interp
+
+    h = Head(name="h", query=constant({"q": 1}), key=affine({"q": {"x": 0}}), value=affine({"y": {"x": 1}}),
+             normalizer=Softmax(c=F(1, 2)), scale=Scale(log_n=True), relative_bias=RelativeBias(beta=(F(0), F(0), F(1))))
+    net = Network(
+        name="t", dims=("x", "y"), embedding=token_embedding(("a", "b"), {"a": {"x": 1}, "b": {"x": 2}}),
+        layers=(Sublayer(block=AttentionLayer(name="att", heads=(h,))),), readout=classifier("y"),
+    )
+    fb = torch_backend.run(net, "ab")
+    assert fb.states is not None
+    want = [float(v) for v in sympy_interp.run(net, "ab").state("att").rows[0]]
+    assert fb.states[-1][1][0, 0].tolist() == pytest.approx(want, rel=1e-14)
+    assert want[1] == pytest.approx((1 + 2 * math.exp(0.5)) / (1 + math.exp(0.5)), rel=1e-14)
+
+
 def test_a_convolution_zero_pads_each_word_of_a_batch_at_its_own_end() -> None:
     from symbolic import Convolution
 
