@@ -29,7 +29,9 @@ at most the tolerance means the run met a tie it could not resolve), and
 as tied without being equal in floats (the float run cannot tell whether they are equal in
 exact arithmetic). The statistics cost one more pass over the scores per hardmax head;
 ``forward(enc, stats=False)`` skips them. A hardmax head ignores its positive :class:`~symbolic.ir.Scale`, as the exact
-interpreter does.
+interpreter does, except with a relative bias, where it compares scale·score + β. For a
+relative head the magnitude in the tolerance also counts ‖q_i‖₁·max|W^C| and
+max_j ‖k_j‖₁·max|W^{C'}| (times the scale, plus max|β|, with a bias).
 
 **Undefined values.** Where the exact interpreter raises ``UndefinedValueError`` for a value the
 readout reads (a layer norm of a constant vector with ``eps = 0``), the float run yields NaN and
