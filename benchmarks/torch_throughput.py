@@ -315,7 +315,12 @@ def measure(name: str, net: Network, n: int, device: str, words: list[tuple[str,
     """Time the compiled network (with and without its hardmax statistics) and the direct one on
     the same words; print three rows and the ratios compiled/direct."""
     from symbolic.torch_backend import compile as compile_net
+    from symbolic.torch_backend import unsupported
 
+    reason = unsupported(net)
+    if reason is not None:  # a recurrent network or an encoder–decoder: no torch row
+        print(f"{name:11} {n:>7} {'torch ' + device:22} not supported: {reason}", flush=True)
+        return
     chunk = chunk_for(n, len(words))
     compiled = compile_net(net, dtype="float64", device=device)
     direct = Direct(net, dtype=torch.float64, device=device)

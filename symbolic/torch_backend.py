@@ -9,6 +9,9 @@ construction: every block of the IR has one tensor rule, and the semantics are t
 :mod:`symbolic.positional`, a prefix of a declared ``length``, empty masked sets, heads with and
 without ``W^O``, sublayers without residual, layer norms with ``eps`` and ``over``, softmax with
 base ``r`` or ``e^c``, ``dot`` / ``neg_abs_dot`` scoring, every :class:`~symbolic.ir.Scale`,
+relative-position heads (the bias β_{j−i} added after the scale, the query and key kernels
+W^C, W^{C'}, ``outside`` zero or clip, under hardmax and softmax), :class:`~symbolic.ir.Convolution`
+blocks (lightweight or depthwise, zero padding at each word's own ends, softmax-normalized rows),
 :class:`~symbolic.ir.Classifier` at position 0 or −1, the :class:`~symbolic.ir.NextSymbols`
 readout with and without softmax, flat embeddings).
 
@@ -26,7 +29,9 @@ at most the tolerance means the run met a tie it could not resolve), and
 as tied without being equal in floats (the float run cannot tell whether they are equal in
 exact arithmetic). The statistics cost one more pass over the scores per hardmax head;
 ``forward(enc, stats=False)`` skips them. A hardmax head ignores its positive :class:`~symbolic.ir.Scale`, as the exact
-interpreter does.
+interpreter does, except with a relative bias, where it compares scale·score + β. For a
+relative head the magnitude in the tolerance also counts ‖q_i‖₁·max|W^C| and
+max_j ‖k_j‖₁·max|W^{C'}| (times the scale, plus max|β|, with a bias).
 
 **Undefined values.** Where the exact interpreter raises ``UndefinedValueError`` for a value the
 readout reads (a layer norm of a constant vector with ``eps = 0``), the float run yields NaN and
@@ -60,17 +65,22 @@ from .ir import (
     Affine,
     AttentionLayer,
     Classifier,
+    Convolution,
     FlatEmbedding,
     Hardmax,
     Head,
     LayerNorm,
     Network,
     NextSymbols,
+    RelativeBias,
+    RelativeKernel,
+    Seq2Seq,
     Softmax,
     Sublayer,
     TokenEmbedding,
 )
 from .positional import feature
+from .recurrent_ir import RecurrentNetwork
 from .words import tokenize
 
 __all__ = [
@@ -81,8 +91,10 @@ __all__ = [
     "TieLocation",
     "TorchBackendError",
     "compile",
+    "refuse_kind",
     "run",
     "run_batch",
+    "unsupported",
 ]
 
 DTYPES: tuple[str, ...] = ("float64", "float32", "float16", "bfloat16")
@@ -298,6 +310,36 @@ class _Step:
 
 
 @dataclass(frozen=True)
+class _Window:
+    """A relative-position window over offsets −k..k (a kernel's columns or a bias's β) and its
+    ``outside`` rule: ``zero`` (no term beyond ±k) or ``clip`` (the term at ±k)."""
+
+    k: int
+    clip: bool
+    W: Any  # (2k+1) × q/k width for a kernel, (2k+1,) float64 for a bias
+    largest: float  # max |entry|: the rounding tolerance of hardmax scores
+
+    def index(self, torch: Any, L: int, device: Any) -> tuple[Any, Any]:
+        """``idx[i, j]``, the window index of offset j − i (clamped), and ``inside[i, j]``,
+        whether that offset gets a term at all (L × L)."""
+        r = torch.arange(L, device=device)
+        off = r[None, :] - r[:, None]
+        idx = off.clamp(-self.k, self.k) + self.k
+        inside = torch.ones_like(off, dtype=torch.bool) if self.clip else off.abs() <= self.k
+        return idx, inside
+
+
+@dataclass(frozen=True)
+class _Relative:
+    """A head's relative-position terms (Chang et al. 2021): ⟨q_i, W^C_{j−i}⟩, ⟨k_j, W^{C'}_{j−i}⟩
+    and the bias β_{j−i}."""
+
+    query_conv: _Window | None
+    key_conv: _Window | None
+    bias: _Window | None
+
+
+@dataclass(frozen=True)
 class _CHead:
     head: Head
     q: _Lin
@@ -305,13 +347,16 @@ class _CHead:
     v: _Lin
     kappa: tuple[float, bool, bool]  # softmax: coef·(1/√d)·(ln r or c), then times n?, times ln n?
     write: Any  # residual column indices of the value outputs (no W^O), else None
+    unit: float = 1.0  # softmax: ln r or c, the factor of the bias β in the exponent (base^β = e^(unit·β))
+    relative: _Relative | None = None
 
 
 @dataclass(frozen=True)
 class _CLayer:
     sub: Sublayer
-    kind: str  # "attention" | "ffn"
+    kind: str  # "attention" | "ffn" | "convolution"
     heads: tuple[_CHead, ...] = ()
+    conv: tuple[Any, Any, Any, int] | None = None  # input columns, output columns, C × (2k+1) weights, k
     out: _Lin | None = None  # W^O, mapping concat(head values) to the full residual vector
     steps: tuple[_Step, ...] = ()
     write: Any = None  # ffn: the residual columns its last affine writes
@@ -319,10 +364,41 @@ class _CLayer:
     ln_eps: float | None = None
 
 
+def unsupported(net: object) -> str | None:
+    """Why :func:`compile` refuses ``net``, or None when it compiles it: the torch backend runs
+    transformer-style :class:`~symbolic.ir.Network` s; a recurrent network and an encoder–decoder
+    run in their own interpreters (the message names it). Callers that iterate constructions
+    report this reason instead of compiling."""
+    name = getattr(net, "name", "?")
+    if isinstance(net, RecurrentNetwork):
+        return (
+            f"network {name!r} is a RecurrentNetwork ({type(net.cell).__name__}), which the torch backend does not "
+            "compile (it runs transformer-style Networks); run it exactly with symbolic.recurrent.run(net, word) "
+            "(netproof run NAME WORD --backend exact or interval)"
+        )
+    if isinstance(net, Seq2Seq):
+        return (
+            f"network {name!r} is an encoder–decoder (Seq2Seq), which the torch backend does not compile (it runs "
+            "transformer-style Networks); run it exactly with symbolic.seq2seq.run(net, word) "
+            "(netproof run NAME WORD --backend exact or sympy)"
+        )
+    if not isinstance(net, Network):
+        return f"{type(net).__name__} {name!r} is not a Network; the torch backend compiles symbolic.ir.Network only"
+    return None
+
+
+def refuse_kind(net: object) -> None:
+    """Raise :class:`TorchBackendError` with :func:`unsupported`'s reason, if there is one."""
+    reason = unsupported(net)
+    if reason is not None:
+        raise TorchBackendError(reason)
+
+
 class CompiledNetwork:
     """A network compiled for one dtype and device: :meth:`encode` words, then :meth:`forward`."""
 
     def __init__(self, net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None) -> None:
+        refuse_kind(net)
         torch = _torch()
         _check_dtype(dtype)
         self.torch = torch
@@ -435,11 +511,20 @@ class CompiledNetwork:
                     v = self._lin(h.value, self.dims, f"{where} value")
                     s = h.scale
                     coef = float(s.coef) / (math.sqrt(s.sqrt_d) if s.sqrt_d is not None else 1.0)
+                    unit = 1.0
                     if isinstance(h.normalizer, Softmax):
                         nz = h.normalizer
-                        coef *= math.log(nz.r) if nz.r is not None else float(nz.c)  # type: ignore[arg-type]
+                        unit = math.log(nz.r) if nz.r is not None else float(nz.c)  # type: ignore[arg-type]
+                        coef *= unit
                     write = None if block.output is not None else self._cols(h.value.outputs, f"{where} value")
-                    heads.append(_CHead(h, q, k, v, (coef, s.times_n, s.log_n), write))
+                    relative = None
+                    if h.relative:
+                        relative = _Relative(
+                            self._window(h.query_conv, f"{where} query_conv"),
+                            self._window(h.key_conv, f"{where} key_conv"),
+                            self._window(h.relative_bias, f"{where} relative_bias"),
+                        )
+                    heads.append(_CHead(h, q, k, v, (coef, s.times_n, s.log_n), write, unit, relative))
                 out = None
                 if block.output is not None:
                     names = [o for h in block.heads for o in h.value.outputs]
@@ -475,8 +560,41 @@ class CompiledNetwork:
                         case _:
                             assert_never(step)
                 return _CLayer(sub, "ffn", steps=tuple(steps), write=write, ln_idx=ln_idx, ln_eps=ln_eps)
+            case Convolution():
+                where = f"convolution {block.name!r}"
+                cols_in = self._cols(block.inputs, f"{where} inputs")
+                cols_out = self._cols(block.outputs, f"{where} outputs")
+                rows = [[float(w) for w in row] for row in block.kernels]
+                if block.normalizer is not None:  # Wu et al.: each row softmax-normalized over its offsets
+                    nz = block.normalizer
+                    unit = math.log(nz.r) if nz.r is not None else float(nz.c)  # type: ignore[arg-type]
+                    t64 = self.torch.tensor(rows, dtype=self.torch.float64, device=self.device)
+                    rows = self.torch.softmax(t64 * unit, dim=-1).tolist()
+                if len(rows) == 1:  # lightweight: one row shared by every channel
+                    rows = rows * len(block.inputs)
+                W = self._tensor(rows, f"{where} kernels").reshape(len(block.inputs), 2 * block.k + 1)
+                return _CLayer(sub, "convolution", conv=(cols_in, cols_out, W, block.k), ln_idx=ln_idx, ln_eps=ln_eps)
             case _:
                 assert_never(block)
+
+    def _window(self, w: RelativeKernel | RelativeBias | None, where: str) -> _Window | None:
+        """A relative kernel (W^C: (2k+1) × q/k width, in the dtype) or bias (β: 2k+1, float64)."""
+        match w:
+            case None:
+                return None
+            case RelativeKernel():
+                values = [[float(x) for x in col] for col in w.columns]
+                width = len(w.columns[0])
+                W = self._tensor(values, where).reshape(len(w.columns), width)
+                largest = max((abs(x) for col in values for x in col), default=0.0)
+                return _Window(w.k, w.outside == "clip", W, largest)
+            case RelativeBias():
+                beta = [float(b) for b in w.beta]
+                self._tensor(beta, where)  # a β the dtype cannot hold is refused here
+                B = self.torch.tensor(beta, dtype=self.torch.float64, device=self.device)
+                return _Window(w.k, w.outside == "clip", B, max(abs(b) for b in beta))
+            case _:
+                assert_never(w)
 
     def _compile_readout(self) -> None:
         r = self.net.readout
@@ -629,6 +747,62 @@ class CompiledNetwork:
         count = torch.tensor(enc.tokens, dtype=torch.long, device=self.device)[:, None]
         return enc.valid & (t < count - 1)
 
+    def _window_index(self, win: _Window, L: int, cache: dict[str, Any]) -> tuple[Any, Any]:
+        key = f"window {win.k} {'clip' if win.clip else 'zero'}"
+        hit = cache.get(key)
+        if hit is None:
+            hit = win.index(self.torch, L, self.device)
+            cache[key] = hit
+        return hit  # type: ignore[no-any-return]
+
+    def _relative_scores(self, rel: _Relative, Q: Any, K: Any, cache: dict[str, Any]) -> Any:
+        """⟨q_i, W^C_{j−i}⟩ + ⟨k_j, W^{C'}_{j−i}⟩ (words × queries × keys), 0 beyond ±k under
+        ``outside="zero"``, the term at ±k under ``clip``."""
+        torch = self.torch
+        B, L = Q.shape[0], Q.shape[1]
+        total = torch.zeros(B, L, L, dtype=Q.dtype, device=self.device)
+        zero = torch.zeros((), dtype=Q.dtype, device=self.device)
+        for win, vec, by_key in ((rel.query_conv, Q, False), (rel.key_conv, K, True)):
+            if win is None:
+                continue
+            idx, inside = self._window_index(win, L, cache)
+            P = vec @ win.W.T  # words × positions × offsets: ⟨v_t, W_r⟩ for every offset r
+            if by_key:  # [b, i, j] = P[b, j, idx[i, j]]
+                T = torch.gather(P.transpose(1, 2), 1, idx.expand(B, L, L))
+            else:  # [b, i, j] = P[b, i, idx[i, j]]
+                T = torch.gather(P, 2, idx.expand(B, L, L))
+            total = total + torch.where(inside, T, zero)
+        return total
+
+    def _relative_bias(self, win: _Window, L: int, cache: dict[str, Any]) -> Any:
+        """β_{j−i} as a queries × keys float64 matrix (0 beyond ±k under ``outside="zero"``)."""
+        idx, inside = self._window_index(win, L, cache)
+        return self.torch.where(inside, win.W[idx], self.torch.zeros((), dtype=win.W.dtype, device=self.device))
+
+    def _relative_magnitude(self, rel: _Relative, Q: Any, K: Any, enc: Encoded, magnitude: Any) -> Any:
+        """A bound on the terms of a relative head's unscaled score (words × queries × 1): the dot
+        product's, plus ‖q_i‖₁·max|W^C| and max_j ‖k_j‖₁·max|W^{C'}|."""
+        torch = self.torch
+        zero = torch.zeros((), dtype=K.dtype, device=self.device)
+        if rel.query_conv is not None:
+            magnitude = magnitude + Q.abs().sum(dim=-1, keepdim=True) * rel.query_conv.largest
+        if rel.key_conv is not None:
+            k1 = torch.where(enc.valid, K.abs().sum(dim=-1), zero).amax(dim=-1)
+            magnitude = magnitude + k1[:, None, None] * rel.key_conv.largest
+        return magnitude
+
+    def _convolution(self, cl: _CLayer, x: Any) -> Any:
+        """y[outputs[c]]_i = Σ_{|j−i| ≤ k} w_{j−i, c}·x[inputs[c]]_j, zero padding (padded
+        positions of the batch hold 0, so a shorter word is zero-padded too)."""
+        torch = self.torch
+        assert cl.conv is not None
+        cin, cout, W, k = cl.conv
+        X = torch.nn.functional.pad(x[..., cin], (0, 0, k, k))  # words × (positions + 2k) × channels
+        windows = X.unfold(1, 2 * k + 1, 1)  # words × positions × channels × offsets −k..k
+        o = torch.zeros_like(x)
+        o[..., cout] = (windows * W).sum(dim=-1)
+        return o
+
     def _head(self, layer: str, ch: _CHead, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any]) -> Any:
         torch = self.torch
         h = ch.head
@@ -647,12 +821,30 @@ class CompiledNetwork:
             S = S.abs_().neg_()
         nonempty = self._nonempty(h.mask, enc)
         zero = torch.zeros((), dtype=V.dtype, device=self.device)
+        rel = ch.relative
+        beta = None
+        if rel is not None:
+            S = S + self._relative_scores(rel, Q, K, cache)
+            if rel.bias is not None:
+                beta = self._relative_bias(rel.bias, S.shape[-1], cache).to(S.dtype)
         match h.normalizer:
             case Hardmax(tie=tie):
+                kmax = torch.where(enc.valid, K.abs().amax(dim=-1), torch.zeros((), dtype=K.dtype, device=self.device)).amax(dim=-1)
+                magnitude = Q.abs().sum(dim=-1, keepdim=True) * kmax[:, None, None]
+                if rel is not None:
+                    magnitude = self._relative_magnitude(rel, Q, K, enc, magnitude)
+                if beta is not None:
+                    assert rel is not None and rel.bias is not None
+                    # scale·score + β (Head allows only a rational scale here: coef, times n)
+                    factor = torch.full((len(enc),), float(h.scale.coef), dtype=torch.float64, device=self.device)
+                    if h.scale.times_n:
+                        factor = factor * enc.n_tensor
+                    factor = factor.to(S.dtype)[:, None, None]
+                    S = S * factor + beta
+                    magnitude = magnitude * factor.abs() + rel.bias.largest
+                tol = self.tie_rtol * magnitude
                 S.add_(self._bias(h.mask, enc, cache))
                 best = S.amax(dim=-1, keepdim=True)
-                kmax = torch.where(enc.valid, K.abs().amax(dim=-1), torch.zeros((), dtype=K.dtype, device=self.device)).amax(dim=-1)
-                tol = self.tie_rtol * Q.abs().sum(dim=-1, keepdim=True) * kmax[:, None, None]
                 sel = S >= best - tol  # rows with no allowed key select garbage: zeroed below
                 L = S.shape[-1]
                 if tie == "average":
@@ -684,7 +876,10 @@ class CompiledNetwork:
                     kappa = kappa * enc.n_tensor
                 if log_n:
                     kappa = kappa * torch.log(enc.n_tensor)
-                S.mul_(kappa.to(S.dtype)[:, None, None]).add_(self._bias(h.mask, enc, cache))
+                S.mul_(kappa.to(S.dtype)[:, None, None])
+                if beta is not None:  # base^(scale·score + β) = e^(κ·score + (ln r or c)·β)
+                    S.add_(beta * ch.unit)
+                S.add_(self._bias(h.mask, enc, cache))
                 out = torch.softmax(S, dim=-1) @ V  # rows with no allowed key are NaN: zeroed below
             case _:
                 assert_never(h.normalizer)
@@ -703,6 +898,8 @@ class CompiledNetwork:
                 o = torch.zeros_like(x)
                 for ch, p in zip(cl.heads, parts, strict=True):
                     o[..., ch.write] = p
+        elif cl.kind == "convolution":
+            o = self._convolution(cl, x)
         else:
             if not cl.steps:
                 o = torch.zeros_like(x)

@@ -313,6 +313,12 @@ def _run_network(
     if args.backend != "torch" and (args.check or args.device != "cpu" or args.dtype != "float64"):
         flag = "--check" if args.check else ("--device" if args.device != "cpu" else "--dtype")
         raise UsageError(f"{flag} applies to the torch backend; add --backend torch")
+    if args.backend == "torch":
+        from symbolic.torch_backend import unsupported
+
+        reason = unsupported(net)
+        if reason is not None:
+            raise UsageError(f"--backend torch: not supported: {reason}")
     if isinstance(net, RecurrentNetwork):
         return _run_recurrent(args, net, c, values, source, word)
     if isinstance(net, Seq2Seq):
@@ -619,19 +625,33 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.max_len < 0:
         raise UsageError(f"--max-len {args.max_len} must be >= 0")
     database: Any = None if (args.no_database or args.ci) else (args.database or None)
+    # --backend torch: a construction whose network the torch backend does not compile (a
+    # recurrent network, an encoder–decoder) is fuzzed exactly, and says so.
+    torch_unsupported: dict[str, str] = {}
     if args.backend == "torch":
         from symbolic import torch_backend
 
-        try:
-            torch_backend.compile(selected[0].network(_values(selected[0], given), 1) if selected[0].per_length
-                                  else selected[0].network(_values(selected[0], given)))
-        except SymbolicError as exc:
-            raise UsageError(f"{type(exc).__name__}: {exc}") from None
+        compiled_one = False
+        for c in selected:
+            net = c.network(_values(c, given), 1) if c.per_length else c.network(_values(c, given))
+            reason = torch_backend.unsupported(net)
+            if reason is not None:
+                torch_unsupported[c.name] = reason
+                if not args.quiet and not args.json:
+                    print(f"{c.name}: not supported by --backend torch ({reason}); its claims run exactly",
+                          file=sys.stderr, flush=True)
+            elif not compiled_one:  # torch itself, the device and the dtype fail here, before the search
+                try:
+                    torch_backend.compile(net)
+                except SymbolicError as exc:
+                    raise UsageError(f"{type(exc).__name__}: {exc}") from None
+                compiled_one = True
     rows: list[tuple[Construction, dict[str, Any], Claim, Verdict, float]] = []
     float_issues: dict[tuple[str, str], list[Any]] = {}
     for c in selected:
         values = _values(c, given)
         job = Job(c, values)
+        backend = "exact" if c.name in torch_unsupported else args.backend
         for claim in c.claims(values):
             started = time.perf_counter()
             if fuzzable(claim) is None:
@@ -642,7 +662,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                 elif args.no_database or args.ci:
                     kwargs["database"] = None
                 issues: list[Any] = []
-                kwargs["backend"] = args.backend
+                kwargs["backend"] = backend
                 kwargs["on_float_issue"] = issues.append
                 try:
                     verdict = fuzz(job, claim, **kwargs)
@@ -662,7 +682,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         record["verdict"] = _fuzz_verdict(verdict)
         record["kind"] = "fuzz"
         record["budget"] = {"examples": args.examples, "max_len": args.max_len, "seed": args.seed, "derandomized": args.ci}
-        if args.backend == "torch":
+        if args.backend == "torch" and c.name in torch_unsupported:
+            record["backend"] = "exact"
+            record["torch_unsupported"] = torch_unsupported[c.name]
+        elif args.backend == "torch":
             record["backend"] = "torch"
             record["float_issues"] = [
                 {"word": render(_alphabet_of(c, values), i.word), "detail": i.detail} for i in float_issues.get((c.name, claim.id), [])

@@ -271,13 +271,16 @@ def torch_runner(*, dtype: str = "float64", device: str = "cpu") -> Runner:
     words itself); the logits come back as Python floats."""
     try:
         from symbolic.torch_backend import compile as compile_net
-        from symbolic.torch_backend import run_batch
+        from symbolic.torch_backend import run_batch, unsupported
     except ImportError as exc:
         raise MissingExtraError(
             f"the figures run on the torch backend, which needs torch ({exc}); pip install 'netproof[torch]'"
         ) from exc
 
     def run(net: Network, words: Sequence[tuple[str, ...]]) -> list[float]:
+        reason = unsupported(net)
+        if reason is not None:
+            raise PlotError(f"a curve's network is not supported by the torch backend: {reason}")
         if not words:
             return []
         batch = run_batch(compile_net(net, dtype=dtype, device=device), list(words))

@@ -59,6 +59,7 @@ __all__ = [
     "Analysis",
     "Level",
     "PrecisionError",
+    "all_runs",
     "analyse",
     "markdown_report",
     "register_worst_case",
@@ -175,6 +176,9 @@ class Analysis:
     reference: str
     max_n: int
     levels: tuple[Level, ...] = field(default=())
+    unsupported: str | None = None
+    """Why the construction was not analysed (a network the torch backend does not compile, a
+    fixed-size input); ``levels`` is then empty."""
 
     @property
     def limit(self) -> int | None:
@@ -191,6 +195,8 @@ class Analysis:
         return next((lv for lv in self.levels if lv.disagreements), None)
 
     def summary(self) -> str:
+        if self.unsupported is not None:
+            return f"not supported: {self.unsupported}"
         b = self.broken_at
         if b is None:
             return f"agrees at every tested n <= {self.limit} (no disagreement up to --max-n {self.max_n})"
@@ -203,7 +209,7 @@ class Analysis:
             "construction": self.construction, "params": self.params, "dtype": self.dtype, "device": self.device,
             "reference": self.reference, "max_n": self.max_n, "limit": self.limit,
             "broken_at": None if self.broken_at is None else self.broken_at.n, "summary": self.summary(),
-            "levels": [asdict(lv) for lv in self.levels],
+            "levels": [asdict(lv) for lv in self.levels], "unsupported": self.unsupported,
         }
 
 
@@ -354,10 +360,15 @@ def analyse(
         raise PrecisionError(f"words={words} must be >= 0")
     try:
         from symbolic.torch_backend import compile as compile_net
-        from symbolic.torch_backend import run_batch
+        from symbolic.torch_backend import run_batch, unsupported
     except ImportError as exc:
         raise MissingExtraError(f"precision runs need torch ({exc}); pip install 'netproof[torch]'") from exc
     params = {k: str(v) for k, v in values.items()}
+    if not c.per_length:
+        reason = unsupported(c.build(values))
+        if reason is not None:
+            return Analysis(construction=c.name, params=params, dtype=dtype, device=device, reference="—",
+                            max_n=max_n, unsupported=reason)
     levels: list[Level] = []
     rng = random.Random(seed)
     if c.per_length:
@@ -494,6 +505,16 @@ DEFAULT_RUNS: tuple[tuple[str, dict[str, str]], ...] = (
     ("dyck-gen", {"depth": "10", "pos_norm": "6000"}),
 )
 
+
+def all_runs() -> list[tuple[str, dict[str, str]]]:
+    """``--all``: the documented runs, then every other registered construction with its
+    defaults (those the analysis cannot run get a line saying why)."""
+    from constructions import REGISTRY
+
+    named = {name for name, _ in DEFAULT_RUNS}
+    return [*DEFAULT_RUNS, *((name, {}) for name in REGISTRY if name not in named)]
+
+
 REPORT_COMMAND = "netproof precision --all --max-n 256 --words 8 --markdown docs/precision.md"
 
 
@@ -517,8 +538,9 @@ def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMA
         "generator's next-symbol sets against the allowed sets of Dyck(k, D) at every position).",
         "**limit** is the largest tested n up to which every tested length agreed. A float run is",
         "evidence, not proof. Hardmax heads take a plain float argmax (`--backend-ties` would use",
-        "the torch backend's conservative tie tolerance). `gates` (Lemma A.1's gates) is not listed:",
-        "its input has a fixed size, so there is no word length to grow.",
+        "the torch backend's conservative tie tolerance). A row marked *not supported* says why the",
+        "construction was not analysed: `gates` (Lemma A.1's gates) has a fixed input size, so there",
+        "is no word length to grow; recurrent networks and encoder–decoders have no torch evaluation.",
         "",
         "| construction | params | dtype | reference | limit | first disagreement |",
         "|---|---|---|---|---|---|",
@@ -529,6 +551,8 @@ def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMA
         params = " ".join(f"{k}={v}" for k, v in shown.items()) or "—"
         limit = (f"≥ {a.limit} (all tested)" if b is None else "none" if a.limit is None else str(a.limit))
         first = "—" if b is None else f"n = {b.n}: {b.disagreements}/{b.words} words; e.g. `{b.first_disagreement}`"
+        if a.unsupported is not None:
+            limit, first = "not supported", a.unsupported
         lines.append(f"| `{a.construction}` | {params} | {a.dtype} | {a.reference} | {limit} | "
                      f"{first.replace('|', '∣')} |")
     lines += ["", "## Margin curves", "",
@@ -536,6 +560,8 @@ def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMA
               "run (for the generator: the float readout's margin to the ε threshold), the largest",
               "|float − exact| logit error, the smallest hardmax score gap met and the unresolved ties.", ""]
     for a in analyses:
+        if a.unsupported is not None:
+            continue
         shown = " ".join(f"{k}={v}" for k, v in a.params.items())
         lines += [f"### `{a.construction}` {shown}, {a.dtype}", "",
                   "| n | words | disagree | min abs logit (float) | min abs logit (exact) | max error | min gap | ties |",
@@ -581,15 +607,23 @@ def cmd_precision(args: argparse.Namespace) -> int:
         if not args.all and not args.names:
             raise PrecisionError("name a construction (see `netproof list`) or use --all")
         dtypes = args.dtype or (list(DTYPES) if args.all else ["float32"])
-        runs = list(DEFAULT_RUNS) if args.all else [(n, cli._parse_assignments(args.param)) for n in args.names]
+        runs = all_runs() if args.all else [(n, cli._parse_assignments(args.param)) for n in args.names]
         analyses = []
         for name, given in runs:
             c = cli._one(name, "precision")
             values = cli._values(c, given)
             for dtype in dtypes:
-                analyses.append(analyse(c, values, dtype=dtype, device=args.device, max_n=args.max_n,
-                                        words=args.words, seed=args.seed, progress=progress,
-                                        tie_rtol=None if args.backend_ties else 0.0))
+                try:
+                    analyses.append(analyse(c, values, dtype=dtype, device=args.device, max_n=args.max_n,
+                                            words=args.words, seed=args.seed, progress=progress,
+                                            tie_rtol=None if args.backend_ties else 0.0))
+                except PrecisionError as exc:
+                    if not args.all:
+                        raise
+                    # --all reports a line for every construction, also one it cannot analyse
+                    analyses.append(Analysis(construction=c.name, params={k: str(v) for k, v in values.items()},
+                                             dtype=dtype, device=args.device, reference="—", max_n=args.max_n,
+                                             unsupported=str(exc)))
     except (PrecisionError, MissingExtraError, cli.UsageError) as exc:
         print(f"netproof: error: {exc}", file=sys.stderr)
         return 2

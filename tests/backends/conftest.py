@@ -5,7 +5,9 @@ is installed) that the torch backend's float64 states, outputs and decisions mat
 from __future__ import annotations
 
 import importlib.util
+import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -13,8 +15,25 @@ import pytest
 import sympy
 from mpmath.libmp import to_rational
 
-from symbolic import Network, exact, interval, sympy_interp
+from symbolic import (
+    AttentionLayer,
+    Hardmax,
+    Head,
+    Network,
+    RelativeBias,
+    RelativeKernel,
+    Scale,
+    Softmax,
+    Sublayer,
+    affine,
+    classifier,
+    exact,
+    interval,
+    sympy_interp,
+    token_embedding,
+)
 from symbolic.evaluation import Trace
+from symbolic.ir import MASKS
 
 
 def endpoints(iv: Any) -> tuple[Fraction, Fraction]:
@@ -141,3 +160,97 @@ def interval_encloses() -> Callable[[Trace[Fraction], Trace[Any]], None]:
 @pytest.fixture
 def interval_endpoints() -> Callable[[Any], tuple[Fraction, Fraction]]:
     return endpoints
+
+
+# --------------------------------------------------------------------------- random relative-position heads
+
+
+@dataclass(frozen=True)
+class RelativeHeadCase:
+    """One random relative-position head (layer ``att``, output dim ``y``), a few words, and the
+    head written out as a formula: ``reference(word)`` is y at every position."""
+
+    network: Network
+    words: tuple[str, ...]
+    reference: Callable[[str], list[Fraction]]
+
+
+def _window_at(window: tuple[int, ...] | None, r: int, outside: str) -> int:
+    if window is None:
+        return 0
+    k = len(window) // 2
+    if abs(r) > k:
+        if outside == "zero":
+            return 0
+        r = k if r > 0 else -k
+    return window[r + k]
+
+
+_ALLOWED: dict[str, Callable[[int, int], bool]] = {
+    "none": lambda i, j: True, "causal": lambda i, j: j <= i, "strict_causal": lambda i, j: j < i,
+    "anticausal": lambda i, j: j >= i, "strict_anticausal": lambda i, j: j > i,
+}
+
+
+def random_relative_head_case(seed: int, *, hardmax: bool = False) -> RelativeHeadCase:
+    """A head over x (token a or b, random integers) with random q = wq·x, k = wk·x, scale coef,
+    and, each with probability 0.7, a bias β, a query kernel W^C and a key kernel W^{C'} of a
+    random k ≤ 2 (one ``outside`` rule for all), a random mask; softmax base 2, or hardmax
+    (average). The reference: logit_ij = coef·(q_i k_j + q_i w_{j−i} + k_j w'_{j−i}) + β_{j−i};
+    softmax weights 2^logit, hardmax an average over the maximal logits; y_i = Σ weight·x_j."""
+    rng = random.Random(seed)
+    xs = {"a": rng.randint(-2, 2), "b": rng.randint(-2, 2)}
+    wq, wk, coef = rng.randint(-1, 1), rng.randint(-1, 1), rng.choice((1, 2))
+    k = rng.randint(0, 2)
+
+    def window() -> tuple[int, ...] | None:
+        return tuple(rng.randint(-2, 2) for _ in range(2 * k + 1)) if rng.random() < 0.7 else None
+
+    beta, qconv, kconv = window(), window(), window()
+    outside, mask = rng.choice(("zero", "clip")), rng.choice(MASKS)
+
+    def fr(ws: tuple[int, ...]) -> tuple[Fraction, ...]:
+        return tuple(Fraction(w) for w in ws)
+
+    h = Head(
+        name="h", query=affine({"q": {"x": wq}}), key=affine({"q": {"x": wk}}), value=affine({"y": {"x": 1}}),
+        normalizer=Hardmax() if hardmax else Softmax(r=Fraction(2)), scale=Scale(coef=Fraction(coef)), mask=mask,
+        relative_bias=None if beta is None else RelativeBias(beta=fr(beta), outside=outside),
+        query_conv=None if qconv is None else RelativeKernel(columns=tuple((Fraction(w),) for w in qconv), outside=outside),
+        key_conv=None if kconv is None else RelativeKernel(columns=tuple((Fraction(w),) for w in kconv), outside=outside),
+    )
+    net = Network(
+        name="t", dims=("x", "y"), embedding=token_embedding(("a", "b"), {"a": {"x": xs["a"]}, "b": {"x": xs["b"]}}),
+        layers=(Sublayer(block=AttentionLayer(name="att", heads=(h,))),), readout=classifier("y"),
+    )
+
+    def reference(word: str) -> list[Fraction]:
+        x = [xs[s] for s in word]
+        out: list[Fraction] = []
+        for i in range(len(x)):
+            js = [j for j in range(len(x)) if _ALLOWED[mask](i, j)]
+            if not js:
+                out.append(Fraction(0))
+                continue
+            q = wq * x[i]
+            logits = [
+                coef * (q * wk * x[j] + q * _window_at(qconv, j - i, outside) + wk * x[j] * _window_at(kconv, j - i, outside))
+                + _window_at(beta, j - i, outside)
+                for j in js
+            ]
+            if hardmax:
+                top = max(logits)
+                weights = [Fraction(1) if lg == top else Fraction(0) for lg in logits]
+            else:
+                weights = [Fraction(2) ** lg for lg in logits]
+            out.append(sum((w * x[j] for w, j in zip(weights, js, strict=True)), Fraction(0)) / sum(weights, Fraction(0)))
+        return out
+
+    words = tuple("".join(rng.choice("ab") for _ in range(length)) for length in range(1, 6))
+    return RelativeHeadCase(net, words, reference)
+
+
+@pytest.fixture
+def random_relative_head() -> Callable[..., RelativeHeadCase]:
+    """``random_relative_head(seed, hardmax=False)``: a :class:`RelativeHeadCase`."""
+    return random_relative_head_case

@@ -278,74 +278,21 @@ def test_the_batched_evaluator_and_the_torch_layout_refuse_relative_fields_by_na
 # --------------------------------------------------------------------------- random heads against a reference
 
 
-def _reference(word: str, xs: dict[str, int], wq: int, wk: int, beta: tuple[int, ...] | None,
-               qconv: tuple[int, ...] | None, kconv: tuple[int, ...] | None, outside: str, mask: str,
-               coef: int) -> list[Fraction]:
-    """The head of :func:`_random_net` written out: logit_ij = coef·(q_i k_j + q_i w_{j−i} +
-    k_j w'_{j−i}) + β_{j−i}, weights 2^logit over the unmasked j, output Σ weight·x_j."""
-    x = [xs[s] for s in word]
-    n = len(x)
-
-    def at(window: tuple[int, ...] | None, r: int) -> int:
-        if window is None:
-            return 0
-        k = len(window) // 2
-        if abs(r) > k:
-            if outside == "zero":
-                return 0
-            r = k if r > 0 else -k
-        return window[r + k]
-
-    allowed = {
-        "none": lambda i, j: True, "causal": lambda i, j: j <= i, "strict_causal": lambda i, j: j < i,
-        "anticausal": lambda i, j: j >= i, "strict_anticausal": lambda i, j: j > i,
-    }[mask]
-    out: list[Fraction] = []
-    for i in range(n):
-        js = [j for j in range(n) if allowed(i, j)]
-        if not js:
-            out.append(F(0))
-            continue
-        q = wq * x[i]
-        logits = [coef * (q * wk * x[j] + q * at(qconv, j - i) + wk * x[j] * at(kconv, j - i)) + at(beta, j - i)
-                  for j in js]
-        weights = [F(2) ** lg for lg in logits]
-        out.append(sum((w * x[j] for w, j in zip(weights, js, strict=True)), F(0)) / sum(weights, F(0)))
-    return out
+@pytest.mark.parametrize("seed", range(12))
+def test_random_relative_heads_agree_with_the_written_out_formula_in_every_interpreter(
+    run_all: Callable[..., Trace[Fraction]], random_relative_head: Callable[..., Any], seed: int
+) -> None:
+    case = random_relative_head(seed)
+    for word in case.words:
+        te = run_all(case.network, word)
+        assert column(te, "att", "y") == case.reference(word), (seed, word)
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_random_relative_heads_agree_with_the_written_out_formula_in_every_interpreter(
-    run_all: Callable[..., Trace[Fraction]], seed: int
+def test_random_relative_hardmax_heads_average_the_maximal_scaled_score_plus_bias_in_every_interpreter(
+    run_all: Callable[..., Trace[Fraction]], random_relative_head: Callable[..., Any], seed: int
 ) -> None:
-    import random
-
-    from symbolic.ir import MASKS
-
-    rng = random.Random(seed)
-    xs = {"a": rng.randint(-2, 2), "b": rng.randint(-2, 2)}
-    wq, wk, coef = rng.randint(-1, 1), rng.randint(-1, 1), rng.choice((1, 2))
-    k = rng.randint(0, 2)
-
-    def window() -> tuple[int, ...] | None:
-        return tuple(rng.randint(-2, 2) for _ in range(2 * k + 1)) if rng.random() < 0.7 else None
-
-    beta, qconv, kconv = window(), window(), window()
-    outside, mask = rng.choice(("zero", "clip")), rng.choice(MASKS)
-    h = Head(
-        name="h", query=affine({"q": {"x": wq}}), key=affine({"q": {"x": wk}}), value=affine({"y": {"x": 1}}),
-        normalizer=Softmax(r=F(2)), scale=Scale(coef=F(coef)), mask=mask,
-        relative_bias=None if beta is None else RelativeBias(beta=fr(*beta), outside=outside),
-        query_conv=None if qconv is None else RelativeKernel(columns=tuple((F(w),) for w in qconv), outside=outside),
-        key_conv=None if kconv is None else RelativeKernel(columns=tuple((F(w),) for w in kconv), outside=outside),
-    )
-    net = Network(
-        name="t", dims=("x", "y"), embedding=token_embedding(("a", "b"), {"a": {"x": xs["a"]}, "b": {"x": xs["b"]}}),
-        layers=(Sublayer(block=attention(h)),), readout=classifier("y"),
-    )
-    for length in range(1, 6):
-        word = "".join(rng.choice("ab") for _ in range(length))
-        te = run_all(net, word)
-        assert column(te, "att", "y") == _reference(word, xs, wq, wk, beta, qconv, kconv, outside, mask, coef), (
-            seed, word
-        )
+    case = random_relative_head(seed, hardmax=True)
+    for word in case.words:
+        te = run_all(case.network, word)
+        assert column(te, "att", "y") == case.reference(word), (seed, word)

@@ -30,6 +30,7 @@ from symbolic import (
     LayerNorm,
     MissingExtraError,
     Network,
+    Scale,
     Sublayer,
     SymbolicError,
     WordError,
@@ -40,6 +41,7 @@ from symbolic import (
     token_embedding,
 )
 from symbolic.evaluation import UndefinedValueError
+from verifier.claims import ValueIs
 from verifier.differential import compare
 from verifier.strategies import dyck_words, parity_words
 
@@ -87,9 +89,14 @@ REFERENCE = {"dyck-gen": "sympy"}  # the claims' own backends; the layer-norm ne
 UNDECIDED = {"parity-ln": 1, "parity-ce": 1, "first-ln": 1, "first-ce": 1, "first-ln-logn": 1}
 
 
-def test_the_two_lists_cover_every_token_network_of_the_registry() -> None:
+# networks that are not transformer-style Networks: compile refuses them (tested below)
+NOT_COMPILED = ["tm-sim", "prop43-tight", "stack-rnn", "baby-ntm", "stack-lstm"]
+
+
+def test_the_lists_cover_every_token_network_of_the_registry() -> None:
     flat = {"rumelhart", "gates"}
-    assert sorted(EXACT_RATIONAL + NEEDS_SYMPY) == sorted(set(REGISTRY) - flat)
+    state_claims = ["relpos"]  # claims about the states of its heads: tested below, state by state
+    assert sorted(EXACT_RATIONAL + NEEDS_SYMPY + NOT_COMPILED + state_claims) == sorted(set(REGISTRY) - flat)
 
 
 @pytest.mark.parametrize("name", EXACT_RATIONAL)
@@ -123,6 +130,137 @@ def test_float64_agrees_with_exact_on_the_gates_network_on_every_input() -> None
     net = network_of("gates")
     m = net.embedding.length  # type: ignore[union-attr]
     assert_agrees(net, all_words(net.alphabet, m, m))
+
+
+# --------------------------------------------------------------------------- relative positions and convolutions
+
+
+def assert_states_agree(net: Network, words: list[tuple[str, ...]]) -> None:
+    """One padded batch of every word: every state of every word within 1e-12 of the exact trace."""
+    from symbolic import exact
+
+    fb = torch_backend.run_batch(net, words, keep_states=True)
+    assert fb.states is not None
+    for w, word in enumerate(words):
+        te = exact.run(net, word)
+        assert [label for label, _ in fb.states] == [s.label for s in te.states]
+        for (label, tensor), se in zip(fb.states, te.states, strict=True):
+            got = tensor[w].tolist()
+            for t, row in enumerate(se.rows):
+                for d, want in enumerate(row):
+                    where = f"{word}: state {label!r} token {t} dim {net.dims[d]!r}"
+                    assert abs(got[t][d] - float(want)) <= 1e-12 * max(1.0, abs(float(want))), f"{where}: {got[t][d]} != {want}"
+        assert fb.accepted[w] == te.accepted
+
+
+def test_float64_computes_every_head_and_convolution_of_relpos_on_every_word_its_claims_use() -> None:
+    # The network claims (ValueIs N2-*, N3-*, N4...) read the states of the five relative heads
+    # and both convolutions at every position of every word up to their bound (the identities
+    # I* are sympy facts about matrices, not about the network); padded together in one batch.
+    c = REGISTRY["relpos"]
+    net = network_of("relpos")
+    state_claims = [cl for cl in c.claims(c.parse_params({})) if isinstance(cl, ValueIs)]
+    assert {cl.quantity.after for cl in state_claims} == {"relpos", "lightweight", "depthwise"}
+    assert_states_agree(net, all_words(net.alphabet, max(cl.max_len for cl in state_claims)))
+
+
+@pytest.mark.parametrize("k", [0, 2, 4])
+def test_float64_computes_relpos_at_other_kernel_widths(k: int) -> None:
+    c = REGISTRY["relpos"]
+    net = c.network(c.parse_params({"k": str(k)}))
+    assert_states_agree(net, all_words(net.alphabet, 3))
+
+
+@pytest.mark.parametrize("hardmax", [False, True], ids=["softmax", "hardmax"])
+@pytest.mark.parametrize("seed", range(12))
+def test_random_relative_heads_agree_with_exact_in_one_padded_batch(
+    random_relative_head: Any, seed: int, hardmax: bool
+) -> None:
+    case = random_relative_head(seed, hardmax=hardmax)
+    words = [tuple(w) for w in case.words]
+    assert_states_agree(case.network, words)
+    fb = torch_backend.run_batch(case.network, words, keep_states=True)
+    for w, word in enumerate(case.words):
+        got = [row[case.network.dims.index("y")] for row in fb.states[-1][1][w].tolist()[: len(word)]]
+        assert got == pytest.approx([float(v) for v in case.reference(word)], rel=1e-12, abs=1e-12)
+    if hardmax:  # integer logits: every tie is exact in floats and every gap is at least 1
+        assert fb.unresolved_ties.count == 0
+        assert fb.min_gap >= 1
+
+
+def test_a_relative_bias_decides_a_hardmax_head_and_its_gap_is_the_scaled_score_plus_bias() -> None:
+    # logits 2·x_j + β_{j−i}, β = (0, 3, 0), zero beyond ±1: on "bab" (x = 2, 1, 2) query 0 sees
+    # 7, 2, 4; query 1 sees 4, 5, 4; query 2 sees 4, 2, 7. The bias outweighs the content score.
+    from symbolic import RelativeBias
+
+    h = Head(name="h", query=constant({"q": 1}), key=affine({"q": {"x": 1}}), value=affine({"y": {"x": 1}}),
+             normalizer=Hardmax(), scale=Scale(coef=F(2)), relative_bias=RelativeBias(beta=(F(0), F(3), F(0))))
+    net = Network(
+        name="t", dims=("x", "y"), embedding=token_embedding(("a", "b"), {"a": {"x": 1}, "b": {"x": 2}}),
+        layers=(Sublayer(block=AttentionLayer(name="att", heads=(h,))),), readout=classifier("y"),
+    )
+    fb = torch_backend.run(net, "bab")
+    assert fb.states is not None and fb.gaps is not None
+    assert fb.states[-1][1][0, :, 1].tolist() == [2, 1, 2]
+    assert fb.gaps[0][2][0].tolist() == [3, 1, 3]
+
+
+def test_a_relative_bias_under_ln_n_scaling_and_base_e_to_the_c_matches_sympy() -> None:
+    # exact refuses e^(c·β); sympy gives weights e^(c·(ln n·score + β)): scores are 0 here, so
+    # at i = 0 on "ab" the weights are (1, e^(1/2))/(1 + e^(1/2)) with c = 1/2, β_{+1} = 1.
+    import math
+
+    from symbolic import RelativeBias, Softmax, sympy_interp
+
+    h = Head(name="h", query=constant({"q": 1}), key=affine({"q": {"x": 0}}), value=affine({"y": {"x": 1}}),
+             normalizer=Softmax(c=F(1, 2)), scale=Scale(log_n=True), relative_bias=RelativeBias(beta=(F(0), F(0), F(1))))
+    net = Network(
+        name="t", dims=("x", "y"), embedding=token_embedding(("a", "b"), {"a": {"x": 1}, "b": {"x": 2}}),
+        layers=(Sublayer(block=AttentionLayer(name="att", heads=(h,))),), readout=classifier("y"),
+    )
+    fb = torch_backend.run(net, "ab")
+    assert fb.states is not None
+    want = [float(v) for v in sympy_interp.run(net, "ab").state("att").rows[0]]
+    assert fb.states[-1][1][0, 0].tolist() == pytest.approx(want, rel=1e-14)
+    assert want[1] == pytest.approx((1 + 2 * math.exp(0.5)) / (1 + math.exp(0.5)), rel=1e-14)
+
+
+def test_a_convolution_zero_pads_each_word_of_a_batch_at_its_own_end() -> None:
+    from symbolic import Convolution
+
+    conv = Convolution(name="conv", inputs=("x",), outputs=("y",), kernels=((F(1), F(10), F(100)),))
+    net = Network(
+        name="t", dims=("x", "y"), embedding=token_embedding(("a", "b"), {"a": {"x": 1}, "b": {"x": 2}}),
+        layers=(Sublayer(block=conv),), readout=classifier("y", position=-1),
+    )
+    fb = torch_backend.run_batch(net, ["ab", "abab"], keep_states=True)
+    assert fb.states is not None
+    # "ab": the last position has no right neighbour although "abab" fills that slot of the batch
+    assert fb.states[-1][1][0, :2, 1].tolist() == [10 + 200, 1 + 20]
+    assert fb.states[-1][1][1, :, 1].tolist() == [10 + 200, 1 + 20 + 100, 2 + 10 + 200, 1 + 20]
+    assert fb.logits.tolist() == [21.0, 21.0]
+
+
+# --------------------------------------------------------------------------- networks torch does not compile
+
+
+@pytest.mark.parametrize("name", NOT_COMPILED)
+def test_compile_refuses_recurrent_and_encoder_decoder_networks_naming_the_kind_and_the_interpreter(name: str) -> None:
+    net = network_of(name)
+    kind, interpreter = {
+        "RecurrentNetwork": (r"is a RecurrentNetwork \(\w+\)", r"symbolic\.recurrent\.run\(net, word\)"),
+        "Seq2Seq": (r"is an encoder–decoder \(Seq2Seq\)", r"symbolic\.seq2seq\.run\(net, word\)"),
+    }[type(net).__name__]
+    assert torch_backend.unsupported(net) is not None
+    with pytest.raises(TorchBackendError, match=rf"network '{net.name}' {kind}, which the torch backend does not compile.*{interpreter}"):
+        torch_backend.compile(net)
+    with pytest.raises(TorchBackendError, match=kind):
+        torch_backend.run_batch(net, [""])
+
+
+def test_every_transformer_style_construction_compiles() -> None:
+    for name in EXACT_RATIONAL + NEEDS_SYMPY + ["relpos", "gates"]:
+        assert torch_backend.unsupported(network_of(name)) is None, name
 
 
 # --------------------------------------------------------------------------- long words

@@ -203,3 +203,33 @@ def test_fuzz_with_torch_confirms_a_real_failure_exactly_before_calling_it_a_cou
     verdict: Any = fuzz(job, claim, examples=5, seed=0, database=None, strategy=st.just(tuple("a" * 99 + "b")), backend="torch")
     assert isinstance(verdict, Refuted)
     assert verdict.method == "fuzz (hypothesis, torch float64, exact re-check)"
+
+
+# --------------------------------------------------------------------------- networks torch does not compile
+
+
+@pytest.mark.parametrize(("name", "kind"), [("stack-rnn", "is a RecurrentNetwork (StackRNN)"),
+                                            ("tm-sim", "is an encoder–decoder (Seq2Seq)")])
+def test_run_with_torch_on_a_recurrent_or_encoder_decoder_network_exits_2_saying_it_is_not_supported(
+    capsys: pytest.CaptureFixture[str], name: str, kind: str
+) -> None:
+    code, out, err = run_cli(capsys, "run", name, "()", "--backend", "torch")
+    assert code == 2 and out == ""
+    assert f"--backend torch: not supported: network '{name}-" in err
+    assert kind in err and "which the torch backend does not compile" in err
+
+
+def test_fuzz_with_torch_runs_a_recurrent_constructions_claims_exactly_and_records_why(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run_cli(capsys, "fuzz", "stack-rnn", "--backend", "torch", "--examples", "3", "--max-len", "4",
+                             "--out", "", "--no-database", "--json")
+    assert code == 0 and err == ""
+    results = json.loads(out)["results"]
+    assert results and all(r["backend"] == "exact" for r in results)
+    assert all(r["torch_unsupported"].startswith("network 'stack-rnn-d2' is a RecurrentNetwork") for r in results)
+    code, _out, err = run_cli(capsys, "fuzz", "stack-rnn", "--backend", "torch", "--examples", "3", "--max-len", "4",
+                              "--out", "", "--no-database")
+    assert code == 0
+    assert err.startswith("stack-rnn: not supported by --backend torch (network 'stack-rnn-d2' is a RecurrentNetwork")
+    assert "its claims run exactly" in err

@@ -168,3 +168,12 @@ def test_without_matplotlib_the_error_names_the_plot_extra(monkeypatch: pytest.M
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     with pytest.raises(plots.MissingExtraError, match=r"netproof\[plot\]"):
         plots.plot_rows([], tmp_path / "x.png")
+
+
+def test_a_network_the_torch_backend_does_not_compile_is_a_plot_error_naming_it() -> None:
+    from constructions import REGISTRY
+
+    c = REGISTRY["stack-rnn"]
+    net = c.network(c.parse_params({}))
+    with pytest.raises(plots.PlotError, match=r"not supported by the torch backend: network 'stack-rnn-d2' is a RecurrentNetwork"):
+        plots.torch_runner()(net, [("(",)])  # type: ignore[arg-type]

@@ -166,3 +166,44 @@ def test_docs_precision_md_is_the_output_of_the_command_it_names() -> None:
     for name, _given in precision.DEFAULT_RUNS:
         for dtype in precision.DTYPES:
             assert any(line.startswith(f"| `{name}` |") and f"| {dtype} |" in line for line in text.splitlines())
+
+
+@pytest.mark.parametrize("name", ["stack-rnn", "baby-ntm", "stack-lstm", "tm-sim", "prop43-tight"])
+def test_recurrent_and_encoder_decoder_constructions_are_reported_as_not_supported_by_the_torch_backend(name: str) -> None:
+    a = analyse(name, "float32", 8)
+    assert a.levels == () and a.reference == "—"
+    assert a.unsupported is not None and "which the torch backend does not compile" in a.unsupported
+    assert a.summary().startswith("not supported: network ")
+    assert a.to_json()["unsupported"] == a.unsupported and a.to_json()["limit"] is None
+
+
+def test_all_runs_every_registered_construction_after_the_documented_runs() -> None:
+    runs = precision.all_runs()
+    assert runs[: len(precision.DEFAULT_RUNS)] == list(precision.DEFAULT_RUNS)
+    assert {name for name, _ in runs} == set(REGISTRY)
+
+
+def test_the_cli_prints_a_not_supported_line_and_the_report_a_not_supported_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "precision.md"
+    assert cli.main(["precision", "stack-rnn", "tm-sim", "--max-n", "8", "--quiet", "--markdown", str(page)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2
+    assert out[0].startswith("stack-rnn (task=d2 scale=6) float32, reference —: not supported: network 'stack-rnn-d2' is a RecurrentNetwork")
+    assert "is an encoder–decoder (Seq2Seq)" in out[1]
+    text = page.read_text(encoding="utf-8")
+    assert "| `stack-rnn` | task=d2 scale=6 | float32 | — | not supported | network 'stack-rnn-d2' is a RecurrentNetwork" in text
+    assert "### `stack-rnn`" not in text  # no margin curve for a construction that did not run
+
+
+def test_all_reports_a_fixed_size_network_as_not_supported_with_the_reason() -> None:
+    c = REGISTRY["gates"]
+    with pytest.raises(precision.PrecisionError, match=r"has a fixed input size"):
+        precision.analyse(c, c.parse_params({}), max_n=8)
+    # under --all the same reason becomes the construction's line (cmd_precision catches it)
+    a = precision.Analysis(construction="gates", params={}, dtype="float32", device="cpu", reference="—", max_n=8,
+                           unsupported="construction 'gates' has a fixed input size (4 inputs)")
+    assert "| `gates` | — | float32 | — | not supported | construction 'gates' has a fixed input size (4 inputs) |" in (
+        precision.markdown_report([a])
+    )
