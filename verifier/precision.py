@@ -123,14 +123,20 @@ def _dyck_deep(values: Mapping[str, Any], m: int) -> list[Word]:
 
 
 def _tm_long(values: Mapping[str, Any], m: int) -> list[Word]:
-    """tm-sim (spec bhattamishra2020 §2.4 item 7, claim B18): the directional transformer's
-    coordinate x = 2^{−t} is wrong in float32 from t = 150 on (float64: t = 1075), and the
-    simulated state goes wrong at t = n once the decoder runs past the word; a word of one (the least)
-    repeated input symbol keeps the machine reading to its end, so the run reaches t = n."""
+    """tm-sim: a word of one (the least) input symbol repeated and the word cycling through the
+    sorted input alphabet (``(((…`` and ``()()…`` for balanced-parens). The machine's stacks are
+    encoded as dyadic rationals whose denominators grow with the word, and float32 loses them
+    between 8 and 16 symbols on both words (measured); on longer words the decoder also runs past t = n, where the
+    directional transformer's 2^{−t} coordinate is wrong in float32 from t = 150 on (spec
+    bhattamishra2020 §2.4 item 7, claim B18; tests/backends/test_torch_seq2seq.py isolates it
+    with a stateless RNN)."""
     from constructions.bhattamishra2020 import compiled_machine
 
-    alphabet = compiled_machine(values["machine"]).machine.input_alphabet
-    return [(min(alphabet),) * m] if m >= 1 and alphabet else []
+    alphabet = sorted(compiled_machine(values["machine"]).machine.input_alphabet)
+    if m < 1 or not alphabet:
+        return []
+    words = [(alphabet[0],) * m, tuple(alphabet[t % len(alphabet)] for t in range(m))]
+    return list(dict.fromkeys(words))
 
 
 WORST_CASES: dict[str, WorstCase] = {
