@@ -13,7 +13,10 @@ relative-position heads (the bias β_{j−i} added after the scale, the query an
 W^C, W^{C'}, ``outside`` zero or clip, under hardmax and softmax), :class:`~symbolic.ir.Convolution`
 blocks (lightweight or depthwise, zero padding at each word's own ends, softmax-normalized rows),
 :class:`~symbolic.ir.Classifier` at position 0 or −1, the :class:`~symbolic.ir.NextSymbols`
-readout with and without softmax, flat embeddings).
+readout with and without softmax, flat embeddings). An encoder–decoder
+(:class:`~symbolic.ir.Seq2Seq`) is not compiled for batches: :func:`run_seq2seq` runs one word
+with the compiled blocks, one decoder step at a time, with the semantics of
+:func:`symbolic.seq2seq.run`.
 
 **Hardmax in floats.** The exact interpreter compares scores exactly; here two scores are taken
 as tied when they differ by at most ``tie_rtol · ‖q_i‖₁ · max_j ‖k_j‖_∞`` (a bound on the
@@ -369,8 +372,9 @@ class _CLayer:
 def unsupported(net: object) -> str | None:
     """Why :func:`compile` refuses ``net``, or None when it compiles it: the torch backend runs
     transformer-style :class:`~symbolic.ir.Network` s; a recurrent network and an encoder–decoder
-    run in their own interpreters (the message names it). Callers that iterate constructions
-    report this reason instead of compiling."""
+    run in their own interpreters (the message names it; an encoder–decoder also runs in floats,
+    one word at a time, with :func:`run_seq2seq`). Callers that iterate constructions report this
+    reason instead of compiling."""
     name = getattr(net, "name", "?")
     if isinstance(net, RecurrentNetwork):
         return (
