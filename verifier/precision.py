@@ -48,7 +48,7 @@ from typing import Any
 
 from constructions.dyck import allowed_next, sample_hewitt
 from constructions.yao2021 import END, symbols
-from symbolic import Network
+from symbolic import Network, Seq2Seq
 from symbolic.errors import MissingExtraError, NotRationalError, SymbolicError
 from symbolic.ir import FlatEmbedding, NextSymbols
 from verifier.claims import Construction
@@ -122,7 +122,25 @@ def _dyck_deep(values: Mapping[str, Any], m: int) -> list[Word]:
     return out
 
 
+def _tm_long(values: Mapping[str, Any], m: int) -> list[Word]:
+    """tm-sim: a word of one (the least) input symbol repeated and the word cycling through the
+    sorted input alphabet (``(((…`` and ``()()…`` for balanced-parens). The machine's stacks are
+    encoded as dyadic rationals whose denominators grow with the word, and float32 loses them
+    between 8 and 16 symbols on both words (measured); on longer words the decoder also runs past t = n, where the
+    directional transformer's 2^{−t} coordinate is wrong in float32 from t = 150 on (spec
+    bhattamishra2020 §2.4 item 7, claim B18; tests/backends/test_torch_seq2seq.py isolates it
+    with a stateless RNN)."""
+    from constructions.bhattamishra2020 import compiled_machine
+
+    alphabet = sorted(compiled_machine(values["machine"]).machine.input_alphabet)
+    if m < 1 or not alphabet:
+        return []
+    words = [(alphabet[0],) * m, tuple(alphabet[t % len(alphabet)] for t in range(m))]
+    return list(dict.fromkeys(words))
+
+
 WORST_CASES: dict[str, WorstCase] = {
+    "tm-sim": _tm_long,
     "parity": _binary_extremes,
     "parity-ln": _binary_extremes,
     "parity-ce": _binary_extremes,
@@ -364,6 +382,9 @@ def analyse(
     except ImportError as exc:
         raise MissingExtraError(f"precision runs need torch ({exc}); pip install 'netproof[torch]'") from exc
     params = {k: str(v) for k, v in values.items()}
+    if not c.per_length and isinstance(c.build(values), Seq2Seq):
+        return _analyse_seq2seq(c, values, dtype=dtype, device=device, max_n=max_n, words=words, seed=seed,
+                                tie_rtol=tie_rtol, progress=progress)
     if not c.per_length:
         reason = unsupported(c.build(values))
         if reason is not None:
@@ -475,6 +496,88 @@ def analyse(
                     max_n=max_n, levels=tuple(levels))
 
 
+SEQ2SEQ_TOLERANCE = 1e-3
+"""An encoder–decoder's float run disagrees with the exact one at the first decoder step t where
+a coordinate of y_t is off by more than this (a wrong simulated state, not a rounding error), or
+when it halts at another step."""
+
+
+def _analyse_seq2seq(
+    c: Construction,
+    values: Mapping[str, Any],
+    *,
+    dtype: str,
+    device: str,
+    max_n: int,
+    words: int,
+    seed: int,
+    tie_rtol: float | None,
+    progress: Callable[[str], None] | None,
+) -> Analysis:
+    """The search for an encoder–decoder (:class:`symbolic.Seq2Seq`): every word runs in
+    :func:`symbolic.torch_backend.run_seq2seq` and in :func:`symbolic.seq2seq.run` for the
+    construction's decoder step budget, and the decoder states y_t are compared step by step
+    (:data:`SEQ2SEQ_TOLERANCE`) with the halting steps. The logit columns of a level hold the
+    largest |float − exact| coordinate of any y_t (``max_logit_error``); there is no logit."""
+    from symbolic.seq2seq import DEFAULT_MAX_STEPS
+    from symbolic.seq2seq import run as run_exact
+    from symbolic.torch_backend import run_seq2seq
+
+    params = {k: str(v) for k, v in values.items()}
+    net = c.build(values)
+    assert isinstance(net, Seq2Seq)
+    rng = random.Random(seed)
+    levels: list[Level] = []
+    lo = 0
+    for n in _grid(max_n):
+        ws = _sampled(c, values, net, lo, n, words, rng)  # type: ignore[arg-type]
+        worst = WORST_CASES.get(c.name)
+        if worst is not None:
+            ws += [w for w in worst(values, n) if w not in ws]
+        lo = n
+        if not ws:
+            continue
+        bad: list[str] = []
+        max_err = 0.0
+        min_gap = math.inf
+        ties = 0
+        for w in ws:
+            budget = DEFAULT_MAX_STEPS if c.max_steps is None else c.max_steps(values, w)
+            key = (c.name, tuple(sorted(params.items())), -1)
+            cached = _EXACT_CACHE.setdefault(key, {})
+            if w not in cached:
+                cached[w] = (None, run_exact(net, w, max_steps=budget))
+            exact = cached[w][1]
+            fl = run_seq2seq(net, w, dtype=dtype, device=device, max_steps=budget, tie_rtol=tie_rtol)
+            min_gap = min(min_gap, fl.min_gap)
+            ties += fl.unresolved_ties
+            first: tuple[int, str, float, Any] | None = None
+            for t in range(min(fl.steps, len(exact.steps))):
+                for d in net.dims:
+                    q = exact.value(t, d)
+                    err = abs(fl.value(t, d) - float(q))
+                    max_err = max(max_err, err)
+                    if first is None and err > SEQ2SEQ_TOLERANCE:
+                        first = (t, d, fl.value(t, d), q)
+            if first is not None:
+                t, d, x, q = first
+                bad.append(f"{_fmt_word(w)}: y_{t}[{d}] is {x:.6g} in {dtype}, {q} exactly (n = {exact.n})")
+            elif fl.halted_at != exact.halted_at:
+                bad.append(f"{_fmt_word(w)}: halts at step {fl.halted_at} in {dtype}, at {exact.halted_at} exactly")
+        lv = Level(
+            n=n, words=len(ws), disagreements=len(bad), first_disagreement=bad[0] if bad else None,
+            min_abs_logit_float=None, min_abs_logit_exact=None, max_logit_error=max_err,
+            min_gap=None if math.isinf(min_gap) or math.isnan(min_gap) else float(min_gap),
+            unresolved_ties=ties, undefined=0,
+        )
+        levels.append(lv)
+        if progress is not None:
+            progress(f"{c.name} {dtype} n={n:<6} words={lv.words:<4} disagree={lv.disagreements:<3} "
+                     f"max|y float − y exact|={_g(max_err)} ties={ties}")
+    return Analysis(construction=c.name, params=params, dtype=dtype, device=device, reference="exact (decoder states)",
+                    max_n=max_n, levels=tuple(levels))
+
+
 def _verdict(a: bool | None) -> str:
     return "undefined" if a is None else "accept" if a else "reject"
 
@@ -535,12 +638,15 @@ def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMA
         "`exact` (the exact interpreter on the same words), `language` (the construction's language:",
         "what the exact network is proved to accept up to its claims' bounds, for networks with a",
         "square root or e^c that the exact interpreter cannot run) or `allowed sets` (the Dyck",
-        "generator's next-symbol sets against the allowed sets of Dyck(k, D) at every position).",
+        "generator's next-symbol sets against the allowed sets of Dyck(k, D) at every position)",
+        "or `exact (decoder states)` (an encoder–decoder: every decoder state y_t of the exact run,",
+        "step by step, up to the construction's step budget; its *max error* is the largest",
+        "|float − exact| coordinate of a y_t, and it has no logit).",
         "**limit** is the largest tested n up to which every tested length agreed. A float run is",
         "evidence, not proof. Hardmax heads take a plain float argmax (`--backend-ties` would use",
         "the torch backend's conservative tie tolerance). A row marked *not supported* says why the",
         "construction was not analysed: `gates` (Lemma A.1's gates) has a fixed input size, so there",
-        "is no word length to grow; recurrent networks and encoder–decoders have no torch evaluation.",
+        "is no word length to grow; recurrent networks have no torch evaluation.",
         "",
         "| construction | params | dtype | reference | limit | first disagreement |",
         "|---|---|---|---|---|---|",

@@ -168,13 +168,40 @@ def test_docs_precision_md_is_the_output_of_the_command_it_names() -> None:
             assert any(line.startswith(f"| `{name}` |") and f"| {dtype} |" in line for line in text.splitlines())
 
 
-@pytest.mark.parametrize("name", ["stack-rnn", "baby-ntm", "stack-lstm", "tm-sim", "prop43-tight"])
-def test_recurrent_and_encoder_decoder_constructions_are_reported_as_not_supported_by_the_torch_backend(name: str) -> None:
+@pytest.mark.parametrize("name", ["stack-rnn", "baby-ntm", "stack-lstm"])
+def test_recurrent_constructions_are_reported_as_not_supported_by_the_torch_backend(name: str) -> None:
     a = analyse(name, "float32", 8)
     assert a.levels == () and a.reference == "—"
     assert a.unsupported is not None and "which the torch backend does not compile" in a.unsupported
     assert a.summary().startswith("not supported: network ")
     assert a.to_json()["unsupported"] == a.unsupported and a.to_json()["limit"] is None
+
+
+@pytest.mark.torch
+def test_the_encoder_decoder_tm_sim_in_float64_agrees_with_the_exact_decoder_states_step_by_step() -> None:
+    a = analyse("tm-sim", "float64", 16, words=0, transformer="directional")
+    assert a.reference == "exact (decoder states)" and a.unsupported is None
+    assert [(lv.n, lv.words, lv.disagreements) for lv in a.levels] == [(2, 2, 0), (4, 2, 0), (8, 2, 0), (16, 2, 0)]
+    assert a.limit == 16 and a.broken_at is None
+
+
+@pytest.mark.torch
+def test_tm_sim_in_float32_breaks_on_its_stack_encoding_between_8_and_16_symbols() -> None:
+    # the stacks are dyadic rationals whose denominators grow with the word: float32 loses them
+    # at 16 symbols (here y_33), long before 2^{-t} reaches 2^{-150}
+    a = analyse("tm-sim", "float32", 16, words=0, transformer="directional")
+    assert a.limit == 8
+    b = a.broken_at
+    assert b is not None and b.n == 16 and b.disagreements == 2
+    assert b.first_disagreement is not None
+    assert b.first_disagreement.startswith("((((((((((((((((: y_33[h1:Cb1.pop] is 0.335938 in float32, 87381/262144 exactly")
+
+
+@pytest.mark.torch
+def test_the_tm_sim_worst_case_words_repeat_the_least_input_symbol_and_cycle_through_the_alphabet() -> None:
+    assert precision.WORST_CASES["tm-sim"]({"machine": "balanced-parens"}, 3) == [("(", "(", "("), ("(", ")", "(")]
+    assert precision.WORST_CASES["tm-sim"]({"machine": "balanced-parens"}, 1) == [("(",)]
+    assert precision.WORST_CASES["tm-sim"]({"machine": "balanced-parens"}, 0) == []
 
 
 def test_all_runs_every_registered_construction_after_the_documented_runs() -> None:
@@ -191,8 +218,10 @@ def test_the_cli_prints_a_not_supported_line_and_the_report_a_not_supported_row(
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2
     assert out[0].startswith("stack-rnn (task=d2 scale=6) float32, reference —: not supported: network 'stack-rnn-d2' is a RecurrentNetwork")
-    assert "is an encoder–decoder (Seq2Seq)" in out[1]
+    assert out[1] == ("tm-sim (machine=balanced-parens transformer=vanilla variant=fixed ablation=none) float32, reference "
+                      "exact (decoder states): agrees at every tested n <= 8 (no disagreement up to --max-n 8)")
     text = page.read_text(encoding="utf-8")
+    assert "| `tm-sim` | machine=balanced-parens transformer=vanilla ablation=none | float32 | exact (decoder states) |" in text
     assert "| `stack-rnn` | task=d2 scale=6 | float32 | — | not supported | network 'stack-rnn-d2' is a RecurrentNetwork" in text
     assert "### `stack-rnn`" not in text  # no margin curve for a construction that did not run
 
