@@ -17,17 +17,22 @@ from mpmath.libmp import to_rational
 
 from symbolic import (
     AttentionLayer,
+    DecoderLayer,
+    Halting,
     Hardmax,
     Head,
     Network,
     RelativeBias,
     RelativeKernel,
     Scale,
+    Seq2Seq,
     Softmax,
     Sublayer,
     affine,
     classifier,
+    constant,
     exact,
+    ffn,
     interval,
     sympy_interp,
     token_embedding,
@@ -254,3 +259,42 @@ def random_relative_head_case(seed: int, *, hardmax: bool = False) -> RelativeHe
 def random_relative_head() -> Callable[..., RelativeHeadCase]:
     """``random_relative_head(seed, hardmax=False)``: a :class:`RelativeHeadCase`."""
     return random_relative_head_case
+
+
+def seq2seq_probe_network(*, cross_mask: str = "none", halt_at: int = 4, keep: tuple[str, ...] = ("c",)) -> Seq2Seq:
+    """c counts the steps (FFN + 1); ``mean`` averages c over the decoder steps the self-attention
+    sees; ``seen`` sums, over the encoder positions the cross-attention sees, 1/#seen·v_j with
+    v_j = the token's weight; ``p`` is the decoder positional feature i+1 at each step; the
+    output map F keeps the dims in ``keep``. Used by the exact and the torch encoder–decoder tests."""
+    self_head = Head(
+        name="mean", query=constant({"q": 1}), key=constant({"q": 1}),
+        value=affine({"mean": {"c": 1}}), normalizer=Hardmax(), mask="causal",
+    )
+    cross_head = Head(
+        name="read", query=constant({"q": 1}), key=constant({"q": 1}),
+        value=affine({"seen": {"w": 1}}), normalizer=Hardmax(), mask=cross_mask,  # type: ignore[arg-type]
+    )
+    layer = DecoderLayer(
+        name="dec",
+        self_attention=Sublayer(block=AttentionLayer(name="dec_self", heads=(self_head,))),
+        cross_attention=Sublayer(block=AttentionLayer(name="dec_enc", heads=(cross_head,))),
+        ffn=Sublayer(block=ffn("count", affine({"c": {}}, inputs=("c",), bias={"c": 1}))),
+    )
+    dims = ("c", "mean", "seen", "w", "p")
+    return Seq2Seq(
+        name="probe",
+        dims=dims,
+        embedding=token_embedding(("a", "b"), {"a": {"w": 1}, "b": {"w": 3}}),
+        encoder=(),
+        decoder=(layer,),
+        output=affine({d: {d: 1} for d in keep}, inputs=dims, outputs=dims),  # F keeps the dims in keep
+        seed=(),
+        halting=Halting(unit=affine({"halt": {"c": 1}}), value=Fraction(halt_at)),
+        decoder_positional=(("p", "i+1", Fraction(1)),),
+    )
+
+
+@pytest.fixture
+def seq2seq_probe() -> Callable[..., Seq2Seq]:
+    """The probe encoder–decoder builder (:func:`seq2seq_probe_network`)."""
+    return seq2seq_probe_network

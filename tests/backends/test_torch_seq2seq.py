@@ -13,24 +13,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 
 import pytest
 
 from constructions.bhattamishra2020 import directional_transformer, tm_network
 from symbolic import (
-    AttentionLayer,
-    DecoderLayer,
-    Halting,
-    Hardmax,
-    Head,
     Seq2Seq,
-    Sublayer,
     WordError,
-    affine,
-    constant,
-    ffn,
-    token_embedding,
 )
 from symbolic.seq2seq import run
 from verifier.machines import SigmaRNN
@@ -43,38 +34,6 @@ pytestmark = pytest.mark.torch
 
 def tm(transformer: str) -> Seq2Seq:
     return tm_network({"machine": "balanced-parens", "transformer": transformer, "variant": "fixed"})
-
-
-def probe(*, cross_mask: str) -> Seq2Seq:
-    """The probe of tests/backends/test_seq2seq.py: c counts the steps, ``mean`` averages c over
-    the decoder steps so far (causal self-attention, itself included), ``seen`` averages the
-    encoder tokens' weights the cross-attention sees, ``p`` is the decoder positional i+1."""
-    self_head = Head(
-        name="mean", query=constant({"q": 1}), key=constant({"q": 1}),
-        value=affine({"mean": {"c": 1}}), normalizer=Hardmax(), mask="causal",
-    )
-    cross_head = Head(
-        name="read", query=constant({"q": 1}), key=constant({"q": 1}),
-        value=affine({"seen": {"w": 1}}), normalizer=Hardmax(), mask=cross_mask,  # type: ignore[arg-type]
-    )
-    layer = DecoderLayer(
-        name="dec",
-        self_attention=Sublayer(block=AttentionLayer(name="dec_self", heads=(self_head,))),
-        cross_attention=Sublayer(block=AttentionLayer(name="dec_enc", heads=(cross_head,))),
-        ffn=Sublayer(block=ffn("count", affine({"c": {}}, inputs=("c",), bias={"c": 1}))),
-    )
-    dims = ("c", "mean", "seen", "w", "p")
-    return Seq2Seq(
-        name="probe",
-        dims=dims,
-        embedding=token_embedding(("a", "b"), {"a": {"w": 1}, "b": {"w": 3}}),
-        encoder=(),
-        decoder=(layer,),
-        output=affine({"c": {"c": 1}, "mean": {"mean": 1}, "seen": {"seen": 1}}, inputs=dims, outputs=dims),
-        seed=(),
-        halting=Halting(unit=affine({"halt": {"c": 1}}), value=Fraction(6)),
-        decoder_positional=(("p", "i+1", Fraction(1)),),
-    )
 
 
 def mismatches(net: Seq2Seq, word: str | tuple[str, ...], dtype: str, max_steps: int) -> list[tuple[int, str]]:
@@ -102,8 +61,10 @@ def test_tm_sim_halts_at_the_exact_step_in_float64(transformer: str) -> None:
 
 
 @pytest.mark.parametrize("cross_mask", ["none", "causal"])
-def test_float64_matches_the_exact_probe_with_causal_self_attention_and_masked_cross_attention(cross_mask: str) -> None:
-    net = probe(cross_mask=cross_mask)
+def test_float64_matches_the_exact_probe_with_causal_self_attention_and_masked_cross_attention(
+    cross_mask: str, seq2seq_probe: Callable[..., Seq2Seq]
+) -> None:
+    net = seq2seq_probe(cross_mask=cross_mask, halt_at=6, keep=("c", "mean", "seen"))
     assert mismatches(net, ("b", "a", "a"), "float64", 20) == []
     out = run_seq2seq(net, ("b", "a", "a"))
     assert out.halted_at == 6
