@@ -393,3 +393,55 @@ def test_a_sample_mutant_changes_exactly_the_weight_it_names() -> None:
     net = dyck22()
     path = next(iter(weight_sites(net)))
     assert get_at(with_weight(net, path, Fraction(1, 2)), path) == get_at(net, path) + Fraction(1, 2)
+
+
+# --------------------------------------------------------------------------- compositional proofs over ranges of lengths
+
+
+def compositional_mutation_run(k: int, depth: int, bound: int, keep: Callable[[int], bool]) -> Tally:
+    """Each kept single-weight mutant of the Dyck(k, depth) recognizer through the compositional
+    proof (lemmas, then one query over every length 0..bound), against the exact interpreter."""
+    from verifier.compositional import prove_recognizes
+
+    construction = REGISTRY["dyck"]
+    values = construction.parse_params({"k": str(k), "depth": str(depth)})
+    net = construction.network(values)
+    assert construction.lemmas is not None
+    lemmas = construction.lemmas(values)
+    claim = next(c for c in construction.claims(values) if isinstance(c, Recognizes))
+    language = DYCK(k, depth)
+    assert isinstance(prove_recognizes(net, claim, lemmas, bound).verdict, Proved), "the original must be proved"
+    tally = Tally()
+    for i, path in enumerate(weight_sites(net)):
+        if not keep(i):
+            continue
+        for delta in DELTAS:
+            mutant = with_weight(net, path, delta)
+            name = f"{describe(net, path)} {get_at(net, path)} → {get_at(mutant, path)}"
+            progress = prove_recognizes(mutant, claim, lemmas, bound, timeout=600)
+            verdict, truth = progress.verdict, first_wrong(mutant, language, bound)
+            if isinstance(verdict, Unknown):
+                assert verdict.reason.startswith("unsupported: "), f"{name}: {verdict}"
+                tally.unsupported.append(name)
+            elif truth is None:
+                assert isinstance(verdict, Proved), f"{name}: {verdict}"
+                tally.equivalent.append(name)
+            else:
+                assert isinstance(verdict, Refuted), f"mutant not killed: {name}: {verdict}"
+                assert verdict.word == truth, f"{name}: {verdict.word} is not the shortlex-first wrong word {truth}"
+                assert progress.proved_up_to == len(truth) - 1
+                tally.killed.append(name)
+    return tally
+
+
+def test_every_8th_dyck11_site_mutant_is_refuted_by_the_compositional_proof_over_a_range_of_lengths_with_the_first_wrong_word(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report(capsys, compositional_mutation_run(1, 1, 6, keep=lambda i: i % 8 == 0), "Dyck(1,1), every 8th site, compositional", 6)
+
+
+@pytest.mark.slow
+def test_every_10th_dyck22_site_mutant_is_refuted_by_the_compositional_proof_over_a_range_of_lengths(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report(capsys, compositional_mutation_run(2, 2, 4, keep=lambda i: i % 10 == 0), "Dyck(2,2), every 10th site, compositional", 4)

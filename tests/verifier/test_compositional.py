@@ -125,10 +125,10 @@ def test_a_head_whose_key_prefers_matched_tokens_refutes_its_nearest_selection_l
 # --------------------------------------------------------------------------- theorems
 
 
-def test_the_dyck_recognizer_is_proved_from_its_lemmas_for_every_word_up_to_length_12():
-    verdict, tree = prove_compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 12, timeout=120)
+def test_the_dyck_recognizer_is_proved_from_its_lemmas_for_every_word_up_to_length_40_in_three_range_queries():
+    verdict, tree = prove_compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 40, timeout=120)
     assert isinstance(verdict, Proved)
-    assert verdict.checked == sum(4**m for m in range(13))
+    assert verdict.checked == sum(4**m for m in range(41))
     verdicts = _verdicts(tree)
     assert verdicts["Y2"] == "proved"
     assert {name: v for name, v in verdicts.items() if name != "Y2"} == {
@@ -136,8 +136,9 @@ def test_the_dyck_recognizer_is_proved_from_its_lemmas_for_every_word_up_to_leng
         "match2.left": "proved", "match2.right": "proved", "logic2": "proved",
         "readout.any_open_or_error": "proved", "side conditions": "proved",
     }
-    assert [q.name for q in tree.queries] == [f"Y2 n={m}" for m in range(13)]
+    assert [q.name for q in tree.queries] == ["Y2 n=0..16", "Y2 n=17..32", "Y2 n=33..40"]
     assert all(q.result == "unsat" for q in tree.queries)
+    assert all(q.smt2.startswith("(set-logic QF_UF)") for q in tree.queries)  # Booleans only
     side = next(node for node in tree.walk() if node.name == "side conditions")
     assert "encoded faithfully" not in side.statement
 
@@ -187,6 +188,57 @@ def test_a_broken_gate_lemma_that_changes_no_word_up_to_the_bound_leaves_the_the
     assert _verdicts(progress.tree)["logic1"] == "refuted"
     assert isinstance(progress.verdict, Proved)
     assert all(run(mutant, w).accepted == DYCK(1, 1).contains(w) for m in range(5) for w in itertools.product("()", repeat=m))
+
+
+def test_one_query_per_length_proves_the_same_dyck_recognizer_as_the_range_queries():
+    net, claim, lemmas = _dyck(2, 2)
+    progress = prove_recognizes(net, claim, lemmas, 6, timeout=60, lengths="each")
+    assert isinstance(progress.verdict, Proved)
+    assert [q.name for q in progress.tree.queries] == [f"Y2 n={m}" for m in range(7)]
+
+
+def test_an_unknown_lengths_mode_is_refused_with_the_modes_there_are():
+    net, claim, lemmas = _dyck(1, 1)
+    with pytest.raises(ValueError, match="lengths='all': use 'ranges'"):
+        prove_recognizes(net, claim, lemmas, 4, lengths="all")
+
+
+def test_a_counterexample_inside_a_range_query_is_shrunk_to_the_shortest_length_and_the_shortlex_first_word():
+    # Readout bias +1/2 instead of -1/2: every word is accepted, so the first wrong word is the
+    # shortlex-first non-member, "(" at length 1, found inside the one query over lengths 0..12.
+    net, claim, lemmas = _dyck(1, 1)
+    readout = dataclasses.replace(net.readout, logit=dataclasses.replace(net.readout.logit, bias=(Fraction(1, 2),)))
+    mutant = dataclasses.replace(net, readout=readout)
+    progress = prove_recognizes(mutant, claim, lemmas, 12, timeout=60)
+    assert isinstance(progress.verdict, Refuted)
+    assert progress.verdict.word == ("(",)
+    assert [q.name for q in progress.tree.queries] == ["Y2 n=0..12"]
+    assert progress.tree.queries[0].result == "sat"
+    assert progress.proved_up_to == 0
+
+
+def test_a_range_query_agrees_with_one_query_per_length_on_a_mutant_first_wrong_at_length_8():
+    # logic1 with a weight nudged so that the mutant goes wrong only on longer words.
+    net, claim, lemmas = _dyck(1, 1)
+    found = []
+    for input_ in ("L6:+o", "L6:+t0"):
+        for delta in (Fraction(1, 2), Fraction(-1, 2), Fraction(2), Fraction(-2)):
+            mutant = _logic1_mutant(net, input_, delta)
+            ranged = prove_recognizes(mutant, claim, lemmas, 8, timeout=60)
+            each = prove_recognizes(mutant, claim, lemmas, 8, timeout=60, lengths="each")
+            assert type(ranged.verdict) is type(each.verdict)
+            assert ranged.proved_up_to == each.proved_up_to
+            if isinstance(each.verdict, Refuted):
+                assert ranged.verdict.word == each.verdict.word  # type: ignore[union-attr]
+                found.append(each.verdict.word)
+    assert found, "no mutant went wrong: the comparison shows nothing"
+
+
+def test_a_network_whose_heads_average_over_every_slot_falls_back_to_one_query_per_length():
+    verdict, tree = prove_compositional("parity", {}, "C4", 6, timeout=60)
+    assert isinstance(verdict, Proved)
+    assert [q.name for q in tree.queries] == [f"C4 n={m}" for m in range(7)]
+    assert "one query per length because head 'count' without a lemma attends over slots that may be absent" in verdict.detail
 
 
 def test_parity_is_proved_with_the_fig1_lemma_in_place_of_its_ffn():
