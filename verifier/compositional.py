@@ -1436,6 +1436,15 @@ def _replay(net: Network, language: Language, word: Word) -> Refuted:
     )
 
 
+def _boolean_solver(z3: Any, ctx: Any) -> Any:
+    """The solver for a query with Booleans only (every block a Boolean lemma or a scan, the
+    automaton): z3's simplifier and equation solver first (they remove the named definitions),
+    then its SMT core. Measured on the range queries (2-core machine, one run each): Dyck(1,1)
+    lengths 1025..2048 2.2 s (plain ``Solver()`` 8.7 s, ``SolverFor("QF_UF")`` 8.7 s); Dyck(2,2)
+    lengths 65..128 14 s (``Solver()`` 24 s, ``SolverFor("QF_UF")`` 7 s)."""
+    return z3.Then(z3.Tactic("simplify", ctx=ctx), z3.Tactic("solve-eqs", ctx=ctx), z3.Tactic("smt", ctx=ctx), ctx=ctx).solver()
+
+
 def _shortest(ab: _Abstraction, solver: Any, model: Any, deadline: float) -> Word:
     """A counterexample of the shortest length the range query allows (binary search on the
     symbolic length; the model's word where time runs out)."""
@@ -1548,10 +1557,8 @@ def prove_recognizes(
             verdict = Unknown(METHOD, f"unsupported: {exc}")
             break
         goal = accept != member
-        # A query with Booleans only (every block a Boolean lemma or scan, the automaton) goes to
-        # z3's QF_UF solver, about 3x faster there than the default (Dyck(2,2), lengths 33..128).
         logic = "ALL" if ab.vals.arithmetic else "QF_UF"
-        solver = z3.Solver(ctx=ctx) if ab.vals.arithmetic else z3.SolverFor("QF_UF", ctx=ctx)
+        solver = z3.Solver(ctx=ctx) if ab.vals.arithmetic else _boolean_solver(z3, ctx)
         solver.add(*ab.vals.assertions)
         solver.add(goal)
         words = f"length {a}" if a == b else f"length {a} to {b}"
@@ -1590,9 +1597,13 @@ def prove_recognizes(
     if verdict is None:
         detail = (
             f"every word with {claim.min_len} <= |w| <= {n}: {len(results) - len(unproved)} lemmas proved for every "
-            f"input, then {len(queries)} {'query' if len(queries) == 1 else 'queries'} over the network with the lemmas in place "
-            f"({', '.join(q.name.split('n=', 1)[-1] for q in queries)}), each unsat"
-            + (f"; one query per length because {per_length_because}" if per_length_because else "")
+            + (
+                "input, then one query per length over the network with the lemmas in place, each unsat"
+                if lengths == "each"
+                else f"input, then {len(queries)} {'query' if len(queries) == 1 else 'queries'} over ranges of lengths "
+                f"({', '.join(q.name.split('n=', 1)[-1] for q in queries)}) over the network with the lemmas in place, each unsat"
+            )
+            + (f" (not over ranges of lengths: {per_length_because})" if per_length_because else "")
         )
         verdict = Proved(METHOD, sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)), detail)
     side = LemmaNode(
