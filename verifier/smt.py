@@ -181,6 +181,96 @@ _PRODUCT = ("*", "/", "div", "mod")
 _CONSTANT_HEADS = frozenset({"-", "/", "+", "*", "to_real"})
 
 
+def _uncommented(text: str) -> str:
+    """``text`` without its leading comment lines (z3 starts its dumps with one)."""
+    while text.startswith(";"):
+        cut = text.find("\n")
+        text = text[cut:] if cut >= 0 else ""
+    return text
+
+
+_ASCII_SPACE = (9, 10, 11, 12, 13, 28, 29, 30, 31, 32)
+"""The ASCII characters ``str.split`` and the regular expression ``\\s`` take for whitespace."""
+
+
+def _portable_bytes(text: str, logic: str) -> str | None:
+    """:func:`smt2_portable` of ``text`` with ``logic`` given, computed on the bytes with numpy
+    (z3's dumps: several times faster than the tokens), or None for text outside the cases it
+    covers, which the tokens then handle: text that is ASCII, has no string literal, comment
+    (past the leading lines), top-level atom, one-argument-sum candidate ``(+ `` / ``(* ``,
+    whitespace after ``(`` or token next to a parenthesis that needs a space (``)(``, ``x(``,
+    ``)x``), whose quoted symbols hold no space or parenthesis, and whose parentheses balance.
+
+    Tokens are then the maximal runs of bytes that are not whitespace or parentheses; a run of
+    whitespace inside a command prints as one space (none before ``)``), the whitespace after a
+    printed command as a line break, and the rest (and the commands not printed) not at all."""
+    import numpy as np
+
+    body = _uncommented(text)
+    if not body or not body.isascii() or '"' in body or ";" in body or "check-sat" not in body:
+        return None
+    a = np.frombuffer(body.encode("ascii"), dtype=np.uint8)
+    n = a.size
+    space = np.zeros(256, dtype=bool)
+    space[list(_ASCII_SPACE)] = True
+    ws = space[a]
+    op, cl = a == 40, a == 41
+    delim = ws | op | cl
+    token = ~ws
+    bar = a == 124
+    if bar.any():  # quoted symbols: paired left to right, no delimiter inside, delimiters around
+        inside = (np.cumsum(bar, dtype=np.int64) & 1).astype(bool)
+        if inside[-1] or (inside & ~bar & delim).any():
+            return None
+        before = np.concatenate(([True], delim[:-1]))
+        after = np.concatenate((delim[1:], [True]))
+        if (bar & inside & ~before).any() or (bar & ~inside & ~after).any():
+            return None
+    depth = np.cumsum(op.astype(np.int8) - cl.astype(np.int8), dtype=np.int32)
+    if depth[-1] != 0 or depth.min() < 0:
+        return None
+    if (
+        (op[:-1] & ws[1:]).any()  # whitespace after "("
+        or (cl[:-1] & token[1:] & ~cl[1:]).any()  # ")(" or ")x"
+        or (token[:-1] & ~op[:-1] & op[1:]).any()  # "x(" or ")("
+        or (token & (depth == 0) & ~cl).any()  # a top-level atom
+        or (op[:-2] & ((a[1:-1] == 43) | (a[1:-1] == 42)) & delim[2:]).any()  # "(+ " or "(* "
+    ):
+        return None
+    starts = np.flatnonzero(op & (depth == 1))
+    ends = np.flatnonzero(cl & (depth == 0))
+    printed = np.ones(starts.size, dtype=bool)
+    check_sat = False
+    for name in _SKIPPED:
+        at = body.find("(" + name)
+        while at >= 0:
+            stop = at + 1 + len(name)
+            if depth[at] == 1 and (stop == n or delim[stop]):
+                printed[np.searchsorted(starts, at)] = False
+                check_sat = check_sat or name == "check-sat"
+            at = body.find("(" + name, stop)
+    if not check_sat:
+        return None
+    keep = token.copy()
+    out = a.copy()
+    run = np.flatnonzero(ws & ~np.concatenate(([False], ws[:-1])))
+    last = np.flatnonzero(ws & ~np.concatenate((ws[1:], [False])))
+    inner = depth[run] > 0
+    spaced = run[inner & (a[np.minimum(last + 1, n - 1)] != 41)]
+    keep[spaced] = True
+    out[spaced] = 32
+    top = run[~inner & (run > 0)]  # after a command (no top-level atoms): after its ")"
+    broken = top[printed[np.searchsorted(ends, top - 1)]]
+    keep[broken] = True
+    out[broken] = 10
+    for j in np.flatnonzero(~printed):
+        keep[starts[j] : ends[j] + 1] = False
+    lines = out[keep].tobytes().decode("ascii")
+    if lines and not lines.endswith("\n"):
+        lines += "\n"
+    return f"(set-logic {logic})\n{lines}(check-sat)\n"
+
+
 def _tokens(text: str) -> tuple[list[str], str]:
     """The tokens of SMT-LIB2 ``text`` (comments dropped) and a one-character separator that no
     token contains and that is not a parenthesis or a line break.
@@ -189,10 +279,7 @@ def _tokens(text: str) -> tuple[list[str], str]:
     a split at spaces would cut is split with ``str.split`` (z3's dumps: several times faster
     than the regular expression); any other text goes through :data:`_TOKEN`. Both give the same
     tokens."""
-    body = text
-    while body.startswith(";"):
-        cut = body.find("\n")
-        body = body[cut:] if cut >= 0 else ""
+    body = _uncommented(text)
     if '"' not in body and ";" not in body and ("|" not in body or _PLAIN_QUOTES.fullmatch(body)):
         return body.replace("(", " ( ").replace(")", " ) ").split(), " "
     sep = next(c for c in map(chr, itertools.count()) if c not in text and c not in "()\n")
@@ -385,6 +472,10 @@ def smt2_portable(text: str, *, logic: str | None = None) -> str:
     (check-sat)
     <BLANKLINE>
     """
+    if logic:
+        fast = _portable_bytes(text, logic)
+        if fast is not None:
+            return fast
     script = _Script(text)
     tokens, sep = script.tokens, script.sep
     header = f"(set-logic {logic or script.logic()})\n"
