@@ -234,8 +234,12 @@ def _portable_bytes(text: str, logic: str) -> str | None:
         or (cl[:-1] & token[1:] & ~cl[1:]).any()  # ")(" or ")x"
         or (token[:-1] & ~op[:-1] & op[1:]).any()  # "x(" or ")("
         or (token & (depth == 0) & ~cl).any()  # a top-level atom
-        or (op[:-2] & ((a[1:-1] == 43) | (a[1:-1] == 42)) & delim[2:]).any()  # "(+ " or "(* "
     ):
+        return None
+    run = np.flatnonzero(ws & ~np.concatenate(([False], ws[:-1])))  # whitespace runs: first byte
+    last = np.flatnonzero(ws & ~np.concatenate((ws[1:], [False])))  # and last byte
+    unary = _unary_bytes(np, a, depth, ws, delim, run, last)
+    if unary is None:
         return None
     starts = np.flatnonzero(op & (depth == 1))
     ends = np.flatnonzero(cl & (depth == 0))
@@ -253,8 +257,6 @@ def _portable_bytes(text: str, logic: str) -> str | None:
         return None
     keep = token.copy()
     out = a.copy()
-    run = np.flatnonzero(ws & ~np.concatenate(([False], ws[:-1])))
-    last = np.flatnonzero(ws & ~np.concatenate((ws[1:], [False])))
     inner = depth[run] > 0
     spaced = run[inner & (a[np.minimum(last + 1, n - 1)] != 41)]
     keep[spaced] = True
@@ -263,12 +265,46 @@ def _portable_bytes(text: str, logic: str) -> str | None:
     broken = top[printed[np.searchsorted(ends, top - 1)]]
     keep[broken] = True
     out[broken] = 10
+    keep[unary] = False
     for j in np.flatnonzero(~printed):
         keep[starts[j] : ends[j] + 1] = False
     lines = out[keep].tobytes().decode("ascii")
     if lines and not lines.endswith("\n"):
         lines += "\n"
     return f"(set-logic {logic})\n{lines}(check-sat)\n"
+
+
+def _unary_bytes(np: Any, a: Any, depth: Any, ws: Any, delim: Any, run: Any, last: Any) -> Any:
+    """The bytes to drop for the one-argument sums and products ``(+ x)`` / ``(* x)`` of the text
+    in ``a`` (for :func:`_portable_bytes`): each one's ``(``, operator, the whitespace after it and
+    its ``)``; None where one is a whole command or its argument is ``+`` or ``*`` (dropping it
+    would make a new one: the tokens handle those)."""
+    n = a.size
+    op, cl = a == 40, a == 41
+    # "(+" or "(*" then whitespace: "(+)" has no argument, and "(+(" is refused before
+    p = np.flatnonzero(op[:-2] & ((a[1:-1] == 43) | (a[1:-1] == 42)) & ws[2:])
+    if not p.size:
+        return p
+    if (depth[p] == 1).any():
+        return None
+    q = last[np.searchsorted(run, p + 2)] + 1  # the first argument (or the ")" of "(+ )")
+    delims = np.flatnonzero(delim)
+    end = delims[np.minimum(np.searchsorted(delims, q, side="right"), delims.size - 1)] - 1  # an atom's last byte
+    listed = op[q]
+    if listed.any():  # a list's ")": the openers and closers of one level alternate left to right
+        opens, closes = np.flatnonzero(op), np.flatnonzero(cl)
+        closing = np.empty(opens.size, dtype=np.int64)
+        closing[np.argsort(depth[opens].astype(np.int64) * (n + 1) + opens)] = closes[
+            np.argsort((depth[closes].astype(np.int64) + 1) * (n + 1) + closes)
+        ]
+        end = np.where(listed, closing[np.minimum(np.searchsorted(opens, q), opens.size - 1)], end)
+    after = np.minimum(end + 1, n - 1)  # the next byte past whitespace: ")" for a one-argument list
+    spaced = ws[after]
+    after = np.where(spaced, last[np.minimum(np.searchsorted(run, after), run.size - 1)] + 1, after)
+    one = ~cl[q] & cl[np.minimum(after, n - 1)]
+    if (one & ~listed & (end == q) & ((a[q] == 43) | (a[q] == 42))).any():
+        return None
+    return np.concatenate((p[one], p[one] + 1, p[one] + 2, after[one]))
 
 
 def _tokens(text: str) -> tuple[list[str], str]:
