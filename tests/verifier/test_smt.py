@@ -389,6 +389,49 @@ def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_random_scrip
     assert printed(smt2_portable, text, logic) == printed(reference_portable, text, logic)
 
 
+_Z3_HEADS = ["+", "*", "+", "*", "f", "and", "-", "(+ +)", "(* x)", "let", "forall"]
+_Z3_ATOMS = ["x", "y", "2.0", "+", "*", "|q|", "|a.b#1|", "+x", "Int"]
+
+
+@st.composite
+def _z3_term(draw: st.DrawFn, depth: int = 0) -> str:
+    if depth >= 5 or draw(st.integers(0, 9)) < 3:
+        return draw(st.sampled_from(_Z3_ATOMS))
+    items = [draw(st.sampled_from(_Z3_HEADS)), *draw(st.lists(st.deferred(lambda: _z3_term(depth + 1)), max_size=3))]
+    gaps = draw(st.lists(st.sampled_from([" ", "\n ", "  ", "\n"]), min_size=len(items), max_size=len(items)))
+    return "(" + items[0] + "".join(g + it for g, it in zip(gaps[1:], items[1:], strict=True)) + draw(st.sampled_from(["", " ", "\n"])) + ")"
+
+
+@st.composite
+def _z3_dumps(draw: st.DrawFn) -> str:
+    """Text laid out as z3 dumps it (what the byte path covers), with one-argument sums nested
+    in every way, and now and then something it leaves to the tokens."""
+    commands = [f"(assert {t})" for t in draw(st.lists(_z3_term(), min_size=1, max_size=4))]
+    commands.insert(draw(st.integers(0, len(commands))), "(check-sat)")
+    extra = draw(st.sampled_from(["", "", "", "(+ x)", "x", "(f (g x)(h y))", "(declare-fun |a b| () Int)"]))
+    return "; benchmark generated from python API\n(set-info :status unknown)\n" + "\n".join(commands) + "\n" + extra
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_z3_dumps())
+def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_random_z3_like_dumps(text: str) -> None:
+    assert printed(smt2_portable, text, "ALL") == printed(reference_portable, text, "ALL")
+
+
+@pytest.mark.parametrize(
+    "prove",
+    [compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 8), compositional("parity", {}, "C4", 12)],
+    ids=["dyck(2,2) n=8", "parity n=12"],
+)
+def test_the_byte_path_prints_the_largest_dump_of_a_proof_as_the_reference_printer_does(
+    monkeypatch: pytest.MonkeyPatch, prove: Callable[[], object]
+) -> None:
+    """z3's dumps with a given logic are printed on their bytes (numpy), not through the tokens."""
+    text, logic = max(z3_dumps(monkeypatch, prove), key=lambda d: len(d[0]))
+    assert logic
+    assert smt._portable_bytes(text, logic) == reference_portable(text, logic=logic)
+
+
 def test_every_committed_query_is_printed_back_to_its_own_bytes() -> None:
     """The committed .smt2 files are the printer's output: printing one again (with its own logic)
     gives the same bytes, so the one-pass printer writes what the reference printer wrote."""
