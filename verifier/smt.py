@@ -195,11 +195,12 @@ _ASCII_SPACE = (9, 10, 11, 12, 13, 28, 29, 30, 31, 32)
 
 def _portable_bytes(text: str, logic: str) -> str | None:
     """:func:`smt2_portable` of ``text`` with ``logic`` given, computed on the bytes with numpy
-    (z3's dumps: several times faster than the tokens), or None for text outside the cases it
-    covers, which the tokens then handle: text that is ASCII, has no string literal, comment
-    (past the leading lines), top-level atom, one-argument-sum candidate ``(+ `` / ``(* ``,
-    whitespace after ``(`` or token next to a parenthesis that needs a space (``)(``, ``x(``,
-    ``)x``), whose quoted symbols hold no space or parenthesis, and whose parentheses balance.
+    (z3's dumps: two to three times faster than the tokens), or None where the text is not laid
+    out as z3 dumps it, and the tokens handle it. The bytes cover ASCII text with balanced
+    parentheses, a ``(check-sat)``, no string literal, no comment past the leading lines, no
+    top-level atom, no whitespace after ``(``, no token against a parenthesis that needs a space
+    between (``)(``, ``x(``, ``)x``), quoted symbols without whitespace or parentheses, and
+    one-argument sums and products that are neither a whole command nor of ``+`` or ``*``.
 
     Tokens are then the maximal runs of bytes that are not whitespace or parentheses; a run of
     whitespace inside a command prints as one space (none before ``)``), the whitespace after a
@@ -219,7 +220,7 @@ def _portable_bytes(text: str, logic: str) -> str | None:
     token = ~ws
     bar = a == 124
     if bar.any():  # quoted symbols: paired left to right, no delimiter inside, delimiters around
-        inside = (np.cumsum(bar, dtype=np.int64) & 1).astype(bool)
+        inside = np.logical_xor.accumulate(bar)  # from an opening bar to before its closing one
         if inside[-1] or (inside & ~bar & delim).any():
             return None
         before = np.concatenate(([True], delim[:-1]))
@@ -498,8 +499,11 @@ def smt2_portable(text: str, *, logic: str | None = None) -> str:
     the smallest standard one that fits: :func:`smt2_logic`), no ``set-info`` z3 adds,
     one-argument sums and products removed, one command per line, ``check-sat`` last.
 
-    One pass over the tokens, no tree: the depth after each token delimits the commands and the
-    arguments, and the output is the tokens joined with single spaces.
+    No tree is built. With ``logic`` given, text laid out as z3 dumps it is printed on its bytes
+    (numpy: the depth after each byte delimits the commands, a run of whitespace becomes one
+    space or a line break); any other text goes through its tokens (the depth after each token
+    delimits the commands and the arguments, the tokens are joined with single spaces). Both
+    give the bytes the former tree printer gave (``benchmarks/smt2_printer.py`` keeps it).
 
     >>> print(smt2_portable("(declare-fun x () Real)(assert (> (+ x) 0.0))(check-sat)", logic="QF_LRA"))
     (set-logic QF_LRA)
