@@ -14,20 +14,28 @@ computes :func:`verifier.smt.smt2_logic`). A row gives the largest dump of the c
 process, one printer after the other (the ratio is the figure to read: absolute times vary with
 the machine's load).
 
-Measured on the shared 2-core machine (commit after 96befbc, Python 3.11, under load from another
-process; ratios moved by about ±0.5 between runs):
+The prover passes a logic with every compositional query, so ``given``/``ALL`` rows are those of
+a proof: z3's dumps are then printed on their bytes (numpy). With ``logic=None`` the printer goes
+through the tokens (it needs them for the logic): about 5x on the Dyck dumps, 3x on PARITY's.
+
+One run on the shared 2-core machine (Python 3.11, numpy, load average 1.4 from another process)
+with the printer of commit ada6a59, the default cases and ``dyck11:1920`` (a 7.8 MB dump):
 
 ```text
-case        dump              bytes  logic  reference ms      new ms   ratio
-dyck22:60   largest          780488  ALL           114.9        21.1    5.4x
-dyck22:60   largest          780488  None          133.1        25.3    5.3x
-dyck22:60   all (17)        2067880  given         288.7        60.1    4.8x
-dyck11:480  largest         1885937  ALL           290.8        57.4    5.1x
-dyck11:480  largest         1885937  None          326.4        66.4    4.9x
-dyck11:480  all (14)        2042203  given         313.8        64.2    4.9x
-parity:200  largest           98273  ALL            13.7         3.3    4.2x
-parity:200  largest           98273  None           19.1         6.4    3.0x
-parity:200  all (2)           99049  given          13.9         3.4    4.1x
+$ PYTHONPATH=. python benchmarks/smt2_printer.py --cases dyck22:60,dyck11:480,parity:200,dyck11:1920
+case        dump               bytes  logic  reference ms      new ms   ratio
+dyck22:60   largest           780488  ALL           114.9         6.3   18.4x
+dyck22:60   largest           780488  None          132.0        23.0    5.7x
+dyck22:60   all (17)          810689  given         127.1         8.4   15.1x
+dyck11:480  largest          1885937  ALL           300.8        16.7   18.0x
+dyck11:480  largest          1885937  None          342.8        61.8    5.5x
+dyck11:480  all (14)         1900113  given         291.1        17.4   16.7x
+parity:200  largest            98273  ALL            13.6         1.1   12.6x
+parity:200  largest            98273  None           17.5         6.2    2.8x
+parity:200  all (2)            98775  given          13.9         1.2   12.1x
+dyck11:1920 largest          7837173  ALL          1386.1        89.9   15.4x
+dyck11:1920 largest          7837173  None         1545.6       260.9    5.9x
+dyck11:1920 all (14)         7851349  given        1389.1        89.7   15.5x
 ```
 """
 
