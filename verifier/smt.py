@@ -218,15 +218,8 @@ def _portable_bytes(text: str, logic: str) -> str | None:
     op, cl = a == 40, a == 41
     delim = ws | op | cl
     token = ~ws
-    bar = a == 124
-    if bar.any():  # quoted symbols: paired left to right, no delimiter inside, delimiters around
-        inside = np.logical_xor.accumulate(bar)  # from an opening bar to before its closing one
-        if inside[-1] or (inside & ~bar & delim).any():
-            return None
-        before = np.concatenate(([True], delim[:-1]))
-        after = np.concatenate((delim[1:], [True]))
-        if (bar & inside & ~before).any() or (bar & ~inside & ~after).any():
-            return None
+    if "|" in body and not _plain_quotes_bytes(np, a, delim):
+        return None
     depth = np.cumsum(op.astype(np.int8) - cl.astype(np.int8), dtype=np.int32)
     if depth[-1] != 0 or depth.min() < 0:
         return None
@@ -273,6 +266,21 @@ def _portable_bytes(text: str, logic: str) -> str | None:
     if lines and not lines.endswith("\n"):
         lines += "\n"
     return f"(set-logic {logic})\n{lines}(check-sat)\n"
+
+
+def _plain_quotes_bytes(np: Any, a: Any, delim: Any) -> bool:
+    """The ``|quoted symbols|`` of the text in ``a`` (paired left to right) hold no whitespace or
+    parenthesis and have whitespace, a parenthesis or the end of the text on both sides (the
+    bytes version of :data:`_PLAIN_QUOTES`)."""
+    bar = a == 124
+    inside = np.logical_xor.accumulate(bar)  # from an opening bar to before its closing one
+    if inside[-1] or (inside & ~bar & delim).any():
+        return False
+    before = np.concatenate(([True], delim[:-1]))
+    if (bar & inside & ~before).any():
+        return False
+    after = np.concatenate((delim[1:], [True]))
+    return not (bar & ~inside & ~after).any()
 
 
 def _unary_bytes(np: Any, a: Any, depth: Any, ws: Any, delim: Any, run: Any, last: Any) -> Any:
