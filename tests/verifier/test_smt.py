@@ -7,7 +7,10 @@ import dataclasses
 import hashlib
 import itertools
 import re
+from collections.abc import Callable
 from fractions import Fraction
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,6 +30,7 @@ from symbolic import (
     token_embedding,
 )
 from symbolic.exact import run as run_exact
+from verifier import smt
 from verifier.checker import Job, check
 from verifier.claims import (
     Automaton,
@@ -37,6 +41,7 @@ from verifier.claims import (
     Refuted,
     Unknown,
 )
+from verifier.compositional import prove_recognizes
 from verifier.smt import (
     EncoderBugError,
     LemmaNode,
@@ -49,6 +54,8 @@ from verifier.smt import (
 from verifier.strategies import networks
 
 pytestmark = pytest.mark.z3
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def dyck_net(k: int, depth: int, **given: str) -> Network:
@@ -119,6 +126,321 @@ def test_queries_and_lemma_nodes_are_frozen_records_with_a_content_hash() -> Non
     assert [n.name for n in node.walk()] == ["theorem", "lemma"]
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign"):
         q.result = "sat"  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------- the one-pass printer
+# The reference printer (verifier/smt.py before the one-pass printer, commit 6ba1bd6): parse into
+# nested lists, drop one-argument sums and products recursively, print back. The oracle below.
+
+_REF_TOKEN = re.compile(r'\s+|;[^\n]*|"(?:[^"]|"")*"|\|[^|]*\||[()]|[^\s()";|]+')
+_REF_NUMERAL = re.compile(r"^[0-9]+(\.[0-9]+)?$")
+
+
+def _ref_sexprs(text: str) -> list[Any]:
+    stack: list[list[Any]] = [[]]
+    for m in _REF_TOKEN.finditer(text):
+        tok = m.group(0)
+        if tok.isspace() or tok.startswith(";"):
+            continue
+        if tok == "(":
+            stack.append([])
+        elif tok == ")":
+            if len(stack) == 1:
+                raise ValueError("unbalanced ')' in SMT-LIB2 text")
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(tok)
+    if len(stack) != 1:
+        raise ValueError("unbalanced '(' in SMT-LIB2 text")
+    return stack[0]
+
+
+def _ref_unary_fixed(e: Any) -> Any:
+    if isinstance(e, str):
+        return e
+    e = [_ref_unary_fixed(x) for x in e]
+    if len(e) == 2 and e[0] in ("+", "*"):
+        return e[1]
+    return e
+
+
+def _ref_show(e: Any, out: list[str]) -> None:
+    if isinstance(e, str):
+        out.append(e)
+        return
+    out.append("(")
+    for i, x in enumerate(e):
+        if i:
+            out.append(" ")
+        _ref_show(x, out)
+    out.append(")")
+
+
+def _ref_constant(e: Any) -> bool:
+    if isinstance(e, str):
+        return bool(_REF_NUMERAL.match(e))
+    return bool(e) and e[0] in ("-", "/", "+", "*", "to_real") and all(_ref_constant(x) for x in e[1:])
+
+
+def _ref_scan(e: Any, seen: set[str]) -> bool:
+    if isinstance(e, str):
+        if e in ("Int", "Real"):
+            seen.add(e)
+        elif e in ("to_real", "to_int", "is_int"):
+            seen.update(("Int", "Real"))
+        elif "." in e and _REF_NUMERAL.match(e):
+            seen.add("Real")
+        return False
+    nonlinear = False
+    if e and e[0] in ("*", "/", "div", "mod"):
+        variable = [x for x in e[1:] if not _ref_constant(x)]
+        if len(variable) > 1 or (e[0] != "*" and len(e) > 2 and not _ref_constant(e[2])):
+            nonlinear = True
+    for x in e:
+        nonlinear = _ref_scan(x, seen) or nonlinear
+    return nonlinear
+
+
+def _ref_logic(commands: list[Any]) -> str:
+    seen: set[str] = set()
+    nonlinear = any(_ref_scan(c, seen) for c in commands)
+    if any(isinstance(c, list) and c and c[0] in ("forall", "exists") for c in commands):
+        return "ALL"
+    if not seen:
+        return "QF_UF"
+    sorts = "IRA" if seen == {"Int", "Real"} else ("IA" if "Int" in seen else "RA")
+    return f"QF_{'N' if nonlinear else 'L'}{sorts}"
+
+
+def reference_portable(text: str, *, logic: str | None = None) -> str:
+    commands = _ref_sexprs(text)
+    lines = [f"(set-logic {logic or _ref_logic(commands)})"]
+    saw_check = False
+    for cmd in commands:
+        if isinstance(cmd, list) and cmd and cmd[0] in ("set-info", "set-logic", "set-option"):
+            continue
+        if isinstance(cmd, list) and cmd and cmd[0] == "check-sat":
+            saw_check = True
+            continue
+        out: list[str] = []
+        _ref_show(_ref_unary_fixed(cmd), out)
+        lines.append("".join(out))
+    if not saw_check:
+        raise ValueError("the SMT-LIB2 text has no (check-sat)")
+    lines.append("(check-sat)")
+    return "\n".join(lines) + "\n"
+
+
+def printed(printer: Callable[..., str], text: str, logic: str | None) -> str:
+    """The printer's text, or its error as text (both printers must fail alike)."""
+    try:
+        return printer(text, logic=logic)
+    except ValueError as exc:
+        return f"ValueError: {exc}"
+
+
+def z3_dumps(monkeypatch: pytest.MonkeyPatch, prove: Callable[[], object]) -> list[tuple[str, str | None]]:
+    """The raw z3 dumps (with the logic passed) that ``prove`` hands to the printer."""
+    captured: list[tuple[str, str | None]] = []
+    printer = smt.smt2_portable
+
+    def capture(text: str, *, logic: str | None = None) -> str:
+        captured.append((text, logic))
+        return printer(text, logic=logic)
+
+    with monkeypatch.context() as m:
+        m.setattr(smt, "smt2_portable", capture)
+        prove()
+    assert captured, "the proof printed no query"
+    return captured
+
+
+def compositional(name: str, params: dict[str, str], claim_id: str, length: int) -> Callable[[], object]:
+    """The compositional proof (lemmas, then one query) of a recognition claim for one length."""
+
+    def run() -> object:
+        c = REGISTRY[name]
+        values = c.parse_params(params)
+        claim = {x.id: x for x in c.claims(values)}[claim_id]
+        assert isinstance(claim, Recognizes) and c.lemmas is not None
+        net = c.network(values, length) if c.per_length else c.network(values)
+        return prove_recognizes(net, dataclasses.replace(claim, min_len=length, max_len=length), c.lemmas(values), length)
+
+    return run
+
+
+def monolithic(net: Network, language: Language, m: int) -> Callable[[], object]:
+    def run() -> None:
+        q = smt.recognition_query(net, language, m)
+        smt.to_smt2(q.solver, logic=q.logic)
+        smt.to_smt2(q.solver)
+
+    return run
+
+
+@pytest.mark.parametrize(
+    "prove",
+    [
+        compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 8),
+        compositional("dyck", {"k": "1", "depth": "1"}, "Y2", 24),
+        compositional("parity", {}, "C4", 12),
+        lambda: prove_smt(REGISTRY["first"], {}, "recognizes", 4),
+        monolithic(dyck_net(2, 2), DYCK(2, 2), 3),
+        monolithic(parity_transformer(), PARITY, 4),
+        monolithic(first_transformer(), FIRST, 4),
+        lambda: prove_smt(REGISTRY["gates"], {}, "Y1-GT", 0),
+    ],
+    ids=["dyck(2,2) n=8", "dyck(1,1) n=24", "parity n=12", "first n<=4", "monolithic dyck(2,2) n=3",
+         "monolithic parity n=4", "monolithic first n=4", "gates Y1-GT"],
+)
+def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_real_z3_dumps(
+    monkeypatch: pytest.MonkeyPatch, prove: Callable[[], object]
+) -> None:
+    for text, logic in z3_dumps(monkeypatch, prove):
+        for passed in {logic, None}:
+            assert smt2_portable(text, logic=passed) == reference_portable(text, logic=passed)
+
+
+EDGE_CASES = {
+    "nested unary sums and products": "(declare-fun x () Real)(assert (> (+ (* (+ x))) (* 2.0 (+ (- x)))))(check-sat)",
+    "a top-level unary sum": "(+ (+ x))(check-sat)",
+    "a unary sum whose operator is itself a unary sum": "(assert ((+ +) x))(assert ((* (+ *)) (+ y)))(+ (+ +))(check-sat)",
+    "sums that are not unary": "(assert (= (+) (+ x y) (* 2 x y) (+ (f x))))(check-sat)",
+    "quoted symbols with spaces and parentheses": "(declare-fun |a b| () Int)(declare-fun |p(q)| () Int)(assert (> (+ |a b|) |p(q)|))(check-sat)",
+    "quoted symbols next to atoms and each other": "(assert (f a|b| |c||d|e))(assert (g |;|x))(check-sat)",
+    "a quoted symbol over lines": "(declare-fun |line\none| () Bool)(assert |line\none|)(check-sat)",
+    "string literals with quotes, parentheses and semicolons": '(assert (= s "a ( b"))(assert (= t "x""y;z"))(check-sat)',
+    "comments before, between and inside commands": "; lead\n; two\n(assert x) ; after\n(assert ; inside (\n y)\n;(check-sat)\n(check-sat)",
+    "unterminated quote characters": '(assert x)"(check-sat) |',
+    "z3's let bindings over lines": "; benchmark\n(set-info :status unknown)\n(assert\n (let (($x1 (> x 0)))\n(let ((a!1 (+ 1 x)))\n (and $x1 (< a!1 2)))))\n(check-sat)\n",
+    "a top-level quantifier": "(declare-fun f (Int) Int)(forall ((x Int)) (> (f x) 0))(check-sat)",
+    "a quantifier inside an assertion": "(assert (exists ((x Real)) (> (* x x) 0.0)))(check-sat)",
+    "Int and Real mixed": "(declare-fun i () Int)(declare-fun r () Real)(assert (> (to_real i) r))(check-sat)",
+    "a decimal numeral only in set-info": "(set-info :version 4.8)(declare-fun i () Int)(assert (> i 0))(check-sat)",
+    "a nonlinear product before the Real sort": "(declare-fun i () Int)(assert (> (* i i) 0))(declare-fun r () Real)(check-sat)",
+    "nonlinear quotients and remainders": "(assert (= (div x y) (mod 3 x) (/ 1.0 (+ 2.0 3.0)) (/ x (- 2))))(check-sat)",
+    "constant products are linear": "(assert (= (* 2.0 (/ 1 3) x) (* (to_real 2) (- 1.5) y)))(check-sat)",
+    "top-level atoms, empty lists and set-logic": "x () (set-logic QF_LRA)(set-option :seed 1)(check-sat)y",
+    "unicode and control whitespace": "(assert\u00a0(>\u2003x\x1c0))\u3000(check-sat)",
+    "no whitespace at all": "(assert(>(+ x)0))(assert(f(g)(h)))(check-sat)",
+    "empty text": "",
+    "unbalanced (": "(assert (> x 0)(check-sat)",
+    "unbalanced )": "(assert x))(check-sat)",
+    "unbalanced ) then (": "(assert x)) ((check-sat)",
+    "no check-sat": "(declare-fun x () Real)",
+    "check-sat as an atom": "check-sat (assert x)",
+}
+
+
+@pytest.mark.parametrize("logic", [None, "QF_NIRA"])
+@pytest.mark.parametrize("text", list(EDGE_CASES.values()), ids=list(EDGE_CASES))
+def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_edge_cases(text: str, logic: str | None) -> None:
+    assert printed(smt2_portable, text, logic) == printed(reference_portable, text, logic)
+
+
+def test_one_argument_sums_and_products_are_dropped_innermost_first() -> None:
+    text = smt2_portable("(assert (> (+ (* (+ x))) (* 2.0 (+ y))))(assert ((+ +) z))(check-sat)", logic="QF_LRA")
+    assert text.splitlines()[1:3] == ["(assert (> x (* 2.0 y)))", "(assert z)"]
+
+
+def test_quoted_symbols_and_string_literals_keep_their_spaces_parentheses_and_line_breaks() -> None:
+    text = smt2_portable('(assert (= |a ( b| "c ) d"))\n(assert |e\nf|)\n(check-sat)', logic="ALL")
+    assert text == '(set-logic ALL)\n(assert (= |a ( b| "c ) d"))\n(assert |e\nf|)\n(check-sat)\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("(assert (> x 0)(check-sat)", r"unbalanced '\(' in SMT-LIB2 text"),
+        ("(assert x))(check-sat)", r"unbalanced '\)' in SMT-LIB2 text"),
+        ("(assert x)) ((check-sat)", r"unbalanced '\)' in SMT-LIB2 text"),
+        ("check-sat (assert x)", r"the SMT-LIB2 text has no \(check-sat\)"),
+    ],
+)
+def test_unbalanced_text_and_text_without_check_sat_are_refused(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        smt2_portable(text)
+
+
+_ATOMS = ["x", "y", "+", "*", "-", "/", "div", "mod", "to_real", "to_int", "Int", "Real", "1", "2.5", "0.0",
+          "set-info", "set-logic", "check-sat", "forall", "exists", "assert", "let", "|a b|", "|p(q|", "|x|", "||",
+          '"s t"', '"a""b"', "w0.1"]
+_SPACE = st.sampled_from([" ", "\n", "\n ", "\t", "", "\u00a0", " ; note\n"])
+
+
+@st.composite
+def _sexpr(draw: st.DrawFn, depth: int = 0) -> str:
+    if depth >= 4 or draw(st.booleans()):
+        return draw(st.sampled_from(_ATOMS))
+    items = draw(st.lists(st.deferred(lambda: _sexpr(depth + 1)), max_size=4))
+    return "(" + "".join(draw(_SPACE) + item for item in items) + draw(_SPACE) + ")"
+
+
+@st.composite
+def _scripts(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(st.one_of(_sexpr(), st.sampled_from(["(check-sat)", "; c\n", '"', "|", ")", "("])), max_size=6))
+    return "".join(draw(_SPACE) + p for p in parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_scripts(), logic=st.sampled_from([None, "ALL"]))
+def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_random_scripts(text: str, logic: str | None) -> None:
+    assert printed(smt2_portable, text, logic) == printed(reference_portable, text, logic)
+
+
+_Z3_HEADS = ["+", "*", "+", "*", "f", "and", "-", "(+ +)", "(* x)", "let", "forall"]
+_Z3_ATOMS = ["x", "y", "2.0", "+", "*", "|q|", "|a.b#1|", "+x", "Int"]
+
+
+@st.composite
+def _z3_term(draw: st.DrawFn, depth: int = 0) -> str:
+    if depth >= 5 or draw(st.integers(0, 9)) < 3:
+        return draw(st.sampled_from(_Z3_ATOMS))
+    items = [draw(st.sampled_from(_Z3_HEADS)), *draw(st.lists(st.deferred(lambda: _z3_term(depth + 1)), max_size=3))]
+    gaps = draw(st.lists(st.sampled_from([" ", "\n ", "  ", "\n"]), min_size=len(items), max_size=len(items)))
+    return "(" + items[0] + "".join(g + it for g, it in zip(gaps[1:], items[1:], strict=True)) + draw(st.sampled_from(["", " ", "\n"])) + ")"
+
+
+@st.composite
+def _z3_dumps(draw: st.DrawFn) -> str:
+    """Text laid out as z3 dumps it (what the byte path covers), with one-argument sums nested
+    in every way, and now and then something it leaves to the tokens."""
+    commands = [f"(assert {t})" for t in draw(st.lists(_z3_term(), min_size=1, max_size=4))]
+    commands.insert(draw(st.integers(0, len(commands))), "(check-sat)")
+    extra = draw(st.sampled_from(["", "", "", "(+ x)", "x", "(f (g x)(h y))", "(declare-fun |a b| () Int)"]))
+    return "; benchmark generated from python API\n(set-info :status unknown)\n" + "\n".join(commands) + "\n" + extra
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_z3_dumps())
+def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_random_z3_like_dumps(text: str) -> None:
+    assert printed(smt2_portable, text, "ALL") == printed(reference_portable, text, "ALL")
+
+
+@pytest.mark.parametrize(
+    "prove",
+    [compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 8), compositional("parity", {}, "C4", 12)],
+    ids=["dyck(2,2) n=8", "parity n=12"],
+)
+def test_the_byte_path_prints_the_largest_dump_of_a_proof_as_the_reference_printer_does(
+    monkeypatch: pytest.MonkeyPatch, prove: Callable[[], object]
+) -> None:
+    """z3's dumps with a given logic are printed on their bytes (numpy), not through the tokens."""
+    text, logic = max(z3_dumps(monkeypatch, prove), key=lambda d: len(d[0]))
+    assert logic
+    assert smt._portable_bytes(text, logic) == reference_portable(text, logic=logic)
+
+
+def test_every_committed_query_is_printed_back_to_its_own_bytes() -> None:
+    """The committed .smt2 files are the printer's output: printing one again (with its own logic)
+    gives the same bytes, so the one-pass printer writes what the reference printer wrote."""
+    files = sorted((REPO / "proofs" / "queries").rglob("*.smt2"))
+    assert len(files) > 100
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        logic = text.splitlines()[0].removeprefix("(set-logic ").removesuffix(")")
+        assert smt2_portable(text, logic=logic) == text, path
 
 
 # --------------------------------------------------------------------------- faithful encoding
