@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LRA)
 (declare-fun |I[i=k]/n@fig1.0#1| () Bool)
 (declare-fun |s@parity.0#2| () Real)
 (assert (let (($x7 (ite (= 0 0) true false))) (= |I[i=k]/n@fig1.0#1| $x7)))

@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LRA)
 (declare-fun w0.0 () Bool)
 (declare-fun |k/n@count.0#1| () Real)
 (declare-fun |I[i=k]/n@fig1.0#2| () Real)

@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LIRA)
 (declare-fun w10.0 () Bool)
 (declare-fun w9.0 () Bool)
 (declare-fun w8.0 () Bool)

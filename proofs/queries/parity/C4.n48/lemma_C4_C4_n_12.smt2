@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LIRA)
 (declare-fun w11.0 () Bool)
 (declare-fun w10.0 () Bool)
 (declare-fun w9.0 () Bool)

@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LIRA)
 (declare-fun w13.0 () Bool)
 (declare-fun w12.0 () Bool)
 (declare-fun w11.0 () Bool)

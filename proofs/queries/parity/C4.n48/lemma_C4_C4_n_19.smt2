@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LIRA)
 (declare-fun w18.0 () Bool)
 (declare-fun w17.0 () Bool)
 (declare-fun w16.0 () Bool)

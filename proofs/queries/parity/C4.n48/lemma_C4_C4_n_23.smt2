@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LIRA)
 (declare-fun w22.0 () Bool)
 (declare-fun w21.0 () Bool)
 (declare-fun w20.0 () Bool)

@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LIRA)
 (declare-fun w26.0 () Bool)
 (declare-fun w25.0 () Bool)
 (declare-fun w24.0 () Bool)

@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LRA)
 (declare-fun w2.0 () Bool)
 (declare-fun w1.0 () Bool)
 (declare-fun w0.0 () Bool)

@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LIRA)
 (declare-fun w29.0 () Bool)
 (declare-fun w28.0 () Bool)
 (declare-fun w27.0 () Bool)

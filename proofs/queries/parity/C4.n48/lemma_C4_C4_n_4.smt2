@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LIRA)
 (declare-fun w3.0 () Bool)
 (declare-fun w2.0 () Bool)
 (declare-fun w1.0 () Bool)

@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LIRA)
 (declare-fun w31.0 () Bool)
 (declare-fun w30.0 () Bool)
 (declare-fun w29.0 () Bool)

@@ -1,4 +1,4 @@
-(set-logic ALL)
+(set-logic QF_LIRA)
 (declare-fun w6.0 () Bool)
 (declare-fun w5.0 () Bool)
 (declare-fun w4.0 () Bool)
