@@ -1533,6 +1533,7 @@ def prove_recognizes(
     verdict: Verdict | None = None
     proved_up_to = claim.min_len - 1
     per_length_because = ""
+    last_build = 0.0  # seconds the last range's query took to build (and print, below)
     a = claim.min_len
     while a <= n:
         b = a if lengths == "each" else min(n, max(_FIRST_RANGE, 2 * (a - 1)))
@@ -1541,6 +1542,12 @@ def prove_recognizes(
         if left <= 0:
             verdict = Unknown(METHOD, f"timeout: the {timeout:g} s budget ran out before length {a} (lengths {claim.min_len}..{a - 1} proved)")
             break
+        if a < b and 2 * last_build > left:
+            # Building a query cannot be interrupted, and a range twice as long takes about twice as long to build.
+            verdict = Unknown(METHOD, f"timeout: {left:.1f} s of the {timeout:g} s budget left, less than building lengths {shown} "
+                                      f"would take (twice the {last_build:.1f} s of the last range); lengths {claim.min_len}..{a - 1} proved")
+            break
+        range_started = time.perf_counter()
         ctx = z3.Context()
         before = [(r.uses, len(r.fallbacks)) for r in results]
         try:
@@ -1557,17 +1564,19 @@ def prove_recognizes(
             verdict = Unknown(METHOD, f"unsupported: {exc}")
             break
         goal = accept != member
+        built = time.perf_counter() - range_started
         # The smallest standard logic (cvc5 re-checks C4 at n = 22 in 0.01 s as QF_LIRA and not in 30 s as ALL).
         logic = None if ab.vals.arithmetic else "QF_UF"
         solver = z3.Solver(ctx=ctx) if ab.vals.arithmetic else _boolean_solver(z3, ctx)
         solver.add(*ab.vals.assertions)
         solver.add(goal)
         words = f"length {a}" if a == b else f"length {a} to {b}"
-        query, model = solve(solver, name=f"{claim.id} n={shown}", logic=logic, timeout=left,
+        query, model = solve(solver, name=f"{claim.id} n={shown}", logic=logic, timeout=max(0.001, deadline - time.perf_counter()),
                              reason_unsat=f"no word of {words} is misclassified (lemmas in place of their blocks)")
         queries.append(query)
         if query.result == "unsat":
             proved_up_to = b
+            last_build = built
             if on_length is not None:
                 on_length(b, time.perf_counter() - started)
             a = b + 1

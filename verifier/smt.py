@@ -552,12 +552,14 @@ def to_smt2(solver: Any, *, logic: str | None = None) -> str:
 
 
 def solve(solver: Any, *, name: str, logic: str | None, timeout: float, reason_unsat: str = "") -> tuple[SmtQuery, Any]:
-    """Check ``solver`` within ``timeout`` seconds; the query (with its SMT-LIB2 text) and the
-    model (None unless ``sat``). A timeout or ``unknown`` keeps z3's ``reason_unknown``."""
+    """Check ``solver`` within ``timeout`` seconds, printing its SMT-LIB2 text included; the
+    query (with that text) and the model (None unless ``sat``). A timeout or ``unknown`` keeps
+    z3's ``reason_unknown``."""
     import z3
 
+    deadline = time.perf_counter() + timeout
     text = to_smt2(solver, logic=logic)
-    solver.set("timeout", max(1, int(timeout * 1000)))
+    solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
     started = time.perf_counter()
     answer = solver.check()
     seconds = time.perf_counter() - started
