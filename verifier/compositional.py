@@ -88,7 +88,8 @@ from .claims import (
     Verdict,
     Word,
 )
-from .smt import EncoderBugError, LemmaNode, SmtQuery, Unsupported, solve
+from . import smt as _smt
+from .smt import EncoderBugError, LemmaNode, SmtQuery, Unsupported
 
 METHOD = "smt (z3), compositional"
 _FIRST_RANGE = 16  # the first query over a range of lengths covers min_len..16
@@ -582,7 +583,7 @@ def _prove_boolean_block(net: Network, lemma: BooleanBlock, timeout: float) -> t
     solver.add(*vals.assertions)
     solver.add(z3.Or(wrong))
     logic = "QF_LIRA"
-    query, model = solve(
+    query, model = _smt.solve(
         solver, name=lemma.id, logic=logic, timeout=timeout,
         reason_unsat=f"FFN {lemma.block} matches the lemma on every input with {len(lemma.boolean)} Boolean dims",
     )
@@ -666,7 +667,7 @@ def _prove_nearest(net: Network, lemma: NearestSelection, timeout: float) -> tup
         z3.And(z3.Implies(p_far, p_near), s_near <= s_far),  # the nearer is ranked higher
         z3.And(p_far, z3.Not(p_near), s_far <= s_near),  # the farther is preferred
     ))
-    query, model = solve(
+    query, model = _smt.solve(
         solver, name=lemma.id, logic="QF_LIA", timeout=timeout,
         reason_unsat=f"for every n, a better ranked position scores strictly higher under head {lemma.layer}.{lemma.head}",
     )
@@ -710,7 +711,7 @@ def _prove_scaled_block(net: Network, lemma: ScaledBlock, timeout: float) -> tup
     solver = z3.Solver(ctx=ctx)
     solver.add(*vals.assertions)
     solver.add(z3.Or(wrong))
-    query, model = solve(solver, name=lemma.id, logic="QF_LIRA", timeout=timeout,
+    query, model = _smt.solve(solver, name=lemma.id, logic="QF_LIRA", timeout=timeout,
                          reason_unsat=f"FFN {lemma.block} matches the lemma for all integers and every unit")
     if query.result == "sat":
         shown = ", ".join(f"{k}={model.eval(v, model_completion=True)}" for k, v in env.items())
@@ -1379,7 +1380,7 @@ def _presence_signs(
                 solver = z3.Solver(ctx=ctx)
                 solver.add(*simplex, *vals.assertions, goal)
                 shown = " + ".join("(" + ",".join(f"{d}={int(b)}" for d, b in patterns[p].items()) + ")" for p in subset)
-                query, _model = solve(solver, name=f"readout.{h.name} class {c} patterns {shown} {label}", logic="QF_LRA", timeout=10.0,
+                query, _model = _smt.solve(solver, name=f"readout.{h.name} class {c} patterns {shown} {label}", logic="QF_LRA", timeout=10.0,
                                       reason_unsat=f"no {label} logit when the maximal value patterns are {shown}")
                 queries.append(query)
                 answers.append(query.result)
@@ -1434,6 +1435,59 @@ def _replay(net: Network, language: Language, word: Word) -> Refuted:
         word,
         {"logit": str(trace.output)},
     )
+
+
+def _theorem_query(
+    net: Network,
+    language: Language,
+    results: Sequence[_LemmaResult],
+    readout_lemmas: dict[Any, Any],
+    readout_nodes: list[LemmaNode],
+    lo: int,
+    hi: int,
+) -> tuple[_Abstraction, Any, str | None]:
+    """The theorem's query over the words of length ``lo..hi`` (the network with the proved
+    lemmas in place, accept != membership), its solver and its SMT-LIB2 logic."""
+    import z3
+
+    ctx = z3.Context()
+    ab = _Abstraction(z3, ctx, net, hi, results, readout_lemmas, readout_nodes, lo=lo)
+    goal = ab.accept() != ab.member(language)  # first: both add definitions to the assertions
+    # The smallest standard logic (cvc5 re-checks C4 at n = 22 in 0.01 s as QF_LIRA and not in 30 s as ALL).
+    logic = None if ab.vals.arithmetic else "QF_UF"
+    solver = z3.Solver(ctx=ctx) if ab.vals.arithmetic else _boolean_solver(z3, ctx)
+    solver.add(*ab.vals.assertions)
+    solver.add(goal)
+    return ab, solver, logic
+
+
+def rebuild_queries(net: Network, claim: Recognizes, lemmas: Sequence[Lemma], names: Sequence[str]) -> dict[tuple[str, str], str]:
+    """The SMT-LIB2 text of a compositional proof's queries, by (lemma tree node, query name),
+    for the freshness check of its proof log: the block lemmas are proved again (small queries,
+    and the theorem's encoding depends on which of them hold), the theorem's queries named
+    ``names`` (``"Y2 n=0..16"``, ``"C4 n=22"``) are built and printed, not solved."""
+    from .smt import to_smt2
+
+    results: list[_LemmaResult] = []
+    for lemma in lemmas:
+        node, ok = prove_lemma(net, lemma)
+        results.append(_LemmaResult(lemma, node, ok))
+    readout_lemmas: dict[Any, Any] = {}
+    readout_nodes: list[LemmaNode] = []
+    theorem: dict[tuple[str, str], str] = {}
+    prefix = f"{claim.id} n="
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        lo, _, hi = name[len(prefix):].partition("..")
+        if not lo.isdigit() or not (hi or lo).isdigit():
+            continue
+        _ab, solver, logic = _theorem_query(net, claim.language, results, readout_lemmas, readout_nodes, int(lo), int(hi or lo))
+        theorem[(claim.id, name)] = to_smt2(solver, logic=logic)
+    out = {(node.name, q.name): q.smt2 for r in results for node in r.node.walk() for q in node.queries}
+    out.update({(node.name, q.name): q.smt2 for node in readout_nodes for q in node.queries})
+    out.update(theorem)
+    return out
 
 
 def _boolean_solver(z3: Any, ctx: Any) -> Any:
@@ -1548,12 +1602,9 @@ def prove_recognizes(
                                       f"would take (twice the {last_build:.1f} s of the last range); lengths {claim.min_len}..{a - 1} proved")
             break
         range_started = time.perf_counter()
-        ctx = z3.Context()
         before = [(r.uses, len(r.fallbacks)) for r in results]
         try:
-            ab = _Abstraction(z3, ctx, net, b, results, readout_lemmas, readout_nodes, lo=a)
-            accept = ab.accept()
-            member = ab.member(language)
+            ab, solver, logic = _theorem_query(net, language, results, readout_lemmas, readout_nodes, a, b)
         except Unsupported as exc:
             if a < b:
                 # Not encodable over a symbolic length: one query per length from here on.
@@ -1563,15 +1614,9 @@ def prove_recognizes(
                 continue
             verdict = Unknown(METHOD, f"unsupported: {exc}")
             break
-        goal = accept != member
         built = time.perf_counter() - range_started
-        # The smallest standard logic (cvc5 re-checks C4 at n = 22 in 0.01 s as QF_LIRA and not in 30 s as ALL).
-        logic = None if ab.vals.arithmetic else "QF_UF"
-        solver = z3.Solver(ctx=ctx) if ab.vals.arithmetic else _boolean_solver(z3, ctx)
-        solver.add(*ab.vals.assertions)
-        solver.add(goal)
         words = f"length {a}" if a == b else f"length {a} to {b}"
-        query, model = solve(solver, name=f"{claim.id} n={shown}", logic=logic, timeout=max(0.001, deadline - time.perf_counter()),
+        query, model = _smt.solve(solver, name=f"{claim.id} n={shown}", logic=logic, timeout=max(0.001, deadline - time.perf_counter()),
                              reason_unsat=f"no word of {words} is misclassified (lemmas in place of their blocks)")
         queries.append(query)
         if query.result == "unsat":
@@ -1585,11 +1630,7 @@ def prove_recognizes(
             word = _shortest(ab, solver, model, deadline)
             if len(word) != b or a != b:
                 # Shrink among the words of that one length, in a query of its own.
-                ctx1 = z3.Context()
-                ab1 = _Abstraction(z3, ctx1, net, len(word), results, readout_lemmas, readout_nodes)
-                goal1 = ab1.accept() != ab1.member(language)  # first: both add definitions
-                solver1 = z3.Solver(ctx=ctx1)
-                solver1.add(*ab1.vals.assertions, goal1)
+                ab1, solver1, _logic = _theorem_query(net, language, results, readout_lemmas, readout_nodes, len(word), len(word))
                 word = _shrink(ab1, solver1, word, deadline)
             else:
                 word = _shrink(ab, solver, word, deadline)
@@ -1673,4 +1714,4 @@ def _construction(name: str | Construction) -> Construction:
     return REGISTRY[name]
 
 
-__all__ = ["METHOD", "Progress", "prove_compositional", "prove_lemma", "prove_recognizes"]
+__all__ = ["METHOD", "Progress", "prove_compositional", "prove_lemma", "prove_recognizes", "rebuild_queries"]

@@ -368,9 +368,11 @@ def _claim_of(log: ProofLog, c: Construction, values: Mapping[str, Any]) -> Clai
 
 
 def check_fresh(path: str, registry: Mapping[str, Construction] | None = None) -> ProofLog:
-    """The strict read plus a rebuild, without solving anything: the construction's network
-    (per length, for per-length families) still has the recorded fingerprint, and the queries
-    of a monolithic SMT proof or a block lemma are rebuilt to the same SMT-LIB2 bytes."""
+    """The strict read plus a rebuild: the construction's network (per length, for per-length
+    families) still has the recorded fingerprint, and the queries of a monolithic SMT proof or a
+    block lemma are rebuilt to the same SMT-LIB2 bytes without solving anything; those of a
+    compositional proof too (its theorem's queries built, not solved; its block lemmas proved
+    again, since which of them hold shapes the theorem's encoding)."""
     log = read_log(path)
     rec = log.record
     c = _construction(rec["construction"], registry)
@@ -387,6 +389,10 @@ def check_fresh(path: str, registry: Mapping[str, Construction] | None = None) -
     for n, fp in (rec["network"].get("fingerprints") or {}).items():
         if fingerprint(c.network(values, int(n))) != fp:
             raise ProofLogError(f"{path}: the network for n={n} no longer has fingerprint {fp[:16]}…; run the proof again")
+    from .compositional import METHOD as COMPOSITIONAL
+
+    if rec["format_version"] == 2 and rec["method"] == COMPOSITIONAL and rec.get("lemmas"):
+        _check_compositional(log, c, values, c.network(values, rec["bound"]) if c.per_length else net)
     if rec["format_version"] == 2 and rec["queries"]:
         claim = _claim_of(log, c, values)
         rebuilt = rebuild_queries(c, values, claim, rec)
@@ -401,6 +407,41 @@ def check_fresh(path: str, registry: Mapping[str, Construction] | None = None) -
                     f"{entry['sha256'][:16]}…: the encoding or the network changed; run the proof again"
                 )
     return log
+
+
+def _check_compositional(log: ProofLog, c: Construction, values: Mapping[str, Any], net: Any) -> None:
+    """The queries of a compositional proof's lemma tree rebuilt to the recorded bytes: the
+    lemmas' (proved again: small queries) and the theorem's (built, not solved)."""
+    from .claims import Recognizes
+    from .compositional import rebuild_queries as rebuild_compositional
+
+    claim = _claim_of(log, c, values)
+    if not isinstance(claim, Recognizes) or c.lemmas is None:
+        raise ProofLogError(f"{log.path}: a compositional record for {claim.id!r}, which is no longer a recognition claim with lemmas")
+    recorded: list[tuple[str, Mapping[str, Any]]] = []
+
+    def walk(node: Mapping[str, Any]) -> None:
+        recorded.extend((node["name"], q) for q in node.get("queries", ()))
+        for child in node.get("children", ()):
+            walk(child)
+
+    walk(log.record["lemmas"])
+    rebuilt = rebuild_compositional(net, claim, c.lemmas(values), [q["name"] for node, q in recorded if node == claim.id])
+    compared = 0
+    for node, entry in recorded:
+        text = rebuilt.get((node, entry["name"]))
+        if text is None:
+            continue  # a query the rebuild does not cover
+        compared += 1
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if digest != entry["sha256"]:
+            raise ProofLogError(
+                f"{log.path}: query {entry['name']!r} of lemma tree node {node!r} rebuilds to sha256 {digest[:16]}…, the log "
+                f"has {entry['sha256'][:16]}…: the encoding, a lemma or the network changed; run the proof again"
+            )
+    if not any(node == claim.id for node, _entry in recorded) or compared < len(recorded):
+        missing = [f"{node}: {entry['name']}" for node, entry in recorded if (node, entry["name"]) not in rebuilt]
+        raise ProofLogError(f"{log.path}: the rebuild does not give {len(missing)} recorded queries ({', '.join(missing[:3])}); run the proof again")
 
 
 def rebuild_queries(c: Construction, values: Mapping[str, Any], claim: Claim, rec: Mapping[str, Any]) -> dict[str, str]:

@@ -3,5 +3,5 @@
 (declare-fun |s@parity.0#2| () Real)
 (assert (let (($x7 (ite (= 0 0) true false))) (= |I[i=k]/n@fig1.0#1| $x7)))
 (assert (let ((?x12 (ite |I[i=k]/n@fig1.0#1| (- 1.0) 0.0))) (let ((?x14 (ite |I[i=k]/n@fig1.0#1| 1.0 0.0))) (let ((?x15 (+ ?x14 ?x12))) (= |s@parity.0#2| ?x15)))))
-(assert (let (($x19 (or false))) (let (($x18 (< 0.0 |s@parity.0#2|))) (and (distinct $x18 $x19) true))))
+(assert (and (distinct (< 0.0 |s@parity.0#2|) (or false)) true))
 (check-sat)

@@ -14,5 +14,5 @@
 (assert (let ((?x53 (+ (* (/ 4.0 5.0) (* (- 1.0) |I[i=k]/n@fig1.0#2|)) (* (/ 1.0 5.0) (* (- 1.0) |I[i=k]/n@fig1.1#4|))))) (let ((?x48 (+ (* (/ 1.0 5.0) |I[i=k]/n@fig1.0#2|) (* (/ 4.0 5.0) |I[i=k]/n@fig1.1#4|)))) (let ((?x54 (+ ?x48 ?x53))) (= |s@parity.0#5| ?x54)))))
 (assert (= q1.0 (and true (not w0.0))))
 (assert (= q1.1 (and true w0.0)))
-(assert (let (($x64 (or q1.1))) (let (($x57 (< 0.0 |s@parity.0#5|))) (and (distinct $x57 $x64) true))))
+(assert (and (distinct (< 0.0 |s@parity.0#5|) (or q1.1)) true))
 (check-sat)

@@ -23,5 +23,5 @@
 (assert (= q1.1 (and true w0.0)))
 (assert (= q2.0 (or (and q1.0 (not w1.0)) (and q1.1 w1.0))))
 (assert (= q2.1 (or (and q1.0 w1.0) (and q1.1 (not w1.0)))))
-(assert (let (($x100 (or q2.1))) (let (($x83 (< 0.0 |s@parity.0#7|))) (and (distinct $x83 $x100) true))))
+(assert (and (distinct (< 0.0 |s@parity.0#7|) (or q2.1)) true))
 (check-sat)

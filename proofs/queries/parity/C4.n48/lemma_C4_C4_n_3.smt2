@@ -32,5 +32,5 @@
 (assert (= q2.1 (or (and q1.0 w1.0) (and q1.1 (not w1.0)))))
 (assert (= q3.0 (or (and q2.0 (not w2.0)) (and q2.1 w2.0))))
 (assert (= q3.1 (or (and q2.0 w2.0) (and q2.1 (not w2.0)))))
-(assert (let (($x131 (or q3.1))) (let (($x104 (< 0.0 |s@parity.0#9|))) (and (distinct $x104 $x131) true))))
+(assert (and (distinct (< 0.0 |s@parity.0#9|) (or q3.1)) true))
 (check-sat)

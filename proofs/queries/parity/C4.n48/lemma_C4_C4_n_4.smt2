@@ -27,5 +27,5 @@
 (assert (let ((?x24 (* (/ 1.0 5.0) (to_real |count#1|)))) (= |k/n@count.4#9| ?x24)))
 (assert (let ((?x62 (ite (ite (= 4 |count#1|) true false) (/ 1.0 5.0) 0.0))) (= |I[i=k]/n@fig1.4#10| ?x62)))
 (assert (let ((?x86 (+ (* (/ 2.0 7.0) (* (- 1.0) |I[i=k]/n@fig1.0#2|)) (* (/ 1.0 14.0) (* (- 1.0) |I[i=k]/n@fig1.1#4|)) (* (/ 2.0 7.0) (* (- 1.0) |I[i=k]/n@fig1.2#6|)) (* (/ 1.0 14.0) (* (- 1.0) |I[i=k]/n@fig1.3#8|)) (* (/ 2.0 7.0) (* (- 1.0) |I[i=k]/n@fig1.4#10|))))) (let ((?x72 (+ (* (/ 1.0 11.0) |I[i=k]/n@fig1.0#2|) (* (/ 4.0 11.0) |I[i=k]/n@fig1.1#4|) (* (/ 1.0 11.0) |I[i=k]/n@fig1.2#6|) (* (/ 4.0 11.0) |I[i=k]/n@fig1.3#8|) (* (/ 1.0 11.0) |I[i=k]/n@fig1.4#10|)))) (let ((?x87 (+ ?x72 ?x86))) (= |s@parity.0#11| ?x87)))))
-(assert (let (($x92 (= |count#1| 3))) (let (($x91 (= |count#1| 1))) (let (($x93 (or $x91 $x92))) (let (($x90 (< 0.0 |s@parity.0#11|))) (and (distinct $x90 $x93) true))))))
+(assert (let (($x92 (= |count#1| 3))) (let (($x91 (= |count#1| 1))) (let (($x93 (or $x91 $x92))) (and (distinct (< 0.0 |s@parity.0#11|) $x93) true)))))
 (check-sat)
