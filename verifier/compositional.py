@@ -1437,6 +1437,29 @@ def _replay(net: Network, language: Language, word: Word) -> Refuted:
     )
 
 
+def _next_range(a: int, n: int, done: Sequence[tuple[int, int, float]], left: float) -> int:
+    """The last length of the range that starts at ``a``: twice the last one (``min_len..16``,
+    ``17..32``, ...), unless the ranges proved so far (``(first, last, seconds)`` each) predict
+    that it would not fit in half the budget left; then the longest range predicted to fit (at
+    least length ``a`` alone). The prediction: a full range's time (one that doubled the
+    lengths) grows as (last length)^p, p fitted to the last two full ranges (clamped to 1..4;
+    3 with fewer than two), from the last full range."""
+    b = min(n, max(_FIRST_RANGE, 2 * (a - 1)))
+    full = [(hi, t) for i, (lo, hi, t) in enumerate(done) if i == 0 or hi >= 2 * (lo - 1)]
+    if not full:
+        return b
+    hi, t = full[-1]
+    p = 3.0
+    if len(full) >= 2:
+        hi0, t0 = full[-2]
+        if hi > hi0 > 0 and t > 0.05 and t0 > 0.05:
+            p = min(4.0, max(1.0, math.log(t / t0) / math.log(hi / hi0)))
+    if t <= 0 or t * (b / hi) ** p <= left / 2:
+        return b
+    fits = int(hi * ((left / 2) / t) ** (1 / p))
+    return max(a, min(b, fits))
+
+
 def _theorem_query(
     net: Network,
     language: Language,
@@ -1588,9 +1611,10 @@ def prove_recognizes(
     proved_up_to = claim.min_len - 1
     per_length_because = ""
     last_build = 0.0  # seconds the last range's query took to build (and print, below)
+    done: list[tuple[int, int, float]] = []  # (first length, last length, seconds) of each range proved
     a = claim.min_len
     while a <= n:
-        b = a if lengths == "each" else min(n, max(_FIRST_RANGE, 2 * (a - 1)))
+        b = a if lengths == "each" else _next_range(a, n, done, deadline - time.perf_counter())
         shown = f"{a}" if a == b else f"{a}..{b}"
         left = deadline - time.perf_counter()
         if left <= 0:
@@ -1622,6 +1646,7 @@ def prove_recognizes(
         if query.result == "unsat":
             proved_up_to = b
             last_build = built
+            done.append((a, b, time.perf_counter() - range_started))
             if on_length is not None:
                 on_length(b, time.perf_counter() - started)
             a = b + 1

@@ -18,6 +18,7 @@ from symbolic.exact import run
 from verifier.claims import Automaton, Proved, Recognizes, Refuted, Unknown
 from verifier.compositional import (
     _commutative,
+    _next_range,
     _replay,
     prove_compositional,
     prove_lemma,
@@ -195,6 +196,19 @@ def test_one_query_per_length_proves_the_same_dyck_recognizer_as_the_range_queri
     progress = prove_recognizes(net, claim, lemmas, 6, timeout=60, lengths="each")
     assert isinstance(progress.verdict, Proved)
     assert [q.name for q in progress.tree.queries] == [f"Y2 n={m}" for m in range(7)]
+
+
+def test_the_ranges_double_while_the_budget_allows_and_shrink_to_what_is_predicted_to_fit():
+    assert _next_range(0, 1000, [], 60.0) == 16
+    assert _next_range(17, 1000, [(0, 16, 0.5)], 60.0) == 32
+    assert _next_range(65, 100, [(17, 32, 0.5), (33, 64, 2.0)], 60.0) == 100  # the bound caps it
+    # 64 took 4 s, 32 took 0.5 s: time grows as length^3, so 128 would take 32 s > 40 s / 2
+    assert _next_range(65, 1000, [(17, 32, 0.5), (33, 64, 4.0)], 40.0) == int(64 * (20 / 4.0) ** (1 / 3))
+    # a short range after it (65..100) does not count as a full one: the prediction still comes from 33..64
+    assert _next_range(101, 1000, [(17, 32, 0.5), (33, 64, 4.0), (65, 100, 1.0)], 40.0) == int(64 * (20 / 4.0) ** (1 / 3))
+    assert _next_range(101, 1000, [(17, 32, 0.5), (33, 64, 4.0), (65, 100, 1.0)], 400.0) == 200
+    # nothing longer is predicted to fit: the one length a
+    assert _next_range(65, 1000, [(17, 32, 0.5), (33, 64, 4.0)], 1.0) == 65
 
 
 def test_an_unknown_lengths_mode_is_refused_with_the_modes_there_are():
