@@ -583,6 +583,10 @@ def _k(p: Point) -> int:
     return p.word.count("1")
 
 
+# Closed forms (ValueIs.closed_form): the length n (tokens), the count of 1s, I[w₁ = 1].
+_N, _K, _W1 = sympy.Symbol("n"), sympy.Symbol("#1"), sympy.Symbol("w1=1")
+
+
 def _first_bit(p: Point) -> int:
     return int(len(p.word) >= 1 and p.word[0] == "1")
 
@@ -721,6 +725,7 @@ def _parity_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             quantity=StateValue(after="count", dim="k/n"),
             expected=lambda p: Fraction(_k(p), p.n),
             expected_text="k/n",
+            closed_form=_K / _N,
         ),
         ValueIs(
             id="C3-1/n",
@@ -729,6 +734,7 @@ def _parity_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             quantity=StateValue(after="count", dim="1/n"),
             expected=lambda p: Fraction(1, p.n),
             expected_text="1/n",
+            closed_form=1 / _N,
         ),
         ValueIs(
             id="C3-fig1",
@@ -737,6 +743,7 @@ def _parity_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             quantity=StateValue(after="fig1", dim="I[i=k]/n"),
             expected=lambda p: Fraction(int(p.i == _k(p)), p.n),
             expected_text="I[i=k]/n",
+            closed_form=sympy.Piecewise((1 / _N, sympy.Eq(sympy.Symbol("i"), _K)), (0, True)),
         ),
     ]
     if paper:
@@ -852,6 +859,7 @@ def _first_flawed_logn_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             expected=lambda p: Fraction(p.n - 1, 2 * p.n - 1) * (_first_bit(p) - Fraction(1, 2))
             + (_k(p) - Fraction(p.n, 2)) / (2 * p.n - 1),
             expected_text="(n−1)/(2n−1)(I − ½) + (k − n/2)/(2n−1)",
+            closed_form=(_N - 1) / (2 * _N - 1) * (_W1 - sympy.Rational(1, 2)) + (_K - _N / 2) / (2 * _N - 1),
         ),
     )
 
@@ -868,6 +876,7 @@ def _first_logn_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             expected=lambda p: Fraction(p.n, 2 * p.n - 1) * (_first_bit(p) - Fraction(1, 2)),
             min_len=1,
             expected_text="n/(2n−1)(I − ½)",
+            closed_form=_N / (2 * _N - 1) * (_W1 - sympy.Rational(1, 2)),
         ),
         Bound(
             id="C11-bound",

@@ -183,6 +183,13 @@ class ValueIs(ClaimBase):
     expected: Expectation
     backend: Backend = "exact"
     expected_text: str = ""
+    closed_form: Any = None
+    """Optionally, the same expectation as a sympy expression over the symbols ``n`` (tokens),
+    ``t`` (token index), ``i`` (the paper's position), ``#a`` (how many times symbol ``a``
+    occurs in the word) and ``wj=a`` (1 if the j-th symbol, from 1, is ``a``, else 0), e.g.
+    ``Symbol("#1") / Symbol("n")``: what lets ``--method smt``
+    prove the claim over a symbolic word (:func:`verifier.smt.value_is_smt`). It must agree
+    with ``expected`` wherever that is not None (a test checks the declared ones)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

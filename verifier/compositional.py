@@ -73,6 +73,7 @@ from symbolic import (
 )
 from symbolic.positional import feature
 
+from . import smt as _smt
 from .claims import (
     Automaton,
     BooleanBlock,
@@ -80,16 +81,17 @@ from .claims import (
     Language,
     Lemma,
     NearestSelection,
+    Output,
     Proved,
     Recognizes,
     Refuted,
     ScaledBlock,
     Unknown,
+    ValueIs,
     Verdict,
     Word,
 )
-from . import smt as _smt
-from .smt import EncoderBugError, LemmaNode, SmtQuery, Unsupported
+from .smt import EncoderBugError, LemmaNode, Outcome, SmtQuery, Unsupported
 
 METHOD = "smt (z3), compositional"
 _FIRST_RANGE = 16  # the first query over a range of lengths covers min_len..16
@@ -1484,11 +1486,12 @@ def _theorem_query(
     return ab, solver, logic
 
 
-def rebuild_queries(net: Network, claim: Recognizes, lemmas: Sequence[Lemma], names: Sequence[str]) -> dict[tuple[str, str], str]:
+def rebuild_queries(net: Network, claim: Recognizes | ValueIs, lemmas: Sequence[Lemma], names: Sequence[str]) -> dict[tuple[str, str], str]:
     """The SMT-LIB2 text of a compositional proof's queries, by (lemma tree node, query name),
     for the freshness check of its proof log: the block lemmas are proved again (small queries,
     and the theorem's encoding depends on which of them hold), the theorem's queries named
-    ``names`` (``"Y2 n=0..16"``, ``"C4 n=22"``) are built and printed, not solved."""
+    ``names`` (``"Y2 n=0..16"``, ``"C4 n=22"``, ``"C3-count n=5"``) are built and printed, not
+    solved."""
     from .smt import to_smt2
 
     results: list[_LemmaResult] = []
@@ -1505,7 +1508,12 @@ def rebuild_queries(net: Network, claim: Recognizes, lemmas: Sequence[Lemma], na
         lo, _, hi = name[len(prefix):].partition("..")
         if not lo.isdigit() or not (hi or lo).isdigit():
             continue
-        _ab, solver, logic = _theorem_query(net, claim.language, results, readout_lemmas, readout_nodes, int(lo), int(hi or lo))
+        if isinstance(claim, ValueIs):
+            if hi:
+                continue
+            solver, _word_of, logic = value_builder(claim, results, readout_lemmas, readout_nodes)(net, int(lo))
+        else:
+            _ab, solver, logic = _theorem_query(net, claim.language, results, readout_lemmas, readout_nodes, int(lo), int(hi or lo))
         theorem[(claim.id, name)] = to_smt2(solver, logic=logic)
     out = {(node.name, q.name): q.smt2 for r in results for node in r.node.walk() for q in node.queries}
     out.update({(node.name, q.name): q.smt2 for node in readout_nodes for q in node.queries})
@@ -1595,7 +1603,6 @@ def prove_recognizes(
     after each proved range or length, with its last length (for benchmarks)."""
     if lengths not in ("ranges", "each"):
         raise ValueError(f"lengths={lengths!r}: use 'ranges' (one query per range of lengths) or 'each' (one query per length)")
-    import z3
 
     started = time.perf_counter()
     deadline = started + timeout
@@ -1703,6 +1710,100 @@ def prove_recognizes(
     return Progress(verdict, tree, proved_up_to)
 
 
+def value_builder(
+    claim: ValueIs, results: Sequence[_LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode]
+) -> Callable[[Network, int], tuple[Any, Callable[[Any], Word], str | None]]:
+    """The query "some word of length m has a value other than the closed form" over the
+    network with the proved lemmas in place (:class:`verifier.smt.ValueBuilder`): the value of
+    the claim's dim after its step at every token (or the logit), against the closed form, whose
+    counts are the same Int variables the network's uniform heads sum into."""
+    from .smt import closed_form_term
+
+    def build(net: Network, m: int) -> tuple[Any, Callable[[Any], Word], str | None]:
+        import z3
+
+        if claim.closed_form is None:
+            raise Unsupported(f"claim {claim.id} has no closed form")
+        ctx = z3.Context()
+        ab = _Abstraction(z3, ctx, net, m, results, readout_lemmas, readout_nodes)
+        emb = net.embedding
+        assert isinstance(emb, TokenEmbedding)
+        alphabet = list(ab.alphabet)
+
+        def count(a: str) -> Any:
+            bools = [ab.is_symbol(j, alphabet.index(a)) for j in range(m)]
+            return z3.ToReal(ab.vals.count(bools)) if bools else ab.vals.num(Fraction(0))
+
+        def indicator(j: int, a: str) -> Any:
+            if j > m:
+                return ab.vals.num(Fraction(0))
+            return ab.vals.arith(ab.is_symbol(j - 1, alphabet.index(a)))
+
+        points: list[tuple[int, Any]] = []
+        if isinstance(claim.quantity, Output):
+            r = net.readout
+            if not isinstance(r, Classifier):
+                raise Unsupported("the logit of a network without a classifier readout")
+            t = r.position if r.position >= 0 else ab.N + r.position
+            x, scale = ab.state(len(net.layers), t)
+            if scale is not None:
+                raise Unsupported("the logit at a scaled position (an averaging head before it)")
+            points.append((0, _affine(ab.vals, r.logit, x)[r.logit.outputs[0]]))
+        else:
+            names = ["input", *(sub.name for sub in net.layers)]
+            if claim.quantity.after not in names:
+                raise Unsupported(f"claim {claim.id}: the network has no step named {claim.quantity.after!r}")
+            layer = names.index(claim.quantity.after)
+            for t in range(ab.N):
+                x, scale = ab.state(layer, t)
+                if scale is not None:
+                    raise Unsupported(f"dim {claim.quantity.dim!r} at token {t} is scaled (an averaging head before it)")
+                points.append((t, x.get(claim.quantity.dim, Fraction(0))))
+        differs = []
+        for t, value in points:
+            expected = closed_form_term(z3, ctx, claim.closed_form, alphabet, (t, emb.index_base + t, ab.N), count, indicator)
+            differs.append(ab.vals.arith(value) != expected)
+        solver = z3.Solver(ctx=ctx)
+        solver.add(*ab.vals.assertions)
+        solver.add(z3.Or(differs) if differs else z3.BoolVal(False, ctx))
+        return solver, ab.word_of, None
+
+    return build
+
+
+def prove_value(job: Any, claim: ValueIs, lemmas: Sequence[Lemma], n: int, *, timeout: float = 60.0) -> Outcome:
+    """A :class:`ValueIs` with a closed form, proved compositionally: each lemma once, then one
+    query per length over the network with the proved lemmas in place
+    (:func:`verifier.smt.value_is_smt` with :func:`value_builder`); the outcome carries the
+    lemma tree (the claim at the root with its queries, the lemmas below)."""
+    started = time.perf_counter()
+    results: list[_LemmaResult] = []
+    for lemma in lemmas:
+        node, ok = prove_lemma(job.network(n), lemma, timeout=max(0.001, timeout - (time.perf_counter() - started)))
+        results.append(_LemmaResult(lemma, node, ok))
+    readout_nodes: list[LemmaNode] = []
+    outcome = _smt.value_is_smt(
+        job, claim, claim.min_len, n, timeout=max(0.001, timeout - (time.perf_counter() - started)),
+        build=value_builder(claim, results, {}, readout_nodes), method=METHOD, name=f"{claim.id} n={{m}}",
+    )
+    status = {Proved: "proved", Refuted: "refuted", Unknown: "unknown"}[type(outcome.verdict)]
+    side = LemmaNode(
+        name="side conditions",
+        statement="every lemma was applied only where its assumptions hold, at every position of every length; "
+        + "; ".join(f"{r.lemma.id}: applied {r.uses} times" + (f", encoded faithfully where {r.fallbacks[0]}" if r.fallbacks else "")
+                    for r in results),
+        verdict="proved",
+    )
+    tree = LemmaNode(
+        name=claim.id,
+        statement=claim.statement + f" (every word with {claim.min_len} <= |w| <= {n})",
+        verdict=status,  # type: ignore[arg-type]
+        queries=outcome.queries,
+        children=(*(r.node for r in results), *readout_nodes, side),
+    )
+    return Outcome(outcome.verdict, (), tree)
+
+
 def prove_compositional(
     construction_name: str | Construction, params: Mapping[str, str], claim_id: str, n: int, *, timeout: float = 60.0
 ) -> tuple[Verdict, LemmaNode]:
@@ -1739,4 +1840,4 @@ def _construction(name: str | Construction) -> Construction:
     return REGISTRY[name]
 
 
-__all__ = ["METHOD", "Progress", "prove_compositional", "prove_lemma", "prove_recognizes", "rebuild_queries"]
+__all__ = ["METHOD", "Progress", "prove_compositional", "prove_lemma", "prove_recognizes", "prove_value", "rebuild_queries", "value_builder"]

@@ -412,12 +412,12 @@ def check_fresh(path: str, registry: Mapping[str, Construction] | None = None) -
 def _check_compositional(log: ProofLog, c: Construction, values: Mapping[str, Any], net: Any) -> None:
     """The queries of a compositional proof's lemma tree rebuilt to the recorded bytes: the
     lemmas' (proved again: small queries) and the theorem's (built, not solved)."""
-    from .claims import Recognizes
+    from .claims import Recognizes, ValueIs
     from .compositional import rebuild_queries as rebuild_compositional
 
     claim = _claim_of(log, c, values)
-    if not isinstance(claim, Recognizes) or c.lemmas is None:
-        raise ProofLogError(f"{log.path}: a compositional record for {claim.id!r}, which is no longer a recognition claim with lemmas")
+    if not isinstance(claim, Recognizes | ValueIs) or c.lemmas is None:
+        raise ProofLogError(f"{log.path}: a compositional record for {claim.id!r}, which is no longer a recognition or value claim with lemmas")
     recorded: list[tuple[str, Mapping[str, Any]]] = []
 
     def walk(node: Mapping[str, Any]) -> None:

@@ -46,7 +46,7 @@ import hashlib
 import itertools
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, assert_never
@@ -74,10 +74,13 @@ from .claims import (
     Claim,
     Construction,
     Language,
+    Output,
+    Point,
     Proved,
     Recognizes,
     Refuted,
     Unknown,
+    ValueIs,
     Verdict,
     Word,
 )
@@ -1346,19 +1349,270 @@ def recognizes_smt(
     )
 
 
+# --------------------------------------------------------------------------- closed forms
+
+
+CLOSED_FORM_SYMBOLS = ("n", "t", "i")
+"""The position symbols a :attr:`ValueIs.closed_form` may use, besides ``#a`` (the count of
+symbol ``a`` in the word) and ``wj=a`` (1 if the word's j-th symbol, from 1, is ``a``, else 0)."""
+
+
+def _indicator(name: str, alphabet: Sequence[str]) -> tuple[int, str] | None:
+    """``wj=a`` as (j, a), or None."""
+    head, eq, a = name.partition("=")
+    if eq and head[:1] == "w" and head[1:].isdigit() and int(head[1:]) >= 1 and a in alphabet:
+        return int(head[1:]), a
+    return None
+
+
+def closed_form_at(expr: Any, alphabet: Sequence[str], word: Word, t: int, i: int, n: int) -> Any:
+    """A closed form's value on a concrete word at token ``t`` (a sympy number)."""
+    import sympy
+
+    subs: dict[Any, Any] = {sympy.Symbol("n"): n, sympy.Symbol("t"): t, sympy.Symbol("i"): i}
+    subs.update({sympy.Symbol(f"#{a}"): sum(1 for x in word if x == a) for a in alphabet})
+    for sym in expr.free_symbols:
+        got = _indicator(sym.name, alphabet)
+        if got is not None:
+            j, a = got
+            subs[sym] = int(len(word) >= j and word[j - 1] == a)
+    return sympy.nsimplify(expr.xreplace({k: sympy.Integer(v) for k, v in subs.items()}))
+
+
+def closed_form_term(
+    z3: Any,
+    ctx: Any,
+    expr: Any,
+    alphabet: Sequence[str],
+    position: tuple[int, int, int],
+    count: Callable[[str], Any],
+    indicator: Callable[[int, str], Any],
+) -> Any:
+    """A closed form at one token of a symbolic word, as a z3 Real term: ``position`` is
+    ``(t, i, n)``, ``count(a)`` the Real term counting symbol ``a``, ``indicator(j, a)`` the
+    Real 0/1 term "the j-th symbol is a" (0 past the word's end)."""
+    import sympy
+
+    t, i, n = position
+    fixed = {sympy.Symbol("n"): sympy.Integer(n), sympy.Symbol("t"): sympy.Integer(t), sympy.Symbol("i"): sympy.Integer(i)}
+
+    def num(q: Fraction) -> Any:
+        return z3.RealVal(str(q), ctx)
+
+    def go(e: Any) -> Any:
+        if e is sympy.true or e is sympy.false:
+            return z3.BoolVal(bool(e), ctx)
+        if e.is_Number:
+            if not e.is_Rational:
+                raise Unsupported(f"the closed form has the irrational number {e}")
+            return num(Fraction(int(e.p), int(e.q)))
+        if e.is_Symbol:
+            if e.name.startswith("#") and e.name[1:] in alphabet:
+                return count(e.name[1:])
+            got = _indicator(e.name, alphabet)
+            if got is not None:
+                return indicator(*got)
+            raise Unsupported(f"the closed form names {e.name!r}; it may use n, t, i, #a and wj=a for a in {list(alphabet)}")
+        if isinstance(e, sympy.Add):
+            return z3.Sum([go(a) for a in e.args])
+        if isinstance(e, sympy.Mul):
+            out = go(e.args[0])
+            for a in e.args[1:]:
+                out = out * go(a)
+            return out
+        if isinstance(e, sympy.Pow) and e.exp.is_Integer:
+            base, k = go(e.base), int(e.exp)
+            power = num(Fraction(1))
+            for _ in range(abs(k)):
+                power = power * base
+            return power if k >= 0 else num(Fraction(1)) / power
+        if isinstance(e, sympy.Piecewise):
+            out = None
+            for value, cond in reversed(e.args):
+                v = go(value)
+                out = v if out is None or cond is sympy.true else z3.If(go(cond), v, out)
+            return out
+        relations = {sympy.Eq: lambda a, b: a == b, sympy.Ne: lambda a, b: a != b, sympy.Lt: lambda a, b: a < b,
+                     sympy.Le: lambda a, b: a <= b, sympy.Gt: lambda a, b: a > b, sympy.Ge: lambda a, b: a >= b}
+        for kind, make in relations.items():
+            if isinstance(e, kind):
+                return make(go(e.lhs), go(e.rhs))
+        if isinstance(e, sympy.And):
+            return z3.And([go(a) for a in e.args])
+        if isinstance(e, sympy.Or):
+            return z3.Or([go(a) for a in e.args])
+        if isinstance(e, sympy.Not):
+            return z3.Not(go(e.args[0]))
+        raise Unsupported(f"the closed form uses {type(e).__name__} ({e}), which is not encoded")
+
+    return go(expr.xreplace(fixed))
+
+
+def _closed_form_z3(enc: _Encoder, expr: Any, alphabet: Sequence[str], t: int, i: int, n: int) -> Any:
+    """:func:`closed_form_term` over the monolithic encoder's word."""
+    z3 = enc.z3
+    one, zero = z3.IntVal(1, enc.ctx), z3.IntVal(0, enc.ctx)
+    counts: dict[str, Any] = {}
+
+    def count(a: str) -> Any:
+        if a not in counts:
+            idx = list(alphabet).index(a)
+            counts[a] = z3.ToReal(z3.Sum([z3.If(row[idx], one, zero) for row in enc.symbol]) if enc.symbol else zero)
+        return counts[a]
+
+    def indicator(j: int, a: str) -> Any:
+        if j > len(enc.symbol):
+            return enc.num(Fraction(0))
+        return z3.If(enc.symbol[j - 1][list(alphabet).index(a)], enc.num(Fraction(1)), enc.num(Fraction(0)))
+
+    return closed_form_term(z3, enc.ctx, expr, alphabet, (t, i, n), count, indicator)
+
+
+@dataclass(frozen=True, slots=True)
+class ValueQuery:
+    """"Some word of length m has a value other than the closed form" for a :class:`ValueIs`."""
+
+    solver: Any
+    encoder: _Encoder
+    m: int
+    logic: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"n={self.m}"
+
+
+def value_query(net: Network, claim: ValueIs, m: int) -> ValueQuery:
+    """The z3 query for a :class:`ValueIs` with a closed form on every word of length ``m``:
+    the quantity (the logit, or a dim after a named step at every token) differs from the
+    closed form somewhere. ``unsat`` proves the claim for that length."""
+    import z3
+
+    if claim.closed_form is None:
+        raise Unsupported(f"claim {claim.id} has no closed form (ValueIs.closed_form) to encode")
+    ctx = z3.Context()
+    enc = _Encoder(z3, ctx, net, m)
+    rows, n = enc.embed()
+    if not isinstance(net.embedding, TokenEmbedding):
+        raise Unsupported("closed forms are encoded for token embeddings only")
+    base = net.embedding.index_base
+    differs: list[Any] = []
+    if isinstance(claim.quantity, Output):
+        differs.append(enc.term(enc.logit()) != _closed_form_z3(enc, claim.closed_form, net.alphabet, 0, base, n))
+    else:
+        after, dim = claim.quantity.after, claim.quantity.dim
+        if dim not in net.dims:
+            raise Unsupported(f"claim {claim.id}: the network has no dim {dim!r}")
+        current: list[dict[str, Any]] = rows
+        if after != "input":
+            for sub in net.layers:
+                current = enc.sublayer(sub, current, n, None)
+                if sub.name == after:
+                    break
+            else:
+                raise Unsupported(f"claim {claim.id}: the network has no step named {after!r}")
+        for t, row in enumerate(current):
+            value = row[dim]
+            if value is None:
+                continue
+            differs.append(enc.term(value) != _closed_form_z3(enc, claim.closed_form, net.alphabet, t, base + t, n))
+    solver = z3.Solver(ctx=ctx)
+    solver.add(*enc.assertions)
+    solver.add(z3.Or(differs) if differs else z3.BoolVal(False, ctx))
+    return ValueQuery(solver, enc, m)
+
+
+ValueBuilder: TypeAlias = Callable[[Network, int], tuple[Any, Callable[[Any], Word], str | None]]
+"""Builds the query "some word of length m has a value other than the closed form" for a
+network: its z3 solver, the word of a model, and its SMT-LIB2 logic (None: the smallest)."""
+
+
+def _monolithic_value(claim: ValueIs) -> ValueBuilder:
+    def build(net: Network, m: int) -> tuple[Any, Callable[[Any], Word], str | None]:
+        q = value_query(net, claim, m)
+        return q.solver, lambda model: _word_of(model, q.encoder, net.alphabet), q.logic
+
+    return build
+
+
+def value_is_smt(
+    job: Job, claim: ValueIs, min_len: int, max_len: int, *, timeout: float = 60.0,
+    build: ValueBuilder | None = None, method: str = "smt (z3)", name: str = "n={m}",
+) -> Outcome:
+    """Prove or refute a :class:`ValueIs` with a closed form for every word with
+    ``min_len <= |w| <= max_len``, one z3 query per length (``build``: the monolithic encoding
+    by default; :func:`verifier.compositional.value_builder` for the network with its proved
+    lemmas in place). A ``sat`` word is replayed with the exact interpreter against the claim's
+    ``expected``: a word on which the network agrees with ``expected`` is an encoder bug, unless
+    the closed form itself disagrees with ``expected`` there (a :class:`ValueError` naming the
+    claim: its two statements differ)."""
+    from symbolic.exact import run
+
+    from .checker import _value_is_body
+
+    build = build or _monolithic_value(claim)
+    if claim.backend != "exact":
+        return Outcome(Unknown(method, f"unsupported: claim {claim.id} is checked with the {claim.backend} backend, not exactly"))
+    started = time.perf_counter()
+    deadline = started + timeout
+    queries: list[SmtQuery] = []
+    checked = 0
+    alphabet = job.alphabet
+    for m in range(min_len, max_len + 1):
+        net = job.network(m)
+        try:
+            solver, word_of, logic = build(net, m)
+        except Unsupported as exc:
+            return Outcome(Unknown(method, f"unsupported: {exc}"), tuple(queries))
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return Outcome(Unknown(method, f"timeout: the {timeout:.1f} s budget ran out before length {m} (lengths {min_len}..{m - 1} proved)"),
+                           tuple(queries))
+        query, model = solve(solver, name=name.format(m=m), logic=logic, timeout=left,
+                             reason_unsat=f"on no word of length {m} does the value differ from the closed form")
+        if query.result == "unknown":
+            queries.append(query)
+            return Outcome(Unknown(method, f"z3: {query.reason or 'unknown'} (lengths {min_len}..{m - 1} proved)"), tuple(queries))
+        if query.result == "sat":
+            word = word_of(model)
+            trace = run(net, word)
+            refuted = _value_is_body(claim, alphabet, method, None)(word, trace)
+            if not isinstance(refuted, Refuted):
+                for t in range(trace.n):
+                    point = Point(word, t, trace.positions[t], trace.n)
+                    wanted = claim.expected(point)
+                    if wanted is not None and closed_form_at(claim.closed_form, alphabet, word, t, point.i, point.n) != wanted:
+                        raise ValueError(
+                            f"claim {claim.id}: its closed_form {claim.closed_form} and its expected disagree on "
+                            f"{render(alphabet, word)!r} at token {t}; fix the claim's declaration"
+                        )
+                raise EncoderBugError(
+                    f"z3 says the value of {render(alphabet, word)!r} (length {m}) differs from claim {claim.id}'s closed form, "
+                    "but the exact interpreter agrees with it: the SMT encoding is wrong; please report this with the network file"
+                )
+            queries.append(SmtQuery(name=query.name, smt2=query.smt2, result="sat",
+                                    reason=f"counterexample {render(alphabet, word) or 'ε'!r}", seconds=query.seconds))
+            return Outcome(Refuted(method, refuted.detail, word, refuted.values), tuple(queries))
+        queries.append(query)
+        checked += len(alphabet) ** m
+    return Outcome(Proved(method, checked, f"every word with {min_len} <= |w| <= {max_len}: one query per length, each unsat"), tuple(queries))
+
+
 # --------------------------------------------------------------------------- claims
 
 
-SMT_KINDS = ("Recognizes", "BlockIdentity")
+SMT_KINDS = ("Recognizes", "BlockIdentity", "ValueIs with a closed form")
 
 
 def smt_applicable(claim: Claim) -> bool:
     """Whether the smt method covers this claim kind (recognition against a language with an
-    automaton, FFN block lemmas)."""
+    automaton, FFN block lemmas, exact values with a closed form)."""
     from .claims import BlockIdentity
 
     if isinstance(claim, Recognizes):
         return getattr(claim.language, "automaton", None) is not None
+    if isinstance(claim, ValueIs):
+        return claim.closed_form is not None and claim.backend == "exact"
     return isinstance(claim, BlockIdentity)
 
 
@@ -1388,8 +1642,25 @@ def prove_claim_smt(
         log: list[SmtQuery] = []
         verdict = check(job, claim, queries=log)
         return Outcome(verdict, tuple(log))
-    return Outcome(Unknown("smt (z3)", f"unsupported: the smt method does not cover {type(claim).__name__} claims; "
-                                       "use --method exhaustive or --method all"))
+    if isinstance(claim, ValueIs) and claim.closed_form is not None:
+        started = time.perf_counter()
+        lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
+        if compositional and lemmas and claim.backend == "exact":
+            # The network with its proved block lemmas in place (PARITY's uniform head becomes
+            # an Int count); the monolithic encoding when that decides nothing.
+            from .compositional import prove_value
+
+            outcome = prove_value(job, claim, lemmas, bound, timeout=timeout)
+            if not isinstance(outcome.verdict, Unknown):
+                return outcome
+        left = max(1.0, timeout - (time.perf_counter() - started))
+        return value_is_smt(job, claim, claim.min_len, bound, timeout=left)
+    kind = type(claim).__name__
+    if isinstance(claim, ValueIs):
+        kind = "ValueIs claims without a closed form (ValueIs.closed_form)" if claim.closed_form is None else f"ValueIs claims checked with the {claim.backend} backend"
+    else:
+        kind += " claims"
+    return Outcome(Unknown("smt (z3)", f"unsupported: the smt method does not cover {kind}; use --method exhaustive or --method all"))
 
 
 EXHAUSTIVE_WORDS = 1 << 17

@@ -36,16 +36,20 @@ from verifier.claims import (
     Automaton,
     Construction,
     Language,
+    Point,
     Proved,
     Recognizes,
     Refuted,
+    StateValue,
     Unknown,
+    ValueIs,
 )
 from verifier.compositional import prove_recognizes
 from verifier.smt import (
     EncoderBugError,
     LemmaNode,
     SmtQuery,
+    closed_form_at,
     logit_on,
     prove_smt,
     recognizes_smt,
@@ -601,3 +605,105 @@ def test_prove_smt_routes_block_lemmas_through_one_logged_query_that_cvc5_also_p
     assert isinstance(outcome.verdict, Proved)
     assert [(q.name, q.result) for q in outcome.queries] == [(claim_id, "unsat")]
     assert cvc5_answer(outcome.queries[0].smt2) == "unsat"
+
+
+# --------------------------------------------------------------------------- closed forms (ValueIs.closed_form)
+
+
+def _closed_form_claims() -> list[tuple[str, Any, Any]]:
+    out = []
+    for name, construction in sorted(REGISTRY.items()):
+        values = construction.parse_params({})
+        for claim in construction.claims(values):
+            if isinstance(claim, ValueIs) and claim.closed_form is not None:
+                out.append((name, values, claim))
+    return out
+
+
+def test_some_constructions_declare_closed_forms() -> None:
+    assert {(name, claim.id) for name, _values, claim in _closed_form_claims()} >= {
+        ("parity", "C3-count"), ("parity", "C3-1/n"), ("parity", "C3-fig1"),
+    }
+
+
+@pytest.mark.parametrize(("name", "values", "claim"), _closed_form_claims(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_declared_closed_form_agrees_with_its_expectation_on_every_word_up_to_length_6(name: str, values: Any, claim: ValueIs) -> None:
+    construction = REGISTRY[name]
+    net = construction.network(values)
+    for m in range(7):
+        for word in itertools.product(net.alphabet, repeat=m):
+            trace = run_exact(net, word)
+            for t in range(trace.n if isinstance(claim.quantity, StateValue) else 1):
+                point = Point(word, t, trace.positions[t], trace.n)
+                wanted = claim.expected(point)
+                if wanted is not None:
+                    assert closed_form_at(claim.closed_form, net.alphabet, word, t, point.i, point.n) == wanted, (word, t)
+
+
+@pytest.mark.parametrize("claim_id", ["C3-count", "C3-1/n", "C3-fig1"])
+def test_a_closed_form_of_parity_is_proved_over_a_symbolic_word_with_one_query_per_length(claim_id: str) -> None:
+    outcome = prove_smt(REGISTRY["parity"], {}, claim_id, 10)
+    assert isinstance(outcome.verdict, Proved), outcome.verdict
+    assert [(q.name, q.result) for q in outcome.queries] == [(f"n={m}", "unsat") for m in range(11)]
+    assert cvc5_answer(outcome.queries[-1].smt2) == "unsat"
+
+
+def _parity_claim(claim_id: str) -> ValueIs:
+    construction = REGISTRY["parity"]
+    claim = next(c for c in construction.claims(construction.parse_params({})) if c.id == claim_id)
+    assert isinstance(claim, ValueIs)
+    return claim
+
+
+def test_a_closed_form_a_mutant_breaks_is_refuted_with_a_word_the_exact_interpreter_confirms() -> None:
+    net = parity_transformer()
+    emb = net.embedding
+    table = tuple((tok, tuple((d, v + Fraction(1, 2)) if (tok, d) == ("1", "I[w=1]") else (d, v) for d, v in row))
+                  for tok, row in emb.table)
+    mutant = dataclasses.replace(net, embedding=dataclasses.replace(emb, table=table))
+    job = Job(Construction(name="mutant", paper_id="test", title="mutant", reference="test", params=(),
+                           build=lambda values: mutant, claims=lambda values: ()), {})
+    outcome = smt.value_is_smt(job, _parity_claim("C3-count"), 0, 6)
+    assert isinstance(outcome.verdict, Refuted)
+    word = outcome.verdict.word
+    assert word == ("1",)  # the first length with a 1 in it
+    trace = run_exact(mutant, word)
+    assert trace.value("count", 0, "k/n") != Fraction(1, 2)
+
+
+def test_a_closed_form_that_contradicts_its_expectation_is_a_declaration_error() -> None:
+    import sympy
+
+    claim = dataclasses.replace(_parity_claim("C3-count"), closed_form=sympy.Symbol("#1") / (sympy.Symbol("n") + 1))
+    job = Job(REGISTRY["parity"], REGISTRY["parity"].parse_params({}))
+    with pytest.raises(ValueError, match="claim C3-count: its closed_form .* and its expected disagree on '1' at token 0"):
+        smt.value_is_smt(job, claim, 0, 4)
+
+
+def test_a_closed_form_with_a_symbol_outside_the_vocabulary_is_unknown_unsupported() -> None:
+    import sympy
+
+    claim = dataclasses.replace(_parity_claim("C3-count"), closed_form=sympy.Symbol("k") / sympy.Symbol("n"))
+    job = Job(REGISTRY["parity"], REGISTRY["parity"].parse_params({}))
+    outcome = smt.value_is_smt(job, claim, 0, 4)
+    assert isinstance(outcome.verdict, Unknown)
+    assert outcome.verdict.reason == "unsupported: the closed form names 'k'; it may use n, t, i, #a and wj=a for a in ['0', '1']"
+
+
+def test_a_value_claim_without_a_closed_form_is_unknown_under_smt_with_the_reason() -> None:
+    outcome = prove_smt(REGISTRY["parity"], {}, "C5", 4)
+    assert isinstance(outcome.verdict, Unknown)
+    assert "does not cover ValueIs claims checked with the symbolic backend" in outcome.verdict.reason or \
+        "does not cover ValueIs claims without a closed form" in outcome.verdict.reason
+
+
+def test_a_closed_form_is_proved_compositionally_with_the_lemmas_in_place_when_the_construction_declares_them() -> None:
+    construction = REGISTRY["parity"]
+    job = Job(construction, construction.parse_params({}))
+    outcome = smt.prove_claim_smt(job, _parity_claim("C3-fig1"), 40, timeout=120)
+    assert isinstance(outcome.verdict, Proved), outcome.verdict
+    assert outcome.verdict.method == "smt (z3), compositional"
+    tree = outcome.lemmas
+    assert tree is not None
+    assert [(q.name, q.result) for q in tree.queries] == [(f"C3-fig1 n={m}", "unsat") for m in range(41)]
+    assert {node.name: node.verdict for node in tree.children}["fig1"] == "proved"
