@@ -63,6 +63,7 @@ from verifier.claims import (
     Refuted,
     Unknown,
     ValueIs,
+    Verdict,
 )
 from verifier.smt import recognizes_smt
 
@@ -330,8 +331,12 @@ def first_wrong(net: Network, language: Language, bound: int) -> tuple[str, ...]
     return None
 
 
-def smt_mutation_run(net: Network, language: Language, bound: int, keep: Callable[[int], bool] = lambda i: True) -> Tally:
-    assert isinstance(recognizes_smt(lambda m: net, language, 0, bound).verdict, Proved), "the original must be proved"
+def prover_mutation_run(
+    net: Network, language: Language, bound: int, keep: Callable[[int], bool], prove: Callable[[Network], tuple[Verdict, int | None]]
+) -> Tally:
+    """Each kept single-weight mutant of ``net`` through ``prove`` (its verdict, and the
+    length up to which it says every word was proved, or None), against the exact interpreter:
+    a mutant that goes wrong up to ``bound`` must be refuted with the shortlex-first wrong word."""
     tally = Tally()
     for i, path in enumerate(weight_sites(net)):
         if not keep(i):
@@ -339,7 +344,7 @@ def smt_mutation_run(net: Network, language: Language, bound: int, keep: Callabl
         for delta in DELTAS:
             mutant = with_weight(net, path, delta)
             name = f"{describe(net, path)} {get_at(net, path)} → {get_at(mutant, path)}"
-            verdict = recognizes_smt(lambda m, mutant=mutant: mutant, language, 0, bound, timeout=600).verdict
+            verdict, proved_up_to = prove(mutant)
             truth = first_wrong(mutant, language, bound)
             if isinstance(verdict, Unknown):
                 assert verdict.reason.startswith("unsupported: "), f"{name}: {verdict}"
@@ -353,8 +358,18 @@ def smt_mutation_run(net: Network, language: Language, bound: int, keep: Callabl
                 if truth != "not rational":
                     assert verdict.word == truth, f"{name}: {verdict.word} is not the shortlex-first wrong word {truth}"
                     assert run_exact(mutant, verdict.word).accepted != language.contains(verdict.word)
+                    if proved_up_to is not None:
+                        assert proved_up_to == len(truth) - 1
                 tally.killed.append(name)
     return tally
+
+
+def smt_mutation_run(net: Network, language: Language, bound: int, keep: Callable[[int], bool] = lambda i: True) -> Tally:
+    assert isinstance(recognizes_smt(lambda m: net, language, 0, bound).verdict, Proved), "the original must be proved"
+    return prover_mutation_run(
+        net, language, bound, keep,
+        lambda mutant: (recognizes_smt(lambda m: mutant, language, 0, bound, timeout=600).verdict, None),
+    )
 
 
 def report(capsys: pytest.CaptureFixture[str], tally: Tally, name: str, bound: int) -> None:
@@ -409,29 +424,13 @@ def compositional_mutation_run(k: int, depth: int, bound: int, keep: Callable[[i
     assert construction.lemmas is not None
     lemmas = construction.lemmas(values)
     claim = next(c for c in construction.claims(values) if isinstance(c, Recognizes))
-    language = DYCK(k, depth)
     assert isinstance(prove_recognizes(net, claim, lemmas, bound).verdict, Proved), "the original must be proved"
-    tally = Tally()
-    for i, path in enumerate(weight_sites(net)):
-        if not keep(i):
-            continue
-        for delta in DELTAS:
-            mutant = with_weight(net, path, delta)
-            name = f"{describe(net, path)} {get_at(net, path)} → {get_at(mutant, path)}"
-            progress = prove_recognizes(mutant, claim, lemmas, bound, timeout=600)
-            verdict, truth = progress.verdict, first_wrong(mutant, language, bound)
-            if isinstance(verdict, Unknown):
-                assert verdict.reason.startswith("unsupported: "), f"{name}: {verdict}"
-                tally.unsupported.append(name)
-            elif truth is None:
-                assert isinstance(verdict, Proved), f"{name}: {verdict}"
-                tally.equivalent.append(name)
-            else:
-                assert isinstance(verdict, Refuted), f"mutant not killed: {name}: {verdict}"
-                assert verdict.word == truth, f"{name}: {verdict.word} is not the shortlex-first wrong word {truth}"
-                assert progress.proved_up_to == len(truth) - 1
-                tally.killed.append(name)
-    return tally
+
+    def prove(mutant: Network) -> tuple[Verdict, int | None]:
+        progress = prove_recognizes(mutant, claim, lemmas, bound, timeout=600)
+        return progress.verdict, progress.proved_up_to
+
+    return prover_mutation_run(net, DYCK(k, depth), bound, keep, prove)
 
 
 def test_every_8th_dyck11_site_mutant_is_refuted_by_the_compositional_proof_over_a_range_of_lengths_with_the_first_wrong_word(

@@ -535,12 +535,17 @@ def test_the_paper_dyck_recognizer_is_refuted_with_the_exhaustive_checkers_count
     assert [q.result for q in outcome.queries[:-1]] == ["unsat"] * (len(outcome.queries) - 1)
 
 
-def test_a_mutated_weight_is_refuted_with_a_word_the_exact_interpreter_gets_wrong() -> None:
+def _parity_mutant() -> Network:
+    """PARITY with the embedding of "1" in dim I[w=1] raised by 1/2."""
     net = parity_transformer()
     emb = net.embedding
     table = tuple((tok, tuple((d, v + Fraction(1, 2)) if (tok, d) == ("1", "I[w=1]") else (d, v) for d, v in row))
                   for tok, row in emb.table)
-    mutant = dataclasses.replace(net, embedding=dataclasses.replace(emb, table=table))
+    return dataclasses.replace(net, embedding=dataclasses.replace(emb, table=table))
+
+
+def test_a_mutated_weight_is_refuted_with_a_word_the_exact_interpreter_gets_wrong() -> None:
+    mutant = _parity_mutant()
     outcome = recognizes_smt(lambda m: mutant, PARITY, 0, 8)
     assert isinstance(outcome.verdict, Refuted)
     word = outcome.verdict.word
@@ -656,11 +661,7 @@ def _parity_claim(claim_id: str) -> ValueIs:
 
 
 def test_a_closed_form_a_mutant_breaks_is_refuted_with_a_word_the_exact_interpreter_confirms() -> None:
-    net = parity_transformer()
-    emb = net.embedding
-    table = tuple((tok, tuple((d, v + Fraction(1, 2)) if (tok, d) == ("1", "I[w=1]") else (d, v) for d, v in row))
-                  for tok, row in emb.table)
-    mutant = dataclasses.replace(net, embedding=dataclasses.replace(emb, table=table))
+    mutant = _parity_mutant()
     job = Job(Construction(name="mutant", paper_id="test", title="mutant", reference="test", params=(),
                            build=lambda values: mutant, claims=lambda values: ()), {})
     outcome = smt.value_is_smt(job, _parity_claim("C3-count"), 0, 6)
