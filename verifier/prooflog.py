@@ -447,8 +447,8 @@ def _check_compositional(log: ProofLog, c: Construction, values: Mapping[str, An
 def rebuild_queries(c: Construction, values: Mapping[str, Any], claim: Claim, rec: Mapping[str, Any]) -> dict[str, str]:
     """The SMT-LIB2 text of the recorded queries, rebuilt (not solved), by query name."""
     from .checker import Job, block_identity_query
-    from .claims import BlockIdentity, Recognizes
-    from .smt import recognition_query, to_smt2
+    from .claims import BlockIdentity, Recognizes, ValueIs
+    from .smt import recognition_query, to_smt2, value_query
 
     job = Job(c, values)
     out: dict[str, str] = {}
@@ -463,6 +463,13 @@ def rebuild_queries(c: Construction, values: Mapping[str, Any], claim: Claim, re
                 m = int(name[2:])
                 q = recognition_query(job.network(m), claim.language, m)
                 out[name] = to_smt2(q.solver, logic=q.logic)
+    elif isinstance(claim, ValueIs) and claim.closed_form is not None:
+        for entry in rec["queries"]:
+            name = entry["name"]
+            if name.startswith("n=") and name[2:].isdigit():
+                m = int(name[2:])
+                v = value_query(job.network(m), claim, m)
+                out[name] = to_smt2(v.solver, logic=v.logic)
     return out
 
 
