@@ -1403,6 +1403,8 @@ def closed_form_term(
         if e is sympy.true or e is sympy.false:
             return z3.BoolVal(bool(e), ctx)
         if e.is_Number:
+            if e.is_Float:
+                raise Unsupported(f"the closed form has the float {e}; write it as a sympy.Rational (exact)")
             if not e.is_Rational:
                 raise Unsupported(f"the closed form has the irrational number {e}")
             return num(Fraction(int(e.p), int(e.q)))

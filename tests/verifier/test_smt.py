@@ -691,6 +691,16 @@ def test_a_closed_form_with_a_symbol_outside_the_vocabulary_is_unknown_unsupport
     assert outcome.verdict.reason == "unsupported: the closed form names 'k'; it may use n, t, i, #a and wj=a for a in ['0', '1']"
 
 
+def test_a_closed_form_with_a_float_is_refused_as_unknown_naming_it() -> None:
+    import sympy
+
+    claim = dataclasses.replace(_parity_claim("C3-count"), closed_form=sympy.Float(0.5) * sympy.Symbol("#1") / sympy.Symbol("n"))
+    job = Job(REGISTRY["parity"], REGISTRY["parity"].parse_params({}))
+    outcome = smt.value_is_smt(job, claim, 0, 2)
+    assert isinstance(outcome.verdict, Unknown)
+    assert outcome.verdict.reason == "unsupported: the closed form has the float 0.500000000000000; write it as a sympy.Rational (exact)"
+
+
 def test_a_value_claim_without_a_closed_form_is_unknown_under_smt_with_the_reason() -> None:
     outcome = prove_smt(REGISTRY["parity"], {}, "C5", 4)
     assert isinstance(outcome.verdict, Unknown)
