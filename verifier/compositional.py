@@ -20,8 +20,9 @@ module does the same, mechanically, from the IR and the lemmas a construction de
      position (preferred first, then nearer) has a strictly larger score. One query proves it for
      every n, and makes the argmax unique, so the tie rule does not matter.
 
-2. **The theorem is proved over the abstracted network**, one query per word length. The word is
-   Bool bits per position; every value is a :class:`~fractions.Fraction` (it does not depend on
+2. **The theorem is proved over the abstracted network**, one query per range of word lengths
+   (a symbolic length over padded slots, see :class:`_Abstraction`; one query per length where
+   the network computes with a length-dependent value). The word is Bool bits per position; every value is a :class:`~fractions.Fraction` (it does not depend on
    the word), a Bool term (a dim known to be 0 or 1) or a Real term. A proved
    :class:`BooleanBlock` becomes its Boolean formulas; a proved :class:`NearestSelection`
    becomes a prefix scan ("the value at the nearest preferred position so far"), linear in n;
@@ -38,8 +39,10 @@ module does the same, mechanically, from the IR and the lemmas a construction de
 
 A ``sat`` answer is a word; it is replayed through the exact interpreter, and a word the exact
 interpreter does not misclassify is an encoder bug (:class:`~verifier.smt.EncoderBugError`),
-never a verdict. Lengths are tried in increasing order and the word is then shrunk to the
-shortlex-first counterexample of its length.
+never a verdict. Ranges are tried in increasing order; a counterexample is brought to the
+shortest length its range allows and then shrunk to the shortlex-first counterexample of that
+length. Value claims with a closed form (:func:`prove_value`) go the same way, one length at a
+time.
 
 z3 is imported inside functions only; numerals come from Fractions (``z3.RealVal("p/q", ctx)``),
 every query has its own ``z3.Context`` and its SMT-LIB2 text in the lemma tree.
