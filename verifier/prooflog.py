@@ -456,20 +456,19 @@ def rebuild_queries(c: Construction, values: Mapping[str, Any], claim: Claim, re
         built = block_identity_query(job, claim)
         if not isinstance(built, Unknown):
             out[claim.id] = to_smt2(built[0])
-    elif isinstance(claim, Recognizes):
+    elif isinstance(claim, Recognizes | ValueIs):
+        # One query per length, named "n=m": the monolithic recognition or closed-form query.
         for entry in rec["queries"]:
             name = entry["name"]
             if name.startswith("n=") and name[2:].isdigit():
                 m = int(name[2:])
-                q = recognition_query(job.network(m), claim.language, m)
+                if isinstance(claim, Recognizes):
+                    q = recognition_query(job.network(m), claim.language, m)
+                elif claim.closed_form is not None:
+                    q = value_query(job.network(m), claim, m)
+                else:
+                    continue
                 out[name] = to_smt2(q.solver, logic=q.logic)
-    elif isinstance(claim, ValueIs) and claim.closed_form is not None:
-        for entry in rec["queries"]:
-            name = entry["name"]
-            if name.startswith("n=") and name[2:].isdigit():
-                m = int(name[2:])
-                v = value_query(job.network(m), claim, m)
-                out[name] = to_smt2(v.solver, logic=v.logic)
     return out
 
 
