@@ -144,6 +144,7 @@ class _Values:
         self.definitions: dict[int, Any] = {}
         self._plans: dict[Any, tuple[Any, ...]] = {}
         self.arithmetic = False  # set once a numeral or a Real/Int variable is made
+        self.inline = False  # named() returns the term itself (the steps of a transition system)
 
     # Bool connectives through z3's C API: the Python wrappers' sort coercion costs more than
     # the terms themselves when a lemma is instantiated at every position.
@@ -372,7 +373,7 @@ class _Values:
         """A word-dependent term behind a fresh variable (asserted equal), so that every term
         stays shallow: the SMT-LIB2 text is flat and the solver shares the definition."""
         z3 = self.z3
-        if isinstance(v, Fraction | _Pos) or (z3.is_const(v) and (v.decl().kind() == z3.Z3_OP_UNINTERPRETED or z3.is_true(v) or z3.is_false(v))):
+        if self.inline or isinstance(v, Fraction | _Pos) or (z3.is_const(v) and (v.decl().kind() == z3.Z3_OP_UNINTERPRETED or z3.is_true(v) or z3.is_false(v))):
             return v
         self._fresh += 1
         name = f"{label}#{self._fresh}"
@@ -849,11 +850,11 @@ class _Abstraction:
             if len(set(col)) == 1:
                 x[d] = col[0]
             elif set(col) <= {Fraction(0), Fraction(1)}:
-                j = t - len(emb.prefix)
+                j = t - self.first_slot
                 ones = [self.is_symbol(j, a) for a, v in enumerate(col) if v == 1]
                 x[d] = ones[0] if len(ones) == 1 else self.z3.Or(ones)
             else:
-                j = t - len(emb.prefix)
+                j = t - self.first_slot
                 x[d] = self.vals.lin([(v, self.is_symbol(j, a)) for a, v in enumerate(col)], Fraction(0))
         for d, feat, coef in emb.positional:
             f = self.feature_at(feat, t)
@@ -1203,7 +1204,33 @@ class _Abstraction:
         the top score class, and a readout lemma (proved here, over all such weights, with z3)
         says that the logit's sign depends only on which patterns are present. None where the
         network does not have that shape or the lemma fails (the arithmetic encoding is used)."""
-        net, vals, z3 = self.net, self.vals, self.z3
+        head = self.readout_head()
+        if head is None:
+            return None
+        idx, h = head
+        cands = self.candidates(h, t_r)
+        if not cands:
+            return None
+        plan = self.readout_plan(idx, h, self.state(idx, t_r), t_r - self.N)
+        if plan is None:
+            return None
+        dims, patterns = plan[0], plan[1]
+        bits = [self.pattern_bits(dims, self.state(idx, j)) for j in cands]
+        if any(b is None for b in bits):
+            return None
+        z3 = self.z3
+        there = [self.present_at(j) for j in cands]
+        present = []
+        for pat in patterns:
+            lits = [[row[d] if pat[d] else z3.Not(row[d]) for d in dims] + ([] if p is True else [p]) for row, p in zip(bits, there, strict=True)]
+            present.append(self.vals.named(z3.Or([z3.And(lit) for lit in lits]), "present"))
+        return self.presence_formula(plan, present)
+
+    def readout_head(self) -> tuple[int, Head] | None:
+        """The readout's averaging head (the last attention layer, one hardmax head with tie
+        "average" and dot scores, residual, followed by position-wise blocks without layer norm)
+        and its sublayer index; None where the network is not of that shape."""
+        net = self.net
         att = [i for i, sub in enumerate(net.layers) if isinstance(sub.block, AttentionLayer)]
         if not att:
             return None
@@ -1214,15 +1241,30 @@ class _Abstraction:
         later = net.layers[idx + 1:]
         if (
             len(layer.heads) != 1 or layer.output is not None or not sub.residual or sub.post_ln is not None
-            or any(s.post_ln is not None for s in later)
+            or any(s.post_ln is not None for s in later) or any(not isinstance(s.block, FFN) for s in later)
         ):
             return None
         h = layer.heads[0]
         if not isinstance(h.normalizer, Hardmax) or h.normalizer.tie != "average" or h.scoring != "dot":
             return None
-        cands = self.candidates(h, t_r)
-        xr, sr = self.state(idx, t_r)
-        if not cands or sr is not None:
+        return idx, h
+
+    def pattern_bits(self, dims: Sequence[str], state: State) -> dict[str, Any] | None:
+        """The readout head's key and value dims at one position as Bool terms (None: not 0/1)."""
+        x, scale = state
+        if scale is not None:
+            return None
+        row = {d: self.vals.boolish(x.get(d, Fraction(0))) for d in dims}
+        return None if any(v is None for v in row.values()) else row
+
+    def readout_plan(self, idx: int, h: Head, state: State, where: int) -> tuple[list[str], list[dict[str, bool]], dict[Fraction, list[int]], PresenceSigns] | None:
+        """What the presence readout needs at the readout position (its ``state`` before the
+        head; ``where`` its index from the end): the head's Boolean dims, their patterns, the
+        patterns by score class, and the readout lemma's signs (proved once per key). None where
+        the query or a dim read after the head is not concrete, or the lemma fails."""
+        net, vals = self.net, self.vals
+        xr, sr = state
+        if sr is not None:
             return None
         q = _affine(vals, h.query, xr)
         if not all(isinstance(v, Fraction) for v in q.values()):
@@ -1233,19 +1275,11 @@ class _Abstraction:
         )
         if len(dims) > 6:
             return None
-        bits: list[dict[str, Any]] = []
-        for j in cands:
-            x, sj = self.state(idx, j)
-            if sj is not None:
-                return None
-            row = {d: vals.boolish(x.get(d, Fraction(0))) for d in dims}
-            if any(v is None for v in row.values()):
-                return None
-            bits.append(row)
+        r = net.readout
+        assert isinstance(r, Classifier)
         reads = _read_dims(r.logit)
-        for s_ in later:
-            if not isinstance(s_.block, FFN):
-                return None
+        for s_ in net.layers[idx + 1:]:
+            assert isinstance(s_.block, FFN)
             if s_.block.steps:
                 first = s_.block.steps[0]
                 if not isinstance(first, Affine):
@@ -1261,18 +1295,19 @@ class _Abstraction:
             k = _affine(vals, h.key, env)
             score = sum((q[c] * k[c] for c in h.key.outputs), Fraction(0))
             classes.setdefault(score, []).append(pi)
-        key = (idx, t_r - self.N, tuple(fixed.items()), tuple(dims))
+        key = (idx, where, tuple(fixed.items()), tuple(dims))
         signs = self.readout_lemmas.get(key)
         if signs is None:
             signs = _presence_signs(net, idx, h, patterns, classes, fixed, self.readout_nodes)
             self.readout_lemmas[key] = signs
-        if signs is False:
+        if signs is False or signs is True:
             return None
-        there = [self.present_at(j) for j in cands]
-        present = []
-        for pat in patterns:
-            lits = [[row[d] if pat[d] else z3.Not(row[d]) for d in dims] + ([] if p is True else [p]) for row, p in zip(bits, there, strict=True)]
-            present.append(vals.named(z3.Or([z3.And(lit) for lit in lits]), "present"))
+        return dims, patterns, classes, signs
+
+    def presence_formula(self, plan: tuple[list[str], list[dict[str, bool]], dict[Fraction, list[int]], PresenceSigns], present: Sequence[Any]) -> Any:
+        """The accept bit from which value patterns occur (``present[p]``, a Bool per pattern)."""
+        z3 = self.z3
+        _dims, _patterns, classes, signs = plan
         order = sorted(classes, reverse=True)
         class_present = {c: z3.Or([present[p] for p in classes[c]]) for c in order}
         cases = []
@@ -1408,6 +1443,410 @@ def _presence_signs(
     return signs if ok else False
 
 
+# --------------------------------------------------------------------------- every length
+
+
+class _StateVars:
+    """The Bool state variables of the transition system over positions, made on first use:
+    ``cur`` (before a position) and ``nxt`` (after it, the same name and ``.next``)."""
+
+    def __init__(self, z3: Any, ctx: Any, mark: str) -> None:
+        self.z3, self.ctx, self.mark = z3, ctx, mark
+        self.vars: dict[str, Any] = {}
+
+    def __call__(self, name: str) -> Any:
+        got = self.vars.get(name)
+        if got is None:
+            got = self.vars[name] = self.z3.Bool(name + self.mark, self.ctx)
+        return got
+
+
+class _Step(_Abstraction):
+    """One position of the network as one step of a transition system over the positions.
+
+    The position's token is a fixed prefix or suffix token, or a symbolic word symbol
+    (``token=None``, Bools ``w0.*``). A NearestSelection scan toward the end of the word (causal
+    masks) reads its state over the positions before from ``cur`` and writes the state with this
+    position added into ``nxt``. A scan toward the start (anticausal masks) reads the state over
+    the positions after from ``nxt``, guessed, and checks that ``cur``, the state guessed one step
+    earlier, is that state with this position added: a word has exactly one run, the scans'
+    states of the range query. The state of a scan: ``found`` (a preferred position was seen),
+    ``best.o`` (the nearest preferred position's value dims), ``near.o`` (the nearest position's)
+    and ``has`` (some position was seen). Positional values are :class:`_Pos` placeholders."""
+
+    def __init__(
+        self, z3: Any, ctx: Any, net: Network, lemmas: Sequence[_LemmaResult], vals: _Values, token: str | None,
+        cur: _StateVars, nxt: _StateVars, readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode],
+    ) -> None:
+        super().__init__(z3, ctx, net, 1, lemmas, readout_lemmas, readout_nodes)
+        self.vals = vals
+        if token is None and len(self.alphabet) < 2**self.nbits:
+            vals.assertions.append(z3.Or([self.is_symbol(0, a) for a in range(len(self.alphabet))]))
+        self.tokens = [token]
+        self.N = 1
+        self.first_slot = 0
+        self.ranged = True
+        self.cur, self.nxt = cur, nxt
+        self.scan_keys: dict[str, tuple[bool, tuple[str, ...]]] = {}  # key -> (toward the end?, value dims)
+
+    def feature_at(self, feat: str, pos: int) -> Fraction | _Pos:
+        if feat == "1":
+            return feature(feat)(pos + 1, 1)
+        return _Pos(((feat, Fraction(1)),), Fraction(0), pos)
+
+    def candidates(self, h: Head, t: int) -> list[int]:
+        raise Unsupported(f"head {h.name!r} without a NearestSelection lemma attends over the whole word")
+
+    def head(self, idx: int, layer: AttentionLayer, h: Head, t: int) -> tuple[dict[str, Any], Any]:
+        r = self.head_lemmas.get((layer.name, h.name))
+        if h.relative or r is None:
+            raise Unsupported(f"head {layer.name}.{h.name} has no proved NearestSelection lemma (a scan is what carries it from position to position)")
+        return self.step_scan(idx, h, r), None
+
+    def step_scan(self, idx: int, h: Head, r: _LemmaResult) -> dict[str, Any]:
+        lemma = r.lemma
+        assert isinstance(lemma, NearestSelection)
+        vals, z3 = self.vals, self.z3
+        x, scale = self.state(idx, 0)
+        if scale is not None:
+            raise Unsupported(f"head {h.name!r} reads a scaled position")
+        env = {}
+        for d in lemma.boolean:
+            b = vals.boolish(x.get(d, Fraction(0)))
+            if b is None:
+                raise Unsupported(f"lemma {lemma.id!r}: dim {d!r} is not 0/1")
+            env[d] = b
+        for d, feat in lemma.positional.items():
+            if x.get(d) != self.feature_at(feat, 0):
+                raise Unsupported(f"lemma {lemma.id!r}: dim {d!r} does not hold {feat}")
+        prefer = vals.boolish(_sympy_to_z3(vals, lemma.prefer, env))
+        if prefer is None:
+            raise Unsupported(f"lemma {lemma.id!r}: prefer={lemma.prefer} is not a Boolean formula")
+        value = {}
+        for o, v in _affine(vals, h.value, x).items():
+            b = vals.boolish(v)
+            if b is None:
+                raise Unsupported(f"head {h.name!r}: value dim {o!r} is not 0/1 (a scan's state is Boolean)")
+            value[o] = b
+        later = _nearer_is_later(h.mask)
+        strict = h.mask.startswith("strict")
+        if strict and h.empty != "zero":
+            raise Unsupported(f"head {h.name!r} with empty='error' (the first position's masked set is empty)")
+        key = f"{idx}.{h.name}"
+        outs = tuple(h.value.outputs)
+        self.scan_keys[key] = (later, outs)
+        before = self.cur if later else self.nxt  # the positions on the side this position is added to
+        after = self.nxt if later else self.cur
+
+        def part(sv: _StateVars, field: str) -> Any:
+            return sv(f"scan{key}.{field}")
+
+        found = vals.or_([prefer, part(before, "found")])
+        best = {o: vals.bool_ite(prefer, value[o], part(before, f"best.{o}")) for o in outs}
+        if strict:
+            out = {o: vals.and_([part(before, "has"), vals.bool_ite(part(before, "found"), part(before, f"best.{o}"), part(before, f"near.{o}"))]) for o in outs}
+        else:
+            out = {o: vals.bool_ite(found, best[o], value[o]) for o in outs}
+        vals.assertions.append(vals.iff(part(after, "found"), found))
+        vals.assertions.append(part(after, "has"))
+        for o in outs:
+            vals.assertions.append(vals.iff(part(after, f"best.{o}"), best[o]))
+            vals.assertions.append(vals.iff(part(after, f"near.{o}"), value[o]))
+        r.uses += 1
+        return {o: vals.named(v, f"{h.name}:{o}") for o, v in out.items()}
+
+
+def _head_dims(h: Head) -> list[str]:
+    return sorted(
+        {d for row in h.key.weights for d, w in zip(h.key.inputs, row, strict=True) if w != 0}
+        | {d for row in h.value.weights for d, w in zip(h.value.inputs, row, strict=True) if w != 0}
+    )
+
+
+@dataclass
+class _System:
+    """The transition system over positions whose runs are the words of every length."""
+
+    z3: Any
+    ctx: Any
+    state: list[Any]  # the state variables (before a position)
+    primed: list[Any]  # the same after it
+    inputs: list[Any]  # the step's other variables (the symbol, the guesses' definitions)
+    init: Any
+    trans: Any
+    bad: Any
+
+
+def _every_length_system(
+    net: Network, language: Language, results: Sequence[_LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], min_len: int
+) -> _System:
+    """The network with the proved lemmas in place as a transition system reading one token per
+    step: the prefix tokens, ``min_len`` or more word symbols, the suffix tokens. A state holds
+    the phase (one-hot), every scan's state (:class:`_Step`), which value patterns of the
+    readout's averaging head have occurred (its presence readout), and the automaton's state
+    (one-hot). ``bad``: all tokens read, every scan toward the start ends on no position, and the
+    accept bit differs from membership. No reachable bad state = the theorem for every length."""
+    import z3
+
+    emb = net.embedding
+    r = net.readout
+    dfa = language.automaton
+    if not isinstance(emb, TokenEmbedding):
+        raise Unsupported("compositional proofs need a token embedding (a flat embedding has no positions)")
+    if dfa is None:
+        raise Unsupported(f"the language {language.name} has no Automaton")
+    if not isinstance(r, Classifier) or not -len(emb.suffix) <= r.position <= -1:
+        raise Unsupported("the readout is not a classifier at a suffix token (every length needs a fixed readout position)")
+    ctx = z3.Context()
+    vals = _Values(z3, ctx)
+    vals.inline = True
+    cur, nxt = _StateVars(z3, ctx, ""), _StateVars(z3, ctx, ".next")
+    P, S = len(emb.prefix), len(emb.suffix)
+    phases = [f"pre{i}" for i in range(P)] + [f"word{c}" for c in range(min_len + 1)] + [f"suf{s}" for s in range(1, S)] + ["done"]
+    first_word = f"word{0}"
+    moves: list[tuple[str, str | None, int | None, str]] = []  # (from, token, suffix index, to)
+    for i, tok in enumerate(emb.prefix):
+        moves.append((f"pre{i}", tok, None, f"pre{i + 1}" if i + 1 < P else first_word))
+    for c in range(min_len + 1):
+        moves.append((f"word{c}", None, None, f"word{min(c + 1, min_len)}"))
+    for s, tok in enumerate(emb.suffix):
+        moves.append((f"word{min_len}" if s == 0 else f"suf{s}", tok, s, f"suf{s + 1}" if s + 1 < S else "done"))
+    plan = None
+    head = None
+    keys: dict[str, tuple[bool, tuple[str, ...]]] | None = None
+    steps: dict[tuple[str | None, int | None], tuple[Any, dict[str, Any] | None]] = {}
+    for _from, tok, s, _to in moves:
+        if (tok, s) in steps:
+            continue
+        start = len(vals.assertions)
+        step = _Step(z3, ctx, net, results, vals, tok, cur, nxt, readout_lemmas, readout_nodes)
+        if head is None:
+            head = step.readout_head()
+            if head is None:
+                raise Unsupported("the readout is not one averaging head over Boolean dims followed by position-wise blocks")
+        idx, h = head
+        st = step.state(idx, 0)
+        dims = _head_dims(h)
+        bits = step.pattern_bits(dims, st)
+        if bits is None:
+            raise Unsupported(f"the readout head {h.name!r} reads a dim that is not 0/1")
+        if s is not None and s - S == r.position:
+            plan = step.readout_plan(idx, h, st, r.position)
+            if plan is None:
+                raise Unsupported("the readout lemma does not hold or reads a dim that is not concrete at the readout position")
+        if keys is None:
+            keys = step.scan_keys
+        elif keys != step.scan_keys:
+            raise Unsupported("the tokens are not read by the same scans")
+        steps[(tok, s)] = (vals.and_(vals.assertions[start:]), bits)
+        del vals.assertions[start:]
+    assert plan is not None and keys is not None and head is not None
+    dims, patterns = plan[0], plan[1]
+    pres = [f"seen{pi}" for pi in range(len(patterns))]
+    qs = [f"q{q}" for q in range(dfa.states)]
+    # every state variable, both copies
+    for name in (*phases, *pres, *qs):
+        cur(name), nxt(name)
+    for key, (_later, outs) in keys.items():
+        for field in ("found", "has", *(f"best.{o}" for o in outs), *(f"near.{o}" for o in outs)):
+            cur(f"scan{key}.{field}"), nxt(f"scan{key}.{field}")
+    names = sorted(cur.vars)
+    alts = []
+    for frm, tok, s, to in moves:
+        formula, bits = steps[(tok, s)]
+        assert bits is not None
+        parts = [cur(frm), nxt(to), *(z3.Not(nxt(p)) for p in phases if p != to), formula]
+        for pi, pat in enumerate(patterns):
+            here = vals.and_([bits[d] if pat[d] else vals.not_(bits[d]) for d in dims])
+            parts.append(vals.iff(nxt(pres[pi]), vals.or_([cur(pres[pi]), here])))
+        if tok is None:
+            sym = [z3.And([b if (a >> i) & 1 else z3.Not(b) for i, b in enumerate(z3.Bool(f"w0.{i}", ctx) for i in range(max(1, (len(language.alphabet) - 1).bit_length())))]) for a in range(len(language.alphabet))]
+            for q2 in range(dfa.states):
+                came = [z3.And(cur(qs[q]), sym[a]) for q in range(dfa.states) for a in range(len(language.alphabet)) if dfa.delta[q][a] == q2]
+                parts.append(vals.iff(nxt(qs[q2]), vals.or_(came)))
+        else:
+            parts.extend(vals.iff(nxt(q), cur(q)) for q in qs)
+        alts.append(vals.and_(parts))
+    trans = vals.or_(alts)
+    first = phases[0]
+    init = [cur(first), *(z3.Not(cur(p)) for p in phases if p != first), *(z3.Not(cur(p)) for p in pres)]
+    init += [cur(q) if i == dfa.start else z3.Not(cur(q)) for i, q in enumerate(qs)]
+    end = [cur("done")]
+    for key, (later, outs) in keys.items():
+        fields = ("found", "has", *(f"best.{o}" for o in outs), *(f"near.{o}" for o in outs))
+        for field in fields:
+            (init if later else end).append(z3.Not(cur(f"scan{key}.{field}")))
+    accept = head and _Step.presence_formula(step, plan, [cur(p) for p in pres])
+    member = vals.or_([cur(qs[q]) for q in sorted(dfa.accepting)])
+    bad = z3.And(*end, accept != member)
+    state = [cur.vars[n] for n in names]
+    primed = [nxt.vars[n] for n in names]
+    return _System(z3, ctx, state, primed, [], z3.And(init), trans, bad)
+
+
+def _invariant(system: _System, timeout: float) -> tuple[str, Any]:
+    """Spacer (z3's Horn solver, IC3/PDR) on the system: ("safe", an inductive invariant as a
+    formula over the state), ("unsafe", None) or ("unknown", the reason)."""
+    z3, ctx = system.z3, system.ctx
+    inv = z3.Function("Inv", *([z3.BoolSort(ctx)] * len(system.state)), z3.BoolSort(ctx))
+    fp = z3.Fixedpoint(ctx=ctx)
+    fp.set(engine="spacer")
+    fp.set("timeout", max(1, int(timeout * 1000)))
+    fp.register_relation(inv)
+    free: dict[int, Any] = {}
+    for f in (system.init, system.trans, system.bad):
+        free.update(_consts(z3, f))
+    fp.declare_var(*sorted(free.values(), key=str))
+    fp.rule(inv(*system.state), system.init)
+    fp.rule(inv(*system.primed), [inv(*system.state), system.trans])
+    try:
+        answer = fp.query(z3.And(inv(*system.state), system.bad))
+    except z3.Z3Exception as exc:  # a timeout cancels the query
+        return "unknown", exc.value.decode() if isinstance(exc.value, bytes) else str(exc.value)
+    if answer == z3.unsat:
+        return "safe", z3.substitute_vars(fp.get_cover_delta(-1, inv), *system.state)
+    if answer == z3.sat:
+        return "unsafe", None
+    return "unknown", fp.reason_unknown()
+
+
+_CERTIFICATE = ("initiation", "consecution", "safety")
+
+
+def _certificate(system: _System, inv: Any) -> list[tuple[str, Any]]:
+    """The three queries that make ``inv`` a proof for every length, each to be unsat: the
+    initial states satisfy it (initiation), a step keeps it (consecution), and no state in it is
+    bad (safety). Plain Boolean queries any SMT solver re-checks."""
+    z3, ctx = system.z3, system.ctx
+    primed = z3.substitute(inv, *zip(system.state, system.primed, strict=True))
+    out = []
+    for name, parts in zip(_CERTIFICATE, ((system.init, z3.Not(inv)), (inv, system.trans, z3.Not(primed)), (inv, system.bad)), strict=True):
+        solver = z3.Solver(ctx=ctx)
+        solver.add(*parts)
+        out.append((name, solver))
+    return out
+
+
+Clauses = tuple[tuple[tuple[str, bool], ...], ...]
+
+
+def _clauses(z3: Any, inv: Any) -> Clauses | None:
+    """An invariant in conjunctive normal form over state variables, canonically ordered
+    (each clause a sorted tuple of (variable name, polarity)), or None where it is not one."""
+
+    def literal(e: Any) -> tuple[str, bool] | None:
+        pos = not z3.is_not(e)
+        atom = e if pos else e.arg(0)
+        if z3.is_const(atom) and atom.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            return atom.decl().name(), pos
+        return None
+
+    out = []
+    for clause in (inv.children() if z3.is_and(inv) else [inv]):
+        lits = [literal(e) for e in (clause.children() if z3.is_or(clause) else [clause])]
+        if any(lit is None for lit in lits):
+            return None
+        out.append(tuple(sorted(set(lits))))  # type: ignore[arg-type]
+    return tuple(sorted(set(out)))
+
+
+def _from_clauses(system: _System, clauses: Clauses) -> Any:
+    """The invariant ``clauses`` over ``system``'s state variables (an unknown name: ValueError)."""
+    z3 = system.z3
+    by_name = {str(v): v for v in system.state}
+    missing = sorted({name for clause in clauses for name, _pos in clause} - set(by_name))
+    if missing:
+        raise ValueError(f"the invariant names {', '.join(missing[:3])}, which are not state variables of the system")
+    return z3.And([z3.Or([by_name[name] if pos else z3.Not(by_name[name]) for name, pos in clause]) for clause in clauses])
+
+
+def _recorded_clauses(text: str) -> Clauses:
+    """The invariant of a recorded initiation query (its last assertion is ``not Inv``), parsed
+    in a context of its own."""
+    import z3
+
+    ctx = z3.Context()
+    assertions = z3.parse_smt2_string(text, ctx=ctx)
+    last = assertions[len(assertions) - 1]
+    clauses = _clauses(z3, last.arg(0)) if z3.is_not(last) else None
+    if clauses is None:
+        raise ValueError("the recorded initiation query does not end with a negated invariant in conjunctive normal form")
+    return clauses
+
+
+def _prove_every_length(
+    net: Network, claim: Recognizes, results: Sequence[_LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], timeout: float
+) -> tuple[list[SmtQuery] | None, str]:
+    """The theorem for every length (see :func:`prove_recognizes`): its three certificate
+    queries, each unsat, or None and why not."""
+    started = time.perf_counter()
+    try:
+        system = _every_length_system(net, claim.language, results, readout_lemmas, readout_nodes, claim.min_len)
+    except Unsupported as exc:
+        return None, f"unsupported: {exc}"
+    status, inv = _invariant(system, max(0.001, timeout - (time.perf_counter() - started)))
+    if status == "unsafe":
+        return None, "Spacer found a misclassified word (of some length), so the ranges look for the shortest"
+    if status != "safe":
+        return None, f"Spacer: {inv} after {time.perf_counter() - started:.1f} s"
+    clauses = _clauses(system.z3, inv)
+    if clauses is None:
+        return None, "Spacer's invariant is not in conjunctive normal form over the state"
+    # The certificate in a fresh system, from the canonical clauses: the proof log's rebuild
+    # (certificate_queries) makes the same terms in the same order, hence the same text.
+    queries = []
+    for name, text, solver in certificate_queries(net, claim, results, clauses, readout_lemmas):
+        solver.set("timeout", 60_000)
+        began = time.perf_counter()
+        answer = str(solver.check())
+        if answer != "unsat":
+            raise EncoderBugError(f"Spacer's invariant for {claim.id} fails its query {name!r} ({answer}): a bug in the transition system or its reading")
+        queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=_CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]], seconds=time.perf_counter() - began))
+    return queries, ""
+
+
+def certificate_queries(
+    net: Network, claim: Recognizes, results: Sequence[_LemmaResult], clauses: Clauses,
+    readout_lemmas: dict[Any, Any] | None = None, readout_nodes: list[LemmaNode] | None = None,
+) -> list[tuple[str, str, Any]]:
+    """The certificate of the theorem for every length with the invariant ``clauses``: (query
+    name, SMT-LIB2 text, solver) for initiation, consecution and safety, over a system built
+    afresh (the same text wherever it is built: in the proof and in the proof log's rebuild)."""
+    from .smt import to_smt2
+
+    uses = [r.uses for r in results]
+    system = _every_length_system(
+        net, claim.language, results, {} if readout_lemmas is None else readout_lemmas, [] if readout_nodes is None else readout_nodes, claim.min_len
+    )
+    for r, u in zip(results, uses, strict=True):
+        r.uses = u  # the lemmas' applications were counted when the invariant was found
+    inv = _from_clauses(system, clauses)
+    return [(f"{claim.id} every n: {name}", to_smt2(solver, logic="QF_UF"), solver) for name, solver in _certificate(system, inv)]
+
+
+_CERTIFICATE_REASONS = {
+    "initiation": "the invariant holds before the first token",
+    "consecution": "reading one more token (a prefix, word or suffix token) keeps the invariant",
+    "safety": "no state of the invariant, with every token read, has an accept bit other than membership",
+}
+
+
+def _consts(z3: Any, f: Any) -> dict[int, Any]:
+    seen: set[int] = set()
+    out: dict[int, Any] = {}
+    stack = [f]
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out[e.get_id()] = e
+        stack.extend(e.children())
+    return out
+
+
+
 # --------------------------------------------------------------------------- the theorem
 
 
@@ -1419,6 +1858,7 @@ class Progress:
     verdict: Verdict
     tree: LemmaNode
     proved_up_to: int
+    every_length: bool = False  # proved for every length (an inductive invariant), not only up to the bound
 
 
 def _replay(net: Network, language: Language, word: Word) -> Refuted:
@@ -1489,12 +1929,16 @@ def _theorem_query(
     return ab, solver, logic
 
 
-def rebuild_queries(net: Network, claim: Recognizes | ValueIs, lemmas: Sequence[Lemma], names: Sequence[str]) -> dict[tuple[str, str], str]:
+def rebuild_queries(
+    net: Network, claim: Recognizes | ValueIs, lemmas: Sequence[Lemma], names: Sequence[str], recorded: Mapping[str, str] | None = None
+) -> dict[tuple[str, str], str]:
     """The SMT-LIB2 text of a compositional proof's queries, by (lemma tree node, query name),
     for the freshness check of its proof log: the block lemmas are proved again (small queries,
     and the theorem's encoding depends on which of them hold), the theorem's queries named
-    ``names`` (``"Y2 n=0..16"``, ``"C4 n=22"``, ``"C3-count n=5"``) are built and printed, not
-    solved."""
+    ``names`` (``"Y2 n=0..16"``, ``"C4 n=22"``, ``"C3-count n=5"``, ``"Y2 every n: safety"``)
+    are built and printed, not solved. The certificate of a proof for every length is rebuilt
+    around the invariant read from its recorded initiation query (``recorded``: query name ->
+    recorded text); the rebuilt initiation query must then be that text again."""
     from .smt import to_smt2
 
     results: list[_LemmaResult] = []
@@ -1505,6 +1949,10 @@ def rebuild_queries(net: Network, claim: Recognizes | ValueIs, lemmas: Sequence[
     readout_nodes: list[LemmaNode] = []
     theorem: dict[tuple[str, str], str] = {}
     prefix = f"{claim.id} n="
+    every = f"{claim.id} every n: {_CERTIFICATE[0]}"
+    if isinstance(claim, Recognizes) and every in names and recorded is not None and every in recorded:
+        for name, text, _solver in certificate_queries(net, claim, results, _recorded_clauses(recorded[every]), readout_lemmas, readout_nodes):
+            theorem[(claim.id, name)] = text
     for name in names:
         if not name.startswith(prefix):
             continue
@@ -1591,12 +2039,21 @@ def prove_recognizes(
     *,
     timeout: float = 60.0,
     on_length: Callable[[int, float], None] | None = None,
-    lengths: str = "ranges",
+    lengths: str = "all",
 ) -> Progress:
     """Prove ``claim`` (accept ⇔ membership) for every word with ``claim.min_len <= |w| <= n``
     from ``lemmas``: each lemma once, then queries over the abstracted network.
 
-    ``lengths="ranges"`` (the default) asks one query per range of lengths, the ranges doubling
+    ``lengths="all"`` (the default) first tries every length at once, within half the budget:
+    the network with the lemmas in place as a transition system over positions
+    (:func:`_every_length_system`), an inductive invariant found by Spacer (z3's IC3/PDR), and
+    three unsat queries that make it a proof (initiation, consecution, safety: the theorem's
+    queries in the log). Where the network is not such a system (a head without a
+    NearestSelection lemma, a readout that is not a presence readout), or Spacer finds no
+    invariant in time or finds a word that breaks the claim (of any length), it goes on as
+    ``lengths="ranges"`` with the budget left, which find the shortest counterexample.
+
+    ``lengths="ranges"`` asks one query per range of lengths, the ranges doubling
     (``min_len..16``, ``17..32``, ``33..64``, ...): the word has ``hi`` slots and a symbolic
     length, so a query costs about what one length ``hi`` costs and the whole proof about twice
     the last range, instead of the sum over every length. Where the network cannot be encoded
@@ -1604,8 +2061,11 @@ def prove_recognizes(
     without a lemma over the slots), it falls back to ``lengths="each"``: one query per length.
     ``timeout`` is the budget in seconds for everything; ``on_length(m, seconds)`` is called
     after each proved range or length, with its last length (for benchmarks)."""
-    if lengths not in ("ranges", "each"):
-        raise ValueError(f"lengths={lengths!r}: use 'ranges' (one query per range of lengths) or 'each' (one query per length)")
+    if lengths not in ("all", "ranges", "each"):
+        raise ValueError(
+            f"lengths={lengths!r}: use 'all' (every length at once where the network allows, else ranges), "
+            "'ranges' (one query per range of lengths) or 'each' (one query per length)"
+        )
 
     started = time.perf_counter()
     deadline = started + timeout
@@ -1622,7 +2082,24 @@ def prove_recognizes(
     per_length_because = ""
     last_build = 0.0  # seconds the last range's query took to build (and print, below)
     done: list[tuple[int, int, float]] = []  # (first length, last length, seconds) of each range proved
-    a = claim.min_len
+    every_because = ""
+    every_done = False
+    if lengths == "all":
+        lengths = "ranges"
+        every, every_because = _prove_every_length(net, claim, results, readout_lemmas, readout_nodes, (deadline - time.perf_counter()) / 2)
+        if every is not None:
+            queries.extend(every)
+            detail = (
+                f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: {len(results)} lemmas proved for every input, "
+                "then, over the network with the lemmas in place read as a transition system over positions, an inductive "
+                f"invariant (Spacer) and its three queries ({', '.join(_CERTIFICATE)}), each unsat"
+            )
+            verdict = Proved(METHOD, sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)), detail)
+            proved_up_to = n
+            every_done = True
+            if on_length is not None:
+                on_length(n, time.perf_counter() - started)
+    a = claim.min_len if verdict is None else n + 1
     while a <= n:
         b = a if lengths == "each" else _next_range(a, n, done, deadline - time.perf_counter())
         shown = f"{a}" if a == b else f"{a}..{b}"
@@ -1690,6 +2167,7 @@ def prove_recognizes(
                 f"({', '.join(q.name.split('n=', 1)[-1] for q in queries)}) over the network with the lemmas in place, each unsat"
             )
             + (f" (not over ranges of lengths: {per_length_because})" if per_length_because else "")
+            + (f" (not every length at once: {every_because})" if every_because else "")
         )
         verdict = Proved(METHOD, sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)), detail)
     side = LemmaNode(
@@ -1710,7 +2188,7 @@ def prove_recognizes(
         queries=tuple(queries),
         children=(*(r.node for r in results), *readout_nodes, side),
     )
-    return Progress(verdict, tree, proved_up_to)
+    return Progress(verdict, tree, proved_up_to, every_length=every_done)
 
 
 def value_builder(
@@ -1808,12 +2286,12 @@ def prove_value(job: Any, claim: ValueIs, lemmas: Sequence[Lemma], n: int, *, ti
 
 
 def prove_compositional(
-    construction_name: str | Construction, params: Mapping[str, str], claim_id: str, n: int, *, timeout: float = 60.0
+    construction_name: str | Construction, params: Mapping[str, str], claim_id: str, n: int, *, timeout: float = 60.0, lengths: str = "all"
 ) -> tuple[Verdict, LemmaNode]:
     """The compositional proof of claim ``claim_id`` of a construction for every word length up
     to ``n``, within ``timeout`` seconds in all: its verdict and its lemma tree (the theorem at
     the root, each lemma a child with its own verdict and query). ``params`` as typed on the
-    command line (``{"k": "2", "depth": "2"}``).
+    command line (``{"k": "2", "depth": "2"}``); ``lengths`` as in :func:`prove_recognizes`.
 
     A claim that is not a recognition claim with an automaton, or a construction that declares
     no lemmas, is ``Unknown("unsupported: ...")``.
@@ -1829,7 +2307,7 @@ def prove_compositional(
         reason = f"unsupported: compositional proofs cover recognition claims against a language with an automaton, not {type(claim).__name__} {claim_id}"
         return Unknown(METHOD, reason), LemmaNode(name=claim_id, statement=claim.statement, verdict="unknown")
     net = construction.network(values, n) if construction.per_length else construction.network(values)
-    progress = prove_recognizes(net, claim, lemmas, n, timeout=timeout)
+    progress = prove_recognizes(net, claim, lemmas, n, timeout=timeout, lengths=lengths)
     return progress.verdict, progress.tree
 
 

@@ -15,14 +15,19 @@ from constructions.dyck import DYCK
 from constructions.languages import FIRST, PARITY
 from symbolic import FFN, Affine, AttentionLayer, Network, Sublayer
 from symbolic.exact import run
-from verifier.claims import Automaton, Proved, Recognizes, Refuted, Unknown
+from verifier.claims import Automaton, Language, Proved, Recognizes, Refuted, Unknown
 from verifier.compositional import (
+    _certificate,
     _commutative,
+    _every_length_system,
+    _LemmaResult,
     _next_range,
+    _recorded_clauses,
     _replay,
     prove_compositional,
     prove_lemma,
     prove_recognizes,
+    rebuild_queries,
 )
 from verifier.smt import EncoderBugError, LemmaNode
 
@@ -127,7 +132,7 @@ def test_a_head_whose_key_prefers_matched_tokens_refutes_its_nearest_selection_l
 
 
 def test_the_dyck_recognizer_is_proved_from_its_lemmas_for_every_word_up_to_length_40_in_three_range_queries():
-    verdict, tree = prove_compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 40, timeout=120)
+    verdict, tree = prove_compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 40, timeout=120, lengths="ranges")
     assert isinstance(verdict, Proved)
     assert verdict.checked == sum(4**m for m in range(41))
     verdicts = _verdicts(tree)
@@ -213,8 +218,8 @@ def test_the_ranges_double_while_the_budget_allows_and_shrink_to_what_is_predict
 
 def test_an_unknown_lengths_mode_is_refused_with_the_modes_there_are():
     net, claim, lemmas = _dyck(1, 1)
-    with pytest.raises(ValueError, match="lengths='all': use 'ranges'"):
-        prove_recognizes(net, claim, lemmas, 4, lengths="all")
+    with pytest.raises(ValueError, match="lengths='every': use 'all'"):
+        prove_recognizes(net, claim, lemmas, 4, lengths="every")
 
 
 def test_a_counterexample_inside_a_range_query_is_shrunk_to_the_shortest_length_and_the_shortlex_first_word():
@@ -231,14 +236,14 @@ def test_a_counterexample_inside_a_range_query_is_shrunk_to_the_shortest_length_
     assert progress.proved_up_to == 0
 
 
-def test_a_range_query_agrees_with_one_query_per_length_on_a_mutant_first_wrong_at_length_8():
-    # logic1 with a weight nudged so that the mutant goes wrong only on longer words.
+@pytest.mark.parametrize("lengths", ["ranges", "all"])
+def test_range_and_every_length_proofs_agree_with_one_query_per_length_on_mutants_of_the_gate_weights(lengths):
     net, claim, lemmas = _dyck(1, 1)
     found = []
     for input_ in ("L6:+o", "L6:+t0"):
         for delta in (Fraction(1, 2), Fraction(-1, 2), Fraction(2), Fraction(-2)):
             mutant = _logic1_mutant(net, input_, delta)
-            ranged = prove_recognizes(mutant, claim, lemmas, 8, timeout=60)
+            ranged = prove_recognizes(mutant, claim, lemmas, 8, timeout=60, lengths=lengths)
             each = prove_recognizes(mutant, claim, lemmas, 8, timeout=60, lengths="each")
             assert type(ranged.verdict) is type(each.verdict)
             assert ranged.proved_up_to == each.proved_up_to
@@ -246,6 +251,83 @@ def test_a_range_query_agrees_with_one_query_per_length_on_a_mutant_first_wrong_
                 assert ranged.verdict.word == each.verdict.word  # type: ignore[union-attr]
                 found.append(each.verdict.word)
     assert found, "no mutant went wrong: the comparison shows nothing"
+
+
+# --------------------------------------------------------------------------- every length
+
+
+@pytest.mark.parametrize(("k", "depth"), [(1, 1), (2, 2)])
+def test_the_dyck_recognizer_is_proved_for_every_length_by_an_inductive_invariant_and_three_unsat_queries(k, depth):
+    net, claim, lemmas = _dyck(k, depth)
+    progress = prove_recognizes(net, claim, lemmas, 10, timeout=120)
+    assert isinstance(progress.verdict, Proved)
+    assert progress.every_length and progress.proved_up_to == 10
+    assert "and every longer one" in progress.verdict.detail
+    assert [q.name for q in progress.tree.queries] == ["Y2 every n: initiation", "Y2 every n: consecution", "Y2 every n: safety"]
+    assert all(q.result == "unsat" and q.smt2.startswith("(set-logic QF_UF)") for q in progress.tree.queries)
+    # The log's rebuild reads the invariant back from the initiation query and gives the same three texts.
+    recorded = {q.name: q.smt2 for q in progress.tree.queries}
+    rebuilt = rebuild_queries(net, claim, lemmas, list(recorded), recorded)
+    assert {name: rebuilt[(claim.id, name)] for name in recorded} == recorded
+
+
+def _system(k: int, depth: int):
+    net, claim, lemmas = _dyck(k, depth)
+    results = []
+    for lemma in lemmas:
+        node, ok = prove_lemma(net, lemma)
+        results.append(_LemmaResult(lemma, node, ok))
+    return _every_length_system(net, claim.language, results, {}, [], claim.min_len)
+
+
+def test_a_certificate_whose_invariant_is_too_weak_or_too_strong_has_a_sat_query():
+    import z3
+
+    system = _system(1, 1)
+    answers = {}
+    for label, inv in (("true", z3.BoolVal(True, system.ctx)), ("false", z3.BoolVal(False, system.ctx))):
+        answers[label] = [str(solver.check()) for _name, solver in _certificate(system, inv)]
+    assert answers == {"true": ["unsat", "unsat", "sat"], "false": ["sat", "unsat", "unsat"]}
+
+
+def test_a_recorded_initiation_query_without_an_invariant_in_cnf_is_refused():
+    with pytest.raises(ValueError, match="does not end with a negated invariant in conjunctive normal form"):
+        _recorded_clauses("(declare-fun a () Bool)\n(declare-fun b () Bool)\n(assert (not (= a (and a b))))\n(check-sat)\n")
+
+
+def _dyck11_but_not_length(m: int) -> Language:
+    """Dyck(1,1) without its words of length m: the recognizer is right below m, wrong at m."""
+    base = DYCK(1, 1)
+    dfa = base.automaton
+    assert dfa is not None
+    cap = m + 1  # lengths above m share one counter state
+    states = [(q, c) for q in range(dfa.states) for c in range(cap + 1)]
+    index = {s: i for i, s in enumerate(states)}
+    delta = tuple(tuple(index[(dfa.delta[q][a], min(c + 1, cap))] for a in range(len(base.alphabet))) for q, c in states)
+    accepting = frozenset(index[(q, c)] for q, c in states if q in dfa.accepting and c != m)
+    return Language(
+        name=f"Dyck(1,1) without length {m}", alphabet=base.alphabet,
+        contains=lambda w: base.contains(w) and len(w) != m, automaton=Automaton(states=len(states), start=index[(dfa.start, 0)], accepting=accepting, delta=delta),
+    )
+
+
+def test_a_claim_false_only_on_longer_words_is_proved_up_to_the_bound_once_spacer_finds_it_false_and_refuted_above():
+    net, claim, lemmas = _dyck(1, 1)
+    claim = dataclasses.replace(claim, language=_dyck11_but_not_length(6))
+    below = prove_recognizes(net, claim, lemmas, 5, timeout=60)
+    assert isinstance(below.verdict, Proved) and not below.every_length
+    assert "not every length at once: Spacer found a misclassified word" in below.verdict.detail
+    assert [q.name for q in below.tree.queries] == ["Y2 n=0..5"]
+    above = prove_recognizes(net, claim, lemmas, 8, timeout=60)
+    assert isinstance(above.verdict, Refuted)
+    assert above.verdict.word == ("(", ")", "(", ")", "(", ")")
+    assert above.proved_up_to == 5
+
+
+def test_parity_is_not_a_transition_system_over_positions_and_says_why():
+    verdict, _tree = prove_compositional("parity", {}, "C4", 4, timeout=60)
+    assert isinstance(verdict, Proved)
+    assert "(not every length at once: unsupported: " in verdict.detail
 
 
 def test_a_network_whose_heads_average_over_every_slot_falls_back_to_one_query_per_length():

@@ -160,19 +160,46 @@ def test_a_missing_smt2_file_is_rejected(logs: Path, tmp_path: Path) -> None:
         read_log(str(root / "gates" / "Y1-OR.all.json"))
 
 
-def test_a_compositional_theorem_query_that_rebuilds_to_other_text_is_stale(tmp_path: Path) -> None:
+def _dyck_y2_copy(tmp_path: Path) -> tuple[Path, Path]:
     root = tmp_path / "proofs"
     shutil.copytree(REPO / "proofs" / "dyck", root / "dyck")
     shutil.copytree(REPO / "proofs" / "queries" / "dyck" / "Y2.n16", root / "queries" / "dyck" / "Y2.n16")
-    path = root / "dyck" / "Y2.n16.json"
-    query = root / "queries" / "dyck" / "Y2.n16" / "lemma_Y2_Y2_n_0__16.smt2"
-    text = query.read_text(encoding="utf-8").replace("(check-sat)", "(assert true)\n(check-sat)")
-    query.write_text(text, encoding="utf-8")
+    return root / "dyck" / "Y2.n16.json", root / "queries" / "dyck" / "Y2.n16"
+
+
+def _rewrite(path: Path, query: Path, text: str) -> None:
     import hashlib
 
-    old = hashlib.sha256(text.replace("(assert true)\n", "").encode()).hexdigest()
+    old = hashlib.sha256(query.read_bytes()).hexdigest()
+    query.write_text(text, encoding="utf-8")
     edit(path, old, hashlib.sha256(text.encode()).hexdigest())
-    with pytest.raises(ProofLogError, match="query 'Y2 n=0..16' of lemma tree node 'Y2' rebuilds to sha256 .* the encoding, a lemma"):
+
+
+def test_a_compositional_theorem_query_that_rebuilds_to_other_text_is_stale(tmp_path: Path) -> None:
+    path, queries = _dyck_y2_copy(tmp_path)
+    query = queries / "lemma_Y2_Y2_every_n__consecution.smt2"
+    _rewrite(path, query, query.read_text(encoding="utf-8").replace("(check-sat)", "(assert true)\n(check-sat)"))
+    with pytest.raises(ProofLogError, match="query 'Y2 every n: consecution' of lemma tree node 'Y2' rebuilds to sha256 .* the encoding, a lemma"):
+        check_fresh(str(path))
+
+
+def test_an_invariant_changed_in_the_initiation_query_alone_makes_the_other_certificate_queries_stale(tmp_path: Path) -> None:
+    from constructions import REGISTRY
+    from verifier.claims import Recognizes
+    from verifier.compositional import _LemmaResult, _recorded_clauses, certificate_queries, prove_lemma
+
+    path, queries = _dyck_y2_copy(tmp_path)
+    query = queries / "lemma_Y2_Y2_every_n__initiation.smt2"
+    clauses = _recorded_clauses(query.read_text(encoding="utf-8"))
+    c = REGISTRY["dyck"]
+    values = c.parse_params({})
+    claim = next(x for x in c.claims(values) if isinstance(x, Recognizes))
+    net = c.network(values)
+    assert c.lemmas is not None
+    results = [_LemmaResult(lemma, *prove_lemma(net, lemma)) for lemma in c.lemmas(values)]
+    weaker = certificate_queries(net, claim, results, clauses[1:])  # one clause dropped: still a CNF invariant
+    _rewrite(path, query, weaker[0][1])
+    with pytest.raises(ProofLogError, match="query 'Y2 every n: consecution' of lemma tree node 'Y2' rebuilds to sha256"):
         check_fresh(str(path))
 
 
@@ -234,7 +261,7 @@ def test_a_compositional_proof_logs_its_lemma_tree_and_cvc5_agrees_with_every_qu
     tree = rec["lemmas"]
     assert tree["name"] == "Y2" and tree["verdict"] == "proved"
     assert {child["verdict"] for child in tree["children"]} == {"proved"}
-    assert len(log.queries) > 11  # one per length at the root, and the lemmas' own
+    assert [q["name"] for q in tree["queries"]] == ["Y2 every n: initiation", "Y2 every n: consecution", "Y2 every n: safety"]
     again = netproof(capsys, "recheck", str(path))
     assert again.code == 0, again.out
     assert f"AGREE     {path}  ({len(log.queries)} queries: every answer as recorded)" in again.out
