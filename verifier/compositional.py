@@ -1571,7 +1571,6 @@ class _System:
     ctx: Any
     state: list[Any]  # the state variables (before a position)
     primed: list[Any]  # the same after it
-    inputs: list[Any]  # the step's other variables (the symbol, the guesses' definitions)
     init: Any
     trans: Any
     bad: Any
@@ -1615,6 +1614,7 @@ def _every_length_system(
     head = None
     keys: dict[str, tuple[bool, tuple[str, ...]]] | None = None
     steps: dict[tuple[str | None, int | None], tuple[Any, dict[str, Any] | None]] = {}
+    symbol_steps: list[_Step] = []  # the step that reads a word symbol (Bools w0.*)
     for _from, tok, s, _to in moves:
         if (tok, s) in steps:
             continue
@@ -1638,6 +1638,8 @@ def _every_length_system(
             keys = step.scan_keys
         elif keys != step.scan_keys:
             raise Unsupported("the tokens are not read by the same scans")
+        if tok is None:
+            symbol_steps.append(step)
         steps[(tok, s)] = (vals.and_(vals.assertions[start:]), bits)
         del vals.assertions[start:]
     assert plan is not None and keys is not None and head is not None
@@ -1660,7 +1662,8 @@ def _every_length_system(
             here = vals.and_([bits[d] if pat[d] else vals.not_(bits[d]) for d in dims])
             parts.append(vals.iff(nxt(pres[pi]), vals.or_([cur(pres[pi]), here])))
         if tok is None:
-            sym = [z3.And([b if (a >> i) & 1 else z3.Not(b) for i, b in enumerate(z3.Bool(f"w0.{i}", ctx) for i in range(max(1, (len(language.alphabet) - 1).bit_length())))]) for a in range(len(language.alphabet))]
+            word_step = symbol_steps[0]
+            sym = [word_step.is_symbol(0, a) for a in range(len(language.alphabet))]
             for q2 in range(dfa.states):
                 came = [z3.And(cur(qs[q]), sym[a]) for q in range(dfa.states) for a in range(len(language.alphabet)) if dfa.delta[q][a] == q2]
                 parts.append(vals.iff(nxt(qs[q2]), vals.or_(came)))
@@ -1676,12 +1679,12 @@ def _every_length_system(
         fields = ("found", "has", *(f"best.{o}" for o in outs), *(f"near.{o}" for o in outs))
         for field in fields:
             (init if later else end).append(z3.Not(cur(f"scan{key}.{field}")))
-    accept = head and _Step.presence_formula(step, plan, [cur(p) for p in pres])
+    accept = step.presence_formula(plan, [cur(p) for p in pres])
     member = vals.or_([cur(qs[q]) for q in sorted(dfa.accepting)])
     bad = z3.And(*end, accept != member)
     state = [cur.vars[n] for n in names]
     primed = [nxt.vars[n] for n in names]
-    return _System(z3, ctx, state, primed, [], z3.And(init), trans, bad)
+    return _System(z3, ctx, state, primed, z3.And(init), trans, bad)
 
 
 def _invariant(system: _System, timeout: float) -> tuple[str, Any]:
