@@ -1778,15 +1778,19 @@ def _recorded_clauses(text: str) -> Clauses:
 
 
 def _prove_every_length(
-    net: Network, claim: Recognizes, results: Sequence[_LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], timeout: float
+    net: Network, claim: Recognizes, results: Sequence[_LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], timeout: float,
+    on_context: Callable[[Any], None] | None = None,
 ) -> tuple[list[SmtQuery] | None, str]:
     """The theorem for every length (see :func:`prove_recognizes`): its three certificate
-    queries, each unsat, or None and why not."""
+    queries, each unsat, or None and why not. ``on_context`` is given the z3 context Spacer runs
+    in, before it starts (to interrupt it from another thread)."""
     started = time.perf_counter()
     try:
         system = _every_length_system(net, claim.language, results, readout_lemmas, readout_nodes, claim.min_len)
     except Unsupported as exc:
         return None, f"unsupported: {exc}"
+    if on_context is not None:
+        on_context(system.ctx)
     status, inv = _invariant(system, max(0.001, timeout - (time.perf_counter() - started)))
     if status == "unsafe":
         return None, "Spacer found a misclassified word (of some length), so the ranges look for the shortest"
@@ -1832,6 +1836,103 @@ _CERTIFICATE_REASONS = {
     "consecution": "reading one more token (a prefix, word or suffix token) keeps the invariant",
     "safety": "no state of the invariant, with every token read, has an accept bit other than membership",
 }
+
+
+class _EveryLengthSearch:
+    """The proof for every length (:func:`_prove_every_length`) in a thread of its own, beside
+    the range queries of the main thread: z3 lets go of Python's lock while it solves, so on two
+    cores the ranges keep the whole budget instead of waiting for Spacer (on the Dyck(2,3)
+    recognizer Spacer finds no invariant, and the ranges used to start after half the budget).
+
+    The thread works on copies of the lemma results and its own readout lemmas, so the counts of
+    lemma applications in a verdict's detail are those of the proof it reports. Either side
+    interrupts the other's z3 context when it wins: a proof for every length stops the range
+    query under way (:meth:`claim_ranges`), a counterexample or the end of the budget stops
+    Spacer (:meth:`cancel`). z3 loses an interrupt that comes before its check starts, so an
+    interrupt is repeated until the other side answers."""
+
+    _POLL = 0.05  # seconds between repeated interrupts
+
+    def __init__(self, net: Network, claim: Recognizes, results: Sequence[_LemmaResult], timeout: float) -> None:
+        import threading
+
+        self.results = [_LemmaResult(r.lemma, r.node, r.proved) for r in results]
+        self.readout_lemmas: dict[Any, Any] = {}
+        self.readout_nodes: list[LemmaNode] = []
+        self.queries: list[SmtQuery] | None = None
+        self.because = ""
+        self.seconds = 0.0
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._own: Any = None  # the context Spacer runs in
+        self._ranges: Any = None  # the context of the range query under way
+        self._cancelled = False
+        self._answered = threading.Event()  # the main thread has seen the proof (or gave up)
+        self.done = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(net, claim, timeout), name=f"every-length {claim.id}", daemon=True)
+        self._thread.start()
+
+    def _run(self, net: Network, claim: Recognizes, timeout: float) -> None:
+        started = time.perf_counter()
+        try:
+            queries, because = _prove_every_length(net, claim, self.results, self.readout_lemmas, self.readout_nodes, timeout, self._spacer_context)
+            if self._cancelled and queries is None and because.startswith("Spacer: "):
+                because = f"Spacer had found no invariant when it was stopped after {time.perf_counter() - started:.1f} s ({because})"
+            self.queries, self.because = queries, because
+        except BaseException as exc:  # re-raised in the main thread (an EncoderBugError above all)
+            self._error = exc
+        finally:
+            self.seconds = time.perf_counter() - started
+            self.done.set()
+        if self.queries is not None:
+            # Stop the range query under way: repeat until the main thread has seen the proof.
+            while not self._answered.wait(self._POLL):
+                with self._lock:
+                    ctx = self._ranges
+                if ctx is not None:
+                    ctx.interrupt()
+
+    def _spacer_context(self, ctx: Any) -> None:
+        with self._lock:
+            self._own = ctx
+
+    @property
+    def proved(self) -> bool:
+        """Whether the proof for every length is done (its queries checked)."""
+        self._raise()
+        return self.done.is_set() and self.queries is not None
+
+    def claim_ranges(self, ctx: Any) -> bool:
+        """Register the context of the range query about to be solved (None: none under way);
+        False where the proof for every length is already done, and no query should start."""
+        with self._lock:
+            self._ranges = ctx
+        if self.proved:
+            self._answered.set()
+            return False
+        return True
+
+    def wait(self, until: float) -> None:
+        """Wait for the thread until the time ``until`` (of ``time.perf_counter``), then stop it."""
+        self.done.wait(max(0.0, until - time.perf_counter()))
+        self.cancel()
+
+    def cancel(self) -> None:
+        """Stop Spacer (repeating the interrupt until the thread ends) and release the thread."""
+        self._cancelled = True
+        self._answered.set()
+        while not self.done.wait(self._POLL):
+            with self._lock:
+                ctx = self._own
+            if ctx is not None:
+                ctx.interrupt()
+        self._thread.join()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
 
 def _consts(z3: Any, f: Any) -> dict[int, Any]:
@@ -2087,78 +2188,106 @@ def prove_recognizes(
     done: list[tuple[int, int, float]] = []  # (first length, last length, seconds) of each range proved
     every_because = ""
     every_done = False
+    search: _EveryLengthSearch | None = None
     if lengths == "all":
         lengths = "ranges"
-        every, every_because = _prove_every_length(net, claim, results, readout_lemmas, readout_nodes, (deadline - time.perf_counter()) / 2)
-        if every is not None:
-            queries.extend(every)
-            detail = (
-                f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: {len(results)} lemmas proved for every input, "
-                "then, over the network with the lemmas in place read as a transition system over positions, an inductive "
-                f"invariant (Spacer) and its three queries ({', '.join(_CERTIFICATE)}), each unsat"
-            )
-            verdict = Proved(METHOD, sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)), detail)
-            proved_up_to = n
-            every_done = True
-            if on_length is not None:
-                on_length(n, time.perf_counter() - started)
-    a = claim.min_len if verdict is None else n + 1
-    while a <= n:
-        b = a if lengths == "each" else _next_range(a, n, done, deadline - time.perf_counter())
-        shown = f"{a}" if a == b else f"{a}..{b}"
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            verdict = Unknown(METHOD, f"timeout: the {timeout:g} s budget ran out before length {a} (lengths {claim.min_len}..{a - 1} proved)")
-            break
-        if a < b and 2 * last_build > left:
-            # Building a query cannot be interrupted, and a range twice as long takes about twice as long to build.
-            verdict = Unknown(METHOD, f"timeout: {left:.1f} s of the {timeout:g} s budget left, less than building lengths {shown} "
-                                      f"would take (twice the {last_build:.1f} s of the last range); lengths {claim.min_len}..{a - 1} proved")
-            break
-        range_started = time.perf_counter()
-        before = [(r.uses, len(r.fallbacks)) for r in results]
-        try:
-            ab, solver, logic = _theorem_query(net, language, results, readout_lemmas, readout_nodes, a, b)
-        except Unsupported as exc:
-            if a < b:
-                # Not encodable over a symbolic length: one query per length from here on.
-                lengths, per_length_because = "each", str(exc)
-                for r, (uses, fallbacks) in zip(results, before, strict=True):
-                    r.uses, r.fallbacks = uses, r.fallbacks[:fallbacks]
+        search = _EveryLengthSearch(net, claim, results, deadline - time.perf_counter())
+    try:
+        a = claim.min_len
+        while a <= n:
+            if search is not None and search.proved:
+                break
+            b = a if lengths == "each" else _next_range(a, n, done, deadline - time.perf_counter())
+            shown = f"{a}" if a == b else f"{a}..{b}"
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                verdict = Unknown(METHOD, f"timeout: the {timeout:g} s budget ran out before length {a} (lengths {claim.min_len}..{a - 1} proved)")
+                break
+            if a < b and 2 * last_build > left:
+                # Building a query cannot be interrupted, and a range twice as long takes about twice as long to build.
+                verdict = Unknown(METHOD, f"timeout: {left:.1f} s of the {timeout:g} s budget left, less than building lengths {shown} "
+                                          f"would take (twice the {last_build:.1f} s of the last range); lengths {claim.min_len}..{a - 1} proved")
+                break
+            range_started = time.perf_counter()
+            before = [(r.uses, len(r.fallbacks)) for r in results]
+            try:
+                ab, solver, logic = _theorem_query(net, language, results, readout_lemmas, readout_nodes, a, b)
+            except Unsupported as exc:
+                if a < b:
+                    # Not encodable over a symbolic length: one query per length from here on.
+                    lengths, per_length_because = "each", str(exc)
+                    for r, (uses, fallbacks) in zip(results, before, strict=True):
+                        r.uses, r.fallbacks = uses, r.fallbacks[:fallbacks]
+                    continue
+                verdict = Unknown(METHOD, f"unsupported: {exc}")
+                break
+            built = time.perf_counter() - range_started
+            words = f"length {a}" if a == b else f"length {a} to {b}"
+            if search is not None and not search.claim_ranges(ab.ctx):
+                break
+            query, model = _smt.solve(solver, name=f"{claim.id} n={shown}", logic=logic, timeout=max(0.001, deadline - time.perf_counter()),
+                                 reason_unsat=f"no word of {words} is misclassified (lemmas in place of their blocks)")
+            if search is not None and not search.claim_ranges(None):
+                break  # the proof for every length came first (and may have interrupted this query)
+            queries.append(query)
+            if query.result == "unsat":
+                proved_up_to = b
+                last_build = built
+                done.append((a, b, time.perf_counter() - range_started))
+                if on_length is not None:
+                    on_length(b, time.perf_counter() - started)
+                a = b + 1
                 continue
-            verdict = Unknown(METHOD, f"unsupported: {exc}")
+            if query.result == "sat":
+                word = _shortest(ab, solver, model, deadline)
+                if len(word) != b or a != b:
+                    # Shrink among the words of that one length, in a query of its own.
+                    ab1, solver1, _logic = _theorem_query(net, language, results, readout_lemmas, readout_nodes, len(word), len(word))
+                    word = _shrink(ab1, solver1, word, deadline)
+                else:
+                    word = _shrink(ab, solver, word, deadline)
+                verdict = _replay(net, language, word)
+                queries[-1] = SmtQuery(name=query.name, smt2=query.smt2, result="sat",
+                                       reason=f"counterexample {render(language.alphabet, word) or 'ε'!r}", seconds=query.seconds)
+                proved_up_to = len(word) - 1
+                break
+            reason = query.reason or "unknown"
+            if reason in ("timeout", "canceled"):
+                reason = f"timeout after {timeout:g} s at length {shown}"
+            verdict = Unknown(METHOD, f"z3: {reason} (lengths {claim.min_len}..{a - 1} proved)")
             break
-        built = time.perf_counter() - range_started
-        words = f"length {a}" if a == b else f"length {a} to {b}"
-        query, model = _smt.solve(solver, name=f"{claim.id} n={shown}", logic=logic, timeout=max(0.001, deadline - time.perf_counter()),
-                             reason_unsat=f"no word of {words} is misclassified (lemmas in place of their blocks)")
-        queries.append(query)
-        if query.result == "unsat":
-            proved_up_to = b
-            last_build = built
-            done.append((a, b, time.perf_counter() - range_started))
-            if on_length is not None:
-                on_length(b, time.perf_counter() - started)
-            a = b + 1
-            continue
-        if query.result == "sat":
-            word = _shortest(ab, solver, model, deadline)
-            if len(word) != b or a != b:
-                # Shrink among the words of that one length, in a query of its own.
-                ab1, solver1, _logic = _theorem_query(net, language, results, readout_lemmas, readout_nodes, len(word), len(word))
-                word = _shrink(ab1, solver1, word, deadline)
+        if search is not None:
+            # Spacer may still prove every length: until the budget's end where the ranges did not
+            # reach n, and as before (half the budget) where they did.
+            if isinstance(verdict, Refuted):
+                search.cancel()
+                if search.proved:
+                    raise EncoderBugError(
+                        f"Spacer's invariant proves {claim.id} for every length, but the range queries found the counterexample "
+                        f"{verdict.reason}: a bug in the transition system or the range encoding"
+                    )
             else:
-                word = _shrink(ab, solver, word, deadline)
-            verdict = _replay(net, language, word)
-            queries[-1] = SmtQuery(name=query.name, smt2=query.smt2, result="sat",
-                                   reason=f"counterexample {render(language.alphabet, word) or 'ε'!r}", seconds=query.seconds)
-            proved_up_to = len(word) - 1
-            break
-        reason = query.reason or "unknown"
-        if reason in ("timeout", "canceled"):
-            reason = f"timeout after {timeout:g} s at length {shown}"
-        verdict = Unknown(METHOD, f"z3: {reason} (lengths {claim.min_len}..{a - 1} proved)")
-        break
+                search.wait(started + timeout / 2 if verdict is None else deadline)
+            if search.proved:
+                assert search.queries is not None
+                queries[:] = search.queries
+                results, readout_nodes = search.results, search.readout_nodes
+                lengths, per_length_because = "ranges", ""
+                detail = (
+                    f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: {len(results)} lemmas proved for every input, "
+                    "then, over the network with the lemmas in place read as a transition system over positions, an inductive "
+                    f"invariant (Spacer) and its three queries ({', '.join(_CERTIFICATE)}), each unsat"
+                )
+                verdict = Proved(METHOD, sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)), detail)
+                proved_up_to = n
+                every_done = True
+                if on_length is not None:
+                    on_length(n, time.perf_counter() - started)
+            else:
+                every_because = search.because
+    finally:
+        if search is not None:
+            search.cancel()  # an exception or Ctrl-C leaves no thread running
     unproved = [r for r in results if not r.proved]
     if verdict is None:
         detail = (

@@ -18,6 +18,7 @@ from symbolic.exact import run
 from verifier.claims import Automaton, Language, Proved, Recognizes, Refuted, Unknown
 from verifier.compositional import (
     _certificate,
+    _EveryLengthSearch,
     _commutative,
     _every_length_system,
     _LemmaResult,
@@ -371,3 +372,58 @@ def test_cvc5_gives_every_query_of_a_compositional_proof_the_answer_z3_gave():
         _verdict, tree = prove_compositional(construction, params, claim_id, n, timeout=60)
         answers = [(q.name, q.result, solve_smt2(q.smt2, "cvc5", 30)[0]) for node in tree.walk() for q in node.queries]
         assert answers and all(z3_answer == cvc5_answer for _name, z3_answer, cvc5_answer in answers), answers
+
+
+def _hard_query(ctx):
+    """Thirteen pigeons in twelve holes: z3 needs far longer than any test waits."""
+    import z3
+
+    solver = z3.Solver(ctx=ctx)
+    holes = 12
+    p = [[z3.Bool(f"p{i}_{j}", ctx) for j in range(holes)] for i in range(holes + 1)]
+    solver.add([z3.Or(row) for row in p])
+    solver.add([z3.Or(z3.Not(p[i][j]), z3.Not(p[k][j])) for j in range(holes) for i in range(holes + 1) for k in range(i + 1, holes + 1)])
+    solver.set("timeout", 300_000)
+    return solver
+
+
+def _lemma_results(net, lemmas):
+    return [_LemmaResult(lemma, *prove_lemma(net, lemma)) for lemma in lemmas]
+
+
+def test_a_proof_for_every_length_that_comes_first_interrupts_the_range_query_under_way():
+    import z3
+
+    net, claim, lemmas = _dyck(1, 1)
+    search = _EveryLengthSearch(net, claim, _lemma_results(net, lemmas), 120)
+    ctx = z3.Context()
+    solver = _hard_query(ctx)
+    if search.claim_ranges(ctx):  # Spacer is still at work (it needs about half a second)
+        assert str(solver.check()) == "unknown"
+        assert solver.reason_unknown() in ("canceled", "interrupted")
+    assert search.proved
+    assert not search.claim_ranges(None)  # and no further range query starts
+    search.cancel()
+    assert [q.name for q in search.queries] == ["Y2 every n: initiation", "Y2 every n: consecution", "Y2 every n: safety"]
+
+
+def test_a_search_for_every_length_is_stopped_when_the_ranges_are_done_and_says_so():
+    net, claim, lemmas = _dyck(2, 3)  # Spacer finds no invariant for Dyck(2,3) in minutes
+    search = _EveryLengthSearch(net, claim, _lemma_results(net, lemmas), 600)
+    search.cancel()
+    assert not search.proved and search.done.is_set()
+    assert search.because.startswith("Spacer had found no invariant when it was stopped after ")
+    assert "canceled" in search.because
+
+
+def test_the_lemma_applications_counted_in_a_proof_for_every_length_are_those_of_its_own_system():
+    net, claim, lemmas = _dyck(1, 1)
+    progress = prove_recognizes(net, claim, lemmas, 40, timeout=120)
+    assert progress.every_length
+    side = next(c for c in progress.tree.children if c.name == "side conditions")
+    ranged = prove_recognizes(net, claim, lemmas, 40, timeout=120, lengths="ranges")
+    side_ranged = next(c for c in ranged.tree.children if c.name == "side conditions")
+    # The system applies each lemma once per kind of token (start, word symbol, end), the ranges once per slot.
+    assert side.statement.endswith("logic1: applied 3 times")
+    assert not side_ranged.statement.endswith("logic1: applied 3 times")
+    assert len(progress.tree.children) == len(ranged.tree.children)  # one readout lemma node, not one per side
