@@ -1763,57 +1763,241 @@ def _from_clauses(system: _System, clauses: Clauses) -> Any:
     return z3.And([z3.Or([by_name[name] if pos else z3.Not(by_name[name]) for name, pos in clause]) for clause in clauses])
 
 
-def _recorded_clauses(text: str) -> Clauses:
+@dataclass(frozen=True, slots=True)
+class Diagram:
+    """An invariant as a reduced ordered binary decision diagram over the state variables:
+    ``nodes[i]`` is node ``i + 2``, a (variable, node if it is false, node if it is true); 0 and
+    1 are the constants false and true; ``root`` is the invariant. The nodes come in one order
+    (children before parents, the false child's nodes first), so a diagram read back from a
+    recorded query is the diagram that was written."""
+
+    nodes: tuple[tuple[str, int, int], ...]
+    root: int
+
+
+Invariant = Clauses | Diagram
+
+
+def _from_diagram(system: _System, diagram: Diagram) -> Any:
+    """The invariant ``diagram`` over ``system``'s state variables: ``(ite v hi lo)`` per node."""
+    z3 = system.z3
+    by_name = {str(v): v for v in system.state}
+    missing = sorted({name for name, _lo, _hi in diagram.nodes} - set(by_name))
+    if missing:
+        raise ValueError(f"the invariant names {', '.join(missing[:3])}, which are not state variables of the system")
+    terms = [z3.BoolVal(False, system.ctx), z3.BoolVal(True, system.ctx)]
+    for name, lo, hi in diagram.nodes:
+        terms.append(z3.If(by_name[name], terms[hi], terms[lo]))
+    return terms[diagram.root]
+
+
+def _diagram_of_formula(z3: Any, inv: Any) -> Diagram | None:
+    """The diagram a formula of nested ``ite`` over state variables writes (as
+    :func:`_from_diagram` prints it), or None where it is not one."""
+    index: dict[int, int] = {}
+    nodes: list[tuple[str, int, int]] = []
+    stack: list[tuple[Any, bool]] = [(inv, False)]
+    while stack:
+        e, expanded = stack.pop()
+        if e.get_id() in index:
+            continue
+        if z3.is_false(e) or z3.is_true(e):
+            index[e.get_id()] = int(z3.is_true(e))
+            continue
+        if not z3.is_app_of(e, z3.Z3_OP_ITE):
+            return None
+        var, hi, lo = e.arg(0), e.arg(1), e.arg(2)
+        if not (z3.is_const(var) and var.decl().kind() == z3.Z3_OP_UNINTERPRETED):
+            return None
+        if not expanded:
+            stack.extend(((e, True), (hi, False), (lo, False)))  # the false child first
+            continue
+        nodes.append((var.decl().name(), index[lo.get_id()], index[hi.get_id()]))
+        index[e.get_id()] = len(nodes) + 1
+    return Diagram(tuple(nodes), index[inv.get_id()])
+
+
+def _recorded_invariant(text: str) -> Invariant:
     """The invariant of a recorded initiation query (its last assertion is ``not Inv``), parsed
-    in a context of its own."""
+    in a context of its own: clauses (Spacer's) or a decision diagram (the reachable states)."""
     import z3
 
     ctx = z3.Context()
     assertions = z3.parse_smt2_string(text, ctx=ctx)
     last = assertions[len(assertions) - 1]
-    clauses = _clauses(z3, last.arg(0)) if z3.is_not(last) else None
-    if clauses is None:
-        raise ValueError("the recorded initiation query does not end with a negated invariant in conjunctive normal form")
-    return clauses
+    inv: Invariant | None = None
+    if z3.is_not(last):
+        inv = _diagram_of_formula(z3, last.arg(0)) if z3.is_app_of(last.arg(0), z3.Z3_OP_ITE) else _clauses(z3, last.arg(0))
+    if inv is None:
+        raise ValueError(
+            "the recorded initiation query does not end with a negated invariant in conjunctive normal form or as a decision diagram"
+        )
+    return inv
+
+
+def _reachable(system: _System, deadline: float, stop: Callable[[], bool]) -> tuple[str, Any]:
+    """The reachable states of the system, by binary decision diagrams (the package dd: CUDD where
+    its wheel has it, else dd's own Python BDDs), from the initial states one step at a time until
+    no new state comes: ("safe", the reachable states as a :class:`Diagram`), ("unsafe", None)
+    where a bad state is reachable, ("unknown", why) where time ran out or ``stop()`` said so,
+    ("unsupported", why) without dd. The reachable states are the strongest inductive invariant.
+    The variables keep one order (no dynamic reordering), each state variable beside its next
+    copy, so the diagram and hence the proof log's text do not depend on the run."""
+    try:
+        from dd import cudd as bdd_module
+    except ImportError:
+        try:
+            from dd import autoref as bdd_module
+        except ImportError:
+            return "unsupported", "the BDD package dd is not installed (pip install dd)"
+    z3 = system.z3
+    bdd = bdd_module.BDD()
+    bdd.configure(reordering=False)
+    names = [str(v) for v in system.state]
+    primed = [str(v) for v in system.primed]
+    inputs = sorted(
+        {str(v) for f in (system.init, system.trans, system.bad) for v in _consts(z3, f).values()} - set(names) - set(primed)
+    )
+    bdd.declare(*inputs, *(v for pair in zip(names, primed, strict=True) for v in pair))
+    init, trans, bad = (_to_bdd(z3, bdd, f) for f in (system.init, system.trans, system.bad))
+    hidden = set(inputs) | set(names)
+    back = dict(zip(primed, names, strict=True))
+    reach = frontier = init
+    steps = 0
+    while True:
+        if reach & bad != bdd.false:
+            return "unsafe", None
+        if stop() or time.perf_counter() > deadline:
+            return "unknown", f"{'stopped' if stop() else 'time ran out'} after {steps} steps of the reachable states"
+        new = bdd.let(back, bdd.exist(hidden, trans & frontier)) & ~reach
+        if new == bdd.false:
+            return "safe", _diagram(bdd, reach)
+        reach, frontier = reach | new, new
+        steps += 1
+
+
+def _to_bdd(z3: Any, bdd: Any, formula: Any) -> Any:
+    """A Boolean z3 formula (and, or, not, =, xor, =>, ite over Bool constants) as a BDD."""
+    done: dict[int, Any] = {}
+    stack: list[tuple[Any, bool]] = [(formula, False)]
+    while stack:
+        e, expanded = stack.pop()
+        if e.get_id() in done:
+            continue
+        if z3.is_true(e) or z3.is_false(e):
+            done[e.get_id()] = bdd.true if z3.is_true(e) else bdd.false
+            continue
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            done[e.get_id()] = bdd.var(e.decl().name())
+            continue
+        if not expanded:
+            stack.append((e, True))
+            stack.extend((c, False) for c in e.children())
+            continue
+        args = [done[c.get_id()] for c in e.children()]
+        kind = e.decl().kind()
+        if kind == z3.Z3_OP_NOT:
+            got = ~args[0]
+        elif kind == z3.Z3_OP_AND:
+            got = bdd.true
+            for a in args:
+                got = got & a
+        elif kind == z3.Z3_OP_OR:
+            got = bdd.false
+            for a in args:
+                got = got | a
+        elif kind in (z3.Z3_OP_EQ, z3.Z3_OP_IFF) and len(args) == 2 and z3.is_bool(e.arg(0)):
+            got = args[0].equiv(args[1])
+        elif kind in (z3.Z3_OP_XOR, z3.Z3_OP_DISTINCT) and len(args) == 2 and z3.is_bool(e.arg(0)):
+            got = ~args[0].equiv(args[1])
+        elif kind == z3.Z3_OP_IMPLIES:
+            got = args[0].implies(args[1])
+        elif kind == z3.Z3_OP_ITE:
+            got = bdd.ite(args[0], args[1], args[2])
+        else:
+            raise Unsupported(f"the transition system has a term {e.decl().name()!r} that is not Boolean logic")
+        done[e.get_id()] = got
+    return done[formula.get_id()]
+
+
+def _diagram(bdd: Any, u: Any) -> Diagram:
+    """The BDD ``u`` as a :class:`Diagram` (complemented edges, where the package has them,
+    pushed down to the constants)."""
+    index: dict[int, int] = {}
+    nodes: list[tuple[str, int, int]] = []
+    stack: list[tuple[Any, bool]] = [(u, False)]
+    while stack:
+        f, expanded = stack.pop()
+        key = int(f)
+        if key in index:
+            continue
+        if f == bdd.false or f == bdd.true:
+            index[key] = int(f == bdd.true)
+            continue
+        level, lo, hi = bdd.succ(f)
+        if f.negated:
+            lo, hi = ~lo, ~hi
+        if not expanded:
+            stack.extend(((f, True), (hi, False), (lo, False)))  # the false child first
+            continue
+        nodes.append((bdd.var_at_level(level), index[int(lo)], index[int(hi)]))
+        index[key] = len(nodes) + 1
+    return Diagram(tuple(nodes), index[int(u)])
 
 
 def _prove_every_length(
     net: Network, claim: Recognizes, results: Sequence[_LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], timeout: float,
-    on_context: Callable[[Any], None] | None = None,
-) -> tuple[list[SmtQuery] | None, str]:
+    on_context: Callable[[Any], None] | None = None, stop: Callable[[], bool] = lambda: False,
+) -> tuple[list[SmtQuery] | None, str, str]:
     """The theorem for every length (see :func:`prove_recognizes`): its three certificate
-    queries, each unsat, or None and why not. ``on_context`` is given the z3 context Spacer runs
-    in, before it starts (to interrupt it from another thread)."""
+    queries, each unsat, or None and why not, and how the invariant was found. The reachable
+    states (:func:`_reachable`, binary decision diagrams) come first, within half of
+    ``timeout``; Spacer (z3's IC3/PDR) gets the rest where they give no answer (dd missing, or a
+    diagram too big for the time). ``on_context`` is given the z3 context Spacer runs in, before
+    it starts, and ``stop()`` is asked between steps (to stop either from another thread)."""
     started = time.perf_counter()
     try:
         system = _every_length_system(net, claim.language, results, readout_lemmas, readout_nodes, claim.min_len)
     except Unsupported as exc:
-        return None, f"unsupported: {exc}"
-    if on_context is not None:
-        on_context(system.ctx)
-    status, inv = _invariant(system, max(0.001, timeout - (time.perf_counter() - started)))
+        return None, f"unsupported: {exc}", ""
+    status, found = _reachable(system, started + timeout / 2, stop)
+    how = "the reachable states, by binary decision diagrams"
     if status == "unsafe":
-        return None, "Spacer found a misclassified word (of some length), so the ranges look for the shortest"
-    if status != "safe":
-        return None, f"Spacer: {inv} after {time.perf_counter() - started:.1f} s"
-    clauses = _clauses(system.z3, inv)
-    if clauses is None:
-        return None, "Spacer's invariant is not in conjunctive normal form over the state"
-    # The certificate in a fresh system, from the canonical clauses: the proof log's rebuild
+        return None, "a misclassified word (of some length) is reachable, so the ranges look for the shortest", how
+    invariant: Invariant | None = found if status == "safe" else None
+    if invariant is None:
+        if stop():
+            return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found ({found})", how
+        how = "Spacer"
+        if on_context is not None:
+            on_context(system.ctx)
+        status, inv = _invariant(system, max(0.001, timeout - (time.perf_counter() - started)))
+        if status == "unsafe":
+            return None, "Spacer found a misclassified word (of some length), so the ranges look for the shortest", how
+        if status != "safe":
+            if stop():
+                return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found (BDDs: {found}; Spacer: {inv})", how
+            return None, f"BDDs: {found}; Spacer: {inv} after {time.perf_counter() - started:.1f} s", how
+        invariant = _clauses(system.z3, inv)
+        if invariant is None:
+            return None, "Spacer's invariant is not in conjunctive normal form over the state", how
+    # The certificate in a fresh system, from the canonical invariant: the proof log's rebuild
     # (certificate_queries) makes the same terms in the same order, hence the same text.
     queries = []
-    for name, text, solver in certificate_queries(net, claim, results, clauses, readout_lemmas):
+    for name, text, solver in certificate_queries(net, claim, results, invariant, readout_lemmas):
         solver.set("timeout", 60_000)
         began = time.perf_counter()
         answer = str(solver.check())
         if answer != "unsat":
-            raise EncoderBugError(f"Spacer's invariant for {claim.id} fails its query {name!r} ({answer}): a bug in the transition system or its reading")
+            raise EncoderBugError(
+                f"the invariant ({how}) for {claim.id} fails its query {name!r} ({answer}): a bug in the transition system or its reading"
+            )
         queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=_CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]], seconds=time.perf_counter() - began))
-    return queries, ""
+    return queries, "", how
 
 
 def certificate_queries(
-    net: Network, claim: Recognizes, results: Sequence[_LemmaResult], clauses: Clauses,
+    net: Network, claim: Recognizes, results: Sequence[_LemmaResult], invariant: Invariant,
     readout_lemmas: dict[Any, Any] | None = None, readout_nodes: list[LemmaNode] | None = None,
 ) -> list[tuple[str, str, Any]]:
     """The certificate of the theorem for every length with the invariant ``clauses``: (query
@@ -1827,7 +2011,7 @@ def certificate_queries(
     )
     for r, u in zip(results, uses, strict=True):
         r.uses = u  # the lemmas' applications were counted when the invariant was found
-    inv = _from_clauses(system, clauses)
+    inv = _from_diagram(system, invariant) if isinstance(invariant, Diagram) else _from_clauses(system, invariant)
     return [(f"{claim.id} every n: {name}", to_smt2(solver, logic="QF_UF"), solver) for name, solver in _certificate(system, inv)]
 
 
@@ -1840,15 +2024,15 @@ _CERTIFICATE_REASONS = {
 
 class _EveryLengthSearch:
     """The proof for every length (:func:`_prove_every_length`) in a thread of its own, beside
-    the range queries of the main thread: z3 lets go of Python's lock while it solves, so on two
-    cores the ranges keep the whole budget instead of waiting for Spacer (on the Dyck(2,3)
-    recognizer Spacer finds no invariant, and the ranges used to start after half the budget).
+    the range queries of the main thread: z3 and CUDD let go of Python's lock while they work, so
+    on two cores the ranges keep the whole budget where the invariant takes long or is not found
+    (Spacer finds none for the Dyck(2,3) recognizer in 11 minutes; the ranges used to wait for it).
 
     The thread works on copies of the lemma results and its own readout lemmas, so the counts of
     lemma applications in a verdict's detail are those of the proof it reports. Either side
     interrupts the other's z3 context when it wins: a proof for every length stops the range
     query under way (:meth:`claim_ranges`), a counterexample or the end of the budget stops
-    Spacer (:meth:`cancel`). z3 loses an interrupt that comes before its check starts, so an
+    the search (:meth:`cancel`: the BDD steps ask between steps, Spacer is interrupted). z3 loses an interrupt that comes before its check starts, so an
     interrupt is repeated until the other side answers."""
 
     _POLL = 0.05  # seconds between repeated interrupts
@@ -1861,6 +2045,7 @@ class _EveryLengthSearch:
         self.readout_nodes: list[LemmaNode] = []
         self.queries: list[SmtQuery] | None = None
         self.because = ""
+        self.how = ""  # how the invariant was found
         self.seconds = 0.0
         self._error: BaseException | None = None
         self._lock = threading.Lock()
@@ -1875,10 +2060,9 @@ class _EveryLengthSearch:
     def _run(self, net: Network, claim: Recognizes, timeout: float) -> None:
         started = time.perf_counter()
         try:
-            queries, because = _prove_every_length(net, claim, self.results, self.readout_lemmas, self.readout_nodes, timeout, self._spacer_context)
-            if self._cancelled and queries is None and because.startswith("Spacer: "):
-                because = f"Spacer had found no invariant when it was stopped after {time.perf_counter() - started:.1f} s ({because})"
-            self.queries, self.because = queries, because
+            self.queries, self.because, self.how = _prove_every_length(
+                net, claim, self.results, self.readout_lemmas, self.readout_nodes, timeout, self._spacer_context, lambda: self._cancelled
+            )
         except BaseException as exc:  # re-raised in the main thread (an EncoderBugError above all)
             self._error = exc
         finally:
@@ -2055,7 +2239,7 @@ def rebuild_queries(
     prefix = f"{claim.id} n="
     every = f"{claim.id} every n: {_CERTIFICATE[0]}"
     if isinstance(claim, Recognizes) and every in names and recorded is not None and every in recorded:
-        for name, text, _solver in certificate_queries(net, claim, results, _recorded_clauses(recorded[every]), readout_lemmas, readout_nodes):
+        for name, text, _solver in certificate_queries(net, claim, results, _recorded_invariant(recorded[every]), readout_lemmas, readout_nodes):
             theorem[(claim.id, name)] = text
     for name in names:
         if not name.startswith(prefix):
@@ -2148,14 +2332,16 @@ def prove_recognizes(
     """Prove ``claim`` (accept ⇔ membership) for every word with ``claim.min_len <= |w| <= n``
     from ``lemmas``: each lemma once, then queries over the abstracted network.
 
-    ``lengths="all"`` (the default) first tries every length at once, within half the budget:
-    the network with the lemmas in place as a transition system over positions
-    (:func:`_every_length_system`), an inductive invariant found by Spacer (z3's IC3/PDR), and
-    three unsat queries that make it a proof (initiation, consecution, safety: the theorem's
-    queries in the log). Where the network is not such a system (a head without a
-    NearestSelection lemma, a readout that is not a presence readout), or Spacer finds no
-    invariant in time or finds a word that breaks the claim (of any length), it goes on as
-    ``lengths="ranges"`` with the budget left, which find the shortest counterexample.
+    ``lengths="all"`` (the default) tries every length at once, in a thread beside the range
+    queries (:class:`_EveryLengthSearch`): the network with the lemmas in place as a transition
+    system over positions (:func:`_every_length_system`), an inductive invariant (its reachable
+    states by binary decision diagrams, else Spacer, z3's IC3/PDR), and three unsat queries that
+    make it a proof (initiation, consecution, safety: the theorem's queries in the log). Where it
+    succeeds, that proof is the verdict, and the range queries are dropped. Where the network is
+    not such a system (a head without a NearestSelection lemma, a readout that is not a presence
+    readout), or no invariant is found in time, or a word that breaks the claim (of any length)
+    is reachable, the verdict is that of ``lengths="ranges"``, which find the shortest
+    counterexample. Once the ranges reach ``n``, the search gets at most half the budget.
 
     ``lengths="ranges"`` asks one query per range of lengths, the ranges doubling
     (``min_len..16``, ``17..32``, ``33..64``, ...): the word has ``hi`` slots and a symbolic
@@ -2276,7 +2462,7 @@ def prove_recognizes(
                 detail = (
                     f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: {len(results)} lemmas proved for every input, "
                     "then, over the network with the lemmas in place read as a transition system over positions, an inductive "
-                    f"invariant (Spacer) and its three queries ({', '.join(_CERTIFICATE)}), each unsat"
+                    f"invariant ({search.how}) and its three queries ({', '.join(_CERTIFICATE)}), each unsat"
                 )
                 verdict = Proved(METHOD, sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)), detail)
                 proved_up_to = n

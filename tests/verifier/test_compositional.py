@@ -17,13 +17,15 @@ from symbolic import FFN, Affine, AttentionLayer, Network, Sublayer
 from symbolic.exact import run
 from verifier.claims import Automaton, Language, Proved, Recognizes, Refuted, Unknown
 from verifier.compositional import (
+    Diagram,
     _certificate,
     _EveryLengthSearch,
     _commutative,
     _every_length_system,
     _LemmaResult,
     _next_range,
-    _recorded_clauses,
+    _prove_every_length,
+    _recorded_invariant,
     _replay,
     prove_compositional,
     prove_lemma,
@@ -291,9 +293,16 @@ def test_a_certificate_whose_invariant_is_too_weak_or_too_strong_has_a_sat_query
     assert answers == {"true": ["unsat", "unsat", "sat"], "false": ["sat", "unsat", "unsat"]}
 
 
-def test_a_recorded_initiation_query_without_an_invariant_in_cnf_is_refused():
-    with pytest.raises(ValueError, match="does not end with a negated invariant in conjunctive normal form"):
-        _recorded_clauses("(declare-fun a () Bool)\n(declare-fun b () Bool)\n(assert (not (= a (and a b))))\n(check-sat)\n")
+def test_a_recorded_initiation_query_without_an_invariant_in_cnf_or_as_a_diagram_is_refused():
+    with pytest.raises(ValueError, match="does not end with a negated invariant in conjunctive normal form or as a decision diagram"):
+        _recorded_invariant("(declare-fun a () Bool)\n(declare-fun b () Bool)\n(assert (not (= a (and a b))))\n(check-sat)\n")
+    with pytest.raises(ValueError, match="does not end with a negated invariant in conjunctive normal form or as a decision diagram"):
+        _recorded_invariant("(declare-fun a () Bool)\n(declare-fun b () Bool)\n(assert (not (ite a (and a b) false)))\n(check-sat)\n")
+
+
+def test_a_recorded_decision_diagram_reads_back_as_the_diagram_that_was_written():
+    text = "(declare-fun a () Bool)\n(declare-fun b () Bool)\n(assert (not (ite a (ite b true false) (ite b false true))))\n(check-sat)\n"
+    assert _recorded_invariant(text) == Diagram(nodes=(("b", 1, 0), ("b", 0, 1), ("a", 2, 3)), root=4)
 
 
 def _dyck11_but_not_length(m: int) -> Language:
@@ -317,7 +326,7 @@ def test_a_claim_false_only_on_longer_words_is_proved_up_to_the_bound_once_space
     claim = dataclasses.replace(claim, language=_dyck11_but_not_length(6))
     below = prove_recognizes(net, claim, lemmas, 5, timeout=60)
     assert isinstance(below.verdict, Proved) and not below.every_length
-    assert "not every length at once: Spacer found a misclassified word" in below.verdict.detail
+    assert "not every length at once: a misclassified word (of some length) is reachable" in below.verdict.detail
     assert [q.name for q in below.tree.queries] == ["Y2 n=0..5"]
     above = prove_recognizes(net, claim, lemmas, 8, timeout=60)
     assert isinstance(above.verdict, Refuted)
@@ -407,13 +416,51 @@ def test_a_proof_for_every_length_that_comes_first_interrupts_the_range_query_un
     assert [q.name for q in search.queries] == ["Y2 every n: initiation", "Y2 every n: consecution", "Y2 every n: safety"]
 
 
-def test_a_search_for_every_length_is_stopped_when_the_ranges_are_done_and_says_so():
+def _without_bdds(monkeypatch):
+    import verifier.compositional as compositional
+
+    monkeypatch.setattr(compositional, "_reachable", lambda system, deadline, stop: ("unsupported", "dd is not installed (test)"))
+
+
+def test_a_search_for_spacers_invariant_is_interrupted_when_the_ranges_are_done_and_says_so(monkeypatch):
+    _without_bdds(monkeypatch)
     net, claim, lemmas = _dyck(2, 3)  # Spacer finds no invariant for Dyck(2,3) in minutes
     search = _EveryLengthSearch(net, claim, _lemma_results(net, lemmas), 600)
+    while search._own is None and not search.done.is_set():  # until Spacer has its context
+        search.done.wait(0.01)
     search.cancel()
     assert not search.proved and search.done.is_set()
-    assert search.because.startswith("Spacer had found no invariant when it was stopped after ")
-    assert "canceled" in search.because
+    assert search.because.startswith("stopped after ")
+    assert "before an invariant was found (BDDs: dd is not installed (test); Spacer: canceled)" in search.because
+
+
+def test_the_reachable_states_asked_to_stop_give_no_invariant_and_say_so():
+    net, claim, lemmas = _dyck(2, 2)
+    queries, because, how = _prove_every_length(net, claim, _lemma_results(net, lemmas), {}, [], 60, stop=lambda: True)
+    assert queries is None
+    assert because.startswith("stopped after ") and "stopped after 0 steps of the reachable states" in because
+    assert how == "the reachable states, by binary decision diagrams"
+
+
+def test_without_the_bdd_package_spacer_proves_every_length_and_the_log_records_its_clauses(monkeypatch):
+    _without_bdds(monkeypatch)
+    net, claim, lemmas = _dyck(1, 1)
+    progress = prove_recognizes(net, claim, lemmas, 10, timeout=120)
+    assert isinstance(progress.verdict, Proved) and progress.every_length
+    assert "an inductive invariant (Spacer)" in progress.verdict.detail
+    recorded = {q.name: q.smt2 for q in progress.tree.queries}
+    assert isinstance(_recorded_invariant(recorded["Y2 every n: initiation"]), tuple)  # clauses
+    rebuilt = rebuild_queries(net, claim, lemmas, list(recorded), recorded)
+    assert {name: rebuilt[(claim.id, name)] for name in recorded} == recorded
+
+
+def test_the_dyck_2_3_recognizer_is_proved_for_every_length_from_its_reachable_states():
+    net, claim, lemmas = _dyck(2, 3)
+    progress = prove_recognizes(net, claim, lemmas, 64, timeout=120)
+    assert isinstance(progress.verdict, Proved) and progress.every_length
+    assert "an inductive invariant (the reachable states, by binary decision diagrams)" in progress.verdict.detail
+    recorded = {q.name: q.smt2 for q in progress.tree.queries}
+    assert isinstance(_recorded_invariant(recorded["Y2 every n: initiation"]), Diagram)
 
 
 def test_the_lemma_applications_counted_in_a_proof_for_every_length_are_those_of_its_own_system():
@@ -427,3 +474,22 @@ def test_the_lemma_applications_counted_in_a_proof_for_every_length_are_those_of
     assert side.statement.endswith("logic1: applied 3 times")
     assert not side_ranged.statement.endswith("logic1: applied 3 times")
     assert len(progress.tree.children) == len(ranged.tree.children)  # one readout lemma node, not one per side
+
+
+def test_cudd_and_the_pure_python_bdds_of_dd_give_the_same_invariant(monkeypatch):
+    import sys
+    import time
+
+    pytest.importorskip("dd.cudd")
+    import dd
+
+    from verifier.compositional import _reachable
+
+    net, claim, lemmas = _dyck(2, 2)
+    system = _every_length_system(net, claim.language, _lemma_results(net, lemmas), {}, [], claim.min_len)
+    with_cudd = _reachable(system, time.perf_counter() + 60, lambda: False)
+    monkeypatch.delattr(dd, "cudd")
+    monkeypatch.setitem(sys.modules, "dd.cudd", None)  # as where the wheel has no CUDD
+    without = _reachable(system, time.perf_counter() + 60, lambda: False)
+    assert with_cudd[0] == without[0] == "safe"
+    assert with_cudd[1] == without[1]  # the same diagram, hence the same proof log

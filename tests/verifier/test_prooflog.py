@@ -186,19 +186,22 @@ def test_a_compositional_theorem_query_that_rebuilds_to_other_text_is_stale(tmp_
 def test_an_invariant_changed_in_the_initiation_query_alone_makes_the_other_certificate_queries_stale(tmp_path: Path) -> None:
     from constructions import REGISTRY
     from verifier.claims import Recognizes
-    from verifier.compositional import _LemmaResult, _recorded_clauses, certificate_queries, prove_lemma
+    from verifier.compositional import Diagram, _LemmaResult, _recorded_invariant, certificate_queries, prove_lemma
 
     path, queries = _dyck_y2_copy(tmp_path)
     query = queries / "lemma_Y2_Y2_every_n__initiation.smt2"
-    clauses = _recorded_clauses(query.read_text(encoding="utf-8"))
+    invariant = _recorded_invariant(query.read_text(encoding="utf-8"))
+    assert isinstance(invariant, Diagram)
     c = REGISTRY["dyck"]
     values = c.parse_params({})
     claim = next(x for x in c.claims(values) if isinstance(x, Recognizes))
     net = c.network(values)
     assert c.lemmas is not None
     results = [_LemmaResult(lemma, *prove_lemma(net, lemma)) for lemma in c.lemmas(values)]
-    weaker = certificate_queries(net, claim, results, clauses[1:])  # one clause dropped: still a CNF invariant
-    _rewrite(path, query, weaker[0][1])
+    # The invariant and one more state variable: still a decision diagram.
+    stronger = Diagram((*invariant.nodes, (invariant.nodes[-1][0], 0, invariant.root)), len(invariant.nodes) + 2)
+    changed = certificate_queries(net, claim, results, stronger)
+    _rewrite(path, query, changed[0][1])
     with pytest.raises(ProofLogError, match="query 'Y2 every n: consecution' of lemma tree node 'Y2' rebuilds to sha256"):
         check_fresh(str(path))
 
