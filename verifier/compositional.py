@@ -1836,113 +1836,63 @@ def _recorded_invariant(text: str) -> Invariant:
 
 
 def _reachable(system: _System, deadline: float, stop: Callable[[], bool]) -> tuple[str, Any]:
-    """The reachable states of the system, by binary decision diagrams (the package dd: CUDD where
-    its wheel has it, else dd's own Python BDDs), from the initial states one step at a time until
-    no new state comes: ("safe", the reachable states as a :class:`Diagram`), ("unsafe", None)
-    where a bad state is reachable, ("unknown", why) where time ran out or ``stop()`` said so,
-    ("unsupported", why) without dd. The reachable states are the strongest inductive invariant.
-    The variables keep one order (no dynamic reordering), each state variable beside its next
-    copy, so the diagram and hence the proof log's text do not depend on the run."""
-    try:
-        from dd import cudd as bdd_module
-    except ImportError:
-        try:
-            from dd import autoref as bdd_module
-        except ImportError:
-            return "unsupported", "the BDD package dd is not installed (pip install dd)"
+    """The reachable states of the system, by binary decision diagrams in a process of their own
+    (:func:`verifier.diagrams.reachable`: killed at the deadline or when ``stop()`` says so),
+    from the initial states one step at a time until no new state comes: ("safe", the reachable
+    states as a :class:`Diagram`: the strongest inductive invariant), ("unsafe", None) where a
+    bad state is reachable, ("unknown", why), ("unsupported", why) without dd. The variables
+    keep one order, the inputs first and each state variable beside its next copy."""
+    from .diagrams import reachable
+
     z3 = system.z3
-    bdd = bdd_module.BDD()
-    bdd.configure(reordering=False)
     names = [str(v) for v in system.state]
     primed = [str(v) for v in system.primed]
     inputs = sorted(
         {str(v) for f in (system.init, system.trans, system.bad) for v in _consts(z3, f).values()} - set(names) - set(primed)
     )
-    bdd.declare(*inputs, *(v for pair in zip(names, primed, strict=True) for v in pair))
-    init, trans, bad = (_to_bdd(z3, bdd, f) for f in (system.init, system.trans, system.bad))
-    hidden = set(inputs) | set(names)
-    back = dict(zip(primed, names, strict=True))
-    reach = frontier = init
-    steps = 0
-    while True:
-        if reach & bad != bdd.false:
-            return "unsafe", None
-        if stop() or time.perf_counter() > deadline:
-            return "unknown", f"{'stopped' if stop() else 'time ran out'} after {steps} steps of the reachable states"
-        new = bdd.let(back, bdd.exist(hidden, trans & frontier)) & ~reach
-        if new == bdd.false:
-            return "safe", _diagram(bdd, reach)
-        reach, frontier = reach | new, new
-        steps += 1
+    order = [*inputs, *(v for pair in zip(names, primed, strict=True) for v in pair)]
+    init, trans, bad = (_plain(z3, f) for f in (system.init, system.trans, system.bad))
+    status, got = reachable(order, names, primed, init, trans, bad, deadline, stop)
+    if status == "safe":
+        nodes, root = got
+        return "safe", Diagram(nodes, root)
+    return status, (None if status == "unsafe" else got)
 
 
-def _to_bdd(z3: Any, bdd: Any, formula: Any) -> Any:
-    """A Boolean z3 formula (and, or, not, =, xor, =>, ite over Bool constants) as a BDD."""
-    done: dict[int, Any] = {}
+_PLAIN_OPS = {"Z3_OP_NOT": "not", "Z3_OP_AND": "and", "Z3_OP_OR": "or", "Z3_OP_IFF": "iff", "Z3_OP_XOR": "xor", "Z3_OP_IMPLIES": "implies", "Z3_OP_ITE": "ite"}
+
+
+def _plain(z3: Any, formula: Any) -> tuple[tuple[Any, ...], ...]:
+    """A Boolean z3 formula (and, or, not, =, distinct, xor, =>, ite over Bool constants) as a
+    :data:`verifier.diagrams.Formula`: plain data, children before parents."""
+    ops = {getattr(z3, k): v for k, v in _PLAIN_OPS.items()}
+    index: dict[int, int] = {}
+    nodes: list[tuple[Any, ...]] = []
     stack: list[tuple[Any, bool]] = [(formula, False)]
     while stack:
         e, expanded = stack.pop()
-        if e.get_id() in done:
+        if e.get_id() in index:
             continue
         if z3.is_true(e) or z3.is_false(e):
-            done[e.get_id()] = bdd.true if z3.is_true(e) else bdd.false
-            continue
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            done[e.get_id()] = bdd.var(e.decl().name())
-            continue
-        if not expanded:
+            node: tuple[Any, ...] = ("const", z3.is_true(e))
+        elif z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            node = ("var", e.decl().name())
+        elif not expanded:
             stack.append((e, True))
-            stack.extend((c, False) for c in e.children())
+            stack.extend((c, False) for c in reversed(e.children()))
             continue
-        args = [done[c.get_id()] for c in e.children()]
-        kind = e.decl().kind()
-        if kind == z3.Z3_OP_NOT:
-            got = ~args[0]
-        elif kind == z3.Z3_OP_AND:
-            got = bdd.true
-            for a in args:
-                got = got & a
-        elif kind == z3.Z3_OP_OR:
-            got = bdd.false
-            for a in args:
-                got = got | a
-        elif kind in (z3.Z3_OP_EQ, z3.Z3_OP_IFF) and len(args) == 2 and z3.is_bool(e.arg(0)):
-            got = args[0].equiv(args[1])
-        elif kind in (z3.Z3_OP_XOR, z3.Z3_OP_DISTINCT) and len(args) == 2 and z3.is_bool(e.arg(0)):
-            got = ~args[0].equiv(args[1])
-        elif kind == z3.Z3_OP_IMPLIES:
-            got = args[0].implies(args[1])
-        elif kind == z3.Z3_OP_ITE:
-            got = bdd.ite(args[0], args[1], args[2])
         else:
-            raise Unsupported(f"the transition system has a term {e.decl().name()!r} that is not Boolean logic")
-        done[e.get_id()] = got
-    return done[formula.get_id()]
-
-
-def _diagram(bdd: Any, u: Any) -> Diagram:
-    """The BDD ``u`` as a :class:`Diagram` (complemented edges, where the package has them,
-    pushed down to the constants)."""
-    index: dict[int, int] = {}
-    nodes: list[tuple[str, int, int]] = []
-    stack: list[tuple[Any, bool]] = [(u, False)]
-    while stack:
-        f, expanded = stack.pop()
-        key = int(f)
-        if key in index:
-            continue
-        if f == bdd.false or f == bdd.true:
-            index[key] = int(f == bdd.true)
-            continue
-        level, lo, hi = bdd.succ(f)
-        if f.negated:
-            lo, hi = ~lo, ~hi
-        if not expanded:
-            stack.extend(((f, True), (hi, False), (lo, False)))  # the false child first
-            continue
-        nodes.append((bdd.var_at_level(level), index[int(lo)], index[int(hi)]))
-        index[key] = len(nodes) + 1
-    return Diagram(tuple(nodes), index[int(u)])
+            kind = e.decl().kind()
+            args = [index[c.get_id()] for c in e.children()]
+            if kind in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT) and len(args) == 2 and z3.is_bool(e.arg(0)):
+                node = ("iff" if kind == z3.Z3_OP_EQ else "xor", *args)
+            elif kind in ops:
+                node = (ops[kind], *args)
+            else:
+                raise Unsupported(f"the transition system has a term {e.decl().name()!r} that is not Boolean logic")
+        nodes.append(node)
+        index[e.get_id()] = len(nodes) - 1
+    return tuple(nodes)
 
 
 def _prove_every_length(
@@ -1967,7 +1917,7 @@ def _prove_every_length(
     invariant: Invariant | None = found if status == "safe" else None
     if invariant is None:
         if stop():
-            return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found ({found})", how
+            return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found", how
         how = "Spacer"
         if on_context is not None:
             on_context(system.ctx)
@@ -1976,8 +1926,8 @@ def _prove_every_length(
             return None, "Spacer found a misclassified word (of some length), so the ranges look for the shortest", how
         if status != "safe":
             if stop():
-                return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found (BDDs: {found}; Spacer: {inv})", how
-            return None, f"BDDs: {found}; Spacer: {inv} after {time.perf_counter() - started:.1f} s", how
+                return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found (the reachable states: {found}; Spacer: {inv})", how
+            return None, f"the reachable states: {found}; Spacer: {inv} after {time.perf_counter() - started:.1f} s", how
         invariant = _clauses(system.z3, inv)
         if invariant is None:
             return None, "Spacer's invariant is not in conjunctive normal form over the state", how
@@ -2471,6 +2421,8 @@ def prove_recognizes(
                     on_length(n, time.perf_counter() - started)
             else:
                 every_because = search.because
+                if verdict is None and every_because.startswith("stopped after "):
+                    every_because += ": the ranges had reached the bound, and half the budget was spent"
     finally:
         if search is not None:
             search.cancel()  # an exception or Ctrl-C leaves no thread running

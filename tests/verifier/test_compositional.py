@@ -431,14 +431,14 @@ def test_a_search_for_spacers_invariant_is_interrupted_when_the_ranges_are_done_
     search.cancel()
     assert not search.proved and search.done.is_set()
     assert search.because.startswith("stopped after ")
-    assert "before an invariant was found (BDDs: dd is not installed (test); Spacer: canceled)" in search.because
+    assert "before an invariant was found (the reachable states: dd is not installed (test); Spacer: canceled)" in search.because
 
 
 def test_the_reachable_states_asked_to_stop_give_no_invariant_and_say_so():
     net, claim, lemmas = _dyck(2, 2)
     queries, because, how = _prove_every_length(net, claim, _lemma_results(net, lemmas), {}, [], 60, stop=lambda: True)
     assert queries is None
-    assert because.startswith("stopped after ") and "stopped after 0 steps of the reachable states" in because
+    assert because.startswith("stopped after ") and because.endswith(" s, before an invariant was found")
     assert how == "the reachable states, by binary decision diagrams"
 
 
@@ -478,18 +478,74 @@ def test_the_lemma_applications_counted_in_a_proof_for_every_length_are_those_of
 
 def test_cudd_and_the_pure_python_bdds_of_dd_give_the_same_invariant(monkeypatch):
     import sys
-    import time
 
     pytest.importorskip("dd.cudd")
     import dd
+    import z3
 
-    from verifier.compositional import _reachable
+    from verifier.compositional import _consts, _plain
+    from verifier.diagrams import _compute
 
     net, claim, lemmas = _dyck(2, 2)
     system = _every_length_system(net, claim.language, _lemma_results(net, lemmas), {}, [], claim.min_len)
-    with_cudd = _reachable(system, time.perf_counter() + 60, lambda: False)
+    names, primed = [str(v) for v in system.state], [str(v) for v in system.primed]
+    inputs = sorted({str(v) for v in _consts(z3, system.trans).values()} - set(names) - set(primed))
+    args = ([*inputs, *(v for pair in zip(names, primed) for v in pair)], names, primed,
+            *(_plain(z3, f) for f in (system.init, system.trans, system.bad)))
+    with_cudd = _compute(*args)  # what the child process runs
     monkeypatch.delattr(dd, "cudd")
     monkeypatch.setitem(sys.modules, "dd.cudd", None)  # as where the wheel has no CUDD
-    without = _reachable(system, time.perf_counter() + 60, lambda: False)
+    without = _compute(*args)
     assert with_cudd[0] == without[0] == "safe"
     assert with_cudd[1] == without[1]  # the same diagram, hence the same proof log
+
+
+def _counter(width: int):
+    """A binary counter from 0: its all-ones state is 2^width - 1 steps away."""
+    bits = [f"b{i}" for i in range(width)]
+    nxt = [f"{b}.next" for b in bits]
+
+    def formula(build):
+        nodes: list[tuple] = []
+
+        def add(*node):
+            nodes.append(node)
+            return len(nodes) - 1
+
+        build(add)
+        return tuple(nodes)
+
+    def trans(add):
+        carry = add("const", True)
+        parts = []
+        for b, n in zip(bits, nxt):
+            vb, vn = add("var", b), add("var", n)
+            parts.append(add("iff", vn, add("xor", vb, carry)))
+            carry = add("and", vb, carry)
+        add("and", *parts)
+
+    init = formula(lambda add: add("and", *(add("not", add("var", b)) for b in bits)))
+    bad = formula(lambda add: add("and", *(add("var", b) for b in bits)))
+    return [v for pair in zip(bits, nxt) for v in pair], bits, nxt, init, formula(trans), bad
+
+
+def test_the_reachable_states_are_computed_in_a_process_that_is_killed_when_asked_to_stop():
+    import time
+
+    from verifier.diagrams import reachable
+
+    order, bits, nxt, init, trans, bad = _counter(40)  # 2^40 steps: only the stop ends the child
+    asked = time.perf_counter() + 0.5
+    status, why = reachable(order, bits, nxt, init, trans, bad, time.perf_counter() + 600, lambda: time.perf_counter() > asked)
+    assert status == "unknown" and why.startswith("stopped after ")
+    status, why = reachable(order, bits, nxt, init, trans, bad, time.perf_counter() + 0.5, lambda: False)
+    assert status == "unknown" and why.startswith("time ran out after ")
+
+
+def test_a_bad_state_a_few_steps_away_is_found_reachable():
+    import time
+
+    from verifier.diagrams import reachable
+
+    order, bits, nxt, init, trans, bad = _counter(3)
+    assert reachable(order, bits, nxt, init, trans, bad, time.perf_counter() + 60, lambda: False) == ("unsafe", 7)

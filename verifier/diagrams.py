@@ -1,0 +1,177 @@
+"""The reachable states of a Boolean transition system, by binary decision diagrams, in a
+process of its own (``python -m verifier.diagrams``).
+
+The compositional proof for every length (:mod:`verifier.compositional`) reads a network with
+its lemmas in place as a transition system over Booleans; its reachable states are the
+strongest inductive invariant. BDD operations (the package dd: CUDD where its wheel has it,
+else dd's own Python BDDs) cannot be interrupted, and one image step can blow up, so they run in
+a child process that is killed when the budget runs out or the caller says stop: a proof never
+takes longer than its budget, and the answer is then ``unknown``, never a proof.
+
+The system travels as plain data (:data:`Formula`: a list of nodes, children before parents),
+so the child imports neither z3 nor the rest of netproof. Importing this module imports neither.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+Formula = tuple[tuple[Any, ...], ...]
+"""A Boolean formula as nodes, each ``("var", name)``, ``("const", bool)`` or
+``(op, child, ...)`` with ``op`` one of not, and, or, iff, xor, implies, ite and children the
+indices of earlier nodes; the last node is the formula."""
+
+DiagramNodes = tuple[tuple[str, int, int], ...]
+"""A BDD as (variable, node if false, node if true) per node, children first, the false
+child's nodes before the true child's; 0 and 1 are the constants and node i is entry i - 2."""
+
+_POLL = 0.05  # seconds between looks at the caller's stop flag
+
+
+def reachable(
+    order: Sequence[str],
+    states: Sequence[str],
+    primed: Sequence[str],
+    init: Formula,
+    trans: Formula,
+    bad: Formula,
+    deadline: float,
+    stop: Callable[[], bool],
+) -> tuple[str, Any]:
+    """The reachable states of the system (``init``, ``trans`` over ``states``, ``primed`` and
+    inputs, ``bad``) with the variables in ``order``: ("safe", (nodes, root)) with no bad state
+    reachable, ("unsafe", steps) with one, ("unknown", why) where the deadline (of
+    ``time.perf_counter``) passed or ``stop()`` said so, ("unsupported", why) where dd is not
+    installed or the child failed."""
+    try:
+        import dd  # noqa: F401  (only to say early that it is missing)
+    except ImportError:
+        return "unsupported", "the BDD package dd is not installed (pip install dd)"
+    payload = pickle.dumps((tuple(order), tuple(states), tuple(primed), init, trans, bad))
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "verifier.diagrams"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    data: bytes | None = payload
+    try:
+        while True:
+            try:
+                out, err = proc.communicate(data, timeout=_POLL)
+                break
+            except subprocess.TimeoutExpired:
+                data = None  # sent with the first call
+                if stop() or time.perf_counter() > deadline:
+                    why = "stopped" if stop() else "time ran out"
+                    return "unknown", f"{why} after {time.perf_counter() - started:.1f} s"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    if proc.returncode != 0:
+        tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
+        return "unsupported", f"the BDD process failed (exit {proc.returncode}: {tail[0]})"
+    return pickle.loads(out)  # type: ignore[no-any-return]
+
+
+def _compute(order: Sequence[str], states: Sequence[str], primed: Sequence[str], init: Formula, trans: Formula, bad: Formula) -> tuple[str, Any]:
+    try:
+        from dd import cudd as module
+    except ImportError:
+        from dd import autoref as module
+    bdd = module.BDD()
+    bdd.configure(reordering=False)  # one order: the diagram, hence the proof log, does not depend on the run
+    bdd.declare(*order)
+    i, t, b = (_build(bdd, f) for f in (init, trans, bad))
+    hidden = set(order) - set(primed)
+    back = dict(zip(primed, states, strict=True))
+    reach = frontier = i
+    steps = 0
+    while True:
+        if reach & b != bdd.false:
+            return "unsafe", steps
+        new = bdd.let(back, bdd.exist(hidden, t & frontier)) & ~reach
+        if new == bdd.false:
+            return "safe", _nodes(bdd, reach)
+        reach, frontier = reach | new, new
+        steps += 1
+
+
+def _build(bdd: Any, formula: Formula) -> Any:
+    done: list[Any] = []
+    for node in formula:
+        op = node[0]
+        if op == "var":
+            got = bdd.var(node[1])
+        elif op == "const":
+            got = bdd.true if node[1] else bdd.false
+        else:
+            args = [done[c] for c in node[1:]]
+            if op == "not":
+                got = ~args[0]
+            elif op == "and":
+                got = bdd.true
+                for a in args:
+                    got = got & a
+            elif op == "or":
+                got = bdd.false
+                for a in args:
+                    got = got | a
+            elif op == "iff":
+                got = args[0].equiv(args[1])
+            elif op == "xor":
+                got = ~args[0].equiv(args[1])
+            elif op == "implies":
+                got = args[0].implies(args[1])
+            elif op == "ite":
+                got = bdd.ite(args[0], args[1], args[2])
+            else:
+                raise ValueError(f"formula node {node!r}: unknown operation {op!r}")
+        done.append(got)
+    return done[-1]
+
+
+def _nodes(bdd: Any, u: Any) -> tuple[DiagramNodes, int]:
+    """``u`` as :data:`DiagramNodes` and its root (complemented edges, where the package has
+    them, pushed down to the constants)."""
+    index: dict[int, int] = {}
+    nodes: list[tuple[str, int, int]] = []
+    stack: list[tuple[Any, bool]] = [(u, False)]
+    while stack:
+        f, expanded = stack.pop()
+        key = int(f)
+        if key in index:
+            continue
+        if f == bdd.false or f == bdd.true:
+            index[key] = int(f == bdd.true)
+            continue
+        level, lo, hi = bdd.succ(f)
+        if f.negated:
+            lo, hi = ~lo, ~hi
+        if not expanded:
+            stack.extend(((f, True), (hi, False), (lo, False)))  # the false child first
+            continue
+        nodes.append((bdd.var_at_level(level), index[int(lo)], index[int(hi)]))
+        index[key] = len(nodes) + 1
+    return tuple(nodes), index[int(u)]
+
+
+def main() -> None:
+    """The child: a pickled system on stdin, the pickled answer on stdout."""
+    args = pickle.loads(sys.stdin.buffer.read())
+    answer = _compute(*args)
+    sys.stdout.buffer.write(pickle.dumps(answer))
+    sys.stdout.buffer.flush()
+
+
+if __name__ == "__main__":
+    main()
