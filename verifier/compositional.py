@@ -1851,7 +1851,10 @@ def _reachable(system: _System, deadline: float, stop: Callable[[], bool]) -> tu
         {str(v) for f in (system.init, system.trans, system.bad) for v in _consts(z3, f).values()} - set(names) - set(primed)
     )
     order = [*inputs, *(v for pair in zip(names, primed, strict=True) for v in pair)]
-    init, trans, bad = (_plain(z3, f) for f in (system.init, system.trans, system.bad))
+    try:
+        init, trans, bad = (_plain(z3, f) for f in (system.init, system.trans, system.bad))
+    except Unsupported as exc:
+        return "unsupported", str(exc)
     status, got = reachable(order, names, primed, init, trans, bad, deadline, stop)
     if status == "safe":
         nodes, root = got
@@ -1875,6 +1878,8 @@ def _plain(z3: Any, formula: Any) -> tuple[tuple[Any, ...], ...]:
             continue
         if z3.is_true(e) or z3.is_false(e):
             node: tuple[Any, ...] = ("const", z3.is_true(e))
+        elif not z3.is_bool(e):
+            raise Unsupported(f"the transition system has a term {str(e)[:60]!r} that is not Boolean")
         elif z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             node = ("var", e.decl().name())
         elif not expanded:

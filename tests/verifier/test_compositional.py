@@ -549,3 +549,18 @@ def test_a_bad_state_a_few_steps_away_is_found_reachable():
 
     order, bits, nxt, init, trans, bad = _counter(3)
     assert reachable(order, bits, nxt, init, trans, bad, time.perf_counter() + 60, lambda: False) == ("unsafe", 7)
+
+
+def test_a_transition_system_with_a_term_that_is_not_boolean_gets_no_diagram_and_says_why():
+    import time
+
+    import z3
+
+    from verifier.compositional import _reachable, _System
+
+    ctx = z3.Context()
+    x, nx = z3.Bool("x", ctx), z3.Bool("x.next", ctx)
+    i = z3.Int("i", ctx)
+    system = _System(z3, ctx, [x], [nx], z3.Not(x), nx == (i > 0), x)
+    status, why = _reachable(system, time.perf_counter() + 60, lambda: False)
+    assert status == "unsupported" and why.endswith("that is not Boolean")
