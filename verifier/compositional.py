@@ -1823,10 +1823,14 @@ def _recorded_invariant(text: str) -> Invariant:
     import z3
 
     ctx = z3.Context()
-    assertions = z3.parse_smt2_string(text, ctx=ctx)
-    last = assertions[len(assertions) - 1]
+    try:
+        assertions = z3.parse_smt2_string(text, ctx=ctx)
+    except z3.Z3Exception as exc:
+        reason = exc.value.decode() if isinstance(exc.value, bytes) else str(exc.value)
+        raise ValueError(f"the recorded initiation query is not SMT-LIB2 that z3 reads ({reason.strip()})") from None
+    last = assertions[len(assertions) - 1] if len(assertions) else None
     inv: Invariant | None = None
-    if z3.is_not(last):
+    if last is not None and z3.is_not(last):
         inv = _diagram_of_formula(z3, last.arg(0)) if z3.is_app_of(last.arg(0), z3.Z3_OP_ITE) else _clauses(z3, last.arg(0))
     if inv is None:
         raise ValueError(

@@ -428,7 +428,10 @@ def _check_compositional(log: ProofLog, c: Construction, values: Mapping[str, An
     walk(log.record["lemmas"])
     theorem = [q for node, q in recorded if node == claim.id]
     texts = {q["name"]: log.smt2[q["sha256"]] for q in theorem if q["name"].startswith(f"{claim.id} every n: ") and q["sha256"] in log.smt2}
-    rebuilt = rebuild_compositional(net, claim, c.lemmas(values), [q["name"] for q in theorem], texts)
+    try:
+        rebuilt = rebuild_compositional(net, claim, c.lemmas(values), [q["name"] for q in theorem], texts)
+    except ValueError as exc:  # a recorded invariant that is not one (or not readable)
+        raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
     compared = 0
     for node, entry in recorded:
         text = rebuilt.get((node, entry["name"]))

@@ -292,3 +292,15 @@ def test_every_committed_proof_log_is_fresh_without_solving_a_theorem_query(monk
     for path in paths:
         check_fresh(path)
     assert lemmas_solved  # the compositional records (dyck Y2, parity C4) were rebuilt
+
+
+def test_a_recorded_invariant_that_is_not_readable_smt_lib2_makes_the_log_stale_with_one_clear_line(tmp_path: Path) -> None:
+    import hashlib
+
+    path, queries = _dyck_y2_copy(tmp_path)
+    query = queries / "lemma_Y2_Y2_every_n__initiation.smt2"
+    text = query.read_text(encoding="utf-8")
+    _rewrite(path, query, text[: text.rindex("(assert")] + "(assert (not (= a!1 true)))\n(check-sat)\n")
+    assert hashlib.sha256(query.read_bytes()).hexdigest() in path.read_text(encoding="utf-8")  # the hash was updated
+    with pytest.raises(ProofLogError, match=r"the recorded initiation query is not SMT-LIB2 that z3 reads \(.*unknown constant a!1.*\); run the proof again"):
+        check_fresh(str(path))
