@@ -2005,7 +2005,6 @@ class _EveryLengthSearch:
         self.queries: list[SmtQuery] | None = None
         self.because = ""
         self.how = ""  # how the invariant was found
-        self.seconds = 0.0
         self._error: BaseException | None = None
         self._lock = threading.Lock()
         self._own: Any = None  # the context Spacer runs in
@@ -2017,7 +2016,6 @@ class _EveryLengthSearch:
         self._thread.start()
 
     def _run(self, net: Network, claim: Recognizes, timeout: float) -> None:
-        started = time.perf_counter()
         try:
             self.queries, self.because, self.how = _prove_every_length(
                 net, claim, self.results, self.readout_lemmas, self.readout_nodes, timeout, self._spacer_context, lambda: self._cancelled
@@ -2025,7 +2023,6 @@ class _EveryLengthSearch:
         except BaseException as exc:  # re-raised in the main thread (an EncoderBugError above all)
             self._error = exc
         finally:
-            self.seconds = time.perf_counter() - started
             self.done.set()
         if self.queries is not None:
             # Stop the range query under way: repeat until the main thread has seen the proof.
