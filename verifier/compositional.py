@@ -1918,7 +1918,7 @@ def _prove_every_length(
     try:
         system = _every_length_system(net, claim.language, results, readout_lemmas, readout_nodes, claim.min_len)
     except Unsupported as exc:
-        return None, f"unsupported: {exc}", ""
+        return _prove_by_classes(net, claim, results, timeout, on_context, f"not a transition system ({exc})")
     status, found = _reachable(system, started + timeout / 2, stop)
     how = "the reachable states, by binary decision diagrams"
     if status == "unsafe":
@@ -1953,6 +1953,34 @@ def _prove_every_length(
             )
         queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=_CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]], seconds=time.perf_counter() - began))
     return queries, "", how
+
+
+def _prove_by_classes(
+    net: Network, claim: Recognizes, results: Sequence[_LemmaResult], timeout: float,
+    on_context: Callable[[Any], None] | None, why_not_system: str,
+) -> tuple[list[SmtQuery] | None, str, str]:
+    """The theorem for every length as one query over position classes (:mod:`verifier.classes`),
+    for a network that is no transition system (soft attention over every position): its query,
+    unsat, or None and why not. A model is a word; one the exact interpreter does not
+    misclassify is an encoder bug."""
+    from .classes import LOGIC, QUERY, class_query
+
+    how = "position classes"
+    try:
+        ctx, solver, enc = class_query(net, claim, results)
+    except Unsupported as exc:
+        return None, f"unsupported: {why_not_system}; position classes: {exc}", ""
+    if on_context is not None:
+        on_context(ctx)
+    query, model = _smt.solve(solver, name=f"{claim.id} every n: {QUERY}", logic=LOGIC, timeout=timeout,
+                              reason_unsat=f"no word of any length >= {claim.min_len} is misclassified (its positions grouped by class and symbol)")
+    if query.result == "unsat":
+        return [query], "", how
+    if query.result == "sat":
+        word = enc.word_of(model)
+        _replay(net, claim.language, word)  # raises EncoderBugError where the word is classified right
+        return None, f"a misclassified word of length {len(word)} exists (position classes), so the ranges look for the shortest", how
+    return None, f"position classes: z3 {query.reason or 'unknown'}", how
 
 
 def certificate_queries(
@@ -2197,6 +2225,11 @@ def rebuild_queries(
     if isinstance(claim, Recognizes) and every in names and recorded is not None and every in recorded:
         for name, text, _solver in certificate_queries(net, claim, results, _recorded_invariant(recorded[every]), readout_lemmas, readout_nodes):
             theorem[(claim.id, name)] = text
+    from .classes import LOGIC, QUERY, class_query
+
+    if isinstance(claim, Recognizes) and f"{claim.id} every n: {QUERY}" in names:
+        _ctx, solver, _enc = class_query(net, claim, results)
+        theorem[(claim.id, f"{claim.id} every n: {QUERY}")] = to_smt2(solver, logic=LOGIC)
     for name in names:
         if not name.startswith(prefix):
             continue
@@ -2415,9 +2448,11 @@ def prove_recognizes(
                 queries[:] = search.queries
                 results, readout_nodes = search.results, search.readout_nodes
                 lengths, per_length_because = "ranges", ""
-                detail = (
-                    f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: {len(results)} lemmas proved for every input, "
-                    "then, over the network with the lemmas in place read as a transition system over positions, an inductive "
+                detail = f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: {len(results)} lemmas proved for every input, then, " + (
+                    "over the network with the lemmas in place on a word of symbolic length, its positions grouped by the "
+                    "values of their positional features and by symbol, one query, unsat"
+                    if search.how == "position classes" else
+                    "over the network with the lemmas in place read as a transition system over positions, an inductive "
                     f"invariant ({search.how}) and its three queries ({', '.join(_CERTIFICATE)}), each unsat"
                 )
                 verdict = Proved(METHOD, sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)), detail)

@@ -334,14 +334,16 @@ def test_a_claim_false_only_on_longer_words_is_proved_up_to_the_bound_once_space
     assert above.proved_up_to == 5
 
 
-def test_parity_is_not_a_transition_system_over_positions_and_says_why():
-    verdict, _tree = prove_compositional("parity", {}, "C4", 4, timeout=60)
+def test_parity_is_no_transition_system_so_it_is_proved_for_every_length_over_position_classes():
+    verdict, tree = prove_compositional("parity", {}, "C4", 4, timeout=60)
     assert isinstance(verdict, Proved)
-    assert "(not every length at once: unsupported: " in verdict.detail
+    assert verdict.detail.startswith("every word with 0 <= |w| <= 4, and every longer one: ")
+    assert "its positions grouped by the values of their positional features and by symbol, one query, unsat" in verdict.detail
+    assert [(q.name, q.result) for q in tree.queries] == [("C4 every n: position classes", "unsat")]
 
 
 def test_a_network_whose_heads_average_over_every_slot_falls_back_to_one_query_per_length():
-    verdict, tree = prove_compositional("parity", {}, "C4", 6, timeout=60)
+    verdict, tree = prove_compositional("parity", {}, "C4", 6, timeout=60, lengths="ranges")
     assert isinstance(verdict, Proved)
     assert [q.name for q in tree.queries] == [f"C4 n={m}" for m in range(7)]
     assert "(not over ranges of lengths: head 'count' without a lemma attends over slots that may be absent" in verdict.detail
