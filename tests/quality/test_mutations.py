@@ -444,3 +444,37 @@ def test_every_10th_dyck22_site_mutant_is_refuted_by_the_compositional_proof_ove
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     report(capsys, compositional_mutation_run(2, 2, 4, keep=lambda i: i % 10 == 0), "Dyck(2,2), every 10th site, compositional", 4)
+
+
+def test_every_parity_mutant_is_refuted_with_its_first_wrong_word_or_proved_and_a_proof_for_every_length_holds_beyond_the_bound(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The compositional proof of PARITY (the position-classes query for every length, else one
+    query per length) on every single-weight mutant of the ln(4) network: a mutant that goes
+    wrong up to 6 is refuted with its first wrong word; one proved for every length is checked
+    exhaustively up to 9 as well, since that proof says more than the bound."""
+    from verifier.compositional import prove_recognizes
+
+    construction = REGISTRY["parity"]
+    values = construction.parse_params({"c": "ln(4)"})
+    net = construction.network(values)
+    assert construction.lemmas is not None
+    lemmas = construction.lemmas(values)
+    claim = next(c for c in construction.claims(values) if isinstance(c, Recognizes))
+    original = prove_recognizes(net, claim, lemmas, 6)
+    assert isinstance(original.verdict, Proved) and original.every_length, "the original must be proved for every length"
+    every: list[Network] = []
+
+    def prove(mutant: Network) -> tuple[Verdict, int | None]:
+        progress = prove_recognizes(mutant, claim, lemmas, 6, timeout=600)
+        if progress.every_length:
+            every.append(mutant)
+        return progress.verdict, progress.proved_up_to
+
+    tally = prover_mutation_run(net, PARITY, 6, lambda i: True, prove)
+    assert every, "some mutant (a weight that changes nothing) is proved for every length"
+    for mutant in every:
+        assert first_wrong(mutant, PARITY, 9) is None
+    with capsys.disabled():
+        print(f"\n[smt mutation] PARITY, compositional: {len(every)} mutants proved for every length (and checked exhaustively up to 9)")
+    report(capsys, tally, "PARITY, compositional", 6)

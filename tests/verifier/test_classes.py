@@ -1,0 +1,208 @@
+"""Every length at once by position classes (verifier.classes): softmax sums over a word of
+symbolic length as counts per (class, symbol), selections I[i = T] as the value at T, the
+automaton on the counts; proofs, counterexample words replayed exactly, and what is refused."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from fractions import Fraction
+
+import pytest
+
+from constructions import REGISTRY
+from constructions.chiang2022 import first_transformer, parity_transformer
+from constructions.languages import FIRST, PARITY
+from symbolic import AttentionLayer, Network, Sublayer, TokenEmbedding
+from symbolic.exact import run
+from verifier.classes import _Classes, _root, class_query
+from verifier.claims import Automaton, Language, Proved, Recognizes
+from verifier.compositional import _LemmaResult, _prove_by_classes, prove_lemma, prove_recognizes
+from verifier.smt import EncoderBugError, Unsupported
+
+pytestmark = pytest.mark.z3
+
+
+def _parity(c: str = "ln(2)") -> tuple[Network, Recognizes, list[_LemmaResult]]:
+    construction = REGISTRY["parity"]
+    values = construction.parse_params({"c": c})
+    net = construction.network(values)
+    claim = next(x for x in construction.claims(values) if x.id == "C4")
+    assert isinstance(claim, Recognizes) and construction.lemmas is not None
+    return net, claim, [_LemmaResult(lemma, *prove_lemma(net, lemma)) for lemma in construction.lemmas(values)]
+
+
+def _with_head(net: Network, layer: str, head: str, **changes: object) -> Network:
+    def swap(sub: Sublayer) -> Sublayer:
+        block = sub.block
+        if not isinstance(block, AttentionLayer) or block.name != layer:
+            return sub
+        heads = tuple(dataclasses.replace(h, **changes) if h.name == head else h for h in block.heads)  # type: ignore[arg-type]
+        return dataclasses.replace(sub, block=dataclasses.replace(block, heads=heads))
+
+    return dataclasses.replace(net, layers=tuple(swap(s) for s in net.layers))
+
+
+def _answer(net: Network, claim: Recognizes, results: list[_LemmaResult]) -> tuple[str, _Classes, object]:
+    _ctx, solver, enc = class_query(net, claim, results)
+    answer = str(solver.check())
+    return answer, enc, solver.model() if answer == "sat" else None
+
+
+@pytest.mark.parametrize("c", ["ln(2)", "ln(4)", "ln(3/2)"])
+def test_the_parity_transformer_is_proved_for_every_length_in_one_query(c: str) -> None:
+    net, claim, results = _parity(c)
+    answer, enc, _model = _answer(net, claim, results)
+    assert answer == "unsat"
+    assert enc.P == 2  # cos(iπ) repeats with period 2: two classes of word positions
+    assert results[0].uses == 2 and results[0].fallbacks == []  # fig1's lemma at CLS and at the word position
+
+
+def test_the_proof_for_every_length_is_the_verdict_of_prove_recognizes_and_its_query_is_named_for_the_log() -> None:
+    net, claim, _results = _parity()
+    construction = REGISTRY["parity"]
+    values = construction.parse_params({})
+    assert construction.lemmas is not None
+    progress = prove_recognizes(net, claim, construction.lemmas(values), 512, timeout=60)
+    assert isinstance(progress.verdict, Proved) and progress.every_length and progress.proved_up_to == 512
+    assert [q.name for q in progress.tree.queries] == ["C4 every n: position classes"]
+    text = progress.tree.queries[0].smt2
+    assert text.startswith("(set-logic QF_NIRA)") and "(declare-fun L () Int)" in text and "|k[1,1]|" in text
+
+
+def test_an_even_head_that_looks_at_the_wrong_class_gives_a_word_the_exact_interpreter_misclassifies() -> None:
+    net, claim, results = _parity()
+    broken = _with_head(net, "parity", "even", key=dataclasses.replace(net.layers[2].block.heads[1].key, weights=((Fraction(-1),),)))  # type: ignore[union-attr]
+    answer, enc, model = _answer(broken, claim, results)
+    assert answer == "sat"
+    word = enc.word_of(model)
+    assert run(broken, word).accepted != PARITY.contains(word)
+    # The word has the model's length and its counts per (class, symbol).
+    length = model.eval(enc.L).as_long()
+    assert len(word) == length
+    for (c, a), k in enc.k.items():
+        held = sum(1 for t, s in enumerate(word) if (t + enc.first) % enc.P == c and s == enc.alphabet[a])
+        assert held == model.eval(k).as_long()
+
+
+def test_a_word_the_network_classifies_right_is_an_encoder_bug_not_a_counterexample(monkeypatch: pytest.MonkeyPatch) -> None:
+    net, claim, results = _parity()
+    broken = _with_head(net, "parity", "even", key=dataclasses.replace(net.layers[2].block.heads[1].key, weights=((Fraction(-1),),)))  # type: ignore[union-attr]
+    right = next(w for m in range(6) for w in itertools.product("01", repeat=m) if run(broken, w).accepted == PARITY.contains(w))
+    monkeypatch.setattr(_Classes, "word_of", lambda self, model: right)
+    with pytest.raises(EncoderBugError, match="but the exact interpreter (accepts|rejects) it, as it should"):
+        _prove_by_classes(broken, claim, results, 60, None, "not a transition system")
+
+
+def test_a_refuted_query_leaves_the_shortest_counterexample_to_the_range_queries() -> None:
+    net, claim, results = _parity()
+    broken = _with_head(net, "parity", "even", key=dataclasses.replace(net.layers[2].block.heads[1].key, weights=((Fraction(-1),),)))  # type: ignore[union-attr]
+    queries, because, how = _prove_by_classes(broken, claim, results, 60, None, "not a transition system")
+    assert queries is None and how == "position classes"
+    assert because.startswith("a misclassified word of length ") and because.endswith("so the ranges look for the shortest")
+
+
+def test_a_selected_position_holds_a_symbol_of_its_own_that_the_counts_hold() -> None:
+    """FIRST's key I[i = 1] selects word position 1, whose symbol decides the output: against a
+    commutative language (every word) the query must give a word whose first symbol the network
+    reads as the model says, and which it misclassifies."""
+    net = first_transformer("ln(4)")
+    every = Language("Σ*", ("0", "1"), lambda w: True, "every word", Automaton(states=1, start=0, accepting=frozenset({0}), delta=((0, 0),)))
+    claim = Recognizes(id="all", statement="accepts every word", reference="test", language=every, backend="exact", max_len=4, min_len=0)
+    answer, enc, model = _answer(net, claim, [])
+    assert answer == "sat" and enc.targets  # the selected position has a symbol variable
+    word = enc.word_of(model)
+    assert not run(net, word).accepted  # FIRST rejects it, and every word is in Σ*
+    # With the empty word excluded and only words starting with 1 in the language, there is
+    # still a counterexample (FIRST is not commutative), and it is replayed the same way.
+    ones = Language("1Σ*∪…", ("0", "1"), lambda w: "1" in w, "a 1 somewhere", Automaton(states=2, start=0, accepting=frozenset({1}), delta=((0, 1), (1, 1))))
+    answer, enc, model = _answer(net, dataclasses.replace(claim, language=ones, min_len=1), [])
+    assert answer == "sat"
+    word = enc.word_of(model)
+    assert run(net, word).accepted != ones.contains(word)
+
+
+@pytest.mark.parametrize(
+    "dfa",
+    [
+        PARITY.automaton,
+        Automaton(states=3, start=0, accepting=frozenset({2}), delta=((0, 1), (1, 2), (2, 2))),  # at least two 1s (a tail before the period)
+        Automaton(states=3, start=0, accepting=frozenset({0}), delta=((1, 2), (2, 0), (0, 1))),  # #0 ≡ #1 (mod 3)
+    ],
+)
+def test_the_automaton_run_on_the_counts_agrees_with_the_automaton_on_every_word_up_to_7(dfa: Automaton | None) -> None:
+    import z3
+
+    assert dfa is not None
+    net, claim, results = _parity()
+    ctx = z3.Context()
+    enc = _Classes(z3, ctx, net, results, 0)
+    member = enc.member(dfa, "test")
+    for m in range(8):
+        for w in itertools.product((0, 1), repeat=m):
+            solver = z3.Solver(ctx=ctx)
+            solver.add(*enc.assertions, enc.L == m)
+            for (c, a), k in enc.k.items():
+                solver.add(k == sum(1 for t, s in enumerate(w) if (t + enc.first) % enc.P == c and s == a))
+            assert solver.check() == z3.sat
+            assert z3.is_true(solver.model().eval(member)) == dfa.accepts(w), w
+
+
+def test_what_the_encoding_does_not_cover_is_unsupported_with_the_reason() -> None:
+    net, claim, results = _parity()
+    # A feature that neither repeats nor is linear in (i, n).
+    emb = net.embedding
+    assert isinstance(emb, TokenEmbedding)
+    odd = dataclasses.replace(net, embedding=dataclasses.replace(emb, positional=(("cos(iπ)", "1/2^i", Fraction(1)),)))
+    with pytest.raises(Unsupported, match=r"'1/2\^i' neither repeats nor is linear"):
+        class_query(odd, claim, results)
+    # A transcendental base.
+    with pytest.raises(Unsupported, match="transcendental base"):
+        class_query(parity_transformer("1"), claim, results)
+    # A base whose power at a half-integer score is irrational (2^{1/2}).
+    half = _with_head(net, "parity", "odd", key=dataclasses.replace(net.layers[2].block.heads[0].key, weights=((Fraction(1, 2),),)))  # type: ignore[union-attr]
+    with pytest.raises(Unsupported, match="the score 1/2 and the base 2, whose power is irrational"):
+        class_query(half, claim, results)
+    # Without the fig1 lemma the value relu(k − i − 1) − … depends on the index beyond its class.
+    with pytest.raises(Unsupported, match=r"depends on its index beyond its class \(a lemma that turns it into a selection"):
+        class_query(net, claim, [])
+    # A language that is not commutative.
+    first = REGISTRY["first"]
+    values = first.parse_params({})
+    first_claim = next(x for x in first.claims(values) if isinstance(x, Recognizes))
+    assert first_claim.language is FIRST
+    with pytest.raises(Unsupported, match="FIRST is not given as a commutative automaton"):
+        class_query(first.network(values), first_claim, [])
+    # Hard attention (the Dyck recognizer).
+    dyck = REGISTRY["dyck"]
+    dvalues = dyck.parse_params({"k": "1", "depth": "1"})
+    dclaim = next(x for x in dyck.claims(dvalues) if isinstance(x, Recognizes))
+    with pytest.raises(Unsupported, match="hard attention in head"):
+        class_query(dyck.network(dvalues), dclaim, [])
+
+
+def test_an_unsupported_network_keeps_both_reasons_in_the_verdict_detail() -> None:
+    net, claim, _results = _parity()
+    queries, because, _how = _prove_by_classes(net, claim, [], 60, None, "not a transition system (why)")
+    assert queries is None
+    assert because.startswith("unsupported: not a transition system (why); position classes: the value ")
+
+
+def test_a_head_with_no_position_to_attend_to_outputs_zero_or_is_refused_by_its_empty_rule() -> None:
+    net, claim, results = _parity()
+    # Query at CLS (position 0), strictly earlier keys only: none.
+    masked = _with_head(net, "parity", "odd", mask="strict_causal")
+    answer, enc, _model = _answer(masked, claim, results)
+    assert answer == "sat"  # s is the even head's share alone, so the sign is wrong for some word
+    with pytest.raises(Unsupported, match="attends to no position at CLS@0 and its empty rule is an error"):
+        class_query(_with_head(net, "parity", "odd", mask="strict_causal", empty="error"), claim, results)
+
+
+def test_rational_roots_of_the_base_are_exact_and_irrational_ones_are_none() -> None:
+    assert _root(Fraction(4), 2) == 2
+    assert _root(Fraction(9, 4), 2) == Fraction(3, 2)
+    assert _root(Fraction(8), 3) == 2
+    assert _root(Fraction(10**40), 4) == 10**10
+    assert _root(Fraction(2), 2) is None
+    assert _root(Fraction(4, 3), 2) is None
+
