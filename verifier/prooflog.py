@@ -201,14 +201,28 @@ def dumps(rec: Mapping[str, Any]) -> str:
 
 def write_log(out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, outcome: Outcome) -> str:
     """Write the record and its ``.smt2`` files under ``out``; the query files first, the JSON
-    record last (each atomically), so a record never names a file that is not there."""
+    record last (each atomically), so a record never names a file that is not there. Query files
+    of an earlier record of the same (claim, bound) that the new one does not name are removed
+    after it is written (a proof that now takes one query for every length leaves no per-length
+    files behind)."""
     path = record_path(out, c, values, claim, bound)
     rec = record(c, values, claim, bound, outcome)
     base = os.path.dirname(path)
     texts = _query_texts(outcome)
+    kept: set[str] = set()
     for entry in _all_entries(rec):
-        write_atomic(os.path.normpath(os.path.join(base, entry["file"])), texts[entry["sha256"]])
+        target = os.path.normpath(os.path.join(base, entry["file"]))
+        write_atomic(target, texts[entry["sha256"]])
+        kept.add(target)
     write_atomic(path, dumps(rec))
+    folder = os.path.normpath(os.path.join(base, os.path.dirname(query_path(c.name, _stem(c, values, claim, bound), "x"))))
+    if os.path.isdir(folder):
+        for name in sorted(os.listdir(folder)):
+            stale = os.path.join(folder, name)
+            if name.endswith(".smt2") and stale not in kept:
+                os.unlink(stale)
+        if not os.listdir(folder):
+            os.rmdir(folder)
     return path
 
 

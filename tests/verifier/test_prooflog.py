@@ -304,3 +304,44 @@ def test_a_recorded_invariant_that_is_not_readable_smt_lib2_makes_the_log_stale_
     assert hashlib.sha256(query.read_bytes()).hexdigest() in path.read_text(encoding="utf-8")  # the hash was updated
     with pytest.raises(ProofLogError, match=r"the recorded initiation query is not SMT-LIB2 that z3 reads \(.*unknown constant a!1.*\); run the proof again"):
         check_fresh(str(path))
+
+
+def test_writing_a_record_again_removes_the_query_files_it_no_longer_names(logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    proofs = copy_of(logs, tmp_path)
+    folder = proofs / "queries" / "first" / "recognizes.n5"
+    before = sorted(p.name for p in folder.iterdir())
+    (folder / "lemma_recognizes_n_99.smt2").write_text("(check-sat)\n", encoding="utf-8")  # left by an earlier proof
+    done = netproof(capsys, "prove", "first", "--method", "smt", "--max-n", "5", "--out", str(proofs), "--jobs", "1", "--quiet")
+    assert done.code == 3  # all-c and C6 are not SMT claims
+    assert sorted(p.name for p in folder.iterdir()) == before
+    check_fresh(str(proofs / "first" / "recognizes.n5.json"))
+
+
+def test_parity_proved_for_every_length_is_logged_with_its_one_query_and_cvc5_agrees(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = netproof(capsys, "prove", "parity", "--method", "smt", "--max-n", "6", "--out", str(tmp_path), "--jobs", "1", "--quiet")
+    assert done.code == 3  # C4-all-c and C5 are not SMT claims
+    path = tmp_path / "parity" / "C4.n6.json"
+    log = check_fresh(str(path))
+    tree = log.record["lemmas"]
+    assert (log.record["verdict"], tree["verdict"]) == ("proved", "proved")
+    assert [q["name"] for q in tree["queries"]] == ["C4 every n: position classes"]
+    assert "and every longer one" in log.record["detail"]
+    again = netproof(capsys, "recheck", str(path), "--solver", "cvc5")
+    assert again.code == 0, again.out
+    assert f"AGREE     {path}  (2 queries: every answer as recorded)" in again.out
+    # The query is rebuilt from the network: an edited one (a class of word positions every third, not every second) is stale.
+    query = tmp_path / "queries" / "parity" / "C4.n6" / "lemma_C4_C4_every_n__position_classes.smt2"
+    _rewrite(path, query, query.read_text(encoding="utf-8").replace("(+ L 1) 2)", "(+ L 1) 3)", 1))
+    with pytest.raises(ProofLogError, match=r"query 'C4 every n: position classes' of lemma tree node 'C4' rebuilds to sha256"):
+        check_fresh(str(path))
+
+
+def test_every_query_file_under_proofs_is_named_by_a_record() -> None:
+    from verifier.prooflog import _all_entries, find_logs
+
+    named = set()
+    for path in find_logs([str(REPO / "proofs")]):
+        for entry in _all_entries(read_log(path).record):
+            named.add((Path(path).parent / entry["file"]).resolve())
+    files = {p.resolve() for p in (REPO / "proofs" / "queries").rglob("*.smt2")}
+    assert sorted(str(p) for p in files - named) == []

@@ -1,7 +1,0 @@
-(set-logic QF_LRA)
-(declare-fun |I[i=k]/n@fig1.0#1| () Bool)
-(declare-fun |s@parity.0#2| () Real)
-(assert (let (($x7 (ite (= 0 0) true false))) (= |I[i=k]/n@fig1.0#1| $x7)))
-(assert (let ((?x12 (ite |I[i=k]/n@fig1.0#1| (- 1.0) 0.0))) (let ((?x14 (ite |I[i=k]/n@fig1.0#1| 1.0 0.0))) (let ((?x15 (+ ?x14 ?x12))) (= |s@parity.0#2| ?x15)))))
-(assert (and (distinct (< 0.0 |s@parity.0#2|) (or false)) true))
-(check-sat)
