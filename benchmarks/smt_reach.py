@@ -1,7 +1,7 @@
 """How far each proof method reaches within a time budget: per claim, the largest n such that
 every word of length <= n was proved, by exhaustive enumeration, by the monolithic SMT encoding
 (:mod:`verifier.smt`) and by the compositional SMT proof (:mod:`verifier.compositional`: every length at once by an
-inductive invariant where the network allows, else one query per range of lengths;
+inductive invariant or one query over position classes where the network allows, else one query per range of lengths;
 ``compositional-ranges``: ranges only, the ranges doubling; ``compositional-each``: one query per
 length), and the ratios of the compositional reach to the others. A proof for every length
 prints ``every n`` (it covers any bound; the benchmark asks for 2x the target).

@@ -48,9 +48,30 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, assert_never
 
-from symbolic import FFN, Activation, Affine, AttentionLayer, Classifier, Convolution, Hardmax, Head, Network, NextSymbols, Softmax, TokenEmbedding
+from symbolic import (
+    FFN,
+    Activation,
+    Affine,
+    AttentionLayer,
+    Classifier,
+    Convolution,
+    Hardmax,
+    Head,
+    Network,
+    NextSymbols,
+    Softmax,
+    TokenEmbedding,
+)
 
-from .claims import Automaton, Recognizes, ScaledBlock, Word
+from .claims import (
+    Automaton,
+    Output,
+    Recognizes,
+    ScaledBlock,
+    StateValue,
+    ValueIs,
+    Word,
+)
 from .smt import Unsupported
 
 QUERY = "position classes"
@@ -121,8 +142,7 @@ class _Classes:
         self.alphabet = emb.alphabet
         self.P = _period(net)
         self.assertions: list[Any] = []
-        I = lambda v: z3.IntVal(v, ctx)  # noqa: E731
-        self._I = I
+        I = self._I
         self.min_len = min_len
         self.L = z3.Int("L", ctx)
         self.assertions.append(self.L >= I(min_len))
@@ -157,6 +177,13 @@ class _Classes:
         self.targets: list[tuple[Any, Any]] = []
 
     # ------------------------------------------------------------------ numbers
+
+    def _I(self, v: int) -> Any:  # an Int numeral
+        return self.z3.IntVal(v, self.ctx)
+
+    def _inside(self, T: Any) -> Any:
+        """Whether the index T is a word position."""
+        return self.z3.And(T >= self._I(self.first), T <= self._I(self.first - 1) + self.L)
 
     def num(self, q: Fraction) -> Any:
         return self.z3.RealVal(str(q), self.ctx)
@@ -578,7 +605,7 @@ class _Classes:
                 is_type = z3.And(residue == self._I(c), tok == self._I(a))
                 w_true = wt if w_true is None else z3.If(is_type, wt, w_true)
                 w_base = wb if w_base is None else z3.If(is_type, wb, w_base)
-            inside = z3.And(T >= self._I(self.first), T <= self._I(self.first - 1) + self.L)
+            inside = self._inside(T)
             zero = self.num(Fraction(0))
             z_term = z_term + z3.If(inside, w_true - w_base, zero)
             for d, v in values.items():
@@ -626,7 +653,7 @@ class _Classes:
         equal positions have equal symbols; distinct ones of one (class, symbol) fit in k."""
         z3 = self.z3
         out = []
-        inside = lambda T: z3.And(T >= self._I(self.first), T <= self._I(self.first - 1) + self.L)  # noqa: E731
+        inside = self._inside
         for j, (T, tok) in enumerate(self.targets):
             for T2, tok2 in self.targets[:j]:
                 out.append(z3.Implies(T == T2, tok == tok2))
@@ -729,4 +756,77 @@ def class_query(net: Network, claim: Recognizes, results: Sequence[Any]) -> tupl
     solver.add(*enc.vals.assertions)
     solver.add(*enc._target_constraints())
     solver.add(goal)
+    return ctx, solver, enc
+
+
+def value_query(net: Network, claim: ValueIs, results: Sequence[Any]) -> tuple[Any, Any, _Classes]:
+    """A :class:`ValueIs` with a closed form for every length ≥ ``claim.min_len`` as one query over
+    position classes: at every fixed token and at the generic word position (a word position of
+    any class, holding any symbol the counts allow), the value differs from the closed form, whose
+    ``#a`` are the symbol counts, ``n``, ``t`` and ``i`` the length and the position (symbolic at
+    the word position) and ``wj=a`` the symbol at word position j (a selected position of its
+    own). (z3 context, solver, the encoding); :class:`Unsupported` where the network or the
+    closed form is outside the encoding."""
+    import z3
+
+    from .smt import closed_form_term
+
+    if claim.closed_form is None:
+        raise Unsupported(f"claim {claim.id} has no closed form")
+    ctx = z3.Context()
+    enc = _Classes(z3, ctx, net, results, claim.min_len)
+    emb = enc.emb
+    alphabet = list(enc.alphabet)
+    zero, one = enc.num(Fraction(0)), enc.num(Fraction(1))
+    some_word_position = enc.L >= enc._I(1)
+    points: list[tuple[_Place | None, _V]] = []
+    if isinstance(claim.quantity, Output):
+        r = net.readout
+        if not isinstance(r, Classifier):
+            raise Unsupported("the logit of a network without a classifier readout")
+        npre, nsuf = len(emb.prefix), len(emb.suffix)
+        if 0 <= r.position < npre:
+            place = enc.fixed[r.position]
+        elif r.position < 0 and -r.position <= nsuf:
+            place = enc.fixed[npre + nsuf + r.position]
+        else:
+            raise Unsupported(f"the readout reads position {r.position}, a word position (not a prefix or suffix token)")
+        points.append((place, enc.affine(r.logit, enc.state(len(net.layers), place))[r.logit.outputs[0]]))
+    else:
+        names = ["input", *(sub.name for sub in net.layers)]
+        if claim.quantity.after not in names:
+            raise Unsupported(f"claim {claim.id}: the network has no step named {claim.quantity.after!r}")
+        layer = names.index(claim.quantity.after)
+        for place in (*enc.fixed, enc.generic):
+            points.append((place, enc.state(layer, place).get(claim.quantity.dim, enc.const(Fraction(0)))))
+
+    def count(a: str) -> Any:
+        return z3.ToReal(enc.K[alphabet.index(a)])
+
+    def indicator(j: int, a: str) -> Any:
+        T = enc._I(enc.first + j - 1)
+        return z3.If(z3.And(enc._inside(T), enc.token_at(T) == enc._I(alphabet.index(a))), one, zero)
+
+    differs = []
+    for place, v in points:
+        assert place is not None
+        where: tuple[Any, Any, Any]
+        if place.token is not None and z3.is_int_value(z3.simplify(place.index)):
+            index = z3.simplify(place.index).as_long()
+            where = (index - emb.index_base, index, z3.ToReal(enc.n))
+        else:
+            where = (z3.ToReal(place.index) - enc.num(Fraction(emb.index_base)), z3.ToReal(place.index), z3.ToReal(enc.n))
+        expected = closed_form_term(z3, ctx, claim.closed_form, alphabet, where, count, indicator)
+        differ = v.num != expected * v.den
+        differs.append(z3.And(some_word_position, differ) if place.token is None else differ)
+    solver = z3.Solver(ctx=ctx)
+    solver.add(*enc.assertions)
+    solver.add(*enc.vals.assertions)
+    if isinstance(claim.quantity, StateValue):
+        # The generic word position is one of the word's positions, of its class, holding a symbol the counts hold.
+        solver.add(z3.Implies(some_word_position, z3.And(enc._inside(enc.i), enc.r == enc.i % enc._I(enc.P), enc.sym >= enc._I(0),
+                                                          enc.sym < enc._I(len(alphabet)))))
+        enc.targets.append((enc.i, enc.sym))
+    solver.add(*enc._target_constraints())
+    solver.add(z3.Or(differs))
     return ctx, solver, enc

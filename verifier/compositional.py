@@ -29,7 +29,11 @@ module does the same, mechanically, from the IR and the lemmas a construction de
    every other block is encoded faithfully (affine maps, ReLU case splits, hardmax as a maximum
    with a symbolic selection; an averaging head over Boolean values scales its position by the
    integer count of maximizers, which ReLU's positive homogeneity carries to the readout).
-   The language is its :class:`~verifier.claims.Automaton`, run over the word bits.
+   The language is its :class:`~verifier.claims.Automaton`, run over the word bits. Beside the
+   ranges, every length is tried at once (:func:`prove_recognizes`): as a transition system
+   over positions with an inductive invariant (the Dyck recognizers), or as one query over
+   position classes (:mod:`verifier.classes`: soft attention whose scores repeat with the
+   position, e.g. PARITY; value claims with a closed form too, :func:`prove_value`).
 
 3. **Side conditions**: a lemma replaces a block only where its assumptions hold in the state it
    reads: every dim it assumes Boolean is a Bool term (or 0/1) at every position, every
@@ -53,7 +57,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, assert_never
 
@@ -2225,10 +2229,10 @@ def rebuild_queries(
     if isinstance(claim, Recognizes) and every in names and recorded is not None and every in recorded:
         for name, text, _solver in certificate_queries(net, claim, results, _recorded_invariant(recorded[every]), readout_lemmas, readout_nodes):
             theorem[(claim.id, name)] = text
-    from .classes import LOGIC, QUERY, class_query
+    from .classes import LOGIC, QUERY, class_query, value_query
 
-    if isinstance(claim, Recognizes) and f"{claim.id} every n: {QUERY}" in names:
-        _ctx, solver, _enc = class_query(net, claim, results)
+    if f"{claim.id} every n: {QUERY}" in names:
+        _ctx, solver, _enc = class_query(net, claim, results) if isinstance(claim, Recognizes) else value_query(net, claim, results)
         theorem[(claim.id, f"{claim.id} every n: {QUERY}")] = to_smt2(solver, logic=LOGIC)
     for name in names:
         if not name.startswith(prefix):
@@ -2563,21 +2567,58 @@ def value_builder(
     return build
 
 
+def _value_by_classes(job: Any, claim: ValueIs, results: Sequence[_LemmaResult], n: int, timeout: float) -> Outcome | str:
+    """The value claim for every length as one query over position classes
+    (:func:`verifier.classes.value_query`): its outcome where z3 says unsat, else why not (a
+    word of the model is replayed exactly first: one on which the network agrees with the claim
+    is an encoder bug)."""
+    from .classes import LOGIC, QUERY, value_query
+
+    if job.construction.per_length:
+        return "the construction builds one network per length"
+    net = job.network(n)
+    try:
+        ctx, solver, enc = value_query(net, claim, results)
+    except Unsupported as exc:
+        return f"unsupported by position classes: {exc}"
+    del ctx
+    query, model = _smt.solve(solver, name=f"{claim.id} every n: {QUERY}", logic=LOGIC, timeout=timeout,
+                              reason_unsat=f"on no word of any length >= {claim.min_len} does the value differ from the closed form "
+                              "(its positions grouped by class and symbol)")
+    if query.result == "unsat":
+        checked = sum(len(job.alphabet) ** m for m in range(claim.min_len, n + 1))
+        return Outcome(Proved(METHOD, checked, f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: one query over "
+                              "a word of symbolic length, its positions grouped by the values of their positional features and by symbol, unsat"),
+                       (query,))
+    if query.result == "sat":
+        word = enc.word_of(model)
+        _smt.replay_value(net, claim, job.alphabet, word, METHOD)
+        return f"position classes give the word {render(job.alphabet, word) or 'ε'!r}, so the lengths are tried one by one for the shortest"
+    return f"position classes: z3 {query.reason or 'unknown'}"
+
+
 def prove_value(job: Any, claim: ValueIs, lemmas: Sequence[Lemma], n: int, *, timeout: float = 60.0) -> Outcome:
     """A :class:`ValueIs` with a closed form, proved compositionally: each lemma once, then one
-    query per length over the network with the proved lemmas in place
-    (:func:`verifier.smt.value_is_smt` with :func:`value_builder`); the outcome carries the
-    lemma tree (the claim at the root with its queries, the lemmas below)."""
+    query for every length over position classes where the network allows it
+    (:func:`_value_by_classes`), else one query per length over the network with the proved
+    lemmas in place (:func:`verifier.smt.value_is_smt` with :func:`value_builder`); the outcome
+    carries the lemma tree (the claim at the root with its queries, the lemmas below)."""
     started = time.perf_counter()
     results: list[_LemmaResult] = []
     for lemma in lemmas:
         node, ok = prove_lemma(job.network(n), lemma, timeout=max(0.001, timeout - (time.perf_counter() - started)))
         results.append(_LemmaResult(lemma, node, ok))
     readout_nodes: list[LemmaNode] = []
-    outcome = _smt.value_is_smt(
-        job, claim, claim.min_len, n, timeout=max(0.001, timeout - (time.perf_counter() - started)),
-        build=value_builder(claim, results, {}, readout_nodes), method=METHOD, name=f"{claim.id} n={{m}}",
-    )
+    every = _value_by_classes(job, claim, results, n, timeout / 2)
+    if isinstance(every, Outcome):
+        outcome = every
+    else:
+        outcome = _smt.value_is_smt(
+            job, claim, claim.min_len, n, timeout=max(0.001, timeout - (time.perf_counter() - started)),
+            build=value_builder(claim, results, {}, readout_nodes), method=METHOD, name=f"{claim.id} n={{m}}",
+        )
+        if isinstance(outcome.verdict, Proved):
+            outcome = Outcome(replace(outcome.verdict, detail=f"{outcome.verdict.detail} (not every length at once: {every})"), outcome.queries)
     status = {Proved: "proved", Refuted: "refuted", Unknown: "unknown"}[type(outcome.verdict)]
     side = LemmaNode(
         name="side conditions",

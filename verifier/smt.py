@@ -1384,17 +1384,19 @@ def closed_form_term(
     ctx: Any,
     expr: Any,
     alphabet: Sequence[str],
-    position: tuple[int, int, int],
+    position: tuple[Any, Any, Any],
     count: Callable[[str], Any],
     indicator: Callable[[int, str], Any],
 ) -> Any:
     """A closed form at one token of a symbolic word, as a z3 Real term: ``position`` is
-    ``(t, i, n)``, ``count(a)`` the Real term counting symbol ``a``, ``indicator(j, a)`` the
-    Real 0/1 term "the j-th symbol is a" (0 past the word's end)."""
+    ``(t, i, n)`` (ints, or z3 Real terms for a symbolic position or length), ``count(a)`` the
+    Real term counting symbol ``a``, ``indicator(j, a)`` the Real 0/1 term "the j-th symbol is
+    a" (0 past the word's end)."""
     import sympy
 
-    t, i, n = position
-    fixed = {sympy.Symbol("n"): sympy.Integer(n), sympy.Symbol("t"): sympy.Integer(t), sympy.Symbol("i"): sympy.Integer(i)}
+    names = ("t", "i", "n")
+    fixed = {sympy.Symbol(k): sympy.Integer(v) for k, v in zip(names, position, strict=True) if isinstance(v, int)}
+    terms = {k: v for k, v in zip(names, position, strict=True) if not isinstance(v, int)}
 
     def num(q: Fraction) -> Any:
         return z3.RealVal(str(q), ctx)
@@ -1409,6 +1411,8 @@ def closed_form_term(
                 raise Unsupported(f"the closed form has the irrational number {e}")
             return num(Fraction(int(e.p), int(e.q)))
         if e.is_Symbol:
+            if e.name in terms:
+                return terms[e.name]
             if e.name.startswith("#") and e.name[1:] in alphabet:
                 return count(e.name[1:])
             got = _indicator(e.name, alphabet)
@@ -1537,6 +1541,33 @@ def _monolithic_value(claim: ValueIs) -> ValueBuilder:
     return build
 
 
+def replay_value(net: Any, claim: ValueIs, alphabet: Sequence[str], word: Word, method: str) -> Refuted:
+    """The refutation of ``claim`` on ``word`` (a solver's counterexample), replayed with the
+    exact interpreter against the claim's ``expected``. A word on which the network agrees with
+    ``expected`` is an encoder bug (:class:`EncoderBugError`), unless the closed form itself
+    disagrees with ``expected`` there (a :class:`ValueError` naming the claim)."""
+    from symbolic.exact import run
+
+    from .checker import _value_is_body
+
+    trace = run(net, word)
+    refuted = _value_is_body(claim, alphabet, method, None)(word, trace)
+    if isinstance(refuted, Refuted):
+        return refuted
+    for t in range(trace.n):
+        point = Point(word, t, trace.positions[t], trace.n)
+        wanted = claim.expected(point)
+        if wanted is not None and closed_form_at(claim.closed_form, alphabet, word, t, point.i, point.n) != wanted:
+            raise ValueError(
+                f"claim {claim.id}: its closed_form {claim.closed_form} and its expected disagree on "
+                f"{render(alphabet, word)!r} at token {t}; fix the claim's declaration"
+            )
+    raise EncoderBugError(
+        f"z3 says the value of {render(alphabet, word)!r} (length {len(word)}) differs from claim {claim.id}'s closed form, "
+        "but the exact interpreter agrees with it: the SMT encoding is wrong; please report this with the network file"
+    )
+
+
 def value_is_smt(
     job: Job, claim: ValueIs, min_len: int, max_len: int, *, timeout: float = 60.0,
     build: ValueBuilder | None = None, method: str = "smt (z3)", name: str = "n={m}",
@@ -1548,10 +1579,6 @@ def value_is_smt(
     ``expected``: a word on which the network agrees with ``expected`` is an encoder bug, unless
     the closed form itself disagrees with ``expected`` there (a :class:`ValueError` naming the
     claim: its two statements differ)."""
-    from symbolic.exact import run
-
-    from .checker import _value_is_body
-
     build = build or _monolithic_value(claim)
     if claim.backend != "exact":
         return Outcome(Unknown(method, f"unsupported: claim {claim.id} is checked with the {claim.backend} backend, not exactly"))
@@ -1577,21 +1604,7 @@ def value_is_smt(
             return Outcome(Unknown(method, f"z3: {query.reason or 'unknown'} (lengths {min_len}..{m - 1} proved)"), tuple(queries))
         if query.result == "sat":
             word = word_of(model)
-            trace = run(net, word)
-            refuted = _value_is_body(claim, alphabet, method, None)(word, trace)
-            if not isinstance(refuted, Refuted):
-                for t in range(trace.n):
-                    point = Point(word, t, trace.positions[t], trace.n)
-                    wanted = claim.expected(point)
-                    if wanted is not None and closed_form_at(claim.closed_form, alphabet, word, t, point.i, point.n) != wanted:
-                        raise ValueError(
-                            f"claim {claim.id}: its closed_form {claim.closed_form} and its expected disagree on "
-                            f"{render(alphabet, word)!r} at token {t}; fix the claim's declaration"
-                        )
-                raise EncoderBugError(
-                    f"z3 says the value of {render(alphabet, word)!r} (length {m}) differs from claim {claim.id}'s closed form, "
-                    "but the exact interpreter agrees with it: the SMT encoding is wrong; please report this with the network file"
-                )
+            refuted = replay_value(net, claim, alphabet, word, method)
             queries.append(SmtQuery(name=query.name, smt2=query.smt2, result="sat",
                                     reason=f"counterexample {render(alphabet, word) or 'ε'!r}", seconds=query.seconds))
             return Outcome(Refuted(method, refuted.detail, word, refuted.values), tuple(queries))

@@ -478,3 +478,39 @@ def test_every_parity_mutant_is_refuted_with_its_first_wrong_word_or_proved_and_
     with capsys.disabled():
         print(f"\n[smt mutation] PARITY, compositional: {len(every)} mutants proved for every length (and checked exhaustively up to 9)")
     report(capsys, tally, "PARITY, compositional", 6)
+
+
+def test_every_parity_mutant_layer_value_is_proved_for_every_length_only_where_it_holds_and_else_refuted_with_a_replayed_word() -> None:
+    """PARITY's closed-form claims C3-count, C3-1/n and C3-fig1 over position classes (one query
+    for every length) on every single-weight mutant of the ln(4) network: unsat only where the
+    exact interpreter agrees with the closed form on every word up to 6, and a model word that
+    the exact interpreter refutes otherwise (replay_value raises on an encoder bug)."""
+    from verifier.checker import _value_is_body
+    from verifier.classes import value_query
+    from verifier.compositional import _LemmaResult, prove_lemma
+    from verifier.smt import replay_value
+
+    construction = REGISTRY["parity"]
+    values = construction.parse_params({"c": "ln(4)"})
+    net = construction.network(values)
+    assert construction.lemmas is not None
+    claims = [c for c in construction.claims(values) if isinstance(c, ValueIs) and c.closed_form is not None]
+    words = [w for m in range(7) for w in itertools.product(PARITY.alphabet, repeat=m)]
+    tally: dict[str, int] = {"proved": 0, "refuted": 0}
+    for path in weight_sites(net):
+        for delta in DELTAS:
+            mutant = with_weight(net, path, delta)
+            results = [_LemmaResult(lemma, *prove_lemma(mutant, lemma)) for lemma in construction.lemmas(values)]
+            traces = [(w, run_exact(mutant, w)) for w in words]
+            for claim in claims:
+                _ctx, solver, enc = value_query(mutant, claim, results)
+                answer = str(solver.check())
+                name = f"{describe(net, path)} → {get_at(mutant, path)}, {claim.id}"
+                if answer == "unsat":
+                    wrong = [w for w, trace in traces if isinstance(_value_is_body(claim, PARITY.alphabet, "exhaustive", None)(w, trace), Refuted)]
+                    assert not wrong, f"{name}: proved for every length, but wrong on {wrong[:3]}"
+                else:
+                    assert answer == "sat", f"{name}: {answer}"
+                    replay_value(mutant, claim, PARITY.alphabet, enc.word_of(solver.model()), "test")
+                tally["proved" if answer == "unsat" else "refuted"] += 1
+    assert tally["proved"] and tally["refuted"], tally

@@ -15,10 +15,17 @@ from constructions.chiang2022 import first_transformer, parity_transformer
 from constructions.languages import FIRST, PARITY
 from symbolic import AttentionLayer, Network, Sublayer, TokenEmbedding
 from symbolic.exact import run
-from verifier.classes import _Classes, _root, class_query
-from verifier.claims import Automaton, Language, Proved, Recognizes
-from verifier.compositional import _LemmaResult, _prove_by_classes, prove_lemma, prove_recognizes
-from verifier.smt import EncoderBugError, Unsupported
+from verifier.checker import Job
+from verifier.claims import Automaton, Language, Proved, Recognizes, StateValue, ValueIs
+from verifier.classes import _Classes, _root, class_query, value_query
+from verifier.compositional import (
+    _LemmaResult,
+    _prove_by_classes,
+    prove_lemma,
+    prove_recognizes,
+    prove_value,
+)
+from verifier.smt import EncoderBugError, Unsupported, replay_value
 
 pytestmark = pytest.mark.z3
 
@@ -134,7 +141,7 @@ def test_the_automaton_run_on_the_counts_agrees_with_the_automaton_on_every_word
     import z3
 
     assert dfa is not None
-    net, claim, results = _parity()
+    net, _claim, results = _parity()
     ctx = z3.Context()
     enc = _Classes(z3, ctx, net, results, 0)
     member = enc.member(dfa, "test")
@@ -192,7 +199,7 @@ def test_a_head_with_no_position_to_attend_to_outputs_zero_or_is_refused_by_its_
     net, claim, results = _parity()
     # Query at CLS (position 0), strictly earlier keys only: none.
     masked = _with_head(net, "parity", "odd", mask="strict_causal")
-    answer, enc, _model = _answer(masked, claim, results)
+    answer, _enc, _model = _answer(masked, claim, results)
     assert answer == "sat"  # s is the even head's share alone, so the sign is wrong for some word
     with pytest.raises(Unsupported, match="attends to no position at CLS@0 and its empty rule is an error"):
         class_query(_with_head(net, "parity", "odd", mask="strict_causal", empty="error"), claim, results)
@@ -206,3 +213,65 @@ def test_rational_roots_of_the_base_are_exact_and_irrational_ones_are_none() -> 
     assert _root(Fraction(2), 2) is None
     assert _root(Fraction(4, 3), 2) is None
 
+
+
+# --------------------------------------------------------------------------- value claims
+
+
+def _value_claims(c: str = "ln(4)") -> tuple[object, list[ValueIs], list[_LemmaResult]]:
+    construction = REGISTRY["parity"]
+    values = construction.parse_params({"c": c})
+    job = Job(construction, values)
+    assert construction.lemmas is not None
+    claims = [x for x in construction.claims(values) if isinstance(x, ValueIs) and x.closed_form is not None]
+    assert [x.id for x in claims] == ["C3-count", "C3-1/n", "C3-fig1"]
+    return job, claims, construction.lemmas(values)
+
+
+def test_the_parity_layer_values_are_proved_for_every_length_in_one_query_each() -> None:
+    job, claims, lemmas = _value_claims()
+    for claim in claims:
+        outcome = prove_value(job, claim, lemmas, 512, timeout=60)
+        assert isinstance(outcome.verdict, Proved), (claim.id, outcome.verdict)
+        assert outcome.verdict.detail.startswith("every word with 0 <= |w| <= 512, and every longer one: one query over a word of symbolic length")
+        assert outcome.lemmas is not None
+        assert [q.name for q in outcome.lemmas.queries] == [f"{claim.id} every n: position classes"]
+
+
+def _count_head_reads(net: Network, weight: Fraction) -> Network:
+    """The count head's value k/n reads I[w=1] with ``weight`` instead of 1."""
+    head = net.layers[0].block.heads[0]  # type: ignore[union-attr]
+    value = dataclasses.replace(head.value, weights=tuple(tuple(weight if w == 1 and row_i == 0 else w for w in row)
+                                                          for row_i, row in enumerate(head.value.weights)))
+    return _with_head(net, "count", "count", value=value)
+
+
+def test_a_wrong_layer_value_gives_a_word_on_which_the_exact_interpreter_differs_from_the_closed_form() -> None:
+    job, claims, lemmas = _value_claims()
+    net = job.network(0)  # type: ignore[attr-defined]
+    broken = _count_head_reads(net, Fraction(3, 2))
+    results = [_LemmaResult(lemma, *prove_lemma(broken, lemma)) for lemma in lemmas]
+    _ctx, solver, enc = value_query(broken, claims[0], results)
+    assert str(solver.check()) == "sat"
+    word = enc.word_of(solver.model())
+    refuted = replay_value(broken, claims[0], ("0", "1"), word, "test")
+    assert "1" in word and refuted.word == word
+
+
+def test_a_value_the_network_computes_right_on_the_model_word_is_an_encoder_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    job, claims, lemmas = _value_claims()
+    broken = _count_head_reads(job.network(0), Fraction(3, 2))  # type: ignore[attr-defined]
+    results = [_LemmaResult(lemma, *prove_lemma(broken, lemma)) for lemma in lemmas]
+    _ctx, solver, _enc = value_query(broken, claims[0], results)
+    assert str(solver.check()) == "sat"
+    with pytest.raises(EncoderBugError, match="but the exact interpreter agrees with it"):
+        replay_value(broken, claims[0], ("0", "1"), ("0", "0"), "test")  # no 1: k/n is 0 whatever the weight
+
+
+def test_a_value_claim_without_a_closed_form_or_of_a_missing_step_is_unsupported() -> None:
+    job, claims, _lemmas = _value_claims()
+    net = job.network(0)  # type: ignore[attr-defined]
+    with pytest.raises(Unsupported, match="has no closed form"):
+        value_query(net, dataclasses.replace(claims[0], closed_form=None), [])
+    with pytest.raises(Unsupported, match="the network has no step named 'nowhere'"):
+        value_query(net, dataclasses.replace(claims[0], quantity=StateValue(after="nowhere", dim="k/n")), [])

@@ -726,7 +726,25 @@ def test_a_closed_form_is_proved_compositionally_with_the_lemmas_in_place_when_t
     outcome = smt.prove_claim_smt(job, _parity_claim("C3-fig1"), 40, timeout=120)
     assert isinstance(outcome.verdict, Proved), outcome.verdict
     assert outcome.verdict.method == "smt (z3), compositional"
+    assert "and every longer one" in outcome.verdict.detail
+    tree = outcome.lemmas
+    assert tree is not None
+    assert [(q.name, q.result) for q in tree.queries] == [("C3-fig1 every n: position classes", "unsat")]
+    assert {node.name: node.verdict for node in tree.children}["fig1"] == "proved"
+
+
+def test_a_closed_form_outside_the_position_classes_is_proved_one_length_at_a_time_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    import verifier.classes
+
+    def unsupported(*args: object) -> object:
+        raise smt.Unsupported("a feature that does not repeat")
+
+    monkeypatch.setattr(verifier.classes, "value_query", unsupported)
+    construction = REGISTRY["parity"]
+    job = Job(construction, construction.parse_params({}))
+    outcome = smt.prove_claim_smt(job, _parity_claim("C3-fig1"), 40, timeout=120)
+    assert isinstance(outcome.verdict, Proved), outcome.verdict
+    assert outcome.verdict.detail.endswith("(not every length at once: unsupported by position classes: a feature that does not repeat)")
     tree = outcome.lemmas
     assert tree is not None
     assert [(q.name, q.result) for q in tree.queries] == [(f"C3-fig1 n={m}", "unsat") for m in range(41)]
-    assert {node.name: node.verdict for node in tree.children}["fig1"] == "proved"

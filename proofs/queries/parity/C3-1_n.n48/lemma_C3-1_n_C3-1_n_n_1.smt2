@@ -1,8 +1,0 @@
-(set-logic QF_LRA)
-(declare-fun w0.0 () Bool)
-(declare-fun |k/n@count.0#1| () Real)
-(declare-fun |k/n@count.1#2| () Real)
-(assert (let ((?x9 (ite w0.0 (/ 1.0 2.0) 0.0))) (= |k/n@count.0#1| ?x9)))
-(assert (let ((?x9 (ite w0.0 (/ 1.0 2.0) 0.0))) (= |k/n@count.1#2| ?x9)))
-(assert (let (($x14 (and (distinct (/ 1.0 2.0) (/ 1.0 2.0)) true))) (or $x14 $x14)))
-(check-sat)

@@ -1,5 +1,0 @@
-(set-logic QF_LRA)
-(declare-fun |I[i=k]/n@fig1.0#1| () Bool)
-(assert (let (($x7 (ite (= 0 0) true false))) (= |I[i=k]/n@fig1.0#1| $x7)))
-(assert (let ((?x13 (ite (= 0.0 0.0) 1.0 0.0))) (let (($x15 (and (distinct (ite |I[i=k]/n@fig1.0#1| 1.0 0.0) ?x13) true))) (or $x15))))
-(check-sat)
