@@ -463,15 +463,22 @@ class _Classes:
             cases = {(c, a): self._head_for(idx, h, {d: _V(self._at(v.num, c, a), v.den) for d, v in q.items()}, place) for c, a in self._types()}
             out: dict[str, _V] = {}
             for d in cases[(0, 0)]:
+                # Over the product of the cases' distinct normalizers, free of the position.
+                dens: list[Any] = []
+                for t in self._types():
+                    if not any(self.same(cases[t][d].den, e) for e in dens):
+                        dens.append(cases[t][d].den)
                 num: Any = None
-                dens = [cases[t][d].den for t in self._types()]
-                common = dens[0]
                 for t in self._types():
                     v = cases[t][d]
-                    term = v.num if self.same(v.den, common) else None
-                    if term is None:
-                        raise Unsupported(f"head {h.name!r} divides by a normalizer that depends on the query position's class")
+                    term = v.num
+                    for e in dens:
+                        if not self.same(e, v.den):
+                            term = term * e
                     num = term if num is None else z3.If(z3.And(self.r == self._I(t[0]), self.sym == self._I(t[1])), term, num)
+                common = dens[0]
+                for e in dens[1:]:
+                    common = common * e
                 out[d] = _V(num, common)
             return out
         return self._head_for(idx, h, q, place)
@@ -671,6 +678,11 @@ class _Classes:
     # ------------------------------------------------------------------ readout and language
 
     def accept(self) -> Any:
+        """The network accepts: its logit is positive (every denominator is)."""
+        return self.logit().num > self.num(Fraction(0))
+
+    def readout_place(self) -> _Place:
+        """The fixed position the classifier reads (a prefix or suffix token)."""
         r = self.net.readout
         match r:
             case Classifier():
@@ -681,13 +693,17 @@ class _Classes:
                 assert_never(r)
         npre, nsuf = len(self.emb.prefix), len(self.emb.suffix)
         if 0 <= r.position < npre:
-            place = self.fixed[r.position]
-        elif r.position < 0 and -r.position <= nsuf:
-            place = self.fixed[npre + nsuf + r.position]
-        else:
-            raise Unsupported(f"the readout reads position {r.position}, a word position (not a prefix or suffix token)")
-        logit = self.affine(r.logit, self.state(len(self.net.layers), place))[r.logit.outputs[0]]
-        return logit.num > self.num(Fraction(0))  # every denominator is positive
+            return self.fixed[r.position]
+        if r.position < 0 and -r.position <= nsuf:
+            return self.fixed[npre + nsuf + r.position]
+        raise Unsupported(f"the readout reads position {r.position}, a word position (not a prefix or suffix token)")
+
+    def logit(self) -> _V:
+        """The readout's logit at its fixed position."""
+        r = self.net.readout
+        assert isinstance(r, Classifier)
+        place = self.readout_place()
+        return self.affine(r.logit, self.state(len(self.net.layers), place))[r.logit.outputs[0]]
 
     def member(self, dfa: Automaton | None, name: str) -> Any:
         from .compositional import _commutative
@@ -751,6 +767,10 @@ def class_query(net: Network, claim: Recognizes, results: Sequence[Any]) -> tupl
     ctx = z3.Context()
     enc = _Classes(z3, ctx, net, results, claim.min_len)
     goal = enc.accept() != enc.member(claim.language.automaton, claim.language.name)
+    if enc._mentions(goal, (enc.i, enc.r, enc.sym)):
+        from .smt import EncoderBugError
+
+        raise EncoderBugError(f"the readout of {net.name!r} over position classes still names the generic word position: every sum should remove it")
     solver = z3.Solver(ctx=ctx)
     solver.add(*enc.assertions)
     solver.add(*enc.vals.assertions)
@@ -781,17 +801,9 @@ def value_query(net: Network, claim: ValueIs, results: Sequence[Any]) -> tuple[A
     some_word_position = enc.L >= enc._I(1)
     points: list[tuple[_Place | None, _V]] = []
     if isinstance(claim.quantity, Output):
-        r = net.readout
-        if not isinstance(r, Classifier):
+        if not isinstance(net.readout, Classifier):
             raise Unsupported("the logit of a network without a classifier readout")
-        npre, nsuf = len(emb.prefix), len(emb.suffix)
-        if 0 <= r.position < npre:
-            place = enc.fixed[r.position]
-        elif r.position < 0 and -r.position <= nsuf:
-            place = enc.fixed[npre + nsuf + r.position]
-        else:
-            raise Unsupported(f"the readout reads position {r.position}, a word position (not a prefix or suffix token)")
-        points.append((place, enc.affine(r.logit, enc.state(len(net.layers), place))[r.logit.outputs[0]]))
+        points.append((enc.readout_place(), enc.logit()))
     else:
         names = ["input", *(sub.name for sub in net.layers)]
         if claim.quantity.after not in names:
