@@ -13,7 +13,9 @@ IR, for a symbolic length L:
   numeral or ``L + …``); the word positions are one *generic* position: a symbolic index i, its
   residue r = i mod P (P the common period of the periodic features), its symbol (an Int in
   ``0..|Σ|−1``). Features are terms of (i, r, n): ``i/n`` is i over n, ``cos(iπ)`` is a table on
-  r, ``I[i=1]`` is ``[i = 1]``; ``1/i``, ``1/2^i`` and the like are unsupported.
+  r, ``I[i=1]`` is ``[i = 1]``; ``1/i``, ``1/2^i`` and the like are unsupported. A suffix
+  token's features depend on the length (``cos(iπ)`` at index L + 1 is the parity of L); its
+  score is split into cases over those conditions, and base^score with it.
 - **Values** are fractions num/den of z3 terms, den > 0 and free of the generic position (a
   softmax head divides by its normalizer, a feature ``i/n`` by n), so that ReLU, σ and the
   readout's sign act on the numerator alone and no division is ever asserted.
@@ -434,6 +436,35 @@ class _Classes:
             raise Unsupported(f"head {h.name!r} has the score {score} and the base {norm.r}, whose power is irrational")
         return root ** score.numerator
 
+    def _power_cases(self, h: Head, factor: Fraction, score: Any, p: _Place) -> Any:
+        """base^(factor·score) for a score that is a numeral once the conditions of its
+        if-then-else terms are decided (at most six of them): the same case split over powers."""
+        z3 = self.z3
+        conditions: dict[int, Any] = {}
+        seen: set[int] = set()
+        stack = [score]
+        while stack:
+            e = stack.pop()
+            if e.get_id() in seen:
+                continue
+            seen.add(e.get_id())
+            if z3.is_app_of(e, z3.Z3_OP_ITE):
+                conditions.setdefault(e.arg(0).get_id(), e.arg(0))
+            stack.extend(e.children())
+        if len(conditions) > 6:
+            raise Unsupported(f"the score of head {h.name!r} at {p.label} depends on the word through {len(conditions)} conditions")
+
+        def split(decided: list[tuple[Any, Any]], rest: list[Any]) -> Any:
+            if rest:
+                c, more = rest[0], rest[1:]
+                return z3.If(c, split([*decided, (c, z3.BoolVal(True, self.ctx))], more), split([*decided, (c, z3.BoolVal(False, self.ctx))], more))
+            value = self.fraction(_V(z3.substitute(score, *decided) if decided else score, self.num(Fraction(1))))
+            if value is None:
+                raise Unsupported(f"the score of head {h.name!r} at {p.label} depends on the word")
+            return self.num(self._power(h, factor * value))
+
+        return split([], list(conditions.values()))
+
     def _types(self) -> list[tuple[int, int]]:
         return [(c, a) for c in range(self.P) for a in range(len(self.alphabet))]
 
@@ -531,13 +562,20 @@ class _Classes:
         v_parts: dict[str, list[tuple[Fraction, _V]]] = {d: [] for d in h.value.outputs}
         for p in keys:
             state = self.state(idx, p)
-            s = self.fraction(score_of(state))
-            if s is None:
-                raise Unsupported(f"the score of head {h.name!r} at {p.label} depends on the word")
-            w = self._power(h, factor * s)
-            z_parts.append((w, self.const(Fraction(1))))
+            score = score_of(state)
+            s = self.fraction(score)
+            if s is not None:
+                w = self._power(h, factor * s)
+                z_parts.append((w, self.const(Fraction(1))))
+                for d, v in self.affine(h.value, state).items():
+                    v_parts[d].append((w, v))
+                continue
+            # A score that takes finitely many values (a feature of a suffix token's index, which
+            # depends on the length): base^score as the same case split.
+            w_term = self._power_cases(h, factor, self.z3.simplify(score.num / score.den), p)
+            z_parts.append((Fraction(1), _V(w_term, self.num(Fraction(1)))))
             for d, v in self.affine(h.value, state).items():
-                v_parts[d].append((w, v))
+                v_parts[d].append((Fraction(1), _V(w_term * v.num, v.den)))
         if generic:
             state = self.state(idx, self.generic)
             z_term, sums = self._generic_sums(h, factor, score_of(state), self.affine(h.value, state))
