@@ -2134,7 +2134,7 @@ class Progress:
     verdict: Verdict
     tree: LemmaNode
     proved_up_to: int
-    every_length: bool = False  # proved for every length (an inductive invariant), not only up to the bound
+    every_length: bool = False  # proved for every length (an inductive invariant, or position classes), not only up to the bound
 
 
 def _replay(net: Network, language: Language, word: Word) -> Refuted:
@@ -2332,9 +2332,11 @@ def prove_recognizes(
     make it a proof (initiation, consecution, safety: the theorem's queries in the log). Where it
     succeeds, that proof is the verdict, and the range queries are dropped. Where the network is
     not such a system (a head without a NearestSelection lemma, a readout that is not a presence
-    readout), or no invariant is found in time, or a word that breaks the claim (of any length)
-    is reachable, the verdict is that of ``lengths="ranges"``, which find the shortest
-    counterexample. Once the ranges reach ``n``, the search gets at most half the budget.
+    readout), the search asks one query over position classes instead (:mod:`verifier.classes`:
+    soft attention whose scores repeat with the position, as in PARITY). Where neither applies,
+    or no invariant is found in time, or a word that breaks the claim (of any length) exists, the
+    verdict is that of ``lengths="ranges"``, which find the shortest counterexample. Once the
+    ranges reach ``n``, the search gets at most half the budget.
 
     ``lengths="ranges"`` asks one query per range of lengths, the ranges doubling
     (``min_len..16``, ``17..32``, ``33..64``, ...): the word has ``hi`` slots and a symbolic
