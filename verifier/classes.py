@@ -837,7 +837,7 @@ def value_query(net: Network, claim: ValueIs, results: Sequence[Any]) -> tuple[A
     alphabet = list(enc.alphabet)
     zero, one = enc.num(Fraction(0)), enc.num(Fraction(1))
     some_word_position = enc.L >= enc._I(1)
-    points: list[tuple[_Place | None, _V]] = []
+    points: list[tuple[_Place, _V]] = []
     if isinstance(claim.quantity, Output):
         if not isinstance(net.readout, Classifier):
             raise Unsupported("the logit of a network without a classifier readout")
@@ -859,7 +859,6 @@ def value_query(net: Network, claim: ValueIs, results: Sequence[Any]) -> tuple[A
 
     differs = []
     for place, v in points:
-        assert place is not None
         where: tuple[Any, Any, Any]
         if place.token is not None and z3.is_int_value(z3.simplify(place.index)):
             index = z3.simplify(place.index).as_long()

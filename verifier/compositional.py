@@ -2050,7 +2050,7 @@ class _EveryLengthSearch:
     def _run(self, net: Network, claim: Recognizes, timeout: float) -> None:
         try:
             self.queries, self.because, self.how = _prove_every_length(
-                net, claim, self.results, self.readout_lemmas, self.readout_nodes, timeout, self._spacer_context, lambda: self._cancelled
+                net, claim, self.results, self.readout_lemmas, self.readout_nodes, timeout, self._search_context, lambda: self._cancelled
             )
         except BaseException as exc:  # re-raised in the main thread (an EncoderBugError above all)
             self._error = exc
@@ -2064,7 +2064,8 @@ class _EveryLengthSearch:
                 if ctx is not None:
                     ctx.interrupt()
 
-    def _spacer_context(self, ctx: Any) -> None:
+    def _search_context(self, ctx: Any) -> None:
+        """Register the z3 context the search solves in (Spacer's, or the position-classes query's), for cancel()."""
         with self._lock:
             self._own = ctx
 
@@ -2580,10 +2581,9 @@ def _value_by_classes(job: Any, claim: ValueIs, results: Sequence[_LemmaResult],
         return "the construction builds one network per length"
     net = job.network(n)
     try:
-        ctx, solver, enc = value_query(net, claim, results)
+        _ctx, solver, enc = value_query(net, claim, results)
     except Unsupported as exc:
         return f"unsupported by position classes: {exc}"
-    del ctx
     query, model = _smt.solve(solver, name=f"{claim.id} every n: {QUERY}", logic=LOGIC, timeout=timeout,
                               reason_unsat=f"on no word of any length >= {claim.min_len} does the value differ from the closed form "
                               "(its positions grouped by class and symbol)")
