@@ -28,10 +28,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from constructions.dyck import DYCK
-from constructions.yao2021 import dyck_recognizer
-from symbolic.batched import CHUNK, Evaluator, evaluate, shortlex_block
-from symbolic.exact import run
+from netproof.constructions.dyck import DYCK
+from netproof.constructions.yao2021 import dyck_recognizer
+from netproof.symbolic.batched import CHUNK, Evaluator, evaluate, shortlex_block
+from netproof.symbolic.exact import run
 
 
 def per_word(net, sample: list[tuple[str, ...]]) -> tuple[float, list]:

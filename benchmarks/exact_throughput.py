@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from constructions.chiang2022 import first_transformer, parity_transformer  # noqa: E402
-from symbolic.exact import run  # noqa: E402
+from netproof.constructions.chiang2022 import first_transformer, parity_transformer  # noqa: E402
+from netproof.symbolic.exact import run  # noqa: E402
 
 
 def measure(net, word: str, repeat: int) -> float:

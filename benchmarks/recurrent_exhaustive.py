@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from constructions import REGISTRY
-from symbolic.recurrent import run
-from verifier.checker import Job, check
-from verifier.claims import PredictsNext, Proved
+from netproof.constructions import REGISTRY
+from netproof.symbolic.recurrent import run
+from netproof.verifier.checker import Job, check
+from netproof.verifier.claims import PredictsNext, Proved
 
 
 def main() -> int:

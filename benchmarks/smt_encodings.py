@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from constructions import REGISTRY
-from constructions.dyck import DYCK
-from verifier.smt import recognition_query
+from netproof.constructions import REGISTRY
+from netproof.constructions.dyck import DYCK
+from netproof.verifier.smt import recognition_query
 
 
 def main() -> int:

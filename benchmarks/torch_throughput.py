@@ -4,11 +4,11 @@
 
 - ``exact``: the exact interpreters (``symbolic.batched`` integers for the hardmax Dyck
   recognizer, ``symbolic.exact`` Fractions word by word for the softmax nets);
-- ``compiled``: the generic IR-to-torch compiler, :func:`symbolic.torch_backend.compile`
+- ``compiled``: the generic IR-to-torch compiler, :func:`netproof.symbolic.torch_backend.compile`
   (``encode`` then ``forward``), float64 on the CPU, and on CUDA when a GPU exists;
 - ``direct``: the same network written directly with plain ``torch.nn.functional`` calls
   (:func:`direct_logits` below: ``F.linear``, masked ``softmax`` / hardmax, ``relu``, layer
-  norm), reading the weights from :func:`symbolic.torch_export.state_dict` and nothing else.
+  norm), reading the weights from :func:`netproof.symbolic.torch_export.state_dict` and nothing else.
 
     PYTHONPATH=. python benchmarks/torch_throughput.py [--lengths 1000 10000] [--batch 64]
         [--max-seconds 60] [--threads 2]
@@ -40,11 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch
 import torch.nn.functional as F
 
-from constructions.chiang2022 import first_transformer, parity_transformer
-from constructions.yao2021 import dyck_recognizer, symbols
-from symbolic import Network
-from symbolic.positional import feature
-from symbolic.torch_export import layout, state_dict
+from netproof.constructions.chiang2022 import first_transformer, parity_transformer
+from netproof.constructions.yao2021 import dyck_recognizer, symbols
+from netproof.symbolic import Network
+from netproof.symbolic.positional import feature
+from netproof.symbolic.torch_export import layout, state_dict
 
 Tensor = torch.Tensor
 QUERY_BLOCK = 2048  # queries per attention block: bounds memory at batch · 2048 · n scores
@@ -287,8 +287,8 @@ def chunk_for(n: int, batch: int) -> int:
 
 
 def exact_logits(net: Network, words: list[tuple[str, ...]]) -> list[float]:
-    from symbolic import batched
-    from symbolic.exact import run
+    from netproof.symbolic import batched
+    from netproof.symbolic.exact import run
 
     if batched.supports(net) is None:
         b = batched.evaluate(net, ["".join(w) if all(len(s) == 1 for s in w) else list(w) for w in words])
@@ -314,8 +314,8 @@ def _sync(device: str) -> None:
 def measure(name: str, net: Network, n: int, device: str, words: list[tuple[str, ...]], max_seconds: float) -> None:
     """Time the compiled network (with and without its hardmax statistics) and the direct one on
     the same words; print three rows and the ratios compiled/direct."""
-    from symbolic.torch_backend import compile as compile_net
-    from symbolic.torch_backend import unsupported
+    from netproof.symbolic.torch_backend import compile as compile_net
+    from netproof.symbolic.torch_backend import unsupported
 
     reason = unsupported(net)
     if reason is not None:  # a recurrent network or an encoder–decoder: no torch row

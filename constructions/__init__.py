@@ -1,12 +1,12 @@
 """The papers' constructions: one module per paper, each building IR and declaring claims.
 
 :data:`REGISTRY` maps each construction's short name (as typed on the command line) to its
-:class:`~verifier.claims.Construction`.
+:class:`~netproof.verifier.claims.Construction`.
 """
 
 from __future__ import annotations
 
-from verifier.claims import Construction
+from netproof.verifier.claims import Construction
 
 from . import bhattamishra2020, chang2021, chiang2022, suzgun2019, yao2021
 

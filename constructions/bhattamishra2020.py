@@ -2,7 +2,7 @@
 Goyal 2020, *On the Computational Power of Transformers and its Implications in Sequence
 Modeling*, CoNLL 2020).
 
-Two encoder–decoder constructions (:class:`symbolic.Seq2Seq`) of a single-layer σ-RNN
+Two encoder–decoder constructions (:class:`netproof.symbolic.Seq2Seq`) of a single-layer σ-RNN
 h_t = σ(W_h h_{t−1} + W_x f_b(s_t) + b), run on its input and then on ``$`` (f_b($) = 0) forever:
 
 - :func:`vanilla_transformer` (Theorem 4.1, Appendix C.2): positional encodings and −|⟨q,k⟩|
@@ -20,7 +20,7 @@ h_t = σ(W_h h_{t−1} + W_x f_b(s_t) + b), run on its input and then on ``$`` (
   Invariant: y_t = [h_{t−1}, 0, 0, 0, 2^{−t}, 0, 0, ω_{t−1}‾]: y_t holds hs[t] of the RNN run on
   #, w, $, $, … (h₋₁ = the RNN's h₀).
 
-``tm-sim`` compiles a two-stack machine into a σ-RNN (:mod:`constructions.tm_rnn`,
+``tm-sim`` compiles a two-stack machine into a σ-RNN (:mod:`netproof.constructions.tm_rnn`,
 Siegelmann–Sontag with a Cantor stack code) and feeds it to either transformer, so the decoder
 runs the machine: configuration k sits in y_t at t = t_S + 1 + 2k.
 
@@ -63,7 +63,7 @@ from typing import Any
 
 import sympy
 
-from symbolic import (
+from netproof.symbolic import (
     RELU,
     SIGMA,
     AttentionLayer,
@@ -77,8 +77,8 @@ from symbolic import (
     ffn,
     token_embedding,
 )
-from symbolic.ir import Affine
-from verifier.claims import (
+from netproof.symbolic.ir import Affine
+from netproof.verifier.claims import (
     VARIANT,
     Claim,
     Construction,
@@ -88,7 +88,7 @@ from verifier.claims import (
     TraceProperty,
     Word,
 )
-from verifier.machines import Configuration, MachineError, SigmaRNN, load_machine
+from netproof.verifier.machines import Configuration, MachineError, SigmaRNN, load_machine
 
 from .tm_rnn import CompiledMachine, Convention, compile_machine, rnn_inputs
 

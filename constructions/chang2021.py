@@ -6,8 +6,8 @@ j = key token, x_i ∈ ℝ^d, W^Q, W^K, W^V ∈ ℝ^{d×d_h}, A_ij = (x_iW^Q)(x_
 2k + 1 weights indexed by the offset j − i ∈ [−k, k] (the paper uses k = 8, kernel 17).
 
 The network ``relpos`` has one head per attention form of the paper, written with the IR's
-relative-position fields (:class:`symbolic.RelativeBias`, :class:`symbolic.RelativeKernel`), and
-the two convolutions of §2 as :class:`symbolic.Convolution` blocks:
+relative-position fields (:class:`netproof.symbolic.RelativeBias`, :class:`netproof.symbolic.RelativeKernel`), and
+the two convolutions of §2 as :class:`netproof.symbolic.Convolution` blocks:
 
 - head ``fixed`` (Eq. 4, T5-style): logits A_ij + β_{j−i}·[|j−i| ≤ k];
 - head ``dynamic`` (Eq. 5): (x_iW^Q)(x_jW^K + W^C_{j−i})ᵀ/√d_h, zero beyond ±k;
@@ -37,7 +37,7 @@ Errata (spec §4.3; each is a claim whose ``paper`` variant is refuted with a co
    softmax per channel) is not "self-attention plus a depthwise convolution of the values";
    what was run (softmax first, then + β_{j−i,c}) is (I11).
 
->>> from symbolic import pretty
+>>> from netproof.symbolic import pretty
 >>> print(pretty(relpos_network()).splitlines()[0])
 network relpos
 """
@@ -50,7 +50,7 @@ from typing import Any
 
 import sympy
 
-from symbolic import (
+from netproof.symbolic import (
     AttentionLayer,
     Convolution,
     Head,
@@ -545,7 +545,7 @@ def _witness_equivariance() -> tuple[int, str | None]:
 # =========================================================================== claims
 
 
-from verifier.claims import (  # noqa: E402  (claims come after the networks they speak of)
+from netproof.verifier.claims import (  # noqa: E402  (claims come after the networks they speak of)
     VARIANT,
     Claim,
     Construction,

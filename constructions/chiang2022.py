@@ -35,7 +35,7 @@ at the end of this module, whose ``paper`` variant is refuted):
    the network computes (the earlier layer norms rescale the CLS coordinate), though the bound
    (¼)(5/24 + ε)^{−½} still holds.
 
->>> from symbolic import pretty
+>>> from netproof.symbolic import pretty
 >>> print(pretty(first_transformer()).splitlines()[0])
 network first
 """
@@ -50,7 +50,7 @@ from typing import Any
 
 import sympy
 
-from symbolic import (
+from netproof.symbolic import (
     FFN,
     RELU,
     STEP,
@@ -171,7 +171,7 @@ def rumelhart_parity(n: int) -> Network:
     y = H(Σ_j (−1)^{j+1} h¹_j − ½) = k mod 2. H(x) = I[x > 0] is the ``step`` activation. The
     readout logit is y − ½ (accept iff y = 1).
 
-    >>> from symbolic import pretty
+    >>> from netproof.symbolic import pretty
     >>> print(pretty(rumelhart_parity(2)), end="")
     network rumelhart
       reference: Chiang & Cholak 2022, §2.1 (Rumelhart et al. 1986)
@@ -235,7 +235,7 @@ def parity_transformer(c: str | BaseSpec = "ln(2)") -> Network:
 
     Erratum: for even n, s = (−1)^{k+1}(2/n²)tanh c, not (2/n)tanh c (module docstring).
 
-    >>> from symbolic.exact import run
+    >>> from netproof.symbolic.exact import run
     >>> run(parity_transformer(), "1").output    # (2/n²)·tanh c = (1/2)(3/5) at n = 2, E = 2
     Fraction(3, 10)
     """
@@ -313,7 +313,7 @@ def first_transformer(c: str | BaseSpec = "ln(2)", *, log_n: bool = False) -> Ne
     ``log_n=True`` is §4.3's attention (scores times ln n); with c = 1 the base is n and
     s = n/(2n−1)·(I[w₁=1] − ½) (Proposition 3).
 
-    >>> from symbolic.exact import run
+    >>> from netproof.symbolic.exact import run
     >>> run(first_transformer(), "10").output
     Fraction(1, 4)
     """
@@ -366,7 +366,7 @@ def first_flawed(c: str | BaseSpec = "ln(2)", *, log_n: bool = False) -> Network
     on every word of length n−1 iff E > n−1, i.e. c > ln(n−1); at E = n−1 the word 1 0^{n−2}
     gets s = 0. With ``log_n=True`` (§4.3, c = 1) the base is n and it is always correct.
 
-    >>> from symbolic.exact import run
+    >>> from netproof.symbolic.exact import run
     >>> run(first_flawed("ln(3)"), "100").accepted    # E = 3 = n − 1: the tight counterexample
     False
     """
@@ -553,7 +553,7 @@ def prop2_layer(net: Network, c_prime: Fraction | int | str, *, eps: Fraction | 
 # The paper's claims as data (spec §2.9, C1–C13). Each construction's ``claims(params)`` returns
 # the fixed statements by default and the paper's literal statements for ``variant=paper``.
 
-from verifier.claims import (  # noqa: E402  (claims come after the networks they speak of)
+from netproof.verifier.claims import (  # noqa: E402  (claims come after the networks they speak of)
     VARIANT,
     BlockIdentity,
     Bound,

@@ -37,7 +37,7 @@ from fractions import Fraction
 from functools import cache
 from typing import TypedDict
 
-from verifier.claims import Automaton, Language, Word
+from netproof.verifier.claims import Automaton, Language, Word
 
 __all__ = [
     "DYCK",
@@ -285,7 +285,7 @@ def is_dyck(word: Sequence[str], k: int, D: int) -> bool:
 
 @cache
 def DYCK(k: int, D: int) -> Language:
-    """The reference :class:`~verifier.claims.Language` Dyck(k, D) over the 2k brackets (γ and ω
+    """The reference :class:`~netproof.verifier.claims.Language` Dyck(k, D) over the 2k brackets (γ and ω
     are not symbols of it); one object per (k, D).
 
     >>> L = DYCK(1, 2)

@@ -8,7 +8,7 @@ False
 
 from __future__ import annotations
 
-from verifier.claims import Automaton, Language, Word
+from netproof.verifier.claims import Automaton, Language, Word
 
 
 def _parity(w: Word) -> bool:

@@ -32,7 +32,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 
-from verifier.claims import SequenceTask, Word
+from netproof.verifier.claims import SequenceTask, Word
 
 from .dyck import bracket, dyck_alphabet
 

@@ -40,7 +40,7 @@ literal statements that fail are declared by ``baby-ntm -p variant=paper``: "POP
 (M5, refuted: it pushes a 0) and, with a palindrome task, the EOS-less target (refuted on ``#``).
 ``stack-rnn`` and ``stack-lstm`` have no ``variant`` parameter.
 
->>> from symbolic.recurrent import run
+>>> from netproof.symbolic.recurrent import run
 >>> trace = run(baby_ntm(task="palindrome"), tuple("ab#ba"))
 >>> [" ".join(sorted(p)) for p in trace.predictions]
 ['# a b c', '# a b c', 'b', 'a', 'EOS']
@@ -53,8 +53,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from symbolic import Affine, Hardmax, Softmax, affine
-from symbolic.recurrent_ir import (
+from netproof.symbolic import Affine, Hardmax, Softmax, affine
+from netproof.symbolic.recurrent_ir import (
     BABY_NTM_OPS,
     STACK_OPS,
     BabyNTM,
@@ -64,7 +64,7 @@ from symbolic.recurrent_ir import (
     StackRNN,
     baby_ntm_ops,
 )
-from verifier.claims import (
+from netproof.verifier.claims import (
     VARIANT,
     Construction,
     ExactFact,
@@ -292,7 +292,7 @@ def stack_rnn(*, task: str = "d2", scale: int | None = None) -> RecurrentNetwork
     """The Stack-RNN of §3.1 for ``task`` with the spec's exact weights; with ``scale=K`` the
     soft version (tanh, logistic σ, softmax(K·)).
 
-    >>> from symbolic.recurrent import run
+    >>> from netproof.symbolic.recurrent import run
     >>> [" ".join(sorted(p)) for p in run(stack_rnn(task="d2"), tuple("(]")).predictions]
     ['( ) [', '']
     """

@@ -57,7 +57,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from symbolic import (
+from netproof.symbolic import (
     RELU,
     AttentionLayer,
     FlatEmbedding,
@@ -75,7 +75,7 @@ from symbolic import (
     layernorm,
     token_embedding,
 )
-from symbolic.gates import (
+from netproof.symbolic.gates import (
     AND,
     EQ,
     GT,
@@ -122,7 +122,7 @@ def dyck_recognizer(*, k: int, depth: int, variant: str = "fixed") -> Network:
     Erratum: see the module docstring (swapped SAME indices, missing ¬m guards, γ/ω start
     unmatched, ⌈log k⌉ bits); ``variant="paper"`` builds the printed version.
 
-    >>> from symbolic.exact import run
+    >>> from netproof.symbolic.exact import run
     >>> run(dyck_recognizer(k=2, depth=2), "([])[]").accepted
     True
     >>> run(dyck_recognizer(k=1, depth=1, variant="paper"), ")(").accepted   # the paper accepts it
@@ -218,7 +218,7 @@ def gate_network(*, margin: Fraction = Fraction(1, 10), variant: str = "fixed") 
     word; the claims quantify over all reals with z3). ``variant="paper"`` builds SAME as the
     extracted text reads it, with OR between the bits: wrong on 8 of the 16 inputs for 2 bits.
 
-    >>> from symbolic.exact import run
+    >>> from netproof.symbolic.exact import run
     >>> t = run(gate_network(), "1011")
     >>> [t.value("same", 0, "SAME(a1a2,a3a4)"), t.value("and", 0, "AND(a1,a2,a3)")]
     [Fraction(0, 1), Fraction(0, 1)]
@@ -404,7 +404,7 @@ def dyck_generator(
     tie-breaking gap between two opens of one depth shrinks to 1/N against scores of size 20D²,
     which is what float32 cannot hold at D = 10, N = 6000 (spec §3.6; ``netproof precision``).
 
-    >>> from symbolic.interval import run
+    >>> from netproof.symbolic.interval import run
     >>> run(dyck_generator(k=2, depth=2), "([").next_symbols[-1]
     (']',)
     >>> run(dyck_generator(k=2, depth=2), "()").next_symbols[-1]
@@ -546,7 +546,7 @@ def dyck_generator(
 
 import sympy
 
-from verifier.claims import (
+from netproof.verifier.claims import (
     VARIANT,
     BlockIdentity,
     BooleanBlock,

@@ -1,10 +1,10 @@
 """netproof's network language: the exact IR, its builders, printing and validation.
 
-Recurrent networks (memory-augmented RNNs) are in :mod:`symbolic.recurrent_ir`, re-exported
-here; their interpreter is :mod:`symbolic.recurrent`.
+Recurrent networks (memory-augmented RNNs) are in :mod:`netproof.symbolic.recurrent_ir`, re-exported
+here; their interpreter is :mod:`netproof.symbolic.recurrent`.
 
-Interpreters live in their own modules (:mod:`symbolic.exact`, :mod:`symbolic.sympy_interp`)
-and are imported explicitly; importing :mod:`symbolic` imports neither sympy, z3 nor torch.
+Interpreters live in their own modules (:mod:`netproof.symbolic.exact`, :mod:`netproof.symbolic.sympy_interp`)
+and are imported explicitly; importing :mod:`netproof.symbolic` imports neither sympy, z3 nor torch.
 """
 
 from .builders import (

@@ -7,7 +7,7 @@ it runs in numpy ``int64`` when the bound is at most 2^62 and in numpy object ar
 ints otherwise, so nothing ever wraps. Denominators are reduced by the gcd of the whole tensor
 after each sublayer.
 
-The semantics are :mod:`symbolic.evaluation`'s, restricted to what is exact in integers and
+The semantics are :mod:`netproof.symbolic.evaluation`'s, restricted to what is exact in integers and
 cheap to batch: token embeddings with positional features, residual sublayers without layer
 norm, FFNs of ``relu`` / ``sigma`` / ``step``, hardmax attention (any tie rule, ``dot`` or
 ``neg_abs_dot`` scoring, any mask, either empty rule, optional W^O) and a :class:`Classifier`.
@@ -22,7 +22,7 @@ and the number of maximizers per (word, query) (:class:`Selections`). The accept
 (``run``) keeps nothing and still evaluates only the readout's position after the last
 attention layer.
 
->>> from constructions.yao2021 import dyck_recognizer
+>>> from netproof.constructions.yao2021 import dyck_recognizer
 >>> net = dyck_recognizer(k=1, depth=1)
 >>> supports(net) is None
 True
@@ -100,7 +100,7 @@ class NotBatchableError(SymbolicError, ValueError):
 def supports(net: Network | Seq2Seq) -> str | None:
     """None if :class:`Evaluator` can run ``net``, else a one-line reason.
 
-    >>> from constructions.chiang2022 import parity_transformer
+    >>> from netproof.constructions.chiang2022 import parity_transformer
     >>> supports(parity_transformer())
     "attention 'count' head 'count' uses softmax; only hardmax heads are batched"
     """
@@ -210,7 +210,7 @@ def _require_names(names: Sequence[str], index: dict[str, int], where: str) -> N
         raise NotBatchableError(
             f"{where}: {', '.join(map(repr, missing))} {'is' if len(missing) == 1 else 'are'} not among "
             f"the available names ({', '.join(index) or 'none'}); build the network through "
-            "symbolic.ir.Network, which validates it, or fix the name"
+            "netproof.symbolic.ir.Network, which validates it, or fix the name"
         )
 
 
@@ -575,9 +575,9 @@ class ExactState:
     """One residual state of every word of a batch (one length), exactly: dim ``d`` of token ``t``
     of word ``w`` is ``num[w, t, dims.index(d)] / den`` (``den`` a positive Python int; ``num``
     int64, or object of Python ints where a value passed 2^62). ``label`` is the step's name
-    (``"input"`` for the embedding), as in :class:`symbolic.evaluation.State`.
+    (``"input"`` for the embedding), as in :class:`netproof.symbolic.evaluation.State`.
 
-    >>> from constructions.yao2021 import dyck_recognizer
+    >>> from netproof.constructions.yao2021 import dyck_recognizer
     >>> st = trace(dyck_recognizer(k=1, depth=1), ["()", ")("]).state("logic1")
     >>> st.numerators("m").tolist(), st.den   # p = i/n shares the denominator n = 4
     ([[4, 4, 4, 4], [4, 0, 0, 4]], 4)
@@ -641,7 +641,7 @@ class Selections:
 class BatchedTrace:
     """The exact trace of many words of one length: every residual state (:class:`ExactState`,
     ``states[0]`` the embedding, then one per sublayer, all positions) and every hardmax head's
-    :class:`Selections`, in the order of :class:`symbolic.evaluation.Trace` (layer, then head),
+    :class:`Selections`, in the order of :class:`netproof.symbolic.evaluation.Trace` (layer, then head),
     plus the accept bits. Word ``w`` is row ``w`` of ``indices`` (symbols as indices into
     ``network.alphabet``); ``n`` counts the positions, special tokens included. ``xp`` is the
     array namespace (numpy) for code that works on these arrays without importing it.
@@ -699,7 +699,7 @@ class BatchedTrace:
 
     def selected(self, layer: str, head: str, w: int, t: int) -> tuple[int, ...]:
         """The tokens the head gives weight to, as ``Selection.selected`` of
-        :func:`symbolic.exact.run`: every maximizer under tie rule ``average``, the first or the
+        :func:`netproof.symbolic.exact.run`: every maximizer under tie rule ``average``, the first or the
         last under ``leftmost`` / ``rightmost``, () for an empty set."""
         sel = self.selection(layer, head)
         if int(sel.count[w, t]) == 0:
@@ -869,7 +869,7 @@ def shortlex_block(size: int, length: int, start: int, stop: int) -> Array:
 def evaluate(net: Network, words: Sequence[str | Sequence[str]], *, chunk: int = CHUNK) -> Batch:
     """Evaluate ``net`` on every word (any lengths; grouped by length inside), exactly.
 
-    Raises what :func:`symbolic.exact.run` raises (``UndefinedValueError`` for an empty masked
+    Raises what :func:`netproof.symbolic.exact.run` raises (``UndefinedValueError`` for an empty masked
     set under ``empty="error"``, ``WordError`` for a symbol outside the alphabet) and
     :class:`NotBatchableError` for a network :func:`supports` refuses.
     """
@@ -898,7 +898,7 @@ def evaluate(net: Network, words: Sequence[str | Sequence[str]], *, chunk: int =
 def trace(net: Network, words: Sequence[str | Sequence[str]]) -> BatchedTrace:
     """The :class:`BatchedTrace` of ``words`` (all of one length, given as symbols), at once.
 
-    >>> from constructions.yao2021 import dyck_recognizer
+    >>> from netproof.constructions.yao2021 import dyck_recognizer
     >>> t = trace(dyck_recognizer(k=1, depth=1), ["()", ")("])
     >>> t.n, t.accepted.tolist(), t.selected("match1", "left", 1, 2)
     (4, [True, False], (1,))

@@ -118,5 +118,5 @@ def classifier(weights: Mapping[str, Number] | str, *, position: int = 0, bias: 
 
 
 def fraction(value: Number) -> Fraction:
-    """Alias of :func:`symbolic.numbers.as_fraction` for construction code."""
+    """Alias of :func:`netproof.symbolic.numbers.as_fraction` for construction code."""
     return as_fraction(value)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 class SymbolicError(Exception):
-    """Base class of every error raised by :mod:`symbolic`."""
+    """Base class of every error raised by :mod:`netproof.symbolic`."""
 
 
 class InexactNumberError(SymbolicError, TypeError):

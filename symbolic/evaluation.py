@@ -1,7 +1,7 @@
 """The evaluation loop shared by the exact and the sympy interpreters, and the :class:`Trace`.
 
 The interpreters differ only in their number system (:class:`Arithmetic`): Fractions for
-:mod:`symbolic.exact`, sympy expressions for :mod:`symbolic.sympy_interp`. Every decision the
+:mod:`netproof.symbolic.exact`, sympy expressions for :mod:`netproof.symbolic.sympy_interp`. Every decision the
 network makes (a ReLU phase, a hardmax argmax, the accept bit) goes through
 :meth:`Arithmetic.sign`, which each number system decides exactly.
 """

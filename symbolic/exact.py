@@ -3,7 +3,7 @@
 It refuses networks whose values leave ℚ (a layer norm whose variance is not a rational square,
 a softmax whose weights are not rational powers) with a message pointing to the sympy interpreter.
 
->>> from constructions.chiang2022 import parity_transformer
+>>> from netproof.constructions.chiang2022 import parity_transformer
 >>> trace = run(parity_transformer(), "0110")
 >>> trace.accepted, trace.output
 (False, Fraction(-3, 77))

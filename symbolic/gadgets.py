@@ -1,10 +1,10 @@
 """Gadgets: the heads and FFNs that hand-built transformers are made of, as exact IR.
 
 Papers build their networks from a few recurring pieces; each function here returns one of them
-as a plain IR block (:class:`~symbolic.ir.Head`, :class:`~symbolic.ir.AttentionLayer` or
-:class:`~symbolic.ir.FFN`), so every interpreter runs it and every claim can refer to it by name.
+as a plain IR block (:class:`~netproof.symbolic.ir.Head`, :class:`~netproof.symbolic.ir.AttentionLayer` or
+:class:`~netproof.symbolic.ir.FFN`), so every interpreter runs it and every claim can refer to it by name.
 
-Attention gadgets (each returns a :class:`~symbolic.ir.Head`; put heads in a layer with
+Attention gadgets (each returns a :class:`~netproof.symbolic.ir.Head`; put heads in a layer with
 :func:`attention`):
 
 - :func:`uniform_average`: the average of a value over all positions (``mask="none"``) or over
@@ -14,14 +14,14 @@ Attention gadgets (each returns a :class:`~symbolic.ir.Head`; put heads in a lay
 - :func:`select_position`: the position whose key feature equals a query (first, last,
   position i, position k), with −|k_j − q_i| scoring.
 
-FFN gadgets: :func:`boolean_ffn` compiles gate circuits of :mod:`symbolic.gates` (Yao et al.
+FFN gadgets: :func:`boolean_ffn` compiles gate circuits of :mod:`netproof.symbolic.gates` (Yao et al.
 2021, Lemma A.1: AND, OR, NOT, XNOR, GT, EQ; re-exported here) into a ReLU FFN, and
 :func:`threshold` writes I[x > c]. :func:`sublayers` wraps blocks in residual sublayers.
 
 A whole network in a few lines: the fraction of 1s in every prefix, then "is it more than half".
 
->>> from symbolic import Network, classifier, token_embedding
->>> from symbolic.exact import run
+>>> from netproof.symbolic import Network, classifier, token_embedding
+>>> from netproof.symbolic.exact import run
 >>> net = Network(
 ...     name="demo",
 ...     dims=("is1", "frac", "more"),
@@ -127,8 +127,8 @@ def uniform_average(name: str, values: Values, *, mask: Mask = "causal") -> Head
     exactly 1/|A_i|: no softmax, nothing irrational (Chiang & Cholak 2022 §2.2's counting head
     k/n, in hardmax form).
 
-    >>> from symbolic import Network, classifier, token_embedding
-    >>> from symbolic.exact import run
+    >>> from netproof.symbolic import Network, classifier, token_embedding
+    >>> from netproof.symbolic.exact import run
     >>> count = uniform_average("count", {"#1/n": {"is1": 1}}, mask="none")
     >>> net = Network(name="count", dims=("is1", "#1/n"),
     ...               embedding=token_embedding("01", {"0": {}, "1": {"is1": 1}}),
@@ -179,8 +179,8 @@ def nearest(
     left"), with the property doubled so that it dominates for every p in [0, 1]. A tie shows
     that the precondition fails; the trace (``Selection.selected``) records it.
 
-    >>> from symbolic import Network, classifier, token_embedding
-    >>> from symbolic.exact import run
+    >>> from netproof.symbolic import Network, classifier, token_embedding
+    >>> from netproof.symbolic.exact import run
     >>> last_b = nearest("last_b", side="left", where={"isb": 1}, values={"b_at": {"p": 1}})
     >>> net = Network(name="near", dims=("isb", "p", "b_at"),
     ...               embedding=token_embedding("ab", {"a": {}, "b": {"isb": 1}},
@@ -249,8 +249,8 @@ def select_position(
     distinct function of the position (``i``, ``i/n``, ``I[i=n-1]`` with the query 1) and a
     query that some position attains gives exactly one position.
 
-    >>> from symbolic import Network, classifier, token_embedding
-    >>> from symbolic.exact import run
+    >>> from netproof.symbolic import Network, classifier, token_embedding
+    >>> from netproof.symbolic.exact import run
     >>> first = select_position("first", key_dim="i", query=0, values={"w1": {"is1": 1}})
     >>> net = Network(name="first", dims=("is1", "i", "w1"),
     ...               embedding=token_embedding("01", {"0": {}, "1": {"is1": 1}}, positional={"i": "i"}),
@@ -300,7 +300,7 @@ def attention(name: str, *heads: Head, output: Mapping[str, Mapping[str, Number]
 
 
 def sublayers(*blocks: Block, residual: bool = True) -> tuple[Sublayer, ...]:
-    """Each block as a :class:`~symbolic.ir.Sublayer` (with the residual connection: a block adds
+    """Each block as a :class:`~netproof.symbolic.ir.Sublayer` (with the residual connection: a block adds
     what it writes to the residual stream, so write dims that are 0 before)."""
     for b in blocks:
         if not isinstance(b, (AttentionLayer, FFN)):
@@ -316,14 +316,14 @@ def sublayers(*blocks: Block, residual: bool = True) -> tuple[Sublayer, ...]:
 
 def boolean_ffn(name: str, outputs: Mapping[str, Node | str]) -> FFN:
     """A ReLU FFN writing each dim of ``outputs`` with the value of its gate circuit
-    (:mod:`symbolic.gates`; a string is the residual dim of that name, i.e. ``var(name)``).
+    (:mod:`netproof.symbolic.gates`; a string is the residual dim of that name, i.e. ``var(name)``).
 
     On 0/1 inputs AND, OR, NOT, NOR, XNOR and SAME give 0/1 exactly (Yao et al. 2021, Lemma
     A.1); GT(x, y, c) is 1 if x ≥ y + c and 0 if x ≤ y, EQ(x, y, c) is 1 if x = y and 0 if
     |x − y| ≥ c. In a residual sublayer the outputs are added to the stream: write fresh dims.
 
-    >>> from symbolic import Network, classifier, token_embedding
-    >>> from symbolic.exact import run
+    >>> from netproof.symbolic import Network, classifier, token_embedding
+    >>> from netproof.symbolic.exact import run
     >>> xor = boolean_ffn("xor", {"y": NOT(XNOR(var("a"), var("b")))})
     >>> net = Network(name="xor", dims=("a", "b", "y"),
     ...               embedding=token_embedding(("00", "01", "10", "11"),
@@ -372,8 +372,8 @@ def threshold(name: str, dim: str, c: Number, out: str, *, margin: Number | None
     Lemma A.1 (no step function): 1 if x ≥ c + m, 0 if x ≤ c, linear in between, so it equals
     I[x > c] exactly when no value of x falls strictly between c and c + m.
 
-    >>> from symbolic import Network, classifier, token_embedding
-    >>> from symbolic.exact import run
+    >>> from netproof.symbolic import Network, classifier, token_embedding
+    >>> from netproof.symbolic.exact import run
     >>> net = Network(name="t", dims=("x", "y"),
     ...               embedding=token_embedding("abc", {"a": {"x": 1}, "b": {"x": 2}, "c": {"x": 3}}),
     ...               layers=sublayers(threshold("big", "x", 2, "y", margin=1)), readout=classifier("y"))

@@ -10,14 +10,14 @@ are ReLU formulas:
 - ``GT(x, y; c) = relu(1 − relu(c − relu(x − y))/c)``: 1 if x ≥ y + c, 0 if x ≤ y, in (0, 1)
   between; ``EQ(x, y; c) = AND(NOT GT(x, y; c), NOT GT(y, x; c))``: 1 if x = y, 0 if |x − y| ≥ c.
 
-:func:`compile_ffn` turns named outputs into an :class:`~symbolic.ir.FFN`: every ReLU goes to the
+:func:`compile_ffn` turns named outputs into an :class:`~netproof.symbolic.ir.FFN`: every ReLU goes to the
 layer after its deepest operand, values needed later are carried through the layers (a ReLU
 output is ≥ 0, so relu(x) = x carries it; a residual dim may be negative, so it is carried as
 relu(x) and relu(−x)), and affine combinations are folded into the next map. The result is a
 plain FFN of the IR: every interpreter runs it.
 
 >>> from fractions import Fraction
->>> from symbolic.exact import run
+>>> from netproof.symbolic.exact import run
 >>> f = compile_ffn("and", {"y": AND(var("a"), var("b"))})
 >>> [step.__class__.__name__ for step in f.steps]
 ['Affine', 'Activation', 'Affine']

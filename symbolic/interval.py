@@ -4,10 +4,10 @@ Used where values are irrational (layer norm with √, softmax with irrational e
 decision is all that is needed: every value is an interval that is *guaranteed* to contain the
 exact value, so a decision taken from an interval that excludes 0 is a proof. ReLU and σ need no
 decision (they are applied to the interval); hardmax and the accept bit do, and an interval that
-straddles 0 raises :class:`~symbolic.evaluation.UndecidedSignError` (a verifier reports Unknown,
+straddles 0 raises :class:`~netproof.symbolic.evaluation.UndecidedSignError` (a verifier reports Unknown,
 never a guess).
 
->>> from constructions.chiang2022 import doubled, parity_transformer
+>>> from netproof.constructions.chiang2022 import doubled, parity_transformer
 >>> run(doubled(parity_transformer()), "011").accepted
 False
 """

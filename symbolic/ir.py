@@ -1,7 +1,7 @@
 """The network IR: frozen dataclasses with exact weights and named residual dimensions.
 
-A network is data only. It is evaluated by the interpreters (:mod:`symbolic.exact`,
-:mod:`symbolic.sympy_interp`, later torch and the z3 encoder), never by methods of its own.
+A network is data only. It is evaluated by the interpreters (:mod:`netproof.symbolic.exact`,
+:mod:`netproof.symbolic.sympy_interp`, later torch and the z3 encoder), never by methods of its own.
 
 The set of blocks is closed:
 
@@ -27,7 +27,7 @@ The set of blocks is closed:
 - Readouts: :class:`Classifier` (a logit at one position, accept iff logit > 0) and
   :class:`NextSymbols` (a generator's allowed next symbols at every position).
 
-Every number is a :class:`fractions.Fraction`; use the builders in :mod:`symbolic.builders`
+Every number is a :class:`fractions.Fraction`; use the builders in :mod:`netproof.symbolic.builders`
 to write ints, Fractions or ``"p/q"`` strings and get Fractions.
 """
 
@@ -709,7 +709,7 @@ class Seq2Seq:
       (ordinary sublayers); its final rows are the memory Z the cross-attentions read.
     - The decoder starts from ``seed`` (ỹ_0, sparse: unlisted dims are 0). At step t,
       y_t = ỹ_t + Σ coef·feature(t, n) over ``decoder_positional`` (feature names from
-      :mod:`symbolic.positional`, evaluated at i = t, the decoder step, and n = the number of
+      :mod:`netproof.symbolic.positional`, evaluated at i = t, the decoder step, and n = the number of
       encoder tokens). y_t goes through the ``decoder`` layers to z_t; ``output`` (the paper's F,
       an Affine from dims to dims) gives ỹ_{t+1} = F(z_t).
     - ``halting`` is checked on every y_t, from y_0 on; the run stops at the first halting step.

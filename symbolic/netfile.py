@@ -1,7 +1,7 @@
 """Network files: any network of the IR as a versioned, deterministic JSON document.
 
 A file holds one network and the sha256 fingerprint of its canonical printed form
-(:func:`symbolic.printing.fingerprint`), so a file that was edited by hand, truncated or written
+(:func:`netproof.symbolic.printing.fingerprint`), so a file that was edited by hand, truncated or written
 for another network is caught when it is read. Every rational is a string, ``"p/q"`` or an
 integer such as ``"-3"`` (the reader also takes a JSON integer); a JSON number with a fraction
 part (``0.5``) is refused, never rounded.
@@ -20,10 +20,10 @@ The network mirrors the IR field for field. Every IR object is a JSON object who
 is the IR class name (``"Affine"``, ``"AttentionLayer"``, ``"Softmax"``, ...) and whose other
 keys are exactly the dataclass's fields: all required, none unknown, ``null`` where a field is
 ``None``. A tuple of names or of tuples is an array in the same order (dims, steps, heads, the
-embedding table, positional features, params). The one sparse field: an :class:`~symbolic.ir.Affine`
+embedding table, positional features, params). The one sparse field: an :class:`~netproof.symbolic.ir.Affine`
 writes ``weights`` as ``{output: {input: w}}`` and ``bias`` as ``{output: b}`` with zero entries
 left out (the reader takes explicit zeros too); ``inputs`` and ``outputs`` give the order.
-The one set of optional fields: a :class:`~symbolic.ir.Head`'s relative-position fields
+The one set of optional fields: a :class:`~netproof.symbolic.ir.Head`'s relative-position fields
 (``relative_bias``, ``query_conv``, ``key_conv``) are written only when set, so a file of a
 network without them is the same as before they existed; when present they are read strictly.
 
@@ -35,7 +35,7 @@ whose message starts with the JSON path of the field (``network.layers[2].block.
 and says how to fix it. The IR's own validation errors come out the same way. A hand-written
 file may start without ``fingerprint``: the error names the one to write for its network.
 
->>> from symbolic import Network, Sublayer, affine, classifier, ffn, token_embedding, RELU
+>>> from netproof.symbolic import Network, Sublayer, affine, classifier, ffn, token_embedding, RELU
 >>> net = Network(
 ...     name="demo",
 ...     dims=("x",),

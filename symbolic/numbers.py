@@ -7,7 +7,7 @@ Fraction(-1, 2)
 >>> as_fraction(0.5)
 Traceback (most recent call last):
   ...
-symbolic.errors.InexactNumberError: weight=0.5 is a float; the IR is exact. Write Fraction(1, 2) or the string '1/2' instead.
+netproof.symbolic.errors.InexactNumberError: weight=0.5 is a float; the IR is exact. Write Fraction(1, 2) or the string '1/2' instead.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Interpreters of recurrent networks (:mod:`symbolic.recurrent_ir`): exact and interval.
+"""Interpreters of recurrent networks (:mod:`netproof.symbolic.recurrent_ir`): exact and interval.
 
 One public entry point, :func:`run` ``(net, word) -> RecurrentTrace``, keeps every step: the
 input vector, h̃_{t−1}, h_t (and the LSTM cell state), the outputs y_t and the predicted next-
@@ -7,7 +7,7 @@ symbol set, the decision scores and weights, n_t, and the stack or memory after 
 - ``backend="exact"`` (default): exact rationals (whole numbers as ``int``, which equal their
   Fractions; the rest as Fractions). ``sigma`` activations and :class:`Hardmax`
   decisions only; a ``tanh`` / ``logistic`` activation or a softmax-family decision raises
-  :class:`~symbolic.errors.NotRationalError` naming it and the fix (the interval backend).
+  :class:`~netproof.symbolic.errors.NotRationalError` naming it and the fix (the interval backend).
 - ``backend="interval"``: rigorous enclosures (mpmath ``iv``, 60 digits) of every value, for
   tanh, logistic σ, softmax, softmax-temp and Gumbel-softmax (its noise drawn from
   ``random.Random(seed)``, one Gumbel(0, 1) draw per operation per step, then used as an exact
@@ -425,7 +425,7 @@ def step(program: Program, state: State, symbol: str) -> tuple[State, Step]:
 def run(net: RecurrentNetwork, word: Sequence[str], backend: RecurrentBackend = "exact") -> RecurrentTrace:
     """Run ``net`` on ``word``; the trace keeps every step.
 
-    >>> from constructions.suzgun2019 import stack_rnn
+    >>> from netproof.constructions.suzgun2019 import stack_rnn
     >>> trace = run(stack_rnn(task="d2"), ("(", "[", "]", ")"))
     >>> [" ".join(sorted(p)) for p in trace.predictions]  # Table 1 of the paper
     ['( ) [', '( [ ]', '( ) [', '( [']

@@ -1,9 +1,9 @@
 """Recurrent networks in the IR: memory-augmented RNNs (Suzgun et al. 2019, §3).
 
-Like :mod:`symbolic.ir`, these are frozen dataclasses holding data only; they are evaluated by
-:mod:`symbolic.recurrent` (exact rationals, and rigorous intervals for tanh / logistic σ /
+Like :mod:`netproof.symbolic.ir`, these are frozen dataclasses holding data only; they are evaluated by
+:mod:`netproof.symbolic.recurrent` (exact rationals, and rigorous intervals for tanh / logistic σ /
 softmax), never by methods of their own. Every hidden unit, stack component and memory
-component has a name; the weight matrices are :class:`~symbolic.ir.Affine` maps between named
+component has a name; the weight matrices are :class:`~netproof.symbolic.ir.Affine` maps between named
 dims.
 
 The closed set of cells:
@@ -27,8 +27,8 @@ The closed set of cells:
   biases and the ``k`` topmost stack elements read directly, ops PUSH, POP and NO-OP (Joulin &
   Mikolov 2015, as Suzgun et al. §3.1 and Appendix A describe it).
 
-The decision normalizer is a field of every cell: :class:`~symbolic.ir.Hardmax` (exact),
-:class:`~symbolic.ir.Softmax` with ``c`` (softmax(c·x); c = 1 is the paper's softmax),
+The decision normalizer is a field of every cell: :class:`~netproof.symbolic.ir.Hardmax` (exact),
+:class:`~netproof.symbolic.ir.Softmax` with ``c`` (softmax(c·x); c = 1 is the paper's softmax),
 :class:`TemperatureSoftmax` (softmax(x/τ)) and :class:`GumbelSoftmax` (softmax((x + g)/τ) with
 g ~ Gumbel(0, 1) drawn from a seeded generator; numeric backends only). Activations are fields
 too: ``sigma`` (the saturated linear σ(x) = min(1, max(0, x)), exact), ``tanh`` and
@@ -366,7 +366,7 @@ class RecurrentNetwork:
     (one-hot in the paper), ``cell`` the recurrence, ``readout`` the k-hot next-symbol sets.
     The initial hidden state is ``initial`` (unlisted units 0); cell state, stack and memory
     start at zero. ``params`` and ``reference``
-    as in :class:`~symbolic.ir.Network`."""
+    as in :class:`~netproof.symbolic.ir.Network`."""
 
     name: str
     alphabet: tuple[str, ...]

@@ -1,16 +1,16 @@
-"""Exact (and sympy) evaluation of an encoder–decoder transformer (:class:`symbolic.ir.Seq2Seq`).
+"""Exact (and sympy) evaluation of an encoder–decoder transformer (:class:`netproof.symbolic.ir.Seq2Seq`).
 
 The decoder feeds its output back (Bhattamishra, Patel & Goyal 2020, §3.2, eqs. 5–7):
 ỹ_{t+1} = F(z_t), y_{t+1} = ỹ_{t+1} + pos_dec(t+1), until y_t is in the halting set. Every
-block is evaluated by the shared loop of :mod:`symbolic.evaluation` (its Affine, FFN, attention
-head and residual semantics, in the same :class:`~symbolic.evaluation.Arithmetic`), so the exact
+block is evaluated by the shared loop of :mod:`netproof.symbolic.evaluation` (its Affine, FFN, attention
+head and residual semantics, in the same :class:`~netproof.symbolic.evaluation.Arithmetic`), so the exact
 and the sympy interpreters agree by construction. Decoder self-attention is causal and sees the
 step itself; earlier steps never change, so each layer's inputs of earlier steps are kept and
 only the new step is computed.
 
 A decoder that counts to 3 (its FFN adds 1 to ``c``; F copies ``c``; it halts when c = 3):
 
->>> from symbolic import AttentionLayer, DecoderLayer, Halting, Seq2Seq, Sublayer, affine, ffn, token_embedding
+>>> from netproof.symbolic import AttentionLayer, DecoderLayer, Halting, Seq2Seq, Sublayer, affine, ffn, token_embedding
 >>> nothing = lambda name: Sublayer(block=AttentionLayer(name=name, heads=()))
 >>> layer = DecoderLayer(name="dec", self_attention=nothing("self"), cross_attention=nothing("cross"),
 ...                      ffn=Sublayer(block=ffn("count", affine({"c": {}}, inputs=("c",), bias={"c": 1}))))
@@ -21,7 +21,7 @@ A decoder that counts to 3 (its FFN adds 1 to ``c``; F copies ``c``; it halts wh
 >>> trace.halted_at, [trace.value(t, "c") for t in range(4)]
 (3, [Fraction(0, 1), Fraction(1, 1), Fraction(2, 1), Fraction(3, 1)])
 
-The constructions of Bhattamishra et al. are in :mod:`constructions.bhattamishra2020`.
+The constructions of Bhattamishra et al. are in :mod:`netproof.constructions.bhattamishra2020`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ symbolic bases, a decision that depends on the symbol raises :class:`Undecidable
 (the readout's accept bit is then ``None``).
 
 >>> import sympy
->>> from constructions.chiang2022 import parity_transformer
+>>> from netproof.constructions.chiang2022 import parity_transformer
 >>> t = run(parity_transformer(), "1", symbolic=True)   # n = 2: s = (2/n²)·tanh c
 >>> sympy.factor(t.output), t.accepted
 ((E - 1)*(E + 1)/(2*(E**2 + 1)), None)

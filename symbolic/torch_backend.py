@@ -1,22 +1,22 @@
 """The torch backend: any network of the IR compiled to batched float tensor code (evidence, not proof).
 
-:func:`compile` turns a :class:`~symbolic.ir.Network` into a :class:`CompiledNetwork` whose
+:func:`compile` turns a :class:`~netproof.symbolic.ir.Network` into a :class:`CompiledNetwork` whose
 :meth:`~CompiledNetwork.forward` evaluates a whole batch of words at once: words of different
 lengths are padded (padded keys are masked, every word keeps its own ``n``), float64 by default,
 float32 / float16 / bfloat16 on request, on ``device="cpu"`` or ``"cuda"``. There is no code per
 construction: every block of the IR has one tensor rule, and the semantics are those of
-:mod:`symbolic.evaluation` (special tokens, ``index_base``, the positional features of
-:mod:`symbolic.positional`, a prefix of a declared ``length``, empty masked sets, heads with and
+:mod:`netproof.symbolic.evaluation` (special tokens, ``index_base``, the positional features of
+:mod:`netproof.symbolic.positional`, a prefix of a declared ``length``, empty masked sets, heads with and
 without ``W^O``, sublayers without residual, layer norms with ``eps`` and ``over``, softmax with
-base ``r`` or ``e^c``, ``dot`` / ``neg_abs_dot`` scoring, every :class:`~symbolic.ir.Scale`,
+base ``r`` or ``e^c``, ``dot`` / ``neg_abs_dot`` scoring, every :class:`~netproof.symbolic.ir.Scale`,
 relative-position heads (the bias β_{j−i} added after the scale, the query and key kernels
-W^C, W^{C'}, ``outside`` zero or clip, under hardmax and softmax), :class:`~symbolic.ir.Convolution`
+W^C, W^{C'}, ``outside`` zero or clip, under hardmax and softmax), :class:`~netproof.symbolic.ir.Convolution`
 blocks (lightweight or depthwise, zero padding at each word's own ends, softmax-normalized rows),
-:class:`~symbolic.ir.Classifier` at position 0 or −1, the :class:`~symbolic.ir.NextSymbols`
+:class:`~netproof.symbolic.ir.Classifier` at position 0 or −1, the :class:`~netproof.symbolic.ir.NextSymbols`
 readout with and without softmax, flat embeddings). An encoder–decoder
-(:class:`~symbolic.ir.Seq2Seq`) is not compiled for batches: :func:`run_seq2seq` runs one word
+(:class:`~netproof.symbolic.ir.Seq2Seq`) is not compiled for batches: :func:`run_seq2seq` runs one word
 with the compiled blocks, one decoder step at a time, with the semantics of
-:func:`symbolic.seq2seq.run`.
+:func:`netproof.symbolic.seq2seq.run`.
 
 **Hardmax in floats.** The exact interpreter compares scores exactly; here two scores are taken
 as tied when they differ by at most ``tie_rtol · ‖q_i‖₁ · max_j ‖k_j‖_∞`` (a bound on the
@@ -31,7 +31,7 @@ at most the tolerance means the run met a tie it could not resolve), and
 :attr:`FloatBatch.unresolved_ties` counts the (word, head, query) rows where a score was taken
 as tied without being equal in floats (the float run cannot tell whether they are equal in
 exact arithmetic). The statistics cost one more pass over the scores per hardmax head;
-``forward(enc, stats=False)`` skips them. A hardmax head ignores its positive :class:`~symbolic.ir.Scale`, as the exact
+``forward(enc, stats=False)`` skips them. A hardmax head ignores its positive :class:`~netproof.symbolic.ir.Scale`, as the exact
 interpreter does, except with a relative bias, where it compares scale·score + β. For a
 relative head the magnitude in the tolerance also counts ‖q_i‖₁·max|W^C| and
 max_j ‖k_j‖₁·max|W^{C'}| (times the scale, plus max|β|, with a bias).
@@ -40,10 +40,10 @@ max_j ‖k_j‖₁·max|W^{C'}| (times the scale, plus max|β|, with a bias).
 readout reads (a layer norm of a constant vector with ``eps = 0``), the float run yields NaN and
 the word's verdict is ``None``; an empty masked set under ``empty="error"`` raises the exact
 interpreter's error. torch is imported when a function is called: importing this module does
-not import it, and without torch the call raises :class:`~symbolic.errors.MissingExtraError`
+not import it, and without torch the call raises :class:`~netproof.symbolic.errors.MissingExtraError`
 naming the ``torch`` extra.
 
->>> from constructions.chiang2022 import parity_transformer
+>>> from netproof.constructions.chiang2022 import parity_transformer
 >>> out = run_batch(parity_transformer(), ["0110", "1", "111"])
 >>> out.accepted, out.dtype
 ((False, True, True), 'float64')
@@ -371,7 +371,7 @@ class _CLayer:
 
 def unsupported(net: object) -> str | None:
     """Why :func:`compile` refuses ``net``, or None when it compiles it: the torch backend runs
-    transformer-style :class:`~symbolic.ir.Network` s; a recurrent network and an encoder–decoder
+    transformer-style :class:`~netproof.symbolic.ir.Network` s; a recurrent network and an encoder–decoder
     run in their own interpreters (the message names it; an encoder–decoder also runs in floats,
     one word at a time, with :func:`run_seq2seq`). Callers that iterate constructions report this
     reason instead of compiling."""
@@ -1199,7 +1199,7 @@ class _CompiledSeq2Seq(CompiledNetwork):
 
     def _attend(self, cl: _CLayer, x: Any, i: int, kv: Any, n: int, stats: list[Any]) -> Any:
         """One query row ``x`` (dims,) at index ``i`` against the rows ``kv`` (m × dims), then
-        the residual and the post layer norm: :meth:`symbolic.evaluation._Evaluator.attend`."""
+        the residual and the post layer norm: :meth:`netproof.symbolic.evaluation._Evaluator.attend`."""
         torch = self.torch
         m = kv.shape[0]
         parts = []
@@ -1322,12 +1322,12 @@ def run_seq2seq(
     tie_rtol: float | None = None,
 ) -> Seq2SeqFloatRun:
     """Run the encoder–decoder ``net`` on one word in floats, with the semantics of
-    :func:`symbolic.seq2seq.run`: y_0 = seed + positional(0); y_{t+1} = F(z_t) + positional(t+1);
+    :func:`netproof.symbolic.seq2seq.run`: y_0 = seed + positional(0); y_{t+1} = F(z_t) + positional(t+1);
     stop at the first y_t whose halting unit equals the halting value (in floats: within
     ``tie_rtol``·max(1, |value|)) or after ``max_steps`` steps. Decoder positional features are
     computed exactly, then rounded to the dtype (so 2^{−t} is 0 in float32 from t = 150 on).
 
-    >>> from constructions.bhattamishra2020 import tm_network
+    >>> from netproof.constructions.bhattamishra2020 import tm_network
     >>> net = tm_network({"machine": "balanced-parens", "transformer": "vanilla", "variant": "fixed"})
     >>> out = run_seq2seq(net, "()")
     >>> out.halted_at is not None, out.dtype

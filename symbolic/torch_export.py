@@ -52,14 +52,14 @@ the previous affine step's outputs after it; its last affine step writes the res
 ``rows`` lists. ``W_O`` reads the heads' value outputs concatenated in head order.
 
 **Semantics.** ``layout(net)`` has the keys ``format``, ``format_version``, ``network`` (its
-name), ``params``, ``reference``, ``fingerprint`` (:func:`symbolic.printing.fingerprint`),
+name), ``params``, ``reference``, ``fingerprint`` (:func:`netproof.symbolic.printing.fingerprint`),
 ``dtype``, ``dims``, ``embedding``, ``layers``, ``readout`` and ``tensors`` (one entry per key,
 in the state dict's order); rationals are exact strings ``"p/q"`` as in network files.
 
 - ``embedding`` (``type: "TokenEmbedding"``): the input is ``prefix + word + suffix``, token
   ``t`` at position ``i = index_base + t``, ``n`` tokens in all (specials included); its residual
   vector is ``table[tokens.index(token)] + Σ_f feature_f(i, n) · positional[f]``, where the
-  features are named in ``positional_features`` and defined in :mod:`symbolic.positional`.
+  features are named in ``positional_features`` and defined in :mod:`netproof.symbolic.positional`.
   ``tokens`` lists the alphabet, then the prefix and suffix specials, then any other token of
   the table (never used). ``type: "FlatEmbedding"``: one position; residual dim
   ``input_dims[i]`` holds ``values[alphabet.index(w_i)]``, the other dims 0.
@@ -89,8 +89,8 @@ in the state dict's order); rationals are exact strings ``"p/q"`` as in network 
   position, ``scores = readout.scores @ x``; with ``softmax`` they become probabilities ∝
   exp(κ·score) (κ = ln r or c); symbol s may come next iff its value is ≥ ``threshold``.
 
->>> from symbolic import Network, Sublayer, AttentionLayer, Head, Hardmax, affine, classifier
->>> from symbolic import constant, ffn, token_embedding, RELU
+>>> from netproof.symbolic import Network, Sublayer, AttentionLayer, Head, Hardmax, affine, classifier
+>>> from netproof.symbolic import constant, ffn, token_embedding, RELU
 >>> net = Network(
 ...     name="demo",
 ...     dims=("a", "p", "s", "y"),

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.cli import main
+from netproof.verifier.cli import main
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 NOT_HERE = {"tutorial.md", "CLAIMS.md"}

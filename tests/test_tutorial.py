@@ -2,7 +2,7 @@
 
 The tutorial's fenced blocks are its script, in order:
 
-- ```` ```sh ````: one ``netproof ...`` command per line, run with :func:`verifier.cli.main` in
+- ```` ```sh ````: one ``netproof ...`` command per line, run with :func:`netproof.verifier.cli.main` in
   the directory (``> FILE`` redirects stdout into a file). A trailing comment ``# exit status N``
   states the exit status; without one it must be 0.
 - ```` ```text ````: what the last command printed: its stdout (its stderr when it exited with 2),
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier import cli
+from netproof.verifier import cli
 
 TUTORIAL = Path(__file__).resolve().parents[1] / "docs" / "tutorial.md"
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)

@@ -1,7 +1,9 @@
 """netproof's verifier: claims, verdicts, checkers and the command line.
 
-Importing :mod:`verifier` imports neither z3 nor torch; the checkers import z3 when a claim
+Importing :mod:`netproof.verifier` imports neither z3 nor torch; the checkers import z3 when a claim
 needs it.
 """
 
-__version__ = "0.1.0"
+from netproof import __version__
+
+__all__ = ["__version__"]

@@ -28,7 +28,7 @@ from typing import Any, assert_never
 import sympy
 from mpmath import iv
 
-from symbolic import (
+from netproof.symbolic import (
     FFN,
     Activation,
     Affine,
@@ -42,12 +42,12 @@ from symbolic import (
     TokenEmbedding,
     render,
 )
-from symbolic.evaluation import Trace, UndecidedSignError, UndefinedValueError
-from symbolic.exact import run as run_exact
-from symbolic.interval import run as run_interval
-from symbolic.seq2seq import Seq2SeqTrace
-from symbolic.sympy_interp import SympyArithmetic
-from symbolic.sympy_interp import run as run_sympy
+from netproof.symbolic.evaluation import Trace, UndecidedSignError, UndefinedValueError
+from netproof.symbolic.exact import run as run_exact
+from netproof.symbolic.interval import run as run_interval
+from netproof.symbolic.seq2seq import Seq2SeqTrace
+from netproof.symbolic.sympy_interp import SympyArithmetic
+from netproof.symbolic.sympy_interp import run as run_sympy
 
 from .claims import (
     BlockIdentity,
@@ -143,7 +143,7 @@ _E = sympy.Symbol("E", positive=True)
 def _run(job: Job, word: Word, backend: str) -> Trace[Any]:
     net = job.network(len(word))
     if isinstance(net, Seq2Seq):
-        from symbolic.seq2seq import run as run_seq2seq
+        from netproof.symbolic.seq2seq import run as run_seq2seq
 
         if backend not in ("exact", "sympy"):
             raise ValueError(f"the encoder–decoder {net.name!r} runs with the exact or sympy backend, not {backend!r}")
@@ -161,7 +161,7 @@ def _run(job: Job, word: Word, backend: str) -> Trace[Any]:
 
 def _budget(job: Job, word: Word) -> int:
     """The decoder step budget of an encoder–decoder run on ``word`` (see Construction.max_steps)."""
-    from symbolic.seq2seq import DEFAULT_MAX_STEPS
+    from netproof.symbolic.seq2seq import DEFAULT_MAX_STEPS
 
     c = job.construction
     return DEFAULT_MAX_STEPS if c.max_steps is None else c.max_steps(job.values, word)
@@ -234,7 +234,7 @@ def check(
 ) -> Verdict:
     """The verdict of ``claim`` for ``job`` up to ``max_len`` (default: the claim's own bound).
 
-    ``queries``: a list that receives the :class:`verifier.smt.SmtQuery` of every solver query
+    ``queries``: a list that receives the :class:`netproof.verifier.smt.SmtQuery` of every solver query
     a single-query claim (:class:`BlockIdentity`) makes, for its proof log."""
     bound = claim.max_len if max_len is None else max_len
     match claim:
@@ -335,9 +335,9 @@ def _recognizes_body(claim: Recognizes, method: str) -> Body:
 
 
 def _batchable(job: Job, lengths: range) -> dict[int, Network] | None:
-    """The network for each word length, if :mod:`symbolic.batched` runs every one of them on
+    """The network for each word length, if :mod:`netproof.symbolic.batched` runs every one of them on
     the job's alphabet; else None (the per-word path is used)."""
-    from symbolic import batched
+    from netproof.symbolic import batched
 
     nets = {m: job.network(m) for m in lengths}
     for net in {id(net): net for net in nets.values()}.values():
@@ -347,13 +347,13 @@ def _batchable(job: Job, lengths: range) -> dict[int, Network] | None:
 
 
 def _recognizes_batched(job: Job, claim: Recognizes, bound: int, progress: Progress | None) -> Verdict | None:
-    """The exact exhaustive check of ``claim`` with :mod:`symbolic.batched`: the words of each
+    """The exact exhaustive check of ``claim`` with :mod:`netproof.symbolic.batched`: the words of each
     length in shortlex chunks, as exact integers. Same verdicts, first counterexample, messages
     and ``checked`` count as the per-word path; None (use the per-word path) when a network of
     the bound is not batchable or the bound holds no word."""
     import numpy as np
 
-    from symbolic import batched
+    from netproof.symbolic import batched
 
     lang = claim.language
     alphabet = job.alphabet
@@ -525,13 +525,13 @@ def _trace_property(job: Job, claim: TraceProperty, bound: int, progress: Progre
 
 
 def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict | None:
-    """``claim.holds_batch`` over :mod:`symbolic.batched` traces: the words of each length in
+    """``claim.holds_batch`` over :mod:`netproof.symbolic.batched` traces: the words of each length in
     shortlex chunks (those ``claim.only`` keeps, filtered before evaluation), as exact integers.
     The same verdict, first counterexample, message and counts as the per-word path; None (use
     the per-word path) when a network of the bound is not batchable or the bound holds no word."""
     import numpy as np
 
-    from symbolic import batched
+    from netproof.symbolic import batched
 
     assert claim.holds_batch is not None
     alphabet = job.alphabet
@@ -687,7 +687,7 @@ def _walk_prefixes(
     ``nets`` with its backend; ``visit(word, last steps, the first network's predicted sets after
     every prefix)`` for the words of length >= min_len. Returns the first verdict ``visit`` gives,
     or the number of words visited."""
-    from symbolic.recurrent import Program
+    from netproof.symbolic.recurrent import Program
 
     try:
         programs = [Program(net, backend) for net, backend in zip(nets, backends, strict=True)]  # type: ignore[arg-type]
@@ -720,7 +720,7 @@ def _walk_prefixes(
 
 
 def _recurrent(job: Job, claim: Claim, method: str) -> Any:
-    from symbolic.recurrent_ir import RecurrentNetwork
+    from netproof.symbolic.recurrent_ir import RecurrentNetwork
 
     net = job.network(0)
     if not isinstance(net, RecurrentNetwork):
@@ -1168,7 +1168,7 @@ def _simulates(job: Job, claim: Simulates, bound: int, progress: Progress | None
 
 def _simulates_word(job: Job, claim: Simulates, w: Word, method: str) -> Verdict | tuple[int, int]:
     """The Refuted/Unknown verdict of ``claim`` on ``w``, or (steps, configurations) checked."""
-    from symbolic.seq2seq import run as run_seq2seq
+    from netproof.symbolic.seq2seq import run as run_seq2seq
 
     net = job.network(len(w))
     shown = _show(w, job.alphabet)

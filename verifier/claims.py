@@ -1,7 +1,7 @@
 """Claims (frozen data), verdicts (a sum type) and the declaration of a construction.
 
 A claim says what a paper asserts about a network, with its bound and its paper reference; the
-checkers in :mod:`verifier.checker` turn it into a :data:`Verdict`. Nothing here evaluates a
+checkers in :mod:`netproof.verifier.checker` turn it into a :data:`Verdict`. Nothing here evaluates a
 network: this module imports the IR only, so constructions can declare claims without importing
 an interpreter, z3 or torch.
 
@@ -34,7 +34,7 @@ Claim kinds:
   configurations at given ticks.
 
 Lemmas (the steps of a paper's proof, declared per construction and proved block by block by
-:mod:`verifier.compositional`): :class:`BooleanBlock` (an FFN computes Boolean functions of
+:mod:`netproof.verifier.compositional`): :class:`BooleanBlock` (an FFN computes Boolean functions of
 Boolean dims), :class:`ScaledBlock` (an FFN computes an integer function of integers over a
 common unit, such as I[i = k]/n) and :class:`NearestSelection` (a hardmax head selects the
 nearest position where a Boolean condition holds). A :class:`Language` may carry an :class:`Automaton`: a symbolic
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, TypeAlias
 
-from symbolic import Network, RecurrentNetwork, Seq2Seq
+from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq
 
 from .machines import Configuration, SigmaRNN
 
@@ -188,7 +188,7 @@ class ValueIs(ClaimBase):
     ``t`` (token index), ``i`` (the paper's position), ``#a`` (how many times symbol ``a``
     occurs in the word) and ``wj=a`` (1 if the j-th symbol, from 1, is ``a``, else 0), e.g.
     ``Symbol("#1") / Symbol("n")``: what lets ``--method smt``
-    prove the claim over a symbolic word (:func:`verifier.smt.value_is_smt`). It must agree
+    prove the claim over a symbolic word (:func:`netproof.verifier.smt.value_is_smt`). It must agree
     with ``expected`` wherever that is not None (a test checks the declared ones)."""
 
 
@@ -266,7 +266,7 @@ class TraceProperty(ClaimBase):
     domain_text: str = ""
     holds_batch: Callable[[Sequence[Word], Any], Sequence[str | None]] | None = None
     """The same property as ``holds``, for many words of one length at once over a batched
-    trace (:class:`symbolic.batched.BatchedTrace`: exact integer states over a common
+    trace (:class:`netproof.symbolic.batched.BatchedTrace`: exact integer states over a common
     denominator and each hardmax head's first/last/count of maximizers, word ``w`` of the list
     being row ``w``); returns one failure text or None per word, the text ``holds`` would give.
     The checker uses it for the exact backend on networks the batched evaluator supports (and
@@ -483,9 +483,9 @@ class Construction:
     per_length: bool = False
     language_of: Callable[[Mapping[str, Any]], Language] | None = None
     max_steps: Callable[[Mapping[str, Any], Word], int] | None = None
-    """For an encoder–decoder (:class:`symbolic.Seq2Seq`): the decoder step budget of a run on a
+    """For an encoder–decoder (:class:`netproof.symbolic.Seq2Seq`): the decoder step budget of a run on a
     word (the run stops there if the decoder has not halted; checkers then see no halting).
-    None: :data:`symbolic.seq2seq.DEFAULT_MAX_STEPS`."""
+    None: :data:`netproof.symbolic.seq2seq.DEFAULT_MAX_STEPS`."""
     lemmas: Callable[[Mapping[str, Any]], tuple[Lemma, ...]] | None = None
     """The block lemmas of the paper's proof for these parameters (used by compositional
     proofs); None when the construction declares none."""

@@ -26,7 +26,7 @@ IR, for a symbolic length L:
   Fig. 1 lemma): Σ_i [i = T]·d(i) = d(T) where T is a word position. The symbol at a selected
   position T is a variable of its own, counted in k. Anything else that depends on the index
   (``relu(k − i)`` without the lemma) is unsupported: the sum would need the index's values.
-- **Lemmas.** A proved :class:`~verifier.claims.ScaledBlock` replaces its FFN where its unit dim
+- **Lemmas.** A proved :class:`~netproof.verifier.claims.ScaledBlock` replaces its FFN where its unit dim
   holds 1/u and its inputs hold integer terms over the same u (``i/n``: i over n; ``k/n``: the
   count over the normalizer n), exactly as in the other encodings; every other FFN is encoded
   faithfully.
@@ -39,7 +39,7 @@ the counts of some word of length L, so the query is exact: ``unsat`` proves the
 length ≥ ``min_len``, and a model is a word (:meth:`_Classes.word_of`) that the exact interpreter
 replays. Hard attention (a maximum over positions that depends on which classes are present),
 masks at word positions and layer norm are unsupported here; the transition system and the
-range queries of :mod:`verifier.compositional` cover hard attention.
+range queries of :mod:`netproof.verifier.compositional` cover hard attention.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, assert_never
 
-from symbolic import (
+from netproof.symbolic import (
     FFN,
     Activation,
     Affine,

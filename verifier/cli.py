@@ -1,4 +1,4 @@
-"""The ``netproof`` command line (also ``python -m verifier``).
+"""The ``netproof`` command line (also ``python -m netproof``).
 
     netproof list [NAME|FILE.py...] [--json]
     netproof run NAME WORD|@FILE [-p key=value]... [--backend auto|exact|sympy|interval|torch] [--trace] [--json]
@@ -8,7 +8,7 @@
     netproof new NAME [--out PATH]
 
 Wherever a construction NAME is expected, a user module FILE.py (every construction it defines)
-or FILE.py:NAME (one of them) works too: see :mod:`verifier.usermod`.
+or FILE.py:NAME (one of them) works too: see :mod:`netproof.verifier.usermod`.
 
 Exit status: 0 success (``prove``: every claim proved), 1 a claim refuted, 3 a claim unknown and
 none refuted, 2 a usage error (one line on stderr, no traceback).
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from symbolic import (
+from netproof.symbolic import (
     Classifier,
     FlatEmbedding,
     Network,
@@ -61,7 +61,7 @@ _LOADED: dict[str, tuple[Construction, ...]] = {}
 
 
 def _registry() -> dict[str, Construction]:
-    from constructions import REGISTRY
+    from netproof.constructions import REGISTRY
 
     if not _USER:
         return REGISTRY
@@ -77,7 +77,7 @@ def _construction(name: str) -> Construction:
 
 def _load_user(path: str) -> tuple[Construction, ...]:
     """The constructions of the user module ``path``, added to the registry of this invocation."""
-    from constructions import REGISTRY
+    from netproof.constructions import REGISTRY
 
     from .usermod import UserModuleError, load
 
@@ -251,7 +251,7 @@ def _is_network_file(name: str) -> bool:
 def _load_network_file(path: str) -> tuple[Network, Construction | None, dict[str, Any]]:
     """A network file (``netproof export``) with the construction and parameters it came from,
     when its ``extra`` names a known construction (for the reference language)."""
-    from symbolic.netfile import NetworkFileError, load_file
+    from netproof.symbolic.netfile import NetworkFileError, load_file
 
     try:
         net, extra = load_file(path)
@@ -314,7 +314,7 @@ def _run_network(
         flag = "--check" if args.check else ("--device" if args.device != "cpu" else "--dtype")
         raise UsageError(f"{flag} applies to the torch backend; add --backend torch")
     if args.backend == "torch":
-        from symbolic.torch_backend import unsupported
+        from netproof.symbolic.torch_backend import unsupported
 
         reason = unsupported(net)
         if reason is not None:
@@ -382,7 +382,7 @@ def _run_recurrent(
     """``run`` for a recurrent network: the predicted next-symbol set after every prefix (exact;
     ``--backend interval`` for tanh / logistic / softmax cells), accepted iff every prediction is
     the task's target (when the construction names one)."""
-    from symbolic.recurrent import run as run_recurrent
+    from netproof.symbolic.recurrent import run as run_recurrent
 
     if args.length is not None:
         raise UsageError(f"{source} is a recurrent network: it reads any length; drop --length")
@@ -464,7 +464,7 @@ def _run_torch(
 ) -> int:
     """``run --backend torch``: the float evaluation (evidence, not proof), optionally checked
     against the exact interpreter on the same word (``--check``)."""
-    from symbolic import torch_backend
+    from netproof.symbolic import torch_backend
 
     if args.trace:
         raise UsageError("--trace prints exact traces; the torch backend keeps its states as tensors "
@@ -557,7 +557,7 @@ def _run_torch(
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from symbolic.netfile import dumps
+    from netproof.symbolic.netfile import dumps
 
     c = _one(args.name, "export")
     given = _parse_assignments(args.param)
@@ -588,7 +588,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         "claims": [{"id": cl.id, "statement": cl.statement} for cl in c.claims(values)],
     }
     if args.format == "state_dict":
-        from symbolic.torch_export import MissingExtraError, save
+        from netproof.symbolic.torch_export import MissingExtraError, save
 
         if not args.out:
             raise UsageError("--format state_dict writes a binary torch file: give --out FILE.pt")
@@ -629,7 +629,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     # recurrent network, an encoder–decoder) is fuzzed exactly, and says so.
     torch_unsupported: dict[str, str] = {}
     if args.backend == "torch":
-        from symbolic import torch_backend
+        from netproof.symbolic import torch_backend
 
         compiled_one = False
         for c in selected:
@@ -748,17 +748,17 @@ def _evaluate(net: Any, word: Any, backend: str, length: int | None) -> tuple[st
     """Run ``net`` with ``backend``; ``auto`` takes the first of exact, sympy, interval that can
     (exact rationals where the network stays rational; sympy where √ or e^x enter; intervals
     where sympy cannot decide a sign). Returns the backend used and the trace."""
-    from symbolic.evaluation import UndecidedSignError
+    from netproof.symbolic.evaluation import UndecidedSignError
 
     order = ("exact", "sympy", "interval") if backend == "auto" else (backend,)
     last: Exception | None = None
     for name in order:
         if name == "exact":
-            from symbolic.exact import run
+            from netproof.symbolic.exact import run
         elif name == "sympy":
-            from symbolic.sympy_interp import run
+            from netproof.symbolic.sympy_interp import run
         else:
-            from symbolic.interval import run
+            from netproof.symbolic.interval import run
         try:
             return name, run(net, word, length=length)
         except (NotRationalError, UndecidedSignError) as exc:
@@ -831,8 +831,8 @@ def _run_seq2seq(
 ) -> int:
     """``run`` on an encoder–decoder: the decoder's steps, and with a :class:`Simulates` claim
     the simulated RNN's state and (for a machine) the configuration each step holds."""
-    from symbolic.seq2seq import DEFAULT_MAX_STEPS
-    from symbolic.seq2seq import run as run_seq2seq
+    from netproof.symbolic.seq2seq import DEFAULT_MAX_STEPS
+    from netproof.symbolic.seq2seq import run as run_seq2seq
 
     from .claims import Simulates
 
@@ -1229,7 +1229,7 @@ def _print_table(results: Sequence[tuple[Construction, Mapping[str, Any], Claim,
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from constructions import REGISTRY
+    from netproof.constructions import REGISTRY
 
     from .usermod import UserModuleError, check_name, module_filename, render_template
 
@@ -1380,7 +1380,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_new.add_argument("--out", default="", help="the file to write (default: NAME with underscores, .py)")
     p_new.set_defaults(func=cmd_new)
 
-    from verifier import (  # their own modules: torch and matplotlib load only when run
+    from netproof.verifier import (  # their own modules: torch and matplotlib load only when run
         plots,
         precision,
     )

@@ -1,20 +1,20 @@
 """Compositional SMT proofs: a theorem about a network proved from its block lemmas, the way the
 papers argue.
 
-A monolithic encoding (:mod:`verifier.smt`) gives z3 the whole network in real arithmetic and
+A monolithic encoding (:mod:`netproof.verifier.smt`) gives z3 the whole network in real arithmetic and
 drowns at a few dozen tokens. A paper instead proves lemmas about blocks ("this FFN computes
 AND on {0,1} inputs", "this head selects the nearest unmatched position") and then reasons
 about the network in which each block is replaced by what the lemma says it computes. This
 module does the same, mechanically, from the IR and the lemmas a construction declares
-(:attr:`~verifier.claims.Construction.lemmas`):
+(:attr:`~netproof.verifier.claims.Construction.lemmas`):
 
 1. **Each lemma is proved once over its whole input domain**, independently of any word length:
 
-   - :class:`~verifier.claims.BooleanBlock`: the FFN's faithful encoding (affine maps and
+   - :class:`~netproof.verifier.claims.BooleanBlock`: the FFN's faithful encoding (affine maps and
      ReLU/σ/step as case splits) on Boolean inputs (Bool variables) and real inputs (Real
      variables) against the declared formulas; ``unsat`` of "some output differs" is a proof
      for every input.
-   - :class:`~verifier.claims.NearestSelection`: the head's score, cleared of denominators and
+   - :class:`~netproof.verifier.claims.NearestSelection`: the head's score, cleared of denominators and
      multiplied by n (so that a feature i/n becomes the integer i), compared pairwise at two
      symbolic positions a < b for a symbolic length n and all Boolean key dims: the better ranked
      position (preferred first, then nearer) has a strictly larger score. One query proves it for
@@ -29,10 +29,10 @@ module does the same, mechanically, from the IR and the lemmas a construction de
    every other block is encoded faithfully (affine maps, ReLU case splits, hardmax as a maximum
    with a symbolic selection; an averaging head over Boolean values scales its position by the
    integer count of maximizers, which ReLU's positive homogeneity carries to the readout).
-   The language is its :class:`~verifier.claims.Automaton`, run over the word bits. Beside the
+   The language is its :class:`~netproof.verifier.claims.Automaton`, run over the word bits. Beside the
    ranges, every length is tried at once (:func:`prove_recognizes`): as a transition system
    over positions with an inductive invariant (the Dyck recognizers), or as one query over
-   position classes (:mod:`verifier.classes`: soft attention whose scores repeat with the
+   position classes (:mod:`netproof.verifier.classes`: soft attention whose scores repeat with the
    position, e.g. PARITY; value claims with a closed form too, :func:`prove_value`).
 
 3. **Side conditions**: a lemma replaces a block only where its assumptions hold in the state it
@@ -42,7 +42,7 @@ module does the same, mechanically, from the IR and the lemmas a construction de
    tree records it.
 
 A ``sat`` answer is a word; it is replayed through the exact interpreter, and a word the exact
-interpreter does not misclassify is an encoder bug (:class:`~verifier.smt.EncoderBugError`),
+interpreter does not misclassify is an encoder bug (:class:`~netproof.verifier.smt.EncoderBugError`),
 never a verdict. Ranges are tried in increasing order; a counterexample is brought to the
 shortest length its range allows and then shrunk to the shortlex-first counterexample of that
 length. Value claims with a closed form (:func:`prove_value`) go the same way, one length at a
@@ -61,7 +61,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, assert_never
 
-from symbolic import (
+from netproof.symbolic import (
     FFN,
     Activation,
     Affine,
@@ -78,7 +78,7 @@ from symbolic import (
     TokenEmbedding,
     render,
 )
-from symbolic.positional import feature
+from netproof.symbolic.positional import feature
 
 from . import smt as _smt
 from .claims import (
@@ -1845,7 +1845,7 @@ def _recorded_invariant(text: str) -> Invariant:
 
 def _reachable(system: _System, deadline: float, stop: Callable[[], bool]) -> tuple[str, Any]:
     """The reachable states of the system, by binary decision diagrams in a process of their own
-    (:func:`verifier.diagrams.reachable`: killed at the deadline or when ``stop()`` says so),
+    (:func:`netproof.verifier.diagrams.reachable`: killed at the deadline or when ``stop()`` says so),
     from the initial states one step at a time until no new state comes: ("safe", the reachable
     states as a :class:`Diagram`: the strongest inductive invariant), ("unsafe", None) where a
     bad state is reachable, ("unknown", why), ("unsupported", why) without dd. The variables
@@ -1875,7 +1875,7 @@ _PLAIN_OPS = {"Z3_OP_NOT": "not", "Z3_OP_AND": "and", "Z3_OP_OR": "or", "Z3_OP_I
 
 def _plain(z3: Any, formula: Any) -> tuple[tuple[Any, ...], ...]:
     """A Boolean z3 formula (and, or, not, =, distinct, xor, =>, ite over Bool constants) as a
-    :data:`verifier.diagrams.Formula`: plain data, children before parents."""
+    :data:`netproof.verifier.diagrams.Formula`: plain data, children before parents."""
     ops = {getattr(z3, k): v for k, v in _PLAIN_OPS.items()}
     index: dict[int, int] = {}
     nodes: list[tuple[Any, ...]] = []
@@ -1963,7 +1963,7 @@ def _prove_by_classes(
     net: Network, claim: Recognizes, results: Sequence[_LemmaResult], timeout: float,
     on_context: Callable[[Any], None] | None, why_not_system: str,
 ) -> tuple[list[SmtQuery] | None, str, str]:
-    """The theorem for every length as one query over position classes (:mod:`verifier.classes`),
+    """The theorem for every length as one query over position classes (:mod:`netproof.verifier.classes`),
     for a network that is no transition system (soft attention over every position): its query,
     unsat, or None and why not. A model is a word; one the exact interpreter does not
     misclassify is an encoder bug."""
@@ -2139,7 +2139,7 @@ class Progress:
 
 
 def _replay(net: Network, language: Language, word: Word) -> Refuted:
-    from symbolic.exact import run
+    from netproof.symbolic.exact import run
 
     trace = run(net, word)
     member = language.contains(word)
@@ -2333,7 +2333,7 @@ def prove_recognizes(
     make it a proof (initiation, consecution, safety: the theorem's queries in the log). Where it
     succeeds, that proof is the verdict, and the range queries are dropped. Where the network is
     not such a system (a head without a NearestSelection lemma, a readout that is not a presence
-    readout), the search asks one query over position classes instead (:mod:`verifier.classes`:
+    readout), the search asks one query over position classes instead (:mod:`netproof.verifier.classes`:
     soft attention whose scores repeat with the position, as in PARITY). Where neither applies,
     or no invariant is found in time, or a word that breaks the claim (of any length) exists, the
     verdict is that of ``lengths="ranges"``, which find the shortest counterexample. Once the
@@ -2513,7 +2513,7 @@ def value_builder(
     claim: ValueIs, results: Sequence[_LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode]
 ) -> Callable[[Network, int], tuple[Any, Callable[[Any], Word], str | None]]:
     """The query "some word of length m has a value other than the closed form" over the
-    network with the proved lemmas in place (:class:`verifier.smt.ValueBuilder`): the value of
+    network with the proved lemmas in place (:class:`netproof.verifier.smt.ValueBuilder`): the value of
     the claim's dim after its step at every token (or the logit), against the closed form, whose
     counts are the same Int variables the network's uniform heads sum into."""
     from .smt import closed_form_term
@@ -2572,7 +2572,7 @@ def value_builder(
 
 def _value_by_classes(job: Any, claim: ValueIs, results: Sequence[_LemmaResult], n: int, timeout: float) -> Outcome | str:
     """The value claim for every length as one query over position classes
-    (:func:`verifier.classes.value_query`): its outcome where z3 says unsat, else why not (a
+    (:func:`netproof.verifier.classes.value_query`): its outcome where z3 says unsat, else why not (a
     word of the model is replayed exactly first: one on which the network agrees with the claim
     is an encoder bug)."""
     from .classes import LOGIC, QUERY, value_query
@@ -2603,7 +2603,7 @@ def prove_value(job: Any, claim: ValueIs, lemmas: Sequence[Lemma], n: int, *, ti
     """A :class:`ValueIs` with a closed form, proved compositionally: each lemma once, then one
     query for every length over position classes where the network allows it
     (:func:`_value_by_classes`), else one query per length over the network with the proved
-    lemmas in place (:func:`verifier.smt.value_is_smt` with :func:`value_builder`); the outcome
+    lemmas in place (:func:`netproof.verifier.smt.value_is_smt` with :func:`value_builder`); the outcome
     carries the lemma tree (the claim at the root with its queries, the lemmas below)."""
     started = time.perf_counter()
     results: list[_LemmaResult] = []
@@ -2668,7 +2668,7 @@ def prove_compositional(
 def _construction(name: str | Construction) -> Construction:
     if isinstance(name, Construction):
         return name
-    from constructions import REGISTRY
+    from netproof.constructions import REGISTRY
 
     if name not in REGISTRY:
         raise KeyError(f"construction_name={name!r} is unknown; known: {', '.join(sorted(REGISTRY))}")

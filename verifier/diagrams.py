@@ -1,7 +1,7 @@
 """The reachable states of a Boolean transition system, by binary decision diagrams, in a
-process of its own (``python -m verifier.diagrams``).
+process of its own (this file run as a script).
 
-The compositional proof for every length (:mod:`verifier.compositional`) reads a network with
+The compositional proof for every length (:mod:`netproof.verifier.compositional`) reads a network with
 its lemmas in place as a transition system over Booleans; its reachable states are the
 strongest inductive invariant. BDD operations (the package dd: CUDD where its wheel has it,
 else dd's own Python BDDs) cannot be interrupted, and one image step can blow up, so they run in
@@ -14,7 +14,6 @@ so the child imports neither z3 nor the rest of netproof. Importing this module 
 
 from __future__ import annotations
 
-import os
 import pickle
 import subprocess
 import sys
@@ -55,12 +54,11 @@ def reachable(
     except ImportError:
         return "unsupported", "the BDD package dd is not installed (pip install dd)"
     payload = pickle.dumps((tuple(order), tuple(states), tuple(primed), init, trans, bad))
-    root = str(Path(__file__).resolve().parents[1])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     started = time.perf_counter()
+    # the child runs this file as a script in isolated mode (-I: neither the script's folder nor
+    # PYTHONPATH on sys.path), so it needs nothing but the standard library and dd
     proc = subprocess.Popen(
-        [sys.executable, "-m", "verifier.diagrams"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        [sys.executable, "-I", str(Path(__file__).resolve())], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     data: bytes | None = payload
     try:

@@ -1,16 +1,16 @@
 """Differential checking: the torch backend's float run against the exact interpreters.
 
-:func:`compare` evaluates the same words with :mod:`symbolic.torch_backend` and with an exact
+:func:`compare` evaluates the same words with :mod:`netproof.symbolic.torch_backend` and with an exact
 reference, and reports where they agree: the accept bit of a classifier, the next-symbol sets of
 a generator at every position, the largest |float logit − exact logit|, and what the float run
 itself reports (the smallest hardmax score gap it met, the ties it could not resolve, the
 smallest readout margin). The reference is, per network, the first that applies:
 
-- :mod:`symbolic.batched` (integers, for hardmax classifiers :func:`symbolic.batched.supports`
+- :mod:`netproof.symbolic.batched` (integers, for hardmax classifiers :func:`netproof.symbolic.batched.supports`
   accepts, without ``length``);
-- :func:`symbolic.exact.run` per word;
-- :func:`symbolic.sympy_interp.run` where the exact interpreter leaves ℚ (√ in a layer norm,
-  e^c in a softmax), then :func:`symbolic.interval.run` where sympy cannot decide a sign (the
+- :func:`netproof.symbolic.exact.run` per word;
+- :func:`netproof.symbolic.sympy_interp.run` where the exact interpreter leaves ℚ (√ in a layer norm,
+  e^c in a softmax), then :func:`netproof.symbolic.interval.run` where sympy cannot decide a sign (the
   ``--backend auto`` order of ``netproof run``).
 
 A word the reference calls undefined (``UndefinedValueError``) agrees when the float run gives
@@ -19,7 +19,7 @@ whose float logit is too close to 0 for its sign to mean anything (the float run
 ``None``) as ``float_undecided`` (``float_undecided_at_zero`` of them have an exact logit of
 exactly 0, where no float run can tell the sign): neither is a disagreement.
 
->>> from constructions.chiang2022 import parity_transformer
+>>> from netproof.constructions.chiang2022 import parity_transformer
 >>> a = compare(parity_transformer(), ["", "1", "0110", "111"])
 >>> a.agree, a.disagreements, a.exact_backends, a.max_logit_error < 1e-15
 (True, 0, ('exact',), True)
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from symbolic import Classifier, Network, NotRationalError, tokenize
-from symbolic.evaluation import UndecidedSignError, UndefinedValueError
+from netproof.symbolic import Classifier, Network, NotRationalError, tokenize
+from netproof.symbolic.evaluation import UndecidedSignError, UndefinedValueError
 
 __all__ = ["MAX_LISTED", "REFERENCES", "Agreement", "Disagreement", "compare"]
 
@@ -120,7 +120,7 @@ REFERENCES: tuple[str, ...] = ("auto", "exact", "sympy", "interval")
 def _exact_per_word(net: Network, word: tuple[str, ...], length: int | None, reference: str = "auto") -> tuple[str, Any]:
     """The reference trace of one word: exact, else sympy, else intervals (``auto``), or the one
     ``reference`` names."""
-    from symbolic import exact, interval, sympy_interp
+    from netproof.symbolic import exact, interval, sympy_interp
 
     last: Exception | None = None
     order = (("exact", exact.run), ("sympy", sympy_interp.run), ("interval", interval.run))
@@ -143,10 +143,10 @@ def compare(
     reference: str = "auto",
 ) -> Agreement:
     """Run ``words`` through the torch backend (``dtype``, ``device``) and an exact reference,
-    and report their agreement (``compiled``: a :class:`~symbolic.torch_backend.CompiledNetwork`
+    and report their agreement (``compiled``: a :class:`~netproof.symbolic.torch_backend.CompiledNetwork`
     of ``net`` to reuse). ``reference``: ``auto`` (the module docstring's order), or ``exact``,
     ``sympy`` or ``interval`` per word (e.g. ``interval`` where sympy's simplification is slow)."""
-    from symbolic import batched, torch_backend
+    from netproof.symbolic import batched, torch_backend
 
     if reference not in REFERENCES:
         raise ValueError(f"reference={reference!r} is not one of {', '.join(REFERENCES)}")

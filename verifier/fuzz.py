@@ -1,25 +1,25 @@
 """Property-based fuzzing of a construction's claims with hypothesis: evidence, never proof.
 
-:func:`fuzz` draws words with the strategies of :mod:`verifier.strategies` (chosen per claim:
+:func:`fuzz` draws words with the strategies of :mod:`netproof.verifier.strategies` (chosen per claim:
 for a Dyck language a mix of uniform words, members, near-misses and long members; words the
 claim is about when it has ``only`` or a ``domain``), checks the claim on each word with the
 claim's own backend, and when a word fails lets hypothesis shrink it, polishes it by one- and
 two-symbol deletions and substitutions towards the shortlex order, and **replays** the result
-through :func:`verifier.checker.check_word` (the exhaustive checker's per-word logic). The
+through :func:`netproof.verifier.checker.check_word` (the exhaustive checker's per-word logic). The
 verdict is then
 
-- :class:`~verifier.claims.Refuted` with method ``"fuzz (hypothesis, <backend>)"``, the shrunk
+- :class:`~netproof.verifier.claims.Refuted` with method ``"fuzz (hypothesis, <backend>)"``, the shrunk
   word and the replay's message and values; or
-- :class:`~verifier.claims.Unknown` with the reason ``"no counterexample found in N examples
+- :class:`~netproof.verifier.claims.Unknown` with the reason ``"no counterexample found in N examples
   (seed S, max length L); this is not a proof"``; or ``"not fuzzable: ..."`` for claims that
   are not checked word by word (z3 identities, structural invariants, facts about numbers).
 
-While searching, exact claims on networks :mod:`symbolic.batched` supports (the Dyck
+While searching, exact claims on networks :mod:`netproof.symbolic.batched` supports (the Dyck
 recognizers) are evaluated in integers, hundreds of times faster than the Fraction interpreter
 on long words; the replay always uses the per-word checker.
 
 With ``backend="torch"`` a recognizer's long words (:data:`TORCH_MIN_LEN` symbols or more;
-give a ``max_len`` in the thousands) run in torch float64 (:mod:`symbolic.torch_backend`); a word the float run fails, or
+give a ``max_len`` in the thousands) run in torch float64 (:mod:`netproof.symbolic.torch_backend`); a word the float run fails, or
 cannot decide (a logit too close to 0, a hardmax tie it cannot resolve), is re-checked exactly,
 and only an exact-confirmed failure counts: it is shrunk and replayed exactly as above. A word
 where only the float run fails is a :class:`FloatIssue` (reported in the verdict's reason and to
@@ -27,14 +27,14 @@ where only the float run fails is a :class:`FloatIssue` (reported in the verdict
 
 Reproducibility: ``seed=S`` replays exactly the run the verdict reported as "seed S";
 ``derandomize=True`` draws the same examples on every run (the ``netproof-ci`` profile of
-:mod:`verifier.strategies`). An unseeded run draws a fresh seed (reported in the verdict), saves
+:mod:`netproof.verifier.strategies`). An unseeded run draws a fresh seed (reported in the verdict), saves
 its failing examples in an example database (``.netproof/fuzz-db`` under the current directory
 by default, one key per construction, parameters, claim and bound; ``database=None`` turns it
 off) and replays them first on the next unseeded run. As in hypothesis, seeded and derandomized
 runs leave the database alone.
 
->>> from constructions import REGISTRY
->>> from verifier.checker import Job
+>>> from netproof.constructions import REGISTRY
+>>> from netproof.verifier.checker import Job
 >>> c = REGISTRY["dyck"]
 >>> values = c.parse_params({"k": "1", "depth": "1", "variant": "paper"})
 >>> claim = c.claims(values)[0]
@@ -58,8 +58,8 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import Unsatisfiable
 
-from symbolic import Classifier, Network, NotRationalError, render
-from symbolic.evaluation import UndecidedSignError, UndefinedValueError
+from netproof.symbolic import Classifier, Network, NotRationalError, render
+from netproof.symbolic.evaluation import UndecidedSignError, UndefinedValueError
 
 from . import strategies
 from .checker import Job, check_word
@@ -176,7 +176,7 @@ def _language(job: Job, claim: Claim) -> Language | None:
 def _dyck_params(job: Job) -> tuple[int, int] | None:
     k, depth = job.values.get("k"), job.values.get("depth")
     if isinstance(k, int) and isinstance(depth, int) and not isinstance(k, bool) and k >= 1 and depth >= 1:
-        from constructions.dyck import dyck_alphabet
+        from netproof.constructions.dyck import dyck_alphabet
 
         if set(dyck_alphabet(k)) <= set(job.alphabet):
             return k, depth
@@ -185,7 +185,7 @@ def _dyck_params(job: Job) -> tuple[int, int] | None:
 
 def _valid_prefix(w: Word, k: int, depth: int, bound: int) -> bool:
     """w never closes wrongly, stays within depth D and has room to close: |w| + depth(w) <= bound."""
-    from constructions.dyck import bracket, dyck_alphabet
+    from netproof.constructions.dyck import bracket, dyck_alphabet
 
     brackets = set(dyck_alphabet(k))
     stack: list[int] = []
@@ -206,7 +206,7 @@ def _domain_shapes(job: Job, claim: TraceProperty, min_len: int, max_len: int) -
     """The domains of the Dyck generator's claims, as (description, membership test at a bound,
     strategy up to ``max_len``): prefixes of Dyck words, Dyck words followed by the end symbol,
     bracket words followed by it, any words followed by it."""
-    from constructions.dyck import DYCK, dyck_alphabet, is_dyck
+    from netproof.constructions.dyck import DYCK, dyck_alphabet, is_dyck
 
     found = _dyck_params(job)
     if found is None:
@@ -278,7 +278,7 @@ def plan(job: Job, claim: Claim, *, max_len: int = DEFAULT_MAX_LEN) -> Plan:
       domain's own words up to the claim's bound, drawn as a list;
     - a claim with ``only``: members when ``only`` is the membership test of the
       construction's language, else the mix below filtered by ``only``;
-    - otherwise: :func:`verifier.strategies.language_words` for the claim's language (uniform
+    - otherwise: :func:`netproof.verifier.strategies.language_words` for the claim's language (uniform
       words, members, near-misses, long members), or uniform words when there is none.
     """
     min_len = claim.min_len
@@ -329,7 +329,7 @@ def plan(job: Job, claim: Claim, *, max_len: int = DEFAULT_MAX_LEN) -> Plan:
 
 class _Probe:
     """Evaluates the claim on one word during the search: False (holds), True (fails) or an
-    :class:`Unknown` (undecided). Exact claims on batchable networks use :mod:`symbolic.batched`
+    :class:`Unknown` (undecided). Exact claims on batchable networks use :mod:`netproof.symbolic.batched`
     (the same values as the Fraction interpreter, as integers); the rest use
     :func:`check_word` on a job of its own whose traces are dropped after each word."""
 
@@ -344,7 +344,7 @@ class _Probe:
 
     def _float(self, w: Word) -> Any:
         """The torch float64 run of ``w`` (a FloatBatch of one)."""
-        from symbolic import torch_backend
+        from netproof.symbolic import torch_backend
 
         net = self.job.network(len(w))
         compiled = self.compiled.get(id(net))
@@ -370,7 +370,7 @@ class _Probe:
         return exact
 
     def _evaluator(self, net: Network) -> Any:
-        from symbolic import batched
+        from netproof.symbolic import batched
 
         ev = self.evaluators.get(id(net))
         if ev is None:

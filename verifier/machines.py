@@ -5,9 +5,9 @@ These are the machines a transformer is shown to simulate (Bhattamishra, Patel &
 which simulates Siegelmann & Sontag's σ-RNNs; Siegelmann & Sontag 1995, *On the Computational
 Power of Neural Nets*, §3, which simulate two-stack machines). Each is frozen data with exact
 ``Fraction`` weights and a plain-Python reference semantics (``run``), the ground truth a
-simulation is checked against, as :class:`verifier.claims.Language` is for recognizers. Random
-instances for differential tests come from :func:`verifier.strategies.sigma_rnns` and
-:func:`verifier.strategies.two_stack_machines`.
+simulation is checked against, as :class:`netproof.verifier.claims.Language` is for recognizers. Random
+instances for differential tests come from :func:`netproof.verifier.strategies.sigma_rnns` and
+:func:`netproof.verifier.strategies.two_stack_machines`.
 
 A σ-RNN reads one symbol per step, h_t = σ(W_h·h_{t−1} + W_x·x_t + b) with x_t the one-hot code
 of the t-th symbol and σ(x) = min(1, max(0, x)) (the saturated-linear σ of Siegelmann & Sontag);
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, TypeAlias
 
-from symbolic.numbers import Number, as_fraction
+from netproof.symbolic.numbers import Number, as_fraction
 
 __all__ = [
     "EMPTY",
@@ -189,7 +189,7 @@ class SigmaRNN:
         return sum((a * x for a, x in zip(self.readout, h, strict=True)), Fraction(0)) + self.readout_bias
 
     def accepts(self, word: Sequence[str]) -> bool:
-        """Accept iff the readout is > 0 (the :class:`symbolic.Classifier` rule)."""
+        """Accept iff the readout is > 0 (the :class:`netproof.symbolic.Classifier` rule)."""
         return self.output(word) > 0
 
 

@@ -18,7 +18,7 @@ head, read from ``I[w=1]``) set to 1 + δ, its mirror row moving with it (:func:
 
 Each point is the mean over ``strings`` uniformly random words of {0,1}^|w| (seeded); the CSV
 also has the standard deviation of the per-word cross-entropy, the accuracy, and the smallest
-|logit| met. The networks run on the torch backend (:mod:`symbolic.torch_backend`, float64 by
+|logit| met. The networks run on the torch backend (:mod:`netproof.symbolic.torch_backend`, float64 by
 default): these figures are float experiments, as in the paper, not proofs.
 
 The data pipeline (:func:`figure2_rows`, :func:`figure3_rows`, :func:`write_csv`) needs only a
@@ -39,16 +39,16 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from constructions.chiang2022 import (
+from netproof.constructions.chiang2022 import (
     doubled,
     first_transformer,
     parity_transformer,
     prop2_layer,
 )
-from constructions.languages import FIRST, PARITY
-from symbolic import AttentionLayer, Network
-from symbolic.errors import MissingExtraError
-from verifier.claims import Language
+from netproof.constructions.languages import FIRST, PARITY
+from netproof.symbolic import AttentionLayer, Network
+from netproof.symbolic.errors import MissingExtraError
+from netproof.verifier.claims import Language
 
 __all__ = [
     "FIG2_LENGTHS",
@@ -267,11 +267,11 @@ def figure3_rows(
 
 
 def torch_runner(*, dtype: str = "float64", device: str = "cpu") -> Runner:
-    """A runner on the torch backend (:func:`symbolic.torch_backend.run_batch`, which chunks the
+    """A runner on the torch backend (:func:`netproof.symbolic.torch_backend.run_batch`, which chunks the
     words itself); the logits come back as Python floats."""
     try:
-        from symbolic.torch_backend import compile as compile_net
-        from symbolic.torch_backend import run_batch, unsupported
+        from netproof.symbolic.torch_backend import compile as compile_net
+        from netproof.symbolic.torch_backend import run_batch, unsupported
     except ImportError as exc:
         raise MissingExtraError(
             f"the figures run on the torch backend, which needs torch ({exc}); pip install 'netproof[torch]'"

@@ -2,7 +2,7 @@
 with its exact result.
 
 ``netproof precision NAME --dtype D`` runs the construction's network on the torch backend
-(:mod:`symbolic.torch_backend`) in dtype D on words of growing length n = 2, 4, 8, … up to
+(:mod:`netproof.symbolic.torch_backend`) in dtype D on words of growing length n = 2, 4, 8, … up to
 ``--max-n`` and compares each float verdict with the **reference**:
 
 - ``exact``: the exact interpreter's verdict on the same word (``symbolic.batched`` integers for
@@ -27,7 +27,7 @@ Known limits this reproduces (spec ``chiang2022_yao2021.md`` §1.6, §3.6): the 
 the experiments' fixed position normalizer p = i/6000 (``-p depth=10 -p pos_norm=6000``) breaks
 in float32; float16 breaks it at once.
 
-**Hook for new constructions.** A construction registered in :mod:`constructions` is analysed
+**Hook for new constructions.** A construction registered in :mod:`netproof.constructions` is analysed
 with sampled words as soon as it exists; its worst-case words are added with
 :func:`register_worst_case` (e.g. a directional transformer whose coordinate 2^{−t} underflows in
 float32 near t = 126 and in float16 near t = 15: register words of the lengths at which the
@@ -46,12 +46,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from constructions.dyck import allowed_next, sample_hewitt
-from constructions.yao2021 import END, symbols
-from symbolic import Network, Seq2Seq
-from symbolic.errors import MissingExtraError, NotRationalError, SymbolicError
-from symbolic.ir import FlatEmbedding, NextSymbols
-from verifier.claims import Construction
+from netproof.constructions.dyck import allowed_next, sample_hewitt
+from netproof.constructions.yao2021 import END, symbols
+from netproof.symbolic import Network, Seq2Seq
+from netproof.symbolic.errors import MissingExtraError, NotRationalError, SymbolicError
+from netproof.symbolic.ir import FlatEmbedding, NextSymbols
+from netproof.verifier.claims import Construction
 
 __all__ = [
     "DTYPES",
@@ -130,7 +130,7 @@ def _tm_long(values: Mapping[str, Any], m: int) -> list[Word]:
     directional transformer's 2^{−t} coordinate is wrong in float32 from t = 150 on (spec
     bhattamishra2020 §2.4 item 7, claim B18; tests/backends/test_torch_seq2seq.py isolates it
     with a stateless RNN)."""
-    from constructions.bhattamishra2020 import compiled_machine
+    from netproof.constructions.bhattamishra2020 import compiled_machine
 
     alphabet = sorted(compiled_machine(values["machine"]).machine.input_alphabet)
     if m < 1 or not alphabet:
@@ -280,8 +280,8 @@ def _exact_runner(net: Network) -> Callable[[Sequence[Word]], list[tuple[bool | 
     not rational (or is a generator)."""
     if _is_generator(net):
         return None
-    from symbolic import batched
-    from symbolic.exact import run as run_exact
+    from netproof.symbolic import batched
+    from netproof.symbolic.exact import run as run_exact
 
     if batched.supports(net) is None:
         def run_b(words: Sequence[Word]) -> list[tuple[bool | None, Any]]:
@@ -377,8 +377,8 @@ def analyse(
     if words < 0:
         raise PrecisionError(f"words={words} must be >= 0")
     try:
-        from symbolic.torch_backend import compile as compile_net
-        from symbolic.torch_backend import run_batch, unsupported
+        from netproof.symbolic.torch_backend import compile as compile_net
+        from netproof.symbolic.torch_backend import run_batch, unsupported
     except ImportError as exc:
         raise MissingExtraError(f"precision runs need torch ({exc}); pip install 'netproof[torch]'") from exc
     params = {k: str(v) for k, v in values.items()}
@@ -514,14 +514,14 @@ def _analyse_seq2seq(
     tie_rtol: float | None,
     progress: Callable[[str], None] | None,
 ) -> Analysis:
-    """The search for an encoder–decoder (:class:`symbolic.Seq2Seq`): every word runs in
-    :func:`symbolic.torch_backend.run_seq2seq` and in :func:`symbolic.seq2seq.run` for the
+    """The search for an encoder–decoder (:class:`netproof.symbolic.Seq2Seq`): every word runs in
+    :func:`netproof.symbolic.torch_backend.run_seq2seq` and in :func:`netproof.symbolic.seq2seq.run` for the
     construction's decoder step budget, and the decoder states y_t are compared step by step
     (:data:`SEQ2SEQ_TOLERANCE`) with the halting steps. The logit columns of a level hold the
     largest |float − exact| coordinate of any y_t (``max_logit_error``); there is no logit."""
-    from symbolic.seq2seq import DEFAULT_MAX_STEPS
-    from symbolic.seq2seq import run as run_exact
-    from symbolic.torch_backend import run_seq2seq
+    from netproof.symbolic.seq2seq import DEFAULT_MAX_STEPS
+    from netproof.symbolic.seq2seq import run as run_exact
+    from netproof.symbolic.torch_backend import run_seq2seq
 
     params = {k: str(v) for k, v in values.items()}
     net = c.build(values)
@@ -612,7 +612,7 @@ DEFAULT_RUNS: tuple[tuple[str, dict[str, str]], ...] = (
 def all_runs() -> list[tuple[str, dict[str, str]]]:
     """``--all``: the documented runs, then every other registered construction with its
     defaults (those the analysis cannot run get a line saying why)."""
-    from constructions import REGISTRY
+    from netproof.constructions import REGISTRY
 
     named = {name for name, _ in DEFAULT_RUNS}
     return [*DEFAULT_RUNS, *((name, {}) for name in REGISTRY if name not in named)]
@@ -704,7 +704,7 @@ def add_precision_parser(sub: Any) -> None:
 
 
 def cmd_precision(args: argparse.Namespace) -> int:
-    from verifier import cli
+    from netproof.verifier import cli
 
     progress = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr, flush=True))
     try:

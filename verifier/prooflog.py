@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from symbolic import fingerprint, render
+from netproof.symbolic import fingerprint, render
 
 from .claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
 from .smt import LemmaNode, Outcome, SmtQuery
@@ -365,7 +365,7 @@ def read_log(path: str) -> ProofLog:
 
 def _construction(name: str, registry: Mapping[str, Construction] | None) -> Construction:
     if registry is None:
-        from constructions import REGISTRY
+        from netproof.constructions import REGISTRY
 
         registry = REGISTRY
     if name not in registry:

@@ -1,6 +1,6 @@
 """``netproof recheck``: a proof log checked again by a second solver, independently of z3.
 
-For each log the strict reader accepts (:func:`verifier.prooflog.check_fresh`: fingerprints and
+For each log the strict reader accepts (:func:`netproof.verifier.prooflog.check_fresh`: fingerprints and
 query texts rebuilt, nothing solved), every ``.smt2`` query is solved again from its file, by
 cvc5 (default) or z3, and the answer compared with the recorded one; a log without queries (an
 exhaustive proof) has its exhaustive check run again. Per log the outcome is:
@@ -148,7 +148,7 @@ def _recheck_exhaustive(log: ProofLog, solver: str, registry: Mapping[str, Const
         return LogCheck(log.path, "disagree", "checker", (run,), f"the log says {rec['verdict']}, the check run again says {again}")
     cx = getattr(verdict, "word", None)
     if again == "refuted" and cx is not None:
-        from symbolic import render
+        from netproof.symbolic import render
 
         shown = render(c.network(values, len(cx)).alphabet, cx)
         if shown != rec.get("counterexample"):

@@ -27,8 +27,8 @@ Faithful arithmetic, no approximation:
 - layer norm: computed exactly where its inputs do not depend on the word, else
   ``Unknown("unsupported: ...")`` (√ of a word-dependent variance is out of this encoding).
 
-The claim side: :class:`~verifier.claims.Recognizes` against a language with an
-:class:`~verifier.claims.Automaton` (the symbolic encoding of the language: a DFA run over the
+The claim side: :class:`~netproof.verifier.claims.Recognizes` against a language with an
+:class:`~netproof.verifier.claims.Automaton` (the symbolic encoding of the language: a DFA run over the
 word variables), one query ``accept ≠ member`` per length, ``unsat`` for every length = proved.
 A ``sat`` model is a counterexample word: it is replayed through the exact interpreter (an
 encoder whose counterexample the exact interpreter does not reproduce raises
@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, assert_never
 
-from symbolic import (
+from netproof.symbolic import (
     FFN,
     Activation,
     Affine,
@@ -757,9 +757,9 @@ class _Encoder:
                 f"{where}: layer norm over word-dependent values (√ of a symbolic variance) is not "
                 "encoded; check this claim with --method exhaustive"
             )
-        from symbolic import NotRationalError
-        from symbolic.evaluation import _Evaluator
-        from symbolic.exact import FractionArithmetic
+        from netproof.symbolic import NotRationalError
+        from netproof.symbolic.evaluation import _Evaluator
+        from netproof.symbolic.exact import FractionArithmetic
 
         try:
             return dict(_Evaluator(self.net, FractionArithmetic()).layernorm(ln, x, where))  # type: ignore[arg-type]
@@ -816,7 +816,7 @@ class _Encoder:
         self, layer: str, h: Head, rows: list[dict[str, Val]], n: int, live: frozenset[int] | None = None
     ) -> list[dict[str, Val] | None]:
         """The head's output at every query position in ``live`` (None: all); None elsewhere."""
-        from symbolic.evaluation import _mask
+        from netproof.symbolic.evaluation import _mask
 
         where = f"attention {layer!r} head {h.name!r}"
         if h.relative:
@@ -940,8 +940,8 @@ class _Encoder:
         but each takes finitely many values whose weights base^(κ·s) are rational, the output
         y = N/Z with N = Σ_j w(s_j)·v_j and Z = Σ_j w(s_j) (ite over each score's values), and
         one linear case z·y = N per value z that Z can take."""
-        from symbolic import NotRationalError
-        from symbolic.exact import FractionArithmetic
+        from netproof.symbolic import NotRationalError
+        from netproof.symbolic.exact import FractionArithmetic
 
         assert isinstance(h.normalizer, Softmax)
         z3 = self.z3
@@ -1001,7 +1001,7 @@ class _Encoder:
         dims = net.dims
         match emb:
             case TokenEmbedding():
-                from symbolic.positional import feature
+                from netproof.symbolic.positional import feature
 
                 tokens: list[str | None] = [*emb.prefix, *([None] * self.m), *emb.suffix]
                 n = len(tokens)
@@ -1199,7 +1199,7 @@ def logit_on(net: Network, word: Word) -> tuple[SmtResult, SmtResult]:
     encoding answers ``("sat", "unsat")``."""
     import z3
 
-    from symbolic.exact import run as run_exact
+    from netproof.symbolic.exact import run as run_exact
 
     want = run_exact(net, word).output
     assert isinstance(want, Fraction)
@@ -1234,8 +1234,8 @@ def z3_true(value: Any) -> bool:
 def _replay(net: Network, language: Language, word: Word) -> Refuted | None:
     """The exact interpreter's verdict on ``word``: Refuted if the network gets it wrong, else
     None (the encoder was wrong)."""
-    from symbolic.evaluation import UndefinedValueError
-    from symbolic.exact import run as run_exact
+    from netproof.symbolic.evaluation import UndefinedValueError
+    from netproof.symbolic.exact import run as run_exact
 
     method = "smt (z3), counterexample replayed exactly"
     shown = repr(render(language.alphabet, word)) if word else "ε (the empty word)"
@@ -1546,7 +1546,7 @@ def replay_value(net: Any, claim: ValueIs, alphabet: Sequence[str], word: Word, 
     exact interpreter against the claim's ``expected``. A word on which the network agrees with
     ``expected`` is an encoder bug (:class:`EncoderBugError`), unless the closed form itself
     disagrees with ``expected`` there (a :class:`ValueError` naming the claim)."""
-    from symbolic.exact import run
+    from netproof.symbolic.exact import run
 
     from .checker import _value_is_body
 
@@ -1574,7 +1574,7 @@ def value_is_smt(
 ) -> Outcome:
     """Prove or refute a :class:`ValueIs` with a closed form for every word with
     ``min_len <= |w| <= max_len``, one z3 query per length (``build``: the monolithic encoding
-    by default; :func:`verifier.compositional.value_builder` for the network with its proved
+    by default; :func:`netproof.verifier.compositional.value_builder` for the network with its proved
     lemmas in place). A ``sat`` word is replayed with the exact interpreter against the claim's
     ``expected``: a word on which the network agrees with ``expected`` is an encoder bug, unless
     the closed form itself disagrees with ``expected`` there (a :class:`ValueError` naming the
@@ -1685,7 +1685,7 @@ EXHAUSTIVE_WORDS = 1 << 17
 def prove_claim(job: Job, claim: Claim, *, method: str, max_len: int | None = None, timeout: float = 60.0) -> Outcome:
     """One claim with one of the ``prove --method`` methods.
 
-    - ``exhaustive``: :func:`verifier.checker.check` (lemma claims keep their z3 query);
+    - ``exhaustive``: :func:`netproof.verifier.checker.check` (lemma claims keep their z3 query);
     - ``smt``: :func:`prove_claim_smt` (Unknown for claim kinds it does not cover);
     - ``all``: exhaustive where the bound holds at most :data:`EXHAUSTIVE_WORDS` words (or the
       smt method does not apply), smt where it applies; with both, a refutation from either wins

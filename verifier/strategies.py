@@ -1,7 +1,7 @@
 """Hypothesis strategies for netproof: words of the papers' languages and their near-misses,
 random networks of the IR, random σ-RNNs and two-stack machines.
 
-Every word is a tuple of symbols (as :class:`verifier.claims.Language` takes it). The word
+Every word is a tuple of symbols (as :class:`netproof.verifier.claims.Language` takes it). The word
 strategies are built so that hypothesis shrinks well: a Dyck word is a list of small integers
 read as a walk (deleting an entry deletes a step; lowering one turns an open into a close), so
 a failing member shrinks towards the shortest failing member.
@@ -10,8 +10,8 @@ Use them in your own tests::
 
     from hypothesis import given, settings
 
-    from constructions.dyck import is_dyck
-    from verifier.strategies import dyck_words, near_misses
+    from netproof.constructions.dyck import is_dyck
+    from netproof.verifier.strategies import dyck_words, near_misses
 
     @given(dyck_words(k=2, depth=3, max_len=40))
     def test_my_recognizer_accepts_members(w):
@@ -32,13 +32,13 @@ What there is:
   depth overflow, a top-level pair turned inside out; never members);
 - PARITY and FIRST (Chiang & Cholak 2022): :func:`parity_words`, :func:`parity_near_misses`,
   :func:`first_words`, :func:`first_near_misses`;
-- any :class:`~verifier.claims.Language`: :func:`members`, :func:`non_members` (the strategies
+- any :class:`~netproof.verifier.claims.Language`: :func:`members`, :func:`non_members` (the strategies
   above for Dyck, PARITY and FIRST, filtering uniform words otherwise) and :func:`language_words`
   (a mix of uniform words, members, non-members and long members: what ``netproof fuzz`` draws);
 - :func:`networks`: small valid IR networks (hardmax heads with every mask, scoring and tie
   rule, softmax heads with exact integer scores, FFNs of every activation, W^O, residual and
-  plain sublayers, a :class:`~symbolic.Classifier`), for differential tests of interpreters;
-- :func:`sigma_rnns` and :func:`two_stack_machines`: random :mod:`verifier.machines`.
+  plain sublayers, a :class:`~netproof.symbolic.Classifier`), for differential tests of interpreters;
+- :func:`sigma_rnns` and :func:`two_stack_machines`: random :mod:`netproof.verifier.machines`.
 
 The settings profile :data:`CI_PROFILE` (``"netproof-ci"``) is registered on import:
 derandomized, no example database, no deadline.
@@ -55,7 +55,7 @@ from typing import Any, TypeAlias
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from symbolic import (
+from netproof.symbolic import (
     RELU,
     SIGMA,
     STEP,
@@ -71,7 +71,7 @@ from symbolic import (
     ffn,
     token_embedding,
 )
-from symbolic.ir import MASKS, SCORINGS, TIE_RULES
+from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
 
 from .claims import Language
 from .machines import (
@@ -134,7 +134,7 @@ symbol, insert a symbol, swap a bracket's type (k >= 2), turn a top-level pair `
 def _dyck() -> ModuleType:
     # constructions.dyck is the ground truth of Dyck(k, D); imported on use so that importing
     # verifier never imports constructions (verifier.cli does the same).
-    from constructions import dyck
+    from netproof.constructions import dyck
 
     return dyck
 
@@ -184,7 +184,7 @@ def _walk(steps: Sequence[int], k: int, depth: int, max_len: int, *, close: bool
     opens type v − k + 1 if the depth and the room allow it (else closes). Room: a word and its
     stack never need more than ``max_len`` symbols, so with ``close`` the stack is closed at the
     end and the word has at most ``max_len`` symbols; without it the result is a prefix v with
-    |v| + depth(v) <= max_len (the prefixes :func:`constructions.yao2021.valid_prefixes` lists).
+    |v| + depth(v) <= max_len (the prefixes :func:`netproof.constructions.yao2021.valid_prefixes` lists).
     """
     dyck = _dyck()
     opens = [dyck.open_symbol(t, k) for t in range(1, k + 1)]
@@ -429,13 +429,13 @@ _DYCK_NAME = re.compile(r"Dyck\((\d+),(\d+)\)")
 
 def _kind(language: Language) -> tuple[str, int, int]:
     """("dyck", k, D), ("parity", 0, 0), ("first", 0, 0) for the papers' languages (the very
-    objects of :mod:`constructions`), else ("other", 0, 0)."""
+    objects of :mod:`netproof.constructions`), else ("other", 0, 0)."""
     match = _DYCK_NAME.fullmatch(language.name)
     if match:
         k, D = int(match.group(1)), int(match.group(2))
         if k >= 1 and D >= 1 and _dyck().DYCK(k, D) is language:
             return "dyck", k, D
-    from constructions.languages import FIRST, PARITY
+    from netproof.constructions.languages import FIRST, PARITY
 
     if language is PARITY:
         return "parity", 0, 0
@@ -587,7 +587,7 @@ def networks(
     integers (so the exact interpreter runs them); FFNs with relu, sigma or step; attention with
     and without W^O; residual and plain sublayers; positional features; a Classifier at the
     first or last token. Every word of the alphabet runs (empty masked sets yield zero).
-    Networks without softmax heads are also what :mod:`symbolic.batched` supports."""
+    Networks without softmax heads are also what :mod:`netproof.symbolic.batched` supports."""
     symbols = tuple(alphabet)
     if not symbols or any(s in ("S", "E") for s in symbols):
         raise ValueError(f"alphabet={symbols!r} must be non-empty and must not use the special tokens 'S' and 'E'")
@@ -603,7 +603,7 @@ _UNIT = st.sampled_from((Fraction(0), Fraction(1, 2), Fraction(1), Fraction(1, 3
 
 
 def sigma_rnns(*, alphabet: Sequence[str] = ("0", "1"), max_units: int = 3) -> st.SearchStrategy[SigmaRNN]:
-    """Random :class:`~verifier.machines.SigmaRNN` over ``alphabet`` with 1..``max_units``
+    """Random :class:`~netproof.verifier.machines.SigmaRNN` over ``alphabet`` with 1..``max_units``
     hidden units, weights in {−2, −1, −1/2, 0, 1/2, 1, 2} and h0 in [0, 1]."""
     symbols = tuple(alphabet)
     if not symbols:
@@ -634,7 +634,7 @@ def sigma_rnns(*, alphabet: Sequence[str] = ("0", "1"), max_units: int = 3) -> s
 def two_stack_machines(
     *, input_alphabet: Sequence[str] = ("a", "b"), extra_stack_symbols: int = 1, max_states: int = 3
 ) -> st.SearchStrategy[TwoStackMachine]:
-    """Random deterministic :class:`~verifier.machines.TwoStackMachine`: 1..``max_states``
+    """Random deterministic :class:`~netproof.verifier.machines.TwoStackMachine`: 1..``max_states``
     states ``q0`` (start), ``q1``, ...; stack symbols the input symbols plus
     ``extra_stack_symbols`` more (``x0``, ``x1``, ...); for each (state, top1, top2) a
     transition or none, never popping an empty stack; a random set of accepting states."""

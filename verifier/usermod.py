@@ -2,7 +2,7 @@
 built-in construction module.
 
 The contract is the built-ins' (``constructions/chiang2022.py``): a module-level
-``CONSTRUCTIONS`` tuple of :class:`verifier.claims.Construction`. :func:`load` runs the file,
+``CONSTRUCTIONS`` tuple of :class:`netproof.verifier.claims.Construction`. :func:`load` runs the file,
 checks the contract and builds every construction's network and claims with its default
 parameters, so that a malformed module is refused at once with one line naming the file, the
 problem and the fix (:class:`UserModuleError`), never with a traceback halfway through a proof.
@@ -29,7 +29,7 @@ import traceback
 from collections.abc import Collection
 from types import ModuleType
 
-from symbolic import Network
+from netproof.symbolic import Network
 
 from .claims import ClaimBase, Construction
 
@@ -172,7 +172,7 @@ def load(path: str, *, builtin: Collection[str] = ()) -> tuple[Construction, ...
 
     Refused with :class:`UserModuleError` (one line naming ``path``): a missing file, a syntax
     or import error (with the exception type and the line), no ``CONSTRUCTIONS``, a value that
-    is not a tuple (or list) of :class:`~verifier.claims.Construction`, an invalid name, a name
+    is not a tuple (or list) of :class:`~netproof.verifier.claims.Construction`, an invalid name, a name
     in ``builtin`` or used twice, and a construction whose network or claims cannot be built with
     its default parameters (with the exception and the line of the module where it was raised).
     """
@@ -191,7 +191,7 @@ def load(path: str, *, builtin: Collection[str] = ()) -> tuple[Construction, ...
     if not isinstance(found, (tuple, list)):
         raise UserModuleError(
             f"{path}: CONSTRUCTIONS is {_a(found)}; it must be a tuple of "
-            "verifier.claims.Construction, e.g. CONSTRUCTIONS = (Construction(...),)"
+            "netproof.verifier.claims.Construction, e.g. CONSTRUCTIONS = (Construction(...),)"
         )
     if not found:
         raise UserModuleError(f"{path}: CONSTRUCTIONS is empty; put at least one Construction in it")
@@ -283,9 +283,9 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from symbolic import Network, classifier, token_embedding
-from symbolic.gadgets import attention, sublayers, uniform_average
-from verifier.claims import (
+from netproof.symbolic import Network, classifier, token_embedding
+from netproof.symbolic.gadgets import attention, sublayers, uniform_average
+from netproof.verifier.claims import (
     Claim,
     Construction,
     Language,

@@ -15,7 +15,7 @@ import pytest
 import sympy
 from mpmath.libmp import to_rational
 
-from symbolic import (
+from netproof.symbolic import (
     AttentionLayer,
     DecoderLayer,
     Halting,
@@ -37,8 +37,8 @@ from symbolic import (
     sympy_interp,
     token_embedding,
 )
-from symbolic.evaluation import Trace
-from symbolic.ir import MASKS
+from netproof.symbolic.evaluation import Trace
+from netproof.symbolic.ir import MASKS
 
 
 def endpoints(iv: Any) -> tuple[Fraction, Fraction]:
@@ -113,7 +113,7 @@ def torch_available() -> bool:
 def check_torch(te: Trace[Fraction], net: Network, word: str | Sequence[str]) -> None:
     """Assert that the torch backend (float64) matches the exact trace: every defined state value
     within 1e-12 relative, the logit likewise, the accept bit and the next-symbol sets equal."""
-    from symbolic import torch_backend
+    from netproof.symbolic import torch_backend
 
     fb = torch_backend.run(net, word, keep_states=True)
     assert fb.states is not None

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from mpmath import iv
 
-from symbolic import (
+from netproof.symbolic import (
     RELU,
     Affine,
     AttentionLayer,
@@ -31,9 +31,9 @@ from symbolic import (
     ffn,
     token_embedding,
 )
-from symbolic import exact, interval, sympy_interp
-from symbolic.evaluation import Trace, UndecidedSignError
-from symbolic.ir import MASKS, SCORINGS, TIE_RULES
+from netproof.symbolic import exact, interval, sympy_interp
+from netproof.symbolic.evaluation import Trace, UndecidedSignError
+from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
 
 ALPHABET = ("a", "b", "c")
 CLS = "CLS"
@@ -153,7 +153,7 @@ def test_the_random_networks_exercise_every_block_kind_and_field_value() -> None
 
 
 def test_the_random_networks_are_reproducible_from_their_seed() -> None:
-    from symbolic import pretty
+    from netproof.symbolic import pretty
 
     first, words = random_network(7)
     again, words_again = random_network(7)

@@ -1,4 +1,4 @@
-"""The batched integer evaluator (:mod:`symbolic.batched`) against the exact (Fraction) one:
+"""The batched integer evaluator (:mod:`netproof.symbolic.batched`) against the exact (Fraction) one:
 the same logits, as Fractions, and the same accept bits on every word up to a length, on the Dyck
 recognizers, on random hardmax networks, on every tie rule and mask, and past int64 (where it
 must switch to Python ints rather than wrap). Networks it cannot run are refused with a reason.
@@ -15,16 +15,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from constructions.chiang2022 import (
+from netproof.constructions.chiang2022 import (
     doubled,
     first_transformer,
     parity_transformer,
     rumelhart_parity,
 )
-from constructions.dyck import DYCK
-from constructions.languages import PARITY
-from constructions.yao2021 import dyck_recognizer
-from symbolic import (
+from netproof.constructions.dyck import DYCK
+from netproof.constructions.languages import PARITY
+from netproof.constructions.yao2021 import dyck_recognizer
+from netproof.symbolic import (
     RELU,
     SIGMA,
     STEP,
@@ -40,7 +40,7 @@ from symbolic import (
     ffn,
     token_embedding,
 )
-from symbolic.batched import (
+from netproof.symbolic.batched import (
     LIMIT,
     Evaluator,
     NotBatchableError,
@@ -49,11 +49,11 @@ from symbolic.batched import (
     shortlex_block,
     supports,
 )
-from symbolic.evaluation import UndefinedValueError
-from symbolic.exact import run as run_exact
-from symbolic.ir import MASKS, SCORINGS, TIE_RULES
-from verifier.checker import Job, check, count_words, words
-from verifier.claims import Construction, Language, Proved, Recognizes, Refuted
+from netproof.symbolic.evaluation import UndefinedValueError
+from netproof.symbolic.exact import run as run_exact
+from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
+from netproof.verifier.checker import Job, check, count_words, words
+from netproof.verifier.claims import Construction, Language, Proved, Recognizes, Refuted
 
 F = Fraction
 

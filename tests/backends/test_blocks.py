@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import sympy
 
-from symbolic import (
+from netproof.symbolic import (
     Activation,
     AttentionLayer,
     FlatEmbedding,
@@ -34,9 +34,9 @@ from symbolic import (
     layernorm,
     token_embedding,
 )
-from symbolic import exact, interval, sympy_interp
-from symbolic.evaluation import Trace, UndefinedValueError
-from symbolic.ir import ACTIVATIONS, MASKS, SCORINGS, TIE_RULES
+from netproof.symbolic import exact, interval, sympy_interp
+from netproof.symbolic.evaluation import Trace, UndefinedValueError
+from netproof.symbolic.ir import ACTIVATIONS, MASKS, SCORINGS, TIE_RULES
 
 F = Fraction
 RUNNERS: list[Callable[..., Trace[Any]]] = [exact.run, sympy_interp.run, interval.run]

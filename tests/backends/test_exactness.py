@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import sympy
 
-from constructions.chiang2022 import first_transformer, parity_transformer, rumelhart_parity
-from symbolic import (
+from netproof.constructions.chiang2022 import first_transformer, parity_transformer, rumelhart_parity
+from netproof.symbolic import (
     Affine,
     FlatEmbedding,
     InexactNumberError,
@@ -26,8 +26,8 @@ from symbolic import (
     layernorm,
     token_embedding,
 )
-from symbolic import exact, sympy_interp
-from symbolic.evaluation import Trace
+from netproof.symbolic import exact, sympy_interp
+from netproof.symbolic.evaluation import Trace
 
 FLOAT_PLACES: dict[str, Callable[[], object]] = {
     "affine weight": lambda: affine({"y": {"x": 0.5}}),

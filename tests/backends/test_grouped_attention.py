@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-import symbolic.evaluation as evaluation
-from constructions.chiang2022 import first_flawed, first_transformer, parity_transformer
-from symbolic import (
+import netproof.symbolic.evaluation as evaluation
+from netproof.constructions.chiang2022 import first_flawed, first_transformer, parity_transformer
+from netproof.symbolic import (
     RELU,
     AttentionLayer,
     Hardmax,
@@ -24,9 +24,9 @@ from symbolic import (
     ffn,
     token_embedding,
 )
-from symbolic.exact import run as run_exact
-from symbolic.ir import MASKS, SCORINGS, TIE_RULES
-from symbolic.sympy_interp import run as run_sympy
+from netproof.symbolic.exact import run as run_exact
+from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
+from netproof.symbolic.sympy_interp import run as run_sympy
 
 ALPHABET = ("a", "b", "c")
 

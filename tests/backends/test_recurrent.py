@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from constructions.suzgun2019 import stack_rnn
-from symbolic import (
+from netproof.constructions.suzgun2019 import stack_rnn
+from netproof.symbolic import (
     Affine,
     BabyNTM,
     GumbelSoftmax,
@@ -36,10 +36,10 @@ from symbolic import (
     fingerprint,
     pretty,
 )
-from symbolic import exact as exact_interp
-from symbolic.netfile import NetworkFileError, dumps
-from symbolic.recurrent import run
-from symbolic.recurrent_ir import Decision
+from netproof.symbolic import exact as exact_interp
+from netproof.symbolic.netfile import NetworkFileError, dumps
+from netproof.symbolic.recurrent import run
+from netproof.symbolic.recurrent_ir import Decision
 
 REPO = Path(__file__).resolve().parents[2]
 X = ("x:a", "x:b")
@@ -288,7 +288,7 @@ def test_the_batched_evaluator_says_why_it_does_not_run_a_recurrent_network() ->
 
 
 def test_the_torch_export_refuses_a_recurrent_network() -> None:
-    from symbolic import torch_export
+    from netproof.symbolic import torch_export
 
     with pytest.raises(torch_export.StateDictError, match="is a RecurrentNetwork.*state_dict layout covers transformer-style"):
         torch_export.layout(stack_rnn())  # type: ignore[arg-type]
@@ -296,8 +296,8 @@ def test_the_torch_export_refuses_a_recurrent_network() -> None:
 
 def netproof(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "verifier", *args], cwd=REPO, capture_output=True, text=True, check=False,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        [sys.executable, "-m", "netproof", *args], cwd=REPO, capture_output=True, text=True, check=False,
+        env={"PATH": "/usr/bin:/bin"},
     )
 
 

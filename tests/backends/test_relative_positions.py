@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import sympy
 
-from symbolic import (
+from netproof.symbolic import (
     AttentionLayer,
     Convolution,
     Hardmax,
@@ -32,9 +32,9 @@ from symbolic import (
     sympy_interp,
     token_embedding,
 )
-from symbolic.batched import NotBatchableError, supports
-from symbolic.evaluation import Trace
-from symbolic.torch_export import StateDictError, layout
+from netproof.symbolic.batched import NotBatchableError, supports
+from netproof.symbolic.evaluation import Trace
+from netproof.symbolic.torch_export import StateDictError, layout
 
 F = Fraction
 
@@ -184,8 +184,8 @@ def test_relative_terms_need_the_dot_scoring_and_kernel_columns_of_the_q_k_width
 
 
 def test_a_head_without_relative_fields_prints_as_before_and_keeps_its_fingerprint() -> None:
-    from constructions.chiang2022 import parity_transformer
-    from symbolic import fingerprint, pretty
+    from netproof.constructions.chiang2022 import parity_transformer
+    from netproof.symbolic import fingerprint, pretty
 
     text = pretty(parity_transformer())
     assert "bias β" not in text and "query_conv" not in text and "convolution" not in text
@@ -198,7 +198,7 @@ PARITY_FINGERPRINT = "fc829c0a450b6cb6ce963d487543a168cf3829682e07b1b3febd56480d
 
 
 def test_relative_fields_print_their_window_and_rule() -> None:
-    from symbolic import pretty
+    from netproof.symbolic import pretty
 
     h = head(relative_bias=RelativeBias(beta=fr(1, 0, "-1/2"), outside="clip"),
              query_conv=RelativeKernel(columns=((F(1),), (F(0),), (F(2),))))
@@ -269,7 +269,7 @@ def test_the_batched_evaluator_and_the_torch_layout_refuse_relative_fields_by_na
     assert supports(net2) == "convolution 'conv'; convolution blocks are not batched"
     with pytest.raises(StateDictError, match=r"is convolution 'conv'; the state_dict layout has no convolution"):
         layout(net2)
-    from symbolic.batched import Evaluator
+    from netproof.symbolic.batched import Evaluator
 
     with pytest.raises(NotBatchableError, match=r"convolution blocks are not batched"):
         Evaluator(net2)

@@ -9,13 +9,13 @@ from fractions import Fraction
 import pytest
 import sympy
 
-from symbolic import (
+from netproof.symbolic import (
     NetworkValidationError,
     Seq2Seq,
     WordError,
     pretty,
 )
-from symbolic.seq2seq import run
+from netproof.symbolic.seq2seq import run
 
 
 def test_the_decoder_self_attention_averages_the_steps_up_to_and_including_itself(seq2seq_probe: Callable[..., Seq2Seq]) -> None:

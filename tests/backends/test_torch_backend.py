@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructions import REGISTRY
-from symbolic import (
+from netproof.constructions import REGISTRY
+from netproof.symbolic import (
     AttentionLayer,
     Hardmax,
     Head,
@@ -40,14 +40,14 @@ from symbolic import (
     ffn,
     token_embedding,
 )
-from symbolic.evaluation import UndefinedValueError
-from verifier.claims import ValueIs
-from verifier.differential import compare
-from verifier.strategies import dyck_words, parity_words
+from netproof.symbolic.evaluation import UndefinedValueError
+from netproof.verifier.claims import ValueIs
+from netproof.verifier.differential import compare
+from netproof.verifier.strategies import dyck_words, parity_words
 
 torch = pytest.importorskip("torch")
-from symbolic import torch_backend
-from symbolic.torch_backend import TorchBackendError
+from netproof.symbolic import torch_backend
+from netproof.symbolic.torch_backend import TorchBackendError
 
 pytestmark = pytest.mark.torch
 
@@ -137,7 +137,7 @@ def test_float64_agrees_with_exact_on_the_gates_network_on_every_input() -> None
 
 def assert_states_agree(net: Network, words: list[tuple[str, ...]]) -> None:
     """One padded batch of every word: every state of every word within 1e-12 of the exact trace."""
-    from symbolic import exact
+    from netproof.symbolic import exact
 
     fb = torch_backend.run_batch(net, words, keep_states=True)
     assert fb.states is not None
@@ -191,7 +191,7 @@ def test_random_relative_heads_agree_with_exact_in_one_padded_batch(
 def test_a_relative_bias_decides_a_hardmax_head_and_its_gap_is_the_scaled_score_plus_bias() -> None:
     # logits 2·x_j + β_{j−i}, β = (0, 3, 0), zero beyond ±1: on "bab" (x = 2, 1, 2) query 0 sees
     # 7, 2, 4; query 1 sees 4, 5, 4; query 2 sees 4, 2, 7. The bias outweighs the content score.
-    from symbolic import RelativeBias
+    from netproof.symbolic import RelativeBias
 
     h = Head(name="h", query=constant({"q": 1}), key=affine({"q": {"x": 1}}), value=affine({"y": {"x": 1}}),
              normalizer=Hardmax(), scale=Scale(coef=F(2)), relative_bias=RelativeBias(beta=(F(0), F(3), F(0))))
@@ -210,7 +210,7 @@ def test_a_relative_bias_under_ln_n_scaling_and_base_e_to_the_c_matches_sympy() 
     # at i = 0 on "ab" the weights are (1, e^(1/2))/(1 + e^(1/2)) with c = 1/2, β_{+1} = 1.
     import math
 
-    from symbolic import RelativeBias, Softmax, sympy_interp
+    from netproof.symbolic import RelativeBias, Softmax, sympy_interp
 
     h = Head(name="h", query=constant({"q": 1}), key=affine({"q": {"x": 0}}), value=affine({"y": {"x": 1}}),
              normalizer=Softmax(c=F(1, 2)), scale=Scale(log_n=True), relative_bias=RelativeBias(beta=(F(0), F(0), F(1))))
@@ -226,7 +226,7 @@ def test_a_relative_bias_under_ln_n_scaling_and_base_e_to_the_c_matches_sympy() 
 
 
 def test_a_convolution_zero_pads_each_word_of_a_batch_at_its_own_end() -> None:
-    from symbolic import Convolution
+    from netproof.symbolic import Convolution
 
     conv = Convolution(name="conv", inputs=("x",), outputs=("y",), kernels=((F(1), F(10), F(100)),))
     net = Network(

@@ -25,10 +25,10 @@ import numpy as np
 import pytest
 from mpmath.libmp import to_rational
 
-from constructions import REGISTRY
-from constructions.chiang2022 import parity_transformer
-from constructions.yao2021 import dyck_recognizer
-from symbolic import (
+from netproof.constructions import REGISTRY
+from netproof.constructions.chiang2022 import parity_transformer
+from netproof.constructions.yao2021 import dyck_recognizer
+from netproof.symbolic import (
     FFN,
     SIGMA,
     Affine,
@@ -55,9 +55,9 @@ from symbolic import (
     layernorm,
     token_embedding,
 )
-from symbolic import torch_export as te
-from symbolic.evaluation import UndecidedSignError, UndefinedValueError
-from symbolic.positional import feature
+from netproof.symbolic import torch_export as te
+from netproof.symbolic.evaluation import UndecidedSignError, UndefinedValueError
+from netproof.symbolic.positional import feature
 
 torch = pytest.importorskip("torch")
 
@@ -312,8 +312,8 @@ def test_layout_needs_no_torch_and_state_dict_names_the_extra_without_it(monkeyp
 
 
 def test_importing_the_module_does_not_import_torch(tmp_path: Path) -> None:
-    probe = "import sys, symbolic.torch_export\nprint('torch' in sys.modules)\n"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    probe = "import sys, netproof.symbolic.torch_export\nprint('torch' in sys.modules)\n"
+    env = dict(os.environ)
     done = subprocess.run(
         [sys.executable, "-c", probe], check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
     )
@@ -394,7 +394,7 @@ Tensor = Any  # torch.Tensor
 def reference_logit(sd: dict[str, Tensor], lay: dict[str, Any], word: Sequence[str]) -> float:
     """The classifier's logit on ``word``, in float64, from the state dict and the layout only.
 
-    Written from the module docstring of :mod:`symbolic.torch_export`; hardmax ties are scores
+    Written from the module docstring of :mod:`netproof.symbolic.torch_export`; hardmax ties are scores
     within 1e-9 of the maximum (a float consumer cannot test exact equality).
     """
     dims = lay["dims"]

@@ -18,16 +18,16 @@ from fractions import Fraction
 
 import pytest
 
-from constructions.bhattamishra2020 import directional_transformer, tm_network
-from symbolic import (
+from netproof.constructions.bhattamishra2020 import directional_transformer, tm_network
+from netproof.symbolic import (
     Seq2Seq,
     WordError,
 )
-from symbolic.seq2seq import run
-from verifier.machines import SigmaRNN
+from netproof.symbolic.seq2seq import run
+from netproof.verifier.machines import SigmaRNN
 
 torch = pytest.importorskip("torch")
-from symbolic.torch_backend import TorchBackendError, run_seq2seq
+from netproof.symbolic.torch_backend import TorchBackendError, run_seq2seq
 
 pytestmark = pytest.mark.torch
 
@@ -120,7 +120,7 @@ def test_in_float32_the_underflow_makes_the_directional_decoder_average_every_po
 
 
 def test_run_seq2seq_refuses_a_network_that_is_not_an_encoder_decoder() -> None:
-    from constructions.chiang2022 import parity_transformer
+    from netproof.constructions.chiang2022 import parity_transformer
 
     with pytest.raises(TorchBackendError, match=r"run_seq2seq runs an encoder–decoder \(Seq2Seq\), got Network 'parity.*run_batch"):
         run_seq2seq(parity_transformer(), "01")  # type: ignore[arg-type]

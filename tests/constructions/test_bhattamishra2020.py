@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructions import REGISTRY
-from constructions.bhattamishra2020 import (
+from netproof.constructions import REGISTRY
+from netproof.constructions.bhattamishra2020 import (
     SHIPPED,
     compiled_machine,
     directional_transformer,
@@ -21,15 +21,15 @@ from constructions.bhattamishra2020 import (
     tm_network,
     vanilla_transformer,
 )
-from constructions.tm_rnn import compile_machine
-from symbolic import NetworkValidationError, Seq2Seq, Sublayer, fingerprint, pretty
-from symbolic.batched import supports
-from symbolic.seq2seq import run
-from verifier.checker import Job, check, check_word
-from verifier.claims import ForAll, Proved, Refuted, Simulates
-from verifier.cli import main
-from verifier.machines import MachineError, SigmaRNN, parse_machine
-from verifier.strategies import sigma_rnns, two_stack_machines
+from netproof.constructions.tm_rnn import compile_machine
+from netproof.symbolic import NetworkValidationError, Seq2Seq, Sublayer, fingerprint, pretty
+from netproof.symbolic.batched import supports
+from netproof.symbolic.seq2seq import run
+from netproof.verifier.checker import Job, check, check_word
+from netproof.verifier.claims import ForAll, Proved, Refuted, Simulates
+from netproof.verifier.cli import main
+from netproof.verifier.machines import MachineError, SigmaRNN, parse_machine
+from netproof.verifier.strategies import sigma_rnns, two_stack_machines
 
 TM = REGISTRY["tm-sim"]
 TRANSFORMERS = ("vanilla", "directional")
@@ -304,7 +304,7 @@ def test_the_batched_evaluator_and_the_torch_export_refuse_an_encoder_decoder_by
     net = tm_network(job().values)
     assert isinstance(net, Seq2Seq)
     assert "is an encoder–decoder (Seq2Seq)" in (supports(net) or "")
-    from symbolic.torch_export import StateDictError, layout
+    from netproof.symbolic.torch_export import StateDictError, layout
 
     with pytest.raises(StateDictError, match=r"encoder–decoder \(Seq2Seq\); the state_dict layout covers encoder-style"):
         layout(net)  # type: ignore[arg-type]
@@ -376,9 +376,9 @@ def test_proposition_4_3_is_tight_every_nonzero_query_gives_its_own_attention_ou
 def test_a_leftmost_tie_rule_collapses_the_outputs_and_the_tightness_claim_is_refuted() -> None:
     from dataclasses import replace as rep
 
-    from constructions.bhattamishra2020 import prop43_network
-    from symbolic import Hardmax
-    from verifier.claims import Construction
+    from netproof.constructions.bhattamishra2020 import prop43_network
+    from netproof.symbolic import Hardmax
+    from netproof.verifier.claims import Construction
 
     net = prop43_network()
     layer = net.decoder[0]

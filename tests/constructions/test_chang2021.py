@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import sympy
 
-from constructions import REGISTRY
-from constructions.chang2021 import (
+from netproof.constructions import REGISTRY
+from netproof.constructions.chang2021 import (
     HEAD_FORMS,
     Symbols,
     T,
@@ -24,7 +24,7 @@ from constructions.chang2021 import (
     relpos_network,
     row_softmax,
 )
-from symbolic import (
+from netproof.symbolic import (
     AttentionLayer,
     Network,
     RelativeKernel,
@@ -33,10 +33,10 @@ from symbolic import (
     netfile,
     pretty,
 )
-from symbolic.exact import run as run_exact
-from symbolic.sympy_interp import run as run_sympy
-from verifier.checker import Job, check
-from verifier.claims import Claim, ExactFact, Identity, Proved, Refuted
+from netproof.symbolic.exact import run as run_exact
+from netproof.symbolic.sympy_interp import run as run_sympy
+from netproof.verifier.checker import Job, check
+from netproof.verifier.claims import Claim, ExactFact, Identity, Proved, Refuted
 
 C = REGISTRY["relpos"]
 

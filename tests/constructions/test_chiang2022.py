@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import sympy
 
-from constructions import REGISTRY
-from constructions.chiang2022 import (
+from netproof.constructions import REGISTRY
+from netproof.constructions.chiang2022 import (
     BaseSpec,
     doubled,
     first_flawed,
@@ -22,14 +22,14 @@ from constructions.chiang2022 import (
     prop2_layer,
     rumelhart_parity,
 )
-from constructions.languages import FIRST, PARITY
-from symbolic import AttentionLayer, Classifier, TokenEmbedding
-from symbolic.exact import run as run_exact
-from symbolic.interval import run as run_interval
-from symbolic.sympy_interp import UndecidableSignError
-from symbolic.sympy_interp import run as run_sympy
-from verifier.claims import Refuted
-from verifier.checker import Job, check
+from netproof.constructions.languages import FIRST, PARITY
+from netproof.symbolic import AttentionLayer, Classifier, TokenEmbedding
+from netproof.symbolic.exact import run as run_exact
+from netproof.symbolic.interval import run as run_interval
+from netproof.symbolic.sympy_interp import UndecidableSignError
+from netproof.symbolic.sympy_interp import run as run_sympy
+from netproof.verifier.claims import Refuted
+from netproof.verifier.checker import Job, check
 
 
 def all_words(max_len: int, min_len: int = 0) -> list[str]:
@@ -159,7 +159,7 @@ def test_rumelharts_ffnn_computes_parity_exactly_on_every_word_up_to_length_8() 
 
 
 def test_rumelharts_ffnn_refuses_a_word_of_another_length() -> None:
-    from symbolic import WordError
+    from netproof.symbolic import WordError
 
     with pytest.raises(WordError, match="length exactly 3"):
         run_exact(rumelhart_parity(3), "01")
@@ -341,7 +341,7 @@ def test_prop2s_unread_positions_are_none_in_the_final_states_and_position_0_is_
 
 
 def test_prop2_needs_a_classifier_network() -> None:
-    from symbolic import NextSymbols
+    from netproof.symbolic import NextSymbols
 
     base = doubled(parity_transformer())
     generator = type(base)(

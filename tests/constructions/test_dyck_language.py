@@ -15,7 +15,7 @@ from functools import cache
 
 import pytest
 
-from constructions.dyck import (
+from netproof.constructions.dyck import (
     DYCK,
     END,
     K_VALUES,

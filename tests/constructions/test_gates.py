@@ -10,11 +10,11 @@ from fractions import Fraction
 import pytest
 import sympy
 
-from constructions import REGISTRY
-from constructions.yao2021 import gate_network
-from symbolic.exact import run
-from verifier.checker import Job, check
-from verifier.claims import BlockIdentity, Proved, Refuted
+from netproof.constructions import REGISTRY
+from netproof.constructions.yao2021 import gate_network
+from netproof.symbolic.exact import run
+from netproof.verifier.checker import Job, check
+from netproof.verifier.claims import BlockIdentity, Proved, Refuted
 
 pytestmark = pytest.mark.z3
 

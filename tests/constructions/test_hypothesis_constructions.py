@@ -1,12 +1,12 @@
 """Every construction of the registry, at its default parameters, under hypothesis.
 
 - Every claim checked word by word holds on words drawn as ``netproof fuzz`` draws them
-  (:func:`verifier.fuzz.plan`), replayed through :func:`verifier.checker.check_word`.
+  (:func:`netproof.verifier.fuzz.plan`), replayed through :func:`netproof.verifier.checker.check_word`.
 - Every recognizer accepts exactly its language on longer words (members, near-misses, uniform
   and long words), through the batched integers where the network allows it.
 - Every network runs on drawn words, and the interpreters agree: exact = sympy where the values
   are rational, and the interval enclosures contain them with the same decisions.
-- The generator's next-symbol sets equal :func:`constructions.dyck.allowed_next` on prefixes of
+- The generator's next-symbol sets equal :func:`netproof.constructions.dyck.allowed_next` on prefixes of
   Dyck words (G1) and on whole strings (G2); the gates compute their Boolean functions.
 
 The exhaustive proofs cover short words; these tests go further at bounded cost (small example
@@ -26,20 +26,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mpmath.libmp import to_rational
 
-from constructions import REGISTRY
-from constructions.dyck import DYCK, allowed_next
-from constructions.yao2021 import END
-from symbolic import Classifier, FlatEmbedding, Network, NotRationalError, Seq2Seq
-from symbolic.batched import accepts, supports
-from symbolic.evaluation import Trace, UndecidedSignError, UndefinedValueError
-from symbolic.exact import run as run_exact
-from symbolic.interval import run as run_interval
-from symbolic.seq2seq import run as run_seq2seq
-from symbolic.sympy_interp import run as run_sympy
-from verifier.checker import Job, check_word
-from verifier.claims import Claim, Recognizes, Refuted
-from verifier.fuzz import fuzzable, plan
-from verifier.strategies import dyck_prefixes, dyck_words, language_words, words
+from netproof.constructions import REGISTRY
+from netproof.constructions.dyck import DYCK, allowed_next
+from netproof.constructions.yao2021 import END
+from netproof.symbolic import Classifier, FlatEmbedding, Network, NotRationalError, Seq2Seq
+from netproof.symbolic.batched import accepts, supports
+from netproof.symbolic.evaluation import Trace, UndecidedSignError, UndefinedValueError
+from netproof.symbolic.exact import run as run_exact
+from netproof.symbolic.interval import run as run_interval
+from netproof.symbolic.seq2seq import run as run_seq2seq
+from netproof.symbolic.sympy_interp import run as run_sympy
+from netproof.verifier.checker import Job, check_word
+from netproof.verifier.claims import Claim, Recognizes, Refuted
+from netproof.verifier.fuzz import fuzzable, plan
+from netproof.verifier.strategies import dyck_prefixes, dyck_words, language_words, words
 
 FEW = settings(max_examples=30, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
@@ -237,7 +237,7 @@ def test_the_gates_compute_their_boolean_functions_on_every_drawn_input(w: tuple
 def _recurrent_words(name: str) -> st.SearchStrategy[tuple[str, ...]]:
     """Near-members of the task at lengths beyond the exhaustive bounds: members with up to two
     symbols changed, and uniform strings."""
-    from constructions.marnn_tasks import sample_palindrome, sample_pcfg_dyck
+    from netproof.constructions.marnn_tasks import sample_palindrome, sample_pcfg_dyck
 
     alphabet = job(name).network().alphabet
 
@@ -262,8 +262,8 @@ def _recurrent_words(name: str) -> st.SearchStrategy[tuple[str, ...]]:
 @FEW
 @given(data=st.data())
 def test_every_recurrent_network_predicts_the_task_targets_on_longer_near_members(name: str, data: st.DataObject) -> None:
-    from symbolic.recurrent import run as run_recurrent
-    from verifier.claims import PredictsNext
+    from netproof.symbolic.recurrent import run as run_recurrent
+    from netproof.verifier.claims import PredictsNext
 
     w = data.draw(_recurrent_words(name))
     task = next(cl for cl in claims(name) if isinstance(cl, PredictsNext)).task
@@ -276,7 +276,7 @@ def test_every_recurrent_network_predicts_the_task_targets_on_longer_near_member
 @FEW
 @given(data=st.data())
 def test_every_recurrent_network_has_interval_enclosures_of_its_exact_run(name: str, data: st.DataObject) -> None:
-    from symbolic.recurrent import run as run_recurrent
+    from netproof.symbolic.recurrent import run as run_recurrent
 
     net = job(name).network()
     w = data.draw(words(net.alphabet, min_len=1, max_len=8))

@@ -14,8 +14,8 @@ import statistics
 
 import pytest
 
-from constructions.dyck import allowed_next
-from constructions.marnn_tasks import (
+from netproof.constructions.dyck import allowed_next
+from netproof.constructions.marnn_tasks import (
     EOS,
     LETTERS,
     dyck_task,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from constructions import REGISTRY
-from verifier.claims import BlockIdentity, Proved, Recognizes, Refuted, SignForAllBases
-from verifier.checker import Job, check
+from netproof.constructions import REGISTRY
+from netproof.verifier.claims import BlockIdentity, Proved, Recognizes, Refuted, SignForAllBases
+from netproof.verifier.checker import Job, check
 
 SMALL = 3
 PAPER_BOUND = 4

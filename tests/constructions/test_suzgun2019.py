@@ -8,19 +8,19 @@ from typing import Any
 
 import pytest
 
-from constructions import REGISTRY
-from constructions.marnn_tasks import (
+from netproof.constructions import REGISTRY
+from netproof.constructions.marnn_tasks import (
     dyck_task,
     palindrome_task,
     sample_palindrome,
     sample_pcfg_dyck,
     sample_set,
 )
-from constructions.suzgun2019 import TASKS, baby_ntm, controller, stack_lstm, stack_rnn
-from symbolic import fingerprint, pretty
-from symbolic.recurrent import run
-from verifier.checker import Job, check
-from verifier.claims import ExactFact, PredictsNext, Proved, Refuted, SoftAgrees
+from netproof.constructions.suzgun2019 import TASKS, baby_ntm, controller, stack_lstm, stack_rnn
+from netproof.symbolic import fingerprint, pretty
+from netproof.symbolic.recurrent import run
+from netproof.verifier.checker import Job, check
+from netproof.verifier.claims import ExactFact, PredictsNext, Proved, Refuted, SoftAgrees
 
 BUILDERS = {"stack-rnn": stack_rnn, "baby-ntm": baby_ntm, "stack-lstm": stack_lstm}
 SMALL = {"d2": 4, "d3": 3, "palindrome": 4, "homomorphic-palindrome": 3}

@@ -7,13 +7,13 @@ import itertools
 
 import pytest
 
-from constructions import REGISTRY
-from constructions.dyck import DYCK, is_dyck
-from constructions.yao2021 import dyck_recognizer, pair_heights
-from symbolic import Head, Network, WordError, affine
-from symbolic.exact import run
-from verifier.checker import Job, check
-from verifier.claims import Proved, Refuted, TraceProperty
+from netproof.constructions import REGISTRY
+from netproof.constructions.dyck import DYCK, is_dyck
+from netproof.constructions.yao2021 import dyck_recognizer, pair_heights
+from netproof.symbolic import Head, Network, WordError, affine
+from netproof.symbolic.exact import run
+from netproof.verifier.checker import Job, check
+from netproof.verifier.claims import Proved, Refuted, TraceProperty
 
 
 def _claims(**given: str) -> tuple[Job, dict[str, object]]:
@@ -99,7 +99,7 @@ def test_the_fixed_recognizer_agrees_with_the_reference_on_every_word_up_to_leng
     # Spec §3.3 reached |u| <= 6; the batched exact evaluator makes the full grid cheap
     # (k = 3: 55,987 words per depth). Its agreement with exact.run is tested in
     # tests/backends/test_batched.py.
-    from symbolic.batched import accepts
+    from netproof.symbolic.batched import accepts
 
     net = dyck_recognizer(k=k, depth=depth)
     lang = DYCK(k, depth)

@@ -2,7 +2,7 @@
 ties / nearest unmatched neighbour, Y4 per-layer invariant, Y5 tie-rule independent accept bit)
 give the per-word verdicts word for word: the same ``checked`` count and detail where they hold,
 the same first counterexample and failure text where a mutated network breaks them. The batched
-trace they read is checked against :func:`symbolic.exact.run`'s states and selections."""
+trace they read is checked against :func:`netproof.symbolic.exact.run`'s states and selections."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from constructions import REGISTRY
-from constructions.yao2021 import dyck_recognizer
-from symbolic import Hardmax, Network, Softmax, affine, batched
-from symbolic.exact import run
-from verifier.checker import Job, check
-from verifier.claims import Proved, Refuted, TraceProperty, Verdict
+from netproof.constructions import REGISTRY
+from netproof.constructions.yao2021 import dyck_recognizer
+from netproof.symbolic import Hardmax, Network, Softmax, affine, batched
+from netproof.symbolic.exact import run
+from netproof.verifier.checker import Job, check
+from netproof.verifier.claims import Proved, Refuted, TraceProperty, Verdict
 
 BATCHED = "exhaustive (exact, batched integers)"
 PER_WORD = "exhaustive (exact)"

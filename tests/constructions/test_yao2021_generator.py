@@ -10,9 +10,9 @@ from fractions import Fraction
 import pytest
 import sympy
 
-from constructions import REGISTRY
-from constructions.dyck import allowed_next, is_dyck
-from constructions.yao2021 import (
+from netproof.constructions import REGISTRY
+from netproof.constructions.dyck import allowed_next, is_dyck
+from netproof.constructions.yao2021 import (
     END,
     GeneratorConstants,
     _eq7,
@@ -23,13 +23,13 @@ from constructions.yao2021 import (
     theta,
     valid_prefixes,
 )
-from symbolic import NetworkValidationError, NextSymbols
-from symbolic.evaluation import WordError
-from symbolic.interval import run as run_interval
-from symbolic.sympy_interp import run as run_sympy
-from verifier import cli
-from verifier.checker import Job, check
-from verifier.claims import Proved, Refuted
+from netproof.symbolic import NetworkValidationError, NextSymbols
+from netproof.symbolic.evaluation import WordError
+from netproof.symbolic.interval import run as run_interval
+from netproof.symbolic.sympy_interp import run as run_sympy
+from netproof.verifier import cli
+from netproof.verifier.checker import Job, check
+from netproof.verifier.claims import Proved, Refuted
 
 
 def _want(prefix: tuple[str, ...], k: int, D: int, n: int | None) -> set[str]:
@@ -202,8 +202,8 @@ def test_a_symbol_of_a_type_above_k_and_a_short_length_are_refused() -> None:
 
 
 def test_a_declared_length_is_refused_for_a_network_that_reads_to_the_right() -> None:
-    from constructions.yao2021 import dyck_recognizer
-    from symbolic.exact import run
+    from netproof.constructions.yao2021 import dyck_recognizer
+    from netproof.symbolic.exact import run
 
     with pytest.raises(WordError, match="needs causal attention; head 'right'"):
         run(dyck_recognizer(k=1, depth=1), "()", length=8)

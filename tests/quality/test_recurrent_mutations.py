@@ -3,7 +3,7 @@
 Every nonzero weight and bias of the D2 Stack-RNN (W_ih with its bias, W_hh, W_sh, W_a, W_n and
 the readout W_y) is moved by +1 and by −1, one at a time. Each mutant is checked at |w| <= 3 and
 the verdict is compared with a plain enumeration done here (every string run on its own with
-:func:`symbolic.recurrent.run`, its predictions compared with the D2 targets):
+:func:`netproof.symbolic.recurrent.run`, its predictions compared with the D2 targets):
 
 - some string gets a wrong set → the checker says ``Refuted`` with the shortlex-first such
   string;
@@ -21,12 +21,12 @@ from fractions import Fraction
 
 import pytest
 
-from constructions.marnn_tasks import dyck_task
-from constructions.suzgun2019 import stack_rnn
-from symbolic import Affine, RecurrentNetwork
-from symbolic.recurrent import run
-from verifier.checker import Job, check
-from verifier.claims import Construction, PredictsNext, Proved, Refuted
+from netproof.constructions.marnn_tasks import dyck_task
+from netproof.constructions.suzgun2019 import stack_rnn
+from netproof.symbolic import Affine, RecurrentNetwork
+from netproof.symbolic.recurrent import run
+from netproof.verifier.checker import Job, check
+from netproof.verifier.claims import Construction, PredictsNext, Proved, Refuted
 
 BOUND = 3
 TASK = dyck_task(2)

@@ -7,14 +7,14 @@ from fractions import Fraction
 
 import pytest
 
-from constructions import REGISTRY
-from constructions.bhattamishra2020 import (
+from netproof.constructions import REGISTRY
+from netproof.constructions.bhattamishra2020 import (
     compiled_machine,
     directional_transformer,
     vanilla_transformer,
 )
-from verifier.checker import Job, check
-from verifier.claims import Construction, Refuted, Simulates
+from netproof.verifier.checker import Job, check
+from netproof.verifier.claims import Construction, Refuted, Simulates
 
 TM = REGISTRY["tm-sim"]
 

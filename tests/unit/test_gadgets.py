@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from symbolic import (
+from netproof.symbolic import (
     InexactNumberError,
     Network,
     NetworkValidationError,
@@ -18,8 +18,8 @@ from symbolic import (
     classifier,
     token_embedding,
 )
-from symbolic.exact import run
-from symbolic.gadgets import (
+from netproof.symbolic.exact import run
+from netproof.symbolic.gadgets import (
     AND,
     EQ,
     GT,
@@ -35,7 +35,7 @@ from symbolic.gadgets import (
     uniform_average,
     var,
 )
-from symbolic.ir import FFN, MASKS, Head
+from netproof.symbolic.ir import FFN, MASKS, Head
 
 AB = ("a", "b")
 

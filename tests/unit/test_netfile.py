@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from constructions import REGISTRY
-from symbolic import (
+from netproof.constructions import REGISTRY
+from netproof.symbolic import (
     RELU,
     SIGMA,
     STEP,
@@ -42,8 +42,8 @@ from symbolic import (
     layernorm,
     token_embedding,
 )
-from symbolic.errors import NotRationalError
-from symbolic.netfile import (
+from netproof.symbolic.errors import NotRationalError
+from netproof.symbolic.netfile import (
     FORMAT,
     FORMAT_VERSION,
     NetworkFileError,

@@ -1,4 +1,4 @@
-"""Exact numbers (:func:`symbolic.as_fraction`) and the IR dataclasses' own checks."""
+"""Exact numbers (:func:`netproof.symbolic.as_fraction`) and the IR dataclasses' own checks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from symbolic import (
+from netproof.symbolic import (
     FFN,
     RELU,
     Activation,
@@ -201,7 +201,7 @@ def test_every_ir_node_is_frozen(kind: str, node: object, field: str, new: objec
 
 
 def test_the_frozen_cases_cover_every_ir_class() -> None:
-    import symbolic.ir as ir
+    import netproof.symbolic.ir as ir
 
     ir_classes = {
         name

@@ -7,8 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from symbolic import NetworkValidationError, SymbolicError
-from symbolic.positional import feature, known_features, register
+from netproof.symbolic import NetworkValidationError, SymbolicError
+from netproof.symbolic.positional import feature, known_features, register
 
 F = Fraction
 

@@ -9,8 +9,8 @@ from fractions import Fraction
 
 import pytest
 
-from constructions.chiang2022 import first_transformer, parity_transformer, rumelhart_parity
-from symbolic import (
+from netproof.constructions.chiang2022 import first_transformer, parity_transformer, rumelhart_parity
+from netproof.symbolic import (
     RELU,
     AttentionLayer,
     FlatEmbedding,

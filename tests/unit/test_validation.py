@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from symbolic import (
+from netproof.symbolic import (
     RELU,
     AttentionLayer,
     Hardmax,
@@ -23,8 +23,8 @@ from symbolic import (
     layernorm,
     token_embedding,
 )
-from symbolic.exact import run
-from symbolic.positional import known_features
+from netproof.symbolic.exact import run
+from netproof.symbolic.positional import known_features
 
 DIMS = ("x", "y")
 

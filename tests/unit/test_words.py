@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from symbolic import WordError, render, tokenize
+from netproof.symbolic import WordError, render, tokenize
 
 BITS = ("0", "1")
 BRACKETS = ("(1", ")1", "(2", ")2")

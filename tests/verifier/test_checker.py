@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 import sympy
 
-from constructions import REGISTRY
-from constructions.chiang2022 import doubled, first_flawed, first_transformer, parity_transformer
-from constructions.languages import PARITY
-from symbolic import FFN, Activation, Affine, Network
-from symbolic.exact import run as run_exact
-from symbolic.interval import run as run_interval
-from verifier.claims import (
+from netproof.constructions import REGISTRY
+from netproof.constructions.chiang2022 import doubled, first_flawed, first_transformer, parity_transformer
+from netproof.constructions.languages import PARITY
+from netproof.symbolic import FFN, Activation, Affine, Network
+from netproof.symbolic.exact import run as run_exact
+from netproof.symbolic.interval import run as run_interval
+from netproof.verifier.claims import (
     BlockIdentity,
     Construction,
     Identity,
@@ -32,7 +32,7 @@ from verifier.claims import (
     Unknown,
     ValueIs,
 )
-from verifier.checker import Job, check, count_words, words
+from netproof.verifier.checker import Job, check, count_words, words
 
 
 def job_for(net: Network, language: Language | None = None) -> Job:

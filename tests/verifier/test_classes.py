@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, reject, settings
 from hypothesis import strategies as st
 
-from constructions import REGISTRY
-from constructions.chiang2022 import first_transformer, parity_transformer
-from constructions.languages import FIRST, PARITY
-from symbolic import (
+from netproof.constructions import REGISTRY
+from netproof.constructions.chiang2022 import first_transformer, parity_transformer
+from netproof.constructions.languages import FIRST, PARITY
+from netproof.symbolic import (
     Activation,
     Affine,
     AttentionLayer,
@@ -25,19 +25,19 @@ from symbolic import (
     Sublayer,
     TokenEmbedding,
 )
-from symbolic.builders import affine, classifier, ffn, token_embedding
-from symbolic.exact import run
-from verifier.checker import Job
-from verifier.claims import Automaton, Language, Proved, Recognizes, StateValue, ValueIs
-from verifier.classes import _Classes, _root, class_query, value_query
-from verifier.compositional import (
+from netproof.symbolic.builders import affine, classifier, ffn, token_embedding
+from netproof.symbolic.exact import run
+from netproof.verifier.checker import Job
+from netproof.verifier.claims import Automaton, Language, Proved, Recognizes, StateValue, ValueIs
+from netproof.verifier.classes import _Classes, _root, class_query, value_query
+from netproof.verifier.compositional import (
     _LemmaResult,
     _prove_by_classes,
     prove_lemma,
     prove_recognizes,
     prove_value,
 )
-from verifier.smt import EncoderBugError, Unsupported, replay_value
+from netproof.verifier.smt import EncoderBugError, Unsupported, replay_value
 
 pytestmark = pytest.mark.z3
 

@@ -1,4 +1,4 @@
-"""The ``netproof`` command line, run as a user runs it: ``python -m verifier ...`` in a fresh
+"""The ``netproof`` command line, run as a user runs it: ``python -m netproof ...`` in a fresh
 process, in an empty working directory. Exit status: 0 ok, 1 refuted, 2 usage error, 3 unknown."""
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-import verifier.cli
-from constructions import REGISTRY
-from constructions.chiang2022 import first_transformer, parity_transformer
-from symbolic import fingerprint
-from symbolic.exact import run as run_exact
-from verifier.claims import Proved, Refuted, StateValue, Unknown, ValueIs
-from verifier.checker import Job, check
+from netproof.verifier import cli as np_cli
+from netproof.constructions import REGISTRY
+from netproof.constructions.chiang2022 import first_transformer, parity_transformer
+from netproof.symbolic import fingerprint
+from netproof.symbolic.exact import run as run_exact
+from netproof.verifier.claims import Proved, Refuted, StateValue, Unknown, ValueIs
+from netproof.verifier.checker import Job, check
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,11 +36,11 @@ class Done:
 
 
 def netproof(*args: str, cwd: Path) -> Done:
-    """``python -m verifier ARGS`` in ``cwd`` with the repository on PYTHONPATH."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    """``python -m netproof ARGS`` in ``cwd`` (the package installed, as by the README)."""
+    env = dict(os.environ)
     env.pop("PYTHONWARNINGS", None)
     done = subprocess.run(
-        [sys.executable, "-m", "verifier", *args],
+        [sys.executable, "-m", "netproof", *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -51,7 +51,7 @@ def netproof(*args: str, cwd: Path) -> Done:
 
 
 def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
-    code = verifier.cli.main(list(args))
+    code = np_cli.main(list(args))
     cap = capsys.readouterr()
     return Done(code, cap.out, cap.err)
 
@@ -102,11 +102,11 @@ def test_list_json_gives_the_name_id_params_and_claims_of_every_construction(tmp
     assert [p["name"] for p in rumelhart["params"]] == ["n"]
 
 
-def test_python_dash_m_verifier_and_the_console_script_print_the_same_list(tmp_path: Path) -> None:
+def test_python_dash_m_netproof_and_the_console_script_print_the_same_list(tmp_path: Path) -> None:
     script = shutil.which("netproof")
     if script is None:
         pytest.skip("the netproof console script is not installed on PATH (pip install -e .)")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = dict(os.environ)
     console = subprocess.run([script, "list"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     module = netproof("list", cwd=tmp_path)
     assert (console.returncode, console.stdout) == (module.code, module.out)
@@ -344,12 +344,12 @@ def test_a_value_claim_the_interval_backend_cannot_decide_is_unknown_not_proved(
 def test_prove_exits_3_when_a_claim_is_unknown_and_none_refuted(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import verifier.checker
+    from netproof.verifier import checker as np_checker
 
     def undecided(job: Job, claim: Any, **kwargs: Any) -> Unknown:
         return Unknown("exhaustive (interval)", f"{claim.id} undecided on purpose")
 
-    monkeypatch.setattr(verifier.checker, "check", undecided)
+    monkeypatch.setattr(np_checker, "check", undecided)
     done = in_process(capsys, "prove", "first", "--max-n", "1", "--jobs", "1", "--out", "", "--json")
     assert done.code == 3
     report = json.loads(done.out)
@@ -361,14 +361,14 @@ def test_prove_exits_3_when_a_claim_is_unknown_and_none_refuted(
 def test_prove_exits_1_when_one_claim_is_refuted_even_if_others_are_unknown(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import verifier.checker
+    from netproof.verifier import checker as np_checker
 
     def mixed(job: Job, claim: Any, **kwargs: Any) -> Refuted | Unknown:
         if claim.id == "recognizes":
             return Refuted("exhaustive (exact)", "wrong on purpose", ("1",))
         return Unknown("exhaustive (exact)", "undecided on purpose")
 
-    monkeypatch.setattr(verifier.checker, "check", mixed)
+    monkeypatch.setattr(np_checker, "check", mixed)
     done = in_process(capsys, "prove", "first", "--max-n", "1", "--jobs", "1", "--out", "")
     assert done.code == 1
     assert "REFUTED first recognizes" in done.out
@@ -388,12 +388,12 @@ def test_a_structural_proof_is_recorded_without_a_word_length_bound(tmp_path: Pa
 def test_a_checker_crash_is_reported_as_unknown_never_as_proved(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import verifier.checker
+    from netproof.verifier import checker as np_checker
 
     def crash(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(verifier.checker, "check", crash)
+    monkeypatch.setattr(np_checker, "check", crash)
     done = in_process(capsys, "prove", "first", "--max-n", "1", "--jobs", "1", "--out", "", "--json")
     assert done.code == 3
     reasons = {r["reason"] for r in json.loads(done.out)["results"]}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier import cli
+from netproof.verifier import cli
 
 
 def _fuzz(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object], str]:

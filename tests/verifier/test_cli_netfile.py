@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier import cli
+from netproof.verifier import cli
 
 
 def _main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -105,8 +105,8 @@ def test_an_exported_network_file_proves_its_claims_like_the_built_in(tmp_path: 
 
 
 def test_proving_a_network_file_without_a_known_construction_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from constructions.yao2021 import dyck_recognizer
-    from symbolic.netfile import dumps
+    from netproof.constructions.yao2021 import dyck_recognizer
+    from netproof.symbolic.netfile import dumps
 
     bare = tmp_path / "bare.json"
     bare.write_text(dumps(dyck_recognizer(k=1, depth=1)), encoding="utf-8")

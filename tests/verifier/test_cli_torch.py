@@ -1,5 +1,5 @@
 """``netproof run --backend torch`` (``--device``, ``--dtype``, ``--check``, ``@FILE``) and
-``netproof fuzz --backend torch``, run in-process through :func:`verifier.cli.main`; one test runs
+``netproof fuzz --backend torch``, run in-process through :func:`netproof.verifier.cli.main`; one test runs
 a fresh process as a user does."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from symbolic import (
+from netproof.symbolic import (
     AttentionLayer,
     Hardmax,
     Head,
@@ -25,10 +25,10 @@ from symbolic import (
     constant,
     token_embedding,
 )
-from verifier.checker import Job
-from verifier.claims import Construction, Language, Recognizes, Refuted, Unknown
-from verifier.cli import main
-from verifier.fuzz import FloatIssue, fuzz
+from netproof.verifier.checker import Job
+from netproof.verifier.claims import Construction, Language, Recognizes, Refuted, Unknown
+from netproof.verifier.cli import main
+from netproof.verifier.fuzz import FloatIssue, fuzz
 
 torch = pytest.importorskip("torch")
 
@@ -134,10 +134,10 @@ def test_the_generator_runs_on_torch_with_its_next_symbols(capsys: pytest.Captur
 
 
 def test_netproof_run_on_torch_in_a_fresh_process(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = dict(os.environ)
     env.pop("PYTHONWARNINGS", None)
     done = subprocess.run(
-        [sys.executable, "-m", "verifier", "run", "first", "1000", "--backend", "torch", "--check"],
+        [sys.executable, "-m", "netproof", "run", "first", "1000", "--backend", "torch", "--check"],
         check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr

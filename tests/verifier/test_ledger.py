@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from constructions import REGISTRY
-from verifier import cli
-from verifier.ledger import build
+from netproof.constructions import REGISTRY
+from netproof.verifier import cli
+from netproof.verifier.ledger import build
 
 REPO = Path(__file__).resolve().parents[2]
 

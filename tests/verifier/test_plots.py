@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from constructions.chiang2022 import doubled, parity_transformer, prop2_layer
-from symbolic.exact import run as run_exact
-from verifier import cli, plots
+from netproof.constructions.chiang2022 import doubled, parity_transformer, prop2_layer
+from netproof.symbolic.exact import run as run_exact
+from netproof.verifier import cli, plots
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
@@ -104,7 +104,7 @@ def test_the_figure_3_weight_is_the_count_heads_k_over_n_from_i_w_1_with_its_mir
 
 
 def test_a_network_without_the_counting_head_cannot_be_perturbed_and_the_error_says_why() -> None:
-    from constructions.chiang2022 import first_transformer
+    from netproof.constructions.chiang2022 import first_transformer
 
     with pytest.raises(plots.PlotError, match="no attention layer 'count'"):
         plots.with_count_weight(first_transformer(), Fraction(1))
@@ -171,7 +171,7 @@ def test_without_matplotlib_the_error_names_the_plot_extra(monkeypatch: pytest.M
 
 
 def test_a_network_the_torch_backend_does_not_compile_is_a_plot_error_naming_it() -> None:
-    from constructions import REGISTRY
+    from netproof.constructions import REGISTRY
 
     c = REGISTRY["stack-rnn"]
     net = c.network(c.parse_params({}))

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from constructions import REGISTRY
-from constructions.yao2021 import dyck_generator
-from symbolic import fingerprint
-from symbolic.exact import run as run_exact
-from symbolic.interval import run as run_interval
-from verifier import cli, precision
+from netproof.constructions import REGISTRY
+from netproof.constructions.yao2021 import dyck_generator
+from netproof.symbolic import fingerprint
+from netproof.symbolic.exact import run as run_exact
+from netproof.symbolic.interval import run as run_interval
+from netproof.verifier import cli, precision
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")

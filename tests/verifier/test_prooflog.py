@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import verifier.cli
-from verifier import smt
-from verifier.prooflog import ProofLogError, check_fresh, read_log, write_atomic
+from netproof.verifier import cli as np_cli
+from netproof.verifier import smt
+from netproof.verifier.prooflog import ProofLogError, check_fresh, read_log, write_atomic
 
 pytestmark = pytest.mark.z3
 
@@ -27,7 +27,7 @@ class Done:
 
 
 def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
-    code = verifier.cli.main(list(args))
+    code = np_cli.main(list(args))
     cap = capsys.readouterr()
     return Done(code, cap.out, cap.err)
 
@@ -36,7 +36,7 @@ def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
 def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``prove first gates --method all --max-n 5`` written once for the module."""
     out = tmp_path_factory.mktemp("proofs")
-    code = verifier.cli.main(["prove", "first", "gates", "--method", "all", "--max-n", "5", "--out", str(out), "--jobs", "1", "--quiet"])
+    code = np_cli.main(["prove", "first", "gates", "--method", "all", "--max-n", "5", "--out", str(out), "--jobs", "1", "--quiet"])
     assert code == 0
     return out
 
@@ -82,7 +82,7 @@ def test_exhaustive_only_claims_have_no_queries_and_no_solver(logs: Path) -> Non
 
 
 def test_the_logs_are_byte_identical_when_the_proof_runs_again(logs: Path, tmp_path: Path) -> None:
-    code = verifier.cli.main(["prove", "first", "gates", "--method", "all", "--max-n", "5", "--out", str(tmp_path), "--jobs", "1", "--quiet"])
+    code = np_cli.main(["prove", "first", "gates", "--method", "all", "--max-n", "5", "--out", str(tmp_path), "--jobs", "1", "--quiet"])
     assert code == 0
     first = sorted(p.relative_to(logs) for p in logs.rglob("*") if p.is_file())
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == first
@@ -184,9 +184,9 @@ def test_a_compositional_theorem_query_that_rebuilds_to_other_text_is_stale(tmp_
 
 
 def test_an_invariant_changed_in_the_initiation_query_alone_makes_the_other_certificate_queries_stale(tmp_path: Path) -> None:
-    from constructions import REGISTRY
-    from verifier.claims import Recognizes
-    from verifier.compositional import Diagram, _LemmaResult, _recorded_invariant, certificate_queries, prove_lemma
+    from netproof.constructions import REGISTRY
+    from netproof.verifier.claims import Recognizes
+    from netproof.verifier.compositional import Diagram, _LemmaResult, _recorded_invariant, certificate_queries, prove_lemma
 
     path, queries = _dyck_y2_copy(tmp_path)
     query = queries / "lemma_Y2_Y2_every_n__initiation.smt2"
@@ -285,7 +285,7 @@ def test_every_committed_proof_log_is_fresh_without_solving_a_theorem_query(monk
         return lemma_solve(solver, name=name, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(smt, "solve", lemmas_only)
-    from verifier.prooflog import find_logs
+    from netproof.verifier.prooflog import find_logs
 
     paths = find_logs([str(REPO / "proofs")])
     assert len(paths) > 100
@@ -337,7 +337,7 @@ def test_parity_proved_for_every_length_is_logged_with_its_one_query_and_cvc5_ag
 
 
 def test_every_query_file_under_proofs_is_named_by_a_record() -> None:
-    from verifier.prooflog import _all_entries, find_logs
+    from netproof.verifier.prooflog import _all_entries, find_logs
 
     named = set()
     for path in find_logs([str(REPO / "proofs")]):

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructions import REGISTRY
-from constructions.chiang2022 import first_transformer, parity_transformer
-from constructions.dyck import DYCK
-from constructions.languages import FIRST, PARITY
-from symbolic import (
+from netproof.constructions import REGISTRY
+from netproof.constructions.chiang2022 import first_transformer, parity_transformer
+from netproof.constructions.dyck import DYCK
+from netproof.constructions.languages import FIRST, PARITY
+from netproof.symbolic import (
     AttentionLayer,
     Hardmax,
     Network,
@@ -30,10 +30,10 @@ from symbolic import (
     layernorm,
     token_embedding,
 )
-from symbolic.exact import run as run_exact
-from verifier import smt
-from verifier.checker import Job, check
-from verifier.claims import (
+from netproof.symbolic.exact import run as run_exact
+from netproof.verifier import smt
+from netproof.verifier.checker import Job, check
+from netproof.verifier.claims import (
     Automaton,
     Construction,
     Language,
@@ -45,8 +45,8 @@ from verifier.claims import (
     Unknown,
     ValueIs,
 )
-from verifier.compositional import prove_recognizes
-from verifier.smt import (
+from netproof.verifier.compositional import prove_recognizes
+from netproof.verifier.smt import (
     EncoderBugError,
     LemmaNode,
     SmtQuery,
@@ -56,7 +56,7 @@ from verifier.smt import (
     recognizes_smt,
     smt2_portable,
 )
-from verifier.strategies import networks
+from netproof.verifier.strategies import networks
 
 pytestmark = pytest.mark.z3
 
@@ -84,7 +84,7 @@ def with_ties(net: Network, tie: str) -> Network:
 
 
 def cvc5_answer(text: str) -> str:
-    from verifier.recheck import solve_smt2
+    from netproof.verifier.recheck import solve_smt2
 
     return solve_smt2(text, "cvc5", 60.0)[0]
 
@@ -494,8 +494,8 @@ def test_the_encoded_logit_is_the_exact_logit_on_random_hardmax_networks(net: Ne
 def test_the_encoded_logit_is_the_exact_logit_on_random_networks_with_softmax_heads(net: Network, word: tuple[str, ...]) -> None:
     """Softmax heads of base 2, 3 or 1/2 with integer scores, word-dependent ones included (the
     output times the normalizer is the weighted sum, one case per value of the normalizer)."""
-    from symbolic import NotRationalError
-    from verifier.smt import Unsupported
+    from netproof.symbolic import NotRationalError
+    from netproof.verifier.smt import Unsupported
 
     try:
         run_exact(net, word)
@@ -734,12 +734,12 @@ def test_a_closed_form_is_proved_compositionally_with_the_lemmas_in_place_when_t
 
 
 def test_a_closed_form_outside_the_position_classes_is_proved_one_length_at_a_time_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    import verifier.classes
+    from netproof.verifier import classes as np_classes
 
     def unsupported(*args: object) -> object:
         raise smt.Unsupported("a feature that does not repeat")
 
-    monkeypatch.setattr(verifier.classes, "value_query", unsupported)
+    monkeypatch.setattr(np_classes, "value_query", unsupported)
     construction = REGISTRY["parity"]
     job = Job(construction, construction.parse_params({}))
     outcome = smt.prove_claim_smt(job, _parity_claim("C3-fig1"), 40, timeout=120)

@@ -1,5 +1,5 @@
-"""The hypothesis strategies of :mod:`verifier.strategies` and the reference machines of
-:mod:`verifier.machines`: members really are members, near-misses really are not, lengths are
+"""The hypothesis strategies of :mod:`netproof.verifier.strategies` and the reference machines of
+:mod:`netproof.verifier.machines`: members really are members, near-misses really are not, lengths are
 respected, the Dyck words reach every depth up to D, every edit kind occurs, random networks
 validate and run the same through the exact and the batched interpreters, random σ-RNNs and
 two-stack machines are valid and behave as their reference semantics say."""
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from constructions.dyck import (
+from netproof.constructions.dyck import (
     DYCK,
     bracket,
     depth_profile,
@@ -23,8 +23,8 @@ from constructions.dyck import (
     is_dyck,
     stack_after,
 )
-from constructions.languages import FIRST, PARITY
-from symbolic import (
+from netproof.constructions.languages import FIRST, PARITY
+from netproof.symbolic import (
     FFN,
     Activation,
     AttentionLayer,
@@ -32,11 +32,11 @@ from symbolic import (
     InexactNumberError,
     Network,
 )
-from symbolic.batched import evaluate, supports
-from symbolic.exact import run as run_exact
-from symbolic.ir import MASKS, SCORINGS, TIE_RULES
-from verifier.claims import Language
-from verifier.machines import (
+from netproof.symbolic.batched import evaluate, supports
+from netproof.symbolic.exact import run as run_exact
+from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
+from netproof.verifier.claims import Language
+from netproof.verifier.machines import (
     EMPTY,
     KEEP,
     POP,
@@ -48,7 +48,7 @@ from verifier.machines import (
     push,
     sigma_rnn,
 )
-from verifier.strategies import (
+from netproof.verifier.strategies import (
     CI_PROFILE,
     dyck_prefixes,
     dyck_words,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from verifier import cli
-from verifier.claims import Proved
-from verifier.usermod import TEMPLATE, UserModuleError, load, render_template
+from netproof.verifier import cli
+from netproof.verifier.claims import Proved
+from netproof.verifier.usermod import TEMPLATE, UserModuleError, load, render_template
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -54,7 +54,7 @@ def module(construction: str = "my-majority", /, **edits: str) -> str:
 SECOND = '''
 def build_first() -> Network:
     """FIRST: accept iff the first symbol is 1 (read the position whose i is 0)."""
-    from symbolic.gadgets import select_position
+    from netproof.symbolic.gadgets import select_position
 
     first = select_position("first", key_dim="i", query=0, values={"w1": {"is1": 1}})
     return Network(
@@ -136,10 +136,10 @@ def test_new_writes_where_out_says_into_a_file_or_a_directory(here: Path, capsys
 
 def test_a_fresh_process_proves_a_module_in_the_working_directory(here: Path) -> None:
     (here / "my_majority.py").write_text(render_template("my-majority"), encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = dict(os.environ)
     env.pop("PYTHONWARNINGS", None)
     done = subprocess.run(
-        [sys.executable, "-m", "verifier", "prove", "my_majority.py", "--quiet"],
+        [sys.executable, "-m", "netproof", "prove", "my_majority.py", "--quiet"],
         cwd=here, env=env, capture_output=True, text=True, timeout=300, check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -256,7 +256,7 @@ BAD_MODULES = {
     "error while importing": ("x = 1\ny = x / 0\n",
                               r"importing it failed: ZeroDivisionError: division by zero \(line 2: `y = x / 0`\)"),
     "no CONSTRUCTIONS": ("X = 1\n", r"defines no CONSTRUCTIONS; add a module-level tuple CONSTRUCTIONS = \(Construction\(\.\.\.\),\)"),
-    "not a tuple": ("CONSTRUCTIONS = {'a': 1}\n", r"CONSTRUCTIONS is a dict; it must be a tuple of verifier\.claims\.Construction"),
+    "not a tuple": ("CONSTRUCTIONS = {'a': 1}\n", r"CONSTRUCTIONS is a dict; it must be a tuple of netproof\.verifier\.claims\.Construction"),
     "a single Construction": (
         module(comma="    ),\n)\n=>    )\n)\n"),
         r"CONSTRUCTIONS is a single Construction, not a tuple; write CONSTRUCTIONS = \(Construction\(\.\.\.\),\) with the trailing comma",
