@@ -1,15 +1,15 @@
-"""How fast :func:`netproof.verifier.smt.smt2_portable` turns z3's SMT-LIB2 dumps into the text cvc5 reads,
+"""How fast :func:`netproof.verifier.smt.encoder.smt2_portable` turns z3's SMT-LIB2 dumps into the text cvc5 reads,
 against the reference printer it replaced (kept below, unchanged: parse into nested lists, drop
 the one-argument sums and products recursively, print back).
 
     PYTHONPATH=. python benchmarks/smt2_printer.py [--cases dyck22:60,dyck11:480,parity:200] [--repeat 5]
 
 Each case runs the compositional proof of its recognition claim for the words of exactly one
-length (:func:`netproof.verifier.compositional.prove_recognizes`, as ``netproof prove --method smt``
+length (:func:`netproof.verifier.smt.compositional.prove_recognizes`, as ``netproof prove --method smt``
 does) and keeps every raw dump z3 produced on the way (the lemmas' queries and the length's
 query), with the ``logic`` the prover passed. Every dump is then printed by both printers, which
 must give the same bytes, with the logic the prover gave and with ``logic=None`` (the printer
-computes :func:`netproof.verifier.smt.smt2_logic`). A row gives the largest dump of the case and, on the
+computes :func:`netproof.verifier.smt.encoder.smt2_logic`). A row gives the largest dump of the case and, on the
 ``all`` row, the sum over the case's dumps; times are the best of ``--repeat`` runs, in one
 process, one printer after the other (the ratio is the figure to read: absolute times vary with
 the machine's load).
@@ -53,9 +53,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from netproof.constructions import REGISTRY
-from netproof.verifier import smt
+from netproof.verifier.smt import encoder as smt
 from netproof.verifier.claims import Recognizes
-from netproof.verifier.compositional import prove_recognizes
+from netproof.verifier.smt.compositional import prove_recognizes
 
 CASES: dict[str, tuple[str, dict[str, str], str]] = {
     "dyck22": ("dyck", {"k": "2", "depth": "2"}, "Y2"),

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.dyck import DYCK
-from netproof.verifier.smt import recognition_query
+from netproof.verifier.smt.encoder import recognition_query
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """How far each proof method reaches within a time budget: per claim, the largest n such that
 every word of length <= n was proved, by exhaustive enumeration, by the monolithic SMT encoding
-(:mod:`netproof.verifier.smt`) and by the compositional SMT proof (:mod:`netproof.verifier.compositional`: every length at once by an
+(:mod:`netproof.verifier.smt.encoder`) and by the compositional SMT proof (:mod:`netproof.verifier.smt.compositional`: every length at once by an
 inductive invariant or one query over position classes where the network allows, else one query per range of lengths;
 ``compositional-ranges``: ranges only, the ranges doubling; ``compositional-each``: one query per
 length), and the ratios of the compositional reach to the others. A proof for every length
@@ -31,9 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from netproof.constructions import REGISTRY
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Proved, Recognizes
-from netproof.verifier.compositional import prove_recognizes
+from netproof.verifier.smt.compositional import prove_recognizes
 
 CLAIMS: dict[str, tuple[str, dict[str, str], str, int]] = {
     "dyck22": ("dyck", {"k": "2", "depth": "2"}, "Y2", 256),
@@ -76,7 +76,7 @@ def reach_exhaustive(job: Job, claim: Recognizes, budget: float) -> tuple[int, s
 
 
 def reach_smt(job: Job, claim: Recognizes, budget: float) -> tuple[int, str]:
-    from netproof.verifier.smt import Unsupported, recognition_query, solve
+    from netproof.verifier.smt.encoder import Unsupported, recognition_query, solve
 
     started = time.perf_counter()
     reached = claim.min_len - 1

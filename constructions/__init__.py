@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from netproof.verifier.claims import Construction
 
-from . import bhattamishra2020, chang2021, chiang2022, suzgun2019, yao2021
+from netproof.constructions import bhattamishra2020, chang2021, chiang2022, suzgun2019, yao2021
 
 REGISTRY: dict[str, Construction] = {
     c.name: c

@@ -88,9 +88,9 @@ from netproof.verifier.claims import (
     TraceProperty,
     Word,
 )
-from netproof.verifier.machines import Configuration, MachineError, SigmaRNN, load_machine
+from netproof.verifier.claims.machines import Configuration, MachineError, SigmaRNN, load_machine
 
-from .tm_rnn import CompiledMachine, Convention, compile_machine, rnn_inputs
+from netproof.constructions.tm_rnn import CompiledMachine, Convention, compile_machine, rnn_inputs
 
 PAPER = "bhattamishra2020"
 MACHINES_DIR = os.path.join(os.path.dirname(__file__), "machines")

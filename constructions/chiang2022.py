@@ -574,7 +574,7 @@ from netproof.verifier.claims import (  # noqa: E402  (claims come after the net
     parse_fraction,
 )
 
-from .languages import FIRST, PARITY  # noqa: E402
+from netproof.verifier.claims.languages import FIRST, PARITY  # noqa: E402
 
 PAPER = "chiang2022"
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 
 from netproof.verifier.claims import SequenceTask, Word
 
-from .dyck import bracket, dyck_alphabet
+from netproof.constructions.dyck import bracket, dyck_alphabet
 
 __all__ = [
     "EOS",

@@ -76,8 +76,8 @@ from netproof.verifier.claims import (
     parse_int,
 )
 
-from .dyck import dyck_alphabet
-from .marnn_tasks import EOS, LETTERS, PHI, dyck_task, palindrome_task
+from netproof.constructions.dyck import dyck_alphabet
+from netproof.constructions.marnn_tasks import EOS, LETTERS, PHI, dyck_task, palindrome_task
 
 __all__ = [
     "CONSTRUCTIONS",

@@ -24,16 +24,16 @@ is the construction of the verified spec (``bhattamishra2020_suzgun2019_chang202
 Size: d_h = 37 + |Q| + |rules|. The machine's two stack symbols become the bits 0 and 1 (in the
 order of its ``stack_alphabet``); a machine with another number of stack symbols is refused.
 
-**Halting.** :class:`netproof.verifier.machines.TwoStackMachine` halts when no transition applies. The
+**Halting.** :class:`netproof.verifier.claims.machines.TwoStackMachine` halts when no transition applies. The
 compiler makes that explicit as the spec's rule format has it: a state without transitions is a
 *halting state* and gets the self-loop ``(h, *, *) → (h, keep, keep)``; a (state, top1, top2)
 of a busy state without a transition gets a rule into a new halting state ``halt:accept`` or
 ``halt:reject`` (one extra step, with the stacks unchanged). The RNN halts at the first tick
 where Σ_{halting q} S:q = 1, which is the tick of the halting configuration.
 
-Where it lives: the compiler builds data only (a :class:`~netproof.verifier.machines.SigmaRNN` and the
+Where it lives: the compiler builds data only (a :class:`~netproof.verifier.claims.machines.SigmaRNN` and the
 decoding of its states) and evaluates nothing, so it is construction code. It imports
-:mod:`netproof.verifier.machines` for the machine and σ-RNN data classes and the machine file reader; their
+:mod:`netproof.verifier.claims.machines` for the machine and σ-RNN data classes and the machine file reader; their
 plain-Python semantics (``TwoStackMachine.configurations``, ``SigmaRNN.run_inputs``) stay on the
 verifier side as the reference the checker compares the compiled RNN and the transformers with.
 """
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from netproof.verifier.machines import (
+from netproof.verifier.claims.machines import (
     EMPTY,
     Configuration,
     MachineError,

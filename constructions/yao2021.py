@@ -90,7 +90,7 @@ from netproof.symbolic.gates import (
     var,
 )
 
-from .dyck import DYCK, allowed_next, dyck_alphabet
+from netproof.constructions.dyck import DYCK, allowed_next, dyck_alphabet
 
 START, END = "γ", "ω"
 

@@ -185,7 +185,7 @@ def test_importing_any_package_leaves_z3_and_torch_unloaded(tmp_path: Path) -> N
     probe = (
         "import json, sys\n"
         "import netproof.symbolic, netproof.constructions, netproof.verifier, netproof.verifier.cli\n"
-        "import netproof.verifier.checker\n"
+        "import netproof.verifier.exhaustive.checker\n"
         "names = ('z3', 'torch', 'netproof.symbolic', 'netproof.verifier.cli')\n"
         "print(json.dumps(sorted(m for m in names if m in sys.modules)))\n"
     )

@@ -22,7 +22,7 @@ from netproof.constructions.chiang2022 import (
     rumelhart_parity,
 )
 from netproof.constructions.dyck import DYCK
-from netproof.constructions.languages import PARITY
+from netproof.verifier.claims.languages import PARITY
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic import (
     RELU,
@@ -52,7 +52,7 @@ from netproof.symbolic.batched import (
 from netproof.symbolic.evaluation import UndefinedValueError
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
-from netproof.verifier.checker import Job, check, count_words, words
+from netproof.verifier.exhaustive.checker import Job, check, count_words, words
 from netproof.verifier.claims import Construction, Language, Proved, Recognizes, Refuted
 
 F = Fraction

@@ -42,8 +42,8 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.evaluation import UndefinedValueError
 from netproof.verifier.claims import ValueIs
-from netproof.verifier.differential import compare
-from netproof.verifier.strategies import dyck_words, parity_words
+from netproof.verifier.floats.differential import compare
+from netproof.verifier.fuzzing.strategies import dyck_words, parity_words
 
 torch = pytest.importorskip("torch")
 from netproof.symbolic import torch_backend

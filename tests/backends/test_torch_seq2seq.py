@@ -24,7 +24,7 @@ from netproof.symbolic import (
     WordError,
 )
 from netproof.symbolic.seq2seq import run
-from netproof.verifier.machines import SigmaRNN
+from netproof.verifier.claims.machines import SigmaRNN
 
 torch = pytest.importorskip("torch")
 from netproof.symbolic.torch_backend import TorchBackendError, run_seq2seq

@@ -25,11 +25,11 @@ from netproof.constructions.tm_rnn import compile_machine
 from netproof.symbolic import NetworkValidationError, Seq2Seq, Sublayer, fingerprint, pretty
 from netproof.symbolic.batched import supports
 from netproof.symbolic.seq2seq import run
-from netproof.verifier.checker import Job, check, check_word
+from netproof.verifier.exhaustive.checker import Job, check, check_word
 from netproof.verifier.claims import ForAll, Proved, Refuted, Simulates
 from netproof.verifier.cli import main
-from netproof.verifier.machines import MachineError, SigmaRNN, parse_machine
-from netproof.verifier.strategies import sigma_rnns, two_stack_machines
+from netproof.verifier.claims.machines import MachineError, SigmaRNN, parse_machine
+from netproof.verifier.fuzzing.strategies import sigma_rnns, two_stack_machines
 
 TM = REGISTRY["tm-sim"]
 TRANSFORMERS = ("vanilla", "directional")

@@ -35,7 +35,7 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.sympy_interp import run as run_sympy
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Claim, ExactFact, Identity, Proved, Refuted
 
 C = REGISTRY["relpos"]

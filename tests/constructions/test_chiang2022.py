@@ -22,14 +22,14 @@ from netproof.constructions.chiang2022 import (
     prop2_layer,
     rumelhart_parity,
 )
-from netproof.constructions.languages import FIRST, PARITY
+from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import AttentionLayer, Classifier, TokenEmbedding
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.interval import run as run_interval
 from netproof.symbolic.sympy_interp import UndecidableSignError
 from netproof.symbolic.sympy_interp import run as run_sympy
 from netproof.verifier.claims import Refuted
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 
 
 def all_words(max_len: int, min_len: int = 0) -> list[str]:

@@ -13,7 +13,7 @@ import sympy
 from netproof.constructions import REGISTRY
 from netproof.constructions.yao2021 import gate_network
 from netproof.symbolic.exact import run
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import BlockIdentity, Proved, Refuted
 
 pytestmark = pytest.mark.z3

@@ -1,7 +1,7 @@
 """Every construction of the registry, at its default parameters, under hypothesis.
 
 - Every claim checked word by word holds on words drawn as ``netproof fuzz`` draws them
-  (:func:`netproof.verifier.fuzz.plan`), replayed through :func:`netproof.verifier.checker.check_word`.
+  (:func:`netproof.verifier.fuzzing.fuzz.plan`), replayed through :func:`netproof.verifier.exhaustive.checker.check_word`.
 - Every recognizer accepts exactly its language on longer words (members, near-misses, uniform
   and long words), through the batched integers where the network allows it.
 - Every network runs on drawn words, and the interpreters agree: exact = sympy where the values
@@ -36,10 +36,10 @@ from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.interval import run as run_interval
 from netproof.symbolic.seq2seq import run as run_seq2seq
 from netproof.symbolic.sympy_interp import run as run_sympy
-from netproof.verifier.checker import Job, check_word
+from netproof.verifier.exhaustive.checker import Job, check_word
 from netproof.verifier.claims import Claim, Recognizes, Refuted
-from netproof.verifier.fuzz import fuzzable, plan
-from netproof.verifier.strategies import dyck_prefixes, dyck_words, language_words, words
+from netproof.verifier.fuzzing.fuzz import fuzzable, plan
+from netproof.verifier.fuzzing.strategies import dyck_prefixes, dyck_words, language_words, words
 
 FEW = settings(max_examples=30, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 

@@ -10,7 +10,7 @@ import pytest
 
 from netproof.constructions import REGISTRY
 from netproof.verifier.claims import BlockIdentity, Proved, Recognizes, Refuted, SignForAllBases
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 
 SMALL = 3
 PAPER_BOUND = 4

@@ -19,7 +19,7 @@ from netproof.constructions.marnn_tasks import (
 from netproof.constructions.suzgun2019 import TASKS, baby_ntm, controller, stack_lstm, stack_rnn
 from netproof.symbolic import fingerprint, pretty
 from netproof.symbolic.recurrent import run
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import ExactFact, PredictsNext, Proved, Refuted, SoftAgrees
 
 BUILDERS = {"stack-rnn": stack_rnn, "baby-ntm": baby_ntm, "stack-lstm": stack_lstm}

@@ -12,7 +12,7 @@ from netproof.constructions.dyck import DYCK, is_dyck
 from netproof.constructions.yao2021 import dyck_recognizer, pair_heights
 from netproof.symbolic import Head, Network, WordError, affine
 from netproof.symbolic.exact import run
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Proved, Refuted, TraceProperty
 
 

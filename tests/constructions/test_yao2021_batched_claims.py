@@ -20,7 +20,7 @@ from netproof.constructions import REGISTRY
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic import Hardmax, Network, Softmax, affine, batched
 from netproof.symbolic.exact import run
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Proved, Refuted, TraceProperty, Verdict
 
 BATCHED = "exhaustive (exact, batched integers)"

@@ -28,7 +28,7 @@ from netproof.symbolic.evaluation import WordError
 from netproof.symbolic.interval import run as run_interval
 from netproof.symbolic.sympy_interp import run as run_sympy
 from netproof.verifier import cli
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Proved, Refuted
 
 

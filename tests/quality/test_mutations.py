@@ -39,7 +39,7 @@ import sympy
 from netproof.constructions import REGISTRY
 from netproof.constructions.chiang2022 import first_transformer, parity_transformer
 from netproof.constructions.dyck import DYCK
-from netproof.constructions.languages import FIRST, PARITY
+from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import (
     Affine,
     Hardmax,
@@ -53,7 +53,7 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.sympy_interp import run as run_sympy
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import (
     Construction,
     Language,
@@ -65,7 +65,7 @@ from netproof.verifier.claims import (
     ValueIs,
     Verdict,
 )
-from netproof.verifier.smt import recognizes_smt
+from netproof.verifier.smt.encoder import recognizes_smt
 
 MAX_LEN = 6
 DELTAS = (Fraction(1, 2), Fraction(-1, 2))
@@ -416,7 +416,7 @@ def test_a_sample_mutant_changes_exactly_the_weight_it_names() -> None:
 def compositional_mutation_run(k: int, depth: int, bound: int, keep: Callable[[int], bool]) -> Tally:
     """Each kept single-weight mutant of the Dyck(k, depth) recognizer through the compositional
     proof (lemmas, then one query over every length 0..bound), against the exact interpreter."""
-    from netproof.verifier.compositional import prove_recognizes
+    from netproof.verifier.smt.compositional import prove_recognizes
 
     construction = REGISTRY["dyck"]
     values = construction.parse_params({"k": str(k), "depth": str(depth)})
@@ -453,7 +453,7 @@ def test_every_parity_mutant_is_refuted_with_its_first_wrong_word_or_proved_and_
     query per length) on every single-weight mutant of the ln(4) network: a mutant that goes
     wrong up to 6 is refuted with its first wrong word; one proved for every length is checked
     exhaustively up to 9 as well, since that proof says more than the bound."""
-    from netproof.verifier.compositional import prove_recognizes
+    from netproof.verifier.smt.compositional import prove_recognizes
 
     construction = REGISTRY["parity"]
     values = construction.parse_params({"c": "ln(4)"})
@@ -485,10 +485,10 @@ def test_every_parity_mutant_layer_value_is_proved_for_every_length_only_where_i
     for every length) on every single-weight mutant of the ln(4) network: unsat only where the
     exact interpreter agrees with the closed form on every word up to 6, and a model word that
     the exact interpreter refutes otherwise (replay_value raises on an encoder bug)."""
-    from netproof.verifier.checker import _value_is_body
-    from netproof.verifier.classes import value_query
-    from netproof.verifier.compositional import _LemmaResult, prove_lemma
-    from netproof.verifier.smt import replay_value
+    from netproof.verifier.exhaustive.checker import _value_is_body
+    from netproof.verifier.smt.classes import value_query
+    from netproof.verifier.smt.compositional import _LemmaResult, prove_lemma
+    from netproof.verifier.smt.encoder import replay_value
 
     construction = REGISTRY["parity"]
     values = construction.parse_params({"c": "ln(4)"})

@@ -25,7 +25,7 @@ from netproof.constructions.marnn_tasks import dyck_task
 from netproof.constructions.suzgun2019 import stack_rnn
 from netproof.symbolic import Affine, RecurrentNetwork
 from netproof.symbolic.recurrent import run
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Construction, PredictsNext, Proved, Refuted
 
 BOUND = 3

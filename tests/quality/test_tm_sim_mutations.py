@@ -13,7 +13,7 @@ from netproof.constructions.bhattamishra2020 import (
     directional_transformer,
     vanilla_transformer,
 )
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Construction, Refuted, Simulates
 
 TM = REGISTRY["tm-sim"]

@@ -15,7 +15,7 @@ import sympy
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.chiang2022 import doubled, first_flawed, first_transformer, parity_transformer
-from netproof.constructions.languages import PARITY
+from netproof.verifier.claims.languages import PARITY
 from netproof.symbolic import FFN, Activation, Affine, Network
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.interval import run as run_interval
@@ -32,7 +32,7 @@ from netproof.verifier.claims import (
     Unknown,
     ValueIs,
 )
-from netproof.verifier.checker import Job, check, count_words, words
+from netproof.verifier.exhaustive.checker import Job, check, count_words, words
 
 
 def job_for(net: Network, language: Language | None = None) -> Job:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.chiang2022 import first_transformer, parity_transformer
-from netproof.constructions.languages import FIRST, PARITY
+from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import (
     Activation,
     Affine,
@@ -27,17 +27,17 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.builders import affine, classifier, ffn, token_embedding
 from netproof.symbolic.exact import run
-from netproof.verifier.checker import Job
+from netproof.verifier.exhaustive.checker import Job
 from netproof.verifier.claims import Automaton, Language, Proved, Recognizes, StateValue, ValueIs
-from netproof.verifier.classes import _Classes, _root, class_query, value_query
-from netproof.verifier.compositional import (
+from netproof.verifier.smt.classes import _Classes, _root, class_query, value_query
+from netproof.verifier.smt.compositional import (
     _LemmaResult,
     _prove_by_classes,
     prove_lemma,
     prove_recognizes,
     prove_value,
 )
-from netproof.verifier.smt import EncoderBugError, Unsupported, replay_value
+from netproof.verifier.smt.encoder import EncoderBugError, Unsupported, replay_value
 
 pytestmark = pytest.mark.z3
 

@@ -23,7 +23,7 @@ from netproof.constructions.chiang2022 import first_transformer, parity_transfor
 from netproof.symbolic import fingerprint
 from netproof.symbolic.exact import run as run_exact
 from netproof.verifier.claims import Proved, Refuted, StateValue, Unknown, ValueIs
-from netproof.verifier.checker import Job, check
+from netproof.verifier.exhaustive.checker import Job, check
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -344,7 +344,7 @@ def test_a_value_claim_the_interval_backend_cannot_decide_is_unknown_not_proved(
 def test_prove_exits_3_when_a_claim_is_unknown_and_none_refuted(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from netproof.verifier import checker as np_checker
+    from netproof.verifier.exhaustive import checker as np_checker
 
     def undecided(job: Job, claim: Any, **kwargs: Any) -> Unknown:
         return Unknown("exhaustive (interval)", f"{claim.id} undecided on purpose")
@@ -361,7 +361,7 @@ def test_prove_exits_3_when_a_claim_is_unknown_and_none_refuted(
 def test_prove_exits_1_when_one_claim_is_refuted_even_if_others_are_unknown(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from netproof.verifier import checker as np_checker
+    from netproof.verifier.exhaustive import checker as np_checker
 
     def mixed(job: Job, claim: Any, **kwargs: Any) -> Refuted | Unknown:
         if claim.id == "recognizes":
@@ -388,7 +388,7 @@ def test_a_structural_proof_is_recorded_without_a_word_length_bound(tmp_path: Pa
 def test_a_checker_crash_is_reported_as_unknown_never_as_proved(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from netproof.verifier import checker as np_checker
+    from netproof.verifier.exhaustive import checker as np_checker
 
     def crash(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")

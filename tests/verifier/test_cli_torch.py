@@ -25,10 +25,10 @@ from netproof.symbolic import (
     constant,
     token_embedding,
 )
-from netproof.verifier.checker import Job
+from netproof.verifier.exhaustive.checker import Job
 from netproof.verifier.claims import Construction, Language, Recognizes, Refuted, Unknown
 from netproof.verifier.cli import main
-from netproof.verifier.fuzz import FloatIssue, fuzz
+from netproof.verifier.fuzzing.fuzz import FloatIssue, fuzz
 
 torch = pytest.importorskip("torch")
 

@@ -12,11 +12,11 @@ import pytest
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.dyck import DYCK
-from netproof.constructions.languages import FIRST, PARITY
+from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import FFN, Affine, AttentionLayer, Network, Sublayer
 from netproof.symbolic.exact import run
 from netproof.verifier.claims import Automaton, Language, Proved, Recognizes, Refuted, Unknown
-from netproof.verifier.compositional import (
+from netproof.verifier.smt.compositional import (
     Diagram,
     _certificate,
     _EveryLengthSearch,
@@ -32,7 +32,7 @@ from netproof.verifier.compositional import (
     prove_recognizes,
     rebuild_queries,
 )
-from netproof.verifier.smt import EncoderBugError, LemmaNode
+from netproof.verifier.smt.encoder import EncoderBugError, LemmaNode
 
 pytestmark = pytest.mark.z3
 
@@ -377,7 +377,7 @@ def test_an_unknown_claim_id_names_the_claims_there_are():
 
 def test_cvc5_gives_every_query_of_a_compositional_proof_the_answer_z3_gave():
     pytest.importorskip("cvc5")
-    from netproof.verifier.recheck import solve_smt2
+    from netproof.verifier.smt.recheck import solve_smt2
 
     for construction, params, claim_id, n in (("dyck", {"k": "2", "depth": "2"}, "Y2", 4), ("parity", {}, "C4", 6)):
         _verdict, tree = prove_compositional(construction, params, claim_id, n, timeout=60)
@@ -419,7 +419,7 @@ def test_a_proof_for_every_length_that_comes_first_interrupts_the_range_query_un
 
 
 def _without_bdds(monkeypatch):
-    import netproof.verifier.compositional as compositional
+    import netproof.verifier.smt.compositional as compositional
 
     monkeypatch.setattr(compositional, "_reachable", lambda system, deadline, stop: ("unsupported", "dd is not installed (test)"))
 
@@ -485,8 +485,8 @@ def test_cudd_and_the_pure_python_bdds_of_dd_give_the_same_invariant(monkeypatch
     import dd
     import z3
 
-    from netproof.verifier.compositional import _consts, _plain
-    from netproof.verifier.diagrams import _compute
+    from netproof.verifier.smt.compositional import _consts, _plain
+    from netproof.verifier.smt.diagrams import _compute
 
     net, claim, lemmas = _dyck(2, 2)
     system = _every_length_system(net, claim.language, _lemma_results(net, lemmas), {}, [], claim.min_len)
@@ -534,7 +534,7 @@ def _counter(width: int):
 def test_the_reachable_states_are_computed_in_a_process_that_is_killed_when_asked_to_stop():
     import time
 
-    from netproof.verifier.diagrams import reachable
+    from netproof.verifier.smt.diagrams import reachable
 
     order, bits, nxt, init, trans, bad = _counter(40)  # 2^40 steps: only the stop ends the child
     asked = time.perf_counter() + 0.5
@@ -547,7 +547,7 @@ def test_the_reachable_states_are_computed_in_a_process_that_is_killed_when_aske
 def test_a_bad_state_a_few_steps_away_is_found_reachable():
     import time
 
-    from netproof.verifier.diagrams import reachable
+    from netproof.verifier.smt.diagrams import reachable
 
     order, bits, nxt, init, trans, bad = _counter(3)
     assert reachable(order, bits, nxt, init, trans, bad, time.perf_counter() + 60, lambda: False) == ("unsafe", 7)
@@ -558,7 +558,7 @@ def test_a_transition_system_with_a_term_that_is_not_boolean_gets_no_diagram_and
 
     import z3
 
-    from netproof.verifier.compositional import _reachable, _System
+    from netproof.verifier.smt.compositional import _reachable, _System
 
     ctx = z3.Context()
     x, nx = z3.Bool("x", ctx), z3.Bool("x.next", ctx)

@@ -1,4 +1,4 @@
-"""The fuzzing engine (:mod:`netproof.verifier.fuzz`) and the per-word replay (:func:`check_word`).
+"""The fuzzing engine (:mod:`netproof.verifier.fuzzing.fuzz`) and the per-word replay (:func:`check_word`).
 
 Quality first (STYLE.md §8): fuzzing the papers' literal versions finds their counterexamples
 within the default budget and shrinks them to the very word the exhaustive checker reports
@@ -22,7 +22,7 @@ from netproof.constructions import REGISTRY
 from netproof.constructions.dyck import DYCK
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic import Network
-from netproof.verifier.checker import Job, check, check_word
+from netproof.verifier.exhaustive.checker import Job, check, check_word
 from netproof.verifier.claims import (
     Claim,
     Construction,
@@ -32,8 +32,8 @@ from netproof.verifier.claims import (
     TraceProperty,
     Unknown,
 )
-from netproof.verifier.fuzz import FuzzError, _Probe, fuzz, fuzzable, plan
-from netproof.verifier.strategies import language_words
+from netproof.verifier.fuzzing.fuzz import FuzzError, _Probe, fuzz, fuzzable, plan
+from netproof.verifier.fuzzing.strategies import language_words
 
 
 def registry_job(name: str, **given_params: str) -> tuple[Job, dict[str, Claim]]:

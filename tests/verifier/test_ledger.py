@@ -8,7 +8,7 @@ import pytest
 
 from netproof.constructions import REGISTRY
 from netproof.verifier import cli
-from netproof.verifier.ledger import build
+from netproof.verifier.campaign.ledger import build
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,8 @@ import pytest
 
 from netproof.constructions.chiang2022 import doubled, parity_transformer, prop2_layer
 from netproof.symbolic.exact import run as run_exact
-from netproof.verifier import cli, plots
+from netproof.verifier import cli
+from netproof.verifier.floats import plots
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")

@@ -14,7 +14,8 @@ from netproof.constructions.yao2021 import dyck_generator
 from netproof.symbolic import fingerprint
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.interval import run as run_interval
-from netproof.verifier import cli, precision
+from netproof.verifier import cli
+from netproof.verifier.floats import precision
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")

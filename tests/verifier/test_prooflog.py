@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from netproof.verifier import cli as np_cli
-from netproof.verifier import smt
-from netproof.verifier.prooflog import ProofLogError, check_fresh, read_log, write_atomic
+from netproof.verifier.smt import encoder as smt
+from netproof.verifier.smt.prooflog import ProofLogError, check_fresh, read_log, write_atomic
 
 pytestmark = pytest.mark.z3
 
@@ -186,7 +186,7 @@ def test_a_compositional_theorem_query_that_rebuilds_to_other_text_is_stale(tmp_
 def test_an_invariant_changed_in_the_initiation_query_alone_makes_the_other_certificate_queries_stale(tmp_path: Path) -> None:
     from netproof.constructions import REGISTRY
     from netproof.verifier.claims import Recognizes
-    from netproof.verifier.compositional import Diagram, _LemmaResult, _recorded_invariant, certificate_queries, prove_lemma
+    from netproof.verifier.smt.compositional import Diagram, _LemmaResult, _recorded_invariant, certificate_queries, prove_lemma
 
     path, queries = _dyck_y2_copy(tmp_path)
     query = queries / "lemma_Y2_Y2_every_n__initiation.smt2"
@@ -285,7 +285,7 @@ def test_every_committed_proof_log_is_fresh_without_solving_a_theorem_query(monk
         return lemma_solve(solver, name=name, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(smt, "solve", lemmas_only)
-    from netproof.verifier.prooflog import find_logs
+    from netproof.verifier.smt.prooflog import find_logs
 
     paths = find_logs([str(REPO / "proofs")])
     assert len(paths) > 100
@@ -337,7 +337,7 @@ def test_parity_proved_for_every_length_is_logged_with_its_one_query_and_cvc5_ag
 
 
 def test_every_query_file_under_proofs_is_named_by_a_record() -> None:
-    from netproof.verifier.prooflog import _all_entries, find_logs
+    from netproof.verifier.smt.prooflog import _all_entries, find_logs
 
     named = set()
     for path in find_logs([str(REPO / "proofs")]):

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from netproof.constructions import REGISTRY
 from netproof.constructions.chiang2022 import first_transformer, parity_transformer
 from netproof.constructions.dyck import DYCK
-from netproof.constructions.languages import FIRST, PARITY
+from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import (
     AttentionLayer,
     Hardmax,
@@ -31,8 +31,9 @@ from netproof.symbolic import (
     token_embedding,
 )
 from netproof.symbolic.exact import run as run_exact
-from netproof.verifier import smt
-from netproof.verifier.checker import Job, check
+from netproof.verifier.smt import encoder as smt
+from netproof.verifier.smtlib import printer as smt2_printer
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import (
     Automaton,
     Construction,
@@ -45,8 +46,8 @@ from netproof.verifier.claims import (
     Unknown,
     ValueIs,
 )
-from netproof.verifier.compositional import prove_recognizes
-from netproof.verifier.smt import (
+from netproof.verifier.smt.compositional import prove_recognizes
+from netproof.verifier.smt.encoder import (
     EncoderBugError,
     LemmaNode,
     SmtQuery,
@@ -56,7 +57,7 @@ from netproof.verifier.smt import (
     recognizes_smt,
     smt2_portable,
 )
-from netproof.verifier.strategies import networks
+from netproof.verifier.fuzzing.strategies import networks
 
 pytestmark = pytest.mark.z3
 
@@ -84,7 +85,7 @@ def with_ties(net: Network, tie: str) -> Network:
 
 
 def cvc5_answer(text: str) -> str:
-    from netproof.verifier.recheck import solve_smt2
+    from netproof.verifier.smt.recheck import solve_smt2
 
     return solve_smt2(text, "cvc5", 60.0)[0]
 
@@ -259,14 +260,14 @@ def printed(printer: Callable[..., str], text: str, logic: str | None) -> str:
 def z3_dumps(monkeypatch: pytest.MonkeyPatch, prove: Callable[[], object]) -> list[tuple[str, str | None]]:
     """The raw z3 dumps (with the logic passed) that ``prove`` hands to the printer."""
     captured: list[tuple[str, str | None]] = []
-    printer = smt.smt2_portable
+    printer = smt2_printer.smt2_portable
 
     def capture(text: str, *, logic: str | None = None) -> str:
         captured.append((text, logic))
         return printer(text, logic=logic)
 
     with monkeypatch.context() as m:
-        m.setattr(smt, "smt2_portable", capture)
+        m.setattr(smt2_printer, "smt2_portable", capture)
         prove()
     assert captured, "the proof printed no query"
     return captured
@@ -445,7 +446,7 @@ def test_the_byte_path_prints_the_largest_dump_of_a_proof_as_the_reference_print
     """z3's dumps with a given logic are printed on their bytes (numpy), not through the tokens."""
     text, logic = max(z3_dumps(monkeypatch, prove), key=lambda d: len(d[0]))
     logic = logic or "QF_LIRA"  # PARITY's queries have arithmetic: the prover leaves the logic to smt2_logic
-    assert smt._portable_bytes(text, logic) == reference_portable(text, logic=logic)
+    assert smt2_printer._portable_bytes(text, logic) == reference_portable(text, logic=logic)
 
 
 def test_every_committed_query_is_printed_back_to_its_own_bytes() -> None:
@@ -495,7 +496,7 @@ def test_the_encoded_logit_is_the_exact_logit_on_random_networks_with_softmax_he
     """Softmax heads of base 2, 3 or 1/2 with integer scores, word-dependent ones included (the
     output times the normalizer is the weighted sum, one case per value of the normalizer)."""
     from netproof.symbolic import NotRationalError
-    from netproof.verifier.smt import Unsupported
+    from netproof.verifier.smt.encoder import Unsupported
 
     try:
         run_exact(net, word)
@@ -734,7 +735,7 @@ def test_a_closed_form_is_proved_compositionally_with_the_lemmas_in_place_when_t
 
 
 def test_a_closed_form_outside_the_position_classes_is_proved_one_length_at_a_time_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    from netproof.verifier import classes as np_classes
+    from netproof.verifier.smt import classes as np_classes
 
     def unsupported(*args: object) -> object:
         raise smt.Unsupported("a feature that does not repeat")

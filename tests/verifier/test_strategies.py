@@ -1,5 +1,5 @@
-"""The hypothesis strategies of :mod:`netproof.verifier.strategies` and the reference machines of
-:mod:`netproof.verifier.machines`: members really are members, near-misses really are not, lengths are
+"""The hypothesis strategies of :mod:`netproof.verifier.fuzzing.strategies` and the reference machines of
+:mod:`netproof.verifier.claims.machines`: members really are members, near-misses really are not, lengths are
 respected, the Dyck words reach every depth up to D, every edit kind occurs, random networks
 validate and run the same through the exact and the batched interpreters, random σ-RNNs and
 two-stack machines are valid and behave as their reference semantics say."""
@@ -23,7 +23,7 @@ from netproof.constructions.dyck import (
     is_dyck,
     stack_after,
 )
-from netproof.constructions.languages import FIRST, PARITY
+from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import (
     FFN,
     Activation,
@@ -36,7 +36,7 @@ from netproof.symbolic.batched import evaluate, supports
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
 from netproof.verifier.claims import Language
-from netproof.verifier.machines import (
+from netproof.verifier.claims.machines import (
     EMPTY,
     KEEP,
     POP,
@@ -48,7 +48,7 @@ from netproof.verifier.machines import (
     push,
     sigma_rnn,
 )
-from netproof.verifier.strategies import (
+from netproof.verifier.fuzzing.strategies import (
     CI_PROFILE,
     dyck_prefixes,
     dyck_words,

@@ -16,7 +16,7 @@ import pytest
 
 from netproof.verifier import cli
 from netproof.verifier.claims import Proved
-from netproof.verifier.usermod import TEMPLATE, UserModuleError, load, render_template
+from netproof.verifier.campaign.usermod import TEMPLATE, UserModuleError, load, render_template
 
 REPO = Path(__file__).resolve().parents[2]
 

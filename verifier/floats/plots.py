@@ -45,7 +45,7 @@ from netproof.constructions.chiang2022 import (
     parity_transformer,
     prop2_layer,
 )
-from netproof.constructions.languages import FIRST, PARITY
+from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import AttentionLayer, Network
 from netproof.symbolic.errors import MissingExtraError
 from netproof.verifier.claims import Language

@@ -1,7 +1,7 @@
 """The reachable states of a Boolean transition system, by binary decision diagrams, in a
 process of its own (this file run as a script).
 
-The compositional proof for every length (:mod:`netproof.verifier.compositional`) reads a network with
+The compositional proof for every length (:mod:`netproof.verifier.smt.compositional`) reads a network with
 its lemmas in place as a transition system over Booleans; its reachable states are the
 strongest inductive invariant. BDD operations (the package dd: CUDD where its wheel has it,
 else dd's own Python BDDs) cannot be interrupted, and one image step can blow up, so they run in

@@ -1,7 +1,7 @@
 """Compositional SMT proofs: a theorem about a network proved from its block lemmas, the way the
 papers argue.
 
-A monolithic encoding (:mod:`netproof.verifier.smt`) gives z3 the whole network in real arithmetic and
+A monolithic encoding (:mod:`netproof.verifier.smt.encoder`) gives z3 the whole network in real arithmetic and
 drowns at a few dozen tokens. A paper instead proves lemmas about blocks ("this FFN computes
 AND on {0,1} inputs", "this head selects the nearest unmatched position") and then reasons
 about the network in which each block is replaced by what the lemma says it computes. This
@@ -32,7 +32,7 @@ module does the same, mechanically, from the IR and the lemmas a construction de
    The language is its :class:`~netproof.verifier.claims.Automaton`, run over the word bits. Beside the
    ranges, every length is tried at once (:func:`prove_recognizes`): as a transition system
    over positions with an inductive invariant (the Dyck recognizers), or as one query over
-   position classes (:mod:`netproof.verifier.classes`: soft attention whose scores repeat with the
+   position classes (:mod:`netproof.verifier.smt.classes`: soft attention whose scores repeat with the
    position, e.g. PARITY; value claims with a closed form too, :func:`prove_value`).
 
 3. **Side conditions**: a lemma replaces a block only where its assumptions hold in the state it
@@ -42,7 +42,7 @@ module does the same, mechanically, from the IR and the lemmas a construction de
    tree records it.
 
 A ``sat`` answer is a word; it is replayed through the exact interpreter, and a word the exact
-interpreter does not misclassify is an encoder bug (:class:`~netproof.verifier.smt.EncoderBugError`),
+interpreter does not misclassify is an encoder bug (:class:`~netproof.verifier.smt.encoder.EncoderBugError`),
 never a verdict. Ranges are tried in increasing order; a counterexample is brought to the
 shortest length its range allows and then shrunk to the shortlex-first counterexample of that
 length. Value claims with a closed form (:func:`prove_value`) go the same way, one length at a
@@ -80,8 +80,8 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.positional import feature
 
-from . import smt as _smt
-from .claims import (
+from netproof.verifier.smt import encoder as _smt
+from netproof.verifier.claims import (
     Automaton,
     BooleanBlock,
     Construction,
@@ -98,7 +98,7 @@ from .claims import (
     Verdict,
     Word,
 )
-from .smt import EncoderBugError, LemmaNode, Outcome, SmtQuery, Unsupported
+from netproof.verifier.smt.encoder import EncoderBugError, LemmaNode, Outcome, SmtQuery, Unsupported
 
 METHOD = "smt (z3), compositional"
 _FIRST_RANGE = 16  # the first query over a range of lengths covers min_len..16
@@ -1845,12 +1845,12 @@ def _recorded_invariant(text: str) -> Invariant:
 
 def _reachable(system: _System, deadline: float, stop: Callable[[], bool]) -> tuple[str, Any]:
     """The reachable states of the system, by binary decision diagrams in a process of their own
-    (:func:`netproof.verifier.diagrams.reachable`: killed at the deadline or when ``stop()`` says so),
+    (:func:`netproof.verifier.smt.diagrams.reachable`: killed at the deadline or when ``stop()`` says so),
     from the initial states one step at a time until no new state comes: ("safe", the reachable
     states as a :class:`Diagram`: the strongest inductive invariant), ("unsafe", None) where a
     bad state is reachable, ("unknown", why), ("unsupported", why) without dd. The variables
     keep one order, the inputs first and each state variable beside its next copy."""
-    from .diagrams import reachable
+    from netproof.verifier.smt.diagrams import reachable
 
     z3 = system.z3
     names = [str(v) for v in system.state]
@@ -1875,7 +1875,7 @@ _PLAIN_OPS = {"Z3_OP_NOT": "not", "Z3_OP_AND": "and", "Z3_OP_OR": "or", "Z3_OP_I
 
 def _plain(z3: Any, formula: Any) -> tuple[tuple[Any, ...], ...]:
     """A Boolean z3 formula (and, or, not, =, distinct, xor, =>, ite over Bool constants) as a
-    :data:`netproof.verifier.diagrams.Formula`: plain data, children before parents."""
+    :data:`netproof.verifier.smt.diagrams.Formula`: plain data, children before parents."""
     ops = {getattr(z3, k): v for k, v in _PLAIN_OPS.items()}
     index: dict[int, int] = {}
     nodes: list[tuple[Any, ...]] = []
@@ -1963,11 +1963,11 @@ def _prove_by_classes(
     net: Network, claim: Recognizes, results: Sequence[_LemmaResult], timeout: float,
     on_context: Callable[[Any], None] | None, why_not_system: str,
 ) -> tuple[list[SmtQuery] | None, str, str]:
-    """The theorem for every length as one query over position classes (:mod:`netproof.verifier.classes`),
+    """The theorem for every length as one query over position classes (:mod:`netproof.verifier.smt.classes`),
     for a network that is no transition system (soft attention over every position): its query,
     unsat, or None and why not. A model is a word; one the exact interpreter does not
     misclassify is an encoder bug."""
-    from .classes import LOGIC, QUERY, class_query
+    from netproof.verifier.smt.classes import LOGIC, QUERY, class_query
 
     how = "position classes"
     try:
@@ -1994,7 +1994,7 @@ def certificate_queries(
     """The certificate of the theorem for every length with the invariant ``clauses``: (query
     name, SMT-LIB2 text, solver) for initiation, consecution and safety, over a system built
     afresh (the same text wherever it is built: in the proof and in the proof log's rebuild)."""
-    from .smt import to_smt2
+    from netproof.verifier.smt.encoder import to_smt2
 
     uses = [r.uses for r in results]
     system = _every_length_system(
@@ -2216,7 +2216,7 @@ def rebuild_queries(
     are built and printed, not solved. The certificate of a proof for every length is rebuilt
     around the invariant read from its recorded initiation query (``recorded``: query name ->
     recorded text); the rebuilt initiation query must then be that text again."""
-    from .smt import to_smt2
+    from netproof.verifier.smt.encoder import to_smt2
 
     results: list[_LemmaResult] = []
     for lemma in lemmas:
@@ -2230,7 +2230,7 @@ def rebuild_queries(
     if isinstance(claim, Recognizes) and every in names and recorded is not None and every in recorded:
         for name, text, _solver in certificate_queries(net, claim, results, _recorded_invariant(recorded[every]), readout_lemmas, readout_nodes):
             theorem[(claim.id, name)] = text
-    from .classes import LOGIC, QUERY, class_query, value_query
+    from netproof.verifier.smt.classes import LOGIC, QUERY, class_query, value_query
 
     if f"{claim.id} every n: {QUERY}" in names:
         _ctx, solver, _enc = class_query(net, claim, results) if isinstance(claim, Recognizes) else value_query(net, claim, results)
@@ -2333,7 +2333,7 @@ def prove_recognizes(
     make it a proof (initiation, consecution, safety: the theorem's queries in the log). Where it
     succeeds, that proof is the verdict, and the range queries are dropped. Where the network is
     not such a system (a head without a NearestSelection lemma, a readout that is not a presence
-    readout), the search asks one query over position classes instead (:mod:`netproof.verifier.classes`:
+    readout), the search asks one query over position classes instead (:mod:`netproof.verifier.smt.classes`:
     soft attention whose scores repeat with the position, as in PARITY). Where neither applies,
     or no invariant is found in time, or a word that breaks the claim (of any length) exists, the
     verdict is that of ``lengths="ranges"``, which find the shortest counterexample. Once the
@@ -2513,10 +2513,10 @@ def value_builder(
     claim: ValueIs, results: Sequence[_LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode]
 ) -> Callable[[Network, int], tuple[Any, Callable[[Any], Word], str | None]]:
     """The query "some word of length m has a value other than the closed form" over the
-    network with the proved lemmas in place (:class:`netproof.verifier.smt.ValueBuilder`): the value of
+    network with the proved lemmas in place (:class:`netproof.verifier.smt.encoder.ValueBuilder`): the value of
     the claim's dim after its step at every token (or the logit), against the closed form, whose
     counts are the same Int variables the network's uniform heads sum into."""
-    from .smt import closed_form_term
+    from netproof.verifier.smt.encoder import closed_form_term
 
     def build(net: Network, m: int) -> tuple[Any, Callable[[Any], Word], str | None]:
         import z3
@@ -2572,10 +2572,10 @@ def value_builder(
 
 def _value_by_classes(job: Any, claim: ValueIs, results: Sequence[_LemmaResult], n: int, timeout: float) -> Outcome | str:
     """The value claim for every length as one query over position classes
-    (:func:`netproof.verifier.classes.value_query`): its outcome where z3 says unsat, else why not (a
+    (:func:`netproof.verifier.smt.classes.value_query`): its outcome where z3 says unsat, else why not (a
     word of the model is replayed exactly first: one on which the network agrees with the claim
     is an encoder bug)."""
-    from .classes import LOGIC, QUERY, value_query
+    from netproof.verifier.smt.classes import LOGIC, QUERY, value_query
 
     if job.construction.per_length:
         return "the construction builds one network per length"
@@ -2603,7 +2603,7 @@ def prove_value(job: Any, claim: ValueIs, lemmas: Sequence[Lemma], n: int, *, ti
     """A :class:`ValueIs` with a closed form, proved compositionally: each lemma once, then one
     query for every length over position classes where the network allows it
     (:func:`_value_by_classes`), else one query per length over the network with the proved
-    lemmas in place (:func:`netproof.verifier.smt.value_is_smt` with :func:`value_builder`); the outcome
+    lemmas in place (:func:`netproof.verifier.smt.encoder.value_is_smt` with :func:`value_builder`); the outcome
     carries the lemma tree (the claim at the root with its queries, the lemmas below)."""
     started = time.perf_counter()
     results: list[_LemmaResult] = []

@@ -39,7 +39,7 @@ the counts of some word of length L, so the query is exact: ``unsat`` proves the
 length ≥ ``min_len``, and a model is a word (:meth:`_Classes.word_of`) that the exact interpreter
 replays. Hard attention (a maximum over positions that depends on which classes are present),
 masks at word positions and layer norm are unsupported here; the transition system and the
-range queries of :mod:`netproof.verifier.compositional` cover hard attention.
+range queries of :mod:`netproof.verifier.smt.compositional` cover hard attention.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from netproof.symbolic import (
     TokenEmbedding,
 )
 
-from .claims import (
+from netproof.verifier.claims import (
     Automaton,
     Output,
     Recognizes,
@@ -74,7 +74,7 @@ from .claims import (
     ValueIs,
     Word,
 )
-from .smt import Unsupported
+from netproof.verifier.smt.encoder import Unsupported
 
 QUERY = "position classes"
 """The name of the query (after ``"<claim> every n: "``) in a proof log."""
@@ -173,7 +173,7 @@ class _Classes:
         self.scaled = {r.lemma.block: r for r in results if isinstance(r.lemma, ScaledBlock) and r.proved}
         self._states: dict[tuple[int, str], dict[str, _V]] = {}
         self._tokens: dict[str, tuple[Any, Any]] = {}  # selected index (sexpr) -> (index, its symbol)
-        from .compositional import _Values
+        from netproof.verifier.smt.compositional import _Values
 
         self.vals = _Values(z3, ctx)
         self.targets: list[tuple[Any, Any]] = []
@@ -515,7 +515,7 @@ class _Classes:
         return self._head_for(idx, h, q, place)
 
     def _mentions(self, t: Any, consts: Sequence[Any]) -> bool:
-        from .compositional import _consts
+        from netproof.verifier.smt.compositional import _consts
 
         ids = {c.get_id() for c in consts}
         return any(k in ids for k in _consts(self.z3, t))
@@ -744,7 +744,7 @@ class _Classes:
         return self.affine(r.logit, self.state(len(self.net.layers), place))[r.logit.outputs[0]]
 
     def member(self, dfa: Automaton | None, name: str) -> Any:
-        from .compositional import _commutative
+        from netproof.verifier.smt.compositional import _commutative
 
         z3 = self.z3
         if dfa is None or not _commutative(dfa):
@@ -806,7 +806,7 @@ def class_query(net: Network, claim: Recognizes, results: Sequence[Any]) -> tupl
     enc = _Classes(z3, ctx, net, results, claim.min_len)
     goal = enc.accept() != enc.member(claim.language.automaton, claim.language.name)
     if enc._mentions(goal, (enc.i, enc.r, enc.sym)):
-        from .smt import EncoderBugError
+        from netproof.verifier.smt.encoder import EncoderBugError
 
         raise EncoderBugError(f"the readout of {net.name!r} over position classes still names the generic word position: every sum should remove it")
     solver = z3.Solver(ctx=ctx)
@@ -827,7 +827,7 @@ def value_query(net: Network, claim: ValueIs, results: Sequence[Any]) -> tuple[A
     closed form is outside the encoding."""
     import z3
 
-    from .smt import closed_form_term
+    from netproof.verifier.smt.encoder import closed_form_term
 
     if claim.closed_form is None:
         raise Unsupported(f"claim {claim.id} has no closed form")

@@ -1,6 +1,6 @@
 """``netproof recheck``: a proof log checked again by a second solver, independently of z3.
 
-For each log the strict reader accepts (:func:`netproof.verifier.prooflog.check_fresh`: fingerprints and
+For each log the strict reader accepts (:func:`netproof.verifier.smt.prooflog.check_fresh`: fingerprints and
 query texts rebuilt, nothing solved), every ``.smt2`` query is solved again from its file, by
 cvc5 (default) or z3, and the answer compared with the recorded one; a log without queries (an
 exhaustive proof) has its exhaustive check run again. Per log the outcome is:
@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .claims import Construction
-from .prooflog import ProofLog, ProofLogError, check_fresh, verdict_name
+from netproof.verifier.claims import Construction
+from netproof.verifier.smt.prooflog import ProofLog, ProofLogError, check_fresh, verdict_name
 
 Agreement = Literal["agree", "disagree", "undecided", "rejected"]
 SOLVERS = ("cvc5", "z3")
@@ -131,8 +131,8 @@ def recheck_log(path: str, *, solver: str = "cvc5", timeout: float = 120.0,
 
 def _recheck_exhaustive(log: ProofLog, solver: str, registry: Mapping[str, Construction] | None) -> LogCheck:
     """A log without queries: run its check again (exhaustive, exact) and compare verdicts."""
-    from .checker import Job, check
-    from .prooflog import _claim_of, _construction
+    from netproof.verifier.exhaustive.checker import Job, check
+    from netproof.verifier.smt.prooflog import _claim_of, _construction
 
     rec = log.record
     c = _construction(rec["construction"], registry)
@@ -158,7 +158,7 @@ def _recheck_exhaustive(log: ProofLog, solver: str, registry: Mapping[str, Const
 
 
 def recheck(paths: Sequence[str], *, solver: str = "cvc5", timeout: float = 120.0) -> list[LogCheck]:
-    from .prooflog import find_logs
+    from netproof.verifier.smt.prooflog import find_logs
 
     return [recheck_log(p, solver=solver, timeout=timeout) for p in find_logs(paths)]
 

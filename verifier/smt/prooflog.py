@@ -33,8 +33,8 @@ from typing import Any
 
 from netproof.symbolic import fingerprint, render
 
-from .claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
-from .smt import LemmaNode, Outcome, SmtQuery
+from netproof.verifier.claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
+from netproof.verifier.smt.encoder import LemmaNode, Outcome, SmtQuery
 
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -85,7 +85,7 @@ def record(
 ) -> dict[str, Any]:
     """The JSON record of one verdict (``query_files`` maps a query's name to its ``.smt2``
     path relative to the record; without it the paths are the default layout's)."""
-    from . import __version__
+    from netproof import __version__
 
     if not isinstance(outcome, Outcome):
         outcome = Outcome(outcome)
@@ -149,7 +149,7 @@ def record(
 
 
 def _solver_info() -> dict[str, str]:
-    from .smt import SOLVER, solver_version
+    from netproof.verifier.smt.encoder import SOLVER, solver_version
 
     return {"name": SOLVER, "version": solver_version()}
 
@@ -403,7 +403,7 @@ def check_fresh(path: str, registry: Mapping[str, Construction] | None = None) -
     for n, fp in (rec["network"].get("fingerprints") or {}).items():
         if fingerprint(c.network(values, int(n))) != fp:
             raise ProofLogError(f"{path}: the network for n={n} no longer has fingerprint {fp[:16]}…; run the proof again")
-    from .compositional import METHOD as COMPOSITIONAL
+    from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
 
     if rec["format_version"] == 2 and rec["method"] == COMPOSITIONAL and rec.get("lemmas"):
         _check_compositional(log, c, values, c.network(values, rec["bound"]) if c.per_length else net)
@@ -426,8 +426,8 @@ def check_fresh(path: str, registry: Mapping[str, Construction] | None = None) -
 def _check_compositional(log: ProofLog, c: Construction, values: Mapping[str, Any], net: Any) -> None:
     """The queries of a compositional proof's lemma tree rebuilt to the recorded bytes: the
     lemmas' (proved again: small queries) and the theorem's (built, not solved)."""
-    from .claims import Recognizes, ValueIs
-    from .compositional import rebuild_queries as rebuild_compositional
+    from netproof.verifier.claims import Recognizes, ValueIs
+    from netproof.verifier.smt.compositional import rebuild_queries as rebuild_compositional
 
     claim = _claim_of(log, c, values)
     if not isinstance(claim, Recognizes | ValueIs) or c.lemmas is None:
@@ -465,9 +465,9 @@ def _check_compositional(log: ProofLog, c: Construction, values: Mapping[str, An
 
 def rebuild_queries(c: Construction, values: Mapping[str, Any], claim: Claim, rec: Mapping[str, Any]) -> dict[str, str]:
     """The SMT-LIB2 text of the recorded queries, rebuilt (not solved), by query name."""
-    from .checker import Job, block_identity_query
-    from .claims import BlockIdentity, Recognizes, ValueIs
-    from .smt import recognition_query, to_smt2, value_query
+    from netproof.verifier.exhaustive.checker import Job, block_identity_query
+    from netproof.verifier.claims import BlockIdentity, Recognizes, ValueIs
+    from netproof.verifier.smt.encoder import recognition_query, to_smt2, value_query
 
     job = Job(c, values)
     out: dict[str, str] = {}

@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .claims import Claim, Construction
+from netproof.verifier.claims import Claim, Construction
 
 __all__ = ["build", "find_record"]
 
@@ -37,7 +37,7 @@ def _cell(text: object) -> str:
 def find_record(proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim) -> dict[str, Any] | None:
     """The committed record of ``claim`` at its default bound (any of the bound spellings
     ``n<max_len>``, ``all``, ``fact``), or None."""
-    from .cli import _record_path
+    from netproof.verifier.cli import _record_path
 
     candidates = [_record_path(proofs, c, values, claim, claim.max_len), _record_path(proofs, c, values, claim, None)]
     for path in candidates:

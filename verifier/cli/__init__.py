@@ -8,7 +8,7 @@
     netproof new NAME [--out PATH]
 
 Wherever a construction NAME is expected, a user module FILE.py (every construction it defines)
-or FILE.py:NAME (one of them) works too: see :mod:`netproof.verifier.usermod`.
+or FILE.py:NAME (one of them) works too: see :mod:`netproof.verifier.campaign.usermod`.
 
 Exit status: 0 success (``prove``: every claim proved), 1 a claim refuted, 3 a claim unknown and
 none refuted, 2 a usage error (one line on stderr, no traceback).
@@ -43,7 +43,7 @@ from netproof.symbolic import (
     tokenize,
 )
 
-from .claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
+from netproof.verifier.claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
 
 EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
 
@@ -79,7 +79,7 @@ def _load_user(path: str) -> tuple[Construction, ...]:
     """The constructions of the user module ``path``, added to the registry of this invocation."""
     from netproof.constructions import REGISTRY
 
-    from .usermod import UserModuleError, load
+    from netproof.verifier.campaign.usermod import UserModuleError, load
 
     key = os.path.realpath(path)
     if key in _LOADED:
@@ -137,7 +137,7 @@ def _load_file_construction(path: str) -> Construction:
 def _resolve(arg: str) -> list[Construction]:
     """A command-line construction: a built-in NAME, a user module FILE.py (all of its
     constructions) or FILE.py:NAME (one of them), or a network file FILE.json."""
-    from .usermod import is_module_ref, module_filename, split_ref
+    from netproof.verifier.campaign.usermod import is_module_ref, module_filename, split_ref
 
     if arg.endswith(".json"):
         if not os.path.isfile(arg):
@@ -239,7 +239,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _value_text(value: Any) -> str:
-    from .checker import _fmt
+    from netproof.verifier.exhaustive.checker import _fmt
 
     return _fmt(value)
 
@@ -274,7 +274,7 @@ def _load_network_file(path: str) -> tuple[Network, Construction | None, dict[st
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .usermod import is_module_ref
+    from netproof.verifier.campaign.usermod import is_module_ref
 
     if not is_module_ref(args.name) and _is_network_file(args.name):
         if args.param:
@@ -474,7 +474,7 @@ def _run_torch(
         fb = compiled.forward(compiled.encode([word], length=args.length), keep_states=False)
         agreement = None
         if args.check:
-            from .differential import compare
+            from netproof.verifier.floats.differential import compare
 
             agreement = compare(net, [word], dtype=args.dtype, device=args.device, length=args.length, compiled=compiled)
     except SymbolicError as exc:
@@ -609,8 +609,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from .checker import Job
-    from .fuzz import FuzzError, fuzz, fuzzable
+    from netproof.verifier.exhaustive.checker import Job
+    from netproof.verifier.fuzzing.fuzz import FuzzError, fuzz, fuzzable
 
     given = _parse_assignments(args.param)
     reg = _registry()
@@ -732,7 +732,7 @@ def _fuzz_verdict(v: Verdict) -> str:
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
-    from .ledger import build
+    from netproof.verifier.campaign.ledger import build
 
     if not os.path.isdir(args.proofs):
         raise UsageError(f"no proof records at {args.proofs!r}: run `netproof prove` first or pass --proofs DIR")
@@ -834,7 +834,7 @@ def _run_seq2seq(
     from netproof.symbolic.seq2seq import DEFAULT_MAX_STEPS
     from netproof.symbolic.seq2seq import run as run_seq2seq
 
-    from .claims import Simulates
+    from netproof.verifier.claims import Simulates
 
     if args.backend not in ("auto", "exact", "sympy"):
         raise UsageError(f"--backend {args.backend}: the encoder–decoder {net.name!r} runs with exact or sympy")
@@ -946,7 +946,7 @@ class Task:
 def _claim_bound(claim: Claim, max_n: int | None, verdict: Verdict | None = None) -> int | None:
     """The word-length bound a verdict covers; None for statements without one (lemmas over all
     integers or reals, identities, structural proofs that hold for every length)."""
-    from .claims import BlockIdentity, ExactFact, ForAll, Identity
+    from netproof.verifier.claims import BlockIdentity, ExactFact, ForAll, Identity
 
     if isinstance(claim, (BlockIdentity, Identity, ExactFact, ForAll)):
         return None
@@ -958,8 +958,8 @@ def _claim_bound(claim: Claim, max_n: int | None, verdict: Verdict | None = None
 def _work(task: Task) -> list[tuple[Any, float]]:
     """Check the claims of one construction in one process, so that claims evaluated with the
     same backend share their traces."""
-    from .checker import Job
-    from .smt import Outcome, prove_claim
+    from netproof.verifier.exhaustive.checker import Job
+    from netproof.verifier.smt.encoder import Outcome, prove_claim
 
     reg = _registry()
     if task.construction not in reg and task.module is not None:
@@ -995,13 +995,13 @@ def _verdict_name(v: Verdict) -> str:
 
 
 def _record(c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, verdict: Verdict) -> dict[str, Any]:
-    from .prooflog import record
+    from netproof.verifier.smt.prooflog import record
 
     return record(c, values, claim, bound, verdict)
 
 
 def _write_atomic(path: str, text: str) -> None:
-    from .prooflog import write_atomic
+    from netproof.verifier.smt.prooflog import write_atomic
 
     write_atomic(path, text)
 
@@ -1009,7 +1009,7 @@ def _write_atomic(path: str, text: str) -> None:
 def _record_path(
     out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, kind: str = "prove"
 ) -> str:
-    from .prooflog import record_path
+    from netproof.verifier.smt.prooflog import record_path
 
     return record_path(out, c, values, claim, bound, kind)
 
@@ -1091,7 +1091,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         sys.stderr.write("\n")
     elapsed = time.perf_counter() - started
 
-    from .prooflog import record, write_log
+    from netproof.verifier.smt.prooflog import record, write_log
 
     records = []
     for (c, values, claim, verdict, _seconds), outcome in zip(results, outcomes, strict=True):
@@ -1124,8 +1124,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_recheck(args: argparse.Namespace) -> int:
-    from .prooflog import find_logs
-    from .recheck import as_json, recheck_log
+    from netproof.verifier.smt.prooflog import find_logs
+    from netproof.verifier.smt.recheck import as_json, recheck_log
 
     if args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout:g} must be > 0 (seconds per query)")
@@ -1167,7 +1167,7 @@ def cmd_recheck(args: argparse.Namespace) -> int:
 
 def _share_key(claim: Claim, idx: int) -> object:
     """Claims with equal keys run in one task (and share traces); see cmd_prove."""
-    from .claims import (
+    from netproof.verifier.claims import (
         BlockIdentity,
         ExactFact,
         ForAll,
@@ -1231,7 +1231,7 @@ def _print_table(results: Sequence[tuple[Construction, Mapping[str, Any], Claim,
 def cmd_new(args: argparse.Namespace) -> int:
     from netproof.constructions import REGISTRY
 
-    from .usermod import UserModuleError, check_name, module_filename, render_template
+    from netproof.verifier.campaign.usermod import UserModuleError, check_name, module_filename, render_template
 
     try:
         check_name(args.name)
@@ -1380,7 +1380,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_new.add_argument("--out", default="", help="the file to write (default: NAME with underscores, .py)")
     p_new.set_defaults(func=cmd_new)
 
-    from netproof.verifier import (  # their own modules: torch and matplotlib load only when run
+    from netproof.verifier.floats import (  # their own modules: torch and matplotlib load only when run
         plots,
         precision,
     )

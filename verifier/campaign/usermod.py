@@ -31,7 +31,7 @@ from types import ModuleType
 
 from netproof.symbolic import Network
 
-from .claims import ClaimBase, Construction
+from netproof.verifier.claims import ClaimBase, Construction
 
 __all__ = [
     "NAME_PATTERN", "TEMPLATE", "UserModuleError", "check_name", "is_module_ref", "load",

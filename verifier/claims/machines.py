@@ -6,8 +6,8 @@ which simulates Siegelmann & Sontag's σ-RNNs; Siegelmann & Sontag 1995, *On the
 Power of Neural Nets*, §3, which simulate two-stack machines). Each is frozen data with exact
 ``Fraction`` weights and a plain-Python reference semantics (``run``), the ground truth a
 simulation is checked against, as :class:`netproof.verifier.claims.Language` is for recognizers. Random
-instances for differential tests come from :func:`netproof.verifier.strategies.sigma_rnns` and
-:func:`netproof.verifier.strategies.two_stack_machines`.
+instances for differential tests come from :func:`netproof.verifier.fuzzing.strategies.sigma_rnns` and
+:func:`netproof.verifier.fuzzing.strategies.two_stack_machines`.
 
 A σ-RNN reads one symbol per step, h_t = σ(W_h·h_{t−1} + W_x·x_t + b) with x_t the one-hot code
 of the t-th symbol and σ(x) = min(1, max(0, x)) (the saturated-linear σ of Siegelmann & Sontag);

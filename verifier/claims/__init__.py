@@ -1,7 +1,7 @@
 """Claims (frozen data), verdicts (a sum type) and the declaration of a construction.
 
 A claim says what a paper asserts about a network, with its bound and its paper reference; the
-checkers in :mod:`netproof.verifier.checker` turn it into a :data:`Verdict`. Nothing here evaluates a
+checkers in :mod:`netproof.verifier.exhaustive.checker` turn it into a :data:`Verdict`. Nothing here evaluates a
 network: this module imports the IR only, so constructions can declare claims without importing
 an interpreter, z3 or torch.
 
@@ -34,7 +34,7 @@ Claim kinds:
   configurations at given ticks.
 
 Lemmas (the steps of a paper's proof, declared per construction and proved block by block by
-:mod:`netproof.verifier.compositional`): :class:`BooleanBlock` (an FFN computes Boolean functions of
+:mod:`netproof.verifier.smt.compositional`): :class:`BooleanBlock` (an FFN computes Boolean functions of
 Boolean dims), :class:`ScaledBlock` (an FFN computes an integer function of integers over a
 common unit, such as I[i = k]/n) and :class:`NearestSelection` (a hardmax head selects the
 nearest position where a Boolean condition holds). A :class:`Language` may carry an :class:`Automaton`: a symbolic
@@ -50,7 +50,7 @@ from typing import Any, Literal, TypeAlias
 
 from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq
 
-from .machines import Configuration, SigmaRNN
+from netproof.verifier.claims.machines import Configuration, SigmaRNN
 
 Backend: TypeAlias = Literal["exact", "sympy", "symbolic", "interval"]
 Word: TypeAlias = tuple[str, ...]
@@ -188,7 +188,7 @@ class ValueIs(ClaimBase):
     ``t`` (token index), ``i`` (the paper's position), ``#a`` (how many times symbol ``a``
     occurs in the word) and ``wj=a`` (1 if the j-th symbol, from 1, is ``a``, else 0), e.g.
     ``Symbol("#1") / Symbol("n")``: what lets ``--method smt``
-    prove the claim over a symbolic word (:func:`netproof.verifier.smt.value_is_smt`). It must agree
+    prove the claim over a symbolic word (:func:`netproof.verifier.smt.encoder.value_is_smt`). It must agree
     with ``expected`` wherever that is not None (a test checks the declared ones)."""
 
 

@@ -1,11 +1,11 @@
 """Property-based fuzzing of a construction's claims with hypothesis: evidence, never proof.
 
-:func:`fuzz` draws words with the strategies of :mod:`netproof.verifier.strategies` (chosen per claim:
+:func:`fuzz` draws words with the strategies of :mod:`netproof.verifier.fuzzing.strategies` (chosen per claim:
 for a Dyck language a mix of uniform words, members, near-misses and long members; words the
 claim is about when it has ``only`` or a ``domain``), checks the claim on each word with the
 claim's own backend, and when a word fails lets hypothesis shrink it, polishes it by one- and
 two-symbol deletions and substitutions towards the shortlex order, and **replays** the result
-through :func:`netproof.verifier.checker.check_word` (the exhaustive checker's per-word logic). The
+through :func:`netproof.verifier.exhaustive.checker.check_word` (the exhaustive checker's per-word logic). The
 verdict is then
 
 - :class:`~netproof.verifier.claims.Refuted` with method ``"fuzz (hypothesis, <backend>)"``, the shrunk
@@ -27,14 +27,14 @@ where only the float run fails is a :class:`FloatIssue` (reported in the verdict
 
 Reproducibility: ``seed=S`` replays exactly the run the verdict reported as "seed S";
 ``derandomize=True`` draws the same examples on every run (the ``netproof-ci`` profile of
-:mod:`netproof.verifier.strategies`). An unseeded run draws a fresh seed (reported in the verdict), saves
+:mod:`netproof.verifier.fuzzing.strategies`). An unseeded run draws a fresh seed (reported in the verdict), saves
 its failing examples in an example database (``.netproof/fuzz-db`` under the current directory
 by default, one key per construction, parameters, claim and bound; ``database=None`` turns it
 off) and replays them first on the next unseeded run. As in hypothesis, seeded and derandomized
 runs leave the database alone.
 
 >>> from netproof.constructions import REGISTRY
->>> from netproof.verifier.checker import Job
+>>> from netproof.verifier.exhaustive.checker import Job
 >>> c = REGISTRY["dyck"]
 >>> values = c.parse_params({"k": "1", "depth": "1", "variant": "paper"})
 >>> claim = c.claims(values)[0]
@@ -61,9 +61,9 @@ from hypothesis.errors import Unsatisfiable
 from netproof.symbolic import Classifier, Network, NotRationalError, render
 from netproof.symbolic.evaluation import UndecidedSignError, UndefinedValueError
 
-from . import strategies
-from .checker import Job, check_word
-from .claims import (
+from netproof.verifier.fuzzing import strategies
+from netproof.verifier.exhaustive.checker import Job, check_word
+from netproof.verifier.claims import (
     Bound,
     Claim,
     CrossEntropy,
@@ -77,7 +77,7 @@ from .claims import (
     Verdict,
     Word,
 )
-from .strategies import CI_PROFILE
+from netproof.verifier.fuzzing.strategies import CI_PROFILE
 
 __all__ = [
     "BACKENDS",
@@ -257,7 +257,7 @@ def _domain_shapes(job: Job, claim: TraceProperty, min_len: int, max_len: int) -
 def _matches(claim: TraceProperty, test: Callable[[Word, int], bool], alphabet: Sequence[str], min_len: int) -> bool:
     """Does ``test`` pick out exactly the claim's domain on every word of length <= 4 (or
     fewer, while there are at most 5000 such words)?"""
-    from .checker import words as all_words
+    from netproof.verifier.exhaustive.checker import words as all_words
 
     assert claim.domain is not None
     bound = 4
@@ -278,7 +278,7 @@ def plan(job: Job, claim: Claim, *, max_len: int = DEFAULT_MAX_LEN) -> Plan:
       domain's own words up to the claim's bound, drawn as a list;
     - a claim with ``only``: members when ``only`` is the membership test of the
       construction's language, else the mix below filtered by ``only``;
-    - otherwise: :func:`netproof.verifier.strategies.language_words` for the claim's language (uniform
+    - otherwise: :func:`netproof.verifier.fuzzing.strategies.language_words` for the claim's language (uniform
       words, members, near-misses, long members), or uniform words when there is none.
     """
     min_len = claim.min_len

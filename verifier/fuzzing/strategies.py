@@ -11,7 +11,7 @@ Use them in your own tests::
     from hypothesis import given, settings
 
     from netproof.constructions.dyck import is_dyck
-    from netproof.verifier.strategies import dyck_words, near_misses
+    from netproof.verifier.fuzzing.strategies import dyck_words, near_misses
 
     @given(dyck_words(k=2, depth=3, max_len=40))
     def test_my_recognizer_accepts_members(w):
@@ -38,7 +38,7 @@ What there is:
 - :func:`networks`: small valid IR networks (hardmax heads with every mask, scoring and tie
   rule, softmax heads with exact integer scores, FFNs of every activation, W^O, residual and
   plain sublayers, a :class:`~netproof.symbolic.Classifier`), for differential tests of interpreters;
-- :func:`sigma_rnns` and :func:`two_stack_machines`: random :mod:`netproof.verifier.machines`.
+- :func:`sigma_rnns` and :func:`two_stack_machines`: random :mod:`netproof.verifier.claims.machines`.
 
 The settings profile :data:`CI_PROFILE` (``"netproof-ci"``) is registered on import:
 derandomized, no example database, no deadline.
@@ -73,8 +73,8 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
 
-from .claims import Language
-from .machines import (
+from netproof.verifier.claims import Language
+from netproof.verifier.claims.machines import (
     EMPTY,
     KEEP,
     POP,
@@ -435,7 +435,7 @@ def _kind(language: Language) -> tuple[str, int, int]:
         k, D = int(match.group(1)), int(match.group(2))
         if k >= 1 and D >= 1 and _dyck().DYCK(k, D) is language:
             return "dyck", k, D
-    from netproof.constructions.languages import FIRST, PARITY
+    from netproof.verifier.claims.languages import FIRST, PARITY
 
     if language is PARITY:
         return "parity", 0, 0
@@ -603,7 +603,7 @@ _UNIT = st.sampled_from((Fraction(0), Fraction(1, 2), Fraction(1), Fraction(1, 3
 
 
 def sigma_rnns(*, alphabet: Sequence[str] = ("0", "1"), max_units: int = 3) -> st.SearchStrategy[SigmaRNN]:
-    """Random :class:`~netproof.verifier.machines.SigmaRNN` over ``alphabet`` with 1..``max_units``
+    """Random :class:`~netproof.verifier.claims.machines.SigmaRNN` over ``alphabet`` with 1..``max_units``
     hidden units, weights in {−2, −1, −1/2, 0, 1/2, 1, 2} and h0 in [0, 1]."""
     symbols = tuple(alphabet)
     if not symbols:
@@ -634,7 +634,7 @@ def sigma_rnns(*, alphabet: Sequence[str] = ("0", "1"), max_units: int = 3) -> s
 def two_stack_machines(
     *, input_alphabet: Sequence[str] = ("a", "b"), extra_stack_symbols: int = 1, max_states: int = 3
 ) -> st.SearchStrategy[TwoStackMachine]:
-    """Random deterministic :class:`~netproof.verifier.machines.TwoStackMachine`: 1..``max_states``
+    """Random deterministic :class:`~netproof.verifier.claims.machines.TwoStackMachine`: 1..``max_states``
     states ``q0`` (start), ``q1``, ...; stack symbols the input symbols plus
     ``extra_stack_symbols`` more (``x0``, ``x1``, ...); for each (state, top1, top2) a
     transition or none, never popping an empty stack; a random set of accepting states."""

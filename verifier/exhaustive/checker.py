@@ -49,7 +49,7 @@ from netproof.symbolic.seq2seq import Seq2SeqTrace
 from netproof.symbolic.sympy_interp import SympyArithmetic
 from netproof.symbolic.sympy_interp import run as run_sympy
 
-from .claims import (
+from netproof.verifier.claims import (
     BlockIdentity,
     Bound,
     Claim,
@@ -234,7 +234,7 @@ def check(
 ) -> Verdict:
     """The verdict of ``claim`` for ``job`` up to ``max_len`` (default: the claim's own bound).
 
-    ``queries``: a list that receives the :class:`netproof.verifier.smt.SmtQuery` of every solver query
+    ``queries``: a list that receives the :class:`netproof.verifier.smt.encoder.SmtQuery` of every solver query
     a single-query claim (:class:`BlockIdentity`) makes, for its proof log."""
     bound = claim.max_len if max_len is None else max_len
     match claim:
@@ -971,7 +971,7 @@ def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
 
 
 def _block_identity(job: Job, claim: BlockIdentity, queries: list[Any] | None = None) -> Verdict:
-    from .smt import solve
+    from netproof.verifier.smtlib import solve
 
     method = f"smt (z3), all {claim.domain}"
     built = block_identity_query(job, claim)
