@@ -152,7 +152,10 @@ class Trace(Generic[V]):
 # --------------------------------------------------------------------------- helpers
 
 
-class _Evaluator(Generic[V]):
+class Evaluator(Generic[V]):
+    """The network's forward pass over any :class:`Arithmetic` (the interpreters' shared core:
+    exact, sympy and interval runs, and the SMT encoder's fixed positions, use it)."""
+
     def __init__(self, net: Network, arith: Arithmetic[V]) -> None:
         self.net = net
         self.ar = arith
@@ -252,7 +255,7 @@ class _Evaluator(Generic[V]):
             return self._head_grouped(layer, h, qs, ks, vs, list(groups.values()), n, selections)
         result: list[dict[str, V]] = []
         for i in range(n):
-            allowed = _mask(h.mask, i, n)
+            allowed = visible_positions(h.mask, i, n)
             if not allowed:
                 if h.empty == "error":
                     raise UndefinedValueError(
@@ -323,7 +326,7 @@ class _Evaluator(Generic[V]):
         out: dict[str, V] = {}
         for h in block.heads:
             where = f"attention {block.name!r} head {h.name!r}"
-            allowed = [j for j in _mask(h.mask, i, max(n, i + 1)) if j < n]
+            allowed = [j for j in visible_positions(h.mask, i, max(n, i + 1)) if j < n]
             if not allowed:
                 if h.empty == "error":
                     raise UndefinedValueError(
@@ -812,7 +815,9 @@ def _in_range(sorted_positions: list[int], lo: int, hi: int) -> list[int]:
     return sorted_positions[bisect.bisect_left(sorted_positions, lo) : bisect.bisect_left(sorted_positions, hi)]
 
 
-def _mask(mask: str, i: int, n: int) -> list[int]:
+def visible_positions(mask: str, i: int, n: int) -> list[int]:
+    """The positions j < n that a query at position i attends to under ``mask`` (the IR's mask
+    names: none, causal, strict_causal, anticausal, strict_anticausal)."""
     if mask == "none":
         return list(range(n))
     if mask == "causal":
@@ -846,4 +851,4 @@ def evaluate(
             f"network {net.name!r} is a RecurrentNetwork ({type(net.cell).__name__}); this interpreter runs "
             "transformer-style Networks only: evaluate it with symbolic.recurrent.run(net, word)"
         )
-    return _Evaluator(net, arith).run(word, length)
+    return Evaluator(net, arith).run(word, length)

@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Generic, Literal, TypeVar
 
 from .errors import WordError
-from .evaluation import Arithmetic, Selection, State, _Evaluator, _freeze
+from .evaluation import Arithmetic, Selection, State, Evaluator, _freeze
 from .ir import Seq2Seq
 from .positional import feature
 from .words import tokenize
@@ -102,7 +102,7 @@ def evaluate(
     (y_0 .. y_{max_steps} are computed)."""
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0:
         raise WordError(f"max_steps={max_steps!r} must be an int >= 0")
-    ev: _Evaluator[V] = _Evaluator(net, arith)  # type: ignore[arg-type]
+    ev: Evaluator[V] = Evaluator(net, arith)  # type: ignore[arg-type]
     ar = arith
     symbols = tokenize(net.alphabet, word)
     emb = net.embedding

@@ -1199,7 +1199,7 @@ class _CompiledSeq2Seq(CompiledNetwork):
 
     def _attend(self, cl: _CLayer, x: Any, i: int, kv: Any, n: int, stats: list[Any]) -> Any:
         """One query row ``x`` (dims,) at index ``i`` against the rows ``kv`` (m × dims), then
-        the residual and the post layer norm: :meth:`netproof.symbolic.evaluation._Evaluator.attend`."""
+        the residual and the post layer norm: :meth:`netproof.symbolic.evaluation.Evaluator.attend`."""
         torch = self.torch
         m = kv.shape[0]
         parts = []

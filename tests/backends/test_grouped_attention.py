@@ -110,13 +110,13 @@ def test_grouped_and_direct_attention_agree_on_the_chiang_networks(net: Network,
 
 def test_the_grouped_path_is_taken_on_a_long_word_of_the_parity_network(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
-    original = evaluation._Evaluator._head_grouped
+    original = evaluation.Evaluator._head_grouped
 
     def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(evaluation._Evaluator, "_head_grouped", spy)
+    monkeypatch.setattr(evaluation.Evaluator, "_head_grouped", spy)
     run_exact(parity_transformer(), "0110" * 5)
     assert len(calls) == 3  # the counting head and both parity heads
 

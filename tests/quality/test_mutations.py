@@ -485,7 +485,7 @@ def test_every_parity_mutant_layer_value_is_proved_for_every_length_only_where_i
     for every length) on every single-weight mutant of the ln(4) network: unsat only where the
     exact interpreter agrees with the closed form on every word up to 6, and a model word that
     the exact interpreter refutes otherwise (replay_value raises on an encoder bug)."""
-    from netproof.verifier.exhaustive.checker import _value_is_body
+    from netproof.verifier.exhaustive.checker import value_is_body
     from netproof.verifier.smt.classes import value_query
     from netproof.verifier.smt.compositional import _LemmaResult, prove_lemma
     from netproof.verifier.smt.encoder import replay_value
@@ -507,7 +507,7 @@ def test_every_parity_mutant_layer_value_is_proved_for_every_length_only_where_i
                 answer = str(solver.check())
                 name = f"{describe(net, path)} → {get_at(mutant, path)}, {claim.id}"
                 if answer == "unsat":
-                    wrong = [w for w, trace in traces if isinstance(_value_is_body(claim, PARITY.alphabet, "exhaustive", None)(w, trace), Refuted)]
+                    wrong = [w for w, trace in traces if isinstance(value_is_body(claim, PARITY.alphabet, "exhaustive", None)(w, trace), Refuted)]
                     assert not wrong, f"{name}: proved for every length, but wrong on {wrong[:3]}"
                 else:
                     assert answer == "sat", f"{name}: {answer}"

@@ -239,9 +239,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _value_text(value: Any) -> str:
-    from netproof.verifier.exhaustive.checker import _fmt
+    from netproof.verifier.exhaustive.checker import format_value
 
-    return _fmt(value)
+    return format_value(value)
 
 
 def _is_network_file(name: str) -> bool:

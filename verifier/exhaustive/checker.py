@@ -177,7 +177,9 @@ def _show(w: Word, alphabet: Sequence[str]) -> str:
     return repr(render(alphabet, w)) if w else "ε (the empty word)"
 
 
-def _fmt(value: Any) -> str:
+def format_value(value: Any) -> str:
+    """A value as verdicts and the CLI show it: a Fraction as p/q, a sympy expression as sympy
+    prints it (factored where it has symbols), an interval as its midpoint and radius."""
     if isinstance(value, Fraction):
         return str(value)
     if isinstance(value, sympy.Basic):
@@ -325,9 +327,9 @@ def _recognizes_body(claim: Recognizes, method: str) -> Body:
             return Refuted(
                 method,
                 f"{_show(w, lang.alphabet)} is {'in' if member else 'not in'} {lang.name} but the network "
-                f"{'accepts' if trace.accepted else 'rejects'} it (logit {_fmt(trace.output)})",
+                f"{'accepts' if trace.accepted else 'rejects'} it (logit {format_value(trace.output)})",
                 w,
-                {"logit": _fmt(trace.output), "accepted": str(trace.accepted), "member": str(member)},
+                {"logit": format_value(trace.output), "accepted": str(trace.accepted), "member": str(member)},
             )
         return None
 
@@ -390,9 +392,9 @@ def _recognizes_batched(job: Job, claim: Recognizes, bound: int, progress: Progr
                 return Refuted(
                     method,
                     f"{_show(w, lang.alphabet)} is {'in' if is_member else 'not in'} {lang.name} but the network "
-                    f"{'accepts' if accepted else 'rejects'} it (logit {_fmt(logit)})",
+                    f"{'accepts' if accepted else 'rejects'} it (logit {format_value(logit)})",
                     w,
-                    {"logit": _fmt(logit), "accepted": str(accepted), "member": str(is_member)},
+                    {"logit": format_value(logit), "accepted": str(accepted), "member": str(is_member)},
                 )
             done += len(chunk)
             if progress is not None:
@@ -436,7 +438,7 @@ def _equal(backend: str, value: Any, expected: Any) -> bool | None:
 
 def _value_is(job: Job, claim: ValueIs, bound: int, progress: Progress | None) -> Verdict:
     undecided: list[str] = []
-    body = _value_is_body(claim, job.alphabet, _method(claim.backend), undecided)
+    body = value_is_body(claim, job.alphabet, _method(claim.backend), undecided)
     verdict = _guard(job, claim, claim.backend, bound, progress, body)
     if isinstance(verdict, Proved) and undecided:
         return Unknown(
@@ -446,7 +448,7 @@ def _value_is(job: Job, claim: ValueIs, bound: int, progress: Progress | None) -
     return verdict
 
 
-def _value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecided: list[str] | None) -> Body:
+def value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecided: list[str] | None) -> Body:
     """With ``undecided`` a list, a word whose equality the backend cannot decide is noted there
     and the search goes on; with None it is an Unknown at once."""
     E = _E if claim.backend == "symbolic" else None
@@ -465,9 +467,9 @@ def _value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecid
             if not same:
                 return Refuted(
                     method,
-                    f"on {_show(w, alphabet)}: {where} is {_fmt(value)}, the claim says {_fmt(expected)}",
+                    f"on {_show(w, alphabet)}: {where} is {format_value(value)}, the claim says {format_value(expected)}",
                     w,
-                    {"network": _fmt(value), "claimed": _fmt(sympy.sympify(expected) if not isinstance(expected, Fraction) else expected)},
+                    {"network": format_value(value), "claimed": format_value(sympy.sympify(expected) if not isinstance(expected, Fraction) else expected)},
                 )
         return None
 
@@ -655,13 +657,13 @@ def _bound_body(claim: Bound, alphabet: Sequence[str], method: str) -> Body:
                     diff_sign = _iv_sign(_enclose(v) - _enclose(limit))
                 ok_signs = ({1} if strict else {0, 1}) if side == "lower" else ({-1} if strict else {-1, 0})
                 if diff_sign is None:
-                    return Unknown(method, f"on {_show(w, alphabet)}: {where} = {_fmt(v)} is not separated from the {side} bound {_fmt(limit)}")
+                    return Unknown(method, f"on {_show(w, alphabet)}: {where} = {format_value(v)} is not separated from the {side} bound {format_value(limit)}")
                 if diff_sign not in ok_signs:
                     return Refuted(
                         method,
-                        f"on {_show(w, alphabet)}: {'|' if claim.absolute else ''}{where}{'|' if claim.absolute else ''} = {_fmt(v)} breaks the {side} bound {_fmt(limit)} ({claim.bound_text})",
+                        f"on {_show(w, alphabet)}: {'|' if claim.absolute else ''}{where}{'|' if claim.absolute else ''} = {format_value(v)} breaks the {side} bound {format_value(limit)} ({claim.bound_text})",
                         w,
-                        {"value": _fmt(v), side: _fmt(limit)},
+                        {"value": format_value(v), side: format_value(limit)},
                     )
         return None
 
@@ -788,7 +790,7 @@ def _soft_agrees(job: Job, claim: SoftAgrees, bound: int, progress: Progress | N
         hard, soft = recs
         if soft.predicted is None:
             return Unknown(method, f"on {_show(w, alphabet)}: an enclosure of y straddles {threshold}: "
-                           + ", ".join(f"y:{k} = {_fmt(v)}" for k, v in soft.y.items()))
+                           + ", ".join(f"y:{k} = {format_value(v)}" for k, v in soft.y.items()))
         if soft.predicted != hard.predicted:
             return Refuted(
                 method,
@@ -875,9 +877,9 @@ def _sign_for_all_bases(job: Job, claim: SignForAllBases, bound: int, progress: 
             return Refuted(
                 method,
                 f"on {_show(w, alphabet)} with E = {at if at is not None else '(irrational)'} > {threshold}: "
-                f"s = {_fmt(s)} has the wrong sign",
+                f"s = {format_value(s)} has the wrong sign",
                 w,
-                {"E": str(at), "s(E)": _fmt(s)},
+                {"E": str(at), "s(E)": format_value(s)},
             )
         if status == "unknown":
             return Unknown(method, f"z3 returned unknown on {_show(w, alphabet)}")
@@ -1302,10 +1304,10 @@ def _mirror(job: Job, claim: MirrorInvariant, bound: int, progress: Progress | N
                         return Refuted(
                             "exhaustive (interval)",
                             f"on {_show(w, alphabet)} after {state.label!r} at position {trace.positions[t]}: "
-                            f"{d} = {_fmt(trace.value(state.label, t, d))} but {m} = {_fmt(trace.value(state.label, t, m))} "
+                            f"{d} = {format_value(trace.value(state.label, t, d))} but {m} = {format_value(trace.value(state.label, t, m))} "
                             f"(structural cause: {fault})",
                             w,
-                            {d: _fmt(trace.value(state.label, t, d)), m: _fmt(trace.value(state.label, t, m))},
+                            {d: format_value(trace.value(state.label, t, d)), m: format_value(trace.value(state.label, t, m))},
                         )
         return None
 
@@ -1351,7 +1353,7 @@ def check_word(job: Job, claim: Claim, word: Word) -> Verdict | None:
         case Recognizes():
             body = _recognizes_body(claim, method)
         case ValueIs():
-            body = _value_is_body(claim, alphabet, method, None)
+            body = value_is_body(claim, alphabet, method, None)
         case Bound():
             body = _bound_body(claim, alphabet, method)
         case TraceProperty():

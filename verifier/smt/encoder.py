@@ -297,11 +297,11 @@ class _Encoder:
                 "encoded; check this claim with --method exhaustive"
             )
         from netproof.symbolic import NotRationalError
-        from netproof.symbolic.evaluation import _Evaluator
+        from netproof.symbolic.evaluation import Evaluator
         from netproof.symbolic.exact import FractionArithmetic
 
         try:
-            return dict(_Evaluator(self.net, FractionArithmetic()).layernorm(ln, x, where))  # type: ignore[arg-type]
+            return dict(Evaluator(self.net, FractionArithmetic()).layernorm(ln, x, where))  # type: ignore[arg-type]
         except NotRationalError as exc:
             raise Unsupported(str(exc)) from exc
 
@@ -355,7 +355,7 @@ class _Encoder:
         self, layer: str, h: Head, rows: list[dict[str, Val]], n: int, live: frozenset[int] | None = None
     ) -> list[dict[str, Val] | None]:
         """The head's output at every query position in ``live`` (None: all); None elsewhere."""
-        from netproof.symbolic.evaluation import _mask
+        from netproof.symbolic.evaluation import visible_positions
 
         where = f"attention {layer!r} head {h.name!r}"
         if h.relative:
@@ -366,7 +366,7 @@ class _Encoder:
         outs = h.value.outputs
         result: list[dict[str, Val] | None] = []
         for i in range(n):
-            allowed = _mask(h.mask, i, n)
+            allowed = visible_positions(h.mask, i, n)
             if not allowed:
                 if h.empty == "error":
                     raise Unsupported(
@@ -1087,10 +1087,10 @@ def replay_value(net: Any, claim: ValueIs, alphabet: Sequence[str], word: Word, 
     disagrees with ``expected`` there (a :class:`ValueError` naming the claim)."""
     from netproof.symbolic.exact import run
 
-    from netproof.verifier.exhaustive.checker import _value_is_body
+    from netproof.verifier.exhaustive.checker import value_is_body
 
     trace = run(net, word)
-    refuted = _value_is_body(claim, alphabet, method, None)(word, trace)
+    refuted = value_is_body(claim, alphabet, method, None)(word, trace)
     if isinstance(refuted, Refuted):
         return refuted
     for t in range(trace.n):
