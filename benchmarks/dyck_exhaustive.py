@@ -1,7 +1,7 @@
 """Exhaustive-check throughput on the Dyck(k, D) recognizer of Yao et al. 2021 (default k = 2,
 D = 2): per-word exact evaluation (Fractions) against the batched integer evaluator.
 
-    PYTHONPATH=. python benchmarks/dyck_exhaustive.py [--n 10] [--sample 2000] [--k 2] [--depth 2]
+    python benchmarks/dyck_exhaustive.py [--n 10] [--sample 2000] [--k 2] [--depth 2]
 
 (a) ``symbolic.exact.run`` per word, timed on a seeded random sample of words of length n: the
 per-word cost is what matters (all words would take hours this way), and words of the largest
@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from netproof.constructions.dyck import DYCK
+from netproof.verifier.claims.dyck import DYCK
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic.batched import CHUNK, Evaluator, evaluate, shortlex_block
 from netproof.symbolic.exact import run

@@ -2,7 +2,7 @@
 to length n evaluated word by word with ``symbolic.recurrent.run`` against the prefix-trie walk
 of the PredictsNext checker (each prefix evaluated once, one step from its parent's state).
 
-    PYTHONPATH=. python benchmarks/recurrent_exhaustive.py [--n 6] [--task d2] [--arch stack-rnn]
+    python benchmarks/recurrent_exhaustive.py [--n 6] [--task d2] [--arch stack-rnn]
 
 Also times the interval backend on the soft network (scale K = 6) per step. Checks, outside the
 timings: both exact paths give the same predicted sets (the trie walk through the checker's

@@ -1,15 +1,15 @@
-"""How fast :func:`netproof.verifier.smt.encoder.smt2_portable` turns z3's SMT-LIB2 dumps into the text cvc5 reads,
+"""How fast :func:`netproof.verifier.smtlib.smt2_portable` turns z3's SMT-LIB2 dumps into the text cvc5 reads,
 against the reference printer it replaced (kept below, unchanged: parse into nested lists, drop
 the one-argument sums and products recursively, print back).
 
-    PYTHONPATH=. python benchmarks/smt2_printer.py [--cases dyck22:60,dyck11:480,parity:200] [--repeat 5]
+    python benchmarks/smt2_printer.py [--cases dyck22:60,dyck11:480,parity:200] [--repeat 5]
 
 Each case runs the compositional proof of its recognition claim for the words of exactly one
 length (:func:`netproof.verifier.smt.compositional.prove_recognizes`, as ``netproof prove --method smt``
 does) and keeps every raw dump z3 produced on the way (the lemmas' queries and the length's
 query), with the ``logic`` the prover passed. Every dump is then printed by both printers, which
 must give the same bytes, with the logic the prover gave and with ``logic=None`` (the printer
-computes :func:`netproof.verifier.smt.encoder.smt2_logic`). A row gives the largest dump of the case and, on the
+computes :func:`netproof.verifier.smtlib.smt2_logic`). A row gives the largest dump of the case and, on the
 ``all`` row, the sum over the case's dumps; times are the best of ``--repeat`` runs, in one
 process, one printer after the other (the ratio is the figure to read: absolute times vary with
 the machine's load).
@@ -22,7 +22,7 @@ One run on the shared 2-core machine (Python 3.11, numpy, load average 1.4 from 
 with the printer of commit ada6a59, the default cases and ``dyck11:1920`` (a 7.8 MB dump):
 
 ```text
-$ PYTHONPATH=. python benchmarks/smt2_printer.py --cases dyck22:60,dyck11:480,parity:200,dyck11:1920
+$ python benchmarks/smt2_printer.py --cases dyck22:60,dyck11:480,parity:200,dyck11:1920
 case        dump               bytes  logic  reference ms      new ms   ratio
 dyck22:60   largest           780488  ALL           114.9         6.3   18.4x
 dyck22:60   largest           780488  None          132.0        23.0    5.7x
@@ -53,7 +53,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from netproof.constructions import REGISTRY
-from netproof.verifier.smt import encoder as smt
+from netproof.verifier.smtlib import printer as smt
 from netproof.verifier.claims import Recognizes
 from netproof.verifier.smt.compositional import prove_recognizes
 

@@ -3,10 +3,10 @@ one Bool per (position, symbol), and a hardmax selection through the maximum sco
 pairwise score comparisons. One recognition query ("some word of length n is misclassified")
 per setting, on the Dyck(k, D) recognizer of Yao et al. 2021 (default k = 2, D = 2).
 
-    PYTHONPATH=. python benchmarks/smt_encodings.py [--k 2] [--depth 2] [--n 6,8] [--timeout 120]
+    python benchmarks/smt_encodings.py [--k 2] [--depth 2] [--n 6,8] [--timeout 120]
 
 Every setting must answer unsat (the recognizer is correct); the table gives the encoding and
-solving seconds. The defaults of ``verifier.smt.recognition_query`` are the fastest measured
+solving seconds. The defaults of ``netproof.verifier.smt.monolithic.recognition_query`` are the fastest measured
 here (word ``int``, hardmax ``max``); on this 2-core machine under load, Dyck(2,2): n = 6,
 17.0 s (max) vs 18.0 s (pairwise); n = 8, 44.8 s vs 91.6 s; and ``onehot`` words 1.5x to 2x
 slower than ``int`` at n = 6 and 8. Run the settings one after the other in one process, as
@@ -23,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from netproof.constructions import REGISTRY
-from netproof.constructions.dyck import DYCK
-from netproof.verifier.smt.encoder import recognition_query
+from netproof.verifier.claims.dyck import DYCK
+from netproof.verifier.smt.monolithic import recognition_query
 
 
 def main() -> int:

@@ -1,12 +1,12 @@
 """How far each proof method reaches within a time budget: per claim, the largest n such that
 every word of length <= n was proved, by exhaustive enumeration, by the monolithic SMT encoding
-(:mod:`netproof.verifier.smt.encoder`) and by the compositional SMT proof (:mod:`netproof.verifier.smt.compositional`: every length at once by an
+(:mod:`netproof.verifier.smt.monolithic`) and by the compositional SMT proof (:mod:`netproof.verifier.smt.compositional`: every length at once by an
 inductive invariant or one query over position classes where the network allows, else one query per range of lengths;
 ``compositional-ranges``: ranges only, the ranges doubling; ``compositional-each``: one query per
 length), and the ratios of the compositional reach to the others. A proof for every length
 prints ``every n`` (it covers any bound; the benchmark asks for 2x the target).
 
-    PYTHONPATH=. python benchmarks/smt_reach.py [--budget 60] [--claim dyck22] [--methods exhaustive,smt,compositional]
+    python benchmarks/smt_reach.py [--budget 60] [--claim dyck22] [--methods exhaustive,smt,compositional]
 
 Each method proves lengths 0, 1, 2, ... in increasing order, each length exactly once (all words
 of that length; the compositional proof a range of lengths per query), until the budget (seconds
@@ -76,7 +76,9 @@ def reach_exhaustive(job: Job, claim: Recognizes, budget: float) -> tuple[int, s
 
 
 def reach_smt(job: Job, claim: Recognizes, budget: float) -> tuple[int, str]:
-    from netproof.verifier.smt.encoder import Unsupported, recognition_query, solve
+    from netproof.verifier.smt.errors import Unsupported
+    from netproof.verifier.smt.monolithic import recognition_query
+    from netproof.verifier.smtlib import solve
 
     started = time.perf_counter()
     reached = claim.min_len - 1

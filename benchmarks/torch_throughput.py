@@ -10,7 +10,7 @@
   (:func:`direct_logits` below: ``F.linear``, masked ``softmax`` / hardmax, ``relu``, layer
   norm), reading the weights from :func:`netproof.symbolic.torch_export.state_dict` and nothing else.
 
-    PYTHONPATH=. python benchmarks/torch_throughput.py [--lengths 1000 10000] [--batch 64]
+    python benchmarks/torch_throughput.py [--lengths 1000 10000] [--batch 64]
         [--max-seconds 60] [--threads 2]
 
 The ``ratio`` column is compiled time over direct time for the same network, n and device (the

@@ -1,12 +1,19 @@
-"""The papers' constructions: one module per paper, each building IR and declaring claims.
+"""The papers' constructions: one module (or package) per paper, each building IR and declaring
+claims, lemmas and experiments.
 
 :data:`REGISTRY` maps each construction's short name (as typed on the command line) to its
-:class:`~netproof.verifier.claims.Construction`.
+:class:`~netproof.verifier.claims.Construction`; :data:`EXPERIMENTS` maps each float
+experiment's name (``netproof plot NAME``) to its :class:`~netproof.verifier.claims.Experiment`.
+Both are collected from the paper modules' ``CONSTRUCTIONS`` and ``EXPERIMENTS`` declarations.
+
+May import: the paper modules, and the vocabulary :mod:`netproof.verifier.claims` for the types.
+The paper modules import the IR (:mod:`netproof.symbolic`, never an interpreter), the vocabulary
+and sympy only; only the campaign and CLI layers of the verifier import this registry.
 """
 
 from __future__ import annotations
 
-from netproof.verifier.claims import Construction
+from netproof.verifier.claims import Construction, Experiment
 
 from netproof.constructions import bhattamishra2020, chang2021, chiang2022, suzgun2019, yao2021
 
@@ -21,4 +28,6 @@ REGISTRY: dict[str, Construction] = {
     )
 }
 
-__all__ = ["REGISTRY"]
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in chiang2022.EXPERIMENTS}
+
+__all__ = ["EXPERIMENTS", "REGISTRY"]

@@ -51,6 +51,10 @@ first failing step of the literal reading on binary increment:
 The paper variant of ``tm-sim`` builds what the text prints where it can be built (the vanilla
 construction with errata 1–3; the directional one with the spec's weights, since the printed
 Lemma D.2 matrices do not type-check) and states the paper's claims literally.
+
+May import: the IR and its builders (:mod:`netproof.symbolic`), the vocabulary
+(:mod:`netproof.verifier.claims`, the reference machines included), sympy and the machine
+compiler :mod:`netproof.constructions.tm_rnn`; never an interpreter or an engine.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ from netproof.verifier.claims import (
     Construction,
     ForAll,
     Param,
+    Precision,
     Simulates,
     TraceProperty,
     Word,
@@ -736,6 +741,25 @@ TRANSFORMER_PARAM = Param(
     choices=("vanilla", "directional"),
 )
 
+def tm_long_words(values: Mapping[str, Any], m: int) -> list[Word]:
+    """The precision search's worst-case words for ``tm-sim``: a word of one (the least) input
+    symbol repeated and the word cycling through the sorted input alphabet (``(((…`` and
+    ``()()…`` for balanced-parens). The machine's stacks are encoded as dyadic rationals whose
+    denominators grow with the word, and float32 loses them between 8 and 16 symbols on both
+    words (measured); on longer words the decoder also runs past t = n, where the directional
+    transformer's 2^{−t} coordinate is wrong in float32 from t = 150 on (spec bhattamishra2020
+    §2.4 item 7, claim B18; tests/backends/test_torch_seq2seq.py isolates it with a stateless RNN).
+
+    >>> tm_long_words({"machine": "balanced-parens"}, 3)
+    [('(', '(', '('), ('(', ')', '(')]
+    """
+    alphabet = sorted(compiled_machine(values["machine"]).machine.input_alphabet)
+    if m < 1 or not alphabet:
+        return []
+    words = [(alphabet[0],) * m, tuple(alphabet[t % len(alphabet)] for t in range(m))]
+    return list(dict.fromkeys(words))
+
+
 CONSTRUCTIONS: tuple[Construction, ...] = (
     Construction(
         name="tm-sim",
@@ -746,6 +770,7 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         build=tm_network,
         claims=_tm_claims,
         max_steps=_tm_budget,
+        precision=Precision(worst=tm_long_words),
     ),
     Construction(
         name="prop43-tight",

@@ -37,6 +37,9 @@ Errata (spec §4.3; each is a claim whose ``paper`` variant is refuted with a co
    softmax per channel) is not "self-attention plus a depthwise convolution of the values";
    what was run (softmax first, then + β_{j−i,c}) is (I11).
 
+May import: the IR and its builders (:mod:`netproof.symbolic`), the vocabulary
+(:mod:`netproof.verifier.claims`) and sympy; never an interpreter or an engine.
+
 >>> from netproof.symbolic import pretty
 >>> print(pretty(relpos_network()).splitlines()[0])
 network relpos

@@ -18,6 +18,9 @@ set, so a network that is right on every string of Σ^{≤n} also rejects every 
   target has 2|w| + 1 sets).
 - string reversal: input ``w #^{|w|}``, target ``#^{|w|} w^R`` (one output per input).
 
+May import: the vocabulary (:mod:`netproof.verifier.claims`, Dyck(k, D) included); never the IR,
+an interpreter or an engine.
+
 >>> [" ".join(sorted(s)) for s in dyck_task(2).next_sets(tuple("([])"))]
 ['( ) [', '( [ ]', '( ) [', '( [']
 >>> [" ".join(sorted(s)) for s in palindrome_task(hom=True).next_sets(tuple("abc#zyx"))][-4:]
@@ -33,8 +36,7 @@ import random
 from collections.abc import Callable, Sequence
 
 from netproof.verifier.claims import SequenceTask, Word
-
-from netproof.constructions.dyck import bracket, dyck_alphabet
+from netproof.verifier.claims.dyck import bracket, dyck_alphabet
 
 __all__ = [
     "EOS",

@@ -40,6 +40,10 @@ literal statements that fail are declared by ``baby-ntm -p variant=paper``: "POP
 (M5, refuted: it pushes a 0) and, with a palindrome task, the EOS-less target (refuted on ``#``).
 ``stack-rnn`` and ``stack-lstm`` have no ``variant`` parameter.
 
+May import: the IR and the recurrent IR (:mod:`netproof.symbolic`), the vocabulary
+(:mod:`netproof.verifier.claims`, Dyck(k, D) included) and the tasks of
+:mod:`netproof.constructions.marnn_tasks`; never an interpreter or an engine.
+
 >>> from netproof.symbolic.recurrent import run
 >>> trace = run(baby_ntm(task="palindrome"), tuple("ab#ba"))
 >>> [" ".join(sorted(p)) for p in trace.predictions]
@@ -75,8 +79,8 @@ from netproof.verifier.claims import (
     SoftAgrees,
     parse_int,
 )
+from netproof.verifier.claims.dyck import dyck_alphabet
 
-from netproof.constructions.dyck import dyck_alphabet
 from netproof.constructions.marnn_tasks import EOS, LETTERS, PHI, dyck_task, palindrome_task
 
 __all__ = [

@@ -36,6 +36,9 @@ decoding of its states) and evaluates nothing, so it is construction code. It im
 :mod:`netproof.verifier.claims.machines` for the machine and σ-RNN data classes and the machine file reader; their
 plain-Python semantics (``TwoStackMachine.configurations``, ``SigmaRNN.run_inputs``) stay on the
 verifier side as the reference the checker compares the compiled RNN and the transformers with.
+
+May import: the reference machines of the vocabulary (:mod:`netproof.verifier.claims.machines`);
+never an interpreter or an engine.
 """
 
 from __future__ import annotations

@@ -5,6 +5,17 @@ here; their interpreter is :mod:`netproof.symbolic.recurrent`.
 
 Interpreters live in their own modules (:mod:`netproof.symbolic.exact`, :mod:`netproof.symbolic.sympy_interp`)
 and are imported explicitly; importing :mod:`netproof.symbolic` imports neither sympy, z3 nor torch.
+
+The IR's modules, each importing only those before it: :mod:`~netproof.symbolic.errors`,
+:mod:`~netproof.symbolic.numbers`, :mod:`~netproof.symbolic.positional`,
+:mod:`~netproof.symbolic.words`; :mod:`~netproof.symbolic.checks` (the field checks);
+:mod:`~netproof.symbolic.blocks` (every block); :mod:`~netproof.symbolic.block_printing` (their
+printed lines); :mod:`~netproof.symbolic.validate` (a network's parts against its dims);
+:mod:`~netproof.symbolic.ir` (the whole networks, validated on construction; every block
+re-exported); :mod:`~netproof.symbolic.recurrent_ir`; :mod:`~netproof.symbolic.builders`;
+:mod:`~netproof.symbolic.printing` (printed form and fingerprint). The interpreters and the network
+files (:mod:`~netproof.symbolic.netfile`) are above the IR. This package imports only itself, the
+standard library and its interpreters' number libraries (sympy, mpmath, numpy, torch).
 """
 
 from .builders import (

@@ -600,7 +600,7 @@ class Evaluator(Generic[V]):
                 tokens = (*emb.prefix, *symbols, *emb.suffix)
                 n = len(tokens)
                 if length is not None:
-                    n = _declared_length(net, length, n)
+                    n = declared_length(net, length, n)
                 self.length_n = n
                 positions = tuple(range(emb.index_base, emb.index_base + len(tokens)))
                 table = dict(emb.table)
@@ -631,12 +631,12 @@ class Evaluator(Generic[V]):
                 rows = [row]
             case _:
                 assert_never(emb)
-        states: list[State[V]] = [State("input", _freeze(rows, dims))]
+        states: list[State[V]] = [State("input", frozen_rows(rows, dims))]
         selections: list[Selection[V]] = []
         live_after = _live_positions(net, len(rows))
         for idx, sub in enumerate(net.layers):
             rows = self.sublayer(sub, rows, n, positions, selections, live_after[idx])
-            states.append(State(sub.name, _freeze(rows, dims)))
+            states.append(State(sub.name, frozen_rows(rows, dims)))
         output: V | None = None
         accepted: bool | None = None
         nexts: tuple[tuple[str, ...], ...] | None = None
@@ -737,8 +737,15 @@ class Evaluator(Generic[V]):
         return x
 
 
-def _declared_length(net: Network, length: int, tokens: int) -> int:
-    """Check ``length`` (the total length n of a string the input is a prefix of) for ``net``."""
+def declared_length(net: Network, length: int, tokens: int) -> int:
+    """Check ``length`` (the total length n of a string the input is a prefix of) for ``net``.
+
+    ``tokens`` is the number of tokens of the input, special tokens included. Returns ``length``;
+    raises :class:`~netproof.symbolic.errors.WordError` when it is shorter than the input, or when
+    a block would read past the prefix (a convolution, attention that is not causal). The
+    interpreters that take a ``length`` (this loop and the torch backend) check it here, so they
+    refuse the same requests with the same message.
+    """
     if isinstance(length, bool) or not isinstance(length, int) or length < tokens:
         raise WordError(
             f"length={length!r} must be an integer >= the {tokens} tokens of the input (special tokens "
@@ -831,7 +838,9 @@ def visible_positions(mask: str, i: int, n: int) -> list[int]:
     raise SymbolicError(f"unknown mask {mask!r}")  # pragma: no cover - Head validates mask
 
 
-def _freeze(rows: list[dict[str, V]], dims: tuple[str, ...]) -> tuple[tuple[V, ...], ...]:
+def frozen_rows(rows: list[dict[str, V]], dims: tuple[str, ...]) -> tuple[tuple[V, ...], ...]:
+    """The rows of a residual state (one ``{dim: value}`` per position) as tuples in the order of
+    ``dims``: the form a :class:`State` keeps."""
     return tuple(tuple(r[d] for d in dims) for r in rows)
 
 

@@ -29,575 +29,122 @@ The set of blocks is closed:
 
 Every number is a :class:`fractions.Fraction`; use the builders in :mod:`netproof.symbolic.builders`
 to write ints, Fractions or ``"p/q"`` strings and get Fractions.
+
+This module defines the whole networks, :class:`Network` and :class:`Seq2Seq`, and checks each
+one whole when it is built (:func:`validate_network`, :func:`validate_seq2seq`: the checks name
+the network classes, so they live beside them); every block is defined in
+:mod:`netproof.symbolic.blocks` and re-exported here, so ``netproof.symbolic.ir`` names the whole
+IR. It imports the blocks, the field checks, the validation of a network's parts
+(:mod:`netproof.symbolic.validate`) and the printed lines its errors show
+(:mod:`netproof.symbolic.block_printing`); the printed form of whole networks
+(:mod:`netproof.symbolic.printing`) and every interpreter are above it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal, TypeAlias, get_args
-
-from .errors import InexactNumberError, NetworkValidationError
-from .numbers import as_fraction
-
-ActivationKind: TypeAlias = Literal["relu", "sigma", "step"]
-TieRule: TypeAlias = Literal["average", "leftmost", "rightmost"]
-Mask: TypeAlias = Literal["none", "causal", "strict_causal", "anticausal", "strict_anticausal"]
-Scoring: TypeAlias = Literal["dot", "neg_abs_dot"]
-EmptyRule: TypeAlias = Literal["zero", "error"]
-Outside: TypeAlias = Literal["zero", "clip"]
-AcceptRule: TypeAlias = Literal["positive"]
-
-ACTIVATIONS: tuple[str, ...] = get_args(ActivationKind)
-TIE_RULES: tuple[str, ...] = get_args(TieRule)
-MASKS: tuple[str, ...] = get_args(Mask)
-SCORINGS: tuple[str, ...] = get_args(Scoring)
-EMPTY_RULES: tuple[str, ...] = get_args(EmptyRule)
-OUTSIDE_RULES: tuple[str, ...] = get_args(Outside)
-
-
-def _check_fraction(value: object, where: str) -> None:
-    if isinstance(value, Fraction):
-        return
-    if isinstance(value, int) and not isinstance(value, bool):
-        raise InexactNumberError(
-            f"{where}={value!r} is an int; IR fields hold Fractions. Write Fraction({value}) "
-            "or build the block with symbolic.builders (which converts ints and 'p/q' strings)."
-        )
-    as_fraction(value, where)  # raises a message with the fix (floats, strings, ...)
-    raise InexactNumberError(f"{where}={value!r} must be a Fraction")
-
-
-def _check_choice(value: str, allowed: tuple[str, ...], where: str) -> None:
-    if value not in allowed:
-        raise NetworkValidationError(f"{where}={value!r} is not one of {', '.join(allowed)}")
-
-
-def _check_names(names: tuple[str, ...], where: str) -> None:
-    if not isinstance(names, tuple):
-        raise NetworkValidationError(f"{where} must be a tuple of names, got {type(names).__name__}")
-    seen: set[str] = set()
-    for name in names:
-        if not isinstance(name, str) or not name or any(c.isspace() for c in name):
-            raise NetworkValidationError(
-                f"{where}: dim name {name!r} must be a non-empty string without spaces"
-            )
-        if name in seen:
-            raise NetworkValidationError(f"{where}: dim name {name!r} appears twice")
-        seen.add(name)
-
-
-# --------------------------------------------------------------------------- linear maps
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Affine:
-    """``y[o] = Σ_i weights[o][i]·x[inputs[i]] + bias[o]`` for ``o`` in ``outputs``."""
-
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    weights: tuple[tuple[Fraction, ...], ...]
-    bias: tuple[Fraction, ...]
-
-    def __post_init__(self) -> None:
-        _check_names(self.inputs, "Affine.inputs")
-        _check_names(self.outputs, "Affine.outputs")
-        if len(self.weights) != len(self.outputs):
-            raise NetworkValidationError(
-                f"Affine has {len(self.outputs)} outputs but {len(self.weights)} weight rows"
-            )
-        if len(self.bias) != len(self.outputs):
-            raise NetworkValidationError(
-                f"Affine has {len(self.outputs)} outputs but {len(self.bias)} bias entries"
-            )
-        for o, row in zip(self.outputs, self.weights, strict=True):
-            if len(row) != len(self.inputs):
-                raise NetworkValidationError(
-                    f"Affine row for output {o!r} has {len(row)} entries, expected {len(self.inputs)}"
-                )
-            for i, w in zip(self.inputs, row, strict=True):
-                _check_fraction(w, f"weight[{o!r}, {i!r}]")
-        for o, b in zip(self.outputs, self.bias, strict=True):
-            _check_fraction(b, f"bias[{o!r}]")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Activation:
-    """An elementwise nonlinearity: ``relu``, ``sigma`` (saturated linear: clip to [0, 1]) or
-    ``step`` (H(x) = I[x > 0])."""
-
-    kind: ActivationKind
-
-    def __post_init__(self) -> None:
-        _check_choice(self.kind, ACTIVATIONS, "Activation.kind")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LayerNorm:
-    """``LN(x) = (x − mean x)/√(var x + eps)`` with the population variance, γ = 1, β = 0.
-
-    ``over`` names the sub-vector it normalizes (the others pass through unchanged); ``None``
-    means the whole vector (the whole residual stream for a post-residual layer norm).
-    """
-
-    eps: Fraction
-    over: tuple[str, ...] | None = None
-
-    def __post_init__(self) -> None:
-        _check_fraction(self.eps, "LayerNorm.eps")
-        if self.eps < 0:
-            raise NetworkValidationError(f"LayerNorm.eps={self.eps} must be >= 0")
-        if self.over is not None:
-            _check_names(self.over, "LayerNorm.over")
-            if len(self.over) < 1:
-                raise NetworkValidationError("LayerNorm.over must name at least one dim")
-
-
-FFNStep: TypeAlias = Affine | Activation | LayerNorm
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FFN:
-    """A position-wise feed-forward block: ``steps`` applied in order.
-
-    The first :class:`Affine` reads residual dims; later steps read the previous step's names;
-    the last :class:`Affine` writes residual dims. ``steps=()`` is the paper's "FFN that does
-    nothing" (W = b = 0): its output is zero.
-    """
-
-    name: str
-    steps: tuple[FFNStep, ...]
-
-    def __post_init__(self) -> None:
-        if not self.name:
-            raise NetworkValidationError("FFN.name must be non-empty")
-        if self.steps:
-            if not isinstance(self.steps[0], Affine) or not isinstance(self.steps[-1], Affine):
-                raise NetworkValidationError(
-                    f"FFN {self.name!r}: the first and last steps must be Affine maps"
-                )
-
-
-# --------------------------------------------------------------------------- attention
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Scale:
-    """Multiplier of the attention scores: ``coef · (1/√sqrt_d if set) · (n if times_n) · (ln n if
-    log_n)``; ``times_n`` with ``log_n`` is a temperature growing like n ln n (Yao et al.'s λ₂)."""
-
-    coef: Fraction = Fraction(1)
-    sqrt_d: int | None = None
-    log_n: bool = False
-    times_n: bool = False
-
-    def __post_init__(self) -> None:
-        _check_fraction(self.coef, "Scale.coef")
-        if self.coef == 0:
-            raise NetworkValidationError("Scale.coef=0 makes every score 0; use a nonzero coef")
-        if self.sqrt_d is not None and (not isinstance(self.sqrt_d, int) or self.sqrt_d < 1):
-            raise NetworkValidationError(f"Scale.sqrt_d={self.sqrt_d!r} must be a positive int")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Hardmax:
-    """Hard attention: all weight on the maximal scores, split by ``tie``.
-
-    ``average``: uniform over the maximizers; ``leftmost`` / ``rightmost``: the smallest /
-    largest maximizing position.
-    """
-
-    tie: TieRule = "average"
-
-    def __post_init__(self) -> None:
-        _check_choice(self.tie, TIE_RULES, "Hardmax.tie")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Softmax:
-    """Soft attention with weights ``∝ base^{scaled score}``.
-
-    Exactly one of ``r`` and ``c`` is set: ``r`` gives base = r (that is e^c with c = ln r, which
-    keeps the weights rational when the scaled scores are integers); ``c`` gives base = e^c
-    (transcendental: the sympy interpreter only). ``symbol`` names the base when the sympy
-    interpreter is asked to keep it symbolic (for closed forms such as Chiang & Cholak's E = e^c).
-    """
-
-    r: Fraction | None = None
-    c: Fraction | None = None
-    symbol: str = "E"
-
-    def __post_init__(self) -> None:
-        if (self.r is None) == (self.c is None):
-            raise NetworkValidationError(
-                "Softmax needs exactly one of r (base r = e^{ln r}) and c (base e^c)"
-            )
-        if self.r is not None:
-            _check_fraction(self.r, "Softmax.r")
-            if self.r <= 0:
-                raise NetworkValidationError(f"Softmax.r={self.r} must be > 0 (it is e^c)")
-        if self.c is not None:
-            _check_fraction(self.c, "Softmax.c")
-
-
-Normalizer: TypeAlias = Hardmax | Softmax
-
-
-def _check_window(size: int, where: str) -> None:
-    if size % 2 != 1:
-        raise NetworkValidationError(
-            f"{where} has {size} entries; a window of offsets −k..k has 2k+1 (an odd number) entries, "
-            "listed from offset −k to offset +k"
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RelativeBias:
-    """A fixed bias β_{j−i} added to the scaled attention logits (T5-style; Chang et al. Eq. 4:
-    ``α_ij = A_ij + β_{j−i}·[|j−i| ≤ k]``), i = query position, j = key position.
-
-    ``beta`` lists β_{−k}, …, β_{+k} (2k+1 entries). ``outside`` says what an offset with
-    |j−i| > k gets: ``zero`` (Chang's convolution window) or ``clip`` (β_{clip(j−i, −k, k)},
-    as Shaw et al. and T5 clip relative positions).
-    """
-
-    beta: tuple[Fraction, ...]
-    outside: Outside = "zero"
-
-    def __post_init__(self) -> None:
-        _check_window(len(self.beta), "RelativeBias.beta")
-        for r, b in enumerate(self.beta):
-            _check_fraction(b, f"RelativeBias.beta[{r - len(self.beta) // 2}]")
-        _check_choice(self.outside, OUTSIDE_RULES, "RelativeBias.outside")
-
-    @property
-    def k(self) -> int:
-        return len(self.beta) // 2
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RelativeKernel:
-    """A relative-position kernel W^C: one vector over the head's q/k names per offset −k..k.
-
-    As ``query_conv`` (Shaw et al.; Chang et al. Eq. 5) it adds ⟨q_i, W^C_{j−i}⟩ to the
-    unscaled score ⟨q_i, k_j⟩; as ``key_conv`` (Huang et al.'s key-based dynamic convolution)
-    it adds ⟨k_j, W^C_{j−i}⟩. Both are then scaled with the head's scale. ``columns[r + k]`` is
-    W^C_r; ``outside``: ``zero`` (no term beyond ±k, Chang's window) or ``clip`` (W^C at the
-    clipped offset, Shaw's definition).
-    """
-
-    columns: tuple[tuple[Fraction, ...], ...]
-    outside: Outside = "zero"
-
-    def __post_init__(self) -> None:
-        _check_window(len(self.columns), "RelativeKernel.columns")
-        k = len(self.columns) // 2
-        for r, col in enumerate(self.columns):
-            if not isinstance(col, tuple):
-                raise NetworkValidationError(
-                    f"RelativeKernel.columns[{r - k}] must be a tuple of Fractions, got {type(col).__name__}"
-                )
-            for x in col:
-                _check_fraction(x, f"RelativeKernel.columns[{r - k}] entry")
-        _check_choice(self.outside, OUTSIDE_RULES, "RelativeKernel.outside")
-
-    @property
-    def k(self) -> int:
-        return len(self.columns) // 2
-
-
-def relative_index(offset: int, k: int, outside: str) -> int | None:
-    """The window index (0..2k) of relative offset j − i, or None when it gets no term."""
-    if -k <= offset <= k:
-        return offset + k
-    if outside == "clip":
-        return 2 * k if offset > k else 0
-    return None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Head:
-    """One attention head.
-
-    ``query`` and ``key`` map residual dims to the same named q/k space; ``value`` maps residual
-    dims to the head's outputs. The score of position j for query i is ``⟨q_i, k_j⟩`` (``dot``)
-    or ``−|⟨q_i, k_j⟩|`` (``neg_abs_dot``), times ``scale``. Masks: ``causal`` j ≤ i,
-    ``strict_causal`` j < i, ``anticausal`` j ≥ i, ``strict_anticausal`` j > i. ``empty`` says
-    what an empty masked set yields: the zero vector, or an evaluation error.
-
-    Relative positions (all ``None`` by default; spec §4.1): the logit of key j for query i is
-    ``scale·(⟨q_i, k_j⟩ + ⟨q_i, W^C_{j−i}⟩ + ⟨k_j, W^{C'}_{j−i}⟩) + β_{j−i}`` with W^C =
-    ``query_conv``, W^{C'} = ``key_conv`` and β = ``relative_bias``; a softmax head weighs key j
-    by base^logit. Composite attention (Eq. 6) is ``query_conv`` and ``relative_bias`` together.
-    """
-
-    name: str
-    query: Affine
-    key: Affine
-    value: Affine
-    normalizer: Normalizer
-    scoring: Scoring = "dot"
-    scale: Scale = field(default_factory=Scale)
-    mask: Mask = "none"
-    empty: EmptyRule = "zero"
-    relative_bias: RelativeBias | None = None
-    query_conv: RelativeKernel | None = None
-    key_conv: RelativeKernel | None = None
-
-    def __post_init__(self) -> None:
-        if not self.name:
-            raise NetworkValidationError("Head.name must be non-empty")
-        for field_name in ("query_conv", "key_conv"):
-            kernel = getattr(self, field_name)
-            if kernel is None:
-                continue
-            width = len(self.query.outputs)
-            for r, col in enumerate(kernel.columns):
-                if len(col) != width:
-                    raise NetworkValidationError(
-                        f"head {self.name!r} {field_name}: column for offset {r - kernel.k} has {len(col)} "
-                        f"entries but the q/k space has {width} names {self.query.outputs}; give one entry per name"
-                    )
-        if self.relative and self.scoring != "dot":
-            raise NetworkValidationError(
-                f"head {self.name!r}: relative-position terms add to the dot-product score; "
-                f"scoring={self.scoring!r} has no such form: use scoring='dot'"
-            )
-        if (
-            self.relative_bias is not None
-            and isinstance(self.normalizer, Hardmax)
-            and (self.scale.sqrt_d is not None or self.scale.log_n)
-        ):
-            raise NetworkValidationError(
-                f"head {self.name!r}: hardmax with a relative bias compares scale·score + β, which needs a "
-                f"rational scale (coef, times n); scale 1/√d or ln n is not: fold it into the query weights"
-            )
-        _check_choice(self.scoring, SCORINGS, f"head {self.name!r} scoring")
-        _check_choice(self.mask, MASKS, f"head {self.name!r} mask")
-        _check_choice(self.empty, EMPTY_RULES, f"head {self.name!r} empty")
-        if self.query.outputs != self.key.outputs:
-            raise NetworkValidationError(
-                f"head {self.name!r}: query outputs {self.query.outputs} and key outputs "
-                f"{self.key.outputs} must be the same names in the same order"
-            )
-        if isinstance(self.normalizer, Hardmax) and self.scale.coef < 0:
-            raise NetworkValidationError(
-                f"head {self.name!r}: hardmax with a negative scale selects the minimum; "
-                "negate the query instead"
-            )
-
-
-    @property
-    def relative(self) -> bool:
-        """Whether the head has a relative-position term (its scores depend on j − i)."""
-        return self.relative_bias is not None or self.query_conv is not None or self.key_conv is not None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AttentionLayer:
-    """Parallel heads. Without ``output`` each head writes residual dims (disjoint across heads);
-    with ``output`` (the paper's W^O) the heads write head-local names that ``output`` maps to
-    residual dims. ``heads=()`` is an attention sublayer that does nothing (W^V = 0)."""
-
-    name: str
-    heads: tuple[Head, ...]
-    output: Affine | None = None
-
-    def __post_init__(self) -> None:
-        if not self.name:
-            raise NetworkValidationError("AttentionLayer.name must be non-empty")
-        names = [h.name for h in self.heads]
-        if len(set(names)) != len(names):
-            raise NetworkValidationError(f"attention layer {self.name!r}: head names repeat: {names}")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Convolution:
-    """A convolution over positions, channel by channel (Chang et al. Eqs. 2–3, zero padding):
-    ``y[outputs[c]]_i = Σ_{|j−i| ≤ k} w_{j−i, c}·x[inputs[c]]_j``.
-
-    ``kernels`` holds one row w_{−k..k} shared by every channel (lightweight, Eq. 3) or one row
-    per channel (depthwise, Eq. 2). With ``normalizer`` each row is softmax-normalized over its
-    2k+1 offsets first, w_r = base^{β_r} / Σ_r' base^{β_r'} (Wu et al.'s lightweight
-    convolution; the normalization ignores padding). Without it the rows are used as they are.
-    """
-
-    name: str
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    kernels: tuple[tuple[Fraction, ...], ...]
-    normalizer: Softmax | None = None
-
-    def __post_init__(self) -> None:
-        if not self.name:
-            raise NetworkValidationError("Convolution.name must be non-empty")
-        _check_names(self.inputs, f"convolution {self.name!r} inputs")
-        _check_names(self.outputs, f"convolution {self.name!r} outputs")
-        if len(self.inputs) != len(self.outputs):
-            raise NetworkValidationError(
-                f"convolution {self.name!r} has {len(self.inputs)} inputs but {len(self.outputs)} outputs; "
-                "a depthwise convolution maps each input channel to one output channel"
-            )
-        if len(self.kernels) not in (1, len(self.inputs)):
-            raise NetworkValidationError(
-                f"convolution {self.name!r} has {len(self.kernels)} kernel rows; give 1 (shared: lightweight) "
-                f"or {len(self.inputs)} (one per channel: depthwise)"
-            )
-        widths = {len(row) for row in self.kernels}
-        if len(widths) != 1:
-            raise NetworkValidationError(
-                f"convolution {self.name!r}: kernel rows have different widths {sorted(widths)}; use one k"
-            )
-        for c, row in enumerate(self.kernels):
-            _check_window(len(row), f"convolution {self.name!r} kernel row {c}")
-            for x in row:
-                _check_fraction(x, f"convolution {self.name!r} kernel row {c} entry")
-
-    @property
-    def k(self) -> int:
-        return len(self.kernels[0]) // 2
-
-
-Block: TypeAlias = AttentionLayer | FFN | Convolution
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Sublayer:
-    """``post_ln(x + block(x))`` if ``residual`` else ``post_ln(block(x))`` (unwritten dims 0)."""
-
-    block: Block
-    residual: bool = True
-    post_ln: LayerNorm | None = None
-
-    @property
-    def name(self) -> str:
-        return self.block.name
-
-
-# --------------------------------------------------------------------------- inputs
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TokenEmbedding:
-    """One vector per token: ``table[token]`` plus positional features.
-
-    ``positional`` holds ``(dim, feature name, coefficient)``: dim += coefficient·feature(i, n).
-    The input sequence is ``prefix + word + suffix``; the special tokens in ``prefix`` / ``suffix``
-    (CLS, start, end) are added by the network, never typed by the user. Positions run from
-    ``index_base``; ``n`` is the number of tokens including the specials.
-    """
-
-    alphabet: tuple[str, ...]
-    table: tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...]
-    positional: tuple[tuple[str, str, Fraction], ...] = ()
-    prefix: tuple[str, ...] = ()
-    suffix: tuple[str, ...] = ()
-    index_base: int = 0
-
-    def __post_init__(self) -> None:
-        if not self.alphabet:
-            raise NetworkValidationError("TokenEmbedding.alphabet is empty")
-        if len(set(self.alphabet)) != len(self.alphabet):
-            raise NetworkValidationError(f"alphabet {self.alphabet} repeats a symbol")
-        tokens = [t for t, _ in self.table]
-        if len(set(tokens)) != len(tokens):
-            raise NetworkValidationError(f"embedding table repeats a token: {tokens}")
-        for token in (*self.alphabet, *self.prefix, *self.suffix):
-            if token not in tokens:
-                raise NetworkValidationError(f"token {token!r} has no row in the embedding table")
-        for special in (*self.prefix, *self.suffix):
-            if special in self.alphabet:
-                raise NetworkValidationError(
-                    f"special token {special!r} is also in the alphabet; specials are added by "
-                    "the network, so give them a name users cannot type"
-                )
-        for token, row in self.table:
-            for dim, value in row:
-                _check_fraction(value, f"embedding[{token!r}, {dim!r}]")
-        for dim, _feat, coef in self.positional:
-            _check_fraction(coef, f"positional[{dim!r}] coefficient")
-        if self.index_base not in (0, 1):
-            raise NetworkValidationError(f"index_base={self.index_base} must be 0 or 1")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FlatEmbedding:
-    """A word of exactly ``length`` symbols as one vector: dim ``f"{prefix}{i}"`` (i = 1..length)
-    holds ``values[w_i]`` (Rumelhart et al.'s x_i = I[w_i = 1])."""
-
-    alphabet: tuple[str, ...]
-    length: int
-    values: tuple[tuple[str, Fraction], ...]
-    prefix: str = "x"
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.length, int) or self.length < 0:
-            raise NetworkValidationError(f"FlatEmbedding.length={self.length!r} must be an int >= 0")
-        if sorted(s for s, _ in self.values) != sorted(self.alphabet):
-            raise NetworkValidationError("FlatEmbedding.values needs one value per alphabet symbol")
-        for symbol, value in self.values:
-            _check_fraction(value, f"FlatEmbedding.values[{symbol!r}]")
-
-    @property
-    def dims(self) -> tuple[str, ...]:
-        return tuple(f"{self.prefix}{i}" for i in range(1, self.length + 1))
-
-
-Embedding: TypeAlias = TokenEmbedding | FlatEmbedding
-
-
-# --------------------------------------------------------------------------- readouts
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Classifier:
-    """A recognizer's output: ``logit`` (an Affine with one output) at token ``position``
-    (0 = first, −1 = last), then σ; accept iff σ(logit) > 1/2, i.e. iff the logit is > 0."""
-
-    logit: Affine
-    position: int = 0
-    accept: AcceptRule = "positive"
-
-    def __post_init__(self) -> None:
-        if len(self.logit.outputs) != 1:
-            raise NetworkValidationError(
-                f"Classifier.logit must have exactly one output, has {self.logit.outputs}"
-            )
-        _check_choice(self.accept, ("positive",), "Classifier.accept")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NextSymbols:
-    """A generator's output at every position: symbol ``s`` may come next iff its value is
-    ``>= threshold``.
-
-    Without ``softmax`` the value is the residual dim ``scores[s]``; with it, the value is the
-    probability f(s | prefix) = base^{score_s} / Σ_s' base^{score_s'} over the listed symbols (the
-    paper's output layer; a symbol not listed has probability 0 and is never allowed). ``end``
-    names the end-of-string symbol, if one is scored, so that a reader can say whether the string
-    may end.
-    """
-
-    scores: tuple[tuple[str, str], ...]
-    threshold: Fraction
-    softmax: Softmax | None = None
-    end: str | None = None
-
-    def __post_init__(self) -> None:
-        _check_fraction(self.threshold, "NextSymbols.threshold")
-        if not self.scores:
-            raise NetworkValidationError("NextSymbols.scores is empty")
-        symbols = [s for s, _ in self.scores]
-        if len(set(symbols)) != len(symbols):
-            raise NetworkValidationError(f"NextSymbols.scores lists a symbol twice: {symbols}")
-        if self.end is not None and self.end not in symbols:
-            raise NetworkValidationError(
-                f"NextSymbols.end={self.end!r} is not one of the scored symbols {symbols}; "
-                "add a score for it or leave end unset"
-            )
-
-
-Readout: TypeAlias = Classifier | NextSymbols
+from typing import TypeAlias
+
+from .block_printing import affine_lines, block_lines, embedding_lines, rational_text
+from .blocks import (
+    ACTIVATIONS,
+    EMPTY_RULES,
+    FFN,
+    MASKS,
+    OUTSIDE_RULES,
+    SCORINGS,
+    TIE_RULES,
+    AcceptRule,
+    Activation,
+    ActivationKind,
+    Affine,
+    AttentionLayer,
+    Block,
+    Classifier,
+    Convolution,
+    DecoderLayer,
+    Embedding,
+    EmptyRule,
+    FFNStep,
+    FlatEmbedding,
+    Halting,
+    Hardmax,
+    Head,
+    LayerNorm,
+    Mask,
+    NextSymbols,
+    Normalizer,
+    Outside,
+    Readout,
+    RelativeBias,
+    RelativeKernel,
+    Scale,
+    Scoring,
+    Softmax,
+    Sublayer,
+    TieRule,
+    TokenEmbedding,
+    relative_index,
+)
+from .checks import check_fraction, check_names
+from .positional import feature
+from .validate import (
+    check_reads,
+    check_writes,
+    fail,
+    validate_embedding,
+    validate_readout,
+    validate_sublayer,
+    validate_token_embedding,
+)
+
+__all__ = [
+    "ACTIVATIONS",
+    "AcceptRule",
+    "Activation",
+    "ActivationKind",
+    "Affine",
+    "AnyNetwork",
+    "AttentionLayer",
+    "Block",
+    "Classifier",
+    "Convolution",
+    "DecoderLayer",
+    "EMPTY_RULES",
+    "Embedding",
+    "EmptyRule",
+    "FFN",
+    "FFNStep",
+    "FlatEmbedding",
+    "Halting",
+    "Hardmax",
+    "Head",
+    "LayerNorm",
+    "MASKS",
+    "Mask",
+    "Network",
+    "NextSymbols",
+    "Normalizer",
+    "OUTSIDE_RULES",
+    "Outside",
+    "Readout",
+    "RelativeBias",
+    "RelativeKernel",
+    "SCORINGS",
+    "Scale",
+    "Scoring",
+    "Seq2Seq",
+    "Softmax",
+    "Sublayer",
+    "TIE_RULES",
+    "TieRule",
+    "TokenEmbedding",
+    "relative_index",
+    "seq2seq_head_lines",
+    "validate_network",
+    "validate_seq2seq",
+]
 
 
 # --------------------------------------------------------------------------- network
@@ -620,11 +167,7 @@ class Network:
     reference: str = ""
 
     def __post_init__(self) -> None:
-        from .validate import (
-            validate_network,  # local: validation needs the full module
-        )
-
-        _check_names(self.dims, f"network {self.name!r} dims")
+        check_names(self.dims, f"network {self.name!r} dims")
         validate_network(self)
 
     @property
@@ -633,69 +176,6 @@ class Network:
 
 
 # --------------------------------------------------------------------------- encoder–decoder
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DecoderLayer:
-    """One decoder layer of an encoder–decoder transformer (Bhattamishra et al. 2020, eqs. 5–7).
-
-    At decoder step t, with y_t this layer's input:
-
-    - ``self_attention``: heads over the layer inputs y_0..y_t of the steps so far. Every head's
-      mask must be ``causal``: step t sees the steps j ≤ t, **itself included**. Earlier steps
-      never change, so an interpreter may cache them.
-    - ``cross_attention``: the decoder–encoder attention. A head's ``query`` reads this layer's
-      residual dims (the paper's "the query is p_t itself": an identity map onto the q/k names),
-      its ``key`` and ``value`` read the encoder's final residual dims (the paper's K^e = W_K Z,
-      V^e = W_V Z). Mask ``none``: every encoder position; ``causal``: encoder positions
-      j ≤ t (0-based token index; the directional transformer's masked cross-attention).
-    - ``ffn``: the position-wise O(·).
-
-    Each is a :class:`Sublayer`, so each has its own ``residual`` flag.
-    """
-
-    name: str
-    self_attention: Sublayer
-    cross_attention: Sublayer
-    ffn: Sublayer
-
-    def __post_init__(self) -> None:
-        if not self.name:
-            raise NetworkValidationError("DecoderLayer.name must be non-empty")
-        for what, sub, masks in (
-            ("self_attention", self.self_attention, ("causal",)),
-            ("cross_attention", self.cross_attention, ("none", "causal")),
-        ):
-            if not isinstance(sub.block, AttentionLayer):
-                raise NetworkValidationError(
-                    f"decoder layer {self.name!r}: {what} must hold an AttentionLayer, got "
-                    f"{type(sub.block).__name__}"
-                )
-            for h in sub.block.heads:
-                if h.mask not in masks:
-                    raise NetworkValidationError(
-                        f"decoder layer {self.name!r}: {what} head {h.name!r} has mask {h.mask!r}; "
-                        f"it must be one of {', '.join(masks)}"
-                        + (" (a decoder step sees itself and the steps before it)" if what == "self_attention" else "")
-                    )
-        if not isinstance(self.ffn.block, FFN):
-            raise NetworkValidationError(
-                f"decoder layer {self.name!r}: ffn must hold an FFN, got {type(self.ffn.block).__name__}"
-            )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Halting:
-    """The decoder halts at the first step t whose y_t has ``unit`` (an Affine with one output)
-    equal to ``value`` (Bhattamishra et al. §4: H = {y : y[halt unit] = 1})."""
-
-    unit: Affine
-    value: Fraction = Fraction(1)
-
-    def __post_init__(self) -> None:
-        if len(self.unit.outputs) != 1:
-            raise NetworkValidationError(f"Halting.unit must have exactly one output, has {self.unit.outputs}")
-        _check_fraction(self.value, "Halting.value")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -728,11 +208,7 @@ class Seq2Seq:
     reference: str = ""
 
     def __post_init__(self) -> None:
-        from .validate import (
-            validate_seq2seq,  # local: validation needs the full module
-        )
-
-        _check_names(self.dims, f"seq2seq {self.name!r} dims")
+        check_names(self.dims, f"seq2seq {self.name!r} dims")
         validate_seq2seq(self)
 
     @property
@@ -741,3 +217,84 @@ class Seq2Seq:
 
 
 AnyNetwork: TypeAlias = Network | Seq2Seq
+
+
+# --------------------------------------------------------------------------- whole-network checks
+
+
+def validate_network(net: Network) -> None:
+    """Raise :class:`~netproof.symbolic.errors.NetworkValidationError` if ``net`` is malformed: its
+    input writes network dims, every sublayer has its own name and reads and writes residual dims
+    (:func:`netproof.symbolic.validate.validate_sublayer`), its readout reads network dims."""
+    dims = set(net.dims)
+    validate_embedding(net.embedding, dims)
+    seen: set[str] = {"input"}
+    for sub in net.layers:
+        if sub.name in seen:
+            fail(
+                f"sublayer name {sub.name!r} is used twice (or is the reserved name 'input'); "
+                "traces and claims refer to states by name, so give each sublayer its own",
+                block_lines(sub),
+            )
+        seen.add(sub.name)
+        validate_sublayer(sub, dims)
+    validate_readout(net.readout, dims)
+
+
+def validate_seq2seq(net: Seq2Seq) -> None:
+    """Raise :class:`~netproof.symbolic.errors.NetworkValidationError` if the encoder–decoder
+    ``net`` is malformed: every sublayer reads and writes residual dims, names are unique, the
+    seed, the decoder positional encoding, the output map F and the halting unit use residual
+    dims."""
+    dims = set(net.dims)
+    context = seq2seq_head_lines(net)
+    if not isinstance(net.embedding, TokenEmbedding):
+        fail(f"seq2seq {net.name!r}: the encoder input must be a TokenEmbedding", context)
+    validate_token_embedding(net.embedding, dims)
+    seen: set[str] = {"input", "y", "F"}
+    subs = [*net.encoder, *(s for layer in net.decoder for s in (layer.self_attention, layer.cross_attention, layer.ffn))]
+    for sub in subs:
+        if sub.name in seen:
+            fail(
+                f"sublayer name {sub.name!r} is used twice (or is one of the reserved names input, y, F); "
+                "traces and claims refer to states by name, so give each sublayer its own",
+                block_lines(sub),
+            )
+        seen.add(sub.name)
+        validate_sublayer(sub, dims)
+    for dim, value in net.seed:
+        if dim not in dims:
+            fail(f"seq2seq {net.name!r}: the seed ỹ_0 sets unknown dim {dim!r}", context)
+        check_fraction(value, f"seed[{dim!r}]")
+    for dim, feat, coef in net.decoder_positional:
+        if dim not in dims:
+            fail(f"decoder positional feature {feat!r} writes unknown dim {dim!r}", context)
+        feature(feat)
+        check_fraction(coef, f"decoder_positional[{dim!r}] coefficient")
+    check_reads(net.output, dims, "output map F", "F", context)
+    check_writes(net.output, dims, "output map F", "F", context)
+    check_reads(net.halting.unit, dims, "halting", "unit", context)
+
+
+def seq2seq_head_lines(net: Seq2Seq) -> list[str]:
+    """The encoder–decoder's header: dims, embedding, seed, decoder positions, F, halting.
+
+    The first lines of its printed form (:func:`netproof.symbolic.printing.pretty`), and the
+    context :func:`validate_seq2seq`'s errors show."""
+    lines = [f"seq2seq {net.name}"]
+    if net.reference:
+        lines.append(f"  reference: {net.reference}")
+    if net.params:
+        lines.append("  params: " + " ".join(f"{k}={v}" for k, v in net.params))
+    lines.append("  dims: " + " ".join(net.dims))
+    lines += [f"  encoder {x}" for x in embedding_lines(net.embedding)]
+    lines.append("  decoder seed ỹ_0: " + (" ".join(f"{d}={rational_text(v)}" for d, v in net.seed if v != 0) or "0"))
+    for dim, feat, coef in net.decoder_positional:
+        lines.append(f"  decoder pos {dim} += {feat}(t)" if coef == 1 else f"  decoder pos {dim} += {coef}*{feat}(t)")
+    if not net.decoder_positional:
+        lines.append("  decoder pos: none (y_t = ỹ_t)")
+    lines += [f"  output F: {x}" for x in affine_lines(net.output)]
+    lines.append(f"  halting: first t with unit = {net.halting.value}")
+    lines += [f"    {x}" for x in affine_lines(net.halting.unit)]
+    return lines
+

@@ -38,6 +38,10 @@ names them; the interval interpreter encloses them rigorously.
 :class:`RecurrentNetwork` holds the input embedding (one vector per symbol), the cell and the
 readout (:class:`KHotReadout`: ``y_t = act(W_y h_t)``, symbol k is predicted iff y_t[k] > ½),
 and the initial hidden state h₀ (zero unless ``initial`` says otherwise).
+
+This module imports only the blocks it reuses (:class:`~netproof.symbolic.blocks.Affine`,
+:class:`~netproof.symbolic.blocks.Hardmax`, :class:`~netproof.symbolic.blocks.Softmax`), the field
+checks of :mod:`netproof.symbolic.checks` and the errors; printing and interpreters are above it.
 """
 
 from __future__ import annotations
@@ -46,8 +50,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, TypeAlias, get_args
 
+from .blocks import Affine, Hardmax, Softmax
+from .checks import check_choice, check_fraction, check_names
 from .errors import NetworkValidationError
-from .ir import Affine, Hardmax, Softmax, _check_choice, _check_fraction, _check_names
 
 CellActivation: TypeAlias = Literal["sigma", "tanh", "logistic"]
 CELL_ACTIVATIONS: tuple[str, ...] = get_args(CellActivation)
@@ -65,7 +70,7 @@ class TemperatureSoftmax:
     tau: Fraction
 
     def __post_init__(self) -> None:
-        _check_fraction(self.tau, "TemperatureSoftmax.tau")
+        check_fraction(self.tau, "TemperatureSoftmax.tau")
         if self.tau <= 0:
             raise NetworkValidationError(f"TemperatureSoftmax.tau={self.tau} must be > 0")
 
@@ -84,7 +89,7 @@ class GumbelSoftmax:
     seed: int
 
     def __post_init__(self) -> None:
-        _check_fraction(self.tau, "GumbelSoftmax.tau")
+        check_fraction(self.tau, "GumbelSoftmax.tau")
         if self.tau <= 0:
             raise NetworkValidationError(f"GumbelSoftmax.tau={self.tau} must be > 0")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
@@ -112,7 +117,7 @@ def _check_map(a: Affine, where: str, inputs: tuple[str, ...], outputs: tuple[st
 def _check_disjoint(groups: dict[str, tuple[str, ...]], where: str) -> None:
     seen: dict[str, str] = {}
     for group, names in groups.items():
-        _check_names(names, f"{where} {group}")
+        check_names(names, f"{where} {group}")
         for name in names:
             if name in seen:
                 raise NetworkValidationError(f"{where}: name {name!r} is used by both {seen[name]} and {group}")
@@ -150,8 +155,8 @@ class StackRNN:
 
     def __post_init__(self) -> None:
         _check_disjoint({"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "StackRNN")
-        _check_choice(self.activation, CELL_ACTIVATIONS, "StackRNN.activation")
-        _check_choice(self.gate, CELL_ACTIVATIONS, "StackRNN.gate")
+        check_choice(self.activation, CELL_ACTIVATIONS, "StackRNN.activation")
+        check_choice(self.gate, CELL_ACTIVATIONS, "StackRNN.gate")
         _check_map(self.W_ih, "StackRNN.W_ih", self.inputs, self.hidden, bias=True)
         _check_map(self.W_hh, "StackRNN.W_hh", self.hidden, self.hidden, bias=True)
         _check_map(self.W_sh, "StackRNN.W_sh", self.element, self.hidden, bias=False)
@@ -193,8 +198,8 @@ class StackLSTM:
 
     def __post_init__(self) -> None:
         _check_disjoint({"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "StackLSTM")
-        _check_choice(self.activation, CELL_ACTIVATIONS, "StackLSTM.activation")
-        _check_choice(self.gate, CELL_ACTIVATIONS, "StackLSTM.gate")
+        check_choice(self.activation, CELL_ACTIVATIONS, "StackLSTM.activation")
+        check_choice(self.gate, CELL_ACTIVATIONS, "StackLSTM.gate")
         both = (*self.inputs, *self.hidden)
         for name in ("W_i", "W_f", "W_o", "W_g"):
             _check_map(getattr(self, name), f"StackLSTM.{name}", both, self.hidden, bias=True)
@@ -232,7 +237,7 @@ class MemoryOp:
                     f"MemoryOp {self.name}: entries must be in row-major order without repeats; ({i}, {j}) follows {last}"
                 )
             last = (i, j)
-            _check_fraction(v, f"MemoryOp {self.name}[{i}, {j}]")
+            check_fraction(v, f"MemoryOp {self.name}[{i}, {j}]")
             if v == 0:
                 raise NetworkValidationError(f"MemoryOp {self.name}: entry ({i}, {j}) is 0; list nonzero entries only")
 
@@ -259,15 +264,15 @@ class BabyNTM:
 
     def __post_init__(self) -> None:
         _check_disjoint({"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "BabyNTM")
-        _check_choice(self.activation, CELL_ACTIVATIONS, "BabyNTM.activation")
-        _check_choice(self.gate, CELL_ACTIVATIONS, "BabyNTM.gate")
+        check_choice(self.activation, CELL_ACTIVATIONS, "BabyNTM.activation")
+        check_choice(self.gate, CELL_ACTIVATIONS, "BabyNTM.gate")
         if not self.ops:
             raise NetworkValidationError("BabyNTM.ops is empty; give the memory operations (e.g. baby_ntm_ops(N))")
         sizes = {op.size for op in self.ops}
         if len(sizes) != 1:
             raise NetworkValidationError(f"BabyNTM.ops have different sizes {sorted(sizes)}; all act on the same memory")
         names = tuple(op.name for op in self.ops)
-        _check_names(names, "BabyNTM.ops")
+        check_names(names, "BabyNTM.ops")
         _check_map(self.W_ih, "BabyNTM.W_ih", self.inputs, self.hidden, bias=True)
         _check_map(self.W_hh, "BabyNTM.W_hh", self.hidden, self.hidden, bias=True)
         _check_map(self.W_m, "BabyNTM.W_m", self.element, self.hidden, bias=False)
@@ -308,8 +313,8 @@ class JoulinMikolovRNN:
         _check_disjoint({"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "JoulinMikolovRNN")
         if not isinstance(self.top, int) or self.top < 1:
             raise NetworkValidationError(f"JoulinMikolovRNN.top={self.top!r} must be an int >= 1 (the k topmost elements)")
-        _check_choice(self.activation, CELL_ACTIVATIONS, "JoulinMikolovRNN.activation")
-        _check_choice(self.gate, CELL_ACTIVATIONS, "JoulinMikolovRNN.gate")
+        check_choice(self.activation, CELL_ACTIVATIONS, "JoulinMikolovRNN.activation")
+        check_choice(self.gate, CELL_ACTIVATIONS, "JoulinMikolovRNN.gate")
         _check_map(self.W_ih, "JoulinMikolovRNN.W_ih", self.inputs, self.hidden, bias=False)
         _check_map(self.W_hh, "JoulinMikolovRNN.W_hh", self.hidden, self.hidden, bias=False)
         _check_map(self.W_sh, "JoulinMikolovRNN.W_sh", self.top_names, self.hidden, bias=False)
@@ -343,8 +348,8 @@ class KHotReadout:
     def __post_init__(self) -> None:
         if not self.symbols or len(set(self.symbols)) != len(self.symbols):
             raise NetworkValidationError(f"KHotReadout.symbols={self.symbols} must be non-empty without repeats")
-        _check_choice(self.activation, CELL_ACTIVATIONS, "KHotReadout.activation")
-        _check_fraction(self.threshold, "KHotReadout.threshold")
+        check_choice(self.activation, CELL_ACTIVATIONS, "KHotReadout.activation")
+        check_fraction(self.threshold, "KHotReadout.threshold")
         if tuple(self.W_y.outputs) != self.outputs:
             raise NetworkValidationError(
                 f"KHotReadout.W_y must write {self.outputs} (one 'y:<symbol>' per output symbol), writes {self.W_y.outputs}"
@@ -396,13 +401,13 @@ class RecurrentNetwork:
                     raise NetworkValidationError(
                         f"RecurrentNetwork {self.name!r}: embedding of {symbol!r} writes {dim!r}, which is not a cell input {self.cell.inputs}"
                     )
-                _check_fraction(value, f"embedding[{symbol!r}, {dim!r}]")
+                check_fraction(value, f"embedding[{symbol!r}, {dim!r}]")
         for dim, value in self.initial:
             if dim not in self.cell.hidden:
                 raise NetworkValidationError(
                     f"RecurrentNetwork {self.name!r}: initial state sets {dim!r}, which is not a hidden unit"
                 )
-            _check_fraction(value, f"initial[{dim!r}]")
+            check_fraction(value, f"initial[{dim!r}]")
         unknown = [d for d in self.readout.W_y.inputs if d not in self.cell.hidden]
         if unknown:
             raise NetworkValidationError(f"RecurrentNetwork {self.name!r}: the readout reads {unknown}, which are not hidden units")

@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Generic, Literal, TypeVar
 
 from .errors import WordError
-from .evaluation import Arithmetic, Selection, State, Evaluator, _freeze
+from .evaluation import Arithmetic, Evaluator, Selection, State, frozen_rows
 from .ir import Seq2Seq
 from .positional import feature
 from .words import tokenize
@@ -120,11 +120,11 @@ def evaluate(
         for d, feat, coef in emb.positional:
             row[d] = ar.add(row[d], ev.c(coef * feature(feat)(positions[t], n)))
         rows.append(row)
-    enc_states: list[State[V]] = [State("input", _freeze(rows, dims))]
+    enc_states: list[State[V]] = [State("input", frozen_rows(rows, dims))]
     enc_sel: list[Selection[V]] = []
     for sub in net.encoder:
         rows = ev.sublayer(sub, rows, n, positions, enc_sel)
-        enc_states.append(State(sub.name, _freeze(rows, dims)))
+        enc_states.append(State(sub.name, frozen_rows(rows, dims)))
     memory = rows
 
     def add_positional(row: dict[str, V], t: int) -> dict[str, V]:
@@ -143,7 +143,7 @@ def evaluate(
     steps: list[DecoderStep[V]] = []
     halted_at: int | None = None
     for t in range(max_steps + 1):
-        states: list[State[V]] = [State("y", _freeze([y], dims))]
+        states: list[State[V]] = [State("y", frozen_rows([y], dims))]
         selections: list[Selection[V]] = []
         halts = ar.is_zero(ar.sub(ev.affine(net.halting.unit, y)[halt_name], halt_value))
         if halts or t == max_steps:
@@ -157,18 +157,18 @@ def evaluate(
             sa = layer.self_attention
             out = ev.attend(sa.block, x, t, cache[idx], selections)  # type: ignore[arg-type]
             x = ev._combine(sa, x, out, t)
-            states.append(State(sa.name, _freeze([x], dims)))
+            states.append(State(sa.name, frozen_rows([x], dims)))
             ca = layer.cross_attention
             out = ev.attend(ca.block, x, t, memory, selections)  # type: ignore[arg-type]
             x = ev._combine(ca, x, out, t)
-            states.append(State(ca.name, _freeze([x], dims)))
+            states.append(State(ca.name, frozen_rows([x], dims)))
             ff = layer.ffn
             out = ev.ffn(ff.block, [x], [t])[0]  # type: ignore[arg-type]
             x = ev._combine(ff, x, out, t)
-            states.append(State(ff.name, _freeze([x], dims)))
+            states.append(State(ff.name, frozen_rows([x], dims)))
         y_tilde = {d: ev.zero for d in dims}
         y_tilde.update(ev.affine(net.output, x))
-        states.append(State("F", _freeze([y_tilde], dims)))
+        states.append(State("F", frozen_rows([y_tilde], dims)))
         steps.append(DecoderStep(t, tuple(states), tuple(selections), False))
         y = add_positional(y_tilde, t + 1)
     return Seq2SeqTrace(

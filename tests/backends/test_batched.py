@@ -21,7 +21,7 @@ from netproof.constructions.chiang2022 import (
     parity_transformer,
     rumelhart_parity,
 )
-from netproof.constructions.dyck import DYCK
+from netproof.verifier.claims.dyck import DYCK
 from netproof.verifier.claims.languages import PARITY
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic import (

@@ -1,4 +1,4 @@
-"""Dyck(k, D) reference tools (constructions/dyck.py): membership, stacks, the allowed-next
+"""Dyck(k, D) reference tools (verifier/claims/dyck.py): membership, stacks, the allowed-next
 oracle (G1 and G2 of spec §3.1), the Appendix-D samplers and the close-bracket metric (§3.7).
 
 The reference definitions here are written independently of the module: membership by deleting
@@ -15,7 +15,7 @@ from functools import cache
 
 import pytest
 
-from netproof.constructions.dyck import (
+from netproof.verifier.claims.dyck import (
     DYCK,
     END,
     K_VALUES,

@@ -6,7 +6,7 @@
   and long words), through the batched integers where the network allows it.
 - Every network runs on drawn words, and the interpreters agree: exact = sympy where the values
   are rational, and the interval enclosures contain them with the same decisions.
-- The generator's next-symbol sets equal :func:`netproof.constructions.dyck.allowed_next` on prefixes of
+- The generator's next-symbol sets equal :func:`netproof.verifier.claims.dyck.allowed_next` on prefixes of
   Dyck words (G1) and on whole strings (G2); the gates compute their Boolean functions.
 
 The exhaustive proofs cover short words; these tests go further at bounded cost (small example
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from mpmath.libmp import to_rational
 
 from netproof.constructions import REGISTRY
-from netproof.constructions.dyck import DYCK, allowed_next
+from netproof.verifier.claims.dyck import DYCK, allowed_next
 from netproof.constructions.yao2021 import END
 from netproof.symbolic import Classifier, FlatEmbedding, Network, NotRationalError, Seq2Seq
 from netproof.symbolic.batched import accepts, supports

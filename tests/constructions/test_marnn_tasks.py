@@ -14,7 +14,7 @@ import statistics
 
 import pytest
 
-from netproof.constructions.dyck import allowed_next
+from netproof.verifier.claims.dyck import allowed_next
 from netproof.constructions.marnn_tasks import (
     EOS,
     LETTERS,
@@ -45,7 +45,7 @@ def brute_next_table(members: set[tuple[str, ...]], end: str) -> dict[tuple[str,
 
 @pytest.mark.parametrize("k", [2, 3])
 def test_the_dyck_targets_are_the_allowed_brackets_of_the_dyck_ground_truth(k: int) -> None:
-    # constructions.dyck.allowed_next (Yao et al.'s ground truth) with a depth bound never reached
+    # verifier.claims.dyck.allowed_next (Yao et al.'s ground truth) with a depth bound never reached
     task = dyck_task(k)
     n = 6 if k == 2 else 4
     for m in range(1, n + 1):

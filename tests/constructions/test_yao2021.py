@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from netproof.constructions import REGISTRY
-from netproof.constructions.dyck import DYCK, is_dyck
+from netproof.verifier.claims.dyck import DYCK, is_dyck
 from netproof.constructions.yao2021 import dyck_recognizer, pair_heights
 from netproof.symbolic import Head, Network, WordError, affine
 from netproof.symbolic.exact import run

@@ -11,18 +11,16 @@ import pytest
 import sympy
 
 from netproof.constructions import REGISTRY
-from netproof.constructions.dyck import allowed_next, is_dyck
+from netproof.verifier.claims.dyck import allowed_next, is_dyck
 from netproof.constructions.yao2021 import (
     END,
     GeneratorConstants,
-    _eq7,
-    _gap_at_least,
-    _gaps,
     bracket_sqrt_ratio,
     dyck_generator,
     theta,
     valid_prefixes,
 )
+from netproof.constructions.yao2021.claims import _eq7, _gap_at_least, _gaps
 from netproof.symbolic import NetworkValidationError, NextSymbols
 from netproof.symbolic.evaluation import WordError
 from netproof.symbolic.interval import run as run_interval

@@ -38,7 +38,7 @@ import sympy
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.chiang2022 import first_transformer, parity_transformer
-from netproof.constructions.dyck import DYCK
+from netproof.verifier.claims.dyck import DYCK
 from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import (
     Affine,
@@ -65,7 +65,7 @@ from netproof.verifier.claims import (
     ValueIs,
     Verdict,
 )
-from netproof.verifier.smt.encoder import recognizes_smt
+from netproof.verifier.smt.monolithic import recognizes_smt
 
 MAX_LEN = 6
 DELTAS = (Fraction(1, 2), Fraction(-1, 2))
@@ -486,9 +486,10 @@ def test_every_parity_mutant_layer_value_is_proved_for_every_length_only_where_i
     exact interpreter agrees with the closed form on every word up to 6, and a model word that
     the exact interpreter refutes otherwise (replay_value raises on an encoder bug)."""
     from netproof.verifier.exhaustive.checker import value_is_body
-    from netproof.verifier.smt.classes import value_query
-    from netproof.verifier.smt.compositional import _LemmaResult, prove_lemma
-    from netproof.verifier.smt.encoder import replay_value
+    from netproof.verifier.smt.closed_forms import replay_value
+    from netproof.verifier.smt.compositional import LemmaResult as _LemmaResult
+    from netproof.verifier.smt.compositional import prove_lemma
+    from netproof.verifier.smt.compositional.classes import value_query
 
     construction = REGISTRY["parity"]
     values = construction.parse_params({"c": "ln(4)"})

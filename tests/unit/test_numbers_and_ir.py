@@ -201,12 +201,13 @@ def test_every_ir_node_is_frozen(kind: str, node: object, field: str, new: objec
 
 
 def test_the_frozen_cases_cover_every_ir_class() -> None:
+    import netproof.symbolic.blocks as blocks
     import netproof.symbolic.ir as ir
 
     ir_classes = {
         name
         for name, obj in vars(ir).items()
-        if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == ir.__name__
+        if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ in (ir.__name__, blocks.__name__)
     }
     assert {c[0] for c in FROZEN_CASES} == ir_classes
 

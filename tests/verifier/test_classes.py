@@ -1,4 +1,4 @@
-"""Every length at once by position classes (verifier.classes): softmax sums over a word of
+"""Every length at once by position classes (netproof.verifier.smt.compositional.classes): softmax sums over a word of
 symbolic length as counts per (class, symbol), selections I[i = T] as the value at T, the
 automaton on the counts; proofs, counterexample words replayed exactly, and what is refused."""
 
@@ -29,15 +29,12 @@ from netproof.symbolic.builders import affine, classifier, ffn, token_embedding
 from netproof.symbolic.exact import run
 from netproof.verifier.exhaustive.checker import Job
 from netproof.verifier.claims import Automaton, Language, Proved, Recognizes, StateValue, ValueIs
-from netproof.verifier.smt.classes import _Classes, _root, class_query, value_query
-from netproof.verifier.smt.compositional import (
-    _LemmaResult,
-    _prove_by_classes,
-    prove_lemma,
-    prove_recognizes,
-    prove_value,
-)
-from netproof.verifier.smt.encoder import EncoderBugError, Unsupported, replay_value
+from netproof.verifier.smt.closed_forms import replay_value
+from netproof.verifier.smt.compositional import LemmaResult as _LemmaResult
+from netproof.verifier.smt.compositional import prove_lemma, prove_recognizes, prove_value
+from netproof.verifier.smt.compositional.classes import _Classes, _root, class_query, value_query
+from netproof.verifier.smt.compositional.search import _prove_by_classes
+from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 
 pytestmark = pytest.mark.z3
 

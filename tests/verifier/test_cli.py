@@ -345,11 +345,13 @@ def test_prove_exits_3_when_a_claim_is_unknown_and_none_refuted(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from netproof.verifier.exhaustive import checker as np_checker
+    from netproof.verifier.smt import prove as np_dispatch
 
     def undecided(job: Job, claim: Any, **kwargs: Any) -> Unknown:
         return Unknown("exhaustive (interval)", f"{claim.id} undecided on purpose")
 
     monkeypatch.setattr(np_checker, "check", undecided)
+    monkeypatch.setattr(np_dispatch, "check", undecided)  # the prove dispatcher's own name for it
     done = in_process(capsys, "prove", "first", "--max-n", "1", "--jobs", "1", "--out", "", "--json")
     assert done.code == 3
     report = json.loads(done.out)
@@ -362,6 +364,7 @@ def test_prove_exits_1_when_one_claim_is_refuted_even_if_others_are_unknown(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from netproof.verifier.exhaustive import checker as np_checker
+    from netproof.verifier.smt import prove as np_dispatch
 
     def mixed(job: Job, claim: Any, **kwargs: Any) -> Refuted | Unknown:
         if claim.id == "recognizes":
@@ -369,6 +372,7 @@ def test_prove_exits_1_when_one_claim_is_refuted_even_if_others_are_unknown(
         return Unknown("exhaustive (exact)", "undecided on purpose")
 
     monkeypatch.setattr(np_checker, "check", mixed)
+    monkeypatch.setattr(np_dispatch, "check", mixed)  # the prove dispatcher's own name for it
     done = in_process(capsys, "prove", "first", "--max-n", "1", "--jobs", "1", "--out", "")
     assert done.code == 1
     assert "REFUTED first recognizes" in done.out
@@ -389,11 +393,13 @@ def test_a_checker_crash_is_reported_as_unknown_never_as_proved(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from netproof.verifier.exhaustive import checker as np_checker
+    from netproof.verifier.smt import prove as np_dispatch
 
     def crash(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(np_checker, "check", crash)
+    monkeypatch.setattr(np_dispatch, "check", crash)  # the prove dispatcher's own name for it
     done = in_process(capsys, "prove", "first", "--max-n", "1", "--jobs", "1", "--out", "", "--json")
     assert done.code == 3
     reasons = {r["reason"] for r in json.loads(done.out)["results"]}

@@ -1,4 +1,4 @@
-"""Compositional SMT proofs (verifier.compositional): lemmas proved over their whole input
+"""Compositional SMT proofs (netproof.verifier.smt.compositional): lemmas proved over their whole input
 domain, the theorem proved over the network with the lemmas in place, counterexamples replayed
 exactly, and mutants caught (a verifier that never finds a bug is worthless)."""
 
@@ -11,28 +11,29 @@ from fractions import Fraction
 import pytest
 
 from netproof.constructions import REGISTRY
-from netproof.constructions.dyck import DYCK
+from netproof.verifier.claims.dyck import DYCK
 from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import FFN, Affine, AttentionLayer, Network, Sublayer
 from netproof.symbolic.exact import run
 from netproof.verifier.claims import Automaton, Language, Proved, Recognizes, Refuted, Unknown
 from netproof.verifier.smt.compositional import (
     Diagram,
-    _certificate,
-    _EveryLengthSearch,
-    _commutative,
-    _every_length_system,
-    _LemmaResult,
-    _next_range,
-    _prove_every_length,
-    _recorded_invariant,
-    _replay,
     prove_compositional,
     prove_lemma,
     prove_recognizes,
     rebuild_queries,
 )
-from netproof.verifier.smt.encoder import EncoderBugError, LemmaNode
+from netproof.verifier.smt.compositional.arithmetic import commutative as _commutative
+from netproof.verifier.smt.compositional.invariants import _certificate
+from netproof.verifier.smt.compositional.invariants import recorded_invariant as _recorded_invariant
+from netproof.verifier.smt.compositional.lemmas import LemmaResult as _LemmaResult
+from netproof.verifier.smt.compositional.lemmas import replay as _replay
+from netproof.verifier.smt.compositional.ranges import _next_range
+from netproof.verifier.smt.compositional.search import EveryLengthSearch as _EveryLengthSearch
+from netproof.verifier.smt.compositional.search import _prove_every_length
+from netproof.verifier.smt.compositional.system import every_length_system as _every_length_system
+from netproof.verifier.smt.errors import EncoderBugError
+from netproof.verifier.smtlib import LemmaNode
 
 pytestmark = pytest.mark.z3
 
@@ -135,7 +136,7 @@ def test_a_head_whose_key_prefers_matched_tokens_refutes_its_nearest_selection_l
 
 
 def test_the_dyck_recognizer_is_proved_from_its_lemmas_for_every_word_up_to_length_40_in_three_range_queries():
-    verdict, tree = prove_compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 40, timeout=120, lengths="ranges")
+    verdict, tree = prove_compositional(REGISTRY["dyck"], {"k": "2", "depth": "2"}, "Y2", 40, timeout=120, lengths="ranges")
     assert isinstance(verdict, Proved)
     assert verdict.checked == sum(4**m for m in range(41))
     verdicts = _verdicts(tree)
@@ -153,7 +154,7 @@ def test_the_dyck_recognizer_is_proved_from_its_lemmas_for_every_word_up_to_leng
 
 
 def test_the_printed_dyck_recognizer_is_refuted_with_a_shortest_word_the_exact_interpreter_gets_wrong():
-    verdict, tree = prove_compositional("dyck", {"k": "1", "depth": "1", "variant": "paper"}, "Y2-paper", 6, timeout=120)
+    verdict, tree = prove_compositional(REGISTRY["dyck"], {"k": "1", "depth": "1", "variant": "paper"}, "Y2-paper", 6, timeout=120)
     assert isinstance(verdict, Refuted)
     assert verdict.word == ("(", ")")  # shortlex-first at the shortest length (erratum 3)
     assert run(REGISTRY["dyck"].network({"k": 1, "depth": 1, "variant": "paper"}), verdict.word).accepted != DYCK(1, 1).contains(verdict.word)
@@ -335,7 +336,7 @@ def test_a_claim_false_only_on_longer_words_is_proved_up_to_the_bound_once_space
 
 
 def test_parity_is_no_transition_system_so_it_is_proved_for_every_length_over_position_classes():
-    verdict, tree = prove_compositional("parity", {}, "C4", 4, timeout=60)
+    verdict, tree = prove_compositional(REGISTRY["parity"], {}, "C4", 4, timeout=60)
     assert isinstance(verdict, Proved)
     assert verdict.detail.startswith("every word with 0 <= |w| <= 4, and every longer one: ")
     assert "its positions grouped by the values of their positional features and by symbol, one query, unsat" in verdict.detail
@@ -343,14 +344,14 @@ def test_parity_is_no_transition_system_so_it_is_proved_for_every_length_over_po
 
 
 def test_a_network_whose_heads_average_over_every_slot_falls_back_to_one_query_per_length():
-    verdict, tree = prove_compositional("parity", {}, "C4", 6, timeout=60, lengths="ranges")
+    verdict, tree = prove_compositional(REGISTRY["parity"], {}, "C4", 6, timeout=60, lengths="ranges")
     assert isinstance(verdict, Proved)
     assert [q.name for q in tree.queries] == [f"C4 n={m}" for m in range(7)]
     assert "(not over ranges of lengths: head 'count' without a lemma attends over slots that may be absent" in verdict.detail
 
 
 def test_parity_is_proved_with_the_fig1_lemma_in_place_of_its_ffn():
-    verdict, tree = prove_compositional("parity", {}, "C4", 16, timeout=120)
+    verdict, tree = prove_compositional(REGISTRY["parity"], {}, "C4", 16, timeout=120)
     assert isinstance(verdict, Proved)
     assert _verdicts(tree)["fig1"] == "proved"
     side = next(node for node in tree.walk() if node.name == "side conditions")
@@ -364,7 +365,7 @@ def test_a_word_the_network_gets_right_is_an_encoder_bug_not_a_counterexample():
 
 
 def test_a_claim_that_is_not_a_recognition_claim_is_unknown_with_the_reason():
-    verdict, tree = prove_compositional("dyck", {"k": "1", "depth": "1"}, "Y3", 4, timeout=10)
+    verdict, tree = prove_compositional(REGISTRY["dyck"], {"k": "1", "depth": "1"}, "Y3", 4, timeout=10)
     assert isinstance(verdict, Unknown)
     assert verdict.reason.startswith("unsupported: compositional proofs cover recognition claims")
     assert tree.verdict == "unknown"
@@ -372,7 +373,7 @@ def test_a_claim_that_is_not_a_recognition_claim_is_unknown_with_the_reason():
 
 def test_an_unknown_claim_id_names_the_claims_there_are():
     with pytest.raises(KeyError, match="its claims: Y2"):
-        prove_compositional("dyck", {"k": "1", "depth": "1"}, "Y9", 4)
+        prove_compositional(REGISTRY["dyck"], {"k": "1", "depth": "1"}, "Y9", 4)
 
 
 def test_cvc5_gives_every_query_of_a_compositional_proof_the_answer_z3_gave():
@@ -380,7 +381,7 @@ def test_cvc5_gives_every_query_of_a_compositional_proof_the_answer_z3_gave():
     from netproof.verifier.smt.recheck import solve_smt2
 
     for construction, params, claim_id, n in (("dyck", {"k": "2", "depth": "2"}, "Y2", 4), ("parity", {}, "C4", 6)):
-        _verdict, tree = prove_compositional(construction, params, claim_id, n, timeout=60)
+        _verdict, tree = prove_compositional(REGISTRY[construction], params, claim_id, n, timeout=60)
         answers = [(q.name, q.result, solve_smt2(q.smt2, "cvc5", 30)[0]) for node in tree.walk() for q in node.queries]
         assert answers and all(z3_answer == cvc5_answer for _name, z3_answer, cvc5_answer in answers), answers
 
@@ -419,7 +420,7 @@ def test_a_proof_for_every_length_that_comes_first_interrupts_the_range_query_un
 
 
 def _without_bdds(monkeypatch):
-    import netproof.verifier.smt.compositional as compositional
+    import netproof.verifier.smt.compositional.search as compositional
 
     monkeypatch.setattr(compositional, "_reachable", lambda system, deadline, stop: ("unsupported", "dd is not installed (test)"))
 
@@ -485,8 +486,9 @@ def test_cudd_and_the_pure_python_bdds_of_dd_give_the_same_invariant(monkeypatch
     import dd
     import z3
 
-    from netproof.verifier.smt.compositional import _consts, _plain
-    from netproof.verifier.smt.diagrams import _compute
+    from netproof.verifier.smt.compositional.arithmetic import consts as _consts
+    from netproof.verifier.smt.compositional.diagrams import _compute
+    from netproof.verifier.smt.compositional.search import _plain
 
     net, claim, lemmas = _dyck(2, 2)
     system = _every_length_system(net, claim.language, _lemma_results(net, lemmas), {}, [], claim.min_len)
@@ -534,7 +536,7 @@ def _counter(width: int):
 def test_the_reachable_states_are_computed_in_a_process_that_is_killed_when_asked_to_stop():
     import time
 
-    from netproof.verifier.smt.diagrams import reachable
+    from netproof.verifier.smt.compositional.diagrams import reachable
 
     order, bits, nxt, init, trans, bad = _counter(40)  # 2^40 steps: only the stop ends the child
     asked = time.perf_counter() + 0.5
@@ -547,7 +549,7 @@ def test_the_reachable_states_are_computed_in_a_process_that_is_killed_when_aske
 def test_a_bad_state_a_few_steps_away_is_found_reachable():
     import time
 
-    from netproof.verifier.smt.diagrams import reachable
+    from netproof.verifier.smt.compositional.diagrams import reachable
 
     order, bits, nxt, init, trans, bad = _counter(3)
     assert reachable(order, bits, nxt, init, trans, bad, time.perf_counter() + 60, lambda: False) == ("unsafe", 7)
@@ -558,7 +560,8 @@ def test_a_transition_system_with_a_term_that_is_not_boolean_gets_no_diagram_and
 
     import z3
 
-    from netproof.verifier.smt.compositional import _reachable, _System
+    from netproof.verifier.smt.compositional.search import _reachable
+    from netproof.verifier.smt.compositional.system import TransitionSystem as _System
 
     ctx = z3.Context()
     x, nx = z3.Bool("x", ctx), z3.Bool("x.next", ctx)

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from netproof.constructions import REGISTRY
-from netproof.constructions.dyck import DYCK
+from netproof.verifier.claims.dyck import DYCK
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic import Network
 from netproof.verifier.exhaustive.checker import Job, check, check_word

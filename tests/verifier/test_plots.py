@@ -1,4 +1,5 @@
-"""Chiang & Cholak's Figures 2 and 3 (verifier/plots.py) against the spec's numbers (§2.8).
+"""Chiang & Cholak's Figures 2 and 3 (declared in constructions/chiang2022/experiments.py, computed by
+verifier/floats/plots.py) against the spec's numbers (§2.8).
 
 The spec's table averages 1000 random words per point; these tests use fewer words, so a mean is
 compared with a tolerance of four standard errors of both samples (ours and the spec's 1000),
@@ -16,7 +17,17 @@ from typing import Any
 
 import pytest
 
-from netproof.constructions.chiang2022 import doubled, parity_transformer, prop2_layer
+from netproof.constructions.chiang2022 import (
+    FIG2_LENGTHS,
+    FIG2_SPEC,
+    FIGURE2,
+    doubled,
+    figure2_curves,
+    figure3_curves,
+    parity_transformer,
+    prop2_layer,
+    with_count_weight,
+)
 from netproof.symbolic.exact import run as run_exact
 from netproof.verifier import cli
 from netproof.verifier.floats import plots
@@ -35,7 +46,7 @@ def tolerance(sd: float, strings: int) -> float:
 @pytest.fixture(scope="module")
 def fig2_rows() -> list[plots.Row]:
     torch.set_num_threads(1)
-    return plots.figure2_rows(lengths=CHEAP, strings=STRINGS)
+    return plots.experiment_rows(FIGURE2, lengths=CHEAP, strings=STRINGS)
 
 
 def minus_log2_sigma(x: float) -> float:
@@ -47,7 +58,7 @@ def test_every_figure_2_point_up_to_length_50_matches_the_spec_table_within_the_
 ) -> None:
     assert len(fig2_rows) == len(CHEAP) * 6
     for r in fig2_rows:
-        want = plots.FIG2_SPEC[r.curve][plots.FIG2_LENGTHS.index(r.length)]
+        want = FIG2_SPEC[r.curve][FIG2_LENGTHS.index(r.length)]
         assert abs(r.ce_bits - want) <= tolerance(r.ce_sd, r.strings), (r, want)
         assert r.accuracy == 1.0
 
@@ -58,8 +69,8 @@ def test_the_eps_0_curves_are_the_exact_constants_minus_log2_sigma_3_and_sigma_r
             assert abs(r.ce_bits - minus_log2_sigma(3.0)) <= 1e-12
         if r.curve == "first LN eps=0":
             assert abs(r.ce_bits - minus_log2_sigma(math.sqrt(6))) <= 1e-12
-    assert round(minus_log2_sigma(3.0), 4) == plots.FIG2_SPEC["parity LN eps=0"][0]
-    assert round(minus_log2_sigma(math.sqrt(6)), 4) == plots.FIG2_SPEC["first LN eps=0"][0]
+    assert round(minus_log2_sigma(3.0), 4) == FIG2_SPEC["parity LN eps=0"][0]
+    assert round(minus_log2_sigma(math.sqrt(6)), 4) == FIG2_SPEC["first LN eps=0"][0]
 
 
 def test_the_eps_1e_5_curve_grows_with_n_while_no_layer_norm_tends_to_one_bit(fig2_rows: list[plots.Row]) -> None:
@@ -71,9 +82,9 @@ def test_the_eps_1e_5_curve_grows_with_n_while_no_layer_norm_tends_to_one_bit(fi
 
 @pytest.mark.slow
 def test_figure_2_at_lengths_100_to_1000_matches_the_spec_table() -> None:
-    rows = plots.figure2_rows(lengths=(100, 200, 500, 1000), strings=100)
+    rows = plots.experiment_rows(FIGURE2, lengths=(100, 200, 500, 1000), strings=100)
     for r in rows:
-        want = plots.FIG2_SPEC[r.curve][plots.FIG2_LENGTHS.index(r.length)]
+        want = FIG2_SPEC[r.curve][FIG2_LENGTHS.index(r.length)]
         assert abs(r.ce_bits - want) <= tolerance(r.ce_sd, r.strings), (r, want)
 
 
@@ -82,7 +93,7 @@ def test_the_float_logits_of_the_figure_networks_agree_with_the_exact_interprete
     net = prop2_layer(doubled(parity_transformer("ln(2)"), eps=Fraction(1, 100_000)), 1, eps=Fraction(1, 100_000))
     assert [sub.post_ln.eps for sub in net.layers if sub.post_ln is not None] == [Fraction(1, 100_000)] * 6
     words = [tuple("1"), tuple("0110"), tuple("111")]
-    floats = plots.torch_runner()(plots.with_count_weight(parity_transformer("ln(2)"), Fraction(1)), words)
+    floats = plots.torch_runner()(with_count_weight(parity_transformer("ln(2)"), Fraction(1)), words)
     exact = [float(run_exact(parity_transformer("ln(2)"), w).output) for w in words]
     assert floats == pytest.approx(exact, rel=1e-12)
 
@@ -98,9 +109,9 @@ def changed_entries(before: Any, after: Any) -> list[tuple[str, str, Fraction]]:
 
 def test_the_figure_3_weight_is_the_count_heads_k_over_n_from_i_w_1_with_its_mirror_row() -> None:
     base = prop2_layer(doubled(parity_transformer("1"), eps=0), 1)
-    moved = plots.with_count_weight(base, Fraction(101, 100))
+    moved = with_count_weight(base, Fraction(101, 100))
     assert changed_entries(base, moved) == [("k/n", "I[w=1]", Fraction(101, 100)), ("−k/n", "I[w=1]", Fraction(-101, 100))]
-    single = plots.with_count_weight(base, Fraction(101, 100), mirror=False)
+    single = with_count_weight(base, Fraction(101, 100), mirror=False)
     assert changed_entries(base, single) == [("k/n", "I[w=1]", Fraction(101, 100))]
 
 
@@ -108,12 +119,12 @@ def test_a_network_without_the_counting_head_cannot_be_perturbed_and_the_error_s
     from netproof.constructions.chiang2022 import first_transformer
 
     with pytest.raises(plots.PlotError, match="no attention layer 'count'"):
-        plots.with_count_weight(first_transformer(), Fraction(1))
+        with_count_weight(first_transformer(), Fraction(1))
 
 
 def test_figure_3_is_perfect_for_small_delta_and_breaks_at_delta_0_01_by_length_100_as_the_spec_says() -> None:
     torch.set_num_threads(1)
-    rows = plots.figure3_rows([Fraction(-1, 1000), Fraction(1, 100), Fraction(1, 10)], lengths=(10, 100), strings=100)
+    rows = plots.rows("fig3", figure3_curves([Fraction(-1, 1000), Fraction(1, 100), Fraction(1, 10)]), lengths=(10, 100), strings=100)
     acc = {(r.curve, r.length): r.accuracy for r in rows}
     assert acc[("delta=-1/1000", 10)] == acc[("delta=-1/1000", 100)] == 1.0
     assert acc[("delta=1/100", 10)] == 1.0
@@ -124,9 +135,9 @@ def test_figure_3_is_perfect_for_small_delta_and_breaks_at_delta_0_01_by_length_
 
 def test_unknown_languages_and_empty_lengths_are_refused_with_the_fix() -> None:
     with pytest.raises(plots.PlotError, match="choose from parity, first"):
-        plots.figure2_curves(["dyck"])
+        figure2_curves(["dyck"])
     with pytest.raises(plots.PlotError, match="must be >= 1"):
-        plots.figure2_rows(["parity"], lengths=(0,), strings=1, runner=lambda net, ws: [0.0] * len(ws))
+        plots.experiment_rows(FIGURE2, ["parity"], lengths=(0,), strings=1, runner=lambda net, ws: [0.0] * len(ws))
 
 
 def test_plot_cross_entropy_writes_a_png_and_a_csv_with_one_line_per_point(tmp_path: Path,

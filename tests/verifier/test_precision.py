@@ -1,8 +1,9 @@
-"""Precision analysis (verifier/precision.py): where float runs stop agreeing with the exact
+"""Precision analysis (verifier/floats/precision.py): where float runs stop agreeing with the exact
 networks. The cheap cases run by default; the documented Dyck-generator limits are `slow`."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -15,6 +16,7 @@ from netproof.symbolic import fingerprint
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.interval import run as run_interval
 from netproof.verifier import cli
+from netproof.verifier.claims import Precision, WordFamily
 from netproof.verifier.floats import precision
 
 pytestmark = pytest.mark.torch
@@ -24,6 +26,13 @@ torch = pytest.importorskip("torch")
 @pytest.fixture(autouse=True)
 def one_thread() -> None:
     torch.set_num_threads(1)
+
+
+def worst_cases(name: str) -> WordFamily:
+    """The worst-case words construction ``name`` declares for the precision search."""
+    declared = REGISTRY[name].precision
+    assert declared is not None and declared.worst is not None
+    return declared.worst
 
 
 def analyse(name: str, dtype: str, max_n: int, words: int = 8, **given: str) -> precision.Analysis:
@@ -58,7 +67,7 @@ def test_the_reference_of_the_flawed_first_transformer_is_the_exact_network_not_
 
 
 def test_the_worst_case_words_of_the_flawed_first_transformer_are_the_closed_forms_minimizers() -> None:
-    words = precision.WORST_CASES["first-flawed"]({}, 5)
+    words = worst_cases("first-flawed")({}, 5)
     assert words == [("1", "0", "0", "0", "0"), ("0", "1", "1", "1", "1")]
     net = REGISTRY["first-flawed"].build(REGISTRY["first-flawed"].parse_params({}))
     E, n = 2, 6
@@ -78,10 +87,10 @@ def test_the_dyck_recognizer_in_float32_agrees_with_the_exact_integers_up_to_256
 
 
 def test_dyck_worst_cases_reach_depth_d_with_varying_types_and_a_wrong_type_near_miss() -> None:
-    good, near = precision.WORST_CASES["dyck"]({"k": 2, "depth": 2}, 8)
+    good, near = worst_cases("dyck")({"k": 2, "depth": 2}, 8)
     assert "".join(good) == "([])[()]"
     assert "".join(near) == "([])[()]"[:-1] + ")"
-    (only,) = precision.WORST_CASES["dyck-gen"]({"k": 2, "depth": 2, "reading": "G1"}, 8)
+    (only,) = worst_cases("dyck-gen")({"k": 2, "depth": 2, "reading": "G1"}, 8)
     assert only == good
 
 
@@ -118,13 +127,14 @@ def test_float16_breaks_the_generator_at_once() -> None:
 
 
 def test_a_new_construction_can_register_its_worst_case_words_once() -> None:
-    precision.register_worst_case("test-directional", lambda values, n: [("a",) * n])
-    try:
-        assert precision.WORST_CASES["test-directional"]({}, 3) == [("a", "a", "a")]
-        with pytest.raises(precision.PrecisionError, match="already has worst-case words"):
-            precision.register_worst_case("test-directional", lambda values, n: [])
-    finally:
-        del precision.WORST_CASES["test-directional"]
+    # A construction declares its worst-case words once, in its Precision declaration; the search
+    # adds them at every length (here the only words: none are sampled).
+    c = dataclasses.replace(REGISTRY["parity"], name="test-directional",
+                            precision=Precision(worst=lambda values, n: [("1",) * n]))
+    assert c.precision is not None and c.precision.worst is not None
+    assert c.precision.worst({}, 3) == [("1", "1", "1")]
+    a = precision.analyse(c, c.parse_params({}), dtype="float64", max_n=4, words=0)
+    assert [(lv.n, lv.words) for lv in a.levels] == [(2, 1), (4, 1)]
 
 
 def test_bad_bounds_and_fixed_size_networks_are_refused_with_the_reason() -> None:
@@ -164,7 +174,7 @@ def test_the_markdown_report_names_the_command_that_made_it(tmp_path: Path, caps
 def test_docs_precision_md_is_the_output_of_the_command_it_names() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "precision.md").read_text(encoding="utf-8")
     assert precision.REPORT_COMMAND in text
-    for name, _given in precision.DEFAULT_RUNS:
+    for name, _given in precision.documented_runs(REGISTRY):
         for dtype in precision.DTYPES:
             assert any(line.startswith(f"| `{name}` |") and f"| {dtype} |" in line for line in text.splitlines())
 
@@ -200,14 +210,15 @@ def test_tm_sim_in_float32_breaks_on_its_stack_encoding_between_8_and_16_symbols
 
 @pytest.mark.torch
 def test_the_tm_sim_worst_case_words_repeat_the_least_input_symbol_and_cycle_through_the_alphabet() -> None:
-    assert precision.WORST_CASES["tm-sim"]({"machine": "balanced-parens"}, 3) == [("(", "(", "("), ("(", ")", "(")]
-    assert precision.WORST_CASES["tm-sim"]({"machine": "balanced-parens"}, 1) == [("(",)]
-    assert precision.WORST_CASES["tm-sim"]({"machine": "balanced-parens"}, 0) == []
+    assert worst_cases("tm-sim")({"machine": "balanced-parens"}, 3) == [("(", "(", "("), ("(", ")", "(")]
+    assert worst_cases("tm-sim")({"machine": "balanced-parens"}, 1) == [("(",)]
+    assert worst_cases("tm-sim")({"machine": "balanced-parens"}, 0) == []
 
 
 def test_all_runs_every_registered_construction_after_the_documented_runs() -> None:
-    runs = precision.all_runs()
-    assert runs[: len(precision.DEFAULT_RUNS)] == list(precision.DEFAULT_RUNS)
+    runs = precision.all_runs(REGISTRY)
+    documented = precision.documented_runs(REGISTRY)
+    assert runs[: len(documented)] == documented
     assert {name for name, _ in runs} == set(REGISTRY)
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from netproof.constructions import REGISTRY
 from netproof.verifier import cli as np_cli
-from netproof.verifier.smt import encoder as smt
+from netproof.verifier import smtlib as smt
 from netproof.verifier.smt.prooflog import ProofLogError, check_fresh, read_log, write_atomic
 
 pytestmark = pytest.mark.z3
@@ -112,7 +113,7 @@ def test_every_log_is_fresh_against_a_rebuild_without_solving(logs: Path, monkey
         raise AssertionError("the freshness check must not solve")
 
     monkeypatch.setattr(smt, "solve", no_solving)
-    checked = [check_fresh(str(p)) for p in sorted(logs.rglob("*.json"))]
+    checked = [check_fresh(str(p), REGISTRY) for p in sorted(logs.rglob("*.json"))]
     assert len(checked) == 3 + 7  # first: recognizes, all-c, C6; gates: 7 lemmas
     assert sum(len(log.queries) for log in checked) == 6 + 7
 
@@ -142,7 +143,7 @@ def test_the_strict_reader_rejects_a_tampered_log(logs: Path, tmp_path: Path, ch
     path = root / "first" / "recognizes.n5.json"
     edit(path, change, to)
     with pytest.raises(ProofLogError, match=message):
-        check_fresh(str(path))
+        check_fresh(str(path), REGISTRY)
 
 
 def test_a_changed_smt2_file_is_rejected_by_its_hash(logs: Path, tmp_path: Path) -> None:
@@ -180,13 +181,15 @@ def test_a_compositional_theorem_query_that_rebuilds_to_other_text_is_stale(tmp_
     query = queries / "lemma_Y2_Y2_every_n__consecution.smt2"
     _rewrite(path, query, query.read_text(encoding="utf-8").replace("(check-sat)", "(assert true)\n(check-sat)"))
     with pytest.raises(ProofLogError, match="query 'Y2 every n: consecution' of lemma tree node 'Y2' rebuilds to sha256 .* the encoding, a lemma"):
-        check_fresh(str(path))
+        check_fresh(str(path), REGISTRY)
 
 
 def test_an_invariant_changed_in_the_initiation_query_alone_makes_the_other_certificate_queries_stale(tmp_path: Path) -> None:
     from netproof.constructions import REGISTRY
     from netproof.verifier.claims import Recognizes
-    from netproof.verifier.smt.compositional import Diagram, _LemmaResult, _recorded_invariant, certificate_queries, prove_lemma
+    from netproof.verifier.smt.compositional import Diagram, certificate_queries, prove_lemma
+    from netproof.verifier.smt.compositional import LemmaResult as _LemmaResult
+    from netproof.verifier.smt.compositional.invariants import recorded_invariant as _recorded_invariant
 
     path, queries = _dyck_y2_copy(tmp_path)
     query = queries / "lemma_Y2_Y2_every_n__initiation.smt2"
@@ -203,7 +206,7 @@ def test_an_invariant_changed_in_the_initiation_query_alone_makes_the_other_cert
     changed = certificate_queries(net, claim, results, stronger)
     _rewrite(path, query, changed[0][1])
     with pytest.raises(ProofLogError, match="query 'Y2 every n: consecution' of lemma tree node 'Y2' rebuilds to sha256"):
-        check_fresh(str(path))
+        check_fresh(str(path), REGISTRY)
 
 
 def test_a_query_that_rebuilds_to_other_text_is_stale(logs: Path, tmp_path: Path) -> None:
@@ -218,7 +221,7 @@ def test_a_query_that_rebuilds_to_other_text_is_stale(logs: Path, tmp_path: Path
     old = rec["queries"][2]["sha256"]
     edit(path, old, hashlib.sha256(text.encode()).hexdigest())
     with pytest.raises(ProofLogError, match="query 'n=2' rebuilds to sha256 .* the encoding or the network changed"):
-        check_fresh(str(path))
+        check_fresh(str(path), REGISTRY)
 
 
 # --------------------------------------------------------------------------- recheck
@@ -258,7 +261,7 @@ def test_a_compositional_proof_logs_its_lemma_tree_and_cvc5_agrees_with_every_qu
                     "--out", str(tmp_path), "--jobs", "1", "--quiet")
     assert done.code == 3  # Y3–Y5 are trace properties: Unknown under --method smt
     path = tmp_path / "dyck" / "Y2.n10.47f2b3f2.json"
-    log = check_fresh(str(path))
+    log = check_fresh(str(path), REGISTRY)
     rec = log.record
     assert (rec["verdict"], rec["method"], rec["queries"]) == ("proved", "smt (z3), compositional", [])
     tree = rec["lemmas"]
@@ -290,7 +293,7 @@ def test_every_committed_proof_log_is_fresh_without_solving_a_theorem_query(monk
     paths = find_logs([str(REPO / "proofs")])
     assert len(paths) > 100
     for path in paths:
-        check_fresh(path)
+        check_fresh(path, REGISTRY)
     assert lemmas_solved  # the compositional records (dyck Y2, parity C4) were rebuilt
 
 
@@ -303,7 +306,7 @@ def test_a_recorded_invariant_that_is_not_readable_smt_lib2_makes_the_log_stale_
     _rewrite(path, query, text[: text.rindex("(assert")] + "(assert (not (= a!1 true)))\n(check-sat)\n")
     assert hashlib.sha256(query.read_bytes()).hexdigest() in path.read_text(encoding="utf-8")  # the hash was updated
     with pytest.raises(ProofLogError, match=r"the recorded initiation query is not SMT-LIB2 that z3 reads \(.*unknown constant a!1.*\); run the proof again"):
-        check_fresh(str(path))
+        check_fresh(str(path), REGISTRY)
 
 
 def test_writing_a_record_again_removes_the_query_files_it_no_longer_names(logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -314,14 +317,14 @@ def test_writing_a_record_again_removes_the_query_files_it_no_longer_names(logs:
     done = netproof(capsys, "prove", "first", "--method", "smt", "--max-n", "5", "--out", str(proofs), "--jobs", "1", "--quiet")
     assert done.code == 3  # all-c and C6 are not SMT claims
     assert sorted(p.name for p in folder.iterdir()) == before
-    check_fresh(str(proofs / "first" / "recognizes.n5.json"))
+    check_fresh(str(proofs / "first" / "recognizes.n5.json"), REGISTRY)
 
 
 def test_parity_proved_for_every_length_is_logged_with_its_one_query_and_cvc5_agrees(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     done = netproof(capsys, "prove", "parity", "--method", "smt", "--max-n", "6", "--out", str(tmp_path), "--jobs", "1", "--quiet")
     assert done.code == 3  # C4-all-c and C5 are not SMT claims
     path = tmp_path / "parity" / "C4.n6.json"
-    log = check_fresh(str(path))
+    log = check_fresh(str(path), REGISTRY)
     tree = log.record["lemmas"]
     assert (log.record["verdict"], tree["verdict"]) == ("proved", "proved")
     assert [q["name"] for q in tree["queries"]] == ["C4 every n: position classes"]
@@ -333,7 +336,7 @@ def test_parity_proved_for_every_length_is_logged_with_its_one_query_and_cvc5_ag
     query = tmp_path / "queries" / "parity" / "C4.n6" / "lemma_C4_C4_every_n__position_classes.smt2"
     _rewrite(path, query, query.read_text(encoding="utf-8").replace("(+ L 1) 2)", "(+ L 1) 3)", 1))
     with pytest.raises(ProofLogError, match=r"query 'C4 every n: position classes' of lemma tree node 'C4' rebuilds to sha256"):
-        check_fresh(str(path))
+        check_fresh(str(path), REGISTRY)
 
 
 def test_every_query_file_under_proofs_is_named_by_a_record() -> None:

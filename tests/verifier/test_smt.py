@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.chiang2022 import first_transformer, parity_transformer
-from netproof.constructions.dyck import DYCK
+from netproof.verifier.claims.dyck import DYCK
 from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import (
     AttentionLayer,
@@ -31,7 +31,6 @@ from netproof.symbolic import (
     token_embedding,
 )
 from netproof.symbolic.exact import run as run_exact
-from netproof.verifier.smt import encoder as smt
 from netproof.verifier.smtlib import printer as smt2_printer
 from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import (
@@ -46,17 +45,12 @@ from netproof.verifier.claims import (
     Unknown,
     ValueIs,
 )
+from netproof.verifier.smt.closed_forms import closed_form_at
 from netproof.verifier.smt.compositional import prove_recognizes
-from netproof.verifier.smt.encoder import (
-    EncoderBugError,
-    LemmaNode,
-    SmtQuery,
-    closed_form_at,
-    logit_on,
-    prove_smt,
-    recognizes_smt,
-    smt2_portable,
-)
+from netproof.verifier.smt.errors import EncoderBugError, Unsupported
+from netproof.verifier.smt.monolithic import logit_on, recognition_query, recognizes_smt, value_is_smt
+from netproof.verifier.smt.prove import prove_claim_smt, prove_smt
+from netproof.verifier.smtlib import LemmaNode, SmtQuery, smt2_portable, to_smt2
 from netproof.verifier.fuzzing.strategies import networks
 
 pytestmark = pytest.mark.z3
@@ -289,9 +283,9 @@ def compositional(name: str, params: dict[str, str], claim_id: str, length: int)
 
 def monolithic(net: Network, language: Language, m: int) -> Callable[[], object]:
     def run() -> None:
-        q = smt.recognition_query(net, language, m)
-        smt.to_smt2(q.solver, logic=q.logic)
-        smt.to_smt2(q.solver)
+        q = recognition_query(net, language, m)
+        to_smt2(q.solver, logic=q.logic)
+        to_smt2(q.solver)
 
     return run
 
@@ -496,7 +490,7 @@ def test_the_encoded_logit_is_the_exact_logit_on_random_networks_with_softmax_he
     """Softmax heads of base 2, 3 or 1/2 with integer scores, word-dependent ones included (the
     output times the normalizer is the weighted sum, one case per value of the normalizer)."""
     from netproof.symbolic import NotRationalError
-    from netproof.verifier.smt.encoder import Unsupported
+    from netproof.verifier.smt.errors import Unsupported
 
     try:
         run_exact(net, word)
@@ -677,7 +671,7 @@ def test_a_closed_form_a_mutant_breaks_is_refuted_with_a_word_the_exact_interpre
     mutant = _parity_mutant()
     job = Job(Construction(name="mutant", paper_id="test", title="mutant", reference="test", params=(),
                            build=lambda values: mutant, claims=lambda values: ()), {})
-    outcome = smt.value_is_smt(job, _parity_claim("C3-count"), 0, 6)
+    outcome = value_is_smt(job, _parity_claim("C3-count"), 0, 6)
     assert isinstance(outcome.verdict, Refuted)
     word = outcome.verdict.word
     assert word == ("1",)  # the first length with a 1 in it
@@ -691,7 +685,7 @@ def test_a_closed_form_that_contradicts_its_expectation_is_a_declaration_error()
     claim = dataclasses.replace(_parity_claim("C3-count"), closed_form=sympy.Symbol("#1") / (sympy.Symbol("n") + 1))
     job = Job(REGISTRY["parity"], REGISTRY["parity"].parse_params({}))
     with pytest.raises(ValueError, match="claim C3-count: its closed_form .* and its expected disagree on '1' at token 0"):
-        smt.value_is_smt(job, claim, 0, 4)
+        value_is_smt(job, claim, 0, 4)
 
 
 def test_a_closed_form_with_a_symbol_outside_the_vocabulary_is_unknown_unsupported() -> None:
@@ -699,7 +693,7 @@ def test_a_closed_form_with_a_symbol_outside_the_vocabulary_is_unknown_unsupport
 
     claim = dataclasses.replace(_parity_claim("C3-count"), closed_form=sympy.Symbol("k") / sympy.Symbol("n"))
     job = Job(REGISTRY["parity"], REGISTRY["parity"].parse_params({}))
-    outcome = smt.value_is_smt(job, claim, 0, 4)
+    outcome = value_is_smt(job, claim, 0, 4)
     assert isinstance(outcome.verdict, Unknown)
     assert outcome.verdict.reason == "unsupported: the closed form names 'k'; it may use n, t, i, #a and wj=a for a in ['0', '1']"
 
@@ -709,7 +703,7 @@ def test_a_closed_form_with_a_float_is_refused_as_unknown_naming_it() -> None:
 
     claim = dataclasses.replace(_parity_claim("C3-count"), closed_form=sympy.Float(0.5) * sympy.Symbol("#1") / sympy.Symbol("n"))
     job = Job(REGISTRY["parity"], REGISTRY["parity"].parse_params({}))
-    outcome = smt.value_is_smt(job, claim, 0, 2)
+    outcome = value_is_smt(job, claim, 0, 2)
     assert isinstance(outcome.verdict, Unknown)
     assert outcome.verdict.reason == "unsupported: the closed form has the float 0.500000000000000; write it as a sympy.Rational (exact)"
 
@@ -724,7 +718,7 @@ def test_a_value_claim_without_a_closed_form_is_unknown_under_smt_with_the_reaso
 def test_a_closed_form_is_proved_compositionally_with_the_lemmas_in_place_when_the_construction_declares_them() -> None:
     construction = REGISTRY["parity"]
     job = Job(construction, construction.parse_params({}))
-    outcome = smt.prove_claim_smt(job, _parity_claim("C3-fig1"), 40, timeout=120)
+    outcome = prove_claim_smt(job, _parity_claim("C3-fig1"), 40, timeout=120)
     assert isinstance(outcome.verdict, Proved), outcome.verdict
     assert outcome.verdict.method == "smt (z3), compositional"
     assert "and every longer one" in outcome.verdict.detail
@@ -735,15 +729,15 @@ def test_a_closed_form_is_proved_compositionally_with_the_lemmas_in_place_when_t
 
 
 def test_a_closed_form_outside_the_position_classes_is_proved_one_length_at_a_time_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    from netproof.verifier.smt import classes as np_classes
+    from netproof.verifier.smt.compositional import classes as np_classes
 
     def unsupported(*args: object) -> object:
-        raise smt.Unsupported("a feature that does not repeat")
+        raise Unsupported("a feature that does not repeat")
 
     monkeypatch.setattr(np_classes, "value_query", unsupported)
     construction = REGISTRY["parity"]
     job = Job(construction, construction.parse_params({}))
-    outcome = smt.prove_claim_smt(job, _parity_claim("C3-fig1"), 40, timeout=120)
+    outcome = prove_claim_smt(job, _parity_claim("C3-fig1"), 40, timeout=120)
     assert isinstance(outcome.verdict, Proved), outcome.verdict
     assert outcome.verdict.detail.endswith("(not every length at once: unsupported by position classes: a feature that does not repeat)")
     tree = outcome.lemmas

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from netproof.constructions.dyck import (
+from netproof.verifier.claims.dyck import (
     DYCK,
     bracket,
     depth_profile,

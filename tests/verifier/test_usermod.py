@@ -16,6 +16,7 @@ import pytest
 
 from netproof.verifier import cli
 from netproof.verifier.claims import Proved
+from netproof.verifier.campaign.proving import Task, run_task
 from netproof.verifier.campaign.usermod import TEMPLATE, UserModuleError, load, render_template
 
 REPO = Path(__file__).resolve().parents[2]
@@ -354,13 +355,5 @@ def test_load_refuses_a_missing_file_and_the_builtin_names_it_is_given(here: Pat
 
 def test_a_prove_worker_without_the_parent_s_registry_loads_the_module_named_in_its_task(here: Path) -> None:
     (here / "maj.py").write_text(module(), encoding="utf-8")
-    cli._USER.clear()
-    cli._USER_SOURCE.clear()
-    cli._LOADED.clear()
-    try:
-        verdicts = cli._work(cli.Task("my-majority", (), (0, 1), 4, "maj.py"))
-    finally:
-        cli._USER.clear()
-        cli._USER_SOURCE.clear()
-        cli._LOADED.clear()
+    verdicts = run_task(Task("my-majority", (), (0, 1), 4, "maj.py"))  # no session: a fresh registry
     assert [type(outcome.verdict) for outcome, _s in verdicts] == [Proved, Proved]

@@ -6,6 +6,8 @@ The page is built from the records under ``proofs/`` (``netproof prove`` writes 
 says exactly what the records say; a claim without a record is listed as such, with the command
 that makes one. ``netproof ledger --out docs/CLAIMS.md`` regenerates the committed page, and a
 test fails when the committed page differs from a fresh build.
+
+May import the vocabulary and the campaign's record store (:mod:`.store`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from netproof.verifier.claims import Claim, Construction
+
+from .store import record_path
 
 __all__ = ["build", "find_record"]
 
@@ -37,9 +41,7 @@ def _cell(text: object) -> str:
 def find_record(proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim) -> dict[str, Any] | None:
     """The committed record of ``claim`` at its default bound (any of the bound spellings
     ``n<max_len>``, ``all``, ``fact``), or None."""
-    from netproof.verifier.cli import _record_path
-
-    candidates = [_record_path(proofs, c, values, claim, claim.max_len), _record_path(proofs, c, values, claim, None)]
+    candidates = [record_path(proofs, c, values, claim, claim.max_len), record_path(proofs, c, values, claim, None)]
     for path in candidates:
         if os.path.exists(path):
             with open(path, encoding="utf-8") as fh:

@@ -1,7 +1,7 @@
 """Users' own construction modules: a Python file that defines ``CONSTRUCTIONS``, loaded like a
 built-in construction module.
 
-The contract is the built-ins' (``constructions/chiang2022.py``): a module-level
+The contract is the built-ins' (``constructions/chiang2022/``): a module-level
 ``CONSTRUCTIONS`` tuple of :class:`netproof.verifier.claims.Construction`. :func:`load` runs the file,
 checks the contract and builds every construction's network and claims with its default
 parameters, so that a malformed module is refused at once with one line naming the file, the
@@ -9,6 +9,9 @@ problem and the fix (:class:`UserModuleError`), never with a traceback halfway t
 
 ``netproof new NAME`` writes :data:`TEMPLATE` (MAJORITY with one uniform-attention layer) as a
 starting module; ``netproof run|prove|fuzz|list|export FILE.py`` (or ``FILE.py:NAME``) uses it.
+:class:`netproof.verifier.campaign.sources.Session` keeps the modules one invocation loaded.
+
+Imports the IR, the vocabulary and the campaign's error class only.
 
 >>> is_module_ref("my_majority.py"), is_module_ref("lib/mod.py:my-majority"), is_module_ref("parity")
 (True, True, False)
@@ -33,13 +36,15 @@ from netproof.symbolic import Network
 
 from netproof.verifier.claims import ClaimBase, Construction
 
+from .errors import CampaignError
+
 __all__ = [
     "NAME_PATTERN", "TEMPLATE", "UserModuleError", "check_name", "is_module_ref", "load",
     "module_filename", "render_template", "split_ref",
 ]
 
 
-class UserModuleError(ValueError):
+class UserModuleError(CampaignError):
     """A user construction module is missing, does not import, or breaks the contract. The
     message is one line: the file, what is wrong, and how to fix it."""
 
@@ -274,7 +279,7 @@ A starting module written by `netproof new __NAME__`. It is plain Python: edit i
     netproof fuzz __FILE__               # longer random words: evidence, never proof
 
 netproof reads the tuple CONSTRUCTIONS at the end of this file, as it reads the built-in
-constructions (constructions/chiang2022.py, constructions/yao2021.py).
+constructions (constructions/chiang2022/, constructions/yao2021/).
 """
 
 from __future__ import annotations

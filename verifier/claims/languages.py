@@ -1,4 +1,12 @@
-"""Reference languages in plain Python, the ground truth the networks are checked against.
+"""Languages and automata: the reference languages networks are checked against, in plain Python.
+
+Owns :data:`Word` (a tuple of symbols), :class:`Automaton` (a DFA, the symbolic twin of a
+membership test that SMT queries unroll), :class:`Language` (a membership test over an
+alphabet, optionally with its automaton), :class:`SequenceTask` (Suzgun et al.'s next-symbol-set
+form of a task) and the languages PARITY and FIRST (Chiang & Cholak 2022). Dyck(k, D) has its own
+module, :mod:`netproof.verifier.claims.dyck`. Nothing here builds or runs a network.
+
+May import: the standard library only.
 
 >>> PARITY.contains(("1", "0", "1", "1"))
 True
@@ -8,7 +16,71 @@ False
 
 from __future__ import annotations
 
-from netproof.verifier.claims import Automaton, Language, Word
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
+
+__all__ = ["FIRST", "PARITY", "Automaton", "Language", "SequenceTask", "Word"]
+
+Word: TypeAlias = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Automaton:
+    """A deterministic finite automaton over a language's alphabet: states ``0..states-1``,
+    ``delta[q][a]`` the state after symbol ``alphabet[a]`` in state ``q``, start state
+    ``start``, accepting states ``accepting``. A symbolic twin of ``Language.contains`` (the
+    two are checked against each other on short words by the tests)."""
+
+    states: int
+    start: int
+    accepting: frozenset[int]
+    delta: tuple[tuple[int, ...], ...]
+
+    def __post_init__(self) -> None:
+        if len(self.delta) != self.states:
+            raise ValueError(f"Automaton has states={self.states} but {len(self.delta)} rows in delta")
+        for q, row in enumerate(self.delta):
+            for target in row:
+                if not 0 <= target < self.states:
+                    raise ValueError(f"Automaton delta[{q}] goes to state {target}, outside 0..{self.states - 1}")
+        if not 0 <= self.start < self.states or any(not 0 <= q < self.states for q in self.accepting):
+            raise ValueError(f"Automaton start={self.start} or accepting={sorted(self.accepting)} is outside 0..{self.states - 1}")
+
+    def accepts(self, word_indices: Sequence[int]) -> bool:
+        q = self.start
+        for a in word_indices:
+            q = self.delta[q][a]
+        return q in self.accepting
+
+
+@dataclass(frozen=True, slots=True)
+class Language:
+    """A reference language: a plain-Python membership test over words of ``alphabet``, and
+    optionally the same language as an :class:`Automaton` (for SMT proofs over symbolic words)."""
+
+    name: str
+    alphabet: tuple[str, ...]
+    contains: Callable[[Word], bool]
+    description: str = ""
+    automaton: Automaton | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceTask:
+    """A task in the sequence-prediction form (Suzgun et al. 2019 §4.1): ``next_sets(w)`` gives
+    the target set of possible next symbols after each prefix w_1..w_t (t = 1..|w|), empty
+    after an invalid prefix; ``contains`` is membership; ``accepts(w, predicted)`` reads the
+    paper's acceptance off a network's predicted sets (every next symbol was predicted and the
+    last set says the word may end). Plain Python, no network."""
+
+    name: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    next_sets: Callable[[Word], tuple[frozenset[str], ...]]
+    contains: Callable[[Word], bool]
+    accepts: Callable[[Word, Sequence[frozenset[str]]], bool]
+    description: str = ""
 
 
 def _parity(w: Word) -> bool:

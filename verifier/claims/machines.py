@@ -13,6 +13,9 @@ A σ-RNN reads one symbol per step, h_t = σ(W_h·h_{t−1} + W_x·x_t + b) with
 of the t-th symbol and σ(x) = min(1, max(0, x)) (the saturated-linear σ of Siegelmann & Sontag);
 it accepts iff the readout ⟨a, h_n⟩ + c is > 0.
 
+May import: the standard library and :mod:`netproof.symbolic.numbers` (exact numbers); never an
+interpreter, an engine, z3 or torch.
+
 >>> rnn = sigma_rnn(
 ...     ("0", "1"),
 ...     W_h=[[-1]], W_x=[[0, 1]], b=[0], h0=[0], readout=[1], readout_bias="-1/2",

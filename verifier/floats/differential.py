@@ -19,6 +19,9 @@ whose float logit is too close to 0 for its sign to mean anything (the float run
 ``None``) as ``float_undecided`` (``float_undecided_at_zero`` of them have an exact logit of
 exactly 0, where no float run can tell the sign): neither is a disagreement.
 
+May import: :mod:`netproof.symbolic` and its interpreters (torch inside functions); never SMT,
+fuzzing, campaigns, the CLI or a paper module.
+
 >>> from netproof.constructions.chiang2022 import parity_transformer
 >>> a = compare(parity_transformer(), ["", "1", "0110", "111"])
 >>> a.agree, a.disagreements, a.exact_backends, a.max_logit_error < 1e-15

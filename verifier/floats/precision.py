@@ -11,11 +11,12 @@ with its exact result.
   square root; a softmax base e^c), the construction's reference language: what the exact
   network is proved to accept up to its claims' bounds (``netproof prove``), and what the paper
   proves for every n;
-- ``allowed sets``: for the Dyck generator, the allowed next-symbol sets of Dyck(k, D) at every
-  position (claim Y10 proves the exact network's sets equal them up to its bound).
+- ``allowed sets``: for a generator, the reference next-symbol sets its construction declares at
+  every position (for the Dyck generator the allowed sets of Dyck(k, D); claim Y10 proves the
+  exact network's sets equal them up to its bound).
 
 At each n it draws ``--words`` words (seeded) and adds the **worst-case words** that the
-construction's closed forms single out (:data:`WORST_CASES`: e.g. w = 1 0^{n−2} for the flawed
+construction's closed forms single out (its declared worst-case words: e.g. w = 1 0^{n−2} for the flawed
 FIRST transformer, whose exact margin (E + 1 − n)/(2(E + n − 1)) is the smallest). The report
 gives, per n, the number of disagreements, the smallest |logit| of the float run and of the
 exact run (the margin curve), the largest |float − exact| logit error, the smallest hardmax score
@@ -27,42 +28,45 @@ Known limits this reproduces (spec ``chiang2022_yao2021.md`` §1.6, §3.6): the 
 the experiments' fixed position normalizer p = i/6000 (``-p depth=10 -p pos_norm=6000``) breaks
 in float32; float16 breaks it at once.
 
-**Hook for new constructions.** A construction registered in :mod:`netproof.constructions` is analysed
-with sampled words as soon as it exists; its worst-case words are added with
-:func:`register_worst_case` (e.g. a directional transformer whose coordinate 2^{−t} underflows in
-float32 near t = 126 and in float16 near t = 15: register words of the lengths at which the
-closed form's coordinate drops below the dtype's smallest normal, and the search will report
-where the float run stops agreeing).
+**Hook for new constructions.** Any :class:`~netproof.verifier.claims.Construction` is analysed
+with sampled words (uniform over its alphabet) as soon as it exists; what else the search needs
+it declares in its ``precision`` field (:class:`~netproof.verifier.claims.Precision`): its
+worst-case words (e.g. a directional transformer whose coordinate 2^{−t} underflows in float32
+near t = 126 and in float16 near t = 15: declare words of the lengths at which the closed form's
+coordinate drops below the dtype's smallest normal, and the search will report where the float
+run stops agreeing), a sampler of its own (the Dyck networks draw Hewitt et al.'s samples), a
+generator's reference next-symbol sets, and its documented runs (:func:`documented_runs`).
+The paper modules declare theirs next to their constructions; this module imports none of them.
+
+May import: the claims vocabulary and :mod:`netproof.symbolic` with its interpreters (torch
+inside functions); never a paper module or the registry (a caller that wants every registered
+construction passes the registry, as ``netproof precision --all`` does).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import random
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from netproof.constructions.dyck import allowed_next, sample_hewitt
-from netproof.constructions.yao2021 import END, symbols
 from netproof.symbolic import Network, Seq2Seq
 from netproof.symbolic.errors import MissingExtraError, NotRationalError, SymbolicError
 from netproof.symbolic.ir import FlatEmbedding, NextSymbols
-from netproof.verifier.claims import Construction
+from netproof.verifier.claims import Construction, WordFamily
 
 __all__ = [
     "DTYPES",
-    "WORST_CASES",
+    "REPORT_COMMAND",
+    "SEQ2SEQ_TOLERANCE",
     "Analysis",
     "Level",
     "PrecisionError",
     "all_runs",
     "analyse",
+    "documented_runs",
     "markdown_report",
-    "register_worst_case",
 ]
 
 Word = tuple[str, ...]
@@ -73,95 +77,12 @@ class PrecisionError(ValueError):
     """A precision request that cannot be run (bad bound, unknown dtype, no reference)."""
 
 
-# --------------------------------------------------------------------------- worst-case words
-
-WorstCase = Callable[[Mapping[str, Any], int], list[Word]]
-"""(parameter values, n) -> the worst-case words with about n symbols."""
+# --------------------------------------------------------------------------- declarations
 
 
-def _binary_extremes(values: Mapping[str, Any], m: int) -> list[Word]:
-    """PARITY/FIRST (spec §2.2–2.3): |s| depends on n and the parity of k only (PARITY) or on n
-    only (FIRST), so the all-0, all-1 and one-1 words cover every margin the closed forms give."""
-    if m < 1:
-        return []
-    return [("0",) * m, ("1",) * m, ("1",) + ("0",) * (m - 1), ("0",) * (m - 1) + ("1",)]
-
-
-def _flawed_first(values: Mapping[str, Any], m: int) -> list[Word]:
-    """§4.2: s = (E−1)/(E+n−1)(I[w₁=1] − ½) + (k − n/2)/(E+n−1); its smallest margin on an
-    accepted word is w = 1 0^{n−2} (s = (E+1−n)/(2(E+n−1))) and on a rejected one w = 0 1^{n−2}."""
-    if m < 1:
-        return []
-    return [("1",) + ("0",) * (m - 1), ("0",) + ("1",) * (m - 1)]
-
-
-def _dyck_deep(values: Mapping[str, Any], m: int) -> list[Word]:
-    """The recognizer and generator are tested hardest by words at the full depth D with many
-    opens of one depth and different types (the layer-2 tie-break of the generator is the 1/n
-    gap between them; the recognizer's matching layers see the most unmatched neighbours), and
-    by a near-miss for the recognizer: the same word with its last close bracket of the wrong type."""
-    k, D = int(values["k"]), int(values["depth"])
-    pairs = symbols(k)
-    if m < 2:
-        return []
-    word: list[str] = []
-    t = 0
-    while len(word) + 2 * D <= m:
-        # Climb to depth D with types t, t+1, …, come back down: many same-depth opens, types vary.
-        block = [pairs[(t + j) % k][0] for j in range(D)]
-        word += block + [pairs[(t + j) % k][1] for j in reversed(range(D))]
-        t += 1
-    while len(word) + 2 <= m:
-        word += [pairs[t % k][0], pairs[t % k][1]]
-        t += 1
-    out = [tuple(word)]
-    if word and k > 1 and "reading" not in values:  # the recognizer only: a generator's sets after an invalid prefix mean nothing
-        last = word[-1]
-        wrong = next(c for _o, c in pairs if c != last)
-        out.append((*word[:-1], wrong))
-    return out
-
-
-def _tm_long(values: Mapping[str, Any], m: int) -> list[Word]:
-    """tm-sim: a word of one (the least) input symbol repeated and the word cycling through the
-    sorted input alphabet (``(((…`` and ``()()…`` for balanced-parens). The machine's stacks are
-    encoded as dyadic rationals whose denominators grow with the word, and float32 loses them
-    between 8 and 16 symbols on both words (measured); on longer words the decoder also runs past t = n, where the
-    directional transformer's 2^{−t} coordinate is wrong in float32 from t = 150 on (spec
-    bhattamishra2020 §2.4 item 7, claim B18; tests/backends/test_torch_seq2seq.py isolates it
-    with a stateless RNN)."""
-    from netproof.constructions.bhattamishra2020 import compiled_machine
-
-    alphabet = sorted(compiled_machine(values["machine"]).machine.input_alphabet)
-    if m < 1 or not alphabet:
-        return []
-    words = [(alphabet[0],) * m, tuple(alphabet[t % len(alphabet)] for t in range(m))]
-    return list(dict.fromkeys(words))
-
-
-WORST_CASES: dict[str, WorstCase] = {
-    "tm-sim": _tm_long,
-    "parity": _binary_extremes,
-    "parity-ln": _binary_extremes,
-    "parity-ce": _binary_extremes,
-    "first": _binary_extremes,
-    "first-ln": _binary_extremes,
-    "first-ce": _binary_extremes,
-    "first-logn": _binary_extremes,
-    "first-ln-logn": _binary_extremes,
-    "first-flawed": _flawed_first,
-    "first-flawed-logn": _flawed_first,
-    "rumelhart": _binary_extremes,
-    "dyck": _dyck_deep,
-    "dyck-gen": _dyck_deep,
-}
-
-
-def register_worst_case(name: str, words: WorstCase) -> None:
-    """Add the worst-case words of construction ``name`` (one function per construction)."""
-    if name in WORST_CASES:
-        raise PrecisionError(f"construction {name!r} already has worst-case words ({WORST_CASES[name].__name__})")
-    WORST_CASES[name] = words
+def _worst(c: Construction) -> WordFamily | None:
+    """The construction's declared worst-case words, if any."""
+    return None if c.precision is None else c.precision.worst
 
 
 # --------------------------------------------------------------------------- results
@@ -248,26 +169,13 @@ def _is_generator(net: Network) -> bool:
     return isinstance(net.readout, NextSymbols)
 
 
-def _sampled(c: Construction, values: Mapping[str, Any], net: Network, lo: int, n: int, count: int,
+def _sampled(c: Construction, values: Mapping[str, Any], net: Network | Seq2Seq, lo: int, n: int, count: int,
              rng: random.Random) -> list[Word]:
-    """``count`` words with lo < |w| <= n: members of Dyck(k, D) (Hewitt's sampler) for the Dyck
-    constructions (for the recognizer, half of them with one symbol changed: near-misses),
+    """``count`` words with lo < |w| <= n: from the construction's declared sampler (the Dyck
+    constructions draw members with Hewitt et al.'s sampler, and near-misses for the recognizer),
     uniform words over the alphabet otherwise."""
-    if c.name in ("dyck", "dyck-gen"):
-        k, D = int(values["k"]), int(values["depth"])
-        lo_even = max(lo + 1, 0)
-        words: list[Word] = []
-        for j in range(count):
-            try:
-                w = sample_hewitt(rng, k, D, min_len=lo_even, max_len=n + 1, max_tries=2000)
-            except (RuntimeError, ValueError):
-                continue
-            if c.name == "dyck" and j % 2 and w:
-                at = rng.randrange(len(w))
-                alphabet = net.alphabet
-                w = (*w[:at], rng.choice([s for s in alphabet if s != w[at]] or list(alphabet)), *w[at + 1 :])
-            words.append(tuple(w))
-        return words
+    if c.precision is not None and c.precision.sample is not None:
+        return c.precision.sample(values, net.alphabet, lo, n, count, rng)
     alphabet = net.alphabet
     return [tuple(rng.choice(alphabet) for _ in range(rng.randint(max(lo + 1, 1), n))) for _ in range(count)]
 
@@ -314,19 +222,6 @@ def _exact_runner(net: Network) -> Callable[[Sequence[Word]], list[tuple[bool | 
     return run_e
 
 
-def _gen_expected(values: Mapping[str, Any], word: Word) -> list[set[str]]:
-    """The allowed next-symbol sets of Dyck(k, D) at every predicting position of ``word``."""
-    k, D = int(values["k"]), int(values["depth"])
-    g2 = values.get("reading") == "G2"
-    tokens = len(word) + 1  # γ is added by the network
-    last = tokens - (1 if g2 else 0)
-    out = []
-    for t in range(last):
-        allowed, end = allowed_next(word[:t], k, D, n=tokens if g2 else None)
-        out.append({*allowed, *([END] if end else [])})
-    return out
-
-
 # --------------------------------------------------------------------------- the search
 
 # Exact verdicts already computed in this process, per (construction, parameters, n): the same
@@ -336,13 +231,11 @@ _EXACT_CACHE: dict[tuple[str, tuple[tuple[str, str], ...], int], dict[Word, tupl
 
 def _words_for(c: Construction, values: Mapping[str, Any], net: Network, lo: int, n: int, count: int,
                rng: random.Random) -> list[Word]:
+    """The sampled words of one level, then the declared worst-case words not among them."""
     words = _sampled(c, values, net, lo, n, count, rng)
-    worst = WORST_CASES.get(c.name)
+    worst = _worst(c)
     if worst is not None:
-        m = n if not c.name.startswith("dyck") else n - (n % 2)
-        words += [w for w in worst(values, m) if w not in words]
-    if values.get("reading") == "G2":
-        words = [(*w, END) for w in words]
+        words += [w for w in worst(values, n) if w not in words]
     return words
 
 
@@ -403,6 +296,10 @@ def analyse(
                 "there is no word length to grow; its float agreement is a finite check (netproof fuzz)"
             )
         if _is_generator(net0):
+            if c.precision is None or c.precision.next_sets is None:
+                raise PrecisionError(f"construction {c.name!r} is a generator but declares no reference next-symbol "
+                                     "sets (Precision.next_sets): nothing to compare the float run with")
+            next_sets = c.precision.next_sets
             reference = "allowed sets"
         elif _exact_runner(net0) is not None:
             reference = "exact"
@@ -421,7 +318,9 @@ def analyse(
             compiled = compile_net(net, dtype=dtype, device=device, tie_rtol=tie_rtol)
             exact = _exact_runner(net)
             ws = list({tuple(rng.choice(net.alphabet) for _ in range(n)) for _ in range(words)})
-            ws += [w for w in _binary_extremes(values, n) if w not in ws]
+            worst = _worst(c)
+            if worst is not None:
+                ws += [w for w in worst(values, n) if w not in ws]
         else:
             net = net0
             ws = _words_for(c, values, net, lo, n, words, rng)
@@ -435,7 +334,7 @@ def analyse(
         if reference == "allowed sets":
             got = fb.next_symbols or ()
             for w, sets in zip(ws, got, strict=True):
-                want = _gen_expected(values, w)
+                want = next_sets(values, w)
                 wrong = [t for t, exp in enumerate(want) if set(sets[t]) != exp]
                 if wrong:
                     t = wrong[0]
@@ -530,8 +429,8 @@ def _analyse_seq2seq(
     levels: list[Level] = []
     lo = 0
     for n in _grid(max_n):
-        ws = _sampled(c, values, net, lo, n, words, rng)  # type: ignore[arg-type]
-        worst = WORST_CASES.get(c.name)
+        ws = _sampled(c, values, net, lo, n, words, rng)
+        worst = _worst(c)
         if worst is not None:
             ws += [w for w in worst(values, n) if w not in ws]
         lo = n
@@ -589,33 +488,25 @@ def _g(x: float | None) -> str:
 # --------------------------------------------------------------------------- the report
 
 
-#: The documented runs: every construction with its defaults, plus the experiments of spec §3.6.
-DEFAULT_RUNS: tuple[tuple[str, dict[str, str]], ...] = (
-    ("rumelhart", {}),
-    ("parity", {}),
-    ("parity-ln", {}),
-    ("parity-ce", {}),
-    ("first", {}),
-    ("first-ln", {}),
-    ("first-ce", {}),
-    ("first-flawed", {}),
-    ("first-flawed-logn", {}),
-    ("first-logn", {}),
-    ("first-ln-logn", {}),
-    ("dyck", {}),
-    ("dyck-gen", {}),
-    ("dyck-gen", {"depth": "3", "pos_norm": "6000"}),
-    ("dyck-gen", {"depth": "10", "pos_norm": "6000"}),
-)
+def documented_runs(registry: Mapping[str, Construction]) -> list[tuple[str, dict[str, str]]]:
+    """The documented runs of ``registry``'s constructions, in registry order: each
+    construction's declared runs (``Precision.runs``: its defaults, and for the Dyck generator
+    the experiments of spec §3.6), as (name, parameters)."""
+    return [
+        (name, dict(given))
+        for name, c in registry.items()
+        if c.precision is not None
+        for given in c.precision.runs
+    ]
 
 
-def all_runs() -> list[tuple[str, dict[str, str]]]:
-    """``--all``: the documented runs, then every other registered construction with its
-    defaults (those the analysis cannot run get a line saying why)."""
-    from netproof.constructions import REGISTRY
-
-    named = {name for name, _ in DEFAULT_RUNS}
-    return [*DEFAULT_RUNS, *((name, {}) for name in REGISTRY if name not in named)]
+def all_runs(registry: Mapping[str, Construction]) -> list[tuple[str, dict[str, str]]]:
+    """``--all``: the documented runs, then every other construction of ``registry`` with its
+    defaults (those the analysis cannot run get a line saying why). The CLI passes
+    :data:`netproof.constructions.REGISTRY`."""
+    documented = documented_runs(registry)
+    named = {name for name, _ in documented}
+    return [*documented, *((name, {}) for name in registry if name not in named)]
 
 
 REPORT_COMMAND = "netproof precision --all --max-n 256 --words 8 --markdown docs/precision.md"
@@ -634,7 +525,7 @@ def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMA
         "",
         "(do not edit by hand). Each row runs one construction on the torch backend in one dtype on",
         "words of length n = 2, 4, 8, … (seeded samples plus the worst-case words of the construction's",
-        "closed forms; see `verifier/precision.py`) and compares every verdict with the reference:",
+        "closed forms; see `verifier/floats/precision.py`) and compares every verdict with the reference:",
         "`exact` (the exact interpreter on the same words), `language` (the construction's language:",
         "what the exact network is proved to accept up to its claims' bounds, for networks with a",
         "square root or e^c that the exact interpreter cannot run) or `allowed sets` (the Dyck",
@@ -678,72 +569,3 @@ def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMA
                          f"{lv.unresolved_ties} |")
         lines.append("")
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def add_precision_parser(sub: Any) -> None:
-    """Register ``netproof precision`` on the CLI's subparsers."""
-    p = sub.add_parser("precision", help="the longest words on which a float run still agrees with the exact network")
-    p.add_argument("names", nargs="*", help="constructions (default with --all: the documented runs)")
-    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--dtype", nargs="+", default=None, choices=(*DTYPES, "bfloat16"),
-                   help="float dtypes (default float32; with --all: float64 float32 float16)")
-    p.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
-    p.add_argument("--max-n", type=int, default=1024, help="the longest words tested (default 1024)")
-    p.add_argument("--words", type=int, default=16, help="sampled words per length (default 16), plus the worst cases")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--backend-ties", action="store_true",
-                   help="use the torch backend's conservative hardmax tie tolerance (default: plain float argmax)")
-    p.add_argument("--all", action="store_true", help="every construction with its defaults plus the §3.6 experiments")
-    p.add_argument("--markdown", default="", help="write the report page (docs/precision.md) here")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.set_defaults(func=cmd_precision)
-
-
-def cmd_precision(args: argparse.Namespace) -> int:
-    from netproof.verifier import cli
-
-    progress = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr, flush=True))
-    try:
-        if args.all and (args.names or args.param):
-            raise PrecisionError("--all runs the documented set; give either --all or names with -p, not both")
-        if not args.all and not args.names:
-            raise PrecisionError("name a construction (see `netproof list`) or use --all")
-        dtypes = args.dtype or (list(DTYPES) if args.all else ["float32"])
-        runs = all_runs() if args.all else [(n, cli._parse_assignments(args.param)) for n in args.names]
-        analyses = []
-        for name, given in runs:
-            c = cli._one(name, "precision")
-            values = cli._values(c, given)
-            for dtype in dtypes:
-                try:
-                    analyses.append(analyse(c, values, dtype=dtype, device=args.device, max_n=args.max_n,
-                                            words=args.words, seed=args.seed, progress=progress,
-                                            tie_rtol=None if args.backend_ties else 0.0))
-                except PrecisionError as exc:
-                    if not args.all:
-                        raise
-                    # --all reports a line for every construction, also one it cannot analyse
-                    analyses.append(Analysis(construction=c.name, params={k: str(v) for k, v in values.items()},
-                                             dtype=dtype, device=args.device, reference="—", max_n=args.max_n,
-                                             unsupported=str(exc)))
-    except (PrecisionError, MissingExtraError, cli.UsageError) as exc:
-        print(f"netproof: error: {exc}", file=sys.stderr)
-        return 2
-    if args.markdown:
-        options = [f"--max-n {args.max_n}"] * (args.max_n != 1024) + [f"--words {args.words}"] * (args.words != 16)
-        options += [f"--seed {args.seed}"] * (args.seed != 0) + ["--backend-ties"] * args.backend_ties
-        options += [f"--dtype {' '.join(args.dtype)}"] if args.dtype else []
-        what = ["--all"] if args.all else [*args.names, *(f"-p {a}" for a in args.param)]
-        command = " ".join(["netproof precision", *what, *options, f"--markdown {args.markdown}"])
-        cli._write_atomic(args.markdown, markdown_report(analyses, command=command) + "\n")
-    if args.json:
-        print(json.dumps([a.to_json() for a in analyses], indent=2, sort_keys=True))
-    else:
-        for a in analyses:
-            shown = " ".join(f"{k}={v}" for k, v in a.params.items())
-            print(f"{a.construction} ({shown}) {a.dtype}, reference {a.reference}: {a.summary()}")
-    return 0

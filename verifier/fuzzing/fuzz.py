@@ -33,6 +33,10 @@ by default, one key per construction, parameters, claim and bound; ``database=No
 off) and replays them first on the next unseeded run. As in hypothesis, seeded and derandomized
 runs leave the database alone.
 
+May import: hypothesis, the claims vocabulary (Dyck(k, D) included), :mod:`netproof.symbolic` and
+its interpreters (torch inside functions), exhaustive checking (the replay) and the strategies of
+this package; never SMT, floats, campaigns, the CLI or a paper module.
+
 >>> from netproof.constructions import REGISTRY
 >>> from netproof.verifier.exhaustive.checker import Job
 >>> c = REGISTRY["dyck"]
@@ -77,6 +81,7 @@ from netproof.verifier.claims import (
     Verdict,
     Word,
 )
+from netproof.verifier.claims.dyck import DYCK, bracket, dyck_alphabet, is_dyck
 from netproof.verifier.fuzzing.strategies import CI_PROFILE
 
 __all__ = [
@@ -176,8 +181,6 @@ def _language(job: Job, claim: Claim) -> Language | None:
 def _dyck_params(job: Job) -> tuple[int, int] | None:
     k, depth = job.values.get("k"), job.values.get("depth")
     if isinstance(k, int) and isinstance(depth, int) and not isinstance(k, bool) and k >= 1 and depth >= 1:
-        from netproof.constructions.dyck import dyck_alphabet
-
         if set(dyck_alphabet(k)) <= set(job.alphabet):
             return k, depth
     return None
@@ -185,8 +188,6 @@ def _dyck_params(job: Job) -> tuple[int, int] | None:
 
 def _valid_prefix(w: Word, k: int, depth: int, bound: int) -> bool:
     """w never closes wrongly, stays within depth D and has room to close: |w| + depth(w) <= bound."""
-    from netproof.constructions.dyck import bracket, dyck_alphabet
-
     brackets = set(dyck_alphabet(k))
     stack: list[int] = []
     for s in w:
@@ -206,8 +207,6 @@ def _domain_shapes(job: Job, claim: TraceProperty, min_len: int, max_len: int) -
     """The domains of the Dyck generator's claims, as (description, membership test at a bound,
     strategy up to ``max_len``): prefixes of Dyck words, Dyck words followed by the end symbol,
     bracket words followed by it, any words followed by it."""
-    from netproof.constructions.dyck import DYCK, dyck_alphabet, is_dyck
-
     found = _dyck_params(job)
     if found is None:
         return []

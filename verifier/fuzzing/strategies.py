@@ -10,7 +10,7 @@ Use them in your own tests::
 
     from hypothesis import given, settings
 
-    from netproof.constructions.dyck import is_dyck
+    from netproof.verifier.claims.dyck import is_dyck
     from netproof.verifier.fuzzing.strategies import dyck_words, near_misses
 
     @given(dyck_words(k=2, depth=3, max_len=40))
@@ -42,6 +42,9 @@ What there is:
 
 The settings profile :data:`CI_PROFILE` (``"netproof-ci"``) is registered on import:
 derandomized, no example database, no deadline.
+
+May import: hypothesis, the claims vocabulary (languages, Dyck(k, D), reference machines) and the
+IR (:mod:`netproof.symbolic`); never an engine, campaigns, the CLI or a paper module.
 """
 
 from __future__ import annotations
@@ -49,7 +52,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from types import ModuleType
 from typing import Any, TypeAlias
 
 from hypothesis import HealthCheck, settings
@@ -73,7 +75,7 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
 
-from netproof.verifier.claims import Language
+from netproof.verifier.claims import Language, dyck
 from netproof.verifier.claims.machines import (
     EMPTY,
     KEEP,
@@ -131,14 +133,6 @@ symbol, insert a symbol, swap a bracket's type (k >= 2), turn a top-level pair `
 ``)u(``, wrap the deepest part in pairs until the depth is D + 1."""
 
 
-def _dyck() -> ModuleType:
-    # constructions.dyck is the ground truth of Dyck(k, D); imported on use so that importing
-    # verifier never imports constructions (verifier.cli does the same).
-    from netproof.constructions import dyck
-
-    return dyck
-
-
 def _check_lengths(min_len: int, max_len: int) -> None:
     for name, value in (("min_len", min_len), ("max_len", max_len)):
         if isinstance(value, bool) or not isinstance(value, int):
@@ -186,7 +180,6 @@ def _walk(steps: Sequence[int], k: int, depth: int, max_len: int, *, close: bool
     end and the word has at most ``max_len`` symbols; without it the result is a prefix v with
     |v| + depth(v) <= max_len (the prefixes :func:`netproof.constructions.yao2021.valid_prefixes` lists).
     """
-    dyck = _dyck()
     opens = [dyck.open_symbol(t, k) for t in range(1, k + 1)]
     closes = [dyck.close_symbol(t, k) for t in range(1, k + 1)]
     word: list[str] = []
@@ -242,7 +235,6 @@ def dyck_prefixes(k: int, depth: int, *, min_len: int = 0, max_len: int = DEFAUL
 def _pairs(w: Word) -> list[tuple[int, int]]:
     """(open index, partner close index) of every pair, matched by depth (types ignored),
     outermost first in order of the opens; unmatched symbols are left out."""
-    dyck = _dyck()
     pairs: list[tuple[int, int]] = []
     stack: list[int] = []
     for i, s in enumerate(w):
@@ -254,7 +246,7 @@ def _pairs(w: Word) -> list[tuple[int, int]]:
 
 
 def _depths(w: Word) -> list[int]:
-    return _dyck().depth_profile(w)  # type: ignore[no-any-return]
+    return dyck.depth_profile(w)
 
 
 Draw: TypeAlias = Callable[[st.SearchStrategy[Any]], Any]
@@ -263,7 +255,6 @@ Draw: TypeAlias = Callable[[st.SearchStrategy[Any]], Any]
 def _edit(draw: Draw, kind: str, w: Word, k: int, depth: int, max_len: int) -> Word:
     """One edit of ``w`` (see :data:`NEAR_MISS_EDITS`); an edit that does not apply (nothing to
     delete, k = 1 for a type swap, no pair, no room) falls back to the next simpler one."""
-    dyck = _dyck()
     alphabet = dyck.dyck_alphabet(k)
     if kind == "overflow":
         prof = _depths(w)
@@ -324,7 +315,6 @@ def near_misses(
         raise ValueError(f"max_len={max_len}: every near-miss has at least one symbol; use max_len >= 1")
     if max_edits not in (1, 2):
         raise ValueError(f"max_edits={max_edits!r} must be 1 or 2")
-    dyck = _dyck()
 
     @st.composite
     def draw_near_miss(draw: Draw) -> Word:
@@ -433,7 +423,7 @@ def _kind(language: Language) -> tuple[str, int, int]:
     match = _DYCK_NAME.fullmatch(language.name)
     if match:
         k, D = int(match.group(1)), int(match.group(2))
-        if k >= 1 and D >= 1 and _dyck().DYCK(k, D) is language:
+        if k >= 1 and D >= 1 and dyck.DYCK(k, D) is language:
             return "dyck", k, D
     from netproof.verifier.claims.languages import FIRST, PARITY
 

@@ -19,7 +19,13 @@ Records hold no timestamps and no times, so that running a proof again rewrites 
 times go to the terminal. Version 1 records (no ``solver``, ``queries``, ``lemmas``) are still
 read. The reader is strict: a duplicate key, an unknown or missing field, a ``.smt2`` file whose
 sha256 differs from the record, or (with :func:`check_fresh`) a network fingerprint or query
-text that a rebuild no longer produces: rejected with :class:`ProofLogError`.
+text that a rebuild no longer produces: rejected with :class:`ProofLogError`. A rebuild needs the
+construction a record names: the caller passes the registry to look it up in (the built-in
+constructions and any user modules).
+
+May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interface, exhaustive
+checking and the engines of :mod:`netproof.verifier.smt` (to rebuild queries); never the
+registry of constructions, which the caller passes.
 """
 
 from __future__ import annotations
@@ -33,8 +39,12 @@ from typing import Any
 
 from netproof.symbolic import fingerprint, render
 
-from netproof.verifier.claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
-from netproof.verifier.smt.encoder import LemmaNode, Outcome, SmtQuery
+from netproof.verifier.claims import BlockIdentity, Claim, Construction, Proved, Recognizes, Refuted, Unknown, ValueIs, Verdict
+from netproof.verifier.exhaustive.checker import Job, block_identity_query
+from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
+from netproof.verifier.smt.compositional import rebuild_queries as rebuild_compositional
+from netproof.verifier.smt.monolithic import recognition_query, value_query
+from netproof.verifier.smtlib import SOLVER, LemmaNode, Outcome, SmtQuery, solver_version, to_smt2
 
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -149,8 +159,6 @@ def record(
 
 
 def _solver_info() -> dict[str, str]:
-    from netproof.verifier.smt.encoder import SOLVER, solver_version
-
     return {"name": SOLVER, "version": solver_version()}
 
 
@@ -363,17 +371,16 @@ def read_log(path: str) -> ProofLog:
 # --------------------------------------------------------------------------- freshness
 
 
-def _construction(name: str, registry: Mapping[str, Construction] | None) -> Construction:
-    if registry is None:
-        from netproof.constructions import REGISTRY
-
-        registry = REGISTRY
+def construction_of(name: str, registry: Mapping[str, Construction]) -> Construction:
+    """The construction a record names, from ``registry`` (ProofLogError where it is not there)."""
     if name not in registry:
         raise ProofLogError(f"construction={name!r} is not registered; cannot rebuild its network to check the log")
     return registry[name]
 
 
-def _claim_of(log: ProofLog, c: Construction, values: Mapping[str, Any]) -> Claim:
+def claim_of(log: ProofLog, c: Construction, values: Mapping[str, Any]) -> Claim:
+    """The claim of ``c`` (with parameters ``values``) that the log is about (ProofLogError where
+    the construction no longer has it)."""
     cid = log.record["claim"]["id"]
     for claim in c.claims(values):
         if claim.id == cid:
@@ -381,15 +388,15 @@ def _claim_of(log: ProofLog, c: Construction, values: Mapping[str, Any]) -> Clai
     raise ProofLogError(f"{log.path}: claim {cid!r} is no longer a claim of {c.name}; regenerate the log")
 
 
-def check_fresh(path: str, registry: Mapping[str, Construction] | None = None) -> ProofLog:
-    """The strict read plus a rebuild: the construction's network (per length, for per-length
-    families) still has the recorded fingerprint, and the queries of a monolithic SMT proof or a
+def check_fresh(path: str, registry: Mapping[str, Construction]) -> ProofLog:
+    """The strict read plus a rebuild: the construction's network (the construction looked up in
+    ``registry``; per length, for per-length families) still has the recorded fingerprint, and the queries of a monolithic SMT proof or a
     block lemma are rebuilt to the same SMT-LIB2 bytes without solving anything; those of a
     compositional proof too (its theorem's queries built, not solved; its block lemmas proved
     again, since which of them hold shapes the theorem's encoding)."""
     log = read_log(path)
     rec = log.record
-    c = _construction(rec["construction"], registry)
+    c = construction_of(rec["construction"], registry)
     try:
         values = c.parse_params(rec["params"])
     except (KeyError, ValueError) as exc:
@@ -403,12 +410,10 @@ def check_fresh(path: str, registry: Mapping[str, Construction] | None = None) -
     for n, fp in (rec["network"].get("fingerprints") or {}).items():
         if fingerprint(c.network(values, int(n))) != fp:
             raise ProofLogError(f"{path}: the network for n={n} no longer has fingerprint {fp[:16]}…; run the proof again")
-    from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
-
     if rec["format_version"] == 2 and rec["method"] == COMPOSITIONAL and rec.get("lemmas"):
         _check_compositional(log, c, values, c.network(values, rec["bound"]) if c.per_length else net)
     if rec["format_version"] == 2 and rec["queries"]:
-        claim = _claim_of(log, c, values)
+        claim = claim_of(log, c, values)
         rebuilt = rebuild_queries(c, values, claim, rec)
         for entry in rec["queries"]:
             text = rebuilt.get(entry["name"])
@@ -426,10 +431,7 @@ def check_fresh(path: str, registry: Mapping[str, Construction] | None = None) -
 def _check_compositional(log: ProofLog, c: Construction, values: Mapping[str, Any], net: Any) -> None:
     """The queries of a compositional proof's lemma tree rebuilt to the recorded bytes: the
     lemmas' (proved again: small queries) and the theorem's (built, not solved)."""
-    from netproof.verifier.claims import Recognizes, ValueIs
-    from netproof.verifier.smt.compositional import rebuild_queries as rebuild_compositional
-
-    claim = _claim_of(log, c, values)
+    claim = claim_of(log, c, values)
     if not isinstance(claim, Recognizes | ValueIs) or c.lemmas is None:
         raise ProofLogError(f"{log.path}: a compositional record for {claim.id!r}, which is no longer a recognition or value claim with lemmas")
     recorded: list[tuple[str, Mapping[str, Any]]] = []
@@ -465,10 +467,6 @@ def _check_compositional(log: ProofLog, c: Construction, values: Mapping[str, An
 
 def rebuild_queries(c: Construction, values: Mapping[str, Any], claim: Claim, rec: Mapping[str, Any]) -> dict[str, str]:
     """The SMT-LIB2 text of the recorded queries, rebuilt (not solved), by query name."""
-    from netproof.verifier.exhaustive.checker import Job, block_identity_query
-    from netproof.verifier.claims import BlockIdentity, Recognizes, ValueIs
-    from netproof.verifier.smt.encoder import recognition_query, to_smt2, value_query
-
     job = Job(c, values)
     out: dict[str, str] = {}
     if isinstance(claim, BlockIdentity):

@@ -10,6 +10,11 @@ exhaustive proof) has its exhaustive check run again. Per log the outcome is:
   wrong, and the proof is not trusted);
 - ``undecided``: the second solver said ``unknown`` or ran out of time on some query (exit 3);
 - ``rejected``: the strict reader refused the log (exit 2).
+
+The caller passes the registry of constructions the logs are looked up in.
+
+May import: the claims vocabulary, exhaustive checking, :mod:`netproof.verifier.smt.prooflog`
+and :mod:`netproof.symbolic`; cvc5 and z3 inside functions. Never the registry of constructions.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from netproof.symbolic import render
 from netproof.verifier.claims import Construction
-from netproof.verifier.smt.prooflog import ProofLog, ProofLogError, check_fresh, verdict_name
+from netproof.verifier.exhaustive.checker import Job, check
+from netproof.verifier.smt.prooflog import ProofLog, ProofLogError, check_fresh, claim_of, construction_of, find_logs, verdict_name
 
 Agreement = Literal["agree", "disagree", "undecided", "rejected"]
 SOLVERS = ("cvc5", "z3")
@@ -104,9 +111,8 @@ def _z3(text: str, timeout: float) -> tuple[str, str]:
     return "unknown", str(s.reason_unknown())
 
 
-def recheck_log(path: str, *, solver: str = "cvc5", timeout: float = 120.0,
-                registry: Mapping[str, Construction] | None = None) -> LogCheck:
-    """Recheck one log (see the module docstring)."""
+def recheck_log(path: str, *, registry: Mapping[str, Construction], solver: str = "cvc5", timeout: float = 120.0) -> LogCheck:
+    """Recheck one log (see the module docstring), its construction looked up in ``registry``."""
     try:
         log = check_fresh(path, registry)
     except ProofLogError as exc:
@@ -129,15 +135,12 @@ def recheck_log(path: str, *, solver: str = "cvc5", timeout: float = 120.0,
     return LogCheck(path, "agree", solver, tuple(checks), "every answer as recorded")
 
 
-def _recheck_exhaustive(log: ProofLog, solver: str, registry: Mapping[str, Construction] | None) -> LogCheck:
+def _recheck_exhaustive(log: ProofLog, solver: str, registry: Mapping[str, Construction]) -> LogCheck:
     """A log without queries: run its check again (exhaustive, exact) and compare verdicts."""
-    from netproof.verifier.exhaustive.checker import Job, check
-    from netproof.verifier.smt.prooflog import _claim_of, _construction
-
     rec = log.record
-    c = _construction(rec["construction"], registry)
+    c = construction_of(rec["construction"], registry)
     values = c.parse_params(rec["params"])
-    claim = _claim_of(log, c, values)
+    claim = claim_of(log, c, values)
     bound = rec["bound"]["max_len"] if rec["bound"] is not None else None
     started = time.perf_counter()
     verdict = check(Job(c, values), claim, max_len=bound)
@@ -148,8 +151,6 @@ def _recheck_exhaustive(log: ProofLog, solver: str, registry: Mapping[str, Const
         return LogCheck(log.path, "disagree", "checker", (run,), f"the log says {rec['verdict']}, the check run again says {again}")
     cx = getattr(verdict, "word", None)
     if again == "refuted" and cx is not None:
-        from netproof.symbolic import render
-
         shown = render(c.network(values, len(cx)).alphabet, cx)
         if shown != rec.get("counterexample"):
             return LogCheck(log.path, "disagree", "checker", (run,),
@@ -157,10 +158,9 @@ def _recheck_exhaustive(log: ProofLog, solver: str, registry: Mapping[str, Const
     return LogCheck(log.path, "agree", "checker", (run,), f"{again} again by {verdict.method}")
 
 
-def recheck(paths: Sequence[str], *, solver: str = "cvc5", timeout: float = 120.0) -> list[LogCheck]:
-    from netproof.verifier.smt.prooflog import find_logs
-
-    return [recheck_log(p, solver=solver, timeout=timeout) for p in find_logs(paths)]
+def recheck(paths: Sequence[str], *, registry: Mapping[str, Construction], solver: str = "cvc5", timeout: float = 120.0) -> list[LogCheck]:
+    """Recheck every log named by ``paths`` (files, or directories searched recursively)."""
+    return [recheck_log(p, registry=registry, solver=solver, timeout=timeout) for p in find_logs(paths)]
 
 
 def as_json(check: LogCheck) -> dict[str, Any]:

@@ -13,6 +13,10 @@ Words are tuples of symbols. For k <= 4 the symbols are single characters, type 
 space-separated. The start and end tokens γ, ω of the paper are *not* part of a word here: a word
 is the bracket string u of γuω.
 
+Dyck(k, D) is data that both the Yao et al. constructions (:mod:`netproof.constructions.yao2021`)
+and the engines (fuzzing strategies, the precision search) use, so it lives in the vocabulary.
+May import: the standard library and the languages of this package.
+
 >>> k, D = 2, 2
 >>> dyck_alphabet(k)
 ('(', ')', '[', ']')
@@ -37,7 +41,7 @@ from fractions import Fraction
 from functools import cache
 from typing import TypedDict
 
-from netproof.verifier.claims import Automaton, Language, Word
+from .languages import Automaton, Language, Word
 
 __all__ = [
     "DYCK",
@@ -285,7 +289,7 @@ def is_dyck(word: Sequence[str], k: int, D: int) -> bool:
 
 @cache
 def DYCK(k: int, D: int) -> Language:
-    """The reference :class:`~netproof.verifier.claims.Language` Dyck(k, D) over the 2k brackets (γ and ω
+    """The reference :class:`~netproof.verifier.claims.languages.Language` Dyck(k, D) over the 2k brackets (γ and ω
     are not symbols of it); one object per (k, D).
 
     >>> L = DYCK(1, 2)

@@ -40,6 +40,10 @@ length ≥ ``min_len``, and a model is a word (:meth:`_Classes.word_of`) that th
 replays. Hard attention (a maximum over positions that depends on which classes are present),
 masks at word positions and layer norm are unsupported here; the transition system and the
 range queries of :mod:`netproof.verifier.smt.compositional` cover hard attention.
+
+May import: :mod:`netproof.symbolic`, the claims vocabulary, :mod:`netproof.verifier.smt.errors`,
+:mod:`netproof.verifier.smt.closed_forms` and :mod:`.arithmetic` (the value arithmetic it shares
+with the abstracted network); z3 inside functions.
 """
 
 from __future__ import annotations
@@ -74,7 +78,10 @@ from netproof.verifier.claims import (
     ValueIs,
     Word,
 )
-from netproof.verifier.smt.encoder import Unsupported
+from netproof.verifier.smt.closed_forms import closed_form_term
+from netproof.verifier.smt.errors import EncoderBugError, Unsupported
+
+from .arithmetic import Values, commutative, consts
 
 QUERY = "position classes"
 """The name of the query (after ``"<claim> every n: "``) in a proof log."""
@@ -173,9 +180,7 @@ class _Classes:
         self.scaled = {r.lemma.block: r for r in results if isinstance(r.lemma, ScaledBlock) and r.proved}
         self._states: dict[tuple[int, str], dict[str, _V]] = {}
         self._tokens: dict[str, tuple[Any, Any]] = {}  # selected index (sexpr) -> (index, its symbol)
-        from netproof.verifier.smt.compositional import _Values
-
-        self.vals = _Values(z3, ctx)
+        self.vals = Values(z3, ctx)
         self.targets: list[tuple[Any, Any]] = []
 
     # ------------------------------------------------------------------ numbers
@@ -514,11 +519,9 @@ class _Classes:
             return out
         return self._head_for(idx, h, q, place)
 
-    def _mentions(self, t: Any, consts: Sequence[Any]) -> bool:
-        from netproof.verifier.smt.compositional import _consts
-
-        ids = {c.get_id() for c in consts}
-        return any(k in ids for k in _consts(self.z3, t))
+    def _mentions(self, t: Any, among: Sequence[Any]) -> bool:
+        ids = {c.get_id() for c in among}
+        return any(k in ids for k in consts(self.z3, t))
 
     def _head_for(self, idx: int, h: Head, q: Mapping[str, _V], place: _Place) -> dict[str, _V]:
         """The head's output for the query vector ``q`` (free of the word position) at ``place``."""
@@ -744,10 +747,8 @@ class _Classes:
         return self.affine(r.logit, self.state(len(self.net.layers), place))[r.logit.outputs[0]]
 
     def member(self, dfa: Automaton | None, name: str) -> Any:
-        from netproof.verifier.smt.compositional import _commutative
-
         z3 = self.z3
-        if dfa is None or not _commutative(dfa):
+        if dfa is None or not commutative(dfa):
             raise Unsupported(f"{name} is not given as a commutative automaton, so membership is not a function of the symbol counts")
         # State after K_0 symbols 0, then K_1 symbols 1, ...: each δ_a^m(q) is eventually periodic in m.
         state: Any = z3.IntVal(dfa.start, self.ctx)
@@ -806,8 +807,6 @@ def class_query(net: Network, claim: Recognizes, results: Sequence[Any]) -> tupl
     enc = _Classes(z3, ctx, net, results, claim.min_len)
     goal = enc.accept() != enc.member(claim.language.automaton, claim.language.name)
     if enc._mentions(goal, (enc.i, enc.r, enc.sym)):
-        from netproof.verifier.smt.encoder import EncoderBugError
-
         raise EncoderBugError(f"the readout of {net.name!r} over position classes still names the generic word position: every sum should remove it")
     solver = z3.Solver(ctx=ctx)
     solver.add(*enc.assertions)
@@ -826,8 +825,6 @@ def value_query(net: Network, claim: ValueIs, results: Sequence[Any]) -> tuple[A
     own). (z3 context, solver, the encoding); :class:`Unsupported` where the network or the
     closed form is outside the encoding."""
     import z3
-
-    from netproof.verifier.smt.encoder import closed_form_term
 
     if claim.closed_form is None:
         raise Unsupported(f"claim {claim.id} has no closed form")

@@ -1,8 +1,8 @@
 """The reachable states of a Boolean transition system, by binary decision diagrams, in a
 process of its own (this file run as a script).
 
-The compositional proof for every length (:mod:`netproof.verifier.smt.compositional`) reads a network with
-its lemmas in place as a transition system over Booleans; its reachable states are the
+The compositional proof for every length (:mod:`netproof.verifier.smt.compositional.search`) reads a
+network with its lemmas in place as a transition system over Booleans; its reachable states are the
 strongest inductive invariant. BDD operations (the package dd: CUDD where its wheel has it,
 else dd's own Python BDDs) cannot be interrupted, and one image step can blow up, so they run in
 a child process that is killed when the budget runs out or the caller says stop: a proof never
@@ -10,6 +10,9 @@ takes longer than its budget, and the answer is then ``unknown``, never a proof.
 
 The system travels as plain data (:data:`Formula`: a list of nodes, children before parents),
 so the child imports neither z3 nor the rest of netproof. Importing this module imports neither.
+
+May import: the standard library and dd, nothing else (the child runs this file as a script, in
+isolated mode: ``python -I <this file>``).
 """
 
 from __future__ import annotations

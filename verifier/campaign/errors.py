@@ -1,0 +1,26 @@
+"""The error class of campaigns and the exit statuses of a proof run.
+
+:class:`CampaignError` is the one error a campaign raises for bad input (an unknown construction
+or claim, a parameter the construction refuses, a malformed user module or network file, a
+bound or timeout out of range); its message names the value and the fix, in one line, so that
+the command line prints it as it is (``netproof: error: <message>``, exit status 2).
+
+Imports nothing of netproof: every other module of the campaign (and the CLI) imports it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["EXIT_OK", "EXIT_REFUTED", "EXIT_UNKNOWN", "EXIT_USAGE", "CampaignError"]
+
+EXIT_OK = 0
+"""Every claim proved (for its bound)."""
+EXIT_REFUTED = 1
+"""Some claim refuted."""
+EXIT_USAGE = 2
+"""Bad input (a :class:`CampaignError`): nothing was run."""
+EXIT_UNKNOWN = 3
+"""Some claim unknown (undecided, unsupported, a timeout, a checker error) and none refuted."""
+
+
+class CampaignError(ValueError):
+    """Bad input to a campaign: one line naming the value and how to fix it."""

@@ -1,0 +1,311 @@
+"""Claim kinds: what a paper asserts about a network, as frozen data with its bound and reference.
+
+A claim says what a paper asserts about a network, with its bound and its paper reference; the
+checkers of :mod:`netproof.verifier.exhaustive` (and the SMT engines) turn it into a
+:data:`~netproof.verifier.claims.verdicts.Verdict`. Nothing here evaluates a network, so
+constructions can declare claims without importing an interpreter, z3 or torch.
+
+- :class:`Recognizes`: the accept bit equals membership in a reference language for every word
+  with ``min_len <= |w| <= max_len``.
+- :class:`ValueIs`: a value of the network (the output logit, or a residual dim after a named
+  step, at every position) equals a closed form, exactly (optionally as an identity in the
+  symbolic softmax base E).
+- :class:`Bound`: a value (or its absolute value, or the cross-entropy) lies within bounds.
+- :class:`SignForAllBases`: for every word and *every* base E above a threshold, the sign of
+  the output is right (a polynomial-inequality proof per word, with z3); optionally with a
+  witness word that is misclassified for every E at or below the threshold (tightness).
+- :class:`MirrorInvariant`: every residual state has the form [u; −u] (Chiang & Cholak §3.1),
+  proved structurally on the IR for all words and refuted by evaluation when it fails.
+- :class:`BlockIdentity`: an FFN block computes given functions on all integer (or real)
+  inputs (z3, unbounded).
+- :class:`Identity`: a closed-form mathematical identity in sympy (no network).
+- :class:`TraceProperty`: a property of every word's trace (states and attention selections).
+- :class:`ExactFact`: a statement about numbers checked by exact rational arithmetic (no network).
+- :class:`PredictsNext`: a recurrent network's k-hot next-symbol sets equal a task's targets
+  after every prefix of every input string up to the bound (Suzgun et al.'s sequence prediction).
+- :class:`SoftAgrees`: a soft recurrent network (tanh, logistic σ, softmax), evaluated in
+  rigorous intervals, predicts exactly the sets of the construction's exact network.
+- :class:`ForAll`: a lemma over all reals or integers (sympy formulas, σ written with Min/Max),
+  proved with z3 (no network, no bound).
+- :class:`Simulates`: an encoder–decoder's output holds a reference σ-RNN's hidden state at
+  every decoder step and halts when it does; optionally the RNN holds a two-stack machine's
+  configurations at given ticks.
+
+May import: the IR (:mod:`netproof.symbolic`), the languages and the reference machines of this
+package; never an interpreter, an engine, z3 or torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal, TypeAlias
+
+from netproof.symbolic import RecurrentNetwork
+
+from .languages import Language, SequenceTask, Word
+from .machines import Configuration, SigmaRNN
+
+__all__ = [
+    "Backend",
+    "BlockIdentity",
+    "Bound",
+    "Claim",
+    "ClaimBase",
+    "CrossEntropy",
+    "ExactFact",
+    "Expectation",
+    "ForAll",
+    "Identity",
+    "MirrorInvariant",
+    "Output",
+    "Point",
+    "PredictsNext",
+    "Quantity",
+    "Recognizes",
+    "SignForAllBases",
+    "Simulates",
+    "SoftAgrees",
+    "StateValue",
+    "TraceProperty",
+    "ValueIs",
+]
+
+Backend: TypeAlias = Literal["exact", "sympy", "symbolic", "interval"]
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """Where a :class:`ValueIs`/:class:`Bound` expectation is evaluated: the word, the token
+    index ``t``, the paper's position ``i``, the length ``n`` (specials included) and, for
+    symbolic runs, the base symbol ``E`` (else ``None``)."""
+
+    word: Word
+    t: int
+    i: int
+    n: int
+    E: Any = None
+
+
+Expectation: TypeAlias = Callable[[Point], Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Output:
+    """The classifier's logit."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StateValue:
+    """Residual dim ``dim`` after the step named ``after``, at every position."""
+
+    after: str
+    dim: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrossEntropy:
+    """−ln σ(s) for members, −ln(1 − σ(s)) for non-members (nats)."""
+
+    language: Language
+
+
+Quantity: TypeAlias = Output | StateValue | CrossEntropy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimBase:
+    """Fields every claim has: an id (the spec's C1…C13 where one exists), a one-line statement,
+    the paper reference, the default bound and whether the claim is the paper's literal text."""
+
+    id: str
+    statement: str
+    reference: str
+    max_len: int = 10
+    min_len: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recognizes(ClaimBase):
+    language: Language
+    backend: Backend = "exact"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValueIs(ClaimBase):
+    quantity: Output | StateValue
+    expected: Expectation
+    backend: Backend = "exact"
+    expected_text: str = ""
+    closed_form: Any = None
+    """Optionally, the same expectation as a sympy expression over the symbols ``n`` (tokens),
+    ``t`` (token index), ``i`` (the paper's position), ``#a`` (how many times symbol ``a``
+    occurs in the word) and ``wj=a`` (1 if the j-th symbol, from 1, is ``a``, else 0), e.g.
+    ``Symbol("#1") / Symbol("n")``: what lets ``--method smt``
+    prove the claim over a symbolic word (:func:`netproof.verifier.smt.monolithic.value_is_smt`). It must agree
+    with ``expected`` wherever that is not None (a test checks the declared ones)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bound(ClaimBase):
+    quantity: Quantity
+    lower: Expectation | None = None
+    upper: Expectation | None = None
+    strict_lower: bool = True
+    strict_upper: bool = False
+    absolute: bool = False
+    backend: Backend = "exact"
+    bound_text: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SignForAllBases(ClaimBase):
+    """∀ words in the bound, ∀ E > threshold(m) (m = |w|): accept ⇔ w ∈ language. With
+    ``witness``: for every length m, ``witness(m)`` is misclassified for every E in (1, threshold(m)]."""
+
+    language: Language
+    threshold: Callable[[int], Fraction]
+    threshold_text: str
+    witness: Callable[[int], Word] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MirrorInvariant(ClaimBase):
+    """Every residual state is [u; −u]: dim ``−d`` holds minus dim ``d``."""
+
+    mirror_prefix: str = "−"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockIdentity(ClaimBase):
+    """The FFN named ``block``, fed ``inputs`` (sympy expressions in the ``variables``), has
+    outputs equal to ``outputs`` (sympy expressions) and satisfies every sympy relation in
+    ``conditions`` (a symbol named like an output dim stands for that output), for all values of
+    the variables in ``domain`` (integers or reals) that satisfy ``assumptions``. An unbounded
+    statement: no word length enters."""
+
+    block: str
+    inputs: Mapping[str, Any]
+    outputs: Mapping[str, Any]
+    variables: tuple[str, ...]
+    domain: Literal["integers", "reals"] = "integers"
+    assumptions: tuple[Any, ...] = ()
+    conditions: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Identity(ClaimBase):
+    """``lhs == rhs`` as a sympy identity in the given positive symbols; ``sample`` gives values
+    at which a failed identity is shown numerically (the counterexample)."""
+
+    lhs: Any
+    rhs: Any
+    sample: Mapping[str, Fraction] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceProperty(ClaimBase):
+    """A property of every word's exact trace: ``holds(word, trace)`` returns None when the
+    property holds and a one-line description of the failure otherwise. ``only`` restricts the
+    words (e.g. to members of the language); the trace is passed in, so a construction states
+    the property without importing an interpreter."""
+
+    holds: Callable[[Word, Any], str | None]
+    only: Callable[[Word], bool] | None = None
+    backend: Backend = "exact"
+    domain: Callable[[int], Iterable[Word]] | None = None
+    """The words the claim is about up to a length bound, generated directly (in shortlex
+    order) instead of filtering every word with ``only``: for sparse domains such as the
+    prefixes of valid strings."""
+    domain_text: str = ""
+    holds_batch: Callable[[Sequence[Word], Any], Sequence[str | None]] | None = None
+    """The same property as ``holds``, for many words of one length at once over a batched
+    trace (:class:`netproof.symbolic.batched.BatchedTrace`: exact integer states over a common
+    denominator and each hardmax head's first/last/count of maximizers, word ``w`` of the list
+    being row ``w``); returns one failure text or None per word, the text ``holds`` would give.
+    The checker uses it for the exact backend on networks the batched evaluator supports (and
+    without ``domain``); it must agree with ``holds`` word for word."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExactFact(ClaimBase):
+    """A statement about numbers, not about a network (e.g. a bound on the constants a
+    construction uses), checked by exact rational arithmetic in plain Python: ``check()``
+    returns (the number of cases checked, None) when it holds for all of them, else (cases
+    checked so far, the failing case). It has no word-length bound: ``cases`` says what it
+    covers, and ``--max-n`` does not change it."""
+
+    check: Callable[[], tuple[int, str | None]]
+    cases: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PredictsNext(ClaimBase):
+    """For every input string u with ``min_len <= |u| <= max_len`` and every t, the recurrent
+    network's predicted set after u_1..u_t equals ``task.next_sets(u)[t−1]`` (exact backend).
+    Acceptance (every prediction right) then coincides with membership on every string."""
+
+    task: SequenceTask
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SoftAgrees(ClaimBase):
+    """The recurrent network ``soft`` (tanh / logistic σ / softmax weights), evaluated in
+    rigorous intervals, predicts the same set as the construction's exact network after every
+    prefix of every input string up to the bound; ``scale_text`` says which scale it was built at."""
+
+    soft: RecurrentNetwork
+    scale_text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForAll(ClaimBase):
+    """For all values of ``variables`` in ``domain`` that satisfy every ``assumptions``
+    formula, ``goal`` holds (sympy formulas; σ(x) written ``Min(1, Max(0, x))``). Proved by z3
+    (unsat of assumptions ∧ ¬goal), unbounded; a model is the counterexample."""
+
+    variables: tuple[str, ...]
+    goal: Any
+    assumptions: tuple[Any, ...] = ()
+    domain: Literal["integers", "reals"] = "reals"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Simulates(ClaimBase):
+    """For every word in the bound, the encoder–decoder simulates ``rnn`` step by step.
+
+    ``inputs(word, ticks)`` gives the RNN's inputs for ``ticks`` ticks (None = a blank input:
+    the paper's f_b($) = f_b(#) = 0). At every decoder step t until the run halts (at most
+    ``max_steps`` steps), the decoder dims ``hidden`` of y_t equal h_t, the RNN's state after t
+    inputs, exactly; the decoder halts at the first t with Σ ``halt`` weights·h_t = 1, as the
+    RNN does (neither halting within ``max_steps`` also agrees). With ``machine``:
+    ``machine(word)`` lists (tick, configuration) pairs, the last one the halting
+    configuration, and ``decode`` reads a configuration off h (by unit name), which must match
+    at each of those ticks; the RNN must halt exactly at the last tick.
+    """
+
+    rnn: SigmaRNN
+    hidden: tuple[str, ...]
+    inputs: Callable[[Word, int], tuple[str | None, ...]]
+    halt: Mapping[str, Fraction]
+    max_steps: int = 10_000
+    machine: Callable[[Word], tuple[tuple[int, Configuration], ...]] | None = None
+    decode: Callable[[Mapping[str, Fraction]], Configuration | str] | None = None
+
+
+Claim: TypeAlias = (
+    Recognizes
+    | ValueIs
+    | Bound
+    | SignForAllBases
+    | MirrorInvariant
+    | BlockIdentity
+    | Identity
+    | TraceProperty
+    | ExactFact
+    | PredictsNext
+    | SoftAgrees
+    | ForAll
+    | Simulates
+)

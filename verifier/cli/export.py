@@ -1,0 +1,93 @@
+"""``netproof export``: a construction's network as a JSON network file (``symbolic/netfile.py``),
+or with ``--format state_dict`` as torch tensors with their layout (``symbolic/torch_export.py``).
+
+May import the campaign (constructions, parameters, atomic writes) and the IR's network files
+(torch loads only for ``--format state_dict``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from netproof.symbolic import RecurrentNetwork, Seq2Seq
+
+from netproof.verifier.campaign.errors import EXIT_OK
+from netproof.verifier.campaign.sources import Session, parameter_values, parse_assignments, show_params
+from netproof.verifier.campaign.store import write_atomic
+
+from .usage import UsageError
+
+__all__ = ["add_parser", "cmd_export"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``netproof export`` on the CLI's subparsers."""
+    p_export = sub.add_parser("export", help="write a construction's network as a JSON network file")
+    p_export.add_argument("name", help="construction (see `netproof list`) or a user module (FILE.py or FILE.py:NAME)")
+    p_export.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    p_export.add_argument(
+        "--format",
+        choices=("json", "state_dict"),
+        default="json",
+        help="json: the netproof network format (version 1); state_dict: torch tensors with their layout "
+        "(symbolic/torch_export.py), needs --out and the torch extra",
+    )
+    p_export.add_argument("--dtype", choices=("float64", "float32"), default="float64", help="for --format state_dict")
+    p_export.add_argument("--n", type=int, default=None, help="the word length, for constructions built per length")
+    p_export.add_argument("--out", default="", help="write to this file (atomically) instead of stdout")
+    p_export.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace, session: Session) -> int:
+    from netproof.symbolic.netfile import dumps
+
+    c = session.one(args.name, "export")
+    given = parse_assignments(args.param)
+    values = parameter_values(c, given)
+    if c.per_length:
+        if args.n is None:
+            raise UsageError(f"{c.name} is built per word length: give --n N (the word length it reads)")
+        net = c.network(values, args.n)
+    else:
+        if args.n is not None:
+            raise UsageError(f"{c.name} reads words of any length: drop --n")
+        net = c.network(values)
+    if isinstance(net, RecurrentNetwork):
+        raise UsageError(
+            f"{c.name} builds a RecurrentNetwork ({type(net.cell).__name__}); network files and state_dict exports "
+            "hold transformer-style Networks only (see `netproof run` for its traces)"
+        )
+    if isinstance(net, Seq2Seq):
+        raise UsageError(
+            f"{c.name} builds an encoder–decoder (Seq2Seq), which neither network files nor state_dicts hold yet; "
+            f"rebuild it from its construction: netproof run {c.name} WORD -p ..."
+        )
+    extra = {
+        "construction": c.name,
+        "paper_id": c.paper_id,
+        "params": show_params(values),
+        "reference": c.reference,
+        "claims": [{"id": cl.id, "statement": cl.statement} for cl in c.claims(values)],
+    }
+    if args.format == "state_dict":
+        from netproof.symbolic.torch_export import MissingExtraError, save
+
+        if not args.out:
+            raise UsageError("--format state_dict writes a binary torch file: give --out FILE.pt")
+        os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+        tmp = f"{args.out}.tmp-{os.getpid()}"
+        try:
+            save(net, tmp, dtype=args.dtype)
+        except MissingExtraError as exc:
+            raise UsageError(str(exc)) from None
+        os.replace(tmp, args.out)
+        return EXIT_OK
+    text = dumps(net, extra=extra)
+    if args.out:
+        write_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

@@ -1,0 +1,50 @@
+"""``netproof new``: write a commented starting module for a construction of the user's own
+(:data:`netproof.verifier.campaign.usermod.TEMPLATE`).
+
+May import the campaign (user modules, the built-in names).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from netproof.verifier.campaign.errors import EXIT_OK
+from netproof.verifier.campaign.sources import Session, builtin_registry
+from netproof.verifier.campaign.usermod import check_name, module_filename, render_template
+
+from .usage import UsageError
+
+__all__ = ["add_parser", "cmd_new"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``netproof new`` on the CLI's subparsers."""
+    p_new = sub.add_parser("new", help="write a commented starting module for your own construction")
+    p_new.add_argument("name", help="the construction's name: lowercase letters, digits and dashes (e.g. my-majority)")
+    p_new.add_argument("--out", default="", help="the file to write (default: NAME with underscores, .py)")
+    p_new.set_defaults(func=cmd_new)
+
+
+def cmd_new(args: argparse.Namespace, session: Session) -> int:
+    check_name(args.name)
+    if args.name in builtin_registry():
+        raise UsageError(f"{args.name!r} is the name of a built-in construction; pick another (e.g. 'my-{args.name}')")
+    path = args.out or module_filename(args.name)
+    if os.path.isdir(path):
+        path = os.path.join(path, module_filename(args.name))
+    if not path.endswith(".py"):
+        raise UsageError(f"--out {path!r} must end in .py (netproof takes user modules as FILE.py)")
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    try:
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(render_template(args.name))
+    except FileExistsError:
+        raise UsageError(f"{path} exists; not overwriting it (pick another NAME or --out PATH)") from None
+    print(f"wrote {path}: construction {args.name} (MAJORITY with one uniform-attention layer)")
+    print(f"next: netproof run {path} 0110 --trace")
+    print(f"      netproof prove {path}")
+    return EXIT_OK

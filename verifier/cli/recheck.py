@@ -1,0 +1,73 @@
+"""``netproof recheck``: check proof logs again, independently of the run that wrote them (the
+strict reader, a rebuild of the network and queries, every ``.smt2`` query solved again by a
+second solver), one line per log (:mod:`netproof.verifier.smt.recheck` does the work).
+
+May import the campaign (exit statuses, the session's registry, in which a log's construction is
+looked up) and the SMT engine's proof logs and recheck (z3 and cvc5 load when a query is solved).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, EXIT_USAGE
+from netproof.verifier.campaign.sources import Session
+
+from .usage import UsageError
+
+__all__ = ["add_parser", "cmd_recheck"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``netproof recheck`` on the CLI's subparsers."""
+    p_recheck = sub.add_parser("recheck", help="re-solve the .smt2 queries of proof logs with a second solver (cvc5)")
+    p_recheck.add_argument("logs", nargs="+", help="proof logs (.json) or directories of them (e.g. proofs)")
+    p_recheck.add_argument("--solver", choices=("cvc5", "z3"), default="cvc5", help="the solver that answers again (default cvc5)")
+    p_recheck.add_argument("--timeout", type=float, default=120.0, help="seconds per query (default 120)")
+    p_recheck.add_argument("--json", action="store_true", help="print every log's outcome and answers as JSON")
+    p_recheck.set_defaults(func=cmd_recheck)
+
+
+def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
+    from netproof.verifier.smt.prooflog import find_logs
+    from netproof.verifier.smt.recheck import as_json, recheck_log
+
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout:g} must be > 0 (seconds per query)")
+    for p in args.logs:
+        if not os.path.exists(p):
+            raise UsageError(f"no proof log or directory at {p!r}; give a .json record written by `netproof prove`")
+    paths = find_logs(args.logs)
+    if not paths:
+        raise UsageError(f"no .json proof logs under {' '.join(args.logs)}")
+    try:
+        import cvc5  # noqa: F401
+    except ImportError:
+        if args.solver == "cvc5":
+            raise UsageError("--solver cvc5 needs the smt extra: pip install 'netproof[smt]' (PyPI cvc5)") from None
+    checks = []
+    for path in paths:
+        check = recheck_log(path, registry=session.registry(), solver=args.solver, timeout=args.timeout)
+        checks.append(check)
+        if not args.json:
+            n = len(check.queries)
+            what = f"{n} quer{'y' if n == 1 else 'ies'}" if check.solver != "checker" else "exhaustive check"
+            print(f"{check.outcome.upper():9} {path}  ({what}: {check.detail})")
+    outcomes = [c.outcome for c in checks]
+    code = EXIT_OK
+    if "disagree" in outcomes:
+        code = EXIT_REFUTED
+    elif "rejected" in outcomes:
+        code = EXIT_USAGE
+    elif "undecided" in outcomes:
+        code = EXIT_UNKNOWN
+    summary = {o: outcomes.count(o) for o in ("agree", "disagree", "undecided", "rejected")}
+    if args.json:
+        print(json.dumps({"logs": [as_json(c) for c in checks], "summary": {**summary, "exit_code": code}}, indent=2, ensure_ascii=False))
+    else:
+        print(f"\n{summary['agree']} agree, {summary['disagree']} disagree, {summary['undecided']} undecided, "
+              f"{summary['rejected']} rejected ({args.solver})")
+    return code

@@ -1,0 +1,528 @@
+"""``netproof run``: evaluate a construction (or a network file) on one word and print the trace,
+the logit or next-symbol sets, the accept bit and the reference language's answer (text or
+``--json``); ``--backend torch`` runs it in floats (evidence, not proof), ``--check`` against the
+exact interpreter. Recurrent networks print one line per symbol, encoder–decoders their decoder
+steps.
+
+May import the campaign (constructions, parameters, the exact backend choice), the IR and its
+interpreters, and the float checks (torch loads only with ``--backend torch``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from netproof.symbolic import (
+    Classifier,
+    FlatEmbedding,
+    Network,
+    RecurrentNetwork,
+    Seq2Seq,
+    SymbolicError,
+    WordError,
+    fingerprint,
+    render,
+    tokenize,
+)
+
+from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED
+from netproof.verifier.campaign.evaluate import evaluate
+from netproof.verifier.campaign.sources import Session, parameter_values, parse_assignments, show_params
+from netproof.verifier.campaign.usermod import is_module_ref
+from netproof.verifier.claims import Construction
+
+from .usage import UsageError
+
+__all__ = ["add_parser", "cmd_run"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``netproof run`` on the CLI's subparsers."""
+    p_run = sub.add_parser("run", help="evaluate a construction on one word")
+    p_run.add_argument(
+        "name",
+        help="construction (see `netproof list`), a user module (FILE.py or FILE.py:NAME) or a network file "
+        "(FILE.json, from `netproof export`)",
+    )
+    p_run.add_argument("word", help="the word: symbols, or space-separated tokens, or @FILE")
+    p_run.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    p_run.add_argument(
+        "--backend",
+        choices=("auto", "exact", "sympy", "interval", "torch"),
+        default="auto",
+        help="auto (default): exact rationals if the network stays rational, else sympy, else intervals; "
+        "torch: floats (evidence, not proof), with --device, --dtype and --check",
+    )
+    p_run.add_argument("--device", default="cpu", help="for --backend torch: cpu (default), cuda or cuda:N")
+    p_run.add_argument(
+        "--dtype", choices=("float64", "float32", "float16", "bfloat16"), default="float64",
+        help="for --backend torch: the float format (default float64)",
+    )
+    p_run.add_argument(
+        "--check", action="store_true",
+        help="for --backend torch: also run the exact interpreter on the word and report agreement (exit 1 if they differ)",
+    )
+    p_run.add_argument(
+        "--length",
+        type=int,
+        default=None,
+        metavar="N",
+        help="evaluate the word as the start of a string of total length N (special tokens included): "
+        "positional features such as i/n use N (causal networks only; e.g. dyck-gen reading=G2)",
+    )
+    p_run.add_argument("--trace", action="store_true", help="every residual state and attention selection")
+    p_run.add_argument("--json", action="store_true", help="print one JSON object")
+    p_run.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace, session: Session) -> int:
+    if not is_module_ref(args.name) and _is_network_file(args.name):
+        if args.param:
+            raise UsageError("a network file has its parameters built in; drop -p (re-export to change them)")
+        file_net, c_file, values = session.load_network_file(args.name)
+        return _run_network(args, file_net, c_file, values, source=args.name)
+    c = session.one(args.name, "run")
+    given = parse_assignments(args.param)
+    values = parameter_values(c, given)
+    return _run_network(args, None, c, values, source=c.name)
+
+
+def _is_network_file(name: str) -> bool:
+    return name.endswith(".json") or os.sep in name
+
+
+def _value_text(value: Any) -> str:
+    from netproof.verifier.exhaustive.checker import format_value
+
+    return format_value(value)
+
+
+def _run_network(
+    args: argparse.Namespace, file_net: Network | None, c: Construction | None, values: dict[str, Any], source: str
+) -> int:
+    word_text: str = args.word
+    if word_text.startswith("@"):
+        try:
+            with open(word_text[1:], encoding="utf-8") as fh:
+                word_text = fh.read().strip()
+        except OSError as exc:
+            raise UsageError(f"cannot read the word from {word_text[1:]!r}: {exc.strerror}") from None
+    if file_net is not None:
+        probe = file_net
+    else:
+        assert c is not None
+        probe = c.network(values, 0) if c.per_length else c.network(values)
+    try:
+        word = tokenize(probe.alphabet, word_text)
+    except WordError as exc:
+        raise UsageError(str(exc)) from None
+    if file_net is None and c is not None and c.per_length:
+        net = c.network(values, len(word))
+    else:
+        net = probe
+    if args.backend != "torch" and (args.check or args.device != "cpu" or args.dtype != "float64"):
+        flag = "--check" if args.check else ("--device" if args.device != "cpu" else "--dtype")
+        raise UsageError(f"{flag} applies to the torch backend; add --backend torch")
+    if args.backend == "torch":
+        from netproof.symbolic.torch_backend import unsupported
+
+        reason = unsupported(net)
+        if reason is not None:
+            raise UsageError(f"--backend torch: not supported: {reason}")
+    if isinstance(net, RecurrentNetwork):
+        return _run_recurrent(args, net, c, values, source, word)
+    if isinstance(net, Seq2Seq):
+        assert c is not None
+        return _run_seq2seq(args, net, c, values, word, source)
+    if args.backend == "torch":
+        return _run_torch(args, net, c, values, source, word)
+    backend, trace = evaluate(net, word, args.backend, args.length)
+    lang = c.reference_language(values) if c is not None else None
+    member = lang.contains(word) if lang else None
+    record: dict[str, Any] = {
+        "construction": c.name if c is not None else None,
+        "source": source,
+        "id": c.paper_id if c is not None else None,
+        "params": show_params(values),
+        "word": render(net.alphabet, word),
+        "tokens": list(trace.tokens),
+        "n": trace.n,
+        "backend": backend,
+        "fingerprint": fingerprint(net),
+        "accepted": trace.accepted,
+        "output": _value_text(trace.output) if trace.output is not None else None,
+        "member": member,
+    }
+    if trace.next_symbols is not None:
+        end = getattr(net.readout, "end", None)
+        record["length"] = args.length if args.length is not None else trace.n
+        last = trace.next_symbols[-1]
+        record["next"] = sorted(s for s in last if s != end)
+        record["end"] = end in last if end is not None else None
+        record["next_by_position"] = [
+            {"i": trace.positions[t], "token": trace.tokens[t], "next": sorted(s for s in allowed if s != end),
+             "end": end in allowed if end is not None else None}
+            for t, allowed in enumerate(trace.next_symbols)
+        ]
+    if args.trace:
+        record["trace"] = _trace_json(trace)
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"{source} — {net.reference}")
+    print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
+    print(f"word: {record['word'] or 'ε'}   tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}")
+    if args.trace:
+        _print_trace(trace)
+    if trace.output is not None:
+        print(f"logit s = {record['output']}   ({backend})")
+    if trace.next_symbols is not None:
+        shown = " ".join(record["next"]) or "(no bracket)"
+        ending = "" if record["end"] is None else ("; the string may end here" if record["end"] else "; the string may not end here")
+        print(f"allowed next after the input (n = {record['length']}): {shown}{ending}   ({backend})")
+    if trace.accepted is not None:
+        verdict = "accepted (s > 0)" if trace.accepted else "rejected (s <= 0)"
+        print(f"{verdict}" + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}"))
+    return EXIT_OK
+
+
+def _trace_json(trace: Any) -> dict[str, Any]:
+    dims = trace.network.dims
+    return {
+        "dims": list(dims),
+        "positions": list(trace.positions),
+        "states": [
+            {
+                "after": s.label,
+                "rows": [
+                    {d: None if v is None else _value_text(v) for d, v in zip(dims, row, strict=True)}
+                    for row in s.rows
+                ],
+            }
+            for s in trace.states
+        ],
+        "attention": [
+            {
+                "layer": sel.layer,
+                "head": sel.head,
+                "position": trace.positions[sel.position],
+                "weights": [_value_text(w) for w in sel.weights],
+                "selected": None if sel.selected is None else [trace.positions[j] for j in sel.selected],
+            }
+            for sel in trace.selections
+        ],
+    }
+
+
+def _print_trace(trace: Any) -> None:
+    dims = trace.network.dims
+    sels: dict[str, list[Any]] = {}
+    for sel in trace.selections:
+        sels.setdefault(sel.layer, []).append(sel)
+    for state in trace.states:
+        print(f"\n-- after {state.label}")
+        for layer_sel in sels.get(state.label, []):
+            where = trace.positions[layer_sel.position]
+            if layer_sel.selected is not None:
+                chosen = ", ".join(str(trace.positions[j]) for j in layer_sel.selected) or "nothing (empty mask: zero vector)"
+                print(f"   head {layer_sel.head} at i={where} selects {chosen}")
+            else:
+                ws = " ".join(_value_text(w) for w in layer_sel.weights)
+                print(f"   head {layer_sel.head} at i={where} weights: {ws}")
+        for t, row in enumerate(state.rows):
+            token = trace.tokens[t] if len(trace.tokens) == len(state.rows) else render(trace.network.alphabet, trace.tokens)
+            if all(v is None for v in row):
+                print(f"   i={trace.positions[t]:<3} {token:>4} | (never read after this point: left undefined)")
+                continue
+            cells = [f"{d}={_value_text(v)}" for d, v in zip(dims, row, strict=True) if not (isinstance(v, Fraction) and v == 0)]
+            print(f"   i={trace.positions[t]:<3} {token:>4} | " + ("  ".join(cells) or "0"))
+    print()
+
+
+def _run_recurrent(
+    args: argparse.Namespace, net: RecurrentNetwork, c: Construction | None, values: dict[str, Any], source: str, word: Any
+) -> int:
+    """``run`` for a recurrent network: the predicted next-symbol set after every prefix (exact;
+    ``--backend interval`` for tanh / logistic / softmax cells), accepted iff every prediction is
+    the task's target (when the construction names one)."""
+    from netproof.symbolic.recurrent import run as run_recurrent
+
+    if args.length is not None:
+        raise UsageError(f"{source} is a recurrent network: it reads any length; drop --length")
+    backend = {"auto": "exact", "exact": "exact", "interval": "interval"}.get(args.backend)
+    if backend is None:
+        raise UsageError(f"--backend {args.backend} does not run recurrent networks; use exact or interval")
+    try:
+        trace = run_recurrent(net, word, backend)  # type: ignore[arg-type]
+    except SymbolicError as exc:
+        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+    task = None
+    if c is not None:
+        for claim in c.claims(values):
+            if type(claim).__name__ == "PredictsNext":
+                task = claim.task  # type: ignore[union-attr]
+                break
+    targets = task.next_sets(tuple(word)) if task is not None else None
+    steps = []
+    for idx, st in enumerate(trace.steps):
+        row: dict[str, Any] = {
+            "t": st.t,
+            "symbol": st.symbol,
+            "predicted": None if st.predicted is None else sorted(st.predicted),
+            "decision": {op: _value_text(v) for op, v in st.decision.items()},
+        }
+        if targets is not None:
+            row["target"] = sorted(targets[idx])
+        if args.trace:
+            row["h"] = {d: _value_text(v) for d, v in st.h.items()}
+            row["y"] = {s: _value_text(v) for s, v in st.y.items()}
+            row["memory"] = [[_value_text(v) for v in e] for e in st.memory if any(v != 0 for v in e)]
+        steps.append(row)
+    decided = all(st.predicted is not None for st in trace.steps)
+    accepted = None if task is None or not decided else task.accepts(tuple(word), trace.predictions)
+    right = None if targets is None else all(st.predicted == t for st, t in zip(trace.steps, targets, strict=True))
+    record: dict[str, Any] = {
+        "construction": c.name if c is not None else None,
+        "source": source,
+        "id": c.paper_id if c is not None else None,
+        "params": show_params(values),
+        "word": render(net.alphabet, word),
+        "backend": backend,
+        "fingerprint": fingerprint(net),
+        "task": None if task is None else task.name,
+        "steps": steps,
+        "accepted": accepted,
+        "member": None if task is None else task.contains(tuple(word)),
+        "predictions_equal_targets": right,
+    }
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"{source} — {net.reference}")
+    print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
+    print(f"word: {record['word'] or 'ε'}   ({backend})")
+    for row in steps:
+        shown = "undecided" if row["predicted"] is None else (" ".join(row["predicted"]) or "∅")
+        ops = " ".join(f"{op}={v}" for op, v in row["decision"].items() if v != "0")
+        target = "" if "target" not in row else f"   target: {' '.join(row['target']) or '∅'}"
+        print(f"  t={row['t']:<3} {row['symbol']:>4} | next: {shown:<14} ops: {ops}{target}")
+        if args.trace:
+            print("        h: " + ("  ".join(f"{d}={v}" for d, v in row["h"].items() if v != "0") or "0"))
+            print("        memory (top first): " + (" | ".join(" ".join(e) for e in row["memory"]) or "empty"))
+    if accepted is not None:
+        print(
+            ("accepted" if accepted else "rejected")
+            + f"; {task.name}: {'member' if record['member'] else 'not a member'}"  # type: ignore[union-attr]
+            + f"; every predicted set {'equals' if right else 'does not equal'} the target"
+        )
+    return EXIT_OK
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+def _run_torch(
+    args: argparse.Namespace, net: Network, c: Construction | None, values: dict[str, Any], source: str, word: tuple[str, ...]
+) -> int:
+    """``run --backend torch``: the float evaluation (evidence, not proof), optionally checked
+    against the exact interpreter on the same word (``--check``)."""
+    from netproof.symbolic import torch_backend
+
+    if args.trace:
+        raise UsageError("--trace prints exact traces; the torch backend keeps its states as tensors "
+                         "(symbolic.torch_backend.run(..., keep_states=True)): drop --trace or use --backend exact")
+    try:
+        compiled = torch_backend.compile(net, dtype=args.dtype, device=args.device)
+        fb = compiled.forward(compiled.encode([word], length=args.length), keep_states=False)
+        agreement = None
+        if args.check:
+            from netproof.verifier.floats.differential import compare
+
+            agreement = compare(net, [word], dtype=args.dtype, device=args.device, length=args.length, compiled=compiled)
+    except SymbolicError as exc:
+        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+    lang = c.reference_language(values) if c is not None else None
+    member = lang.contains(word) if lang else None
+    emb = net.embedding
+    tokens = list(word) if isinstance(emb, FlatEmbedding) else [*emb.prefix, *word, *emb.suffix]
+    positions = [0] if isinstance(emb, FlatEmbedding) else [emb.index_base + t for t in range(len(tokens))]
+    logit = fb.logit(0)
+    accepted = fb.accepted[0]
+    record: dict[str, Any] = {
+        "construction": c.name if c is not None else None,
+        "source": source,
+        "id": c.paper_id if c is not None else None,
+        "params": show_params(values),
+        "word": render(net.alphabet, word),
+        "tokens": tokens,
+        "n": len(positions),
+        "backend": "torch",
+        "fingerprint": fingerprint(net),
+        "accepted": accepted,
+        "output": None if logit is None or math.isnan(logit) else repr(logit),
+        "member": member,
+        "device": fb.device,
+        "dtype": fb.dtype,
+        "min_gap": _finite(fb.min_gap),
+        "unresolved_ties": {
+            "count": fb.unresolved_ties.count,
+            "first": [{"layer": t.layer, "head": t.head, "i": t.position} for t in fb.unresolved_ties.first],
+        },
+        "readout_margin": _finite(fb.readout_margin),
+    }
+    nexts = fb.next_symbols
+    if nexts is not None:
+        end = getattr(net.readout, "end", None)
+        record["length"] = args.length if args.length is not None else len(positions)
+        last = nexts[0][-1] if nexts[0] else ()
+        record["next"] = sorted(s for s in last if s != end)
+        record["end"] = end in last if end is not None else None
+        record["next_by_position"] = [
+            {"i": positions[t], "token": tokens[t], "next": sorted(s for s in allowed if s != end),
+             "end": end in allowed if end is not None else None}
+            for t, allowed in enumerate(nexts[0])
+        ]
+    if agreement is not None:
+        record["agreement"] = agreement.to_json()
+    code = EXIT_OK if agreement is None or agreement.agree else EXIT_REFUTED
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return code
+    shown_word = record["word"] if len(word) <= 60 else f"{render(net.alphabet, word[:30])}... ({len(word)} symbols)"
+    print(f"{source} — {net.reference}")
+    print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
+    print(f"word: {shown_word or 'ε'}   n = {record['n']}")
+    where = f"torch {fb.dtype} on {fb.device}"
+    if logit is not None:
+        print(f"logit s = {record['output']}   ({where}: evidence, not proof)")
+    if nexts is not None:
+        shown = " ".join(record["next"]) or "(no bracket)"
+        ending = "" if record["end"] is None else ("; the string may end here" if record["end"] else "; the string may not end here")
+        print(f"allowed next after the input (n = {record['length']}): {shown}{ending}   ({where})")
+    gap = "none met" if fb.min_gap == float("inf") else f"{fb.min_gap:.6g}"
+    print(f"hardmax: smallest score gap {gap}; unresolved ties: {fb.unresolved_ties.count}"
+          + "".join(f"\n   tie at {t.layer!r} head {t.head!r} i={t.position}" for t in fb.unresolved_ties.first))
+    if accepted is not None:
+        verdict = "accepted (s > 0)" if accepted else "rejected (s <= 0)"
+        print(f"{verdict}" + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}"))
+    elif isinstance(net.readout, Classifier):
+        print("no verdict: the float logit is NaN (a value the exact interpreter calls undefined)")
+    if agreement is not None:
+        if agreement.agree:
+            err = "" if agreement.max_logit_error is None else f"; max |float logit - exact logit| = {agreement.max_logit_error:.3g}"
+            print(f"check: agrees with the {'/'.join(agreement.exact_backends) or 'exact'} interpreter{err}")
+        else:
+            d = agreement.first[0]
+            print(f"check: DISAGREES with the {'/'.join(agreement.exact_backends)} interpreter on the {d.what}: "
+                  f"float {d.float_value}, exact {d.exact_value}")
+    return code
+
+
+def _run_seq2seq(
+    args: argparse.Namespace, net: Seq2Seq, c: Construction, values: dict[str, Any], word: tuple[str, ...], source: str
+) -> int:
+    """``run`` on an encoder–decoder: the decoder's steps, and with a :class:`Simulates` claim
+    the simulated RNN's state and (for a machine) the configuration each step holds."""
+    from netproof.symbolic.seq2seq import DEFAULT_MAX_STEPS
+    from netproof.symbolic.seq2seq import run as run_seq2seq
+
+    from netproof.verifier.claims import Simulates
+
+    if args.backend not in ("auto", "exact", "sympy"):
+        raise UsageError(f"--backend {args.backend}: the encoder–decoder {net.name!r} runs with exact or sympy")
+    if args.length is not None:
+        raise UsageError("--length applies to encoder-style networks; an encoder–decoder reads the whole word")
+    backend = "sympy" if args.backend == "sympy" else "exact"
+    budget = DEFAULT_MAX_STEPS if c.max_steps is None else c.max_steps(values, word)
+    try:
+        trace = run_seq2seq(net, word, max_steps=budget, backend=backend)  # type: ignore[arg-type]
+    except SymbolicError as exc:
+        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+    sim = next((cl for cl in c.claims(values) if isinstance(cl, Simulates)), None)
+    machine: dict[int, tuple[int, Any]] = {}
+    if sim is not None and sim.machine is not None:
+        machine = {tick: (k, conf) for k, (tick, conf) in enumerate(sim.machine(word))}
+    final = machine.get(trace.halted_at) if trace.halted_at is not None else None
+    steps = []
+    for step in trace.steps:
+        y = trace.y(step.t)
+        reads = []
+        for sel in step.selections:
+            if sel.layer.endswith("_enc") and sel.selected is not None:
+                reads.append({"layer": sel.layer, "positions": [trace.positions[j] for j in sel.selected],
+                              "tokens": [trace.tokens[j] for j in sel.selected]})
+        entry: dict[str, Any] = {"t": step.t, "reads": reads, "halts": step.halts}
+        if sim is not None:
+            h = {u: y[d] for u, d in zip(sim.rnn.unit_names, sim.hidden, strict=True)}
+            entry["hidden"] = {u: _value_text(v) for u, v in h.items() if v != 0}
+            if step.t in machine:
+                k, conf = machine[step.t]
+                got = sim.decode(h) if sim.decode is not None else None
+                entry["configuration"] = {"k": k, "machine": str(conf), "decoder": str(got), "agree": got == conf}
+        entry["y"] = {d: _value_text(v) for d, v in y.items() if v != 0}
+        steps.append(entry)
+    record: dict[str, Any] = {
+        "construction": c.name,
+        "source": source,
+        "id": c.paper_id,
+        "params": show_params(values),
+        "word": render(net.alphabet, word),
+        "tokens": list(trace.tokens),
+        "n": trace.n,
+        "backend": backend,
+        "fingerprint": fingerprint(net),
+        "halted_at": trace.halted_at,
+        "steps_run": len(trace.steps),
+        "machine": None if final is None else {"configuration": final[0], "halting": str(final[1])},
+    }
+    if args.trace:
+        record["steps"] = steps
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"{source} — {net.reference}")
+    print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
+    print(f"word: {record['word'] or 'ε'}   encoder tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}   d = {len(net.dims)}")
+    if args.trace:
+        _print_seq2seq_steps(steps, bool(machine))
+    if trace.halted_at is None:
+        print(f"the decoder did not halt within {len(trace.steps) - 1} steps   ({backend})")
+    else:
+        print(f"the decoder halts at step t = {trace.halted_at}   ({backend})")
+    if final is not None:
+        print(f"machine: halts in configuration {final[0]}: {final[1]}")
+    return EXIT_OK
+
+
+def _print_seq2seq_steps(steps: Sequence[dict[str, Any]], with_machine: bool) -> None:
+    """One line per decoder step: what the decoder–encoder attention read, the simulated RNN's
+    state (its nonzero units, by name), and at configuration steps the machine's configuration
+    next to the one decoded from the decoder's output."""
+    print("\n   t  reads      decoder y_t (nonzero units of the simulated RNN's state h)")
+    if with_machine:
+        print("   (configurations: state [stack 1 | stack 2], tops on the left; between them the rule unit D:state/top1/top2 fires;")
+        print("    the loader units ST pA pB e1 e3 ACC START DONE are left out once the machine runs)")
+    started = False
+    loader = {"ST", "pA", "pB", "e1", "e3", "ACC", "START", "DONE"}
+    for e in steps:
+        reads = " ".join(f"{r['tokens'][-1]}@{','.join(map(str, r['positions']))}" if len(r["positions"]) <= 3
+                         else f"{r['tokens'][-1]}@{len(r['positions'])} pos" for r in e["reads"][-1:]) or "-"
+        hidden = e.get("hidden", e["y"])
+        if "configuration" in e:
+            conf = e["configuration"]
+            mark = "=" if conf["agree"] else "≠"
+            print(f"{e['t']:>4}  {reads:<9}  config {conf['k']}: decoder holds {conf['decoder']}  {mark}  machine {conf['machine']}")
+            started = True
+            continue
+        cells = [f"{u}={v}" for u, v in hidden.items() if not (started and u in loader)]
+        shown = "  ".join(cells[:8]) + (f"  … (+{len(cells) - 8})" if len(cells) > 8 else "")
+        halts = "   ← halts" if e["halts"] else ""
+        print(f"{e['t']:>4}  {reads:<9}  {shown or '0'}{halts}")
+    print()

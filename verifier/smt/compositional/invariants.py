@@ -1,0 +1,194 @@
+"""Inductive invariants of the transition system (:mod:`.system`) and the certificate that makes
+one a proof for every length: Spacer's invariant (z3's IC3/PDR, :func:`spacer_invariant`) as
+clauses (:data:`Clauses`), the reachable states as a decision diagram (:class:`Diagram`), either
+read back from a recorded initiation query (:func:`recorded_invariant`), and the three
+certificate queries, initiation, consecution and safety (:func:`certificate_queries`), whose
+text is the same wherever they are built (in the proof and in the proof log's rebuild).
+
+May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interface,
+:mod:`.arithmetic`, :mod:`.lemmas` and :mod:`.system`; z3 inside functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from netproof.symbolic import Network
+from netproof.verifier.claims import Recognizes
+from netproof.verifier.smtlib import LemmaNode, to_smt2
+
+from .arithmetic import consts
+from .lemmas import LemmaResult
+from .system import TransitionSystem, every_length_system
+
+
+def spacer_invariant(system: TransitionSystem, timeout: float) -> tuple[str, Any]:
+    """Spacer (z3's Horn solver, IC3/PDR) on the system: ("safe", an inductive invariant as a
+    formula over the state), ("unsafe", None) or ("unknown", the reason)."""
+    z3, ctx = system.z3, system.ctx
+    inv = z3.Function("Inv", *([z3.BoolSort(ctx)] * len(system.state)), z3.BoolSort(ctx))
+    fp = z3.Fixedpoint(ctx=ctx)
+    fp.set(engine="spacer")
+    fp.set("timeout", max(1, int(timeout * 1000)))
+    fp.register_relation(inv)
+    free: dict[int, Any] = {}
+    for f in (system.init, system.trans, system.bad):
+        free.update(consts(z3, f))
+    fp.declare_var(*sorted(free.values(), key=str))
+    fp.rule(inv(*system.state), system.init)
+    fp.rule(inv(*system.primed), [inv(*system.state), system.trans])
+    try:
+        answer = fp.query(z3.And(inv(*system.state), system.bad))
+    except z3.Z3Exception as exc:  # a timeout cancels the query
+        return "unknown", exc.value.decode() if isinstance(exc.value, bytes) else str(exc.value)
+    if answer == z3.unsat:
+        return "safe", z3.substitute_vars(fp.get_cover_delta(-1, inv), *system.state)
+    if answer == z3.sat:
+        return "unsafe", None
+    return "unknown", fp.reason_unknown()
+
+
+CERTIFICATE = ("initiation", "consecution", "safety")
+"""The names of the three certificate queries, in order (after ``"<claim> every n: "``)."""
+
+
+def _certificate(system: TransitionSystem, inv: Any) -> list[tuple[str, Any]]:
+    """The three queries that make ``inv`` a proof for every length, each to be unsat: the
+    initial states satisfy it (initiation), a step keeps it (consecution), and no state in it is
+    bad (safety). Plain Boolean queries any SMT solver re-checks."""
+    z3, ctx = system.z3, system.ctx
+    primed = z3.substitute(inv, *zip(system.state, system.primed, strict=True))
+    out = []
+    for name, parts in zip(CERTIFICATE, ((system.init, z3.Not(inv)), (inv, system.trans, z3.Not(primed)), (inv, system.bad)), strict=True):
+        solver = z3.Solver(ctx=ctx)
+        solver.add(*parts)
+        out.append((name, solver))
+    return out
+
+
+Clauses = tuple[tuple[tuple[str, bool], ...], ...]
+
+
+def clauses_of(z3: Any, inv: Any) -> Clauses | None:
+    """An invariant in conjunctive normal form over state variables, canonically ordered
+    (each clause a sorted tuple of (variable name, polarity)), or None where it is not one."""
+
+    def literal(e: Any) -> tuple[str, bool] | None:
+        pos = not z3.is_not(e)
+        atom = e if pos else e.arg(0)
+        if z3.is_const(atom) and atom.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            return atom.decl().name(), pos
+        return None
+
+    out = []
+    for clause in (inv.children() if z3.is_and(inv) else [inv]):
+        lits = [literal(e) for e in (clause.children() if z3.is_or(clause) else [clause])]
+        if any(lit is None for lit in lits):
+            return None
+        out.append(tuple(sorted(set(lits))))  # type: ignore[arg-type]
+    return tuple(sorted(set(out)))
+
+
+def _from_clauses(system: TransitionSystem, clauses: Clauses) -> Any:
+    """The invariant ``clauses`` over ``system``'s state variables (an unknown name: ValueError)."""
+    z3 = system.z3
+    by_name = {str(v): v for v in system.state}
+    missing = sorted({name for clause in clauses for name, _pos in clause} - set(by_name))
+    if missing:
+        raise ValueError(f"the invariant names {', '.join(missing[:3])}, which are not state variables of the system")
+    return z3.And([z3.Or([by_name[name] if pos else z3.Not(by_name[name]) for name, pos in clause]) for clause in clauses])
+
+
+@dataclass(frozen=True, slots=True)
+class Diagram:
+    """An invariant as a reduced ordered binary decision diagram over the state variables:
+    ``nodes[i]`` is node ``i + 2``, a (variable, node if it is false, node if it is true); 0 and
+    1 are the constants false and true; ``root`` is the invariant. The nodes come in one order
+    (children before parents, the false child's nodes first), so a diagram read back from a
+    recorded query is the diagram that was written."""
+
+    nodes: tuple[tuple[str, int, int], ...]
+    root: int
+
+
+Invariant = Clauses | Diagram
+
+
+def _from_diagram(system: TransitionSystem, diagram: Diagram) -> Any:
+    """The invariant ``diagram`` over ``system``'s state variables: ``(ite v hi lo)`` per node."""
+    z3 = system.z3
+    by_name = {str(v): v for v in system.state}
+    missing = sorted({name for name, _lo, _hi in diagram.nodes} - set(by_name))
+    if missing:
+        raise ValueError(f"the invariant names {', '.join(missing[:3])}, which are not state variables of the system")
+    terms = [z3.BoolVal(False, system.ctx), z3.BoolVal(True, system.ctx)]
+    for name, lo, hi in diagram.nodes:
+        terms.append(z3.If(by_name[name], terms[hi], terms[lo]))
+    return terms[diagram.root]
+
+
+def _diagram_of_formula(z3: Any, inv: Any) -> Diagram | None:
+    """The diagram a formula of nested ``ite`` over state variables writes (as
+    :func:`_from_diagram` prints it), or None where it is not one."""
+    index: dict[int, int] = {}
+    nodes: list[tuple[str, int, int]] = []
+    stack: list[tuple[Any, bool]] = [(inv, False)]
+    while stack:
+        e, expanded = stack.pop()
+        if e.get_id() in index:
+            continue
+        if z3.is_false(e) or z3.is_true(e):
+            index[e.get_id()] = int(z3.is_true(e))
+            continue
+        if not z3.is_app_of(e, z3.Z3_OP_ITE):
+            return None
+        var, hi, lo = e.arg(0), e.arg(1), e.arg(2)
+        if not (z3.is_const(var) and var.decl().kind() == z3.Z3_OP_UNINTERPRETED):
+            return None
+        if not expanded:
+            stack.extend(((e, True), (hi, False), (lo, False)))  # the false child first
+            continue
+        nodes.append((var.decl().name(), index[lo.get_id()], index[hi.get_id()]))
+        index[e.get_id()] = len(nodes) + 1
+    return Diagram(tuple(nodes), index[inv.get_id()])
+
+
+def recorded_invariant(text: str) -> Invariant:
+    """The invariant of a recorded initiation query (its last assertion is ``not Inv``), parsed
+    in a context of its own: clauses (Spacer's) or a decision diagram (the reachable states)."""
+    import z3
+
+    ctx = z3.Context()
+    try:
+        assertions = z3.parse_smt2_string(text, ctx=ctx)
+    except z3.Z3Exception as exc:
+        reason = exc.value.decode() if isinstance(exc.value, bytes) else str(exc.value)
+        raise ValueError(f"the recorded initiation query is not SMT-LIB2 that z3 reads ({reason.strip()})") from None
+    last = assertions[len(assertions) - 1] if len(assertions) else None
+    inv: Invariant | None = None
+    if last is not None and z3.is_not(last):
+        inv = _diagram_of_formula(z3, last.arg(0)) if z3.is_app_of(last.arg(0), z3.Z3_OP_ITE) else clauses_of(z3, last.arg(0))
+    if inv is None:
+        raise ValueError(
+            "the recorded initiation query does not end with a negated invariant in conjunctive normal form or as a decision diagram"
+        )
+    return inv
+
+
+def certificate_queries(
+    net: Network, claim: Recognizes, results: Sequence[LemmaResult], invariant: Invariant,
+    readout_lemmas: dict[Any, Any] | None = None, readout_nodes: list[LemmaNode] | None = None,
+) -> list[tuple[str, str, Any]]:
+    """The certificate of the theorem for every length with the invariant ``clauses``: (query
+    name, SMT-LIB2 text, solver) for initiation, consecution and safety, over a system built
+    afresh (the same text wherever it is built: in the proof and in the proof log's rebuild)."""
+    uses = [r.uses for r in results]
+    system = every_length_system(
+        net, claim.language, results, {} if readout_lemmas is None else readout_lemmas, [] if readout_nodes is None else readout_nodes, claim.min_len
+    )
+    for r, u in zip(results, uses, strict=True):
+        r.uses = u  # the lemmas' applications were counted when the invariant was found
+    inv = _from_diagram(system, invariant) if isinstance(invariant, Diagram) else _from_clauses(system, invariant)
+    return [(f"{claim.id} every n: {name}", to_smt2(solver, logic="QF_UF"), solver) for name, solver in _certificate(system, inv)]

@@ -1,0 +1,68 @@
+"""A compositional proof's queries rebuilt without solving them, for the freshness check of its
+proof log (:func:`rebuild_queries`): the block lemmas proved again (small queries; which of them
+hold shapes the theorem's encoding), the theorem's range and position-class queries built and
+printed, and the certificate of a proof for every length rebuilt around the invariant read back
+from its recorded initiation query.
+
+May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interface and the other
+modules of :mod:`netproof.verifier.smt.compositional` (it is the top of the package).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from netproof.symbolic import Network
+from netproof.verifier.claims import Lemma, Recognizes, ValueIs
+from netproof.verifier.smtlib import LemmaNode, to_smt2
+
+from .classes import LOGIC, QUERY, class_query, value_query
+from .invariants import CERTIFICATE, certificate_queries, recorded_invariant
+from .lemmas import LemmaResult, prove_lemma
+from .ranges import theorem_query
+from .value_claims import value_builder
+
+
+def rebuild_queries(
+    net: Network, claim: Recognizes | ValueIs, lemmas: Sequence[Lemma], names: Sequence[str], recorded: Mapping[str, str] | None = None
+) -> dict[tuple[str, str], str]:
+    """The SMT-LIB2 text of a compositional proof's queries, by (lemma tree node, query name),
+    for the freshness check of its proof log: the block lemmas are proved again (small queries,
+    and the theorem's encoding depends on which of them hold), the theorem's queries named
+    ``names`` (``"Y2 n=0..16"``, ``"C4 n=22"``, ``"C3-count n=5"``, ``"Y2 every n: safety"``)
+    are built and printed, not solved. The certificate of a proof for every length is rebuilt
+    around the invariant read from its recorded initiation query (``recorded``: query name ->
+    recorded text); the rebuilt initiation query must then be that text again."""
+    results: list[LemmaResult] = []
+    for lemma in lemmas:
+        node, ok = prove_lemma(net, lemma)
+        results.append(LemmaResult(lemma, node, ok))
+    readout_lemmas: dict[Any, Any] = {}
+    readout_nodes: list[LemmaNode] = []
+    theorem: dict[tuple[str, str], str] = {}
+    prefix = f"{claim.id} n="
+    every = f"{claim.id} every n: {CERTIFICATE[0]}"
+    if isinstance(claim, Recognizes) and every in names and recorded is not None and every in recorded:
+        for name, text, _solver in certificate_queries(net, claim, results, recorded_invariant(recorded[every]), readout_lemmas, readout_nodes):
+            theorem[(claim.id, name)] = text
+    if f"{claim.id} every n: {QUERY}" in names:
+        _ctx, solver, _enc = class_query(net, claim, results) if isinstance(claim, Recognizes) else value_query(net, claim, results)
+        theorem[(claim.id, f"{claim.id} every n: {QUERY}")] = to_smt2(solver, logic=LOGIC)
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        lo, _, hi = name[len(prefix):].partition("..")
+        if not lo.isdigit() or not (hi or lo).isdigit():
+            continue
+        if isinstance(claim, ValueIs):
+            if hi:
+                continue
+            solver, _word_of, logic = value_builder(claim, results, readout_lemmas, readout_nodes)(net, int(lo))
+        else:
+            _ab, solver, logic = theorem_query(net, claim.language, results, readout_lemmas, readout_nodes, int(lo), int(hi or lo))
+        theorem[(claim.id, name)] = to_smt2(solver, logic=logic)
+    out = {(node.name, q.name): q.smt2 for r in results for node in r.node.walk() for q in node.queries}
+    out.update({(node.name, q.name): q.smt2 for node in readout_nodes for q in node.queries})
+    out.update(theorem)
+    return out

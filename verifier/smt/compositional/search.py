@@ -1,0 +1,272 @@
+"""The search for a proof for every length, beside the range queries: the reachable states of
+the transition system by binary decision diagrams (:mod:`.diagrams`, in a process of its own),
+else Spacer's invariant, each made a proof by its three certificate queries
+(:mod:`.invariants`); where the network is no transition system, one query over position
+classes (:mod:`.classes`). :class:`EveryLengthSearch` runs the search in a thread of its own,
+and either side interrupts the other when it wins.
+
+May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interface,
+:mod:`netproof.verifier.smt.errors`, :mod:`.arithmetic`, :mod:`.lemmas`, :mod:`.system`,
+:mod:`.invariants`, :mod:`.classes` and :mod:`.diagrams`; z3 handed in with the system.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from netproof.symbolic import Network
+from netproof.verifier import smtlib
+from netproof.verifier.claims import Recognizes
+from netproof.verifier.smt.errors import EncoderBugError, Unsupported
+from netproof.verifier.smtlib import LemmaNode, SmtQuery
+
+from .arithmetic import consts
+from .classes import LOGIC, QUERY, class_query
+from .diagrams import reachable
+from .invariants import Diagram, Invariant, certificate_queries, clauses_of, spacer_invariant
+from .lemmas import LemmaResult, replay
+from .system import TransitionSystem, every_length_system
+
+
+def _reachable(system: TransitionSystem, deadline: float, stop: Callable[[], bool]) -> tuple[str, Any]:
+    """The reachable states of the system, by binary decision diagrams in a process of their own
+    (:func:`.diagrams.reachable`: killed at the deadline or when ``stop()`` says so), from the
+    initial states one step at a time until no new state comes: ("safe", the reachable
+    states as a :class:`Diagram`: the strongest inductive invariant), ("unsafe", None) where a
+    bad state is reachable, ("unknown", why), ("unsupported", why) without dd. The variables
+    keep one order, the inputs first and each state variable beside its next copy."""
+    z3 = system.z3
+    names = [str(v) for v in system.state]
+    primed = [str(v) for v in system.primed]
+    inputs = sorted(
+        {str(v) for f in (system.init, system.trans, system.bad) for v in consts(z3, f).values()} - set(names) - set(primed)
+    )
+    order = [*inputs, *(v for pair in zip(names, primed, strict=True) for v in pair)]
+    try:
+        init, trans, bad = (_plain(z3, f) for f in (system.init, system.trans, system.bad))
+    except Unsupported as exc:
+        return "unsupported", str(exc)
+    status, got = reachable(order, names, primed, init, trans, bad, deadline, stop)
+    if status == "safe":
+        nodes, root = got
+        return "safe", Diagram(nodes, root)
+    return status, (None if status == "unsafe" else got)
+
+
+_PLAIN_OPS = {"Z3_OP_NOT": "not", "Z3_OP_AND": "and", "Z3_OP_OR": "or", "Z3_OP_IFF": "iff", "Z3_OP_XOR": "xor", "Z3_OP_IMPLIES": "implies", "Z3_OP_ITE": "ite"}
+
+
+def _plain(z3: Any, formula: Any) -> tuple[tuple[Any, ...], ...]:
+    """A Boolean z3 formula (and, or, not, =, distinct, xor, =>, ite over Bool constants) as a
+    :data:`.diagrams.Formula`: plain data, children before parents."""
+    ops = {getattr(z3, k): v for k, v in _PLAIN_OPS.items()}
+    index: dict[int, int] = {}
+    nodes: list[tuple[Any, ...]] = []
+    stack: list[tuple[Any, bool]] = [(formula, False)]
+    while stack:
+        e, expanded = stack.pop()
+        if e.get_id() in index:
+            continue
+        if z3.is_true(e) or z3.is_false(e):
+            node: tuple[Any, ...] = ("const", z3.is_true(e))
+        elif not z3.is_bool(e):
+            raise Unsupported(f"the transition system has a term {str(e)[:60]!r} that is not Boolean")
+        elif z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            node = ("var", e.decl().name())
+        elif not expanded:
+            stack.append((e, True))
+            stack.extend((c, False) for c in reversed(e.children()))
+            continue
+        else:
+            kind = e.decl().kind()
+            args = [index[c.get_id()] for c in e.children()]
+            if kind in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT) and len(args) == 2 and z3.is_bool(e.arg(0)):
+                node = ("iff" if kind == z3.Z3_OP_EQ else "xor", *args)
+            elif kind in ops:
+                node = (ops[kind], *args)
+            else:
+                raise Unsupported(f"the transition system has a term {e.decl().name()!r} that is not Boolean logic")
+        nodes.append(node)
+        index[e.get_id()] = len(nodes) - 1
+    return tuple(nodes)
+
+
+def _prove_every_length(
+    net: Network, claim: Recognizes, results: Sequence[LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], timeout: float,
+    on_context: Callable[[Any], None] | None = None, stop: Callable[[], bool] = lambda: False,
+) -> tuple[list[SmtQuery] | None, str, str]:
+    """The theorem for every length (see :func:`.ranges.prove_recognizes`): its three certificate
+    queries, each unsat, or None and why not, and how the invariant was found. The reachable
+    states (:func:`_reachable`, binary decision diagrams) come first, within half of
+    ``timeout``; Spacer (z3's IC3/PDR) gets the rest where they give no answer (dd missing, or a
+    diagram too big for the time). ``on_context`` is given the z3 context Spacer runs in, before
+    it starts, and ``stop()`` is asked between steps (to stop either from another thread)."""
+    started = time.perf_counter()
+    try:
+        system = every_length_system(net, claim.language, results, readout_lemmas, readout_nodes, claim.min_len)
+    except Unsupported as exc:
+        return _prove_by_classes(net, claim, results, timeout, on_context, f"not a transition system ({exc})")
+    status, found = _reachable(system, started + timeout / 2, stop)
+    how = "the reachable states, by binary decision diagrams"
+    if status == "unsafe":
+        return None, "a misclassified word (of some length) is reachable, so the ranges look for the shortest", how
+    invariant: Invariant | None = found if status == "safe" else None
+    if invariant is None:
+        if stop():
+            return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found", how
+        how = "Spacer"
+        if on_context is not None:
+            on_context(system.ctx)
+        status, inv = spacer_invariant(system, max(0.001, timeout - (time.perf_counter() - started)))
+        if status == "unsafe":
+            return None, "Spacer found a misclassified word (of some length), so the ranges look for the shortest", how
+        if status != "safe":
+            if stop():
+                return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found (the reachable states: {found}; Spacer: {inv})", how
+            return None, f"the reachable states: {found}; Spacer: {inv} after {time.perf_counter() - started:.1f} s", how
+        invariant = clauses_of(system.z3, inv)
+        if invariant is None:
+            return None, "Spacer's invariant is not in conjunctive normal form over the state", how
+    # The certificate in a fresh system, from the canonical invariant: the proof log's rebuild
+    # (certificate_queries) makes the same terms in the same order, hence the same text.
+    queries = []
+    for name, text, solver in certificate_queries(net, claim, results, invariant, readout_lemmas):
+        solver.set("timeout", 60_000)
+        began = time.perf_counter()
+        answer = str(solver.check())
+        if answer != "unsat":
+            raise EncoderBugError(
+                f"the invariant ({how}) for {claim.id} fails its query {name!r} ({answer}): a bug in the transition system or its reading"
+            )
+        queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=_CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]], seconds=time.perf_counter() - began))
+    return queries, "", how
+
+
+def _prove_by_classes(
+    net: Network, claim: Recognizes, results: Sequence[LemmaResult], timeout: float,
+    on_context: Callable[[Any], None] | None, why_not_system: str,
+) -> tuple[list[SmtQuery] | None, str, str]:
+    """The theorem for every length as one query over position classes (:mod:`netproof.verifier.smt.compositional.classes`),
+    for a network that is no transition system (soft attention over every position): its query,
+    unsat, or None and why not. A model is a word; one the exact interpreter does not
+    misclassify is an encoder bug."""
+    how = "position classes"
+    try:
+        ctx, solver, enc = class_query(net, claim, results)
+    except Unsupported as exc:
+        return None, f"unsupported: {why_not_system}; position classes: {exc}", ""
+    if on_context is not None:
+        on_context(ctx)
+    query, model = smtlib.solve(solver, name=f"{claim.id} every n: {QUERY}", logic=LOGIC, timeout=timeout,
+                              reason_unsat=f"no word of any length >= {claim.min_len} is misclassified (its positions grouped by class and symbol)")
+    if query.result == "unsat":
+        return [query], "", how
+    if query.result == "sat":
+        word = enc.word_of(model)
+        replay(net, claim.language, word)  # raises EncoderBugError where the word is classified right
+        return None, f"a misclassified word of length {len(word)} exists (position classes), so the ranges look for the shortest", how
+    return None, f"position classes: z3 {query.reason or 'unknown'}", how
+
+
+_CERTIFICATE_REASONS = {
+    "initiation": "the invariant holds before the first token",
+    "consecution": "reading one more token (a prefix, word or suffix token) keeps the invariant",
+    "safety": "no state of the invariant, with every token read, has an accept bit other than membership",
+}
+
+
+class EveryLengthSearch:
+    """The proof for every length (:func:`_prove_every_length`) in a thread of its own, beside
+    the range queries of the main thread: z3 and CUDD let go of Python's lock while they work, so
+    on two cores the ranges keep the whole budget where the invariant takes long or is not found
+    (Spacer finds none for the Dyck(2,3) recognizer in 11 minutes; the ranges used to wait for it).
+
+    The thread works on copies of the lemma results and its own readout lemmas, so the counts of
+    lemma applications in a verdict's detail are those of the proof it reports. Either side
+    interrupts the other's z3 context when it wins: a proof for every length stops the range
+    query under way (:meth:`claim_ranges`), a counterexample or the end of the budget stops
+    the search (:meth:`cancel`: the BDD steps ask between steps, Spacer is interrupted). z3 loses an interrupt that comes before its check starts, so an
+    interrupt is repeated until the other side answers."""
+
+    _POLL = 0.05  # seconds between repeated interrupts
+
+    def __init__(self, net: Network, claim: Recognizes, results: Sequence[LemmaResult], timeout: float) -> None:
+        import threading
+
+        self.results = [LemmaResult(r.lemma, r.node, r.proved) for r in results]
+        self.readout_lemmas: dict[Any, Any] = {}
+        self.readout_nodes: list[LemmaNode] = []
+        self.queries: list[SmtQuery] | None = None
+        self.because = ""
+        self.how = ""  # how the invariant was found
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._own: Any = None  # the context Spacer runs in
+        self._ranges: Any = None  # the context of the range query under way
+        self._cancelled = False
+        self._answered = threading.Event()  # the main thread has seen the proof (or gave up)
+        self.done = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(net, claim, timeout), name=f"every-length {claim.id}", daemon=True)
+        self._thread.start()
+
+    def _run(self, net: Network, claim: Recognizes, timeout: float) -> None:
+        try:
+            self.queries, self.because, self.how = _prove_every_length(
+                net, claim, self.results, self.readout_lemmas, self.readout_nodes, timeout, self._search_context, lambda: self._cancelled
+            )
+        except BaseException as exc:  # re-raised in the main thread (an EncoderBugError above all)
+            self._error = exc
+        finally:
+            self.done.set()
+        if self.queries is not None:
+            # Stop the range query under way: repeat until the main thread has seen the proof.
+            while not self._answered.wait(self._POLL):
+                with self._lock:
+                    ctx = self._ranges
+                if ctx is not None:
+                    ctx.interrupt()
+
+    def _search_context(self, ctx: Any) -> None:
+        """Register the z3 context the search solves in (Spacer's, or the position-classes query's), for cancel()."""
+        with self._lock:
+            self._own = ctx
+
+    @property
+    def proved(self) -> bool:
+        """Whether the proof for every length is done (its queries checked)."""
+        self._raise()
+        return self.done.is_set() and self.queries is not None
+
+    def claim_ranges(self, ctx: Any) -> bool:
+        """Register the context of the range query about to be solved (None: none under way);
+        False where the proof for every length is already done, and no query should start."""
+        with self._lock:
+            self._ranges = ctx
+        if self.proved:
+            self._answered.set()
+            return False
+        return True
+
+    def wait(self, until: float) -> None:
+        """Wait for the thread until the time ``until`` (of ``time.perf_counter``), then stop it."""
+        self.done.wait(max(0.0, until - time.perf_counter()))
+        self.cancel()
+
+    def cancel(self) -> None:
+        """Stop Spacer (repeating the interrupt until the thread ends) and release the thread."""
+        self._cancelled = True
+        self._answered.set()
+        while not self.done.wait(self._POLL):
+            with self._lock:
+                ctx = self._own
+            if ctx is not None:
+                ctx.interrupt()
+        self._thread.join()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error

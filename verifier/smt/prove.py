@@ -1,0 +1,138 @@
+"""The smt method and the ``prove --method`` dispatcher: which engine proves a claim.
+
+:func:`prove_claim` runs one claim with ``exhaustive`` (every word of the bound), ``smt``
+(:func:`prove_claim_smt`: the compositional proof first where the construction declares lemmas,
+then the monolithic encoding, one query per length) or ``all`` (both where they apply, a
+refutation from either winning). :func:`prove_smt` is the monolithic proof of one claim of a
+construction, for benchmarks and scripts.
+
+May import: the claims vocabulary, the solver interface, exhaustive checking, and the engines of
+:mod:`netproof.verifier.smt` below it (:mod:`~netproof.verifier.smt.monolithic`,
+:mod:`~netproof.verifier.smt.compositional`); nothing imports it but campaigns and the CLI.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+from netproof.verifier.claims import BlockIdentity, Claim, Construction, Proved, Recognizes, Refuted, Unknown, ValueIs, Verdict
+from netproof.verifier.exhaustive.checker import Job, check, count_words
+from netproof.verifier.smt.compositional import prove_recognizes, prove_value
+from netproof.verifier.smt.monolithic import recognizes_smt, value_is_smt
+from netproof.verifier.smtlib import Outcome, SmtQuery
+
+
+SMT_KINDS = ("Recognizes", "BlockIdentity", "ValueIs with a closed form")
+
+
+def smt_applicable(claim: Claim) -> bool:
+    """Whether the smt method covers this claim kind (recognition against a language with an
+    automaton, FFN block lemmas, exact values with a closed form)."""
+    if isinstance(claim, Recognizes):
+        return getattr(claim.language, "automaton", None) is not None
+    if isinstance(claim, ValueIs):
+        return claim.closed_form is not None and claim.backend == "exact"
+    return isinstance(claim, BlockIdentity)
+
+
+def prove_claim_smt(
+    job: Job, claim: Claim, max_len: int | None = None, *, timeout: float = 60.0, compositional: bool = True
+) -> Outcome:
+    """The smt method on one claim of a job; ``compositional=False`` skips the compositional
+    proof and encodes the whole network (the monolithic encoding)."""
+    bound = claim.max_len if max_len is None else max_len
+    if isinstance(claim, Recognizes):
+        started = time.perf_counter()
+        lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
+        if compositional and lemmas and claim.min_len == 0 and getattr(claim.language, "automaton", None) is not None:
+            # The paper's proof first: block lemmas, then the claim over their specifications
+            # (netproof.verifier.smt.compositional); the monolithic encoding when that decides nothing.
+            progress = prove_recognizes(job.network(bound), claim, lemmas, bound, timeout=timeout)
+            if not isinstance(progress.verdict, Unknown):
+                return Outcome(progress.verdict, (), progress.tree)
+        left = max(1.0, timeout - (time.perf_counter() - started))
+        return recognizes_smt(job.network, claim.language, claim.min_len, bound, timeout=left)
+    if isinstance(claim, BlockIdentity):
+        log: list[SmtQuery] = []
+        verdict = check(job, claim, queries=log)
+        return Outcome(verdict, tuple(log))
+    if isinstance(claim, ValueIs) and claim.closed_form is not None:
+        started = time.perf_counter()
+        lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
+        if compositional and lemmas and claim.backend == "exact":
+            # The network with its proved block lemmas in place (PARITY's uniform head becomes
+            # an Int count); the monolithic encoding when that decides nothing.
+            outcome = prove_value(job, claim, lemmas, bound, timeout=timeout)
+            if not isinstance(outcome.verdict, Unknown):
+                return outcome
+        left = max(1.0, timeout - (time.perf_counter() - started))
+        return value_is_smt(job, claim, claim.min_len, bound, timeout=left)
+    kind = type(claim).__name__
+    if isinstance(claim, ValueIs):
+        kind = "ValueIs claims without a closed form (ValueIs.closed_form)" if claim.closed_form is None else f"ValueIs claims checked with the {claim.backend} backend"
+    else:
+        kind += " claims"
+    return Outcome(Unknown("smt (z3)", f"unsupported: the smt method does not cover {kind}; use --method exhaustive or --method all"))
+
+
+EXHAUSTIVE_WORDS = 1 << 17
+"""``--method all`` enumerates a bound exhaustively when it holds at most this many words."""
+
+
+def prove_claim(job: Job, claim: Claim, *, method: str, max_len: int | None = None, timeout: float = 60.0) -> Outcome:
+    """One claim with one of the ``prove --method`` methods.
+
+    - ``exhaustive``: :func:`netproof.verifier.exhaustive.checker.check` (lemma claims keep their z3 query);
+    - ``smt``: :func:`prove_claim_smt` (Unknown for claim kinds it does not cover);
+    - ``all``: exhaustive where the bound holds at most :data:`EXHAUSTIVE_WORDS` words (or the
+      smt method does not apply), smt where it applies; with both, a refutation from either wins
+      (each is replayed exactly), else a proof from either, and the log keeps the queries.
+    """
+    if method == "exhaustive":
+        log: list[SmtQuery] = []
+        return Outcome(check(job, claim, max_len=max_len, queries=log), tuple(log))
+    if method == "smt":
+        return prove_claim_smt(job, claim, max_len, timeout=timeout)
+    if method != "all":
+        raise ValueError(f"method={method!r} is not one of exhaustive, smt, all")
+    if isinstance(claim, BlockIdentity) or not smt_applicable(claim):
+        return prove_claim(job, claim, method="exhaustive", max_len=max_len)
+    bound = claim.max_len if max_len is None else max_len
+    smt = prove_claim_smt(job, claim, max_len, timeout=timeout)
+    if count_words(job.alphabet, claim.min_len, bound) > EXHAUSTIVE_WORDS:
+        return smt
+    exhaustive = check(job, claim, max_len=max_len)
+    return Outcome(_combine(exhaustive, smt.verdict), smt.queries, smt.lemmas)
+
+
+def _combine(exhaustive: Verdict, smt: Verdict) -> Verdict:
+    both = f"{exhaustive.method} + {smt.method}"
+    for v in (exhaustive, smt):
+        if isinstance(v, Refuted):
+            return Refuted(both, v.detail, v.word, v.values)
+    if isinstance(exhaustive, Proved) and isinstance(smt, Proved):
+        return Proved(both, exhaustive.checked, f"{exhaustive.detail}; each length also unsat in z3")
+    for v in (exhaustive, smt):
+        if isinstance(v, Proved):
+            other = smt if v is exhaustive else exhaustive
+            assert isinstance(other, Unknown)
+            return Proved(v.method, v.checked, f"{v.detail} ({other.method}: {other.reason})")
+    assert isinstance(exhaustive, Unknown) and isinstance(smt, Unknown)
+    return Unknown(both, f"{exhaustive.reason}; {smt.reason}")
+
+
+def prove_smt(
+    construction: Construction, params: Mapping[str, str], claim_id: str, n: int, timeout: float = 60.0
+) -> Outcome:
+    """The monolithic SMT proof of one claim of a construction up to length ``n`` (the whole
+    network encoded, never the compositional proof), for the benchmark and scripts: ``params``
+    as typed on the command line (``{"k": "2"}``), ``timeout`` seconds for all lengths."""
+    values = construction.parse_params(dict(params))
+    claims = {c.id: c for c in construction.claims(values)}
+    if claim_id not in claims:
+        raise KeyError(f"claim_id={claim_id!r} is not a claim of {construction.name}; its claims: {', '.join(claims)}")
+    return prove_claim_smt(Job(construction, values), claims[claim_id], n, timeout=timeout, compositional=False)
+
+
+__all__ = ["EXHAUSTIVE_WORDS", "SMT_KINDS", "prove_claim", "prove_claim_smt", "prove_smt", "smt_applicable"]
