@@ -197,7 +197,7 @@ def _parity_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
         ),
         ValueIs(
             id="C3-count",
-            statement="layer 1 writes k/n and 1/n at every position",
+            statement="layer 1 writes k/n at every position",
             reference=ref,
             quantity=StateValue(after="count", dim="k/n"),
             expected=lambda p: Fraction(_k(p), p.n),

@@ -13,7 +13,7 @@ import pytest
 from netproof.constructions import REGISTRY
 from netproof.verifier import cli as np_cli
 from netproof.verifier import smtlib as smt
-from netproof.verifier.smt.prooflog import ProofLogError, check_fresh, read_log, write_atomic
+from netproof.verifier.smt.prooflog import ProofLogError, _all_entries, check_fresh, read_log, write_atomic
 
 pytestmark = pytest.mark.z3
 
@@ -48,6 +48,20 @@ def copy_of(logs: Path, tmp_path: Path) -> Path:
     return dest
 
 
+def rec_file(root: Path, folder: str, stem: str) -> Path:
+    """The one record ``<root>/<folder>/<stem>[.<method tag>].json`` (the store may tag a record's
+    name with its method)."""
+    found = sorted((root / folder).glob(f"{stem}.json")) + sorted((root / folder).glob(f"{stem}.*-*.json"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def query_file(record: Path, name: str) -> Path:
+    """The ``.smt2`` file of query ``name`` of a record."""
+    entry = next(e for e in _all_entries(json.loads(record.read_text(encoding="utf-8"))) if e["name"] == name)
+    return (record.parent / entry["file"]).resolve()
+
+
 def edit(path: Path, change: str, to: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert change in text
@@ -58,19 +72,19 @@ def edit(path: Path, change: str, to: str) -> None:
 
 
 def test_an_smt_proof_logs_one_smt2_file_per_length_with_its_sha256(logs: Path) -> None:
-    log = read_log(str(logs / "first" / "recognizes.n5.json"))
+    log = read_log(str(rec_file(logs, "first", "recognizes.n5")))
     rec = log.record
     assert rec["format_version"] == 2
     assert rec["method"] == "exhaustive (exact) + smt (z3)"
     assert rec["solver"]["name"] == "z3" and rec["lemmas"] is None
     assert [(q["name"], q["result"]) for q in rec["queries"]] == [(f"n={m}", "unsat") for m in range(6)]
-    assert [q["file"] for q in rec["queries"]] == [f"../queries/first/recognizes.n5/n_{m}.smt2" for m in range(6)]
+    assert [q["file"] for q in rec["queries"]] == [f"../queries/first/{Path(log.path).stem}/n_{m}.smt2" for m in range(6)]
     for q in rec["queries"]:
         assert log.smt2[q["sha256"]].startswith("(set-logic QF_LIRA)\n" if q["name"] != "n=0" else "(set-logic QF_")
 
 
 def test_a_block_lemma_proved_by_z3_is_logged_with_its_query(logs: Path) -> None:
-    rec = read_log(str(logs / "gates" / "Y1-AND.all.json")).record
+    rec = read_log(str(rec_file(logs, "gates", "Y1-AND.all"))).record
     assert (rec["verdict"], rec["bound"]) == ("proved", None)
     assert [(q["name"], q["result"], q["file"]) for q in rec["queries"]] == [
         ("Y1-AND", "unsat", "../queries/gates/Y1-AND.all/Y1-AND.smt2")
@@ -78,7 +92,7 @@ def test_a_block_lemma_proved_by_z3_is_logged_with_its_query(logs: Path) -> None
 
 
 def test_exhaustive_only_claims_have_no_queries_and_no_solver(logs: Path) -> None:
-    rec = read_log(str(logs / "first" / "C6.n5.json")).record
+    rec = read_log(str(rec_file(logs, "first", "C6.n5"))).record
     assert (rec["queries"], rec["solver"], rec["lemmas"]) == ([], None, None)
 
 
@@ -140,7 +154,7 @@ def test_a_committed_version_1_record_is_still_read() -> None:
 )
 def test_the_strict_reader_rejects_a_tampered_log(logs: Path, tmp_path: Path, change: str, to: str, message: str) -> None:
     root = copy_of(logs, tmp_path)
-    path = root / "first" / "recognizes.n5.json"
+    path = rec_file(root, "first", "recognizes.n5")
     edit(path, change, to)
     with pytest.raises(ProofLogError, match=message):
         check_fresh(str(path), REGISTRY)
@@ -148,17 +162,17 @@ def test_the_strict_reader_rejects_a_tampered_log(logs: Path, tmp_path: Path, ch
 
 def test_a_changed_smt2_file_is_rejected_by_its_hash(logs: Path, tmp_path: Path) -> None:
     root = copy_of(logs, tmp_path)
-    query = root / "queries" / "first" / "recognizes.n5" / "n_3.smt2"
+    query = query_file(rec_file(root, "first", "recognizes.n5"), "n=3")
     query.write_text(query.read_text(encoding="utf-8").replace("(check-sat)", "(assert false)\n(check-sat)"), encoding="utf-8")
     with pytest.raises(ProofLogError, match=r"query 'n=3': .*n_3.smt2 has sha256 .* the file was changed after the proof"):
-        read_log(str(root / "first" / "recognizes.n5.json"))
+        read_log(str(rec_file(root, "first", "recognizes.n5")))
 
 
 def test_a_missing_smt2_file_is_rejected(logs: Path, tmp_path: Path) -> None:
     root = copy_of(logs, tmp_path)
-    (root / "queries" / "gates" / "Y1-OR.all" / "Y1-OR.smt2").unlink()
+    query_file(rec_file(root, "gates", "Y1-OR.all"), "Y1-OR").unlink()
     with pytest.raises(ProofLogError, match="query 'Y1-OR': its SMT-LIB2 file .* is missing"):
-        read_log(str(root / "gates" / "Y1-OR.all.json"))
+        read_log(str(rec_file(root, "gates", "Y1-OR.all")))
 
 
 def _dyck_y2_copy(tmp_path: Path) -> tuple[Path, Path]:
@@ -180,7 +194,7 @@ def test_a_compositional_theorem_query_that_rebuilds_to_other_text_is_stale(tmp_
     path, queries = _dyck_y2_copy(tmp_path)
     query = queries / "lemma_Y2_Y2_every_n__consecution.smt2"
     _rewrite(path, query, query.read_text(encoding="utf-8").replace("(check-sat)", "(assert true)\n(check-sat)"))
-    with pytest.raises(ProofLogError, match="query 'Y2 every n: consecution' of lemma tree node 'Y2' rebuilds to sha256 .* the encoding, a lemma"):
+    with pytest.raises(ProofLogError, match="theorem 'Y2' query 'Y2 every n: consecution' rebuilds to sha256 .* the query is not the claim's"):
         check_fresh(str(path), REGISTRY)
 
 
@@ -205,22 +219,22 @@ def test_an_invariant_changed_in_the_initiation_query_alone_makes_the_other_cert
     stronger = Diagram((*invariant.nodes, (invariant.nodes[-1][0], 0, invariant.root)), len(invariant.nodes) + 2)
     changed = certificate_queries(net, claim, results, stronger)
     _rewrite(path, query, changed[0][1])
-    with pytest.raises(ProofLogError, match="query 'Y2 every n: consecution' of lemma tree node 'Y2' rebuilds to sha256"):
+    with pytest.raises(ProofLogError, match="theorem 'Y2' query 'Y2 every n: consecution' rebuilds to sha256"):
         check_fresh(str(path), REGISTRY)
 
 
 def test_a_query_that_rebuilds_to_other_text_is_stale(logs: Path, tmp_path: Path) -> None:
     root = copy_of(logs, tmp_path)
-    query = root / "queries" / "first" / "recognizes.n5" / "n_2.smt2"
+    query = query_file(rec_file(root, "first", "recognizes.n5"), "n=2")
     text = query.read_text(encoding="utf-8") + "; changed\n"
     query.write_text(text, encoding="utf-8")
     import hashlib
 
-    path = root / "first" / "recognizes.n5.json"
+    path = rec_file(root, "first", "recognizes.n5")
     rec = json.loads(path.read_text(encoding="utf-8"))
     old = rec["queries"][2]["sha256"]
     edit(path, old, hashlib.sha256(text.encode()).hexdigest())
-    with pytest.raises(ProofLogError, match="query 'n=2' rebuilds to sha256 .* the encoding or the network changed"):
+    with pytest.raises(ProofLogError, match=r"query 'n=2' rebuilds to sha256 .* the query is not the claim's \(or the encoding or the network changed\)"):
         check_fresh(str(path), REGISTRY)
 
 
@@ -236,10 +250,23 @@ def test_recheck_with_cvc5_agrees_with_every_log(logs: Path, capsys: pytest.Capt
     assert answers == [("unsat", "unsat")] * 13
 
 
+def test_recheck_rejects_an_answer_that_does_not_give_the_verdict(logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = copy_of(logs, tmp_path)
+    path = rec_file(root, "gates", "Y1-NOT.all")
+    edit(path, '"result": "unsat"', '"result": "sat"')
+    done = netproof(capsys, "recheck", str(path))
+    assert done.code == 2
+    assert "REJECTED" in done.out and "query 'Y1-NOT' has result sat, but a proved verdict needs unsat there" in done.out
+
+
 def test_recheck_reports_a_disagreement_and_exits_1(logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = copy_of(logs, tmp_path)
-    path = root / "gates" / "Y1-NOT.all.json"
-    edit(path, '"result": "unsat"', '"result": "sat"')
+    path = rec_file(root, "gates", "Y1-NOT.all")
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    del rec["checked"]
+    rec.update(verdict="refuted", detail="NOT is not computed", counterexample=None, values={})
+    rec["queries"][0]["result"] = "sat"
+    path.write_text(json.dumps(rec), encoding="utf-8")
     done = netproof(capsys, "recheck", str(path))
     assert done.code == 1
     assert "DISAGREE" in done.out and "query 'Y1-NOT': the log says sat, cvc5 says unsat" in done.out
@@ -247,7 +274,7 @@ def test_recheck_reports_a_disagreement_and_exits_1(logs: Path, tmp_path: Path, 
 
 def test_recheck_of_a_rejected_log_exits_2(logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = copy_of(logs, tmp_path)
-    path = root / "gates" / "Y1-NOT.all.json"
+    path = rec_file(root, "gates", "Y1-NOT.all")
     edit(path, '"lemmas": null', '"lemmas": null,\n  "extra": 1')
     done = netproof(capsys, "recheck", str(path))
     assert done.code == 2
@@ -260,7 +287,7 @@ def test_a_compositional_proof_logs_its_lemma_tree_and_cvc5_agrees_with_every_qu
     done = netproof(capsys, "prove", "dyck", "-p", "k=1", "-p", "depth=1", "--method", "smt", "--max-n", "10",
                     "--out", str(tmp_path), "--jobs", "1", "--quiet")
     assert done.code == 3  # Y3–Y5 are trace properties: Unknown under --method smt
-    path = tmp_path / "dyck" / "Y2.n10.47f2b3f2.json"
+    path = rec_file(tmp_path, "dyck", "Y2.n10.47f2b3f2")
     log = check_fresh(str(path), REGISTRY)
     rec = log.record
     assert (rec["verdict"], rec["method"], rec["queries"]) == ("proved", "smt (z3), compositional", [])
@@ -311,19 +338,19 @@ def test_a_recorded_invariant_that_is_not_readable_smt_lib2_makes_the_log_stale_
 
 def test_writing_a_record_again_removes_the_query_files_it_no_longer_names(logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     proofs = copy_of(logs, tmp_path)
-    folder = proofs / "queries" / "first" / "recognizes.n5"
+    folder = query_file(rec_file(proofs, "first", "recognizes.n5"), "n=0").parent
     before = sorted(p.name for p in folder.iterdir())
     (folder / "lemma_recognizes_n_99.smt2").write_text("(check-sat)\n", encoding="utf-8")  # left by an earlier proof
     done = netproof(capsys, "prove", "first", "--method", "smt", "--max-n", "5", "--out", str(proofs), "--jobs", "1", "--quiet")
     assert done.code == 3  # all-c and C6 are not SMT claims
     assert sorted(p.name for p in folder.iterdir()) == before
-    check_fresh(str(proofs / "first" / "recognizes.n5.json"), REGISTRY)
+    check_fresh(str(rec_file(proofs, "first", "recognizes.n5")), REGISTRY)
 
 
 def test_parity_proved_for_every_length_is_logged_with_its_one_query_and_cvc5_agrees(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     done = netproof(capsys, "prove", "parity", "--method", "smt", "--max-n", "6", "--out", str(tmp_path), "--jobs", "1", "--quiet")
     assert done.code == 3  # C4-all-c and C5 are not SMT claims
-    path = tmp_path / "parity" / "C4.n6.json"
+    path = rec_file(tmp_path, "parity", "C4.n6")
     log = check_fresh(str(path), REGISTRY)
     tree = log.record["lemmas"]
     assert (log.record["verdict"], tree["verdict"]) == ("proved", "proved")
@@ -333,9 +360,9 @@ def test_parity_proved_for_every_length_is_logged_with_its_one_query_and_cvc5_ag
     assert again.code == 0, again.out
     assert f"AGREE     {path}  (2 queries: every answer as recorded)" in again.out
     # The query is rebuilt from the network: an edited one (a class of word positions every third, not every second) is stale.
-    query = tmp_path / "queries" / "parity" / "C4.n6" / "lemma_C4_C4_every_n__position_classes.smt2"
+    query = query_file(path, "C4 every n: position classes")
     _rewrite(path, query, query.read_text(encoding="utf-8").replace("(+ L 1) 2)", "(+ L 1) 3)", 1))
-    with pytest.raises(ProofLogError, match=r"query 'C4 every n: position classes' of lemma tree node 'C4' rebuilds to sha256"):
+    with pytest.raises(ProofLogError, match=r"theorem 'C4' query 'C4 every n: position classes' rebuilds to sha256"):
         check_fresh(str(path), REGISTRY)
 
 

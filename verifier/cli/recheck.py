@@ -1,6 +1,7 @@
 """``netproof recheck``: check proof logs again, independently of the run that wrote them (the
 strict reader, a rebuild of the network and queries, every ``.smt2`` query solved again by a
-second solver), one line per log (:mod:`netproof.verifier.smt.recheck` does the work).
+second solver, or an exhaustive check run again within ``--timeout`` after announcing its size),
+one line per log as it is done (:mod:`netproof.verifier.smt.recheck` does the work).
 
 May import the campaign (exit statuses, the session's registry, in which a log's construction is
 looked up) and the SMT engine's proof logs and recheck (z3 and cvc5 load when a query is solved).
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import Any
 
 from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, EXIT_USAGE
@@ -26,7 +28,7 @@ def add_parser(sub: Any) -> None:
     p_recheck = sub.add_parser("recheck", help="re-solve the .smt2 queries of proof logs with a second solver (cvc5)")
     p_recheck.add_argument("logs", nargs="+", help="proof logs (.json) or directories of them (e.g. proofs)")
     p_recheck.add_argument("--solver", choices=("cvc5", "z3"), default="cvc5", help="the solver that answers again (default cvc5)")
-    p_recheck.add_argument("--timeout", type=float, default=120.0, help="seconds per query (default 120)")
+    p_recheck.add_argument("--timeout", type=float, default=120.0, help="seconds per query, or for an exhaustive re-run (default 120)")
     p_recheck.add_argument("--json", action="store_true", help="print every log's outcome and answers as JSON")
     p_recheck.set_defaults(func=cmd_recheck)
 
@@ -49,13 +51,19 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
         if args.solver == "cvc5":
             raise UsageError("--solver cvc5 needs the smt extra: pip install 'netproof[smt]' (PyPI cvc5)") from None
     checks = []
+
+    def announce(line: str) -> None:
+        print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
+
     for path in paths:
-        check = recheck_log(path, registry=session.registry(), solver=args.solver, timeout=args.timeout)
+        check = recheck_log(path, registry=session.registry(), solver=args.solver, timeout=args.timeout, announce=announce)
         checks.append(check)
         if not args.json:
             n = len(check.queries)
             what = f"{n} quer{'y' if n == 1 else 'ies'}" if check.solver != "checker" else "exhaustive check"
-            print(f"{check.outcome.upper():9} {path}  ({what}: {check.detail})")
+            if check.outcome == "rejected" or (check.outcome == "undecided" and not check.queries):
+                what = "nothing solved"
+            print(f"{check.outcome.upper():9} {path}  ({what}: {check.detail})", flush=True)
     outcomes = [c.outcome for c in checks]
     code = EXIT_OK
     if "disagree" in outcomes:

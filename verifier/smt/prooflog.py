@@ -33,16 +33,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from netproof.symbolic import fingerprint, render
+from netproof.symbolic import fingerprint, render, tokenize
 
 from netproof.verifier.claims import BlockIdentity, Claim, Construction, Proved, Recognizes, Refuted, Unknown, ValueIs, Verdict
 from netproof.verifier.exhaustive.checker import Job, block_identity_query
 from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
-from netproof.verifier.smt.compositional import rebuild_queries as rebuild_compositional
+from netproof.verifier.smt.compositional import rebuild_tree
+from netproof.verifier.smt.compositional.classes import QUERY as CLASS_QUERY
+from netproof.verifier.smt.compositional.invariants import CERTIFICATE
+from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smt.monolithic import recognition_query, value_query
 from netproof.verifier.smtlib import SOLVER, LemmaNode, Outcome, SmtQuery, solver_version, to_smt2
 
@@ -272,6 +276,9 @@ class ProofLog:
     path: str
     record: Mapping[str, Any]
     smt2: Mapping[str, str]
+    rerun: bool = False
+    """Set by :func:`verify_record` where no query establishes the verdict (an exhaustive proof):
+    only the check run again can confirm it."""
 
     @property
     def queries(self) -> list[dict[str, Any]]:
@@ -291,6 +298,19 @@ def _no_duplicates(path: str) -> Any:
     return hook
 
 
+def _no_constant(path: str) -> Any:
+    def hook(name: str) -> Any:
+        raise ProofLogError(f"{path}: {name} is not JSON (strict JSON has no NaN or infinities); a proof log holds exact numbers")
+
+    return hook
+
+
+def _texts(path: str, where: str, obj: Mapping[str, Any], keys: Sequence[str]) -> None:
+    for key in keys:
+        if not isinstance(obj[key], str):
+            raise ProofLogError(f"{path}: {where}.{key}={obj[key]!r} must be text")
+
+
 def _fields(path: str, where: str, obj: Any, required: set[str], optional: set[str] = frozenset()) -> None:  # type: ignore[assignment]
     if not isinstance(obj, dict):
         raise ProofLogError(f"{path}: {where} must be a JSON object, got {type(obj).__name__}")
@@ -308,7 +328,7 @@ def read_log(path: str) -> ProofLog:
     """Read and validate one proof log, and load (and hash-check) its ``.smt2`` files."""
     try:
         with open(path, encoding="utf-8") as fh:
-            rec = json.load(fh, object_pairs_hook=_no_duplicates(path))
+            rec = json.load(fh, object_pairs_hook=_no_duplicates(path), parse_constant=_no_constant(path))
     except OSError as exc:
         raise ProofLogError(f"{path}: cannot read the proof log: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
@@ -329,6 +349,17 @@ def read_log(path: str) -> ProofLog:
     _fields(path, "network", rec["network"], {"name", "fingerprint"}, {"fingerprints"})
     _fields(path, "claim", rec["claim"], {"id", "kind", "statement", "reference"})
     _fields(path, "tool", rec["tool"], {"name", "version"})
+    _texts(path, "the record", rec, ("construction", "paper_id", "method"))
+    _texts(path, "claim", rec["claim"], ("id", "kind", "statement", "reference"))
+    _texts(path, "tool", rec["tool"], ("name", "version"))
+    _texts(path, "network", rec["network"], ("name",))
+    if not isinstance(rec["params"], dict) or not all(isinstance(v, str) for v in rec["params"].values()):
+        raise ProofLogError(f"{path}: params must be an object of texts, as typed (e.g. {{\"k\": \"2\"}})")
+    if not (rec["network"]["fingerprint"] is None or isinstance(rec["network"]["fingerprint"], str)):
+        raise ProofLogError(f"{path}: network.fingerprint must be a sha256 text or null")
+    fps = rec["network"].get("fingerprints")
+    if fps is not None and not (isinstance(fps, dict) and all(isinstance(v, str) and k.isdigit() for k, v in fps.items())):
+        raise ProofLogError(f"{path}: network.fingerprints must map each length to its sha256 text")
     if rec["bound"] is not None:
         _fields(path, "bound", rec["bound"], {"min_len", "max_len"})
     smt2: dict[str, str] = {}
@@ -341,6 +372,10 @@ def read_log(path: str) -> ProofLog:
         while stack:
             where, node = stack.pop()
             _fields(path, where, node, _LEMMA_FIELDS)
+            _texts(path, where, node, ("name", "statement"))
+            for key in ("queries", "children"):
+                if not isinstance(node[key], list):
+                    raise ProofLogError(f"{path}: {where}.{key} must be a list")
             if node["verdict"] not in _BY_VERDICT:
                 raise ProofLogError(f"{path}: {where}.verdict={node['verdict']!r} must be proved, refuted or unknown")
             stack.extend((f"{where} > {ch.get('name', '?') if isinstance(ch, dict) else '?'}", ch) for ch in node["children"])
@@ -350,6 +385,7 @@ def read_log(path: str) -> ProofLog:
         base = os.path.dirname(path)
         for i, entry in enumerate(entries):
             _fields(path, f"query {i}", entry, _QUERY_FIELDS)
+            _texts(path, f"query {i}", entry, ("name", "file", "sha256", "reason"))
             if entry["result"] not in ("unsat", "sat", "unknown"):
                 raise ProofLogError(f"{path}: query {entry['name']!r} has result={entry['result']!r}; expected unsat, sat or unknown")
             file = os.path.normpath(os.path.join(base, entry["file"]))
@@ -389,84 +425,392 @@ def claim_of(log: ProofLog, c: Construction, values: Mapping[str, Any]) -> Claim
 
 
 def check_fresh(path: str, registry: Mapping[str, Construction]) -> ProofLog:
-    """The strict read plus a rebuild: the construction's network (the construction looked up in
-    ``registry``; per length, for per-length families) still has the recorded fingerprint, and the queries of a monolithic SMT proof or a
-    block lemma are rebuilt to the same SMT-LIB2 bytes without solving anything; those of a
-    compositional proof too (its theorem's queries built, not solved; its block lemmas proved
-    again, since which of them hold shapes the theorem's encoding)."""
+    """The strict read plus a rebuild that trusts nothing in the record but the evidence (see
+    :func:`verify_record`, which this is)."""
+    return verify_record(path, registry)
+
+
+def verify_record(path: str, registry: Mapping[str, Construction]) -> ProofLog:
+    """Read a record strictly and check it against its construction (looked up in ``registry``),
+    nothing solved but the block lemmas of a compositional proof:
+
+    - the parameters as the construction shows them, the claim (id, kind, statement, reference),
+      ``paper_id``, the network's name and fingerprint(s) those of a rebuild;
+    - from the claim, its bound and the method family alone, the queries that must be there
+      (``n=lo`` … ``n=hi`` of a monolithic proof; the theorem's every-length certificate, its
+      position-class query or ranges covering ``lo..hi`` exactly, and the lemma tree, of a
+      compositional one; the one query of a block lemma; none otherwise), every one rebuilt to its
+      recorded bytes whatever the method label says, each answered as the verdict needs, the lemma
+      tree equal to the rebuilt one, the verdict the one the answers imply, ``checked`` the recount
+      and the solver the one that answers here.
+
+    A verdict that the queries do not establish (an exhaustive proof) comes back with
+    :attr:`ProofLog.rerun` set: the check must be run again to trust it (``netproof recheck``
+    does). ProofLogError names the first field that is not as the evidence says."""
     log = read_log(path)
     rec = log.record
     c = construction_of(rec["construction"], registry)
     try:
         values = c.parse_params(rec["params"])
-    except (KeyError, ValueError) as exc:
+    except (KeyError, ValueError, TypeError) as exc:
         raise ProofLogError(f"{path}: params {rec['params']} no longer parse: {exc}") from None
+    if rec["params"] != show_params(values):
+        raise ProofLogError(f"{path}: params {rec['params']} are not as {c.name} shows them ({show_params(values)}); run the proof again")
+    claim = claim_of(log, c, values)
     net = c.network(values, 0) if c.per_length else c.network(values)
+    _check_header(log, c, claim, net)
+    bound = _bound(log, claim)
     if not c.per_length and rec["network"]["fingerprint"] != fingerprint(net):
         raise ProofLogError(
-            f"{path}: network fingerprint {rec['network']['fingerprint'][:16]}… does not match the rebuilt "
+            f"{path}: network fingerprint {str(rec['network']['fingerprint'])[:16]}… does not match the rebuilt "
             f"{c.name} network ({fingerprint(net)[:16]}…): the construction changed; run the proof again"
         )
-    for n, fp in (rec["network"].get("fingerprints") or {}).items():
+    expected_lengths = [str(n) for n in range(claim.min_len, bound + 1)] if c.per_length and bound is not None else None
+    recorded_fps = rec["network"].get("fingerprints")
+    if (None if recorded_fps is None else sorted(recorded_fps, key=lambda k: (len(k), k))) != expected_lengths:
+        raise ProofLogError(f"{path}: network.fingerprints must name each length {claim.min_len}..{bound} of a per-length family, and only then")
+    for n, fp in (recorded_fps or {}).items():
         if fingerprint(c.network(values, int(n))) != fp:
-            raise ProofLogError(f"{path}: the network for n={n} no longer has fingerprint {fp[:16]}…; run the proof again")
-    if rec["format_version"] == 2 and rec["method"] == COMPOSITIONAL and rec.get("lemmas"):
-        _check_compositional(log, c, values, c.network(values, rec["bound"]) if c.per_length else net)
-    if rec["format_version"] == 2 and rec["queries"]:
-        claim = claim_of(log, c, values)
-        rebuilt = rebuild_queries(c, values, claim, rec)
-        for entry in rec["queries"]:
-            text = rebuilt.get(entry["name"])
-            if text is None:
-                continue  # a query the rebuild does not cover (e.g. a counterexample's shrinking)
-            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            if digest != entry["sha256"]:
-                raise ProofLogError(
-                    f"{path}: query {entry['name']!r} rebuilds to sha256 {digest[:16]}…, the log has "
-                    f"{entry['sha256'][:16]}…: the encoding or the network changed; run the proof again"
-                )
-    return log
+            raise ProofLogError(f"{path}: the network for n={n} no longer has fingerprint {str(fp)[:16]}…; run the proof again")
+    entries = _all_entries(rec) if rec["format_version"] == 2 else []
+    if rec["format_version"] == 2:
+        _check_solver(log, bool(entries))
+    job = Job(c, values)
+    if isinstance(claim, Recognizes | ValueIs) and bound is not None:
+        rerun = _check_words_claim(log, job, claim, bound)
+    elif isinstance(claim, BlockIdentity):
+        rerun = _check_block(log, job, claim)
+    else:
+        if entries or rec.get("lemmas") is not None:
+            raise ProofLogError(f"{path}: a {type(claim).__name__} claim is not proved by solver queries, yet the record lists {len(entries)}")
+        rerun = True
+    if rec["verdict"] == "unknown":
+        rerun = False
+    return ProofLog(log.path, rec, log.smt2, rerun)
 
 
-def _check_compositional(log: ProofLog, c: Construction, values: Mapping[str, Any], net: Any) -> None:
-    """The queries of a compositional proof's lemma tree rebuilt to the recorded bytes: the
-    lemmas' (proved again: small queries) and the theorem's (built, not solved)."""
-    claim = claim_of(log, c, values)
-    if not isinstance(claim, Recognizes | ValueIs) or c.lemmas is None:
-        raise ProofLogError(f"{log.path}: a compositional record for {claim.id!r}, which is no longer a recognition or value claim with lemmas")
-    recorded: list[tuple[str, Mapping[str, Any]]] = []
+def _check_solver(log: ProofLog, has_queries: bool) -> None:
+    """The solver entry: null without queries; with them, z3 and a version number. Which z3
+    version answered is provenance, not evidence (every query is rebuilt and solved again), so a
+    version other than this z3's is allowed (recheck says so)."""
+    solver = log.record["solver"]
+    if not has_queries:
+        if solver is not None:
+            raise ProofLogError(f"{log.path}: solver={solver} but the record has no queries; a record without queries names no solver")
+        return
+    version = solver["version"]
+    if solver["name"] != SOLVER or not isinstance(version, str) or not re.fullmatch(r"\d+(\.\d+){1,3}", version):
+        raise ProofLogError(f"{log.path}: solver={solver}: the queries of a proof log are answered by {SOLVER} with a version number like 4.13.0")
 
-    def walk(node: Mapping[str, Any]) -> None:
-        recorded.extend((node["name"], q) for q in node.get("queries", ()))
-        for child in node.get("children", ()):
-            walk(child)
 
-    walk(log.record["lemmas"])
-    theorem = [q for node, q in recorded if node == claim.id]
-    texts = {q["name"]: log.smt2[q["sha256"]] for q in theorem if q["name"].startswith(f"{claim.id} every n: ") and q["sha256"] in log.smt2}
+def _check_header(log: ProofLog, c: Construction, claim: Claim, net: Any) -> None:
+    rec = log.record
+    expected = {
+        "id": claim.id,
+        "kind": type(claim).__name__,
+        "statement": claim.statement,
+        "reference": f"{c.reference.split(',')[0]}, {claim.reference}",
+    }
+    for key, want in expected.items():
+        if rec["claim"][key] != want:
+            raise ProofLogError(f"{log.path}: claim.{key}={rec['claim'][key]!r}, but {c.name} says {want!r}; run the proof again")
+    if rec["paper_id"] != c.paper_id:
+        raise ProofLogError(f"{log.path}: paper_id={rec['paper_id']!r}, but {c.name} says {c.paper_id!r}")
+    if rec["network"]["name"] != net.name:
+        raise ProofLogError(f"{log.path}: network.name={rec['network']['name']!r}, but the rebuilt network is {net.name!r}")
+    if rec["tool"]["name"] != "netproof":
+        raise ProofLogError(f"{log.path}: tool.name={rec['tool']['name']!r}; a proof log is written by netproof")
+    if rec["verdict"] == "proved" and not (isinstance(rec["checked"], int) and not isinstance(rec["checked"], bool) and rec["checked"] >= 0):
+        raise ProofLogError(f"{log.path}: checked={rec['checked']!r} must be a count (an integer >= 0)")
+    if rec["verdict"] != "unknown" and not isinstance(rec["detail"], str):
+        raise ProofLogError(f"{log.path}: detail={rec['detail']!r} must be text")
+
+
+MAX_BOUND = 1_000_000
+"""The largest word length a record's bound may name (a bound beyond it is no run's)."""
+
+
+def _bound(log: ProofLog, claim: Claim) -> int | None:
+    b = log.record["bound"]
+    if b is None:
+        if isinstance(claim, Recognizes | ValueIs):
+            raise ProofLogError(f"{log.path}: bound=null, but {claim.id} is about words of some lengths; a record names its bound")
+        return None
+    lo, hi = b["min_len"], b["max_len"]
+    for key, v in (("min_len", lo), ("max_len", hi)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ProofLogError(f"{log.path}: bound.{key}={v!r} must be an integer")
+    if lo != claim.min_len:
+        raise ProofLogError(f"{log.path}: bound.min_len={lo}, but {claim.id} starts at length {claim.min_len}")
+    if not lo <= hi <= MAX_BOUND:
+        raise ProofLogError(f"{log.path}: bound.max_len={hi} must be in {lo}..{MAX_BOUND}")
+    return hi
+
+
+def _count(alphabet: Sequence[str], lo: int, hi: int) -> int:
+    k = len(alphabet)
+    if k == 1:
+        return hi - lo + 1
+    return (k ** (hi + 1) - k**lo) // (k - 1)
+
+
+def _result_needed(log: ProofLog, where: str, entries: Sequence[Mapping[str, Any]], refuted_last: bool) -> None:
+    """Every query unsat (a proof), or every one unsat but the last, which is sat (a refutation)."""
+    where = f"{where} " if where else ""
+    for i, entry in enumerate(entries):
+        want = "sat" if refuted_last and i == len(entries) - 1 else "unsat"
+        if entry["result"] != want:
+            raise ProofLogError(
+                f"{log.path}: {where}query {entry['name']!r} has result {entry['result']}, but a {log.record['verdict']} "
+                f"verdict needs {want} there; the answers do not imply the verdict"
+            )
+
+
+def _same_text(log: ProofLog, entry: Mapping[str, Any], text: str | None, where: str) -> None:
+    where = f"{where} " if where else ""
+    if text is None:
+        raise ProofLogError(f"{log.path}: {where}query {entry['name']!r} is not one the claim's proof makes; run the proof again")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if digest != entry["sha256"]:
+        raise ProofLogError(
+            f"{log.path}: {where}query {entry['name']!r} rebuilds to sha256 {digest[:16]}…, the log has "
+            f"{str(entry['sha256'])[:16]}…: the query is not the claim's (or the encoding or the network changed); run the proof again"
+        )
+
+
+def _check_words_claim(log: ProofLog, job: Job, claim: Recognizes | ValueIs, hi: int) -> bool:
+    """The checks of a recognition or value claim's record; whether its verdict needs the
+    exhaustive check run again (no queries establish it)."""
+    rec = log.record
+    lo = claim.min_len
+    method, verdict = str(rec["method"]), rec["verdict"]
+    lemmas, top = rec["lemmas"] if rec["format_version"] == 2 else None, rec["queries"] if rec["format_version"] == 2 else []
+    if (lemmas is not None) != (COMPOSITIONAL in method):
+        raise ProofLogError(f"{log.path}: method={method!r} {'with' if lemmas is not None else 'without'} a lemma tree: "
+                            "a compositional proof (and only one) has a lemma tree")
+    smt = method.startswith("smt (z3)") or " + smt (z3)" in method
+    if (lemmas is not None or smt) and not re.fullmatch(r"(exhaustive \([^()]*\) \+ )?" + re.escape(COMPOSITIONAL if lemmas is not None else "smt (z3)"), method):
+        raise ProofLogError(f"{log.path}: method={method!r} is not a method of netproof's SMT proofs (smt (z3), {COMPOSITIONAL})")
+    if lemmas is not None:
+        if top:
+            raise ProofLogError(f"{log.path}: a compositional proof keeps its queries in the lemma tree, yet the record lists {len(top)} beside it")
+        every = _check_compositional(log, job, claim, lo, hi)
+        if verdict == "proved":
+            _check_proved(log, job, lo, hi, every, compositional=True)
+        return False
+    if top or (smt and verdict != "unknown"):
+        names = [e["name"] for e in top]
+        if verdict == "proved" and smt:
+            want = [f"n={m}" for m in range(lo, hi + 1)]
+        else:
+            want = [f"n={m}" for m in range(lo, lo + len(top))]
+        if names != want or (verdict == "proved" and not want):
+            raise ProofLogError(
+                f"{log.path}: the queries are {_span(names)}, but a {verdict} {method!r} record with bound {lo}..{hi} needs "
+                f"{_span(want)}, one per length, in order"
+            )
+        rebuilt = rebuild_queries(job.construction, job.values, claim, rec)
+        for entry in top:
+            _same_text(log, entry, rebuilt.get(entry["name"]), "")
+        if not smt:
+            return verdict != "unknown"  # queries beside an exhaustive verdict (``--method all``): the check decides
+        if verdict != "unknown":
+            _result_needed(log, "", top, verdict == "refuted")
+        if verdict == "refuted":
+            _check_refuted_length(log, job, len(top) - 1 + lo)
+        if verdict == "proved":
+            _check_proved(log, job, lo, hi, False, compositional=False)
+        return False
+    if verdict == "proved" and rec["checked"] != _count(job.alphabet, lo, hi):
+        raise ProofLogError(f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {_count(job.alphabet, lo, hi)} words; the count is not the bound's")
+    return True
+
+
+def _span(names: Sequence[str]) -> str:
+    if not names:
+        return "none"
+    return f"{len(names)} ({names[0]!r} … {names[-1]!r})" if len(names) > 2 else repr(list(names))
+
+
+def _check_refuted_length(log: ProofLog, job: Job, m: int) -> None:
+    cx = log.record["counterexample"]
+    if not isinstance(cx, str):
+        raise ProofLogError(f"{log.path}: a refutation by solver queries names its counterexample, got {cx!r}")
     try:
-        rebuilt = rebuild_compositional(net, claim, c.lemmas(values), [q["name"] for q in theorem], texts)
+        word = tokenize(job.alphabet, cx)
+    except ValueError as exc:
+        raise ProofLogError(f"{log.path}: counterexample {cx!r} is not a word over the alphabet: {exc}") from None
+    if len(word) != m:
+        raise ProofLogError(f"{log.path}: counterexample {cx!r} has length {len(word)}, but the sat query is at n={m}")
+
+
+def _check_proved(log: ProofLog, job: Job, lo: int, hi: int, every: bool, *, compositional: bool) -> None:
+    rec = log.record
+    want = _count(job.alphabet, lo, hi)
+    if rec["checked"] != want:
+        raise ProofLogError(f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {want} words; the count is not the bound's")
+    head = f"every word with {lo} <= |w| <= {hi}"
+    detail = rec["detail"]
+    if " + smt (z3)" in str(rec["method"]):  # --method all: both methods proved it
+        if detail != f"{head}; each length also unsat in z3":
+            raise ProofLogError(f"{log.path}: detail={detail!r} is not what the queries show ({head}; each length also unsat in z3)")
+    elif not compositional:
+        if detail != f"{head}: one query per length, each unsat":
+            raise ProofLogError(f"{log.path}: detail={detail!r} is not what the queries show ({head}: one query per length, each unsat)")
+    elif not any(re.fullmatch(p, detail) for p in _compositional_details(job, head, every)):
+        raise ProofLogError(f"{log.path}: detail={detail[:80]!r}… does not say what the queries show ({head}" + (", and every longer one" if every else "") + ")")
+
+
+_INVARIANTS = ("Spacer", "the reachable states, by binary decision diagrams")
+
+
+def _compositional_details(job: Job, head: str, every: bool) -> list[str]:
+    """The details a compositional proof writes (regular expressions): exact for a proof for
+    every length, the part after the queries' description free (why not every length) else."""
+    h = re.escape(head)
+    lemmas = len(job.construction.lemmas(job.values)) if job.construction.lemmas is not None else 0
+    if every:
+        return [
+            h + re.escape(f", and every longer one: {lemmas} lemmas proved for every input, then, over the network with the lemmas in "
+                          "place on a word of symbolic length, its positions grouped by the values of their positional features and by "
+                          "symbol, one query, unsat"),
+            *(h + re.escape(f", and every longer one: {lemmas} lemmas proved for every input, then, over the network with the lemmas in "
+                            f"place read as a transition system over positions, an inductive invariant ({how}) and its three queries "
+                            f"({', '.join(CERTIFICATE)}), each unsat") for how in _INVARIANTS),
+            h + re.escape(", and every longer one: one query over a word of symbolic length, its positions grouped by the values of "
+                          "their positional features and by symbol, unsat"),
+        ]
+    return [
+        h + r": \d+ lemmas proved for every input, then (one query per length|\d+ quer(y|ies) over ranges of lengths \([^()]*\)) "
+        r"over the network with the lemmas in place, each unsat( \(not (over ranges of lengths|every length at once): .*\))*",
+        h + r": one query per length, each unsat( \(not every length at once: .*\))?",
+    ]
+
+
+def _check_compositional(log: ProofLog, job: Job, claim: Recognizes | ValueIs, lo: int, hi: int) -> bool:
+    """The lemma tree of a compositional proof against its rebuild; whether the theorem's queries
+    prove every length at once."""
+    c, values, rec = job.construction, job.values, log.record
+    if c.lemmas is None:
+        raise ProofLogError(f"{log.path}: a compositional record for {claim.id!r}, but {c.name} declares no lemmas")
+    root = rec["lemmas"]
+    if root["name"] != claim.id:
+        raise ProofLogError(f"{log.path}: the lemma tree's root is {root['name']!r}, not the claim {claim.id!r}")
+    statement = claim.statement + f" (every word with {lo} <= |w| <= {hi})"
+    if root["statement"] != statement:
+        raise ProofLogError(f"{log.path}: the lemma tree's root states {root['statement']!r}, the claim {statement!r}")
+    verdict = rec["verdict"]
+    if root["verdict"] != verdict:
+        raise ProofLogError(f"{log.path}: the lemma tree's root is {root['verdict']}, the record {verdict}")
+    theorem = root["queries"]
+    names = [q["name"] for q in theorem]
+    every_names = [[f"{claim.id} every n: {x}" for x in CERTIFICATE], [f"{claim.id} every n: {CLASS_QUERY}"]]
+    every = names in every_names
+    if verdict != "unknown" and not every:
+        covered = _ranges(claim.id, names)
+        if covered is None or covered[0] != lo or (verdict == "proved" and covered[1] != hi) or covered[1] > hi:
+            raise ProofLogError(
+                f"{log.path}: the theorem's queries {_span(names)} neither prove every length at once nor cover "
+                f"{lo}..{hi} by consecutive ranges of lengths, in order"
+            )
+    if verdict != "unknown":
+        _result_needed(log, f"theorem {claim.id!r}", theorem, verdict == "refuted")
+        if verdict == "refuted" and every:
+            raise ProofLogError(f"{log.path}: a refutation comes from a range of lengths, not from an every-length query")
+    net = c.network(values, hi) if c.per_length else c.network(values)
+    texts = {q["name"]: log.smt2[q["sha256"]] for q in theorem if q["name"].startswith(f"{claim.id} every n: ")}
+    try:
+        rebuilt, nodes = rebuild_tree(net, claim, c.lemmas(values), names, texts)
     except ValueError as exc:  # a recorded invariant that is not one (or not readable)
         raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
-    compared = 0
-    for node, entry in recorded:
-        text = rebuilt.get((node, entry["name"]))
-        if text is None:
-            continue  # a query the rebuild does not cover
-        compared += 1
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        if digest != entry["sha256"]:
-            raise ProofLogError(
-                f"{log.path}: query {entry['name']!r} of lemma tree node {node!r} rebuilds to sha256 {digest[:16]}…, the log "
-                f"has {entry['sha256'][:16]}…: the encoding, a lemma or the network changed; run the proof again"
-            )
-    if not any(node == claim.id for node, _entry in recorded) or compared < len(recorded):
-        missing = [f"{node}: {entry['name']}" for node, entry in recorded if (node, entry["name"]) not in rebuilt]
-        raise ProofLogError(f"{log.path}: the rebuild does not give {len(missing)} recorded queries ({', '.join(missing[:3])}); run the proof again")
+    except Unsupported as exc:  # a theorem query the proof cannot have made (e.g. a range where it needs one length)
+        raise ProofLogError(f"{log.path}: the theorem's queries {_span(names)} cannot be rebuilt ({exc}): not the claim's proof; run the proof again") from None
+    for entry in theorem:
+        _same_text(log, entry, rebuilt.get((claim.id, entry["name"])), f"theorem {claim.id!r}")
+    children = root["children"]
+    want_names = [n.name for n in nodes] + ["side conditions"]
+    got_names = [ch["name"] for ch in children]
+    if got_names != want_names:
+        raise ProofLogError(f"{log.path}: the lemma tree below {claim.id!r} has {got_names}, but the proof makes {want_names}; the tree is not complete")
+    for node, ch in zip(nodes, children, strict=False):
+        _same_node(log, node, ch)
+    side = children[-1]
+    if side["verdict"] != "proved" or side["queries"] or side["children"] or not str(side["statement"]).startswith("every lemma was applied only where"):
+        raise ProofLogError(f"{log.path}: the lemma tree's side conditions node is not the proof's (proved, no queries, no children)")
+    if verdict == "refuted":
+        covered = _ranges(claim.id, names)
+        assert covered is not None
+        cx = rec["counterexample"]
+        try:
+            word = tokenize(job.alphabet, cx) if isinstance(cx, str) else None
+        except ValueError:
+            word = None
+        last = names[-1][len(f"{claim.id} n="):].partition("..")
+        if word is None or not int(last[0]) <= len(word) <= int(last[2] or last[0]):
+            raise ProofLogError(f"{log.path}: counterexample {cx!r} is not a word of the sat query's lengths ({names[-1]})")
+    return every
+
+
+def _ranges(cid: str, names: Sequence[str]) -> tuple[int, int] | None:
+    """(first, last) length of theorem queries ``"<id> n=a..b"``/``"<id> n=a"`` that follow each
+    other without gap or overlap; None where they do not."""
+    prefix = f"{cid} n="
+    first = nxt = None
+    for name in names:
+        if not name.startswith(prefix):
+            return None
+        a, dots, b = name[len(prefix):].partition("..")
+        if not a.isdigit() or (dots and not b.isdigit()) or str(int(a)) != a or (dots and str(int(b)) != b):
+            return None
+        a_, b_ = int(a), int(b) if dots else int(a)
+        if b_ < a_ or (nxt is not None and a_ != nxt) or (dots and b_ == a_):
+            return None
+        first = a_ if first is None else first
+        nxt = b_ + 1
+    return None if first is None or nxt is None else (first, nxt - 1)
+
+
+def _same_node(log: ProofLog, node: LemmaNode, rec: Mapping[str, Any]) -> None:
+    """A recorded lemma node equal to the rebuilt one: name, statement, verdict, queries (name,
+    bytes, answer) and children."""
+    where = f"lemma {node.name!r}"
+    for key in ("name", "statement", "verdict"):
+        if rec[key] != getattr(node, key):
+            raise ProofLogError(f"{log.path}: {where}: {key}={rec[key]!r}, but proving it again gives {getattr(node, key)!r}")
+    got = [q["name"] for q in rec["queries"]]
+    want = [q.name for q in node.queries]
+    if got != want:
+        raise ProofLogError(f"{log.path}: {where} has queries {_span(got)}, proving it again makes {_span(want)}")
+    for q, entry in zip(node.queries, rec["queries"], strict=True):
+        _same_text(log, entry, q.smt2, where)
+        if entry["result"] != q.result:
+            raise ProofLogError(f"{log.path}: {where} query {q.name!r} has result {entry['result']}, proving it again gives {q.result}")
+    if [ch["name"] for ch in rec["children"]] != [ch.name for ch in node.children]:
+        raise ProofLogError(f"{log.path}: {where} has children {[ch['name'] for ch in rec['children']]}, proving it again gives {[ch.name for ch in node.children]}")
+    for ch, r in zip(node.children, rec["children"], strict=True):
+        _same_node(log, ch, r)
+
+
+def _check_block(log: ProofLog, job: Job, claim: BlockIdentity) -> bool:
+    rec = log.record
+    if rec["format_version"] != 2:
+        raise ProofLogError(f"{log.path}: a version 1 record holds no query for the block lemma {claim.id!r}; run the proof again")
+    if rec["lemmas"] is not None:
+        raise ProofLogError(f"{log.path}: a block lemma's record has no lemma tree")
+    built = block_identity_query(job, claim)
+    want = [] if isinstance(built, Unknown) else [claim.id]
+    names = [e["name"] for e in rec["queries"]]
+    if rec["verdict"] != "unknown" and names != want:
+        raise ProofLogError(f"{log.path}: the queries are {names}, but the block lemma {claim.id!r} is shown by {want}")
+    for entry in rec["queries"]:
+        _same_text(log, entry, None if isinstance(built, Unknown) or entry["name"] != claim.id else to_smt2(built[0]), "")
+    if rec["verdict"] != "unknown" and want:
+        _result_needed(log, "", rec["queries"], rec["verdict"] == "refuted")
+    return not want and rec["verdict"] != "unknown"
 
 
 def rebuild_queries(c: Construction, values: Mapping[str, Any], claim: Claim, rec: Mapping[str, Any]) -> dict[str, str]:
-    """The SMT-LIB2 text of the recorded queries, rebuilt (not solved), by query name."""
+    """The SMT-LIB2 text of the recorded top-level queries, rebuilt (not solved), by query name."""
     job = Job(c, values)
     out: dict[str, str] = {}
     if isinstance(claim, BlockIdentity):
@@ -477,7 +821,7 @@ def rebuild_queries(c: Construction, values: Mapping[str, Any], claim: Claim, re
         # One query per length, named "n=m": the monolithic recognition or closed-form query.
         for entry in rec["queries"]:
             name = entry["name"]
-            if name.startswith("n=") and name[2:].isdigit():
+            if name.startswith("n=") and name[2:].isdigit() and str(int(name[2:])) == name[2:]:
                 m = int(name[2:])
                 if isinstance(claim, Recognizes):
                     q = recognition_query(job.network(m), claim.language, m)

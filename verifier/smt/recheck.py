@@ -1,14 +1,18 @@
 """``netproof recheck``: a proof log checked again by a second solver, independently of z3.
 
-For each log the strict reader accepts (:func:`netproof.verifier.smt.prooflog.check_fresh`: fingerprints and
-query texts rebuilt, nothing solved), every ``.smt2`` query is solved again from its file, by
-cvc5 (default) or z3, and the answer compared with the recorded one; a log without queries (an
-exhaustive proof) has its exhaustive check run again. Per log the outcome is:
+For each log the strict reader accepts (:func:`netproof.verifier.smt.prooflog.verify_record`: what
+must be shown derived from the construction, the claim, the bound and the method family; every
+query rebuilt; nothing in the record trusted but the evidence), every ``.smt2`` query is solved
+again from its file, by cvc5 (default) or z3, and the answer compared with the recorded one; a
+verdict no query establishes (an exhaustive proof) has its check run again at the record's own
+bound, its size announced first and stopped when ``timeout`` runs out; a record whose verdict is
+``unknown`` has nothing to re-check (undecided at once). Per log the outcome is:
 
 - ``agree``: every query gets the recorded answer (and an exhaustive check the recorded verdict);
 - ``disagree``: some answer differs (exit status 1: one of the two solvers, or the checker, is
   wrong, and the proof is not trusted);
-- ``undecided``: the second solver said ``unknown`` or ran out of time on some query (exit 3);
+- ``undecided``: the second solver said ``unknown`` or ran out of time on some query, the
+  exhaustive re-run ran out of time, or the verdict is ``unknown`` (exit 3);
 - ``rejected``: the strict reader refused the log (exit 2).
 
 The caller passes the registry of constructions the logs are looked up in.
@@ -20,14 +24,15 @@ and :mod:`netproof.symbolic`; cvc5 and z3 inside functions. Never the registry o
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from netproof.symbolic import render
-from netproof.verifier.claims import Construction
-from netproof.verifier.exhaustive.checker import Job, check
-from netproof.verifier.smt.prooflog import ProofLog, ProofLogError, check_fresh, claim_of, construction_of, find_logs, verdict_name
+from netproof.symbolic import render, tokenize
+from netproof.verifier.claims import Construction, Refuted
+from netproof.verifier.exhaustive.checker import Job, check, check_word, count_words
+from netproof.verifier.smt.prooflog import ProofLog, ProofLogError, claim_of, construction_of, find_logs, verdict_name, verify_record
+from netproof.verifier.smtlib import solver_version
 
 Agreement = Literal["agree", "disagree", "undecided", "rejected"]
 SOLVERS = ("cvc5", "z3")
@@ -111,20 +116,38 @@ def _z3(text: str, timeout: float) -> tuple[str, str]:
     return "unknown", str(s.reason_unknown())
 
 
-def recheck_log(path: str, *, registry: Mapping[str, Construction], solver: str = "cvc5", timeout: float = 120.0) -> LogCheck:
-    """Recheck one log (see the module docstring), its construction looked up in ``registry``."""
+Announce = Callable[[str], None]
+"""``announce(line)``: told what a recheck is about to do, before it does it (a long exhaustive
+re-run says how many words it goes through)."""
+
+
+class _OutOfTime(Exception):
+    """Raised from the exhaustive check's progress hook when ``--timeout`` has run out."""
+
+
+def recheck_log(
+    path: str, *, registry: Mapping[str, Construction], solver: str = "cvc5", timeout: float = 120.0,
+    announce: Announce | None = None,
+) -> LogCheck:
+    """Recheck one log (see the module docstring), its construction looked up in ``registry``:
+    ``timeout`` seconds per query, or for the whole exhaustive re-run."""
     try:
-        log = check_fresh(path, registry)
+        log = verify_record(path, registry)
     except ProofLogError as exc:
         return LogCheck(path, "rejected", solver, detail=str(exc))
+    rec = log.record
+    if rec["verdict"] == "unknown":
+        return LogCheck(path, "undecided", solver, detail=f"the verdict is unknown ({rec['reason']}): there is nothing to re-check")
+    if log.rerun:
+        return _recheck_exhaustive(log, registry, timeout, announce)
     entries = log.queries
-    if not entries:
-        return _recheck_exhaustive(log, solver, registry)
     checks: list[QueryCheck] = []
     for entry in entries:
         started = time.perf_counter()
         answer, reason = solve_smt2(log.smt2[entry["sha256"]], solver, timeout)
         checks.append(QueryCheck(entry["name"], entry["result"], answer, reason, time.perf_counter() - started))
+    # A recorded "unknown" is a lemma that was not proved (its block then encoded faithfully):
+    # any answer is consistent with it. verify_record made sure the verdict needs no such answer.
     if any(c.answer != "unknown" and c.recorded != "unknown" and c.answer != c.recorded for c in checks):
         bad = next(c for c in checks if c.answer != "unknown" and c.recorded != "unknown" and c.answer != c.recorded)
         return LogCheck(path, "disagree", solver, tuple(checks),
@@ -132,35 +155,81 @@ def recheck_log(path: str, *, registry: Mapping[str, Construction], solver: str 
     if any(c.answer == "unknown" and c.recorded != "unknown" for c in checks):
         bad = next(c for c in checks if c.answer == "unknown" and c.recorded != "unknown")
         return LogCheck(path, "undecided", solver, tuple(checks), f"query {bad.name!r}: {solver} says unknown ({bad.reason})")
-    return LogCheck(path, "agree", solver, tuple(checks), "every answer as recorded")
+    if rec["verdict"] == "refuted" and isinstance(rec.get("counterexample"), str):
+        replayed = _replay(log, registry)
+        if replayed:
+            return LogCheck(path, "disagree", solver, tuple(checks), replayed)
+    note = ""
+    recorded = (rec.get("solver") or {}).get("version")
+    if recorded is not None and recorded != solver_version():
+        note = f" (recorded with z3 {recorded}, this z3 is {solver_version()})"
+    return LogCheck(path, "agree", solver, tuple(checks), "every answer as recorded" + note)
 
 
-def _recheck_exhaustive(log: ProofLog, solver: str, registry: Mapping[str, Construction]) -> LogCheck:
-    """A log without queries: run its check again (exhaustive, exact) and compare verdicts."""
+def _replay(log: ProofLog, registry: Mapping[str, Construction]) -> str:
+    """Why the recorded counterexample is none (replayed through the exact interpreter), or ``""``."""
+    rec = log.record
+    c = construction_of(rec["construction"], registry)
+    values = c.parse_params(rec["params"])
+    job = Job(c, values)
+    word = tokenize(job.alphabet, rec["counterexample"])
+    verdict = check_word(job, claim_of(log, c, values), word)
+    if isinstance(verdict, Refuted):
+        return ""
+    return f"the counterexample {rec['counterexample']!r} replayed exactly is {'no counterexample' if verdict is None else verdict_name(verdict)}"
+
+
+def _recheck_exhaustive(log: ProofLog, registry: Mapping[str, Construction], timeout: float, announce: Announce | None) -> LogCheck:
+    """A verdict no query establishes: its check run again (exhaustive, exact) at the record's
+    own bound, its size announced first, stopped (undecided) when ``timeout`` seconds are spent."""
     rec = log.record
     c = construction_of(rec["construction"], registry)
     values = c.parse_params(rec["params"])
     claim = claim_of(log, c, values)
+    job = Job(c, values)
     bound = rec["bound"]["max_len"] if rec["bound"] is not None else None
+    if bound is not None and announce is not None:
+        lo = rec["bound"]["min_len"]
+        announce(f"{log.path}: re-running the exhaustive check over {count_words(job.alphabet, lo, bound):,} words "
+                 f"({lo} <= |w| <= {bound}), at most {timeout:g} s")
     started = time.perf_counter()
-    verdict = check(Job(c, values), claim, max_len=bound)
+    deadline = started + timeout
+
+    def progress(done: int, total: int) -> None:
+        if time.perf_counter() > deadline:
+            raise _OutOfTime(f"{done:,} of {total:,} words checked when the {timeout:g} s of --timeout ran out")
+
+    try:
+        verdict = check(job, claim, max_len=bound, progress=progress)
+    except _OutOfTime as exc:
+        run = QueryCheck("checker", rec["verdict"], "unknown", str(exc), time.perf_counter() - started)
+        return LogCheck(log.path, "undecided", "checker", (run,), f"the exhaustive re-run did not finish: {exc}")
     seconds = time.perf_counter() - started
     again = verdict_name(verdict)
     run = QueryCheck("checker", rec["verdict"], again, verdict.method, seconds)
     if again != rec["verdict"]:
         return LogCheck(log.path, "disagree", "checker", (run,), f"the log says {rec['verdict']}, the check run again says {again}")
+    for key in ("method", "checked", "detail"):
+        recorded, now = rec.get(key), getattr(verdict, key, None)
+        if recorded != now:
+            return LogCheck(log.path, "disagree", "checker", (run,), f"{key}: the log says {recorded!r}, the check run again says {now!r}")
     cx = getattr(verdict, "word", None)
-    if again == "refuted" and cx is not None:
-        shown = render(c.network(values, len(cx)).alphabet, cx)
+    if again == "refuted":
+        shown = None if cx is None else render(c.network(values, len(cx)).alphabet, cx)
         if shown != rec.get("counterexample"):
             return LogCheck(log.path, "disagree", "checker", (run,),
                             f"counterexample {rec.get('counterexample')!r} in the log, {shown!r} again")
+        if dict(verdict.values) != rec.get("values"):
+            return LogCheck(log.path, "disagree", "checker", (run,), f"values {rec.get('values')!r} in the log, {dict(verdict.values)!r} again")
     return LogCheck(log.path, "agree", "checker", (run,), f"{again} again by {verdict.method}")
 
 
-def recheck(paths: Sequence[str], *, registry: Mapping[str, Construction], solver: str = "cvc5", timeout: float = 120.0) -> list[LogCheck]:
+def recheck(
+    paths: Sequence[str], *, registry: Mapping[str, Construction], solver: str = "cvc5", timeout: float = 120.0,
+    announce: Announce | None = None,
+) -> list[LogCheck]:
     """Recheck every log named by ``paths`` (files, or directories searched recursively)."""
-    return [recheck_log(p, registry=registry, solver=solver, timeout=timeout) for p in find_logs(paths)]
+    return [recheck_log(p, registry=registry, solver=solver, timeout=timeout, announce=announce) for p in find_logs(paths)]
 
 
 def as_json(check: LogCheck) -> dict[str, Any]:

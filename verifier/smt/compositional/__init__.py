@@ -81,7 +81,7 @@ constructions: a caller passes the construction.
 from .invariants import Diagram, certificate_queries
 from .lemmas import METHOD, LemmaResult, prove_lemma
 from .ranges import Progress, prove_compositional, prove_recognizes
-from .rebuild import rebuild_queries
+from .rebuild import rebuild_queries, rebuild_tree
 from .value_claims import prove_value, value_builder
 
 __all__ = [
@@ -95,5 +95,6 @@ __all__ = [
     "prove_recognizes",
     "prove_value",
     "rebuild_queries",
+    "rebuild_tree",
     "value_builder",
 ]

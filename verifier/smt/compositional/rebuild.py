@@ -27,7 +27,16 @@ from .value_claims import value_builder
 def rebuild_queries(
     net: Network, claim: Recognizes | ValueIs, lemmas: Sequence[Lemma], names: Sequence[str], recorded: Mapping[str, str] | None = None
 ) -> dict[tuple[str, str], str]:
+    """The texts of :func:`rebuild_tree`, by (lemma tree node, query name)."""
+    return rebuild_tree(net, claim, lemmas, names, recorded)[0]
+
+
+def rebuild_tree(
+    net: Network, claim: Recognizes | ValueIs, lemmas: Sequence[Lemma], names: Sequence[str], recorded: Mapping[str, str] | None = None
+) -> tuple[dict[tuple[str, str], str], tuple[LemmaNode, ...]]:
     """The SMT-LIB2 text of a compositional proof's queries, by (lemma tree node, query name),
+    and the lemma tree's nodes below the theorem as the proof makes them (the block lemmas proved
+    again, then the readout lemmas the theorem's queries proved; the side conditions not included),
     for the freshness check of its proof log: the block lemmas are proved again (small queries,
     and the theorem's encoding depends on which of them hold), the theorem's queries named
     ``names`` (``"Y2 n=0..16"``, ``"C4 n=22"``, ``"C3-count n=5"``, ``"Y2 every n: safety"``)
@@ -65,4 +74,4 @@ def rebuild_queries(
     out = {(node.name, q.name): q.smt2 for r in results for node in r.node.walk() for q in node.queries}
     out.update({(node.name, q.name): q.smt2 for node in readout_nodes for q in node.queries})
     out.update(theorem)
-    return out
+    return out, (*(r.node for r in results), *readout_nodes)
