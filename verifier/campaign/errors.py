@@ -10,7 +10,7 @@ Imports nothing of netproof: every other module of the campaign (and the CLI) im
 
 from __future__ import annotations
 
-__all__ = ["EXIT_OK", "EXIT_REFUTED", "EXIT_UNKNOWN", "EXIT_USAGE", "CampaignError"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUTED", "EXIT_UNKNOWN", "EXIT_USAGE", "CampaignError", "Interrupted"]
 
 EXIT_OK = 0
 """Every claim proved (for its bound)."""
@@ -20,7 +20,19 @@ EXIT_USAGE = 2
 """Bad input (a :class:`CampaignError`): nothing was run."""
 EXIT_UNKNOWN = 3
 """Some claim unknown (undecided, unsupported, a timeout, a checker error) and none refuted."""
+EXIT_INTERRUPTED = 130
+"""Stopped by Ctrl-C (128 + SIGINT), the records of the finished claims kept."""
 
 
 class CampaignError(ValueError):
     """Bad input to a campaign: one line naming the value and how to fix it."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A proof run stopped by Ctrl-C: ``done`` of ``total`` claims finished (their records, if
+    any, are written); the command line says so in one line and exits with :data:`EXIT_INTERRUPTED`."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__(f"interrupted: {done} of {total} claims done")
+        self.done = done
+        self.total = total

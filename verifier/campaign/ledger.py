@@ -4,24 +4,29 @@ paper prints it, refuted, next to the fixed claim).
 
 The page is built from the records under ``proofs/`` (``netproof prove`` writes them), so it
 says exactly what the records say; a claim without a record is listed as such, with the command
-that makes one. ``netproof ledger --out docs/CLAIMS.md`` regenerates the committed page, and a
-test fails when the committed page differs from a fresh build.
+that makes one. Of the records of one claim (at its default parameters: every bound, every
+method), the strongest is shown (:func:`find_record`): a refutation, else a proof for every
+length (``every n``, with the largest exhaustive bound beside it where there is one), else the
+proof of the largest bound, else an unknown. ``netproof ledger --out docs/CLAIMS.md``
+regenerates the committed page, and a test fails when the committed page differs from a fresh
+build; ``netproof ledger FILE.py`` builds the page of a user module's (or network file's)
+constructions.
 
-May import the vocabulary and the campaign's record store (:mod:`.store`).
+May import the vocabulary and the campaign's record store (:mod:`.store`) and sources (:mod:`.sources`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from netproof.verifier.claims import Claim, Construction
 
-from .store import record_path
+from .sources import show_params
+from .store import every_length, read_record, record_path
 
-__all__ = ["build", "find_record"]
+__all__ = ["build", "claim_records", "find_record"]
 
 HEADER = """# Claims ledger
 
@@ -30,7 +35,10 @@ Every claim of every construction in netproof, with the verdict of its committed
 fails when this page is out of date. Verdicts: **proved** (for every case in the bound, or for
 all inputs where the bound says "all"), **refuted** (with the shortest counterexample),
 **unknown** (with the reason). An exhaustive proof covers exactly its bound; it is not a proof
-for longer words.
+for longer words. **every n** is a proof for every word of every length (an SMT proof by
+lemmas and an invariant or position classes, or a structural one), shown with the largest
+exhaustive bound beside it where a record has one. Of several records of a claim (bounds,
+methods), the strongest is shown: a refutation, else every n, else the largest bound.
 """
 
 
@@ -38,32 +46,75 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def claim_records(proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim) -> list[dict[str, Any]]:
+    """Every record under ``proofs`` of ``claim`` of ``c`` with parameters ``values``: every
+    bound, every method, in file-name order."""
+    folder = os.path.dirname(record_path(proofs, c, values, claim, None))
+    stem = os.path.basename(record_path(proofs, c, values, claim, None)).split(".")[0]
+    if not os.path.isdir(folder):
+        return []
+    found = []
+    params = show_params(values)
+    for name in sorted(os.listdir(folder)):
+        if not (name.startswith(stem + ".") and name.endswith(".json")):
+            continue
+        rec = read_record(os.path.join(folder, name))
+        if rec is None or rec.get("construction") != c.name or (rec.get("claim") or {}).get("id") != claim.id:
+            continue
+        if rec.get("params") != params:
+            continue
+        found.append(rec)
+    return found
+
+
+def _strength(rec: Mapping[str, Any]) -> tuple[int, int]:
+    bound = rec.get("bound")
+    top = 1 << 62 if bound is None else int(bound["max_len"])
+    if rec.get("verdict") == "refuted":
+        return (3, -top)  # a counterexample settles the claim; the smallest bound that has one
+    if every_length(rec):
+        return (2, 0)
+    return (1, top) if rec.get("verdict") == "proved" else (0, top)
+
+
 def find_record(proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim) -> dict[str, Any] | None:
-    """The committed record of ``claim`` at its default bound (any of the bound spellings
-    ``n<max_len>``, ``all``, ``fact``), or None."""
-    candidates = [record_path(proofs, c, values, claim, claim.max_len), record_path(proofs, c, values, claim, None)]
-    for path in candidates:
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as fh:
-                record: dict[str, Any] = json.load(fh)
-            return record
-    return None
+    """The strongest record of ``claim`` (see the module's docstring), or None."""
+    records = claim_records(proofs, c, values, claim)
+    if not records:
+        return None
+    return max(records, key=_strength)  # max keeps the first of equals: file-name order
 
 
-def _bound_text(record: Mapping[str, Any]) -> str:
+def _exhaustive_bound(proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim) -> Mapping[str, Any] | None:
+    """The largest bound of an exhaustive proof of ``claim``, or None."""
+    bounds = [
+        rec["bound"] for rec in claim_records(proofs, c, values, claim)
+        if rec.get("verdict") == "proved" and str(rec.get("method", "")).startswith("exhaustive") and rec.get("bound")
+    ]
+    return max(bounds, key=lambda b: int(b["max_len"]), default=None)
+
+
+def _bound_text(record: Mapping[str, Any], exhaustive: Mapping[str, Any] | None = None) -> str:
     bound = record.get("bound")
+    if every_length(record):
+        if exhaustive is None:
+            return "every n"
+        return f"every n (exhaustive: {exhaustive['min_len']} ≤ \\|w\\| ≤ {exhaustive['max_len']})"
     if bound is None:
         return "no words" if record["claim"]["kind"] == "ExactFact" else "all"
     return f"{bound['min_len']} ≤ \\|w\\| ≤ {bound['max_len']}"
 
 
-def _command(c: Construction, given: Mapping[str, str]) -> str:
+def _command(c: Construction, given: Mapping[str, str], sources: Mapping[str, str]) -> str:
     params = "".join(f" -p {k}={v}" for k, v in given.items())
-    return f"`netproof prove {c.name}{params}`"
+    return f"`netproof prove {sources.get(c.name, c.name)}{params}`"
 
 
-def build(registry: Mapping[str, Construction], proofs: str = "proofs") -> str:
-    """The ledger page for the constructions of ``registry`` from the records under ``proofs``."""
+def build(registry: Mapping[str, Construction], proofs: str = "proofs", sources: Mapping[str, str] | None = None) -> str:
+    """The ledger page for the constructions of ``registry`` from the records under ``proofs``
+    (``sources``: the file a user's construction comes from, by name, for the command that
+    makes a missing record)."""
+    sources = dict(sources or {})
     lines = [HEADER]
     errata: list[str] = []
     for c in registry.values():
@@ -77,7 +128,7 @@ def build(registry: Mapping[str, Construction], proofs: str = "proofs") -> str:
             record = find_record(proofs, c, values, claim)
             if record is None:
                 lines.append(
-                    f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | no record | — | run {_command(c, {})} |"
+                    f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | no record | — | run {_command(c, {}, sources)} |"
                 )
                 continue
             verdict = record["verdict"]
@@ -85,7 +136,8 @@ def build(registry: Mapping[str, Construction], proofs: str = "proofs") -> str:
                 verdict += f": `{record['counterexample'] or 'ε'}`"
             lines.append(
                 f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | {_cell(verdict)} | "
-                f"{_bound_text(record)} | {_cell(record['method'])} |"
+                f"{_bound_text(record, _exhaustive_bound(proofs, c, values, claim) if every_length(record) else None)} | "
+                f"{_cell(record['method'])} |"
             )
         lines.append("")
         if any(p.name == "variant" for p in c.params):
@@ -98,7 +150,7 @@ def build(registry: Mapping[str, Construction], proofs: str = "proofs") -> str:
                 fix = fixed.get(fix_id)
                 fix_record = find_record(proofs, c, values, fix) if fix is not None else None
                 if record is None:
-                    verdict, cx = "no record", f"run {_command(c, {'variant': 'paper'})}"
+                    verdict, cx = "no record", f"run {_command(c, {'variant': 'paper'}, sources)}"
                 else:
                     verdict = record["verdict"]
                     if record.get("counterexample") is not None:

@@ -15,8 +15,14 @@ that ``jobs`` processes run them side by side, the costliest first (:func:`cost`
 so that another executor can run them.
 
 The records are the ones :mod:`netproof.verifier.smt.prooflog` defines (deterministic JSON, no
-times), the same the command line prints under ``--json``'s ``"results"``; they are written when
-every claim is done.
+times), the same the command line prints under ``--json``'s ``"results"``. With ``out``, each is
+written through the results store (:func:`.store.store`) as soon as its claim is done, so that
+an interrupted run keeps every finished claim; a claim whose record under ``out`` already holds
+the same network fingerprint, parameters, claim, bound and method is not run again (it comes
+back ``cached``) unless ``force``. Tasks start cheapest first, interleaved with the costliest,
+so that something finishes early and the long ones do not start last. Ctrl-C (KeyboardInterrupt)
+stops the workers (they ignore SIGINT themselves), cancels the tasks not started and raises
+:class:`~.errors.Interrupted` with the count of claims done.
 
 May import the vocabulary, the engines (the exhaustive checker, the SMT dispatcher; lazily, so
 that importing the campaign loads no solver) and the campaign's lower modules.
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -35,9 +42,10 @@ from typing import TYPE_CHECKING, Any, assert_never
 
 from netproof.verifier.claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
 
-from .errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, CampaignError
+from .errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, CampaignError, Interrupted
 from .sources import Session, parameter_values
-from .store import record, write_record
+from .store import claim_has_words, every_length, find_cached, record, store, verdict_of
+from .usermod import claim_code_error
 
 if TYPE_CHECKING:
     from netproof.verifier.smtlib import Outcome
@@ -47,11 +55,13 @@ __all__ = [
     "ClaimResult",
     "Progress",
     "ProofRun",
+    "Running",
     "Task",
     "alphabet_of",
     "claim_bound",
     "cost",
     "exit_code",
+    "order",
     "prove",
     "run_task",
     "share_key",
@@ -79,12 +89,26 @@ class Task:
 
 @dataclass(frozen=True)
 class Progress:
-    """One finished claim, as :func:`prove` reports it to its ``progress`` callback."""
+    """One finished claim, as :func:`prove` reports it to its ``progress`` callback
+    (``cached``: its record was reused, nothing ran)."""
 
     construction: str
     claim: str
     verdict: Verdict
     seconds: float
+    done: int
+    total: int
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class Running:
+    """A claim being checked, as :func:`prove` reports it to its ``running`` callback: ``done``
+    of ``total`` words checked (``total`` 0 where the method does not go word by word: a solver
+    query, a lemma)."""
+
+    construction: str
+    claim: str
     done: int
     total: int
 
@@ -93,7 +117,10 @@ class Progress:
 class ClaimResult:
     """One claim's verdict with everything needed to show it: the construction, its parsed
     parameters, the claim, the time it took, the bound its verdict covers (None: every length,
-    or no words) and its record."""
+    or no words) and its record; ``every_length``: the proof covers every length (see
+    :func:`.store.every_length`); ``cached``: the record under ``out`` was reused, nothing ran;
+    ``path``: where the record is (None without ``out``); ``kept``: the stronger record that
+    was already there and stays (this run's verdict was weaker), else None."""
 
     construction: Construction
     values: Mapping[str, Any]
@@ -102,6 +129,10 @@ class ClaimResult:
     seconds: float
     bound: int | None
     record: dict[str, Any] = field(repr=False)
+    every_length: bool = False
+    cached: bool = False
+    path: str | None = None
+    kept: dict[str, Any] | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -197,20 +228,46 @@ def alphabet_of(c: Construction, values: Mapping[str, Any]) -> tuple[str, ...]:
 
 _inherited: Session | None = None
 """The session of the run that forked this worker process (set by the pool's initializer)."""
+_ticks: Any = None
+"""The queue this worker reports its :class:`Running` ticks to (set by the pool's initializer)."""
+
+TICK_SECONDS = 0.25
+"""At most one :class:`Running` report per claim in this many seconds (besides the first and
+the last)."""
 
 
-def _inherit(session: Session) -> None:
-    global _inherited
+def _inherit(session: Session, ticks: Any = None) -> None:
+    global _inherited, _ticks
     _inherited = session
+    _ticks = ticks
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
-def run_task(task: Task, session: Session | None = None) -> list[tuple[Outcome, float]]:
+def _words_of(job: Any, claim: Claim, max_n: int | None) -> int:
+    """The number of words an exhaustive check of ``claim`` goes through (0 where it has no
+    words)."""
+    from netproof.verifier.exhaustive.checker import count_words
+
+    bound = claim_bound(claim, max_n)
+    if bound is None or not claim_has_words(claim):
+        return 0
+    return count_words(job.alphabet, claim.min_len, bound)
+
+
+def run_task(
+    task: Task, session: Session | None = None, running: Callable[[Running], None] | None = None
+) -> list[tuple[Outcome, float]]:
     """Check the claims of one task in this process (claims evaluated with the same backend
     share their traces): each claim's outcome and seconds. The construction comes from
     ``session``, else from the session this worker was forked from, else it is loaded from the
     module or network file the task names. A crash in a checker is reported as unknown, never
-    as a pass."""
-    from netproof.verifier.exhaustive.checker import Job
+    as a pass; an exception raised in the user's own code (an ``expected=`` function, a
+    language's ``contains``) is a :class:`~.usermod.UserModuleError` naming their file, line
+    and word (:func:`~.usermod.claim_code_error`), and the run stops without a record of it.
+    ``running`` (else the queue of the pool this worker belongs to, if any) hears a
+    :class:`Running` as each claim starts and, for exhaustive checks, as its words go by (at
+    most every :data:`TICK_SECONDS`)."""
+    from netproof.verifier.exhaustive.checker import Job, check
     from netproof.verifier.smt.prove import prove_claim
     from netproof.verifier.smtlib import Outcome
 
@@ -219,15 +276,41 @@ def run_task(task: Task, session: Session | None = None) -> list[tuple[Outcome, 
     values = c.parse_params(dict(task.given))
     claims = c.claims(values)
     job = Job(c, values)
+    send = running if running is not None else (None if _ticks is None else _ticks.put)
     out: list[tuple[Outcome, float]] = []
     for idx in task.claim_indices:
+        claim = claims[idx]
         started = time.perf_counter()
+        tick = None if send is None else _throttled(send, c.name, claim.id)
         try:
-            outcome = prove_claim(job, claims[idx], method=task.method, max_len=task.max_n, timeout=task.timeout)
-        except Exception as exc:  # a crash in a checker is reported as Unknown, never as a pass
+            if tick is not None:
+                tick(0, _words_of(job, claim, task.max_n) if task.method == "exhaustive" else 0)
+            if task.method == "exhaustive" and tick is not None:
+                log: list[Any] = []  # as prove_claim's exhaustive method, with the words' progress
+                outcome = Outcome(check(job, claim, max_len=task.max_n, queries=log, progress=tick), tuple(log))
+            else:
+                outcome = prove_claim(job, claim, method=task.method, max_len=task.max_n, timeout=task.timeout)
+        except Exception as exc:  # noqa: BLE001 - a crash in a checker is reported as Unknown, never as a pass
+            users = claim_code_error(exc, c.name, claim.id, job.alphabet, task.module)
+            if users is not None:  # ... but one in the user's own claim code is theirs to fix
+                raise users from None
             outcome = Outcome(Unknown(task.method, f"checker error: {type(exc).__name__}: {exc}"))
         out.append((outcome, time.perf_counter() - started))
     return out
+
+
+def _throttled(send: Callable[[Running], None], construction: str, claim: str) -> Callable[[int, int], None]:
+    """A checker's ``progress(done, total)`` that sends a :class:`Running` at the start, at the
+    end, and at most every :data:`TICK_SECONDS` in between."""
+    last = [-TICK_SECONDS]
+
+    def tick(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done == 0 or done == total or now - last[0] >= TICK_SECONDS:
+            last[0] = now
+            send(Running(construction, claim, done, total))
+
+    return tick
 
 
 # --------------------------------------------------------------------------- the API
@@ -300,6 +383,8 @@ def prove(
     out: str | os.PathLike[str] | None = None,
     progress: Callable[[Progress], None] | None = None,
     session: Session | None = None,
+    force: bool = False,
+    running: Callable[[Running], None] | None = None,
 ) -> ProofRun:
     """Check the claims of ``constructions`` and return their verdicts and records.
 
@@ -312,11 +397,18 @@ def prove(
     - ``method``: ``"exhaustive"``, ``"smt"`` or ``"all"``; ``max_n``: every claim's
       word-length bound (None: each claim's own); ``timeout``: solver seconds per claim.
     - ``jobs``: worker processes (None: every core); ``out``: the records' directory (None: no
-      files); ``progress``: called with a :class:`Progress` once per finished claim.
+      files; each record is written as its claim is done); ``progress``: called with a
+      :class:`Progress` once per finished claim.
     - ``session``: the registry to resolve names in (a fresh one by default).
+    - ``running``: called with a :class:`Running` as each claim starts and, for exhaustive
+      checks, as its words go by (a few times a second; also from worker processes).
+    - ``force``: run every claim even where ``out`` holds its record for the same network,
+      parameters, claim, bound and method (by default that record is reused: ``cached``).
 
     Bad input raises :class:`~netproof.verifier.campaign.errors.CampaignError` before anything
-    runs. A claim that cannot be decided is an unknown verdict, never an exception.
+    runs. A claim that cannot be decided is an unknown verdict, never an exception. Ctrl-C
+    raises :class:`~netproof.verifier.campaign.errors.Interrupted` once the workers are
+    stopped; the records of the claims done are kept.
     """
     _check_options(method, max_n, timeout, jobs)
     given = _text_params(params)
@@ -329,7 +421,21 @@ def prove(
     if claims is not None:
         _select_claims(plans, _as_list(claims, "claims"))
     return _run(plans, given, session, method=method, max_n=max_n, timeout=timeout, jobs=jobs,
-                out=None if out is None else os.fspath(out), progress=progress)
+                out=None if out is None else os.fspath(out), progress=progress, force=bool(force), running=running)
+
+
+def order(costs: Sequence[int]) -> list[int]:
+    """The order to start tasks of these costs in: the cheapest, the costliest, the next
+    cheapest, the next costliest, ... (something finishes early, the long ones start early)."""
+    by_cost = sorted(range(len(costs)), key=lambda i: (costs[i], i))
+    out: list[int] = []
+    lo, hi = 0, len(by_cost) - 1
+    while lo <= hi:
+        out.append(by_cost[lo])
+        if hi != lo:
+            out.append(by_cost[hi])
+        lo, hi = lo + 1, hi - 1
+    return out
 
 
 def _run(
@@ -343,6 +449,8 @@ def _run(
     jobs: int | None,
     out: str | None,
     progress: Callable[[Progress], None] | None,
+    force: bool = False,
+    running: Callable[[Running], None] | None = None,
 ) -> ProofRun:
     # Tasks carry only names, the user's raw parameters and the claims' indices among the
     # construction's claims (the worker rebuilds the rest).
@@ -350,57 +458,71 @@ def _run(
     base = [0]
     for _c, _v, claims in plans:
         base.append(base[-1] + len(claims))
+    results: list[ClaimResult | None] = [None] * len(flat)
+    total = len(flat)
+    done_count = [0]
+
+    def announce(flat_idx: int) -> None:
+        done_count[0] += 1
+        r = results[flat_idx]
+        assert r is not None
+        if progress is not None:
+            progress(Progress(r.construction.name, r.claim.id, r.verdict, r.seconds, done_count[0], total, r.cached))
+
+    started = time.perf_counter()
+    cached_here: list[int] = []
+    if out and not force:
+        for flat_idx, (c, values, claim) in enumerate(flat):
+            bound = claim_bound(claim, max_n)
+            hit = find_cached(out, c, values, claim, (bound, None) if claim_has_words(claim) and bound is not None else (bound,), method)
+            if hit is not None:
+                path, rec = hit
+                verdict = verdict_of(rec, alphabet_of(c, values))
+                results[flat_idx] = ClaimResult(c, values, claim, verdict, 0.0, claim_bound(claim, max_n, verdict), rec,
+                                                every_length(rec), True, path)
+                cached_here.append(flat_idx)
     tasks: list[tuple[list[Claim], Task, list[int]]] = []
     for p, (c, _values, claims) in enumerate(plans):
         groups: dict[object, list[int]] = {}
         for k, (idx, claim) in enumerate(claims):
-            groups.setdefault(share_key(claim, idx), []).append(k)
+            if results[base[p] + k] is None:
+                groups.setdefault(share_key(claim, idx), []).append(k)
         source = session.source(c.name)
         for members in groups.values():
             task = Task(c.name, tuple(sorted(given.items())), tuple(claims[k][0] for k in members), max_n,
                         None if source is None else os.path.abspath(source), method, timeout)
             tasks.append(([claims[k][1] for k in members], task, [base[p] + k for k in members]))
-    done_verdicts: list[tuple[Verdict, float] | None] = [None] * len(flat)
-    outcomes: list[Any] = [None] * len(flat)
     workers = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
-    started = time.perf_counter()
+    for flat_idx in cached_here:
+        announce(flat_idx)
 
     def report(task_idx: int, done_here: list[tuple[Any, float]]) -> None:
         for flat_idx, (outcome, seconds) in zip(tasks[task_idx][2], done_here, strict=True):
-            outcomes[flat_idx] = outcome
-            done_verdicts[flat_idx] = (outcome.verdict, seconds)
-            if progress is not None:
-                c, _values, claim = flat[flat_idx]
-                done = sum(r is not None for r in done_verdicts)
-                progress(Progress(c.name, claim.id, outcome.verdict, seconds, done, len(flat)))
+            c, values, claim = flat[flat_idx]
+            verdict = outcome.verdict
+            bound = claim_bound(claim, max_n, verdict)
+            rec = record(c, values, claim, bound, outcome)
+            path, kept = None, None
+            if out:
+                stored = store(out, c, values, claim, bound, outcome)
+                path, kept = stored.path, stored.kept
+            results[flat_idx] = ClaimResult(c, values, claim, verdict, seconds, bound, rec, every_length(rec), False, path, kept)
+            announce(flat_idx)
 
-    if workers == 1 or len(tasks) <= 1:
-        for idx, (_claims, task, _flat) in enumerate(tasks):
-            report(idx, run_task(task, session))
-    else:
-        ctx = multiprocessing.get_context("fork")
-        # forked workers inherit the session (its user modules and Construction objects)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_inherit, initargs=(session,)) as pool:
-            # Most expensive first, so the long constructions do not start last.
-            order = sorted(range(len(tasks)), key=lambda i: -sum(cost(cl, max_n) for cl in tasks[i][0]))
-            futures: dict[Future[list[tuple[Any, float]]], int] = {pool.submit(run_task, tasks[i][1]): i for i in order}
-            pending = set(futures)
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    report(futures[f], f.result())
+    schedule = order([sum(cost(cl, max_n) for cl in t[0]) for t in tasks])
+    try:
+        if workers == 1 or len(tasks) <= 1:
+            for idx in schedule:
+                report(idx, run_task(tasks[idx][1], session, running))
+        else:
+            _run_pool(tasks, schedule, workers, session, report, running)
+    except KeyboardInterrupt:
+        raise Interrupted(done_count[0], total) from None
     elapsed = time.perf_counter() - started
 
-    results: list[ClaimResult] = []
-    for (c, values, claim), done_here, outcome in zip(flat, done_verdicts, outcomes, strict=True):
-        assert done_here is not None  # every task reported every claim
-        verdict, seconds = done_here
-        bound = claim_bound(claim, max_n, verdict)
-        rec = record(c, values, claim, bound, outcome)
-        if out:
-            write_record(out, c, values, claim, bound, outcome)
-        results.append(ClaimResult(c, values, claim, verdict, seconds, bound, rec))
-    verdicts = [r.verdict for r in results]
+    assert all(r is not None for r in results)  # every task reported every claim
+    finished = [r for r in results if r is not None]
+    verdicts = [r.verdict for r in finished]
     code = exit_code(verdicts)
     summary = {
         "proved": sum(isinstance(v, Proved) for v in verdicts),
@@ -408,12 +530,54 @@ def _run(
         "unknown": sum(isinstance(v, Unknown) for v in verdicts),
         "seconds": round(elapsed, 1),
         "exit_code": code,
+        "cached": sum(r.cached for r in finished),
     }
     return ProofRun(
-        verdicts={(r.construction.name, r.claim.id): r.verdict for r in results},
-        records=tuple(r.record for r in results),
+        verdicts={(r.construction.name, r.claim.id): r.verdict for r in finished},
+        records=tuple(r.record for r in finished),
         summary=summary,
         exit_code=code,
-        results=tuple(results),
+        results=tuple(finished),
         seconds=elapsed,
     )
+
+
+def _run_pool(
+    tasks: Sequence[tuple[list[Claim], Task, list[int]]],
+    schedule: Sequence[int],
+    workers: int,
+    session: Session,
+    report: Callable[[int, list[tuple[Any, float]]], None],
+    running: Callable[[Running], None] | None = None,
+) -> None:
+    """Run the tasks in forked worker processes (which inherit the session and ignore SIGINT),
+    reporting each as it finishes (and the workers' :class:`Running` ticks, through a queue, to
+    ``running``); on KeyboardInterrupt (or an error a task raised) the tasks not started are
+    cancelled and the workers stopped before it goes on up."""
+    ctx = multiprocessing.get_context("fork")
+    ticks = ctx.SimpleQueue() if running is not None else None
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_inherit, initargs=(session, ticks))
+    futures: dict[Future[list[tuple[Any, float]]], int] = {}
+
+    def drain() -> None:
+        while ticks is not None and running is not None and not ticks.empty():
+            running(ticks.get())
+
+    try:
+        futures.update({pool.submit(run_task, tasks[i][1]): i for i in schedule})
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=0.1 if ticks is not None else None, return_when=FIRST_COMPLETED)
+            drain()
+            for f in finished:
+                report(futures[f], f.result())
+        drain()
+    except BaseException:  # Ctrl-C, or a usage error from a worker: stop the others too
+        for f in futures:
+            f.cancel()
+        for proc in set(multiprocessing.active_children()) - before:
+            proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

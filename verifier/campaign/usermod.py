@@ -39,7 +39,7 @@ from netproof.verifier.claims import ClaimBase, Construction
 from .errors import CampaignError
 
 __all__ = [
-    "NAME_PATTERN", "TEMPLATE", "UserModuleError", "check_name", "is_module_ref", "load",
+    "NAME_PATTERN", "TEMPLATE", "UserModuleError", "check_name", "claim_code_error", "is_module_ref", "load",
     "module_filename", "render_template", "split_ref",
 ]
 
@@ -92,6 +92,81 @@ def render_template(name: str) -> str:
     module = name.replace("-", "_")
     return (
         TEMPLATE.replace("__NAME__", name).replace("__MODULE__", module).replace("__FILE__", module_filename(name))
+    )
+
+
+# --------------------------------------------------------------------------- errors in claim code
+
+_OURS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), part) + os.sep
+    for part in ("symbolic", "verifier", "constructions")
+)
+"""netproof's own code: a frame in these folders is not the user's."""
+
+
+def _is_users(filename: str) -> bool:
+    """Whether a traceback frame's file is a user's own code (not netproof's, not Python's or an
+    installed package's, not generated code)."""
+    import sysconfig
+
+    if not os.path.isfile(filename):
+        return False
+    path = os.path.abspath(filename)
+    if path.startswith(_OURS):
+        return False
+    paths = sysconfig.get_paths()
+    installed = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    return not any(path.startswith(os.path.abspath(p) + os.sep) for p in installed)
+
+
+def _word_in(local_values: Collection[object]) -> tuple[str, ...] | None:
+    """A word among a frame's local values: a tuple of symbols, or a point's ``word``."""
+    for value in local_values:
+        word = getattr(value, "word", value)
+        if isinstance(word, tuple) and all(isinstance(x, str) for x in word):
+            return word
+    return None
+
+
+def claim_code_error(
+    exc: BaseException, construction: str, claim: str, alphabet: Collection[str], module: str | None
+) -> UserModuleError | None:
+    """The usage error for an exception raised inside a user's own code while one of their
+    claims was checked (an ``expected=`` function, a language's ``contains``, a trace
+    property's function): one line with the file, the line, the exception and the word being
+    checked. The user's code is the user module ``module`` the construction came from and the
+    modules beside it (not netproof's, not an installed package's); None without a module or
+    when no frame of the traceback is there (a checker's own crash)."""
+    if module is None or module.endswith(".json"):
+        return None
+    folder = os.path.dirname(os.path.abspath(module)) + os.sep
+    frames: list[tuple[object, int]] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    users = [
+        (f, line) for f, line in frames
+        if os.path.abspath(f.f_code.co_filename).startswith(folder) and _is_users(f.f_code.co_filename)  # type: ignore[attr-defined]
+    ]
+    if not users:
+        return None
+    frame, line = users[-1]
+    code = frame.f_code  # type: ignore[attr-defined]
+    word = _word_in(list(frame.f_locals.values()))  # type: ignore[attr-defined]
+    for outer, _line in reversed(frames):
+        if word is not None:
+            break
+        word = _word_in([v for k, v in outer.f_locals.items() if k in ("w", "word", "p", "point")])  # type: ignore[attr-defined]
+    text = traceback.extract_tb(exc.__traceback__)
+    source = next((t.line for t in reversed(text) if t.filename == code.co_filename and t.lineno == line), "") or ""
+    shown_word = "" if word is None else (
+        " on the word " + ("ε (the empty word)" if not word else ("".join(word) if all(len(a) == 1 for a in alphabet) else " ".join(word)))
+    )
+    where = f" in `{source.strip()}`" if source.strip() else ""
+    return UserModuleError(
+        f"{code.co_filename}:{line}: claim {claim!r} of {construction}: your code ({code.co_name}) raised "
+        f"{_first_line(exc)}{shown_word}{where}; fix it (a claim's code must answer for every word of its bound)"
     )
 
 

@@ -1,5 +1,6 @@
 """``netproof ledger``: the claims ledger page (``docs/CLAIMS.md``) from the proof records
-(:mod:`netproof.verifier.campaign.ledger` builds it).
+(:mod:`netproof.verifier.campaign.ledger` builds it), of every built-in construction or of the
+constructions named (built-in names, user modules ``FILE.py``, network files).
 
 May import the campaign.
 """
@@ -24,6 +25,9 @@ __all__ = ["add_parser", "cmd_ledger"]
 def add_parser(sub: Any) -> None:
     """Register ``netproof ledger`` on the CLI's subparsers."""
     p_ledger = sub.add_parser("ledger", help="one Markdown page: every claim with the verdict of its proof record")
+    p_ledger.add_argument(
+        "names", nargs="*", help="constructions, user modules FILE.py or network files (default: every built-in)"
+    )
     p_ledger.add_argument("--proofs", default="proofs", help="directory of the proof records (default: proofs)")
     p_ledger.add_argument("--out", default="", help="write to this file (atomically) instead of stdout")
     p_ledger.set_defaults(func=cmd_ledger)
@@ -32,7 +36,13 @@ def add_parser(sub: Any) -> None:
 def cmd_ledger(args: argparse.Namespace, session: Session) -> int:
     if not os.path.isdir(args.proofs):
         raise UsageError(f"no proof records at {args.proofs!r}: run `netproof prove` first or pass --proofs DIR")
-    text = build(session.registry(), args.proofs)
+    if args.names:
+        chosen = session.select(args.names, {})
+        registry = {c.name: c for c in chosen}
+        sources = {c.name: src for c in chosen if (src := session.source(c.name)) is not None}
+        text = build(registry, args.proofs, sources)
+    else:
+        text = build(session.registry(), args.proofs)
     if args.out:
         write_atomic(args.out, text)
     else:
