@@ -1,25 +1,32 @@
 """Torch throughput: tokens per second of the PARITY and FIRST transformers (Chiang & Cholak
 2022, c = ln 2) and the Dyck(8, 10) recognizer (Yao et al. 2021, Theorem 4.1) at n = 10^3 and
-10^4 (and 10^5 for PARITY on a GPU), batch 64, for
+10^4 (and 10^5 for PARITY), batch 64, one CPU thread by default, for
 
+- ``netproof run_batch``: :func:`netproof.symbolic.torch_backend.run_batch`, float64, with its
+  hardmax statistics, as the CLI's ``run --backend torch`` and ``fuzz --backend torch`` run it
+  (heads with few distinct keys computed by key groups, :mod:`netproof.symbolic.torch_grouped`);
+- ``run_batch, no stats``: the same, ``run_batch(..., stats=False)`` (what the statistics cost);
+- ``direct (batched)``: the network written directly with plain ``torch.nn.functional`` calls on
+  a padded batch (:class:`Direct`), reading the weights from
+  :func:`netproof.symbolic.torch_export.state_dict` and nothing else;
+- ``plain loop``: the baseline: one word at a time through standard PyTorch modules
+  (:class:`PlainLoop`: ``F.multi_head_attention_forward`` for every softmax head, a masked ``amax``
+  for hardmax heads, ``F.linear``, ``F.layer_norm``), the same weights;
 - ``exact``: the exact interpreters (``symbolic.batched`` integers for the hardmax Dyck
-  recognizer, ``symbolic.exact`` Fractions word by word for the softmax nets);
-- ``compiled``: the generic IR-to-torch compiler, :func:`netproof.symbolic.torch_backend.compile`
-  (``encode`` then ``forward``), float64 on the CPU, and on CUDA when a GPU exists;
-- ``direct``: the same network written directly with plain ``torch.nn.functional`` calls
-  (:func:`direct_logits` below: ``F.linear``, masked ``softmax`` / hardmax, ``relu``, layer
-  norm), reading the weights from :func:`netproof.symbolic.torch_export.state_dict` and nothing else.
+  recognizer, ``symbolic.exact`` Fractions word by word for the softmax nets; ``--no-exact`` skips).
 
-    python benchmarks/torch_throughput.py [--lengths 1000 10000] [--batch 64]
-        [--max-seconds 60] [--threads 2]
+    python benchmarks/torch_throughput.py [--lengths 1000 10000] [--parity-lengths 100000]
+        [--batch 64] [--max-seconds 60] [--threads 1] [--no-exact]
 
-The ``ratio`` column is compiled time over direct time for the same network, n and device (the
-target: at most 1.5). Tokens count every position the network sees (CLS, γ and ω included),
-``batch · n`` per batch. A row that would run longer than ``--max-seconds`` is timed on the
-first words of the batch only (at least one) and says how many it timed; every figure comes from
-this process on this machine. Outside the timings, the compiled and direct logits are compared
-on the timed words (the largest difference is printed) so that the two sides compute the same
-thing. Without CUDA the GPU rows print "no GPU".
+The ``ratio`` column is each row's time per token over the plain loop's, from the same run on
+the same words (below 1: faster than the plain loop). Tokens count every position the network
+sees (CLS, γ and ω included), ``batch · n`` per batch. The sides run in turn on groups of words
+(:func:`chunk_for` words, one group after the other), so that the load of a shared machine falls on
+all of them alike, until the batch is done or their total time passes ``--max-seconds`` times the
+number of sides; every row times the same words (the ``words`` column). ``max|Δlogit|`` is the
+largest difference from the plain loop's logits. Where one n × n score matrix would exceed ``PLAIN_MAX_SCORES`` entries (PARITY at n = 10^5),
+the plain and direct rows are not run; the first word's netproof logit is compared with the exact
+interpreter's instead. Without CUDA the GPU rows print "no GPU".
 """
 
 from __future__ import annotations
@@ -39,7 +46,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 import torch.nn.functional as F
-
 from netproof.constructions.chiang2022 import first_transformer, parity_transformer
 from netproof.constructions.yao2021 import dyck_recognizer, symbols
 from netproof.symbolic import Network
@@ -216,6 +222,130 @@ class Direct:
         return weights @ v
 
 
+class PlainLoop(Direct):
+    """The baseline a paper's authors write in ten minutes: one word at a time (no batch, no
+    padding), every softmax head through the standard ``F.multi_head_attention_forward`` (one head,
+    its q/k/v zero-padded to d_model, the exponent's factor folded into W^Q), hardmax heads as a
+    masked ``amax`` over the word's score matrix, FFNs by ``F.linear``, layer norms by
+    ``F.layer_norm`` where they span the whole vector. Same weights as :class:`Direct`."""
+
+    def __init__(self, net: Network, *, dtype: torch.dtype, device: str) -> None:
+        super().__init__(net, dtype=dtype, device=device)
+        E = self.d
+        self.mha: list[Any] = []
+        for kind, spec in self.layers:
+            if kind != "attention":
+                self.mha.append(None)
+                continue
+            heads, out, *_ = spec
+            per_head = []
+            col = 0
+            for head, w, b, dq, dv, write in heads:
+                if max(dq, dv) > E:
+                    raise ValueError(f"head {head['name']!r}: q/v width {max(dq, dv)} exceeds d_model {E}")
+                wq, wk, wv = w[:dq], w[dq : 2 * dq], w[2 * dq :]
+                bq, bk, bv = b[:dq], b[dq : 2 * dq], b[2 * dq :]
+                W = torch.zeros(3 * E, E, dtype=dtype, device=device)
+                B = torch.zeros(3 * E, dtype=dtype, device=device)
+                W[:dq], W[E : E + dq], W[2 * E : 2 * E + dv] = wq, wk, wv
+                B[:dq], B[E : E + dq], B[2 * E : 2 * E + dv] = bq, bk, bv
+                Wo = torch.zeros(E, E, dtype=dtype, device=device)
+                Wo[:, :dv] = write if write is not None else out[0][:, col : col + dv]
+                col += dv
+                per_head.append((W, B, Wo, dq))
+            self.mha.append(per_head)
+
+    def _kappa(self, head: dict[str, Any], n: int) -> float:
+        sc, nz = head["scale"], head["normalizer"]
+        kappa = float(Fraction(sc["coef"]))
+        kappa /= math.sqrt(sc["sqrt_d"]) if sc["sqrt_d"] is not None else 1
+        kappa *= n if sc["times_n"] else 1
+        kappa *= math.log(n) if sc["log_n"] else 1
+        return kappa * (math.log(Fraction(nz["r"])) if nz["r"] is not None else float(Fraction(nz["c"])))
+
+    def word(self, w: Sequence[str]) -> Tensor:
+        """The logit of one word."""
+        index = {t: i for i, t in enumerate(self.tokens)}
+        ids = torch.tensor([index[t] for t in (*self.prefix, *w, *self.suffix)], device=self.device)
+        n = ids.shape[0]
+        x = F.embedding(ids, self.sd["embedding.table"])
+        if self.features:
+            pos = torch.tensor(
+                [[float(f(i, n)) for f in self.features] for i in range(self.index_base, self.index_base + n)],
+                dtype=self.dtype, device=self.device,
+            )
+            x = x + pos @ self.positional
+        r = torch.arange(n, device=self.device)
+        allow = {"none": None, "causal": r[None, :] <= r[:, None], "strict_causal": r[None, :] < r[:, None],
+                 "anticausal": r[None, :] >= r[:, None], "strict_anticausal": r[None, :] > r[:, None]}
+        E = self.d
+        for (kind, spec), mha in zip(self.layers, self.mha, strict=True):
+            if kind == "attention":
+                heads, out, residual, post, post_over = spec
+                delta = torch.zeros_like(x) if out is None else out[1].expand_as(x)
+                for (head, wqkv, bqkv, dq, dv, _write), (W, B, Wo, _dq) in zip(heads, mha, strict=True):
+                    ok = allow[head["mask"]]
+                    if head["normalizer"]["type"] == "softmax" and head["scoring"] == "dot":
+                        W = W.clone()
+                        W[:dq] *= self._kappa(head, n) * math.sqrt(E)  # mha divides q by √head_dim
+                        Bq = B.clone()
+                        Bq[:dq] *= self._kappa(head, n) * math.sqrt(E)
+                        z, _ = F.multi_head_attention_forward(
+                            x[:, None], x[:, None], x[:, None], E, 1, W, Bq, None, None, False, 0.0, Wo,
+                            torch.zeros(E, dtype=self.dtype, device=self.device), need_weights=False,
+                            attn_mask=None if ok is None else ~ok,
+                        )
+                        z = z[:, 0]
+                        if head["mask"] in ("strict_causal", "strict_anticausal"):
+                            z = z.nan_to_num(0.0)
+                    else:
+                        qkv = F.linear(x, wqkv, bqkv)
+                        q, k, v = qkv[:, :dq], qkv[:, dq : 2 * dq], qkv[:, 2 * dq :]
+                        s = q @ k.T
+                        if head["scoring"] == "neg_abs_dot":
+                            s = -s.abs()
+                        if head["normalizer"]["type"] == "softmax":
+                            s = s * self._kappa(head, n)
+                            if ok is not None:
+                                s = s.masked_fill(~ok, -math.inf)
+                            wts = F.softmax(s, dim=-1).nan_to_num(0.0)
+                        else:
+                            if ok is not None:
+                                s = s.masked_fill(~ok, -math.inf)
+                            chosen = s == s.amax(dim=-1, keepdim=True)
+                            if ok is not None:
+                                chosen = chosen & ok
+                            tie = head["normalizer"]["tie"]
+                            if tie != "average":
+                                rank = chosen.cumsum(dim=-1)
+                                chosen = chosen & (rank == (1 if tie == "leftmost" else rank[:, -1:]))
+                            wts = chosen.to(v.dtype)
+                            wts = wts / wts.sum(dim=-1, keepdim=True).clamp(min=1)
+                        z = (wts @ v) @ Wo[:, :dv].T
+                    delta = delta + z
+                x = x + delta if residual else delta
+            else:
+                steps, place, residual, post, post_over = spec
+                h = x
+                for skind, s in steps:
+                    if skind == "linear":
+                        h = F.linear(h, s[0], s[1])
+                    elif skind == "act":
+                        h = F.relu(h) if s == "relu" else h.clamp(0, 1) if s == "sigma" else (h > 0).to(h.dtype)
+                    elif s[0] is None:
+                        h = F.layer_norm(h, h.shape[-1:], eps=float(s[1]))
+                    else:
+                        h = _layer_norm(h, *s)
+                delta = h @ place.T if place is not None else torch.zeros_like(x)
+                x = x + delta if residual else delta
+            if post is not None:
+                x = F.layer_norm(x, x.shape[-1:], eps=float(post)) if post_over is None else _layer_norm(x, post_over, post)
+        return x[self.position] @ self.logit_w + self.logit_b
+
+    def forward(self, ids_or_words: Any) -> Tensor:  # type: ignore[override]
+        return torch.stack([self.word(w) for w in ids_or_words])
+
+
 def _layer_norm(h: Tensor, over: Tensor | None, eps: Tensor) -> Tensor:
     if over is None:
         c = h - h.mean(dim=-1, keepdim=True)
@@ -296,6 +426,18 @@ def exact_logits(net: Network, words: list[tuple[str, ...]]) -> list[float]:
     return [float(run(net, w).output) for w in words]
 
 
+def parity_exact(words: Sequence[Sequence[str]]) -> list[float]:
+    """PARITY's exact logit by its closed form (spec §2.2, E = e^c = 2), which the registry's
+    claims check against the exact interpreter (``constructions.chiang2022.claims.parity_closed_form``)."""
+    from types import SimpleNamespace
+
+    import sympy
+    from netproof.constructions.chiang2022.claims import parity_closed_form
+
+    return [float(parity_closed_form(SimpleNamespace(E=sympy.Integer(2), n=len(w) + 1, word="".join(w))))  # type: ignore[arg-type]
+            for w in words]
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -311,11 +453,16 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+PLAIN_MAX_SCORES = 4 * 10**8
+"""The plain loop holds one n × n score matrix per head: above this many entries it is not run."""
+
+
 def measure(name: str, net: Network, n: int, device: str, words: list[tuple[str, ...]], max_seconds: float) -> None:
-    """Time the compiled network (with and without its hardmax statistics) and the direct one on
-    the same words; print three rows and the ratios compiled/direct."""
+    """Time netproof's ``run_batch`` (with its hardmax statistics, as the CLI runs it), the compiled
+    forward without statistics, the batched ``direct`` network and the plain per-word loop on the
+    same words; print one row each with its time over the plain loop's time per token."""
     from netproof.symbolic.torch_backend import compile as compile_net
-    from netproof.symbolic.torch_backend import unsupported
+    from netproof.symbolic.torch_backend import run_batch, unsupported
 
     reason = unsupported(net)
     if reason is not None:  # a recurrent network or an encoder–decoder: no torch row
@@ -324,48 +471,90 @@ def measure(name: str, net: Network, n: int, device: str, words: list[tuple[str,
     chunk = chunk_for(n, len(words))
     compiled = compile_net(net, dtype="float64", device=device)
     direct = Direct(net, dtype=torch.float64, device=device)
+    plain = PlainLoop(net, dtype=torch.float64, device=device)
 
-    def run_compiled(ws: list[tuple[str, ...]], stats: bool = True) -> Tensor:
-        out = compiled.forward(compiled.encode(ws), stats=stats).logits
+    def run_netproof(ws: list[tuple[str, ...]]) -> Tensor:
+        out = run_batch(compiled, ws).logits
         _sync(device)
         return out
 
     def run_bare(ws: list[tuple[str, ...]]) -> Tensor:
-        return run_compiled(ws, stats=False)
+        out = run_batch(compiled, ws, stats=False).logits
+        _sync(device)
+        return out
 
     def run_direct(ws: list[tuple[str, ...]]) -> Tensor:
         out = direct.forward(direct.encode(ws))
         _sync(device)
         return out
 
+    def run_plain(ws: list[tuple[str, ...]]) -> Tensor:
+        out = plain.forward(ws)
+        _sync(device)
+        return out
+
+    big = n * n > PLAIN_MAX_SCORES
+    sides: list[tuple[str, Callable[[list[tuple[str, ...]]], Tensor]]] = [
+        ("netproof run_batch", run_netproof), ("run_batch, no stats", run_bare)]
+    if not big:
+        sides += [("direct (batched)", run_direct), ("plain loop", run_plain)]
+    secs = [0.0] * len(sides)
+    outs: list[list[Any]] = [[] for _ in sides]
+    done = 0
     try:
-        for fn in (run_compiled, run_bare, run_direct):  # warm-up (and CUDA initialization), not timed
+        for _label, fn in sides:  # warm-up (and CUDA initialization), not timed
             fn(words[:1])
-        c_secs, c_done, c_out = timed(run_compiled, words, max_seconds, chunk)
-        b_secs, b_done, _ = timed(run_bare, words[:c_done], max_seconds, chunk)
-        d_secs, d_done, d_out = timed(run_direct, words[:c_done], max_seconds, chunk)
+        # Interleaved: every side runs each group of words in turn, so that the load of a shared
+        # machine falls on all of them alike; stop after the group that passes the time budget.
+        while done < len(words) and sum(secs) <= max_seconds * len(sides):
+            part = words[done : done + chunk]
+            for k, (_label, fn) in enumerate(sides):
+                started = time.perf_counter()
+                outs[k].append(fn(part))
+                secs[k] += time.perf_counter() - started
+            done += len(part)
     except torch.cuda.OutOfMemoryError as exc:
         print(f"{name:11} {n:>7} {'torch ' + device:22} out of memory: {str(exc).splitlines()[0]}")
         return
-    cl = torch.cat([o.reshape(-1).cpu() for o in c_out])
-    dl = torch.cat([o.reshape(-1).cpu() for o in d_out])
-    diff = (cl[: len(dl)] - dl).abs().max().item()
-    d_rate = d_done * n / d_secs
-    for label, secs, done in (("compiled", c_secs, c_done), ("compiled, no stats", b_secs, b_done)):
+    rows = [(label, secs[k], done, outs[k]) for k, (label, _fn) in enumerate(sides)]
+    ref = rows[-1]
+    ref_logits = torch.cat([o.reshape(-1).cpu() for o in ref[3]])
+    ref_rate = ref[2] * n / ref[1]
+    for label, secs, done, outs in rows:
         rate = done * n / secs
-        print(f"{name:11} {n:>7} {label + ' ' + device:22} {done:>6} {secs:>9.3f} {rate:>12.1f} "
-              f"{d_rate / rate:>5.2f}x {diff:>12.3g}", flush=True)
-    print(f"{name:11} {n:>7} {'direct ' + device:22} {d_done:>6} {d_secs:>9.3f} {d_rate:>12.1f}", flush=True)
+        logits = torch.cat([o.reshape(-1).cpu() for o in outs])
+        m = min(len(logits), len(ref_logits))
+        diff = (logits[:m] - ref_logits[:m]).abs().max().item()
+        ratio = f"{ref_rate / rate:>6.3g}x" if not big else "      -"
+        shown = f"{diff:>12.3g}" if not big else f"{'-':>12}"
+        print(f"{name:11} {n:>7} {label + ' ' + device:26} {done:>6} {secs:>9.3f} {rate:>12.1f} {ratio} {shown}", flush=True)
+    if big:
+        print(f"{name:11} {n:>7} {'plain loop ' + device:26} not run: one n × n score matrix is {n * n * 8 / 2**30:.0f} GiB")
+        got = torch.cat([o.reshape(-1).cpu() for o in rows[0][3]]).tolist()
+        done = rows[0][2]
+        started = time.perf_counter()
+        if name == "PARITY":  # the exact interpreter's Fractions take hours here: the exact closed form
+            label, exact = "exact closed form", parity_exact(words[:done])
+        else:
+            label, exact = "exact", exact_logits(net, words[:1])
+        secs = time.perf_counter() - started
+        worst = max(abs(e - g) / abs(e) for e, g in zip(exact, got, strict=False))
+        signs = all((e > 0) == (g > 0) for e, g in zip(exact, got, strict=False))
+        print(f"{name:11} {n:>7} {label + ' ' + device:26} {len(exact):>6} {secs:>9.3f} {len(exact) * n / secs:>12.1f} "
+              f"{'':>7} {'-':>12}  netproof vs exact: largest relative |Δ| {worst:.3g}, every sign equal: {signs}",
+              flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lengths", type=int, nargs="+", default=[1000, 10000])
-    ap.add_argument("--gpu-lengths", type=int, nargs="+", default=[1000, 10000, 100000],
+    ap.add_argument("--gpu-lengths", type=int, nargs="*", default=[1000, 10000, 100000],
                     help="n for the CUDA rows (10^5 for PARITY only)")
+    ap.add_argument("--parity-lengths", type=int, nargs="*", default=[100000],
+                    help="more n for PARITY on the CPU (beyond the plain loop's memory: netproof and exact only)")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--max-seconds", type=float, default=60.0, help="time budget per row (see the docstring)")
-    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (0: torch's default)")
     ap.add_argument("--networks", nargs="+", default=list(NETWORKS), choices=list(NETWORKS))
     ap.add_argument("--no-exact", action="store_true", help="skip the exact rows")
     args = ap.parse_args()
@@ -374,8 +563,8 @@ def main() -> None:
     cuda = torch.cuda.is_available()
     print(f"torch {torch.__version__}, CPU threads {torch.get_num_threads()}, "
           f"GPU: {torch.cuda.get_device_name(0) if cuda else 'no GPU'}")
-    print(f"{'network':11} {'n':>7} {'backend':22} {'words':>6} {'seconds':>9} {'tokens/s':>12} "
-          f"{'ratio':>6} {'max|Δlogit|':>12}")
+    print(f"{'network':11} {'n':>7} {'backend':26} {'words':>6} {'seconds':>9} {'tokens/s':>12} "
+          f"{'ratio':>7} {'max|Δlogit|':>12}")
     for name in args.networks:
         build, make_words = NETWORKS[name]
         net = build()
@@ -384,7 +573,7 @@ def main() -> None:
                 words = make_words(n, args.batch, random.Random(n))
                 secs, done, _ = timed(partial(exact_logits, net), words, args.max_seconds, 1)
                 print(f"{name:11} {n:>7} {'exact':22} {done:>6} {secs:>9.3f} {done * n / secs:>12.1f}", flush=True)
-        for n in args.lengths:
+        for n in args.lengths + (args.parity_lengths if name == "PARITY" else []):
             measure(name, net, n, "cpu", make_words(n, args.batch, random.Random(n)), args.max_seconds)
         for n in args.gpu_lengths:
             if n > max(args.lengths) and name != "PARITY":

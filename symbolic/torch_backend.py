@@ -36,6 +36,12 @@ interpreter does, except with a relative bias, where it compares scale·score + 
 relative head the magnitude in the tolerance also counts ‖q_i‖₁·max|W^C| and
 max_j ‖k_j‖₁·max|W^{C'}| (times the scale, plus max|β|, with a bias).
 
+**Few distinct keys.** A head whose keys depend only on the token and on two-valued positional
+features (PARITY's ``cos(iπ)``, FIRST's ``I[i=1]``: found from the IR before running, see
+:mod:`netproof.symbolic.torch_grouped`) is computed per key group with running sums over its mask,
+in O(n · groups) time and memory, with the same tolerance and statistics; the other heads build
+their n × n score matrix. ``compile(net, grouped=False)`` computes every head by its score matrix.
+
 **Undefined values.** Where the exact interpreter raises ``UndefinedValueError`` for a value the
 readout reads (a layer norm of a constant vector with ``eps = 0``), the float run yields NaN and
 the word's verdict is ``None``; an empty masked set under ``empty="error"`` raises the exact
@@ -96,14 +102,22 @@ __all__ = [
     "unsupported",
 ]
 
-_CHUNK_ELEMENTS = 1 << 24
-"""The automatic chunk keeps words × positions² (one score matrix) under this many entries."""
+_CHUNK_ELEMENTS = 1 << 20
+"""The automatic chunk keeps the largest tensor of a head (words × positions² for a score matrix,
+:meth:`CompiledNetwork.entries_per_word`) under this many entries: 8 MiB
+in float64, so that a head's scores, mask and selection stay in the CPU's caches. Measured
+(benchmarks/torch_throughput.py, one thread): at n = 1000 a chunk of one word runs the 22 hardmax
+heads of Dyck(8, 10) in half the time of a chunk of 16, whose 128 MiB score matrices go through
+memory at every pass."""
 
 
-def compile(net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None) -> CompiledNetwork:
+def compile(net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None,
+            grouped: bool = True) -> CompiledNetwork:
     """Compile ``net`` for ``dtype`` (one of :data:`DTYPES`) on ``device`` (``"cpu"``, ``"cuda"``,
-    ``"cuda:1"``...). ``tie_rtol`` overrides the relative tie tolerance of hardmax heads."""
-    return CompiledNetwork(net, dtype=dtype, device=device, tie_rtol=tie_rtol)
+    ``"cuda:1"``...). ``tie_rtol`` overrides the relative tie tolerance of hardmax heads;
+    ``grouped=False`` computes every head by its n × n score matrix (see
+    :mod:`netproof.symbolic.torch_grouped` for the heads computed by key groups otherwise)."""
+    return CompiledNetwork(net, dtype=dtype, device=device, tie_rtol=tie_rtol, grouped=grouped)
 
 
 def _merge(net: Network, parts: Sequence[tuple[list[int], FloatBatch]], total: int, dtype: str, device: str) -> FloatBatch:
@@ -162,23 +176,25 @@ def run_batch(
     length: int | None = None,
     chunk: int | None = None,
     keep_states: bool = False,
+    stats: bool = True,
 ) -> FloatBatch:
     """Evaluate ``net`` on every word, in chunks of words of similar lengths (``chunk`` words at
-    most; by default as many as keep one score matrix under 2^24 entries). With ``keep_states``
-    everything runs as one chunk, so that the states share one padded shape."""
+    most; by default as many as keep a head's largest tensor under 2^20 entries). With ``keep_states``
+    everything runs as one chunk, so that the states share one padded shape. ``stats=False`` skips
+    the hardmax gap and tie bookkeeping (:meth:`CompiledNetwork.forward`)."""
     compiled = net if isinstance(net, CompiledNetwork) else compile(net, dtype=dtype, device=device)
     symbols = [tokenize(compiled.net.alphabet, w) for w in words]
     if keep_states or not symbols:
-        return compiled.forward(compiled.encode(symbols, length=length), keep_states=keep_states)
+        return compiled.forward(compiled.encode(symbols, length=length), keep_states=keep_states, stats=stats)
     order = sorted(range(len(symbols)), key=lambda i: len(symbols[i]))
     longest = len(symbols[order[-1]]) + 4  # special tokens, roughly
-    size = chunk if chunk is not None else max(1, _CHUNK_ELEMENTS // (longest * longest))
+    size = chunk if chunk is not None else max(1, _CHUNK_ELEMENTS // compiled.entries_per_word(longest))
     if size < 1:
         raise TorchBackendError(f"chunk={chunk} must be >= 1 (words evaluated together)")
     parts: list[tuple[list[int], FloatBatch]] = []
     for start in range(0, len(order), size):
         idx = order[start : start + size]
-        parts.append((idx, compiled.forward(compiled.encode([symbols[i] for i in idx], length=length))))
+        parts.append((idx, compiled.forward(compiled.encode([symbols[i] for i in idx], length=length), stats=stats)))
     return _merge(compiled.net, parts, len(symbols), compiled.dtype, str(compiled.device))
 
 

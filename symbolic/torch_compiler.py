@@ -55,6 +55,7 @@ from .torch_common import (
     load_torch,
     torch_device,
 )
+from .torch_grouped import KeyGroups, group_ids, grouped_head, key_groups, key_sources
 from .words import tokenize
 
 __all__ = ["CompiledHead", "CompiledLayer", "CompiledNetwork", "refuse_kind", "unsupported"]
@@ -148,6 +149,7 @@ class CompiledHead:
     write: Any  # residual column indices of the value outputs (no W^O), else None
     unit: float = 1.0  # softmax: ln r or c, the factor of the bias β in the exponent (base^β = e^(unit·β))
     relative: _Relative | None = None
+    groups: KeyGroups | None = None  # few distinct keys per word: computed by groups (torch_grouped)
 
 
 @dataclass(frozen=True)
@@ -202,13 +204,30 @@ class CompiledNetwork:
     """A network compiled for one dtype and device: :meth:`encode` words, then :meth:`forward`."""
 
     net: Network
+    _sources: dict[tuple[str, str], frozenset[str]]
 
-    def __init__(self, net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None) -> None:
+    def __init__(self, net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None,
+                 grouped: bool = True) -> None:
         refuse_kind(net)
         self._prepare(net, dtype, device, tie_rtol)
+        if grouped:
+            self._sources = key_sources(net)
         self._compile_embedding()
         self.layers = tuple(self._compile_layer(sub) for sub in net.layers)
         self._compile_readout()
+
+    def entries_per_word(self, L: int) -> int:
+        """The largest tensor a head builds per word of ``L`` positions (entries): L² for a head
+        computed by its score matrix, L · groups · (value dims + 1) for one computed by key groups.
+        :func:`~netproof.symbolic.torch_backend.run_batch` sizes its chunks with it."""
+        largest = L
+        for cl in self.layers:
+            for ch in cl.heads:
+                if ch.groups is not None and L >= 2 * ch.groups.count:
+                    largest = max(largest, L * ch.groups.count * (ch.v.W.shape[0] + 1))
+                else:
+                    largest = max(largest, L * L)
+        return largest
 
     def _prepare(self, net: Network | Seq2Seq, dtype: str, device: str, tie_rtol: float | None) -> None:
         """Load torch, check the dtype and device, and set what every compiled block uses (the
@@ -225,6 +244,7 @@ class CompiledNetwork:
         self.dims = net.dims
         self.col = {d: c for c, d in enumerate(net.dims)}
         self._vec = _vector_features(torch)
+        self._sources = {}  # key_sources: heads computed by key groups
 
     # ------------------------------------------------------------------ tensors from rationals
 
@@ -335,7 +355,8 @@ class CompiledNetwork:
                             self._window(h.key_conv, f"{where} key_conv"),
                             self._window(h.relative_bias, f"{where} relative_bias"),
                         )
-                    heads.append(CompiledHead(h, q, k, v, (coef, s.times_n, s.log_n), write, unit, relative))
+                    groups = key_groups(self.net, h, sub.name, self._sources) if self._sources else None
+                    heads.append(CompiledHead(h, q, k, v, (coef, s.times_n, s.log_n), write, unit, relative, groups))
                 out = None
                 if block.output is not None:
                     names = [o for h in block.heads for o in h.value.outputs]
@@ -516,36 +537,36 @@ class CompiledNetwork:
         out[..., idx] = normed
         return out
 
-    def _bias(self, mask: str, enc: Encoded, cache: dict[str, Any]) -> Any:
-        """The additive mask of a head: 0 where key j is allowed for query i, −inf where the
-        mask or the padding forbids it (words × queries × keys, or words × 1 × keys for
-        ``none``). Built once per forward and mask."""
-        hit = cache.get(mask)
+    def _forbidden(self, mask: str, enc: Encoded, cache: dict[str, Any]) -> Any:
+        """Where the mask or the padding forbids key j for query i (boolean, words × queries ×
+        keys, or words × 1 × keys for ``none``): the scores there are set to −inf. Built once per
+        forward and mask; a boolean mask is an eighth of the memory traffic of an additive float64
+        one."""
+        key = f"forbidden {mask}"
+        hit = cache.get(key)
         if hit is not None:
             return hit
         torch = self.torch
         L = enc.ids.shape[1] if isinstance(self.net.embedding, TokenEmbedding) else 1
-        zero = torch.zeros((), dtype=self.tdtype, device=self.device)
-        neg_inf = torch.tensor(float("-inf"), dtype=self.tdtype, device=self.device)
-        keys = torch.where(enc.valid, zero, neg_inf)[:, None, :]
+        keys = ~enc.valid[:, None, :]
         if mask == "none":
-            bias = keys
+            out = keys
         else:
             r = torch.arange(L, device=self.device)
             i, j = r[:, None], r[None, :]
             if mask == "causal":
-                ok = j <= i
+                bad = j > i
             elif mask == "strict_causal":
-                ok = j < i
+                bad = j >= i
             elif mask == "anticausal":
-                ok = j >= i
+                bad = j < i
             elif mask == "strict_anticausal":
-                ok = j > i
+                bad = j <= i
             else:  # pragma: no cover - Head validates mask
                 raise TorchBackendError(f"unknown mask {mask!r}")
-            bias = torch.where(ok, zero, neg_inf)[None, :, :] + keys
-        cache[mask] = bias
-        return bias
+            out = bad[None, :, :] | keys
+        cache[key] = out
+        return out
 
     def _nonempty(self, mask: str, enc: Encoded) -> Any:
         """Queries (words × positions) whose masked set of keys is not empty."""
@@ -627,6 +648,8 @@ class CompiledNetwork:
                         f"attention {layer!r} head {h.name!r}: position {i} attends to an empty set under mask "
                         f"{h.mask!r} and the head's empty rule is 'error' (word {w} of the batch)"
                     )
+        if ch.groups is not None and Q.shape[1] >= 2 * ch.groups.count:
+            return self._grouped(layer, ch, Q, K, V, enc, stats, cache)
         S = Q @ K.transpose(1, 2)  # words × queries × keys
         if h.scoring == "neg_abs_dot":
             S = S.abs_().neg_()
@@ -655,7 +678,7 @@ class CompiledNetwork:
                     S = S * factor + beta
                     magnitude = magnitude * factor.abs() + rel.bias.largest
                 tol = self.tie_rtol * magnitude
-                S.add_(self._bias(h.mask, enc, cache))
+                S.masked_fill_(self._forbidden(h.mask, enc, cache), float("-inf"))
                 best = S.amax(dim=-1, keepdim=True)
                 sel = S >= best - tol  # rows with no allowed key select garbage: zeroed below
                 L = S.shape[-1]
@@ -691,11 +714,43 @@ class CompiledNetwork:
                 S.mul_(kappa.to(S.dtype)[:, None, None])
                 if beta is not None:  # base^(scale·score + β) = e^(κ·score + (ln r or c)·β)
                     S.add_(beta * ch.unit)
-                S.add_(self._bias(h.mask, enc, cache))
+                S.masked_fill_(self._forbidden(h.mask, enc, cache), float("-inf"))
                 out = torch.softmax(S, dim=-1) @ V  # rows with no allowed key are NaN: zeroed below
             case _:
                 assert_never(h.normalizer)
         return torch.where(nonempty[..., None], out, zero)
+
+    def _grouped(self, layer: str, ch: CompiledHead, Q: Any, K: Any, V: Any, enc: Encoded, stats: list[Any] | None,
+                 cache: dict[str, Any]) -> Any:
+        """Head ``ch`` by key groups (:func:`~netproof.symbolic.torch_grouped.grouped_head`), with the
+        tolerance, exponent and statistics of the n × n path."""
+        torch = self.torch
+        h = ch.head
+        kg = ch.groups
+        assert kg is not None
+        key = f"groups {kg}"
+        gid = cache.get(key)
+        if gid is None:
+            base = self.net.embedding.index_base if isinstance(self.net.embedding, TokenEmbedding) else 0
+            gid = group_ids(torch, kg, enc.ids, enc.n_tensor, base)
+            cache[key] = gid
+        nonempty = self._nonempty(h.mask, enc)
+        kappa = tol = None
+        if isinstance(h.normalizer, Hardmax):
+            krow = K.abs().amax(dim=-1) if K.shape[-1] else K.new_zeros(K.shape[:-1])
+            kmax = torch.where(enc.valid, krow, torch.zeros((), dtype=K.dtype, device=self.device)).amax(dim=-1)
+            tol = self.tie_rtol * (Q.abs().sum(dim=-1, keepdim=True) * kmax[:, None, None])
+        else:
+            coef, times_n, log_n = ch.kappa
+            kappa = torch.full((len(enc),), coef, dtype=torch.float64, device=self.device)
+            if times_n:
+                kappa = kappa * enc.n_tensor
+            if log_n:
+                kappa = kappa * torch.log(enc.n_tensor)
+        res = grouped_head(torch, h, Q, K, V, gid, kg.count, enc.valid, nonempty, kappa, tol, stats is not None)
+        if stats is not None and res.gap is not None:
+            stats.append((layer, h.name, res.gap, res.near))
+        return torch.where(nonempty[..., None], res.out, torch.zeros((), dtype=V.dtype, device=self.device))
 
     def _apply(self, cl: CompiledLayer, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any]) -> Any:
         torch = self.torch

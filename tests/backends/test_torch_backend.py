@@ -83,6 +83,8 @@ def assert_agrees(net: Network, words: list[tuple[str, ...]], *, undecided: int 
 
 
 EXACT_RATIONAL = ["parity", "first", "first-flawed", "first-flawed-logn", "first-logn", "dyck"]
+# the B-RASP / C-RASP programs compiled to transformers (constructions/rasp): exact-rational too
+RASP = sorted(name for name in REGISTRY if name.startswith(("brasp-", "crasp-")))
 NEEDS_SYMPY = ["parity-ln", "parity-ce", "first-ln", "first-ce", "first-ln-logn", "dyck-gen"]
 REFERENCE = {"dyck-gen": "sympy"}  # the claims' own backends; the layer-norm networks: intervals
 # the empty word: a logit of exactly 0, which intervals cannot sign (the float run rejects it)
@@ -96,10 +98,10 @@ NOT_COMPILED = ["tm-sim", "prop43-tight", "stack-rnn", "baby-ntm", "stack-lstm"]
 def test_the_lists_cover_every_token_network_of_the_registry() -> None:
     flat = {"rumelhart", "gates"}
     state_claims = ["relpos"]  # claims about the states of its heads: tested below, state by state
-    assert sorted(EXACT_RATIONAL + NEEDS_SYMPY + NOT_COMPILED + state_claims) == sorted(set(REGISTRY) - flat)
+    assert sorted(EXACT_RATIONAL + RASP + NEEDS_SYMPY + NOT_COMPILED + state_claims) == sorted(set(REGISTRY) - flat)
 
 
-@pytest.mark.parametrize("name", EXACT_RATIONAL)
+@pytest.mark.parametrize("name", EXACT_RATIONAL + RASP)
 def test_float64_agrees_with_exact_on_every_word_of_the_exhaustive_bound(name: str) -> None:
     net = network_of(name)
     assert_agrees(net, all_words(net.alphabet, bound(name)))
