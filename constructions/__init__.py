@@ -16,6 +16,7 @@ from __future__ import annotations
 from netproof.verifier.claims import Construction, Experiment
 
 from netproof.constructions import bhattamishra2020, chang2021, chiang2022, suzgun2019, yao2021
+from netproof.constructions import rasp
 
 REGISTRY: dict[str, Construction] = {
     c.name: c
@@ -25,6 +26,7 @@ REGISTRY: dict[str, Construction] = {
         *bhattamishra2020.CONSTRUCTIONS,
         *suzgun2019.CONSTRUCTIONS,
         *chang2021.CONSTRUCTIONS,
+        *rasp.CONSTRUCTIONS,
     )
 }
 

@@ -12,8 +12,8 @@ interpreter or an engine: :func:`netproof.verifier.floats.precision.analyse` run
 
 >>> recognizer_worst_words({"k": 2, "depth": 2}, 8)
 [('(', '[', ']', ')', '[', '(', ')', ']'), ('(', '[', ']', ')', '[', '(', ')', ')')]
->>> generator_next_sets({"k": 1, "depth": 1, "reading": "G1"}, ("(",))
-[{'(', 'ω'}, {')'}]
+>>> [sorted(s) for s in generator_next_sets({"k": 1, "depth": 1, "reading": "G1"}, ("(",))]
+[['(', 'ω'], [')']]
 """
 
 from __future__ import annotations

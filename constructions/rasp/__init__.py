@@ -1,0 +1,24 @@
+"""B-RASP and C-RASP programs compiled to exact networks, with their claims and a library.
+
+- :mod:`.compile_brasp`: B-RASP to masked hardmax heads and ReLU gate FFNs;
+- :mod:`.compile_crasp`: C-RASP to uniform causal attention and the layer-norm sign trick;
+- :mod:`.claims`: network = program, operations, program = language and no-ties claims;
+- :mod:`.library`: the spec's example programs, registered as :data:`CONSTRUCTIONS`.
+
+The languages themselves (programs, interpreters, printers) are vocabulary:
+:mod:`netproof.verifier.claims.rasp`.
+
+May import: its own modules, the IR and the vocabulary; never an interpreter.
+"""
+
+from __future__ import annotations
+
+from .claims import brasp_claims, crasp_claims, program_construction, words_upto
+from .compile_brasp import compile_brasp
+from .compile_crasp import compile_crasp
+from .library import BRASP_PROGRAMS, CONSTRUCTIONS, CRASP_PROGRAMS, REFERENCE_LANGUAGES
+
+__all__ = [
+    "BRASP_PROGRAMS", "CONSTRUCTIONS", "CRASP_PROGRAMS", "REFERENCE_LANGUAGES", "brasp_claims",
+    "compile_brasp", "compile_crasp", "crasp_claims", "program_construction", "words_upto",
+]

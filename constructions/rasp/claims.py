@@ -1,0 +1,228 @@
+"""The claims every compiled B-RASP or C-RASP program declares (network = program, operations,
+program = language, no ties), and its construction declaration.
+
+For a program P, its compiled network N and optionally a reference language L:
+
+- ``network=program``: N accepts exactly the words P accepts (a :class:`Recognizes` claim whose
+  language is P's interpreter), every word up to the bound, the empty word included;
+- ``operations``: after the last sublayer, every residual dim named after an operation holds
+  that operation's vector (0/1 for Boolean vectors, C(i)/(i+1) for counts) at every word position — the
+  compiled blocks compute the program step by step, not just its output;
+- ``program=language`` (when L is given): P's interpreter agrees with L on every word up to the
+  bound, the empty word included (an :class:`ExactFact`: no network);
+- ``no-ties`` (B-RASP): every head selects exactly one key or none (never a tie).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from itertools import product
+from typing import Any
+
+from netproof.symbolic import Affine, AttentionLayer
+from netproof.verifier.claims import (
+    Construction,
+    ExactFact,
+    Language,
+    Recognizes,
+    TraceProperty,
+    Word,
+)
+from netproof.verifier.claims.rasp import brasp, crasp
+
+from .compile_brasp import compile_brasp
+from .compile_crasp import compile_crasp
+
+__all__ = ["brasp_claims", "crasp_claims", "program_construction", "words_upto"]
+
+REFERENCE_B = "Yang, Chiang & Angluin 2024 (B-RASP); shared/specs/rasp.md"
+REFERENCE_C = "Yang & Chiang 2024 (C-RASP); shared/specs/rasp.md"
+
+
+def words_upto(alphabet: tuple[str, ...], max_len: int) -> Iterator[Word]:
+    """Every word of length 0..max_len, shortest first."""
+    for n in range(max_len + 1):
+        yield from product(alphabet, repeat=n)
+
+
+def _agrees(program: Any, accepts: Callable[[Any, Word], bool], lang: Language, max_len: int) -> Callable[[], tuple[int, str | None]]:
+    def check() -> tuple[int, str | None]:
+        cases = 0
+        for w in words_upto(program.alphabet, max_len):
+            cases += 1
+            if accepts(program, w) != lang.contains(w):
+                return cases, (
+                    f"on {''.join(w) or 'the empty word'!r} the program says {accepts(program, w)} "
+                    f"and {lang.name} says {lang.contains(w)}"
+                )
+        return cases, None
+
+    return check
+
+
+def _apply(a: Affine, row: dict[str, Fraction]) -> dict[str, Fraction]:
+    """An Affine map applied to one residual row (plain rational arithmetic on the IR)."""
+    return {
+        o: sum((w * row[i] for w, i in zip(ws, a.inputs, strict=True)), b)
+        for o, ws, b in zip(a.outputs, a.weights, a.bias, strict=True)
+    }
+
+
+_ALLOWED = {
+    "none": lambda i, j: True,
+    "strict_causal": lambda i, j: j < i,
+    "strict_anticausal": lambda i, j: j > i,
+    "causal": lambda i, j: j <= i,
+    "anticausal": lambda i, j: j >= i,
+}
+
+
+def _no_ties(word: Word, trace: Any) -> str | None:
+    """None if every hardmax head has at most one maximizing key at every query position.
+
+    The scores are recomputed from the residual state before each attention layer and the
+    heads' query and key maps (dot scoring, the compiler's heads), since a trace records only
+    the key a leftmost/rightmost head selected, not how many keys tied for it."""
+    net = trace.network
+    for k, layer in enumerate(net.layers):
+        block = layer.block
+        if not isinstance(block, AttentionLayer):
+            continue
+        rows = [dict(zip(net.dims, r, strict=True)) for r in trace.states[k].rows]
+        for head in block.heads:
+            queries = [_apply(head.query, r) for r in rows]
+            keys = [_apply(head.key, r) for r in rows]
+            for i, q in enumerate(queries):
+                scores = [sum(q[o] * kj[o] for o in q) for j, kj in enumerate(keys) if _ALLOWED[head.mask](i, j)]
+                if scores and scores.count(max(scores)) > 1:
+                    return f"head {head.name} at position {i + 1}: {scores.count(max(scores))} keys tie for the top score {max(scores)}"
+    return None
+
+
+def _brasp_operations(program: brasp.Program) -> Callable[[Word, Any], str | None]:
+    named = {op: name for op, name in brasp.names(program).items() if isinstance(op, brasp.Attend)}
+
+    def holds(word: Word, trace: Any) -> str | None:
+        dims = trace.network.dims
+        for op, name in named.items():
+            want = brasp.evaluate(op, word)
+            for t, row in enumerate(trace.final.rows[1:]):  # after BOS
+                got = row[dims.index(name)]
+                if got != Fraction(int(want[t])):
+                    return f"dim {name} at position {t + 1} is {got}, the program's {name}({t + 1}) is {int(want[t])}"
+        return None
+
+    return holds
+
+
+def _crasp_operations(program: crasp.Program) -> Callable[[Word, Any], str | None]:
+    ops = [op for op in crasp.operations(program.output) if isinstance(op, (crasp.Count, crasp.Less, crasp.Where))]
+
+    def holds(word: Word, trace: Any) -> str | None:
+        dims = trace.network.dims
+        # The compiler names unnamed operations count1, less1, where1... in this same order.
+        counters = {"count": 0, "less": 0, "where": 0}
+        for op in ops:
+            kind = type(op).__name__.lower()
+            if op.name:
+                name = op.name
+            else:
+                counters[kind] += 1
+                name = f"{kind}{counters[kind]}"
+            want = crasp.evaluate(op, word)
+            for t, row in enumerate(trace.final.rows[1:]):  # after BOS
+                got = row[dims.index(name)]
+                expected = Fraction(int(want[t])) if isinstance(op, crasp.Less) else Fraction(want[t], t + 2)
+                if got != expected:
+                    return f"dim {name} at position {t + 1} is {got}, the program gives {expected}"
+        return None
+
+    return holds
+
+
+def _common(program: Any, module: Any, reference: str, language: Language | None, max_len: int) -> list[Any]:
+    own = module.language(program)
+    claims: list[Any] = [
+        Recognizes(
+            id="network=program",
+            statement=f"the compiled network accepts exactly the words program {program.name} accepts",
+            reference=reference,
+            language=own,
+            min_len=0,
+            max_len=max_len,
+        ),
+    ]
+    if language is not None:
+        claims.append(
+            ExactFact(
+                id="program=language",
+                statement=f"program {program.name} accepts exactly the words of {language.name} ({language.description})",
+                reference=reference,
+                check=_agrees(program, module.accepts, language, max_len),
+                cases=f"every word over {{{', '.join(program.alphabet)}}} of length 0..{max_len}",
+                max_len=max_len,
+            )
+        )
+    return claims
+
+
+def brasp_claims(program: brasp.Program, language: Language | None = None, *, max_len: int = 8) -> tuple[Any, ...]:
+    """network = program, operations, program = language (if given) and no ties, to ``max_len``."""
+    claims = _common(program, brasp, REFERENCE_B, language, max_len)
+    claims.append(
+        TraceProperty(
+            id="operations",
+            statement="every attention operation's residual dim holds the program's vector at every position",
+            reference=REFERENCE_B,
+            holds=_brasp_operations(program),
+            min_len=1,
+            max_len=max_len,
+        )
+    )
+    claims.append(
+        TraceProperty(
+            id="no-ties",
+            statement="every head selects exactly one key or none: the network never relies on a tie",
+            reference=REFERENCE_B,
+            holds=_no_ties,
+            min_len=1,
+            max_len=max_len,
+        )
+    )
+    return tuple(claims)
+
+
+def crasp_claims(program: crasp.Program, language: Language | None = None, *, max_len: int = 8) -> tuple[Any, ...]:
+    """network = program, operations and program = language (if given), to ``max_len``."""
+    claims = _common(program, crasp, REFERENCE_C, language, max_len)
+    claims.append(
+        TraceProperty(
+            id="operations",
+            statement="every count, comparison and conditional dim holds the program's value (counts as C(i)/(i+1))",
+            reference=REFERENCE_C,
+            holds=_crasp_operations(program),
+            min_len=1,
+            max_len=max_len,
+        )
+    )
+    return tuple(claims)
+
+
+def program_construction(
+    name: str, program: brasp.Program | crasp.Program, language: Language | None = None, *, max_len: int = 8, title: str = ""
+) -> Construction:
+    """A registered construction for ``program``: its compiled network and its claims."""
+    is_b = isinstance(program, brasp.Program)
+    compile_ = compile_brasp if is_b else compile_crasp
+    declare = brasp_claims if is_b else crasp_claims
+    return Construction(
+        name=name,
+        paper_id=f"{'yang2024brasp' if is_b else 'yang2024crasp'}.{program.name}",
+        title=title or f"{'B' if is_b else 'C'}-RASP program {program.name}, compiled",
+        reference=REFERENCE_B if is_b else REFERENCE_C,
+        params=(),
+        build=lambda values: compile_(program),  # type: ignore[arg-type]
+        claims=lambda values: declare(program, language, max_len=max_len),  # type: ignore[arg-type]
+        language=language or (brasp if is_b else crasp).language(program),
+    )
