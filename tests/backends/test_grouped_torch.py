@@ -117,7 +117,15 @@ def test_grouped_and_full_attention_give_the_same_float64_run_on_drawn_networks_
             assert torch.equal(ta, tb), la
         else:
             assert float((ta - tb).abs().max()) <= bound, la
-    assert a.accepted == b.accepted
+    # A float sign within the rounding of its own sum is no evidence (accepted None): a logit
+    # that cancels to exactly 0 in one summation order may be 1e-17 in the other. So a decided
+    # verdict never meets the opposite one, and where one run is undecided the two logits differ
+    # by no more than the states' bound carried through the readout.
+    weight = float(grouped.logit.W.abs().sum() + grouped.logit.b.abs().sum()) if a.logits is not None else 0.0
+    for w, (x, y) in enumerate(zip(a.accepted, b.accepted, strict=True)):
+        if x != y:
+            assert None in (x, y), (w, x, y)
+            assert abs(float(a.logits[w]) - float(b.logits[w])) <= bound * max(1.0, weight), w
     assert a.unresolved_ties == b.unresolved_ties
     assert (a.gaps is None) == (b.gaps is None)
     for (_l, _h, ga), (_l2, _h2, gb) in zip(a.gaps or (), b.gaps or (), strict=True):
