@@ -393,10 +393,15 @@ def dyck22() -> Network:
     return c.network(c.parse_params({"k": "2", "depth": "2"}))
 
 
-def test_every_40th_dyck_site_mutant_that_changes_an_accept_bit_up_to_3_is_refuted_by_smt(
-    capsys: pytest.CaptureFixture[str],
+# The default run takes a sparser sample of the same sites (CI's time); -m slow the denser one.
+SPARSE_OR_DENSE = "every"
+
+
+@pytest.mark.parametrize(SPARSE_OR_DENSE, [pytest.param(120, id="every-120th"), pytest.param(40, id="every-40th", marks=pytest.mark.slow)])
+def test_every_nth_dyck_site_mutant_that_changes_an_accept_bit_up_to_3_is_refuted_by_smt(
+    capsys: pytest.CaptureFixture[str], every: int,
 ) -> None:
-    report(capsys, smt_mutation_run(dyck22(), DYCK(2, 2), 3, keep=lambda i: i % 40 == 0), "Dyck(2,2), every 40th site", 3)
+    report(capsys, smt_mutation_run(dyck22(), DYCK(2, 2), 3, keep=lambda i: i % every == 0), f"Dyck(2,2), every {every}th site", 3)
 
 
 @pytest.mark.slow
@@ -433,10 +438,11 @@ def compositional_mutation_run(k: int, depth: int, bound: int, keep: Callable[[i
     return prover_mutation_run(net, DYCK(k, depth), bound, keep, prove)
 
 
-def test_every_8th_dyck11_site_mutant_is_refuted_by_the_compositional_proof_over_a_range_of_lengths_with_the_first_wrong_word(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize(SPARSE_OR_DENSE, [pytest.param(24, id="every-24th"), pytest.param(8, id="every-8th", marks=pytest.mark.slow)])
+def test_every_nth_dyck11_site_mutant_is_refuted_by_the_compositional_proof_over_a_range_of_lengths_with_the_first_wrong_word(
+    capsys: pytest.CaptureFixture[str], every: int,
 ) -> None:
-    report(capsys, compositional_mutation_run(1, 1, 6, keep=lambda i: i % 8 == 0), "Dyck(1,1), every 8th site, compositional", 6)
+    report(capsys, compositional_mutation_run(1, 1, 6, keep=lambda i: i % every == 0), f"Dyck(1,1), every {every}th site, compositional", 6)
 
 
 @pytest.mark.slow
@@ -446,8 +452,9 @@ def test_every_10th_dyck22_site_mutant_is_refuted_by_the_compositional_proof_ove
     report(capsys, compositional_mutation_run(2, 2, 4, keep=lambda i: i % 10 == 0), "Dyck(2,2), every 10th site, compositional", 4)
 
 
-def test_every_parity_mutant_is_refuted_with_its_first_wrong_word_or_proved_and_a_proof_for_every_length_holds_beyond_the_bound(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize(SPARSE_OR_DENSE, [pytest.param(3, id="every-3rd"), pytest.param(1, id="every", marks=pytest.mark.slow)])
+def test_each_sampled_parity_mutant_is_refuted_with_its_first_wrong_word_or_proved_and_a_proof_for_every_length_holds_beyond_the_bound(
+    capsys: pytest.CaptureFixture[str], every: int,
 ) -> None:
     """The compositional proof of PARITY (the position-classes query for every length, else one
     query per length) on every single-weight mutant of the ln(4) network: a mutant that goes
@@ -463,24 +470,27 @@ def test_every_parity_mutant_is_refuted_with_its_first_wrong_word_or_proved_and_
     claim = next(c for c in construction.claims(values) if isinstance(c, Recognizes))
     original = prove_recognizes(net, claim, lemmas, 6)
     assert isinstance(original.verdict, Proved) and original.every_length, "the original must be proved for every length"
-    every: list[Network] = []
+    for_every_length: list[Network] = []
 
     def prove(mutant: Network) -> tuple[Verdict, int | None]:
         progress = prove_recognizes(mutant, claim, lemmas, 6, timeout=600)
         if progress.every_length:
-            every.append(mutant)
+            for_every_length.append(mutant)
         return progress.verdict, progress.proved_up_to
 
-    tally = prover_mutation_run(net, PARITY, 6, lambda i: True, prove)
-    assert every, "some mutant (a weight that changes nothing) is proved for every length"
-    for mutant in every:
+    tally = prover_mutation_run(net, PARITY, 6, lambda i: i % every == 0, prove)
+    assert for_every_length, "some mutant (a weight that changes nothing) is proved for every length"
+    for mutant in for_every_length:
         assert first_wrong(mutant, PARITY, 9) is None
     with capsys.disabled():
-        print(f"\n[smt mutation] PARITY, compositional: {len(every)} mutants proved for every length (and checked exhaustively up to 9)")
+        print(f"\n[smt mutation] PARITY, compositional (sites i with i % {every} == 0): {len(for_every_length)} mutants proved for every length (and checked exhaustively up to 9)")
     report(capsys, tally, "PARITY, compositional", 6)
 
 
-def test_every_parity_mutant_layer_value_is_proved_for_every_length_only_where_it_holds_and_else_refuted_with_a_replayed_word() -> None:
+@pytest.mark.parametrize(SPARSE_OR_DENSE, [pytest.param(3, id="every-3rd"), pytest.param(1, id="every", marks=pytest.mark.slow)])
+def test_each_sampled_parity_mutant_layer_value_is_proved_for_every_length_only_where_it_holds_and_else_refuted_with_a_replayed_word(
+    every: int,
+) -> None:
     """PARITY's closed-form claims C3-count, C3-1/n and C3-fig1 over position classes (one query
     for every length) on every single-weight mutant of the ln(4) network: unsat only where the
     exact interpreter agrees with the closed form on every word up to 6, and a model word that
@@ -498,7 +508,7 @@ def test_every_parity_mutant_layer_value_is_proved_for_every_length_only_where_i
     claims = [c for c in construction.claims(values) if isinstance(c, ValueIs) and c.closed_form is not None]
     words = [w for m in range(7) for w in itertools.product(PARITY.alphabet, repeat=m)]
     tally: dict[str, int] = {"proved": 0, "refuted": 0}
-    for path in weight_sites(net):
+    for path in itertools.islice(weight_sites(net), 0, None, every):
         for delta in DELTAS:
             mutant = with_weight(net, path, delta)
             results = [_LemmaResult(lemma, *prove_lemma(mutant, lemma)) for lemma in construction.lemmas(values)]

@@ -222,7 +222,10 @@ def test_ctrl_c_keeps_every_finished_record_and_a_rerun_runs_only_the_missing_cl
     out = tmp_path / "records" / "slow-maj"
     command = [sys.executable, "-m", "netproof", "prove", "slow_maj.py", "--out", "records", "--jobs", jobs]
     env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # SIGINT at its default in the child: a shell that runs the suite in the background hands its
+    # children SIGINT ignored, and Python then installs no Ctrl-C handler at all
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not (out.is_dir() and any(p.suffix == ".json" for p in out.iterdir())):
         assert proc.poll() is None, proc.communicate()
@@ -267,17 +270,20 @@ def test_an_exception_in_a_users_claim_code_is_a_usage_error_naming_the_file_lin
     assert not list((tmp_path / "records").rglob("frac.*.json"))  # no record of the claim that raised
 
 
-def test_a_crash_inside_netproof_itself_stays_an_unknown_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_inside_netproof_itself_is_an_internal_error_and_no_record(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import functools
     import operator
 
+    from netproof.verifier.campaign.errors import InternalError
     from netproof.verifier.exhaustive import checker
 
     # a checker that crashes without any frame of user code (a built-in called wrongly)
     monkeypatch.setattr(checker, "check", functools.partial(operator.truediv, 1, 0))
-    result = prove("parity", claims=["C4"], max_n=2, running=lambda r: None)
-    verdict = result.verdicts["parity", "C4"]
-    assert isinstance(verdict, Unknown) and verdict.reason.startswith("checker error: TypeError: ")
+    with pytest.raises(InternalError, match=r"^TypeError: .* \(while checking claim 'C4' of parity\)$"):
+        prove("parity", claims=["C4"], max_n=2, running=lambda r: None, out=tmp_path)
+    assert not list(tmp_path.rglob("*.json"))
 
 
 def test_the_ledger_of_a_network_file_lists_its_claims_with_their_records(

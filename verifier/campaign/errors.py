@@ -10,7 +10,19 @@ Imports nothing of netproof: every other module of the campaign (and the CLI) im
 
 from __future__ import annotations
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUTED", "EXIT_UNKNOWN", "EXIT_USAGE", "CampaignError", "Interrupted"]
+__all__ = [
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REFUTED",
+    "EXIT_TERMINATED",
+    "EXIT_UNKNOWN",
+    "EXIT_USAGE",
+    "ISSUES_URL",
+    "CampaignError",
+    "InternalError",
+    "Interrupted",
+]
 
 EXIT_OK = 0
 """Every claim proved (for its bound)."""
@@ -20,8 +32,16 @@ EXIT_USAGE = 2
 """Bad input (a :class:`CampaignError`): nothing was run."""
 EXIT_UNKNOWN = 3
 """Some claim unknown (undecided, unsupported, a timeout, a checker error) and none refuted."""
+EXIT_INTERNAL = 70
+"""An internal error of netproof (a crash in a checker or a solver call that failed twice): never a
+verdict, nothing recorded for the claim it hit (``EX_SOFTWARE`` of ``sysexits.h``)."""
 EXIT_INTERRUPTED = 130
 """Stopped by Ctrl-C (128 + SIGINT), the records of the finished claims kept."""
+EXIT_TERMINATED = 143
+"""Stopped by SIGTERM (128 + 15), handled like Ctrl-C: the records of the finished claims kept."""
+
+ISSUES_URL = "https://github.com/netproof/netproof/issues"
+"""Where an internal error should be reported (printed with it)."""
 
 
 class CampaignError(ValueError):
@@ -36,3 +56,9 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(f"interrupted: {done} of {total} claims done")
         self.done = done
         self.total = total
+
+
+class InternalError(RuntimeError):
+    """A crash inside netproof itself (not the user's input or code): the command line prints one
+    line with where to report it and exits with :data:`EXIT_INTERNAL`; no record is written for
+    the claim it hit."""
