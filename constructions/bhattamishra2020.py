@@ -548,7 +548,7 @@ def _tm_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
         claims.append(Simulates(
             id="B6",
             statement=(
-                "y_t = [h_t, 0, 0, t+1, 1] holds the TM-RNN's state at every step t (run on w, $, $, …), the decoder halts "
+                "the h block of y_t equals the TM-RNN's state h_t at every step t (run on w, $, $, …), the decoder halts "
                 "when the RNN does, and the RNN holds the machine's configuration k at tick t_S + 1 + 2k"
                 + (" (the construction as printed: pos(t), no $ key, σ over the positions)" if paper else "")
                 + ("" if values.get("ablation", "none") == "none" else f" (Figure 2 ablation: {ABLATIONS[values['ablation']]})")
@@ -599,7 +599,7 @@ def _tm_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             claims.append(Simulates(
                 id="B8",
                 statement=(
-                    "y_t = [h_{t−1}, 0, 0, 0, 2^{−t}, 0, 0, ω] holds the TM-RNN's state hs[t] of the run on #, w, $, … at every "
+                    "the h₁ block of y_t equals the TM-RNN's state hs[t] of the run on #, w, $, … at every "
                     "step, the decoder halts when the RNN does, and the RNN holds the machine's configuration k at tick t_S + 1 + 2k"
                 ),
                 reference="Theorem 4.2, Lemmas D.2–D.3; Appendix B.1", max_len=DEFAULT_MAX_LEN,

@@ -532,15 +532,15 @@ def memory_op_facts(variant: str) -> tuple[ExactFact, ...]:
     facts = [
         ExactFact(id="M1-printed", statement="the five Baby-NTM operations act on [a,b,c,d,e] as printed in §3.3",
                   reference=ref, check=_fact_printed, cases="the five ops on [a,b,c,d,e] = [2,3,5,7,11]"),
-        ExactFact(id="M2-no-op-identity", statement="NO-OP is the identity: NO-OP = I and NO-OP·X = X·NO-OP = X for every op X",
+        ExactFact(id="M2-no-op-identity", statement="NO-OP is the identity: NO-OP = I and NO-OP·X = X·NO-OP = X for every op X (N ∈ {3, 5})",
                   reference=ref, check=_fact_identity, cases="N ∈ {3, 5}, every op"),
         ExactFact(id="M3-monoid-action",
                   statement="the ops act as a left monoid action ((A·B)·M = A·(B·M)); every product of two ops is 0/1 with "
-                  "at most one 1 per row; ROTATE-LEFT = ROTATE-RIGHT⁻¹ and ROTATE-RIGHT^N = I",
+                  "at most one 1 per row; ROTATE-LEFT = ROTATE-RIGHT⁻¹ and ROTATE-RIGHT^N = I (N ∈ {3, 5}; M = [2,3,5,7,11] cut to N)",
                   reference=ref, check=_fact_monoid, cases="N ∈ {3, 5}, every ordered pair of ops"),
         ExactFact(id="M4-pop-right-effect",
                   statement="POP-RIGHT is a push of 0 that drops the last slot: POP-RIGHT = ROTATE-RIGHT − e₀e_{N−1}ᵀ, "
-                  "POP-LEFT·POP-RIGHT = diag(1,…,1,0), POP-RIGHT·POP-LEFT = diag(0,1,…,1)",
+                  "POP-LEFT·POP-RIGHT = diag(1,…,1,0), POP-RIGHT·POP-LEFT = diag(0,1,…,1) (N ∈ {3, 5})",
                   reference=f"{ref}; spec §3.1 and §6 (POP-RIGHT is really a push)", check=_fact_pop_right, cases="N ∈ {3, 5}"),
     ]
     if variant == "paper":
@@ -580,7 +580,7 @@ def _next_claims(kind: str, values: Mapping[str, Any]) -> list[Any]:
     claims: list[Any] = [
         PredictsNext(
             id="S1-next-sets" if task_name.startswith("d") else "S4-next-sets",
-            statement=f"the {kind}'s predicted next-symbol sets equal the {task.name} targets after every prefix of every "
+            statement=f"the {kind}'s predicted next-symbol sets equal the {task.name} targets after every nonempty prefix of every "
             "string (∅ after an invalid prefix), so it accepts exactly the members",
             reference=ref, task=task, min_len=1, max_len=NEXT_BOUND[task_name],
         )
@@ -600,7 +600,7 @@ def _soft_claim(kind: str, values: Mapping[str, Any], build: Callable[..., Recur
     return SoftAgrees(
         id="S5-soft-agrees",
         statement=f"the soft {kind} (tanh, logistic σ, softmax(K·); weights scaled by K = {K}) predicts exactly the sets "
-        "of the exact one after every prefix of every string",
+        "of the exact one after every nonempty prefix of every string",
         reference="spec §3.3 (soft bridge; K >= 6 found sufficient)",
         soft=build(task=task_name, scale=K), scale_text=f"K = {K}",
         min_len=1, max_len=SOFT_BOUND[task_name],
@@ -615,8 +615,20 @@ SCALE_PARAM = Param(
     name="scale", default="6", parse=parse_int("scale", minimum=1),
     help="K of the soft version (tanh/sigmoid/softmax with weights scaled by K); the spec found K >= 6 sufficient",
 )
+MAX_SLOTS = 10_000
+"""The largest N taken: every step reads and writes all N slots (the paper's N is 104)."""
+
+
+def _parse_slots(raw: str) -> int:
+    n = parse_int("slots", minimum=1)(raw)
+    if n > MAX_SLOTS:
+        raise ValueError(f"slots={n} is over the limit slots <= {MAX_SLOTS:,}: every step reads and writes all N "
+                         f"slots (the paper uses 104); give slots <= {MAX_SLOTS}")
+    return n
+
+
 SLOTS_PARAM = Param(
-    name="slots", default="104", parse=parse_int("slots", minimum=1),
+    name="slots", default="104", parse=_parse_slots,
     help="N, the number of memory slots (the paper's 104); correct while the depth stays below N",
 )
 

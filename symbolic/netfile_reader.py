@@ -633,6 +633,21 @@ def _parse(text: str, where: str) -> JSON:
         raise NetworkFileError(
             "", f"{where} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}; fix the syntax there"
         ) from exc
+    except RecursionError:
+        raise NetworkFileError(
+            "", f"{where} nests arrays and objects too deeply to be a network file (a network file nests a few levels); "
+            "it is not a file `netproof export` wrote"
+        ) from None
+
+
+def _decode(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NetworkFileError(
+            "", f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); a network file is "
+            "UTF-8 JSON as `netproof export` writes it"
+        ) from None
 
 
 def loads(text: str) -> Network:
@@ -642,4 +657,4 @@ def loads(text: str) -> Network:
 
 def load_file(path: str | Path) -> tuple[Network, dict[str, JSON] | None]:
     """The network of the file at ``path`` and its ``extra`` object (None when it has none)."""
-    return _read(_parse(Path(path).read_text(encoding="utf-8"), str(path)))
+    return _read(_parse(_decode(Path(path).read_bytes(), str(path)), str(path)))

@@ -455,7 +455,7 @@ def _prop2_ln_lemma(width: int, c_prime: Fraction) -> Identity:
     return Identity(
         id="C8",
         statement=f"the final logit c′·LN([s; −s; 0…])₁ equals c′√(D̂/2) = {cp}·√{sympy.Rational(width, 2)} for "
-        "every s > 0 (and minus that for s < 0): independent of n",
+        "every s > 0, independent of n (s < 0 gives minus that by the oddness of LN, not checked here)",
         reference="§3.2, Proposition 2",
         lhs=cp * first,
         rhs=cp * sympy.sqrt(d / 2),

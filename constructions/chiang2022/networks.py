@@ -165,6 +165,10 @@ def _param_items(**params: object) -> tuple[tuple[str, str], ...]:
 # --------------------------------------------------------------------------- §2.1
 
 
+RUMELHART_MAX_N = 512
+"""The longest word length :func:`rumelhart_parity` builds for (n² weights: minutes from n ≈ 1000)."""
+
+
 def rumelhart_parity(n: int) -> Network:
     """Rumelhart et al.'s FFNN for PARITY on words of length exactly n (Chiang & Cholak §2.1).
 
@@ -191,6 +195,11 @@ def rumelhart_parity(n: int) -> Network:
     """
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError(f"n={n!r} must be an integer >= 0 (the word length)")
+    if n > RUMELHART_MAX_N:
+        raise ValueError(
+            f"n={n} is over the limit n <= {RUMELHART_MAX_N}: the network has n² weights and takes minutes to build "
+            f"from n ≈ 1000; give words of at most {RUMELHART_MAX_N} symbols"
+        )
     xs = [f"x{i}" for i in range(1, n + 1)]
     hidden = [f"I[k>={j}]" for j in range(1, n + 1)]
     layer1 = affine(

@@ -13,7 +13,7 @@ argument).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -277,8 +277,9 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     extra: list[Claim] = [
         TraceProperty(
             id="Y3",
-            statement="every matching-layer head selects exactly one token (no score ties), the nearest "
-            "unmatched one on its side (the nearest matched one if there is none)",
+            statement="every matching-layer head with tokens on its side selects exactly one (no score ties): the "
+            "nearest unmatched one on its side (the nearest matched one if there is none); the left head at γ and the "
+            "right head at ω select none",
             reference=ref,
             holds=_neighbours_hold(depth),  # type: ignore[arg-type]
             holds_batch=_neighbours_hold(depth, batch=True),  # type: ignore[arg-type]
@@ -539,10 +540,13 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             return f"u ∉ {lang.name} but every token gets probability >= ε"
         return None
 
+    # Y6, Y7 and Y9 are checked on their domain only (the ledger shows the bound, not the domain).
+    where = (" before ω of every valid γuω" if g2 else f" of every prefix of a word of {lang.name}")
     exact_layers: list[Claim] = [
         TraceProperty(
             id="Y6",
-            statement="layer 1 (uniform causal head, value (2o − 1, g)) gives (a₁, a₂) = (d_i/i, 1/i) exactly at every position, d = 1 + depth",
+            statement="layer 1 (uniform causal head, value (2o − 1, g)) gives (a₁, a₂) = (d_i/i, 1/i) exactly at every position"
+            + (" of every valid γuω" if g2 else where) + ", d = 1 + depth",
             reference=ref,
             holds=layer1,  # type: ignore[arg-type]
             domain=domain,
@@ -553,7 +557,7 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
         TraceProperty(
             id="Y7",
             statement="Lemma B.1 with layer norm ε = 0: FFN 1 gives (cθ, sθ) = (cos θ(d_i), sin θ(d_i)) exactly, θ(d) = atan2(d, D+2−d)"
-            + (" (and (cφ, sφ) = θ(n − i))" if g2 else ""),
+            + (" (and (cφ, sφ) = θ(n − i))" if g2 else "") + f", at every position{where}",
             reference="Appendix B, Lemma B.1",
             holds=angles,  # type: ignore[arg-type]
             domain=domain,
@@ -595,7 +599,8 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
         claims.append(
             TraceProperty(
                 id="Y9",
-                statement="the layer-2 hard head selects exactly one token: the top of the stack, or γ when the stack is empty",
+                statement="the layer-2 hard head selects exactly one token: the top of the stack, or γ when the stack is empty"
+                + f", at every position{where}",
                 reference=ref,
                 holds=stack_top,  # type: ignore[arg-type]
                 domain=domain,
@@ -608,7 +613,7 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
         TraceProperty(
             id="Y10" + suffix,
             statement=f"{reading}: the next-symbol set (probability >= ε = 1/(2k+1)) equals the allowed set of {lang.name} "
-            + ("at every position of every valid γuω (length-aware: opens need room to close, ω only at n)" if g2 else "after every valid prefix")
+            + ("at every position before ω of every valid γuω (length-aware: opens need room to close, ω only at n)" if g2 else "after every valid prefix")
             + (f" (soft layer 2, λ₂ = {values['lambda2']}·n ln n)" if soft else "")
             + (" (as printed: opens tested at d = D, no ω row)" if paper else ""),
             reference=ref,
@@ -798,8 +803,32 @@ def _parse_lambda2(raw: str) -> Fraction | str:
     return parse_fraction("lambda2", minimum=Fraction(0), strict=True)(raw)
 
 
-K_PARAM = Param(name="k", default="2", parse=parse_int("k", minimum=1), help="number of bracket types k >= 1")
-DEPTH_PARAM = Param(name="depth", default="2", parse=parse_int("depth", minimum=1), help="maximal nesting depth D >= 1")
+MAX_K = 100
+"""The largest k taken: the claims range over words of 2k symbols, and building them takes minutes from k ≈ 300."""
+MAX_DEPTH = 16
+"""The largest D taken: the claims' constants grow exponentially with D (minutes to build from D ≈ 20)."""
+
+
+def _parse_size(name: str, maximum: int, why: str) -> Callable[[str], int]:
+    parse = parse_int(name, minimum=1)
+
+    def bounded(raw: str) -> int:
+        value = parse(raw)
+        if value > maximum:
+            raise ValueError(f"{name}={value} is over the limit {name} <= {maximum}: {why}; give {name} <= {maximum}")
+        return value
+
+    return bounded
+
+
+K_PARAM = Param(
+    name="k", default="2", help=f"number of bracket types 1 <= k <= {MAX_K}",
+    parse=_parse_size("k", MAX_K, "the alphabet has 2k symbols and the claims' words grow as (2k)^n"),
+)
+DEPTH_PARAM = Param(
+    name="depth", default="2", help=f"maximal nesting depth 1 <= D <= {MAX_DEPTH}",
+    parse=_parse_size("depth", MAX_DEPTH, "the claims' constants grow exponentially with D"),
+)
 
 
 CONSTRUCTIONS: tuple[Construction, ...] = (

@@ -8,7 +8,7 @@ import re
 
 import pytest
 from netproof.constructions import REGISTRY
-from netproof.verifier.claims import StateValue, ValueIs
+from netproof.verifier.claims import Simulates, StateValue, ValueIs
 
 
 def state_value_claims() -> list[tuple[str, str, ValueIs]]:
@@ -63,3 +63,26 @@ def test_parity_c3_count_states_only_k_over_n() -> None:
     c = REGISTRY["parity"]
     claim = next(x for x in c.claims(c.parse_params({})) if x.id == "C3-count")
     assert claim.statement == "layer 1 writes k/n at every position"
+
+
+def simulates_claims() -> list[tuple[str, str, Simulates]]:
+    out = []
+    for name, c in REGISTRY.items():
+        if name != "tm-sim":
+            continue
+        for values in ({}, {"transformer": "directional"}):
+            for claim in c.claims(c.parse_params(values)):
+                if isinstance(claim, Simulates) and claim.machine is not None:
+                    out.append((name, claim.id, claim))
+    return out
+
+
+def test_a_simulation_claim_states_only_the_block_of_y_t_it_compares() -> None:
+    # The checker compares claim.hidden (the h block) with the RNN's state, not the rest of the
+    # paper's invariant y_t = [h_t, 0, 0, t+1, 1]: the statement says "the h block of y_t".
+    claims = simulates_claims()
+    assert {cid for _n, cid, _c in claims} == {"B6", "B8"}
+    for _name, cid, claim in claims:
+        assert "y_t = [" not in claim.statement, (cid, claim.statement)
+        block = claim.hidden[0].split(":")[0]
+        assert f"the {block.replace('1', '₁')} block of y_t" in claim.statement, (cid, claim.statement, claim.hidden)

@@ -203,9 +203,9 @@ BAD_INPUT = [
     pytest.param(["run", "parity-ln", "011", "--backend", "exact"], "use the sympy interpreter", id="exact-backend-on-layer-norm"),
     pytest.param(["run", "parity", "@missing.txt"], "cannot read the word from 'missing.txt'", id="missing-word-file"),
     pytest.param(["run", "parity"], "word", id="missing-word-argument"),
-    pytest.param(["prove", "parity", "--max-n", "-1"], "--max-n -1 must be >= 0", id="negative-max-n"),
+    pytest.param(["prove", "parity", "--max-n", "-1"], "argument --max-n: -1 must be an integer >= 0", id="negative-max-n"),
     pytest.param(["prove", "parity", "--method", "magic"], "invalid choice: 'magic'", id="unknown-method"),
-    pytest.param(["prove", "parity", "--method", "smt", "--timeout", "0"], "--timeout 0 must be > 0", id="zero-timeout"),
+    pytest.param(["prove", "parity", "--method", "smt", "--timeout", "0"], "argument --timeout: '0' must be a finite number of seconds > 0", id="zero-timeout"),
     pytest.param(["recheck", "missing.json"], "no proof log or directory at 'missing.json'", id="recheck-missing-log"),
 ]
 
@@ -389,9 +389,10 @@ def test_a_structural_proof_is_recorded_without_a_word_length_bound(tmp_path: Pa
     assert recognizes["bound"] == {"min_len": 0, "max_len": 2}
 
 
-def test_a_checker_crash_is_reported_as_unknown_never_as_proved(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_a_checker_crash_is_an_internal_error_with_exit_70_never_a_verdict(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    from netproof.verifier.campaign.errors import ISSUES_URL
     from netproof.verifier.exhaustive import checker as np_checker
     from netproof.verifier.smt import prove as np_dispatch
 
@@ -400,7 +401,10 @@ def test_a_checker_crash_is_reported_as_unknown_never_as_proved(
 
     monkeypatch.setattr(np_checker, "check", crash)
     monkeypatch.setattr(np_dispatch, "check", crash)  # the prove dispatcher's own name for it
-    done = in_process(capsys, "prove", "first", "--max-n", "1", "--jobs", "1", "--out", "", "--json")
-    assert done.code == 3
-    reasons = {r["reason"] for r in json.loads(done.out)["results"]}
-    assert reasons == {"checker error: RuntimeError: boom"}
+    done = in_process(capsys, "prove", "first", "--max-n", "1", "--jobs", "1", "--out", str(tmp_path), "--json")
+    assert done.code == 70
+    assert done.out == ""  # no verdict, no table
+    (line,) = done.err.strip().splitlines()
+    assert line.startswith("netproof: internal error: RuntimeError: boom (while checking claim 'recognizes' of first)")
+    assert ISSUES_URL in line
+    assert not list(tmp_path.rglob("*.json"))  # nothing recorded

@@ -33,6 +33,7 @@ from netproof.verifier.smt.compositional.search import EveryLengthSearch as _Eve
 from netproof.verifier.smt.compositional.search import _prove_every_length
 from netproof.verifier.smt.compositional.system import every_length_system as _every_length_system
 from netproof.verifier.smt.errors import EncoderBugError
+from netproof.verifier import smtlib
 from netproof.verifier.smtlib import LemmaNode
 
 pytestmark = pytest.mark.z3
@@ -410,11 +411,11 @@ def test_a_proof_for_every_length_that_comes_first_interrupts_the_range_query_un
     search = _EveryLengthSearch(net, claim, _lemma_results(net, lemmas), 120)
     ctx = z3.Context()
     solver = _hard_query(ctx)
-    if search.claim_ranges(ctx):  # Spacer is still at work (it needs about half a second)
-        assert str(solver.check()) == "unknown"
-        assert solver.reason_unknown() in ("canceled", "interrupted")
+    if search.claim_ranges():  # Spacer is still at work (it needs about half a second)
+        answer, reason, _model = smtlib.check(solver, stop=search.ranges)
+        assert (answer, reason) == ("unknown", smtlib.STOPPED)
     assert search.proved
-    assert not search.claim_ranges(None)  # and no further range query starts
+    assert not search.claim_ranges()  # and no further range query starts
     search.cancel()
     assert [q.name for q in search.queries] == ["Y2 every n: initiation", "Y2 every n: consecution", "Y2 every n: safety"]
 
@@ -429,7 +430,7 @@ def test_a_search_for_spacers_invariant_is_interrupted_when_the_ranges_are_done_
     _without_bdds(monkeypatch)
     net, claim, lemmas = _dyck(2, 3)  # Spacer finds no invariant for Dyck(2,3) in minutes
     search = _EveryLengthSearch(net, claim, _lemma_results(net, lemmas), 600)
-    while search._own is None and not search.done.is_set():  # until Spacer has its context
+    while not search.halt.busy and not search.done.is_set():  # until Spacer is at work
         search.done.wait(0.01)
     search.cancel()
     assert not search.proved and search.done.is_set()
@@ -439,7 +440,9 @@ def test_a_search_for_spacers_invariant_is_interrupted_when_the_ranges_are_done_
 
 def test_the_reachable_states_asked_to_stop_give_no_invariant_and_say_so():
     net, claim, lemmas = _dyck(2, 2)
-    queries, because, how = _prove_every_length(net, claim, _lemma_results(net, lemmas), {}, [], 60, stop=lambda: True)
+    halt = smtlib.Stop()
+    halt.request()
+    queries, because, how = _prove_every_length(net, claim, _lemma_results(net, lemmas), {}, [], 60, halt)
     assert queries is None
     assert because.startswith("stopped after ") and because.endswith(" s, before an invariant was found")
     assert how == "the reachable states, by binary decision diagrams"

@@ -12,21 +12,36 @@ regenerates the committed page, and a test fails when the committed page differs
 build; ``netproof ledger FILE.py`` builds the page of a user module's (or network file's)
 constructions.
 
-May import the vocabulary and the campaign's record store (:mod:`.store`) and sources (:mod:`.sources`).
+Every record the page shows is read through the checks ``netproof recheck`` starts with
+(:func:`netproof.verifier.smt.prooflog.verify_record`: its fields, network, claim, bound and
+queries rebuilt from the construction and compared): a record that fails them is shown as
+**fails its check**, with the reason, never with the verdict it states. An exhaustive proof is
+not re-run here (``netproof recheck`` does that). Those checks cost from milliseconds to half a
+minute a record (they rebuild networks and queries), so their results are kept in a
+content-addressed cache (:class:`VerificationCache`, under the user's cache directory, keyed by
+the sha256 of the record, its ``.smt2`` files and netproof's own source code): an unchanged
+record is checked once. ``cache=None`` (``netproof ledger --no-cache``) checks every record anew.
+
+May import the vocabulary, the SMT engine's proof-log reader (:mod:`netproof.verifier.smt.prooflog`)
+and the campaign's record store (:mod:`.store`) and sources (:mod:`.sources`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from netproof.verifier.claims import Claim, Construction
 
 from .sources import show_params
-from .store import every_length, read_record, record_path
+from .store import every_length, read_record, record_path, write_atomic
 
-__all__ = ["build", "claim_records", "find_record"]
+__all__ = ["DEFAULT_CACHE", "RecordChecks", "VerificationCache", "build", "claim_records", "default_cache_dir", "find_record"]
 
 HEADER = """# Claims ledger
 
@@ -38,7 +53,9 @@ all inputs where the bound says "all"), **refuted** (with the shortest counterex
 for longer words. **every n** is a proof for every word of every length (an SMT proof by
 lemmas and an invariant or position classes, or a structural one), shown with the largest
 exhaustive bound beside it where a record has one. Of several records of a claim (bounds,
-methods), the strongest is shown: a refutation, else every n, else the largest bound.
+methods), the strongest is shown: a refutation, else every n, else the largest bound. Every
+record shown is read through the checks of `netproof recheck` (fields, network, claim, bound
+and queries rebuilt from the construction); one that fails them is shown as **fails its check**.
 """
 
 
@@ -48,7 +65,8 @@ def _cell(text: object) -> str:
 
 def claim_records(proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim) -> list[dict[str, Any]]:
     """Every record under ``proofs`` of ``claim`` of ``c`` with parameters ``values``: every
-    bound, every method, in file-name order."""
+    bound, every method, in file-name order (each as its JSON object; :data:`PATH_KEY` holds
+    the file it was read from)."""
     folder = os.path.dirname(record_path(proofs, c, values, claim, None))
     stem = os.path.basename(record_path(proofs, c, values, claim, None)).split(".")[0]
     if not os.path.isdir(folder):
@@ -63,8 +81,144 @@ def claim_records(proofs: str, c: Construction, values: Mapping[str, Any], claim
             continue
         if rec.get("params") != params:
             continue
-        found.append(rec)
+        found.append({**rec, PATH_KEY: os.path.join(folder, name)})
     return found
+
+
+PATH_KEY = " path"
+"""The key under which :func:`claim_records` keeps a record's file (no record field starts with a space)."""
+
+
+# --------------------------------------------------------------------------- verification
+
+
+def default_cache_dir() -> Path:
+    """Where the ledger keeps its verification results: ``$NETPROOF_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/netproof``, else ``~/.cache/netproof`` (each with ``ledger/`` below)."""
+    if os.environ.get("NETPROOF_CACHE_DIR"):
+        return Path(os.environ["NETPROOF_CACHE_DIR"]) / "ledger"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "netproof" / "ledger"
+
+
+def _code_digest() -> str:
+    """The sha256 of netproof's own source (every ``.py`` file of the package, in path order):
+    a verification result holds only for the code that computed it."""
+    root = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256()
+    for sub in ("symbolic", "verifier", "constructions"):
+        for f in sorted((root / sub).rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    h.update((root / "__init__.py").read_bytes())
+    return h.hexdigest()
+
+
+class VerificationCache:
+    """Results of :func:`~netproof.verifier.smt.prooflog.verify_record`, content-addressed.
+
+    The key is the sha256 of the record's bytes, of every ``.smt2`` file under its query folder
+    (name and bytes), of netproof's version and source code, and of the source file of a user's
+    construction (``extra``): a record, a query or the code that checks them changed, the key
+    changed, and the record is checked anew. A value is one small JSON file, ``{"ok": true}`` or
+    ``{"ok": false, "why": ...}``. Only the results of the checks are kept (a crash in them is
+    not)."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self._code: str | None = None
+
+    def key(self, path: str, extra: bytes = b"") -> str:
+        from netproof import __version__
+        from netproof.verifier.smt.prooflog import QUERY_DIR
+
+        if self._code is None:
+            self._code = _code_digest()
+        h = hashlib.sha256()
+        for part in (__version__.encode(), self._code.encode(), extra, Path(path).read_bytes()):
+            h.update(hashlib.sha256(part).digest())
+        folder = Path(path).parent
+        stem = Path(path).name[: -len(".json")]
+        queries = folder.parent / QUERY_DIR / folder.name / stem
+        if queries.is_dir():
+            for f in sorted(queries.rglob("*")):
+                if f.is_file():
+                    h.update(hashlib.sha256(str(f.relative_to(queries)).encode() + b"\0" + f.read_bytes()).digest())
+        return h.hexdigest()
+
+    def get(self, key: str) -> str | None | bool:
+        """The cached result: None (the record passed), its failure's text, or False (not cached)."""
+        try:
+            got = json.loads((self.folder / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if not isinstance(got, dict) or not isinstance(got.get("ok"), bool):
+            return False
+        return None if got["ok"] else str(got.get("why", ""))
+
+    def put(self, key: str, failure: str | None) -> None:
+        try:
+            (self.folder / key[:2]).mkdir(parents=True, exist_ok=True)
+            write_atomic(str(self.folder / key[:2] / f"{key}.json"),
+                         json.dumps({"ok": True} if failure is None else {"ok": False, "why": failure}, sort_keys=True))
+        except OSError:
+            pass  # an unwritable cache only costs time: the record is checked again next time
+
+
+def _memoized(c: Construction) -> Construction:
+    """``c`` with its network, claims and lemmas built once per parameters: the ledger checks
+    many records of one construction (the TM simulation has dozens), and each check rebuilds
+    them."""
+    built: dict[Any, Any] = {}
+
+    def once(kind: str, f: Callable[..., Any]) -> Callable[..., Any]:
+        def call(values: Mapping[str, Any], *rest: Any) -> Any:
+            key = (kind, repr(sorted(values.items())), rest)
+            if key not in built:
+                built[key] = f(values, *rest)
+            return built[key]
+
+        return call
+
+    return dataclasses.replace(
+        c, build=once("build", c.build), claims=once("claims", c.claims), lemmas=None if c.lemmas is None else once("lemmas", c.lemmas)
+    )
+
+
+class RecordChecks:
+    """Each shown record through ``verify_record``, once per build (and across builds through the cache)."""
+
+    def __init__(self, registry: Mapping[str, Construction], cache: VerificationCache | None, sources: Mapping[str, str]) -> None:
+        self.registry = {name: _memoized(c) for name, c in registry.items()}
+        self.cache = cache
+        self.sources = sources
+        self._seen: dict[str, str | None] = {}
+
+    def failure(self, rec: Mapping[str, Any]) -> str | None:
+        """None where the record passes the checks, else the first thing that is not as the evidence says."""
+        from netproof.verifier.smt.prooflog import ProofLogError, verify_record
+
+        path = rec[PATH_KEY]
+        if path in self._seen:
+            return self._seen[path]
+        key = None
+        if self.cache is not None:
+            source = self.sources.get(str(rec.get("construction")))
+            extra = Path(source).read_bytes() if source is not None and os.path.isfile(source) else b""
+            key = self.cache.key(path, extra)
+            hit = self.cache.get(key)
+            if hit is not False:
+                self._seen[path] = hit  # type: ignore[assignment]
+                return self._seen[path]
+        try:
+            verify_record(path, self.registry)
+            failure = None
+        except ProofLogError as exc:
+            failure = str(exc).removeprefix(f"{path}: ")
+        if self.cache is not None and key is not None:
+            self.cache.put(key, failure)
+        self._seen[path] = failure
+        return failure
 
 
 def _strength(rec: Mapping[str, Any]) -> tuple[int, int]:
@@ -77,19 +231,24 @@ def _strength(rec: Mapping[str, Any]) -> tuple[int, int]:
     return (1, top) if rec.get("verdict") == "proved" else (0, top)
 
 
-def find_record(proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim) -> dict[str, Any] | None:
-    """The strongest record of ``claim`` (see the module's docstring), or None."""
-    records = claim_records(proofs, c, values, claim)
+def find_record(
+    proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim, verified: Callable[[Mapping[str, Any]], bool] | None = None
+) -> dict[str, Any] | None:
+    """The strongest record of ``claim`` (see the module's docstring), or None; with
+    ``verified``, only among the records it accepts."""
+    records = [r for r in claim_records(proofs, c, values, claim) if verified is None or verified(r)]
     if not records:
         return None
     return max(records, key=_strength)  # max keeps the first of equals: file-name order
 
 
-def _exhaustive_bound(proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim) -> Mapping[str, Any] | None:
-    """The largest bound of an exhaustive proof of ``claim``, or None."""
+def _exhaustive_bound(
+    proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim, verified: Callable[[Mapping[str, Any]], bool]
+) -> Mapping[str, Any] | None:
+    """The largest bound of an exhaustive proof of ``claim`` that passes its checks, or None."""
     bounds = [
         rec["bound"] for rec in claim_records(proofs, c, values, claim)
-        if rec.get("verdict") == "proved" and str(rec.get("method", "")).startswith("exhaustive") and rec.get("bound")
+        if rec.get("verdict") == "proved" and str(rec.get("method", "")).startswith("exhaustive") and rec.get("bound") and verified(rec)
     ]
     return max(bounds, key=lambda b: int(b["max_len"]), default=None)
 
@@ -110,11 +269,27 @@ def _command(c: Construction, given: Mapping[str, str], sources: Mapping[str, st
     return f"`netproof prove {sources.get(c.name, c.name)}{params}`"
 
 
-def build(registry: Mapping[str, Construction], proofs: str = "proofs", sources: Mapping[str, str] | None = None) -> str:
+DEFAULT_CACHE = "default"
+"""``build(cache=DEFAULT_CACHE)``: the cache under :func:`default_cache_dir`."""
+
+
+def build(
+    registry: Mapping[str, Construction], proofs: str = "proofs", sources: Mapping[str, str] | None = None,
+    cache: VerificationCache | str | None = DEFAULT_CACHE,
+) -> str:
     """The ledger page for the constructions of ``registry`` from the records under ``proofs``
     (``sources``: the file a user's construction comes from, by name, for the command that
-    makes a missing record)."""
+    makes a missing record). Every record shown is checked (see the module's docstring),
+    through ``cache``: a :class:`VerificationCache`, :data:`DEFAULT_CACHE`, or None to check
+    every record anew."""
     sources = dict(sources or {})
+    if cache == DEFAULT_CACHE:
+        cache = VerificationCache(default_cache_dir())
+    checks = RecordChecks(registry, cache if isinstance(cache, VerificationCache) else None, sources)
+
+    def verified(rec: Mapping[str, Any]) -> bool:
+        return checks.failure(rec) is None
+
     lines = [HEADER]
     errata: list[str] = []
     for c in registry.values():
@@ -131,12 +306,19 @@ def build(registry: Mapping[str, Construction], proofs: str = "proofs", sources:
                     f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | no record | — | run {_command(c, {}, sources)} |"
                 )
                 continue
+            failure = checks.failure(record)
+            if failure is not None:
+                lines.append(
+                    f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | "
+                    f"**fails its check**: {_cell(failure)} | — | run `netproof recheck {_cell(record[PATH_KEY])}` |"
+                )
+                continue
             verdict = record["verdict"]
             if verdict == "refuted" and record.get("counterexample") is not None:
                 verdict += f": `{record['counterexample'] or 'ε'}`"
             lines.append(
                 f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | {_cell(verdict)} | "
-                f"{_bound_text(record, _exhaustive_bound(proofs, c, values, claim) if every_length(record) else None)} | "
+                f"{_bound_text(record, _exhaustive_bound(proofs, c, values, claim, verified) if every_length(record) else None)} | "
                 f"{_cell(record['method'])} |"
             )
         lines.append("")
@@ -149,8 +331,12 @@ def build(registry: Mapping[str, Construction], proofs: str = "proofs", sources:
                 fix_id = claim.id[: -len("-paper")]
                 fix = fixed.get(fix_id)
                 fix_record = find_record(proofs, c, values, fix) if fix is not None else None
+                if fix_record is not None and not verified(fix_record):
+                    fix_record = {"verdict": "fails its check"}
                 if record is None:
                     verdict, cx = "no record", f"run {_command(c, {'variant': 'paper'}, sources)}"
+                elif (failure := checks.failure(record)) is not None:
+                    verdict, cx = "**fails its check**", failure
                 else:
                     verdict = record["verdict"]
                     if record.get("counterexample") is not None:

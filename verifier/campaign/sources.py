@@ -38,7 +38,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from netproof.symbolic import Network
+from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq
 
 from netproof.verifier.claims import Construction, Experiment
 
@@ -47,6 +47,7 @@ from .usermod import is_module_ref, load, module_filename, split_ref
 
 __all__ = [
     "Session",
+    "build_network",
     "builtin_experiments",
     "builtin_registry",
     "parameter_values",
@@ -93,6 +94,18 @@ def parameter_values(c: Construction, given: Mapping[str, str]) -> dict[str, Any
         return c.parse_params(given)
     except KeyError as exc:
         raise CampaignError(str(exc.args[0])) from None
+    except ValueError as exc:
+        raise CampaignError(f"{c.name}: {exc}") from None
+
+
+def build_network(
+    c: Construction, values: Mapping[str, Any], n: int | None = None
+) -> Network | RecurrentNetwork | Seq2Seq:
+    """``c``'s network for these parameter values (and, for a construction built per word
+    length, the length ``n``); a value its builder refuses (a length out of range, a size over
+    the construction's limit) is a :class:`CampaignError` with the builder's message."""
+    try:
+        return c.network(values, n) if c.per_length else c.network(values)
     except ValueError as exc:
         raise CampaignError(f"{c.name}: {exc}") from None
 

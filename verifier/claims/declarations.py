@@ -24,7 +24,7 @@ from .kinds import Claim
 from .languages import Language, Word
 from .lemmas import Lemma
 
-__all__ = ["VARIANT", "Construction", "Param", "parse_fraction", "parse_int"]
+__all__ = ["VARIANT", "Construction", "Param", "parse_fraction", "parse_int", "shown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +102,21 @@ class Construction:
         return self.build(values)
 
 
+def shown(raw: str, limit: int = 40, *, quoted: bool = True) -> str:
+    """``raw`` for an error line (``repr`` unless ``quoted=False``), cut to ``limit`` characters
+    with the full length named.
+
+    >>> shown("12")
+    "'12'"
+    >>> shown("9" * 5000)
+    "'9999999999999999999999999999999999999999…' (5000 characters)"
+    """
+    if len(raw) <= limit:
+        return repr(raw) if quoted else raw
+    head = raw[:limit] + "…"
+    return f"{repr(head) if quoted else head} ({len(raw)} characters)"
+
+
 def parse_int(name: str, *, minimum: int) -> Callable[[str], int]:
     """A parser for an integer parameter with a lower bound."""
 
@@ -109,9 +124,9 @@ def parse_int(name: str, *, minimum: int) -> Callable[[str], int]:
         try:
             value = int(raw)
         except ValueError:
-            raise ValueError(f"{name}={raw!r} is not an integer; give a whole number >= {minimum}") from None
+            raise ValueError(f"{name}={shown(raw)} is not an integer; give a whole number >= {minimum}") from None
         if value < minimum:
-            raise ValueError(f"{name}={value} must be >= {minimum}")
+            raise ValueError(f"{name}={shown(str(value), quoted=False)} must be >= {minimum}")
         return value
 
     return parse
@@ -123,13 +138,13 @@ def parse_fraction(name: str, *, minimum: Fraction | None = None, strict: bool =
     def parse(raw: str) -> Fraction:
         text = raw.strip()
         if "." in text or "e" in text.lower():
-            raise ValueError(f"{name}={raw!r}: give an exact rational like 1/10, not a decimal")
+            raise ValueError(f"{name}={shown(raw)}: give an exact rational like 1/10, not a decimal")
         try:
             value = Fraction(text)
         except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{name}={raw!r} is not a rational number like 1/10") from None
+            raise ValueError(f"{name}={shown(raw)} is not a rational number like 1/10") from None
         if minimum is not None and (value <= minimum if strict else value < minimum):
-            raise ValueError(f"{name}={value} must be {'>' if strict else '>='} {minimum}")
+            raise ValueError(f"{name}={shown(str(value), quoted=False)} must be {'>' if strict else '>='} {minimum}")
         return value
 
     return parse

@@ -3,20 +3,38 @@ module, :func:`main` runs one command in a fresh
 :class:`~netproof.verifier.campaign.sources.Session` and turns a bad input into one line on
 stderr with exit status 2.
 
+Any other exception is a crash in netproof itself: one line ``netproof: internal error: <type>:
+<message> (please report it at <ISSUES_URL> with the command line)`` and exit status 70
+(:data:`~netproof.verifier.campaign.errors.EXIT_INTERNAL`), never a traceback and never a
+verdict's status; ``NETPROOF_DEBUG=1`` in the environment raises it instead (the traceback, for
+developers). A file-system error on a path the user gave (a folder that cannot be made, a full
+disk) is a usage error; Ctrl-C exits 130.
+
 May import the command modules of this package and the campaign's error class.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from netproof.verifier.campaign.errors import EXIT_OK, EXIT_USAGE, CampaignError
+from netproof.verifier.campaign.errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    ISSUES_URL,
+    CampaignError,
+    InternalError,
+)
 from netproof.verifier.campaign.sources import Session
 
+from .compile import add_parser as add_compile
 from .export import add_parser as add_export
 from .fuzz import add_parser as add_fuzz
 from .ledger import add_parser as add_ledger
@@ -24,6 +42,7 @@ from .list import add_parser as add_list
 from .new import add_parser as add_new
 from .prove import add_parser as add_prove
 from .recheck import add_parser as add_recheck
+from .report import add_parser as add_report
 from .run import add_parser as add_run
 
 __all__ = ["build_parser", "main"]
@@ -31,7 +50,7 @@ __all__ = ["build_parser", "main"]
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"netproof: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(EXIT_USAGE, f"netproof: error: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,8 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     ``recheck``, ``new``, ``precision``, ``plot``); each sets ``func(args, session)``."""
     parser = _Parser(prog="netproof", description="Exact, checkable neural-network constructions.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
-    for add in (add_list, add_run, add_export, add_fuzz, add_ledger, add_prove, add_recheck, add_new):
+    for add in (add_list, add_run, add_export, add_compile, add_fuzz, add_ledger, add_prove, add_recheck, add_new):
         add(sub)
+    add_report(sub)
 
     # their own modules, imported here: the float engines (torch, matplotlib) load only when run
     from .plot import add_parser as add_plot
@@ -48,6 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_precision(sub)
     add_plot(sub)
+    from .show import add_parser as add_show
+
+    add_show(sub)
+    from .check_model import add_parser as add_check_model
+    from .import_model import add_parser as add_import
+
+    add_import(sub)
+    add_check_model(sub)
     return parser
 
 
@@ -59,12 +87,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args, Session()))
     except CampaignError as exc:
-        print(f"netproof: error: {exc}", file=sys.stderr)
+        print(f"netproof: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("netproof: interrupted; no record was half-written", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `netproof list | head`
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    except OSError as exc:
+        if exc.errno not in _PATH_ERRORS or exc.filename is None or _debugging():
+            return _internal(exc)
+        print(f"netproof: error: cannot use {exc.filename!r}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001  (a crash in netproof itself: one line, never a traceback)
+        return _internal(exc)
+
+
+_LONG = re.compile(r"\S{121,}")
+
+
+def one_line(message: str) -> str:
+    """An error message as one line of sensible length: whitespace runs become one space, and a
+    value the user gave that is over 120 characters long is cut to its first 60 with its length named.
+
+    >>> one_line("k='" + "9" * 5000 + "' is not an integer")
+    "k='999999999999999999999999999999999999999999999999999999999… (5004 characters) is not an integer"
+    """
+    return _LONG.sub(lambda m: f"{m.group()[:60]}… ({len(m.group())} characters)", " ".join(message.split()))
+
+
+_PATH_ERRORS = frozenset({
+    errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.ENOENT, errno.EEXIST, errno.ENOSPC,
+    errno.EDQUOT, errno.ENAMETOOLONG, errno.ELOOP,
+})
+"""The errors of a path the user gave (a folder that cannot be made, a full disk): usage errors, exit 2."""
+
+
+def _debugging() -> bool:
+    return os.environ.get("NETPROOF_DEBUG", "") not in ("", "0")
+
+
+def _internal(exc: Exception) -> int:
+    """An uncaught exception: one line on stderr naming it and where to report it, exit status
+    :data:`EXIT_INTERNAL`; with ``NETPROOF_DEBUG=1`` it is raised again (its traceback shown)."""
+    if _debugging():
+        raise exc
+    what = str(exc) if isinstance(exc, InternalError) else f"{type(exc).__name__}: {exc}"
+    what = " ".join(what.split())
+    print(f"netproof: internal error: {what} (please report it at {ISSUES_URL} with the command line)", file=sys.stderr)
+    return EXIT_INTERNAL

@@ -15,9 +15,10 @@ from typing import Any
 from netproof.symbolic import RecurrentNetwork, Seq2Seq
 
 from netproof.verifier.campaign.errors import EXIT_OK
-from netproof.verifier.campaign.sources import Session, parameter_values, parse_assignments, show_params
+from netproof.verifier.campaign.sources import Session, build_network, parameter_values, parse_assignments, show_params
 from netproof.verifier.campaign.store import write_atomic
 
+from .checks import nonnegative_int, output_file
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_export"]
@@ -36,8 +37,8 @@ def add_parser(sub: Any) -> None:
         "(symbolic/torch_export.py), needs --out and the torch extra",
     )
     p_export.add_argument("--dtype", choices=("float64", "float32"), default="float64", help="for --format state_dict")
-    p_export.add_argument("--n", type=int, default=None, help="the word length, for constructions built per length")
-    p_export.add_argument("--out", default="", help="write to this file (atomically) instead of stdout")
+    p_export.add_argument("--n", type=nonnegative_int, default=None, help="the word length, for constructions built per length")
+    p_export.add_argument("--out", type=output_file, default="", help="write to this file (atomically) instead of stdout")
     p_export.set_defaults(func=cmd_export)
 
 
@@ -50,11 +51,11 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
     if c.per_length:
         if args.n is None:
             raise UsageError(f"{c.name} is built per word length: give --n N (the word length it reads)")
-        net = c.network(values, args.n)
+        net = build_network(c, values, args.n)
     else:
         if args.n is not None:
             raise UsageError(f"{c.name} reads words of any length: drop --n")
-        net = c.network(values)
+        net = build_network(c, values)
     if isinstance(net, RecurrentNetwork):
         raise UsageError(
             f"{c.name} builds a RecurrentNetwork ({type(net.cell).__name__}); network files and state_dict exports "
@@ -81,9 +82,12 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         tmp = f"{args.out}.tmp-{os.getpid()}"
         try:
             save(net, tmp, dtype=args.dtype)
+            os.replace(tmp, args.out)
         except MissingExtraError as exc:
             raise UsageError(str(exc)) from None
-        os.replace(tmp, args.out)
+        finally:
+            if os.path.exists(tmp):  # a failed save leaves no half-written file
+                os.remove(tmp)
         return EXIT_OK
     text = dumps(net, extra=extra)
     if args.out:

@@ -31,6 +31,7 @@ from netproof.verifier.claims import (
     Verdict,
     Word,
 )
+from netproof.verifier.smtlib import check as check_solver
 
 from .job import BASE_E, Job, Progress, count_words, enclose, format_value, interval_sign, run_word, show_word, words
 
@@ -81,7 +82,8 @@ def check_sign_for_all_bases(job: Job, claim: SignForAllBases, bound: int, progr
         if hi is not None:
             solver.add(E <= z3.RealVal(str(hi), ctx))
         solver.add(z3.Not(right) if want_correct else right)
-        result = solver.check()
+        answer, _reason, _model = check_solver(solver)  # a Ctrl-C raises, a crash is retried (never a verdict)
+        result = {"unsat": z3.unsat, "sat": z3.sat}.get(answer, z3.unknown)
         if result == z3.unsat:
             return "unsat", None
         if result == z3.sat:
@@ -306,14 +308,15 @@ def check_for_all(claim: ForAll) -> Verdict:
         solver.add(z3.Not(_sympy_to_z3(z3, ctx, claim.goal, env)))
     except NotImplementedError as exc:
         return Unknown(method, str(exc))
-    result = solver.check()
+    answer, reason, _model = check_solver(solver)  # a Ctrl-C raises, a crash is retried (never a verdict)
+    result = {"unsat": z3.unsat, "sat": z3.sat}.get(answer, z3.unknown)
     if result == z3.unsat:
         return Proved(method, 1, f"for all {claim.domain} {', '.join(claim.variables)} under the assumptions (unbounded)")
     if result == z3.sat:
         model = solver.model()
         values = {v: str(model.eval(x, model_completion=True)) for v, x in variables.items()}
         return Refuted(method, f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}", None, values)
-    return Unknown(method, f"z3: {solver.reason_unknown()}")
+    return Unknown(method, f"z3: {reason}")
 
 
 # --------------------------------------------------------------------------- Identity

@@ -109,8 +109,8 @@ def logit_on(net: Network, word: Word) -> tuple[SmtResult, SmtResult]:
         s.add(*enc.assertions)
         s.add(*(row[net.alphabet.index(sym)] for row, sym in zip(enc.symbol, word, strict=True)))
         s.add(logit == enc.num(want) if equal else logit != enc.num(want))
-        r = s.check()
-        answers.append("unsat" if r == z3.unsat else "sat" if r == z3.sat else "unknown")
+        answer, _reason, _model = smtlib.check(s)
+        answers.append("unsat" if answer == "unsat" else "sat" if answer == "sat" else "unknown")
     return answers[0], answers[1]
 
 
@@ -155,8 +155,6 @@ def _replay(net: Network, language: Language, word: Word) -> Refuted | None:
 def _shrink(q: RecognitionQuery, alphabet: Sequence[str], word: Word, deadline: float) -> Word:
     """The shortlex-first counterexample of this length: fix symbols left to right, each to the
     smallest one that still leaves a counterexample (within the deadline; else ``word``)."""
-    import z3
-
     solver = q.solver
     best = list(word)
     solver.push()
@@ -171,9 +169,9 @@ def _shrink(q: RecognitionQuery, alphabet: Sequence[str], word: Word, deadline: 
                     return tuple(best)
                 solver.push()
                 solver.add(is_sym[si])
-                solver.set("timeout", max(1, int(left * 1000)))
-                if solver.check() == z3.sat:
-                    best = list(_word_of(solver.model(), q.encoder, alphabet))
+                answer, _reason, model = smtlib.check(solver, timeout=left, want_model=True)
+                if answer == "sat":
+                    best = list(_word_of(model, q.encoder, alphabet))
                     solver.pop()
                     solver.add(is_sym[si])
                     break
@@ -184,12 +182,15 @@ def _shrink(q: RecognitionQuery, alphabet: Sequence[str], word: Word, deadline: 
 
 
 def recognizes_smt(
-    net_for: Any, language: Language, min_len: int, max_len: int, *, timeout: float = 60.0, shrink: bool = True
+    net_for: Any, language: Language, min_len: int, max_len: int, *, timeout: float = 60.0, shrink: bool = True,
+    budget: str = "",
 ) -> Outcome:
     """Prove or refute "accept ⇔ w ∈ language" for every word with min_len ≤ |w| ≤ max_len, one
     z3 query per length (``net_for(m)`` is the network for words of length m). ``timeout`` is
-    the budget in seconds for all the queries together."""
+    the budget in seconds for all the queries together; ``budget`` names it in a timeout's
+    reason where it is what is left of a larger one (default: "the {timeout} s budget")."""
     method = "smt (z3)"
+    budget = budget or f"the {timeout:g} s budget"
     started = time.perf_counter()
     deadline = started + timeout
     queries: list[SmtQuery] = []
@@ -204,7 +205,7 @@ def recognizes_smt(
         left = deadline - time.perf_counter()
         if left <= 0:
             return Outcome(
-                Unknown(method, f"timeout: the {timeout:.1f} s budget ran out before length {m} (lengths {min_len}..{m - 1} proved)"),
+                Unknown(method, f"timeout: {budget} ran out before length {m} (lengths {min_len}..{m - 1} proved)"),
                 tuple(queries),
             )
         query, model = smtlib.solve(q.solver, name=q.name, logic=q.logic, timeout=left,
@@ -212,8 +213,8 @@ def recognizes_smt(
         if query.result == "unknown":
             queries.append(query)
             reason = query.reason or "unknown"
-            if reason in ("timeout", "canceled"):
-                reason = f"timeout: the {timeout:.1f} s budget ran out at length {m}"
+            if reason == "timeout":
+                reason = f"timeout: {budget} ran out at length {m}"
             return Outcome(Unknown(method, f"z3: {reason} (lengths {min_len}..{m - 1} proved)"), tuple(queries))
         if query.result == "sat":
             word = _word_of(model, q.encoder, language.alphabet)
@@ -335,7 +336,7 @@ def _monolithic_value(claim: ValueIs) -> ValueBuilder:
 
 def value_is_smt(
     job: Job, claim: ValueIs, min_len: int, max_len: int, *, timeout: float = 60.0,
-    build: ValueBuilder | None = None, method: str = "smt (z3)", name: str = "n={m}",
+    build: ValueBuilder | None = None, method: str = "smt (z3)", name: str = "n={m}", budget: str = "",
 ) -> Outcome:
     """Prove or refute a :class:`ValueIs` with a closed form for every word with
     ``min_len <= |w| <= max_len``, one z3 query per length (``build``: the monolithic encoding
@@ -360,7 +361,7 @@ def value_is_smt(
             return Outcome(Unknown(method, f"unsupported: {exc}"), tuple(queries))
         left = deadline - time.perf_counter()
         if left <= 0:
-            return Outcome(Unknown(method, f"timeout: the {timeout:.1f} s budget ran out before length {m} (lengths {min_len}..{m - 1} proved)"),
+            return Outcome(Unknown(method, f"timeout: {budget or f'the {timeout:g} s budget'} ran out before length {m} (lengths {min_len}..{m - 1} proved)"),
                            tuple(queries))
         query, model = smtlib.solve(solver, name=name.format(m=m), logic=logic, timeout=left,
                              reason_unsat=f"on no word of length {m} does the value differ from the closed form")

@@ -51,8 +51,10 @@ def prove_claim_smt(
             progress = prove_recognizes(job.network(bound), claim, lemmas, bound, timeout=timeout)
             if not isinstance(progress.verdict, Unknown):
                 return Outcome(progress.verdict, (), progress.tree)
-        left = max(1.0, timeout - (time.perf_counter() - started))
-        return recognizes_smt(job.network, claim.language, claim.min_len, bound, timeout=left)
+        spent = time.perf_counter() - started
+        left = max(1.0, timeout - spent)
+        return recognizes_smt(job.network, claim.language, claim.min_len, bound, timeout=left,
+                              budget=f"the {timeout:g} s budget" if left >= timeout else _rest(timeout, spent, left))
     if isinstance(claim, BlockIdentity):
         log: list[SmtQuery] = []
         verdict = check(job, claim, queries=log)
@@ -66,14 +68,21 @@ def prove_claim_smt(
             outcome = prove_value(job, claim, lemmas, bound, timeout=timeout)
             if not isinstance(outcome.verdict, Unknown):
                 return outcome
-        left = max(1.0, timeout - (time.perf_counter() - started))
-        return value_is_smt(job, claim, claim.min_len, bound, timeout=left)
+        spent = time.perf_counter() - started
+        left = max(1.0, timeout - spent)
+        return value_is_smt(job, claim, claim.min_len, bound, timeout=left,
+                            budget=f"the {timeout:g} s budget" if left >= timeout else _rest(timeout, spent, left))
     kind = type(claim).__name__
     if isinstance(claim, ValueIs):
         kind = "ValueIs claims without a closed form (ValueIs.closed_form)" if claim.closed_form is None else f"ValueIs claims checked with the {claim.backend} backend"
     else:
         kind += " claims"
     return Outcome(Unknown("smt (z3)", f"unsupported: the smt method does not cover {kind}; use --method exhaustive or --method all"))
+
+
+def _rest(timeout: float, spent: float, left: float) -> str:
+    """A timeout's budget, named as the user gave it, where the monolithic encoding had what the compositional proof left."""
+    return f"the {timeout:g} s budget ({spent:.1f} s of it spent on the compositional proof, {left:.1f} s left for this one)"
 
 
 EXHAUSTIVE_WORDS = 1 << 17

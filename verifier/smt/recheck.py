@@ -32,6 +32,7 @@ from netproof.symbolic import render, tokenize
 from netproof.verifier.claims import Construction, Refuted
 from netproof.verifier.exhaustive.checker import Job, check, check_word, count_words
 from netproof.verifier.smt.prooflog import ProofLog, ProofLogError, claim_of, construction_of, find_logs, verdict_name, verify_record
+from netproof.verifier import smtlib
 from netproof.verifier.smtlib import solver_version
 
 Agreement = Literal["agree", "disagree", "undecided", "rejected"]
@@ -106,19 +107,19 @@ def _z3(text: str, timeout: float) -> tuple[str, str]:
 
     ctx = z3.Context()
     s = z3.Solver(ctx=ctx)
-    s.set("timeout", max(1, int(timeout * 1000)))
     s.from_string(text)
-    r = s.check()
-    if r == z3.unsat:
-        return "unsat", ""
-    if r == z3.sat:
-        return "sat", ""
-    return "unknown", str(s.reason_unknown())
+    answer, reason, _model = smtlib.check(s, timeout=timeout)
+    return answer, reason
 
 
 Announce = Callable[[str], None]
 """``announce(line)``: told what a recheck is about to do, before it does it (a long exhaustive
 re-run says how many words it goes through)."""
+
+RecheckProgress = Callable[[int, int, "QueryCheck | None"], None]
+"""``progress(done, total, query)``: the queries solved of the log's total, ``(0, total, None)``
+before the first and ``query`` the one just solved after each; or, during an exhaustive re-run,
+the words checked of the total (``query`` None)."""
 
 
 class _OutOfTime(Exception):
@@ -127,10 +128,11 @@ class _OutOfTime(Exception):
 
 def recheck_log(
     path: str, *, registry: Mapping[str, Construction], solver: str = "cvc5", timeout: float = 120.0,
-    announce: Announce | None = None,
+    announce: Announce | None = None, progress: RecheckProgress | None = None,
 ) -> LogCheck:
     """Recheck one log (see the module docstring), its construction looked up in ``registry``:
-    ``timeout`` seconds per query, or for the whole exhaustive re-run."""
+    ``timeout`` seconds per query, or for the whole exhaustive re-run; ``progress`` hears of each
+    query solved (or of the words the re-run checks)."""
     try:
         log = verify_record(path, registry)
     except ProofLogError as exc:
@@ -139,13 +141,17 @@ def recheck_log(
     if rec["verdict"] == "unknown":
         return LogCheck(path, "undecided", solver, detail=f"the verdict is unknown ({rec['reason']}): there is nothing to re-check")
     if log.rerun:
-        return _recheck_exhaustive(log, registry, timeout, announce)
+        return _recheck_exhaustive(log, registry, timeout, announce, progress)
     entries = log.queries
     checks: list[QueryCheck] = []
+    if progress is not None:
+        progress(0, len(entries), None)
     for entry in entries:
         started = time.perf_counter()
         answer, reason = solve_smt2(log.smt2[entry["sha256"]], solver, timeout)
         checks.append(QueryCheck(entry["name"], entry["result"], answer, reason, time.perf_counter() - started))
+        if progress is not None:
+            progress(len(checks), len(entries), checks[-1])
     # A recorded "unknown" is a lemma that was not proved (its block then encoded faithfully):
     # any answer is consistent with it. verify_record made sure the verdict needs no such answer.
     if any(c.answer != "unknown" and c.recorded != "unknown" and c.answer != c.recorded for c in checks):
@@ -179,7 +185,10 @@ def _replay(log: ProofLog, registry: Mapping[str, Construction]) -> str:
     return f"the counterexample {rec['counterexample']!r} replayed exactly is {'no counterexample' if verdict is None else verdict_name(verdict)}"
 
 
-def _recheck_exhaustive(log: ProofLog, registry: Mapping[str, Construction], timeout: float, announce: Announce | None) -> LogCheck:
+def _recheck_exhaustive(
+    log: ProofLog, registry: Mapping[str, Construction], timeout: float, announce: Announce | None,
+    told: RecheckProgress | None = None,
+) -> LogCheck:
     """A verdict no query establishes: its check run again (exhaustive, exact) at the record's
     own bound, its size announced first, stopped (undecided) when ``timeout`` seconds are spent."""
     rec = log.record
@@ -198,6 +207,8 @@ def _recheck_exhaustive(log: ProofLog, registry: Mapping[str, Construction], tim
     def progress(done: int, total: int) -> None:
         if time.perf_counter() > deadline:
             raise _OutOfTime(f"{done:,} of {total:,} words checked when the {timeout:g} s of --timeout ran out")
+        if told is not None:
+            told(done, total, None)
 
     try:
         verdict = check(job, claim, max_len=bound, progress=progress)
@@ -226,10 +237,11 @@ def _recheck_exhaustive(log: ProofLog, registry: Mapping[str, Construction], tim
 
 def recheck(
     paths: Sequence[str], *, registry: Mapping[str, Construction], solver: str = "cvc5", timeout: float = 120.0,
-    announce: Announce | None = None,
+    announce: Announce | None = None, progress: RecheckProgress | None = None,
 ) -> list[LogCheck]:
     """Recheck every log named by ``paths`` (files, or directories searched recursively)."""
-    return [recheck_log(p, registry=registry, solver=solver, timeout=timeout, announce=announce) for p in find_logs(paths)]
+    return [recheck_log(p, registry=registry, solver=solver, timeout=timeout, announce=announce, progress=progress)
+            for p in find_logs(paths)]
 
 
 def as_json(check: LogCheck) -> dict[str, Any]:

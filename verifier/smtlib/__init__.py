@@ -6,14 +6,32 @@ Exhaustive checking uses it for the claims whose check is one z3 query; the SMT 
 """
 
 from .printer import smt2_logic, smt2_portable, to_smt2
-from .queries import SOLVER, LemmaNode, Outcome, SmtQuery, SmtResult, solve, solver_version
+from .queries import (
+    KEYBOARD,
+    SOLVER,
+    STOPPED,
+    LemmaNode,
+    Outcome,
+    SmtQuery,
+    SmtResult,
+    SolverCrashed,
+    Stop,
+    check,
+    solve,
+    solver_version,
+)
 
 __all__ = [
+    "KEYBOARD",
     "SOLVER",
+    "STOPPED",
     "LemmaNode",
     "Outcome",
     "SmtQuery",
     "SmtResult",
+    "SolverCrashed",
+    "Stop",
+    "check",
     "smt2_logic",
     "smt2_portable",
     "solve",

@@ -42,7 +42,7 @@ from netproof.verifier.claims import BooleanBlock, Language, NearestSelection, S
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
-from .arithmetic import COUNT_AT_LEAST, LENGTH_FREE_FEATURES, Pos, Values, affine_map, commutative, ffn_faithful, sympy_to_z3
+from .arithmetic import COUNT_AT_LEAST, LENGTH_FREE_FEATURES, Pos, Values, affine_map, certainly_equal, commutative, ffn_faithful, sympy_to_z3
 from .lemmas import LemmaResult, nearer_is_later
 
 
@@ -336,7 +336,7 @@ class Abstraction:
                 if self.vals.boolish(x.get(d, Fraction(0))) is None:
                     problem = f"dim {d!r} is not 0/1 at position {j}"
             for d, feat in lemma.positional.items():
-                if x.get(d) != self.feature_at(feat, j):
+                if not certainly_equal(x.get(d), self.feature_at(feat, j)):
                     problem = f"dim {d!r} does not hold {feat} at position {j}"
             if problem is not None:
                 r.fallbacks.append(f"{problem} (length {self.m})")

@@ -49,6 +49,15 @@ class Pos:
     index: int
 
 
+def certainly_equal(a: Any, b: Any) -> bool:
+    """Whether two values are the same for certain: equal Fractions or equal :class:`Pos`.
+    A z3 term (a value that depends on the word: a mutated weight can make a positional dim
+    one) is never certainly equal to anything here, and is never compared with a Python
+    operator (``term != x`` is a z3 term, whose truth value Python cannot take): callers treat
+    "not certainly equal" as a side condition that fails, and fall back soundly."""
+    return isinstance(a, Fraction | Pos) and isinstance(b, Fraction | Pos) and type(a) is type(b) and a == b
+
+
 def _no_pos(v: Any) -> Any:
     if isinstance(v, Pos):
         shown = " + ".join(f"{c}·{f}" for f, c in v.terms)

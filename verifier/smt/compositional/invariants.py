@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netproof.symbolic import Network
+from netproof.verifier import smtlib
 from netproof.verifier.claims import Recognizes
 from netproof.verifier.smtlib import LemmaNode, to_smt2
 
@@ -24,9 +25,11 @@ from .lemmas import LemmaResult
 from .system import TransitionSystem, every_length_system
 
 
-def spacer_invariant(system: TransitionSystem, timeout: float) -> tuple[str, Any]:
+def spacer_invariant(system: TransitionSystem, timeout: float, halt: smtlib.Stop | None = None) -> tuple[str, Any]:
     """Spacer (z3's Horn solver, IC3/PDR) on the system: ("safe", an inductive invariant as a
-    formula over the state), ("unsafe", None) or ("unknown", the reason)."""
+    formula over the state), ("unsafe", None) or ("unknown", the reason). ``halt`` interrupts
+    it from another thread; a Ctrl-C that reached z3 raises :class:`KeyboardInterrupt` (as in
+    :func:`netproof.verifier.smtlib.check`)."""
     z3, ctx = system.z3, system.ctx
     inv = z3.Function("Inv", *([z3.BoolSort(ctx)] * len(system.state)), z3.BoolSort(ctx))
     fp = z3.Fixedpoint(ctx=ctx)
@@ -39,15 +42,28 @@ def spacer_invariant(system: TransitionSystem, timeout: float) -> tuple[str, Any
     fp.declare_var(*sorted(free.values(), key=str))
     fp.rule(inv(*system.state), system.init)
     fp.rule(inv(*system.primed), [inv(*system.state), system.trans])
+    goal = z3.And(inv(*system.state), system.bad)
+    halt = smtlib.Stop() if halt is None else halt
+    if halt.requested:
+        return "unknown", smtlib.STOPPED
     try:
-        answer = fp.query(z3.And(inv(*system.state), system.bad))
-    except z3.Z3Exception as exc:  # a timeout cancels the query
-        return "unknown", exc.value.decode() if isinstance(exc.value, bytes) else str(exc.value)
+        with halt.checking(ctx):
+            answer = fp.query(goal)
+    except z3.Z3Exception as exc:  # a timeout or an interrupt cancels the query
+        reason = exc.value.decode() if isinstance(exc.value, bytes) else str(exc.value)
+        if reason.strip() == smtlib.KEYBOARD:
+            raise KeyboardInterrupt from None
+        return "unknown", reason
+    if halt.requested:  # asked to stop as it answered: the context may be cancelled (smtlib.check)
+        return "unknown", smtlib.STOPPED
     if answer == z3.unsat:
         return "safe", z3.substitute_vars(fp.get_cover_delta(-1, inv), *system.state)
     if answer == z3.sat:
         return "unsafe", None
-    return "unknown", fp.reason_unknown()
+    reason = str(fp.reason_unknown())
+    if reason.strip() == smtlib.KEYBOARD:
+        raise KeyboardInterrupt
+    return "unknown", reason
 
 
 CERTIFICATE = ("initiation", "consecution", "safety")

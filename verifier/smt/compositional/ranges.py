@@ -112,15 +112,14 @@ def _shortest(ab: Abstraction, solver: Any, model: Any, deadline: float) -> Word
         mid = (low + high) // 2
         solver.push()
         solver.add(z3.Not(ab.present[mid]))  # length <= mid
-        solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
-        answer = solver.check()
-        if answer == z3.sat:
-            word = ab.word_of(solver.model())
+        answer, _reason, found = smtlib.check(solver, timeout=max(0.001, deadline - time.perf_counter()), want_model=True)
+        if answer == "sat":
+            word = ab.word_of(found)
             high = len(word)
-        elif answer == z3.unsat:
+        elif answer == "unsat":
             low = mid + 1
         solver.pop()
-        if answer not in (z3.sat, z3.unsat):
+        if answer not in ("sat", "unsat"):
             break
     return word
 
@@ -129,8 +128,6 @@ def _shrink(ab: Abstraction, solver: Any, word: Word, deadline: float) -> Word:
     """The shortlex-first counterexample of this length: fix the symbols left to right, each to
     the smallest one that still leaves a counterexample (one solver call per position and
     candidate, within the deadline; the word found so far if time runs out)."""
-    import z3
-
     fixed: list[Any] = []
     out = list(word)
     for t in range(ab.m):
@@ -140,9 +137,7 @@ def _shrink(ab: Abstraction, solver: Any, word: Word, deadline: float) -> Word:
                 break
             solver.push()
             solver.add(*fixed, ab.is_symbol(t, a))
-            solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
-            answer = solver.check()
-            model = solver.model() if answer == z3.sat else None
+            _answer, _reason, model = smtlib.check(solver, timeout=max(0.001, deadline - time.perf_counter()), want_model=True)
             solver.pop()
             if model is not None:
                 out = list(ab.word_of(model))
@@ -243,12 +238,13 @@ def prove_recognizes(
                 break
             built = time.perf_counter() - range_started
             words = f"length {a}" if a == b else f"length {a} to {b}"
-            if search is not None and not search.claim_ranges(ab.ctx):
+            if search is not None and not search.claim_ranges():
                 break
             query, model = smtlib.solve(solver, name=f"{claim.id} n={shown}", logic=logic, timeout=max(0.001, deadline - time.perf_counter()),
-                                 reason_unsat=f"no word of {words} is misclassified (lemmas in place of their blocks)")
-            if search is not None and not search.claim_ranges(None):
-                break  # the proof for every length came first (and may have interrupted this query)
+                                 reason_unsat=f"no word of {words} is misclassified (lemmas in place of their blocks)",
+                                 stop=None if search is None else search.ranges)
+            if search is not None and not search.claim_ranges():
+                break  # the proof for every length came first (and may have stopped this query)
             queries.append(query)
             if query.result == "unsat":
                 proved_up_to = b
@@ -272,7 +268,7 @@ def prove_recognizes(
                 proved_up_to = len(word) - 1
                 break
             reason = query.reason or "unknown"
-            if reason in ("timeout", "canceled"):
+            if reason == "timeout":
                 reason = f"timeout after {timeout:g} s at length {shown}"
             verdict = Unknown(METHOD, f"z3: {reason} (lengths {claim.min_len}..{a - 1} proved)")
             break

@@ -95,19 +95,24 @@ def _plain(z3: Any, formula: Any) -> tuple[tuple[Any, ...], ...]:
 
 def _prove_every_length(
     net: Network, claim: Recognizes, results: Sequence[LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], timeout: float,
-    on_context: Callable[[Any], None] | None = None, stop: Callable[[], bool] = lambda: False,
+    halt: smtlib.Stop | None = None,
 ) -> tuple[list[SmtQuery] | None, str, str]:
     """The theorem for every length (see :func:`.ranges.prove_recognizes`): its three certificate
     queries, each unsat, or None and why not, and how the invariant was found. The reachable
     states (:func:`_reachable`, binary decision diagrams) come first, within half of
     ``timeout``; Spacer (z3's IC3/PDR) gets the rest where they give no answer (dd missing, or a
-    diagram too big for the time). ``on_context`` is given the z3 context Spacer runs in, before
-    it starts, and ``stop()`` is asked between steps (to stop either from another thread)."""
+    diagram too big for the time). ``halt`` stops it from another thread: it is asked between
+    steps, and interrupts Spacer's query or the position-classes query while one runs."""
     started = time.perf_counter()
+    halt = smtlib.Stop() if halt is None else halt
+
+    def stop() -> bool:
+        return halt.requested
+
     try:
         system = every_length_system(net, claim.language, results, readout_lemmas, readout_nodes, claim.min_len)
     except Unsupported as exc:
-        return _prove_by_classes(net, claim, results, timeout, on_context, f"not a transition system ({exc})")
+        return _prove_by_classes(net, claim, results, timeout, halt, f"not a transition system ({exc})")
     status, found = _reachable(system, started + timeout / 2, stop)
     how = "the reachable states, by binary decision diagrams"
     if status == "unsafe":
@@ -117,9 +122,7 @@ def _prove_every_length(
         if stop():
             return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found", how
         how = "Spacer"
-        if on_context is not None:
-            on_context(system.ctx)
-        status, inv = spacer_invariant(system, max(0.001, timeout - (time.perf_counter() - started)))
+        status, inv = spacer_invariant(system, max(0.001, timeout - (time.perf_counter() - started)), halt)
         if status == "unsafe":
             return None, "Spacer found a misclassified word (of some length), so the ranges look for the shortest", how
         if status != "safe":
@@ -133,12 +136,12 @@ def _prove_every_length(
     # (certificate_queries) makes the same terms in the same order, hence the same text.
     queries = []
     for name, text, solver in certificate_queries(net, claim, results, invariant, readout_lemmas):
-        solver.set("timeout", 60_000)
         began = time.perf_counter()
-        answer = str(solver.check())
+        answer, reason, _model = smtlib.check(solver, timeout=60.0)
         if answer != "unsat":
             raise EncoderBugError(
-                f"the invariant ({how}) for {claim.id} fails its query {name!r} ({answer}): a bug in the transition system or its reading"
+                f"the invariant ({how}) for {claim.id} fails its query {name!r} ({answer}{': ' + reason if reason else ''}): "
+                "a bug in the transition system or its reading"
             )
         queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=_CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]], seconds=time.perf_counter() - began))
     return queries, "", how
@@ -146,7 +149,7 @@ def _prove_every_length(
 
 def _prove_by_classes(
     net: Network, claim: Recognizes, results: Sequence[LemmaResult], timeout: float,
-    on_context: Callable[[Any], None] | None, why_not_system: str,
+    halt: smtlib.Stop, why_not_system: str,
 ) -> tuple[list[SmtQuery] | None, str, str]:
     """The theorem for every length as one query over position classes (:mod:`netproof.verifier.smt.compositional.classes`),
     for a network that is no transition system (soft attention over every position): its query,
@@ -154,12 +157,10 @@ def _prove_by_classes(
     misclassify is an encoder bug."""
     how = "position classes"
     try:
-        ctx, solver, enc = class_query(net, claim, results)
+        _ctx, solver, enc = class_query(net, claim, results)
     except Unsupported as exc:
         return None, f"unsupported: {why_not_system}; position classes: {exc}", ""
-    if on_context is not None:
-        on_context(ctx)
-    query, model = smtlib.solve(solver, name=f"{claim.id} every n: {QUERY}", logic=LOGIC, timeout=timeout,
+    query, model = smtlib.solve(solver, name=f"{claim.id} every n: {QUERY}", logic=LOGIC, timeout=timeout, stop=halt,
                               reason_unsat=f"no word of any length >= {claim.min_len} is misclassified (its positions grouped by class and symbol)")
     if query.result == "unsat":
         return [query], "", how
@@ -167,6 +168,8 @@ def _prove_by_classes(
         word = enc.word_of(model)
         replay(net, claim.language, word)  # raises EncoderBugError where the word is classified right
         return None, f"a misclassified word of length {len(word)} exists (position classes), so the ranges look for the shortest", how
+    if query.reason == smtlib.STOPPED and halt.requested:
+        return None, "position classes: stopped before z3 answered", how
     return None, f"position classes: z3 {query.reason or 'unknown'}", how
 
 
@@ -185,10 +188,13 @@ class EveryLengthSearch:
 
     The thread works on copies of the lemma results and its own readout lemmas, so the counts of
     lemma applications in a verdict's detail are those of the proof it reports. Either side
-    interrupts the other's z3 context when it wins: a proof for every length stops the range
-    query under way (:meth:`claim_ranges`), a counterexample or the end of the budget stops
-    the search (:meth:`cancel`: the BDD steps ask between steps, Spacer is interrupted). z3 loses an interrupt that comes before its check starts, so an
-    interrupt is repeated until the other side answers."""
+    stops the other's z3 checks when it wins, through a :class:`~netproof.verifier.smtlib.Stop`
+    (which interrupts a context only while a check runs on it, so that no interrupt lands on
+    another API call): a proof for every length stops the range query under way
+    (:attr:`ranges`, given to the main thread's ``solve``), a counterexample or the end of the
+    budget stops the search (:meth:`cancel`: the BDD steps ask between steps, Spacer and the
+    position-classes query are interrupted). z3 loses an interrupt that comes before its check
+    starts, so an interrupt is repeated until the other side answers."""
 
     _POLL = 0.05  # seconds between repeated interrupts
 
@@ -202,10 +208,8 @@ class EveryLengthSearch:
         self.because = ""
         self.how = ""  # how the invariant was found
         self._error: BaseException | None = None
-        self._lock = threading.Lock()
-        self._own: Any = None  # the context Spacer runs in
-        self._ranges: Any = None  # the context of the range query under way
-        self._cancelled = False
+        self.halt = smtlib.Stop()  # stops this thread's checks (cancel)
+        self.ranges = smtlib.Stop()  # stops the main thread's range query, once every length is proved
         self._answered = threading.Event()  # the main thread has seen the proof (or gave up)
         self.done = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(net, claim, timeout), name=f"every-length {claim.id}", daemon=True)
@@ -214,24 +218,17 @@ class EveryLengthSearch:
     def _run(self, net: Network, claim: Recognizes, timeout: float) -> None:
         try:
             self.queries, self.because, self.how = _prove_every_length(
-                net, claim, self.results, self.readout_lemmas, self.readout_nodes, timeout, self._search_context, lambda: self._cancelled
+                net, claim, self.results, self.readout_lemmas, self.readout_nodes, timeout, self.halt
             )
-        except BaseException as exc:  # re-raised in the main thread (an EncoderBugError above all)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread (an EncoderBugError, a KeyboardInterrupt)
             self._error = exc
         finally:
             self.done.set()
         if self.queries is not None:
             # Stop the range query under way: repeat until the main thread has seen the proof.
+            self.ranges.request()
             while not self._answered.wait(self._POLL):
-                with self._lock:
-                    ctx = self._ranges
-                if ctx is not None:
-                    ctx.interrupt()
-
-    def _search_context(self, ctx: Any) -> None:
-        """Register the z3 context the search solves in (Spacer's, or the position-classes query's), for cancel()."""
-        with self._lock:
-            self._own = ctx
+                self.ranges.poke()
 
     @property
     def proved(self) -> bool:
@@ -239,11 +236,9 @@ class EveryLengthSearch:
         self._raise()
         return self.done.is_set() and self.queries is not None
 
-    def claim_ranges(self, ctx: Any) -> bool:
-        """Register the context of the range query about to be solved (None: none under way);
-        False where the proof for every length is already done, and no query should start."""
-        with self._lock:
-            self._ranges = ctx
+    def claim_ranges(self) -> bool:
+        """False where the proof for every length is already done, and no range query should
+        start (or the one just answered should be dropped)."""
         if self.proved:
             self._answered.set()
             return False
@@ -255,14 +250,11 @@ class EveryLengthSearch:
         self.cancel()
 
     def cancel(self) -> None:
-        """Stop Spacer (repeating the interrupt until the thread ends) and release the thread."""
-        self._cancelled = True
+        """Stop the search (repeating the interrupt until the thread ends) and release the thread."""
         self._answered.set()
+        self.halt.request()
         while not self.done.wait(self._POLL):
-            with self._lock:
-                ctx = self._own
-            if ctx is not None:
-                ctx.interrupt()
+            self.halt.poke()
         self._thread.join()
         self._raise()
 

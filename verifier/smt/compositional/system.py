@@ -23,7 +23,7 @@ from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smtlib import LemmaNode
 
 from .abstraction import Abstraction
-from .arithmetic import Pos, Values, affine_map, sympy_to_z3
+from .arithmetic import Pos, Values, affine_map, certainly_equal, sympy_to_z3
 from .lemmas import LemmaResult, nearer_is_later
 
 
@@ -98,7 +98,7 @@ class _Step(Abstraction):
                 raise Unsupported(f"lemma {lemma.id!r}: dim {d!r} is not 0/1")
             env[d] = b
         for d, feat in lemma.positional.items():
-            if x.get(d) != self.feature_at(feat, 0):
+            if not certainly_equal(x.get(d), self.feature_at(feat, 0)):
                 raise Unsupported(f"lemma {lemma.id!r}: dim {d!r} does not hold {feat}")
         prefer = vals.boolish(sympy_to_z3(vals, lemma.prefer, env))
         if prefer is None:
