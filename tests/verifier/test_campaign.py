@@ -104,6 +104,8 @@ def test_the_progress_callback_is_called_once_per_claim_also_from_worker_process
         ({"constructions": "parity", "timeout": 0}, r"timeout=0 must be > 0"),
         ({"constructions": "parity", "jobs": 0}, r"jobs=0 must be an integer >= 1, or None for every core"),
         ({"constructions": 3}, r"constructions=3: give one name or a list of names"),
+        ({"constructions": "parity", "executor": "dask"}, r"executor='dask' is not an executor; choose one of local, ray"),
+        ({"constructions": "parity", "address": "127.0.0.1:6379"}, r"address='127.0.0.1:6379' is a Ray cluster's address"),
     ],
 )
 def test_bad_names_parameters_and_options_raise_a_campaign_error_naming_the_value(
@@ -153,3 +155,42 @@ def test_a_session_loads_each_user_module_once_and_knows_where_it_came_from(
     assert "my-majority" in session.registry() and "my-majority" not in Session().registry()
     with pytest.raises(CampaignError, match=r"maj\.py defines no construction 'nope'; it defines: my-majority"):
         session.resolve("maj.py:nope")
+
+
+def test_the_ray_executor_without_ray_installed_fails_in_one_line_naming_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError, as without the extra
+    with pytest.raises(CampaignError, match=r"executor='ray' needs Ray, .*pip install 'netproof\[ray\]'"):
+        prove("parity", claims=["C4"], max_n=2, executor="ray")
+    code = main(["prove", "parity", "--max-n", "2", "--executor", "ray", "--out", str(tmp_path), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == "netproof: error: executor='ray' needs Ray, which is not installed; install the extra: pip install 'netproof[ray]'\n"
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_address_without_the_ray_executor_is_a_usage_error_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["prove", "parity", "--max-n", "2", "--address", "127.0.0.1:6379", "--out", ""])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        "netproof: error: --address 127.0.0.1:6379 is a Ray cluster's address; give it with --executor ray"
+    )
+
+
+def test_a_solver_that_crashed_twice_is_an_internal_error_and_nothing_is_recorded(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from netproof.verifier.campaign.errors import InternalError
+    from netproof.verifier.smt import prove as dispatch
+    from netproof.verifier.smtlib import SolverCrashed
+
+    def crashed(*args: object, **kwargs: object) -> None:
+        raise SolverCrashed("a solver call failed twice (the second time: canceled); this is not a verdict")
+
+    monkeypatch.setattr(dispatch, "prove_claim", crashed)
+    with pytest.raises(InternalError, match=r"^SolverCrashed: a solver call failed twice .* \(while checking claim 'C4' of parity\)$"):
+        prove("parity", claims=["C4"], method="smt", max_n=3, jobs=1, out=tmp_path)
+    assert not list(tmp_path.rglob("*.json"))

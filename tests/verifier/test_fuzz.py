@@ -249,3 +249,55 @@ def test_fuzz_refuses_bad_budgets_lengths_databases_and_strategies_with_the_fix(
     with pytest.raises(FuzzError, match=r"must be a hypothesis SearchStrategy"):
         fuzz(job, claim, strategy=bad)
 
+
+
+# --------------------------------------------------------------------------- shards (fuzz --jobs)
+
+
+def test_a_budget_is_spread_over_the_shards_without_an_empty_one() -> None:
+    from netproof.verifier.fuzzing.shards import budgets
+
+    assert budgets(10, 3) == [4, 3, 3] and budgets(2, 5) == [1, 1] and budgets(7, 1) == [7]
+    with pytest.raises(ValueError, match=r"examples=0 and shards=2 must both be >= 1"):
+        budgets(0, 2)
+
+
+def test_shard_0_searches_as_one_process_would_and_the_others_get_seeds_derived_from_the_runs() -> None:
+    from netproof.verifier.fuzzing.shards import shard_settings
+
+    assert shard_settings(5, False, 0) == (5, False) and shard_settings(None, True, 0) == (None, True)
+    assert shard_settings(None, False, 3) == (None, False)  # unseeded: fresh seeds everywhere
+    seeded = [shard_settings(5, False, i) for i in range(1, 4)]
+    assert len({s for s, _d in seeded}) == 3 and all(d is False and isinstance(s, int) for s, d in seeded)
+    assert seeded == [shard_settings(5, False, i) for i in range(1, 4)]
+    assert shard_settings(None, True, 1) != shard_settings(6, False, 1)
+
+
+def test_the_merged_verdict_is_the_shortest_counterexample_of_any_shard_whatever_their_order() -> None:
+    from netproof.verifier.fuzzing.shards import merge
+
+    alphabet = ("(", ")")
+    none = Unknown("fuzz (hypothesis, exact)", "no counterexample found in 5 examples (seed 1, max length 8; uniform words); this is not a proof")
+    long = Refuted("fuzz (hypothesis, exact)", "long", ("(", ")", "(", ")"), {})
+    late = Refuted("fuzz (hypothesis, exact)", "second", (")", "("), {})
+    early = Refuted("fuzz (hypothesis, exact)", "first", ("(", ")"), {})
+    tie = Refuted("fuzz (hypothesis, exact)", "tie", ("(", ")"), {})
+    assert merge([long, none, late, early], alphabet) is early  # shortlex: "()" before ")("
+    assert merge([none, late, long, early, tie], alphabet) is early
+    assert merge([tie, early], alphabet) is tie  # the lower shard on a tie
+    odd = Unknown("fuzz (hypothesis, exact)", "the strategy (x) gave no usable word of length <= 3")
+    assert merge([none, odd], alphabet) is odd
+
+
+def test_shards_that_find_nothing_merge_into_one_no_counterexample_over_all_their_examples() -> None:
+    from netproof.verifier.fuzzing.shards import merge
+
+    c = REGISTRY["dyck"]
+    values = c.parse_params({"k": "1", "depth": "1"})
+    claim = c.claims(values)[0]
+    job = Job(c, values)
+    shards = [fuzz(job, claim, examples=6, max_len=8, seed=s, database=None) for s in (11, 12)]
+    merged = merge(shards, job.alphabet)
+    assert isinstance(merged, Unknown) and merged.method == shards[0].method
+    assert merged.reason.startswith("no counterexample found in 12 examples in 2 shards (seed 11, seed 12, max length 8; ")
+    assert merged.reason.endswith("); this is not a proof")

@@ -156,6 +156,20 @@ def test_plot_cross_entropy_writes_a_png_and_a_csv_with_one_line_per_point(tmp_p
     assert f"wrote {out}" in capsys.readouterr().out
 
 
+def test_plot_prints_a_line_as_each_point_starts_and_one_as_it_is_done_and_quiet_prints_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    argv = ["plot", "cross-entropy", "parity", "--lengths", "1", "--strings", "5", "--out", str(tmp_path / "f.png")]
+    assert cli.main(argv) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[::2] == ["[1/3] fig2 parity no LN |w|=1: 5 words", "[2/3] fig2 parity LN eps=1e-5 |w|=1: 5 words",
+                        "[3/3] fig2 parity LN eps=0 |w|=1: 5 words"]
+    assert len(err) == 6 and all(line.startswith("fig2 parity ") and "CE=" in line for line in err[1::2])
+    assert cli.main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_plot_sensitivity_writes_figure_3_and_refuses_languages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("matplotlib")
     out = tmp_path / "fig3.png"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -152,6 +153,20 @@ def test_the_cli_prints_one_summary_per_dtype_and_json_with_the_levels(capsys: p
     assert cli.main(["precision", "first", "--max-n", "8", "--words", "2", "--json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)
     assert record["dtype"] == "float32" and record["limit"] == 8 and [lv["n"] for lv in record["levels"]] == [2, 4, 8]
+
+
+def test_the_cli_prints_a_line_as_each_length_starts_and_one_as_it_is_done_and_quiet_prints_none(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["precision", "first", "--dtype", "float64", "--max-n", "4", "--words", "2"]) == 0
+    cap = capsys.readouterr()
+    err = cap.err.splitlines()
+    assert [line.split(":")[0] if ": evaluating" in line else line.split()[2] for line in err] == [
+        "first float64 n=2", "n=2", "first float64 n=4", "n=4"]
+    assert re.fullmatch(r"first float64 n=2: evaluating \d+ words", err[0]) and err[1].startswith("first float64 n=2      words=")
+    assert cli.main(["precision", "first", "--dtype", "float64", "--max-n", "4", "--words", "2", "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == "" and quiet.out == cap.out
 
 
 def test_the_cli_refuses_a_run_without_names_and_an_unknown_construction(capsys: pytest.CaptureFixture[str]) -> None:

@@ -152,6 +152,22 @@ def test_a_rerun_reuses_its_records_unless_forced_and_a_cached_refutation_keeps_
     assert [r.cached for r in prove("parity", claims=["C3-count"], max_n=4, method="smt", out=out).results] == [False]
 
 
+def test_a_rerun_with_smt_or_all_reuses_lemma_records_fallbacks_and_proofs_for_every_length(tmp_path: Path) -> None:
+    out = tmp_path / "records"
+    claims = ["C2", "C4", "C3-count", "C4-all-c"]
+    first = prove("parity", claims=claims, max_n=4, method="smt", out=out)
+    assert first.summary["cached"] == 0 and first.summary["proved"] == 3  # C4-all-c: unsupported by smt
+    again = prove("parity", claims=claims, max_n=4, method="smt", out=out)
+    # C2 is one z3 query over the integers whatever the method; an unknown is never reused
+    assert {r.claim.id: r.cached for r in again.results} == {"C2": True, "C4": True, "C3-count": True, "C4-all-c": False}
+    both = prove("parity", claims=claims, max_n=4, method="all", out=out)
+    # the smt method's proofs for every length are stronger than anything --method all writes
+    assert {r.claim.id: r.cached for r in both.results} == {"C2": True, "C4": True, "C3-count": True, "C4-all-c": False}
+    assert both.exit_code == 0  # --method all checks C4-all-c exhaustively (smt does not cover it)
+    rerun = prove("parity", claims=claims, max_n=4, method="all", out=out)
+    assert all(r.cached for r in rerun.results) and rerun.verdicts == both.verdicts
+
+
 def test_a_record_of_a_changed_network_is_not_reused(tmp_path: Path) -> None:
     c = REGISTRY["first"]
     values = c.parse_params({})
@@ -180,7 +196,7 @@ def test_prove_shows_cached_rows_and_every_length_in_the_table_and_json(
     table = capsys.readouterr().out
     assert re.search(r"^parity\s+C4\s+PROVED\s+every length\s+smt \(z3\), compositional\s+cached\s*$", table, flags=re.MULTILINE)
     assert re.search(r"^parity\s+C5\s+UNKNOWN\s+0≤\|w\|≤8\s+smt \(z3\)\s+\d+\.\ds\s*$", table, flags=re.MULTILINE)  # unknowns run again
-    assert "(4 cached)" in table  # C4, C3-*: the lemma C2 reads as the exhaustive method's, so it runs again
+    assert "(5 cached)" in table  # C4, C3-* and the lemma C2 (one z3 query whatever the method)
     assert main([*args, "--force"]) == 3
     table = capsys.readouterr().out
     assert not re.search(r"\scached\s*$", table, flags=re.MULTILINE) and "cached)" not in table

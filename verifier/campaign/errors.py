@@ -31,7 +31,7 @@ EXIT_REFUTED = 1
 EXIT_USAGE = 2
 """Bad input (a :class:`CampaignError`): nothing was run."""
 EXIT_UNKNOWN = 3
-"""Some claim unknown (undecided, unsupported, a timeout, a checker error) and none refuted."""
+"""Some claim unknown (undecided, unsupported, a solver timeout) and none refuted."""
 EXIT_INTERNAL = 70
 """An internal error of netproof (a crash in a checker or a solver call that failed twice): never a
 verdict, nothing recorded for the claim it hit (``EX_SOFTWARE`` of ``sysexits.h``)."""

@@ -24,6 +24,18 @@ so that something finishes early and the long ones do not start last. Ctrl-C (Ke
 stops the workers (they ignore SIGINT themselves), cancels the tasks not started and raises
 :class:`~.errors.Interrupted` with the count of claims done.
 
+Where the work runs is the ``executor`` (:mod:`.executors`): ``local`` (this process, or
+``jobs`` forked workers) or ``ray`` (a Ray cluster). On Ray, a large exhaustive claim checked
+word by word (at least :data:`SHARD_WORDS` words) is also split into shards by word prefix
+(:class:`ShardTask`, :func:`run_shard`; :mod:`netproof.verifier.exhaustive.shards`), about
+:data:`SHARDS_PER_CPU` per CPU of the cluster, and its verdict merged from the shards' parts:
+the same verdict, count and shortest shortlex-first counterexample as the claim checked whole,
+so the records are byte for byte those of a local run.
+
+A claim's check never ends in a verdict by crashing: an exception raised by netproof itself (a
+bug: not a usage error, not the user's own claim code) is an :class:`~.errors.InternalError`;
+no record is written for that claim and the run stops.
+
 May import the vocabulary, the engines (the exhaustive checker, the SMT dispatcher; lazily, so
 that importing the campaign loads no solver) and the campaign's lower modules.
 """
@@ -35,27 +47,33 @@ import os
 import signal
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, assert_never
 
 from netproof.verifier.claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
 
-from .errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, CampaignError, Interrupted
-from .sources import Session, parameter_values
+from .errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, CampaignError, InternalError, Interrupted
+from .executors import EXECUTORS, Work, ray_cluster, require_ray, run_pool, run_ray, run_serial
+from .limits import check_bounds
+from .sources import Session, builtin_registry, parameter_values
 from .store import claim_has_words, every_length, find_cached, record, store, verdict_of
 from .usermod import claim_code_error
 
 if TYPE_CHECKING:
+    from netproof.verifier.exhaustive import Part, Shard
     from netproof.verifier.smtlib import Outcome
 
 __all__ = [
+    "EXECUTORS",
     "METHODS",
+    "SHARDS_PER_CPU",
+    "SHARD_WORDS",
     "ClaimResult",
     "Progress",
     "ProofRun",
     "Running",
+    "ShardTask",
     "Task",
     "alphabet_of",
     "claim_bound",
@@ -63,6 +81,7 @@ __all__ = [
     "exit_code",
     "order",
     "prove",
+    "run_shard",
     "run_task",
     "share_key",
     "verdict_name",
@@ -71,6 +90,14 @@ __all__ = [
 METHODS = ("exhaustive", "smt", "all")
 """How claims may be checked: every word of the bound exactly, solver queries over a symbolic
 word, or both (see ``netproof prove --help``)."""
+
+SHARD_WORDS = 1 << 12
+"""On Ray, an exhaustive claim checked word by word is split into shards when its bound holds
+at least this many words (smaller ones run whole, as one task)."""
+
+SHARDS_PER_CPU = 4
+"""On Ray, a large claim is split into at least this many shards per CPU of the cluster (so
+that workers that finish early take more)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +112,16 @@ class Task:
     module: str | None = None  # the user module or network file the construction comes from, if any
     method: str = "exhaustive"
     timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """One shard of one exhaustive claim, for one worker: the claim's task (its one claim
+    index), the bound, and the words of it to check (:class:`~netproof.verifier.exhaustive.Shard`)."""
+
+    task: Task
+    bound: int
+    shard: Shard
 
 
 @dataclass(frozen=True)
@@ -241,6 +278,35 @@ def _inherit(session: Session, ticks: Any = None) -> None:
     _inherited = session
     _ticks = ticks
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's SIGTERM handler is not the worker's: terminate() stops it
+
+
+def _where(session: Session | None) -> Session:
+    """The session a task runs in: the one given, else the one this worker was forked from,
+    else a fresh one (a Ray worker: it loads user modules and network files by path for each
+    task, since a worker outlives a run and a module may change between runs)."""
+    if session is not None:
+        return session
+    return _inherited if _inherited is not None else Session()
+
+
+def _failure(exc: Exception, c: Construction, claim: Claim, alphabet: Sequence[str], module: str | None) -> Exception:
+    """What an exception raised while checking ``claim`` becomes: the user's error naming their
+    file, line and word (an exception in their own claim code), a usage error as it is, or an
+    :class:`~.errors.InternalError` (a crash in netproof itself: never a verdict; among them a
+    solver call that crashed twice, :class:`~netproof.verifier.smtlib.SolverCrashed`, and an
+    encoding that disagrees with the exact interpreter, ``EncoderBugError``)."""
+    from netproof.verifier.smt.errors import EncoderBugError
+    from netproof.verifier.smtlib import SolverCrashed
+
+    if isinstance(exc, (SolverCrashed, EncoderBugError)):
+        return InternalError(f"{type(exc).__name__}: {exc} (while checking claim {claim.id!r} of {c.name})")
+    users = claim_code_error(exc, c.name, claim.id, tuple(alphabet), module)
+    if users is not None:
+        return users
+    if isinstance(exc, CampaignError):
+        return exc
+    return InternalError(f"{type(exc).__name__}: {exc} (while checking claim {claim.id!r} of {c.name})")
 
 
 def _words_of(job: Any, claim: Claim, max_n: int | None) -> int:
@@ -260,10 +326,11 @@ def run_task(
     """Check the claims of one task in this process (claims evaluated with the same backend
     share their traces): each claim's outcome and seconds. The construction comes from
     ``session``, else from the session this worker was forked from, else it is loaded from the
-    module or network file the task names. A crash in a checker is reported as unknown, never
-    as a pass; an exception raised in the user's own code (an ``expected=`` function, a
-    language's ``contains``) is a :class:`~.usermod.UserModuleError` naming their file, line
-    and word (:func:`~.usermod.claim_code_error`), and the run stops without a record of it.
+    module or network file the task names. A crash in a checker is an
+    :class:`~.errors.InternalError`, never a verdict; an exception raised in the user's own code
+    (an ``expected=`` function, a language's ``contains``) is a :class:`~.usermod.UserModuleError`
+    naming their file, line and word (:func:`~.usermod.claim_code_error`); either way the run
+    stops without a record of that claim.
     ``running`` (else the queue of the pool this worker belongs to, if any) hears a
     :class:`Running` as each claim starts and, for exhaustive checks, as its words go by (at
     most every :data:`TICK_SECONDS`)."""
@@ -271,8 +338,7 @@ def run_task(
     from netproof.verifier.smt.prove import prove_claim
     from netproof.verifier.smtlib import Outcome
 
-    where = session or _inherited or Session()
-    c = where.for_task(task.construction, task.module)
+    c = _where(session).for_task(task.construction, task.module)
     values = c.parse_params(dict(task.given))
     claims = c.claims(values)
     job = Job(c, values)
@@ -290,13 +356,32 @@ def run_task(
                 outcome = Outcome(check(job, claim, max_len=task.max_n, queries=log, progress=tick), tuple(log))
             else:
                 outcome = prove_claim(job, claim, method=task.method, max_len=task.max_n, timeout=task.timeout)
-        except Exception as exc:  # noqa: BLE001 - a crash in a checker is reported as Unknown, never as a pass
-            users = claim_code_error(exc, c.name, claim.id, job.alphabet, task.module)
-            if users is not None:  # ... but one in the user's own claim code is theirs to fix
-                raise users from None
-            outcome = Outcome(Unknown(task.method, f"checker error: {type(exc).__name__}: {exc}"))
+        except Exception as exc:  # noqa: BLE001 - a crash is never a verdict: the user's error, or an internal one
+            failure = _failure(exc, c, claim, job.alphabet, task.module)
+            raise failure from (exc if isinstance(failure, InternalError) else None)
         out.append((outcome, time.perf_counter() - started))
     return out
+
+
+def run_shard(item: ShardTask, session: Session | None = None) -> tuple[Part, float]:
+    """Check the one claim of ``item.task`` on the words of ``item.shard`` alone (for a worker
+    that takes a shard of a large exhaustive claim): what it found there
+    (:class:`~netproof.verifier.exhaustive.Part`) and the seconds it took. Errors as in
+    :func:`run_task`."""
+    from netproof.verifier.exhaustive import Job, check_part
+
+    task = item.task
+    c = _where(session).for_task(task.construction, task.module)
+    values = c.parse_params(dict(task.given))
+    claim = c.claims(values)[task.claim_indices[0]]
+    job = Job(c, values)
+    started = time.perf_counter()
+    try:
+        part = check_part(job, claim, item.bound, item.shard)
+    except Exception as exc:  # noqa: BLE001 - as in run_task
+        failure = _failure(exc, c, claim, job.alphabet, task.module)
+        raise failure from (exc if isinstance(failure, InternalError) else None)
+    return part, time.perf_counter() - started
 
 
 def _throttled(send: Callable[[Running], None], construction: str, claim: str) -> Callable[[int, int], None]:
@@ -346,7 +431,8 @@ def _text_params(params: Mapping[str, Any] | None) -> dict[str, str]:
     return out
 
 
-def _check_options(method: str, max_n: int | None, timeout: float, jobs: int | None) -> None:
+def _check_options(method: str, max_n: int | None, timeout: float, jobs: int | None, executor: str = "local",
+                   address: str | None = None) -> None:
     if method not in METHODS:
         raise CampaignError(f"method={method!r} is not a method; choose one of {', '.join(METHODS)}")
     if isinstance(max_n, bool) or not (max_n is None or isinstance(max_n, int)) or (max_n is not None and max_n < 0):
@@ -355,6 +441,14 @@ def _check_options(method: str, max_n: int | None, timeout: float, jobs: int | N
         raise CampaignError(f"timeout={timeout!r} must be > 0 (seconds of solver time per claim)")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise CampaignError(f"jobs={jobs!r} must be an integer >= 1, or None for every core")
+    if executor not in EXECUTORS:
+        raise CampaignError(f"executor={executor!r} is not an executor; choose one of {', '.join(EXECUTORS)}")
+    if address is not None and (executor != "ray" or not isinstance(address, str) or not address.strip()):
+        raise CampaignError(
+            f"address={address!r} is a Ray cluster's address (e.g. '127.0.0.1:6379'); give it with executor='ray' only"
+        )
+    if executor == "ray":
+        require_ray()
 
 
 def _select_claims(plans: list[tuple[Construction, dict[str, Any], list[tuple[int, Claim]]]], wanted: list[str]) -> None:
@@ -385,6 +479,8 @@ def prove(
     session: Session | None = None,
     force: bool = False,
     running: Callable[[Running], None] | None = None,
+    executor: str = "local",
+    address: str | None = None,
 ) -> ProofRun:
     """Check the claims of ``constructions`` and return their verdicts and records.
 
@@ -404,13 +500,19 @@ def prove(
       checks, as its words go by (a few times a second; also from worker processes).
     - ``force``: run every claim even where ``out`` holds its record for the same network,
       parameters, claim, bound and method (by default that record is reused: ``cached``).
+    - ``executor``: ``"local"`` (this machine: ``jobs`` processes) or ``"ray"`` (a Ray cluster:
+      every task a Ray task, large exhaustive claims split into shards by word prefix; ``jobs``
+      is not used); ``address``: the Ray cluster's address (None: the cluster this process is
+      connected to, else a Ray instance on this machine for the run). Ray is the extra
+      ``netproof[ray]``. The records are the same, byte for byte, whichever executor ran them.
 
     Bad input raises :class:`~netproof.verifier.campaign.errors.CampaignError` before anything
-    runs. A claim that cannot be decided is an unknown verdict, never an exception. Ctrl-C
-    raises :class:`~netproof.verifier.campaign.errors.Interrupted` once the workers are
-    stopped; the records of the claims done are kept.
+    runs. A claim that cannot be decided is an unknown verdict, never an exception; a crash in
+    netproof itself raises :class:`~netproof.verifier.campaign.errors.InternalError` (no
+    record of that claim). Ctrl-C raises :class:`~netproof.verifier.campaign.errors.Interrupted`
+    once the workers are stopped; the records of the claims done are kept.
     """
-    _check_options(method, max_n, timeout, jobs)
+    _check_options(method, max_n, timeout, jobs, executor, address)
     given = _text_params(params)
     session = session if session is not None else Session()
     selected = session.select(_as_list(constructions, "constructions"), given)
@@ -420,8 +522,10 @@ def prove(
         plans.append((c, values, list(enumerate(c.claims(values)))))
     if claims is not None:
         _select_claims(plans, _as_list(claims, "claims"))
+    check_bounds(plans, method=method, max_n=max_n)
     return _run(plans, given, session, method=method, max_n=max_n, timeout=timeout, jobs=jobs,
-                out=None if out is None else os.fspath(out), progress=progress, force=bool(force), running=running)
+                out=None if out is None else os.fspath(out), progress=progress, force=bool(force), running=running,
+                executor=executor, address=address)
 
 
 def order(costs: Sequence[int]) -> list[int]:
@@ -438,6 +542,27 @@ def order(costs: Sequence[int]) -> list[int]:
     return out
 
 
+def methods_writing(claim: Claim, method: str, alphabet: Sequence[str], bound: int | None) -> frozenset[str]:
+    """The methods (as :func:`~netproof.verifier.campaign.store.recorded_method` reads them off a
+    record) whose record a run with ``--method method`` would write for ``claim`` at ``bound``, so
+    a rerun reuses it: a lemma over the integers is one z3 query whatever the method; ``all``
+    checks a claim the smt method does not cover exhaustively, and a bound of more than
+    :data:`~netproof.verifier.smt.prove.EXHAUSTIVE_WORDS` words by smt alone."""
+    from netproof.verifier.claims import BlockIdentity
+    from netproof.verifier.exhaustive.checker import count_words
+    from netproof.verifier.smt.prove import EXHAUSTIVE_WORDS, smt_applicable
+
+    if isinstance(claim, BlockIdentity):
+        return frozenset({"exhaustive"})
+    if method != "all":
+        return frozenset({method})
+    if not smt_applicable(claim):
+        return frozenset({"exhaustive"})
+    if bound is not None and alphabet and count_words(alphabet, claim.min_len, bound) > EXHAUSTIVE_WORDS:
+        return frozenset({"smt"})
+    return frozenset({"all"})
+
+
 def _run(
     plans: list[tuple[Construction, dict[str, Any], list[tuple[int, Claim]]]],
     given: Mapping[str, str],
@@ -451,6 +576,8 @@ def _run(
     progress: Callable[[Progress], None] | None,
     force: bool = False,
     running: Callable[[Running], None] | None = None,
+    executor: str = "local",
+    address: str | None = None,
 ) -> ProofRun:
     # Tasks carry only names, the user's raw parameters and the claims' indices among the
     # construction's claims (the worker rebuilds the rest).
@@ -474,7 +601,8 @@ def _run(
     if out and not force:
         for flat_idx, (c, values, claim) in enumerate(flat):
             bound = claim_bound(claim, max_n)
-            hit = find_cached(out, c, values, claim, (bound, None) if claim_has_words(claim) and bound is not None else (bound,), method)
+            hit = find_cached(out, c, values, claim, (bound, None) if claim_has_words(claim) and bound is not None else (bound,),
+                              methods_writing(claim, method, alphabet_of(c, values) if method == "all" else (), bound))
             if hit is not None:
                 path, rec = hit
                 verdict = verdict_of(rec, alphabet_of(c, values))
@@ -496,26 +624,32 @@ def _run(
     for flat_idx in cached_here:
         announce(flat_idx)
 
+    def settle(flat_idx: int, outcome: Outcome, seconds: float) -> None:
+        c, values, claim = flat[flat_idx]
+        verdict = outcome.verdict
+        bound = claim_bound(claim, max_n, verdict)
+        rec = record(c, values, claim, bound, outcome)
+        path, kept = None, None
+        if out:
+            stored = store(out, c, values, claim, bound, outcome)
+            path, kept = stored.path, stored.kept
+        results[flat_idx] = ClaimResult(c, values, claim, verdict, seconds, bound, rec, every_length(rec), False, path, kept)
+        announce(flat_idx)
+
     def report(task_idx: int, done_here: list[tuple[Any, float]]) -> None:
         for flat_idx, (outcome, seconds) in zip(tasks[task_idx][2], done_here, strict=True):
-            c, values, claim = flat[flat_idx]
-            verdict = outcome.verdict
-            bound = claim_bound(claim, max_n, verdict)
-            rec = record(c, values, claim, bound, outcome)
-            path, kept = None, None
-            if out:
-                stored = store(out, c, values, claim, bound, outcome)
-                path, kept = stored.path, stored.kept
-            results[flat_idx] = ClaimResult(c, values, claim, verdict, seconds, bound, rec, every_length(rec), False, path, kept)
-            announce(flat_idx)
+            settle(flat_idx, outcome, seconds)
 
-    schedule = order([sum(cost(cl, max_n) for cl in t[0]) for t in tasks])
     try:
-        if workers == 1 or len(tasks) <= 1:
-            for idx in schedule:
-                report(idx, run_task(tasks[idx][1], session, running))
+        if executor == "ray":
+            with ray_cluster(address) as cpus:
+                _run_ray(tasks, flat, session, max_n, cpus * SHARDS_PER_CPU, settle, running)
         else:
-            _run_pool(tasks, schedule, workers, session, report, running)
+            schedule = order([sum(cost(cl, max_n) for cl in t[0]) for t in tasks])
+            if workers == 1 or len(tasks) <= 1:
+                run_serial([(run_task, (t[1], session, running)) for t in tasks], schedule, report)
+            else:
+                _run_pool(tasks, schedule, workers, session, report, running)
     except KeyboardInterrupt:
         raise Interrupted(done_count[0], total) from None
     elapsed = time.perf_counter() - started
@@ -550,34 +684,113 @@ def _run_pool(
     report: Callable[[int, list[tuple[Any, float]]], None],
     running: Callable[[Running], None] | None = None,
 ) -> None:
-    """Run the tasks in forked worker processes (which inherit the session and ignore SIGINT),
-    reporting each as it finishes (and the workers' :class:`Running` ticks, through a queue, to
-    ``running``); on KeyboardInterrupt (or an error a task raised) the tasks not started are
-    cancelled and the workers stopped before it goes on up."""
+    """Run the tasks in forked worker processes (:func:`.executors.run_pool`; they inherit the
+    session and ignore SIGINT), reporting each as it finishes (and the workers' :class:`Running`
+    ticks, through a queue, to ``running``)."""
     ctx = multiprocessing.get_context("fork")
     ticks = ctx.SimpleQueue() if running is not None else None
-    before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_inherit, initargs=(session, ticks))
-    futures: dict[Future[list[tuple[Any, float]]], int] = {}
 
     def drain() -> None:
         while ticks is not None and running is not None and not ticks.empty():
             running(ticks.get())
 
-    try:
-        futures.update({pool.submit(run_task, tasks[i][1]): i for i in schedule})
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, timeout=0.1 if ticks is not None else None, return_when=FIRST_COMPLETED)
-            drain()
-            for f in finished:
-                report(futures[f], f.result())
-        drain()
-    except BaseException:  # Ctrl-C, or a usage error from a worker: stop the others too
-        for f in futures:
-            f.cancel()
-        for proc in set(multiprocessing.active_children()) - before:
-            proc.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+    work: list[Work] = [(run_task, (t[1],)) for t in tasks]
+    run_pool(work, schedule, workers, report, initializer=_inherit, initargs=(session, ticks),
+             poll=drain if ticks is not None else None)
+
+
+def _shipped(session: Session, tasks: Sequence[tuple[list[Claim], Task, list[int]]]) -> Session | None:
+    """What a Ray worker needs of this session: the ``Construction`` objects given directly
+    (no file to load them from), in a session of their own; None when there are none (a worker
+    makes its own session and loads user modules and network files by path)."""
+    direct = [t.construction for _claims, t, _flat in tasks if t.module is None]
+    objects = [session.construction(name) for name in dict.fromkeys(direct)]
+    registry = builtin_registry()
+    objects = [c for c in objects if registry.get(c.name) is not c]
+    if not objects:
+        return None
+    shipped = Session()
+    for c in objects:
+        shipped.add(c)
+    return shipped
+
+
+def _run_ray(
+    tasks: Sequence[tuple[list[Claim], Task, list[int]]],
+    flat: Sequence[tuple[Construction, dict[str, Any], Claim]],
+    session: Session,
+    max_n: int | None,
+    pieces: int,
+    settle: Callable[[int, Outcome, float], None],
+    running: Callable[[Running], None] | None,
+) -> None:
+    """Run the tasks as Ray tasks; an exhaustive claim checked word by word with at least
+    :data:`SHARD_WORDS` words leaves its task and goes in about ``pieces`` shards
+    (:func:`run_shard`), its verdict merged from their parts once all are back."""
+    from netproof.verifier.exhaustive import merge, prefix_length, shardable, split
+    from netproof.verifier.exhaustive.checker import count_words
+    from netproof.verifier.smtlib import Outcome
+
+    shipped = _shipped(session, tasks)
+    work: list[Work] = []
+    costs: list[int] = []
+    whole: dict[int, list[int]] = {}  # work index -> the claims (flat indices) of a whole task
+    sharded: dict[int, _Sharded] = {}  # work index -> the claim it is a shard of
+    for claims, task, flat_idx in tasks:
+        keep: list[int] = []
+        for k, claim in enumerate(claims):
+            c, values, _claim = flat[flat_idx[k]]
+            bound = claim_bound(claim, max_n)
+            alphabet = alphabet_of(c, values) if bound is not None and shardable(claim) else ()
+            words = count_words(alphabet, claim.min_len, bound) if alphabet and bound is not None else 0
+            if task.method != "exhaustive" or bound is None or words < SHARD_WORDS:
+                keep.append(k)
+                continue
+            one = Task(task.construction, task.given, (task.claim_indices[k],), task.max_n, task.module, task.method,
+                       task.timeout)
+            shards = split(alphabet, claim.min_len, bound, prefix_length(alphabet, claim.min_len, bound, pieces))
+            state = _Sharded(flat_idx[k], bound, alphabet, len(shards), words)
+            if running is not None:
+                running(Running(c.name, claim.id, 0, words))  # announced as it goes out
+            for shard in shards:
+                sharded[len(work)] = state
+                work.append((run_shard, (ShardTask(one, bound, shard), shipped)))
+                costs.append(shard.count(alphabet))
+        if keep:
+            rest = Task(task.construction, task.given, tuple(task.claim_indices[k] for k in keep), task.max_n,
+                        task.module, task.method, task.timeout)
+            whole[len(work)] = [flat_idx[k] for k in keep]
+            work.append((run_task, (rest, shipped)))
+            costs.append(sum(cost(claims[k], max_n) for k in keep))
+
+    def back(w_idx: int, result: Any) -> None:
+        if w_idx in whole:
+            for flat_i, (outcome, seconds) in zip(whole[w_idx], result, strict=True):
+                settle(flat_i, outcome, seconds)
+            return
+        state = sharded[w_idx]
+        part, took = result
+        state.parts.append(part)
+        state.seconds += took
+        state.done += costs[w_idx]
+        c, _values, claim = flat[state.flat]
+        if running is not None:
+            running(Running(c.name, claim.id, state.done, state.words))
+        if len(state.parts) == state.count:
+            settle(state.flat, Outcome(merge(claim, state.alphabet, state.bound, state.parts)), state.seconds)
+
+    run_ray(work, order(costs), back)
+
+
+@dataclass
+class _Sharded:
+    """A claim checked in shards on Ray, while their parts come back."""
+
+    flat: int
+    bound: int
+    alphabet: tuple[str, ...]
+    count: int
+    words: int
+    parts: list[Part] = field(default_factory=list)
+    seconds: float = 0.0
+    done: int = 0

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -210,17 +210,24 @@ def verdict_of(rec: Mapping[str, Any], alphabet: tuple[str, ...]) -> Verdict:
 
 
 def find_cached(
-    out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bounds: tuple[int | None, ...], method: str
+    out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bounds: tuple[int | None, ...],
+    method: str | Collection[str],
 ) -> tuple[str, dict[str, Any]] | None:
-    """A record under ``out`` that ``method`` wrote for this claim, on this very network and
-    parameters, at one of ``bounds`` (a structural proof is recorded without a bound): its path
-    and contents, or None. An unknown is never reused (a rerun may decide it)."""
+    """A record under ``out`` that ``method`` wrote for this claim (or, given several, one of the
+    methods as :func:`recorded_method` names them), on this very network and parameters, at one
+    of ``bounds`` (a structural proof is recorded without a bound): its path and contents, or
+    None. A proof for every length is reused whatever method wrote it: no run can write a
+    stronger record of the claim, so the store would keep it anyway. An unknown is never
+    reused (a rerun may decide it)."""
+    accept = {method} if isinstance(method, str) else set(method)
     for bound in bounds:
-        wanted = identity(record(c, values, claim, bound, Unknown(method, "")))
+        wanted = identity(record(c, values, claim, bound, Unknown("cache lookup", "")))
         plain = record_path(out, c, values, claim, bound)
         for path in (plain, *(_tagged(plain, kind) for kind in KINDS)):
             rec = read_record(path)
-            if rec is None or identity(rec) != wanted or rec.get("verdict") == "unknown" or recorded_method(rec) != method:
+            if rec is None or identity(rec) != wanted or rec.get("verdict") == "unknown":
+                continue
+            if recorded_method(rec) not in accept and not (rec.get("verdict") == "proved" and every_length(rec)):
                 continue
             if bound is None and claim_has_words(claim) and not every_length(rec):
                 continue

@@ -1,6 +1,10 @@
 """``netproof fuzz``: search every claim for a counterexample with hypothesis (evidence, never
 proof) and print one line per claim, the refutations and the float issues
-(:func:`netproof.verifier.campaign.fuzzrun.fuzz_claims` does the work).
+(:func:`netproof.verifier.campaign.fuzzrun.fuzz_claims` does the work). ``--jobs N`` spreads each
+claim's examples over N worker processes. Progress goes to stderr
+(:func:`~netproof.verifier.cli.live.events`): on a terminal a live line per claim with its
+examples tried of the total; elsewhere a line per claim as it finishes; nothing with ``--quiet``
+or ``--json``.
 
 May import the campaign (constructions, parameters, fuzz runs) and the IR's printing.
 """
@@ -9,16 +13,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+from collections.abc import Sequence
 from typing import Any
 
 from netproof.symbolic import render
 
-from netproof.verifier.campaign.fuzzrun import FuzzResult, fuzz_claims, fuzz_verdict_name
+from netproof.verifier.campaign.fuzzrun import FuzzResult, Trying, fuzz_claims, fuzz_verdict_name
 from netproof.verifier.campaign.proving import alphabet_of
 from netproof.verifier.campaign.sources import Session, parse_assignments
 from netproof.verifier.claims import Construction, Refuted
 
+from .live import events
+from .checks import fuzz_length, output_dir
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_fuzz"]
@@ -30,14 +36,16 @@ def add_parser(sub: Any) -> None:
     p_fuzz.add_argument("names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)")
     p_fuzz.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p_fuzz.add_argument("--examples", type=int, default=500, help="words per claim (default 500)")
-    p_fuzz.add_argument("--max-len", type=int, default=40, help="the longest word drawn (default 40)")
+    p_fuzz.add_argument("--max-len", type=fuzz_length, default=40, help="the longest word drawn (default 40)")
     p_fuzz.add_argument("--seed", type=int, default=None, help="reproduce a run (default: a fresh seed, reported)")
     p_fuzz.add_argument("--ci", action="store_true", help="derandomized, no example database (the netproof-ci profile)")
-    p_fuzz.add_argument("--database", default="", help="example database directory (default .netproof/fuzz-db)")
+    p_fuzz.add_argument("--database", type=output_dir, default="", help="example database directory (default .netproof/fuzz-db)")
     p_fuzz.add_argument("--no-database", action="store_true", help="do not read or save failing examples")
     p_fuzz.add_argument("--json", action="store_true", help="print all logs as JSON")
-    p_fuzz.add_argument("--out", default="fuzz-logs", help="directory for the fuzz logs ('' for none)")
+    p_fuzz.add_argument("--out", type=output_dir, default="fuzz-logs", help="directory for the fuzz logs ('' for none)")
     p_fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+    p_fuzz.add_argument("--jobs", type=int, default=1,
+                        help="worker processes sharing each claim's examples (default 1; a seeded run reports the same verdicts)")
     p_fuzz.add_argument(
         "--backend", choices=("exact", "torch"), default="exact",
         help="torch: recognizers' words run in torch float64 (for long words, --max-len 2000), every failing or "
@@ -53,29 +61,33 @@ def cmd_fuzz(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(f"--examples {args.examples} must be >= 1")
     if args.max_len < 0:
         raise UsageError(f"--max-len {args.max_len} must be >= 0")
-    talk = not args.quiet and not args.json
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs} must be >= 1 (worker processes)")
+    live = events(quiet=args.quiet or args.json)
 
     def unsupported(c: Construction, reason: str) -> None:
-        if talk:
-            print(f"{c.name}: not supported by --backend torch ({reason}); its claims run exactly",
-                  file=sys.stderr, flush=True)
+        live.note(f"{c.name}: not supported by --backend torch ({reason}); its claims run exactly")
 
     def progress(r: FuzzResult) -> None:
-        if talk:
-            print(f"{r.construction.name} {r.claim.id}: {fuzz_verdict_name(r.verdict)} ({r.seconds:.1f}s)",
-                  file=sys.stderr, flush=True)
+        key = f"{r.construction.name} {r.claim.id}"
+        live.finish(key, f"{key}: {fuzz_verdict_name(r.verdict)} ({r.seconds:.1f}s)")
 
-    run = fuzz_claims(
-        selected, given, examples=args.examples, max_len=args.max_len, seed=args.seed, derandomize=args.ci,
-        database=args.database, use_database=not (args.no_database or args.ci), backend=args.backend,
-        out=args.out or None, on_unsupported=unsupported, progress=progress,
-    )
+    def trying(t: Trying) -> None:
+        live.advance(f"{t.construction} {t.claim}", t.done, t.total)
+
+    try:
+        run = fuzz_claims(
+            selected, given, examples=args.examples, max_len=args.max_len, seed=args.seed, derandomize=args.ci,
+            database=args.database, use_database=not (args.no_database or args.ci), backend=args.backend,
+            out=args.out or None, on_unsupported=unsupported, progress=progress, jobs=args.jobs, trying=trying,
+        )
+    finally:
+        live.close()
     code = run.exit_code
     if args.json:
         print(json.dumps({"results": run.records, "exit_code": code}, indent=2, ensure_ascii=False))
         return code
-    for r in run.results:
-        print(f"{r.construction.name:<14} {r.claim.id:<16} {fuzz_verdict_name(r.verdict):<26} {r.seconds:6.1f}s")
+    print_table(run.results)
     refuted = [r for r in run.results if isinstance(r.verdict, Refuted)]
     for r in refuted:
         assert isinstance(r.verdict, Refuted)
@@ -96,3 +108,14 @@ def cmd_fuzz(args: argparse.Namespace, session: Session) -> int:
         f"{len(run.results) - len(refuted) - len(searched)} not fuzzable" + (f"; logs in {args.out}/" if args.out else "")
     )
     return code
+
+
+def print_table(results: Sequence[FuzzResult]) -> None:
+    """One line per claim: construction, claim, verdict and seconds, in columns as wide as their
+    longest entry (at least 14, 16 and 26 characters)."""
+    names = [r.construction.name for r in results]
+    ids = [r.claim.id for r in results]
+    verdicts = [fuzz_verdict_name(r.verdict) for r in results]
+    w_name, w_id, w_verdict = (max([floor, *map(len, col)]) for floor, col in ((14, names), (16, ids), (26, verdicts)))
+    for name, cid, verdict, r in zip(names, ids, verdicts, results, strict=True):
+        print(f"{name:<{w_name}} {cid:<{w_id}} {verdict:<{w_verdict}} {r.seconds:6.1f}s")

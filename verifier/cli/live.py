@@ -5,6 +5,12 @@ line per event: a long exhaustive check announces its number of words as it star
 finished claim prints ``[3/7] parity C4: proved (0.2s)`` (``cached`` for a reused record).
 ``--quiet`` prints nothing.
 
+The other long-running commands (``recheck``, ``fuzz``, ``precision``, ``plot``) use
+:func:`events`, the same design over named steps: :class:`EventBars` on a terminal (one rich line
+per running step with its count done of the total, e.g. a record's queries solved or a claim's
+examples tried), :class:`EventLines` elsewhere (one line per event; every tick too with
+``verbose``), :class:`QuietEvents` with ``--quiet``.
+
 May import the campaign (its :class:`~netproof.verifier.campaign.proving.Progress` and
 :class:`~netproof.verifier.campaign.proving.Running` events) and rich (lazily).
 """
@@ -13,11 +19,12 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any, TextIO
 
 from netproof.verifier.campaign.proving import Progress, Running, verdict_name
 
-__all__ = ["ANNOUNCE_WORDS", "Bars", "Lines", "Quiet", "finished_line", "reporter"]
+__all__ = ["ANNOUNCE_WORDS", "Bars", "EventBars", "EventLines", "Lines", "Quiet", "QuietEvents", "events", "finished_line", "reporter"]
 
 ANNOUNCE_WORDS = 1 << 16
 """An exhaustive check of at least this many words is announced (line per event) as it starts."""
@@ -117,3 +124,136 @@ def reporter(*, quiet: bool, json_out: bool, stream: TextIO | None = None) -> Li
         except ImportError:
             pass  # rich is a dependency; a broken install still gets the line-per-event display
     return Lines(stream)
+
+
+# --------------------------------------------------------------------------- the other commands
+
+TICK_SECONDS = 0.1
+"""A terminal's bar is redrawn at most this often per step (a tick in between only updates it)."""
+
+
+class EventLines:
+    """One line per event on ``stream`` (stderr): a step's start and end lines and every note;
+    with ``verbose`` also the lines its ticks carry (e.g. each query solved). ``out`` prints a
+    line of the command's own output (stdout)."""
+
+    def __init__(self, stream: TextIO | None = None, *, verbose: bool = False) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.verbose = verbose
+
+    def _say(self, line: str | None) -> None:
+        if line:
+            print(line, file=self.stream, flush=True)
+
+    def start(self, key: str, total: int | None = None, line: str | None = None) -> None:
+        """Step ``key`` begins (``total`` things to do, if known); ``line`` says so."""
+        self._say(line)
+
+    def advance(self, key: str, done: int, total: int | None = None, line: str | None = None) -> None:
+        """``done`` things of step ``key`` are done; ``line`` is shown only with ``verbose``."""
+        if self.verbose:
+            self._say(line)
+
+    def finish(self, key: str, line: str | None = None) -> None:
+        """Step ``key`` is over; ``line`` says how it ended."""
+        self._say(line)
+
+    def note(self, line: str) -> None:
+        """A line that is not about one step (an announcement)."""
+        self._say(line)
+
+    def out(self, line: str) -> None:
+        """A line of the command's own output, on stdout, as it is ready."""
+        print(line, flush=True)
+
+    def close(self) -> None:
+        """Nothing to take down."""
+
+
+class QuietEvents(EventLines):
+    """No progress at all (``--quiet``); the command's own output still goes to stdout."""
+
+    def _say(self, line: str | None) -> None:
+        """Say nothing."""
+
+
+class EventBars(EventLines):
+    """rich: one transient line per running step (its description, a bar, done of the total and
+    the time elapsed; a spinner where the total is unknown); end lines and notes are printed
+    above the bars. A line of the command's own output goes to stdout with the bars taken down
+    for a moment, so that stdout stays the command's alone (``netproof recheck DIR > out.txt``)."""
+
+    def __init__(self, console: Any = None, *, verbose: bool = False) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
+
+        super().__init__(verbose=verbose)
+        self.console = console if console is not None else Console(stderr=True)
+        self.bars = RichProgress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=self.console, transient=True, redirect_stdout=False, redirect_stderr=False,
+        )
+        self.tasks: dict[str, Any] = {}
+        self.last: dict[str, float] = {}
+        self.over: set[str] = set()
+        self.bars.start()
+
+    def start(self, key: str, total: int | None = None, line: str | None = None) -> None:
+        self.over.discard(key)
+        if key in self.tasks:
+            self.bars.update(self.tasks[key], total=total, completed=0)
+        else:
+            self.tasks[key] = self.bars.add_task(key, total=total, completed=0)
+
+    def advance(self, key: str, done: int, total: int | None = None, line: str | None = None) -> None:
+        if key in self.over:
+            return  # a late tick of a step already finished
+        if key not in self.tasks:
+            self.start(key, total)
+        now = time.monotonic()
+        if total is not None and done < total and now - self.last.get(key, 0.0) < TICK_SECONDS:
+            return
+        self.last[key] = now
+        if total is None:
+            self.bars.update(self.tasks[key], completed=done)
+        else:
+            self.bars.update(self.tasks[key], completed=done, total=total)
+        if self.verbose and line:
+            self.console.print(line, markup=False, highlight=False)
+
+    def finish(self, key: str, line: str | None = None) -> None:
+        self.over.add(key)
+        if key in self.tasks:
+            self.bars.remove_task(self.tasks.pop(key))
+        self.last.pop(key, None)
+        if line:
+            self.console.print(line, markup=False, highlight=False)
+
+    def note(self, line: str) -> None:
+        self.console.print(line, markup=False, highlight=False)
+
+    def out(self, line: str) -> None:
+        self.bars.stop()
+        try:
+            print(line, flush=True)
+        finally:
+            self.bars.start()
+
+    def close(self) -> None:
+        self.bars.stop()
+
+
+def events(*, quiet: bool, json_out: bool = False, verbose: bool = False, stream: TextIO | None = None) -> EventLines:
+    """The progress display of ``recheck``, ``fuzz``, ``precision`` and ``plot``: nothing with
+    ``--quiet``; rich bars when ``stream`` (stderr) is a terminal, ``NO_COLOR`` is unset, the
+    output is not ``--json`` and rich is installed; else one line per event."""
+    stream = stream if stream is not None else sys.stderr
+    if quiet:
+        return QuietEvents(stream)
+    if stream.isatty() and not json_out and not os.environ.get("NO_COLOR"):
+        try:
+            return EventBars(verbose=verbose)
+        except ImportError:
+            pass  # rich is a dependency; a broken install still gets the line-per-event display
+    return EventLines(stream, verbose=verbose)

@@ -1,5 +1,8 @@
 """``netproof precision``: the longest words on which a float run still agrees with the exact
 network (:mod:`netproof.verifier.floats.precision` does the work; this module parses and prints).
+Progress goes to stderr (:func:`~netproof.verifier.cli.live.events`): a line as each length starts
+(its number of words) and one as it is done, a live line on a terminal; nothing with ``--quiet``
+or ``--json``.
 
 May import the campaign (constructions, parameters, atomic writes) and the float checks
 (torch loads when it runs).
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from netproof.symbolic.errors import MissingExtraError
@@ -17,6 +21,8 @@ from netproof.symbolic.errors import MissingExtraError
 from netproof.verifier.campaign.errors import CampaignError
 from netproof.verifier.campaign.sources import Session, builtin_registry, parameter_values, parse_assignments
 from netproof.verifier.campaign.store import write_atomic
+from netproof.verifier.cli.checks import output_file
+from netproof.verifier.cli.live import EventLines, events
 from netproof.verifier.floats.precision import (
     DTYPES,
     Analysis,
@@ -44,14 +50,35 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--backend-ties", action="store_true",
                    help="use the torch backend's conservative hardmax tie tolerance (default: plain float argmax)")
     p.add_argument("--all", action="store_true", help="every construction with its defaults plus the §3.6 experiments")
-    p.add_argument("--markdown", default="", help="write the report page (docs/precision.md) here")
+    p.add_argument("--markdown", type=output_file, default="", help="write the report page (docs/precision.md) here")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_precision)
 
 
 def cmd_precision(args: argparse.Namespace, session: Session) -> int:
-    progress = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    live = events(quiet=args.quiet or args.json)
+    try:
+        return _precision(args, session, live)
+    finally:
+        live.close()
+
+
+def _steps(live: EventLines, name: str, dtype: str) -> tuple[Callable[[int, int], None], Callable[[str], None]]:
+    """``started(n, words)`` and ``progress(line)`` for one analysis, shown as a step per length."""
+    current = [f"{name} {dtype}"]
+
+    def started(n: int, words: int) -> None:
+        current[0] = f"{name} {dtype} n={n}"
+        live.start(current[0], None, f"{current[0]}: evaluating {words} words")
+
+    def progress(line: str) -> None:
+        live.finish(current[0], line)
+
+    return started, progress
+
+
+def _precision(args: argparse.Namespace, session: Session, live: EventLines) -> int:
     try:
         if args.all and (args.names or args.param):
             raise PrecisionError("--all runs the documented set; give either --all or names with -p, not both")
@@ -64,9 +91,10 @@ def cmd_precision(args: argparse.Namespace, session: Session) -> int:
             c = session.one(name, "precision")
             values = parameter_values(c, given)
             for dtype in dtypes:
+                started, progress = _steps(live, c.name, dtype)
                 try:
                     analyses.append(analyse(c, values, dtype=dtype, device=args.device, max_n=args.max_n,
-                                            words=args.words, seed=args.seed, progress=progress,
+                                            words=args.words, seed=args.seed, progress=progress, started=started,
                                             tie_rtol=None if args.backend_ties else 0.0))
                 except PrecisionError as exc:
                     if not args.all:
@@ -76,8 +104,10 @@ def cmd_precision(args: argparse.Namespace, session: Session) -> int:
                                              dtype=dtype, device=args.device, reference="—", max_n=args.max_n,
                                              unsupported=str(exc)))
     except (PrecisionError, MissingExtraError, CampaignError) as exc:
+        live.close()
         print(f"netproof: error: {exc}", file=sys.stderr)
         return 2
+    live.close()  # the live lines are gone before the report is printed
     if args.markdown:
         options = [f"--max-n {args.max_n}"] * (args.max_n != 1024) + [f"--words {args.words}"] * (args.words != 16)
         options += [f"--seed {args.seed}"] * (args.seed != 0) + ["--backend-ties"] * args.backend_ties

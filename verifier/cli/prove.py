@@ -3,6 +3,10 @@ their counterexamples and a summary, or with ``--json`` the records and the summ
 (:func:`netproof.verifier.campaign.prove` does the work; this module parses and prints; the
 live progress on stderr is :mod:`.live`'s).
 
+Stopping: Ctrl-C (exit 130) and SIGTERM (exit 143) stop the workers, keep every finished
+record and print one line; a crash inside netproof (:class:`InternalError`) prints one line
+with where to report it and exits 70, with no record of the claim it hit.
+
 May import the campaign and the IR's printing.
 """
 
@@ -10,17 +14,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
+import signal
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
-
-from netproof.verifier.campaign.errors import EXIT_INTERRUPTED, Interrupted
-from netproof.verifier.campaign.proving import ClaimResult, prove, verdict_name
+from netproof.verifier.campaign.errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    ISSUES_URL,
+    InternalError,
+    Interrupted,
+)
+from netproof.verifier.campaign.proving import EXECUTORS, ClaimResult, prove, verdict_name
 from netproof.verifier.campaign.sources import Session, parse_assignments
 from netproof.verifier.claims import Refuted, Unknown
 
 from .live import reporter
+from .checks import nonnegative_int, output_dir, positive_int, positive_seconds
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_prove"]
@@ -31,7 +48,7 @@ def add_parser(sub: Any) -> None:
     p_prove = sub.add_parser("prove", help="check the claims of constructions")
     p_prove.add_argument("names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)")
     p_prove.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
-    p_prove.add_argument("--max-n", type=int, default=None, help="override every claim's word-length bound")
+    p_prove.add_argument("--max-n", type=nonnegative_int, default=None, help="override every claim's word-length bound")
     p_prove.add_argument(
         "--method",
         choices=("exhaustive", "smt", "all"),
@@ -39,11 +56,21 @@ def add_parser(sub: Any) -> None:
         help="exhaustive: every word of the bound, exactly (default); smt: z3 queries over a symbolic word, one "
         "per length, logged as .smt2; all: exhaustive where the bound is small, smt where the claim allows, both logged",
     )
-    p_prove.add_argument("--timeout", type=float, default=60.0, help="solver seconds per claim for smt (default 60)")
+    p_prove.add_argument("--timeout", type=positive_seconds, default=60.0, help="solver seconds per claim for smt (default 60)")
     p_prove.add_argument("--json", action="store_true", help="print all records and a summary as JSON")
-    p_prove.add_argument("--out", default="proofs", help="directory for the JSON records ('' for none)")
-    p_prove.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    p_prove.add_argument("--out", type=output_dir, default="proofs", help="directory for the JSON records ('' for none)")
+    p_prove.add_argument("--jobs", type=positive_int, default=0, help="worker processes (default: all cores)")
     p_prove.add_argument("--quiet", action="store_true", help="no per-claim progress lines")
+    p_prove.add_argument(
+        "--executor", choices=EXECUTORS, default="local",
+        help="where the claims run: local (this machine, --jobs processes; default) or ray (a Ray cluster, large "
+        "exhaustive claims split into shards by word prefix; needs the extra netproof[ray]); the records are the same",
+    )
+    p_prove.add_argument(
+        "--address", default=None, metavar="ADDR",
+        help="with --executor ray: the cluster's address (e.g. 127.0.0.1:6379, from `ray start --head`); "
+        "default: a Ray instance on this machine for the run",
+    )
     p_prove.add_argument(
         "--force", action="store_true",
         help="prove every claim again, even where --out holds its record for the same network, claim, bound and method",
@@ -57,18 +84,29 @@ def cmd_prove(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(f"--timeout {args.timeout:g} must be > 0 (seconds of solver time per claim)")
     if args.max_n is not None and args.max_n < 0:
         raise UsageError(f"--max-n {args.max_n} must be >= 0")
+    if args.address is not None and args.executor != "ray":
+        raise UsageError(f"--address {args.address} is a Ray cluster's address; give it with --executor ray")
     display = reporter(quiet=args.quiet, json_out=args.json)
+    terminated: list[bool] = []
     try:
-        result = prove(
-            args.names, params=given, method=args.method, max_n=args.max_n, timeout=args.timeout,
-            jobs=None if args.jobs == 0 else max(1, args.jobs), out=args.out or None, progress=display.finished,
-            session=session, force=args.force, running=display.running,
-        )
+        with sigterm_as_interrupt(terminated):
+            result = prove(
+                args.names, params=given, method=args.method, max_n=args.max_n, timeout=args.timeout,
+                jobs=None if args.jobs == 0 else max(1, args.jobs), out=args.out or None, progress=display.finished,
+                session=session, force=args.force, running=display.running, executor=args.executor,
+                address=args.address,
+            )
     except Interrupted as stop:
         display.close()
         kept = f"; their records are in {args.out}/, run the same command again to finish the rest" if args.out else ""
-        sys.stderr.write(f"netproof: interrupted: {stop.done} of {stop.total} claims done{kept}\n")
-        return EXIT_INTERRUPTED
+        how = "terminated (SIGTERM)" if terminated else "interrupted"
+        sys.stderr.write(f"netproof: {how}: {stop.done} of {stop.total} claims done{kept}\n")
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+    except InternalError as exc:
+        display.close()
+        sys.stderr.write(f"netproof: internal error: {exc} (please report it at {ISSUES_URL} with the command you ran; "
+                         "no record was written for that claim)\n")
+        return EXIT_INTERNAL
     finally:
         display.close()
     if args.json:
@@ -85,6 +123,48 @@ def cmd_prove(args: argparse.Namespace, session: Session) -> int:
         f"in {result.seconds:.1f}s" + (f"; records in {args.out}/" if args.out else "")
     )
     return result.exit_code
+
+
+GRACE_SECONDS = 30.0
+"""After SIGTERM, how long the run may take to stop its workers before it exits regardless."""
+
+
+@contextmanager
+def sigterm_as_interrupt(terminated: list[bool]) -> Iterator[None]:
+    """Within the block, SIGTERM stops the run as Ctrl-C does (a KeyboardInterrupt: the workers
+    stopped, the finished records kept) and appends True to ``terminated``; should stopping take
+    more than :data:`GRACE_SECONDS` (a long call that does not return), the worker processes are
+    killed and the process exits with status 143 at once (records are written atomically, so
+    none is half-written). The previous handler comes back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread
+        return
+    timers: list[threading.Timer] = []
+
+    def force_exit() -> None:
+        for child in multiprocessing.active_children():
+            child.kill()
+        sys.stderr.write("netproof: terminated (SIGTERM): the workers did not stop in time; finished records are kept\n")
+        sys.stderr.flush()
+        os._exit(EXIT_TERMINATED)
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        if terminated:
+            return  # already stopping
+        terminated.append(True)
+        timer = threading.Timer(GRACE_SECONDS, force_exit)
+        timer.daemon = True
+        timer.start()
+        timers.append(timer)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for timer in timers:
+            timer.cancel()  # the run stopped in time
 
 
 def bound_text(r: ClaimResult) -> str:

@@ -1,7 +1,10 @@
 """``netproof recheck``: check proof logs again, independently of the run that wrote them (the
 strict reader, a rebuild of the network and queries, every ``.smt2`` query solved again by a
 second solver, or an exhaustive check run again within ``--timeout`` after announcing its size),
-one line per log as it is done (:mod:`netproof.verifier.smt.recheck` does the work).
+one line per log as it is done (:mod:`netproof.verifier.smt.recheck` does the work). Progress goes
+to stderr (:func:`~netproof.verifier.cli.live.events`): on a terminal a live line per log with its
+queries solved (or words checked) of the total; elsewhere a line as each log starts, and with
+``--verbose`` one per query; nothing with ``--quiet``.
 
 May import the campaign (exit statuses, the session's registry, in which a log's construction is
 looked up) and the SMT engine's proof logs and recheck (z3 and cvc5 load when a query is solved).
@@ -13,11 +16,14 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, EXIT_USAGE
 from netproof.verifier.campaign.sources import Session
 
+from .live import EventLines, events
+from .checks import positive_seconds
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_recheck"]
@@ -28,8 +34,10 @@ def add_parser(sub: Any) -> None:
     p_recheck = sub.add_parser("recheck", help="re-solve the .smt2 queries of proof logs with a second solver (cvc5)")
     p_recheck.add_argument("logs", nargs="+", help="proof logs (.json) or directories of them (e.g. proofs)")
     p_recheck.add_argument("--solver", choices=("cvc5", "z3"), default="cvc5", help="the solver that answers again (default cvc5)")
-    p_recheck.add_argument("--timeout", type=float, default=120.0, help="seconds per query, or for an exhaustive re-run (default 120)")
+    p_recheck.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per query, or for an exhaustive re-run (default 120)")
     p_recheck.add_argument("--json", action="store_true", help="print every log's outcome and answers as JSON")
+    p_recheck.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p_recheck.add_argument("--verbose", action="store_true", help="a progress line per query solved (without a terminal)")
     p_recheck.set_defaults(func=cmd_recheck)
 
 
@@ -51,19 +59,23 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
         if args.solver == "cvc5":
             raise UsageError("--solver cvc5 needs the smt extra: pip install 'netproof[smt]' (PyPI cvc5)") from None
     checks = []
-
-    def announce(line: str) -> None:
-        print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
-
-    for path in paths:
-        check = recheck_log(path, registry=session.registry(), solver=args.solver, timeout=args.timeout, announce=announce)
-        checks.append(check)
-        if not args.json:
-            n = len(check.queries)
-            what = f"{n} quer{'y' if n == 1 else 'ies'}" if check.solver != "checker" else "exhaustive check"
-            if check.outcome == "rejected" or (check.outcome == "undecided" and not check.queries):
-                what = "nothing solved"
-            print(f"{check.outcome.upper():9} {path}  ({what}: {check.detail})", flush=True)
+    shown = events(quiet=args.quiet, json_out=args.json, verbose=args.verbose)
+    try:
+        for i, path in enumerate(paths, start=1):
+            key = f"[{i}/{len(paths)}] {path}"
+            shown.start(key, None, f"{key}: rechecking")
+            check = recheck_log(path, registry=session.registry(), solver=args.solver, timeout=args.timeout,
+                                announce=_announcer(shown, args.json), progress=_progress(shown, key))
+            checks.append(check)
+            shown.finish(key)
+            if not args.json:
+                n = len(check.queries)
+                what = f"{n} quer{'y' if n == 1 else 'ies'}" if check.solver != "checker" else "exhaustive check"
+                if check.outcome == "rejected" or (check.outcome == "undecided" and not check.queries):
+                    what = "nothing solved"
+                shown.out(f"{check.outcome.upper():9} {path}  ({what}: {check.detail})")
+    finally:
+        shown.close()
     outcomes = [c.outcome for c in checks]
     code = EXIT_OK
     if "disagree" in outcomes:
@@ -79,3 +91,30 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
         print(f"\n{summary['agree']} agree, {summary['disagree']} disagree, {summary['undecided']} undecided, "
               f"{summary['rejected']} rejected ({args.solver})")
     return code
+
+
+def _announcer(shown: EventLines, json_out: bool) -> Callable[[str], None]:
+    """Where a long exhaustive re-run's size is announced: stdout, before the log's own line
+    (stderr under ``--json``, whose stdout is the JSON alone); never silenced by ``--quiet``."""
+
+    def announce(line: str) -> None:
+        if json_out:
+            print(line, file=sys.stderr, flush=True)
+        else:
+            shown.out(line)
+
+    return announce
+
+
+def _progress(shown: EventLines, key: str) -> Callable[[int, int, Any], None]:
+    """The recheck's ``progress(done, total, query)`` shown as step ``key``: the queries solved
+    (a line per query with ``--verbose``), or the words an exhaustive re-run has checked, of the
+    total."""
+
+    def progress(done: int, total: int, query: Any) -> None:
+        line = None
+        if query is not None:
+            line = f"{key}: query {query.name!r} {query.answer} (log: {query.recorded}; {query.seconds:.1f}s, {done}/{total})"
+        shown.advance(key, done, total, line)
+
+    return progress

@@ -25,14 +25,16 @@ from netproof.symbolic.seq2seq import Seq2SeqTrace
 from netproof.symbolic.sympy_interp import SympyArithmetic
 from netproof.symbolic.sympy_interp import run as run_sympy
 
-from netproof.verifier.claims import Construction, Word
+from netproof.verifier.claims import Construction, Verdict, Word
 
 __all__ = [
     "BASE_E",
     "TRACES",
     "TRACE_CACHE",
     "Job",
+    "Part",
     "Progress",
+    "Shard",
     "count_words",
     "decoder_budget",
     "enclose",
@@ -40,6 +42,7 @@ __all__ = [
     "format_value",
     "interval_sign",
     "run_word",
+    "shortlex_key",
     "show_word",
     "words",
 ]
@@ -61,6 +64,73 @@ def words(alphabet: Sequence[str], min_len: int, max_len: int) -> Iterator[Word]
 def count_words(alphabet: Sequence[str], min_len: int, max_len: int) -> int:
     """The number of words with ``min_len <= |w| <= max_len``."""
     return sum(len(alphabet) ** n for n in range(min_len, max_len + 1))
+
+
+def shortlex_key(word: Word, alphabet: Sequence[str]) -> tuple[int, tuple[int, ...]]:
+    """The key that sorts words in shortlex order over ``alphabet``: length, then symbol by symbol
+    in the alphabet's order (the order of :func:`words`)."""
+    return len(word), tuple(alphabet.index(s) for s in word)
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """The words ``w`` with ``min_len <= |w| <= max_len`` that begin with ``prefix``, in shortlex
+    order: a part of a claim's bound that a worker checks on its own. ``Shard((), min, max)`` is
+    the whole bound; the shards of :func:`netproof.verifier.exhaustive.shards.split` cover it,
+    each word once."""
+
+    prefix: Word = ()
+    min_len: int = 0
+    max_len: int = 0
+
+    def lengths(self) -> range:
+        """The word lengths the shard has words of."""
+        return range(max(self.min_len, len(self.prefix)), self.max_len + 1)
+
+    def block(self, alphabet: Sequence[str], m: int) -> tuple[int, int]:
+        """The shortlex ranks ``start, stop`` of its words of length ``m`` among all of Σ^m (the
+        words with one prefix are one run of ranks)."""
+        rest = len(alphabet) ** (m - len(self.prefix))
+        rank = 0
+        for s in self.prefix:
+            rank = rank * len(alphabet) + alphabet.index(s)
+        return rank * rest, (rank + 1) * rest
+
+    def words_of_length(self, alphabet: Sequence[str], m: int) -> Iterator[Word]:
+        """Its words of length ``m``, in shortlex order."""
+        tails = itertools.product(alphabet, repeat=m - len(self.prefix))
+        if not self.prefix:
+            return tails
+        return (self.prefix + tail for tail in tails)
+
+    def words(self, alphabet: Sequence[str]) -> Iterator[Word]:
+        """Its words, in shortlex order."""
+        for m in self.lengths():
+            yield from self.words_of_length(alphabet, m)
+
+    def count(self, alphabet: Sequence[str]) -> int:
+        """The number of its words."""
+        return sum(len(alphabet) ** (m - len(self.prefix)) for m in self.lengths())
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What a word-by-word check found in one :class:`Shard`: the ``method`` it used, how many
+    words it ``checked`` and found the claim held on (for a claim with ``only``: those the claim
+    is about, ``only`` then True), the first word ``at`` which it stopped with the verdict
+    ``stop`` there (refuted or unknown; None: it went through every word), and the first word
+    whose equality the backend left ``undecided`` without stopping (a :class:`ValueIs` claim).
+
+    The verdict of a whole bound follows from its parts alone
+    (:func:`netproof.verifier.exhaustive.shards.merge`): the earliest stop in shortlex order, else
+    the earliest undecided word, else proved for the sum of the words checked."""
+
+    method: str
+    checked: int
+    stop: Verdict | None = None
+    at: Word | None = None
+    undecided: Word | None = None
+    only: bool = False
 
 
 @dataclass

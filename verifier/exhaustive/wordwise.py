@@ -4,7 +4,11 @@ and :class:`TraceProperty`, each with the claim's backend (exact, symbolic, symp
 and with :mod:`netproof.symbolic.batched` exact integers where the network allows it.
 
 Each kind has a *body* (the verdict on one word's trace: what :func:`~netproof.verifier.exhaustive.checker.check_word`
-replays) and a check over the bound (:func:`guard` runs a body on every word).
+replays) and a check over the bound (:func:`guard` runs a body on every word). Every check goes
+through the words of one :class:`~netproof.verifier.exhaustive.job.Shard` (the whole bound, or a
+part of it that a worker of a scaled-out run takes: :func:`check_part`) and finds a
+:class:`~netproof.verifier.exhaustive.job.Part`; the verdict follows from the part
+(:func:`finish`), so a bound checked in shards gives the verdict of the bound checked whole.
 
 May import: the claims vocabulary, :mod:`netproof.symbolic` and its interpreters, numpy (inside
 functions), sympy and mpmath, and :mod:`netproof.verifier.exhaustive.job`; never SMT, fuzzing,
@@ -47,25 +51,31 @@ from .job import (
     BASE_E,
     TRACES,
     Job,
+    Part,
     Progress,
+    Shard,
     count_words,
     enclose,
     exhaustive_method,
     format_value,
     interval_sign,
     show_word,
-    words,
 )
 
 __all__ = [
     "Body",
     "bound_body",
     "check_bound",
+    "check_part",
     "check_recognizes",
     "check_trace_property",
     "check_value_is",
+    "empty_bound",
+    "finish",
     "guard",
+    "guard_part",
     "recognizes_body",
+    "shardable",
     "trace_body",
     "traced",
     "value_is_body",
@@ -88,25 +98,82 @@ def traced(job: Job, w: Word, backend: str, method: str) -> Trace[Any] | Seq2Seq
         return Refuted(method, f"the network's output is undefined on {show_word(w, job.alphabet)}: {exc}", w)
 
 
+def empty_bound(alphabet: Sequence[str], claim: Claim, bound: int, method: str) -> Verdict | None:
+    """The unknown verdict of a bound that holds no word (None: it holds some)."""
+    if count_words(alphabet, claim.min_len, bound) == 0:
+        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
+    return None
+
+
+def finish(claim: Claim, alphabet: Sequence[str], bound: int, part: Part) -> Verdict:
+    """The verdict of ``claim`` over its bound from the :class:`Part` found in the whole bound:
+    the verdict where the check stopped, else unknown at the first undecided word, else proved
+    for the words checked."""
+    if part.stop is not None:
+        return part.stop
+    if part.undecided is not None:
+        backend = getattr(claim, "backend", "exact")
+        return Unknown(
+            part.method,
+            f"the {backend} backend cannot prove equality (no word refutes it; first undecided: "
+            f"{show_word(part.undecided, alphabet)})",
+        )
+    detail = f"every word with {claim.min_len} <= |w| <= {bound}"
+    if part.only:
+        detail += f" that the claim is about ({part.checked} words)"
+    return Proved(part.method, part.checked, detail)
+
+
 def guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress | None, body: Body) -> Verdict:
     """Run ``body`` on every word's trace; the first non-None verdict stops the search."""
+    empty = empty_bound(job.alphabet, claim, bound, exhaustive_method(backend))
+    if empty is not None:
+        return empty
+    return finish(claim, job.alphabet, bound, guard_part(job, backend, Shard((), claim.min_len, bound), progress, body))
+
+
+def guard_part(job: Job, backend: str, shard: Shard, progress: Progress | None, body: Body) -> Part:
+    """Run ``body`` on the trace of every word of ``shard``, in shortlex order, up to the first
+    word where it (or the evaluation) gives a verdict."""
     alphabet = job.alphabet
-    total = count_words(alphabet, claim.min_len, bound)
+    total = shard.count(alphabet)
     done = 0
     method = exhaustive_method(backend)
-    if total == 0:
-        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
-    for w in words(alphabet, claim.min_len, bound):
+    for w in shard.words(alphabet):
         trace = traced(job, w, backend, method)
         if not isinstance(trace, TRACES):
-            return trace
+            return Part(method, done, trace, w)
         verdict = body(w, trace)
         if verdict is not None:
-            return verdict
+            return Part(method, done, verdict, w)
         done += 1
         if progress is not None:
             progress(done, total)
-    return Proved(method, done, f"every word with {claim.min_len} <= |w| <= {bound}")
+    return Part(method, done)
+
+
+def shardable(claim: Claim) -> bool:
+    """Whether ``claim`` is checked word by word over Σ^{min..max} (so that its bound can be
+    split into shards: :func:`check_part`): :class:`Recognizes`, :class:`ValueIs`,
+    :class:`Bound`, and :class:`TraceProperty` without a ``domain`` of its own."""
+    if isinstance(claim, TraceProperty):
+        return claim.domain is None
+    return isinstance(claim, (Recognizes, ValueIs, Bound))
+
+
+def check_part(job: Job, claim: Claim, bound: int, shard: Shard, progress: Progress | None = None) -> Part:
+    """Check ``claim`` (one that is :func:`shardable`) on the words of ``shard`` alone, the way
+    the check of the whole bound ``claim.min_len <= |w| <= bound`` goes through them (the same
+    evaluation path, chosen for the whole bound)."""
+    if isinstance(claim, Recognizes):
+        return _recognizes_part(job, claim, bound, shard, progress)
+    if isinstance(claim, ValueIs):
+        return _value_is_part(job, claim, shard, progress)
+    if isinstance(claim, Bound):
+        return guard_part(job, claim.backend, shard, progress, bound_body(claim, job.alphabet, exhaustive_method(claim.backend)))
+    if isinstance(claim, TraceProperty) and claim.domain is None:
+        return _trace_property_part(job, claim, bound, shard, progress)
+    raise TypeError(f"claim {claim.id!r} ({type(claim).__name__}) is not checked word by word over its bound; it has no shards")
 
 
 # --------------------------------------------------------------------------- Recognizes
@@ -115,12 +182,18 @@ def guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress |
 def check_recognizes(job: Job, claim: Recognizes, bound: int, progress: Progress | None) -> Verdict:
     """A :class:`Recognizes` claim over its bound: batched exact integers where the network allows
     it, else word by word."""
-    if claim.backend == "exact":
-        verdict = _recognizes_batched(job, claim, bound, progress)
-        if verdict is not None:
-            return verdict
+    empty = empty_bound(job.alphabet, claim, bound, exhaustive_method(claim.backend))
+    if empty is not None:
+        return empty
+    return finish(claim, job.alphabet, bound, _recognizes_part(job, claim, bound, Shard((), claim.min_len, bound), progress))
 
-    return guard(job, claim, claim.backend, bound, progress, recognizes_body(claim, exhaustive_method(claim.backend)))
+
+def _recognizes_part(job: Job, claim: Recognizes, bound: int, shard: Shard, progress: Progress | None) -> Part:
+    if claim.backend == "exact":
+        part = _recognizes_batched(job, claim, bound, shard, progress)
+        if part is not None:
+            return part
+    return guard_part(job, claim.backend, shard, progress, recognizes_body(claim, exhaustive_method(claim.backend)))
 
 
 def recognizes_body(claim: Recognizes, method: str) -> Body:
@@ -156,40 +229,41 @@ def _batchable(job: Job, lengths: range) -> dict[int, Network] | None:
     return nets
 
 
-def _recognizes_batched(job: Job, claim: Recognizes, bound: int, progress: Progress | None) -> Verdict | None:
-    """The exact exhaustive check of ``claim`` with :mod:`netproof.symbolic.batched`: the words of each
-    length in shortlex chunks, as exact integers. Same verdicts, first counterexample, messages
-    and ``checked`` count as the per-word path; None (use the per-word path) when a network of
-    the bound is not batchable or the bound holds no word."""
+def _recognizes_batched(job: Job, claim: Recognizes, bound: int, shard: Shard, progress: Progress | None) -> Part | None:
+    """The exact exhaustive check of ``claim`` on the words of ``shard`` with
+    :mod:`netproof.symbolic.batched`: the words of each length in shortlex chunks, as exact
+    integers. Same verdicts, first counterexample, messages and ``checked`` count as the
+    per-word path; None (use the per-word path) when a network of the bound is not batchable or
+    the bound holds no word."""
     import numpy as np
 
     from netproof.symbolic import batched
 
     lang = claim.language
     alphabet = job.alphabet
-    lengths = range(claim.min_len, bound + 1)
-    total = count_words(alphabet, claim.min_len, bound)
-    nets = _batchable(job, lengths) if total else None
+    total = shard.count(alphabet)
+    nets = _batchable(job, range(claim.min_len, bound + 1)) if count_words(alphabet, claim.min_len, bound) else None
     if nets is None:
         return None
     method = "exhaustive (exact, batched integers)"
     evaluators: dict[int, batched.Evaluator] = {}
     done = 0
-    for m in lengths:
+    for m in shard.lengths():
         net = nets[m]
         ev = evaluators.get(id(net))
         if ev is None:
             ev = evaluators[id(net)] = batched.Evaluator(net)
         code = np.array([net.alphabet.index(s) for s in alphabet], dtype=np.int64)
-        stream = itertools.product(alphabet, repeat=m)
-        count = len(alphabet) ** m
-        for start in range(0, count, batched.CHUNK):
-            stop = min(count, start + batched.CHUNK)
+        stream = shard.words_of_length(alphabet, m)
+        first, last = shard.block(alphabet, m)
+        for start in range(first, last, batched.CHUNK):
+            stop = min(last, start + batched.CHUNK)
             chunk = list(itertools.islice(stream, stop - start))
             try:
                 got = ev.run(code[batched.shortlex_block(len(alphabet), m, start, stop)])
             except UndefinedValueError as exc:  # depends on the length only: the chunk's first word
-                return Refuted(method, f"the network's output is undefined on {show_word(chunk[0], alphabet)}: {exc}", chunk[0])
+                undefined = Refuted(method, f"the network's output is undefined on {show_word(chunk[0], alphabet)}: {exc}", chunk[0])
+                return Part(method, done, undefined, chunk[0])
             member = np.fromiter(map(lang.contains, chunk), dtype=bool, count=len(chunk))
             wrong = np.flatnonzero(got.accepted != member)
             if wrong.size:
@@ -197,17 +271,18 @@ def _recognizes_batched(job: Job, claim: Recognizes, bound: int, progress: Progr
                 if progress is not None and j:
                     progress(done + j, total)
                 w, accepted, is_member, logit = chunk[j], bool(got.accepted[j]), bool(member[j]), got.logit(j)
-                return Refuted(
+                wrong_word = Refuted(
                     method,
                     f"{show_word(w, lang.alphabet)} is {'in' if is_member else 'not in'} {lang.name} but the network "
                     f"{'accepts' if accepted else 'rejects'} it (logit {format_value(logit)})",
                     w,
                     {"logit": format_value(logit), "accepted": str(accepted), "member": str(is_member)},
                 )
+                return Part(method, done + j, wrong_word, w)
             done += len(chunk)
             if progress is not None:
                 progress(done, total)
-    return Proved(method, done, f"every word with {claim.min_len} <= |w| <= {bound}")
+    return Part(method, done)
 
 
 # --------------------------------------------------------------------------- ValueIs
@@ -250,18 +325,20 @@ def _equal(backend: str, value: Any, expected: Any) -> bool | None:
 def check_value_is(job: Job, claim: ValueIs, bound: int, progress: Progress | None) -> Verdict:
     """A :class:`ValueIs` claim over its bound; words whose equality the backend cannot decide make
     it Unknown."""
-    undecided: list[str] = []
+    empty = empty_bound(job.alphabet, claim, bound, exhaustive_method(claim.backend))
+    if empty is not None:
+        return empty
+    return finish(claim, job.alphabet, bound, _value_is_part(job, claim, Shard((), claim.min_len, bound), progress))
+
+
+def _value_is_part(job: Job, claim: ValueIs, shard: Shard, progress: Progress | None) -> Part:
+    undecided: list[Word] = []
     body = value_is_body(claim, job.alphabet, exhaustive_method(claim.backend), undecided)
-    verdict = guard(job, claim, claim.backend, bound, progress, body)
-    if isinstance(verdict, Proved) and undecided:
-        return Unknown(
-            exhaustive_method(claim.backend),
-            f"the {claim.backend} backend cannot prove equality (no word refutes it; first undecided: {undecided[0]})",
-        )
-    return verdict
+    part = guard_part(job, claim.backend, shard, progress, body)
+    return Part(part.method, part.checked, part.stop, part.at, undecided[0] if undecided else None)
 
 
-def value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecided: list[str] | None) -> Body:
+def value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecided: list[Word] | None) -> Body:
     """With ``undecided`` a list, a word whose equality the backend cannot decide is noted there
     and the search goes on; with None it is an Unknown at once."""
     E = BASE_E if claim.backend == "symbolic" else None
@@ -275,7 +352,7 @@ def value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecide
             if same is None:
                 if undecided is None:
                     return Unknown(method, f"the {claim.backend} backend cannot decide equality on {show_word(w, alphabet)} ({where})")
-                undecided.append(show_word(w, alphabet))
+                undecided.append(w)
                 continue
             if not same:
                 return Refuted(
@@ -328,36 +405,43 @@ def check_trace_property(job: Job, claim: TraceProperty, bound: int, progress: P
     or every word."""
     if claim.domain is not None:
         return _trace_domain(job, claim, bound, progress)
+    empty = empty_bound(job.alphabet, claim, bound, exhaustive_method(claim.backend))
+    if empty is not None:
+        return empty
+    return finish(claim, job.alphabet, bound, _trace_property_part(job, claim, bound, Shard((), claim.min_len, bound), progress))
+
+
+def _trace_property_part(job: Job, claim: TraceProperty, bound: int, shard: Shard, progress: Progress | None) -> Part:
     if claim.holds_batch is not None and claim.backend == "exact":
-        verdict = _trace_property_batched(job, claim, bound, progress)
-        if verdict is not None:
-            return verdict
+        part = _trace_property_batched(job, claim, bound, shard, progress)
+        if part is not None:
+            return part
     if claim.only is not None:
-        return _trace_only(job, claim, bound, progress)
-    return guard(job, claim, claim.backend, bound, progress, trace_body(claim, job.alphabet, exhaustive_method(claim.backend)))
+        return _trace_only(job, claim, shard, progress)
+    return guard_part(job, claim.backend, shard, progress, trace_body(claim, job.alphabet, exhaustive_method(claim.backend)))
 
 
-def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict | None:
-    """``claim.holds_batch`` over :mod:`netproof.symbolic.batched` traces: the words of each length in
-    shortlex chunks (those ``claim.only`` keeps, filtered before evaluation), as exact integers.
-    The same verdict, first counterexample, message and counts as the per-word path; None (use
-    the per-word path) when a network of the bound is not batchable or the bound holds no word."""
+def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, shard: Shard, progress: Progress | None) -> Part | None:
+    """``claim.holds_batch`` over :mod:`netproof.symbolic.batched` traces of the words of ``shard``:
+    the words of each length in shortlex chunks (those ``claim.only`` keeps, filtered before
+    evaluation), as exact integers. The same verdict, first counterexample, message and counts
+    as the per-word path; None (use the per-word path) when a network of the bound is not
+    batchable or the bound holds no word."""
     import numpy as np
 
     from netproof.symbolic import batched
 
     assert claim.holds_batch is not None
     alphabet = job.alphabet
-    lengths = range(claim.min_len, bound + 1)
-    total = count_words(alphabet, claim.min_len, bound)
-    nets = _batchable(job, lengths) if total else None
+    total = shard.count(alphabet)
+    nets = _batchable(job, range(claim.min_len, bound + 1)) if count_words(alphabet, claim.min_len, bound) else None
     if nets is None:
         return None
     method = "exhaustive (exact, batched integers)"
     size = batched.CHUNK // 4  # a trace keeps every state: a quarter of the accept-only chunk
     evaluators: dict[int, batched.Evaluator] = {}
 
-    def first_failure(ev: batched.Evaluator, chunk: list[Word], idx: Any) -> Verdict | None:
+    def first_failure(ev: batched.Evaluator, chunk: list[Word], idx: Any) -> Refuted | None:
         try:
             trace = ev.trace(idx)
         except UndefinedValueError as exc:  # depends on the length only: the chunk's first word
@@ -374,68 +458,64 @@ def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, progress
                 return Refuted(method, f"on {show_word(w, alphabet)}: {failure}", w)
         return None
 
+    only = claim.only is not None
     done = kept = 0
-    for m in lengths:
+    for m in shard.lengths():
         net = nets[m]
         ev = evaluators.get(id(net))
         if ev is None:
             ev = evaluators[id(net)] = batched.Evaluator(net)
         code = np.array([net.alphabet.index(s) for s in alphabet], dtype=np.int64)
-        stream = itertools.product(alphabet, repeat=m)
-        count = len(alphabet) ** m
+        stream = shard.words_of_length(alphabet, m)
+        first, last = shard.block(alphabet, m)
         if claim.only is None:
-            for start in range(0, count, size):
-                stop = min(count, start + size)
+            for start in range(first, last, size):
+                stop = min(last, start + size)
                 chunk = list(itertools.islice(stream, stop - start))
                 verdict = first_failure(ev, chunk, code[batched.shortlex_block(len(alphabet), m, start, stop)])
                 if verdict is not None:
-                    return verdict
+                    return Part(method, kept, verdict, verdict.word)
                 done = kept = done + len(chunk)
                 if progress is not None:
                     progress(done, total)
             continue
         position = {s: i for i, s in enumerate(alphabet)}
         pending: list[Word] = []
-        for start in range(0, count, batched.CHUNK):
-            raw = list(itertools.islice(stream, min(batched.CHUNK, count - start)))
+        for start in range(first, last, batched.CHUNK):
+            raw = list(itertools.islice(stream, min(batched.CHUNK, last - start)))
             pending += filter(claim.only, raw)
             done += len(raw)
-            if pending and (len(pending) >= size or start + len(raw) == count):
+            if pending and (len(pending) >= size or start + len(raw) == last):
                 idx = code[np.array([[position[s] for s in w] for w in pending], dtype=np.int64).reshape(len(pending), m)]
                 verdict = first_failure(ev, pending, idx)
                 if verdict is not None:
-                    return verdict
+                    return Part(method, kept, verdict, verdict.word, only=only)
                 kept += len(pending)
                 pending = []
             if progress is not None:
                 progress(done, total)
-    detail = f"every word with {claim.min_len} <= |w| <= {bound}"
-    if claim.only is None:
-        return Proved(method, done, detail)
-    return Proved(method, kept, f"{detail} that the claim is about ({kept} words)")
+    return Part(method, kept, only=only)
 
 
-def _trace_only(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict:
-    """The per-word check of a claim with ``only``: the words it is about, each traced only
-    after ``only`` kept it (so the words it leaves out cost nothing)."""
+def _trace_only(job: Job, claim: TraceProperty, shard: Shard, progress: Progress | None) -> Part:
+    """The per-word check of a claim with ``only`` on the words of ``shard``: the words it is
+    about, each traced only after ``only`` kept it (so the words it leaves out cost nothing)."""
     assert claim.only is not None
     alphabet = job.alphabet
     method = exhaustive_method(claim.backend)
-    total = count_words(alphabet, claim.min_len, bound)
-    if total == 0:
-        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
+    total = shard.count(alphabet)
     kept = 0
     body = trace_body(claim, alphabet, method)
-    for done, w in enumerate(words(alphabet, claim.min_len, bound), start=1):
+    for done, w in enumerate(shard.words(alphabet), start=1):
         if claim.only(w):
             trace = traced(job, w, claim.backend, method)
             verdict = trace if not isinstance(trace, TRACES) else body(w, trace)
             if verdict is not None:
-                return verdict
+                return Part(method, kept, verdict, w, only=True)
             kept += 1
         if progress is not None:
             progress(done, total)
-    return Proved(method, kept, f"every word with {claim.min_len} <= |w| <= {bound} that the claim is about ({kept} words)")
+    return Part(method, kept, only=True)
 
 
 # --------------------------------------------------------------------------- Bound

@@ -104,10 +104,13 @@ def rows(
     alphabet: Sequence[str] = ("0", "1"),
     runner: Runner | None = None,
     progress: Callable[[str], None] | None = None,
+    started: Callable[[str, int], None] | None = None,
 ) -> list[Row]:
     """The points of ``curves`` (one :class:`Row` per curve and length), labelled ``figure``:
     at each length the same ``strings`` random words of ``alphabet`` (seeded by ``seed`` and the
-    length) for every curve. ``runner`` defaults to :func:`torch_runner` (float64, cpu)."""
+    length) for every curve. ``runner`` defaults to :func:`torch_runner` (float64, cpu).
+    ``started`` hears each point as it begins (``"[k/total] figure curve |w|=n"`` and the number
+    of words), ``progress`` a line as it is done."""
     if strings < 1:
         raise PlotError(f"strings={strings} must be at least 1")
     bad = [n for n in lengths if n < 1]
@@ -119,6 +122,8 @@ def rows(
         # The same words for every curve at one length (seeded by the length), as in a paired experiment.
         words = random_words(n, strings, random.Random(seed * 1_000_003 + n), alphabet)
         for curve in curves:
+            if started is not None:
+                started(f"[{len(out) + 1}/{len(lengths) * len(curves)}] {figure} {curve.name} |w|={n}", len(words))
             labels = [curve.language.contains(w) for w in words]
             logits = list(run(curve.network, words))
             ces = [cross_entropy_bits(s, y) for s, y in zip(logits, labels, strict=True)]
@@ -142,6 +147,7 @@ def experiment_rows(
     seed: int = 2022,
     runner: Runner | None = None,
     progress: Callable[[str], None] | None = None,
+    started: Callable[[str, int], None] | None = None,
 ) -> list[Row]:
     """The points of a declared experiment: its curves for ``names`` and ``values`` (what the
     user gave; see :class:`~netproof.verifier.claims.Experiment`), at ``lengths`` (default the
@@ -149,7 +155,7 @@ def experiment_rows(
     experiment looked up by name, then :func:`write_csv` and :func:`plot_rows`."""
     curves = experiment.curves(names, values)
     return rows(experiment.figure, curves, lengths=lengths or experiment.lengths, strings=strings, seed=seed,
-                alphabet=experiment.alphabet, runner=runner or torch_runner(), progress=progress)
+                alphabet=experiment.alphabet, runner=runner or torch_runner(), progress=progress, started=started)
 
 
 def torch_runner(*, dtype: str = "float64", device: str = "cpu") -> Runner:

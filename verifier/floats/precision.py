@@ -255,8 +255,10 @@ def analyse(
     seed: int = 0,
     tie_rtol: float | None = 0.0,
     progress: Callable[[str], None] | None = None,
+    started: Callable[[int, int], None] | None = None,
 ) -> Analysis:
-    """Run the search (see the module docstring) for one construction and dtype.
+    """Run the search (see the module docstring) for one construction and dtype: ``started``
+    hears ``(n, words)`` as each length begins, ``progress`` a line as each length is done.
 
     ``tie_rtol`` is the torch backend's hardmax tie tolerance. The default 0 is a plain float
     argmax (scores tie only when equal as floats), what a float implementation of the network
@@ -277,7 +279,7 @@ def analyse(
     params = {k: str(v) for k, v in values.items()}
     if not c.per_length and isinstance(c.build(values), Seq2Seq):
         return _analyse_seq2seq(c, values, dtype=dtype, device=device, max_n=max_n, words=words, seed=seed,
-                                tie_rtol=tie_rtol, progress=progress)
+                                tie_rtol=tie_rtol, progress=progress, started=started)
     if not c.per_length:
         reason = unsupported(c.build(values))
         if reason is not None:
@@ -327,6 +329,8 @@ def analyse(
         if not ws:
             lo = n
             continue
+        if started is not None:
+            started(n, len(ws))
         fb = run_batch(compiled, ws)
         bad: list[str] = []
         undefined = 0
@@ -412,6 +416,7 @@ def _analyse_seq2seq(
     seed: int,
     tie_rtol: float | None,
     progress: Callable[[str], None] | None,
+    started: Callable[[int, int], None] | None = None,
 ) -> Analysis:
     """The search for an encoder–decoder (:class:`netproof.symbolic.Seq2Seq`): every word runs in
     :func:`netproof.symbolic.torch_backend.run_seq2seq` and in :func:`netproof.symbolic.seq2seq.run` for the
@@ -436,6 +441,8 @@ def _analyse_seq2seq(
         lo = n
         if not ws:
             continue
+        if started is not None:
+            started(n, len(ws))
         bad: list[str] = []
         max_err = 0.0
         min_gap = math.inf

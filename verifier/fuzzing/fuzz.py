@@ -349,7 +349,7 @@ class _Probe:
         compiled = self.compiled.get(id(net))
         if compiled is None:
             compiled = self.compiled[id(net)] = torch_backend.compile(net, dtype="float64")
-        return compiled.forward(compiled.encode([w]))
+        return torch_backend.run_batch(compiled, [w])
 
     def __call__(self, w: Word) -> bool | Unknown:
         if not self.torch or len(w) < TORCH_MIN_LEN:
@@ -527,6 +527,7 @@ def fuzz(
     strategy: st.SearchStrategy[Word] | None = None,
     backend: str = "exact",
     on_float_issue: Callable[[FloatIssue], None] | None = None,
+    tried: Callable[[int], None] | None = None,
 ) -> Verdict:
     """Search for a counterexample to ``claim`` among ``examples`` generated words of length at
     most ``max_len`` (see the module docstring). ``strategy`` replaces the automatic choice
@@ -542,6 +543,9 @@ def fuzz(
     doubt about (an undecided sign, an unresolved hardmax tie): only an exact-confirmed failure
     is a counterexample; a float-only failure goes to ``on_float_issue`` as a
     :class:`FloatIssue`. Other claims run exactly, as with ``backend="exact"``.
+
+    ``tried`` hears the number of examples tried so far after each one, until a failing word
+    is found (the caller throttles what it shows).
 
     Returns :class:`Refuted` (the shrunk word, replayed through the per-word checker) or
     :class:`Unknown` ("no counterexample found ..." / "not fuzzable: ..."); never ``Proved``.
@@ -619,6 +623,8 @@ def fuzz(
     def search(word: Word) -> None:
         if not stats["found_at"]:
             stats["tried"] += 1
+            if tried is not None:
+                tried(stats["tried"])
         if fails(word):
             if not stats["found_at"]:
                 stats["found_at"], stats["found_len"] = stats["tried"], len(word)
