@@ -4,7 +4,8 @@
 
 - ``netproof run_batch``: :func:`netproof.symbolic.torch_backend.run_batch`, float64, with its
   hardmax statistics, as the CLI's ``run --backend torch`` and ``fuzz --backend torch`` run it
-  (heads with few distinct keys computed by key groups, :mod:`netproof.symbolic.torch_grouped`);
+  (heads with few distinct keys computed by key groups, :mod:`netproof.symbolic.torch_grouped`;
+  hardmax heads with one query per word by running maxima, :mod:`netproof.symbolic.torch_running`);
 - ``run_batch, no stats``: the same, ``run_batch(..., stats=False)`` (what the statistics cost);
 - ``direct (batched)``: the network written directly with plain ``torch.nn.functional`` calls on
   a padded batch (:class:`Direct`), reading the weights from
@@ -13,7 +14,11 @@
   (:class:`PlainLoop`: ``F.multi_head_attention_forward`` for every softmax head, a masked ``amax``
   for hardmax heads, ``F.linear``, ``F.layer_norm``), the same weights;
 - ``exact``: the exact interpreters (``symbolic.batched`` integers for the hardmax Dyck
-  recognizer, ``symbolic.exact`` Fractions word by word for the softmax nets; ``--no-exact`` skips).
+  recognizer, ``symbolic.exact`` Fractions word by word for the softmax nets; ``--no-exact`` skips);
+- the exhaustive rows (:func:`exhaustive`, ``--no-exhaustive`` skips): every word of Dyck(2, 2)
+  with 10 symbols and of PARITY with 20, in shortlex order, words/s of the exact path the
+  exhaustive checker takes (``symbolic.batched`` where it runs the network) next to ``run_batch``
+  on the same words; ``ratio`` there is the time per word over the exact path's.
 
     python benchmarks/torch_throughput.py [--lengths 1000 10000] [--parity-lengths 100000]
         [--batch 64] [--max-seconds 60] [--threads 1] [--no-exact]
@@ -545,6 +550,73 @@ def measure(name: str, net: Network, n: int, device: str, words: list[tuple[str,
               flush=True)
 
 
+EXHAUSTIVE: dict[str, tuple[Callable[[], Network], int]] = {
+    "Dyck(2,2)": (lambda: dyck_recognizer(k=2, depth=2), 10),
+    "PARITY": (lambda: parity_transformer("ln(2)"), 20),
+}
+"""The exhaustive rows: every word of this many symbols."""
+
+
+def exhaustive(name: str, net: Network, m: int, max_seconds: float) -> None:
+    """Every word of ``m`` symbols in shortlex order (the exhaustive checker's order), in blocks,
+    through the exact path the exhaustive checker takes (``symbolic.batched``: exact integers on the
+    int arrays the checker hands it; where it refuses the network, the exact interpreter word by
+    word, as the checker then runs it) and through ``run_batch`` (with and without statistics) on
+    the same words, interleaved block by block; words/s, the time per word over the exact path's,
+    and how many accept bits agree with exact (an undecided float verdict counts as not agreeing)."""
+    import numpy as np
+    from netproof.symbolic import batched
+    from netproof.symbolic.exact import run as exact_run
+    from netproof.symbolic.torch_backend import compile as compile_net
+    from netproof.symbolic.torch_backend import run_batch
+
+    size = len(net.alphabet)
+    total = size**m
+    reason = batched.supports(net)
+    if reason is None:
+        ev = batched.Evaluator(net)
+        label, block = "exact: symbolic.batched", batched.CHUNK
+    else:
+        label, block = "exact: per word", 256
+        print(f"{name:11} {m:>7} {'symbolic.batched':26} not supported: {reason}")
+    compiled = compile_net(net, dtype="float64", device="cpu")
+
+    def run_exact(idx: Any, words: list[tuple[str, ...]]) -> list[bool | None]:
+        if reason is None:
+            return [bool(a) for a in ev.run(idx).accepted]
+        return [exact_run(net, w).accepted for w in words]
+
+    def run_float(idx: Any, words: list[tuple[str, ...]]) -> list[bool | None]:
+        return list(run_batch(compiled, words).accepted)
+
+    def run_bare(idx: Any, words: list[tuple[str, ...]]) -> list[bool | None]:
+        return list(run_batch(compiled, words, stats=False).accepted)
+
+    sides = [(label, run_exact), ("netproof run_batch", run_float), ("run_batch, no stats", run_bare)]
+    secs = [0.0] * len(sides)
+    outs: list[list[bool | None]] = [[] for _ in sides]
+    done = 0
+    start_idx = batched.shortlex_block(size, m, 0, 1)
+    first = [tuple(net.alphabet[i] for i in row) for row in start_idx.tolist()]
+    for _label, fn in sides:  # warm-up, not timed
+        fn(start_idx, first)
+    while done < total and sum(secs) <= max_seconds * len(sides):
+        stop = min(total, done + block)
+        idx = batched.shortlex_block(size, m, done, stop)
+        words = [tuple(net.alphabet[i] for i in row) for row in np.asarray(idx).tolist()]
+        for k, (_label, fn) in enumerate(sides):
+            started = time.perf_counter()
+            outs[k].extend(fn(idx, words))
+            secs[k] += time.perf_counter() - started
+        done = stop
+    ref = secs[0] / done
+    for k, (side, _fn) in enumerate(sides):
+        agree = sum(a == b for a, b in zip(outs[k], outs[0], strict=True))
+        print(f"{name:11} {m:>7} {side + ' cpu':26} {done:>6} {secs[k]:>9.3f} {done / secs[k]:>12.1f} "
+              f"{secs[k] / done / ref:>6.3g}x   accept bits equal to exact: {agree}/{done} (of {total} words)",
+              flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lengths", type=int, nargs="+", default=[1000, 10000])
@@ -557,6 +629,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (0: torch's default)")
     ap.add_argument("--networks", nargs="+", default=list(NETWORKS), choices=list(NETWORKS))
     ap.add_argument("--no-exact", action="store_true", help="skip the exact rows")
+    ap.add_argument("--no-exhaustive", action="store_true",
+                    help="skip the exhaustive rows (every word of Dyck(2,2) at 10 symbols, PARITY at 20: exact vs run_batch)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -582,6 +656,10 @@ def main() -> None:
                 print(f"{name:11} {n:>7} {'torch cuda':22} no GPU")
                 continue
             measure(name, net, n, "cuda", make_words(n, args.batch, random.Random(n)), args.max_seconds)
+    if not args.no_exhaustive:
+        print(f"{'network':11} {'symbols':>7} {'backend':26} {'words':>6} {'seconds':>9} {'words/s':>12} {'ratio':>7}")
+        for name, (build, m) in EXHAUSTIVE.items():
+            exhaustive(name, build(), m, args.max_seconds)
 
 
 if __name__ == "__main__":

@@ -36,11 +36,14 @@ interpreter does, except with a relative bias, where it compares scale·score + 
 relative head the magnitude in the tolerance also counts ‖q_i‖₁·max|W^C| and
 max_j ‖k_j‖₁·max|W^{C'}| (times the scale, plus max|β|, with a bias).
 
-**Few distinct keys.** A head whose keys depend only on the token and on two-valued positional
-features (PARITY's ``cos(iπ)``, FIRST's ``I[i=1]``: found from the IR before running, see
-:mod:`netproof.symbolic.torch_grouped`) is computed per key group with running sums over its mask,
-in O(n · groups) time and memory, with the same tolerance and statistics; the other heads build
-their n × n score matrix. ``compile(net, grouped=False)`` computes every head by its score matrix.
+**Few distinct keys, one query.** A head whose keys depend only on the token and on two-valued
+positional features (PARITY's ``cos(iπ)``, FIRST's ``I[i=1]``: found from the IR before running,
+see :mod:`netproof.symbolic.torch_grouped`) is computed per key group with running sums over its
+mask, in O(n · groups) time and memory; a hardmax head whose query is the same at every position
+(Dyck's ``q = 1``: also found from the IR, see :mod:`netproof.symbolic.torch_running`) by running
+maxima of its key scores, in O(n log n); both with the same tolerance and statistics. The other
+heads build their n × n score matrix. ``compile(net, grouped=False, running=False)`` computes every
+head by its score matrix; :attr:`FloatBatch.paths` says how each head was computed.
 
 **Undefined values.** Where the exact interpreter raises ``UndefinedValueError`` for a value the
 readout reads (a layer norm of a constant vector with ``eps = 0``), the float run yields NaN and
@@ -75,6 +78,7 @@ from .ir import Network
 from .torch_common import (
     DTYPES,
     MAX_TIE_LOCATIONS,
+    PATHS,
     Encoded,
     FloatBatch,
     TieLocation,
@@ -88,6 +92,7 @@ from .words import tokenize
 
 __all__ = [
     "DTYPES",
+    "PATHS",
     "CompiledNetwork",
     "Encoded",
     "FloatBatch",
@@ -102,22 +107,14 @@ __all__ = [
     "unsupported",
 ]
 
-_CHUNK_ELEMENTS = 1 << 20
-"""The automatic chunk keeps the largest tensor of a head (words × positions² for a score matrix,
-:meth:`CompiledNetwork.entries_per_word`) under this many entries: 8 MiB
-in float64, so that a head's scores, mask and selection stay in the CPU's caches. Measured
-(benchmarks/torch_throughput.py, one thread): at n = 1000 a chunk of one word runs the 22 hardmax
-heads of Dyck(8, 10) in half the time of a chunk of 16, whose 128 MiB score matrices go through
-memory at every pass."""
-
-
 def compile(net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None,
-            grouped: bool = True) -> CompiledNetwork:
+            grouped: bool = True, running: bool = True) -> CompiledNetwork:
     """Compile ``net`` for ``dtype`` (one of :data:`DTYPES`) on ``device`` (``"cpu"``, ``"cuda"``,
     ``"cuda:1"``...). ``tie_rtol`` overrides the relative tie tolerance of hardmax heads;
-    ``grouped=False`` computes every head by its n × n score matrix (see
-    :mod:`netproof.symbolic.torch_grouped` for the heads computed by key groups otherwise)."""
-    return CompiledNetwork(net, dtype=dtype, device=device, tie_rtol=tie_rtol, grouped=grouped)
+    ``grouped=False`` computes no head by key groups (:mod:`netproof.symbolic.torch_grouped`),
+    ``running=False`` none by running maxima (:mod:`netproof.symbolic.torch_running`): with both,
+    every head builds its n × n score matrix."""
+    return CompiledNetwork(net, dtype=dtype, device=device, tie_rtol=tie_rtol, grouped=grouped, running=running)
 
 
 def _merge(net: Network, parts: Sequence[tuple[list[int], FloatBatch]], total: int, dtype: str, device: str) -> FloatBatch:
@@ -164,6 +161,7 @@ def _merge(net: Network, parts: Sequence[tuple[list[int], FloatBatch]], total: i
         dtype=dtype,
         device=device,
         index_base=parts[0][1].index_base if parts else 0,
+        paths=tuple(sorted({p for _, fb in parts for p in fb.paths})),
     )
 
 
@@ -179,7 +177,8 @@ def run_batch(
     stats: bool = True,
 ) -> FloatBatch:
     """Evaluate ``net`` on every word, in chunks of words of similar lengths (``chunk`` words at
-    most; by default as many as keep a head's largest tensor under 2^20 entries). With ``keep_states``
+    most; by default :meth:`CompiledNetwork.chunk_words`: as many as keep a head's score matrix
+    under 2^20 entries and the other tensors under 2^18). With ``keep_states``
     everything runs as one chunk, so that the states share one padded shape. ``stats=False`` skips
     the hardmax gap and tie bookkeeping (:meth:`CompiledNetwork.forward`)."""
     compiled = net if isinstance(net, CompiledNetwork) else compile(net, dtype=dtype, device=device)
@@ -188,9 +187,11 @@ def run_batch(
         return compiled.forward(compiled.encode(symbols, length=length), keep_states=keep_states, stats=stats)
     order = sorted(range(len(symbols)), key=lambda i: len(symbols[i]))
     longest = len(symbols[order[-1]]) + 4  # special tokens, roughly
-    size = chunk if chunk is not None else max(1, _CHUNK_ELEMENTS // compiled.entries_per_word(longest))
+    size = chunk if chunk is not None else compiled.chunk_words(longest)
     if size < 1:
         raise TorchBackendError(f"chunk={chunk} must be >= 1 (words evaluated together)")
+    if chunk is None:  # chunks of equal sizes: no small last chunk
+        size = -(-len(order) // -(-len(order) // size))
     parts: list[tuple[list[int], FloatBatch]] = []
     for start in range(0, len(order), size):
         idx = order[start : start + size]

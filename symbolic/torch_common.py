@@ -3,7 +3,8 @@ error, and the values a float run returns.
 
 Owns :func:`load_torch` (the one place torch is imported, inside the function),
 :data:`DTYPES`, :func:`check_dtype`, :func:`torch_device`, :class:`TorchBackendError`, the
-hardmax tie tolerance (:data:`TIE_EPS_FACTOR`), and the results: :class:`FloatBatch` with its
+hardmax tie tolerance (:data:`TIE_EPS_FACTOR`), the names of the ways a head is computed
+(:data:`PATHS`), and the results: :class:`FloatBatch` with its
 tie report (:class:`Ties`, :class:`TieLocation`) and the padded batch :class:`Encoded`. The
 backend's semantics are described in :mod:`netproof.symbolic.torch_backend`, which re-exports the
 public names. This module imports the IR and the errors only; the compiler
@@ -29,6 +30,11 @@ TIE_EPS_FACTOR = 32
 
 MAX_TIE_LOCATIONS = 5
 """How many unresolved ties :class:`FloatBatch` lists (all of them are counted)."""
+
+PATHS: tuple[str, ...] = ("groups", "running", "scores")
+"""How a head is computed (:attr:`FloatBatch.paths`): by key groups
+(:mod:`netproof.symbolic.torch_grouped`), by running maxima (:mod:`netproof.symbolic.torch_running`),
+or by its n × n score matrix."""
 
 
 class TorchBackendError(SymbolicError, ValueError):
@@ -117,7 +123,9 @@ class FloatBatch:
     With ``keep_states=True``, ``states`` holds ``(label, tensor words × positions × dims)``
     after the embedding and every sublayer, and ``gaps`` ``(layer, head, tensor words ×
     positions)`` the per-query gap of every hardmax head (``inf`` where every allowed key was
-    selected; padded positions hold 0 and ``inf``).
+    selected; padded positions hold 0 and ``inf``). ``paths`` says how every head was computed,
+    as ``(layer, head, path)`` sorted, :data:`PATHS` naming the path (a head computed two ways in
+    two chunks of a batch is listed twice).
     """
 
     network: Network
@@ -136,6 +144,7 @@ class FloatBatch:
     states: tuple[tuple[str, Any], ...] | None = None
     gaps: tuple[tuple[str, str, Any], ...] | None = None
     index_base: int = field(default=0)
+    paths: tuple[tuple[str, str, str], ...] = ()
 
     def __len__(self) -> int:
         return len(self.words)

@@ -56,9 +56,24 @@ from .torch_common import (
     torch_device,
 )
 from .torch_grouped import KeyGroups, group_ids, grouped_head, key_groups, key_sources
+from .torch_running import running_head, running_heads
 from .words import tokenize
 
-__all__ = ["CompiledHead", "CompiledLayer", "CompiledNetwork", "refuse_kind", "unsupported"]
+__all__ = ["ROW_ENTRIES", "SCORE_ENTRIES", "CompiledHead", "CompiledLayer", "CompiledNetwork", "refuse_kind", "unsupported"]
+
+SCORE_ENTRIES = 1 << 20
+"""A chunk of words keeps a head's n × n score matrix (words × positions²) under this many entries:
+8 MiB in float64, so that a head's scores, mask and selection stay in the CPU's caches. Measured
+(benchmarks/torch_throughput.py, one thread): at n = 1000 a chunk of one word ran the 21 hardmax
+heads of Dyck(8, 10) by their score matrices in half the time of a chunk of 16."""
+
+ROW_ENTRIES = 1 << 18
+"""A chunk of words keeps every other tensor (words × positions × width: the residual stream, an
+FFN step, a head computed by key groups or running maxima) under this many entries: 2 MiB in
+float64. Measured (one thread, n = 1000, the best of 3, on a loaded machine): Dyck(8, 10) with every
+head by running maxima took 0.73–0.76 s for 16 words in chunks of 4 or 8 words, 0.86–0.88 s in chunks
+of 2, 16 or 64, 1.10 s one word at a time; PARITY 0.15–0.17 s for 64 words in chunks of 8 to 64,
+0.32 s one word at a time."""
 
 
 # --------------------------------------------------------------------------- positional features
@@ -94,7 +109,8 @@ class _Lin:
     b: Any
 
     def __call__(self, x: Any) -> Any:
-        return x @ self.W.T + self.b
+        # one fused addmm (the bias added inside the product's pass, no second pass over y)
+        return load_torch().nn.functional.linear(x, self.W, self.b)
 
 
 @dataclass(frozen=True)
@@ -150,6 +166,7 @@ class CompiledHead:
     unit: float = 1.0  # softmax: ln r or c, the factor of the bias β in the exponent (base^β = e^(unit·β))
     relative: _Relative | None = None
     groups: KeyGroups | None = None  # few distinct keys per word: computed by groups (torch_grouped)
+    running: bool = False  # hardmax, the same query at every position: running maxima (torch_running)
 
 
 @dataclass(frozen=True)
@@ -205,29 +222,50 @@ class CompiledNetwork:
 
     net: Network
     _sources: dict[tuple[str, str], frozenset[str]]
+    _running: frozenset[tuple[str, str]]
 
     def __init__(self, net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None,
-                 grouped: bool = True) -> None:
+                 grouped: bool = True, running: bool = True) -> None:
         refuse_kind(net)
         self._prepare(net, dtype, device, tie_rtol)
         if grouped:
             self._sources = key_sources(net)
+        if running:
+            self._running = running_heads(net)
         self._compile_embedding()
         self.layers = tuple(self._compile_layer(sub) for sub in net.layers)
         self._compile_readout()
 
-    def entries_per_word(self, L: int) -> int:
-        """The largest tensor a head builds per word of ``L`` positions (entries): L² for a head
-        computed by its score matrix, L · groups · (value dims + 1) for one computed by key groups.
-        :func:`~netproof.symbolic.torch_backend.run_batch` sizes its chunks with it."""
-        largest = L
+    def entries_per_word(self, L: int) -> tuple[int, int]:
+        """The largest tensors built per word of ``L`` positions, in entries: ``(scores, rows)``,
+        the n × n score matrix of a head computed by it (L², or 0 where no head is), and the largest
+        tensor over the positions otherwise: L · groups · (value dims + 1) for a head computed by
+        key groups, L · (value dims + 8) for one computed by running maxima, L · width for the
+        residual stream and every FFN step. :meth:`chunk_words` sizes chunks with them."""
+        scores = 0
+        rows = L * len(self.dims)
         for cl in self.layers:
             for ch in cl.heads:
                 if ch.groups is not None and L >= 2 * ch.groups.count:
-                    largest = max(largest, L * ch.groups.count * (ch.v.W.shape[0] + 1))
+                    rows = max(rows, L * ch.groups.count * (ch.v.W.shape[0] + 1))
+                elif ch.running:
+                    rows = max(rows, L * (ch.v.W.shape[0] + 8))
                 else:
-                    largest = max(largest, L * L)
-        return largest
+                    scores = L * L
+            for st in cl.steps:
+                if st.lin is not None:
+                    rows = max(rows, L * st.lin.W.shape[0])
+        return scores, rows
+
+    def chunk_words(self, L: int) -> int:
+        """How many words of ``L`` positions to evaluate together: as many as keep a score matrix
+        under :data:`SCORE_ENTRIES` entries and the other tensors under :data:`ROW_ENTRIES`
+        (:meth:`entries_per_word`), at least one."""
+        scores, rows = self.entries_per_word(L)
+        size = ROW_ENTRIES // max(1, rows)
+        if scores:
+            size = min(size, SCORE_ENTRIES // scores)
+        return max(1, size)
 
     def _prepare(self, net: Network | Seq2Seq, dtype: str, device: str, tie_rtol: float | None) -> None:
         """Load torch, check the dtype and device, and set what every compiled block uses (the
@@ -245,6 +283,7 @@ class CompiledNetwork:
         self.col = {d: c for c, d in enumerate(net.dims)}
         self._vec = _vector_features(torch)
         self._sources = {}  # key_sources: heads computed by key groups
+        self._running = frozenset()  # running_heads: heads computed by running maxima
 
     # ------------------------------------------------------------------ tensors from rationals
 
@@ -356,7 +395,8 @@ class CompiledNetwork:
                             self._window(h.relative_bias, f"{where} relative_bias"),
                         )
                     groups = key_groups(self.net, h, sub.name, self._sources) if self._sources else None
-                    heads.append(CompiledHead(h, q, k, v, (coef, s.times_n, s.log_n), write, unit, relative, groups))
+                    running = (sub.name, h.name) in self._running
+                    heads.append(CompiledHead(h, q, k, v, (coef, s.times_n, s.log_n), write, unit, relative, groups, running))
                 out = None
                 if block.output is not None:
                     names = [o for h in block.heads for o in h.value.outputs]
@@ -635,8 +675,17 @@ class CompiledNetwork:
         o[..., cout] = (windows * W).sum(dim=-1)
         return o
 
-    def _head(self, layer: str, ch: CompiledHead, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any]) -> Any:
+    def _tolerance(self, Q: Any, K: Any, enc: Encoded) -> Any:
+        """``‖q_i‖₁ · max_j ‖k_j‖_∞`` (words × queries × 1): the magnitude of a hardmax head's score terms."""
         torch = self.torch
+        krow = K.abs().amax(dim=-1) if K.shape[-1] else K.new_zeros(K.shape[:-1])  # a head with no q/k dims
+        kmax = torch.where(enc.valid, krow, torch.zeros((), dtype=K.dtype, device=self.device)).amax(dim=-1)
+        return Q.abs().sum(dim=-1, keepdim=True) * kmax[:, None, None]
+
+    def _head(self, layer: str, ch: CompiledHead, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any],
+              paths: set[tuple[str, str, str]] | None = None) -> Any:
+        torch = self.torch
+        paths = set() if paths is None else paths  # (layer, head, path) of every head run: FloatBatch.paths
         h = ch.head
         Q, K, V = ch.q(x), ch.k(x), ch.v(x)
         if h.empty == "error" and h.mask in ("strict_causal", "strict_anticausal"):
@@ -649,7 +698,18 @@ class CompiledNetwork:
                         f"{h.mask!r} and the head's empty rule is 'error' (word {w} of the batch)"
                     )
         if ch.groups is not None and Q.shape[1] >= 2 * ch.groups.count:
+            paths.add((layer, h.name, "groups"))
             return self._grouped(layer, ch, Q, K, V, enc, stats, cache)
+        if ch.running and V.dtype in (torch.float64, torch.float32):
+            nonempty = self._nonempty(h.mask, enc)
+            tol = self.tie_rtol * self._tolerance(Q, K, enc)
+            res = running_head(torch, h, Q, K, V, enc.valid, nonempty, tol, stats is not None)
+            if res is not None:
+                paths.add((layer, h.name, "running"))
+                if stats is not None and res.gap is not None:
+                    stats.append((layer, h.name, res.gap, res.near))
+                return torch.where(nonempty[..., None], res.out, torch.zeros((), dtype=V.dtype, device=self.device))
+        paths.add((layer, h.name, "scores"))
         S = Q @ K.transpose(1, 2)  # words × queries × keys
         if h.scoring == "neg_abs_dot":
             S = S.abs_().neg_()
@@ -663,9 +723,7 @@ class CompiledNetwork:
                 beta = self._relative_bias(rel.bias, S.shape[-1], cache).to(S.dtype)
         match h.normalizer:
             case Hardmax(tie=tie):
-                krow = K.abs().amax(dim=-1) if K.shape[-1] else K.new_zeros(K.shape[:-1])  # a head with no q/k dims
-                kmax = torch.where(enc.valid, krow, torch.zeros((), dtype=K.dtype, device=self.device)).amax(dim=-1)
-                magnitude = Q.abs().sum(dim=-1, keepdim=True) * kmax[:, None, None]
+                magnitude = self._tolerance(Q, K, enc)
                 if rel is not None:
                     magnitude = self._relative_magnitude(rel, Q, K, enc, magnitude)
                 if beta is not None:
@@ -737,9 +795,7 @@ class CompiledNetwork:
         nonempty = self._nonempty(h.mask, enc)
         kappa = tol = None
         if isinstance(h.normalizer, Hardmax):
-            krow = K.abs().amax(dim=-1) if K.shape[-1] else K.new_zeros(K.shape[:-1])
-            kmax = torch.where(enc.valid, krow, torch.zeros((), dtype=K.dtype, device=self.device)).amax(dim=-1)
-            tol = self.tie_rtol * (Q.abs().sum(dim=-1, keepdim=True) * kmax[:, None, None])
+            tol = self.tie_rtol * self._tolerance(Q, K, enc)
         else:
             coef, times_n, log_n = ch.kappa
             kappa = torch.full((len(enc),), coef, dtype=torch.float64, device=self.device)
@@ -752,19 +808,24 @@ class CompiledNetwork:
             stats.append((layer, h.name, res.gap, res.near))
         return torch.where(nonempty[..., None], res.out, torch.zeros((), dtype=V.dtype, device=self.device))
 
-    def _apply(self, cl: CompiledLayer, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any]) -> Any:
+    def _apply(self, cl: CompiledLayer, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any],
+               paths: set[tuple[str, str, str]] | None = None) -> Any:
         torch = self.torch
         sub = cl.sub
         zero = torch.zeros((), dtype=self.tdtype, device=self.device)
         if cl.kind == "attention":
-            parts = [self._head(sub.name, ch, x, enc, stats, cache) for ch in cl.heads]
+            parts = [self._head(sub.name, ch, x, enc, stats, cache, paths) for ch in cl.heads]
             if cl.out is not None:
                 cat = torch.cat(parts, dim=-1) if parts else x.new_zeros(x.shape[0], x.shape[1], 0)
                 o = cl.out(cat)
-            else:
-                o = torch.zeros_like(x)
+            else:  # each head adds into the columns it writes (parallel heads write disjoint ones)
+                o = x.clone() if sub.residual else torch.zeros_like(x)
                 for ch, p in zip(cl.heads, parts, strict=True):
-                    o[..., ch.write] = p
+                    if sub.residual:
+                        o[..., ch.write] += p
+                    else:
+                        o[..., ch.write] = p
+                x = o if sub.residual else x
         elif cl.kind == "convolution":
             o = self._convolution(cl, x)
         else:
@@ -772,23 +833,24 @@ class CompiledNetwork:
                 o = torch.zeros_like(x)
             else:
                 y = x
-                for st in cl.steps:
+                for st in cl.steps:  # y is a tensor of this FFN's own after its first step: activations act in place
                     if st.kind == "affine":
                         assert st.lin is not None
                         y = st.lin(y)
                     elif st.kind == "relu":
-                        y = torch.relu(y)
+                        y = torch.relu(y) if y is x else y.relu_()
                     elif st.kind == "sigma":
-                        y = torch.clamp(y, 0, 1)
+                        y = torch.clamp(y, 0, 1) if y is x else y.clamp_(0, 1)
                     elif st.kind == "step":
                         y = (y > 0).to(y.dtype)
                     else:
                         y = self._layernorm(y, st.idx, st.eps)
                 o = y
-        x = x + o if sub.residual else o
+        if o is not x:
+            x = x + o if sub.residual else o
         if cl.ln_eps is not None:
             x = self._layernorm(x, cl.ln_idx, cl.ln_eps)
-        return torch.where(enc.valid[..., None], x, zero)
+        return x if cache.get("every position valid") else torch.where(enc.valid[..., None], x, zero)
 
     def forward(self, enc: Encoded, *, keep_states: bool = False, stats: bool = True) -> FloatBatch:
         """Evaluate an encoded batch: pure tensor work (loops over layers and heads only).
@@ -798,9 +860,10 @@ class CompiledNetwork:
         x = self._embed(enc)
         kept = [("input", x)] if keep_states else None
         collected: list[Any] | None = [] if (stats or keep_states) else None
-        cache: dict[str, Any] = {}
+        cache: dict[str, Any] = {"every position valid": bool(enc.valid.all())}  # no padding to zero
+        paths: set[tuple[str, str, str]] = set()
         for cl in self.layers:
-            x = self._apply(cl, x, enc, collected, cache)
+            x = self._apply(cl, x, enc, collected, cache, paths)
             if kept is not None:
                 kept.append((cl.sub.name, x))
         r = self.net.readout
@@ -874,6 +937,7 @@ class CompiledNetwork:
             states=tuple(kept) if kept is not None else None,
             gaps=gaps,
             index_base=self.net.embedding.index_base if isinstance(self.net.embedding, TokenEmbedding) else 0,
+            paths=tuple(sorted(paths)),
         )
 
     def __call__(self, words: Sequence[str | Sequence[str]], *, length: int | None = None, keep_states: bool = False) -> FloatBatch:

@@ -55,7 +55,7 @@ from .ir import (
 
 __all__ = [
     "TWO_VALUED", "WORD_CONSTANT", "GroupedResult", "KeyGroups", "group_ids", "grouped_head", "key_groups",
-    "key_sources",
+    "key_sources", "query_sources",
 ]
 
 
@@ -100,11 +100,24 @@ def key_sources(net: Network) -> dict[tuple[str, str], frozenset[str]]:
     """For every head (sublayer name, head name): what its key vector at a position depends on
     (``"token"``, names of :data:`TWO_VALUED` features, ``"pos"`` for anything else about the
     position; an empty set: a word constant). A relative head counts as ``"pos"``."""
+    return _walk(net)[0]
+
+
+def query_sources(net: Network) -> dict[tuple[str, str], frozenset[str]]:
+    """For every head (sublayer name, head name): what its query vector at a position depends on,
+    in the terms of :func:`key_sources`; an empty set: the query is the same at every position of
+    a word (Dyck's ``q = 1``), which :mod:`netproof.symbolic.torch_running` uses."""
+    return _walk(net)[1]
+
+
+def _walk(net: Network) -> tuple[dict[tuple[str, str], frozenset[str]], dict[tuple[str, str], frozenset[str]]]:
+    """The sources of every head's keys and queries (:func:`key_sources`, :func:`query_sources`)."""
     emb = net.embedding
     state: dict[str, frozenset[str]] = {d: frozenset() for d in net.dims}
     if not isinstance(emb, TokenEmbedding):
-        return {(sub.name, h.name): frozenset({POS}) for sub in net.layers if isinstance(sub.block, AttentionLayer)
-                for h in sub.block.heads}
+        unknown = {(sub.name, h.name): frozenset({POS}) for sub in net.layers if isinstance(sub.block, AttentionLayer)
+                   for h in sub.block.heads}
+        return unknown, dict(unknown)
     for tok, row in emb.table:
         del tok
         for d, v in row:
@@ -115,6 +128,7 @@ def key_sources(net: Network) -> dict[tuple[str, str], frozenset[str]]:
             continue
         state[d] = state[d] | {f if f in TWO_VALUED else POS}
     result: dict[tuple[str, str], frozenset[str]] = {}
+    queries: dict[tuple[str, str], frozenset[str]] = {}
     for sub in net.layers:
         block = sub.block
         out: dict[str, frozenset[str]] = {}
@@ -127,6 +141,7 @@ def key_sources(net: Network) -> dict[tuple[str, str], frozenset[str]]:
                         key = key | {POS}
                     result[(sub.name, h.name)] = key
                     query = _union(state, _reads(h.query))
+                    queries[(sub.name, h.name)] = query | {POS} if h.relative else query
                     constant = h.mask == "none" and not h.relative and not query
                     # an unmasked head with a word-constant query gives every position the same output
                     cls: frozenset[str] = frozenset() if constant else frozenset({POS})
@@ -162,7 +177,7 @@ def key_sources(net: Network) -> dict[tuple[str, str], frozenset[str]]:
             mixed = _union(state, over)
             for d in over:
                 state[d] = mixed
-    return result
+    return result, queries
 
 
 def key_groups(net: Network, h: Head, layer: str, sources: Mapping[tuple[str, str], frozenset[str]]) -> KeyGroups | None:

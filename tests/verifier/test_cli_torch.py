@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from netproof.symbolic import (
     AttentionLayer,
     Hardmax,
@@ -25,9 +24,15 @@ from netproof.symbolic import (
     constant,
     token_embedding,
 )
-from netproof.verifier.exhaustive.checker import Job
-from netproof.verifier.claims import Construction, Language, Recognizes, Refuted, Unknown
+from netproof.verifier.claims import (
+    Construction,
+    Language,
+    Recognizes,
+    Refuted,
+    Unknown,
+)
 from netproof.verifier.cli import main
+from netproof.verifier.exhaustive.checker import Job
 from netproof.verifier.fuzzing.fuzz import FloatIssue, fuzz
 
 torch = pytest.importorskip("torch")
@@ -233,3 +238,53 @@ def test_fuzz_with_torch_runs_a_recurrent_constructions_claims_exactly_and_recor
     assert code == 0
     assert err.startswith("stack-rnn: not supported by --backend torch (network 'stack-rnn-d2' is a RecurrentNetwork")
     assert "its claims run exactly" in err
+
+
+# --------------------------------------------------------------------------- the fast paths
+
+
+def spy_run_batch(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every FloatBatch that ``torch_backend.run_batch`` returns from now on (the path the CLI takes)."""
+    from netproof.symbolic import torch_backend
+
+    seen: list[Any] = []
+    real = torch_backend.run_batch
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        fb = real(*args, **kwargs)
+        seen.append(fb)
+        return fb
+
+    monkeypatch.setattr(torch_backend, "run_batch", spy)
+    return seen
+
+
+PARITY_GROUPED = (("count", "count", "groups"), ("parity", "even", "groups"), ("parity", "odd", "groups"))
+
+
+def test_run_with_torch_goes_through_run_batch_with_paritys_heads_by_key_groups_and_dycks_by_running_maxima(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = spy_run_batch(monkeypatch)
+    code, _out, _ = run_cli(capsys, "run", "parity", "0110", "--backend", "torch", "--json")
+    assert code == 0 and len(seen) == 1
+    assert seen[0].paths == PARITY_GROUPED
+    code, _out, _ = run_cli(capsys, "run", "dyck", "(())", "--backend", "torch", "--json")
+    assert code == 0 and len(seen) == 2
+    assert {path for _layer, _head, path in seen[1].paths} == {"running"}
+
+
+def test_fuzz_with_torch_runs_long_words_through_run_batch_with_paritys_heads_by_key_groups(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hypothesis import strategies as st
+    from netproof.constructions import REGISTRY
+
+    seen = spy_run_batch(monkeypatch)
+    c = REGISTRY["parity"]
+    values = c.parse_params({})
+    claim = next(cl for cl in c.claims(values) if isinstance(cl, Recognizes))
+    word = tuple("0110" * 25)  # 100 symbols: past TORCH_MIN_LEN, so the float run decides it
+    verdict = fuzz(Job(c, values), claim, examples=3, seed=0, database=None, strategy=st.just(word), backend="torch")
+    assert isinstance(verdict, Unknown) and verdict.reason.startswith("no counterexample found")
+    assert seen and all(fb.words == (word,) and fb.paths == PARITY_GROUPED for fb in seen)
