@@ -17,6 +17,7 @@ from netproof.verifier.claims import Construction, Experiment
 
 from netproof.constructions import bhattamishra2020, chang2021, chiang2022, suzgun2019, yao2021
 from netproof.constructions import rasp
+from netproof.constructions.rasp import ProgramModuleError, is_program, program_constructions
 
 REGISTRY: dict[str, Construction] = {
     c.name: c
@@ -32,4 +33,4 @@ REGISTRY: dict[str, Construction] = {
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in chiang2022.EXPERIMENTS}
 
-__all__ = ["EXPERIMENTS", "REGISTRY"]
+__all__ = ["EXPERIMENTS", "REGISTRY", "ProgramModuleError", "is_program", "program_constructions"]

@@ -13,7 +13,8 @@ are ReLU formulas:
 :func:`compile_ffn` turns named outputs into an :class:`~netproof.symbolic.ir.FFN`: every ReLU goes to the
 layer after its deepest operand, values needed later are carried through the layers (a ReLU
 output is ≥ 0, so relu(x) = x carries it; a residual dim may be negative, so it is carried as
-relu(x) and relu(−x)), and affine combinations are folded into the next map. The result is a
+relu(x) and relu(−x), or as relu(x − b) alone when the caller knows x ≥ b: ``lower``), and affine
+combinations are folded into the next map. The result is a
 plain FFN of the IR: every interpreter runs it.
 
 >>> from fractions import Fraction
@@ -152,8 +153,14 @@ def _expand(node: Node) -> tuple[dict[Var | Relu, Fraction], Fraction]:
     return {k: v for k, v in coeffs.items() if v != 0}, bias
 
 
-def compile_ffn(name: str, outputs: Mapping[str, Node]) -> FFN:
-    """A ReLU FFN that writes each residual dim in ``outputs`` with the value of its circuit."""
+def compile_ffn(name: str, outputs: Mapping[str, Node], *, lower: Mapping[str, Number] | None = None) -> FFN:
+    """A ReLU FFN that writes each residual dim in ``outputs`` with the value of its circuit.
+
+    ``lower`` gives lower bounds b of residual dims that hold x ≥ b at every position (0 for a
+    0/1 dim): such a dim is carried through a ReLU step as the one unit relu(x − b) (b added back
+    in the next map) instead of the two units relu(x) and relu(−x).
+    """
+    floor = {d: as_fraction(b, f"lower[{d!r}]") for d, b in (lower or {}).items()}
     level: dict[Relu, int] = {}
     order: list[Relu] = []
 
@@ -189,50 +196,61 @@ def compile_ffn(name: str, outputs: Mapping[str, Node]) -> FFN:
 
     steps: list[FFNStep] = []
     # ``avail`` maps each signal to how it is read from the previous layer: a list of
-    # (unit name, coefficient) whose combination is the signal's value.
-    avail: dict[Var | Relu, list[tuple[str, Fraction]]] = {
-        v: [(v.name, Fraction(1))] for v in last_use if isinstance(v, Var)
-    }
+    # (unit name, coefficient) and a constant whose combination is the signal's value.
+    avail: dict[Var | Relu, _Reads] = {v: ([(v.name, Fraction(1))], Fraction(0)) for v in last_use if isinstance(v, Var)}
     for layer in range(1, depth + 1):
         rows: dict[str, dict[str, Fraction]] = {}
         bias: dict[str, Fraction] = {}
-        new_avail: dict[Var | Relu, list[tuple[str, Fraction]]] = {}
+        new_avail: dict[Var | Relu, _Reads] = {}
         for r in order:
             if level[r] != layer:
                 continue
             coeffs, b = maps[r]
-            rows[unit(r, layer)] = _combine(coeffs, avail)
-            bias[unit(r, layer)] = b
-            new_avail[r] = [(unit(r, layer), Fraction(1))]
-        for sig, reads in avail.items():
+            rows[unit(r, layer)], const_ = _combine(coeffs, avail)
+            bias[unit(r, layer)] = b + const_
+            new_avail[r] = ([(unit(r, layer), Fraction(1))], Fraction(0))
+        for sig, (reads, offset) in avail.items():
             if last_use.get(sig, 0) <= layer:
                 continue
-            if isinstance(sig, Var):
+            if isinstance(sig, Var) and sig.name in floor:
+                carry = unit(sig, layer, 1)
+                rows[carry] = {u: w for u, w in reads}
+                bias[carry] = offset - floor[sig.name]
+                new_avail[sig] = ([(carry, Fraction(1))], floor[sig.name])
+            elif isinstance(sig, Var):
                 pos, neg = unit(sig, layer, 1), unit(sig, layer, -1)
                 rows[pos] = {u: w for u, w in reads}
                 rows[neg] = {u: -w for u, w in reads}
-                new_avail[sig] = [(pos, Fraction(1)), (neg, Fraction(-1))]
+                if offset:
+                    bias[pos], bias[neg] = offset, -offset
+                new_avail[sig] = ([(pos, Fraction(1)), (neg, Fraction(-1))], Fraction(0))
             else:
                 carry = f"L{layer}:carry({unit(sig, layer)})"
                 rows[carry] = {u: w for u, w in reads}
-                new_avail[sig] = [(carry, Fraction(1))]
+                new_avail[sig] = ([(carry, Fraction(1))], Fraction(0))
         steps.append(_dense(rows, bias))
         steps.append(RELU)
         avail = new_avail
     final = {o: _combine(coeffs, avail) for o, (coeffs, _b) in out_maps.items()}
-    steps.append(_dense(final, {o: b for o, (_c, b) in out_maps.items()}))
+    steps.append(_dense({o: row for o, (row, _c) in final.items()}, {o: b + final[o][1] for o, (_c, b) in out_maps.items()}))
     return FFN(name=name, steps=tuple(steps))
 
 
-def _combine(
-    coeffs: Mapping[Var | Relu, Fraction], avail: Mapping[Var | Relu, list[tuple[str, Fraction]]]
-) -> dict[str, Fraction]:
-    """``Σ coef·signal`` as weights on the units the previous layer holds the signals in."""
+_Reads = tuple[list[tuple[str, Fraction]], Fraction]
+"""How a signal is read from the previous layer: Σ coefficient·unit + constant."""
+
+
+def _combine(coeffs: Mapping[Var | Relu, Fraction], avail: Mapping[Var | Relu, _Reads]) -> tuple[dict[str, Fraction], Fraction]:
+    """``Σ coef·signal`` as weights on the units the previous layer holds the signals in, and a
+    constant (the lower bounds of signals carried as relu(x − b))."""
     row: dict[str, Fraction] = {}
+    const_ = Fraction(0)
     for sig, c in coeffs.items():
-        for u, w in avail[sig]:
+        units, offset = avail[sig]
+        const_ += c * offset
+        for u, w in units:
             row[u] = row.get(u, Fraction(0)) + c * w
-    return row
+    return row, const_
 
 
 def _dense(rows: Mapping[str, Mapping[str, Fraction]], bias: Mapping[str, Fraction]) -> Affine:

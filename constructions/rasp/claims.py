@@ -20,7 +20,7 @@ from fractions import Fraction
 from itertools import product
 from typing import Any
 
-from netproof.symbolic import Affine, AttentionLayer
+from netproof.symbolic import Affine, AttentionLayer, Network
 from netproof.verifier.claims import (
     Construction,
     ExactFact,
@@ -199,7 +199,7 @@ def crasp_claims(program: crasp.Program, language: Language | None = None, *, ma
     claims.append(
         TraceProperty(
             id="operations",
-            statement="every count, comparison and conditional dim holds the program's value (counts as C(i)/(i+1))",
+            statement="every count, comparison and conditional dim holds the program's value (count-valued and conditional dims as C(i)/(i+1), comparisons as 0/1)",
             reference=REFERENCE_C,
             holds=_crasp_operations(program),
             min_len=1,
@@ -212,17 +212,25 @@ def crasp_claims(program: crasp.Program, language: Language | None = None, *, ma
 def program_construction(
     name: str, program: brasp.Program | crasp.Program, language: Language | None = None, *, max_len: int = 8, title: str = ""
 ) -> Construction:
-    """A registered construction for ``program``: its compiled network and its claims."""
+    """A registered construction for ``program``: its compiled network (compiled once, on the
+    first build) and its claims."""
     is_b = isinstance(program, brasp.Program)
     compile_ = compile_brasp if is_b else compile_crasp
     declare = brasp_claims if is_b else crasp_claims
+    compiled: list[Network] = []
+
+    def build(values: Any) -> Network:
+        if not compiled:
+            compiled.append(compile_(program))  # type: ignore[arg-type]
+        return compiled[0]
+
     return Construction(
         name=name,
         paper_id=f"{'yang2024brasp' if is_b else 'yang2024crasp'}.{program.name}",
         title=title or f"{'B' if is_b else 'C'}-RASP program {program.name}, compiled",
         reference=REFERENCE_B if is_b else REFERENCE_C,
         params=(),
-        build=lambda values: compile_(program),  # type: ignore[arg-type]
+        build=build,
         claims=lambda values: declare(program, language, max_len=max_len),  # type: ignore[arg-type]
         language=language or (brasp if is_b else crasp).language(program),
     )

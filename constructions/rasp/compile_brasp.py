@@ -225,11 +225,20 @@ class _Compiler:
 
 
 def _i_reads(expr: BVec) -> list[BVec]:
-    """The distinct vectors a pair expression reads at the query position i, in order."""
+    """The distinct vectors a pair expression reads at the query position i, in order: the
+    pair expression's own ``at_i`` leaves, never those inside the vectors it reads (an attention
+    operation read at j has i-reads of its own, computed in its own layer)."""
     out: list[BVec] = []
-    for op in operations(expr):
-        if isinstance(op, AtI) and op.vec not in out:
-            out.append(op.vec)
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, AtI):
+            if e.vec not in out:
+                out.append(e.vec)
+        elif isinstance(e, Not):
+            stack.append(e.arg)
+        elif isinstance(e, (And, Or)):
+            stack += [e.right, e.left]
     return out
 
 

@@ -5,13 +5,16 @@ The input is a start token ``BOS`` (position 0, dim ``BOS`` = 1) and the word (p
 the empty word). A first uniform causal head averages ``BOS``: the dim ``1/(i+1)``. A count
 vector C is held as the fraction C(i)/(i+1): ``count(P)`` is a uniform head over j ≤ i (hardmax
 over constant scores with ties averaged: exactly #_{j≤i} P(j)/(i+1), with P materialized as 0
-at ``BOS``), the constant c is c·(1/(i+1)), and sums and integer multiples are linear maps folded
-into the block that reads them. A comparison C1 < C2 holds iff C2 − C1 − 1/2 > 0 (integer
-counts), i.e. iff x = (C2 − C1 − 1/2)/(i+1) > 0; an FFN writes [x; −x], a layer norm with eps = 0 turns it into
+at ``BOS``), the constant c is c·(1/(i+1)), and sums and integer multiples are linear maps:
+folded into a block right after their operands, and written once, by the first comparison FFN
+after them, into a dim of their own (``sum1``... or their name) for every later block that
+reads them. A comparison C1 < C2 holds iff C2 − C1 − 1/2 > 0 (integer counts), i.e. iff
+x = (C2 − C1 − 1/2)/(i+1) > 0; an FFN writes [x; −x], a layer norm with eps = 0 turns it into
 [sign x; −sign x] exactly (the variance is x², a perfect square; x ≠ 0 by the 1/2 shift: the
 Chiang & Cholak trick), and (sign x + 1)/2 is the 0/1 result. Boolean operations are gate
-circuits; P ? C1 : C2 is C2 + relu(C1 − C2 − M(1 − P)) − relu(C2 − C1 − M(1 − P)) with M a
-static bound on |C1/i − C2/i|.
+circuits (¬x is 1 − x on 0/1 dims; nested ∧ and ∨ are one gate); P ? C1 : C2 is
+C2 + relu(C1 − C2 − M(1 − P)) − relu(C2 − C1 − M(1 − P)) with M a static bound on
+|C1/(i+1) − C2/(i+1)|.
 
 After the ``1/(i+1)`` head, blocks are placed greedily in a repeating cycle of sublayers (gate
 FFN, attention, comparison FFN), each operation in the first sublayer of its kind after its operands; empty ones are left
@@ -43,16 +46,15 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.gadgets import (
     AND,
-    NOT,
     OR,
     Node,
-    boolean_ffn,
     const,
     lin,
     relu,
     uniform_average,
     var,
 )
+from netproof.symbolic.gates import compile_ffn
 from netproof.verifier.claims.rasp.crasp import (
     Add,
     And,
@@ -116,17 +118,34 @@ class _Compiler:
                     )
                 used.add(name)
                 self.dim[op] = name
+        self.used, self.reserved = used, reserved
+        self.given = {n for op in operations(program.output) if (n := getattr(op, "name", None))}
+        self.fresh_counts: dict[str, int] = {}
+        self.expansions: dict[tuple[Vec, int], dict[str, Fraction]] = {}
+        self.bound: dict[Vec, Fraction] = {}
+        self.circuits: dict[tuple[Vec, int, bool], Node] = {}
         for op in operations(program.output):
             self.visit(op)
         out_stage = _place("gate", self.stage[program.output])
-        out = AND(NOT(var("BOS")), self.circuit(program.output))
+        out = _and_not_bos(self.circuit(program.output, out_stage))
         self.put(out_stage, "output", OR(var("BOS"), out) if program.empty else out)
 
     def put(self, k: int, dim: str, item: object) -> None:
         self.blocks.setdefault(k, {})[dim] = item
 
     def visit(self, op: Vec) -> None:
-        """Place ``op`` (operands are visited first by :func:`operations`)."""
+        """Place ``op`` (operands are visited first by :func:`operations`) and, for a count,
+        record a bound on |C(i)/(i+1)| over every word and position (a count is at most i)."""
+        if isinstance(op, Count):
+            self.bound[op] = Fraction(1)
+        elif isinstance(op, Number):
+            self.bound[op] = Fraction(abs(op.value))
+        elif isinstance(op, Add):
+            self.bound[op] = self.bound[op.left] + self.bound[op.right]
+        elif isinstance(op, Scale):
+            self.bound[op] = abs(op.k) * self.bound[op.arg]
+        elif isinstance(op, Where):
+            self.bound[op] = max(self.bound[op.then], self.bound[op.otherwise])
         if isinstance(op, (Token, Truth, Number)):
             self.stage[op] = 0
         elif isinstance(op, (Not, Count, Scale)):
@@ -135,13 +154,16 @@ class _Compiler:
             self.stage[op] = max(self.stage[op.left], self.stage[op.right])
         if isinstance(op, Less):
             k = _place("cmp", max(self.stage[op.left], self.stage[op.right]))
-            self.put(k, self.dim[op], op)
+            right, left = self.linear(op.right, k), self.linear(op.left, k)
+            x = {d: right.get(d, Fraction(0)) - left.get(d, Fraction(0)) for d in {**right, **left}}
+            x[INV_I] = x.get(INV_I, Fraction(0)) - Fraction(1, 2)
+            self.put(k, self.dim[op], ("less", x))
             self.stage[op] = k
         elif isinstance(op, Where):
             k = _place("gate", max(self.stage[op.cond], self.stage[op.then], self.stage[op.otherwise]))
-            cond = self.circuit(op.cond)
-            c1, c2 = self.linear(op.then), self.linear(op.otherwise)
-            m = _bound(op.then) + _bound(op.otherwise)
+            cond = self.circuit(op.cond, k)
+            c1, c2 = self.linear(op.then, k), self.linear(op.otherwise, k)
+            m = self.bound[op.then] + self.bound[op.otherwise]
             diff = {d: c1.get(d, Fraction(0)) - c2.get(d, Fraction(0)) for d in set(c1) | set(c2)}
             up = relu(lin(*((var(d), w) for d, w in diff.items()), (cond, m), bias=-m), "WHERE+")
             down = relu(lin(*((var(d), -w) for d, w in diff.items()), (cond, m), bias=-m), "WHERE-")
@@ -154,50 +176,132 @@ class _Compiler:
             else:
                 s = _place("gate", s)
                 arg = f"{self.dim[op]}.arg"
-                self.put(s, arg, AND(NOT(var("BOS")), self.circuit(op.arg)))
+                self.put(s, arg, _and_not_bos(self.circuit(op.arg, s)))
             k = _place("attn", s)
             self.put(k, self.dim[op], arg)
             self.stage[op] = k
 
-    def circuit(self, expr: Vec) -> Node:
-        if isinstance(expr, Token):
-            return var(f"Q_{expr.symbol}")
-        if isinstance(expr, Truth):
-            return const(1 if expr.value else 0)
-        if isinstance(expr, Less):
-            return var(self.dim[expr])
-        if isinstance(expr, Not):
-            return NOT(self.circuit(expr.arg))
-        if isinstance(expr, And):
-            return AND(self.circuit(expr.left), self.circuit(expr.right))
-        if isinstance(expr, Or):
-            return OR(self.circuit(expr.left), self.circuit(expr.right))
-        raise TypeError(f"{expr!r} is a count where a Boolean vector is needed; compare it, e.g. C > 0")
+    def circuit(self, expr: Vec, at: int, negated: bool = False) -> Node:
+        """The gate circuit of a Boolean vector (of its negation if ``negated``), for the gate FFN
+        of stage ``at``. Every Boolean dim holds exactly 0 or 1, so ¬x is the affine 1 − x (no
+        ReLU), and nested ∧ and ∨ (through ¬, by De Morgan) flatten into one AND or OR gate: one
+        ReLU per alternation of ∧ and ∨. A Boolean operation computable in an earlier gate FFN is
+        written there once, into a dim of its own (``bool1``, ``bool2``... or its name), and read
+        from it: re-deriving it in every later FFN that reads it would make the network grow
+        quadratically with a long program."""
+        key = (expr, at, negated)
+        if key not in self.circuits:
+            self.circuits[key] = self._circuit(expr, at, negated)
+        return self.circuits[key]
 
-    def linear(self, expr: Vec) -> dict[str, Fraction]:
-        """C(i)/i as a linear map over residual dims."""
+    def _circuit(self, expr: Vec, at: int, negated: bool) -> Node:
+        if isinstance(expr, Truth):
+            return const(1 if expr.value != negated else 0)
+        if isinstance(expr, Token):
+            x: Node = var(f"Q_{expr.symbol}")
+        elif isinstance(expr, Less):
+            x = var(self.dim[expr])
+        elif not isinstance(expr, (Not, And, Or)):
+            raise TypeError(f"{expr!r} is a count where a Boolean vector is needed; compare it, e.g. C > 0")
+        elif not self.inline(expr, at):
+            if expr not in self.dim:
+                home = _place("gate", self.stage[expr])
+                self.dim[expr] = self.fresh(expr.name, "bool")
+                self.put(home, self.dim[expr], self.circuit(expr, home))
+            x = var(self.dim[expr])
+        elif isinstance(expr, Not):
+            return self.circuit(expr.arg, at, not negated)
+        else:
+            gate = "and" if isinstance(expr, And) != negated else "or"
+            terms: dict[tuple[Vec, bool], Node | None] = {}
+            self.flatten(expr, at, negated, gate, terms)
+            return (AND if gate == "and" else OR)(*(t for t in terms.values() if t is not None))
+        return _not(x) if negated else x
+
+    def inline(self, expr: Vec, at: int) -> bool:
+        """Whether the Boolean operation ``expr`` is computed inside the gate FFN of stage ``at``
+        (rather than read from its dim, written by an earlier one)."""
+        return _place("gate", self.stage[expr]) >= at
+
+    def flatten(self, expr: Vec, at: int, negated: bool, gate: str, terms: dict[tuple[Vec, bool], Node | None]) -> None:
+        """The operands of one ``gate`` (``and`` or ``or``) equal to ``expr`` (negated if
+        ``negated``), each (vector, sign) once (``None`` marks a vector flattened away): x ∧ (y ∧ z)
+        is AND(x, y, z), ¬(x ∨ y) is AND(¬x, ¬y)."""
+        if (expr, negated) in terms:
+            return
+        terms[(expr, negated)] = None
+        if isinstance(expr, Not) and self.inline(expr, at):
+            self.flatten(expr.arg, at, not negated, gate, terms)
+        elif isinstance(expr, (And, Or)) and self.inline(expr, at) and ("and" if isinstance(expr, And) != negated else "or") == gate:
+            self.flatten(expr.left, at, negated, gate, terms)
+            self.flatten(expr.right, at, negated, gate, terms)
+        else:
+            terms[(expr, negated)] = self.circuit(expr, at, negated)
+
+    def fresh(self, name: str | None, prefix: str) -> str:
+        """A residual dim for a Boolean operation or a sum: its own name, else ``bool1``,
+        ``bool2``... (``sum1``, ``sum2``...), skipping the names the program gives."""
+        if name is not None:
+            if name in self.used or name in self.reserved or "." in name:
+                raise ValueError(
+                    f"program {self.program.name!r}: operation name {name!r} is used twice or clashes with the "
+                    f"compiler's dims ({', '.join(sorted(self.reserved))}); rename it with .named(...)"
+                )
+            self.used.add(name)
+            return name
+        while True:
+            self.fresh_counts[prefix] = self.fresh_counts.get(prefix, 0) + 1
+            candidate = f"{prefix}{self.fresh_counts[prefix]}"
+            if candidate not in self.used and candidate not in self.given:
+                self.used.add(candidate)
+                return candidate
+
+    def linear(self, expr: Vec, at: int) -> dict[str, Fraction]:
+        """C(i)/(i+1) as a linear map over residual dims, for the block of stage ``at``. A sum or
+        multiple of two or more dims that a later block reads is written once, in the first
+        comparison FFN after its operands, into a dim of its own (``sum1``, ``sum2``... or its
+        name), and read from it: folding it into every block that reads it would make the
+        network grow quadratically with a long chain of sums."""
         if isinstance(expr, (Count, Where)):
             return {self.dim[expr]: Fraction(1)}
         if isinstance(expr, Number):
             return {INV_I: Fraction(expr.value)}
-        if isinstance(expr, Add):
-            left, right = self.linear(expr.left), self.linear(expr.right)
-            return {d: left.get(d, Fraction(0)) + right.get(d, Fraction(0)) for d in {**left, **right}}
-        if isinstance(expr, Scale):
-            return {d: expr.k * w for d, w in self.linear(expr.arg).items()}
-        raise TypeError(f"{expr!r} is a Boolean vector where a count is needed; count it with count(P)")
+        if not isinstance(expr, (Add, Scale)):
+            raise TypeError(f"{expr!r} is a Boolean vector where a count is needed; count it with count(P)")
+        home = _place("cmp", self.stage[expr])
+        if home < at:
+            if expr not in self.dim:
+                terms = self.linear(expr, home)
+                if len(terms) < 2:
+                    return terms
+                self.dim[expr] = self.fresh(expr.name, "sum")
+                self.put(home, self.dim[expr], ("sum", terms))
+            return {self.dim[expr]: Fraction(1)}
+        key = (expr, at)
+        if key not in self.expansions:
+            if isinstance(expr, Add):
+                left, right = self.linear(expr.left, at), self.linear(expr.right, at)
+                terms = {d: left.get(d, Fraction(0)) + right.get(d, Fraction(0)) for d in {**left, **right}}
+            else:
+                terms = {d: expr.k * w for d, w in self.linear(expr.arg, at).items()}
+            self.expansions[key] = {d: w for d, w in terms.items() if w != 0}
+        return self.expansions[key]
 
     def build(self) -> Network:
         prog = self.program
         dims: list[str] = [f"Q_{s}" for s in prog.alphabet] + ["BOS", INV_I]
         inv = uniform_average(INV_I, {INV_I: {"BOS": 1}}, mask="causal")
+        # A gate FFN carries a dim through its ReLU steps as one unit relu(x − b) where x ≥ b:
+        # b = 0 for the 0/1 dims and the counts, −(the bound on |C/(i+1)|) for sums and wheres.
+        lower = {d: -self.bound[op] if isinstance(op, (Add, Scale, Where)) else Fraction(0) for op, d in self.dim.items()}
+        lower |= {d: Fraction(0) for d in dims}
         layers: list[Sublayer] = [Sublayer(block=AttentionLayer(name="S0.attn", heads=(inv,)), residual=True)]
         for k in sorted(self.blocks):
             items = self.blocks[k]
             kind = KINDS[(k - 1) % 3]
             name = f"S{k}.{kind}"
             if kind == "gate":
-                block: object = boolean_ffn(name, items)  # type: ignore[arg-type]
+                block: object = compile_ffn(name, items, lower=lower)  # type: ignore[arg-type]
             elif kind == "attn":
                 heads = tuple(uniform_average(d, {d: {arg: 1}}, mask="causal") for d, arg in items.items())
                 block = AttentionLayer(name=name, heads=heads)
@@ -216,33 +320,39 @@ class _Compiler:
             reference="Yang & Chiang 2024 (C-RASP); compiled by netproof.constructions.rasp",
         )
 
-    def comparisons(self, name: str, items: dict[str, Less]) -> FFN:
+    @staticmethod
+    def comparisons(name: str, items: dict[str, tuple[str, dict[str, Fraction]]]) -> FFN:
+        """The comparison FFN: each C1 < C2 as x = (C2 − C1 − 1/2)/(i+1) → [x; −x] → layer norm
+        → (sign x + 1)/2, and each sum written here as its linear map (the layer norms pass it)."""
         rows: dict[str, dict[str, Fraction]] = {}
-        for d, op in items.items():
-            right, left = self.linear(op.right), self.linear(op.left)
-            x = {k: right.get(k, Fraction(0)) - left.get(k, Fraction(0)) for k in {**right, **left}}
-            x[INV_I] = x.get(INV_I, Fraction(0)) - Fraction(1, 2)
-            rows[f"{d}.+"] = x
-            rows[f"{d}.-"] = {k: -w for k, w in x.items()}
+        out: dict[str, dict[str, Fraction]] = {}
+        bias: dict[str, Fraction] = {}
+        less = [d for d, (kind, _x) in items.items() if kind == "less"]
+        for d, (kind, x) in items.items():
+            if kind == "less":
+                rows[f"{d}.+"] = x
+                rows[f"{d}.-"] = {k: -w for k, w in x.items()}
+                out[d], bias[d] = {f"{d}.+": Fraction(1, 2)}, Fraction(1, 2)
+            else:
+                rows[d] = x
+                out[d], bias[d] = {d: Fraction(1)}, Fraction(0)
         steps: list[object] = [affine(rows)]
-        steps += [layernorm(0, over=(f"{d}.+", f"{d}.-")) for d in items]
-        steps.append(affine({d: {f"{d}.+": Fraction(1, 2)} for d in items}, bias={d: Fraction(1, 2) for d in items}))
+        steps += [layernorm(0, over=(f"{d}.+", f"{d}.-")) for d in less]
+        steps.append(affine(out, bias=bias))
         return FFN(name=name, steps=tuple(steps))  # type: ignore[arg-type]
 
 
-def _bound(expr: Vec) -> Fraction:
-    """A bound on |C(i)/(i+1)| for every word and position."""
-    if isinstance(expr, Count):
-        return Fraction(1)
-    if isinstance(expr, Number):
-        return Fraction(abs(expr.value))
-    if isinstance(expr, Add):
-        return _bound(expr.left) + _bound(expr.right)
-    if isinstance(expr, Scale):
-        return abs(expr.k) * _bound(expr.arg)
-    if isinstance(expr, Where):
-        return max(_bound(expr.then), _bound(expr.otherwise))
-    raise TypeError(f"{expr!r} is not a count")
+def _not(x: Node) -> Node:
+    """¬x for a 0/1 value: the affine 1 − x."""
+    return lin((x, -1), bias=1)
+
+
+def _and_not_bos(x: Node) -> Node:
+    """¬BOS ∧ x for a 0/1 value; into x's own gate when x is an AND: AND(x₁..x_m) is
+    relu(Σx − m + 1), and ¬BOS ∧ AND(x₁..x_m) is relu(Σx − m + 1 − BOS)."""
+    if getattr(x, "kind", None) == "AND":
+        return relu(lin((x.arg, 1), (var("BOS"), -1)), "AND")  # type: ignore[union-attr]
+    return AND(_not(var("BOS")), x)
 
 
 def compile_crasp(program: Program) -> Network:

@@ -256,7 +256,7 @@ BAD_MODULES = {
                      r"\(line 1: `import netproof_no_such_package`\); is that package installed")),
     "error while importing": ("x = 1\ny = x / 0\n",
                               r"importing it failed: ZeroDivisionError: division by zero \(line 2: `y = x / 0`\)"),
-    "no CONSTRUCTIONS": ("X = 1\n", r"defines no CONSTRUCTIONS; add a module-level tuple CONSTRUCTIONS = \(Construction\(\.\.\.\),\)"),
+    "no CONSTRUCTIONS": ("X = 1\n", r"defines no CONSTRUCTIONS and no PROGRAMS; add a module-level tuple CONSTRUCTIONS = \(Construction\(\.\.\.\),\)"),
     "not a tuple": ("CONSTRUCTIONS = {'a': 1}\n", r"CONSTRUCTIONS is a dict; it must be a tuple of netproof\.verifier\.claims\.Construction"),
     "a single Construction": (
         module(comma="    ),\n)\n=>    )\n)\n"),
@@ -306,7 +306,9 @@ def test_a_malformed_module_exits_2_with_one_line_naming_the_file_and_the_proble
     assert not (here / "proofs").exists()
 
 
-@pytest.mark.parametrize("command", [("run", "bad.py", "01"), ("fuzz", "bad.py"), ("export", "bad.py"), ("list", "bad.py")])
+@pytest.mark.parametrize(
+    "command", [("run", "bad.py", "01"), ("fuzz", "bad.py"), ("export", "bad.py"), ("list", "bad.py"), ("compile", "bad.py")]
+)
 def test_every_command_refuses_a_malformed_module_the_same_way(
     here: Path, capsys: pytest.CaptureFixture[str], command: tuple[str, ...]
 ) -> None:

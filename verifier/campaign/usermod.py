@@ -2,7 +2,10 @@
 built-in construction module.
 
 The contract is the built-ins' (``constructions/chiang2022/``): a module-level
-``CONSTRUCTIONS`` tuple of :class:`netproof.verifier.claims.Construction`. :func:`load` runs the file,
+``CONSTRUCTIONS`` tuple of :class:`netproof.verifier.claims.Construction`, or (and) a
+``PROGRAMS`` dict of B-RASP / C-RASP programs, each compiled on load and given the claims the
+library's programs have (:mod:`netproof.constructions.rasp.modules`, reached through the
+registry :func:`netproof.constructions.program_constructions`). :func:`load` runs the file,
 checks the contract and builds every construction's network and claims with its default
 parameters, so that a malformed module is refused at once with one line naming the file, the
 problem and the fix (:class:`UserModuleError`), never with a traceback halfway through a proof.
@@ -11,7 +14,8 @@ problem and the fix (:class:`UserModuleError`), never with a traceback halfway t
 starting module; ``netproof run|prove|fuzz|list|export FILE.py`` (or ``FILE.py:NAME``) uses it.
 :class:`netproof.verifier.campaign.sources.Session` keeps the modules one invocation loaded.
 
-Imports the IR, the vocabulary and the campaign's error class only.
+Imports the IR, the vocabulary, the campaign's error class and (for ``PROGRAMS``) the registry
+:mod:`netproof.constructions`.
 
 >>> is_module_ref("my_majority.py"), is_module_ref("lib/mod.py:my-majority"), is_module_ref("parity")
 (True, True, False)
@@ -251,17 +255,56 @@ def load(path: str, *, builtin: Collection[str] = ()) -> tuple[Construction, ...
     """The constructions a user module defines, checked against the built-ins' contract.
 
     Refused with :class:`UserModuleError` (one line naming ``path``): a missing file, a syntax
-    or import error (with the exception type and the line), no ``CONSTRUCTIONS``, a value that
-    is not a tuple (or list) of :class:`~netproof.verifier.claims.Construction`, an invalid name, a name
-    in ``builtin`` or used twice, and a construction whose network or claims cannot be built with
-    its default parameters (with the exception and the line of the module where it was raised).
+    or import error (with the exception type and the line), neither ``CONSTRUCTIONS`` nor
+    ``PROGRAMS``, a value that is not a tuple (or list) of
+    :class:`~netproof.verifier.claims.Construction`, an invalid name, a name in ``builtin`` or used
+    twice, a construction whose network or claims cannot be built with its default parameters
+    (with the exception and the line of the module where it was raised), and a ``PROGRAMS`` entry
+    that is not a program, has a reference of the wrong kind or does not compile
+    (:mod:`netproof.constructions.rasp.modules`). The module's constructions come first, then its
+    programs.
     """
     module = _execute(path)
-    if not hasattr(module, "CONSTRUCTIONS"):
+    if not hasattr(module, "CONSTRUCTIONS") and not hasattr(module, "PROGRAMS"):
         raise UserModuleError(
-            f"{path}: defines no CONSTRUCTIONS; add a module-level tuple CONSTRUCTIONS = "
-            "(Construction(...),) of verifier.claims.Construction (see `netproof new NAME`)"
+            f"{path}: defines no CONSTRUCTIONS and no PROGRAMS; add a module-level tuple CONSTRUCTIONS = "
+            "(Construction(...),) of verifier.claims.Construction (see `netproof new NAME`), or a dict "
+            "PROGRAMS = {\"my-name\": program} of B-RASP/C-RASP programs (see `netproof new NAME --template brasp`)"
         )
+    found = _constructions(path, module) if hasattr(module, "CONSTRUCTIONS") else ()
+    programs = _programs(path, module) if hasattr(module, "PROGRAMS") else ()
+    seen: set[str] = set()
+    for where, c in [*((f"CONSTRUCTIONS[{idx}]", c) for idx, c in enumerate(found)), *programs]:
+        check_name(c.name, f"{path}: {where}: ")
+        if c.name in builtin:
+            raise UserModuleError(
+                f"{path}: construction {c.name!r} has the name of a built-in construction; rename it "
+                f"(e.g. 'my-{c.name}') so that `netproof prove {c.name}` stays unambiguous"
+            )
+        if c.name in seen:
+            raise UserModuleError(f"{path}: two constructions are named {c.name!r}; give each its own name")
+        seen.add(c.name)
+    for c in found:
+        _check_defaults(path, c)
+    return (*found, *(c for _where, c in programs))
+
+
+def _programs(path: str, module: ModuleType) -> list[tuple[str, Construction]]:
+    """The module's ``PROGRAMS`` compiled (:func:`netproof.constructions.program_constructions`),
+    each with where it was declared; a bad entry is one line naming the file."""
+    from netproof.constructions import ProgramModuleError, program_constructions
+
+    entries = module.PROGRAMS
+    try:
+        found = program_constructions(entries, **({"max_len": module.MAX_LEN} if hasattr(module, "MAX_LEN") else {}))
+    except ProgramModuleError as exc:
+        raise UserModuleError(f"{path}: {exc}") from None
+    keys = list(entries) if isinstance(entries, dict) else range(len(found))
+    return [(f"PROGRAMS[{key!r}]", c) for key, c in zip(keys, found, strict=True)]
+
+
+def _constructions(path: str, module: ModuleType) -> tuple[Construction, ...]:
+    """The module's ``CONSTRUCTIONS``, checked to be a non-empty tuple of constructions."""
     found = module.CONSTRUCTIONS
     if isinstance(found, Construction):
         raise UserModuleError(
@@ -275,23 +318,12 @@ def load(path: str, *, builtin: Collection[str] = ()) -> tuple[Construction, ...
         )
     if not found:
         raise UserModuleError(f"{path}: CONSTRUCTIONS is empty; put at least one Construction in it")
-    seen: set[str] = set()
     for idx, c in enumerate(found):
         if not isinstance(c, Construction):
             raise UserModuleError(
                 f"{path}: CONSTRUCTIONS[{idx}] is {_a(c)}, not a verifier.claims.Construction; "
                 "wrap it: Construction(name=..., build=lambda values: ..., claims=..., ...)"
             )
-        check_name(c.name, f"{path}: CONSTRUCTIONS[{idx}]: ")
-        if c.name in builtin:
-            raise UserModuleError(
-                f"{path}: construction {c.name!r} has the name of a built-in construction; rename it "
-                f"(e.g. 'my-{c.name}') so that `netproof prove {c.name}` stays unambiguous"
-            )
-        if c.name in seen:
-            raise UserModuleError(f"{path}: two constructions are named {c.name!r}; give each its own name")
-        seen.add(c.name)
-        _check_defaults(path, c)
     return tuple(found)
 
 

@@ -9,6 +9,8 @@ import argparse
 import json
 from typing import Any
 
+from netproof.symbolic.size import NetworkSize, network_size
+
 from netproof.verifier.campaign.errors import EXIT_OK
 from netproof.verifier.campaign.sources import Session
 
@@ -42,6 +44,7 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
                 ]
                 + ([{"name": "n", "default": "the word's length", "help": "built per word length"}] if c.per_length else []),
                 "claims": [{"id": cl.id, "statement": cl.statement, "reference": cl.reference} for cl in claims],
+                "size": _size(c, values),
             }
         )
     if args.json:
@@ -53,4 +56,19 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
         if r["params"]:
             print("    params: " + ", ".join(f"{p['name']}={p['default']}" for p in r["params"]))
         print(f"    claims: {', '.join(cl['id'] for cl in r['claims'])}")
+        size = r["size"]
+        shown = str(NetworkSize(**{k: v for k, v in size.items() if k != "n"}))
+        print(f"    size: {shown}" + (f" (built per word length; at n = {size['n']})" if "n" in size else ""))
     return EXIT_OK
+
+
+SIZE_AT_N = 8
+"""The word length at which ``list`` sizes a construction built per length (its size grows with n)."""
+
+
+def _size(c: Any, values: Any) -> dict[str, int]:
+    """The construction's network size with these parameters (``layers``, ``heads``, ``dims``,
+    ``sublayers``; with ``n`` for one built per word length, sized at n = :data:`SIZE_AT_N`)."""
+    if c.per_length:
+        return {**network_size(c.network(values, SIZE_AT_N)).to_json(), "n": SIZE_AT_N}
+    return network_size(c.network(values)).to_json()

@@ -30,7 +30,7 @@ May import: the standard library and :mod:`netproof.verifier.claims.languages`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Literal, TypeAlias
 
 from ..languages import Language, Word
@@ -50,7 +50,7 @@ class BVec:
     """A Boolean vector expression (or, with ``at_i``/``at_j`` leaves, a Boolean combination of
     vectors read at the query position i and the key position j)."""
 
-    __slots__ = ()
+    __slots__ = ("_hash",)
 
     def __invert__(self) -> BVec:
         return Not(self)
@@ -97,6 +97,56 @@ def _check_operand(x: object, op: str) -> BVec:
     if not isinstance(x, BVec):
         raise TypeError(f"B-RASP {op} got {x!r} ({type(x).__name__}); give a vector such as token('a'), TRUE or FALSE")
     return x
+
+
+def _hash_once(cls: type) -> type:
+    """Make the dataclass ``cls`` compute its (structural) hash once, when an object is made, and
+    keep it in the base class's ``_hash`` slot: a program is a DAG whose vectors are read many
+    times, and the generated hash recurses into every operand, which re-walks shared operands on
+    every call (exponential in the depth of a chain, and past Python's recursion limit for long
+    ones). Operands are made first, so each object's hash reads its operands' kept ones."""
+    structural = cls.__hash__
+    init = cls.__init__
+
+    def __init__(self: object, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[misc]
+        object.__setattr__(self, "_hash", structural(self))  # type: ignore[misc]
+
+    def __hash__(self: object) -> int:
+        try:
+            return self._hash  # type: ignore[attr-defined,no-any-return]
+        except AttributeError:
+            h = structural(self)  # type: ignore[misc]
+            object.__setattr__(self, "_hash", h)
+            return h
+
+    names = tuple(f.name for f in fields(cls))
+
+    def __eq__(self: object, other: object) -> bool:
+        # Structural equality of two DAGs, pair by pair, each pair once and without recursion
+        # (the generated one re-walks shared operands: exponential in a chain's depth).
+        if type(other) is not type(self):
+            return NotImplemented
+        todo, seen = [(self, other)], set()
+        while todo:
+            x, y = todo.pop()
+            if x is y or (id(x), id(y)) in seen:
+                continue
+            if type(x) is not type(y) or hash(x) != hash(y):
+                return False
+            seen.add((id(x), id(y)))
+            for name in names if type(x) is cls else tuple(f.name for f in fields(x)):  # type: ignore[arg-type]
+                u, v = getattr(x, name), getattr(y, name)
+                if isinstance(u, (BVec,)) and isinstance(v, (BVec,)):
+                    todo.append((u, v))
+                elif u != v:
+                    return False
+        return True
+
+    cls.__init__ = __init__  # type: ignore[misc]
+    cls.__hash__ = __hash__  # type: ignore[method-assign,assignment]
+    cls.__eq__ = __eq__  # type: ignore[method-assign,assignment]
+    return cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +211,9 @@ class Attend(BVec):
 
 TRUE = Const(True)
 FALSE = Const(False)
+
+for _cls in (Token, Const, Not, And, Or, AtI, AtJ, Attend):
+    _hash_once(_cls)
 
 
 def token(symbol: str) -> Token:
@@ -336,25 +389,33 @@ def operations(expr: BVec) -> tuple[BVec, ...]:
     """Every sub-expression of ``expr`` (vectors read inside attention included), each once,
     operands before the operations that use them."""
     seen: dict[BVec, None] = {}
-
-    def visit(e: BVec) -> None:
+    # an explicit stack (a program of thousands of operations is deeper than Python's recursion)
+    stack: list[tuple[BVec, bool]] = [(expr, False)]
+    while stack:
+        e, expanded = stack.pop()
         if e in seen:
-            return
-        if isinstance(e, Not):
-            visit(e.arg)
-        elif isinstance(e, (And, Or)):
-            visit(e.left)
-            visit(e.right)
-        elif isinstance(e, (AtI, AtJ)):
-            visit(e.vec)
-        elif isinstance(e, Attend):
-            visit(e.score)
-            visit(e.value)
-            visit(e.default)
-        seen[e] = None
-
-    visit(expr)
+            continue
+        if expanded:
+            seen[e] = None
+            continue
+        stack.append((e, True))
+        for child in reversed(_operands(e)):
+            if child not in seen:
+                stack.append((child, False))
     return tuple(seen)
+
+
+def _operands(e: BVec) -> tuple[BVec, ...]:
+    """The vectors ``e`` reads, in the order :func:`operations` lists them."""
+    if isinstance(e, Not):
+        return (e.arg,)
+    if isinstance(e, (And, Or)):
+        return (e.left, e.right)
+    if isinstance(e, (AtI, AtJ)):
+        return (e.vec,)
+    if isinstance(e, Attend):
+        return (e.score, e.value, e.default)
+    return ()
 
 
 def names(program: Program) -> dict[BVec, str]:

@@ -28,7 +28,7 @@ May import: the standard library and :mod:`netproof.verifier.claims.languages`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from ..languages import Language, Word
 
@@ -59,7 +59,7 @@ def _as_bool(x: object, op: str) -> BVec:
 class BVec:
     """A Boolean vector."""
 
-    __slots__ = ()
+    __slots__ = ("_hash",)
 
     def __invert__(self) -> BVec:
         return Not(self)
@@ -88,7 +88,7 @@ class BVec:
 class CVec:
     """A count vector (an integer per position)."""
 
-    __slots__ = ()
+    __slots__ = ("_hash",)
 
     def __add__(self, other: object) -> CVec:
         return Add(self, _as_count(other, "+"))
@@ -145,6 +145,56 @@ def _named(x, name):  # type: ignore[no-untyped-def]
     if isinstance(x, (Token, Truth, Number)):
         raise TypeError(f"{show_expr(x)} cannot be named; name an operation (count, <, where, &, ...)")
     return replace(x, name=name)
+
+
+def _hash_once(cls: type) -> type:
+    """Make the dataclass ``cls`` compute its (structural) hash once, when an object is made, and
+    keep it in the base class's ``_hash`` slot: a program is a DAG whose vectors are read many
+    times, and the generated hash recurses into every operand, which re-walks shared operands on
+    every call (exponential in the depth of a chain, and past Python's recursion limit for long
+    ones). Operands are made first, so each object's hash reads its operands' kept ones."""
+    structural = cls.__hash__
+    init = cls.__init__
+
+    def __init__(self: object, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[misc]
+        object.__setattr__(self, "_hash", structural(self))  # type: ignore[misc]
+
+    def __hash__(self: object) -> int:
+        try:
+            return self._hash  # type: ignore[attr-defined,no-any-return]
+        except AttributeError:
+            h = structural(self)  # type: ignore[misc]
+            object.__setattr__(self, "_hash", h)
+            return h
+
+    names = tuple(f.name for f in fields(cls))
+
+    def __eq__(self: object, other: object) -> bool:
+        # Structural equality of two DAGs, pair by pair, each pair once and without recursion
+        # (the generated one re-walks shared operands: exponential in a chain's depth).
+        if type(other) is not type(self):
+            return NotImplemented
+        todo, seen = [(self, other)], set()
+        while todo:
+            x, y = todo.pop()
+            if x is y or (id(x), id(y)) in seen:
+                continue
+            if type(x) is not type(y) or hash(x) != hash(y):
+                return False
+            seen.add((id(x), id(y)))
+            for name in names if type(x) is cls else tuple(f.name for f in fields(x)):  # type: ignore[arg-type]
+                u, v = getattr(x, name), getattr(y, name)
+                if isinstance(u, (BVec, CVec)) and isinstance(v, (BVec, CVec)):
+                    todo.append((u, v))
+                elif u != v:
+                    return False
+        return True
+
+    cls.__init__ = __init__  # type: ignore[misc]
+    cls.__hash__ = __hash__  # type: ignore[method-assign,assignment]
+    cls.__eq__ = __eq__  # type: ignore[method-assign,assignment]
+    return cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +284,9 @@ class Where(CVec):
 Const = Number
 TRUE = Truth(True)
 FALSE = Truth(False)
+
+for _cls in (Token, Truth, Not, And, Or, Less, Count, Number, Add, Scale, Where):
+    _hash_once(_cls)
 
 
 def token(symbol: str) -> Token:
