@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Generic, Protocol, TypeVar, assert_never
 
+from .display import attention_matrix, trace_html, trace_repr, trace_text
 from .errors import NetworkValidationError, SymbolicError, WordError
 from .ir import (
     FFN,
@@ -147,6 +148,31 @@ class Trace(Generic[V]):
     @property
     def final(self) -> State[V]:
         return self.states[-1]
+
+    def attention(self, layer: str, head: str) -> tuple[tuple[V, ...], ...]:
+        """Head ``head`` of attention layer ``layer`` as an n × n matrix: row ``t`` holds query
+        token ``t``'s weights over the key tokens (0 where masked; hardmax: 1 on the selected
+        key, 1/k on each of k tied keys under ``average``). The values are the interpreter's
+        own (Fractions for the exact one), so ``numpy.array(trace.attention(l, h), dtype=float)``
+        gives floats for a plot and ``dtype=object`` keeps them exact."""
+        return attention_matrix(self, layer, head)
+
+    def states_array(self) -> tuple[tuple[tuple[V | None, ...], ...], ...]:
+        """Every residual state as nested tuples indexed ``[state][token][dim]``: states in the
+        order of :attr:`states` (``input`` first), dims in the order of ``network.dims``; ``None``
+        where a value is never read (see the class docstring). The values are the interpreter's
+        own: ``numpy.array(trace.states_array(), dtype=object)`` keeps Fractions exact,
+        ``dtype=float`` gives floats (NaN for ``None``) for a plot."""
+        return tuple(s.rows for s in self.states)
+
+    def __repr__(self) -> str:
+        return trace_repr(self)
+
+    def __str__(self) -> str:
+        return trace_text(self)
+
+    def _repr_html_(self) -> str:
+        return trace_html(self)
 
 
 # --------------------------------------------------------------------------- helpers

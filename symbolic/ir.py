@@ -35,8 +35,9 @@ one whole when it is built (:func:`validate_network`, :func:`validate_seq2seq`: 
 the network classes, so they live beside them); every block is defined in
 :mod:`netproof.symbolic.blocks` and re-exported here, so ``netproof.symbolic.ir`` names the whole
 IR. It imports the blocks, the field checks, the validation of a network's parts
-(:mod:`netproof.symbolic.validate`) and the printed lines its errors show
-(:mod:`netproof.symbolic.block_printing`); the printed form of whole networks
+(:mod:`netproof.symbolic.validate`), the printed lines its errors show
+(:mod:`netproof.symbolic.block_printing`) and the notebook display's HTML helpers
+(:mod:`netproof.symbolic.display`); networks print as one line (``repr``: kind, size, name); the printed form of whole networks
 (:mod:`netproof.symbolic.printing`) and every interpreter are above it.
 """
 
@@ -46,7 +47,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeAlias
 
-from .block_printing import affine_lines, block_lines, embedding_lines, rational_text
+from .block_printing import (
+    affine_lines,
+    block_lines,
+    decoder_layer_lines,
+    embedding_lines,
+    rational_text,
+    readout_lines,
+)
 from .blocks import (
     ACTIVATIONS,
     EMPTY_RULES,
@@ -88,6 +96,7 @@ from .blocks import (
     relative_index,
 )
 from .checks import check_fraction, check_names
+from .display import pre_html
 from .positional import feature
 from .validate import (
     check_reads,
@@ -101,6 +110,12 @@ from .validate import (
 
 __all__ = [
     "ACTIVATIONS",
+    "EMPTY_RULES",
+    "FFN",
+    "MASKS",
+    "OUTSIDE_RULES",
+    "SCORINGS",
+    "TIE_RULES",
     "AcceptRule",
     "Activation",
     "ActivationKind",
@@ -111,37 +126,33 @@ __all__ = [
     "Classifier",
     "Convolution",
     "DecoderLayer",
-    "EMPTY_RULES",
     "Embedding",
     "EmptyRule",
-    "FFN",
     "FFNStep",
     "FlatEmbedding",
     "Halting",
     "Hardmax",
     "Head",
     "LayerNorm",
-    "MASKS",
     "Mask",
     "Network",
     "NextSymbols",
     "Normalizer",
-    "OUTSIDE_RULES",
     "Outside",
     "Readout",
     "RelativeBias",
     "RelativeKernel",
-    "SCORINGS",
     "Scale",
     "Scoring",
     "Seq2Seq",
     "Softmax",
     "Sublayer",
-    "TIE_RULES",
     "TieRule",
     "TokenEmbedding",
+    "network_lines",
     "relative_index",
     "seq2seq_head_lines",
+    "seq2seq_lines",
     "validate_network",
     "validate_seq2seq",
 ]
@@ -173,6 +184,41 @@ class Network:
     @property
     def alphabet(self) -> tuple[str, ...]:
         return self.embedding.alphabet
+
+    def __repr__(self) -> str:
+        """One line: the kind, the size and the name (the whole form: ``print(pretty(net))``)."""
+        return (
+            f"<Network {_title(self.name, self.params)}: {len(self.layers)} sublayers, "
+            f"{_heads(self.layers)} heads, {len(self.dims)} dims>"
+        )
+
+    def _repr_html_(self) -> str:
+        """The printed form, for notebooks."""
+        return pre_html("\n".join(network_lines(self)))
+
+
+def _title(name: str, params: tuple[tuple[str, str], ...]) -> str:
+    return name + (f"({', '.join(f'{k}={v}' for k, v in params)})" if params else "")
+
+
+def _heads(layers: tuple[Sublayer, ...]) -> int:
+    return sum(len(s.block.heads) for s in layers if isinstance(s.block, AttentionLayer))
+
+
+def network_lines(net: Network) -> list[str]:
+    """The lines of a network's canonical printed form (:func:`netproof.symbolic.printing.pretty`
+    joins them): header, dims, embedding, one block per sublayer, readout."""
+    lines = [f"network {net.name}"]
+    if net.reference:
+        lines.append(f"  reference: {net.reference}")
+    if net.params:
+        lines.append("  params: " + " ".join(f"{k}={v}" for k, v in net.params))
+    lines.append("  dims: " + " ".join(net.dims))
+    lines += [f"  {x}" for x in embedding_lines(net.embedding)]
+    for sub in net.layers:
+        lines += [f"  {x}" for x in block_lines(sub)]
+    lines += [f"  {x}" for x in readout_lines(net.readout)]
+    return lines
 
 
 # --------------------------------------------------------------------------- encoder–decoder
@@ -214,6 +260,18 @@ class Seq2Seq:
     @property
     def alphabet(self) -> tuple[str, ...]:
         return self.embedding.alphabet
+
+    def __repr__(self) -> str:
+        """One line: the kind, the size and the name (the whole form: ``print(pretty(net))``)."""
+        layers = (*self.encoder, *(s for d in self.decoder for s in (d.self_attention, d.cross_attention, d.ffn)))
+        return (
+            f"<Seq2Seq {_title(self.name, self.params)}: {len(self.encoder)} encoder sublayers, "
+            f"{len(self.decoder)} decoder layers, {_heads(layers)} heads, {len(self.dims)} dims>"
+        )
+
+    def _repr_html_(self) -> str:
+        """The printed form, for notebooks."""
+        return pre_html("\n".join(seq2seq_lines(self)))
 
 
 AnyNetwork: TypeAlias = Network | Seq2Seq
@@ -274,6 +332,17 @@ def validate_seq2seq(net: Seq2Seq) -> None:
     check_reads(net.output, dims, "output map F", "F", context)
     check_writes(net.output, dims, "output map F", "F", context)
     check_reads(net.halting.unit, dims, "halting", "unit", context)
+
+
+def seq2seq_lines(net: Seq2Seq) -> list[str]:
+    """The lines of an encoder–decoder's canonical printed form: the header
+    (:func:`seq2seq_head_lines`), the encoder's blocks, the decoder's layers."""
+    lines = seq2seq_head_lines(net)
+    for sub in net.encoder:
+        lines += [f"  encoder {x}" for x in block_lines(sub)]
+    for layer in net.decoder:
+        lines += [f"  {x}" for x in decoder_layer_lines(layer)]
+    return lines
 
 
 def seq2seq_head_lines(net: Seq2Seq) -> list[str]:

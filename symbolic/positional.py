@@ -55,7 +55,11 @@ def feature(name: str) -> FeatureDef:
     try:
         return _REGISTRY[name]
     except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
+        # the indicator I[i=k] of any position k (a learned positional table, one feature per row)
+        if name.startswith("I[i=") and name.endswith("]") and name[4:-1].isdigit() and str(int(name[4:-1])) == name[4:-1]:
+            k = int(name[4:-1])
+            return FeatureDef(name, lambda i, n: Fraction(int(i == k)), f"indicator of position {k}")
+        known = ", ".join(sorted(_REGISTRY)) + ", I[i=k] for any position k"
         raise NetworkValidationError(
             f"unknown positional feature {name!r}; known features: {known}"
         ) from None

@@ -2,9 +2,9 @@
 
 One block per line (jaxpr-like), rationals as ``p/q``, zero weights left out. The form is
 deterministic, so its sha256 identifies a network in proof logs. The lines of one block,
-embedding, readout or decoder layer come from :mod:`netproof.symbolic.block_printing`; the header of
-an encoder–decoder from :func:`netproof.symbolic.ir.seq2seq_head_lines` (validation errors show
-both). This module prints transformers, encoder–decoders and recurrent networks: it imports
+embedding, readout or decoder layer come from :mod:`netproof.symbolic.block_printing`; a whole
+network's and encoder–decoder's from :func:`netproof.symbolic.ir.network_lines` and
+:func:`netproof.symbolic.ir.seq2seq_lines` (validation errors and notebooks show them). This module prints transformers, encoder–decoders and recurrent networks: it imports
 :mod:`netproof.symbolic.ir`, :mod:`netproof.symbolic.recurrent_ir` and the block printing.
 """
 
@@ -15,14 +15,10 @@ from typing import assert_never
 
 from .block_printing import (
     affine_lines,
-    block_lines,
-    decoder_layer_lines,
-    embedding_lines,
     normalizer_text,
     rational_text,
-    readout_lines,
 )
-from .ir import Affine, Hardmax, Network, Seq2Seq, Softmax, seq2seq_head_lines
+from .ir import Affine, Hardmax, Network, Seq2Seq, Softmax, network_lines, seq2seq_lines
 from .recurrent_ir import (
     BabyNTM,
     Cell,
@@ -121,23 +117,8 @@ def pretty(net: Network | RecurrentNetwork | Seq2Seq) -> str:
     if isinstance(net, RecurrentNetwork):
         return pretty_recurrent(net)
     if isinstance(net, Seq2Seq):
-        lines = seq2seq_head_lines(net)
-        for sub in net.encoder:
-            lines += [f"  encoder {x}" for x in block_lines(sub)]
-        for layer in net.decoder:
-            lines += [f"  {x}" for x in decoder_layer_lines(layer)]
-        return "\n".join(lines) + "\n"
-    lines = [f"network {net.name}"]
-    if net.reference:
-        lines.append(f"  reference: {net.reference}")
-    if net.params:
-        lines.append("  params: " + " ".join(f"{k}={v}" for k, v in net.params))
-    lines.append("  dims: " + " ".join(net.dims))
-    lines += [f"  {x}" for x in embedding_lines(net.embedding)]
-    for sub in net.layers:
-        lines += [f"  {x}" for x in block_lines(sub)]
-    lines += [f"  {x}" for x in readout_lines(net.readout)]
-    return "\n".join(lines) + "\n"
+        return "\n".join(seq2seq_lines(net)) + "\n"
+    return "\n".join(network_lines(net)) + "\n"
 
 
 def fingerprint(net: Network | RecurrentNetwork | Seq2Seq) -> str:

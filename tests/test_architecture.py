@@ -65,8 +65,9 @@ LAYERS: dict[str, frozenset[str]] = {
     "smt": frozenset({"claims", "smtlib", "exhaustive"}),
     "fuzzing": frozenset({"claims", "exhaustive"}),
     "floats": frozenset({"claims", "exhaustive"}),
+    "models": frozenset({"claims"}),
     "campaign": frozenset({"claims", "smtlib", "exhaustive", "smt", "fuzzing", "floats"}),
-    "cli": frozenset({"claims", "smtlib", "exhaustive", "smt", "fuzzing", "floats", "campaign"}),
+    "cli": frozenset({"claims", "smtlib", "exhaustive", "smt", "fuzzing", "floats", "models", "campaign"}),
 }
 """The subpackages of ``netproof.verifier`` each subpackage may import (itself always)."""
 

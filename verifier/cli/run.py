@@ -30,13 +30,15 @@ from netproof.symbolic import (
     render,
     tokenize,
 )
+from netproof.symbolic.size import network_size
 
 from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED
 from netproof.verifier.campaign.evaluate import evaluate
-from netproof.verifier.campaign.sources import Session, parameter_values, parse_assignments, show_params
+from netproof.verifier.campaign.sources import Session, build_network, parameter_values, parse_assignments, show_params
 from netproof.verifier.campaign.usermod import is_module_ref
 from netproof.verifier.claims import Construction
 
+from .checks import MAX_EXACT_SYMBOLS, nonnegative_int, read_word_file
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_run"]
@@ -70,7 +72,7 @@ def add_parser(sub: Any) -> None:
     )
     p_run.add_argument(
         "--length",
-        type=int,
+        type=nonnegative_int,
         default=None,
         metavar="N",
         help="evaluate the word as the start of a string of total length N (special tokens included): "
@@ -78,6 +80,10 @@ def add_parser(sub: Any) -> None:
     )
     p_run.add_argument("--trace", action="store_true", help="every residual state and attention selection")
     p_run.add_argument("--json", action="store_true", help="print one JSON object")
+    p_run.add_argument(
+        "--exact-form", action="store_true",
+        help="print a long irrational logit as its exact sympy expression (default: a certified decimal ± its error bound)",
+    )
     p_run.set_defaults(func=cmd_run)
 
 
@@ -108,22 +114,25 @@ def _run_network(
 ) -> int:
     word_text: str = args.word
     if word_text.startswith("@"):
-        try:
-            with open(word_text[1:], encoding="utf-8") as fh:
-                word_text = fh.read().strip()
-        except OSError as exc:
-            raise UsageError(f"cannot read the word from {word_text[1:]!r}: {exc.strerror}") from None
+        word_text = read_word_file(word_text[1:])
     if file_net is not None:
         probe = file_net
     else:
         assert c is not None
-        probe = c.network(values, 0) if c.per_length else c.network(values)
+        probe = build_network(c, values, 0) if c.per_length else build_network(c, values)
     try:
         word = tokenize(probe.alphabet, word_text)
     except WordError as exc:
         raise UsageError(str(exc)) from None
+    if (args.backend != "torch" or args.check) and len(word) > MAX_EXACT_SYMBOLS:
+        where = "--check runs the exact interpreters, which take" if args.check else "the exact backends evaluate"
+        raise UsageError(
+            f"the word has {len(word):,} symbols; {where} words of at most {MAX_EXACT_SYMBOLS:,} (each attention "
+            "layer costs n² exact products): give a shorter word, or --backend torch without --check for long words "
+            "(floats: evidence, not proof)"
+        )
     if file_net is None and c is not None and c.per_length:
-        net = c.network(values, len(word))
+        net = build_network(c, values, len(word))
     else:
         net = probe
     if args.backend != "torch" and (args.check or args.device != "cpu" or args.dtype != "float64"):
@@ -155,8 +164,10 @@ def _run_network(
         "n": trace.n,
         "backend": backend,
         "fingerprint": fingerprint(net),
+        "size": network_size(net).to_json(),
         "accepted": trace.accepted,
         "output": _value_text(trace.output) if trace.output is not None else None,
+        "output_decimal": _decimal(net, word, args.length, backend, trace.output),
         "member": member,
     }
     if trace.next_symbols is not None:
@@ -181,7 +192,9 @@ def _run_network(
     if args.trace:
         _print_trace(trace)
     if trace.output is not None:
-        print(f"logit s = {record['output']}   ({backend})")
+        long_form = record["output_decimal"] is not None and len(record["output"]) > EXACT_FORM_CHARS
+        shown = record["output_decimal"] if long_form and not args.exact_form else record["output"]
+        print(f"logit s = {shown}   ({backend})")
     if trace.next_symbols is not None:
         shown = " ".join(record["next"]) or "(no bracket)"
         ending = "" if record["end"] is None else ("; the string may end here" if record["end"] else "; the string may not end here")
@@ -190,6 +203,22 @@ def _run_network(
         verdict = "accepted (s > 0)" if trace.accepted else "rejected (s <= 0)"
         print(f"{verdict}" + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}"))
     return EXIT_OK
+
+
+EXACT_FORM_CHARS = 60
+"""An irrational logit whose exact form is longer than this prints as a certified decimal
+(``--exact-form``: the exact form; the JSON has both, ``output`` and ``output_decimal``)."""
+
+
+def _decimal(net: Network, word: Any, length: int | None, backend: str, output: Any) -> str | None:
+    """An irrational sympy logit as a certified decimal ``d ± e`` from the interval interpreter's
+    enclosure (None for a rational or no logit)."""
+    if backend != "sympy" or output is None or getattr(output, "is_Rational", True):
+        return None
+    from .values import certified_decimal
+
+    _interval, enclosing = evaluate(net, word, "interval", length)
+    return certified_decimal(enclosing.output)
 
 
 def _trace_json(trace: Any) -> dict[str, Any]:
@@ -295,6 +324,7 @@ def _run_recurrent(
         "word": render(net.alphabet, word),
         "backend": backend,
         "fingerprint": fingerprint(net),
+        "size": network_size(net).to_json(),
         "task": None if task is None else task.name,
         "steps": steps,
         "accepted": accepted,
@@ -340,7 +370,7 @@ def _run_torch(
                          "(symbolic.torch_backend.run(..., keep_states=True)): drop --trace or use --backend exact")
     try:
         compiled = torch_backend.compile(net, dtype=args.dtype, device=args.device)
-        fb = compiled.forward(compiled.encode([word], length=args.length), keep_states=False)
+        fb = torch_backend.run_batch(compiled, [word], length=args.length)
         agreement = None
         if args.check:
             from netproof.verifier.floats.differential import compare
@@ -365,8 +395,10 @@ def _run_torch(
         "n": len(positions),
         "backend": "torch",
         "fingerprint": fingerprint(net),
+        "size": network_size(net).to_json(),
         "accepted": accepted,
         "output": None if logit is None or math.isnan(logit) else repr(logit),
+        "output_decimal": None,
         "member": member,
         "device": fb.device,
         "dtype": fb.dtype,
@@ -478,6 +510,7 @@ def _run_seq2seq(
         "n": trace.n,
         "backend": backend,
         "fingerprint": fingerprint(net),
+        "size": network_size(net).to_json(),
         "halted_at": trace.halted_at,
         "steps_run": len(trace.steps),
         "machine": None if final is None else {"configuration": final[0], "halting": str(final[1])},

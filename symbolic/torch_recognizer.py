@@ -1,0 +1,140 @@
+"""The family of trained recognizers netproof imports: :class:`Recognizer`, a torch module made of
+standard PyTorch modules only, with its JSON config.
+
+A :class:`Recognizer` reads ``<cls> w_1 … w_m`` (one special token first, then the word) and
+returns one logit per word; the word is accepted iff the logit is > 0. Its parts:
+
+- ``token``: ``nn.Embedding(len(alphabet) + 1, d_model)``, row ``alphabet.index(a)`` for a symbol,
+  the last row for ``<cls>``;
+- ``position``: ``nn.Embedding(max_len, d_model)`` (``positional="learned"``) or the same table
+  filled with the sinusoidal encoding of Vaswani et al. and frozen (``positional="sinusoidal"``);
+  either way the stored float values are what counts;
+- ``encoder``: ``nn.TransformerEncoder`` of ``num_layers`` ``nn.TransformerEncoderLayer`` (softmax
+  attention with ``nhead`` heads, ``batch_first``, dropout 0, ReLU FFN of width
+  ``dim_feedforward``, layer norm with ``layer_norm_eps``, post-norm or ``norm_first``), with a
+  final ``nn.LayerNorm`` when ``final_norm``; ``causal`` adds the causal mask (j ≤ i);
+- ``classifier``: ``nn.Linear(d_model, 1)`` at token 0 (``readout="first"``: the ``<cls>`` token)
+  or at the last token (``readout="last"``).
+
+``Recognizer.config`` is the JSON config; :func:`save_recognizer` writes
+``{"format": "netproof-recognizer", "config", "state_dict"}`` with ``torch.save``, a file that
+``torch.load(..., weights_only=True)`` reads safely. :mod:`netproof.symbolic.torch_import` turns any
+such model (or the whole module saved with ``torch.save(model)``, or a bare state dict with its
+config) into an exact network.
+
+This module imports torch at module level (a pickled :class:`Recognizer` names this class); nothing
+in the package imports it except at run time, so importing ``netproof.symbolic`` leaves torch
+unloaded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = ["CONFIG_KEYS", "FORMAT", "Recognizer", "save_recognizer", "sinusoidal_table"]
+
+FORMAT = "netproof-recognizer"
+
+CONFIG_KEYS: dict[str, object] = {
+    "alphabet": None,
+    "d_model": None,
+    "nhead": 1,
+    "num_layers": 1,
+    "dim_feedforward": None,
+    "max_len": 64,
+    "layer_norm_eps": 1e-5,
+    "norm_first": False,
+    "causal": False,
+    "final_norm": False,
+    "readout": "first",
+    "positional": "learned",
+}
+"""Every config key with its default (``None``: required)."""
+
+
+def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
+    """The sinusoidal encoding PE[i, 2j] = sin(i/10000^(2j/d)), PE[i, 2j+1] = cos(…), float32."""
+    table = torch.zeros(max_len, d_model)
+    pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+    div = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+    table[:, 0::2] = torch.sin(pos * div).float()
+    table[:, 1::2] = torch.cos(pos * div)[:, : d_model // 2].float()
+    return table
+
+
+def full_config(config: Mapping[str, object]) -> dict[str, object]:
+    """``config`` with its defaults filled in; a ValueError names an unknown or missing key."""
+    unknown = sorted(set(config) - set(CONFIG_KEYS))
+    if unknown:
+        raise ValueError(f"recognizer config has unknown keys {unknown}; known keys: {', '.join(CONFIG_KEYS)}")
+    out = {k: config.get(k, v) for k, v in CONFIG_KEYS.items()}
+    missing = [k for k, v in out.items() if v is None and k != "dim_feedforward"]
+    if missing:
+        raise ValueError(f"recognizer config lacks {missing}; give them (e.g. alphabet ['0', '1'], d_model 8)")
+    if out["dim_feedforward"] is None:
+        out["dim_feedforward"] = 4 * int(out["d_model"])  # type: ignore[call-overload]
+    out["alphabet"] = [str(a) for a in out["alphabet"]]  # type: ignore[union-attr]
+    if out["readout"] not in ("first", "last"):
+        raise ValueError(f"readout={out['readout']!r} must be 'first' (the <cls> token) or 'last'")
+    if out["positional"] not in ("learned", "sinusoidal"):
+        raise ValueError(f"positional={out['positional']!r} must be 'learned' or 'sinusoidal'")
+    return out
+
+
+class Recognizer(nn.Module):
+    """A transformer recognizer of the imported family (see the module docstring).
+
+    >>> m = Recognizer(alphabet=["0", "1"], d_model=4, nhead=2, dim_feedforward=8)
+    >>> m(m.encode([["1", "0"], ["0", "0"]])).shape
+    torch.Size([2])
+    """
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__()
+        cfg = full_config(config)
+        self.config: dict[str, object] = cfg
+        d = int(cfg["d_model"])  # type: ignore[call-overload]
+        alphabet: list[str] = cfg["alphabet"]  # type: ignore[assignment]
+        self.token = nn.Embedding(len(alphabet) + 1, d)
+        self.position = nn.Embedding(int(cfg["max_len"]), d)  # type: ignore[call-overload]
+        if cfg["positional"] == "sinusoidal":
+            with torch.no_grad():
+                self.position.weight.copy_(sinusoidal_table(int(cfg["max_len"]), d))  # type: ignore[call-overload]
+            self.position.weight.requires_grad_(False)
+        layer = nn.TransformerEncoderLayer(
+            d, int(cfg["nhead"]), int(cfg["dim_feedforward"]), dropout=0.0, activation="relu",  # type: ignore[call-overload]
+            layer_norm_eps=float(cfg["layer_norm_eps"]), batch_first=True, norm_first=bool(cfg["norm_first"]),  # type: ignore[arg-type]
+        )
+        norm = nn.LayerNorm(d, eps=float(cfg["layer_norm_eps"])) if cfg["final_norm"] else None  # type: ignore[arg-type]
+        self.encoder = nn.TransformerEncoder(layer, int(cfg["num_layers"]), norm=norm, enable_nested_tensor=False)  # type: ignore[call-overload]
+        self.classifier = nn.Linear(d, 1)
+
+    def encode(self, words: Sequence[Sequence[str]]) -> torch.Tensor:
+        """Token ids ``[B, 1 + m]`` of words of one length m (``<cls>`` first)."""
+        alphabet: list[str] = self.config["alphabet"]  # type: ignore[assignment]
+        index = {a: k for k, a in enumerate(alphabet)}
+        cls = len(alphabet)
+        return torch.tensor([[cls, *(index[a] for a in w)] for w in words], dtype=torch.long).reshape(len(words), -1)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        n = tokens.shape[1]
+        x = self.token(tokens) + self.position.weight[:n].unsqueeze(0)
+        if self.config["causal"]:
+            mask = nn.Transformer.generate_square_subsequent_mask(n, dtype=x.dtype, device=x.device)
+            x = self.encoder(x, mask=mask, is_causal=True)
+        else:
+            x = self.encoder(x)
+        at = x[:, 0] if self.config["readout"] == "first" else x[:, -1]
+        return self.classifier(at).squeeze(-1)
+
+
+def save_recognizer(model: Recognizer, path: str | Path) -> None:
+    """``torch.save`` of ``{"format", "config", "state_dict"}`` (readable with ``weights_only``)."""
+    sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    torch.save({"format": FORMAT, "config": dict(model.config), "state_dict": sd}, str(path))

@@ -1,0 +1,95 @@
+"""Short reprs and notebook display of networks, traces and verdicts; traces as arrays."""
+
+from __future__ import annotations
+
+import html
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from netproof.constructions.chiang2022 import parity_transformer
+from netproof.constructions.yao2021 import dyck_recognizer
+from netproof.symbolic import fingerprint, pretty
+from netproof.symbolic.exact import run
+from netproof.verifier.claims.verdicts import Proved, Refuted, Unknown
+
+
+@pytest.fixture(scope="module")
+def dyck_trace():  # type: ignore[no-untyped-def]
+    return run(dyck_recognizer(k=2, depth=2), "([])[]")
+
+
+def test_print_of_a_trace_on_a_six_symbol_dyck_word_is_under_forty_lines(dyck_trace) -> None:  # type: ignore[no-untyped-def]
+    text = str(dyck_trace)
+    assert len(text.splitlines()) < 40
+    assert "match2/left" in text and "1→∅ 2→1 3→2 4→2 5→2 6→5 7→5 8→5" in text
+    assert "output 1/2, accepted" in text
+
+
+def test_repr_of_a_trace_is_one_line_with_network_word_and_verdict(dyck_trace) -> None:  # type: ignore[no-untyped-def]
+    assert repr(dyck_trace) == (
+        "<Trace exact dyck(k=2, depth=2, variant=fixed) word='([])[]' n=8 output=1/2 accepted=True: 7 states, 5 heads>"
+    )
+
+
+def test_trace_attention_is_the_exact_weight_matrix_of_one_head(dyck_trace) -> None:  # type: ignore[no-untyped-def]
+    m = dyck_trace.attention("match1", "left")
+    assert len(m) == dyck_trace.n and all(len(row) == dyck_trace.n for row in m)
+    assert m[3] == (0, 0, 1, 0, 0, 0, 0, 0)
+    assert all(isinstance(w, Fraction) for row in m for w in row)
+    averaged = dyck_trace.attention("final", "any_open_or_error")
+    assert averaged[0] == (Fraction(1, 8),) * 8
+    assert np.array(m, dtype=float).shape == (8, 8)
+
+
+def test_trace_attention_of_an_unknown_head_names_the_heads_there_are(dyck_trace) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(KeyError, match="no attention head 'match1'/'nope'.*match1/left"):
+        dyck_trace.attention("match1", "nope")
+
+
+def test_states_array_holds_every_state_exactly_in_dims_order(dyck_trace) -> None:  # type: ignore[no-untyped-def]
+    arr = np.array(dyck_trace.states_array(), dtype=object)
+    net = dyck_trace.network
+    assert arr.shape == (len(dyck_trace.states), dyck_trace.n, len(net.dims))
+    p = net.dims.index("p")
+    assert arr[-1, 3, p] == Fraction(1, 2) == dyck_trace.value("accept", 3, "p")
+    assert arr[0, 0, p] == dyck_trace.value("input", 0, "p")
+
+
+def test_a_trace_shows_in_a_notebook_as_attention_tables_and_states(dyck_trace) -> None:  # type: ignore[no-untyped-def]
+    page = dyck_trace._repr_html_()
+    assert page.count("<table>") == 5 + len(dyck_trace.states)
+    assert "match2 / right" in page and "after accept" in page and "<script" not in page
+
+
+def test_a_network_prints_as_one_line_and_keeps_its_equality_and_fingerprint() -> None:
+    net = parity_transformer()
+    assert repr(net) == "<Network parity(c=ln(2)): 4 sublayers, 3 heads, 9 dims>"
+    assert net == parity_transformer() and hash(net) == hash(parity_transformer())
+    assert net._repr_html_() == "<pre>" + html.escape(pretty(net).rstrip("\n")) + "</pre>"
+    assert len(fingerprint(net)) == 64
+
+
+def test_a_softmax_trace_shows_irrational_values_as_decimals() -> None:
+    from netproof.constructions.chiang2022.networks import doubled
+    from netproof.symbolic.sympy_interp import run as run_sympy
+
+    trace = run_sympy(doubled(parity_transformer()), "0110")
+    text = str(trace)
+    assert "output ≈-0.130762, rejected" in text
+    assert len(text.splitlines()) < 40
+
+
+def test_verdicts_print_as_one_short_line_and_stay_equal_and_hashable() -> None:
+    refuted = Refuted("exhaustive", "expected reject, computed accept " * 5, ("(", ")"), {"logit": "1/2"})
+    assert repr(refuted).startswith("<Refuted by exhaustive on '()': expected reject")
+    assert len(repr(refuted)) < 130 and "\n" not in repr(refuted)
+    assert refuted == Refuted("exhaustive", "expected reject, computed accept " * 5, ("(", ")"), {"logit": "1/2"})
+    assert repr(Proved("smt", 1234)) == "<Proved by smt, 1,234 cases>"
+    assert hash(Proved("smt", 1234)) == hash(Proved("smt", 1234))
+    assert repr(Unknown("smt", "timeout after 10 s")) == "<Unknown (smt): timeout after 10 s>"
+
+
+def test_a_refuted_verdict_shows_its_counterexample_in_a_notebook() -> None:
+    page = Refuted("exhaustive", "expected reject", ("(", ")"), {"logit": "1/2"})._repr_html_()
+    assert "<th>counterexample</th><td>&#x27;()&#x27;</td>" in page and "<th>value logit</th><td>1/2</td>" in page

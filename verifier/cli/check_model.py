@@ -1,0 +1,250 @@
+"""``netproof check-model``: every word up to ``--max-n`` decided rigorously for a trained recognizer
+(a torch model file or a network file) against a language, with a table per length, the shortest
+wrong word and where the model's float32 run differs (:mod:`netproof.verifier.models` does the
+work). Exit 0: every word correct; 1: some word wrong; 3: none wrong, some undecided; 2: usage.
+
+May import the campaign (the usage error, parameters), the claims vocabulary (languages), the
+models engine and the importer (torch loads when the command runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN
+from netproof.verifier.campaign.sources import Session, parse_assignments
+from netproof.verifier.claims.dyck import DYCK
+from netproof.verifier.claims.languages import FIRST, PARITY, Language
+
+from .usage import UsageError
+
+__all__ = ["add_parser", "cmd_check_model", "resolve_language"]
+
+LANGUAGES = ("parity", "first", "dyck", "FILE.py:NAME")
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``netproof check-model`` on the CLI's subparsers."""
+    p = sub.add_parser("check-model", help="decide every word up to --max-n for a trained model, rigorously")
+    p.add_argument("model", help="a torch model file (see `netproof import`) or a JSON network file")
+    p.add_argument("--language", required=True, help="parity, first, dyck (-p k=K -p depth=D) or FILE.py:NAME "
+                   "(a Language, or a function word -> bool over the model's alphabet)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--max-n", type=int, required=True, help="check every word of length <= this")
+    p.add_argument("--min-n", type=int, default=0)
+    p.add_argument("--config", default=None, help="the JSON config of a bare state dict")
+    p.add_argument("--batch", type=int, default=4096, help="words per float64 batch (default 4096)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads per process (default 1)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (the campaign's local pool): the words of each "
+                   "length are split into shards by shortlex index (default 1: this process)")
+    p.add_argument("--digits", type=int, default=50, help="digits of the slow interval fallback (default 50)")
+    p.add_argument("--exact", action="store_true", help="send the words the interval run leaves open on to the sympy "
+                   "interpreter (it decides a value that simplifies to exactly 0)")
+    p.add_argument("--plot", default="", metavar="FILE.png", help="write the margin histogram as a picture (the plot extra)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_check_model)
+
+
+def resolve_language(spec: str, params: dict[str, str], alphabet: Sequence[str]) -> Language:
+    """The language named ``spec`` (see :data:`LANGUAGES`), or a :class:`UsageError`."""
+    def number(key: str, default: int) -> int:
+        try:
+            return int(params.pop(key, default))
+        except ValueError:
+            raise UsageError(f"-p {key}={params.get(key)!r} must be an integer") from None
+
+    low = spec.lower()
+    if low in ("parity", "first"):
+        lang = PARITY if low == "parity" else FIRST
+    elif low == "dyck":
+        try:
+            lang = DYCK(number("k", 1), number("depth", 2))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    elif ":" in spec and spec.split(":", 1)[0].endswith(".py"):
+        path, name = spec.rsplit(":", 1)
+        if not Path(path).is_file():
+            raise UsageError(f"--language {spec!r}: no file {path!r}")
+        mod_spec = importlib.util.spec_from_file_location(f"netproof_user_language_{Path(path).stem}", path)
+        assert mod_spec is not None and mod_spec.loader is not None  # a .py file that exists has a spec
+        module = importlib.util.module_from_spec(mod_spec)
+        try:
+            mod_spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001 - an error in the user's file is a usage error
+            raise UsageError(f"--language {spec!r}: loading {path} failed: {type(exc).__name__}: {exc}") from None
+        obj = getattr(module, name, None)
+        if isinstance(obj, Language):
+            lang = obj
+        elif callable(obj):
+            lang = Language(name=name, alphabet=tuple(alphabet), contains=obj, description=f"{spec} (a user predicate)")
+        else:
+            raise UsageError(f"--language {spec!r}: {path} has no Language or function named {name!r}")
+    else:
+        raise UsageError(f"--language {spec!r} is not one of {', '.join(LANGUAGES)}")
+    if params:
+        raise UsageError(f"-p {', '.join(sorted(params))}: not a parameter of {lang.name} (dyck takes k and depth)")
+    return lang
+
+
+def _float32(path: str, config: str | None) -> Callable[[list[tuple[str, ...]]], list[float]]:
+    """The model's own float32 run: logits of a list of words of one length."""
+    import torch
+    from netproof.symbolic.torch_import import load_model
+    from netproof.symbolic.torch_recognizer import Recognizer
+
+    cfg, sd = load_model(path, config=config)
+    model = Recognizer(**cfg)
+    model.load_state_dict({k: v.float() for k, v in sd.items()})
+    model.float().eval()
+
+    def run(words: list[tuple[str, ...]]) -> list[float]:
+        with torch.no_grad():
+            return [float(x) for x in model(model.encode(words))]
+
+    return run
+
+
+def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
+    from netproof.verifier.models import EnclosureError, check_model
+
+    if args.max_n < 0 or args.min_n < 0 or args.min_n > args.max_n:
+        raise UsageError(f"--min-n {args.min_n} and --max-n {args.max_n} must satisfy 0 <= min-n <= max-n")
+    if args.batch < 1 or args.threads < 1 or args.jobs < 1:
+        raise UsageError("--batch, --threads and --jobs must be >= 1")
+    try:
+        import torch
+    except ImportError:
+        raise UsageError("check-model needs torch; install the extra: pip install 'netproof[torch]'") from None
+    torch.set_num_threads(args.threads)
+    net, float32 = _load(args.model, args.config, args.max_n)
+    lang = resolve_language(args.language, parse_assignments(args.param), net.alphabet)
+    try:
+        if args.jobs > 1:
+            report = _sharded(args, net, lang.alphabet)
+        else:
+            report = check_model(net, lang, max_n=args.max_n, min_n=args.min_n, float32=float32, batch=args.batch,
+                                 digits=args.digits, exact=args.exact)
+    except (EnclosureError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.plot:
+        from netproof.symbolic.errors import MissingExtraError
+        from netproof.verifier.models.plot import plot_margins
+
+        try:
+            plot_margins(report, args.plot)
+        except MissingExtraError as exc:
+            raise UsageError(str(exc)) from None
+    if args.json:
+        print(report.to_json())
+    else:
+        print(render(report))
+    return {"correct": EXIT_OK, "wrong": EXIT_REFUTED, "undecided": EXIT_UNKNOWN}[report.status]
+
+
+def _load(model: str, config: str | None, max_n: int) -> tuple[Any, Callable[[list[tuple[str, ...]]], list[float]] | None]:
+    """The network of ``model`` (a model file or a network file) and, for a Recognizer, its own
+    float32 run; a :class:`UsageError` for a file it cannot read or a ``max_n`` past its table."""
+    from netproof.symbolic.errors import MissingExtraError, SymbolicError
+    from netproof.symbolic.netfile import load_file
+    from netproof.symbolic.torch_import import ImportModelError, import_model
+
+    float32 = None
+    try:
+        if model.endswith(".json"):
+            net, _extra = load_file(model)
+        else:
+            net = import_model(model, config=config)
+            params = dict(net.params)
+            if "max_len" in params:  # a Recognizer (not a netproof export): its own float32 run, its table's length
+                float32 = _float32(model, config)
+                max_len = int(params["max_len"])
+                if max_n + 1 > max_len:
+                    raise UsageError(f"--max-n {max_n} needs {max_n + 1} positions but the model's table has max_len={max_len}")
+    except (ImportModelError, MissingExtraError) as exc:
+        raise UsageError(str(exc)) from None
+    except SymbolicError as exc:
+        raise UsageError(f"{model}: {exc}") from None
+    return net, float32
+
+
+def shards(alphabet_size: int, min_n: int, max_n: int, jobs: int, batch: int) -> list[tuple[int, int, int]]:
+    """The work of a sharded run, in shortlex order: ``(m, start, stop)`` ranges of word indices,
+    a length split into ``jobs`` pieces once it has at least ``batch`` words per piece."""
+    out = []
+    for m in range(min_n, max_n + 1):
+        total = alphabet_size**m
+        pieces = max(1, min(jobs, total // batch))
+        size = -(-total // pieces)
+        out += [(m, s, min(total, s + size)) for s in range(0, total, size)]
+    return out
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def shard_work(model: str, config: str | None, language: str, params: dict[str, str], shard: tuple[int, int, int],
+               batch: int, digits: int, exact: bool, threads: int) -> Any:
+    """One shard of a sharded ``check-model`` run, in a worker process (the model is loaded once
+    per process)."""
+    import torch
+    from netproof.verifier.models import check_model, compile_enclosure
+
+    torch.set_num_threads(threads)
+    if _WORKER.get("key") != (model, config):
+        net, float32 = _load(model, config, shard[0])
+        _WORKER.update(key=(model, config), net=net, float32=float32, enclosure=compile_enclosure(net))
+    net = _WORKER["net"]
+    lang = resolve_language(language, dict(params), net.alphabet)
+    return check_model(net, lang, max_n=shard[0], min_n=shard[0], float32=_WORKER["float32"], batch=batch, digits=digits,
+                       exact=exact, enclosure=_WORKER["enclosure"], shard=shard)
+
+
+def _sharded(args: argparse.Namespace, net: Any, alphabet: Sequence[str]) -> Any:
+    from netproof.verifier.campaign.executors import run_pool
+    from netproof.verifier.models import merge_reports
+
+    work_shards = shards(len(alphabet), args.min_n, args.max_n, args.jobs, args.batch)
+    params = parse_assignments(args.param)
+    work = [(shard_work, (args.model, args.config, args.language, params, sh, args.batch, args.digits, args.exact, args.threads))
+            for sh in work_shards]
+    parts: dict[int, Any] = {}
+    run_pool(work, range(len(work)), args.jobs, lambda i, rep: parts.__setitem__(i, rep))
+    return merge_reports([parts[i] for i in range(len(work))], max_n=args.max_n)
+
+
+def render(report: Any) -> str:
+    """The report as a table per length, then the shortest wrong word, undecided words and float32 differences."""
+    lines = [f"model {report.network} ({report.fingerprint[:12]}) against {report.language}, every word of length <= {report.max_n}", ""]
+    head = f"{'length':>6} {'words':>9} {'correct':>9} {'wrong':>9} {'undecided':>9} {'slow':>6} {'float32≠':>9}"
+    lines += [head, "-" * len(head)]
+    for label, r in [*((str(r.length), r) for r in report.rows), ("all", report.totals)]:
+        lines.append(f"{label:>6} {r.words:>9} {r.correct:>9} {r.wrong:>9} {r.undecided:>9} {r.slow:>6} {r.float32_differs:>9}")
+    lines.append("")
+    w = report.shortest_wrong
+    if w is not None:
+        said = "accepts" if w.accepted else "rejects"
+        lines.append(f"shortest wrong word: {' '.join(w.word) or 'ε'} (length {len(w.word)}): the model {said} "
+                     f"(logit in [{w.low:.6g}, {w.high:.6g}], {w.method}), the language {'contains' if w.expected else 'does not contain'} it")
+    if report.trace:
+        lines.append("  its rigorous trace at the readout token (midpoints):")
+        for entry in report.trace:
+            if "state" in entry:
+                values = " ".join(f"{d}={x:.4g}" for d, x in entry["values"].items() if x is not None)
+                lines.append(f"    {entry['state']}: {values}")
+            else:
+                lines.append(f"    attention {entry['attention']}: " + " ".join(f"{x:.3f}" for x in entry["weights"]))
+    for u in report.undecided:
+        lines.append(f"undecided: {' '.join(u.word) or 'ε'}: logit in [{u.low:.6g}, {u.high:.6g}] {u.note}".rstrip())
+    for word, x, acc in report.float32_differences:
+        lines.append(f"float32 differs: {' '.join(word) or 'ε'}: float32 logit {x:.6g}, rigorous verdict {'accept' if acc else 'reject'}")
+    if report.margins:
+        lines.append("margins (distance of the logit's enclosure from 0, decided words):")
+        width = max(report.margins.values())
+        for e, count in sorted(report.margins.items()):
+            lines.append(f"  [1e{e}, 1e{e + 1}) {count:>9} {'#' * max(1, round(40 * count / width))}")
+    lines.append(f"status: {report.status}")
+    return "\n".join(lines)

@@ -1,0 +1,47 @@
+"""``netproof import``: a trained torch recognizer (the Recognizer family,
+:mod:`netproof.symbolic.torch_import`) as an exact JSON network file.
+
+May import the campaign (atomic writes, the usage error), the IR's network files and the importer
+(torch loads when the command runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from netproof.verifier.campaign.errors import EXIT_OK
+from netproof.verifier.campaign.sources import Session
+from netproof.verifier.campaign.store import write_atomic
+
+from .usage import UsageError
+
+__all__ = ["add_parser", "cmd_import"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``netproof import`` on the CLI's subparsers."""
+    p = sub.add_parser("import", help="a trained torch recognizer as an exact JSON network file")
+    p.add_argument("model", help="a torch.save file: a netproof Recognizer, its {format, config, state_dict} dict, or a state dict with --config")
+    p.add_argument("--config", default=None, help="the JSON config of a bare state dict")
+    p.add_argument("--name", default=None, help="the network's name (default: the file's stem)")
+    p.add_argument("--out", default="", help="write the network file here (atomically) instead of stdout")
+    p.set_defaults(func=cmd_import)
+
+
+def cmd_import(args: argparse.Namespace, session: Session) -> int:
+    from netproof.symbolic.errors import MissingExtraError
+    from netproof.symbolic.netfile import dumps
+    from netproof.symbolic.torch_import import ImportModelError, import_model
+
+    try:
+        net = import_model(args.model, config=args.config, name=args.name)
+    except (ImportModelError, MissingExtraError) as exc:
+        raise UsageError(str(exc)) from None
+    text = dumps(net, extra={"imported_from": str(args.model)})
+    if args.out:
+        write_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

@@ -1,0 +1,22 @@
+"""Trained models checked exactly: an imported recognizer decided on every word up to a length,
+rigorously (batched float64 enclosures, the slow interval interpreter for the words they leave
+open), against a reference language; the model's own float32 run compared with that verdict.
+
+May import: the claims vocabulary (languages), :mod:`netproof.symbolic` and its interpreters
+(torch inside functions); never SMT, fuzzing, campaigns, the CLI or a paper module.
+"""
+
+from .check import LengthRow, ModelReport, WordVerdict, check_model, merge_reports
+from .enclosure import LIBM_REL, Enclosure, EnclosureError, compile_enclosure
+
+__all__ = [
+    "LIBM_REL",
+    "Enclosure",
+    "EnclosureError",
+    "LengthRow",
+    "ModelReport",
+    "WordVerdict",
+    "check_model",
+    "compile_enclosure",
+    "merge_reports",
+]

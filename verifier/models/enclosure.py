@@ -1,0 +1,381 @@
+"""Batched rigorous enclosures of a softmax network's logit: float64 midpoint–radius arithmetic
+(torch tensors), every radius an upper bound on the distance to the exact real value.
+
+A value is a pair (m, r) of float64 tensors with |exact − m| ≤ r. Every operation computes its
+midpoint in float64 (round to nearest, any summation order: BLAS matrix products included) and
+bounds the rounding error with the standard a-priori bound: a sum of k terms is within
+γ_k·Σ|terms| of its float (γ_k = k·u/(1 − k·u), u = 2⁻⁵³, Higham, *Accuracy and Stability of
+Numerical Algorithms*, §3.1), and an elementary operation (+, −, ×, /, √) within u·|result|.
+Radii are computed in float64 too and then multiplied by (1 + 4(k+4)u) and increased by a tiny
+absolute term (underflow), so that they are upper bounds. Weights are the network's Fractions:
+a weight a float holds exactly has radius 0, any other gets |q − float(q)|.
+
+The one assumption beyond IEEE 754: ``exp``, ``expm1`` and ``log`` of the math library are within
+:data:`LIBM_REL` = 2⁻⁴⁰ relative of the true value (glibc and Sleef document errors under 4 ulp =
+2⁻⁵⁰; the margin is a thousand times theirs). √ is correctly rounded by IEEE 754.
+
+Covered: :class:`~netproof.symbolic.ir.TokenEmbedding` with any positional features; attention
+layers of softmax heads with ``dot`` scoring, masks ``none``, ``causal`` or ``anticausal``, no
+relative terms, with or without an output map; FFNs of affine, ReLU and layer-norm steps;
+residual flags and post-residual layer norms; a :class:`~netproof.symbolic.ir.Classifier`. Anything
+else raises :class:`EnclosureError` naming the block (the slow interval interpreter,
+:mod:`netproof.symbolic.interval`, covers every block).
+
+May import the IR, the positional features and torch (inside functions).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from netproof.symbolic.errors import MissingExtraError, SymbolicError
+from netproof.symbolic.ir import (
+    FFN,
+    Activation,
+    Affine,
+    AttentionLayer,
+    Classifier,
+    LayerNorm,
+    Network,
+    Softmax,
+    TokenEmbedding,
+)
+from netproof.symbolic.positional import feature
+
+__all__ = ["LIBM_REL", "Enclosure", "EnclosureError", "compile_enclosure"]
+
+U = 2.0**-53
+LIBM_REL = 2.0**-40
+TINY = 2.0**-1000  # absolute slack per operation: covers underflow (each at most 2^-1074 per term)
+
+
+class EnclosureError(SymbolicError, ValueError):
+    """A network has a block the batched enclosure does not cover (the message names it)."""
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError as exc:
+        raise MissingExtraError("checking a model needs torch; install the extra: pip install 'netproof[torch]'") from exc
+    return torch
+
+
+def _grow(r: Any, k: int) -> Any:
+    """``r`` (a float sum of k nonnegative terms, a fresh tensor: it is updated in place) raised
+    to an upper bound of its exact value."""
+    return r.mul_(1.0 + 4.0 * (k + 4) * U).add_(TINY * (k + 1))
+
+
+def _gamma(k: int) -> float:
+    return k * U / (1.0 - k * U) * (1.0 + 4.0 * U)
+
+
+def _const(q: Fraction) -> tuple[float, float]:
+    """A Fraction as (m, r): its nearest float and an upper bound of the distance."""
+    m = float(q)
+    diff = abs(q - Fraction(m))
+    return m, (0.0 if diff == 0 else math.nextafter(float(diff), math.inf))
+
+
+@dataclass(slots=True)
+class MR:
+    """A tensor of intervals as midpoints and radii."""
+
+    m: Any
+    r: Any
+    _abs: Any = None
+
+    @property
+    def am(self) -> Any:
+        """|m|, computed once."""
+        if self._abs is None:
+            self._abs = self.m.abs()
+        return self._abs
+
+
+@dataclass(slots=True)
+class _Linear:
+    """An Affine compiled to dense matrices over (input names) → (output names)."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    wm: Any  # [in, out]
+    c1: Any  # (|W| + W_r), rounded up: multiplies the input radii
+    c2: Any  # (W_r + γ|W|), rounded up: multiplies |input midpoints|
+    bm: Any
+    br: Any  # b_r + γ|b|
+    k: int
+
+
+class Enclosure:
+    """The compiled network: :meth:`logits` encloses the logit of a batch of words of one length."""
+
+    def __init__(self, net: Network) -> None:
+        torch = _torch()
+        self.torch = torch
+        self.net = net
+        emb = net.embedding
+        if not isinstance(emb, TokenEmbedding):
+            raise EnclosureError(f"network {net.name!r}: the batched enclosure needs a TokenEmbedding, not {type(emb).__name__}")
+        if not isinstance(net.readout, Classifier):
+            raise EnclosureError(f"network {net.name!r}: the batched enclosure needs a Classifier readout, not {type(net.readout).__name__}")
+        self.dims = net.dims
+        self.index = {d: i for i, d in enumerate(net.dims)}
+        tokens = [t for t, _ in emb.table]
+        self.token_index = {t: i for i, t in enumerate(tokens)}
+        tm = torch.zeros(len(tokens), len(self.dims), dtype=torch.float64)
+        tr = torch.zeros_like(tm)
+        for t, row in emb.table:
+            for d, v in row:
+                m, r = _const(v)
+                tm[self.token_index[t], self.index[d]] += m
+                tr[self.token_index[t], self.index[d]] += r
+        self.table = MR(tm, _grow(tr, 2))
+        for sub in net.layers:
+            self._check(sub.block)
+        self._linears: dict[tuple[int, tuple[str, ...]], _Linear] = {}
+        self._positions: dict[int, MR] = {}
+
+    # ------------------------------------------------------------------ compile
+
+    def _check(self, block: object) -> None:
+        if isinstance(block, AttentionLayer):
+            for h in block.heads:
+                where = f"attention {block.name!r} head {h.name!r}"
+                if not isinstance(h.normalizer, Softmax):
+                    raise EnclosureError(f"{where}: the batched enclosure covers softmax heads, not {type(h.normalizer).__name__}")
+                if h.scoring != "dot" or h.relative or h.mask not in ("none", "causal", "anticausal"):
+                    raise EnclosureError(
+                        f"{where}: the batched enclosure covers dot scoring without relative terms and masks none, "
+                        f"causal or anticausal (got scoring={h.scoring!r}, mask={h.mask!r})"
+                    )
+        elif isinstance(block, FFN):
+            for step in block.steps:
+                if isinstance(step, Activation) and step.kind != "relu":
+                    raise EnclosureError(f"ffn {block.name!r}: the batched enclosure covers relu, not {step.kind!r}")
+        else:
+            raise EnclosureError(f"block {getattr(block, 'name', '?')!r} ({type(block).__name__}) is not covered by the batched enclosure")
+
+    def _linear(self, a: Affine, names: dict[str, int]) -> _Linear:
+        """``a`` as dense matrices over the whole vector ``names`` (zero rows for unread names),
+        so that a product needs no gather."""
+        key = (id(a), tuple(names))
+        hit = self._linears.get(key)
+        if hit is not None and hit.inputs == a.inputs:
+            return hit
+        torch = self.torch
+        k = len(a.inputs)
+        wm = torch.zeros(len(names), len(a.outputs), dtype=torch.float64)
+        wr = torch.zeros_like(wm)
+        for o, row in enumerate(a.weights):
+            for i, w in zip(a.inputs, row, strict=True):
+                wm[names[i], o], wr[names[i], o] = _const(w)
+        bm = torch.tensor([_const(b)[0] for b in a.bias], dtype=torch.float64)
+        br = torch.tensor([_const(b)[1] for b in a.bias], dtype=torch.float64)
+        g = _gamma(k + 1)
+        lin = _Linear(
+            a.inputs, a.outputs, wm,
+            (wm.abs() + wr) * (1 + 4 * U), (wr + g * wm.abs()) * (1 + 4 * U),
+            bm, (br + g * bm.abs()) * (1 + 4 * U), k,
+        )
+        self._linears[key] = lin
+        return lin
+
+    # ------------------------------------------------------------------ operations
+
+    def affine(self, a: Affine, x: MR, names: dict[str, int]) -> MR:
+        lin = self._linear(a, names)
+        m = x.m @ lin.wm + lin.bm
+        r = _grow(x.r @ lin.c1 + x.am @ lin.c2 + lin.br, lin.k + 1)
+        return MR(m, r)
+
+    @staticmethod
+    def add(a: MR, b: MR) -> MR:
+        m = a.m + b.m
+        return MR(m, _grow(a.r + b.r + U * m.abs(), 2))
+
+    @staticmethod
+    def mul(a: MR, b: MR) -> MR:
+        m = a.m * b.m
+        return MR(m, _grow(a.am * b.r + a.r * b.am + a.r * b.r + U * m.abs(), 4))
+
+    def div(self, a: MR, b: MR, where: str) -> MR:
+        low = (b.m - b.r) * (1 - 4 * U)
+        m = a.m / b.m
+        r = _grow((a.r + m.abs() * b.r) / low * (1 + 4 * U) + U * m.abs(), 4)
+        # a denominator whose enclosure reaches 0 leaves the quotient unbounded (that word is undecided)
+        return MR(m.nan_to_num(0.0), self.torch.where(low > 0, r, math.inf))
+
+    def total(self, a: MR, dim: int) -> MR:
+        k = a.m.shape[dim]
+        m = a.m.sum(dim, keepdim=True)
+        return MR(m, _grow(a.r.sum(dim, keepdim=True) + _gamma(k) * a.m.abs().sum(dim, keepdim=True), k))
+
+    def sqrt(self, a: MR, where: str) -> MR:
+        low = (a.m - a.r) * (1 - 4 * U)
+        m = a.m.clamp_min(0.0).sqrt()
+        r = _grow(a.r / (low.clamp_min(0.0).sqrt() * (1 - 4 * U)) + U * m, 4)
+        # a variance whose enclosure reaches 0 gives an unbounded root (the word is undecided)
+        return MR(m, self.torch.where(low > 0, r, math.inf))
+
+    def exp(self, a: MR) -> MR:
+        torch = self.torch
+        m = torch.exp(a.m)
+        bound = torch.expm1(a.r) * (1 + LIBM_REL) + LIBM_REL
+        return MR(m, _grow(m * (1 + LIBM_REL) * bound, 4))
+
+    def matmul(self, a: MR, b: MR) -> MR:
+        """``a @ b`` for interval matrices (the inner dimension k)."""
+        k = a.m.shape[-1]
+        m = a.m @ b.m
+        g = _gamma(k)
+        r = a.am @ ((b.r + g * b.am) * (1 + 4 * U)) + a.r @ ((b.am + b.r) * (1 + 4 * U))
+        return MR(m, _grow(r, k))
+
+    def layernorm(self, ln: LayerNorm, x: MR, names: dict[str, int], where: str) -> MR:
+        over = list(names) if ln.over is None else list(ln.over)
+        idx = [names[o] for o in over]
+        whole = idx == list(range(x.m.shape[-1]))
+        sub = x if whole else MR(x.m[..., idx], x.r[..., idx])
+        d = float(len(idx))
+        s = self.total(sub, -1)
+        mean = MR(s.m / d, _grow(s.r / d + U * (s.m / d).abs(), 2))
+        c = self.add(sub, MR(-mean.m, mean.r))
+        sq = self.total(self.mul(c, c), -1)
+        em, er = _const(ln.eps)
+        var = MR(sq.m / d + em, _grow(sq.r / d + U * (sq.m / d).abs() + er + 2 * U * (sq.m / d + em).abs(), 3))
+        z = self.div(c, self.sqrt(var, where), where)
+        if whole:
+            return z
+        out_m, out_r = x.m.clone(), x.r.clone()
+        out_m[..., idx], out_r[..., idx] = z.m, z.r
+        return MR(out_m, out_r)
+
+    # ------------------------------------------------------------------ blocks
+
+    def _kappa(self, h: Any, n: int) -> tuple[float, float]:
+        """The softmax exponent's factor κ (scale × ln r or c) as (m, r)."""
+        sc, nz = h.scale, h.normalizer
+        m, rel = float(sc.coef), 0.0
+        if Fraction(m) != sc.coef:
+            rel += abs(float(sc.coef - Fraction(m))) / abs(m) + U
+        if sc.sqrt_d is not None:
+            m /= math.sqrt(sc.sqrt_d)
+            rel += 3 * U
+        if sc.times_n:
+            m *= n
+            rel += U
+        if sc.log_n:
+            m *= math.log(n)
+            rel += LIBM_REL + U
+        if nz.r is not None:
+            m *= math.log(float(nz.r))
+            rel += LIBM_REL + 2 * U + abs(float(nz.r - Fraction(float(nz.r)))) / float(nz.r)
+        else:
+            cm, cr = _const(nz.c)
+            m *= cm
+            rel += U + (cr / abs(cm) if cm else 0.0)
+        return m, abs(m) * rel * (1 + 64 * U) + TINY
+
+    def attention(self, block: AttentionLayer, x: MR) -> tuple[list[str], MR]:
+        torch = self.torch
+        n = x.m.shape[-2]
+        outs_m, outs_r, names = [], [], []
+        for h in block.heads:
+            q = self.affine(h.query, x, self.index)
+            k = self.affine(h.key, x, self.index)
+            v = self.affine(h.value, x, self.index)
+            km, kr = self._kappa(h, n)
+            q = self.mul(q, MR(torch.tensor(km, dtype=torch.float64), torch.tensor(kr, dtype=torch.float64)))  # κ·q
+            logits = self.matmul(q, MR(k.m.transpose(-1, -2), k.r.transpose(-1, -2)))  # [B, n, n]: ⟨κq_i, k_j⟩
+            i = torch.arange(n).unsqueeze(1)
+            j = torch.arange(n).unsqueeze(0)
+            visible = {"none": torch.ones(n, n, dtype=torch.bool), "causal": j <= i, "anticausal": j >= i}[h.mask]
+            lm = logits.m.masked_fill(~visible, -math.inf)
+            shift = lm.max(-1, keepdim=True).values
+            shifted = MR(lm - shift, _grow(logits.r + U * (lm - shift).abs().nan_to_num(0.0, 0.0, 0.0), 2))
+            e = self.exp(shifted)
+            e = MR(torch.where(visible, e.m, 0.0), torch.where(visible, e.r, 0.0))
+            # Σ_j (e_j / Σe) v_j = (Σ_j e_j v_j) / Σe in the reals: divide the n outputs, not the n² weights
+            o = self.div(self.matmul(e, v), self.total(e, -1), f"attention {block.name!r} head {h.name!r}")
+            outs_m.append(o.m)
+            outs_r.append(o.r)
+            names += list(h.value.outputs)
+        cat = MR(torch.cat(outs_m, -1), torch.cat(outs_r, -1))
+        if block.output is not None:
+            return list(block.output.outputs), self.affine(block.output, cat, {nm: p for p, nm in enumerate(names)})
+        return names, cat
+
+    def ffn(self, block: FFN, x: MR) -> tuple[list[str], MR]:
+        names = {d: i for i, d in enumerate(self.dims)}
+        for idx, step in enumerate(block.steps):
+            if isinstance(step, Affine):
+                x = self.affine(step, x, names)
+                names = {o: i for i, o in enumerate(step.outputs)}
+            elif isinstance(step, Activation):
+                x = MR(x.m.clamp_min(0.0), x.r)
+            else:
+                x = self.layernorm(step, x, names, f"ffn {block.name!r} step [{idx}]")
+        return list(names), x
+
+    # ------------------------------------------------------------------ whole network
+
+    def logits(self, tokens: Any, n_tokens: int) -> MR:
+        """The logit enclosure of every row of ``tokens`` (``[B, n]`` indices into the table,
+        specials included; ``n_tokens`` = n)."""
+        torch = self.torch
+        emb = self.net.embedding
+        assert isinstance(emb, TokenEmbedding)  # checked in __init__
+        pos = self._positions.get(n_tokens)
+        if pos is None:
+            pm = torch.zeros(n_tokens, len(self.dims), dtype=torch.float64)
+            pr = torch.zeros_like(pm)
+            exact: dict[tuple[int, int], Fraction] = {}
+            for t in range(n_tokens):
+                for d, feat, coef in emb.positional:
+                    value = feature(feat)(emb.index_base + t, n_tokens)
+                    if value:
+                        key = (t, self.index[d])
+                        exact[key] = exact.get(key, Fraction(0)) + coef * value
+            for (t, d), q in exact.items():
+                pm[t, d], pr[t, d] = _const(q)
+            pos = self._positions[n_tokens] = MR(pm, pr)
+        x = self.add(MR(self.table.m[tokens], self.table.r[tokens]), pos)
+        for sub in self.net.layers:
+            block = sub.block
+            o: MR | None
+            if isinstance(block, AttentionLayer):
+                names, o = self.attention(block, x)
+            else:
+                assert isinstance(block, FFN)  # checked in __init__
+                names, o = self.ffn(block, x) if block.steps else ([], None)
+            cols = [self.index[nm] for nm in names]
+            if o is not None and cols == list(range(len(self.dims))):  # the block writes every dim, in order
+                x = self.add(x, o) if sub.residual else o
+            elif sub.residual:
+                if o is not None:
+                    upd = self.add(MR(x.m[..., cols], x.r[..., cols]), o)
+                    m, r = x.m.clone(), x.r.clone()
+                    m[..., cols], r[..., cols] = upd.m, upd.r
+                    x = MR(m, r)
+            else:
+                m, r = torch.zeros_like(x.m), torch.zeros_like(x.r)
+                if o is not None:
+                    m[..., cols], r[..., cols] = o.m, o.r
+                x = MR(m, r)
+            if sub.post_ln is not None:
+                x = self.layernorm(sub.post_ln, x, self.index, f"layer norm after {sub.name!r}")
+        ro = self.net.readout
+        assert isinstance(ro, Classifier)  # checked in __init__
+        at = ro.position if ro.position >= 0 else n_tokens + ro.position
+        y = self.affine(ro.logit, MR(x.m[:, at, :], x.r[:, at, :]), self.index)
+        return MR(y.m[:, 0], y.r[:, 0])
+
+
+def compile_enclosure(net: Network) -> Enclosure:
+    """The batched enclosure of ``net`` (an :class:`EnclosureError` names a block it does not cover)."""
+    return Enclosure(net)
