@@ -15,6 +15,7 @@ interpreters: :mod:`netproof.symbolic.evaluation` calls it. May import the stand
 
 from __future__ import annotations
 
+import decimal
 import html
 import math
 from collections.abc import Sequence
@@ -52,7 +53,51 @@ def to_float(v: Any) -> float:
         return float(v)
     if hasattr(v, "delta") and hasattr(v, "mid"):  # an mpmath interval
         return float(v.mid.a)
+    if hasattr(v, "args") and hasattr(v, "is_Add"):  # a sympy expression
+        try:
+            return float(_evaluate(v, {}))
+        except (ArithmeticError, ValueError, TypeError, RecursionError):
+            pass
     return float(v)
+
+
+_DIGITS = decimal.Context(prec=50, Emax=10**6, Emin=-(10**6))
+"""50 significant digits: a displayed value of 6 survives any cancellation these networks make."""
+
+
+def _evaluate(e: Any, memo: dict[Any, decimal.Decimal]) -> decimal.Decimal:
+    """A sympy expression to 50 digits, each shared subexpression once (sympy's own ``float``
+    walks the expression as a tree: seconds for one of PARITY-LN's logits, whose subexpressions
+    are shared many times over). Rational, Add, Mul, Pow, exp and log; anything else through
+    ``float``."""
+    hit = memo.get(e)
+    if hit is not None:
+        return hit
+    c = _DIGITS
+    if e.is_Rational:
+        out = c.divide(decimal.Decimal(int(e.p)), decimal.Decimal(int(e.q)))
+    elif e.is_Add:
+        out = decimal.Decimal(0)
+        for a in e.args:
+            out = c.add(out, _evaluate(a, memo))
+    elif e.is_Mul:
+        out = decimal.Decimal(1)
+        for a in e.args:
+            out = c.multiply(out, _evaluate(a, memo))
+    elif e.is_Pow:
+        base, exponent = _evaluate(e.args[0], memo), e.args[1]
+        if exponent.is_Integer:
+            out = c.power(base, int(exponent))
+        else:
+            out = c.exp(c.multiply(_evaluate(exponent, memo), c.ln(base)))
+    elif type(e).__name__ == "exp":
+        out = c.exp(_evaluate(e.args[0], memo))
+    elif type(e).__name__ == "log" and len(e.args) == 1:
+        out = c.ln(_evaluate(e.args[0], memo))
+    else:
+        out = decimal.Decimal(repr(float(e)))
+    memo[e] = out
+    return out
 
 
 def value_text(v: Any, digits: int = 6) -> str:
