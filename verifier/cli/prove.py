@@ -4,8 +4,9 @@ their counterexamples and a summary, or with ``--json`` the records and the summ
 live progress on stderr is :mod:`.live`'s).
 
 Stopping: Ctrl-C (exit 130) and SIGTERM (exit 143) stop the workers, keep every finished
-record and print one line; a crash inside netproof (:class:`InternalError`) prints one line
-with where to report it and exits 70, with no record of the claim it hit.
+record and print one line; a crash inside netproof (:class:`InternalError`) goes on up to the
+command line's ``main``, which prints one line with where to report it and exits 70 (no record
+of the claim it hit is written).
 
 May import the campaign and the IR's printing.
 """
@@ -25,19 +26,21 @@ from types import FrameType
 from typing import Any
 
 from netproof.verifier.campaign.errors import (
-    EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
-    ISSUES_URL,
-    InternalError,
     Interrupted,
 )
-from netproof.verifier.campaign.proving import EXECUTORS, ClaimResult, prove, verdict_name
+from netproof.verifier.campaign.proving import (
+    EXECUTORS,
+    ClaimResult,
+    prove,
+    verdict_name,
+)
 from netproof.verifier.campaign.sources import Session, parse_assignments
 from netproof.verifier.claims import Refuted, Unknown
 
-from .live import reporter
 from .checks import nonnegative_int, output_dir, positive_int, positive_seconds
+from .live import reporter
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_prove"]
@@ -80,10 +83,6 @@ def add_parser(sub: Any) -> None:
 
 def cmd_prove(args: argparse.Namespace, session: Session) -> int:
     given = parse_assignments(args.param)
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout:g} must be > 0 (seconds of solver time per claim)")
-    if args.max_n is not None and args.max_n < 0:
-        raise UsageError(f"--max-n {args.max_n} must be >= 0")
     if args.address is not None and args.executor != "ray":
         raise UsageError(f"--address {args.address} is a Ray cluster's address; give it with --executor ray")
     display = reporter(quiet=args.quiet, json_out=args.json)
@@ -102,12 +101,7 @@ def cmd_prove(args: argparse.Namespace, session: Session) -> int:
         how = "terminated (SIGTERM)" if terminated else "interrupted"
         sys.stderr.write(f"netproof: {how}: {stop.done} of {stop.total} claims done{kept}\n")
         return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
-    except InternalError as exc:
-        display.close()
-        sys.stderr.write(f"netproof: internal error: {exc} (please report it at {ISSUES_URL} with the command you ran; "
-                         "no record was written for that claim)\n")
-        return EXIT_INTERNAL
-    finally:
+    finally:  # an InternalError goes on up: the command line's main prints it (exit status 70)
         display.close()
     if args.json:
         results = [
