@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--norm-first", action="store_true")
     ap.add_argument("--readout", default="first", help="first (the <cls> token) or last")
     ap.add_argument("--ffn", type=int, default=0, help="FFN width (default 2·d_model)")
+    ap.add_argument("--activation", default="relu", help="the FFN's activation: relu or gelu")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
     args = ap.parse_args(argv)
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     model = Recognizer(
         alphabet=list(lang.alphabet), d_model=args.d_model, nhead=args.heads, num_layers=args.layers,
         dim_feedforward=args.ffn or 2 * args.d_model, max_len=32, causal=args.causal, norm_first=args.norm_first,
-        readout=args.readout,
+        readout=args.readout, activation=args.activation,
     )
     dyck = (params.get("k", 1), params.get("depth", 2)) if args.language == "dyck" else None
     by_length = members_by_length(lang, args.train_n, dyck)

@@ -136,6 +136,8 @@ def supports(net: Network | Seq2Seq) -> str | None:
                 for idx, step in enumerate(block.steps):
                     if isinstance(step, LayerNorm):
                         return f"ffn {block.name!r} step [{idx}] is a layer norm (√ is not batched)"
+                    if isinstance(step, Activation) and step.kind == "gelu":
+                        return f"ffn {block.name!r} step [{idx}] is a GELU (x·Φ(x) is not rational)"
             case Convolution():
                 return f"convolution {block.name!r}; convolution blocks are not batched"
             case AttentionLayer():
@@ -448,6 +450,8 @@ class _Layer:
                         case Affine():
                             self.steps.append(_Linear(step, names, f"ffn {block.name!r} step [{idx}]"))
                             names = step.outputs
+                        case Activation(kind="gelu"):
+                            raise NotBatchableError(f"ffn {block.name!r} step [{idx}] is a GELU (x·Φ(x) is not rational)")
                         case Activation(kind=kind):
                             self.steps.append(kind)
                         case LayerNorm():

@@ -29,7 +29,7 @@ from typing import Literal, TypeAlias, get_args
 from .checks import check_choice, check_fraction, check_names
 from .errors import NetworkValidationError
 
-ActivationKind: TypeAlias = Literal["relu", "sigma", "step"]
+ActivationKind: TypeAlias = Literal["relu", "sigma", "step", "gelu"]
 TieRule: TypeAlias = Literal["average", "leftmost", "rightmost"]
 Mask: TypeAlias = Literal["none", "causal", "strict_causal", "anticausal", "strict_anticausal"]
 Scoring: TypeAlias = Literal["dot", "neg_abs_dot"]
@@ -81,8 +81,9 @@ class Affine:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Activation:
-    """An elementwise nonlinearity: ``relu``, ``sigma`` (saturated linear: clip to [0, 1]) or
-    ``step`` (H(x) = I[x > 0])."""
+    """An elementwise nonlinearity: ``relu``, ``sigma`` (saturated linear: clip to [0, 1]),
+    ``step`` (H(x) = I[x > 0]) or ``gelu`` (x·Φ(x), Φ the standard normal CDF: irrational, so
+    only the interval interpreter and the torch backends evaluate it; the others refuse it)."""
 
     kind: ActivationKind
 

@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any, Generic, Protocol, TypeVar, assert_never
 
 from .display import attention_matrix, trace_html, trace_repr, trace_text
-from .errors import NetworkValidationError, SymbolicError, WordError
+from .errors import NetworkValidationError, NotRationalError, SymbolicError, WordError
 from .ir import (
     FFN,
     Activation,
@@ -231,6 +231,14 @@ class Evaluator(Generic[V]):
             return {k: ar.step(v) for k, v in x.items()}
         if kind == "sigma":
             return {k: ar.clip01(v) for k, v in x.items()}
+        if kind == "gelu":  # x·Φ(x) is irrational: only number systems with a `gelu` enclosure evaluate it
+            gelu = getattr(ar, "gelu", None)
+            if gelu is None:
+                raise NotRationalError(
+                    f"activation 'gelu' (x·Φ(x), Φ through erf) has no {ar.name} value; evaluate this network "
+                    "with the interval interpreter (netproof.symbolic.interval) or check it with netproof check-model"
+                )
+            return {k: gelu(v) for k, v in x.items()}
         raise SymbolicError(f"unknown activation {kind!r}")  # pragma: no cover - validated
 
     def layernorm(self, ln: LayerNorm, x: dict[str, V], where: str) -> dict[str, V]:

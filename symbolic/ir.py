@@ -7,7 +7,7 @@ The set of blocks is closed:
 
 - :class:`Affine`: ``y[o] = Σ_i W[o, i]·x[i] + b[o]`` over *named* inputs and outputs.
 - :class:`FFN`: a position-wise feed-forward sublayer, a sequence of :class:`Affine`,
-  :class:`Activation` (``relu``, ``sigma`` = clip to [0, 1], ``step`` = I[x > 0]) and
+  :class:`Activation` (``relu``, ``sigma`` = clip to [0, 1], ``step`` = I[x > 0], ``gelu`` = x·Φ(x)) and
   :class:`LayerNorm` steps (layer norm inside an FFN branch, on a named sub-vector).
 - :class:`Head` and :class:`AttentionLayer`: attention with the semantics papers disagree on
   written as fields: scoring (``dot`` or ``neg_abs_dot`` = −|⟨q, k⟩|), :class:`Scale`

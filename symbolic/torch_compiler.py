@@ -115,7 +115,7 @@ class _Lin:
 
 @dataclass(frozen=True)
 class _Step:
-    kind: str  # "affine" | "relu" | "sigma" | "step" | "layernorm"
+    kind: str  # "affine" | "relu" | "sigma" | "step" | "gelu" | "layernorm"
     lin: _Lin | None = None
     idx: Any = None  # layernorm: column indices (None: all)
     eps: float = 0.0
@@ -843,8 +843,12 @@ class CompiledNetwork:
                         y = torch.clamp(y, 0, 1) if y is x else y.clamp_(0, 1)
                     elif st.kind == "step":
                         y = (y > 0).to(y.dtype)
-                    else:
+                    elif st.kind == "gelu":
+                        y = torch.nn.functional.gelu(y)
+                    elif st.kind == "layernorm":
                         y = self._layernorm(y, st.idx, st.eps)
+                    else:  # pragma: no cover - Activation validates kind; a new kind must be added here
+                        raise TorchBackendError(f"{st.where}: the torch backend does not evaluate the FFN step {st.kind!r}")
                 o = y
         if o is not x:
             x = x + o if sub.residual else o

@@ -80,8 +80,8 @@ in the state dict's order); rationals are exact strings ``"p/q"`` as in network 
   ``W_O @ concat(head outputs) + b_O``.
 - An FFN's ``steps`` are applied in order to a named vector that starts as the residual
   state: ``{"kind": "affine"}`` replaces it by ``weight @ v[cols] + bias`` (named by ``rows``),
-  ``{"kind": "activation", "activation": "relu" | "sigma" | "step"}`` acts elementwise (σ = clip
-  to [0, 1], step = I[x > 0]) and ``{"kind": "layernorm", "over", "eps"}`` normalizes the names
+  ``{"kind": "activation", "activation": "relu" | "sigma" | "step" | "gelu"}`` acts elementwise (σ =
+  clip to [0, 1], step = I[x > 0], gelu = x·Φ(x)) and ``{"kind": "layernorm", "over", "eps"}`` normalizes the names
   in ``over`` (``null``: all of the vector's). The block outputs the last affine step's vector;
   with no steps it outputs 0.
 - ``readout`` (``type: "Classifier"``): the logit at token ``position`` (−1 = last) of the

@@ -4,10 +4,15 @@
 The family (:mod:`netproof.symbolic.torch_recognizer`, :class:`Recognizer`): a token
 ``nn.Embedding`` with a ``<cls>`` token first, a learned or sinusoidal positional table (the
 stored values), an ``nn.TransformerEncoder`` of ``nn.TransformerEncoderLayer`` (softmax attention
-with any number of heads, layer norm with its eps, ReLU FFN, post-norm or pre-norm, causal mask or
-none, optional final layer norm) and an ``nn.Linear(d_model, 1)`` classifier read at the first or
-the last token. A model outside the family is refused with one line naming the module and what is
-supported.
+with any number of heads, layer norm with its eps, ReLU or GELU FFN, post-norm or pre-norm,
+causal mask or none, optional final layer norm) and an ``nn.Linear(d_model, 1)`` classifier read at the first or
+the last token. The FFN may be ReLU or the exact GELU (``activation`` in the config; the IR's
+``Activation(kind="gelu")``). :func:`to_rnn` imports the recurrent member of the family, an
+:class:`~netproof.symbolic.torch_recognizer.RNNRecognizer` (a single-layer ``nn.RNN`` or
+``nn.LSTM`` read on its last hidden state), as an
+:class:`~netproof.symbolic.rnn_recognizers.ElmanRecognizer` or
+:class:`~netproof.symbolic.rnn_recognizers.LSTMRecognizer`. A model outside the family is refused
+with one line naming the module and what is supported.
 
 :func:`load_model` reads a file: a dict ``{"format": "netproof-recognizer", "config",
 "state_dict"}`` (:func:`~netproof.symbolic.torch_recognizer.save_recognizer`, read with
@@ -50,6 +55,7 @@ from .errors import MissingExtraError, SymbolicError
 from .ir import (
     FFN,
     Activation,
+    ActivationKind,
     Affine,
     AttentionLayer,
     Classifier,
@@ -62,16 +68,18 @@ from .ir import (
     Sublayer,
     TokenEmbedding,
 )
+from .rnn_recognizers import ElmanRecognizer, LSTMRecognizer, RNNRecognizerIR, gate_names
 
-__all__ = ["CLS", "SUPPORTED", "ImportModelError", "exact_matrix", "from_export", "import_model", "load_model", "to_network"]
+__all__ = ["CLS", "SUPPORTED", "ImportModelError", "exact_matrix", "from_export", "import_model", "load_model", "to_network", "to_rnn"]
 
 CLS = "<cls>"
 
 SUPPORTED = (
     "the netproof Recognizer family: nn.Embedding tokens, a learned or sinusoidal nn.Embedding "
     "position table, nn.TransformerEncoder of nn.TransformerEncoderLayer (softmax attention, any "
-    "heads, ReLU FFN, layer norm, pre- or post-norm, causal or not), nn.Linear(d_model, 1) "
-    "classifier (see docs/models.md)"
+    "heads, ReLU or exact GELU FFN, layer norm, pre- or post-norm, causal or not), nn.Linear(d_model, 1) "
+    "classifier; or an RNNRecognizer: nn.Embedding, a single-layer nn.RNN (tanh or ReLU) or nn.LSTM, nn.Linear(hidden, 1) "
+    "on the last hidden state (see docs/models.md)"
 )
 
 
@@ -100,11 +108,37 @@ def exact_matrix(t: Any, where: str) -> list[list[Fraction]]:
     return [[Fraction(v) for v in row] for row in rows.tolist()]
 
 
+def _refuse_rnn_module(model: Any) -> None:
+    """Raise :class:`ImportModelError` naming the first module of the :class:`RNNRecognizer`
+    ``model`` outside the family (a stacked, bidirectional or bias-free ``nn.RNN``)."""
+    nn = _torch().nn
+    from .torch_recognizer import RNNRecognizer
+
+    for name, mod in model.named_modules():
+        cell = model.config.get("cell", "rnn")
+        if type(mod) not in (RNNRecognizer, nn.Embedding, nn.Linear, nn.LSTM if cell == "lstm" else nn.RNN):
+            raise ImportModelError(f"module {name or 'model'} ({type(mod).__name__}) is outside the family; supported: {SUPPORTED}")
+        if isinstance(mod, (nn.RNN, nn.LSTM)):
+            kind = type(mod).__name__
+            if mod.num_layers != 1 or mod.bidirectional or not mod.bias or not mod.batch_first or mod.proj_size:
+                raise ImportModelError(
+                    f"module {name} is nn.{kind}(num_layers={mod.num_layers}, bidirectional={mod.bidirectional}, bias={mod.bias}, "
+                    f"batch_first={mod.batch_first}, proj_size={mod.proj_size}); only a single-layer, one-directional nn.{kind} "
+                    f"with biases and no projection is supported ({SUPPORTED})"
+                )
+            said = model.config.get("nonlinearity", "tanh")
+            if isinstance(mod, nn.RNN) and mod.nonlinearity != said:
+                raise ImportModelError(f"module {name} has nonlinearity {mod.nonlinearity!r} but the config says {said!r}")
+
+
 def _refuse_module(model: Any) -> None:
     """Raise :class:`ImportModelError` naming the first module of ``model`` outside the family."""
     torch = _torch()
-    from .torch_recognizer import Recognizer
+    from .torch_recognizer import Recognizer, RNNRecognizer
 
+    if isinstance(model, RNNRecognizer):
+        _refuse_rnn_module(model)
+        return
     if not isinstance(model, Recognizer):
         raise ImportModelError(
             f"module {type(model).__module__}.{type(model).__name__} is not a netproof Recognizer; supported: {SUPPORTED}"
@@ -112,24 +146,46 @@ def _refuse_module(model: Any) -> None:
     nn = torch.nn
     allowed = (Recognizer, nn.Embedding, nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.ModuleList,
                nn.MultiheadAttention, nn.modules.linear.NonDynamicallyQuantizableLinear, nn.Linear,
-               nn.LayerNorm, nn.Dropout)
+               nn.LayerNorm, nn.Dropout, nn.ReLU, nn.GELU)
     for name, mod in model.named_modules():
         if type(mod) not in allowed:
             raise ImportModelError(f"module {name or 'model'} ({type(mod).__name__}) is outside the family; supported: {SUPPORTED}")
         if isinstance(mod, nn.TransformerEncoderLayer):
             act = getattr(mod, "activation", None)
-            if not (act is torch.nn.functional.relu or isinstance(act, nn.ReLU)):
-                raise ImportModelError(f"module {name} has activation {act!r}; only ReLU FFNs are supported ({SUPPORTED})")
+            kind = _activation_kind(act)
+            if kind is None:
+                raise ImportModelError(
+                    f"module {name} has activation {act!r}; only ReLU and the exact GELU (approximate='none') FFNs "
+                    f"are supported ({SUPPORTED})"
+                )
+            said = model.config.get("activation", "relu")
+            if kind != said:
+                raise ImportModelError(
+                    f"module {name} has activation {act!r} but the model's config says activation={said!r}; "
+                    "set the config's 'activation' to the one its layers use"
+                )
             if not mod.self_attn._qkv_same_embed_dim or mod.self_attn.in_proj_bias is None:
                 raise ImportModelError(f"module {name}.self_attn must have equal q/k/v widths and biases; {SUPPORTED}")
         if isinstance(mod, nn.LayerNorm) and not mod.elementwise_affine:
             raise ImportModelError(f"module {name}: a LayerNorm without its affine weights is not supported; {SUPPORTED}")
 
 
+def _activation_kind(act: Any) -> str | None:
+    """``relu`` or ``gelu`` for an FFN activation of the family, else None (the tanh-approximate
+    GELU is another function, refused)."""
+    torch = _torch()
+    nn, F = torch.nn, torch.nn.functional
+    if act is F.relu or type(act) is nn.ReLU:
+        return "relu"
+    if act is F.gelu or (type(act) is nn.GELU and act.approximate == "none"):
+        return "gelu"
+    return None
+
+
 def load_model(path: str | Path, *, config: str | Path | Mapping[str, object] | None = None) -> tuple[dict[str, object], dict[str, Any]]:
     """The config and the float state dict of the model saved at ``path`` (see the module docs)."""
     torch = _torch()
-    from .torch_recognizer import FORMAT, full_config
+    from .torch_recognizer import FORMAT, full_config, full_rnn_config
 
     p = Path(path)
     if not p.is_file():
@@ -161,7 +217,7 @@ def load_model(path: str | Path, *, config: str | Path | Mapping[str, object] | 
         except (OSError, json.JSONDecodeError) as exc:
             raise ImportModelError(f"cannot read the config {str(cfg)!r}: {exc}") from None
     try:
-        full = full_config(dict(cfg))  # type: ignore[arg-type]
+        full = (full_rnn_config if dict(cfg).get("model") == "rnn" else full_config)(dict(cfg))  # type: ignore[arg-type]
     except ValueError as exc:
         raise ImportModelError(str(exc)) from None
     return full, dict(sd)
@@ -188,6 +244,10 @@ def to_network(config: Mapping[str, object], state_dict: Mapping[str, Any], *, n
     alphabet = [str(a) for a in cfg["alphabet"]]
     d, heads, layers = int(cfg["d_model"]), int(cfg["nhead"]), int(cfg["num_layers"])
     eps = Fraction(float(cfg["layer_norm_eps"]))
+    said = str(cfg.get("activation", "relu"))
+    if said not in ("relu", "gelu"):
+        raise ImportModelError(f"activation={said!r} is not supported; the FFN activation must be 'relu' or 'gelu' ({SUPPORTED})")
+    act: ActivationKind = "gelu" if said == "gelu" else "relu"
     if d % heads:
         raise ImportModelError(f"d_model={d} is not a multiple of nhead={heads}")
     dh = d // heads
@@ -262,12 +322,12 @@ def to_network(config: Mapping[str, object], state_dict: Mapping[str, Any], *, n
             b1f = [b + sum((w * be2[j] for j, w in enumerate(row)), Fraction(0)) for row, b in zip(w1, b1, strict=True)]
             subs.append(Sublayer(block=FFN(name=f"{L}.ffn", steps=(
                 _identity(x, tmp2), LayerNorm(eps=eps, over=tuple(tmp2)), _affine(tmp2, hidden, w1f, b1f),
-                Activation(kind="relu"), _affine(hidden, x, w2, b2)))))
+                Activation(kind=act), _affine(hidden, x, w2, b2)))))
         else:
             subs.append(Sublayer(block=attention, post_ln=ln))
             subs.append(Sublayer(block=FFN(name=f"{L}.norm1", steps=(_diag(x, x, g1, be1),)), residual=False))
             subs.append(Sublayer(block=FFN(name=f"{L}.ffn", steps=(
-                _affine(x, hidden, w1, b1), Activation(kind="relu"), _affine(hidden, x, w2, b2))), post_ln=ln))
+                _affine(x, hidden, w1, b1), Activation(kind=act), _affine(hidden, x, w2, b2))), post_ln=ln))
             subs.append(Sublayer(block=FFN(name=f"{L}.norm2", steps=(_diag(x, x, g2, be2),)), residual=False))
     reads = x
     if cfg["final_norm"]:
@@ -279,7 +339,9 @@ def to_network(config: Mapping[str, object], state_dict: Mapping[str, Any], *, n
             _diag(tmp, fin, v("encoder.norm.weight"), v("encoder.norm.bias"))))))
         reads = fin
     logit = _affine(reads, ["logit"], m("classifier.weight"), v("classifier.bias"))
-    params = tuple((k, json.dumps(cfg[k])) for k in sorted(cfg))
+    # the default activation is left out of the params, so that a ReLU model keeps the fingerprint
+    # it had before GELU FFNs were imported
+    params = tuple((k, json.dumps(cfg[k])) for k in sorted(cfg) if not (k == "activation" and cfg[k] == "relu"))
     return Network(
         name=name, dims=tuple(dims), embedding=embedding, layers=tuple(subs),
         readout=Classifier(logit=logit, position=0 if cfg["readout"] == "first" else -1),
@@ -287,9 +349,12 @@ def to_network(config: Mapping[str, object], state_dict: Mapping[str, Any], *, n
     )
 
 
-def import_model(path: str | Path, *, config: str | Path | Mapping[str, object] | None = None, name: str | None = None) -> Network:
+def import_model(
+    path: str | Path, *, config: str | Path | Mapping[str, object] | None = None, name: str | None = None
+) -> Network | RNNRecognizerIR:
     """The exact network of the model file at ``path``: a file of netproof's own ``export --format
-    state_dict`` (:func:`from_export`), or a Recognizer (:func:`load_model`, then :func:`to_network`)."""
+    state_dict`` (:func:`from_export`), a Recognizer (:func:`load_model`, then :func:`to_network`)
+    or an RNNRecognizer (:func:`to_rnn`)."""
     from .torch_export import FORMAT as EXPORT_FORMAT
     from .torch_export import StateDictError, load
 
@@ -305,7 +370,53 @@ def import_model(path: str | Path, *, config: str | Path | Mapping[str, object] 
             raise ImportModelError(str(exc)) from None
         return net if name is None else _renamed(net, name)
     cfg, sd = load_model(path, config=config)
+    if cfg.get("model") == "rnn":
+        return to_rnn(cfg, sd, name=name or Path(path).stem)
     return to_network(cfg, sd, name=name or Path(path).stem)
+
+
+def to_rnn(config: Mapping[str, object], state_dict: Mapping[str, Any], *, name: str = "imported") -> RNNRecognizerIR:
+    """The exact :class:`~netproof.symbolic.rnn_recognizers.ElmanRecognizer` (``cell="rnn"``) or
+    :class:`~netproof.symbolic.rnn_recognizers.LSTMRecognizer` (``cell="lstm"``) of an
+    :class:`~netproof.symbolic.torch_recognizer.RNNRecognizer` with this config and state dict:
+    inputs ``e0 …``, hidden units ``h0 …``, an LSTM's gate rows ``i:h0 … f:… g:… o:…`` (torch's
+    row order); W_ih with bias b_ih and W_hh with bias b_hh as torch holds them, every weight its
+    exact Fraction."""
+
+    cfg: dict[str, Any] = dict(config)
+    alphabet = [str(a) for a in cfg["alphabet"]]
+    e, hsize = int(cfg["embedding_dim"]), int(cfg["hidden_size"])
+    expected = {"token.weight", "rnn.weight_ih_l0", "rnn.weight_hh_l0", "rnn.bias_ih_l0", "rnn.bias_hh_l0",
+                "classifier.weight", "classifier.bias"}
+    got = set(state_dict)
+    if got != expected:
+        extra, missing = sorted(got - expected), sorted(expected - got)
+        raise ImportModelError(f"state dict does not match the RNN config: unexpected keys {extra[:4]}, missing keys {missing[:4]}; {SUPPORTED}")
+
+    def m(key: str, shape: tuple[int, int]) -> list[list[Fraction]]:
+        rows = exact_matrix(state_dict[key], key)
+        if (len(rows), len(rows[0])) != shape:
+            raise ImportModelError(f"{key} has shape {len(rows)}×{len(rows[0])}; the config gives {shape[0]}×{shape[1]}")
+        return rows
+
+    xs, hs = [f"e{j}" for j in range(e)], [f"h{j}" for j in range(hsize)]
+    tok = m("token.weight", (len(alphabet), e))
+    embedding = tuple((a, tuple((xs[j], tok[k][j]) for j in range(e) if tok[k][j] != 0)) for k, a in enumerate(alphabet))
+    lstm = cfg.get("cell", "rnn") == "lstm"
+    rows = list(gate_names(tuple(hs))) if lstm else hs
+    W_ih = _affine(xs, rows, m("rnn.weight_ih_l0", (len(rows), e)), m("rnn.bias_ih_l0", (1, len(rows)))[0])
+    W_hh = _affine(hs, rows, m("rnn.weight_hh_l0", (len(rows), hsize)), m("rnn.bias_hh_l0", (1, len(rows)))[0])
+    W_y = _affine(hs, ["logit"], m("classifier.weight", (1, hsize)), m("classifier.bias", (1, 1))[0])
+    params = tuple((k, json.dumps(cfg[k])) for k in sorted(cfg))
+    reference = "imported from a trained torch RNNRecognizer (netproof.symbolic.torch_import)"
+    if lstm:
+        return LSTMRecognizer(name=name, alphabet=tuple(alphabet), inputs=tuple(xs), hidden=tuple(hs), embedding=embedding,
+                              W_ih=W_ih, W_hh=W_hh, W_y=W_y, params=params, reference=reference)
+    return ElmanRecognizer(
+        name=name, alphabet=tuple(alphabet), inputs=tuple(xs), hidden=tuple(hs), embedding=embedding,
+        W_ih=W_ih, W_hh=W_hh, W_y=W_y, activation="relu" if cfg["nonlinearity"] == "relu" else "tanh",
+        params=params, reference=reference,
+    )
 
 
 def _renamed(net: Network, name: str) -> Network:

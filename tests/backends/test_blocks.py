@@ -187,7 +187,7 @@ ACTIVATION_VALUES = {
 
 
 def test_the_activation_cases_cover_every_activation_kind() -> None:
-    assert set(ACTIVATION_VALUES) == set(ACTIVATIONS)
+    assert set(ACTIVATION_VALUES) | {"gelu"} == set(ACTIVATIONS)  # gelu is irrational: tests/backends/test_gelu.py
 
 
 @pytest.mark.parametrize("kind", sorted(ACTIVATION_VALUES))

@@ -78,9 +78,13 @@ def test_a_model_outside_the_family_is_refused_with_one_line_naming_the_module(t
     with pytest.raises(ImportModelError, match="torch.nn.modules.container.Sequential is not a netproof Recognizer; supported: "):
         import_model(path)
     m = _model(0)
-    m.encoder.layers[0].activation = torch.nn.GELU()
+    m.encoder.layers[0].activation = torch.nn.GELU(approximate="tanh")  # another function than x·Φ(x)
+    torch.save(m, tmp_path / "gelu_tanh.pt")
+    with pytest.raises(ImportModelError, match=r"module encoder.layers.0 has activation GELU\(approximate='tanh'\); only ReLU and the exact GELU"):
+        import_model(tmp_path / "gelu_tanh.pt")
+    m.encoder.layers[0].activation = torch.nn.GELU()  # the exact GELU, but the config says relu
     torch.save(m, tmp_path / "gelu.pt")
-    with pytest.raises(ImportModelError, match="module encoder.layers.0 has activation GELU.*only ReLU"):
+    with pytest.raises(ImportModelError, match="has activation GELU.approximate='none'. but the model's config says activation='relu'"):
         import_model(tmp_path / "gelu.pt")
 
 

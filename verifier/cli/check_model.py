@@ -2,6 +2,7 @@
 (a torch model file or a network file) against a language, with a table per length, the shortest
 wrong word and where the model's float32 run differs (:mod:`netproof.verifier.models` does the
 work). Exit 0: every word correct; 1: some word wrong; 3: none wrong, some undecided; 2: usage.
+``--jobs N`` shards the words over the campaign's local pool, ``--executor ray`` over a Ray cluster.
 
 May import the campaign (the usage error, parameters), the claims vocabulary (languages), the
 models engine and the importer (torch loads when the command runs).
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--threads", type=int, default=1, help="torch threads per process (default 1)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (the campaign's local pool): the words of each "
                    "length are split into shards by shortlex index (default 1: this process)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where the shards run: local (this machine, --jobs processes; default) or ray (a Ray cluster, one "
+                   "CPU per shard, as many shards per length as the cluster has CPUs or --jobs, whichever is more; needs "
+                   "the extra netproof[ray]); the report is the same")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="with --executor ray: the cluster's address (e.g. 127.0.0.1:6379, from `ray start --head`); "
+                   "default: a Ray instance on this machine for the run")
     p.add_argument("--digits", type=int, default=50, help="digits of the slow interval fallback (default 50)")
     p.add_argument("--exact", action="store_true", help="send the words the interval run leaves open on to the sympy "
                    "interpreter (it decides a value that simplifies to exactly 0)")
@@ -94,10 +103,10 @@ def _float32(path: str, config: str | None) -> Callable[[list[tuple[str, ...]]],
     """The model's own float32 run: logits of a list of words of one length."""
     import torch
     from netproof.symbolic.torch_import import load_model
-    from netproof.symbolic.torch_recognizer import Recognizer
+    from netproof.symbolic.torch_recognizer import Recognizer, RNNRecognizer
 
     cfg, sd = load_model(path, config=config)
-    model = Recognizer(**cfg)
+    model = RNNRecognizer(**cfg) if cfg.get("model") == "rnn" else Recognizer(**cfg)
     model.load_state_dict({k: v.float() for k, v in sd.items()})
     model.float().eval()
 
@@ -115,6 +124,8 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(f"--min-n {args.min_n} and --max-n {args.max_n} must satisfy 0 <= min-n <= max-n")
     if args.batch < 1 or args.threads < 1 or args.jobs < 1:
         raise UsageError("--batch, --threads and --jobs must be >= 1")
+    if args.address is not None and args.executor != "ray":
+        raise UsageError(f"--address {args.address} is a Ray cluster's address; give it with --executor ray")
     try:
         import torch
     except ImportError:
@@ -123,7 +134,9 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
     net, float32 = _load(args.model, args.config, args.max_n)
     lang = resolve_language(args.language, parse_assignments(args.param), net.alphabet)
     try:
-        if args.jobs > 1:
+        if args.executor == "ray":
+            report = _on_ray(args, lang.alphabet)
+        elif args.jobs > 1:
             report = _sharded(args, net, lang.alphabet)
         else:
             report = check_model(net, lang, max_n=args.max_n, min_n=args.min_n, float32=float32, batch=args.batch,
@@ -145,7 +158,7 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
     return {"correct": EXIT_OK, "wrong": EXIT_REFUTED, "undecided": EXIT_UNKNOWN}[report.status]
 
 
-def _load(model: str, config: str | None, max_n: int) -> tuple[Any, Callable[[list[tuple[str, ...]]], list[float]] | None]:
+def _load(model: str, config: str | None, max_n: int, name: str | None = None) -> tuple[Any, Callable[[list[tuple[str, ...]]], list[float]] | None]:
     """The network of ``model`` (a model file or a network file) and, for a Recognizer, its own
     float32 run; a :class:`UsageError` for a file it cannot read or a ``max_n`` past its table."""
     from netproof.symbolic.errors import MissingExtraError, SymbolicError
@@ -157,9 +170,11 @@ def _load(model: str, config: str | None, max_n: int) -> tuple[Any, Callable[[li
         if model.endswith(".json"):
             net, _extra = load_file(model)
         else:
-            net = import_model(model, config=config)
+            net = import_model(model, config=config, name=name)
             params = dict(net.params)
-            if "max_len" in params:  # a Recognizer (not a netproof export): its own float32 run, its table's length
+            if params.get("model") == '"rnn"':  # an RNNRecognizer: its own float32 run, any length
+                float32 = _float32(model, config)
+            elif "max_len" in params:  # a Recognizer (not a netproof export): its own float32 run, its table's length
                 float32 = _float32(model, config)
                 max_len = int(params["max_len"])
                 if max_n + 1 > max_len:
@@ -187,20 +202,57 @@ _WORKER: dict[str, Any] = {}
 
 
 def shard_work(model: str, config: str | None, language: str, params: dict[str, str], shard: tuple[int, int, int],
-               batch: int, digits: int, exact: bool, threads: int) -> Any:
+               batch: int, digits: int, exact: bool, threads: int, shipped: tuple[bytes, str | None] | None = None) -> Any:
     """One shard of a sharded ``check-model`` run, in a worker process (the model is loaded once
-    per process)."""
+    per process). ``shipped`` (a Ray run): the model file's bytes and the config file's text,
+    written to this worker's temporary directory, so that the nodes need not share a file system."""
     import torch
     from netproof.verifier.models import check_model, compile_enclosure
 
     torch.set_num_threads(threads)
-    if _WORKER.get("key") != (model, config):
-        net, float32 = _load(model, config, shard[0])
-        _WORKER.update(key=(model, config), net=net, float32=float32, enclosure=compile_enclosure(net))
+    name = None
+    if shipped is not None:  # the network keeps the name of the model file it was sent from
+        name = None if model.endswith(".json") else Path(model).stem
+        model, config = _materialize(model, shipped[0]), None if shipped[1] is None else _materialize(config or "config.json", shipped[1].encode())
+    if _WORKER.get("key") != (model, config, name):
+        net, float32 = _load(model, config, shard[0], name)
+        _WORKER.update(key=(model, config, name), net=net, float32=float32, enclosure=compile_enclosure(net))
     net = _WORKER["net"]
     lang = resolve_language(language, dict(params), net.alphabet)
     return check_model(net, lang, max_n=shard[0], min_n=shard[0], float32=_WORKER["float32"], batch=batch, digits=digits,
                        exact=exact, enclosure=_WORKER["enclosure"], shard=shard)
+
+
+def _materialize(name: str, data: bytes) -> str:
+    """``data`` as a file in this process's temporary directory, named by its sha256 (written once)."""
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"netproof-check-model-{digest}{Path(name).suffix}"
+    if not path.is_file() or path.read_bytes() != data:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return str(path)
+
+
+def _on_ray(args: argparse.Namespace, alphabet: Sequence[str]) -> Any:
+    """The shards on a Ray cluster (:func:`~netproof.verifier.campaign.executors.run_ray`), one CPU
+    each; the model file travels with the work, a ``FILE.py:NAME`` language must be readable at
+    the same path on every node."""
+    from netproof.verifier.campaign.executors import ray_cluster, run_ray
+    from netproof.verifier.models import merge_reports
+
+    shipped = (Path(args.model).read_bytes(), None if args.config is None else Path(args.config).read_text())
+    params = parse_assignments(args.param)
+    parts: dict[int, Any] = {}
+    with ray_cluster(args.address) as cpus:
+        work_shards = shards(len(alphabet), args.min_n, args.max_n, max(cpus, args.jobs), args.batch)
+        work = [(shard_work, (args.model, args.config, args.language, params, sh, args.batch, args.digits, args.exact,
+                              args.threads, shipped)) for sh in work_shards]
+        run_ray(work, range(len(work)), lambda i, rep: parts.__setitem__(i, rep))
+    return merge_reports([parts[i] for i in range(len(work))], max_n=args.max_n)
 
 
 def _sharded(args: argparse.Namespace, net: Any, alphabet: Sequence[str]) -> Any:

@@ -32,6 +32,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_import(args: argparse.Namespace, session: Session) -> int:
     from netproof.symbolic.errors import MissingExtraError
+    from netproof.symbolic.ir import Network
     from netproof.symbolic.netfile import dumps
     from netproof.symbolic.torch_import import ImportModelError, import_model
 
@@ -39,6 +40,11 @@ def cmd_import(args: argparse.Namespace, session: Session) -> int:
         net = import_model(args.model, config=args.config, name=args.name)
     except (ImportModelError, MissingExtraError) as exc:
         raise UsageError(str(exc)) from None
+    if not isinstance(net, Network):
+        raise UsageError(
+            f"{args.model} is an RNN recognizer ({net!r}); network files hold transformer-style networks only, so it "
+            "has none yet: check it directly with `netproof check-model MODEL.pt`"
+        )
     text = dumps(net, extra={"imported_from": str(args.model)})
     if args.out:
         write_atomic(args.out, text)

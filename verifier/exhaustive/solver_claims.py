@@ -272,8 +272,10 @@ def block_identity_query(job: Job, claim: BlockIdentity) -> tuple[Any, dict[str,
                     x = {k: z3.If(v > zero, v, zero) for k, v in x.items()}
                 elif kind == "step":
                     x = {k: z3.If(v > zero, one, zero) for k, v in x.items()}
-                else:
+                elif kind == "sigma":
                     x = {k: z3.If(v < zero, zero, z3.If(v > one, one, v)) for k, v in x.items()}
+                else:
+                    return Unknown(method, f"unsupported: activation {kind!r} in the block (z3 encodes relu, step and sigma)")
             case LayerNorm():
                 return Unknown(method, "unsupported: layer norm (√) inside the block")
             case _:

@@ -7,7 +7,7 @@ May import: the claims vocabulary (languages), :mod:`netproof.symbolic` and its 
 """
 
 from .check import LengthRow, ModelReport, WordVerdict, check_model, merge_reports
-from .enclosure import LIBM_REL, Enclosure, EnclosureError, compile_enclosure
+from .enclosure import LIBM_REL, Enclosure, EnclosureError, RNNEnclosure, compile_enclosure
 
 __all__ = [
     "LIBM_REL",
@@ -15,6 +15,7 @@ __all__ = [
     "EnclosureError",
     "LengthRow",
     "ModelReport",
+    "RNNEnclosure",
     "WordVerdict",
     "check_model",
     "compile_enclosure",

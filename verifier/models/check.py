@@ -21,12 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from netproof.symbolic import interval
+from netproof.symbolic.errors import NotRationalError
 from netproof.symbolic.evaluation import UndecidedSignError, UndefinedValueError
 from netproof.symbolic.ir import Network, TokenEmbedding
 from netproof.symbolic.printing import fingerprint
+from netproof.symbolic.rnn_recognizers import ElmanRecognizer, LSTMRecognizer, RNNRecognizerIR, rnn_fingerprint
 from netproof.verifier.claims.languages import Language
 
-from .enclosure import Enclosure, EnclosureError, compile_enclosure
+from .enclosure import Enclosure, EnclosureError, RNNEnclosure, compile_enclosure
 
 __all__ = ["LengthRow", "ModelReport", "WordVerdict", "check_model", "merge_reports"]
 
@@ -122,10 +124,15 @@ class ModelReport:
         return json.dumps(doc, sort_keys=True, indent=2)
 
 
-def slow_verdict(net: Network, word: tuple[str, ...], expected: bool, digits: int, exact: bool = False) -> WordVerdict:
+def slow_verdict(net: Network | RNNRecognizerIR, word: tuple[str, ...], expected: bool, digits: int, exact: bool = False) -> WordVerdict:
     """One word through the rigorous interval interpreter (every block, ``digits`` digits); with
     ``exact``, a word it leaves open goes on to the sympy interpreter, which decides a sign exactly
     when the value simplifies to 0 (a logit exactly 0 rejects)."""
+    if isinstance(net, (ElmanRecognizer, LSTMRecognizer)):
+        et = interval.run_rnn(net, word, digits=digits)
+        open_note = "the logit's enclosure contains 0" + ("; the sympy interpreter does not run RNN recognizers" if exact else "")
+        return WordVerdict(word, expected, et.accepted, float(et.output.a), float(et.output.b), "interval",
+                           "" if et.accepted is not None else open_note)
     try:
         tr = interval.run(net, word, digits=digits)
         out = tr.output
@@ -139,15 +146,20 @@ def slow_verdict(net: Network, word: tuple[str, ...], expected: bool, digits: in
 
     try:
         st = sympy_interp.run(net, word)
-    except (UndecidedSignError, UndefinedValueError) as exc:
+    except (UndecidedSignError, UndefinedValueError, NotRationalError) as exc:  # e.g. a GELU, which sympy does not evaluate
         return WordVerdict(word, expected, None, v.low, v.high, "sympy", str(exc))
     if st.accepted is None:
         return WordVerdict(word, expected, None, v.low, v.high, "sympy", "the sympy interpreter left the sign open")
     return WordVerdict(word, expected, st.accepted, v.low, v.high, "sympy", "decided by exact algebra")
 
 
-def readout_trace(net: Network, word: tuple[str, ...], digits: int) -> list[dict[str, object]]:
-    """The rigorous trace of ``word`` at the readout token (see :attr:`ModelReport.trace`)."""
+def readout_trace(net: Network | RNNRecognizerIR, word: tuple[str, ...], digits: int) -> list[dict[str, object]]:
+    """The rigorous trace of ``word`` at the readout token (see :attr:`ModelReport.trace`); for an
+    RNN recognizer, every hidden state h_0 … h_m (and an LSTM's cell states c_0 … c_m)."""
+    if isinstance(net, (ElmanRecognizer, LSTMRecognizer)):
+        et = interval.run_rnn(net, word, digits=digits)
+        steps: list[dict[str, object]] = [{"state": f"h_{t}", "values": {u: float(v.mid) for u, v in h.items()}} for t, h in enumerate(et.states)]
+        return steps + [{"state": f"c_{t}", "values": {u: float(v.mid) for u, v in c.items()}} for t, c in enumerate(et.cells)]
     try:
         tr = interval.run(net, word, digits=digits)
     except (UndecidedSignError, UndefinedValueError):
@@ -165,7 +177,7 @@ def readout_trace(net: Network, word: tuple[str, ...], digits: int) -> list[dict
 
 
 def check_model(
-    net: Network,
+    net: Network | RNNRecognizerIR,
     language: Language,
     *,
     max_n: int,
@@ -174,7 +186,7 @@ def check_model(
     batch: int = 4096,
     digits: int = 50,
     exact: bool = False,
-    enclosure: Enclosure | None = None,
+    enclosure: Enclosure | RNNEnclosure | None = None,
     progress: Callable[[int, int], None] | None = None,
     shard: tuple[int, int, int] | None = None,
 ) -> ModelReport:
@@ -187,9 +199,13 @@ def check_model(
     [start, stop) (a work item of a sharded run; :func:`merge_reports` joins the parts)."""
     import torch
 
-    emb = net.embedding
-    if not isinstance(emb, TokenEmbedding):
-        raise EnclosureError(f"network {net.name!r} has a {type(emb).__name__}; check-model needs a TokenEmbedding")
+    prefix: tuple[str, ...] = ()
+    suffix: tuple[str, ...] = ()
+    if isinstance(net, Network):
+        emb = net.embedding
+        if not isinstance(emb, TokenEmbedding):
+            raise EnclosureError(f"network {net.name!r} has a {type(emb).__name__}; check-model needs a TokenEmbedding")
+        prefix, suffix = emb.prefix, emb.suffix
     if set(language.alphabet) != set(net.alphabet):
         raise ValueError(
             f"language {language.name} has alphabet {list(language.alphabet)} but network {net.name!r} reads "
@@ -201,9 +217,9 @@ def check_model(
     alphabet = list(language.alphabet)
     k = len(alphabet)
     ids = torch.tensor([enc.token_index[a] for a in alphabet], dtype=torch.long)
-    pre = [enc.token_index[t] for t in emb.prefix]
-    suf = [enc.token_index[t] for t in emb.suffix]
-    report = ModelReport(net.name, fingerprint(net), language.name, max_n)
+    pre = [enc.token_index[t] for t in prefix]
+    suf = [enc.token_index[t] for t in suffix]
+    report = ModelReport(net.name, fingerprint(net) if isinstance(net, Network) else rnn_fingerprint(net), language.name, max_n)
     lengths = range(min_n, max_n + 1) if shard is None else range(shard[0], shard[0] + 1)
     for m in lengths:
         row = LengthRow(length=m)

@@ -10,14 +10,16 @@ Radii are computed in float64 too and then multiplied by (1 + 4(k+4)u) and incre
 absolute term (underflow), so that they are upper bounds. Weights are the network's Fractions:
 a weight a float holds exactly has radius 0, any other gets |q − float(q)|.
 
-The one assumption beyond IEEE 754: ``exp``, ``expm1`` and ``log`` of the math library are within
-:data:`LIBM_REL` = 2⁻⁴⁰ relative of the true value (glibc and Sleef document errors under 4 ulp =
-2⁻⁵⁰; the margin is a thousand times theirs). √ is correctly rounded by IEEE 754.
+The one assumption beyond IEEE 754: ``exp``, ``expm1``, ``log``, ``erf`` and ``tanh`` of the math
+library are within :data:`LIBM_REL` = 2⁻⁴⁰ relative of the true value (glibc and Sleef document
+errors under 4 ulp = 2⁻⁵⁰; the margin is a thousand times theirs). √ is correctly rounded by IEEE
+754. (The slow interval interpreter trusts no library erf: :func:`netproof.symbolic.interval.erf_point`.)
 
 Covered: :class:`~netproof.symbolic.ir.TokenEmbedding` with any positional features; attention
 layers of softmax heads with ``dot`` scoring, masks ``none``, ``causal`` or ``anticausal``, no
-relative terms, with or without an output map; FFNs of affine, ReLU and layer-norm steps;
-residual flags and post-residual layer norms; a :class:`~netproof.symbolic.ir.Classifier`. Anything
+relative terms, with or without an output map; FFNs of affine, ReLU, GELU and layer-norm steps;
+residual flags and post-residual layer norms; a :class:`~netproof.symbolic.ir.Classifier`; and
+single-layer RNN recognizers (:class:`RNNEnclosure`: Elman with tanh or ReLU, and LSTM). Anything
 else raises :class:`EnclosureError` naming the block (the slow interval interpreter,
 :mod:`netproof.symbolic.interval`, covers every block).
 
@@ -44,12 +46,16 @@ from netproof.symbolic.ir import (
     TokenEmbedding,
 )
 from netproof.symbolic.positional import feature
+from netproof.symbolic.rnn_recognizers import ElmanRecognizer, LSTMRecognizer, RNNRecognizerIR
 
-__all__ = ["LIBM_REL", "Enclosure", "EnclosureError", "compile_enclosure"]
+__all__ = ["GELU_LIPSCHITZ", "LIBM_REL", "Enclosure", "EnclosureError", "RNNEnclosure", "compile_enclosure"]
 
 U = 2.0**-53
 LIBM_REL = 2.0**-40
 TINY = 2.0**-1000  # absolute slack per operation: covers underflow (each at most 2^-1074 per term)
+GELU_LIPSCHITZ = 1.129
+"""An upper bound of |GELU′(x)| = |Φ(x) + x·φ(x)| (its maximum is 1.128904…, at x = √2)."""
+_INV_SQRT2 = 0.7071067811865476  # fl(1/√2), within u relative
 
 
 class EnclosureError(SymbolicError, ValueError):
@@ -155,8 +161,8 @@ class Enclosure:
                     )
         elif isinstance(block, FFN):
             for step in block.steps:
-                if isinstance(step, Activation) and step.kind != "relu":
-                    raise EnclosureError(f"ffn {block.name!r}: the batched enclosure covers relu, not {step.kind!r}")
+                if isinstance(step, Activation) and step.kind not in ("relu", "gelu"):
+                    raise EnclosureError(f"ffn {block.name!r}: the batched enclosure covers relu and gelu, not {step.kind!r}")
         else:
             raise EnclosureError(f"block {getattr(block, 'name', '?')!r} ({type(block).__name__}) is not covered by the batched enclosure")
 
@@ -167,31 +173,13 @@ class Enclosure:
         hit = self._linears.get(key)
         if hit is not None and hit.inputs == a.inputs:
             return hit
-        torch = self.torch
-        k = len(a.inputs)
-        wm = torch.zeros(len(names), len(a.outputs), dtype=torch.float64)
-        wr = torch.zeros_like(wm)
-        for o, row in enumerate(a.weights):
-            for i, w in zip(a.inputs, row, strict=True):
-                wm[names[i], o], wr[names[i], o] = _const(w)
-        bm = torch.tensor([_const(b)[0] for b in a.bias], dtype=torch.float64)
-        br = torch.tensor([_const(b)[1] for b in a.bias], dtype=torch.float64)
-        g = _gamma(k + 1)
-        lin = _Linear(
-            a.inputs, a.outputs, wm,
-            (wm.abs() + wr) * (1 + 4 * U), (wr + g * wm.abs()) * (1 + 4 * U),
-            bm, (br + g * bm.abs()) * (1 + 4 * U), k,
-        )
-        self._linears[key] = lin
+        lin = self._linears[key] = _compile_linear(self.torch, a, names)
         return lin
 
     # ------------------------------------------------------------------ operations
 
     def affine(self, a: Affine, x: MR, names: dict[str, int]) -> MR:
-        lin = self._linear(a, names)
-        m = x.m @ lin.wm + lin.bm
-        r = _grow(x.r @ lin.c1 + x.am @ lin.c2 + lin.br, lin.k + 1)
-        return MR(m, r)
+        return _apply_linear(self._linear(a, names), x)
 
     @staticmethod
     def add(a: MR, b: MR) -> MR:
@@ -227,6 +215,23 @@ class Enclosure:
         m = torch.exp(a.m)
         bound = torch.expm1(a.r) * (1 + LIBM_REL) + LIBM_REL
         return MR(m, _grow(m * (1 + LIBM_REL) * bound, 4))
+
+    def gelu(self, a: MR) -> MR:
+        """GELU(x) = x·Φ(x) = ½x(1 + erf(x/√2)), evaluated as ``g = (½m)·(1 + erf(m·c))`` with
+        c = fl(1/√2).
+
+        Midpoint error, with t = m/√2 and s = fl(m·c): |s − t| ≤ 2.0001u|t|; the library erf is
+        within LIBM_REL relative and erf is (2/√π)-Lipschitz, so fl(1 + erf(s)) is within
+        LIBM_REL + 1.6u|m| + 2.01u of 1 + erf(t); ½m is exact (up to underflow, TINY), the last
+        product adds u|g|/(1 − u). So |g − GELU(m)| ≤ ½|m|(LIBM_REL + 1.6u|m| + 2.01u) + 1.01u|g|.
+        Radius: |GELU′| ≤ :data:`GELU_LIPSCHITZ` (its maximum, at x = √2, is 1.12890…), so the
+        radius r becomes GELU_LIPSCHITZ·r plus that midpoint error."""
+        torch = self.torch
+        m = a.m
+        g = (0.5 * m) * (1.0 + torch.erf(m * _INV_SQRT2))
+        am = a.am
+        err = 0.5 * am * (LIBM_REL + 1.6 * U * am + 2.01 * U) + 1.01 * U * g.abs()
+        return MR(g, _grow(GELU_LIPSCHITZ * a.r + err, 6))
 
     def matmul(self, a: MR, b: MR) -> MR:
         """``a @ b`` for interval matrices (the inner dimension k)."""
@@ -317,7 +322,7 @@ class Enclosure:
                 x = self.affine(step, x, names)
                 names = {o: i for i, o in enumerate(step.outputs)}
             elif isinstance(step, Activation):
-                x = MR(x.m.clamp_min(0.0), x.r)
+                x = MR(x.m.clamp_min(0.0), x.r) if step.kind == "relu" else self.gelu(x)
             else:
                 x = self.layernorm(step, x, names, f"ffn {block.name!r} step [{idx}]")
         return list(names), x
@@ -376,6 +381,116 @@ class Enclosure:
         return MR(y.m[:, 0], y.r[:, 0])
 
 
-def compile_enclosure(net: Network) -> Enclosure:
+class RNNEnclosure:
+    """The batched enclosure of an RNN recognizer (:mod:`netproof.symbolic.rnn_recognizers`): the
+    same midpoint–radius arithmetic, one step per symbol.
+
+    Each symbol's drive u_a = W_ih x_a + b_ih + b_hh is computed exactly (Fractions) and then
+    rounded (radius: the distance); a step computes z = W_hh h + u_{w_t} as in
+    :meth:`Enclosure.affine`. Elman: h ← ReLU(z) (1-Lipschitz, exact on the midpoint) or tanh(z).
+    LSTM: c ← σ(z_f)·c + σ(z_i)·tanh(z_g), h ← σ(z_o)·tanh(c), products as in :meth:`Enclosure.mul`.
+
+    The library tanh is within LIBM_REL relative, so the midpoint's error is at most
+    LIBM_REL·(1 + 2⁻³⁹)·|fl tanh(m)|. The logistic σ(m) is computed as fl(1/fl(1 + fl exp(−m))):
+    exp within LIBM_REL relative makes 1 + exp(−m) within LIBM_REL relative, the two roundings
+    add 2u, so the error is at most (LIBM_REL + 3u)·|s| (plus TINY where exp(−m) overflows and
+    σ(m) < 2⁻¹⁰²²). The radius is scaled by the largest slope over the interval (mean value
+    theorem): tanh′ and σ′ are even and decrease in |x|, so it is their value at the point of
+    [m − r, m + r] nearest 0 (at most 1 and ¼). A global Lipschitz constant instead would let
+    radii grow geometrically along the word where the gates saturate (measured on a trained
+    PARITY LSTM: radius 27 at length 14, against 10⁻¹² with the local slope)."""
+
+    def __init__(self, net: RNNRecognizerIR) -> None:
+        torch = _torch()
+        self.torch = torch
+        self.net = net
+        self.lstm = isinstance(net, LSTMRecognizer)
+        self.token_index = {a: k for k, a in enumerate(net.alphabet)}
+        hidden = {u: k for k, u in enumerate(net.hidden)}
+        rows = {s: dict(r) for s, r in net.embedding}
+        outputs = {o: k for k, o in enumerate(net.W_hh.outputs)}
+        um = torch.zeros(len(net.alphabet), len(outputs), dtype=torch.float64)
+        ur = torch.zeros_like(um)
+        b_hh = dict(zip(net.W_hh.outputs, net.W_hh.bias, strict=True))
+        for a, k in self.token_index.items():
+            x = rows[a]
+            for o, row, b in zip(net.W_ih.outputs, net.W_ih.weights, net.W_ih.bias, strict=True):
+                q = b + b_hh[o] + sum((w * x.get(i, Fraction(0)) for i, w in zip(net.W_ih.inputs, row, strict=True)), Fraction(0))
+                um[k, outputs[o]], ur[k, outputs[o]] = _const(q)
+        self.drive = MR(um, ur)
+        no_bias = Affine(inputs=net.W_hh.inputs, outputs=net.W_hh.outputs, weights=net.W_hh.weights,
+                         bias=(Fraction(0),) * len(net.W_hh.outputs))
+        self.recurrent = _compile_linear(torch, no_bias, hidden)
+        self.readout = _compile_linear(torch, net.W_y, hidden)
+
+    def _nearest(self, a: MR) -> Any:
+        """A lower bound of min |x| over each interval [m − r, m + r] (0 where it holds 0)."""
+        return ((a.am - a.r) * (1 - 4 * U)).clamp_min(0.0)
+
+    def tanh(self, a: MR) -> MR:
+        torch = self.torch
+        m = torch.tanh(a.m)
+        # the largest slope over the interval: tanh′(x) = sech²(x) = 4e/(1 + e)² (e = exp(−2|x|)) is
+        # largest where |x| is smallest; a few ulps of that formula's error are covered 2^20 times over
+        e = torch.exp(-2.0 * self._nearest(a))
+        slope = (4.0 * e / (1.0 + e) ** 2 * (1 + 2.0**-30)).clamp_max(1.0) + 2.0**-1000
+        return MR(m, _grow(slope * a.r + LIBM_REL * (1 + 2.0**-39) * m.abs(), 3))
+
+    def logistic(self, a: MR) -> MR:
+        torch = self.torch
+        m = 1.0 / (1.0 + torch.exp(-a.m))
+        e = torch.exp(-self._nearest(a))  # σ′(x) = e/(1 + e)² with e = exp(−|x|), largest where |x| is smallest
+        slope = (e / (1.0 + e) ** 2 * (1 + 2.0**-30)).clamp_max(0.25) + 2.0**-1000
+        return MR(m, _grow(slope * a.r + (LIBM_REL + 3 * U) * (1 + 2.0**-39) * m, 4))
+
+    def logits(self, tokens: Any, n_tokens: int) -> MR:
+        """The logit enclosure of every row of ``tokens`` (``[B, m]`` symbol indices, m = ``n_tokens``)."""
+        torch = self.torch
+        B, H = tokens.shape[0], len(self.net.hidden)
+        h = MR(torch.zeros(B, H, dtype=torch.float64), torch.zeros(B, H, dtype=torch.float64))
+        c = MR(torch.zeros(B, H, dtype=torch.float64), torch.zeros(B, H, dtype=torch.float64))
+        for t in range(n_tokens):
+            u = tokens[:, t]
+            z = Enclosure.add(_apply_linear(self.recurrent, h), MR(self.drive.m[u], self.drive.r[u]))
+            if self.lstm:
+                i, f, g, o = (MR(z.m[:, k * H:(k + 1) * H], z.r[:, k * H:(k + 1) * H]) for k in range(4))
+                c = Enclosure.add(Enclosure.mul(self.logistic(f), c), Enclosure.mul(self.logistic(i), self.tanh(g)))
+                h = Enclosure.mul(self.logistic(o), self.tanh(c))
+            elif self.net.activation == "relu":  # type: ignore[union-attr]
+                h = MR(z.m.clamp_min(0.0), z.r)
+            else:
+                h = self.tanh(z)
+        y = _apply_linear(self.readout, h)
+        return MR(y.m[:, 0], y.r[:, 0])
+
+
+def _compile_linear(torch: Any, a: Affine, names: dict[str, int]) -> _Linear:
+    """``a`` as dense matrices over the whole vector ``names`` (zero rows for unread names)."""
+    k = len(a.inputs)
+    wm = torch.zeros(len(names), len(a.outputs), dtype=torch.float64)
+    wr = torch.zeros_like(wm)
+    for o, row in enumerate(a.weights):
+        for i, w in zip(a.inputs, row, strict=True):
+            wm[names[i], o], wr[names[i], o] = _const(w)
+    bm = torch.tensor([_const(b)[0] for b in a.bias], dtype=torch.float64)
+    br = torch.tensor([_const(b)[1] for b in a.bias], dtype=torch.float64)
+    g = _gamma(k + 1)
+    return _Linear(
+        a.inputs, a.outputs, wm,
+        (wm.abs() + wr) * (1 + 4 * U), (wr + g * wm.abs()) * (1 + 4 * U),
+        bm, (br + g * bm.abs()) * (1 + 4 * U), k,
+    )
+
+
+def _apply_linear(lin: _Linear, x: MR) -> MR:
+    """The enclosure of ``lin`` applied to ``x`` (see :meth:`Enclosure.affine`)."""
+    m = x.m @ lin.wm + lin.bm
+    r = _grow(x.r @ lin.c1 + x.am @ lin.c2 + lin.br, lin.k + 1)
+    return MR(m, r)
+
+
+def compile_enclosure(net: Network | RNNRecognizerIR) -> Enclosure | RNNEnclosure:
     """The batched enclosure of ``net`` (an :class:`EnclosureError` names a block it does not cover)."""
+    if isinstance(net, (ElmanRecognizer, LSTMRecognizer)):
+        return RNNEnclosure(net)
     return Enclosure(net)
