@@ -3,6 +3,8 @@
 - :mod:`.compile_brasp`: B-RASP to masked hardmax heads and ReLU gate FFNs;
 - :mod:`.compile_crasp`: C-RASP to uniform causal attention and the layer-norm sign trick;
 - :mod:`.claims`: network = program, operations, program = language and no-ties claims;
+- :mod:`.brasp_lemmas`: a past-only B-RASP program's automaton and the block lemmas of a compiled
+  B-RASP program (for proofs of every length);
 - :mod:`.library`: the spec's example programs, registered as :data:`CONSTRUCTIONS`;
 - :mod:`.modules`: a user module's ``PROGRAMS`` as constructions (:func:`program_constructions`).
 

@@ -9,12 +9,21 @@ For a program P, its compiled network N and optionally a reference language L:
   that operation's vector (0/1 for Boolean vectors, C(i)/(i+1) for counts) at every word position — the
   compiled blocks compute the program step by step, not just its output;
 - ``program=language`` (when L is given): P's interpreter agrees with L on every word up to the
-  bound, the empty word included (an :class:`ExactFact`: no network);
-- ``no-ties`` (B-RASP): every head selects exactly one key or none (never a tie).
+  bound, the empty word included (an :class:`ExactFact`: no network); for a B-RASP program with
+  past masks only and an L with an automaton, on every word of every length instead: the
+  program's automaton (:func:`.brasp_lemmas.program_automaton`) and L's agree on every reachable
+  pair of states;
+- ``no-ties`` (B-RASP): every leftmost or rightmost head selects exactly one key or none (never a tie).
+
+A B-RASP program with past masks only gets its own automaton as the symbolic twin of the
+``network=program`` language, and every B-RASP construction declares one block lemma per compiled
+block (:func:`.brasp_lemmas.brasp_lemmas`): ``netproof prove --method smt`` then proves
+network = program for every length.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from itertools import product
@@ -22,6 +31,7 @@ from typing import Any
 
 from netproof.symbolic import Affine, AttentionLayer, Network
 from netproof.verifier.claims import (
+    Automaton,
     Construction,
     ExactFact,
     Language,
@@ -31,8 +41,9 @@ from netproof.verifier.claims import (
 )
 from netproof.verifier.claims.rasp import brasp, crasp
 
+from .brasp_lemmas import automata_agree, brasp_lemmas, program_automaton
 from .compile_brasp import compile_brasp
-from .compile_crasp import compile_crasp
+from .compile_crasp import compile_crasp, operation_dims
 
 __all__ = ["brasp_claims", "crasp_claims", "program_construction", "words_upto"]
 
@@ -79,7 +90,9 @@ _ALLOWED = {
 
 
 def _no_ties(word: Word, trace: Any) -> str | None:
-    """None if every hardmax head has at most one maximizing key at every query position.
+    """None if every hardmax head with a leftmost or rightmost tie rule has at most one
+    maximizing key at every query position (the verdict head, ties averaged, is left out: it
+    averages on purpose, over positions that all hold the same flag).
 
     The scores are recomputed from the residual state before each attention layer and the
     heads' query and key maps (dot scoring, the compiler's heads), since a trace records only
@@ -91,6 +104,8 @@ def _no_ties(word: Word, trace: Any) -> str | None:
             continue
         rows = [dict(zip(net.dims, r, strict=True)) for r in trace.states[k].rows]
         for head in block.heads:
+            if getattr(head.normalizer, "tie", None) == "average":  # the verdict head averages by design
+                continue
             queries = [_apply(head.query, r) for r in rows]
             keys = [_apply(head.key, r) for r in rows]
             for i, q in enumerate(queries):
@@ -107,7 +122,7 @@ def _brasp_operations(program: brasp.Program) -> Callable[[Word, Any], str | Non
         dims = trace.network.dims
         for op, name in named.items():
             want = brasp.evaluate(op, word)
-            for t, row in enumerate(trace.final.rows[1:]):  # after BOS
+            for t, row in enumerate(trace.final.rows[1:-1]):  # after BOS, before EOS
                 got = row[dims.index(name)]
                 if got != Fraction(int(want[t])):
                     return f"dim {name} at position {t + 1} is {got}, the program's {name}({t + 1}) is {int(want[t])}"
@@ -117,19 +132,11 @@ def _brasp_operations(program: brasp.Program) -> Callable[[Word, Any], str | Non
 
 
 def _crasp_operations(program: crasp.Program) -> Callable[[Word, Any], str | None]:
-    ops = [op for op in crasp.operations(program.output) if isinstance(op, (crasp.Count, crasp.Less, crasp.Where))]
+    named = operation_dims(program)  # the compiler's names for them
 
     def holds(word: Word, trace: Any) -> str | None:
         dims = trace.network.dims
-        # The compiler names unnamed operations count1, less1, where1... in this same order.
-        counters = {"count": 0, "less": 0, "where": 0}
-        for op in ops:
-            kind = type(op).__name__.lower()
-            if op.name:
-                name = op.name
-            else:
-                counters[kind] += 1
-                name = f"{kind}{counters[kind]}"
+        for op, name in named.items():
             want = crasp.evaluate(op, word)
             for t, row in enumerate(trace.final.rows[1:]):  # after BOS
                 got = row[dims.index(name)]
@@ -141,18 +148,61 @@ def _crasp_operations(program: crasp.Program) -> Callable[[Word, Any], str | Non
     return holds
 
 
+def _same_automata(program: brasp.Program, own: Automaton, language: Language, reference: Automaton) -> Callable[[], tuple[int, str | None]]:
+    """program = language on every word: the program's automaton against the reference's."""
+
+    def check() -> tuple[int, str | None]:
+        pairs, word = automata_agree(own, reference)
+        if word is None:
+            return pairs, None
+        w = tuple(program.alphabet[a] for a in word)
+        return pairs, (
+            f"on {''.join(w) or 'the empty word'!r} the program says {brasp.accepts(program, w)} "
+            f"and {language.name}'s automaton says {reference.accepts(word)}"
+        )
+
+    return check
+
+
 def _common(program: Any, module: Any, reference: str, language: Language | None, max_len: int) -> list[Any]:
     own = module.language(program)
-    claims: list[Any] = [
-        Recognizes(
-            id="network=program",
-            statement=f"the compiled network accepts exactly the words program {program.name} accepts",
-            reference=reference,
-            language=own,
-            min_len=0,
-            max_len=max_len,
-        ),
-    ]
+    dfa = program_automaton(program) if module is brasp else None
+    if dfa is not None:  # past masks only: the program's own automaton, for proofs of every length
+        own = dataclasses.replace(own, automaton=dfa)
+    if dfa is not None and language is not None and language.automaton is not None:
+        return [
+            _recognizes(program, own, reference, max_len),
+            ExactFact(
+                id="program=language",
+                statement=(
+                    f"program {program.name} accepts exactly the words of {language.name} ({language.description}), "
+                    "of every length (the program's automaton and the language's compared)"
+                ),
+                reference=reference,
+                check=_same_automata(program, dfa, language, language.automaton),
+                cases=(
+                    f"every word of every length: the program's automaton ({dfa.states} states, read off the program) "
+                    f"and {language.name}'s ({language.automaton.states} states), compared on every reachable pair of states"
+                ),
+                max_len=max_len,
+            ),
+        ]
+    return [_recognizes(program, own, reference, max_len), *_bounded_language(program, module, reference, language, max_len)]
+
+
+def _recognizes(program: Any, own: Language, reference: str, max_len: int) -> Recognizes:
+    return Recognizes(
+        id="network=program",
+        statement=f"the compiled network accepts exactly the words program {program.name} accepts",
+        reference=reference,
+        language=own,
+        min_len=0,
+        max_len=max_len,
+    )
+
+
+def _bounded_language(program: Any, module: Any, reference: str, language: Language | None, max_len: int) -> list[Any]:
+    claims: list[Any] = []
     if language is not None:
         claims.append(
             ExactFact(
@@ -183,7 +233,7 @@ def brasp_claims(program: brasp.Program, language: Language | None = None, *, ma
     claims.append(
         TraceProperty(
             id="no-ties",
-            statement="every head selects exactly one key or none: the network never relies on a tie",
+            statement="every leftmost or rightmost head selects exactly one key or none: the network never relies on a tie rule",
             reference=REFERENCE_B,
             holds=_no_ties,
             min_len=1,
@@ -232,5 +282,6 @@ def program_construction(
         params=(),
         build=build,
         claims=lambda values: declare(program, language, max_len=max_len),  # type: ignore[arg-type]
+        lemmas=(lambda values: brasp_lemmas(program)) if is_b else None,  # type: ignore[arg-type]
         language=language or (brasp if is_b else crasp).language(program),
     )

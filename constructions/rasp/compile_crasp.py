@@ -6,7 +6,7 @@ the empty word). A first uniform causal head averages ``BOS``: the dim ``1/(i+1)
 vector C is held as the fraction C(i)/(i+1): ``count(P)`` is a uniform head over j ≤ i (hardmax
 over constant scores with ties averaged: exactly #_{j≤i} P(j)/(i+1), with P materialized as 0
 at ``BOS``), the constant c is c·(1/(i+1)), and sums and integer multiples are linear maps:
-folded into a block right after their operands, and written once, by the first comparison FFN
+folded into a block right after their operands, and written once, by the first comparison stage
 after them, into a dim of their own (``sum1``... or their name) for every later block that
 reads them. A comparison C1 < C2 holds iff C2 − C1 − 1/2 > 0 (integer counts), i.e. iff
 x = (C2 − C1 − 1/2)/(i+1) > 0; an FFN writes [x; −x], a layer norm with eps = 0 turns it into
@@ -18,7 +18,11 @@ C2 + relu(C1 − C2 − M(1 − P)) − relu(C2 − C1 − M(1 − P)) with M a 
 
 After the ``1/(i+1)`` head, blocks are placed greedily in a repeating cycle of sublayers (gate
 FFN, attention, comparison FFN), each operation in the first sublayer of its kind after its operands; empty ones are left
-out. Residual dims are named after the operations (their names, or ``count1``, ``less1``,
+out. A gate stage whose circuits are d ReLU levels deep is d FFNs of one ReLU step each
+(``S<k>.gate.1``...; a ReLU a later level reads is written into a dim ``S<k>.gate.r<m>``), and the
+sums a comparison stage writes go into an FFN of one affine map of their own (``S<k>.sum``):
+one FFN of depth d would carry every value it reads late or writes early through each of its
+dense maps, which grows quadratically with a long stage. Residual dims are named after the operations (their names, or ``count1``, ``less1``,
 ``where1``... in order of definition) plus ``output``, read at the last token with bias −1/2.
 
 >>> from netproof.verifier.claims.rasp.crasp import Program, token, count
@@ -47,7 +51,9 @@ from netproof.symbolic import (
 from netproof.symbolic.gadgets import (
     AND,
     OR,
+    Lin,
     Node,
+    Relu,
     const,
     lin,
     relu,
@@ -72,13 +78,29 @@ from netproof.verifier.claims.rasp.crasp import (
     operations,
 )
 
-__all__ = ["INV_I", "KINDS", "compile_crasp"]
+__all__ = ["INV_I", "KINDS", "compile_crasp", "operation_dims"]
 
 KINDS = ("gate", "attn", "cmp")
 """The cycle of sublayer kinds: sublayer k (from 1) has kind ``KINDS[(k - 1) % 3]``."""
 
 INV_I = "1/(i+1)"
 """The residual dim holding 1/(i+1) (constants c are c·(1/(i+1)))."""
+
+
+def operation_dims(program: Program) -> dict[Vec, str]:
+    """The residual dim of every count, comparison and conditional of ``program``: its own name,
+    else ``count1``, ``less1``, ``where1``... in order of definition."""
+    counters = {"count": 0, "less": 0, "where": 0}
+    out: dict[Vec, str] = {}
+    for op in operations(program.output):
+        if isinstance(op, (Count, Less, Where)):
+            kind = type(op).__name__.lower()
+            if op.name:
+                out[op] = op.name
+            else:
+                counters[kind] += 1
+                out[op] = f"{kind}{counters[kind]}"
+    return out
 
 
 def _place(kind: str, after: int) -> int:
@@ -95,29 +117,21 @@ class _Compiler:
         self.dim: dict[Vec, str] = {}
         self.arg_dim: dict[Count, str] = {}
         self.blocks: dict[int, dict[str, object]] = {}
-        counters = {"count": 0, "less": 0, "where": 0}
         reserved = {f"Q_{s}" for s in program.alphabet} | {INV_I, "output", "BOS"}
         used: set[str] = set()
-        for op in operations(program.output):
-            if isinstance(op, (Count, Less, Where)):
-                kind = type(op).__name__.lower()
-                if op.name:
-                    name = op.name
-                else:
-                    counters[kind] += 1
-                    name = f"{kind}{counters[kind]}"
-                if name in used:
-                    raise ValueError(
-                        f"program {program.name!r}: operation name {name!r} is used twice; give each count, "
-                        "comparison and conditional its own name with .named(...)"
-                    )
-                if name in reserved or "." in name:
-                    raise ValueError(
-                        f"program {program.name!r}: operation name {name!r} clashes with the compiler's dims "
-                        f"({', '.join(sorted(reserved))}) or contains '.'; rename it with .named(...)"
-                    )
-                used.add(name)
-                self.dim[op] = name
+        for op, name in operation_dims(program).items():
+            if name in used:
+                raise ValueError(
+                    f"program {program.name!r}: operation name {name!r} is used twice; give each count, "
+                    "comparison and conditional its own name with .named(...)"
+                )
+            if name in reserved or "." in name:
+                raise ValueError(
+                    f"program {program.name!r}: operation name {name!r} clashes with the compiler's dims "
+                    f"({', '.join(sorted(reserved))}) or contains '.'; rename it with .named(...)"
+                )
+            used.add(name)
+            self.dim[op] = name
         self.used, self.reserved = used, reserved
         self.given = {n for op in operations(program.output) if (n := getattr(op, "name", None))}
         self.fresh_counts: dict[str, int] = {}
@@ -259,7 +273,7 @@ class _Compiler:
     def linear(self, expr: Vec, at: int) -> dict[str, Fraction]:
         """C(i)/(i+1) as a linear map over residual dims, for the block of stage ``at``. A sum or
         multiple of two or more dims that a later block reads is written once, in the first
-        comparison FFN after its operands, into a dim of its own (``sum1``, ``sum2``... or its
+        comparison stage after its operands (its FFN ``S<k>.sum``), into a dim of its own (``sum1``, ``sum2``... or its
         name), and read from it: folding it into every block that reads it would make the
         network grow quadratically with a long chain of sums."""
         if isinstance(expr, (Count, Where)):
@@ -301,12 +315,26 @@ class _Compiler:
             kind = KINDS[(k - 1) % 3]
             name = f"S{k}.{kind}"
             if kind == "gate":
-                block: object = compile_ffn(name, items, lower=lower)  # type: ignore[arg-type]
-            elif kind == "attn":
+                for sub_name, sub_items in _gate_levels(name, items):  # type: ignore[arg-type]
+                    lower |= {d: Fraction(0) for d in sub_items if d not in lower}
+                    dims += [d for d in sub_items if d not in items]
+                    layers.append(Sublayer(block=compile_ffn(sub_name, sub_items, lower=lower), residual=True))
+                dims += list(items)
+                continue
+            if kind == "attn":
                 heads = tuple(uniform_average(d, {d: {arg: 1}}, mask="causal") for d, arg in items.items())
                 block = AttentionLayer(name=name, heads=heads)
             else:
-                block = self.comparisons(name, items)  # type: ignore[arg-type]
+                # The comparisons, then the sums in an FFN of their own (one affine map: folded
+                # into the comparison FFN's maps, a sum would be carried through its dense last map).
+                less = {d: item for d, item in items.items() if item[0] == "less"}  # type: ignore[index]
+                sums = {d: item[1] for d, item in items.items() if item[0] == "sum"}  # type: ignore[index]
+                if less:
+                    layers.append(Sublayer(block=self.comparisons(name, less), residual=True))  # type: ignore[arg-type]
+                if sums:
+                    layers.append(Sublayer(block=FFN(name=f"S{k}.sum", steps=(affine(sums),)), residual=True))
+                dims += list(items)
+                continue
             dims += list(items)
             layers.append(Sublayer(block=block, residual=True))  # type: ignore[arg-type]
         return Network(
@@ -323,23 +351,86 @@ class _Compiler:
     @staticmethod
     def comparisons(name: str, items: dict[str, tuple[str, dict[str, Fraction]]]) -> FFN:
         """The comparison FFN: each C1 < C2 as x = (C2 − C1 − 1/2)/(i+1) → [x; −x] → layer norm
-        → (sign x + 1)/2, and each sum written here as its linear map (the layer norms pass it)."""
+        → (sign x + 1)/2."""
         rows: dict[str, dict[str, Fraction]] = {}
         out: dict[str, dict[str, Fraction]] = {}
         bias: dict[str, Fraction] = {}
-        less = [d for d, (kind, _x) in items.items() if kind == "less"]
-        for d, (kind, x) in items.items():
-            if kind == "less":
-                rows[f"{d}.+"] = x
-                rows[f"{d}.-"] = {k: -w for k, w in x.items()}
-                out[d], bias[d] = {f"{d}.+": Fraction(1, 2)}, Fraction(1, 2)
-            else:
-                rows[d] = x
-                out[d], bias[d] = {d: Fraction(1)}, Fraction(0)
+        for d, (_kind, x) in items.items():
+            rows[f"{d}.+"] = x
+            rows[f"{d}.-"] = {k: -w for k, w in x.items()}
+            out[d], bias[d] = {f"{d}.+": Fraction(1, 2)}, Fraction(1, 2)
         steps: list[object] = [affine(rows)]
-        steps += [layernorm(0, over=(f"{d}.+", f"{d}.-")) for d in less]
+        steps += [layernorm(0, over=(f"{d}.+", f"{d}.-")) for d in items]
         steps.append(affine(out, bias=bias))
         return FFN(name=name, steps=tuple(steps))  # type: ignore[arg-type]
+
+
+def _gate_levels(name: str, items: dict[str, Node]) -> list[tuple[str, dict[str, Node]]]:
+    """A gate stage's circuits as one FFN per ReLU level, each of one ReLU step (named
+    ``name.1``, ``name.2``...; just ``name`` when the circuits are one level deep).
+
+    One FFN of depth d carries every value it reads late and writes early through each of its
+    d ReLU steps, one dense map per step: a chain of Boolean operations in one stage costs
+    quadratically in its length. Here a ReLU whose value a later level reads is written into a
+    residual dim of its own (``name.r1``, ``name.r2``...: ≥ 0, so carried as one unit), the
+    level that reads it reads that dim, and each output is written by the level of its deepest
+    ReLU (level 1 if it has none)."""
+    level: dict[Relu, int] = {}
+
+    def visit(node: Node) -> int:
+        if isinstance(node, Lin):
+            return max((visit(t) for t, _c in node.terms), default=0)
+        if isinstance(node, Relu):
+            if node not in level:
+                level[node] = 1 + visit(node.arg)
+            return level[node]
+        return 0
+
+    placed = {d: max(1, visit(n)) for d, n in items.items()}
+    depth = max(placed.values(), default=1)
+    if depth == 1:
+        return [(name, items)]
+    # The latest level that reads each ReLU (from a deeper ReLU or from an output's map).
+    read_at: dict[Relu, int] = {}
+
+    def reads(node: Node, at: int) -> None:
+        if isinstance(node, Lin):
+            for t, _c in node.terms:
+                reads(t, at)
+        elif isinstance(node, Relu):
+            read_at[node] = max(read_at.get(node, 0), at)
+
+    for r in level:
+        reads(r.arg, level[r])
+    for d, n in items.items():
+        reads(n, placed[d])
+    home: dict[Relu, str] = {}
+    for r in sorted((r for r in level if read_at.get(r, 0) > level[r]), key=lambda r: level[r]):
+        home[r] = f"{name}.r{len(home) + 1}"
+    memo: dict[int, Node] = {}
+
+    def rewrite(node: Node, at: int) -> Node:
+        if isinstance(node, Relu) and node in home and level[node] < at:
+            return var(home[node])
+        key = (id(node), at)
+        if key in memo:
+            return memo[key]
+        if isinstance(node, Lin):
+            out: Node = Lin(tuple((rewrite(t, at), c) for t, c in node.terms), node.bias)
+        elif isinstance(node, Relu):
+            out = Relu(rewrite(node.arg, level[node]), node.kind)  # type: ignore[arg-type]
+        else:
+            out = node
+        memo[key] = out
+        return out
+
+    levels: list[tuple[str, dict[str, Node]]] = []
+    for k in range(1, depth + 1):
+        sub = {d: rewrite(r, level[r]) for d, r in ((home[r], r) for r in home if level[r] == k)}
+        sub |= {d: rewrite(n, k) for d, n in items.items() if placed[d] == k}
+        if sub:
+            levels.append((f"{name}.{k}", sub))
+    return levels
 
 
 def _not(x: Node) -> Node:

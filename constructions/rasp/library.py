@@ -8,7 +8,7 @@ compiled program (``brasp-…``, ``crasp-…``) with its claims (:mod:`.claims`)
 
 from __future__ import annotations
 
-from netproof.verifier.claims import Language, Word
+from netproof.verifier.claims import Automaton, Language, Word
 from netproof.verifier.claims.rasp import brasp as B
 from netproof.verifier.claims.rasp import crasp as C
 
@@ -100,18 +100,23 @@ def _ambm(w: Word) -> bool:
     return len(w) % 2 == 0 and w == ("a",) * m + ("b",) * m
 
 
-def _lang(name: str, alphabet: tuple[str, ...], contains, description: str) -> Language:  # type: ignore[no-untyped-def]
-    return Language(name=name, alphabet=alphabet, contains=contains, description=description)
+def _lang(name: str, alphabet: tuple[str, ...], contains, description: str, dfa: Automaton | None = None) -> Language:  # type: ignore[no-untyped-def]
+    return Language(name=name, alphabet=alphabet, contains=contains, description=description, automaton=dfa)
+
+
+def _dfa(accepting: set[int], *rows: tuple[int, int]) -> Automaton:
+    """A DFA with start state 0; row q gives the states after the first and the second symbol."""
+    return Automaton(states=len(rows), start=0, accepting=frozenset(accepting), delta=tuple(rows))
 
 
 AB = ("a", "b")
 REFERENCE_LANGUAGES: dict[str, Language] = {
-    "contains_ab": _lang("CONTAINS_AB", AB, lambda w: "ab" in "".join(w), "words containing ab"),
-    "no_aa": _lang("NO_AA", AB, lambda w: "aa" not in "".join(w), "words with no two adjacent a's"),
+    "contains_ab": _lang("CONTAINS_AB", AB, lambda w: "ab" in "".join(w), "words containing ab", _dfa({2}, (1, 0), (1, 2), (2, 2))),
+    "no_aa": _lang("NO_AA", AB, lambda w: "aa" not in "".join(w), "words with no two adjacent a's", _dfa({0, 1}, (1, 0), (2, 0), (2, 2))),
     "ab_star": _lang("AB_STAR", AB, _ab_star, "(ab)*"),
     "first_eq_last": _lang("FIRST_EQ_LAST", AB, lambda w: len(w) > 0 and w[0] == w[-1], "non-empty words whose first symbol is the last"),
-    "a_then_b": _lang("A_THEN_B", AB, lambda w: all("b" in w[k + 1 :] for k, s in enumerate(w) if s == "a"), "every a is eventually followed by a b"),
-    "dyck1_depth2": _lang("DYCK1_DEPTH2", ("(", ")"), _dyck1_depth2, "balanced brackets of depth at most 2"),
+    "a_then_b": _lang("A_THEN_B", AB, lambda w: all("b" in w[k + 1 :] for k, s in enumerate(w) if s == "a"), "every a is eventually followed by a b", _dfa({0}, (1, 0), (1, 0))),
+    "dyck1_depth2": _lang("DYCK1_DEPTH2", ("(", ")"), _dyck1_depth2, "balanced brackets of depth at most 2", _dfa({0}, (1, 3), (2, 0), (3, 1), (3, 3))),
     "dyck1": _lang("DYCK1", ("(", ")"), _dyck1, "balanced brackets"),
     "majority": _lang("MAJORITY", AB, lambda w: w.count("a") > w.count("b"), "more a's than b's"),
     "ambm": _lang("AMBM", AB, _ambm, "a^m b^m, m >= 0"),

@@ -179,7 +179,7 @@ def test_single_weight_mutants_are_refuted_by_network_equals_program_exactly_whe
     affines = _affines(net)
     sites = [(s, r, c) for s, a in enumerate(affines) for r in range(len(a.weights)) for c in range(len(a.weights[r]))]
     refuted = 0
-    for site, row, col in rng.sample(sites, min(12, len(sites))):
+    for site, row, col in rng.sample(sites, min(16, len(sites))):
         mutant = _mutant(net, site, row, col, Fraction(rng.choice((-2, -1, 1, 3)), rng.choice((1, 2))))
         claim = next(c for c in declare(program, None, max_len=bound) if c.id == "network=program")
         construction = dataclasses.replace(program_construction("mutant", program), build=lambda values, m=mutant: m)

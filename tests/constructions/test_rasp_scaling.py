@@ -37,15 +37,17 @@ def test_an_attention_reading_another_at_j_splits_over_its_own_i_reads_only() ->
     outer = B.leftmost("all", score=inner.at_j, value=B.TRUE).named("outer")  # reads nothing at i
     net = compile_brasp(B.Program("nested", ("a", "b"), output=outer))
     assert [d for d in net.dims if d.startswith("inner.q")] == ["inner.q0", "inner.q1"]
-    assert [d for d in net.dims if d.startswith("outer.q")] == ["outer.q0"]
+    assert [d for d in net.dims if d.startswith("outer.q")] == []  # a constant query, no dim
     program = B.Program("nested", ("a", "b"), output=outer)
     assert all(run(net, w).accepted == B.accepts(program, w) for w in words("ab", 6))
 
 
 def test_a_brasp_chain_twice_as_long_compiles_to_a_network_twice_as_big() -> None:
     small, large = network_size(compile_brasp(brasp_chain(20))), network_size(compile_brasp(brasp_chain(40)))
-    assert (large.layers, large.heads) == (2 * small.layers, 2 * small.heads)
-    assert large.dims - small.dims == small.dims - network_size(compile_brasp(brasp_chain(0))).dims
+    fixed = network_size(compile_brasp(brasp_chain(0)))  # the readout's two heads (last, verdict)
+    assert (fixed.layers, fixed.heads) == (2, 2)
+    assert (large.layers - fixed.layers, large.heads - fixed.heads) == (2 * (small.layers - fixed.layers), 2 * (small.heads - fixed.heads))
+    assert large.dims - small.dims == small.dims - fixed.dims
 
 
 def test_a_compiled_chain_computes_its_program() -> None:
@@ -60,7 +62,7 @@ def test_a_program_of_three_hundred_operations_hashes_without_recursion_and_equa
     assert first.output == first.output and first.output != brasp_chain(299).output  # a kept hash differs
     small = brasp_chain(30)
     assert small == brasp_chain(30) and small.output == brasp_chain(30).output  # structural equality
-    assert len(compile_brasp(brasp_chain(60)).layers) == 3 * 60 + 1
+    assert len(compile_brasp(brasp_chain(60)).layers) == 3 * 60 + 4  # + output, last, verdict.pre, verdict
 
 
 def crasp_with_shared_boolean() -> tuple[C.Program, C.BVec]:
@@ -160,8 +162,12 @@ def test_nested_crasp_conjunctions_and_negations_flatten_into_one_relu_per_alter
     assert all(run(net, w).accepted == C.accepts(program, w) for w in words("ab", 6))
     either = C.Program("alternate", ("a", "b"), output=(x & ahead) | (y & ~ahead))
     net = compile_crasp(either)
-    out = output_ffn(net)
-    assert sum(isinstance(step, Activation) for step in out.steps) == 3  # AND of an OR of ANDs
+    # AND of an OR of ANDs: three ReLU levels, one FFN of one ReLU step each (no value carried
+    # through a step it is not read in), each ReLU a later level reads in a dim of its own
+    levels = [layer.block for layer in net.layers[-3:]]
+    assert [f.name.rsplit(".", 1)[1] for f in levels] == ["1", "2", "3"] and levels[-1].steps[-1].outputs == ("output",)
+    assert [sum(isinstance(step, Activation) for step in f.steps) for f in levels] == [1, 1, 1]
+    assert [f.steps[-1].outputs for f in levels[:2]] == [(f"{levels[0].name[:-2]}.r1", f"{levels[0].name[:-2]}.r2"), (f"{levels[0].name[:-2]}.r3",)]
     assert all(run(net, w).accepted == C.accepts(either, w) for w in words("ab", 6))
 
 
@@ -173,3 +179,16 @@ def test_a_crasp_sum_shared_sixty_times_compiles_without_unfolding_the_sharing()
     program = C.Program("doubling", ("a", "b"), output=(doubled > 0) & C.where(doubled > 0, doubled, C.count(y)).eq(0) | ~y)
     net = compile_crasp(program)
     assert all(run(net, w).accepted == C.accepts(program, w) for w in words("ab", 5))
+
+
+def test_every_crasp_gate_ffn_has_one_relu_step_and_sums_have_an_ffn_of_one_affine_map() -> None:
+    # A deep gate FFN carried every value through each of its dense steps: weights grew
+    # quadratically with a long stage. One FFN per ReLU level and a sum FFN of one map keep the
+    # FFN weights per operation flat.
+    net = compile_crasp(crasp_sum_chain(12))
+    gates = [layer.block for layer in net.layers if ".gate" in layer.block.name]
+    assert gates and all(sum(isinstance(step, Activation) for step in f.steps) == 1 for f in gates)
+    sums = [layer.block for layer in net.layers if layer.block.name.endswith(".sum")]
+    assert sums and all(len(f.steps) == 1 and isinstance(f.steps[0], Affine) for f in sums)
+    small, large = compile_crasp(crasp_sum_chain(10)), compile_crasp(crasp_sum_chain(40))
+    assert ffn_weights(large) <= 4 * ffn_weights(small)

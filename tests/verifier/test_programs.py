@@ -179,7 +179,7 @@ def test_compile_writes_the_file_export_writes_for_a_user_program_and_a_library_
     (here / "prog.py").write_text(PROG, encoding="utf-8")
     done = netproof(capsys, "compile", "prog.py:my-contains", "--format", "json", "--out", "c.json")
     assert done.code == 0 and done.out == ""
-    assert done.err == "wrote c.json: my-contains compiled to 2 layers, 2 heads, 17 dims\n"
+    assert done.err == "wrote c.json: my-contains compiled to 4 layers, 4 heads, 19 dims\n"
     assert (here / "c.json").read_text(encoding="utf-8") == netproof(capsys, "export", "prog.py:my-contains").out
     compiled = netproof(capsys, "compile", "crasp-dyck1")
     assert compiled.code == 0 and compiled.out == netproof(capsys, "export", "crasp-dyck1").out
@@ -312,7 +312,7 @@ def test_the_size_of_a_compiled_program_counts_its_layers_heads_and_dims() -> No
     assert network_size(net) == NetworkSize(
         layers=len(attention), heads=sum(len(layer.block.heads) for layer in attention), dims=len(net.dims), sublayers=len(net.layers)
     )
-    assert network_size(net) == NetworkSize(layers=2, heads=2, dims=17, sublayers=7)
+    assert network_size(net) == NetworkSize(layers=4, heads=4, dims=19, sublayers=10)
 
 
 def test_every_kind_of_network_has_a_size() -> None:
@@ -333,9 +333,9 @@ def test_list_and_run_json_report_the_size_of_every_construction(here: Path, cap
     assert len(rows) == len(REGISTRY) and all({"layers", "heads", "dims", "sublayers"} <= set(r["size"]) for r in rows)
     by_name = {r["name"]: r["size"] for r in rows}
     assert by_name["rumelhart"]["n"] == 8  # built per length: sized at n = 8
-    assert by_name["brasp-contains-ab"] == {"layers": 2, "heads": 2, "dims": 17, "sublayers": 7}
+    assert by_name["brasp-contains-ab"] == {"layers": 4, "heads": 4, "dims": 19, "sublayers": 10}
     text = netproof(capsys, "list", "brasp-contains-ab").out
-    assert "    size: 2 layers, 2 heads, 17 dims\n" in text
+    assert "    size: 4 layers, 4 heads, 19 dims\n" in text
     for name, word in (("parity", "0110"), ("stack-rnn", "()"), ("tm-sim", "()")):
         c = REGISTRY[name]
         net = c.network(c.parse_params({}))

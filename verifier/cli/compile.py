@@ -2,8 +2,10 @@
 JSON network file (the format of ``netproof export``: ``symbolic/netfile.py``).
 
 The program is a library program (``netproof compile brasp-dyck1-depth2``) or one of a user
-module's ``PROGRAMS`` (``netproof compile prog.py:NAME``); the file's ``extra`` names it, so
-``netproof prove FILE.json`` checks the program's claims on the network as the file holds it.
+module's ``PROGRAMS`` (``netproof compile prog.py:NAME``); the file's ``extra`` names it (and,
+for a module's program, the module's path relative to the file's folder and the fingerprint of
+the network it built), so ``netproof prove FILE.json`` and ``run FILE.json`` check the program's
+claims on the network as the file holds it, loading the module again where it has to.
 With ``--out`` the network's size goes to stderr.
 
 May import the campaign (constructions), the registry (which constructions are programs), the

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from netproof.symbolic import RecurrentNetwork, Seq2Seq
+from netproof.symbolic import RecurrentNetwork, Seq2Seq, fingerprint
 
 from netproof.verifier.campaign.errors import EXIT_OK
 from netproof.verifier.campaign.sources import Session, build_network, parameter_values, parse_assignments, show_params
@@ -73,6 +73,10 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         "reference": c.reference,
         "claims": [{"id": cl.id, "statement": cl.statement} for cl in c.claims(values)],
     }
+    source = session.source(c.name)
+    if source is not None and not source.endswith(".json"):  # a user module's: `prove FILE.json` loads it again
+        here = os.path.dirname(os.path.abspath(args.out)) if args.out else os.getcwd()
+        extra |= {"module": os.path.relpath(os.path.abspath(source), here), "built": fingerprint(net)}
     if args.format == "state_dict":
         from netproof.symbolic.torch_export import MissingExtraError, save
 

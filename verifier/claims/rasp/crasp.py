@@ -22,15 +22,16 @@ output(i) = #_{j≤i} Q_b(j) < #_{j≤i} Q_a(j)
 
 PARITY is not expressible in C-RASP (Chiang & Cholak need extra machinery for it).
 
-May import: the standard library and :mod:`netproof.verifier.claims.languages`.
+May import: the standard library, :mod:`netproof.verifier.claims.languages` and :mod:`.common`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 from ..languages import Language, Word
+from .common import Expr, check_alphabet, check_name, check_symbol, check_tokens, check_word, hash_once, program_language, show_program
 
 __all__ = [
     "FALSE", "TRUE", "Add", "And", "BVec", "CVec", "Const", "Count", "Less", "Not", "Number", "Or",
@@ -56,10 +57,10 @@ def _as_bool(x: object, op: str) -> BVec:
     return x
 
 
-class BVec:
+class BVec(Expr):
     """A Boolean vector."""
 
-    __slots__ = ("_hash",)
+    __slots__ = ()
 
     def __invert__(self) -> BVec:
         return Not(self)
@@ -85,10 +86,10 @@ class BVec:
         return _named(self, name)
 
 
-class CVec:
+class CVec(Expr):
     """A count vector (an integer per position)."""
 
-    __slots__ = ("_hash",)
+    __slots__ = ()
 
     def __add__(self, other: object) -> CVec:
         return Add(self, _as_count(other, "+"))
@@ -140,61 +141,10 @@ class CVec:
 
 
 def _named(x, name):  # type: ignore[no-untyped-def]
-    if not isinstance(name, str) or not name or any(c.isspace() for c in name):
-        raise ValueError(f"name {name!r} must be a non-empty string without spaces, e.g. 'balance'")
+    check_name(name, "balance")
     if isinstance(x, (Token, Truth, Number)):
         raise TypeError(f"{show_expr(x)} cannot be named; name an operation (count, <, where, &, ...)")
     return replace(x, name=name)
-
-
-def _hash_once(cls: type) -> type:
-    """Make the dataclass ``cls`` compute its (structural) hash once, when an object is made, and
-    keep it in the base class's ``_hash`` slot: a program is a DAG whose vectors are read many
-    times, and the generated hash recurses into every operand, which re-walks shared operands on
-    every call (exponential in the depth of a chain, and past Python's recursion limit for long
-    ones). Operands are made first, so each object's hash reads its operands' kept ones."""
-    structural = cls.__hash__
-    init = cls.__init__
-
-    def __init__(self: object, *args: object, **kwargs: object) -> None:
-        init(self, *args, **kwargs)  # type: ignore[misc]
-        object.__setattr__(self, "_hash", structural(self))  # type: ignore[misc]
-
-    def __hash__(self: object) -> int:
-        try:
-            return self._hash  # type: ignore[attr-defined,no-any-return]
-        except AttributeError:
-            h = structural(self)  # type: ignore[misc]
-            object.__setattr__(self, "_hash", h)
-            return h
-
-    names = tuple(f.name for f in fields(cls))
-
-    def __eq__(self: object, other: object) -> bool:
-        # Structural equality of two DAGs, pair by pair, each pair once and without recursion
-        # (the generated one re-walks shared operands: exponential in a chain's depth).
-        if type(other) is not type(self):
-            return NotImplemented
-        todo, seen = [(self, other)], set()
-        while todo:
-            x, y = todo.pop()
-            if x is y or (id(x), id(y)) in seen:
-                continue
-            if type(x) is not type(y) or hash(x) != hash(y):
-                return False
-            seen.add((id(x), id(y)))
-            for name in names if type(x) is cls else tuple(f.name for f in fields(x)):  # type: ignore[arg-type]
-                u, v = getattr(x, name), getattr(y, name)
-                if isinstance(u, (BVec, CVec)) and isinstance(v, (BVec, CVec)):
-                    todo.append((u, v))
-                elif u != v:
-                    return False
-        return True
-
-    cls.__init__ = __init__  # type: ignore[misc]
-    cls.__hash__ = __hash__  # type: ignore[method-assign,assignment]
-    cls.__eq__ = __eq__  # type: ignore[method-assign,assignment]
-    return cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,14 +236,12 @@ TRUE = Truth(True)
 FALSE = Truth(False)
 
 for _cls in (Token, Truth, Not, And, Or, Less, Count, Number, Add, Scale, Where):
-    _hash_once(_cls)
+    hash_once(_cls)
 
 
 def token(symbol: str) -> Token:
     """Q_symbol."""
-    if not isinstance(symbol, str) or not symbol:
-        raise ValueError(f"token({symbol!r}): a symbol is a non-empty string, e.g. token('a')")
-    return Token(symbol)
+    return Token(check_symbol(symbol))
 
 
 def count(p: object) -> Count:
@@ -317,19 +265,13 @@ class Program:
     empty: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.alphabet, tuple) or not self.alphabet or len(set(self.alphabet)) != len(self.alphabet):
-            raise ValueError(f"program {self.name!r}: alphabet={self.alphabet!r} must be a tuple of distinct symbols, e.g. ('a', 'b')")
+        check_alphabet(self.name, self.alphabet)
         if not isinstance(self.output, BVec):
             raise TypeError(
                 f"program {self.name!r}: output={self.output!r} must be a Boolean vector (a count is not "
                 "accepted: compare it, e.g. count(token('a')) > 0)"
             )
-        for op in operations(self.output):
-            if isinstance(op, Token) and op.symbol not in self.alphabet:
-                raise ValueError(
-                    f"program {self.name!r} reads token({op.symbol!r}), which is not in its alphabet "
-                    f"{self.alphabet}; add the symbol to the alphabet or remove the token"
-                )
+        check_tokens(self.name, self.alphabet, (op.symbol for op in operations(self.output) if isinstance(op, Token)))
 
 
 # --------------------------------------------------------------------------- the interpreter
@@ -380,10 +322,7 @@ def _vector(expr: Vec, w: Word, memo: dict) -> tuple:  # type: ignore[type-arg]
 
 def accepts(program: Program, word: Sequence[str]) -> bool:
     """Whether ``program`` accepts ``word``: the output at the last position (``empty`` for ``()``)."""
-    w = tuple(word)
-    for s in w:
-        if s not in program.alphabet:
-            raise ValueError(f"symbol {s!r} of {w} is not in program {program.name!r}'s alphabet {program.alphabet}")
+    w = check_word(program.name, program.alphabet, word)
     if not w:
         return program.empty
     return bool(evaluate(program.output, w)[-1])
@@ -391,12 +330,7 @@ def accepts(program: Program, word: Sequence[str]) -> bool:
 
 def language(program: Program, *, description: str = "") -> Language:
     """The language the program recognizes, membership by the interpreter."""
-    return Language(
-        name=program.name,
-        alphabet=program.alphabet,
-        contains=lambda w: accepts(program, w),
-        description=description or f"the words C-RASP program {program.name} accepts",
-    )
+    return program_language(program, accepts, "C-RASP", description)
 
 
 # --------------------------------------------------------------------------- structure and printing
@@ -486,16 +420,4 @@ def _paren(expr: Vec, named: dict[Vec, str]) -> str:
 
 def show(program: Program) -> str:
     """The program in the papers' notation, one line per named operation, then the output."""
-    named = names(program)
-    lines = [
-        (
-            f"program {program.name} over {{{', '.join(program.alphabet)}}}; "
-            f"accepts the empty word: {'yes' if program.empty else 'no'}"
-        )
-    ]
-    for op, name in named.items():
-        body = {k: v for k, v in named.items() if k != op}
-        lines.append(f"{name}(i) = {show_expr(op, body)}")
-    out = f"{named[program.output]}(i)" if program.output in named else show_expr(program.output, named)
-    lines.append(f"output(i) = {out}")
-    return "\n".join(lines)
+    return show_program(program, names(program), show_expr)
