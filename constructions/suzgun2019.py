@@ -611,8 +611,22 @@ TASK_PARAM = Param(
     name="task", default="d2", parse=str, choices=TASKS,
     help="d2, d3 (Dyck with 2 or 3 bracket types), palindrome (w#w^R), homomorphic-palindrome (w#φ(w^R))",
 )
+MAX_SCALE = 10**6
+"""The largest K taken: the soft cells saturate long before it (the spec found K >= 6 enough), and
+a K of about 10^100 overflows the rigorous interval arithmetic of the soft claim (S5)."""
+
+
+def _parse_scale(raw: str) -> int:
+    k = parse_int("scale", minimum=1)(raw)
+    if k > MAX_SCALE:
+        raise ValueError(f"scale={k} is over the limit scale <= {MAX_SCALE:,}: tanh, σ and softmax of K·x are saturated "
+                         f"long before (K >= 6 suffices), and a K near 10^100 overflows the interval check; "
+                         f"give scale <= {MAX_SCALE}")
+    return k
+
+
 SCALE_PARAM = Param(
-    name="scale", default="6", parse=parse_int("scale", minimum=1),
+    name="scale", default="6", parse=_parse_scale,
     help="K of the soft version (tanh/sigmoid/softmax with weights scaled by K); the spec found K >= 6 sufficient",
 )
 MAX_SLOTS = 10_000

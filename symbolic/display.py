@@ -2,7 +2,12 @@
 
 ``print(trace)`` gives :func:`trace_text` (under 40 lines for a word of a few symbols: the
 attention of every head as one line of query → selected keys, and the final residual state as a
-table with one row per named dim that is not zero everywhere); ``repr(trace)`` one line
+table with one row per named dim that is not zero everywhere). :func:`format_trace` is the public
+formatter behind it: ``states="all"`` prints the input state and then, after each sublayer, its
+heads and the dims it changed (``netproof run --trace``), ``weights=True`` adds a softmax head's weights row by row,
+and ``value=`` chooses how a value prints (the CLI passes certified decimals,
+:func:`netproof.verifier.cli.values.certified_text`); a table wider than ``width`` is cut into
+blocks of positions. ``repr(trace)`` one line
 (:func:`trace_repr`); Jupyter shows :func:`trace_html` (every head's attention matrix over
 positions, shaded by weight and labelled with the tokens, the final state as a table and the
 earlier states folded). Values are shown as the interpreter computed them: a Fraction as ``p/q``,
@@ -18,13 +23,14 @@ from __future__ import annotations
 import decimal
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "attention_html",
     "attention_matrix",
+    "format_trace",
     "heads_of",
     "network_title",
     "pre_html",
@@ -177,33 +183,69 @@ def _selection_text(trace: Any, sel: Any) -> str:
     return f"{i}→∅" if best is None else f"{i}~{pos[best]}"
 
 
-def _attention_lines(trace: Any) -> list[str]:
+_ATTENTION_KEY = "attention (query i → selected positions; ~ the heaviest key of a softmax head):"
+
+
+def _attention_lines(
+    trace: Any, layer: str | None = None, *, value: Callable[[Any], str] = value_text, weights: bool = False
+) -> list[str]:
+    """One line per head (of ``layer``, or of every layer): query → selected keys; with
+    ``weights`` a softmax head's weights follow, one line per query."""
     by_head: dict[tuple[str, str], list[Any]] = {}
     for s in trace.selections:
-        by_head.setdefault((s.layer, s.head), []).append(s)
+        if layer is None or s.layer == layer:
+            by_head.setdefault((s.layer, s.head), []).append(s)
     if not by_head:
         return []
     width = max(len(f"{lay}/{h}") for lay, h in by_head)
-    lines = ["attention (query i → selected positions; ~ the heaviest key of a softmax head):"]
+    lines = [_ATTENTION_KEY] if layer is None else []
     for (lay, h), sels in by_head.items():
         lines.append(f"  {f'{lay}/{h}':<{width}}  " + " ".join(_selection_text(trace, s) for s in sels))
+        if weights:
+            for s in sels:
+                if s.selected is None:
+                    lines.append(f"    i={trace.positions[s.position]} weights: " + " ".join(value(w) for w in s.weights))
     return lines
 
 
-def _state_lines(trace: Any, state: Any) -> list[str]:
+def _state_lines(
+    trace: Any, state: Any, *, value: Callable[[Any], str] = value_text, max_dims: int | None = MAX_TEXT_DIMS,
+    width: int = 100, previous: Any = None,
+) -> list[str]:
+    """``state`` as a table: a row per dim not zero everywhere (with ``previous``, the state
+    before it: a row per dim that changed), a column per position."""
     dims = trace.network.dims
     positions = trace.positions
     tokens = trace.tokens if len(trace.tokens) == len(state.rows) else ("".join(trace.tokens),)
-    shown = [d for k, d in enumerate(dims) if any(row[k] is not None and to_float(row[k]) != 0 for row in state.rows)]
-    hidden = len(shown) - MAX_TEXT_DIMS
-    shown = shown[:MAX_TEXT_DIMS]
-    width = max([5, *(len(d) for d in shown)])
+    if previous is not None and len(previous.rows) == len(state.rows):
+        shown = [d for k, d in enumerate(dims)
+                 if any(row[k] != before[k] for row, before in zip(state.rows, previous.rows, strict=True))]
+        if not shown:
+            return [f"state after {state.label!r}: no dim changed"]
+    else:
+        previous = None
+        shown = [d for k, d in enumerate(dims) if any(row[k] is not None and to_float(row[k]) != 0 for row in state.rows)]
+    hidden = 0 if max_dims is None else len(shown) - max_dims
+    shown = shown if max_dims is None else shown[:max_dims]
+    name_width = max([5, *(len(d) for d in shown)])
     table = [[str(p) for p in positions[: len(state.rows)]], [_cut(t) for t in tokens]]
-    table += [[_cut(value_text(row[dims.index(d)], 3), 2 * CELL) for row in state.rows] for d in shown]
+    table += [[_cut(value(row[dims.index(d)]), 2 * CELL) for row in state.rows] for d in shown]
     cols = [max(len(r[c]) for r in table) for c in range(len(state.rows))]
-    lines = [f"state after {state.label!r} (dims not zero everywhere; columns are positions):"]
-    for name, cells in zip(["i", "token", *shown], table, strict=True):
-        lines.append(f"  {name:<{width}} " + " ".join(f"{x:>{w}}" for x, w in zip(cells, cols, strict=True)))
+    what = "the dims it changed" if previous is not None else "dims not zero everywhere"
+    lines = [f"state after {state.label!r} ({what}; columns are positions):"]
+    blocks: list[list[int]] = [[]]
+    used = name_width + 3
+    for c, w in enumerate(cols):  # positions in blocks that fit ``width``
+        if blocks[-1] and used + w + 1 > width:
+            blocks.append([])
+            used = name_width + 3
+        blocks[-1].append(c)
+        used += w + 1
+    for block in blocks:
+        if len(blocks) > 1:
+            lines.append(f"  positions {positions[block[0]]}–{positions[block[-1]]}:")
+        for name, cells in zip(["i", "token", *shown], table, strict=True):
+            lines.append(f"  {name:<{name_width}} " + " ".join(f"{cells[c]:>{cols[c]}}" for c in block))
     if hidden > 0:
         lines.append(f"  … {hidden} more dims (trace.states_array() has every value)")
     if not shown:
@@ -211,18 +253,50 @@ def _state_lines(trace: Any, state: Any) -> list[str]:
     return lines
 
 
-def trace_text(trace: Any) -> str:
-    """The trace for ``print``: a header, one line per attention head, the final residual state
-    as a table, and the labels of every state."""
+def format_trace(
+    trace: Any,
+    *,
+    states: Literal["final", "all"] = "final",
+    value: Callable[[Any], str] | None = None,
+    weights: bool = False,
+    width: int = 100,
+) -> str:
+    """The trace as text: a header (network, word, backend, n, output, verdict), the attention
+    of every head as one line of query → selected keys, and residual states as tables (a row per
+    named dim that is not zero everywhere, a column per position).
+
+    ``states="final"`` (``print(trace)``): the final state, at most :data:`MAX_TEXT_DIMS` dims,
+    and the labels of every state. ``states="all"``: the input state, then after each sublayer
+    its heads and the dims it changed (every one of them). ``value`` formats one value (default :func:`value_text`, 3 digits in
+    tables); ``weights`` adds each softmax head's weights per query; blocks of positions keep a
+    table within ``width`` characters."""
+    shown = value if value is not None else (lambda v: value_text(v, 3))
     word = "".join(trace.word) if all(len(s) == 1 for s in trace.word) else " ".join(trace.word)
     head = f"trace of {network_title(trace.network)} on {word or 'ε'!r} ({trace.backend}, n = {trace.n})"
     if trace.output is not None:
-        head += f": output {value_text(trace.output)}"
+        head += f": output {value_text(trace.output) if value is None else value(trace.output)}"
     if trace.accepted is not None:
         head += ", accepted" if trace.accepted else ", rejected"
-    lines = [head, *_attention_lines(trace), *_state_lines(trace, trace.final)]
-    lines.append("states: " + ", ".join(s.label for s in trace.states) + "  (trace.state(label), trace.states_array())")
+    if states == "final":
+        lines = [head, *_attention_lines(trace, value=shown, weights=weights),
+                 *_state_lines(trace, trace.final, value=shown, width=width)]
+        lines.append("states: " + ", ".join(s.label for s in trace.states) + "  (trace.state(label), trace.states_array())")
+        return "\n".join(lines)
+    lines = [head]
+    if trace.selections:
+        lines.append(_ATTENTION_KEY)
+    for k, state in enumerate(trace.states):
+        lines.append("")
+        lines += _attention_lines(trace, state.label, value=shown, weights=weights)
+        lines += _state_lines(trace, state, value=shown, max_dims=None, width=width,
+                              previous=trace.states[k - 1] if k else None)
     return "\n".join(lines)
+
+
+def trace_text(trace: Any) -> str:
+    """The trace for ``print``: a header, one line per attention head, the final residual state
+    as a table, and the labels of every state (:func:`format_trace` with its defaults)."""
+    return format_trace(trace)
 
 
 # --------------------------------------------------------------------------- HTML

@@ -138,12 +138,12 @@ def test_run_first_with_trace_prints_every_state_label_and_every_dim_by_name(tmp
     trace = run_exact(first_transformer(), "1000")
     labels = [s.label for s in trace.states]
     assert labels == ["input", "att1", "first_symbol", "att2", "ffn2"]
-    positions = [done.out.index(f"-- after {label}") for label in labels]
+    positions = [done.out.index(f"state after {label!r}") for label in labels]
     assert positions == sorted(positions), "states must be printed in order"
     for dim in trace.network.dims:
-        assert f"{dim}=" in done.out, f"dim {dim!r} is not shown by name"
+        assert f"\n  {dim} " in done.out, f"dim {dim!r} is not shown by name"
     # E = 2, n = 5, w₁ = 1: s = E/(E+n−1)·(1 − ½) = 1/6; the CLS query puts weight 2/6 on i = 1.
-    assert "head look_first at i=0 weights: 1/6 1/3 1/6 1/6 1/6" in done.out
+    assert "att2/look_first  0~1" in done.out and "i=0 weights: 1/6 1/3 1/6 1/6 1/6" in done.out
     assert "logit s = 1/6" in done.out
     assert "accepted (s > 0); FIRST: member" in done.out
 

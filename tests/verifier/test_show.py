@@ -33,16 +33,103 @@ def test_show_writes_a_self_contained_html_page_without_scripts(tmp_path: Path) 
     assert "state after match2" in page and 'src="http' not in page
 
 
+def _texts(svg: str) -> list[str]:
+    """The texts of a matplotlib SVG (it writes each one as a comment before its glyphs)."""
+    import re
+
+    return re.findall(r"<!-- (.*?) -->", svg)
+
+
+def test_show_draws_one_decoder_step_of_tm_sim_with_what_it_reads_and_the_machine_configurations(tmp_path: Path) -> None:
+    out = tmp_path / "tm.svg"
+    assert main(["show", "tm-sim", "(())", "--out", str(out)]) == 0
+    texts = _texts(out.read_text(encoding="utf-8"))
+    title = next(t for t in texts if "decoder step t = 1 of 0..16" in t)
+    assert title.endswith("halts at t = 16")
+    assert "dec_enc/dec_enc at t = 1, decoder–encoder attention over the encoder positions: reads i = 2 '('" in texts
+    # every configuration of the machine beside its step, the halting one last
+    assert "configuration 0: q [(()) | ε]   t=6" in texts and "configuration 5: acc [ε | ε], halts   t=16" in texts
+    assert ["y_1 (reads)", "after dec_self", "after dec_enc", "after dec_ffn", "ỹ_2 = F(z_1) (writes)"] == [
+        t for t in texts if t.startswith(("y_1", "after", "ỹ_2"))
+    ]
+
+
+def test_the_decoder_step_table_holds_the_exact_values_of_the_trace() -> None:
+    from netproof.constructions import REGISTRY
+    from netproof.symbolic.display import value_text
+    from netproof.symbolic.seq2seq import run
+    from netproof.verifier.floats.pictures import seq2seq_figure
+
+    c = REGISTRY["tm-sim"]
+    values = c.parse_params({})
+    trace = run(c.network(values), tuple("(())"), max_steps=c.max_steps(values, tuple("(())")))
+    import matplotlib.pyplot as plt
+
+    fig = seq2seq_figure(trace, 9)
+    table = next(t for ax in fig.axes for t in ax.tables)
+    plt.close(fig)
+    cells = table.get_celld()
+    labels = {cells[r, -1].get_text().get_text(): r for r in range(1, 1 + len(cells)) if (r, -1) in cells}
+    step = trace.steps[9]
+    assert set(labels) == {d for k, d in enumerate(trace.network.dims) if any(s.rows[0][k] != 0 for s in step.states)}
+    for dim, r in labels.items():
+        shown = [cells[r, c].get_text().get_text() for c in range(len(step.states))]
+        assert shown == [value_text(s.rows[0][trace.network.dims.index(dim)], 4) for s in step.states]
+    assert labels.keys() >= {"h:D:q/0/0", "h:C1", "pos_i"}
+
+
+def test_show_draws_the_stack_rnn_s_stack_over_time_with_its_operations_and_targets(tmp_path: Path) -> None:
+    out = tmp_path / "stack.svg"
+    assert main(["show", "stack-rnn", "([()])", "--out", str(out)]) == 0
+    texts = _texts(out.read_text(encoding="utf-8"))
+    assert any(t.endswith("on '([()])' (exact): every predicted set equals the target") for t in texts)
+    assert "stack after each step (top first; empty cells are 0)" in texts
+    assert {"PUSH", "POP", "top  own:(", "depth 2  below:[", "predicted next", "target"} <= set(texts)
+    assert "depth 3  own:(" not in texts  # the stack of ([()]) is 3 deep: no row beyond depth 2
+
+
+def test_the_stack_heatmap_holds_the_stack_of_every_step() -> None:
+    from netproof.constructions import REGISTRY
+    from netproof.symbolic.recurrent import run
+    from netproof.verifier.floats.pictures import recurrent_figure
+
+    c = REGISTRY["stack-rnn"]
+    trace = run(c.network(c.parse_params({})), tuple("(())[]"))
+    import matplotlib.pyplot as plt
+
+    fig = recurrent_figure(trace)
+    stack = fig.axes[1].images[0].get_array()
+    plt.close(fig)
+    width = len(trace.network.cell.element)
+    for j, st in enumerate(trace.steps):
+        column = [float(stack[r, j]) for r in range(stack.shape[0])]
+        expected = [float(v) for e in st.memory for v in e]
+        assert column == expected + [0.0] * (len(column) - len(expected))
+    assert stack.shape == (2 * width, 6)
+
+
+@pytest.mark.parametrize(("name", "word"), [("tm-sim", "01"), ("stack-rnn", "()")])
+def test_show_draws_encoder_decoders_and_recurrent_networks_as_pngs(tmp_path: Path, name: str, word: str) -> None:
+    out = tmp_path / "x.png"
+    params = ["-p", "machine=binary-increment"] if name == "tm-sim" else []
+    assert main(["show", name, word, *params, "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
+
+
 @pytest.mark.parametrize(
-    ("name", "word", "kind"),
-    [("tm-sim", "01", "an encoder–decoder"), ("stack-rnn", "()", "a recurrent network")],
+    ("argv", "message"),
+    [
+        (["tm-sim", "(())", "--step", "17"], "--step 17: the run on '(())' has decoder steps 0..16; choose one of them"),
+        (["parity", "0110", "--step", "1"], "--step 1: parity is not an encoder–decoder; drop --step"),
+        (["stack-rnn", ""], "the empty word has no steps to draw; give a word of at least one symbol"),
+    ],
 )
-def test_show_refuses_networks_without_attention_maps_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, word: str, kind: str
+def test_show_refuses_a_step_the_run_does_not_have_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
-    assert main(["show", name, word, "--out", str(tmp_path / "x.png")]) == 2
+    assert main(["show", *argv, "--out", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{name} is {kind}" in err and "netproof run" in err
+    assert err.count("\n") == 1 and message in err
     assert not (tmp_path / "x.png").exists()
 
 

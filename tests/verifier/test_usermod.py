@@ -157,7 +157,7 @@ def test_run_a_user_module_like_a_built_in(here: Path, capsys: pytest.CaptureFix
     record = json.loads(done.out)
     assert (record["construction"], record["accepted"], record["member"], record["output"]) == ("my-majority", True, True, "1/6")
     done = netproof(capsys, "run", "maj.py:my-majority", "0110", "--trace")
-    assert done.code == 0 and "head ones at i=0 selects 0, 1, 2, 3" in done.out and "frac=1/2" in done.out
+    assert done.code == 0 and "count/ones  0→0-3 1→0-3" in done.out and "frac  1/2 1/2 1/2 1/2" in done.out
     done = netproof(capsys, "run", "maj.py:nope", "0110")
     assert done.code == 2 and "maj.py defines no construction 'nope'; it defines: my-majority" in done.err
     done = netproof(capsys, "run", "maj.py", "012")

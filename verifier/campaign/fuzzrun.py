@@ -54,6 +54,11 @@ class FuzzResult:
     float_issues: tuple[Any, ...]
     record: dict[str, Any] = field(repr=False)
 
+    def _repr_html_(self) -> str:
+        from .report import results_html
+
+        return results_html((self,))
+
 
 @dataclass(frozen=True)
 class FuzzRun:
@@ -62,6 +67,11 @@ class FuzzRun:
 
     results: tuple[FuzzResult, ...]
     exit_code: int
+
+    def _repr_html_(self) -> str:
+        from .report import results_html
+
+        return results_html(self.results)
 
     @property
     def records(self) -> list[dict[str, Any]]:

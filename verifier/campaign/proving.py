@@ -171,6 +171,11 @@ class ClaimResult:
     path: str | None = None
     kept: dict[str, Any] | None = field(default=None, repr=False)
 
+    def _repr_html_(self) -> str:
+        from .report import results_html
+
+        return results_html((self,))
+
 
 @dataclass(frozen=True)
 class ProofRun:
@@ -188,6 +193,11 @@ class ProofRun:
     exit_code: int
     results: tuple[ClaimResult, ...] = field(repr=False)
     seconds: float = field(repr=False)
+
+    def _repr_html_(self) -> str:
+        from .report import results_html
+
+        return results_html(self.results, self.summary)
 
 
 def verdict_name(v: Verdict) -> str:

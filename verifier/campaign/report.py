@@ -55,7 +55,7 @@ from .ledger import (
 from .sources import build_network
 from .store import every_length, read_record
 
-__all__ = ["MARKER", "STYLE", "build_site", "page_name"]
+__all__ = ["MARKER", "STYLE", "build_site", "page_name", "results_html"]
 
 MARKER = ".netproof-report"
 """The file that marks a folder as a report :func:`build_site` wrote (and may replace)."""
@@ -118,6 +118,72 @@ def _page(title: str, body: str, up: bool = True) -> str:
         '<link rel="icon" href="data:,">\n<link rel="stylesheet" href="style.css">\n</head>\n<body>\n'
         f"{nav}{body}\n</body>\n</html>\n"
     )
+
+
+_INLINE = {
+    "proved": "background:#d3f9d8",
+    "every": "background:#8ce99a;font-weight:bold",
+    "refuted": "background:#ffc9c9;font-weight:bold",
+    "unknown": "background:#fff3bf",
+}
+"""The verdict colours of :data:`STYLE`, inline: a notebook has no stylesheet of ours."""
+
+
+def _short(text: str, width: int = 80) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def results_html(results: Any, summary: Mapping[str, Any] | None = None) -> str:
+    """Proof or fuzz results as one compact HTML table for a notebook (the ``_repr_html_`` of
+    :class:`~.proving.ProofRun`, :class:`~.proving.ClaimResult`, :class:`~.fuzzrun.FuzzRun` and
+    :class:`~.fuzzrun.FuzzResult`): construction, claim, verdict (a refutation with its
+    counterexample, an unknown with its reason), method, bound (``every length``, ``|w| ≤ n``, or
+    ``—`` for a statement without words) and time; ``summary`` (``ProofRun.summary``) as a caption.
+    Every text is escaped; the colours are inline styles."""
+    from netproof.verifier.claims import Proved, Refuted
+
+    rows = []
+    for r in results:
+        v = r.verdict
+        fuzz = hasattr(r, "float_issues")
+        if isinstance(v, Refuted):
+            word = "(none)" if v.word is None else ("ε" if not v.word else repr(_word_text(v.word)))
+            kind, text = "refuted", f"refuted on {word}: {_short(v.detail)}"
+        elif isinstance(v, Proved):
+            kind = "every" if getattr(r, "every_length", False) else "proved"
+            text = "proved"
+        else:
+            kind, text = "unknown", ("" if fuzz else "unknown: ") + _short(v.reason)
+        if fuzz:
+            budget = r.record.get("budget", {}) if isinstance(r.record, Mapping) else {}
+            bound = f"|w| ≤ {budget['max_len']} (fuzzed)" if "max_len" in budget else "—"
+        elif getattr(r, "every_length", False):
+            bound = "every length"
+        else:
+            bound = "—" if r.bound is None else f"|w| ≤ {r.bound}"
+        time_text = "cached" if getattr(r, "cached", False) else f"{r.seconds:.2f} s"
+        rows.append(
+            f"<tr><td>{esc(r.construction.name)}</td><td>{esc(r.claim.id)}</td>"
+            f'<td style="{_INLINE[kind]}">{esc(text)}</td><td>{esc(v.method)}</td><td>{esc(bound)}</td>'
+            f'<td style="text-align:right">{esc(time_text)}</td></tr>'
+        )
+    caption = ""
+    if summary is not None:
+        counts = ", ".join(f"{summary.get(k, 0)} {k}" for k in ("proved", "refuted", "unknown"))
+        seconds = summary.get("seconds")
+        took = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
+        caption = f"<caption>{esc(counts + took)}; exit status {esc(summary.get('exit_code', ''))}</caption>"
+    head = "".join(f"<th>{h}</th>" for h in ("construction", "claim", "verdict", "method", "bound", "time"))
+    return (
+        '<table style="border-collapse:collapse;font-size:12px">'
+        f"{caption}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _word_text(word: Any) -> str:
+    """A counterexample word as text: its symbols run together, or space-separated tokens."""
+    return "".join(word) if all(len(s) == 1 for s in word) else " ".join(word)
 
 
 @dataclass(frozen=True)

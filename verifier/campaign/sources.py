@@ -34,11 +34,12 @@ May import the IR (and its network files), the vocabulary, the registry
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq
+from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq, fingerprint
 
 from netproof.verifier.claims import Construction, Experiment
 
@@ -135,7 +136,9 @@ class Session:
         """The construction called ``name`` (built-in or added)."""
         reg = self.registry()
         if name not in reg:
-            raise CampaignError(f"unknown construction {name!r}; known: {', '.join(reg)} (see `netproof list`)")
+            close = difflib.get_close_matches(name, list(reg), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise CampaignError(f"unknown construction {name!r}; {hint}known: {', '.join(reg)} (see `netproof list`)")
         return reg[name]
 
     def source(self, name: str) -> str | None:
@@ -198,6 +201,17 @@ class Session:
         extra = dict(extra or {})
         name = extra.get("construction")
         reg = self.registry()
+        module = extra.get("module")
+        module = os.path.join(os.path.dirname(path), module) if isinstance(module, str) else None
+        if isinstance(name, str) and name not in reg and module is not None:
+            # exported from a user module (`netproof export|compile FILE.py:NAME`): it declares the claims
+            if not os.path.isfile(module):
+                raise CampaignError(
+                    f"{path} was exported from the module {module}, which is not there; put the module back "
+                    "(the file records its path relative to the file's folder), or prove the module itself"
+                )
+            self.load_module(module)
+            reg = self.registry()
         if isinstance(name, str) and name in reg:
             c = reg[name]
             params = extra.get("params") or {}
@@ -205,6 +219,12 @@ class Session:
                 values = c.parse_params({str(k): str(v) for k, v in dict(params).items()})
             except (KeyError, ValueError):
                 return net, None, {}
+            built = extra.get("built")
+            if isinstance(built, str) and not c.per_length and fingerprint(build_network(c, values)) != built:
+                raise CampaignError(
+                    f"{path}: {name} in {module} no longer builds the network this file was exported from (the "
+                    f"module changed since); export it again: netproof export {module}:{name} --out {path}"
+                )
             return net, c, values
         return net, None, {}
 

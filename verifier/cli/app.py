@@ -8,7 +8,15 @@ Any other exception is a crash in netproof itself: one line ``netproof: internal
 (:data:`~netproof.verifier.campaign.errors.EXIT_INTERNAL`), never a traceback and never a
 verdict's status; ``NETPROOF_DEBUG=1`` in the environment raises it instead (the traceback, for
 developers). A file-system error on a path the user gave (a folder that cannot be made, a full
-disk) is a usage error; Ctrl-C exits 130.
+disk) is a usage error; Ctrl-C exits 130. An exception raised in the user's own code (a builder
+of a user module raising ``TypeError``) is the user's error too: exit 2, one line naming their
+file, line and function.
+
+User-facing lines never start with a Python class name (``WordError: ...`` prints as ``...``),
+install hints fit how netproof was installed (``pip install -e
+'.[torch]'`` from a checkout, ``pipx install --force 'netproof[torch]'`` under pipx), a
+mistyped command gets a "did you mean" (difflib), and ``netproof --version`` prints the
+installed version (these messages are :mod:`.messages`'s).
 
 May import the command modules of this package and the campaign's error class.
 """
@@ -16,6 +24,7 @@ May import the command modules of this package and the campaign's error class.
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import os
 import re
@@ -35,21 +44,31 @@ from netproof.verifier.campaign.errors import (
 from netproof.verifier.campaign.sources import Session
 
 from .compile import add_parser as add_compile
+from .completion import add_parser as add_completion
 from .export import add_parser as add_export
 from .fuzz import add_parser as add_fuzz
 from .ledger import add_parser as add_ledger
 from .list import add_parser as add_list
+from .messages import one_line, user_code_error, user_message, version
 from .new import add_parser as add_new
 from .prove import add_parser as add_prove
 from .recheck import add_parser as add_recheck
 from .report import add_parser as add_report
 from .run import add_parser as add_run
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "one_line"]
+
+_INVALID_CHOICE = re.compile(r"argument (?P<arg>[\w/-]+): invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
+        found = _INVALID_CHOICE.search(message)
+        if found is not None:
+            choices = re.findall(r"'([^']*)'", found["choices"])
+            close = difflib.get_close_matches(found["value"], choices, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            message = f"argument {found['arg']}: invalid choice: {found['value']!r}; {hint}choose from {', '.join(choices)}"
         self.exit(EXIT_USAGE, f"netproof: error: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
@@ -57,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser of every command (``list``, ``run``, ``export``, ``fuzz``, ``ledger``, ``prove``,
     ``recheck``, ``new``, ``precision``, ``plot``); each sets ``func(args, session)``."""
     parser = _Parser(prog="netproof", description="Exact, checkable neural-network constructions.")
+    parser.add_argument("--version", action="version", version=f"netproof {version()}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
     for add in (add_list, add_run, add_export, add_compile, add_fuzz, add_ledger, add_prove, add_recheck, add_new):
         add(sub)
@@ -76,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_import(sub)
     add_check_model(sub)
+    add_completion(sub, parser)
     return parser
 
 
@@ -87,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args, Session()))
     except CampaignError as exc:
-        print(f"netproof: error: {one_line(str(exc))}", file=sys.stderr)
+        print(f"netproof: error: {user_message(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("netproof: interrupted; no record was half-written", file=sys.stderr)
@@ -102,20 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"netproof: error: cannot use {exc.filename!r}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001  (a crash in netproof itself: one line, never a traceback)
+        users = None if _debugging() or isinstance(exc, InternalError) else user_code_error(exc)
+        if users is not None:
+            print(f"netproof: error: {one_line(users)}", file=sys.stderr)
+            return EXIT_USAGE
         return _internal(exc)
-
-
-_LONG = re.compile(r"\S{121,}")
-
-
-def one_line(message: str) -> str:
-    """An error message as one line of sensible length: whitespace runs become one space, and a
-    value the user gave that is over 120 characters long is cut to its first 60 with its length named.
-
-    >>> one_line("k='" + "9" * 5000 + "' is not an integer")
-    "k='999999999999999999999999999999999999999999999999999999999… (5004 characters) is not an integer"
-    """
-    return _LONG.sub(lambda m: f"{m.group()[:60]}… ({len(m.group())} characters)", " ".join(message.split()))
 
 
 _PATH_ERRORS = frozenset({

@@ -26,21 +26,36 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
+from collections.abc import Sequence
+from contextlib import nullcontext
 
 from .usage import UsageError
 
 __all__ = [
     "MAX_EXACT_SYMBOLS",
     "MAX_FUZZ_LEN",
+    "MAX_PLOT_LENGTH",
+    "MAX_PLOT_STRINGS",
+    "MAX_PLOT_WORK",
+    "MAX_PRECISION_N",
+    "MAX_RUN_LENGTH",
+    "MAX_RUN_WORDS",
     "MAX_WORD_FILE_BYTES",
     "fuzz_length",
     "nonnegative_int",
     "output_dir",
     "output_file",
     "output_path",
+    "plot_length",
+    "plot_size",
+    "plot_strings",
     "positive_int",
     "positive_seconds",
+    "precision_n",
     "read_word_file",
+    "read_words",
+    "run_length",
 ]
 
 MAX_WORD_FILE_BYTES = 1 << 20
@@ -56,6 +71,33 @@ ones."""
 MAX_FUZZ_LEN = 10_000
 """The longest word ``fuzz --max-len`` takes: hypothesis draws words of at most about 16,000
 symbols (it refuses a strategy whose shortest list is over its buffer)."""
+
+MAX_RUN_WORDS = 10_000
+"""The most words one ``run @FILE`` (or ``run -``) evaluates: an exact run of a word of a few
+hundred symbols takes up to a second, so 10,000 such words stay within minutes."""
+
+MAX_RUN_LENGTH = 2**53
+"""The largest total length ``run --length`` takes: float64 holds every integer up to 2^53
+exactly, and past it the positions i and n of a float run (``--backend torch``, the float
+comparisons of positional features) are no longer exact."""
+
+MAX_PRECISION_N = 4096
+"""The longest words ``precision --max-n`` tests: the exact reference costs n² exact products
+per word and layer; FIRST with the default 16 words per length took 8 s at 1,024, 21 s at 2,048
+and 225 s at 4,096 on the 2-core development machine, so 8,192 would take about 15 minutes."""
+
+MAX_PLOT_LENGTH = 4096
+"""The longest word ``plot --lengths`` takes: float attention costs n² per word, and a point
+averages ``--strings`` words (see :data:`MAX_PLOT_WORK` for the two together)."""
+
+MAX_PLOT_WORK = 4096**2 * 100
+"""The most ``max(--lengths)² × --strings`` one ``plot`` takes: Figure 2 at |w| = 4,096 with 100
+strings took 340 s on the 2-core development machine (the defaults, |w| up to 1,000 with 1,000
+strings, are 1.0e9 of it), so a run stays within about 10 minutes."""
+
+MAX_PLOT_STRINGS = 100_000
+"""The most random words per point ``plot --strings`` takes (the spec uses 1,000): a point's
+cost grows linearly with it, and 100,000 words already give a mean to about 0.3% of its spread."""
 
 _CHUNK = 1 << 16
 
@@ -89,6 +131,62 @@ def fuzz_length(text: str) -> int:
             f"{MAX_FUZZ_LEN} (`prove --method smt` covers longer lengths)"
         )
     return value
+
+
+def _at_most(value: int, limit: int, flag: str, why: str) -> int:
+    if value > limit:
+        raise argparse.ArgumentTypeError(f"{value:,} is over the limit {limit:,}: {why}")
+    return value
+
+
+def run_length(text: str) -> int:
+    """``run --length``: a total length from 0 to :data:`MAX_RUN_LENGTH` (2^53)."""
+    return _at_most(
+        _integer(text, 0), MAX_RUN_LENGTH, "--length",
+        "float64 holds every integer up to 2^53 exactly, and past it positions and lengths of a float run "
+        "are no longer exact; give a smaller N",
+    )
+
+
+def precision_n(text: str) -> int:
+    """``precision --max-n``: an integer from 1 to :data:`MAX_PRECISION_N`."""
+    return _at_most(
+        _integer(text, 1), MAX_PRECISION_N, "--max-n",
+        "the exact reference costs n² exact products per word and layer (FIRST: 225 s at n = 4,096, "
+        "about 4 times more at each doubling); give --max-n 4096 or less",
+    )
+
+
+def plot_length(text: str) -> int:
+    """``plot --lengths``: a word length from 1 to :data:`MAX_PLOT_LENGTH`."""
+    return _at_most(
+        _integer(text, 1), MAX_PLOT_LENGTH, "--lengths",
+        "float attention costs n² per word and each point averages --strings words (|w| = 4,096 with 100 strings "
+        "took 340 s on 2 cores); give lengths of 4096 or less",
+    )
+
+
+def plot_size(lengths: Sequence[int], strings: int) -> None:
+    """Refuse a ``plot`` whose longest length and strings per point together are over
+    :data:`MAX_PLOT_WORK` (a run of more than about 10 minutes), naming both fixes."""
+    longest = max(lengths, default=0)
+    if longest * longest * strings > MAX_PLOT_WORK:
+        fewer = MAX_PLOT_WORK // (longest * longest)
+        raise UsageError(
+            f"--lengths up to {longest:,} with --strings {strings:,} is {longest * longest * strings / MAX_PLOT_WORK:.1f} "
+            f"times the most one plot takes (longest length² × strings <= 4,096² × 100, since float attention costs n² "
+            f"per word: |w| = 4,096 with 100 strings took 340 s on 2 cores); give --strings {fewer:,} or fewer, or "
+            "shorter --lengths"
+        )
+
+
+def plot_strings(text: str) -> int:
+    """``plot --strings``: a count of random words per point from 1 to :data:`MAX_PLOT_STRINGS`."""
+    return _at_most(
+        _integer(text, 1), MAX_PLOT_STRINGS, "--strings",
+        "a point's cost grows with its words, and 100,000 already pin the mean to about 0.3% of its spread; "
+        "give --strings 100000 or less (the spec uses 1000)",
+    )
 
 
 def positive_seconds(text: str) -> float:
@@ -148,12 +246,18 @@ def output_path(text: str) -> str:
     return text
 
 
+def read_words(path: str, limit: int = MAX_WORD_FILE_BYTES) -> list[str]:
+    """The words in the text file ``path``, one per line (``run NAME @FILE``; ``-``: standard
+    input), each stripped, blank lines left out; the limits of :func:`read_word_file`."""
+    return [line.strip() for line in read_word_file(path, limit).splitlines() if line.strip()]
+
+
 def read_word_file(path: str, limit: int = MAX_WORD_FILE_BYTES) -> str:
-    """The word in the text file ``path`` (``run NAME @FILE``), stripped: read in chunks, at most
+    """The text of the file ``path`` (``-``: standard input), stripped: read in chunks, at most
     ``limit`` bytes (a larger file is refused with its size before it is read), UTF-8 only."""
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
+        with nullcontext(sys.stdin.buffer) if path == "-" else open(path, "rb") as fh:
+            size = 0 if path == "-" else os.fstat(fh.fileno()).st_size
             if size > limit:
                 raise UsageError(
                     f"the word file {path!r} is {size:,} bytes; a word file holds at most {limit:,} bytes "

@@ -20,8 +20,9 @@ from netproof.symbolic.errors import MissingExtraError
 
 from netproof.verifier.campaign.errors import EXIT_OK, EXIT_USAGE
 from netproof.verifier.campaign.sources import Session, builtin_experiments
-from netproof.verifier.cli.checks import output_file, positive_int
+from netproof.verifier.cli.checks import output_file, plot_length, plot_size, plot_strings
 from netproof.verifier.cli.live import events
+from netproof.verifier.cli.messages import user_message
 from netproof.verifier.floats.plots import PlotError, experiment_rows, plot_rows, torch_runner, write_csv
 
 __all__ = ["add_parser", "cmd_plot"]
@@ -36,8 +37,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("languages", nargs="*", help="for cross-entropy: parity, first or both (default both)")
     p.add_argument("--out", type=output_file, required=True, help="the PNG to write; the CSV goes next to it (same name, .csv)")
     p.add_argument("--csv", type=output_file, default="", help="write the CSV here instead")
-    p.add_argument("--strings", type=positive_int, default=1000, help="random words per point (default 1000, as the spec)")
-    p.add_argument("--lengths", type=int, nargs="+", default=None, metavar="N", help="the |w| to plot")
+    p.add_argument("--strings", type=plot_strings, default=1000, help="random words per point (default 1000, as the spec)")
+    p.add_argument("--lengths", type=plot_length, nargs="+", default=None, metavar="N", help="the |w| to plot")
     p.add_argument("--deltas", nargs="+", default=None, metavar="Q", help="for sensitivity: the δ (rationals)")
     p.add_argument("--seed", type=int, default=2022)
     p.add_argument("--dtype", choices=("float64", "float32"), default="float64")
@@ -48,6 +49,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_plot(args: argparse.Namespace, session: Session) -> int:
     experiment = builtin_experiments()[args.figure]
+    plot_size(args.lengths or experiment.lengths, args.strings)
     shown = events(quiet=args.quiet)
     current = [""]
 
@@ -68,7 +70,7 @@ def cmd_plot(args: argparse.Namespace, session: Session) -> int:
         plot_rows(rows, out, title=experiment.title, accuracy=experiment.accuracy_panel)
     except (PlotError, MissingExtraError) as exc:
         shown.close()
-        print(f"netproof: error: {exc}", file=sys.stderr)
+        print(f"netproof: error: {user_message(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     finally:
         shown.close()

@@ -21,8 +21,9 @@ from netproof.symbolic.errors import MissingExtraError
 from netproof.verifier.campaign.errors import CampaignError
 from netproof.verifier.campaign.sources import Session, builtin_registry, parameter_values, parse_assignments
 from netproof.verifier.campaign.store import write_atomic
-from netproof.verifier.cli.checks import output_file
+from netproof.verifier.cli.checks import output_file, precision_n
 from netproof.verifier.cli.live import EventLines, events
+from netproof.verifier.cli.messages import user_message
 from netproof.verifier.floats.precision import (
     DTYPES,
     Analysis,
@@ -44,7 +45,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--dtype", nargs="+", default=None, choices=(*DTYPES, "bfloat16"),
                    help="float dtypes (default float32; with --all: float64 float32 float16)")
     p.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
-    p.add_argument("--max-n", type=int, default=1024, help="the longest words tested (default 1024)")
+    p.add_argument("--max-n", type=precision_n, default=1024, help="the longest words tested (default 1024, at most 4096)")
     p.add_argument("--words", type=int, default=16, help="sampled words per length (default 16), plus the worst cases")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--backend-ties", action="store_true",
@@ -105,7 +106,7 @@ def _precision(args: argparse.Namespace, session: Session, live: EventLines) -> 
                                              unsupported=str(exc)))
     except (PrecisionError, MissingExtraError, CampaignError) as exc:
         live.close()
-        print(f"netproof: error: {exc}", file=sys.stderr)
+        print(f"netproof: error: {user_message(str(exc))}", file=sys.stderr)
         return 2
     live.close()  # the live lines are gone before the report is printed
     if args.markdown:

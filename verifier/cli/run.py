@@ -4,6 +4,13 @@ the logit or next-symbol sets, the accept bit and the reference language's answe
 exact interpreter. Recurrent networks print one line per symbol, encoder–decoders their decoder
 steps.
 
+Many words: ``@FILE`` (one word per line) or ``-`` (standard input) with more than one word
+prints a table (word, accepted, member, logit or next symbols), or JSON lines with ``--json``
+(each line the record ``--json`` prints for one word); every word is checked before any runs
+(a bad one: exit 2 naming its line). One word prints as always. ``--trace`` prints every state
+through :func:`netproof.symbolic.display.format_trace`, irrational values as certified decimals
+(:func:`.values.certified_text`).
+
 May import the campaign (constructions, parameters, the exact backend choice), the IR and its
 interpreters, and the float checks (torch loads only with ``--backend torch``).
 """
@@ -19,8 +26,10 @@ from fractions import Fraction
 from typing import Any
 
 from netproof.symbolic import (
+    AttentionLayer,
     Classifier,
     FlatEmbedding,
+    Hardmax,
     Network,
     RecurrentNetwork,
     Seq2Seq,
@@ -30,6 +39,7 @@ from netproof.symbolic import (
     render,
     tokenize,
 )
+from netproof.symbolic.display import format_trace
 from netproof.symbolic.size import network_size
 
 from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED
@@ -38,7 +48,7 @@ from netproof.verifier.campaign.sources import Session, build_network, parameter
 from netproof.verifier.campaign.usermod import is_module_ref
 from netproof.verifier.claims import Construction
 
-from .checks import MAX_EXACT_SYMBOLS, nonnegative_int, read_word_file
+from .checks import MAX_EXACT_SYMBOLS, MAX_RUN_WORDS, read_words, run_length
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_run"]
@@ -46,13 +56,17 @@ __all__ = ["add_parser", "cmd_run"]
 
 def add_parser(sub: Any) -> None:
     """Register ``netproof run`` on the CLI's subparsers."""
-    p_run = sub.add_parser("run", help="evaluate a construction on one word")
+    p_run = sub.add_parser("run", help="evaluate a construction on a word (or many: @FILE, - for stdin)")
     p_run.add_argument(
         "name",
         help="construction (see `netproof list`), a user module (FILE.py or FILE.py:NAME) or a network file "
         "(FILE.json, from `netproof export`)",
     )
-    p_run.add_argument("word", help="the word: symbols, or space-separated tokens, or @FILE")
+    p_run.add_argument(
+        "word",
+        help="the word: symbols, or space-separated tokens; @FILE or - (standard input): one word per line "
+        "(several words print a table, or JSON lines with --json)",
+    )
     p_run.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p_run.add_argument(
         "--backend",
@@ -72,7 +86,7 @@ def add_parser(sub: Any) -> None:
     )
     p_run.add_argument(
         "--length",
-        type=nonnegative_int,
+        type=run_length,
         default=None,
         metavar="N",
         help="evaluate the word as the start of a string of total length N (special tokens included): "
@@ -109,21 +123,117 @@ def _value_text(value: Any) -> str:
     return format_value(value)
 
 
+def _word_texts(arg: str) -> tuple[list[str], str | None]:
+    """The words ``arg`` gives and where they came from: ``-`` (standard input) and ``@FILE``
+    hold one word per line (None: the word itself)."""
+    if arg == "-":
+        return read_words("-"), "standard input"
+    if arg.startswith("@"):
+        return read_words(arg[1:]), arg[1:]
+    return [arg], None
+
+
 def _run_network(
     args: argparse.Namespace, file_net: Network | None, c: Construction | None, values: dict[str, Any], source: str
 ) -> int:
-    word_text: str = args.word
-    if word_text.startswith("@"):
-        word_text = read_word_file(word_text[1:])
+    texts, origin = _word_texts(args.word)
+    if not texts:
+        raise UsageError(f"{origin} holds no word; write one word per line (`netproof run NAME ''` runs the empty word)")
+    if len(texts) > MAX_RUN_WORDS:
+        raise UsageError(
+            f"{origin} holds {len(texts):,} words; run takes at most {MAX_RUN_WORDS:,} at once (an exact run of "
+            "a few hundred symbols can take a second per word): split the file"
+        )
     if file_net is not None:
         probe = file_net
     else:
         assert c is not None
         probe = build_network(c, values, 0) if c.per_length else build_network(c, values)
-    try:
-        word = tokenize(probe.alphabet, word_text)
-    except WordError as exc:
-        raise UsageError(str(exc)) from None
+    words = []
+    for line, text in enumerate(texts, 1):
+        try:
+            words.append(tokenize(probe.alphabet, text))
+        except WordError as exc:
+            raise UsageError(f"{origin}, line {line}: {exc}" if len(texts) > 1 else str(exc)) from None
+    if len(words) == 1:
+        return _run_word(args, file_net, c, values, source, probe, words[0])
+    if args.trace:
+        raise UsageError(f"--trace prints one word's trace; {origin} holds {len(words)} words: give one word")
+    args.sink = []
+    code = EXIT_OK
+    for word in words:
+        code = max(code, _run_word(args, file_net, c, values, source, probe, word))
+    _print_many(args.sink, args.json)
+    return code
+
+
+def _collect(args: argparse.Namespace, record: dict[str, Any]) -> bool:
+    """Keep ``record`` for the table of many words (True), or not (a single word: False)."""
+    sink = getattr(args, "sink", None)
+    if sink is None:
+        return False
+    sink.append(record)
+    return True
+
+
+def _yes(v: Any) -> str:
+    return "—" if v is None else ("yes" if v else "no")
+
+
+def _print_many(records: Sequence[dict[str, Any]], as_json: bool) -> None:
+    """Many words' records: JSON lines, or a table with a column for each field some record has."""
+    if as_json:
+        for r in records:
+            print(json.dumps(r, ensure_ascii=False))
+        return
+    columns: list[tuple[str, Any]] = [("word", lambda r: r["word"] or "ε")]
+    if any(r.get("accepted") is not None for r in records):
+        columns.append(("accepted", lambda r: _yes(r.get("accepted"))))
+    if any(r.get("member") is not None for r in records):
+        columns.append(("member", lambda r: _yes(r.get("member"))))
+    if any(r.get("output") is not None for r in records):
+        columns.append(("logit", lambda r: _short(r.get("output_decimal") or r.get("output") or "—")))
+    if any("next" in r for r in records):
+        columns.append(("next", lambda r: " ".join(r.get("next", ())) or "∅"))
+        columns.append(("may end", lambda r: _yes(r.get("end"))))
+    if any("halted_at" in r for r in records):
+        columns.append(("halts at", lambda r: "—" if r.get("halted_at") is None else f"t = {r['halted_at']}"))
+    if any("agreement" in r for r in records):
+        columns.append(("check", lambda r: "agrees" if r["agreement"]["agree"] else "DISAGREES"))
+    table = [[name for name, _ in columns]] + [[str(get(r)) for _, get in columns] for r in records]
+    widths = [max(len(row[k]) for row in table) for k in range(len(columns))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _readout_check(net: Network, word: tuple[str, ...], source: str) -> None:
+    """Refuse a word too short for the classifier's readout position (the empty word, for a
+    network without a CLS token), naming the construction and the shortest word it reads."""
+    r, emb = net.readout, net.embedding
+    if not isinstance(r, Classifier) or isinstance(emb, FlatEmbedding):
+        return
+    specials = len(emb.prefix) + len(emb.suffix)
+    count = specials + len(word)
+    t = r.position if r.position >= 0 else count + r.position
+    if 0 <= t < count:
+        return
+    shortest = (r.position + 1 if r.position >= 0 else -r.position) - specials
+    shown = "the empty word" if not word else f"{render(net.alphabet, word)!r} ({len(word)} symbols)"
+    raise UsageError(
+        f"{source} reads its logit at token {r.position}, and {shown} gives {count} token{'s' * (count != 1)}: "
+        f"{source} is defined on words of at least {shortest} symbol{'s' * (shortest != 1)}; give a longer word"
+    )
+
+
+def _run_word(
+    args: argparse.Namespace, file_net: Network | None, c: Construction | None, values: dict[str, Any], source: str,
+    probe: Any, word: tuple[str, ...],
+) -> int:
+    """``run`` on one word (printed, or kept for the table of many words)."""
     if (args.backend != "torch" or args.check) and len(word) > MAX_EXACT_SYMBOLS:
         where = "--check runs the exact interpreters, which take" if args.check else "the exact backends evaluate"
         raise UsageError(
@@ -149,6 +259,7 @@ def _run_network(
     if isinstance(net, Seq2Seq):
         assert c is not None
         return _run_seq2seq(args, net, c, values, word, source)
+    _readout_check(net, word, source)
     if args.backend == "torch":
         return _run_torch(args, net, c, values, source, word)
     backend, trace = evaluate(net, word, args.backend, args.length)
@@ -181,8 +292,10 @@ def _run_network(
              "end": end in allowed if end is not None else None}
             for t, allowed in enumerate(trace.next_symbols)
         ]
-    if args.trace:
+    if args.trace and args.json:  # sympy prints a long exact value slowly: only for the JSON
         record["trace"] = _trace_json(trace)
+    if _collect(args, record):
+        return EXIT_OK
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -190,7 +303,11 @@ def _run_network(
     print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
     print(f"word: {record['word'] or 'ε'}   tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}")
     if args.trace:
-        _print_trace(trace)
+        from .values import certified_text
+
+        print()
+        print(format_trace(trace, states="all", value=certified_text, weights=True))
+        print()
     if trace.output is not None:
         long_form = record["output_decimal"] is not None and len(record["output"]) > EXACT_FORM_CHARS
         shown = record["output_decimal"] if long_form and not args.exact_form else record["output"]
@@ -222,7 +339,17 @@ def _decimal(net: Network, word: Any, length: int | None, backend: str, output: 
 
 
 def _trace_json(trace: Any) -> dict[str, Any]:
+    """The trace as JSON: every state's rows by dim, exact (``rows``), and where a value is
+    irrational its certified decimal beside it (``decimals``: only those entries), and every
+    head's weights and selections."""
+    from .values import certified_text
+
     dims = trace.network.dims
+
+    def decimals(row: Any) -> dict[str, str]:
+        return {d: certified_text(v) for d, v in zip(dims, row, strict=True)
+                if v is not None and not isinstance(v, Fraction) and not getattr(v, "is_Rational", False)}
+
     return {
         "dims": list(dims),
         "positions": list(trace.positions),
@@ -233,6 +360,7 @@ def _trace_json(trace: Any) -> dict[str, Any]:
                     {d: None if v is None else _value_text(v) for d, v in zip(dims, row, strict=True)}
                     for row in s.rows
                 ],
+                **({"decimals": [decimals(row) for row in s.rows]} if trace.backend != "exact" else {}),
             }
             for s in trace.states
         ],
@@ -247,31 +375,6 @@ def _trace_json(trace: Any) -> dict[str, Any]:
             for sel in trace.selections
         ],
     }
-
-
-def _print_trace(trace: Any) -> None:
-    dims = trace.network.dims
-    sels: dict[str, list[Any]] = {}
-    for sel in trace.selections:
-        sels.setdefault(sel.layer, []).append(sel)
-    for state in trace.states:
-        print(f"\n-- after {state.label}")
-        for layer_sel in sels.get(state.label, []):
-            where = trace.positions[layer_sel.position]
-            if layer_sel.selected is not None:
-                chosen = ", ".join(str(trace.positions[j]) for j in layer_sel.selected) or "nothing (empty mask: zero vector)"
-                print(f"   head {layer_sel.head} at i={where} selects {chosen}")
-            else:
-                ws = " ".join(_value_text(w) for w in layer_sel.weights)
-                print(f"   head {layer_sel.head} at i={where} weights: {ws}")
-        for t, row in enumerate(state.rows):
-            token = trace.tokens[t] if len(trace.tokens) == len(state.rows) else render(trace.network.alphabet, trace.tokens)
-            if all(v is None for v in row):
-                print(f"   i={trace.positions[t]:<3} {token:>4} | (never read after this point: left undefined)")
-                continue
-            cells = [f"{d}={_value_text(v)}" for d, v in zip(dims, row, strict=True) if not (isinstance(v, Fraction) and v == 0)]
-            print(f"   i={trace.positions[t]:<3} {token:>4} | " + ("  ".join(cells) or "0"))
-    print()
 
 
 def _run_recurrent(
@@ -290,7 +393,7 @@ def _run_recurrent(
     try:
         trace = run_recurrent(net, word, backend)  # type: ignore[arg-type]
     except SymbolicError as exc:
-        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+        raise UsageError(str(exc)) from None
     task = None
     if c is not None:
         for claim in c.claims(values):
@@ -331,6 +434,8 @@ def _run_recurrent(
         "member": None if task is None else task.contains(tuple(word)),
         "predictions_equal_targets": right,
     }
+    if _collect(args, record):
+        return EXIT_OK
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -377,7 +482,7 @@ def _run_torch(
 
             agreement = compare(net, [word], dtype=args.dtype, device=args.device, length=args.length, compiled=compiled)
     except SymbolicError as exc:
-        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+        raise UsageError(str(exc)) from None
     lang = c.reference_language(values) if c is not None else None
     member = lang.contains(word) if lang else None
     emb = net.embedding
@@ -424,6 +529,8 @@ def _run_torch(
     if agreement is not None:
         record["agreement"] = agreement.to_json()
     code = EXIT_OK if agreement is None or agreement.agree else EXIT_REFUTED
+    if _collect(args, record):
+        return code
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return code
@@ -438,9 +545,12 @@ def _run_torch(
         shown = " ".join(record["next"]) or "(no bracket)"
         ending = "" if record["end"] is None else ("; the string may end here" if record["end"] else "; the string may not end here")
         print(f"allowed next after the input (n = {record['length']}): {shown}{ending}   ({where})")
-    gap = "none met" if fb.min_gap == float("inf") else f"{fb.min_gap:.6g}"
-    print(f"hardmax: smallest score gap {gap}; unresolved ties: {fb.unresolved_ties.count}"
-          + "".join(f"\n   tie at {t.layer!r} head {t.head!r} i={t.position}" for t in fb.unresolved_ties.first))
+    if not _has_hardmax(net):
+        print("hardmax: the network has no hardmax head (no score gap to measure)")
+    else:
+        gap = "none met (no query had two candidate keys)" if fb.min_gap == float("inf") else f"{fb.min_gap:.6g}"
+        print(f"hardmax: smallest score gap {gap}; unresolved ties: {fb.unresolved_ties.count}"
+              + "".join(f"\n   tie at {t.layer!r} head {t.head!r} i={t.position}" for t in fb.unresolved_ties.first))
     if accepted is not None:
         verdict = "accepted (s > 0)" if accepted else "rejected (s <= 0)"
         print(f"{verdict}" + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}"))
@@ -455,6 +565,13 @@ def _run_torch(
             print(f"check: DISAGREES with the {'/'.join(agreement.exact_backends)} interpreter on the {d.what}: "
                   f"float {d.float_value}, exact {d.exact_value}")
     return code
+
+
+def _has_hardmax(net: Network) -> bool:
+    return any(
+        isinstance(sub.block, AttentionLayer) and any(isinstance(h.normalizer, Hardmax) for h in sub.block.heads)
+        for sub in net.layers
+    )
 
 
 def _run_seq2seq(
@@ -476,7 +593,7 @@ def _run_seq2seq(
     try:
         trace = run_seq2seq(net, word, max_steps=budget, backend=backend)  # type: ignore[arg-type]
     except SymbolicError as exc:
-        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+        raise UsageError(str(exc)) from None
     sim = next((cl for cl in c.claims(values) if isinstance(cl, Simulates)), None)
     machine: dict[int, tuple[int, Any]] = {}
     if sim is not None and sim.machine is not None:
@@ -517,6 +634,8 @@ def _run_seq2seq(
     }
     if args.trace:
         record["steps"] = steps
+    if _collect(args, record):
+        return EXIT_OK
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return EXIT_OK

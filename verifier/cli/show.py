@@ -1,6 +1,10 @@
-"""``netproof show``: a construction's exact run on one word drawn as attention maps (PNG, SVG or
-a self-contained HTML page): per layer and head the attention matrix over positions labelled with
-the word's symbols, and the final residual state by named dim
+"""``netproof show``: a construction's exact run on one word drawn as a picture (PNG, SVG or a
+self-contained HTML page). An encoder transformer: per layer and head the attention matrix over
+positions labelled with the word's symbols, and the final residual state by named dim. An
+encoder–decoder: one decoder step (``--step``, default 1): the decoder–encoder attention of every
+step, the step's heads and the named dims it reads and writes, with the simulated machine's
+configuration beside the steps that hold one. A recurrent network: the stack (or memory) over
+time, the operation weights and the predicted next-symbol sets next to the task's targets
 (:mod:`netproof.verifier.floats.pictures` draws; this module parses and prints).
 
 May import the campaign (constructions, parameters, the exact backend choice) and the pictures
@@ -12,7 +16,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from netproof.symbolic import RecurrentNetwork, Seq2Seq, WordError, tokenize
+from netproof.symbolic import NotRationalError, RecurrentNetwork, Seq2Seq, SymbolicError, WordError, tokenize
+from netproof.verifier.claims import Construction, PredictsNext, Simulates
 from netproof.verifier.campaign.errors import EXIT_OK
 from netproof.verifier.campaign.evaluate import evaluate
 from netproof.verifier.campaign.sources import (
@@ -22,7 +27,7 @@ from netproof.verifier.campaign.sources import (
     parse_assignments,
 )
 
-from .checks import MAX_EXACT_SYMBOLS, output_file
+from .checks import MAX_EXACT_SYMBOLS, nonnegative_int, output_file
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_show"]
@@ -30,11 +35,13 @@ __all__ = ["add_parser", "cmd_show"]
 
 def add_parser(sub: Any) -> None:
     """Register ``netproof show`` on the CLI's subparsers."""
-    p = sub.add_parser("show", help="draw a construction's attention maps on one word (PNG, SVG or HTML)")
+    p = sub.add_parser("show", help="draw a construction's run on one word: attention maps, a decoder step, a stack (PNG, SVG or HTML)")
     p.add_argument("name", help="construction (see `netproof list`)")
     p.add_argument("word", help="the word: symbols, or space-separated tokens")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--out", type=output_file, required=True, help="the file to write: FILE.png, FILE.svg or FILE.html")
+    p.add_argument("--step", type=nonnegative_int, default=None, metavar="T",
+                   help="encoder–decoders: the decoder step to draw (default 1, or 0 when the run has one step)")
     p.set_defaults(func=cmd_show)
 
 
@@ -48,21 +55,79 @@ def cmd_show(args: argparse.Namespace, session: Session) -> int:
     c = session.one(args.name, "show")
     values = parameter_values(c, parse_assignments(args.param))
     probe = build_network(c, values, 0) if c.per_length else build_network(c, values)
-    if isinstance(probe, (Seq2Seq, RecurrentNetwork)):
-        kind = "an encoder–decoder" if isinstance(probe, Seq2Seq) else "a recurrent network"
-        raise UsageError(f"{c.name} is {kind}: `show` draws encoder transformers only; see its steps with "
-                         f"`netproof run {c.name} WORD --trace`")
+    if args.step is not None and not isinstance(probe, Seq2Seq):
+        raise UsageError(f"--step {args.step}: {c.name} is not an encoder–decoder; drop --step")
     try:
         word = tokenize(probe.alphabet, args.word)
     except WordError as exc:
         raise UsageError(str(exc)) from None
     if len(word) > MAX_EXACT_SYMBOLS:
         raise UsageError(f"the word has {len(word):,} symbols; `show` draws words of at most {MAX_EXACT_SYMBOLS:,}")
-    net = build_network(c, values, len(word)) if c.per_length else probe
-    _backend, trace = evaluate(net, word)
+    options: dict[str, Any] = {}
+    if isinstance(probe, Seq2Seq):
+        trace, options = _seq2seq(c, values, probe, word, args.step)
+    elif isinstance(probe, RecurrentNetwork):
+        trace, options = _recurrent(c, values, probe, word)
+    else:
+        net = build_network(c, values, len(word)) if c.per_length else probe
+        _backend, trace = evaluate(net, word)
     try:
-        out = draw(trace, args.out)
+        out = draw(trace, args.out, **options)
     except (PictureError, MissingExtraError) as exc:
         raise UsageError(str(exc)) from None
     print(f"wrote {out}")
     return EXIT_OK
+
+
+def _seq2seq(c: Construction, values: dict[str, Any], net: Seq2Seq, word: tuple[str, ...], step: int | None) -> tuple[Any, dict[str, Any]]:
+    """The exact run of an encoder–decoder, the step to draw, and a note beside every step that
+    holds a configuration of the machine a :class:`Simulates` claim names (as the decoder holds
+    it, and the machine's where they differ)."""
+    from netproof.symbolic.seq2seq import DEFAULT_MAX_STEPS
+    from netproof.symbolic.seq2seq import run as run_seq2seq
+
+    budget = DEFAULT_MAX_STEPS if c.max_steps is None else c.max_steps(values, word)
+    try:
+        trace = run_seq2seq(net, word, max_steps=budget)
+    except SymbolicError as exc:
+        raise UsageError(f"{exc}") from None
+    last = len(trace.steps) - 1
+    chosen = min(1, last) if step is None else step
+    if chosen > last:
+        raise UsageError(f"--step {chosen}: the run on {_word_text(word)} has decoder steps 0..{last}; choose one of them")
+    notes: dict[int, str] = {}
+    sim = next((cl for cl in c.claims(values) if isinstance(cl, Simulates)), None)
+    if sim is not None and sim.machine is not None:
+        for k, (tick, conf) in enumerate(sim.machine(word)):
+            if tick < len(trace.steps):
+                y = trace.y(tick)
+                got = sim.decode({u: y[d] for u, d in zip(sim.rnn.unit_names, sim.hidden, strict=True)}) if sim.decode else None
+                held = str(conf) if got is None or got == conf else f"{got} (machine: {conf})"
+                notes[tick] = f"configuration {k}: {held}"
+    caption = ""
+    if notes:
+        caption = ("beside the steps: the simulated machine's configuration that y_t holds, "
+                   "as state [stack 1 | stack 2] with the tops on the left (ε: empty)")
+    return trace, {"step": chosen, "notes": notes, "caption": caption}
+
+
+def _recurrent(c: Construction, values: dict[str, Any], net: RecurrentNetwork, word: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
+    """The run of a recurrent network (exact; intervals where a cell is not rational) and the
+    targets of the construction's next-symbol task."""
+    from netproof.symbolic.recurrent import run as run_recurrent
+
+    if not word:
+        raise UsageError("the empty word has no steps to draw; give a word of at least one symbol")
+    try:
+        try:
+            trace = run_recurrent(net, word, "exact")
+        except NotRationalError:
+            trace = run_recurrent(net, word, "interval")
+    except SymbolicError as exc:
+        raise UsageError(f"{exc}") from None
+    task = next((cl.task for cl in c.claims(values) if isinstance(cl, PredictsNext)), None)
+    return trace, {"targets": None if task is None else task.next_sets(word)}
+
+
+def _word_text(word: tuple[str, ...]) -> str:
+    return repr("".join(word)) if all(len(s) == 1 for s in word) else repr(" ".join(word))
