@@ -20,6 +20,7 @@ from netproof.symbolic import Network
 from netproof.verifier.claims import (
     VARIANT,
     BlockIdentity,
+    BooleanBlock,
     Bound,
     Claim,
     Construction,
@@ -54,6 +55,7 @@ from .networks import (
 __all__ = ["CONSTRUCTIONS", "parity_closed_form", "parity_closed_form_paper"]
 
 PAPER = "chiang2022"
+I0_DIM, CLS_DIM = "I[w=0]", "I[w=CLS]"
 
 
 def _k(p: Point) -> int:
@@ -266,6 +268,24 @@ def _parity_lemmas(values: Mapping[str, Any]) -> tuple[Lemma, ...]:
             unit="1/n",
             inputs={"i/n": i, "k/n": k},
             outputs={"I[i=k]/n": sympy.Piecewise((1, sympy.Eq(i, k)), (0, True))},
+        ),
+    )
+
+
+def _first_lemmas(values: Mapping[str, Any]) -> tuple[Lemma, ...]:
+    """§2.3's FFN 1 as a block lemma: on one-hot inputs it writes dim 5 = I[i=1 ∧ w_i=1], i.e.
+    relu(−I[w=0] − I[w=CLS] + I[i=1]) is 1 exactly when I[i=1] holds and the token is neither 0
+    nor CLS. (The claims' proofs for every length, over position classes, encode the FFN
+    faithfully; the lemma is the paper's own step, and it opens the compositional proof.)"""
+    i1, w0, cls = sympy.symbols(f"I[i=1] {I0_DIM} {CLS_DIM}")
+    return (
+        BooleanBlock(
+            id="first_symbol",
+            statement="FFN first_symbol writes I[i=1∧w=1] = I[i=1] ∧ ¬I[w=0] ∧ ¬I[w=CLS] on 0/1 inputs",
+            reference="§2.3",
+            block="first_symbol",
+            boolean=("I[i=1]", I0_DIM, CLS_DIM),
+            outputs={"I[i=1∧w=1]": sympy.And(i1, sympy.Not(w0), sympy.Not(cls))},
         ),
     )
 
@@ -575,6 +595,7 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         params=(C_PARAM,),
         build=lambda values: first_transformer(_c(values)),
         claims=_first_claims,
+        lemmas=_first_lemmas,
         language=FIRST,
         precision=EXTREMES,
     ),
@@ -630,6 +651,7 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         params=(ONE,),
         build=lambda values: first_transformer(_c(values), log_n=True),
         claims=_first_logn_claims,
+        lemmas=_first_lemmas,
         language=FIRST,
         precision=EXTREMES,
     ),

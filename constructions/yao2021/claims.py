@@ -31,6 +31,9 @@ from netproof.verifier.claims import (
     Param,
     Recognizes,
     TraceProperty,
+    SelectsNearest,
+    TieRuleFree,
+    PairHeights,
     parse_fraction,
     parse_int,
 )
@@ -283,6 +286,7 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             reference=ref,
             holds=_neighbours_hold(depth),  # type: ignore[arg-type]
             holds_batch=_neighbours_hold(depth, batch=True),  # type: ignore[arg-type]
+            statable=SelectsNearest(heads=tuple((f"match{ell}", head) for ell in range(1, depth + 1) for head in ("left", "right"))),
             max_len=bound,
         ),
         TraceProperty(
@@ -291,6 +295,7 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             reference=ref,
             holds=_tie_free_accept(depth),  # type: ignore[arg-type]
             holds_batch=_tie_free_accept(depth, batch=True),  # type: ignore[arg-type]
+            statable=TieRuleFree(layer="final", head="any_open_or_error"),
             max_len=bound,
         ),
     ]
@@ -303,6 +308,9 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
                 reference=ref,
                 holds=_invariant_holds(k, depth),  # type: ignore[arg-type]
                 holds_batch=_invariant_holds(k, depth, batch=True),  # type: ignore[arg-type]
+                statable=PairHeights(
+                    language=lang, after=tuple((f"logic{ell}", ell) for ell in range(1, depth + 1)), dim="m", special=1, zero=("e",)
+                ),
                 only=lang.contains,
                 max_len=bound,
             )
@@ -803,8 +811,8 @@ def _parse_lambda2(raw: str) -> Fraction | str:
     return parse_fraction("lambda2", minimum=Fraction(0), strict=True)(raw)
 
 
-MAX_K = 100
-"""The largest k taken: the claims range over words of 2k symbols, and building them takes minutes from k ≈ 300."""
+MAX_K = 128
+"""The largest k taken: Yao et al.'s largest (Appendix D: k ∈ {2, 8, 32, 128}); the claims range over words of 2k symbols, and building them takes minutes from k ≈ 300."""
 MAX_DEPTH = 16
 """The largest D taken: the claims' constants grow exponentially with D (minutes to build from D ≈ 20)."""
 

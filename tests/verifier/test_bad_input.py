@@ -95,9 +95,9 @@ ROWS = [
     row("run-k-not-integer", "run dyck () -p k=abc", "k='abc'", "not an integer"),
     row("run-k-long-not-integer", "run dyck () -p k=" + "x" * 5000, "(5000 characters)", "not an integer"),
     row("run-c-long-decimal", "run parity 01 -p c=0." + "5" * 5000, "(5007 characters)", "decimals are refused"),
-    row("run-dyck-k-huge", "run dyck () -p k=100000", "k=100000", "k <= 100"),
+    row("run-dyck-k-huge", "run dyck () -p k=100000", "k=100000", "k <= 128"),
     row("run-dyck-depth-huge", "run dyck () -p depth=1000", "depth=1000", "depth <= 16"),
-    row("run-dyck-gen-k-huge", "run dyck-gen () -p k=100000", "k=100000", "k <= 100"),
+    row("run-dyck-gen-k-huge", "run dyck-gen () -p k=100000", "k=100000", "k <= 128"),
     row("run-dyck-gen-depth-huge", "run dyck-gen () -p depth=17", "depth=17", "depth <= 16"),
     row("run-baby-ntm-slots-huge", "run baby-ntm () -p slots=20000", "slots=20000", "slots <= 10000"),
     row("run-relpos-n-huge", "run relpos 01 -p n_sym=7", "n_sym=7", "n_sym <= 6"),
@@ -153,7 +153,7 @@ ROWS = [
     row("prove-out-deep-under-a-file", "prove first --out afile/a/b/c", "'afile' is a file"),
     row("prove-no-construction-has-params", "prove -p zz=1", "no construction has all of the parameters", "zz"),
     row("prove-decimal", "prove parity -p c=0.5", "c="),
-    row("prove-dyck-k-huge", "prove dyck -p k=100000", "k <= 100"),
+    row("prove-dyck-k-huge", "prove dyck -p k=100000", "k <= 128"),
     row("prove-missing-netfile", "prove missing.json", "missing.json"),
     row("prove-netfile-malformed", "prove notnet.json", "notnet.json", "format_version"),
     row("prove-netfile-no-construction", "prove plain.json", "plain.json", "names no known construction"),
@@ -169,7 +169,7 @@ ROWS = [
     row("export-state-dict-without-out", "export parity --format state_dict", "--out FILE.pt"),
     row("export-recurrent", "export stack-rnn", "RecurrentNetwork"),
     row("export-seq2seq", "export tm-sim", "encoder–decoder"),
-    row("export-dyck-k-huge", "export dyck -p k=100000", "k <= 100"),
+    row("export-dyck-k-huge", "export dyck -p k=100000", "k <= 128"),
     row("export-nothing", "export", "required"),
     # ------------------------------------------------------------------ fuzz
     row("fuzz-unknown", "fuzz nosuch", "unknown construction 'nosuch'"),
@@ -185,7 +185,7 @@ ROWS = [
     row("fuzz-backend", "fuzz first --backend gpu", "invalid choice", "gpu"),
     row("fuzz-jobs-zero", "fuzz first --jobs 0", "--jobs", ">= 1"),
     row("fuzz-jobs-negative", "fuzz first --jobs -1", "--jobs", ">= 1"),
-    row("fuzz-dyck-k-huge", "fuzz dyck -p k=100000", "k <= 100"),
+    row("fuzz-dyck-k-huge", "fuzz dyck -p k=100000", "k <= 128"),
     row("fuzz-no-construction-has-params", "fuzz -p zz=1", "no construction has all of the parameters"),
     # ------------------------------------------------------------------ ledger
     row("ledger-no-proofs", "ledger --proofs nowhere", "no proof records at 'nowhere'"),
@@ -296,7 +296,7 @@ def test_bad_input_is_one_error_line_with_exit_2_and_nothing_written(
 # --------------------------------------------------------------------------- as a user runs them
 
 SUBPROCESS_ROWS = [
-    pytest.param(("run", "dyck", "()", "-p", "k=100000"), "k <= 100", id="run-dyck-k-100000"),
+    pytest.param(("run", "dyck", "()", "-p", "k=100000"), "k <= 128", id="run-dyck-k-100000"),
     pytest.param(("prove", "first", "--max-n", "1000000"), "--max-n <= 28", id="prove-max-n-1000000"),
     pytest.param(("run", "parity", "@big.txt"), "50,000 symbols", id="run-50000-symbol-word-file"),
     pytest.param(("run", "deep.json", "01"), "too deeply", id="run-200000-deep-network-file"),

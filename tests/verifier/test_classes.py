@@ -187,8 +187,9 @@ def test_what_the_encoding_does_not_cover_is_unsupported_with_the_reason() -> No
     values = first.parse_params({})
     first_claim = next(x for x in first.claims(values) if isinstance(x, Recognizes))
     assert first_claim.language is FIRST
-    with pytest.raises(Unsupported, match="FIRST is not given as a commutative automaton"):
-        class_query(first.network(values), first_claim, [])
+    last = Language("LAST", ("0", "1"), lambda w: w[-1:] == ("1",), "last symbol 1", Automaton(states=2, start=0, accepting=frozenset({1}), delta=((0, 1), (0, 1))))
+    with pytest.raises(Unsupported, match="LAST is not given as an automaton that is commutative after its first 3 symbols or fewer"):
+        class_query(first.network(values), dataclasses.replace(first_claim, language=last), [])
     # Hard attention (the Dyck recognizer).
     dyck = REGISTRY["dyck"]
     dvalues = dyck.parse_params({"k": "1", "depth": "1"})

@@ -423,7 +423,7 @@ def test_a_proof_for_every_length_that_comes_first_interrupts_the_range_query_un
 def _without_bdds(monkeypatch):
     import netproof.verifier.smt.compositional.search as compositional
 
-    monkeypatch.setattr(compositional, "_reachable", lambda system, deadline, stop: ("unsupported", "dd is not installed (test)"))
+    monkeypatch.setattr(compositional, "reachable_states", lambda system, deadline, stop: ("unsupported", "dd is not installed (test)"))
 
 
 def test_a_search_for_spacers_invariant_is_interrupted_when_the_ranges_are_done_and_says_so(monkeypatch):
@@ -563,12 +563,12 @@ def test_a_transition_system_with_a_term_that_is_not_boolean_gets_no_diagram_and
 
     import z3
 
-    from netproof.verifier.smt.compositional.search import _reachable
+    from netproof.verifier.smt.compositional.search import reachable_states
     from netproof.verifier.smt.compositional.system import TransitionSystem as _System
 
     ctx = z3.Context()
     x, nx = z3.Bool("x", ctx), z3.Bool("x.next", ctx)
     i = z3.Int("i", ctx)
     system = _System(z3, ctx, [x], [nx], z3.Not(x), nx == (i > 0), x)
-    status, why = _reachable(system, time.perf_counter() + 60, lambda: False)
+    status, why = reachable_states(system, time.perf_counter() + 60, lambda: False)
     assert status == "unsupported" and why.endswith("that is not Boolean")

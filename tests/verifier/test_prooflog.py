@@ -35,9 +35,10 @@ def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``prove first gates --method all --max-n 5`` written once for the module."""
+    """``prove first first-flawed-logn gates --method all --max-n 5`` written once for the module
+    (first-flawed-logn declares no lemmas, so its smt proofs are one query per length)."""
     out = tmp_path_factory.mktemp("proofs")
-    code = np_cli.main(["prove", "first", "gates", "--method", "all", "--max-n", "5", "--out", str(out), "--jobs", "1", "--quiet"])
+    code = np_cli.main(["prove", "first", "first-flawed-logn", "gates", "--method", "all", "--max-n", "5", "--out", str(out), "--jobs", "1", "--quiet"])
     assert code == 0
     return out
 
@@ -72,13 +73,13 @@ def edit(path: Path, change: str, to: str) -> None:
 
 
 def test_an_smt_proof_logs_one_smt2_file_per_length_with_its_sha256(logs: Path) -> None:
-    log = read_log(str(rec_file(logs, "first", "recognizes.n5")))
+    log = read_log(str(rec_file(logs, "first-flawed-logn", "recognizes.n5")))
     rec = log.record
     assert rec["format_version"] == 2
     assert rec["method"] == "exhaustive (exact) + smt (z3)"
     assert rec["solver"]["name"] == "z3" and rec["lemmas"] is None
     assert [(q["name"], q["result"]) for q in rec["queries"]] == [(f"n={m}", "unsat") for m in range(6)]
-    assert [q["file"] for q in rec["queries"]] == [f"../queries/first/{Path(log.path).stem}/n_{m}.smt2" for m in range(6)]
+    assert [q["file"] for q in rec["queries"]] == [f"../queries/first-flawed-logn/{Path(log.path).stem}/n_{m}.smt2" for m in range(6)]
     for q in rec["queries"]:
         assert log.smt2[q["sha256"]].startswith("(set-logic QF_LIRA)\n" if q["name"] != "n=0" else "(set-logic QF_")
 
@@ -97,7 +98,7 @@ def test_exhaustive_only_claims_have_no_queries_and_no_solver(logs: Path) -> Non
 
 
 def test_the_logs_are_byte_identical_when_the_proof_runs_again(logs: Path, tmp_path: Path) -> None:
-    code = np_cli.main(["prove", "first", "gates", "--method", "all", "--max-n", "5", "--out", str(tmp_path), "--jobs", "1", "--quiet"])
+    code = np_cli.main(["prove", "first", "first-flawed-logn", "gates", "--method", "all", "--max-n", "5", "--out", str(tmp_path), "--jobs", "1", "--quiet"])
     assert code == 0
     first = sorted(p.relative_to(logs) for p in logs.rglob("*") if p.is_file())
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == first
@@ -123,13 +124,17 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path: Pat
 
 
 def test_every_log_is_fresh_against_a_rebuild_without_solving(logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_solving(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the freshness check must not solve")
+    lemma_solve = smt.solve
 
-    monkeypatch.setattr(smt, "solve", no_solving)
+    def lemmas_only(solver: object, *, name: str, **kwargs: object) -> object:
+        if " n=" in name or " every n" in name:
+            raise AssertionError(f"the freshness check must not solve the theorem query {name!r}")
+        return lemma_solve(solver, name=name, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(smt, "solve", lemmas_only)  # first's block lemma is proved again, as in a compositional record
     checked = [check_fresh(str(p), REGISTRY) for p in sorted(logs.rglob("*.json"))]
-    assert len(checked) == 3 + 7  # first: recognizes, all-c, C6; gates: 7 lemmas
-    assert sum(len(log.queries) for log in checked) == 6 + 7
+    assert len(checked) == 3 + 2 + 7  # first: recognizes, all-c, C6; first-flawed-logn: recognizes, C11-flawed; gates: 7 lemmas
+    assert sum(len(log.queries) for log in checked) == 2 + 6 + 6 + 7  # first: its lemma and the position-classes query
 
 
 def test_a_committed_version_1_record_is_still_read() -> None:
@@ -147,14 +152,14 @@ def test_a_committed_version_1_record_is_still_read() -> None:
         ('"verdict": "proved"', '"verdict": "proved",\n  "verdict": "proved"', "duplicate key 'verdict'"),
         ('"lemmas": null', '"lemmas": null,\n  "comment": "hi"', "unknown field.*comment"),
         ('"solver": {', '"solverx": {', "unknown field.*solverx"),
-        ('"fingerprint": "', '"fingerprint": "00', "network fingerprint 00.* does not match the rebuilt first network"),
+        ('"fingerprint": "', '"fingerprint": "00', "network fingerprint 00.* does not match the rebuilt first-flawed-logn network"),
         ('"result": "unsat"', '"result": "proved"', "has result='proved'; expected unsat, sat or unknown"),
     ],
     ids=["version", "duplicate-key", "unknown-field", "renamed-field", "fingerprint", "result"],
 )
 def test_the_strict_reader_rejects_a_tampered_log(logs: Path, tmp_path: Path, change: str, to: str, message: str) -> None:
     root = copy_of(logs, tmp_path)
-    path = rec_file(root, "first", "recognizes.n5")
+    path = rec_file(root, "first-flawed-logn", "recognizes.n5")
     edit(path, change, to)
     with pytest.raises(ProofLogError, match=message):
         check_fresh(str(path), REGISTRY)
@@ -162,10 +167,10 @@ def test_the_strict_reader_rejects_a_tampered_log(logs: Path, tmp_path: Path, ch
 
 def test_a_changed_smt2_file_is_rejected_by_its_hash(logs: Path, tmp_path: Path) -> None:
     root = copy_of(logs, tmp_path)
-    query = query_file(rec_file(root, "first", "recognizes.n5"), "n=3")
+    query = query_file(rec_file(root, "first-flawed-logn", "recognizes.n5"), "n=3")
     query.write_text(query.read_text(encoding="utf-8").replace("(check-sat)", "(assert false)\n(check-sat)"), encoding="utf-8")
     with pytest.raises(ProofLogError, match=r"query 'n=3': .*n_3.smt2 has sha256 .* the file was changed after the proof"):
-        read_log(str(rec_file(root, "first", "recognizes.n5")))
+        read_log(str(rec_file(root, "first-flawed-logn", "recognizes.n5")))
 
 
 def test_a_missing_smt2_file_is_rejected(logs: Path, tmp_path: Path) -> None:
@@ -225,12 +230,12 @@ def test_an_invariant_changed_in_the_initiation_query_alone_makes_the_other_cert
 
 def test_a_query_that_rebuilds_to_other_text_is_stale(logs: Path, tmp_path: Path) -> None:
     root = copy_of(logs, tmp_path)
-    query = query_file(rec_file(root, "first", "recognizes.n5"), "n=2")
+    query = query_file(rec_file(root, "first-flawed-logn", "recognizes.n5"), "n=2")
     text = query.read_text(encoding="utf-8") + "; changed\n"
     query.write_text(text, encoding="utf-8")
     import hashlib
 
-    path = rec_file(root, "first", "recognizes.n5")
+    path = rec_file(root, "first-flawed-logn", "recognizes.n5")
     rec = json.loads(path.read_text(encoding="utf-8"))
     old = rec["queries"][2]["sha256"]
     edit(path, old, hashlib.sha256(text.encode()).hexdigest())
@@ -245,9 +250,9 @@ def test_recheck_with_cvc5_agrees_with_every_log(logs: Path, capsys: pytest.Capt
     done = netproof(capsys, "recheck", str(logs), "--solver", "cvc5", "--json")
     assert done.code == 0, done.out + done.err
     report = json.loads(done.out)
-    assert report["summary"] == {"agree": 10, "disagree": 0, "undecided": 0, "rejected": 0, "exit_code": 0}
+    assert report["summary"] == {"agree": 12, "disagree": 0, "undecided": 0, "rejected": 0, "exit_code": 0}
     answers = [(q["recorded"], q["answer"]) for log in report["logs"] if log["solver"] == "cvc5" for q in log["queries"]]
-    assert answers == [("unsat", "unsat")] * 13
+    assert answers == [("unsat", "unsat")] * (2 + 6 + 6 + 7)
 
 
 def test_recheck_rejects_an_answer_that_does_not_give_the_verdict(logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -286,7 +291,10 @@ def test_a_compositional_proof_logs_its_lemma_tree_and_cvc5_agrees_with_every_qu
 ) -> None:
     done = netproof(capsys, "prove", "dyck", "-p", "k=1", "-p", "depth=1", "--method", "smt", "--max-n", "10",
                     "--out", str(tmp_path), "--jobs", "1", "--quiet")
-    assert done.code == 3  # Y3–Y5 are trace properties: Unknown under --method smt
+    assert done.code == 0, done.out  # Y3–Y5 are proved for every length too (their statable forms)
+    for trace_claim in ("Y3", "Y4", "Y5"):
+        traced = check_fresh(str(rec_file(tmp_path, "dyck", f"{trace_claim}.n10.47f2b3f2")), REGISTRY)
+        assert traced.record["verdict"] == "proved" and "and every longer one" in traced.record["detail"]
     path = rec_file(tmp_path, "dyck", "Y2.n10.47f2b3f2")
     log = check_fresh(str(path), REGISTRY)
     rec = log.record
@@ -338,13 +346,13 @@ def test_a_recorded_invariant_that_is_not_readable_smt_lib2_makes_the_log_stale_
 
 def test_writing_a_record_again_removes_the_query_files_it_no_longer_names(logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     proofs = copy_of(logs, tmp_path)
-    folder = query_file(rec_file(proofs, "first", "recognizes.n5"), "n=0").parent
+    folder = query_file(rec_file(proofs, "first-flawed-logn", "recognizes.n5"), "n=0").parent
     before = sorted(p.name for p in folder.iterdir())
     (folder / "lemma_recognizes_n_99.smt2").write_text("(check-sat)\n", encoding="utf-8")  # left by an earlier proof
-    done = netproof(capsys, "prove", "first", "--method", "smt", "--max-n", "5", "--out", str(proofs), "--jobs", "1", "--quiet")
-    assert done.code == 3  # all-c and C6 are not SMT claims
+    done = netproof(capsys, "prove", "first-flawed-logn", "--method", "smt", "--max-n", "5", "--out", str(proofs), "--jobs", "1", "--quiet")
+    assert done.code == 0  # recognizes and C11-flawed, both SMT claims
     assert sorted(p.name for p in folder.iterdir()) == before
-    check_fresh(str(rec_file(proofs, "first", "recognizes.n5")), REGISTRY)
+    check_fresh(str(rec_file(proofs, "first-flawed-logn", "recognizes.n5")), REGISTRY)
 
 
 def test_parity_proved_for_every_length_is_logged_with_its_one_query_and_cvc5_agrees(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -54,15 +54,20 @@ from .kinds import (
     SoftAgrees,
     StateValue,
     TraceProperty,
+    SelectsNearest,
+    PairHeights,
+    TieRuleFree,
+    StateProperty,
     ValueIs,
 )
-from .languages import Automaton, Language, SequenceTask, Word
+from .languages import Automaton, Language, SequenceTask, StackAutomaton, Word
 from .lemmas import BooleanBlock, Lemma, NearestSelection, ScaledBlock
 from .verdicts import Proved, Refuted, Unknown, Verdict
 
 __all__ = [
     "VARIANT",
     "Automaton",
+    "StackAutomaton",
     "Backend",
     "BlockIdentity",
     "BooleanBlock",
@@ -100,6 +105,10 @@ __all__ = [
     "SoftAgrees",
     "StateValue",
     "TraceProperty",
+    "SelectsNearest",
+    "PairHeights",
+    "TieRuleFree",
+    "StateProperty",
     "Unknown",
     "ValueIs",
     "Verdict",

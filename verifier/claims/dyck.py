@@ -41,12 +41,13 @@ from fractions import Fraction
 from functools import cache
 from typing import TypedDict
 
-from .languages import Automaton, Language, Word
+from .languages import Automaton, Language, StackAutomaton, Word
 
 __all__ = [
     "DYCK",
     "END",
     "dyck_automaton",
+    "dyck_stack",
     "K_VALUES",
     "TABLE1",
     "CloseAccuracy",
@@ -309,7 +310,35 @@ def DYCK(k: int, D: int) -> Language:
             f"balanced words over {k} bracket type(s) with prefix depth at most {D} "
             "(Yao et al. 2021 §3.1)"
         ),
-        automaton=dyck_automaton(k, D),
+        automaton=dyck_automaton(k, D) if _stacks(k, D) <= AUTOMATON_STATES else None,
+        stack=dyck_stack(k, D),
+    )
+
+
+AUTOMATON_STATES = 4096
+"""The most states :func:`DYCK` writes out as a DFA (one per stack of at most D of k types, and
+a dead state); a larger Dyck(k, D) gives only its :class:`StackAutomaton` (Dyck(8, 10) has
+1.2·10⁹ stacks)."""
+
+
+def _stacks(k: int, D: int) -> int:
+    return sum(k**h for h in range(D + 1)) + 1
+
+
+def dyck_stack(k: int, D: int) -> StackAutomaton:
+    """Dyck(k, D) as a :class:`StackAutomaton`: the open bracket of type t pushes t - 1, the
+    close one pops it, at most D deep.
+
+    >>> S = dyck_stack(2, 2)
+    >>> S.accepts([0, 2, 3, 1]), S.accepts([0, 0, 0, 1, 1, 1]), S.accepts([0, 3])   # ([]), ((())), (]
+    (True, False, False)
+    """
+    _check_kD(k, D)
+    return StackAutomaton(
+        depth=D,
+        types=k,
+        push=tuple(t if i == 0 else None for t in range(k) for i in (0, 1)),
+        pop=tuple(t if i == 1 else None for t in range(k) for i in (0, 1)),
     )
 
 

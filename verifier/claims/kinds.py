@@ -19,7 +19,9 @@ constructions can declare claims without importing an interpreter, z3 or torch.
 - :class:`BlockIdentity`: an FFN block computes given functions on all integer (or real)
   inputs (z3, unbounded).
 - :class:`Identity`: a closed-form mathematical identity in sympy (no network).
-- :class:`TraceProperty`: a property of every word's trace (states and attention selections).
+- :class:`TraceProperty`: a property of every word's trace (states and attention selections),
+  optionally with a form the smt method can state for every length (:data:`StateProperty`:
+  :class:`SelectsNearest`, :class:`PairHeights`, :class:`TieRuleFree`).
 - :class:`ExactFact`: a statement about numbers checked by exact rational arithmetic (no network).
 - :class:`PredictsNext`: a recurrent network's k-hot next-symbol sets equal a task's targets
   after every prefix of every input string up to the bound (Suzgun et al.'s sequence prediction).
@@ -69,6 +71,10 @@ __all__ = [
     "SoftAgrees",
     "StateValue",
     "TraceProperty",
+    "SelectsNearest",
+    "PairHeights",
+    "TieRuleFree",
+    "StateProperty",
     "ValueIs",
 ]
 
@@ -205,6 +211,49 @@ class Identity(ClaimBase):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SelectsNearest:
+    """A trace property's SMT form: each head ``(layer, head)`` selects exactly one position, the
+    nearest on its side of the mask where the head's NearestSelection lemma prefers (else the
+    nearest one), and none where its side is empty. What a proved NearestSelection lemma says
+    about every input that meets its side conditions (Boolean dims, positional dims): the smt
+    method proves it for every length where each listed head has such a lemma, proved, and the
+    network with its lemmas in place is the transition system over positions (every position
+    of every word then meets the side conditions)."""
+
+    heads: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PairHeights:
+    """A trace property's SMT form, over the matched pairs of a :class:`StackAutomaton`
+    language: on every word of ``language``, after each sublayer ``label`` of ``after`` (with
+    its threshold T), dim ``dim`` is 1 at a word position iff the pair it belongs to (a push and
+    the pop that matches it) has height <= T (height 1 + the largest height of the pairs
+    directly inside), and ``special`` at the prefix and suffix tokens; every dim of ``zero`` is
+    0 at every token after each of those sublayers."""
+
+    language: Language
+    after: tuple[tuple[str, int], ...]
+    dim: str
+    special: int
+    zero: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TieRuleFree:
+    """A trace property's SMT form: the accept bit is the same whether the hardmax head
+    ``(layer, head)`` of the readout averages its maximizers, takes the leftmost one or the
+    rightmost one."""
+
+    layer: str
+    head: str
+
+
+StateProperty: TypeAlias = SelectsNearest | PairHeights | TieRuleFree
+"""The trace properties the smt method states over the transition system of every length."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TraceProperty(ClaimBase):
     """A property of every word's exact trace: ``holds(word, trace)`` returns None when the
     property holds and a one-line description of the failure otherwise. ``only`` restricts the
@@ -226,6 +275,10 @@ class TraceProperty(ClaimBase):
     being row ``w``); returns one failure text or None per word, the text ``holds`` would give.
     The checker uses it for the exact backend on networks the batched evaluator supports (and
     without ``domain``); it must agree with ``holds`` word for word."""
+    statable: StateProperty | None = None
+    """The same property in a form the smt method states for every length (see
+    :data:`StateProperty`); it must say what ``holds`` says (the tests check the two on every
+    short word, of the network and of its single-weight mutants)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-__all__ = ["FIRST", "PARITY", "Automaton", "Language", "SequenceTask", "Word"]
+__all__ = ["FIRST", "PARITY", "Automaton", "Language", "SequenceTask", "StackAutomaton", "Word"]
 
 Word: TypeAlias = tuple[str, ...]
 
@@ -54,16 +54,67 @@ class Automaton:
         return q in self.accepting
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StackAutomaton:
+    """A bounded-stack automaton: each symbol pushes a type or pops one. Pushing onto a full
+    stack (``depth`` types), popping an empty stack, or popping a type other than the top one
+    rejects; a word is accepted iff it ends with the stack empty. The symbolic twin of a
+    membership test whose DFA has one state per stack (``types``^``depth`` of them): an
+    encoding holds the stack as ``depth`` slots of type codes and a height, so its size grows
+    with ``depth`` and log ``types``, not with the number of stacks.
+
+    ``push[a]`` is the type symbol ``a`` pushes (0..types-1) or None; ``pop[a]`` likewise; each
+    symbol does exactly one of the two.
+
+    >>> S = StackAutomaton(depth=2, types=1, push=(0, None), pop=(None, 0))
+    >>> S.accepts([0, 1]), S.accepts([0, 0, 0, 1, 1, 1]), S.accepts([1, 0])
+    (True, False, False)
+    """
+
+    depth: int
+    types: int
+    push: tuple[int | None, ...]
+    pop: tuple[int | None, ...]
+
+    def __post_init__(self) -> None:
+        if self.depth < 1 or self.types < 1:
+            raise ValueError(f"StackAutomaton depth={self.depth} and types={self.types} must both be >= 1")
+        if len(self.push) != len(self.pop):
+            raise ValueError(f"StackAutomaton has {len(self.push)} push entries but {len(self.pop)} pop entries (one per symbol each)")
+        for a, (u, o) in enumerate(zip(self.push, self.pop, strict=True)):
+            if (u is None) == (o is None):
+                raise ValueError(f"StackAutomaton symbol {a} must either push or pop (push={u!r}, pop={o!r})")
+            t = u if u is not None else o
+            assert t is not None
+            if not 0 <= t < self.types:
+                raise ValueError(f"StackAutomaton symbol {a} has type {t}, outside 0..{self.types - 1}")
+
+    def accepts(self, word_indices: Sequence[int]) -> bool:
+        stack: list[int] = []
+        for a in word_indices:
+            u, o = self.push[a], self.pop[a]
+            if u is not None:
+                if len(stack) == self.depth:
+                    return False
+                stack.append(u)
+            elif not stack or stack.pop() != o:
+                return False
+        return not stack
+
+
 @dataclass(frozen=True, slots=True)
 class Language:
     """A reference language: a plain-Python membership test over words of ``alphabet``, and
-    optionally the same language as an :class:`Automaton` (for SMT proofs over symbolic words)."""
+    optionally the same language as an :class:`Automaton` or a :class:`StackAutomaton` (for
+    SMT proofs over symbolic words). Where both are given, they are the same language; a
+    language whose DFA would be too large to write out gives only its ``stack``."""
 
     name: str
     alphabet: tuple[str, ...]
     contains: Callable[[Word], bool]
     description: str = ""
     automaton: Automaton | None = None
+    stack: StackAutomaton | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,9 @@ from netproof.symbolic import (
     Sublayer,
     TokenEmbedding,
 )
+from netproof.verifier.claims import StackAutomaton
 from netproof.verifier.smt.errors import Unsupported
+from netproof.verifier.smt.stack import stack_member
 
 if TYPE_CHECKING:
     from netproof.verifier.claims import Automaton
@@ -204,6 +206,9 @@ class Encoder:
 
     def activation(self, kind: str, x: Mapping[str, Val], label: str) -> dict[str, Val]:
         zero, one = Fraction(0), Fraction(1)
+        if kind not in ("relu", "step", "sigma"):
+            raise Unsupported(f"{label}: activation {kind!r} is not encoded (the SMT encoder covers relu, step and sigma); "
+                              "check this network with check-model or the interval interpreter")
         out: dict[str, Val] = {}
         for d, v in x.items():
             if isinstance(v, Fraction):
@@ -585,11 +590,14 @@ class Encoder:
             case _:
                 assert_never(r)
 
-    def member(self, dfa: Automaton) -> Any:
+    def member(self, dfa: Automaton | StackAutomaton) -> Any:
         """The DFA run over the word: one Bool per (prefix length, state), true iff the prefix
         leads to that state (exactly one is, since the symbols are exactly one each); the
-        result is the Bool "the word is accepted". Unreachable states are left out."""
+        result is the Bool "the word is accepted". Unreachable states are left out. A
+        :class:`StackAutomaton` runs as its stack (:func:`netproof.verifier.smt.stack.stack_member`)."""
         z3 = self.z3
+        if isinstance(dfa, StackAutomaton):
+            return stack_member(z3, self.ctx, dfa, self.symbol, None, self.assertions)
         reach: dict[int, Any] = {dfa.start: z3.BoolVal(True, self.ctx)}
         for t, is_sym in enumerate(self.symbol):
             into: dict[int, list[Any]] = {}

@@ -68,7 +68,7 @@ def recognition_query(net: Network, language: Language, m: int, *, word: str = "
 
     if not isinstance(net, Network):
         raise Unsupported(f"{net.name!r} is a {type(net).__name__}; the encoder covers encoder-style Networks only")
-    if getattr(language, "automaton", None) is None:
+    if getattr(language, "automaton", None) is None and getattr(language, "stack", None) is None:
         raise Unsupported(
             f"the language {language.name} has no symbolic encoding (an Automaton); give its "
             "Language an automaton= to prove it with SMT"
@@ -80,7 +80,7 @@ def recognition_query(net: Network, language: Language, m: int, *, word: str = "
     ctx = z3.Context()
     enc = Encoder(z3, ctx, net, m, word, hardmax)
     logit = enc.logit()
-    member = enc.member(language.automaton)
+    member = enc.member(language.automaton if language.automaton is not None else language.stack)
     accept = z3.BoolVal(logit > 0, ctx) if isinstance(logit, Fraction) else enc.term(logit) > 0
     solver = z3.Solver(ctx=ctx)
     for a in enc.assertions:

@@ -40,10 +40,11 @@ from typing import Any
 
 from netproof.symbolic import fingerprint, render, tokenize
 
-from netproof.verifier.claims import BlockIdentity, Claim, Construction, Proved, Recognizes, Refuted, Unknown, ValueIs, Verdict
+from netproof.verifier.claims import BlockIdentity, Claim, Construction, Proved, Recognizes, Refuted, SelectsNearest, TraceProperty, Unknown, ValueIs, Verdict
 from netproof.verifier.exhaustive.checker import Job, block_identity_query
 from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
 from netproof.verifier.smt.compositional import rebuild_tree
+from netproof.verifier.smt.compositional.traces import trace_detail
 from netproof.verifier.smt.compositional.classes import QUERY as CLASS_QUERY
 from netproof.verifier.smt.compositional.invariants import CERTIFICATE
 from netproof.verifier.smt.errors import Unsupported
@@ -478,6 +479,8 @@ def verify_record(path: str, registry: Mapping[str, Construction]) -> ProofLog:
     job = Job(c, values)
     if isinstance(claim, Recognizes | ValueIs) and bound is not None:
         rerun = _check_words_claim(log, job, claim, bound)
+    elif isinstance(claim, TraceProperty) and rec.get("lemmas") is not None and bound is not None:
+        rerun = _check_trace_claim(log, job, claim, bound)
     elif isinstance(claim, BlockIdentity):
         rerun = _check_block(log, job, claim)
     else:
@@ -749,6 +752,65 @@ def _check_compositional(log: ProofLog, job: Job, claim: Recognizes | ValueIs, l
         if word is None or not int(last[0]) <= len(word) <= int(last[2] or last[0]):
             raise ProofLogError(f"{log.path}: counterexample {cx!r} is not a word of the sat query's lengths ({names[-1]})")
     return every
+
+
+def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -> bool:
+    """The checks of a trace property's compositional record (:func:`~netproof.verifier.smt.compositional.prove_trace`):
+    its lemma tree rebuilt (the NearestSelection lemmas, or the certificate of the system that
+    watches the property around the recorded invariant), the answers, the detail. Never needs a
+    rerun: the queries establish a proof, and an unknown says nothing."""
+    rec, c, values = log.record, job.construction, job.values
+    lo = claim.min_len
+    if rec["method"] != COMPOSITIONAL:
+        raise ProofLogError(f"{log.path}: method={rec['method']!r}, but a trace property's lemma tree comes from {COMPOSITIONAL!r} only")
+    if rec["format_version"] != 2 or rec["queries"]:
+        raise ProofLogError(f"{log.path}: a compositional proof keeps its queries in the lemma tree")
+    if c.lemmas is None or claim.statable is None:
+        raise ProofLogError(f"{log.path}: a compositional record for {claim.id!r}, but {c.name} declares no lemmas or the claim no statable form")
+    root = rec["lemmas"]
+    statement = claim.statement + f" (every word with {lo} <= |w| <= {hi})"
+    if root["name"] != claim.id or root["statement"] != statement:
+        raise ProofLogError(f"{log.path}: the lemma tree's root is {root['name']!r} stating {root['statement']!r}, not the claim's {statement!r}")
+    verdict = rec["verdict"]
+    if root["verdict"] != verdict:
+        raise ProofLogError(f"{log.path}: the lemma tree's root is {root['verdict']}, the record {verdict}")
+    if verdict == "refuted":
+        raise ProofLogError(f"{log.path}: a trace property is refuted by a word, exhaustively, not by a lemma tree")
+    if verdict == "unknown":
+        return False
+    theorem = root["queries"]
+    names = [q["name"] for q in theorem]
+    want = [] if isinstance(claim.statable, SelectsNearest) else [f"{claim.id} every n: {x}" for x in CERTIFICATE]
+    if names != want:
+        raise ProofLogError(f"{log.path}: the theorem's queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}")
+    _result_needed(log, f"theorem {claim.id!r}", theorem, False)
+    net = c.network(values, hi) if c.per_length else c.network(values)
+    texts = {q["name"]: log.smt2[q["sha256"]] for q in theorem}
+    try:
+        rebuilt, nodes = rebuild_tree(net, claim, c.lemmas(values), names, texts)
+    except ValueError as exc:
+        raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
+    except Unsupported as exc:
+        raise ProofLogError(f"{log.path}: the proof of {claim.id} cannot be rebuilt ({exc}); run the proof again") from None
+    for entry in theorem:
+        _same_text(log, entry, rebuilt.get((claim.id, entry["name"])), f"theorem {claim.id!r}")
+    children = root["children"]
+    want_names = [n.name for n in nodes] + ["side conditions"]
+    if [ch["name"] for ch in children] != want_names:
+        raise ProofLogError(f"{log.path}: the lemma tree below {claim.id!r} has {[ch['name'] for ch in children]}, but the proof makes {want_names}")
+    for node, ch in zip(nodes, children, strict=False):
+        _same_node(log, node, ch)
+        if ch["verdict"] != "proved":
+            raise ProofLogError(f"{log.path}: lemma {ch['name']!r} is {ch['verdict']}, but a proof of {claim.id} needs every lemma proved")
+    side = children[-1]
+    if side["verdict"] != "proved" or side["queries"] or side["children"] or not str(side["statement"]).startswith("every lemma was applied only where"):
+        raise ProofLogError(f"{log.path}: the lemma tree's side conditions node is not the proof's (proved, no queries, no children)")
+    if rec["checked"] != _count(job.alphabet, lo, hi):
+        raise ProofLogError(f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {_count(job.alphabet, lo, hi)} words")
+    detail = trace_detail(claim, len(c.lemmas(values)), hi)
+    if rec["detail"] != detail:
+        raise ProofLogError(f"{log.path}: detail={str(rec['detail'])[:80]!r}… is not what the queries show ({detail[:80]}…)")
+    return False
 
 
 def _ranges(cid: str, names: Sequence[str]) -> tuple[int, int] | None:

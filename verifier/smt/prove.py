@@ -16,21 +16,23 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from netproof.verifier.claims import BlockIdentity, Claim, Construction, Proved, Recognizes, Refuted, Unknown, ValueIs, Verdict
+from netproof.verifier.claims import BlockIdentity, Claim, Construction, Proved, Recognizes, Refuted, TraceProperty, Unknown, ValueIs, Verdict
 from netproof.verifier.exhaustive.checker import Job, check, count_words
-from netproof.verifier.smt.compositional import prove_recognizes, prove_value
+from netproof.verifier.smt.compositional import prove_recognizes, prove_trace, prove_value
 from netproof.verifier.smt.monolithic import recognizes_smt, value_is_smt
 from netproof.verifier.smtlib import Outcome, SmtQuery
 
 
-SMT_KINDS = ("Recognizes", "BlockIdentity", "ValueIs with a closed form")
+SMT_KINDS = ("Recognizes", "BlockIdentity", "ValueIs with a closed form", "TraceProperty with a statable form")
 
 
 def smt_applicable(claim: Claim) -> bool:
     """Whether the smt method covers this claim kind (recognition against a language with an
     automaton, FFN block lemmas, exact values with a closed form)."""
     if isinstance(claim, Recognizes):
-        return getattr(claim.language, "automaton", None) is not None
+        return getattr(claim.language, "automaton", None) is not None or getattr(claim.language, "stack", None) is not None
+    if isinstance(claim, TraceProperty):
+        return claim.statable is not None
     if isinstance(claim, ValueIs):
         return claim.closed_form is not None and claim.backend == "exact"
     return isinstance(claim, BlockIdentity)
@@ -45,7 +47,7 @@ def prove_claim_smt(
     if isinstance(claim, Recognizes):
         started = time.perf_counter()
         lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
-        if compositional and lemmas and claim.min_len == 0 and getattr(claim.language, "automaton", None) is not None:
+        if compositional and lemmas and claim.min_len == 0 and (claim.language.automaton is not None or claim.language.stack is not None):
             # The paper's proof first: block lemmas, then the claim over their specifications
             # (netproof.verifier.smt.compositional); the monolithic encoding when that decides nothing.
             progress = prove_recognizes(job.network(bound), claim, lemmas, bound, timeout=timeout)
@@ -72,6 +74,23 @@ def prove_claim_smt(
         left = max(1.0, timeout - spent)
         return value_is_smt(job, claim, claim.min_len, bound, timeout=left,
                             budget=f"the {timeout:g} s budget" if left >= timeout else _rest(timeout, spent, left))
+    if isinstance(claim, TraceProperty) and claim.statable is not None:
+        lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
+        if not lemmas:
+            return Outcome(Unknown("smt (z3)", f"unsupported: {job.construction.name} declares no lemmas, and a trace property is proved for every length from them"))
+        started = time.perf_counter()
+        traced = prove_trace(job.network(bound), claim, lemmas, bound, timeout=timeout)
+        if isinstance(traced.verdict, Unknown):
+            # No proof for every length: a word of the bound that breaks the claim, if there is
+            # one, the shortlex-first, exactly (a violation may be known to exist, or not).
+            found = check(job, claim, max_len=bound)
+            if isinstance(found, Refuted):
+                return Outcome(found)
+            if traced.violated:
+                spent = time.perf_counter() - started
+                return Outcome(Unknown(traced.verdict.method, f"a word that breaks {claim.id} exists, but none of length <= {bound} "
+                                                             f"(every such word checked exactly, {spent:.1f} s in all); raise --max-n to find it"), (), traced.tree)
+        return Outcome(traced.verdict, (), traced.tree)
     kind = type(claim).__name__
     if isinstance(claim, ValueIs):
         kind = "ValueIs claims without a closed form (ValueIs.closed_form)" if claim.closed_form is None else f"ValueIs claims checked with the {claim.backend} backend"

@@ -67,12 +67,14 @@ The package, bottom to top (each module imports only those before it):
 - :mod:`.search`: the search for a proof for every length, in a thread beside the ranges;
 - :mod:`.ranges`: the range queries and the recognition theorem (:func:`prove_recognizes`,
   :func:`prove_compositional`);
+- :mod:`.traces`: trace properties for every length (:func:`prove_trace`: the NearestSelection
+  lemmas, or the transition system watching the property);
 - :mod:`.value_claims`: value claims with a closed form (:func:`prove_value`,
   :func:`value_builder`);
 - :mod:`.rebuild`: the queries rebuilt for a proof log's freshness check (:func:`rebuild_queries`).
 
 May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interface
-(:mod:`netproof.verifier.smtlib`) and, of :mod:`netproof.verifier.smt`, :mod:`~.errors`,
+(:mod:`netproof.verifier.smtlib`) and, of :mod:`netproof.verifier.smt`, :mod:`~.errors`, :mod:`~.stack`,
 :mod:`~.closed_forms`, :mod:`~.encoder` and :mod:`~.monolithic` (the per-length loop of value
 claims); z3, sympy and dd only inside functions (or in the child process). Never the registry of
 constructions: a caller passes the construction.
@@ -82,6 +84,7 @@ from .invariants import Diagram, certificate_queries
 from .lemmas import METHOD, LemmaResult, prove_lemma
 from .ranges import Progress, prove_compositional, prove_recognizes
 from .rebuild import rebuild_queries, rebuild_tree
+from .traces import TraceOutcome, prove_trace
 from .value_claims import prove_value, value_builder
 
 __all__ = [
@@ -93,6 +96,8 @@ __all__ = [
     "prove_compositional",
     "prove_lemma",
     "prove_recognizes",
+    "prove_trace",
+    "TraceOutcome",
     "prove_value",
     "rebuild_queries",
     "rebuild_tree",

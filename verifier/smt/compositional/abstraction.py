@@ -39,6 +39,7 @@ from netproof.symbolic import (
 from netproof.symbolic.positional import feature
 from netproof.verifier import smtlib
 from netproof.verifier.claims import BooleanBlock, Language, NearestSelection, ScaledBlock, Word
+from netproof.verifier.smt.stack import stack_member
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
@@ -619,9 +620,12 @@ class Abstraction:
 
     def member(self, language: Language) -> Any:
         dfa = language.automaton
+        z3 = self.z3
+        if dfa is None and language.stack is not None:
+            symbols = [[self.is_symbol(t, a) for a in range(len(self.alphabet))] for t in range(self.m)]
+            return stack_member(z3, self.ctx, language.stack, symbols, self.present, self.vals.assertions)
         if dfa is None:
             raise Unsupported(f"the language {language.name} has no Automaton")
-        z3 = self.z3
         if len(self.alphabet) == 2 and commutative(dfa) and self.m >= COUNT_AT_LEAST and not self.ranged:
             # The state depends only on how many times each symbol occurs: membership is a set
             # of values of one count (the same Int the network's uniform heads sum into).

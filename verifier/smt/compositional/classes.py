@@ -30,9 +30,20 @@ IR, for a symbolic length L:
   holds 1/u and its inputs hold integer terms over the same u (``i/n``: i over n; ``k/n``: the
   count over the normalizer n), exactly as in the other encodings; every other FFN is encoded
   faithfully.
-- **The language** must be commutative (membership a function of the symbol counts, e.g.
-  PARITY); its automaton is run on the counts, each symbol's powers of δ being eventually
-  periodic.
+- **ln n scaling.** A head with base e^c whose scores are scaled by ln n weighs a position by
+  n^(c·score): where c·score is a natural number that is a power of the length (a polynomial
+  in L), and the same sums hold; a fractional c·score (n^(1/2): irrational for most n), a negative
+  one (a division by a power of n) and a rational base r (r^(score·ln n) = n^(score·ln r)) are
+  unsupported.
+- **The language** must be commutative after its first f symbols, f <= :data:`PREFIX_LIMIT`
+  (:func:`commutative_after`, checked on the automaton: every state reachable from a state
+  reached by f symbols commutes any two symbols). Then membership is a function of the symbols
+  at word positions 1..f, each a selected position (the same symbol variable the network's
+  selections of that index use, e.g. FIRST's I[i = 1]), and of the counts of the rest: the
+  automaton reads the f symbols one by one and then runs on the counts, each symbol's powers of
+  δ being eventually periodic. f = 0 is a commutative language (PARITY), f = 1 a language
+  decided by the first symbol and counts (FIRST). A word shorter than f is read symbol by
+  symbol. A language that needs the last symbol (no f works) is unsupported.
 
 The counts k_{c,a} ≥ 0 with Σ_a k_{c,a} = the number of word positions of class c are exactly
 the counts of some word of length L, so the query is exact: ``unsat`` proves the claim for every
@@ -81,7 +92,7 @@ from netproof.verifier.claims import (
 from netproof.verifier.smt.closed_forms import closed_form_term
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 
-from .arithmetic import Values, commutative, consts
+from .arithmetic import Values, consts
 
 QUERY = "position classes"
 """The name of the query (after ``"<claim> every n: "``) in a proof log."""
@@ -108,6 +119,32 @@ def _root(r: Fraction, q: int) -> Fraction | None:
     """The rational q-th root of r > 0, or None where it is irrational."""
     num, den = _iroot(r.numerator, q), _iroot(r.denominator, q)
     return None if num is None or den is None else Fraction(num, den)
+
+
+PREFIX_LIMIT = 3
+"""The most leading word symbols that become fixed positions of their own for the language."""
+
+
+def commutative_after(dfa: Automaton, symbols: int, limit: int) -> int | None:
+    """The fewest leading symbols f <= ``limit`` after which the automaton is commutative: on
+    every state reachable from a state reached by exactly f symbols from the start,
+    δ(δ(q, a), b) = δ(δ(q, b), a). Then, for a word of length >= f, the state after it is a
+    function of its first f symbols and the counts of the rest (a swap of two adjacent symbols
+    keeps the state, and swaps reach every order); None where no f <= ``limit`` does."""
+    level = {dfa.start}
+    for f in range(limit + 1):
+        closed, stack = set(level), list(level)
+        while stack:
+            q = stack.pop()
+            for a in range(symbols):
+                r = dfa.delta[q][a]
+                if r not in closed:
+                    closed.add(r)
+                    stack.append(r)
+        if all(dfa.delta[dfa.delta[q][a]][b] == dfa.delta[dfa.delta[q][b]][a] for q in closed for a in range(symbols) for b in range(symbols)):
+            return f
+        level = {dfa.delta[q][a] for q in level for a in range(symbols)}
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,8 +458,8 @@ class _Classes:
 
     def _factor(self, h: Head) -> Fraction:
         s = h.scale
-        if s.log_n or s.times_n:
-            raise Unsupported(f"head {h.name!r} scales its scores with the length")
+        if s.times_n:
+            raise Unsupported(f"head {h.name!r} scales its scores with the length (times n)")
         f = s.coef
         if s.sqrt_d is not None:
             root = math.isqrt(s.sqrt_d)
@@ -431,15 +468,35 @@ class _Classes:
             f /= root
         return f
 
-    def _power(self, h: Head, score: Fraction) -> Fraction:
+    def _power(self, h: Head, score: Fraction) -> Any:
+        """base^score: a Fraction, or with ln n scaling (base e^c, weight e^(c·score·ln n) =
+        n^(c·score)) the z3 term n^(c·score), a product of the length n, where c·score is a
+        natural number (else the weight is irrational for most n, or a division by a power of n)."""
         norm = h.normalizer
         assert isinstance(norm, Softmax)
+        if h.scale.log_n:
+            if norm.c is None:
+                raise Unsupported(f"head {h.name!r} has the base {norm.r} and ln n scaling: its weight {norm.r}^(score·ln n) = "
+                                  f"n^(score·ln {norm.r}) is irrational")
+            k = norm.c * score
+            if k.denominator != 1:
+                raise Unsupported(f"head {h.name!r} scales its scores by ln n and has the weight n^({k}), which is irrational for most n")
+            if k < 0:
+                raise Unsupported(f"head {h.name!r} scales its scores by ln n and has the weight n^({k}), a division by a power of the length")
+            t: Any = self.num(Fraction(1))
+            for _ in range(int(k)):
+                t = t * self.n_real
+            return self.z3.simplify(t)
         if norm.r is None:
             raise Unsupported(f"head {h.name!r} has the transcendental base e^{norm.c}")
         root = _root(norm.r, score.denominator)
         if root is None:
             raise Unsupported(f"head {h.name!r} has the score {score} and the base {norm.r}, whose power is irrational")
         return root ** score.numerator
+
+    def _term(self, w: Any) -> Any:
+        """A weight of :meth:`_power` as a z3 Real term."""
+        return self.num(w) if isinstance(w, Fraction) else w
 
     def _power_cases(self, h: Head, factor: Fraction, score: Any, p: _Place) -> Any:
         """base^(factor·score) for a score that is a numeral once the conditions of its
@@ -466,7 +523,7 @@ class _Classes:
             value = self.fraction(_V(z3.substitute(score, *decided) if decided else score, self.num(Fraction(1))))
             if value is None:
                 raise Unsupported(f"the score of head {h.name!r} at {p.label} depends on the word")
-            return self.num(self._power(h, factor * value))
+            return self._term(self._power(h, factor * value))
 
         return split([], list(conditions.values()))
 
@@ -569,9 +626,14 @@ class _Classes:
             s = self.fraction(score)
             if s is not None:
                 w = self._power(h, factor * s)
-                z_parts.append((w, self.const(Fraction(1))))
-                for d, v in self.affine(h.value, state).items():
-                    v_parts[d].append((w, v))
+                if isinstance(w, Fraction):
+                    z_parts.append((w, self.const(Fraction(1))))
+                    for d, v in self.affine(h.value, state).items():
+                        v_parts[d].append((w, v))
+                else:  # a power of the length (ln n scaling)
+                    z_parts.append((Fraction(1), _V(w, self.num(Fraction(1)))))
+                    for d, v in self.affine(h.value, state).items():
+                        v_parts[d].append((Fraction(1), _V(w * v.num, v.den)))
                 continue
             # A score that takes finitely many values (a feature of a suffix token's index, which
             # depends on the length): base^score as the same case split.
@@ -618,14 +680,14 @@ class _Classes:
         no = [(atom, z3.BoolVal(False, self.ctx)) for group, _t in atoms for atom in group]
         s_base = z3.substitute(score.num, *no) if no else score.num
         v_base = {d: z3.substitute(v.num, *no) if no else v.num for d, v in values.items()}
-        weight: dict[tuple[int, int], Fraction] = {}
+        weight: dict[tuple[int, int], Any] = {}
         for c, a in self._types():
             s = self.fraction(_V(self._at(s_base, c, a), score.den))
             if s is None:
                 raise Unsupported(f"the score of head {h.name!r} at a word position depends on the word beyond its symbol and class, "
                                   "or on its index beyond its class")
             weight[(c, a)] = self._power(h, factor * s)
-        z_term = self._grouped({t: self.num(w) for t, w in weight.items()})
+        z_term = self._grouped({t: self._term(w) for t, w in weight.items()})
         sums: dict[str, Any] = {}
         for d, f in v_base.items():
             coef = {}
@@ -634,7 +696,7 @@ class _Classes:
                 if self._mentions(g, (self.i,)):
                     raise Unsupported(f"the value {d!r} of head {h.name!r} at a word position depends on its index beyond its class "
                                       "(a lemma that turns it into a selection [i = T] may help)")
-                coef[(c, a)] = z3.simplify(self.num(weight[(c, a)]) * g)
+                coef[(c, a)] = z3.simplify(self._term(weight[(c, a)]) * g)
             sums[d] = self._grouped(coef)
         for group, T in atoms:
             yes = [(atom, z3.BoolVal(True, self.ctx)) for atom in group]
@@ -649,7 +711,7 @@ class _Classes:
                 s = self.fraction(_V(z3.substitute(s_true, *here), score.den))
                 if s is None:
                     raise Unsupported(f"the score of head {h.name!r} at the selected position {T} depends on the word")
-                wt, wb = self.num(self._power(h, factor * s)), self.num(weight[(c, a)])
+                wt, wb = self._term(self._power(h, factor * s)), self._term(weight[(c, a)])
                 is_type = z3.And(residue == self._I(c), tok == self._I(a))
                 w_true = wt if w_true is None else z3.If(is_type, wt, w_true)
                 w_base = wb if w_base is None else z3.If(is_type, wb, w_base)
@@ -747,13 +809,55 @@ class _Classes:
         return self.affine(r.logit, self.state(len(self.net.layers), place))[r.logit.outputs[0]]
 
     def member(self, dfa: Automaton | None, name: str) -> Any:
+        """Membership of the word in the automaton's language: a function of the symbols at the
+        first f word positions (each a selected position, the same variable the network's
+        selections of that index use) and of the symbol counts, where f is the fewest leading
+        symbols after which the automaton is commutative (:func:`commutative_after`; f = 0 for
+        PARITY, 1 for a language decided by the first symbol and counts). Words shorter than f
+        are read symbol by symbol."""
         z3 = self.z3
-        if dfa is None or not commutative(dfa):
-            raise Unsupported(f"{name} is not given as a commutative automaton, so membership is not a function of the symbol counts")
-        # State after K_0 symbols 0, then K_1 symbols 1, ...: each δ_a^m(q) is eventually periodic in m.
-        state: Any = z3.IntVal(dfa.start, self.ctx)
+        if dfa is None:
+            raise Unsupported(f"{name} has no automaton, so membership cannot be stated over the symbol counts")
+        if any(len(row) != len(self.alphabet) for row in dfa.delta):
+            raise Unsupported(f"{name}'s automaton reads {len(dfa.delta[0])} symbols, the network's alphabet has {len(self.alphabet)}")
+        f = commutative_after(dfa, len(self.alphabet), PREFIX_LIMIT)
+        if f is None:
+            raise Unsupported(f"{name} is not given as an automaton that is commutative after its first {PREFIX_LIMIT} symbols or fewer, "
+                              "so membership is not a function of the symbols at fixed first positions and the symbol counts")
+        if f == 0:
+            return self._accepting(dfa, self._count_run(dfa, z3.IntVal(dfa.start, self.ctx), self.K))
+        zero, one = self._I(0), self._I(1)
+        firsts = [self.token_at(self._I(self.first + j)) for j in range(f)]
+        states: list[Any] = [z3.IntVal(dfa.start, self.ctx)]  # the state after the first j symbols
+        for a in firsts:
+            states.append(self._step(dfa, states[-1], a))
+        # The rest of the word (L - f symbols) through its counts, from the state after f symbols.
+        rest = {b: self.K[b] - z3.Sum([z3.If(a == self._I(b), one, zero) for a in firsts]) for b in range(len(self.alphabet))}
+        out = self._accepting(dfa, self._count_run(dfa, states[f], rest))
+        for m in range(f - 1, -1, -1):
+            out = z3.If(self.L == self._I(m), self._accepting(dfa, states[m]), out)
+        return out
+
+    def _step(self, dfa: Automaton, state: Any, symbol: Any) -> Any:
+        """δ(state, symbol) for Int terms, as a table of cases."""
+        z3 = self.z3
+        out: Any = None
+        for q in range(dfa.states):
+            for a in range(len(self.alphabet)):
+                v = z3.IntVal(dfa.delta[q][a], self.ctx)
+                out = v if out is None else z3.If(z3.And(state == self._I(q), symbol == self._I(a)), v, out)
+        return out
+
+    def _accepting(self, dfa: Automaton, state: Any) -> Any:
+        z3 = self.z3
+        return z3.Or([state == self._I(q) for q in sorted(dfa.accepting)]) if dfa.accepting else z3.BoolVal(False, self.ctx)
+
+    def _count_run(self, dfa: Automaton, state: Any, counts: Mapping[int, Any]) -> Any:
+        """The state after counts[0] symbols 0, then counts[1] symbols 1, ... from ``state``:
+        each δ_a^m(q) is eventually periodic in m (a tail, then a cycle)."""
+        z3 = self.z3
         for a in range(len(self.alphabet)):
-            m = self.K[a]
+            m = counts[a]
             new: Any = None
             for q in range(dfa.states):
                 seq, first_seen = [q], {q: 0}
@@ -772,7 +876,7 @@ class _Classes:
                     reached = z3.If(m == self._I(t), z3.IntVal(seq[t], self.ctx), reached)
                 new = reached if new is None else z3.If(state == self._I(q), reached, new)
             state = new
-        return z3.Or([state == self._I(q) for q in sorted(dfa.accepting)]) if dfa.accepting else z3.BoolVal(False, self.ctx)
+        return state
 
     def word_of(self, model: Any) -> Word:
         """A word with the model's length and counts (selected positions hold their symbols)."""

@@ -361,7 +361,7 @@ def prove_compositional(
         raise KeyError(f"claim_id={claim_id!r} is not a claim of {construction.name}; its claims: {', '.join(claims)}")
     claim = claims[claim_id]
     lemmas = construction.lemmas(values) if construction.lemmas is not None else ()
-    if not isinstance(claim, Recognizes) or claim.language.automaton is None:
+    if not isinstance(claim, Recognizes) or (claim.language.automaton is None and claim.language.stack is None):
         reason = f"unsupported: compositional proofs cover recognition claims against a language with an automaton, not {type(claim).__name__} {claim_id}"
         return Unknown(METHOD, reason), LemmaNode(name=claim_id, statement=claim.statement, verdict="unknown")
     net = construction.network(values, n) if construction.per_length else construction.network(values)

@@ -14,13 +14,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from netproof.symbolic import Network
-from netproof.verifier.claims import Lemma, Recognizes, ValueIs
+from netproof.verifier.claims import Lemma, Recognizes, SelectsNearest, TraceProperty, ValueIs
 from netproof.verifier.smtlib import LemmaNode, to_smt2
 
 from .classes import LOGIC, QUERY, class_query, value_query
 from .invariants import CERTIFICATE, certificate_queries, recorded_invariant
 from .lemmas import LemmaResult, prove_lemma
 from .ranges import theorem_query
+from .system import every_length_system
 from .value_claims import value_builder
 
 
@@ -32,7 +33,7 @@ def rebuild_queries(
 
 
 def rebuild_tree(
-    net: Network, claim: Recognizes | ValueIs, lemmas: Sequence[Lemma], names: Sequence[str], recorded: Mapping[str, str] | None = None
+    net: Network, claim: Recognizes | ValueIs | TraceProperty, lemmas: Sequence[Lemma], names: Sequence[str], recorded: Mapping[str, str] | None = None
 ) -> tuple[dict[tuple[str, str], str], tuple[LemmaNode, ...]]:
     """The SMT-LIB2 text of a compositional proof's queries, by (lemma tree node, query name),
     and the lemma tree's nodes below the theorem as the proof makes them (the block lemmas proved
@@ -52,6 +53,17 @@ def rebuild_tree(
     theorem: dict[tuple[str, str], str] = {}
     prefix = f"{claim.id} n="
     every = f"{claim.id} every n: {CERTIFICATE[0]}"
+    if isinstance(claim, TraceProperty):
+        if isinstance(claim.statable, SelectsNearest):
+            # no theorem queries: the lemmas, and the system built (every position meets their side conditions)
+            every_length_system(net, None, results, {}, [], claim.min_len, claim.statable)
+        elif every in names and recorded is not None and every in recorded:
+            for name, text, _solver in certificate_queries(net, claim, results, recorded_invariant(recorded[every]), readout_lemmas, readout_nodes):
+                theorem[(claim.id, name)] = text
+        out = {(node.name, q.name): q.smt2 for r in results for node in r.node.walk() for q in node.queries}
+        out.update({(node.name, q.name): q.smt2 for node in readout_nodes for q in node.queries})
+        out.update(theorem)
+        return out, (*(r.node for r in results), *readout_nodes)
     if isinstance(claim, Recognizes) and every in names and recorded is not None and every in recorded:
         for name, text, _solver in certificate_queries(net, claim, results, recorded_invariant(recorded[every]), readout_lemmas, readout_nodes):
             theorem[(claim.id, name)] = text

@@ -25,12 +25,12 @@ from netproof.verifier.smtlib import LemmaNode, SmtQuery
 from .arithmetic import consts
 from .classes import LOGIC, QUERY, class_query
 from .diagrams import reachable
-from .invariants import Diagram, Invariant, certificate_queries, clauses_of, spacer_invariant
+from .invariants import Diagram, Invariant, certificate_queries, clauses_of, sat_solver, spacer_invariant
 from .lemmas import LemmaResult, replay
 from .system import TransitionSystem, every_length_system
 
 
-def _reachable(system: TransitionSystem, deadline: float, stop: Callable[[], bool]) -> tuple[str, Any]:
+def reachable_states(system: TransitionSystem, deadline: float, stop: Callable[[], bool]) -> tuple[str, Any]:
     """The reachable states of the system, by binary decision diagrams in a process of their own
     (:func:`.diagrams.reachable`: killed at the deadline or when ``stop()`` says so), from the
     initial states one step at a time until no new state comes: ("safe", the reachable
@@ -99,7 +99,7 @@ def _prove_every_length(
 ) -> tuple[list[SmtQuery] | None, str, str]:
     """The theorem for every length (see :func:`.ranges.prove_recognizes`): its three certificate
     queries, each unsat, or None and why not, and how the invariant was found. The reachable
-    states (:func:`_reachable`, binary decision diagrams) come first, within half of
+    states (:func:`reachable_states`, binary decision diagrams) come first, within half of
     ``timeout``; Spacer (z3's IC3/PDR) gets the rest where they give no answer (dd missing, or a
     diagram too big for the time). ``halt`` stops it from another thread: it is asked between
     steps, and interrupts Spacer's query or the position-classes query while one runs."""
@@ -113,7 +113,7 @@ def _prove_every_length(
         system = every_length_system(net, claim.language, results, readout_lemmas, readout_nodes, claim.min_len)
     except Unsupported as exc:
         return _prove_by_classes(net, claim, results, timeout, halt, f"not a transition system ({exc})")
-    status, found = _reachable(system, started + timeout / 2, stop)
+    status, found = reachable_states(system, started + timeout / 2, stop)
     how = "the reachable states, by binary decision diagrams"
     if status == "unsafe":
         return None, "a misclassified word (of some length) is reachable, so the ranges look for the shortest", how
@@ -137,13 +137,13 @@ def _prove_every_length(
     queries = []
     for name, text, solver in certificate_queries(net, claim, results, invariant, readout_lemmas):
         began = time.perf_counter()
-        answer, reason, _model = smtlib.check(solver, timeout=60.0)
+        answer, reason, _model = smtlib.check(sat_solver(solver), timeout=60.0)
         if answer != "unsat":
             raise EncoderBugError(
                 f"the invariant ({how}) for {claim.id} fails its query {name!r} ({answer}{': ' + reason if reason else ''}): "
                 "a bug in the transition system or its reading"
             )
-        queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=_CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]], seconds=time.perf_counter() - began))
+        queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]], seconds=time.perf_counter() - began))
     return queries, "", how
 
 
@@ -173,7 +173,7 @@ def _prove_by_classes(
     return None, f"position classes: z3 {query.reason or 'unknown'}", how
 
 
-_CERTIFICATE_REASONS = {
+CERTIFICATE_REASONS = {
     "initiation": "the invariant holds before the first token",
     "consecution": "reading one more token (a prefix, word or suffix token) keeps the invariant",
     "safety": "no state of the invariant, with every token read, has an accept bit other than membership",

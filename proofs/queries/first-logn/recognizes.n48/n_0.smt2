@@ -1,3 +1,0 @@
-(set-logic QF_UF)
-(assert (and (distinct false false) true))
-(check-sat)
