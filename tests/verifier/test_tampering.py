@@ -3,7 +3,7 @@
 time given, undecided, exit 3), never "agree".
 
 Each case works on a copy of a committed record (``proofs/dyck/Y2.n16.json``: a compositional proof
-for every length; ``proofs/first/recognizes.n48.json``: a monolithic proof, one query per length;
+for every length; ``proofs/first-flawed-logn/recognizes.n48.json``: a monolithic proof, one query per length;
 ``proofs/parity/C4.n48.json``: a proof by position classes; ``proofs/parity/C4.n10.json``: an
 exhaustive proof) and its ``.smt2`` files, in the same layout. The table holds the edit, the exit
 status and words of the message; the forged proofs (a theorem query replaced by a trivially unsat
@@ -35,7 +35,7 @@ from netproof.verifier.smt.recheck import recheck_log
 REPO = Path(__file__).resolve().parents[2]
 RECORDS = {
     "Y2": "dyck/Y2.n16.json",
-    "FIRST": "first/recognizes.n48.json",
+    "FIRST": "first-flawed-logn/recognizes.n48.json",
     "C4": "parity/C4.n48.json",
     "C4x": "parity/C4.n10.json",
 }
@@ -424,10 +424,10 @@ def test_recheck_of_an_unknown_record_answers_at_once_with_nothing_to_re_check(
 ) -> None:
     from netproof.verifier.smt import recheck as recheck_module
 
-    code = np_cli.main(["prove", "dyck", "-p", "k=1", "-p", "depth=1", "--method", "smt", "--max-n", "4", "--out", str(tmp_path), "--jobs", "1", "--quiet"])
+    code = np_cli.main(["prove", "first", "--method", "smt", "--max-n", "4", "--out", str(tmp_path), "--jobs", "1", "--quiet"])
     capsys.readouterr()
-    assert code == 3  # Y3-Y5 are trace properties: unknown under --method smt
-    [y5] = sorted((tmp_path / "dyck").glob("Y5.*.json"))
+    assert code == 3  # C6 has no closed form: unknown under --method smt
+    [y5] = sorted((tmp_path / "first").glob("C6.*.json"))
     assert json.loads(y5.read_text(encoding="utf-8"))["verdict"] == "unknown"
 
     def no_rerun(*args: object, **kwargs: object) -> None:
