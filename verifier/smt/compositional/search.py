@@ -137,7 +137,12 @@ def _prove_every_length(
     queries = []
     for name, text, solver in certificate_queries(net, claim, results, invariant, readout_lemmas):
         began = time.perf_counter()
-        answer, reason, _model = smtlib.check(sat_solver(solver), timeout=60.0)
+        # the budget left, at least a minute: the invariant is found, and only its check is left
+        left = max(60.0, timeout - (began - started))
+        answer, reason, _model = smtlib.check(sat_solver(solver), timeout=left, stop=halt)
+        if answer == "unknown":  # out of time, or stopped: no proof, and no sign of a bug
+            why = "stopped" if reason == smtlib.STOPPED else f"not answered within {left:.0f} s ({reason})"
+            return None, f"the invariant was found ({how}), but its query {name!r} was {why}", how
         if answer != "unsat":
             raise EncoderBugError(
                 f"the invariant ({how}) for {claim.id} fails its query {name!r} ({answer}{': ' + reason if reason else ''}): "

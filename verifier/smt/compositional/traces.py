@@ -133,7 +133,10 @@ def prove_trace(net: Network, claim: TraceProperty, lemmas: Sequence[Lemma], hi:
     fresh_nodes: list[LemmaNode] = []
     for name, text, solver in certificate_queries(net, claim, results, found, fresh_readout, fresh_nodes):
         began = time.perf_counter()
-        answer, reason, _model = smtlib.check(sat_solver(solver), timeout=max(60.0, timeout))
+        left = max(60.0, timeout - (began - started))
+        answer, reason, _model = smtlib.check(sat_solver(solver), timeout=left)
+        if answer == "unknown":  # out of time: no proof, and no sign of a bug
+            return unknown(f"timeout: the reachable states were found, but their query {name!r} was not answered within {left:.0f} s ({reason})", results)
         if answer != "unsat":
             raise EncoderBugError(
                 f"the reachable states for {claim.id} fail their query {name!r} ({answer}{': ' + reason if reason else ''}): "
