@@ -248,6 +248,7 @@ def mutation_run(net: Network, language: Language, capsys: pytest.CaptureFixture
     assert killed, "a verifier that kills no mutant is worthless"
 
 
+@pytest.mark.slow  # 17 s; the default run keeps FIRST's exhaustive run and PARITY's smt and sampled ones
 def test_every_parity_mutant_that_changes_an_accept_bit_up_to_6_is_refuted(capsys: pytest.CaptureFixture[str]) -> None:
     mutation_run(parity_transformer("ln(4)"), PARITY, capsys)
 

@@ -170,6 +170,7 @@ def test_a_certified_decimal_bounds_its_distance_to_every_point_of_the_enclosure
     assert abs(d - Fraction(1, 1000)) <= e < Fraction(1, 10**17)
 
 
+@pytest.mark.slow  # 7-25 s; test_cli_run_words checks certified digits in the default run
 def test_run_prints_a_long_irrational_logit_as_a_certified_decimal_and_keeps_the_exact_form_in_json(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
