@@ -1,5 +1,5 @@
 """What a compiled B-RASP program needs for proofs of every length: the program's own automaton
-(past masks only) and one block lemma per compiled block.
+and one block lemma per compiled block.
 
 - :func:`program_automaton`: a B-RASP program whose attention operations all look at the past
   (j < i) is read left to right with a finite memory: for each attention operation and each
@@ -7,14 +7,17 @@
   S(a, j), and then V(b, j) for each assignment b of the vectors its value reads at i, at the
   leftmost (or the latest) such j. The automaton's states are the reachable memories, with the
   output bit at the last position; it is built by breadth-first search and is the program's
-  language exactly, for every length (None past ``max_states``).
+  language exactly, for every length (None past ``max_states``). A program with future or
+  "all" masks gets the minimal automaton of a nondeterministic one that guesses what those
+  operations give (:func:`_guessing_automaton`).
 - :func:`automata_agree`: two automata over one alphabet accept the same words, decided on the
   reachable pairs of states (a proof for every length).
 - :func:`brasp_lemmas`: a :class:`BooleanBlock` for every FFN the compiler wrote (its outputs as
   Boolean formulas of the Boolean dims it reads, derived from the program, not from the gate
   circuits) and a :class:`NearestSelection` for every head of a ``rightmost`` operation with the
   mask j < i whose score reads nothing at i (it selects the nearest earlier position where the
-  score holds, or the nearest earlier position).
+  score holds, or the nearest earlier position), and a :class:`RankedSelection` for every other
+  head whose score reads nothing at i (the first or last position of highest rank).
 
 May import: its own package's modules, the IR's names, the vocabulary and sympy.
 """
@@ -28,7 +31,7 @@ from typing import Any
 
 import sympy
 
-from netproof.verifier.claims import Automaton, BooleanBlock, Lemma, NearestSelection
+from netproof.verifier.claims import Automaton, BooleanBlock, Lemma, NearestSelection, RankedSelection
 from netproof.verifier.claims.rasp import brasp
 
 from .compile_brasp import depth, dim_of, i_reads
@@ -71,7 +74,7 @@ def program_automaton(program: brasp.Program, *, max_states: int = 4096) -> Auto
     ops: tuple[brasp.BVec, ...] = brasp.operations(program.output)
     attends = [op for op in ops if isinstance(op, brasp.Attend)]
     if any(op.mask != "past" for op in attends):
-        return None
+        return _guessing_automaton(program, max_states)
     reads = {op: (i_reads(op.score), i_reads(op.value)) for op in attends}
     # the pair expressions (scores and values, reading at i and j) are not vectors of their own
     pair: set[brasp.BVec] = set()
@@ -133,6 +136,186 @@ def program_automaton(program: brasp.Program, *, max_states: int = 4096) -> Auto
         start=0,
         accepting=frozenset(q for (_m, out), q in index.items() if out),
         delta=tuple(tuple(r) for r in delta),
+    )
+
+
+_Table = tuple[tuple[bool, ...] | None, ...]  # per score assignment a at i: None, or V(b, j*) for each b
+
+
+class _Guesses:
+    """The pieces of :func:`_guessing_automaton`: each attention operation's i-reads, and its
+    tables (what its masked set gives for each assignment of the vectors its score reads at i)."""
+
+    def __init__(self, program: brasp.Program) -> None:
+        ops = brasp.operations(program.output)
+        pair: set[brasp.BVec] = set()
+        for op in ops:
+            if isinstance(op, (brasp.AtI, brasp.AtJ)) or (
+                isinstance(op, (brasp.Not, brasp.And, brasp.Or)) and any(x in pair for x in _operands(op))
+            ):
+                pair.add(op)
+        self.program = program
+        self.ops = tuple(op for op in ops if op not in pair)
+        self.attends = [op for op in self.ops if isinstance(op, brasp.Attend)]
+        self.reads = {op: (i_reads(op.score), i_reads(op.value)) for op in self.attends}
+        self.bits = {
+            op: (list(product((False, True), repeat=len(sv))), list(product((False, True), repeat=len(vv))))
+            for op, (sv, vv) in self.reads.items()
+        }
+
+    def empty(self, op: brasp.Attend) -> _Table:
+        return tuple(None for _ in self.bits[op][0])
+
+    def tables(self, op: brasp.Attend) -> list[_Table]:
+        """Every table of ``op``: per score assignment, none found or one value per value assignment."""
+        cell: list[tuple[bool, ...] | None] = [None, *product((False, True), repeat=len(self.bits[op][1]))]
+        return [tuple(t) for t in product(cell, repeat=len(self.bits[op][0]))]
+
+    def add(self, op: brasp.Attend, table: _Table, here: Mapping[brasp.BVec, bool], first_wins: bool) -> _Table:
+        """``table`` with one more position (its vectors ``here``): where the score holds there,
+        its values replace the kept ones unless one is kept and ``first_wins``."""
+        s_vars, v_vars = self.reads[op]
+        row = []
+        for a, s_bits in enumerate(self.bits[op][0]):
+            old = table[a]
+            if _pair(op.score, dict(zip(s_vars, s_bits, strict=True)), here) and (old is None or not first_wins):
+                old = tuple(_pair(op.value, dict(zip(v_vars, b, strict=True)), here) for b in self.bits[op][1])
+            row.append(old)
+        return tuple(row)
+
+    def here(self, symbol: str, seen: Mapping[brasp.BVec, _Table]) -> dict[brasp.BVec, bool]:
+        """The vectors at one position, each attention operation read from its table ``seen``
+        (the positions of its masked set)."""
+        here: dict[brasp.BVec, bool] = {}
+        for op in self.ops:
+            if isinstance(op, brasp.Token):
+                here[op] = op.symbol == symbol
+            elif isinstance(op, brasp.Const):
+                here[op] = op.value
+            elif isinstance(op, brasp.Not):
+                here[op] = not here[op.arg]
+            elif isinstance(op, brasp.And):
+                here[op] = here[op.left] and here[op.right]
+            elif isinstance(op, brasp.Or):
+                here[op] = here[op.left] or here[op.right]
+            elif isinstance(op, brasp.Attend):
+                s_vars, v_vars = self.reads[op]
+                kept = seen[op][self.bits[op][0].index(tuple(here[v] for v in s_vars))]
+                here[op] = here[op.default] if kept is None else kept[self.bits[op][1].index(tuple(here[v] for v in v_vars))]
+        return here
+
+
+# An NFA state of _guessing_automaton: per attention operation (in order) its part (see there), and the output bit.
+_Guess = tuple[tuple[tuple[_Table, ...], ...], bool]
+
+
+def _guessing_automaton(program: brasp.Program, max_states: int) -> Automaton | None:
+    """The language of a program with any masks as a minimal automaton: a nondeterministic one
+    that guesses what the other positions give, made deterministic and minimal. Its state keeps,
+    per attention operation: a past mask, the table of the positions before (as
+    :func:`program_automaton`); mask all, the guessed table of the whole word and the table of
+    the positions so far (equal at the end); a future mask, the guessed table of the positions
+    from here on, which the next position checks (this position added to its own guess for the
+    positions after it; none at the end). Each word has one run whose guesses are right; the
+    automaton accepts where that run's output bit at the last position is 1. None past
+    ``max_states`` (deterministic states, before or after minimizing)."""
+    g = _Guesses(program)
+    first_wins = {op: op.side == "leftmost" for op in g.attends}
+
+    def starts() -> list[_Guess]:
+        choices = []
+        for op in g.attends:
+            if op.mask == "past":
+                choices.append([(g.empty(op),)])
+            elif op.mask == "all":
+                choices.append([(t, g.empty(op)) for t in g.tables(op)])
+            else:
+                choices.append([(t,) for t in g.tables(op)])
+        return [(parts, program.empty) for parts in product(*choices)]
+
+    def good(state: _Guess) -> bool:
+        parts, out = state
+        for op, part in zip(g.attends, parts, strict=True):
+            if op.mask == "all" and part[0] != part[1]:
+                return False
+            if op.mask == "future" and part[0] != g.empty(op):
+                return False
+        return out
+
+    futures = [g.tables(op) if op.mask == "future" else [None] for op in g.attends]
+
+    def moves(state: _Guess, symbol: str) -> list[_Guess]:
+        parts, _out = state
+        found = []
+        for after in product(*futures):
+            seen = {}
+            for op, part, f in zip(g.attends, parts, after, strict=True):
+                seen[op] = part[0] if op.mask != "future" else f
+            here = g.here(symbol, seen)
+            new = []
+            for op, part, f in zip(g.attends, parts, after, strict=True):
+                if op.mask == "past":
+                    new.append((g.add(op, part[0], here, first_wins[op]),))
+                elif op.mask == "all":
+                    new.append((part[0], g.add(op, part[1], here, first_wins[op])))
+                else:
+                    # from here on = this position added before the positions after it
+                    assert f is not None
+                    if g.add(op, f, here, not first_wins[op]) != part[0]:
+                        break
+                    new.append((f,))
+            else:
+                found.append((tuple(new), here[program.output]))
+        return found
+
+    start = frozenset(starts())
+    index: dict[frozenset[_Guess], int] = {start: 0}
+    order = [start]
+    delta: list[list[int]] = []
+    for subset in order:
+        row = []
+        for symbol in program.alphabet:
+            target = frozenset(t for s in subset for t in moves(s, symbol))
+            if target not in index:
+                if len(index) >= max_states:
+                    return None
+                index[target] = len(index)
+                order.append(target)
+            row.append(index[target])
+        delta.append(row)
+    accepting = {q for q, subset in enumerate(order) if any(good(s) for s in subset)}
+    return _minimal(len(order), accepting, delta)
+
+
+def _minimal(states: int, accepting: set[int], delta: list[list[int]]) -> Automaton:
+    """The minimal automaton of a complete DFA whose states are all reachable (start 0), its
+    states numbered in breadth-first order from the start (symbols in order): the same
+    automaton for the same language, whatever the input's numbering."""
+    cls = [int(q in accepting) for q in range(states)]
+    while True:
+        sig = [(cls[q], *(cls[t] for t in delta[q])) for q in range(states)]
+        ids: dict[tuple[int, ...], int] = {}
+        new = [ids.setdefault(x, len(ids)) for x in sig]
+        if len(ids) == len(set(cls)):
+            break
+        cls = new
+    number = {cls[0]: 0}
+    todo = deque([0])
+    rows: dict[int, list[int]] = {}
+    while todo:
+        q = todo.popleft()
+        row = []
+        for t in delta[q]:
+            if cls[t] not in number:
+                number[cls[t]] = len(number)
+                todo.append(t)
+            row.append(number[cls[t]])
+        rows[number[cls[q]]] = row
+    return Automaton(
+        states=len(number),
+        start=0,
+        accepting=frozenset(number[cls[q]] for q in accepting),
+        delta=tuple(tuple(rows[c]) for c in range(len(number))),
     )
 
 
@@ -207,6 +390,27 @@ def _boolean_block(block: str, outputs: dict[str, Any], statement: str) -> Boole
     )
 
 
+def _ranked(level: int, name: str, op: brasp.Attend) -> RankedSelection:
+    """The RankedSelection of the head of ``op`` (its score reads nothing at i): the compiled
+    score 2·k(j) ∓ p_j (− 4·BOS_j for a leftmost head whose mask lets BOS in) ranks a key by
+    (not BOS, k) for such a head, else by k, and among equals prefers the leftmost (rightmost)."""
+    key = sympy.Symbol(f"{name}.k0")
+    bos = op.side == "leftmost" and op.mask != "future"
+    where = {"past": "earlier position", "future": "later position", "all": "position"}[op.mask]
+    return RankedSelection(
+        id=f"L{level}.{name}",
+        statement=f"head {name} selects the {op.side} {where} where its score holds (the {op.side} "
+        f"{where}{' other than BOS' if bos else ''} if none does), with no score ties",
+        reference=REFERENCE,
+        layer=f"L{level}",
+        head=name,
+        ranks=(sympy.Not(sympy.Symbol("BOS")), key) if bos else (key,),
+        end="first" if op.side == "leftmost" else "last",
+        boolean=(f"{name}.k0", "BOS") if bos else (f"{name}.k0",),
+        positional={"p": "i/n"},
+    )
+
+
 def brasp_lemmas(program: brasp.Program) -> tuple[Lemma, ...]:
     """One lemma per compiled block of ``program`` (see the module docstring), in network order."""
     f = _Formulas(program)
@@ -250,6 +454,8 @@ def brasp_lemmas(program: brasp.Program) -> tuple[Lemma, ...]:
                         positional={"p": "i/n"},
                     )
                 )
+            elif not s_vars:
+                heads.append(_ranked(level, name, op))
         lemmas.append(_boolean_block(f"L{level}.pre", pre, f"FFN L{level}.pre writes each head's query, key and value bits"))
         lemmas += heads
         lemmas.append(_boolean_block(f"L{level}.post", post, f"FFN L{level}.post writes each operation of depth {level}"))

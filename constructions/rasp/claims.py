@@ -12,13 +12,22 @@ For a program P, its compiled network N and optionally a reference language L:
   bound, the empty word included (an :class:`ExactFact`: no network); for a B-RASP program with
   past masks only and an L with an automaton, on every word of every length instead: the
   program's automaton (:func:`.brasp_lemmas.program_automaton`) and L's agree on every reachable
-  pair of states;
-- ``no-ties`` (B-RASP): every leftmost or rightmost head selects exactly one key or none (never a tie).
+  pair of states; for a C-RASP program and an L with a counter automaton, also of every length
+  with the smt method (its :class:`SameLanguage` form: the program's counter automaton,
+  :func:`.crasp_lemmas.program_counters`, against L's);
+- ``no-ties`` (B-RASP): every leftmost or rightmost head selects exactly one key or none (never a tie);
+- ``network=language`` (C-RASP, when L has a counter automaton): N accepts exactly the words of L,
+  a :class:`Recognizes` claim proved for every length from the counting lemmas and L's counter
+  automaton alone (``network=program`` and ``program=language`` imply it; this proof does not
+  rest on the program's counter automaton).
 
 A B-RASP program with past masks only gets its own automaton as the symbolic twin of the
 ``network=program`` language, and every B-RASP construction declares one block lemma per compiled
 block (:func:`.brasp_lemmas.brasp_lemmas`): ``netproof prove --method smt`` then proves
-network = program for every length.
+network = program for every length. A C-RASP program's ``network=program`` language carries the
+program's counter automaton (:func:`.crasp_lemmas.program_counters`) and its construction one
+counting lemma per head and comparison FFN (:func:`.crasp_lemmas.crasp_lemmas`): the smt method
+proves it, and ``network=language``, for every length over integer counts.
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ from netproof.verifier.claims import (
     ExactFact,
     Language,
     Recognizes,
+    SameLanguage,
     TraceProperty,
     Word,
 )
@@ -44,6 +54,7 @@ from netproof.verifier.claims.rasp import brasp, crasp
 from .brasp_lemmas import automata_agree, brasp_lemmas, program_automaton
 from .compile_brasp import compile_brasp
 from .compile_crasp import compile_crasp, operation_dims
+from .crasp_lemmas import crasp_lemmas, program_counters
 
 __all__ = ["brasp_claims", "crasp_claims", "program_construction", "words_upto"]
 
@@ -166,6 +177,8 @@ def _same_automata(program: brasp.Program, own: Automaton, language: Language, r
 
 def _common(program: Any, module: Any, reference: str, language: Language | None, max_len: int) -> list[Any]:
     own = module.language(program)
+    if module is crasp:  # the program's counter automaton: network = program for every length (crasp_lemmas)
+        own = dataclasses.replace(own, counters=program_counters(program))
     dfa = program_automaton(program) if module is brasp else None
     if dfa is not None:  # past masks only: the program's own automaton, for proofs of every length
         own = dataclasses.replace(own, automaton=dfa)
@@ -187,7 +200,7 @@ def _common(program: Any, module: Any, reference: str, language: Language | None
                 max_len=max_len,
             ),
         ]
-    return [_recognizes(program, own, reference, max_len), *_bounded_language(program, module, reference, language, max_len)]
+    return [_recognizes(program, own, reference, max_len), *_bounded_language(program, module, reference, language, max_len, own)]
 
 
 def _recognizes(program: Any, own: Language, reference: str, max_len: int) -> Recognizes:
@@ -201,17 +214,25 @@ def _recognizes(program: Any, own: Language, reference: str, max_len: int) -> Re
     )
 
 
-def _bounded_language(program: Any, module: Any, reference: str, language: Language | None, max_len: int) -> list[Any]:
+def _bounded_language(program: Any, module: Any, reference: str, language: Language | None, max_len: int, own: Language) -> list[Any]:
     claims: list[Any] = []
     if language is not None:
+        statement = f"program {program.name} accepts exactly the words of {language.name} ({language.description})"
+        counted = own.counters is not None and language.counters is not None
+        if counted:  # C-RASP: the smt method compares the two counter automata, for every length
+            statement += (
+                f": the program's interpreter on every word up to length {max_len} (exhaustive), and, of every length, the "
+                f"program's counter automaton (read off the program) against {language.name}'s (smt)"
+            )
         claims.append(
             ExactFact(
                 id="program=language",
-                statement=f"program {program.name} accepts exactly the words of {language.name} ({language.description})",
+                statement=statement,
                 reference=reference,
                 check=_agrees(program, module.accepts, language, max_len),
                 cases=f"every word over {{{', '.join(program.alphabet)}}} of length 0..{max_len}",
                 max_len=max_len,
+                statable=SameLanguage(left=own, right=language) if counted else None,
             )
         )
     return claims
@@ -246,6 +267,23 @@ def brasp_claims(program: brasp.Program, language: Language | None = None, *, ma
 def crasp_claims(program: crasp.Program, language: Language | None = None, *, max_len: int = 8) -> tuple[Any, ...]:
     """network = program, operations and program = language (if given), to ``max_len``."""
     claims = _common(program, crasp, REFERENCE_C, language, max_len)
+    if language is not None and language.counters is not None:
+        # network = L directly (the counting lemmas and L's counter automaton, not the
+        # program's): what network=program and program=language imply, on a trust base
+        # without the program's counter automaton.
+        claims.append(
+            Recognizes(
+                id="network=language",
+                statement=(
+                    f"the compiled network accepts exactly the words of {language.name} ({language.description}); "
+                    f"with network=program, program {program.name} accepts exactly them"
+                ),
+                reference=REFERENCE_C,
+                language=language,
+                min_len=0,
+                max_len=max_len,
+            )
+        )
     claims.append(
         TraceProperty(
             id="operations",
@@ -282,6 +320,6 @@ def program_construction(
         params=(),
         build=build,
         claims=lambda values: declare(program, language, max_len=max_len),  # type: ignore[arg-type]
-        lemmas=(lambda values: brasp_lemmas(program)) if is_b else None,  # type: ignore[arg-type]
+        lemmas=(lambda values: brasp_lemmas(program)) if is_b else (lambda values: crasp_lemmas(program, build(values))),  # type: ignore[arg-type]
         language=language or (brasp if is_b else crasp).language(program),
     )

@@ -9,12 +9,13 @@ compiled program (``brasp-…``, ``crasp-…``) with its claims (:mod:`.claims`)
 from __future__ import annotations
 
 from netproof.verifier.claims import Automaton, Language, Word
+from netproof.verifier.claims.counting import CounterAutomaton, CounterRule, linear
 from netproof.verifier.claims.rasp import brasp as B
 from netproof.verifier.claims.rasp import crasp as C
 
 from .claims import program_construction
 
-__all__ = ["BRASP_PROGRAMS", "CONSTRUCTIONS", "CRASP_PROGRAMS", "REFERENCE_LANGUAGES"]
+__all__ = ["BRASP_PROGRAMS", "CONSTRUCTIONS", "COUNTER_AUTOMATA", "CRASP_PROGRAMS", "REFERENCE_LANGUAGES"]
 
 # --------------------------------------------------------------------------- B-RASP
 
@@ -100,8 +101,40 @@ def _ambm(w: Word) -> bool:
     return len(w) % 2 == 0 and w == ("a",) * m + ("b",) * m
 
 
-def _lang(name: str, alphabet: tuple[str, ...], contains, description: str, dfa: Automaton | None = None) -> Language:  # type: ignore[no-untyped-def]
-    return Language(name=name, alphabet=alphabet, contains=contains, description=description, automaton=dfa)
+def _lang(name: str, alphabet: tuple[str, ...], contains, description: str, dfa: Automaton | None = None, counters: CounterAutomaton | None = None) -> Language:  # type: ignore[no-untyped-def]
+    return Language(name=name, alphabet=alphabet, contains=contains, description=description, automaton=dfa, counters=counters)
+
+
+def _counters(names: tuple[str, ...], states: int, rules: list[tuple[int, int, tuple, int, tuple[int, ...]]], accepting: list[tuple[int, tuple]]) -> CounterAutomaton:  # type: ignore[type-arg]
+    """A counter automaton with start state 0; a rule is (state, symbol, guard, target, increments)."""
+    return CounterAutomaton(
+        states=states, counters=names, symbols=2, start=0,
+        rules=tuple(CounterRule(state=q, symbol=a, guard=g, target=t, add=add) for q, a, g, t, add in rules),
+        accepting=tuple(accepting),
+    )
+
+
+# The C-RASP references as counter automata (symbol 0 is ( or a, symbol 1 is ) or b): a depth d
+# that ) may not take below 0, a difference #a − #b, or a phase (a's, then b's) with a depth.
+_D = ("d",)
+_OPEN = (0, 0, (), 0, (1,))
+_CLOSE = (0, 1, linear(_D, {"d": 1}, ">=", 1), 0, (-1,))
+_BALANCED = linear(_D, {"d": 1}, "==", 0)
+COUNTER_AUTOMATA: dict[str, CounterAutomaton] = {
+    "dyck1": _counters(_D, 1, [_OPEN, _CLOSE], [(0, _BALANCED)]),
+    "majority": _counters(("x",), 1, [(0, 0, (), 0, (1,)), (0, 1, (), 0, (-1,))], [(0, linear(("x",), {"x": 1}, ">=", 1))]),
+    "ambm": _counters(
+        _D, 2, [_OPEN, (0, 1, linear(_D, {"d": 1}, ">=", 1), 1, (-1,)), (1, 1, linear(_D, {"d": 1}, ">=", 1), 1, (-1,))],
+        [(0, _BALANCED), (1, _BALANCED)],
+    ),
+    "a_minus_2b": _counters(("x",), 1, [(0, 0, (), 0, (1,)), (0, 1, (), 0, (-2,))], [(0, linear(("x",), {"x": 1}, "==", 0))]),
+    "dyck1_ends_close": _counters(
+        _D, 2, [_OPEN, (1, 0, (), 0, (1,)), _CLOSE[:3] + (1, (-1,)), (1, 1, linear(_D, {"d": 1}, ">=", 1), 1, (-1,))],
+        [(1, _BALANCED)],
+    ),
+}
+"""The C-RASP programs' reference languages as counter automata: ``network=language`` is then
+proved for every length (see :func:`.claims.crasp_claims`)."""
 
 
 def _dfa(accepting: set[int], *rows: tuple[int, int]) -> Automaton:
@@ -113,15 +146,15 @@ AB = ("a", "b")
 REFERENCE_LANGUAGES: dict[str, Language] = {
     "contains_ab": _lang("CONTAINS_AB", AB, lambda w: "ab" in "".join(w), "words containing ab", _dfa({2}, (1, 0), (1, 2), (2, 2))),
     "no_aa": _lang("NO_AA", AB, lambda w: "aa" not in "".join(w), "words with no two adjacent a's", _dfa({0, 1}, (1, 0), (2, 0), (2, 2))),
-    "ab_star": _lang("AB_STAR", AB, _ab_star, "(ab)*"),
-    "first_eq_last": _lang("FIRST_EQ_LAST", AB, lambda w: len(w) > 0 and w[0] == w[-1], "non-empty words whose first symbol is the last"),
+    "ab_star": _lang("AB_STAR", AB, _ab_star, "(ab)*", _dfa({0}, (1, 2), (2, 0), (2, 2))),
+    "first_eq_last": _lang("FIRST_EQ_LAST", AB, lambda w: len(w) > 0 and w[0] == w[-1], "non-empty words whose first symbol is the last", _dfa({1, 3}, (1, 3), (1, 2), (1, 2), (4, 3), (4, 3))),
     "a_then_b": _lang("A_THEN_B", AB, lambda w: all("b" in w[k + 1 :] for k, s in enumerate(w) if s == "a"), "every a is eventually followed by a b", _dfa({0}, (1, 0), (1, 0))),
     "dyck1_depth2": _lang("DYCK1_DEPTH2", ("(", ")"), _dyck1_depth2, "balanced brackets of depth at most 2", _dfa({0}, (1, 3), (2, 0), (3, 1), (3, 3))),
-    "dyck1": _lang("DYCK1", ("(", ")"), _dyck1, "balanced brackets"),
-    "majority": _lang("MAJORITY", AB, lambda w: w.count("a") > w.count("b"), "more a's than b's"),
-    "ambm": _lang("AMBM", AB, _ambm, "a^m b^m, m >= 0"),
-    "a_minus_2b": _lang("A_MINUS_2B", AB, lambda w: w.count("a") == 2 * w.count("b"), "#a = 2·#b"),
-    "dyck1_ends_close": _lang("DYCK1_ENDS_CLOSE", ("(", ")"), lambda w: _dyck1(w) and len(w) > 0 and w[-1] == ")", "non-empty balanced brackets"),
+    "dyck1": _lang("DYCK1", ("(", ")"), _dyck1, "balanced brackets", counters=COUNTER_AUTOMATA["dyck1"]),
+    "majority": _lang("MAJORITY", AB, lambda w: w.count("a") > w.count("b"), "more a's than b's", counters=COUNTER_AUTOMATA["majority"]),
+    "ambm": _lang("AMBM", AB, _ambm, "a^m b^m, m >= 0", counters=COUNTER_AUTOMATA["ambm"]),
+    "a_minus_2b": _lang("A_MINUS_2B", AB, lambda w: w.count("a") == 2 * w.count("b"), "#a = 2·#b", counters=COUNTER_AUTOMATA["a_minus_2b"]),
+    "dyck1_ends_close": _lang("DYCK1_ENDS_CLOSE", ("(", ")"), lambda w: _dyck1(w) and len(w) > 0 and w[-1] == ")", "non-empty balanced brackets", counters=COUNTER_AUTOMATA["dyck1_ends_close"]),
 }
 
 CONSTRUCTIONS = tuple(

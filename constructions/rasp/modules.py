@@ -12,7 +12,9 @@ A program is a :class:`~netproof.verifier.claims.rasp.brasp.Program` (B-RASP) or
 :class:`~netproof.verifier.claims.rasp.crasp.Program` (C-RASP). The optional reference is the
 language the program should recognize, the ``program=language`` claim's other side: a
 :class:`~netproof.verifier.claims.Language`, an :class:`~netproof.verifier.claims.Automaton` over the
-program's alphabet (in its order), a regular expression (a ``str``, matched in full against the
+program's alphabet (in its order), a
+:class:`~netproof.verifier.claims.counting.CounterAutomaton` over it (a language of counts:
+``network=language`` is then proved for every length), a regular expression (a ``str``, matched in full against the
 word's symbols written together: one-character symbols only), or a Python predicate on words
 (a word is a tuple of symbols). ``MAX_LEN`` (an int, default 8) is every claim's word-length
 bound. Each program becomes the construction :func:`~.claims.program_construction` declares for
@@ -45,6 +47,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from netproof.verifier.claims import Automaton, Construction, Language, Word
+from netproof.verifier.claims.counting import CounterAutomaton
 from netproof.verifier.claims.rasp import brasp, crasp
 
 from .claims import program_construction
@@ -107,6 +110,22 @@ def _automaton(program: Any, dfa: Automaton, where: str) -> Language:
     )
 
 
+def _counter_automaton(program: Any, ca: CounterAutomaton, where: str) -> Language:
+    if ca.symbols != len(program.alphabet):
+        raise ProgramModuleError(
+            f"{where}: the counter automaton reads {ca.symbols} symbols, the alphabet {program.alphabet} has "
+            f"{len(program.alphabet)}; number the symbols in the alphabet's order"
+        )
+    index = {s: k for k, s in enumerate(program.alphabet)}
+    return Language(
+        name=f"COUNTERS({program.name})",
+        alphabet=program.alphabet,
+        contains=lambda w: ca.accepts([index[s] for s in w]),
+        description=f"the words a counter automaton with counters {', '.join(ca.counters)} accepts",
+        counters=ca,
+    )
+
+
 def as_language(program: brasp.Program | crasp.Program, reference: object, where: str = "reference") -> Language:
     """A program's reference, given as a module may give it (see the module's docstring), as a
     :class:`Language` over the program's alphabet."""
@@ -119,6 +138,8 @@ def as_language(program: brasp.Program | crasp.Program, reference: object, where
         return reference
     if isinstance(reference, Automaton):
         return _automaton(program, reference, where)
+    if isinstance(reference, CounterAutomaton):
+        return _counter_automaton(program, reference, where)
     if isinstance(reference, str):
         return _regex(program, reference, where)
     if callable(reference):

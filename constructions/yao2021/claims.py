@@ -21,12 +21,14 @@ import sympy
 
 from netproof.verifier.claims import (
     VARIANT,
+    AllowedNext,
     BlockIdentity,
     BooleanBlock,
     Claim,
     Construction,
     ExactFact,
     Lemma,
+    LayerInduction,
     NearestSelection,
     Param,
     Recognizes,
@@ -323,6 +325,8 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             reference="§5.1, Theorem 4.1",
             language=lang,
             max_len=bound,
+            # the paper's proof: after matching layer ℓ, m_i = 1 iff token i's pair has height <= ℓ
+            induction=None if paper else LayerInduction(after=tuple(f"logic{ell}" for ell in range(1, depth + 1)), mark="m", error="e"),
         ),
         *extra,
     )
@@ -630,6 +634,8 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             domain_text=domain_text,
             backend="interval",
             max_len=N,
+            # for every length: every position's state is a function of its depth, stack top (and, G2, n − i)
+            statable=AllowedNext(language=lang, length_aware=g2),
         ),
         TraceProperty(
             id="Y10-def" + suffix,

@@ -50,11 +50,13 @@ def test_the_automaton_of_a_random_past_only_program_accepts_exactly_its_words_t
     assert [w for w in _words(program.alphabet, 6) if _accepts(dfa, program, w) != B.accepts(program, w)] == []
 
 
-def test_a_program_that_looks_at_the_future_or_everywhere_has_no_automaton() -> None:
-    assert program_automaton(BRASP_PROGRAMS["ab_star"]) is None  # mask "all"
+def test_a_program_that_looks_at_the_future_or_everywhere_gets_an_automaton_that_accepts_exactly_its_words_to_length_8() -> None:
     a = B.token("a")
     ahead = B.Program("next_a", ("a", "b"), output=B.leftmost("future", score=B.TRUE, value=a.at_j))
-    assert program_automaton(ahead) is None
+    for program in (BRASP_PROGRAMS["ab_star"], BRASP_PROGRAMS["first_eq_last"], ahead):  # masks "all", "future"
+        dfa = program_automaton(program)
+        assert dfa is not None
+        assert [w for w in _words(program.alphabet, 8) if _accepts(dfa, program, w) != B.accepts(program, w)] == []
 
 
 def test_program_equals_language_is_decided_on_automata_and_a_wrong_reference_is_refuted_with_the_shortest_word() -> None:

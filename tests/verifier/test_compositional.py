@@ -24,7 +24,7 @@ from netproof.verifier.smt.compositional import (
     rebuild_queries,
 )
 from netproof.verifier.smt.compositional.arithmetic import commutative as _commutative
-from netproof.verifier.smt.compositional.invariants import _certificate
+from netproof.verifier.smt.compositional.invariants import certificate
 from netproof.verifier.smt.compositional.invariants import recorded_invariant as _recorded_invariant
 from netproof.verifier.smt.compositional.lemmas import LemmaResult as _LemmaResult
 from netproof.verifier.smt.compositional.lemmas import replay as _replay
@@ -44,7 +44,8 @@ def _dyck(k: int, depth: int, variant: str = "fixed") -> tuple[Network, Recogniz
     values = construction.parse_params({"k": str(k), "depth": str(depth), "variant": variant})
     claim = next(c for c in construction.claims(values) if isinstance(c, Recognizes))
     assert construction.lemmas is not None
-    return construction.network(values), claim, construction.lemmas(values)
+    # the whole network as one transition system: the proof by layers is tests/verifier/test_layer_induction.py's
+    return construction.network(values), dataclasses.replace(claim, induction=None), construction.lemmas(values)
 
 
 def _replace_block(net: Network, name: str, block: FFN | AttentionLayer) -> Network:
@@ -291,7 +292,7 @@ def test_a_certificate_whose_invariant_is_too_weak_or_too_strong_has_a_sat_query
     system = _system(1, 1)
     answers = {}
     for label, inv in (("true", z3.BoolVal(True, system.ctx)), ("false", z3.BoolVal(False, system.ctx))):
-        answers[label] = [str(solver.check()) for _name, solver in _certificate(system, inv)]
+        answers[label] = [str(solver.check()) for _name, solver in certificate(system, inv)]
     assert answers == {"true": ["unsat", "unsat", "sat"], "false": ["sat", "unsat", "unsat"]}
 
 
@@ -325,7 +326,7 @@ def _dyck11_but_not_length(m: int) -> Language:
 
 def test_a_claim_false_only_on_longer_words_is_proved_up_to_the_bound_once_spacer_finds_it_false_and_refuted_above():
     net, claim, lemmas = _dyck(1, 1)
-    claim = dataclasses.replace(claim, language=_dyck11_but_not_length(6))
+    claim = dataclasses.replace(claim, language=_dyck11_but_not_length(6), induction=None)
     below = prove_recognizes(net, claim, lemmas, 5, timeout=60)
     assert isinstance(below.verdict, Proved) and not below.every_length
     assert "not every length at once: a misclassified word (of some length) is reachable" in below.verdict.detail

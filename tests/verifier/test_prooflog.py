@@ -302,7 +302,8 @@ def test_a_compositional_proof_logs_its_lemma_tree_and_cvc5_agrees_with_every_qu
     tree = rec["lemmas"]
     assert tree["name"] == "Y2" and tree["verdict"] == "proved"
     assert {child["verdict"] for child in tree["children"]} == {"proved"}
-    assert [q["name"] for q in tree["queries"]] == ["Y2 every n: initiation", "Y2 every n: consecution", "Y2 every n: safety"]
+    steps = ("layer 1 complete", "layer 1 sound", "output")  # the claim's induction over layers
+    assert [q["name"] for q in tree["queries"]] == [f"Y2 every n: {step}: {c}" for step in steps for c in ("initiation", "consecution", "safety")]
     again = netproof(capsys, "recheck", str(path))
     assert again.code == 0, again.out
     assert f"AGREE     {path}  ({len(log.queries)} queries: every answer as recorded)" in again.out

@@ -165,13 +165,13 @@ def identity(rec: Mapping[str, Any]) -> tuple[str, ...]:
 def recorded_method(rec: Mapping[str, Any]) -> str:
     """The ``--method`` that wrote a record, from its ``method``: ``all`` for a proof by both
     (``exhaustive (…) + smt (z3)…``), ``smt`` for an SMT proof or SMT unknown of a word claim
-    (recognition, values, trace properties) or the smt method's unknown of a claim it does not cover, else
+    (recognition, values, trace properties, facts with a statable form) or the smt method's unknown of a claim it does not cover, else
     ``exhaustive``."""
     method = str(rec.get("method", ""))
     kind = (rec.get("claim") or {}).get("kind")
     if " + smt (z3)" in method and " + smt (z3 nlsat)" not in method:
         return "all"
-    if method.startswith("smt (z3)") and (kind in ("Recognizes", "ValueIs", "TraceProperty") or rec.get("verdict") == "unknown"):
+    if method.startswith("smt (z3)") and (kind in ("Recognizes", "ValueIs", "TraceProperty", "ExactFact") or rec.get("verdict") == "unknown"):
         return "smt"
     return "exhaustive"
 

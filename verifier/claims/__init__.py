@@ -16,7 +16,10 @@ Modules, by concern (this package re-exports their public names, so
 - :mod:`~netproof.verifier.claims.kinds`: the claim kinds (:class:`Recognizes`,
   :class:`ValueIs`, ..., :class:`Simulates`; the union :data:`Claim`);
 - :mod:`~netproof.verifier.claims.lemmas`: the block lemmas of a paper's proof
-  (:class:`BooleanBlock`, :class:`NearestSelection`, :class:`ScaledBlock`);
+  (:class:`BooleanBlock`, :class:`NearestSelection`, :class:`RankedSelection`, :class:`ScaledBlock`);
+- :mod:`~netproof.verifier.claims.counting`: counter automata (:class:`CounterAutomaton`,
+  :class:`CounterRule`, :func:`linear`) and the block lemmas of counting networks
+  (:class:`UniformCount`, :class:`CountComparison`);
 - :mod:`~netproof.verifier.claims.verdicts`: ``Verdict = Proved | Refuted | Unknown``;
 - :mod:`~netproof.verifier.claims.experiments`: float experiments (:class:`Experiment`,
   :class:`Curve`) and the precision declaration (:class:`Precision`);
@@ -55,13 +58,17 @@ from .kinds import (
     StateValue,
     TraceProperty,
     SelectsNearest,
+    LayerInduction,
     PairHeights,
     TieRuleFree,
+    AllowedNext,
     StateProperty,
+    SameLanguage,
     ValueIs,
 )
+from .counting import CountComparison, CounterAutomaton, CounterRule, UniformCount, linear
 from .languages import Automaton, Language, SequenceTask, StackAutomaton, Word
-from .lemmas import BooleanBlock, Lemma, NearestSelection, ScaledBlock
+from .lemmas import BooleanBlock, Lemma, NearestSelection, RankedSelection, ScaledBlock
 from .verdicts import Proved, Refuted, Unknown, Verdict
 
 __all__ = [
@@ -87,6 +94,7 @@ __all__ = [
     "Lemma",
     "MirrorInvariant",
     "NearestSelection",
+    "RankedSelection",
     "NextSets",
     "Output",
     "Param",
@@ -106,9 +114,17 @@ __all__ = [
     "StateValue",
     "TraceProperty",
     "SelectsNearest",
+    "LayerInduction",
     "PairHeights",
     "TieRuleFree",
+    "AllowedNext",
     "StateProperty",
+    "SameLanguage",
+    "CounterAutomaton",
+    "CounterRule",
+    "UniformCount",
+    "CountComparison",
+    "linear",
     "Unknown",
     "ValueIs",
     "Verdict",

@@ -22,7 +22,8 @@ constructions can declare claims without importing an interpreter, z3 or torch.
 - :class:`TraceProperty`: a property of every word's trace (states and attention selections),
   optionally with a form the smt method can state for every length (:data:`StateProperty`:
   :class:`SelectsNearest`, :class:`PairHeights`, :class:`TieRuleFree`).
-- :class:`ExactFact`: a statement about numbers checked by exact rational arithmetic (no network).
+- :class:`ExactFact`: a statement about numbers checked by exact rational arithmetic (no network),
+  optionally with a form the smt method proves for every length (:class:`SameLanguage`).
 - :class:`PredictsNext`: a recurrent network's k-hot next-symbol sets equal a task's targets
   after every prefix of every input string up to the bound (Suzgun et al.'s sequence prediction).
 - :class:`SoftAgrees`: a soft recurrent network (tanh, logistic σ, softmax), evaluated in
@@ -75,6 +76,7 @@ __all__ = [
     "PairHeights",
     "TieRuleFree",
     "StateProperty",
+    "SameLanguage",
     "ValueIs",
 ]
 
@@ -133,9 +135,30 @@ class ClaimBase:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LayerInduction:
+    """How a recognizer of a :class:`StackAutomaton` language is proved for every length: by
+    induction over its layers, the way a paper argues "after layer ℓ a position is marked iff
+    its pair has height <= ℓ". The network is cut after each sublayer of ``after`` (one per
+    stack level, in order); at every cut a position's state is the embedding's except the 0/1
+    dims ``mark`` and ``error``. The smt method proves, per segment, that a word of the language
+    marked as its pairs' heights <= ℓ - 1 leaves it marked as heights <= ℓ with no error, and that
+    on any word an output with no error keeps nested same-type marked pairs of height <= ℓ; and
+    that the layers after the last cut accept iff every position is marked and none has an error
+    (:mod:`netproof.verifier.smt.compositional.layers`)."""
+
+    after: tuple[str, ...]
+    mark: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Recognizes(ClaimBase):
+    """``induction``: a proof plan for every length by layers (used by the smt method before the
+    transition system of the whole network, whose states grow with the depth)."""
+
     language: Language
     backend: Backend = "exact"
+    induction: LayerInduction | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -249,7 +272,24 @@ class TieRuleFree:
     head: str
 
 
-StateProperty: TypeAlias = SelectsNearest | PairHeights | TieRuleFree
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllowedNext:
+    """A trace property's SMT form, for a generator (a :class:`~netproof.symbolic.NextSymbols`
+    readout) and a :class:`StackAutomaton` language: at every position of every prefix of a word
+    of ``language`` (the prefix tokens first), the network's next-symbol set is the set the
+    stack allows next: every push symbol while the stack is not full, the pop symbol of the top's
+    type while it is not empty, and the readout's end symbol while it is empty.
+
+    With ``length_aware``, the words are γuω with u in ``language`` and ω (the readout's end
+    symbol) last, the positions those before ω, and the allowed set is the one that still fits
+    the length n: a symbol is allowed iff the word can go on with it and still end, with ω, at
+    exactly n tokens (a push needs room for its pop: n − i >= h + 3; ω only at n − i = 1)."""
+
+    language: Language
+    length_aware: bool = False
+
+
+StateProperty: TypeAlias = SelectsNearest | PairHeights | TieRuleFree | AllowedNext
 """The trace properties the smt method states over the transition system of every length."""
 
 
@@ -291,6 +331,23 @@ class ExactFact(ClaimBase):
 
     check: Callable[[], tuple[int, str | None]]
     cases: str
+    statable: SameLanguage | None = None
+    """The same fact in a form the smt method proves for every word of every length (see
+    :class:`SameLanguage`); ``check`` is then its check up to ``max_len`` and must say the same
+    there (the tests compare the two)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SameLanguage:
+    """The statable form of an :class:`ExactFact` that two languages have the same words:
+    ``left`` and ``right`` (each with a
+    :class:`~netproof.verifier.claims.counting.CounterAutomaton` in ``counters``, over one
+    alphabet) accept the same words of every length. The smt method proves it over their counter
+    automata (their product, an inductive invariant); a word on which they differ is replayed
+    with both membership tests (``contains``)."""
+
+    left: Language
+    right: Language
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from .counting import CounterAutomaton
+
 __all__ = ["FIRST", "PARITY", "Automaton", "Language", "SequenceTask", "StackAutomaton", "Word"]
 
 Word: TypeAlias = tuple[str, ...]
@@ -106,8 +108,10 @@ class StackAutomaton:
 class Language:
     """A reference language: a plain-Python membership test over words of ``alphabet``, and
     optionally the same language as an :class:`Automaton` or a :class:`StackAutomaton` (for
-    SMT proofs over symbolic words). Where both are given, they are the same language; a
-    language whose DFA would be too large to write out gives only its ``stack``."""
+    SMT proofs over symbolic words), or as a
+    :class:`~netproof.verifier.claims.counting.CounterAutomaton` (``counters``: a language of
+    counts, for proofs of every length over integers). Where both are given, they are the same
+    language; a language whose DFA would be too large to write out gives only its ``stack``."""
 
     name: str
     alphabet: tuple[str, ...]
@@ -115,6 +119,7 @@ class Language:
     description: str = ""
     automaton: Automaton | None = None
     stack: StackAutomaton | None = None
+    counters: CounterAutomaton | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -164,10 +164,10 @@ def sigterm_as_interrupt(terminated: list[bool]) -> Iterator[None]:
 def bound_text(r: ClaimResult) -> str:
     """The bound column: ``every length`` for a proof of every length, ``all`` for a claim
     without words proved for every input, ``no words`` for a fact, else ``min≤|w|≤max``."""
-    if type(r.claim).__name__ == "ExactFact":
-        return "no words"
     if r.every_length:
         return "every length"
+    if type(r.claim).__name__ == "ExactFact":
+        return "no words"
     text = "all" if r.bound is None else f"{r.claim.min_len}≤|w|≤{r.bound}"
     return f"{text} (a lemma refuted)" if refuted_lemmas(r.record) else text
 

@@ -152,7 +152,8 @@ def check_word(job: Job, claim: Claim, word: Word) -> Verdict | None:
     found elsewhere (``netproof fuzz``, a user's word).
 
     Only claims checked word by word have a per-word verdict (:class:`Recognizes`,
-    :class:`ValueIs`, :class:`Bound`, :class:`TraceProperty`); the others give an
+    :class:`ValueIs`, :class:`Bound`, :class:`TraceProperty`, an :class:`ExactFact` with a
+    :class:`~netproof.verifier.claims.SameLanguage` form); the others give an
     :class:`Unknown` that says to use :func:`check`. A :class:`TraceProperty` word that its
     ``only`` leaves out gives None; a ``domain`` is not checked (the caller draws from it).
     A word outside the alphabet is a ``ValueError``.
@@ -165,6 +166,12 @@ def check_word(job: Job, claim: Claim, word: Word) -> Verdict | None:
     if isinstance(claim, Simulates):
         verdict = simulates_word(job, claim, w, "single word (exact), step by step")
         return None if isinstance(verdict, tuple) else verdict
+    if isinstance(claim, ExactFact) and claim.statable is not None:  # two languages: the same answer on w
+        left, right = claim.statable.left, claim.statable.right
+        if left.contains(w) == right.contains(w):
+            return None
+        shown = "".join(w) or "the empty word"
+        return Refuted("single word (exact)", f"on {shown!r} {left.name} says {left.contains(w)} and {right.name} says {right.contains(w)}", w, {})
     if not isinstance(claim, (Recognizes, ValueIs, Bound, TraceProperty)):
         return Unknown("single word", f"a {type(claim).__name__} claim is not checked word by word; use check()")
     backend = claim.backend

@@ -40,13 +40,19 @@ from typing import Any
 
 from netproof.symbolic import fingerprint, render, tokenize
 
-from netproof.verifier.claims import BlockIdentity, Claim, Construction, Proved, Recognizes, Refuted, SelectsNearest, TraceProperty, Unknown, ValueIs, Verdict
-from netproof.verifier.exhaustive.checker import Job, block_identity_query
+from netproof.verifier.claims import AllowedNext, BlockIdentity, Claim, Construction, ExactFact, Proved, Recognizes, Refuted, SelectsNearest, TraceProperty, Unknown, ValueIs, Verdict
+from netproof.verifier.exhaustive.checker import Job, block_identity_query, check_word
 from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
 from netproof.verifier.smt.compositional import rebuild_tree
+from netproof.verifier.smt.compositional.counters import HOWS as COUNTING_HOWS
+from netproof.verifier.smt.compositional.counters import every_length_detail as counting_detail
+from netproof.verifier.smt.compositional.counters import is_counting, rebuild_counting
 from netproof.verifier.smt.compositional.traces import trace_detail
+from netproof.verifier.smt.compositional.depth_features import allowed_next_detail, depth_feature_tree
 from netproof.verifier.smt.compositional.classes import QUERY as CLASS_QUERY
 from netproof.verifier.smt.compositional.invariants import CERTIFICATE
+from netproof.verifier.smt.compositional.layers import induction_detail, step_names
+from netproof.verifier.smt.compositional import same_language
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smt.monolithic import recognition_query, value_query
 from netproof.verifier.smtlib import SOLVER, LemmaNode, Outcome, SmtQuery, solver_version, to_smt2
@@ -483,6 +489,8 @@ def verify_record(path: str, registry: Mapping[str, Construction]) -> ProofLog:
         rerun = _check_trace_claim(log, job, claim, bound)
     elif isinstance(claim, BlockIdentity):
         rerun = _check_block(log, job, claim)
+    elif isinstance(claim, ExactFact) and claim.statable is not None and (entries or " smt (z3)" in f" {rec['method']}"):
+        rerun = _check_same_language(log, job, claim)
     else:
         if entries or rec.get("lemmas") is not None:
             raise ProofLogError(f"{path}: a {type(claim).__name__} claim is not proved by solver queries, yet the record lists {len(entries)}")
@@ -599,7 +607,7 @@ def _check_words_claim(log: ProofLog, job: Job, claim: Recognizes | ValueIs, hi:
             raise ProofLogError(f"{log.path}: a compositional proof keeps its queries in the lemma tree, yet the record lists {len(top)} beside it")
         every = _check_compositional(log, job, claim, lo, hi)
         if verdict == "proved":
-            _check_proved(log, job, lo, hi, every, compositional=True)
+            _check_proved(log, job, lo, hi, every, compositional=True, claim=claim)
         return False
     if top or (smt and verdict != "unknown"):
         names = [e["name"] for e in top]
@@ -647,7 +655,7 @@ def _check_refuted_length(log: ProofLog, job: Job, m: int) -> None:
         raise ProofLogError(f"{log.path}: counterexample {cx!r} has length {len(word)}, but the sat query is at n={m}")
 
 
-def _check_proved(log: ProofLog, job: Job, lo: int, hi: int, every: bool, *, compositional: bool) -> None:
+def _check_proved(log: ProofLog, job: Job, lo: int, hi: int, every: bool, *, compositional: bool, claim: Claim | None = None) -> None:
     rec = log.record
     want = _count(job.alphabet, lo, hi)
     if rec["checked"] != want:
@@ -660,14 +668,14 @@ def _check_proved(log: ProofLog, job: Job, lo: int, hi: int, every: bool, *, com
     elif not compositional:
         if detail != f"{head}: one query per length, each unsat":
             raise ProofLogError(f"{log.path}: detail={detail!r} is not what the queries show ({head}: one query per length, each unsat)")
-    elif not any(re.fullmatch(p, detail) for p in _compositional_details(job, head, every)):
+    elif not any(re.fullmatch(p, detail) for p in _compositional_details(job, head, every, claim)):
         raise ProofLogError(f"{log.path}: detail={detail[:80]!r}… does not say what the queries show ({head}" + (", and every longer one" if every else "") + ")")
 
 
 _INVARIANTS = ("Spacer", "the reachable states, by binary decision diagrams")
 
 
-def _compositional_details(job: Job, head: str, every: bool) -> list[str]:
+def _compositional_details(job: Job, head: str, every: bool, claim: Claim | None = None) -> list[str]:
     """The details a compositional proof writes (regular expressions): exact for a proof for
     every length, the part after the queries' description free (why not every length) else."""
     h = re.escape(head)
@@ -682,6 +690,9 @@ def _compositional_details(job: Job, head: str, every: bool) -> list[str]:
                             f"({', '.join(CERTIFICATE)}), each unsat") for how in _INVARIANTS),
             h + re.escape(", and every longer one: one query over a word of symbolic length, its positions grouped by the values of "
                           "their positional features and by symbol, unsat"),
+            *(re.escape(counting_detail(head, lemmas, "@LANGUAGE@", how)).replace("@LANGUAGE@", ".+") for how in COUNTING_HOWS),
+            *([h + re.escape(f", and every longer one: {lemmas} lemmas proved for every input, then, {induction_detail(claim)}")]
+              if isinstance(claim, Recognizes) and claim.induction is not None else []),
         ]
     return [
         h + r": \d+ lemmas proved for every input, then (one query per length|\d+ quer(y|ies) over ranges of lengths \([^()]*\)) "
@@ -708,6 +719,8 @@ def _check_compositional(log: ProofLog, job: Job, claim: Recognizes | ValueIs, l
     theorem = root["queries"]
     names = [q["name"] for q in theorem]
     every_names = [[f"{claim.id} every n: {x}" for x in CERTIFICATE], [f"{claim.id} every n: {CLASS_QUERY}"]]
+    if isinstance(claim, Recognizes) and claim.induction is not None:
+        every_names.append([f"{claim.id} every n: {step}: {x}" for step in step_names(len(claim.induction.after)) for x in CERTIFICATE])
     every = names in every_names
     if verdict != "unknown" and not every:
         covered = _ranges(claim.id, names)
@@ -723,7 +736,8 @@ def _check_compositional(log: ProofLog, job: Job, claim: Recognizes | ValueIs, l
     net = c.network(values, hi) if c.per_length else c.network(values)
     texts = {q["name"]: log.smt2[q["sha256"]] for q in theorem if q["name"].startswith(f"{claim.id} every n: ")}
     try:
-        rebuilt, nodes = rebuild_tree(net, claim, c.lemmas(values), names, texts)
+        lemmas = c.lemmas(values)
+        rebuilt, nodes = rebuild_counting(net, claim, lemmas, names, texts) if is_counting(claim, lemmas) else rebuild_tree(net, claim, lemmas, names, texts)  # type: ignore[arg-type]
     except ValueError as exc:  # a recorded invariant that is not one (or not readable)
         raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
     except Unsupported as exc:  # a theorem query the proof cannot have made (e.g. a range where it needs one length)
@@ -765,7 +779,8 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
         raise ProofLogError(f"{log.path}: method={rec['method']!r}, but a trace property's lemma tree comes from {COMPOSITIONAL!r} only")
     if rec["format_version"] != 2 or rec["queries"]:
         raise ProofLogError(f"{log.path}: a compositional proof keeps its queries in the lemma tree")
-    if c.lemmas is None or claim.statable is None:
+    depth_features = isinstance(claim.statable, AllowedNext)  # its lemmas come from the network, not the construction
+    if (c.lemmas is None and not depth_features) or claim.statable is None:
         raise ProofLogError(f"{log.path}: a compositional record for {claim.id!r}, but {c.name} declares no lemmas or the claim no statable form")
     root = rec["lemmas"]
     statement = claim.statement + f" (every word with {lo} <= |w| <= {hi})"
@@ -780,14 +795,14 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
         return False
     theorem = root["queries"]
     names = [q["name"] for q in theorem]
-    want = [] if isinstance(claim.statable, SelectsNearest) else [f"{claim.id} every n: {x}" for x in CERTIFICATE]
+    want = [] if isinstance(claim.statable, SelectsNearest | AllowedNext) else [f"{claim.id} every n: {x}" for x in CERTIFICATE]
     if names != want:
         raise ProofLogError(f"{log.path}: the theorem's queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}")
     _result_needed(log, f"theorem {claim.id!r}", theorem, False)
     net = c.network(values, hi) if c.per_length else c.network(values)
     texts = {q["name"]: log.smt2[q["sha256"]] for q in theorem}
     try:
-        rebuilt, nodes = rebuild_tree(net, claim, c.lemmas(values), names, texts)
+        rebuilt, nodes = ({}, depth_feature_tree(net, claim)) if depth_features else rebuild_tree(net, claim, c.lemmas(values), names, texts)
     except ValueError as exc:
         raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
     except Unsupported as exc:
@@ -807,9 +822,60 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
         raise ProofLogError(f"{log.path}: the lemma tree's side conditions node is not the proof's (proved, no queries, no children)")
     if rec["checked"] != _count(job.alphabet, lo, hi):
         raise ProofLogError(f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {_count(job.alphabet, lo, hi)} words")
-    detail = trace_detail(claim, len(c.lemmas(values)), hi)
+    detail = allowed_next_detail(claim, hi) if depth_features else trace_detail(claim, len(c.lemmas(values)), hi)
     if rec["detail"] != detail:
         raise ProofLogError(f"{log.path}: detail={str(rec['detail'])[:80]!r}… is not what the queries show ({detail[:80]}…)")
+    return False
+
+
+def _check_same_language(log: ProofLog, job: Job, claim: ExactFact) -> bool:
+    """The checks of an smt record of two languages compared for every length
+    (:mod:`~netproof.verifier.smt.compositional.same_language`): a proof's three certificate
+    queries rebuilt around the recorded invariant, each unsat, its ``checked`` and ``detail``; a
+    refutation's word replayed with both membership tests (``--method all`` too: the smt method
+    proves every length, or its refutation, without queries, is the word). Never needs the
+    check run again."""
+    rec = log.record
+    method, verdict, entries = str(rec["method"]), rec["verdict"], _all_entries(rec)
+    statable = claim.statable
+    assert statable is not None
+    if rec["format_version"] != 2 or rec["lemmas"] is not None:
+        raise ProofLogError(f"{log.path}: a proof of {claim.id} for every length keeps its three queries in the record, with no lemma tree")
+    both = re.fullmatch(r"exact rational arithmetic \+ " + re.escape(same_language.METHOD), method) is not None
+    if method != same_language.METHOD and not both:
+        raise ProofLogError(f"{log.path}: method={method!r} is not {same_language.METHOD!r} (or the exhaustive check + it)")
+    names = [e["name"] for e in entries]
+    want = same_language.query_names(claim.id)
+    if entries and names != want:
+        raise ProofLogError(f"{log.path}: the queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}")
+    if entries:
+        try:
+            rebuilt = same_language.rebuild_same_language(claim, {e["name"]: log.smt2[e["sha256"]] for e in entries})
+        except ValueError as exc:
+            raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
+        for entry in entries:
+            _same_text(log, entry, rebuilt.get(entry["name"]), f"theorem {claim.id!r}")
+        _result_needed(log, f"theorem {claim.id!r}", entries, False)
+    if entries and verdict != "proved":
+        raise ProofLogError(f"{log.path}: a {verdict} record of {claim.id} lists queries; only a proof makes them")
+    if verdict == "proved" and not entries:
+        raise ProofLogError(f"{log.path}: a proof of {claim.id} by {method!r} needs its queries {_span(want)}")
+    if verdict == "proved" and not both:  # beside the exhaustive check, the queries prove more than its detail says
+        words = same_language.words_covered(statable, claim.max_len)
+        if rec["checked"] != words:
+            raise ProofLogError(f"{log.path}: checked={rec['checked']}, but 0 <= |w| <= {claim.max_len} holds {words} words")
+        details = [same_language.same_language_detail(statable, claim.max_len, how) for how in COUNTING_HOWS]
+        if rec["detail"] not in details:
+            raise ProofLogError(f"{log.path}: detail={str(rec['detail'])[:80]!r}… is not what the queries show ({details[0][:80]}…)")
+    if verdict == "refuted":
+        cx = rec["counterexample"]
+        try:
+            word = tokenize(job.alphabet, cx) if isinstance(cx, str) else None
+        except ValueError:
+            word = None
+        again = None if word is None else check_word(job, claim, word)
+        if not isinstance(again, Refuted):
+            raise ProofLogError(f"{log.path}: counterexample {cx!r} is not a word on which {statable.left.name} and {statable.right.name} differ")
     return False
 
 

@@ -16,25 +16,30 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from netproof.verifier.claims import BlockIdentity, Claim, Construction, Proved, Recognizes, Refuted, TraceProperty, Unknown, ValueIs, Verdict
+from netproof.verifier.claims import AllowedNext, BlockIdentity, Claim, Construction, ExactFact, Proved, Recognizes, Refuted, TraceProperty, Unknown, ValueIs, Verdict
 from netproof.verifier.exhaustive.checker import Job, check, count_words
 from netproof.verifier.smt.compositional import prove_recognizes, prove_trace, prove_value
+from netproof.verifier.smt.compositional.counters import prove_counting
+from netproof.verifier.smt.compositional.depth_features import prove_allowed_next
+from netproof.verifier.smt.compositional.same_language import prove_same_language
 from netproof.verifier.smt.monolithic import recognizes_smt, value_is_smt
 from netproof.verifier.smtlib import Outcome, SmtQuery
 
 
-SMT_KINDS = ("Recognizes", "BlockIdentity", "ValueIs with a closed form", "TraceProperty with a statable form")
+SMT_KINDS = ("Recognizes", "BlockIdentity", "ValueIs with a closed form", "TraceProperty with a statable form", "ExactFact with a statable form")
 
 
 def smt_applicable(claim: Claim) -> bool:
     """Whether the smt method covers this claim kind (recognition against a language with an
     automaton, FFN block lemmas, exact values with a closed form)."""
     if isinstance(claim, Recognizes):
-        return getattr(claim.language, "automaton", None) is not None or getattr(claim.language, "stack", None) is not None
+        return any(getattr(claim.language, f, None) is not None for f in ("automaton", "stack", "counters"))
     if isinstance(claim, TraceProperty):
         return claim.statable is not None
     if isinstance(claim, ValueIs):
         return claim.closed_form is not None and claim.backend == "exact"
+    if isinstance(claim, ExactFact):
+        return claim.statable is not None
     return isinstance(claim, BlockIdentity)
 
 
@@ -47,6 +52,22 @@ def prove_claim_smt(
     if isinstance(claim, Recognizes):
         started = time.perf_counter()
         lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
+        if compositional and lemmas and claim.min_len == 0 and getattr(claim.language, "counters", None) is not None:
+            # A language of counts: the network read as a counter system (uniform heads as running
+            # sums, comparisons over integers), every length at once (compositional.counters).
+            counted = prove_counting(job.network(bound), claim, lemmas, bound, timeout=timeout)
+            if isinstance(counted.verdict, Proved):
+                return counted
+            if count_words(job.alphabet, claim.min_len, bound) > EXHAUSTIVE_WORDS:
+                if isinstance(counted.verdict, Refuted):
+                    return counted
+            else:
+                # No proof for every length: the shortlex-first misclassified word of the bound, exactly, if any.
+                found = check(job, claim, max_len=bound)
+                if isinstance(found, Refuted):
+                    return Outcome(found)
+                if claim.language.automaton is None and claim.language.stack is None and isinstance(counted.verdict, Unknown):
+                    return Outcome(Unknown(counted.verdict.method, f"{counted.verdict.reason} (no word of length <= {bound} is misclassified: every one checked exactly)"), (), counted.lemmas)
         if compositional and lemmas and claim.min_len == 0 and (claim.language.automaton is not None or claim.language.stack is not None):
             # The paper's proof first: block lemmas, then the claim over their specifications
             # (netproof.verifier.smt.compositional); the monolithic encoding when that decides nothing.
@@ -57,6 +78,10 @@ def prove_claim_smt(
         left = max(1.0, timeout - spent)
         return recognizes_smt(job.network, claim.language, claim.min_len, bound, timeout=left,
                               budget=f"the {timeout:g} s budget" if left >= timeout else _rest(timeout, spent, left))
+    if isinstance(claim, ExactFact) and claim.statable is not None:
+        # Two languages of counts: their counter automata side by side, for every length
+        # (compositional.same_language); its own bound, whatever --max-n says.
+        return prove_same_language(claim, timeout=timeout)
     if isinstance(claim, BlockIdentity):
         log: list[SmtQuery] = []
         verdict = check(job, claim, queries=log)
@@ -76,11 +101,15 @@ def prove_claim_smt(
                             budget=f"the {timeout:g} s budget" if left >= timeout else _rest(timeout, spent, left))
     if isinstance(claim, TraceProperty) and claim.statable is not None:
         lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
-        if not lemmas:
+        depth_features = isinstance(claim.statable, AllowedNext)  # its lemmas come from the network
+        if not lemmas and not depth_features:
             return Outcome(Unknown("smt (z3)", f"unsupported: {job.construction.name} declares no lemmas, and a trace property is proved for every length from them"))
         started = time.perf_counter()
-        traced = prove_trace(job.network(bound), claim, lemmas, bound, timeout=timeout)
-        if isinstance(traced.verdict, Unknown) and count_words(job.alphabet, claim.min_len, bound) <= EXHAUSTIVE_WORDS:
+        if depth_features:
+            traced = prove_allowed_next(job.network(bound), claim, bound, timeout=timeout)
+        else:
+            traced = prove_trace(job.network(bound), claim, lemmas, bound, timeout=timeout)
+        if isinstance(traced.verdict, Unknown) and ((depth_features and claim.domain is not None) or count_words(job.alphabet, claim.min_len, bound) <= EXHAUSTIVE_WORDS):
             # No proof for every length: a word of the bound that breaks the claim, if there is
             # one, the shortlex-first, exactly (a violation may be known to exist, or not).
             found = check(job, claim, max_len=bound)
@@ -128,6 +157,8 @@ def prove_claim(job: Job, claim: Claim, *, method: str, max_len: int | None = No
         return prove_claim(job, claim, method="exhaustive", max_len=max_len)
     bound = claim.max_len if max_len is None else max_len
     smt = prove_claim_smt(job, claim, max_len, timeout=timeout)
+    if isinstance(claim, ExactFact) and isinstance(smt.verdict, Proved):
+        return smt  # every length, the words of its own check included
     if count_words(job.alphabet, claim.min_len, bound) > EXHAUSTIVE_WORDS:
         return smt
     exhaustive = check(job, claim, max_len=max_len)

@@ -19,6 +19,9 @@ package does the same, mechanically, from the IR and the lemmas a construction d
      symbolic positions a < b for a symbolic length n and all Boolean key dims: the better ranked
      position (preferred first, then nearer) has a strictly larger score. One query proves it for
      every n, and makes the argmax unique, so the tie rule does not matter.
+   - :class:`~netproof.verifier.claims.RankedSelection`: the same comparison for a ranking by a
+     tuple of Boolean formulas, the first or the last position among equal ranks, on any mask
+     (the farthest position of a one-sided mask, the first or last of the whole word).
 
 2. **The theorem is proved over the abstracted network**, one query per range of word lengths
    (a symbolic length over padded slots, see :class:`.abstraction.Abstraction`; one query per length where
@@ -57,6 +60,7 @@ The package, bottom to top (each module imports only those before it):
   IR's affine maps and FFNs over it;
 - :mod:`.lemmas`: the block lemmas and their proofs (:func:`prove_lemma`), :data:`METHOD`,
   :class:`LemmaResult`;
+- :mod:`.ranked`: a proved RankedSelection as a scan, in the abstraction and in the system;
 - :mod:`.abstraction`: the network with the proved lemmas in place, over one length or a range;
 - :mod:`.system`: the same read as a transition system over positions;
 - :mod:`.invariants`: inductive invariants (Spacer's clauses, decision diagrams) and their
@@ -71,6 +75,14 @@ The package, bottom to top (each module imports only those before it):
   lemmas, or the transition system watching the property);
 - :mod:`.value_claims`: value claims with a closed form (:func:`prove_value`,
   :func:`value_builder`);
+- :mod:`.counters`: counting networks for every length (uniform causal heads as integer running
+  sums, comparisons over the integers: :func:`~.counters.prove_counting`), the network read as a
+  counter system in product with a language's counter automaton, an invariant by Houdini over
+  candidate facts (else Spacer) and its three certificate queries in QF_LIA;
+- :mod:`.same_language`: two languages' counter automata side by side, for every length
+  (:func:`~.same_language.prove_same_language`: an :class:`~netproof.verifier.claims.ExactFact`
+  with a :class:`~netproof.verifier.claims.SameLanguage` form, e.g. a C-RASP program against its
+  reference language);
 - :mod:`.rebuild`: the queries rebuilt for a proof log's freshness check (:func:`rebuild_queries`).
 
 May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interface

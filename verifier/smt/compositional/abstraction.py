@@ -4,7 +4,8 @@ lengths (padded slots and a symbolic length), and the readout lemma behind its p
 (after an averaging head, the sign of the logit depends only on which value patterns occur).
 
 A proved BooleanBlock becomes its Boolean formulas, a proved NearestSelection a prefix scan
-("the value at the nearest preferred position so far"), a proved ScaledBlock its expressions
+("the value at the nearest preferred position so far"), a proved RankedSelection a scan that
+keeps the best ranked position (:mod:`.ranked`), a proved ScaledBlock its expressions
 over a unit; every other block is encoded faithfully (affine maps, ReLU case splits, hardmax as
 a maximum with a symbolic selection). A lemma replaces a block only where its side conditions
 hold in the state the block reads (the dims it assumes Boolean are 0/1, its positional dims hold
@@ -12,8 +13,8 @@ their features, no position is scaled); elsewhere the block is encoded faithfull
 lemma's :class:`~.lemmas.LemmaResult` records where.
 
 May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interface,
-:mod:`netproof.verifier.smt.errors`, :mod:`.arithmetic` and :mod:`.lemmas`; z3 inside functions
-(or handed in as an argument).
+:mod:`netproof.verifier.smt.errors`, :mod:`.arithmetic`, :mod:`.lemmas` and :mod:`.ranked`; z3
+inside functions (or handed in as an argument).
 """
 
 from __future__ import annotations
@@ -38,13 +39,14 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.positional import feature
 from netproof.verifier import smtlib
-from netproof.verifier.claims import BooleanBlock, Language, NearestSelection, ScaledBlock, Word
+from netproof.verifier.claims import BooleanBlock, Language, NearestSelection, RankedSelection, ScaledBlock, Word
 from netproof.verifier.smt.stack import stack_member
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
 from .arithmetic import COUNT_AT_LEAST, LENGTH_FREE_FEATURES, Pos, Values, affine_map, certainly_equal, commutative, ffn_faithful, sympy_to_z3
 from .lemmas import LemmaResult, nearer_is_later
+from .ranked import abstraction_scan
 
 
 State = tuple[dict[str, Any], Any]  # (dim -> value, scale or None)
@@ -95,7 +97,7 @@ class Abstraction:
             if len(self.alphabet) < 2**self.nbits:
                 self.vals.assertions.append(z3.Or([self.is_symbol(t, a) for a in range(len(self.alphabet))]))
         self.ffn_lemmas = {r.lemma.block: r for r in lemmas if isinstance(r.lemma, BooleanBlock | ScaledBlock) and r.proved}
-        self.head_lemmas = {(r.lemma.layer, r.lemma.head): r for r in lemmas if isinstance(r.lemma, NearestSelection) and r.proved}
+        self.head_lemmas = {(r.lemma.layer, r.lemma.head): r for r in lemmas if isinstance(r.lemma, NearestSelection | RankedSelection) and r.proved}
         self._states: dict[tuple[int, int], State] = {}
         self._scans: dict[tuple[int, str], list[dict[str, Any] | None]] = {}
         self._same_query: dict[Any, tuple[dict[str, Any], Any]] = {}
@@ -310,7 +312,16 @@ class Abstraction:
                 return zero, None
             raise Unsupported(f"head {h.name!r} with empty='error' over an empty masked set")
         r = self.head_lemmas.get((layer.name, h.name))
-        if r is not None:
+        if r is not None and isinstance(r.lemma, RankedSelection):
+            key = (idx, h.name)
+            if key not in self._scans:
+                self._scans[key] = abstraction_scan(self, idx, h, r)  # type: ignore[assignment]
+            ranked = self._scans[key]
+            if ranked is not None:
+                got = ranked[t]
+                assert got is not None
+                return got, None
+        elif r is not None:
             scan = self.scan(idx, layer, h, r)
             if scan is not None:
                 got = scan[t]
@@ -482,6 +493,13 @@ class Abstraction:
         match r:
             case Classifier():
                 t = r.position if r.position >= 0 else self.N + r.position
+                if not 0 <= t < self.N:
+                    # The exact interpreter has no verdict here either (a WordError).
+                    shown = "the empty word" if self.m == 0 else f"a word of length {self.m}"
+                    raise Unsupported(
+                        f"readout position {r.position} is outside the {self.N} tokens of {shown}: the network gives "
+                        f"no verdict on it; declare the claim with min_len >= {self.m + 1} or give the network a prefix or suffix token"
+                    )
                 if self.present_at(t) is not True:
                     raise Unsupported(f"the readout position {r.position} is a slot that may be absent (a query over several lengths)")
                 got = self.presence_accept(r, t)
@@ -652,6 +670,8 @@ class Abstraction:
                 self.vals.assertions.append(self.vals.iff(v, step))
                 nxt.append(v)
             state = nxt
+        if not dfa.accepting:  # z3.Or([]) would be False in z3's global context
+            return z3.BoolVal(False, self.ctx)
         return z3.Or([state[q] for q in sorted(dfa.accepting)])
 
 

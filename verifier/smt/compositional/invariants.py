@@ -70,7 +70,7 @@ CERTIFICATE = ("initiation", "consecution", "safety")
 """The names of the three certificate queries, in order (after ``"<claim> every n: "``)."""
 
 
-def _certificate(system: TransitionSystem, inv: Any) -> list[tuple[str, Any]]:
+def certificate(system: TransitionSystem, inv: Any) -> list[tuple[str, Any]]:
     """The three queries that make ``inv`` a proof for every length, each to be unsat: the
     initial states satisfy it (initiation), a step keeps it (consecution), and no state in it is
     bad (safety). Plain Boolean queries any SMT solver re-checks (:func:`sat_solver` answers
@@ -120,7 +120,7 @@ def clauses_of(z3: Any, inv: Any) -> Clauses | None:
     return tuple(sorted(set(out)))
 
 
-def _from_clauses(system: TransitionSystem, clauses: Clauses) -> Any:
+def from_clauses(system: TransitionSystem, clauses: Clauses) -> Any:
     """The invariant ``clauses`` over ``system``'s state variables (an unknown name: ValueError)."""
     z3 = system.z3
     by_name = {str(v): v for v in system.state}
@@ -145,7 +145,7 @@ class Diagram:
 Invariant = Clauses | Diagram
 
 
-def _from_diagram(system: TransitionSystem, diagram: Diagram) -> Any:
+def from_diagram(system: TransitionSystem, diagram: Diagram) -> Any:
     """The invariant ``diagram`` over ``system``'s state variables: ``(ite v hi lo)`` per node."""
     z3 = system.z3
     by_name = {str(v): v for v in system.state}
@@ -160,7 +160,7 @@ def _from_diagram(system: TransitionSystem, diagram: Diagram) -> Any:
 
 def _diagram_of_formula(z3: Any, inv: Any) -> Diagram | None:
     """The diagram a formula of nested ``ite`` over state variables writes (as
-    :func:`_from_diagram` prints it), or None where it is not one."""
+    :func:`from_diagram` prints it), or None where it is not one."""
     index: dict[int, int] = {}
     nodes: list[tuple[str, int, int]] = []
     stack: list[tuple[Any, bool]] = [(inv, False)]
@@ -227,5 +227,5 @@ def certificate_queries(
         )
     for r, u in zip(results, uses, strict=True):
         r.uses = u  # the lemmas' applications were counted when the invariant was found
-    inv = _from_diagram(system, invariant) if isinstance(invariant, Diagram) else _from_clauses(system, invariant)
-    return [(f"{claim.id} every n: {name}", to_smt2(solver, logic="QF_UF"), solver) for name, solver in _certificate(system, inv)]
+    inv = from_diagram(system, invariant) if isinstance(invariant, Diagram) else from_clauses(system, invariant)
+    return [(f"{claim.id} every n: {name}", to_smt2(solver, logic="QF_UF"), solver) for name, solver in certificate(system, inv)]

@@ -9,6 +9,9 @@ lemmas), and what every later stage of the compositional prover shares.
   denominators and multiplied by n (so that a feature i/n becomes the integer i), compared
   pairwise at two symbolic positions a < b for a symbolic length n and all Boolean key dims: the
   better ranked position has a strictly larger score, for every n.
+- :class:`~netproof.verifier.claims.RankedSelection`: the same score at two symbolic positions
+  a < b: the higher ranked (rank tuples compared lexicographically, the first or the last among
+  equals) has a strictly larger score, for every n, whatever the mask.
 - :class:`~netproof.verifier.claims.ScaledBlock`: a positively homogeneous FFN against its
   expressions, for all integers and every unit.
 
@@ -31,7 +34,7 @@ from typing import Any, assert_never
 
 from netproof.symbolic import FFN, Activation, Affine, AttentionLayer, Hardmax, Head, LayerNorm, Network, TokenEmbedding, render
 from netproof.verifier import smtlib
-from netproof.verifier.claims import BooleanBlock, Language, Lemma, NearestSelection, Refuted, ScaledBlock, Word
+from netproof.verifier.claims import BooleanBlock, Language, Lemma, NearestSelection, RankedSelection, Refuted, ScaledBlock, Word
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
@@ -146,34 +149,45 @@ def _key_form(net: Network, head: Head) -> tuple[dict[str, Fraction], Fraction]:
     return {d: a for d, a in alpha.items() if a != 0}, beta
 
 
-def _prove_nearest(net: Network, lemma: NearestSelection, timeout: float) -> tuple[LemmaNode, bool]:
-    import z3
+def _scaled_score(
+    z3: Any, ctx: Any, alpha: Mapping[str, Fraction], beta: Fraction, den: int, positional: Mapping[str, str], n: Any, pos: Any, x: Mapping[str, Any]
+) -> Any:
+    """den·n·score at position ``pos`` with Boolean key dims ``x``: integer coefficients, a
+    feature i/n becomes i."""
+    total = z3.IntVal(int(beta * den), ctx) * n
+    for d, al in alpha.items():
+        c = z3.IntVal(int(al * den), ctx)
+        if d in positional:
+            ci, cn = _SCALED_FEATURES[positional[d]]
+            total = total + c * (z3.IntVal(ci, ctx) * pos + z3.IntVal(cn, ctx) * n + (1 if positional[d] == "1/n" else 0))
+        else:
+            total = total + c * z3.If(x[d], n, z3.IntVal(0, ctx))
+    return total
 
-    head = _find_head(net, lemma.layer, lemma.head)
-    later = nearer_is_later(head.mask)
-    alpha, beta = _key_form(net, head)
+
+def _check_key_dims(lemma: NearestSelection | RankedSelection, alpha: Mapping[str, Fraction]) -> None:
     for d in alpha:
         if d not in lemma.boolean and d not in lemma.positional:
             raise Unsupported(f"head {lemma.head!r} reads dim {d!r}, which lemma {lemma.id!r} declares neither Boolean nor positional")
     for d, feat in lemma.positional.items():
         if feat not in _SCALED_FEATURES:
             raise Unsupported(f"positional feature {feat!r} of dim {d!r} is not linear in (i, n) once multiplied by n")
+
+
+def _prove_nearest(net: Network, lemma: NearestSelection, timeout: float) -> tuple[LemmaNode, bool]:
+    import z3
+
+    head = _find_head(net, lemma.layer, lemma.head)
+    later = nearer_is_later(head.mask)
+    alpha, beta = _key_form(net, head)
+    _check_key_dims(lemma, alpha)
     base = net.embedding.index_base if isinstance(net.embedding, TokenEmbedding) else 0
     den = math.lcm(*(a.denominator for a in (*alpha.values(), beta)))
     ctx = z3.Context()
     n, a, b = z3.Int("n", ctx), z3.Int("a", ctx), z3.Int("b", ctx)
 
     def score(pos: Any, x: Mapping[str, Any]) -> Any:
-        # den·n·score: integer coefficients, a feature i/n becomes i
-        total = z3.IntVal(int(beta * den), ctx) * n
-        for d, al in alpha.items():
-            c = z3.IntVal(int(al * den), ctx)
-            if d in lemma.positional:
-                ci, cn = _SCALED_FEATURES[lemma.positional[d]]
-                total = total + c * (z3.IntVal(ci, ctx) * pos + z3.IntVal(cn, ctx) * n + (1 if lemma.positional[d] == "1/n" else 0))
-            else:
-                total = total + c * z3.If(x[d], n, z3.IntVal(0, ctx))
-        return total
+        return _scaled_score(z3, ctx, alpha, beta, den, lemma.positional, n, pos, x)
 
     xa = {d: z3.Bool(f"{d}@a", ctx) for d in lemma.boolean}
     xb = {d: z3.Bool(f"{d}@b", ctx) for d in lemma.boolean}
@@ -193,6 +207,49 @@ def _prove_nearest(net: Network, lemma: NearestSelection, timeout: float) -> tup
     query, model = smtlib.solve(
         solver, name=lemma.id, logic="QF_LIA", timeout=timeout,
         reason_unsat=f"for every n, a better ranked position scores strictly higher under head {lemma.layer}.{lemma.head}",
+    )
+    if query.result == "sat":
+        shown = ", ".join(f"{v}={model.eval(v, model_completion=True)}" for v in (n, a, b, *xa.values(), *xb.values()))
+        query = SmtQuery(name=query.name, smt2=query.smt2, result="sat",
+                         reason=f"the score order breaks the ranking at {shown}", seconds=query.seconds)
+    verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
+    return LemmaNode(name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)), query.result == "unsat"  # type: ignore[arg-type]
+
+
+def _prove_ranked(net: Network, lemma: RankedSelection, timeout: float) -> tuple[LemmaNode, bool]:
+    """Two symbolic positions a < b of a symbolic length n, all Boolean key dims free: the one
+    ranked higher (its rank tuple lexicographically larger, else a for end "first" and b for
+    end "last") scores strictly higher. The order is total, so every masked set has exactly one
+    maximizer: its first (last) position of highest rank, whatever the mask and tie rule."""
+    import z3
+
+    head = _find_head(net, lemma.layer, lemma.head)
+    if head.relative:
+        raise Unsupported(f"head {lemma.head!r} has relative-position terms: its score is not the key's alone")
+    alpha, beta = _key_form(net, head)
+    _check_key_dims(lemma, alpha)
+    base = net.embedding.index_base if isinstance(net.embedding, TokenEmbedding) else 0
+    den = math.lcm(*(q.denominator for q in (*alpha.values(), beta)))
+    ctx = z3.Context()
+    n, a, b = z3.Int("n", ctx), z3.Int("a", ctx), z3.Int("b", ctx)
+    xa = {d: z3.Bool(f"{d}@a", ctx) for d in lemma.boolean}
+    xb = {d: z3.Bool(f"{d}@b", ctx) for d in lemma.boolean}
+    vals = Values(z3, ctx)
+    ra = [vals.boolish(sympy_to_z3(vals, f, xa)) for f in lemma.ranks]
+    rb = [vals.boolish(sympy_to_z3(vals, f, xb)) for f in lemma.ranks]
+    if any(r is None for r in (*ra, *rb)):
+        raise Unsupported(f"lemma {lemma.id!r}: ranks={lemma.ranks} are not Boolean formulas of Boolean dims")
+    a_higher = z3.Or([z3.And(*(ra[m] == rb[m] for m in range(k)), ra[k], z3.Not(rb[k])) for k in range(len(ra))])
+    same = z3.And([ra[k] == rb[k] for k in range(len(ra))])
+    a_wins = z3.Or(a_higher, same) if lemma.end == "first" else a_higher
+    s_a = _scaled_score(z3, ctx, alpha, beta, den, lemma.positional, n, a, xa)
+    s_b = _scaled_score(z3, ctx, alpha, beta, den, lemma.positional, n, b, xb)
+    solver = z3.Solver(ctx=ctx)
+    solver.add(n >= 1, a >= base, a < b, b <= n - 1 + base)
+    solver.add(z3.Or(z3.And(a_wins, s_a <= s_b), z3.And(z3.Not(a_wins), s_b <= s_a)))
+    query, model = smtlib.solve(
+        solver, name=lemma.id, logic="QF_LIA", timeout=timeout,
+        reason_unsat=f"for every n, of two positions the higher ranked (the {lemma.end} among equal ranks) scores strictly higher under head {lemma.layer}.{lemma.head}",
     )
     if query.result == "sat":
         shown = ", ".join(f"{v}={model.eval(v, model_completion=True)}" for v in (n, a, b, *xa.values(), *xb.values()))
@@ -253,6 +310,8 @@ def prove_lemma(net: Network, lemma: Lemma, *, timeout: float = 60.0) -> tuple[L
                 return _prove_boolean_block(net, lemma, timeout)
             case NearestSelection():
                 return _prove_nearest(net, lemma, timeout)
+            case RankedSelection():
+                return _prove_ranked(net, lemma, timeout)
             case ScaledBlock():
                 return _prove_scaled_block(net, lemma, timeout)
             case _:

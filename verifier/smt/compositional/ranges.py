@@ -28,7 +28,8 @@ from netproof.verifier.smtlib import LemmaNode, SmtQuery
 from .abstraction import Abstraction
 from .invariants import CERTIFICATE
 from .lemmas import METHOD, LemmaResult, prove_lemma, replay
-from .search import EveryLengthSearch
+from .layers import induction_detail
+from .search import BY_LAYERS, EveryLengthSearch
 
 
 _FIRST_RANGE = 16  # the first query over a range of lengths covers min_len..16
@@ -294,6 +295,8 @@ def prove_recognizes(
                     "over the network with the lemmas in place on a word of symbolic length, its positions grouped by the "
                     "values of their positional features and by symbol, one query, unsat"
                     if search.how == "position classes" else
+                    induction_detail(claim)
+                    if search.how == BY_LAYERS else
                     "over the network with the lemmas in place read as a transition system over positions, an inductive "
                     f"invariant ({search.how}) and its three queries ({', '.join(CERTIFICATE)}), each unsat"
                 )

@@ -19,6 +19,7 @@ from netproof.verifier.smtlib import LemmaNode, to_smt2
 
 from .classes import LOGIC, QUERY, class_query, value_query
 from .invariants import CERTIFICATE, certificate_queries, recorded_invariant
+from .layers import check_base, induction_certificates, step_names
 from .lemmas import LemmaResult, prove_lemma
 from .ranges import theorem_query
 from .system import every_length_system
@@ -64,6 +65,14 @@ def rebuild_tree(
         out.update({(node.name, q.name): q.smt2 for node in readout_nodes for q in node.queries})
         out.update(theorem)
         return out, (*(r.node for r in results), *readout_nodes)
+    if isinstance(claim, Recognizes) and claim.induction is not None and recorded is not None:
+        # an induction over layers: each step's certificate around its recorded invariant
+        check_base(net, claim.induction)
+        for step in step_names(len(claim.induction.after)):
+            first = f"{claim.id} every n: {step}: {CERTIFICATE[0]}"
+            if first in names and first in recorded:
+                for name, text, _solver in induction_certificates(net, claim, results, step, recorded_invariant(recorded[first]), readout_lemmas, readout_nodes):
+                    theorem[(claim.id, name)] = text
     if isinstance(claim, Recognizes) and every in names and recorded is not None and every in recorded:
         for name, text, _solver in certificate_queries(net, claim, results, recorded_invariant(recorded[every]), readout_lemmas, readout_nodes):
             theorem[(claim.id, name)] = text

@@ -27,6 +27,7 @@ from .classes import LOGIC, QUERY, class_query
 from .diagrams import reachable
 from .invariants import Diagram, Invariant, certificate_queries, clauses_of, sat_solver, spacer_invariant
 from .lemmas import LemmaResult, replay
+from .layers import REASONS, check_base, induction_certificates, induction_system, step_names
 from .system import TransitionSystem, every_length_system
 
 
@@ -105,6 +106,8 @@ def _prove_every_length(
     steps, and interrupts Spacer's query or the position-classes query while one runs."""
     started = time.perf_counter()
     halt = smtlib.Stop() if halt is None else halt
+    if claim.induction is not None:
+        return _prove_by_layers(net, claim, results, readout_lemmas, readout_nodes, timeout, halt)
 
     def stop() -> bool:
         return halt.requested
@@ -149,6 +152,64 @@ def _prove_every_length(
                 "a bug in the transition system or its reading"
             )
         queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]], seconds=time.perf_counter() - began))
+    return queries, "", how
+
+
+BY_LAYERS = "induction over layers, each step's reachable states by binary decision diagrams"
+"""How a proof by :class:`~netproof.verifier.claims.LayerInduction` finds its invariants."""
+
+
+def _prove_by_layers(
+    net: Network, claim: Recognizes, results: Sequence[LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], timeout: float,
+    halt: smtlib.Stop,
+) -> tuple[list[SmtQuery] | None, str, str]:
+    """The theorem for every length by the claim's induction over layers
+    (:mod:`.layers`): every step's three certificate queries, each unsat, or None and why not.
+    A step whose system is the one of an earlier step (identical segments) reuses its invariant
+    and answers: the queries are the same text."""
+    assert claim.induction is not None
+    started = time.perf_counter()
+    how = BY_LAYERS
+    try:
+        check_base(net, claim.induction)
+    except Unsupported as exc:
+        return None, f"the induction over layers has no base case: {exc}", how
+    solved: dict[str, Any] = {}  # the system's text -> its invariant
+    answered: set[str] = set()  # certificate texts answered unsat
+    queries: list[SmtQuery] = []
+    for name in step_names(len(claim.induction.after)):
+        if halt.requested:
+            return None, f"stopped after {time.perf_counter() - started:.1f} s, at step {name!r} of the induction", how
+        try:
+            system = induction_system(net, claim, results, name, readout_lemmas, readout_nodes)
+        except Unsupported as exc:
+            return None, f"the induction's step {name!r} is no transition system ({exc})", how
+        shape = "\n".join(str(f.sexpr()) for f in (system.init, system.trans, system.bad)) + " ".join(map(str, system.state))
+        invariant = solved.get(shape)
+        if invariant is None:
+            status, found = reachable_states(system, started + timeout, lambda: halt.requested)
+            if status == "unsafe":
+                return None, f"the induction's step {name!r} fails on some word (of some length), so the ranges look for the shortest misclassified one", how
+            if status != "safe":
+                return None, f"the induction's step {name!r}: the reachable states: {found} (after {time.perf_counter() - started:.1f} s)", how
+            invariant = solved[shape] = found
+        kind = "output" if name == "output" else name.rsplit(" ", 1)[-1]
+        for qname, text, solver in induction_certificates(net, claim, results, name, invariant, readout_lemmas, readout_nodes):
+            began = time.perf_counter()
+            if text not in answered:
+                left = max(60.0, timeout - (began - started))
+                answer, reason, _model = smtlib.check(sat_solver(solver), timeout=left, stop=halt)
+                if answer == "unknown":
+                    why = "stopped" if reason == smtlib.STOPPED else f"not answered within {left:.0f} s ({reason})"
+                    return None, f"the invariant of the induction's step {name!r} was found, but its query {qname!r} was {why}", how
+                if answer != "unsat":
+                    raise EncoderBugError(
+                        f"the reachable states of step {name!r} of {claim.id}'s induction fail their query {qname!r} ({answer}"
+                        f"{': ' + reason if reason else ''}): a bug in the transition system or its reading"
+                    )
+                answered.add(text)
+            queries.append(SmtQuery(name=qname, smt2=text, result="unsat", reason=f"{name}: {REASONS[kind][qname.rsplit(' ', 1)[-1]]}",
+                                    seconds=time.perf_counter() - began))
     return queries, "", how
 
 

@@ -18,16 +18,19 @@ from typing import Any
 
 from netproof.symbolic import AttentionLayer, Classifier, Head, Network, TokenEmbedding
 from netproof.symbolic.positional import feature
-from netproof.verifier.claims import Language, NearestSelection, PairHeights, SelectsNearest, TieRuleFree
+from netproof.verifier.claims import Language, NearestSelection, PairHeights, RankedSelection, SelectsNearest, TieRuleFree
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smtlib import LemmaNode
 
 from .abstraction import Abstraction
 from .arithmetic import Pos, Values, affine_map, certainly_equal, sympy_to_z3
 from .lemmas import LemmaResult, nearer_is_later
+from .ranked import RankedScan
+from .ranked import scan_bounds as ranked_bounds
+from .ranked import step_scan as ranked_step
 
 
-class _StateVars:
+class StateVars:
     """The Bool state variables of the transition system over positions, made on first use:
     ``cur`` (before a position) and ``nxt`` (after it, the same name and ``.next``)."""
 
@@ -42,7 +45,7 @@ class _StateVars:
         return got
 
 
-class _Step(Abstraction):
+class Step(Abstraction):
     """One position of the network as one step of a transition system over the positions.
 
     The position's token is a fixed prefix or suffix token, or a symbolic word symbol
@@ -57,7 +60,7 @@ class _Step(Abstraction):
 
     def __init__(
         self, z3: Any, ctx: Any, net: Network, lemmas: Sequence[LemmaResult], vals: Values, token: str | None,
-        cur: _StateVars, nxt: _StateVars, readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode],
+        cur: StateVars, nxt: StateVars, readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode],
     ) -> None:
         super().__init__(z3, ctx, net, 1, lemmas, readout_lemmas, readout_nodes)
         self.vals = vals
@@ -69,6 +72,8 @@ class _Step(Abstraction):
         self.ranged = True
         self.cur, self.nxt = cur, nxt
         self.scan_keys: dict[str, tuple[bool, tuple[str, ...]]] = {}  # key -> (toward the end?, value dims)
+        self.key_base = 0  # scan keys count sublayers from here (a segment's own start)
+        self.ranked_keys: dict[str, RankedScan] = {}  # the RankedSelection scans (:mod:`.ranked`)
 
     def feature_at(self, feat: str, pos: int) -> Fraction | Pos:
         if feat == "1":
@@ -82,6 +87,8 @@ class _Step(Abstraction):
         r = self.head_lemmas.get((layer.name, h.name))
         if h.relative or r is None:
             raise Unsupported(f"head {layer.name}.{h.name} has no proved NearestSelection lemma (a scan is what carries it from position to position)")
+        if isinstance(r.lemma, RankedSelection):
+            return ranked_step(self, idx, h, r), None
         return self.step_scan(idx, h, r), None
 
     def step_scan(self, idx: int, h: Head, r: LemmaResult) -> dict[str, Any]:
@@ -113,13 +120,13 @@ class _Step(Abstraction):
         strict = h.mask.startswith("strict")
         if strict and h.empty != "zero":
             raise Unsupported(f"head {h.name!r} with empty='error' (the first position's masked set is empty)")
-        key = f"{idx}.{h.name}"
+        key = f"{idx - self.key_base}.{h.name}"
         outs = tuple(h.value.outputs)
         self.scan_keys[key] = (later, outs)
         before = self.cur if later else self.nxt  # the positions on the side this position is added to
         after = self.nxt if later else self.cur
 
-        def part(sv: _StateVars, field: str) -> Any:
+        def part(sv: StateVars, field: str) -> Any:
             return sv(f"scan{key}.{field}")
 
         found = vals.or_([prefer, part(before, "found")])
@@ -137,7 +144,7 @@ class _Step(Abstraction):
         return {o: vals.named(v, f"{h.name}:{o}") for o, v in out.items()}
 
 
-def _head_dims(h: Head) -> list[str]:
+def head_dims(h: Head) -> list[str]:
     return sorted(
         {d for row in h.key.weights for d, w in zip(h.key.inputs, row, strict=True) if w != 0}
         | {d for row in h.value.weights for d, w in zip(h.value.inputs, row, strict=True) if w != 0}
@@ -186,7 +193,7 @@ class _LanguageState:
     T, the mark its push came with (``k{j}.{i}``); a pop knows its pair's height (1 + that
     largest height) and checks both marks against "height <= T" (:meth:`read`'s second value)."""
 
-    def __init__(self, z3: Any, vals: Values, cur: _StateVars, nxt: _StateVars, language: Language | None, thresholds: Sequence[int] = ()) -> None:
+    def __init__(self, z3: Any, vals: Values, cur: StateVars, nxt: StateVars, language: Language | None, thresholds: Sequence[int] = ()) -> None:
         self.z3, self.vals, self.cur, self.nxt = z3, vals, cur, nxt
         self.thresholds = tuple(thresholds)
         self.dfa = None if language is None else language.automaton
@@ -261,6 +268,7 @@ class _LanguageState:
             low = vals.not_(height_ge[t + 1])  # the closed pair has height <= t
             opened = vals.or_([vals.and_([is_top[j], cur(f"k{j}.{i}")]) for j in range(1, D + 1)])
             wrong.append(vals.or_([vals.not_(vals.iff(opened, low)), vals.not_(vals.iff(marks[i], low))]))
+        self.wrong = wrong  # per threshold, for a caller that tells them apart
         bad_pair = vals.and_([alive, pop, vals.or_(wrong)]) if T else false
         for j in range(1, D + 1):
             out.append(vals.iff(nxt(f"h{j}"), vals.and_([alive, vals.bool_ite(push, h[j - 1], h[j + 1])])))
@@ -282,7 +290,7 @@ class _LanguageState:
         return out, bad_pair
 
 
-def _label_index(net: Network, label: str) -> int:
+def label_index(net: Network, label: str) -> int:
     """The number of sublayers up to and including the one whose block is named ``label``."""
     for i, sub in enumerate(net.layers):
         if sub.block.name == label:
@@ -290,13 +298,13 @@ def _label_index(net: Network, label: str) -> int:
     raise Unsupported(f"no sublayer named {label!r}; the network's: {', '.join(sub.block.name for sub in net.layers)}")
 
 
-def _pair_terms(step: _Step, vals: Values, watch: PairHeights, special: bool) -> tuple[list[Any], Any]:
+def _pair_terms(step: Step, vals: Values, watch: PairHeights, special: bool) -> tuple[list[Any], Any]:
     """This position's marks (the dim after each watched sublayer, a Bool) and the Bool "the
     position keeps the parts of ``watch`` that need no pair": its zero dims are 0 and, at a
     prefix or suffix token, its marks are ``watch.special``."""
     marks, ok = [], []
     for label, _t in watch.after:
-        x, scale = step.state(_label_index(step.net, label), 0)
+        x, scale = step.state(label_index(step.net, label), 0)
         if scale is not None:
             raise Unsupported(f"the state after {label!r} is scaled")
         mark = vals.boolish(x.get(watch.dim, Fraction(0)))
@@ -323,7 +331,7 @@ def every_length_system(
 ) -> TransitionSystem:
     """The network with the proved lemmas in place as a transition system reading one token per
     step: the prefix tokens, ``min_len`` or more word symbols, the suffix tokens. A state holds
-    the phase (one-hot), every scan's state (:class:`_Step`), which value patterns of the
+    the phase (one-hot), every scan's state (:class:`Step`), which value patterns of the
     readout's averaging head have occurred (its presence readout), and the automaton's state
     (:class:`_LanguageState`). ``bad``: all tokens read, every scan toward the start ends on no
     position, and the accept bit differs from membership. No reachable bad state = the theorem
@@ -351,7 +359,7 @@ def every_length_system(
     ctx = z3.Context()
     vals = Values(z3, ctx)
     vals.inline = True
-    cur, nxt = _StateVars(z3, ctx, ""), _StateVars(z3, ctx, ".next")
+    cur, nxt = StateVars(z3, ctx, ""), StateVars(z3, ctx, ".next")
     P, S = len(emb.prefix), len(emb.suffix)
     phases = [f"pre{i}" for i in range(P)] + [f"word{c}" for c in range(min_len + 1)] + [f"suf{s}" for s in range(1, S)] + ["done"]
     first_word = f"word{0}"
@@ -365,13 +373,14 @@ def every_length_system(
     plan = None
     head = None
     keys: dict[str, tuple[bool, tuple[str, ...]]] | None = None
+    ranked: dict[str, RankedScan] = {}
     steps: dict[tuple[str | None, int | None], tuple[Any, dict[str, Any] | None, tuple[list[Any], Any] | None]] = {}
-    symbol_steps: list[_Step] = []  # the step that reads a word symbol (Bools w0.*)
+    symbol_steps: list[Step] = []  # the step that reads a word symbol (Bools w0.*)
     for _from, tok, s, _to in moves:
         if (tok, s) in steps:
             continue
         start = len(vals.assertions)
-        step = _Step(z3, ctx, net, results, vals, tok, cur, nxt, readout_lemmas, readout_nodes)
+        step = Step(z3, ctx, net, results, vals, tok, cur, nxt, readout_lemmas, readout_nodes)
         if head is None:
             head = step.readout_head()
             if head is None:
@@ -380,7 +389,7 @@ def every_length_system(
                 raise Unsupported(f"head {watch.layer}.{watch.head} is not the readout's averaging head ({net.layers[head[0]].block.name}.{head[1].name})")
         idx, h = head
         st = step.state(idx, 0)
-        dims = _head_dims(h)
+        dims = head_dims(h)
         bits = step.pattern_bits(dims, st)
         if bits is None:
             raise Unsupported(f"the readout head {h.name!r} reads a dim that is not 0/1")
@@ -390,8 +399,8 @@ def every_length_system(
                 raise Unsupported("the readout lemma does not hold or reads a dim that is not concrete at the readout position")
         pair = _pair_terms(step, vals, watch, tok is not None) if isinstance(watch, PairHeights) else None
         if keys is None:
-            keys = step.scan_keys
-        elif keys != step.scan_keys:
+            keys, ranked = step.scan_keys, step.ranked_keys
+        elif keys != step.scan_keys or ranked != step.ranked_keys:
             raise Unsupported("the tokens are not read by the same scans")
         if tok is None:
             symbol_steps.append(step)
@@ -449,6 +458,10 @@ def every_length_system(
         fields = ("found", "has", *(f"best.{o}" for o in outs), *(f"near.{o}" for o in outs))
         for field in fields:
             (init if later else end).append(z3.Not(cur(f"scan{key}.{field}")))
+    for key, spec in ranked.items():
+        first_state, last_state = ranked_bounds(z3, vals, key, spec, cur)
+        init += first_state
+        end += last_state
     accept = step.presence_formula(plan, [cur(p) for p in pres])
     if isinstance(watch, PairHeights):
         bad = z3.And(*end, lang.member(), cur("viol"))

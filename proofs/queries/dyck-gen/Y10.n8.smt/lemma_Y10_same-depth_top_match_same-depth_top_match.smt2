@@ -1,0 +1,6 @@
+(set-logic QF_NRA)
+(declare-fun sqrt_5 () Real)
+(assert (>= sqrt_5 0.0))
+(assert (let ((?x22 (* sqrt_5 sqrt_5))) (= 5.0 ?x22)))
+(assert (let ((?x8 (* (- 32.0) sqrt_5))) (let ((?x17 (+ 81.0 ?x8))) (let (($x18 (< ?x17 0.0))) (let (($x20 (< 33.0 0.0))) (let ((?x9 (+ 79.0 ?x8))) (let (($x11 (< ?x9 0.0))) (let (($x13 (< 31.0 0.0))) (let (($x15 (< 1.0 0.0))) (or $x11 $x13 $x15 $x18 $x11 $x11 $x18 $x15 $x13 $x11 $x20 $x18))))))))))
+(check-sat)
