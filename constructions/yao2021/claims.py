@@ -279,6 +279,8 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     paper = values["variant"] == "paper"
     bound = default_max_len(k)
     ref = "§5.1, Theorem 4.1"
+    # the paper's proof: after matching layer ℓ, m_i = 1 iff token i's pair has height <= ℓ
+    induction = None if paper else LayerInduction(after=tuple(f"logic{ell}" for ell in range(1, depth + 1)), mark="m", error="e")
     extra: list[Claim] = [
         TraceProperty(
             id="Y3",
@@ -311,7 +313,8 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
                 holds=_invariant_holds(k, depth),  # type: ignore[arg-type]
                 holds_batch=_invariant_holds(k, depth, batch=True),  # type: ignore[arg-type]
                 statable=PairHeights(
-                    language=lang, after=tuple((f"logic{ell}", ell) for ell in range(1, depth + 1)), dim="m", special=1, zero=("e",)
+                    language=lang, after=tuple((f"logic{ell}", ell) for ell in range(1, depth + 1)), dim="m", special=1, zero=("e",),
+                    induction=induction,
                 ),
                 only=lang.contains,
                 max_len=bound,
@@ -325,8 +328,7 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             reference="§5.1, Theorem 4.1",
             language=lang,
             max_len=bound,
-            # the paper's proof: after matching layer ℓ, m_i = 1 iff token i's pair has height <= ℓ
-            induction=None if paper else LayerInduction(after=tuple(f"logic{ell}" for ell in range(1, depth + 1)), mark="m", error="e"),
+            induction=induction,
         ),
         *extra,
     )

@@ -34,7 +34,7 @@ from netproof.verifier.exhaustive.checker import Job
 from netproof.verifier.smt import prooflog
 from netproof.verifier.smt.compositional.layers import check_base, step_names
 from netproof.verifier.smt.compositional.lemmas import LemmaResult, prove_lemma
-from netproof.verifier.smt.compositional.search import BY_LAYERS, _prove_by_layers
+from netproof.verifier.smt.compositional.search import BY_LAYERS, prove_by_layers
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smt.prove import prove_claim
 
@@ -60,7 +60,7 @@ def _by_layers(net: Network, k: int, depth: int, timeout: float = 120.0) -> tupl
     from netproof.verifier import smtlib
 
     results = [LemmaResult(lemma, *prove_lemma(net, lemma)) for lemma in _lemmas(k, depth)]
-    queries, because, how = _prove_by_layers(net, _claim(k, depth), results, {}, [], timeout, smtlib.Stop())
+    queries, because, how = prove_by_layers(net, _claim(k, depth), results, {}, [], timeout, smtlib.Stop())
     assert how == BY_LAYERS
     return queries, because
 

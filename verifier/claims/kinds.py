@@ -253,13 +253,18 @@ class PairHeights:
     its threshold T), dim ``dim`` is 1 at a word position iff the pair it belongs to (a push and
     the pop that matches it) has height <= T (height 1 + the largest height of the pairs
     directly inside), and ``special`` at the prefix and suffix tokens; every dim of ``zero`` is
-    0 at every token after each of those sublayers."""
+    0 at every token after each of those sublayers.
+
+    ``induction``: where the property is what an induction over layers proves on its way (the
+    cuts ``after`` with thresholds 1..L, ``dim`` its mark, ``special`` 1, ``zero`` at most its
+    error dim), the smt method proves it from the induction's completeness steps alone."""
 
     language: Language
     after: tuple[tuple[str, int], ...]
     dim: str
     special: int
     zero: tuple[str, ...] = ()
+    induction: LayerInduction | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

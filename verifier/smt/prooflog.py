@@ -40,7 +40,7 @@ from typing import Any
 
 from netproof.symbolic import fingerprint, render, tokenize
 
-from netproof.verifier.claims import AllowedNext, BlockIdentity, Claim, Construction, ExactFact, Proved, Recognizes, Refuted, SelectsNearest, TraceProperty, Unknown, ValueIs, Verdict
+from netproof.verifier.claims import AllowedNext, BlockIdentity, Claim, PairHeights, Construction, ExactFact, Proved, Recognizes, Refuted, SelectsNearest, TraceProperty, Unknown, ValueIs, Verdict
 from netproof.verifier.exhaustive.checker import Job, block_identity_query, check_word
 from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
 from netproof.verifier.smt.compositional import rebuild_tree
@@ -51,7 +51,7 @@ from netproof.verifier.smt.compositional.traces import trace_detail
 from netproof.verifier.smt.compositional.depth_features import allowed_next_detail, depth_feature_tree
 from netproof.verifier.smt.compositional.classes import QUERY as CLASS_QUERY
 from netproof.verifier.smt.compositional.invariants import CERTIFICATE
-from netproof.verifier.smt.compositional.layers import induction_detail, step_names
+from netproof.verifier.smt.compositional.layers import induction_detail, marks_claim, step_names
 from netproof.verifier.smt.compositional import same_language
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smt.monolithic import recognition_query, value_query
@@ -796,6 +796,11 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
     theorem = root["queries"]
     names = [q["name"] for q in theorem]
     want = [] if isinstance(claim.statable, SelectsNearest | AllowedNext) else [f"{claim.id} every n: {x}" for x in CERTIFICATE]
+    if isinstance(claim.statable, PairHeights) and claim.statable.induction is not None:
+        try:
+            want = [f"{claim.id} every n: {step}: {x}" for step in marks_claim(claim, claim.statable)[1] for x in CERTIFICATE]
+        except Unsupported:
+            pass  # not the induction's marks: the whole network's system watched them
     if names != want:
         raise ProofLogError(f"{log.path}: the theorem's queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}")
     _result_needed(log, f"theorem {claim.id!r}", theorem, False)

@@ -77,7 +77,9 @@ from .invariants import Diagram, Invariant, certificate, from_clauses, from_diag
 from .lemmas import LemmaResult
 from .system import TransitionSystem, head_dims, label_index, StateVars, Step
 
-__all__ = ["KINDS", "REASONS", "check_base", "induction_certificates", "induction_detail", "induction_system", "step_names"]
+__all__ = [
+    "KINDS", "REASONS", "check_base", "induction_certificates", "induction_detail", "induction_system", "marks_claim", "marks_detail", "step_names",
+]
 
 KINDS = ("complete", "sound")
 """The two queries of each segment, in order (the output query comes after every segment)."""
@@ -110,6 +112,38 @@ REASONS = {
     },
 }
 """The reason of each certificate query, by the step's kind."""
+
+
+def marks_claim(claim: Any, watch: Any) -> tuple[Recognizes, list[str]]:
+    """For a trace property whose :class:`~netproof.verifier.claims.PairHeights` form is what an
+    induction over layers proves on its way (its ``induction``, with cuts ``after`` at
+    thresholds 1..L, ``dim`` the mark, ``special`` 1, ``zero`` at most the error dim): the
+    recognition claim whose completeness steps prove it, and those steps. Unsupported where the
+    property says something else."""
+    plan = watch.induction
+    if plan is None:
+        raise Unsupported("the PairHeights form declares no induction over layers")
+    L = len(plan.after)
+    if (
+        tuple(label for label, _t in watch.after) != plan.after or tuple(t for _l, t in watch.after) != tuple(range(1, L + 1))
+        or watch.dim != plan.mark or watch.special != 1 or not set(watch.zero) <= {plan.error}
+    ):
+        raise Unsupported("the PairHeights form is not the marks of its induction over layers (cuts, thresholds 1..L, mark, special 1, error)")
+    rec = Recognizes(id=claim.id, statement=claim.statement, reference=claim.reference, language=watch.language, induction=plan,
+                     min_len=claim.min_len, max_len=claim.max_len)
+    return rec, [f"layer {ell} complete" for ell in range(1, L + 1)]
+
+
+def marks_detail(claim: Recognizes) -> str:
+    """What a proof of the induction's marks (its completeness steps) did, as its detail says it."""
+    plan = claim.induction
+    assert plan is not None
+    return (
+        f"by the completeness steps of the induction over the {len(plan.after)} layers cut after {', '.join(plan.after)} "
+        f"(marks {plan.mark!r}, errors {plan.error!r}), from the embedding's marks: per layer a transition system over positions, "
+        "each with an inductive invariant (the reachable states, by binary decision diagrams) and its three queries (initiation, "
+        "consecution, safety), each unsat"
+    )
 
 
 def induction_detail(claim: Recognizes) -> str:

@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from netproof.symbolic import Network
-from netproof.verifier.claims import Lemma, Recognizes, SelectsNearest, TraceProperty, ValueIs
+from netproof.verifier.claims import Lemma, PairHeights, Recognizes, SelectsNearest, TraceProperty, ValueIs
 from netproof.verifier.smtlib import LemmaNode, to_smt2
 
 from .classes import LOGIC, QUERY, class_query, value_query
 from .invariants import CERTIFICATE, certificate_queries, recorded_invariant
-from .layers import check_base, induction_certificates, step_names
+from .layers import check_base, induction_certificates, marks_claim, step_names
 from .lemmas import LemmaResult, prove_lemma
 from .ranges import theorem_query
 from .system import every_length_system
@@ -55,7 +55,15 @@ def rebuild_tree(
     prefix = f"{claim.id} n="
     every = f"{claim.id} every n: {CERTIFICATE[0]}"
     if isinstance(claim, TraceProperty):
-        if isinstance(claim.statable, SelectsNearest):
+        if isinstance(claim.statable, PairHeights) and claim.statable.induction is not None and recorded is not None and any(": layer " in n for n in names):
+            rec, steps = marks_claim(claim, claim.statable)
+            check_base(net, claim.statable.induction)
+            for step in steps:
+                first = f"{claim.id} every n: {step}: {CERTIFICATE[0]}"
+                if first in names and first in recorded:
+                    for name, text, _solver in induction_certificates(net, rec, results, step, recorded_invariant(recorded[first])):
+                        theorem[(claim.id, name)] = text
+        elif isinstance(claim.statable, SelectsNearest):
             # no theorem queries: the lemmas, and the system built (every position meets their side conditions)
             every_length_system(net, None, results, {}, [], claim.min_len, claim.statable)
         elif every in names and recorded is not None and every in recorded:

@@ -107,7 +107,7 @@ def _prove_every_length(
     started = time.perf_counter()
     halt = smtlib.Stop() if halt is None else halt
     if claim.induction is not None:
-        return _prove_by_layers(net, claim, results, readout_lemmas, readout_nodes, timeout, halt)
+        return prove_by_layers(net, claim, results, readout_lemmas, readout_nodes, timeout, halt)
 
     def stop() -> bool:
         return halt.requested
@@ -159,9 +159,9 @@ BY_LAYERS = "induction over layers, each step's reachable states by binary decis
 """How a proof by :class:`~netproof.verifier.claims.LayerInduction` finds its invariants."""
 
 
-def _prove_by_layers(
+def prove_by_layers(
     net: Network, claim: Recognizes, results: Sequence[LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], timeout: float,
-    halt: smtlib.Stop,
+    halt: smtlib.Stop, steps: Sequence[str] | None = None,
 ) -> tuple[list[SmtQuery] | None, str, str]:
     """The theorem for every length by the claim's induction over layers
     (:mod:`.layers`): every step's three certificate queries, each unsat, or None and why not.
@@ -177,7 +177,7 @@ def _prove_by_layers(
     solved: dict[str, Any] = {}  # the system's text -> its invariant
     answered: set[str] = set()  # certificate texts answered unsat
     queries: list[SmtQuery] = []
-    for name in step_names(len(claim.induction.after)):
+    for name in (step_names(len(claim.induction.after)) if steps is None else steps):
         if halt.requested:
             return None, f"stopped after {time.perf_counter() - started:.1f} s, at step {name!r} of the induction", how
         try:

@@ -27,13 +27,14 @@ from dataclasses import dataclass
 
 from netproof.symbolic import Network
 from netproof.verifier import smtlib
-from netproof.verifier.claims import Lemma, NearestSelection, Proved, SelectsNearest, TraceProperty, Unknown, Verdict
+from netproof.verifier.claims import Lemma, NearestSelection, PairHeights, Proved, SelectsNearest, TraceProperty, Unknown, Verdict
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
 from .invariants import CERTIFICATE, certificate_queries, sat_solver
 from .lemmas import METHOD, LemmaResult, prove_lemma
-from .search import CERTIFICATE_REASONS, reachable_states
+from .layers import marks_claim, marks_detail
+from .search import CERTIFICATE_REASONS, prove_by_layers, reachable_states
 from .system import every_length_system
 
 __all__ = ["TraceOutcome", "prove_trace", "trace_detail"]
@@ -53,6 +54,11 @@ class TraceOutcome:
 def trace_detail(claim: TraceProperty, lemmas: int, hi: int) -> str:
     """The detail of a proof of ``claim`` for every length (the proof log checks it)."""
     head = f"every word with {claim.min_len} <= |w| <= {hi}, and every longer one: {lemmas} lemmas proved for every input, then, "
+    if isinstance(claim.statable, PairHeights) and claim.statable.induction is not None:
+        try:
+            return head + marks_detail(marks_claim(claim, claim.statable)[0])
+        except Unsupported:
+            pass  # not the induction's marks: the whole network's system
     if isinstance(claim.statable, SelectsNearest):
         heads = ", ".join(f"{layer}.{h}" for layer, h in claim.statable.heads)
         return head + (
@@ -115,6 +121,19 @@ def prove_trace(net: Network, claim: TraceProperty, lemmas: Sequence[Lemma], hi:
         if unused:
             return unknown(f"unsupported: the lemma of {', '.join(unused)} was never applied", results)
         tree = LemmaNode(name=claim.id, statement=statement, verdict="proved", children=(*(r.node for r in results), _side(results)))
+        return TraceOutcome(Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(results), hi)), tree)
+    layered = None
+    if isinstance(watch, PairHeights) and watch.induction is not None:
+        try:
+            layered = marks_claim(claim, watch)
+        except Unsupported:
+            layered = None  # another property than the induction's marks: the whole network's system watches it
+    if layered is not None:
+        rec, steps = layered
+        queries, because, _how = prove_by_layers(net, rec, results, {}, [], max(0.001, timeout - (time.perf_counter() - started)), smtlib.Stop(), steps)
+        if queries is None:
+            return unknown(because, results)
+        tree = LemmaNode(name=claim.id, statement=statement, verdict="proved", queries=tuple(queries), children=(*(r.node for r in results), _side(results)))
         return TraceOutcome(Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(results), hi)), tree)
     readout_lemmas: dict[object, object] = {}
     readout_nodes: list[LemmaNode] = []
