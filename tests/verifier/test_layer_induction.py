@@ -111,7 +111,7 @@ def _nests(word: tuple[str, ...], k: int, marks: list[int], T: int) -> bool:
     return depth == 0
 
 
-@pytest.mark.parametrize("k,depth,n", [(1, 2, 7), (2, 2, 5), (1, 3, 6)])
+@pytest.mark.parametrize("k,depth,n", [(1, 2, 7), (2, 2, 4), (1, 3, 6)])
 def test_the_exact_marks_meet_every_step_of_the_induction_on_every_short_word(k: int, depth: int, n: int) -> None:
     net = dyck_recognizer(k=k, depth=depth)
     lang = DYCK(k, depth)
@@ -258,7 +258,7 @@ def _check_mutants(k: int, depth: int, every: int, bound: int) -> dict[str, int]
 
 
 def test_mutants_that_change_the_language_are_never_proved_by_layers() -> None:
-    figures = _check_mutants(1, 2, every=29, bound=5)
+    figures = _check_mutants(1, 2, every=73, bound=4)
     assert figures["changed"] >= 1  # the sample holds a mutant that matters
 
 
