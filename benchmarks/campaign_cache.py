@@ -32,17 +32,36 @@ def run(command: list[str], cwd: str) -> tuple[float, dict[str, object]]:
 
 
 def digests(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes of the first run (default 1)")
-    parser.add_argument("--repeat", type=int, default=3, help="times to time the second run (the fastest counts)")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="worker processes of the first run (default 1)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="times to time the second run (the fastest counts)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as where:
-        command = [sys.executable, "-m", "netproof", "prove", "parity", "first", "--out", "records",
-                   "--jobs", str(args.jobs), "--json"]
+        command = [
+            sys.executable,
+            "-m",
+            "netproof",
+            "prove",
+            "parity",
+            "first",
+            "--out",
+            "records",
+            "--jobs",
+            str(args.jobs),
+            "--json",
+        ]
         first, printed = run(command, where)
         results = printed["results"]
         assert isinstance(results, list) and not any(r["cached"] for r in results)
@@ -50,11 +69,15 @@ def main() -> None:
         seconds = []
         for _ in range(max(1, args.repeat)):
             took, again = run(command, where)
-            assert all(r["cached"] for r in again["results"]), "the second run proved something again"  # type: ignore[union-attr]
+            assert all(r["cached"] for r in again["results"]), (
+                "the second run proved something again"
+            )  # type: ignore[union-attr]
             seconds.append(took)
         assert digests(Path(where) / "records") == written, "the second run changed a record"
     second = min(seconds)
-    print(f"netproof prove parity first ({len(results)} claims, --jobs {args.jobs}), wall-clock seconds per process")
+    print(
+        f"netproof prove parity first ({len(results)} claims, --jobs {args.jobs}), wall-clock seconds per process"
+    )
     print(f"{'run':<28}{'seconds':>10}")
     print(f"{'first (proves, writes)':<28}{first:>10.2f}")
     print(f"{'second (cached), fastest':<28}{second:>10.2f}")

@@ -28,10 +28,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from netproof.verifier.claims.dyck import DYCK
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic.batched import CHUNK, Evaluator, evaluate, shortlex_block
 from netproof.symbolic.exact import run
+from netproof.verifier.claims.dyck import DYCK
 
 
 def per_word(net, sample: list[tuple[str, ...]]) -> tuple[float, list]:
@@ -48,7 +48,10 @@ def batched(net, n: int) -> tuple[float, dict[int, np.ndarray]]:
     started = time.perf_counter()
     for m in range(n + 1):
         count = size**m
-        parts = [ev.run(shortlex_block(size, m, s, min(count, s + CHUNK))).accepted for s in range(0, count, CHUNK)]
+        parts = [
+            ev.run(shortlex_block(size, m, s, min(count, s + CHUNK))).accepted
+            for s in range(0, count, CHUNK)
+        ]
         bits[m] = np.concatenate(parts)
     return time.perf_counter() - started, bits
 
@@ -56,7 +59,9 @@ def batched(net, n: int) -> tuple[float, dict[int, np.ndarray]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10, help="largest word length (default 10)")
-    ap.add_argument("--sample", type=int, default=2000, help="words of length n for the per-word timing")
+    ap.add_argument(
+        "--sample", type=int, default=2000, help="words of length n for the per-word timing"
+    )
     ap.add_argument("--k", type=int, default=2)
     ap.add_argument("--depth", type=int, default=2)
     args = ap.parse_args()
@@ -67,34 +72,51 @@ def main() -> None:
     sample = [tuple(rng.choice(alphabet) for _ in range(args.n)) for _ in range(args.sample)]
     total = sum(len(alphabet) ** m for m in range(args.n + 1))
     total_tokens = sum((m + 2) * len(alphabet) ** m for m in range(args.n + 1))
-    print(f"Dyck({args.k}, {args.depth}) recognizer, {len(net.layers)} sublayers, {len(net.dims)} dims; n <= {args.n}")
+    print(
+        f"Dyck({args.k}, {args.depth}) recognizer, {len(net.layers)} sublayers, {len(net.dims)} dims; n <= {args.n}"
+    )
 
     seconds_a, traces = per_word(net, sample)
     rate_a = len(sample) / seconds_a
     tokens_a = len(sample) * (args.n + 2) / seconds_a
-    print(f"(a) exact.run per word   {len(sample):>9} words of length {args.n:<3} {seconds_a:9.2f} s "
-          f"{rate_a:12.1f} words/s {tokens_a:12.1f} tokens/s", flush=True)
+    print(
+        f"(a) exact.run per word   {len(sample):>9} words of length {args.n:<3} {seconds_a:9.2f} s "
+        f"{rate_a:12.1f} words/s {tokens_a:12.1f} tokens/s",
+        flush=True,
+    )
 
     seconds_b, bits = batched(net, args.n)
     rate_b = total / seconds_b
     tokens_b = total_tokens / seconds_b
-    print(f"(b) batched integers     {total:>9} words of length <= {args.n:<3}{seconds_b:9.2f} s "
-          f"{rate_b:12.1f} words/s {tokens_b:12.1f} tokens/s", flush=True)
+    print(
+        f"(b) batched integers     {total:>9} words of length <= {args.n:<3}{seconds_b:9.2f} s "
+        f"{rate_b:12.1f} words/s {tokens_b:12.1f} tokens/s",
+        flush=True,
+    )
     print(f"ratio (b)/(a): {rate_b / rate_a:.0f}x words/s, {tokens_b / tokens_a:.0f}x tokens/s")
 
     started = time.perf_counter()
     wrong = 0
     for m in range(args.n + 1):
         member = np.fromiter(
-            (lang.contains(w) for w in itertools.product(alphabet, repeat=m)), dtype=bool, count=len(alphabet) ** m
+            (lang.contains(w) for w in itertools.product(alphabet, repeat=m)),
+            dtype=bool,
+            count=len(alphabet) ** m,
         )
         wrong += int(np.count_nonzero(member != bits[m]))
-    print(f"check: batched accept bits vs DYCK({args.k}, {args.depth}).contains on all {total} words: "
-          f"{'all equal' if wrong == 0 else f'{wrong} DIFFER'} ({time.perf_counter() - started:.1f} s)")
+    print(
+        f"check: batched accept bits vs DYCK({args.k}, {args.depth}).contains on all {total} words: "
+        f"{'all equal' if wrong == 0 else f'{wrong} DIFFER'} ({time.perf_counter() - started:.1f} s)"
+    )
     got = evaluate(net, sample)
-    differ = sum(got.logit(i) != t.output or bool(got.accepted[i]) != t.accepted for i, t in enumerate(traces))
-    print(f"check: batched logits vs exact.run on the {len(sample)} sampled words: "
-          f"{'all equal' if differ == 0 else f'{differ} DIFFER'}")
+    differ = sum(
+        got.logit(i) != t.output or bool(got.accepted[i]) != t.accepted
+        for i, t in enumerate(traces)
+    )
+    print(
+        f"check: batched logits vs exact.run on the {len(sample)} sampled words: "
+        f"{'all equal' if differ == 0 else f'{differ} DIFFER'}"
+    )
     if wrong or differ:
         sys.exit(1)
 

@@ -47,23 +47,51 @@ def run_cell(k: int, D: int, budget: float) -> dict[str, object]:
     code = _CELL.format(k=k, D=D, budget=budget)
     started = time.perf_counter()
     try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=budget + 120, check=False)
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=budget + 120,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
-        return {"status": "unknown", "seconds": time.perf_counter() - started, "detail": "the cell's process passed its budget by 120 s and was killed"}
+        return {
+            "status": "unknown",
+            "seconds": time.perf_counter() - started,
+            "detail": "the cell's process passed its budget by 120 s and was killed",
+        }
     if out.returncode != 0:
         tail = (out.stderr.strip().splitlines() or ["no message"])[-1]
         return {"status": "error", "seconds": time.perf_counter() - started, "detail": tail}
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    status = "every n" if got["every_length"] else (f"n <= {got['up_to']}" if got["proved"] else "unknown")
+    status = (
+        "every n"
+        if got["every_length"]
+        else (f"n <= {got['up_to']}" if got["proved"] else "unknown")
+    )
     return {"status": status, **got}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget", type=float, default=600.0, help="seconds per cell (default 600)")
-    parser.add_argument("--k", default=",".join(map(str, K_GRID)), help="comma-separated k values (default: the paper's)")
-    parser.add_argument("--depth", default=",".join(map(str, D_GRID)), help="comma-separated D values (default: the paper's)")
-    parser.add_argument("--all-cells", action="store_true", help="run every cell, even above one without a proof for every length")
+    parser.add_argument(
+        "--budget", type=float, default=600.0, help="seconds per cell (default 600)"
+    )
+    parser.add_argument(
+        "--k",
+        default=",".join(map(str, K_GRID)),
+        help="comma-separated k values (default: the paper's)",
+    )
+    parser.add_argument(
+        "--depth",
+        default=",".join(map(str, D_GRID)),
+        help="comma-separated D values (default: the paper's)",
+    )
+    parser.add_argument(
+        "--all-cells",
+        action="store_true",
+        help="run every cell, even above one without a proof for every length",
+    )
     parser.add_argument("--json", type=Path, help="also write the cells as JSON here")
     args = parser.parse_args(argv)
     ks = [int(x) for x in args.k.split(",")]
@@ -71,14 +99,23 @@ def main(argv: list[str] | None = None) -> int:
     cells: dict[tuple[int, int], dict[str, object]] = {}
     for k in ks:
         for D in ds:
-            below = [cells.get((k2, D2)) for k2, D2 in ((k, d) for d in ds if d < D)] + [cells.get((k2, D)) for k2 in ks if k2 < k]
-            if not args.all_cells and any(c is not None and c["status"] != "every n" for c in below):
-                cells[(k, D)] = {"status": "not run", "detail": "a smaller cell of its row or column got no proof for every length"}
+            below = [cells.get((k2, D2)) for k2, D2 in ((k, d) for d in ds if d < D)] + [
+                cells.get((k2, D)) for k2 in ks if k2 < k
+            ]
+            if not args.all_cells and any(
+                c is not None and c["status"] != "every n" for c in below
+            ):
+                cells[(k, D)] = {
+                    "status": "not run",
+                    "detail": "a smaller cell of its row or column got no proof for every length",
+                }
             else:
                 cells[(k, D)] = run_cell(k, D, args.budget)
             c = cells[(k, D)]
             secs = f" ({c['seconds']:.1f} s)" if "seconds" in c else ""
-            print(f"Dyck({k},{D}): {c['status']}{secs}  {str(c.get('detail', ''))[:160]}", flush=True)
+            print(
+                f"Dyck({k},{D}): {c['status']}{secs}  {str(c.get('detail', ''))[:160]}", flush=True
+            )
     print()
     print(f"Y2 for every length, {args.budget:g} s per cell:")
     print()
@@ -91,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
             row.append(c["status"] + (f" ({c['seconds']:.0f} s)" if "seconds" in c else ""))
         print(f"| {k} | " + " | ".join(row) + " |")
     if args.json:
-        args.json.write_text(json.dumps({f"{k},{D}": c for (k, D), c in cells.items()}, indent=1), encoding="utf-8")
+        args.json.write_text(
+            json.dumps({f"{k},{D}": c for (k, D), c in cells.items()}, indent=1), encoding="utf-8"
+        )
     return 0
 
 

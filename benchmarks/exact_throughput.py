@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from netproof.constructions.chiang2022 import first_transformer, parity_transformer  # noqa: E402
-from netproof.symbolic.exact import run  # noqa: E402
+from netproof.constructions.chiang2022 import first_transformer, parity_transformer
+from netproof.symbolic.exact import run
 
 
 def measure(net, word: str, repeat: int) -> float:
@@ -46,7 +46,9 @@ def main() -> None:
             seconds = measure(net, word, args.repeat if n <= 200 else 1)
             rate = n / seconds
             base = base or rate
-            print(f"{name:8} {n:>6} {seconds:>10.3f} {rate:>10.1f} {rate / base:>9.2f}x", flush=True)
+            print(
+                f"{name:8} {n:>6} {seconds:>10.3f} {rate:>10.1f} {rate / base:>9.2f}x", flush=True
+            )
 
 
 if __name__ == "__main__":

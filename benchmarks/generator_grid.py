@@ -44,9 +44,19 @@ def run_cell(k: int, D: int, reading: str, budget: float) -> dict[str, object]:
     code = _CELL.format(k=k, D=D, reading=reading, budget=budget)
     started = time.perf_counter()
     try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=budget + 60, check=False)
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=budget + 60,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
-        return {"status": "unknown", "seconds": time.perf_counter() - started, "detail": "the cell's process passed its budget by 60 s and was killed"}
+        return {
+            "status": "unknown",
+            "seconds": time.perf_counter() - started,
+            "detail": "the cell's process passed its budget by 60 s and was killed",
+        }
     if out.returncode != 0:
         tail = (out.stderr.strip().splitlines() or ["no message"])[-1]
         return {"status": "error", "seconds": time.perf_counter() - started, "detail": tail}
@@ -69,14 +79,24 @@ def main() -> None:
             for D in ds:
                 got = run_cell(k, D, reading, args.budget)
                 cells.append({"reading": reading, "k": k, "D": D, **got})
-                print(f"{reading} k={k:<3} D={D:<2} {got['status']:<8} {float(got['seconds']):7.1f} s  {str(got['detail'])[:100]}", flush=True)
+                print(
+                    f"{reading} k={k:<3} D={D:<2} {got['status']:<8} {float(got['seconds']):7.1f} s  {str(got['detail'])[:100]}",
+                    flush=True,
+                )
     for reading in args.reading.split(","):
         print(f"\nY10 ({reading}), {args.budget:g} s per cell\n")
         print("| k \\ D | " + " | ".join(map(str, ds)) + " |")
         print("|---" * (len(ds) + 1) + "|")
         for k in ks:
             row = [c for c in cells if c["reading"] == reading and c["k"] == k]
-            print(f"| {k} | " + " | ".join(f"{'**every n**' if c['status'] == 'every n' else c['status']} ({float(c['seconds']):.1f} s)" for c in row) + " |")  # type: ignore[arg-type]
+            print(
+                f"| {k} | "
+                + " | ".join(
+                    f"{'**every n**' if c['status'] == 'every n' else c['status']} ({float(c['seconds']):.1f} s)"
+                    for c in row
+                )
+                + " |"
+            )  # type: ignore[arg-type]
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(cells, fh, indent=1, sort_keys=True)

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+
 from netproof.symbolic.torch_import import load_model, to_network
 from netproof.symbolic.torch_recognizer import Recognizer
 from netproof.verifier.claims.dyck import DYCK
@@ -51,10 +52,19 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=2, help="depth bound of dyck (default 2)")
     ap.add_argument("--max-n", type=int, default=14)
     ap.add_argument("--min-n", type=int, default=0)
-    ap.add_argument("--limit", type=int, default=0, help="time only the first LIMIT words of each length and project the rest")
+    ap.add_argument(
+        "--limit",
+        type=int,
+        default=0,
+        help="time only the first LIMIT words of each length and project the rest",
+    )
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--no-enclosure-only", action="store_true", help="skip the enclosure-only timing (halves the run)")
+    ap.add_argument(
+        "--no-enclosure-only",
+        action="store_true",
+        help="skip the enclosure-only timing (halves the run)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     load_before = f"{os.getloadavg()[0]:.2f}"
@@ -97,7 +107,11 @@ def main() -> None:
     def check() -> None:
         for m in lengths:
             cpu = time.process_time()
-            parts.append(check_model(net, lang, max_n=m, batch=args.batch, enclosure=enc, shard=(m, 0, limit)))
+            parts.append(
+                check_model(
+                    net, lang, max_n=m, batch=args.batch, enclosure=enc, shard=(m, 0, limit)
+                )
+            )
             cpu_by_length[m] = (parts[-1].rows[0].words, time.process_time() - cpu)
 
     t_float = timed(float64)
@@ -106,18 +120,34 @@ def main() -> None:
     report = merge_reports(parts, max_n=args.max_n)
 
     t = report.totals
-    print(f"load average before the run: {load_before}; after: {os.getloadavg()[0]:.2f} (2 cores shared with other jobs: "
-          "CPU seconds are the process's own, wall seconds include waiting for a core)")
-    print(f"model {Path(args.model).name} vs {lang.name}: {total} words of length {args.min_n}..{args.max_n}"
-          f"{f' (the first {limit} of each length)' if args.limit else ''}, torch threads {args.threads}")
-    print(f"verdicts: {t.correct} correct, {t.wrong} wrong, {t.undecided} undecided, {t.slow} sent to the interval interpreter")
-    for name, (wall, cpu) in (("float64 forward", t_float), ("enclosure only", t_enc), ("check_model", t_check)):
-        print(f"{name:16}: wall {wall:8.2f} s  cpu {cpu:8.2f} s  {total / cpu:10.0f} words/cpu-s"
-              f"  cpu ratio to float64 {t_float[1] / cpu:.3f}  wall ratio {t_float[0] / wall:.3f}")
+    print(
+        f"load average before the run: {load_before}; after: {os.getloadavg()[0]:.2f} (2 cores shared with other jobs: "
+        "CPU seconds are the process's own, wall seconds include waiting for a core)"
+    )
+    print(
+        f"model {Path(args.model).name} vs {lang.name}: {total} words of length {args.min_n}..{args.max_n}"
+        f"{f' (the first {limit} of each length)' if args.limit else ''}, torch threads {args.threads}"
+    )
+    print(
+        f"verdicts: {t.correct} correct, {t.wrong} wrong, {t.undecided} undecided, {t.slow} sent to the interval interpreter"
+    )
+    for name, (wall, cpu) in (
+        ("float64 forward", t_float),
+        ("enclosure only", t_enc),
+        ("check_model", t_check),
+    ):
+        print(
+            f"{name:16}: wall {wall:8.2f} s  cpu {cpu:8.2f} s  {total / cpu:10.0f} words/cpu-s"
+            f"  cpu ratio to float64 {t_float[1] / cpu:.3f}  wall ratio {t_float[0] / wall:.3f}"
+        )
     if args.limit:
-        projected = sum(cpu / words * len(alphabet) ** m for m, (words, cpu) in cpu_by_length.items() if words)
-        print(f"projected check_model cpu time for all {every} words of length {args.min_n}..{args.max_n}: {projected:.0f} s "
-              f"(per-length cpu per word times the number of words)")
+        projected = sum(
+            cpu / words * len(alphabet) ** m for m, (words, cpu) in cpu_by_length.items() if words
+        )
+        print(
+            f"projected check_model cpu time for all {every} words of length {args.min_n}..{args.max_n}: {projected:.0f} s "
+            f"(per-length cpu per word times the number of words)"
+        )
 
 
 if __name__ == "__main__":

@@ -131,12 +131,18 @@ def best_time(compile_: object, program: object, repeat: int) -> tuple[float, Ne
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ops", default="10,20,50,100,200", help="program sizes (operations), comma-separated")
-    parser.add_argument("--repeat", type=int, default=3, help="compilations per program; the fastest counts")
+    parser.add_argument(
+        "--ops", default="10,20,50,100,200", help="program sizes (operations), comma-separated"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="compilations per program; the fastest counts"
+    )
     args = parser.parse_args()
     sizes = [int(x) for x in args.ops.split(",")]
-    print(f"{'language':8} {'ops':>4} {'compile ms':>11} {'layers':>6} {'heads':>5} {'dims':>5} "
-          f"{'ffn weights':>11} {'ms/op':>7} {'layers/op':>9} {'heads/op':>8} {'dims/op':>7} {'weights/op':>10}")
+    print(
+        f"{'language':8} {'ops':>4} {'compile ms':>11} {'layers':>6} {'heads':>5} {'dims':>5} "
+        f"{'ffn weights':>11} {'ms/op':>7} {'layers/op':>9} {'heads/op':>8} {'dims/op':>7} {'weights/op':>10}"
+    )
     for language, make, compile_, interpreter in (
         ("B-RASP", brasp_program, compile_brasp, B.accepts),
         ("C-RASP", crasp_program, compile_crasp, C.accepts),
@@ -147,21 +153,29 @@ def main() -> None:
             seconds, net = best_time(compile_, program, args.repeat)
             for w in CHECK_WORDS:
                 if run(net, w).accepted != interpreter(program, tuple(w)):  # type: ignore[arg-type]
-                    raise SystemExit(f"{language} program of {k} operations: the network and the program disagree on {w!r}")
+                    raise SystemExit(
+                        f"{language} program of {k} operations: the network and the program disagree on {w!r}"
+                    )
             size = network_size(net)
             ms = seconds * 1000
             weights = ffn_weights(net)
             rows.append((k, ms, size, weights))
-            print(f"{language:8} {k:>4} {ms:>11.1f} {size.layers:>6} {size.heads:>5} {size.dims:>5} {weights:>11} "
-                  f"{ms / k:>7.2f} {size.layers / k:>9.2f} {size.heads / k:>8.2f} {size.dims / k:>7.2f} {weights / k:>10.1f}")
+            print(
+                f"{language:8} {k:>4} {ms:>11.1f} {size.layers:>6} {size.heads:>5} {size.dims:>5} {weights:>11} "
+                f"{ms / k:>7.2f} {size.layers / k:>9.2f} {size.heads / k:>8.2f} {size.dims / k:>7.2f} {weights / k:>10.1f}"
+            )
         (k0, ms0, s0, w0), (k1, ms1, s1, w1) = rows[0], rows[-1]
-        print(f"{language}: {k1} ops over {k0} ops: (ms/op) ratio {(ms1 / k1) / (ms0 / k0):.2f}, "
-              f"(dims/op) ratio {(s1.dims / k1) / (s0.dims / k0):.2f}, (layers/op) ratio {(s1.layers / k1) / (s0.layers / k0):.2f}, "
-              f"(ffn weights/op) ratio {(w1 / k1) / (w0 / k0):.2f} (1 = linear)")
+        print(
+            f"{language}: {k1} ops over {k0} ops: (ms/op) ratio {(ms1 / k1) / (ms0 / k0):.2f}, "
+            f"(dims/op) ratio {(s1.dims / k1) / (s0.dims / k0):.2f}, (layers/op) ratio {(s1.layers / k1) / (s0.layers / k0):.2f}, "
+            f"(ffn weights/op) ratio {(w1 / k1) / (w0 / k0):.2f} (1 = linear)"
+        )
         if len(rows) > 2:  # the trend at the large end, where start-up costs no longer dominate
             (km, msm, _sm, wm) = rows[-2]
-            print(f"{language}: {k1} ops over {km} ops: (ms/op) ratio {(ms1 / k1) / (msm / km):.2f}, "
-                  f"(ffn weights/op) ratio {(w1 / k1) / (wm / km):.2f}")
+            print(
+                f"{language}: {k1} ops over {km} ops: (ms/op) ratio {(ms1 / k1) / (msm / km):.2f}, "
+                f"(ffn weights/op) ratio {(w1 / k1) / (wm / km):.2f}"
+            )
 
 
 if __name__ == "__main__":

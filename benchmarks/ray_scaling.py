@@ -35,18 +35,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--construction", default="dyck")
     parser.add_argument("--claim", default="Y2")
-    parser.add_argument("--max-n", type=int, default=9, help="the claim's word-length bound (default 9)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per configuration, the fastest counts")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="Ray worker CPUs to try (default 1 2)")
+    parser.add_argument(
+        "--max-n", type=int, default=9, help="the claim's word-length bound (default 9)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed runs per configuration, the fastest counts"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="Ray worker CPUs to try (default 1 2)",
+    )
     parser.add_argument("--no-local", action="store_true", help="skip the local executor's run")
     args = parser.parse_args()
 
     import ray
 
     def run(**extra: object) -> tuple[float, object]:
-        timed(constructions=args.construction, claims=[args.claim], max_n=min(args.max_n, 4), **extra)  # warm up
-        runs = [timed(constructions=args.construction, claims=[args.claim], max_n=args.max_n, **extra)
-                for _ in range(max(1, args.repeat))]
+        timed(
+            constructions=args.construction, claims=[args.claim], max_n=min(args.max_n, 4), **extra
+        )  # warm up
+        runs = [
+            timed(constructions=args.construction, claims=[args.claim], max_n=args.max_n, **extra)
+            for _ in range(max(1, args.repeat))
+        ]
         return min(runs, key=lambda r: r[0])
 
     load = os.getloadavg()
@@ -59,7 +73,9 @@ def main() -> None:
         reference = dumps(local.records[0])  # type: ignore[attr-defined]
         rows.append(("local, 1 process, whole", seconds, verdict.checked))
     for cpus in args.workers:
-        ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+        ray.init(
+            num_cpus=cpus, include_dashboard=False, log_to_driver=False, logging_level="WARNING"
+        )
         try:
             seconds, result = run(executor="ray")
         finally:
@@ -67,12 +83,22 @@ def main() -> None:
         verdict = result.verdicts[args.construction, args.claim]  # type: ignore[attr-defined]
         assert isinstance(verdict, Proved), verdict
         text = dumps(result.records[0])  # type: ignore[attr-defined]
-        assert reference is None or text == reference, "the Ray run's record differs from the local run's"
+        assert reference is None or text == reference, (
+            "the Ray run's record differs from the local run's"
+        )
         reference = text
-        rows.append((f"ray, {cpus} worker{'s' if cpus > 1 else ''}, {cpus * SHARDS_PER_CPU}+ shards", seconds, verdict.checked))
+        rows.append(
+            (
+                f"ray, {cpus} worker{'s' if cpus > 1 else ''}, {cpus * SHARDS_PER_CPU}+ shards",
+                seconds,
+                verdict.checked,
+            )
+        )
 
-    print(f"{args.construction} {args.claim}, every word up to length {args.max_n}: {rows[0][2]} words "
-          f"(fastest of {max(1, args.repeat)}; load average before: {load[0]:.1f})")
+    print(
+        f"{args.construction} {args.claim}, every word up to length {args.max_n}: {rows[0][2]} words "
+        f"(fastest of {max(1, args.repeat)}; load average before: {load[0]:.1f})"
+    )
     print(f"{'run':<34}{'seconds':>10}{'words/s':>12}{'vs 1 worker':>13}{'vs local':>10}")
     one = next((r for r in rows if r[0].startswith("ray, 1 ")), None)
     local_row = rows[0] if not args.no_local else None

@@ -21,15 +21,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from netproof.constructions import REGISTRY
 from netproof.symbolic.recurrent import run
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import PredictsNext, Proved
+from netproof.verifier.exhaustive.checker import Job, check
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=6)
     parser.add_argument("--task", default="d2")
-    parser.add_argument("--arch", default="stack-rnn", choices=("stack-rnn", "baby-ntm", "stack-lstm"))
+    parser.add_argument(
+        "--arch", default="stack-rnn", choices=("stack-rnn", "baby-ntm", "stack-lstm")
+    )
     args = parser.parse_args()
 
     c = REGISTRY[args.arch]
@@ -52,14 +54,20 @@ def main() -> int:
     soft = REGISTRY[args.arch].claims(values)
     soft_net = next((cl.soft for cl in soft if type(cl).__name__ == "SoftAgrees"), None)
     print(f"{args.arch} task={args.task}: {len(words)} strings with 1 <= |w| <= {args.n}")
-    print(f"  per word (run, exact):      {per_word:8.2f}s  {len(words) / per_word:10.0f} strings/s")
-    print(f"  prefix trie (checker):      {trie:8.2f}s  {len(words) / trie:10.0f} strings/s  ({per_word / trie:.1f}x)")
+    print(
+        f"  per word (run, exact):      {per_word:8.2f}s  {len(words) / per_word:10.0f} strings/s"
+    )
+    print(
+        f"  prefix trie (checker):      {trie:8.2f}s  {len(words) / trie:10.0f} strings/s  ({per_word / trie:.1f}x)"
+    )
     if soft_net is not None:
         sample = [w for w in words if len(w) == min(args.n, 4)][:50]
         started = time.perf_counter()
         steps = sum(len(run(soft_net, w, "interval").steps) for w in sample)
         ivl = time.perf_counter() - started
-        print(f"  soft network, interval:     {ivl / steps * 1000:8.2f} ms per step ({steps} steps)")
+        print(
+            f"  soft network, interval:     {ivl / steps * 1000:8.2f} ms per step ({steps} steps)"
+        )
     return 0
 
 

@@ -53,9 +53,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from netproof.constructions import REGISTRY
-from netproof.verifier.smtlib import printer as smt
 from netproof.verifier.claims import Recognizes
 from netproof.verifier.smt.compositional import prove_recognizes
+from netproof.verifier.smtlib import printer as smt
 
 CASES: dict[str, tuple[str, dict[str, str], str]] = {
     "dyck22": ("dyck", {"k": "2", "depth": "2"}, "Y2"),
@@ -184,9 +184,15 @@ def dumps(key: str, length: int) -> list[tuple[str, str | None]]:
     values = construction.parse_params(params)
     claim = {c.id: c for c in construction.claims(values)}[claim_id]
     if not isinstance(claim, Recognizes):
-        raise SystemExit(f"{key}: claim {claim_id} is a {type(claim).__name__}, not a recognition claim")
+        raise SystemExit(
+            f"{key}: claim {claim_id} is a {type(claim).__name__}, not a recognition claim"
+        )
     lemmas = construction.lemmas(values) if construction.lemmas is not None else ()
-    net = construction.network(values, length) if construction.per_length else construction.network(values)
+    net = (
+        construction.network(values, length)
+        if construction.per_length
+        else construction.network(values)
+    )
     captured: list[tuple[str, str | None]] = []
     printer = smt.smt2_portable
 
@@ -196,7 +202,9 @@ def dumps(key: str, length: int) -> list[tuple[str, str | None]]:
 
     smt.smt2_portable = capture  # type: ignore[assignment]
     try:
-        prove_recognizes(net, replace(claim, min_len=length, max_len=length), lemmas, length, timeout=300.0)
+        prove_recognizes(
+            net, replace(claim, min_len=length, max_len=length), lemmas, length, timeout=300.0
+        )
     finally:
         smt.smt2_portable = printer  # type: ignore[assignment]
     return captured
@@ -211,20 +219,31 @@ def best(fn: Callable[[], object], repeat: int) -> float:
     return min(times)
 
 
-def row(case: str, label: str, size: int, shown: str, texts: list[tuple[str, str | None]], repeat: int) -> None:
+def row(
+    case: str, label: str, size: int, shown: str, texts: list[tuple[str, str | None]], repeat: int
+) -> None:
     """Time both printers on ``texts`` (each with its logic) and print one table row."""
     old = best(lambda: [reference_portable(t, logic=lg) for t, lg in texts], repeat)
     new = best(lambda: [smt.smt2_portable(t, logic=lg) for t, lg in texts], repeat)
-    print(f"{case:11} {label:14} {size:>9}  {shown:5} {old * 1000:>13.1f} {new * 1000:>11.1f} {old / new:>6.1f}x")
+    print(
+        f"{case:11} {label:14} {size:>9}  {shown:5} {old * 1000:>13.1f} {new * 1000:>11.1f} {old / new:>6.1f}x"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default="dyck22:60,dyck11:480,parity:200",
-                        help=f"comma-separated KEY:LENGTH, KEY one of {', '.join(CASES)}")
-    parser.add_argument("--repeat", type=int, default=5, help="runs per timing; the best is shown (default 5)")
+    parser.add_argument(
+        "--cases",
+        default="dyck22:60,dyck11:480,parity:200",
+        help=f"comma-separated KEY:LENGTH, KEY one of {', '.join(CASES)}",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="runs per timing; the best is shown (default 5)"
+    )
     args = parser.parse_args(argv)
-    print(f"{'case':11} {'dump':14} {'bytes':>9}  {'logic':5} {'reference ms':>13} {'new ms':>11} {'ratio':>7}")
+    print(
+        f"{'case':11} {'dump':14} {'bytes':>9}  {'logic':5} {'reference ms':>13} {'new ms':>11} {'ratio':>7}"
+    )
     for case in args.cases.split(","):
         key, _, length = case.partition(":")
         if key not in CASES or not length.isdigit():
@@ -233,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         for text, logic in texts:
             for given in (logic, None):
                 if reference_portable(text, logic=given) != smt.smt2_portable(text, logic=given):
-                    raise SystemExit(f"{case}: the printers differ on a {len(text)}-byte dump with logic={given!r}")
+                    raise SystemExit(
+                        f"{case}: the printers differ on a {len(text)}-byte dump with logic={given!r}"
+                    )
         largest, logic = max(texts, key=lambda t: len(t[0]))
         row(case, "largest", len(largest), str(logic), [(largest, logic)], args.repeat)
         row(case, "largest", len(largest), "None", [(largest, None)], args.repeat)

@@ -47,9 +47,14 @@ def main() -> int:
                 q.solver.set("timeout", int(args.timeout * 1000))
                 answer = q.solver.check()
                 solved = time.perf_counter()
-                print(f"{n:>3}  {word:7} {hardmax:9} {built - started:9.2f} {solved - built:9.2f}  {answer}", flush=True)
+                print(
+                    f"{n:>3}  {word:7} {hardmax:9} {built - started:9.2f} {solved - built:9.2f}  {answer}",
+                    flush=True,
+                )
                 if str(answer) == "sat":
-                    print("the recognizer is correct: a sat answer is an encoder bug", file=sys.stderr)
+                    print(
+                        "the recognizer is correct: a sat answer is an encoder bug", file=sys.stderr
+                    )
                     return 1
     return 0
 

@@ -31,8 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from netproof.constructions import REGISTRY
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Proved, Recognizes
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.smt.compositional import prove_recognizes
 
 CLAIMS: dict[str, tuple[str, dict[str, str], str, int]] = {
@@ -51,7 +51,9 @@ def _setup(key: str) -> tuple[Job, Recognizes]:
     claims = {c.id: c for c in construction.claims(values)}
     claim = claims[claim_id]
     if not isinstance(claim, Recognizes):
-        raise SystemExit(f"{key}: claim {claim_id} is a {type(claim).__name__}, not a recognition claim")
+        raise SystemExit(
+            f"{key}: claim {claim_id} is a {type(claim).__name__}, not a recognition claim"
+        )
     return Job(construction, values), claim
 
 
@@ -100,24 +102,49 @@ def reach_smt(job: Job, claim: Recognizes, budget: float) -> tuple[int, str]:
     return reached, ""
 
 
-def reach_compositional(job: Job, claim: Recognizes, budget: float, limit: int, lengths: str = "all") -> tuple[int, str, bool]:
+def reach_compositional(
+    job: Job, claim: Recognizes, budget: float, limit: int, lengths: str = "all"
+) -> tuple[int, str, bool]:
     """The compositional reach, its detail, and whether every length was proved (an invariant)."""
     lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
-    progress = prove_recognizes(job.network(), claim, lemmas, limit, timeout=budget, lengths=lengths)
-    detail = str(getattr(progress.verdict, "reason", "")) if not isinstance(progress.verdict, Proved) else ""
-    if isinstance(progress.verdict, Proved) and "not every length at once: " in progress.verdict.detail:
+    progress = prove_recognizes(
+        job.network(), claim, lemmas, limit, timeout=budget, lengths=lengths
+    )
+    detail = (
+        str(getattr(progress.verdict, "reason", ""))
+        if not isinstance(progress.verdict, Proved)
+        else ""
+    )
+    if (
+        isinstance(progress.verdict, Proved)
+        and "not every length at once: " in progress.verdict.detail
+    ):
         detail = progress.verdict.detail.split("not every length at once: ", 1)[1].rstrip(")")
     return progress.proved_up_to, detail, progress.every_length
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget", type=float, default=60.0, help="seconds per method and claim (default 60)")
-    parser.add_argument("--claim", action="append", choices=sorted(CLAIMS), help="claims to run (default: all)")
-    parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}")
-    parser.add_argument("--limit", type=int, default=0, help="stop the compositional proof at this length (default: 2x the target)")
     parser.add_argument(
-        "--single", default="",
+        "--budget", type=float, default=60.0, help="seconds per method and claim (default 60)"
+    )
+    parser.add_argument(
+        "--claim", action="append", choices=sorted(CLAIMS), help="claims to run (default: all)"
+    )
+    parser.add_argument(
+        "--methods",
+        default=",".join(METHODS),
+        help=f"comma-separated subset of {','.join(METHODS)}",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=0,
+        help="stop the compositional proof at this length (default: 2x the target)",
+    )
+    parser.add_argument(
+        "--single",
+        default="",
         help="comma-separated lengths: also time the compositional proof of the words of exactly each length "
         "(lemmas plus one query, within the budget), for comparison with per-length figures",
     )
@@ -126,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     for m in methods:
         if m not in METHODS:
             parser.error(f"--methods: {m!r} is not one of {', '.join(METHODS)}")
-    print(f"budget {args.budget:g} s per method and claim; figure = largest n with every word of length <= n proved")
+    print(
+        f"budget {args.budget:g} s per method and claim; figure = largest n with every word of length <= n proved"
+    )
     print(f"{'claim':8} {'target':>6} " + " ".join(f"{m:>14}" for m in methods) + "  ratios")
     for key in args.claim or sorted(CLAIMS):
         job, claim = _setup(key)
@@ -141,18 +170,31 @@ def main(argv: list[str] | None = None) -> int:
             elif method == "smt":
                 n, why = reach_smt(job, claim, args.budget)
             else:
-                lengths = {"compositional": "all", "compositional-ranges": "ranges", "compositional-each": "each"}[method]
-                n, why, all_n = reach_compositional(job, claim, args.budget, args.limit or 2 * target, lengths=lengths)
+                lengths = {
+                    "compositional": "all",
+                    "compositional-ranges": "ranges",
+                    "compositional-each": "each",
+                }[method]
+                n, why, all_n = reach_compositional(
+                    job, claim, args.budget, args.limit or 2 * target, lengths=lengths
+                )
                 if all_n:
                     every.add(method)
             reach[method] = n
             shown = "every n" if method in every else f"n = {n}"
-            notes.append(f"  {method}: {shown} in {time.perf_counter() - t0:.1f} s" + (f" ({why})" if why else ""))
+            notes.append(
+                f"  {method}: {shown} in {time.perf_counter() - t0:.1f} s"
+                + (f" ({why})" if why else "")
+            )
         ratios = []
         if "compositional" in reach:
             for other in ("exhaustive", "smt", "compositional-ranges", "compositional-each"):
                 if other in reach and reach[other] > 0:
-                    ratio = "unbounded" if "compositional" in every else f"{reach['compositional'] / reach[other]:.1f}x"
+                    ratio = (
+                        "unbounded"
+                        if "compositional" in every
+                        else f"{reach['compositional'] / reach[other]:.1f}x"
+                    )
                     ratios.append(f"compositional/{other} = {ratio}")
         cells = " ".join(f"{'every n' if m in every else reach[m]:>14}" for m in methods)
         print(f"{key:8} {target:>6} {cells}  " + ", ".join(ratios))
@@ -160,9 +202,15 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         for m in (int(x) for x in args.single.split(",") if x):
             t0 = time.perf_counter()
-            lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
-            one = prove_recognizes(job.network(), replace(claim, min_len=m, max_len=m), lemmas, m, timeout=args.budget)
-            print(f"  compositional, words of length exactly {m}: {type(one.verdict).__name__} in {time.perf_counter() - t0:.1f} s")
+            lemmas = (
+                job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
+            )
+            one = prove_recognizes(
+                job.network(), replace(claim, min_len=m, max_len=m), lemmas, m, timeout=args.budget
+            )
+            print(
+                f"  compositional, words of length exactly {m}: {type(one.verdict).__name__} in {time.perf_counter() - t0:.1f} s"
+            )
         sys.stdout.flush()
     return 0
 

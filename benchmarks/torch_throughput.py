@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 import torch.nn.functional as F
+
 from netproof.constructions.chiang2022 import first_transformer, parity_transformer
 from netproof.constructions.yao2021 import dyck_recognizer, symbols
 from netproof.symbolic import Network
@@ -85,7 +86,9 @@ class Direct:
         self.layers: list[tuple[str, Any]] = []
         for i, layer in enumerate(lay["layers"]):
             post = sd.get(f"layers.{i}.post_ln.eps") if layer["post_ln"] is not None else None
-            post_over = None if layer["post_ln"] is None else self._over(layer["post_ln"]["over"], dims)
+            post_over = (
+                None if layer["post_ln"] is None else self._over(layer["post_ln"]["over"], dims)
+            )
             if layer["kind"] == "attention":
                 heads = []
                 for h, head in enumerate(layer["heads"]):
@@ -112,7 +115,9 @@ class Direct:
                     if step["kind"] == "affine":
                         info = lay["tensors"][f"{p}.weight"]
                         cols = torch.tensor([names.index(c) for c in info["cols"]], device=device)
-                        w = torch.zeros(sd[f"{p}.weight"].shape[0], len(names), dtype=dtype, device=device)
+                        w = torch.zeros(
+                            sd[f"{p}.weight"].shape[0], len(names), dtype=dtype, device=device
+                        )
                         w[:, cols] = sd[f"{p}.weight"]
                         steps.append(("linear", (w, sd[f"{p}.bias"])))
                         names = info["rows"]
@@ -131,7 +136,11 @@ class Direct:
         self.index_base = emb["index_base"]
 
     def _over(self, over: list[str] | None, names: Sequence[str]) -> Tensor | None:
-        return None if over is None else torch.tensor([list(names).index(o) for o in over], device=self.device)
+        return (
+            None
+            if over is None
+            else torch.tensor([list(names).index(o) for o in over], device=self.device)
+        )
 
     def _placer(self, rows: Sequence[str]) -> Tensor:
         """The d_model × len(rows) matrix that puts a vector over ``rows`` into the residual dims."""
@@ -150,8 +159,12 @@ class Direct:
         x = F.embedding(ids, self.sd["embedding.table"])
         if self.features:
             pos = torch.tensor(
-                [[float(f(i, n)) for f in self.features] for i in range(self.index_base, self.index_base + n)],
-                dtype=self.dtype, device=self.device,
+                [
+                    [float(f(i, n)) for f in self.features]
+                    for i in range(self.index_base, self.index_base + n)
+                ],
+                dtype=self.dtype,
+                device=self.device,
             )
             x = x + pos @ self.positional
         qi = torch.arange(n, device=self.device)[:, None]
@@ -165,8 +178,18 @@ class Direct:
                     qkv = F.linear(x, w, b)
                     q, k, v = qkv[..., :dq], qkv[..., dq : 2 * dq], qkv[..., 2 * dq :]
                     z = torch.cat(
-                        [self._attend(head, q[:, s : s + QUERY_BLOCK], k, v, qi[s : s + QUERY_BLOCK], kj, n)
-                         for s in range(0, n, QUERY_BLOCK)],
+                        [
+                            self._attend(
+                                head,
+                                q[:, s : s + QUERY_BLOCK],
+                                k,
+                                v,
+                                qi[s : s + QUERY_BLOCK],
+                                kj,
+                                n,
+                            )
+                            for s in range(0, n, QUERY_BLOCK)
+                        ],
                         dim=1,
                     )
                     if write is not None:
@@ -182,7 +205,13 @@ class Direct:
                     if skind == "linear":
                         h = F.linear(h, s[0], s[1])
                     elif skind == "act":
-                        h = F.relu(h) if s == "relu" else h.clamp(0, 1) if s == "sigma" else (h > 0).to(h.dtype)
+                        h = (
+                            F.relu(h)
+                            if s == "relu"
+                            else h.clamp(0, 1)
+                            if s == "sigma"
+                            else (h > 0).to(h.dtype)
+                        )
                     else:
                         h = _layer_norm(h, *s)
                 delta = h @ place.T if place is not None else torch.zeros_like(x)
@@ -191,13 +220,18 @@ class Direct:
                 x = _layer_norm(x, post_over, post)
         return x[:, self.position] @ self.logit_w + self.logit_b
 
-    def _attend(self, head: dict[str, Any], q: Tensor, k: Tensor, v: Tensor, qi: Tensor, kj: Tensor, n: int) -> Tensor:
+    def _attend(
+        self, head: dict[str, Any], q: Tensor, k: Tensor, v: Tensor, qi: Tensor, kj: Tensor, n: int
+    ) -> Tensor:
         s = q @ k.transpose(1, 2)
         if head["scoring"] == "neg_abs_dot":
             s = s.abs_().neg_()
         mask = {
-            "none": None, "causal": kj <= qi, "strict_causal": kj < qi,
-            "anticausal": kj >= qi, "strict_anticausal": kj > qi,
+            "none": None,
+            "causal": kj <= qi,
+            "strict_causal": kj < qi,
+            "anticausal": kj >= qi,
+            "strict_anticausal": kj > qi,
         }[head["mask"]]
         nz = head["normalizer"]
         if nz["type"] == "hardmax":
@@ -211,7 +245,9 @@ class Direct:
                 rank = chosen.cumsum(dim=-1)
                 chosen = chosen & (rank == (1 if nz["tie"] == "leftmost" else rank[..., -1:]))
             weights = chosen.to(v.dtype)
-            return (weights @ v) / weights.sum(dim=-1, keepdim=True).clamp(min=1)  # (mask @ V) / count
+            return (weights @ v) / weights.sum(dim=-1, keepdim=True).clamp(
+                min=1
+            )  # (mask @ V) / count
         sc = head["scale"]
         kappa = float(Fraction(sc["coef"]))
         kappa /= math.sqrt(sc["sqrt_d"]) if sc["sqrt_d"] is not None else 1
@@ -223,7 +259,9 @@ class Direct:
             s.masked_fill_(~mask, -math.inf)
         weights = F.softmax(s, dim=-1)
         if head["mask"] in ("strict_causal", "strict_anticausal"):
-            weights.nan_to_num_(0.0)  # a query with nothing unmasked: 0 (only strict masks have one)
+            weights.nan_to_num_(
+                0.0
+            )  # a query with nothing unmasked: 0 (only strict masks have one)
         return weights @ v
 
 
@@ -247,7 +285,9 @@ class PlainLoop(Direct):
             col = 0
             for head, w, b, dq, dv, write in heads:
                 if max(dq, dv) > E:
-                    raise ValueError(f"head {head['name']!r}: q/v width {max(dq, dv)} exceeds d_model {E}")
+                    raise ValueError(
+                        f"head {head['name']!r}: q/v width {max(dq, dv)} exceeds d_model {E}"
+                    )
                 wq, wk, wv = w[:dq], w[dq : 2 * dq], w[2 * dq :]
                 bq, bk, bv = b[:dq], b[dq : 2 * dq], b[2 * dq :]
                 W = torch.zeros(3 * E, E, dtype=dtype, device=device)
@@ -266,7 +306,9 @@ class PlainLoop(Direct):
         kappa /= math.sqrt(sc["sqrt_d"]) if sc["sqrt_d"] is not None else 1
         kappa *= n if sc["times_n"] else 1
         kappa *= math.log(n) if sc["log_n"] else 1
-        return kappa * (math.log(Fraction(nz["r"])) if nz["r"] is not None else float(Fraction(nz["c"])))
+        return kappa * (
+            math.log(Fraction(nz["r"])) if nz["r"] is not None else float(Fraction(nz["c"]))
+        )
 
     def word(self, w: Sequence[str]) -> Tensor:
         """The logit of one word."""
@@ -276,19 +318,30 @@ class PlainLoop(Direct):
         x = F.embedding(ids, self.sd["embedding.table"])
         if self.features:
             pos = torch.tensor(
-                [[float(f(i, n)) for f in self.features] for i in range(self.index_base, self.index_base + n)],
-                dtype=self.dtype, device=self.device,
+                [
+                    [float(f(i, n)) for f in self.features]
+                    for i in range(self.index_base, self.index_base + n)
+                ],
+                dtype=self.dtype,
+                device=self.device,
             )
             x = x + pos @ self.positional
         r = torch.arange(n, device=self.device)
-        allow = {"none": None, "causal": r[None, :] <= r[:, None], "strict_causal": r[None, :] < r[:, None],
-                 "anticausal": r[None, :] >= r[:, None], "strict_anticausal": r[None, :] > r[:, None]}
+        allow = {
+            "none": None,
+            "causal": r[None, :] <= r[:, None],
+            "strict_causal": r[None, :] < r[:, None],
+            "anticausal": r[None, :] >= r[:, None],
+            "strict_anticausal": r[None, :] > r[:, None],
+        }
         E = self.d
         for (kind, spec), mha in zip(self.layers, self.mha, strict=True):
             if kind == "attention":
                 heads, out, residual, post, post_over = spec
                 delta = torch.zeros_like(x) if out is None else out[1].expand_as(x)
-                for (head, wqkv, bqkv, dq, dv, _write), (W, B, Wo, _dq) in zip(heads, mha, strict=True):
+                for (head, wqkv, bqkv, dq, dv, _write), (W, B, Wo, _dq) in zip(
+                    heads, mha, strict=True
+                ):
                     ok = allow[head["mask"]]
                     if head["normalizer"]["type"] == "softmax" and head["scoring"] == "dot":
                         W = W.clone()
@@ -296,8 +349,20 @@ class PlainLoop(Direct):
                         Bq = B.clone()
                         Bq[:dq] *= self._kappa(head, n) * math.sqrt(E)
                         z, _ = F.multi_head_attention_forward(
-                            x[:, None], x[:, None], x[:, None], E, 1, W, Bq, None, None, False, 0.0, Wo,
-                            torch.zeros(E, dtype=self.dtype, device=self.device), need_weights=False,
+                            x[:, None],
+                            x[:, None],
+                            x[:, None],
+                            E,
+                            1,
+                            W,
+                            Bq,
+                            None,
+                            None,
+                            False,
+                            0.0,
+                            Wo,
+                            torch.zeros(E, dtype=self.dtype, device=self.device),
+                            need_weights=False,
                             attn_mask=None if ok is None else ~ok,
                         )
                         z = z[:, 0]
@@ -323,7 +388,9 @@ class PlainLoop(Direct):
                             tie = head["normalizer"]["tie"]
                             if tie != "average":
                                 rank = chosen.cumsum(dim=-1)
-                                chosen = chosen & (rank == (1 if tie == "leftmost" else rank[:, -1:]))
+                                chosen = chosen & (
+                                    rank == (1 if tie == "leftmost" else rank[:, -1:])
+                                )
                             wts = chosen.to(v.dtype)
                             wts = wts / wts.sum(dim=-1, keepdim=True).clamp(min=1)
                         z = (wts @ v) @ Wo[:, :dv].T
@@ -336,7 +403,13 @@ class PlainLoop(Direct):
                     if skind == "linear":
                         h = F.linear(h, s[0], s[1])
                     elif skind == "act":
-                        h = F.relu(h) if s == "relu" else h.clamp(0, 1) if s == "sigma" else (h > 0).to(h.dtype)
+                        h = (
+                            F.relu(h)
+                            if s == "relu"
+                            else h.clamp(0, 1)
+                            if s == "sigma"
+                            else (h > 0).to(h.dtype)
+                        )
                     elif s[0] is None:
                         h = F.layer_norm(h, h.shape[-1:], eps=float(s[1]))
                     else:
@@ -344,7 +417,11 @@ class PlainLoop(Direct):
                 delta = h @ place.T if place is not None else torch.zeros_like(x)
                 x = x + delta if residual else delta
             if post is not None:
-                x = F.layer_norm(x, x.shape[-1:], eps=float(post)) if post_over is None else _layer_norm(x, post_over, post)
+                x = (
+                    F.layer_norm(x, x.shape[-1:], eps=float(post))
+                    if post_over is None
+                    else _layer_norm(x, post_over, post)
+                )
         return x[self.position] @ self.logit_w + self.logit_b
 
     def forward(self, ids_or_words: Any) -> Tensor:  # type: ignore[override]
@@ -362,8 +439,13 @@ def _layer_norm(h: Tensor, over: Tensor | None, eps: Tensor) -> Tensor:
     return h
 
 
-def direct_logits(net: Network, words: Sequence[Sequence[str]], *, dtype: torch.dtype = torch.float64,
-                  device: str = "cpu") -> Tensor:
+def direct_logits(
+    net: Network,
+    words: Sequence[Sequence[str]],
+    *,
+    dtype: torch.dtype = torch.float64,
+    device: str = "cpu",
+) -> Tensor:
     """The logits of ``net`` on ``words`` (all of one length) by :class:`Direct`."""
     d = Direct(net, dtype=dtype, device=device)
     return d.forward(d.encode(words))
@@ -377,7 +459,9 @@ def binary_words(n: int, batch: int, rng: random.Random) -> list[tuple[str, ...]
     return [tuple(rng.choice("01") for _ in range(n - 1)) for _ in range(batch)]
 
 
-def dyck_words(n: int, batch: int, rng: random.Random, *, k: int = 8, depth: int = 10) -> list[tuple[str, ...]]:
+def dyck_words(
+    n: int, batch: int, rng: random.Random, *, k: int = 8, depth: int = 10
+) -> list[tuple[str, ...]]:
     """Members of Dyck(k, D) with n − 2 symbols (γ and ω make n positions): a random walk that
     opens with probability ½ below depth D and closes the stack at the end."""
     pairs = symbols(k)
@@ -400,8 +484,12 @@ def dyck_words(n: int, batch: int, rng: random.Random, *, k: int = 8, depth: int
     return out
 
 
-def timed(fn: Callable[[list[tuple[str, ...]]], Any], words: list[tuple[str, ...]], max_seconds: float,
-          chunk: int) -> tuple[float, int, list[Any]]:
+def timed(
+    fn: Callable[[list[tuple[str, ...]]], Any],
+    words: list[tuple[str, ...]],
+    max_seconds: float,
+    chunk: int,
+) -> tuple[float, int, list[Any]]:
     """Run ``fn`` over the words in chunks until all are done or ``max_seconds`` have passed
     (at least one chunk); returns (seconds, words done, outputs)."""
     done, outs, seconds = 0, [], 0.0
@@ -426,7 +514,9 @@ def exact_logits(net: Network, words: list[tuple[str, ...]]) -> list[float]:
     from netproof.symbolic.exact import run
 
     if batched.supports(net) is None:
-        b = batched.evaluate(net, ["".join(w) if all(len(s) == 1 for s in w) else list(w) for w in words])
+        b = batched.evaluate(
+            net, ["".join(w) if all(len(s) == 1 for s in w) else list(w) for w in words]
+        )
         return [float(b.logit(i)) for i in range(len(words))]
     return [float(run(net, w).output) for w in words]
 
@@ -437,16 +527,23 @@ def parity_exact(words: Sequence[Sequence[str]]) -> list[float]:
     from types import SimpleNamespace
 
     import sympy
+
     from netproof.constructions.chiang2022.claims import parity_closed_form
 
-    return [float(parity_closed_form(SimpleNamespace(E=sympy.Integer(2), n=len(w) + 1, word="".join(w))))  # type: ignore[arg-type]
-            for w in words]
+    return [
+        float(
+            parity_closed_form(SimpleNamespace(E=sympy.Integer(2), n=len(w) + 1, word="".join(w)))
+        )  # type: ignore[arg-type]
+        for w in words
+    ]
 
 
 # --------------------------------------------------------------------------- main
 
 
-NETWORKS: dict[str, tuple[Callable[[], Network], Callable[[int, int, random.Random], list[tuple[str, ...]]]]] = {
+NETWORKS: dict[
+    str, tuple[Callable[[], Network], Callable[[int, int, random.Random], list[tuple[str, ...]]]]
+] = {
     "PARITY": (lambda: parity_transformer("ln(2)"), binary_words),
     "FIRST": (lambda: first_transformer("ln(2)"), binary_words),
     "Dyck(8,10)": (lambda: dyck_recognizer(k=8, depth=10), dyck_words),
@@ -462,7 +559,9 @@ PLAIN_MAX_SCORES = 4 * 10**8
 """The plain loop holds one n × n score matrix per head: above this many entries it is not run."""
 
 
-def measure(name: str, net: Network, n: int, device: str, words: list[tuple[str, ...]], max_seconds: float) -> None:
+def measure(
+    name: str, net: Network, n: int, device: str, words: list[tuple[str, ...]], max_seconds: float
+) -> None:
     """Time netproof's ``run_batch`` (with its hardmax statistics, as the CLI runs it), the compiled
     forward without statistics, the batched ``direct`` network and the plain per-word loop on the
     same words; print one row each with its time over the plain loop's time per token."""
@@ -500,7 +599,9 @@ def measure(name: str, net: Network, n: int, device: str, words: list[tuple[str,
 
     big = n * n > PLAIN_MAX_SCORES
     sides: list[tuple[str, Callable[[list[tuple[str, ...]]], Tensor]]] = [
-        ("netproof run_batch", run_netproof), ("run_batch, no stats", run_bare)]
+        ("netproof run_batch", run_netproof),
+        ("run_batch, no stats", run_bare),
+    ]
     if not big:
         sides += [("direct (batched)", run_direct), ("plain loop", run_plain)]
     secs = [0.0] * len(sides)
@@ -532,22 +633,31 @@ def measure(name: str, net: Network, n: int, device: str, words: list[tuple[str,
         diff = (logits[:m] - ref_logits[:m]).abs().max().item()
         ratio = f"{ref_rate / rate:>6.3g}x" if not big else "      -"
         shown = f"{diff:>12.3g}" if not big else f"{'-':>12}"
-        print(f"{name:11} {n:>7} {label + ' ' + device:26} {done:>6} {secs:>9.3f} {rate:>12.1f} {ratio} {shown}", flush=True)
+        print(
+            f"{name:11} {n:>7} {label + ' ' + device:26} {done:>6} {secs:>9.3f} {rate:>12.1f} {ratio} {shown}",
+            flush=True,
+        )
     if big:
-        print(f"{name:11} {n:>7} {'plain loop ' + device:26} not run: one n × n score matrix is {n * n * 8 / 2**30:.0f} GiB")
+        print(
+            f"{name:11} {n:>7} {'plain loop ' + device:26} not run: one n × n score matrix is {n * n * 8 / 2**30:.0f} GiB"
+        )
         got = torch.cat([o.reshape(-1).cpu() for o in rows[0][3]]).tolist()
         done = rows[0][2]
         started = time.perf_counter()
-        if name == "PARITY":  # the exact interpreter's Fractions take hours here: the exact closed form
+        if (
+            name == "PARITY"
+        ):  # the exact interpreter's Fractions take hours here: the exact closed form
             label, exact = "exact closed form", parity_exact(words[:done])
         else:
             label, exact = "exact", exact_logits(net, words[:1])
         secs = time.perf_counter() - started
         worst = max(abs(e - g) / abs(e) for e, g in zip(exact, got, strict=False))
         signs = all((e > 0) == (g > 0) for e, g in zip(exact, got, strict=False))
-        print(f"{name:11} {n:>7} {label + ' ' + device:26} {len(exact):>6} {secs:>9.3f} {len(exact) * n / secs:>12.1f} "
-              f"{'':>7} {'-':>12}  netproof vs exact: largest relative |Δ| {worst:.3g}, every sign equal: {signs}",
-              flush=True)
+        print(
+            f"{name:11} {n:>7} {label + ' ' + device:26} {len(exact):>6} {secs:>9.3f} {len(exact) * n / secs:>12.1f} "
+            f"{'':>7} {'-':>12}  netproof vs exact: largest relative |Δ| {worst:.3g}, every sign equal: {signs}",
+            flush=True,
+        )
 
 
 EXHAUSTIVE: dict[str, tuple[Callable[[], Network], int]] = {
@@ -565,6 +675,7 @@ def exhaustive(name: str, net: Network, m: int, max_seconds: float) -> None:
     the same words, interleaved block by block; words/s, the time per word over the exact path's,
     and how many accept bits agree with exact (an undecided float verdict counts as not agreeing)."""
     import numpy as np
+
     from netproof.symbolic import batched
     from netproof.symbolic.exact import run as exact_run
     from netproof.symbolic.torch_backend import compile as compile_net
@@ -592,7 +703,11 @@ def exhaustive(name: str, net: Network, m: int, max_seconds: float) -> None:
     def run_bare(idx: Any, words: list[tuple[str, ...]]) -> list[bool | None]:
         return list(run_batch(compiled, words, stats=False).accepted)
 
-    sides = [(label, run_exact), ("netproof run_batch", run_float), ("run_batch, no stats", run_bare)]
+    sides = [
+        (label, run_exact),
+        ("netproof run_batch", run_float),
+        ("run_batch, no stats", run_bare),
+    ]
     secs = [0.0] * len(sides)
     outs: list[list[bool | None]] = [[] for _ in sides]
     done = 0
@@ -612,33 +727,54 @@ def exhaustive(name: str, net: Network, m: int, max_seconds: float) -> None:
     ref = secs[0] / done
     for k, (side, _fn) in enumerate(sides):
         agree = sum(a == b for a, b in zip(outs[k], outs[0], strict=True))
-        print(f"{name:11} {m:>7} {side + ' cpu':26} {done:>6} {secs[k]:>9.3f} {done / secs[k]:>12.1f} "
-              f"{secs[k] / done / ref:>6.3g}x   accept bits equal to exact: {agree}/{done} (of {total} words)",
-              flush=True)
+        print(
+            f"{name:11} {m:>7} {side + ' cpu':26} {done:>6} {secs[k]:>9.3f} {done / secs[k]:>12.1f} "
+            f"{secs[k] / done / ref:>6.3g}x   accept bits equal to exact: {agree}/{done} (of {total} words)",
+            flush=True,
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lengths", type=int, nargs="+", default=[1000, 10000])
-    ap.add_argument("--gpu-lengths", type=int, nargs="*", default=[1000, 10000, 100000],
-                    help="n for the CUDA rows (10^5 for PARITY only)")
-    ap.add_argument("--parity-lengths", type=int, nargs="*", default=[100000],
-                    help="more n for PARITY on the CPU (beyond the plain loop's memory: netproof and exact only)")
+    ap.add_argument(
+        "--gpu-lengths",
+        type=int,
+        nargs="*",
+        default=[1000, 10000, 100000],
+        help="n for the CUDA rows (10^5 for PARITY only)",
+    )
+    ap.add_argument(
+        "--parity-lengths",
+        type=int,
+        nargs="*",
+        default=[100000],
+        help="more n for PARITY on the CPU (beyond the plain loop's memory: netproof and exact only)",
+    )
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--max-seconds", type=float, default=60.0, help="time budget per row (see the docstring)")
+    ap.add_argument(
+        "--max-seconds", type=float, default=60.0, help="time budget per row (see the docstring)"
+    )
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (0: torch's default)")
     ap.add_argument("--networks", nargs="+", default=list(NETWORKS), choices=list(NETWORKS))
     ap.add_argument("--no-exact", action="store_true", help="skip the exact rows")
-    ap.add_argument("--no-exhaustive", action="store_true",
-                    help="skip the exhaustive rows (every word of Dyck(2,2) at 10 symbols, PARITY at 20: exact vs run_batch)")
+    ap.add_argument(
+        "--no-exhaustive",
+        action="store_true",
+        help="skip the exhaustive rows (every word of Dyck(2,2) at 10 symbols, PARITY at 20: exact vs run_batch)",
+    )
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     cuda = torch.cuda.is_available()
-    print(f"torch {torch.__version__}, CPU threads {torch.get_num_threads()}, "
-          f"GPU: {torch.cuda.get_device_name(0) if cuda else 'no GPU'}")
-    print(f"{'network':11} {'n':>7} {'backend':26} {'words':>6} {'seconds':>9} {'tokens/s':>12} "
-          f"{'ratio':>7} {'max|Δlogit|':>12}")
+    print(
+        f"torch {torch.__version__}, CPU threads {torch.get_num_threads()}, "
+        f"GPU: {torch.cuda.get_device_name(0) if cuda else 'no GPU'}"
+    )
+    print(
+        f"{'network':11} {'n':>7} {'backend':26} {'words':>6} {'seconds':>9} {'tokens/s':>12} "
+        f"{'ratio':>7} {'max|Δlogit|':>12}"
+    )
     for name in args.networks:
         build, make_words = NETWORKS[name]
         net = build()
@@ -646,18 +782,27 @@ def main() -> None:
             for n in args.lengths:
                 words = make_words(n, args.batch, random.Random(n))
                 secs, done, _ = timed(partial(exact_logits, net), words, args.max_seconds, 1)
-                print(f"{name:11} {n:>7} {'exact':22} {done:>6} {secs:>9.3f} {done * n / secs:>12.1f}", flush=True)
+                print(
+                    f"{name:11} {n:>7} {'exact':22} {done:>6} {secs:>9.3f} {done * n / secs:>12.1f}",
+                    flush=True,
+                )
         for n in args.lengths + (args.parity_lengths if name == "PARITY" else []):
-            measure(name, net, n, "cpu", make_words(n, args.batch, random.Random(n)), args.max_seconds)
+            measure(
+                name, net, n, "cpu", make_words(n, args.batch, random.Random(n)), args.max_seconds
+            )
         for n in args.gpu_lengths:
             if n > max(args.lengths) and name != "PARITY":
                 continue
             if not cuda:
                 print(f"{name:11} {n:>7} {'torch cuda':22} no GPU")
                 continue
-            measure(name, net, n, "cuda", make_words(n, args.batch, random.Random(n)), args.max_seconds)
+            measure(
+                name, net, n, "cuda", make_words(n, args.batch, random.Random(n)), args.max_seconds
+            )
     if not args.no_exhaustive:
-        print(f"{'network':11} {'symbols':>7} {'backend':26} {'words':>6} {'seconds':>9} {'words/s':>12} {'ratio':>7}")
+        print(
+            f"{'network':11} {'symbols':>7} {'backend':26} {'words':>6} {'seconds':>9} {'words/s':>12} {'ratio':>7}"
+        )
         for name, (build, m) in EXHAUSTIVE.items():
             exhaustive(name, build(), m, args.max_seconds)
 

@@ -13,11 +13,16 @@ and sympy only; only the campaign and CLI layers of the verifier import this reg
 
 from __future__ import annotations
 
-from netproof.verifier.claims import Construction, Experiment
-
-from netproof.constructions import bhattamishra2020, chang2021, chiang2022, suzgun2019, yao2021
-from netproof.constructions import rasp
+from netproof.constructions import (
+    bhattamishra2020,
+    chang2021,
+    chiang2022,
+    rasp,
+    suzgun2019,
+    yao2021,
+)
 from netproof.constructions.rasp import ProgramModuleError, is_program, program_constructions
+from netproof.verifier.claims import Construction, Experiment
 
 REGISTRY: dict[str, Construction] = {
     c.name: c

@@ -67,6 +67,7 @@ from typing import Any
 
 import sympy
 
+from netproof.constructions.tm_rnn import CompiledMachine, Convention, compile_machine, rnn_inputs
 from netproof.symbolic import (
     RELU,
     SIGMA,
@@ -95,8 +96,6 @@ from netproof.verifier.claims import (
 )
 from netproof.verifier.claims.machines import Configuration, MachineError, SigmaRNN, load_machine
 
-from netproof.constructions.tm_rnn import CompiledMachine, Convention, compile_machine, rnn_inputs
-
 PAPER = "bhattamishra2020"
 MACHINES_DIR = os.path.join(os.path.dirname(__file__), "machines")
 SHIPPED = ("balanced-parens", "binary-increment", "reverse")
@@ -112,7 +111,9 @@ def _none() -> Affine:
 
 def _v0_head(name: str, mask: str) -> Head:
     """An attention head with W_V = 0: its output is 0 whatever it attends to."""
-    return Head(name=name, query=_none(), key=_none(), value=_none(), normalizer=Hardmax(), mask=mask)  # type: ignore[arg-type]
+    return Head(
+        name=name, query=_none(), key=_none(), value=_none(), normalizer=Hardmax(), mask=mask
+    )  # type: ignore[arg-type]
 
 
 def _halting(halt: Mapping[str, Fraction], prefix: str) -> Halting:
@@ -124,9 +125,13 @@ def _fb(rnn: SigmaRNN, fb: Mapping[str, str] | None) -> dict[str, str]:
     table = dict(fb) if fb is not None else {a: a for a in rnn.alphabet}
     for a, r in table.items():
         if r not in rnn.alphabet:
-            raise MachineError(f"f_b maps {a!r} to {r!r}, which is not in the RNN's alphabet {rnn.alphabet}")
+            raise MachineError(
+                f"f_b maps {a!r} to {r!r}, which is not in the RNN's alphabet {rnn.alphabet}"
+            )
         if a in ("#", "$"):
-            raise MachineError(f"the input symbol {a!r} is reserved for the transformer's start/end marker; rename it")
+            raise MachineError(
+                f"the input symbol {a!r} is reserved for the transformer's start/end marker; rename it"
+            )
     return table
 
 
@@ -198,22 +203,39 @@ def vanilla_transformer(
     table: dict[str, dict[str, int]] = {a: {f"s:{r}": 1} for a, r in fbm.items()}
     table["$"] = {}
     emb = token_embedding(
-        tuple(fbm), table, positional={"pos_i": "i", "pos_1": "1"}, suffix=() if paper else ("$",), index_base=1
+        tuple(fbm),
+        table,
+        positional={"pos_i": "i", "pos_1": "1"},
+        suffix=() if paper else ("$",),
+        index_base=1,
     )
     encoder = (
         Sublayer(block=AttentionLayer(name="enc_attention", heads=(_v0_head("enc_self", "none"),))),
         Sublayer(block=ffn("enc_ffn")),  # O_enc ≡ 0
     )
     if ablation == "enc-residual":  # the head alone: q_i = (i, 1), k_j = (−1, j), −|j − i|, V = I
-        encoder = (Sublayer(block=AttentionLayer(name="enc_attention", heads=(_identity_head("enc_self", dims, "none"),)), residual=False), encoder[1])
+        encoder = (
+            Sublayer(
+                block=AttentionLayer(
+                    name="enc_attention", heads=(_identity_head("enc_self", dims, "none"),)
+                ),
+                residual=False,
+            ),
+            encoder[1],
+        )
     elif ablation in ("enc-ffn-relu", "enc-ffn-sigma"):  # the FFN alone must output x itself
         if ablation == "enc-ffn-relu":  # x = ReLU(x) − ReLU(−x)
-            up = affine({**{f"p:{d}": {d: 1} for d in dims}, **{f"n:{d}": {d: -1} for d in dims}}, inputs=dims)
+            up = affine(
+                {**{f"p:{d}": {d: 1} for d in dims}, **{f"n:{d}": {d: -1} for d in dims}},
+                inputs=dims,
+            )
             down = affine({d: {f"p:{d}": 1, f"n:{d}": -1} for d in dims}, inputs=up.outputs)
             block = ffn("enc_ffn", up, RELU, down)
         else:  # σ(x): bounded, so it cannot carry the position i ≥ 2
             up = affine({f"g:{d}": {d: 1} for d in dims}, inputs=dims)
-            block = ffn("enc_ffn", up, SIGMA, affine({d: {f"g:{d}": 1} for d in dims}, inputs=up.outputs))
+            block = ffn(
+                "enc_ffn", up, SIGMA, affine({d: {f"g:{d}": 1} for d in dims}, inputs=up.outputs)
+            )
         encoder = (encoder[0], Sublayer(block=block, residual=False))
     cross = Head(
         name="dec_enc",
@@ -238,15 +260,30 @@ def vanilla_transformer(
         rows2 |= {"pos_i": {"gp_i": -1}, "pos_1": {"gp_1": -1}}
     first = affine(rows1, inputs=dims, bias=bias1)
     O = ffn("dec_ffn", first, SIGMA, affine(rows2, inputs=first.outputs))
-    self_att = Sublayer(block=AttentionLayer(name="dec_self", heads=(_v0_head("dec_self", "causal"),)))
+    self_att = Sublayer(
+        block=AttentionLayer(name="dec_self", heads=(_v0_head("dec_self", "causal"),))
+    )
     if ablation == "dec-self-residual":  # y_j carries (j+1, 1): the head alone selects j = t, V = I
-        self_att = Sublayer(block=AttentionLayer(name="dec_self", heads=(_identity_head("dec_self", dims, "causal"),)), residual=False)
+        self_att = Sublayer(
+            block=AttentionLayer(
+                name="dec_self", heads=(_identity_head("dec_self", dims, "causal"),)
+            ),
+            residual=False,
+        )
     if ablation == "dec-ffn-residual":  # O writes h_{t+1} itself; F drops the rest
-        O = ffn("dec_ffn", first, SIGMA, affine({f"h:{u}": {f"u:{u}": 1} for u in units}, inputs=first.outputs))
+        O = ffn(
+            "dec_ffn",
+            first,
+            SIGMA,
+            affine({f"h:{u}": {f"u:{u}": 1} for u in units}, inputs=first.outputs),
+        )
     layer = DecoderLayer(
         name="dec",
         self_attention=self_att,
-        cross_attention=Sublayer(block=AttentionLayer(name="dec_enc", heads=(cross,)), residual=ablation != "dec-enc-residual"),
+        cross_attention=Sublayer(
+            block=AttentionLayer(name="dec_enc", heads=(cross,)),
+            residual=ablation != "dec-enc-residual",
+        ),
         ffn=Sublayer(block=O, residual=ablation != "dec-ffn-residual"),
     )
     keep = [d for d in dims if paper or d not in ("pos_i", "pos_1")]
@@ -262,7 +299,10 @@ def vanilla_transformer(
         output=F,
         seed=tuple((f"h:{u}", v) for u, v in zip(units, rnn.h0, strict=True) if v != 0),
         halting=_halting(halt, "h:"),
-        decoder_positional=(("pos_i", "i" if paper else "i+1", Fraction(1)), ("pos_1", "1", Fraction(1))),
+        decoder_positional=(
+            ("pos_i", "i" if paper else "i+1", Fraction(1)),
+            ("pos_1", "1", Fraction(1)),
+        ),
         params=(("variant", variant), ("ablation", ablation)),
         reference="Bhattamishra et al. 2020, Theorem 4.1, Appendix C.2",
     )
@@ -302,7 +342,9 @@ def directional_transformer(
     table["$"] = {"B4:$": 1}
     emb = token_embedding(tuple(fbm), table, prefix=("#",), suffix=("$",), index_base=0)
     encoder = (
-        Sublayer(block=AttentionLayer(name="enc_attention", heads=(_v0_head("enc_self", "causal"),))),
+        Sublayer(
+            block=AttentionLayer(name="enc_attention", heads=(_v0_head("enc_self", "causal"),))
+        ),
         Sublayer(block=ffn("enc_ffn")),
     )
 
@@ -312,7 +354,12 @@ def directional_transformer(
             query=affine({f"k:{x}": {f"B4:{x}": 1} for x in sigma_}),  # the query is p_t itself
             key=affine({f"k:{x}": {f"B4:{x}": 1} for x in sigma_}),  # k_j = ⟦s_j⟧
             # v_j = [0, 0, f_b(s_j), 0, 0, 0, ⟦s_j⟧, 0]: copy s, move B4 to B7
-            value=affine({**{f"s:{a}": {f"s:{a}": 1} for a in rnn.alphabet}, **{f"B7:{x}": {f"B4:{x}": 1} for x in sigma_}}),
+            value=affine(
+                {
+                    **{f"s:{a}": {f"s:{a}": 1} for a in rnn.alphabet},
+                    **{f"B7:{x}": {f"B4:{x}": 1} for x in sigma_},
+                }
+            ),
             normalizer=Hardmax(),
             mask="causal",
         )
@@ -347,8 +394,14 @@ def directional_transformer(
     layers = tuple(
         DecoderLayer(
             name=f"dec{k}",
-            self_attention=Sublayer(block=AttentionLayer(name=f"dec{k}_self", heads=(_v0_head(f"dec{k}_self", "causal"),))),
-            cross_attention=Sublayer(block=AttentionLayer(name=f"dec{k}_enc", heads=(cross(f"dec{k}_enc"),))),
+            self_attention=Sublayer(
+                block=AttentionLayer(
+                    name=f"dec{k}_self", heads=(_v0_head(f"dec{k}_self", "causal"),)
+                )
+            ),
+            cross_attention=Sublayer(
+                block=AttentionLayer(name=f"dec{k}_enc", heads=(cross(f"dec{k}_enc"),))
+            ),
             ffn=Sublayer(block=O),
         )
         for k, O in ((1, O1), (2, O2))
@@ -360,7 +413,10 @@ def directional_transformer(
         encoder=encoder,
         decoder=layers,
         output=affine({d: {d: 1} for d in dims}, inputs=dims, outputs=dims),
-        seed=(("x", Fraction(1)), *((f"h1:{u}", v) for u, v in zip(units, rnn.h0, strict=True) if v != 0)),
+        seed=(
+            ("x", Fraction(1)),
+            *((f"h1:{u}", v) for u, v in zip(units, rnn.h0, strict=True) if v != 0),
+        ),
         halting=_halting(halt, "h1:"),
         params=(("variant", variant),),
         reference="Bhattamishra et al. 2020, Theorem 4.2, Appendix D.1",
@@ -397,7 +453,9 @@ def compiled_machine(ref: str) -> CompiledMachine:
     return _compiled(ref if ref in SHIPPED else os.path.abspath(ref))
 
 
-def expected_ticks(cm: CompiledMachine, convention: Convention, word: Word) -> tuple[tuple[int, Configuration], ...]:
+def expected_ticks(
+    cm: CompiledMachine, convention: Convention, word: Word
+) -> tuple[tuple[int, Configuration], ...]:
     """(tick, configuration) for every configuration of the machine's run on ``word``; the last
     is the halting configuration (an extra one into ``halt:accept``/``halt:reject`` when the
     machine stops in a busy state)."""
@@ -415,12 +473,28 @@ def tm_network(values: Mapping[str, Any]) -> Seq2Seq:
     name = f"tm-sim-{values['transformer']}"
     ablation = values.get("ablation", "none")
     if values["transformer"] == "vanilla":
-        net = vanilla_transformer(cm.rnn, halt=cm.halt_weights, fb=fb, variant=values["variant"], name=name, ablation=ablation)
+        net = vanilla_transformer(
+            cm.rnn,
+            halt=cm.halt_weights,
+            fb=fb,
+            variant=values["variant"],
+            name=name,
+            ablation=ablation,
+        )
     else:
         if ablation != "none":
-            raise ValueError(f"ablation={ablation!r}: Figure 2's ablations are of the vanilla transformer; use transformer=vanilla")
-        net = directional_transformer(cm.rnn, halt=cm.halt_weights, fb=fb, variant=values["variant"], name=name)
-    params = (("machine", cm.name), ("transformer", values["transformer"]), ("variant", values["variant"]), ("ablation", ablation))
+            raise ValueError(
+                f"ablation={ablation!r}: Figure 2's ablations are of the vanilla transformer; use transformer=vanilla"
+            )
+        net = directional_transformer(
+            cm.rnn, halt=cm.halt_weights, fb=fb, variant=values["variant"], name=name
+        )
+    params = (
+        ("machine", cm.name),
+        ("transformer", values["transformer"]),
+        ("variant", values["variant"]),
+        ("ablation", ablation),
+    )
     return Seq2Seq(
         name=net.name,
         dims=net.dims,
@@ -457,33 +531,76 @@ def stack_lemmas() -> tuple[ForAll, ...]:
     bit2 = sympy.Or(sympy.Eq(tb, 0), sympy.Eq(tb, 1))
     rest_ok = sympy.And(rest >= 0, rest < 1)
     return (
-        ForAll(id="M1-read", statement="top = σ(4c−2) and nonempty = σ(4c) read a nonempty stack's code c", reference=ref,
-               variables=("b", "tail"), assumptions=(bit, tail_ok),
-               goal=sympy.And(sympy.Eq(sigma_expr(4 * code - 2), b), sympy.Eq(sigma_expr(4 * code), 1))),
-        ForAll(id="M1-read-empty", statement="top = nonempty = 0 on the empty stack's code 0", reference=ref,
-               variables=("c",), assumptions=(sympy.Eq(c, 0),),
-               goal=sympy.And(sympy.Eq(sigma_expr(4 * c - 2), 0), sympy.Eq(sigma_expr(4 * c), 0))),
-        ForAll(id="M1-push", statement="push b: c/4 + (2b+1)/4 is a code with b on top and c below, in [0,1) (σ is the identity on it)",
-               reference=ref, variables=("b", "tail"), assumptions=(bit, tail_ok),
-               goal=sympy.And(sympy.Eq(sigma_expr(code), code), sympy.Eq(sigma_expr(4 * code - 2), b), code < 1)),
-        ForAll(id="M1-pop", statement="pop: 4c − 2·top − 1 is the code below the top", reference=ref,
-               variables=("b", "tail"), assumptions=(bit, tail_ok),
-               goal=sympy.Eq(sigma_expr(4 * code - 2 * b - 1), tail)),
-        ForAll(id="M1-pop-top", statement="after a pop, σ(16c − 8·top − 6) is the new top and σ(16c − 8·top − 4) the new nonempty flag",
-               reference=ref, variables=("b", "b2", "rest"), assumptions=(bit, bit2, rest_ok),
-               goal=sympy.And(
-                   sympy.Eq(sigma_expr(16 * ((2 * b + 1) / sympy.Integer(4) + tail_top / 4) - 8 * b - 6), tb),
-                   sympy.Eq(sigma_expr(16 * ((2 * b + 1) / sympy.Integer(4) + tail_top / 4) - 8 * b - 4), 1),
-               )),
-        ForAll(id="M1-pop-to-empty", statement="popping the last symbol: both second-level reads give 0", reference=ref,
-               variables=("b",), assumptions=(bit,),
-               goal=sympy.And(
-                   sympy.Eq(sigma_expr(16 * ((2 * b + 1) / sympy.Integer(4)) - 8 * b - 6), 0),
-                   sympy.Eq(sigma_expr(16 * ((2 * b + 1) / sympy.Integer(4)) - 8 * b - 4), 0),
-               )),
-        ForAll(id="M1-gate", statement="gating with K = 4: σ(x + 4G − 4) = G·σ(x) for G ∈ {0,1} and every x ≤ 4", reference=ref,
-               variables=("x", "G"), assumptions=(sympy.Or(sympy.Eq(g, 0), sympy.Eq(g, 1)), x <= 4),
-               goal=sympy.Eq(sigma_expr(x + 4 * g - 4), g * sigma_expr(x))),
+        ForAll(
+            id="M1-read",
+            statement="top = σ(4c−2) and nonempty = σ(4c) read a nonempty stack's code c",
+            reference=ref,
+            variables=("b", "tail"),
+            assumptions=(bit, tail_ok),
+            goal=sympy.And(
+                sympy.Eq(sigma_expr(4 * code - 2), b), sympy.Eq(sigma_expr(4 * code), 1)
+            ),
+        ),
+        ForAll(
+            id="M1-read-empty",
+            statement="top = nonempty = 0 on the empty stack's code 0",
+            reference=ref,
+            variables=("c",),
+            assumptions=(sympy.Eq(c, 0),),
+            goal=sympy.And(sympy.Eq(sigma_expr(4 * c - 2), 0), sympy.Eq(sigma_expr(4 * c), 0)),
+        ),
+        ForAll(
+            id="M1-push",
+            statement="push b: c/4 + (2b+1)/4 is a code with b on top and c below, in [0,1) (σ is the identity on it)",
+            reference=ref,
+            variables=("b", "tail"),
+            assumptions=(bit, tail_ok),
+            goal=sympy.And(
+                sympy.Eq(sigma_expr(code), code), sympy.Eq(sigma_expr(4 * code - 2), b), code < 1
+            ),
+        ),
+        ForAll(
+            id="M1-pop",
+            statement="pop: 4c − 2·top − 1 is the code below the top",
+            reference=ref,
+            variables=("b", "tail"),
+            assumptions=(bit, tail_ok),
+            goal=sympy.Eq(sigma_expr(4 * code - 2 * b - 1), tail),
+        ),
+        ForAll(
+            id="M1-pop-top",
+            statement="after a pop, σ(16c − 8·top − 6) is the new top and σ(16c − 8·top − 4) the new nonempty flag",
+            reference=ref,
+            variables=("b", "b2", "rest"),
+            assumptions=(bit, bit2, rest_ok),
+            goal=sympy.And(
+                sympy.Eq(
+                    sigma_expr(16 * ((2 * b + 1) / sympy.Integer(4) + tail_top / 4) - 8 * b - 6), tb
+                ),
+                sympy.Eq(
+                    sigma_expr(16 * ((2 * b + 1) / sympy.Integer(4) + tail_top / 4) - 8 * b - 4), 1
+                ),
+            ),
+        ),
+        ForAll(
+            id="M1-pop-to-empty",
+            statement="popping the last symbol: both second-level reads give 0",
+            reference=ref,
+            variables=("b",),
+            assumptions=(bit,),
+            goal=sympy.And(
+                sympy.Eq(sigma_expr(16 * ((2 * b + 1) / sympy.Integer(4)) - 8 * b - 6), 0),
+                sympy.Eq(sigma_expr(16 * ((2 * b + 1) / sympy.Integer(4)) - 8 * b - 4), 0),
+            ),
+        ),
+        ForAll(
+            id="M1-gate",
+            statement="gating with K = 4: σ(x + 4G − 4) = G·σ(x) for G ∈ {0,1} and every x ≤ 4",
+            reference=ref,
+            variables=("x", "G"),
+            assumptions=(sympy.Or(sympy.Eq(g, 0), sympy.Eq(g, 1)), x <= 4),
+            goal=sympy.Eq(sigma_expr(x + 4 * g - 4), g * sigma_expr(x)),
+        ),
     )
 
 
@@ -545,83 +662,135 @@ def _tm_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
     units = cm.rnn.unit_names
     claims: list[Claim] = []
     if conv == "vanilla":
-        claims.append(Simulates(
-            id="B6",
-            statement=(
-                "the h block of y_t equals the TM-RNN's state h_t at every step t (run on w, $, $, …), the decoder halts "
-                "when the RNN does, and the RNN holds the machine's configuration k at tick t_S + 1 + 2k"
-                + (" (the construction as printed: pos(t), no $ key, σ over the positions)" if paper else "")
-                + ("" if values.get("ablation", "none") == "none" else f" (Figure 2 ablation: {ABLATIONS[values['ablation']]})")
-            ),
-            reference="Theorem 4.1, Lemmas C.3–C.4; Appendix B.1",
-            max_len=DEFAULT_MAX_LEN,
-            rnn=cm.rnn, hidden=tuple(f"{prefix}{u}" for u in units),
-            inputs=functools.partial(rnn_inputs, conv), halt=cm.halt_weights,
-            machine=functools.partial(expected_ticks, cm, conv), decode=cm.decode,
-        ))
+        claims.append(
+            Simulates(
+                id="B6",
+                statement=(
+                    "the h block of y_t equals the TM-RNN's state h_t at every step t (run on w, $, $, …), the decoder halts "
+                    "when the RNN does, and the RNN holds the machine's configuration k at tick t_S + 1 + 2k"
+                    + (
+                        " (the construction as printed: pos(t), no $ key, σ over the positions)"
+                        if paper
+                        else ""
+                    )
+                    + (
+                        ""
+                        if values.get("ablation", "none") == "none"
+                        else f" (Figure 2 ablation: {ABLATIONS[values['ablation']]})"
+                    )
+                ),
+                reference="Theorem 4.1, Lemmas C.3–C.4; Appendix B.1",
+                max_len=DEFAULT_MAX_LEN,
+                rnn=cm.rnn,
+                hidden=tuple(f"{prefix}{u}" for u in units),
+                inputs=functools.partial(rnn_inputs, conv),
+                halt=cm.halt_weights,
+                machine=functools.partial(expected_ticks, cm, conv),
+                decode=cm.decode,
+            )
+        )
         ablation = values.get("ablation", "none")
         if ablation == "dec-enc-residual":
-            claims.append(TraceProperty(
-                id="B14",
-                statement="without the decoder–encoder residual, a_t takes at most 2^n − 1 distinct values over the whole run (n encoder tokens)",
-                reference="Proposition 4.3 / C.1", max_len=DEFAULT_MAX_LEN, holds=_prop43_holds,
-            ))
-        claims.append(TraceProperty(
-            id="C5-trace",
-            statement="at every decoder step t the decoder–encoder attention selects exactly position min(t+1, n+1) (n+1 is $)",
-            reference="Lemma C.5", max_len=DEFAULT_MAX_LEN, holds=_c5_holds,
-        ))
+            claims.append(
+                TraceProperty(
+                    id="B14",
+                    statement="without the decoder–encoder residual, a_t takes at most 2^n − 1 distinct values over the whole run (n encoder tokens)",
+                    reference="Proposition 4.3 / C.1",
+                    max_len=DEFAULT_MAX_LEN,
+                    holds=_prop43_holds,
+                )
+            )
+        claims.append(
+            TraceProperty(
+                id="C5-trace",
+                statement="at every decoder step t the decoder–encoder attention selects exactly position min(t+1, n+1) (n+1 is $)",
+                reference="Lemma C.5",
+                max_len=DEFAULT_MAX_LEN,
+                holds=_c5_holds,
+            )
+        )
         n, t, i = sympy.symbols("n t i", integer=True)
         if paper:
-            claims.append(ForAll(
-                id="B3", statement="for t ≥ n the maximum of ⟨p_t, k_i⟩ = −|i − (t+1)| over i = 1..n is t+1−n, at i = n (as printed)",
-                reference="Lemma C.5", variables=("n", "t"), domain="integers",
-                assumptions=(n >= 1, t >= n), goal=sympy.Eq(-sympy.Abs(n - (t + 1)), t + 1 - n),
-            ))
+            claims.append(
+                ForAll(
+                    id="B3",
+                    statement="for t ≥ n the maximum of ⟨p_t, k_i⟩ = −|i − (t+1)| over i = 1..n is t+1−n, at i = n (as printed)",
+                    reference="Lemma C.5",
+                    variables=("n", "t"),
+                    domain="integers",
+                    assumptions=(n >= 1, t >= n),
+                    goal=sympy.Eq(-sympy.Abs(n - (t + 1)), t + 1 - n),
+                )
+            )
         else:
             m = sympy.Min(t + 1, n + 1)
-            claims.append(ForAll(
-                id="B3", statement="∀ n, t ≥ 0: −|i − (t+1)| over i = 1..n+1 has its unique maximum at i = min(t+1, n+1)",
-                reference="Lemma C.5 (with the $ key at n+1)", variables=("n", "t", "i"), domain="integers",
-                assumptions=(n >= 0, t >= 0, i >= 1, i <= n + 1, sympy.Ne(i, m)),
-                goal=-sympy.Abs(i - (t + 1)) < -sympy.Abs(m - (t + 1)),
-            ))
+            claims.append(
+                ForAll(
+                    id="B3",
+                    statement="∀ n, t ≥ 0: −|i − (t+1)| over i = 1..n+1 has its unique maximum at i = min(t+1, n+1)",
+                    reference="Lemma C.5 (with the $ key at n+1)",
+                    variables=("n", "t", "i"),
+                    domain="integers",
+                    assumptions=(n >= 0, t >= 0, i >= 1, i <= n + 1, sympy.Ne(i, m)),
+                    goal=-sympy.Abs(i - (t + 1)) < -sympy.Abs(m - (t + 1)),
+                )
+            )
     else:
         if paper:
-            claims.append(Simulates(
-                id="B8",
-                statement="the decoder output at step t holds h_t, the RNN's state after t inputs of w, $, $, … (§4.2: 'O^dec has h_t')",
-                reference="Theorem 4.2 / D.1", max_len=DEFAULT_MAX_LEN,
-                rnn=cm.rnn, hidden=tuple(f"{prefix}{u}" for u in units),
-                inputs=functools.partial(rnn_inputs, "vanilla"), halt=cm.halt_weights,
-            ))
+            claims.append(
+                Simulates(
+                    id="B8",
+                    statement="the decoder output at step t holds h_t, the RNN's state after t inputs of w, $, $, … (§4.2: 'O^dec has h_t')",
+                    reference="Theorem 4.2 / D.1",
+                    max_len=DEFAULT_MAX_LEN,
+                    rnn=cm.rnn,
+                    hidden=tuple(f"{prefix}{u}" for u in units),
+                    inputs=functools.partial(rnn_inputs, "vanilla"),
+                    halt=cm.halt_weights,
+                )
+            )
         else:
-            claims.append(Simulates(
-                id="B8",
-                statement=(
-                    "the h₁ block of y_t equals the TM-RNN's state hs[t] of the run on #, w, $, … at every "
-                    "step, the decoder halts when the RNN does, and the RNN holds the machine's configuration k at tick t_S + 1 + 2k"
-                ),
-                reference="Theorem 4.2, Lemmas D.2–D.3; Appendix B.1", max_len=DEFAULT_MAX_LEN,
-                rnn=cm.rnn, hidden=tuple(f"{prefix}{u}" for u in units),
-                inputs=functools.partial(rnn_inputs, conv), halt=cm.halt_weights,
-                machine=functools.partial(expected_ticks, cm, conv), decode=cm.decode,
-            ))
-        claims.append(TraceProperty(
-            id="B11",
-            statement="layer 1 averages every encoder position j ≤ t̄; layer 2 selects exactly the j ≤ t̄ with s_j = s_t̄ (t̄ = min(t, n))",
-            reference="Lemmas D.2–D.3", max_len=DEFAULT_MAX_LEN, holds=_d3_holds,
-        ))
+            claims.append(
+                Simulates(
+                    id="B8",
+                    statement=(
+                        "the h₁ block of y_t equals the TM-RNN's state hs[t] of the run on #, w, $, … at every "
+                        "step, the decoder halts when the RNN does, and the RNN holds the machine's configuration k at tick t_S + 1 + 2k"
+                    ),
+                    reference="Theorem 4.2, Lemmas D.2–D.3; Appendix B.1",
+                    max_len=DEFAULT_MAX_LEN,
+                    rnn=cm.rnn,
+                    hidden=tuple(f"{prefix}{u}" for u in units),
+                    inputs=functools.partial(rnn_inputs, conv),
+                    halt=cm.halt_weights,
+                    machine=functools.partial(expected_ticks, cm, conv),
+                    decode=cm.decode,
+                )
+            )
+        claims.append(
+            TraceProperty(
+                id="B11",
+                statement="layer 1 averages every encoder position j ≤ t̄; layer 2 selects exactly the j ≤ t̄ with s_j = s_t̄ (t̄ = min(t, n))",
+                reference="Lemmas D.2–D.3",
+                max_len=DEFAULT_MAX_LEN,
+                holds=_d3_holds,
+            )
+        )
         t, phi = sympy.symbols("t phi", integer=True)
-        claims.append(ForAll(
-            id="B12",
-            statement=(
-                "(φ+1)/(t+1) − φ/t ≥ 1/(t(t+1)) for t ≥ 1 and 0 ≤ φ ≤ " + ("t (no # at position 0, as printed)" if paper else "t − 1 (# at 0)")
-            ),
-            reference="Lemma D.3 (the gap of δ_t at s_t)", variables=("t", "phi"), domain="integers",
-            assumptions=(t >= 1, phi >= 0, phi <= (t if paper else t - 1)),
-            goal=(phi + 1) / (t + 1) - phi / t >= 1 / (t * (t + 1)),
-        ))
+        claims.append(
+            ForAll(
+                id="B12",
+                statement=(
+                    "(φ+1)/(t+1) − φ/t ≥ 1/(t(t+1)) for t ≥ 1 and 0 ≤ φ ≤ "
+                    + ("t (no # at position 0, as printed)" if paper else "t − 1 (# at 0)")
+                ),
+                reference="Lemma D.3 (the gap of δ_t at s_t)",
+                variables=("t", "phi"),
+                domain="integers",
+                assumptions=(t >= 1, phi >= 0, phi <= (t if paper else t - 1)),
+                goal=(phi + 1) / (t + 1) - phi / t >= 1 / (t * (t + 1)),
+            )
+        )
     claims.extend(stack_lemmas())
     return tuple(claims)
 
@@ -669,12 +838,17 @@ def prop43_network() -> Seq2Seq:
         bias={**{f"carry:{k}": -(k - 2) for k in B}, **{f"and:{k}": -(k - 1) for k in B}},
     )
     down = affine(
-        {**{f"b:{k}": {f"carry:{k}": 1, f"and:{k}": -2} for k in B}, **{f"a:{k}": {f"ga:{k}": -1} for k in K}},
+        {
+            **{f"b:{k}": {f"carry:{k}": 1, f"and:{k}": -2} for k in B},
+            **{f"a:{k}": {f"ga:{k}": -1} for k in K},
+        },
         inputs=up.outputs,
     )
     layer = DecoderLayer(
         name="dec",
-        self_attention=Sublayer(block=AttentionLayer(name="dec_self", heads=(_v0_head("dec_self", "causal"),))),
+        self_attention=Sublayer(
+            block=AttentionLayer(name="dec_self", heads=(_v0_head("dec_self", "causal"),))
+        ),
         cross_attention=Sublayer(block=AttentionLayer(name="dec_enc", heads=(head,))),
         ffn=Sublayer(block=ffn("count", up, SIGMA, down)),
     )
@@ -694,14 +868,17 @@ def prop43_network() -> Seq2Seq:
 def _prop43_tight_holds(word: Word, trace: Any) -> str | None:
     m = len(word)
     outputs = {
-        tuple(step.state("dec_enc").rows[0][trace.network.dims.index(f"a:{k}")] for k in range(1, PROP43_MAX + 1))
+        tuple(
+            step.state("dec_enc").rows[0][trace.network.dims.index(f"a:{k}")]
+            for k in range(1, PROP43_MAX + 1)
+        )
         for step in trace.steps
         if len(step.states) > 1
     }
     if trace.halted_at != 2**PROP43_MAX - 1:
-        return f"the counter halts at step {trace.halted_at}, expected {2 ** PROP43_MAX - 1} (every nonzero query once)"
+        return f"the counter halts at step {trace.halted_at}, expected {2**PROP43_MAX - 1} (every nonzero query once)"
     if len(outputs) != 2**m - 1:
-        return f"the attention output takes {len(outputs)} distinct values, expected exactly 2^{m} − 1 = {2 ** m - 1}"
+        return f"the attention output takes {len(outputs)} distinct values, expected exactly 2^{m} − 1 = {2**m - 1}"
     return None
 
 
@@ -713,8 +890,13 @@ def _prop43_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
                 "with keys and values e_1..e_m and the queries running through every nonzero bit vector, the "
                 "decoder–encoder attention output takes exactly 2^m − 1 distinct values (Proposition 4.3's bound is tight)"
             ),
-            reference="Proposition 4.3 / C.1", min_len=1, max_len=PROP43_MAX, holds=_prop43_tight_holds,
-            domain=lambda bound: [tuple(str(k) for k in range(1, m + 1)) for m in range(1, min(bound, PROP43_MAX) + 1)],
+            reference="Proposition 4.3 / C.1",
+            min_len=1,
+            max_len=PROP43_MAX,
+            holds=_prop43_tight_holds,
+            domain=lambda bound: [
+                tuple(str(k) for k in range(1, m + 1)) for m in range(1, min(bound, PROP43_MAX) + 1)
+            ],
             domain_text="word 12…m",
         ),
     )
@@ -730,7 +912,9 @@ ABLATION_PARAM = Param(
     name="ablation",
     default="none",
     parse=str,
-    help="Figure 2: remove one component of the vanilla transformer (" + "; ".join(f"{k}: {v}" for k, v in ABLATIONS.items()) + ")",
+    help="Figure 2: remove one component of the vanilla transformer ("
+    + "; ".join(f"{k}: {v}" for k, v in ABLATIONS.items())
+    + ")",
     choices=tuple(ABLATIONS),
 )
 TRANSFORMER_PARAM = Param(
@@ -740,6 +924,7 @@ TRANSFORMER_PARAM = Param(
     help="vanilla: Theorem 4.1 (positional encodings, −|⟨q,k⟩|); directional: Theorem 4.2 (masking only)",
     choices=("vanilla", "directional"),
 )
+
 
 def tm_long_words(values: Mapping[str, Any], m: int) -> list[Word]:
     """The precision search's worst-case words for ``tm-sim``: a word of one (the least) input

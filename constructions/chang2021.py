@@ -95,7 +95,9 @@ def _beta(k: int) -> tuple[int, ...]:
 
 def _kernel(k: int, shift: int) -> tuple[tuple[int, ...], ...]:
     """W^C_{−k..k}: one d_h-vector per offset, integer entries with no symmetry in r."""
-    return tuple(tuple((r * (c + 1) + shift + c) % 3 - 1 for c in range(D_H)) for r in range(-k, k + 1))
+    return tuple(
+        tuple((r * (c + 1) + shift + c) % 3 - 1 for c in range(D_H)) for r in range(-k, k + 1)
+    )
 
 
 def _depthwise(k: int) -> tuple[tuple[int, ...], ...]:
@@ -128,8 +130,12 @@ def relpos_network(k: int = 1) -> Network:
     emb = token_embedding(
         ALPHABET, {s: dict(zip(X, v, strict=True)) for s, v in EMBEDDING.items()}, prefix=(CLS,)
     )
-    query = affine({q: {x: W_Q[r][c] for r, x in enumerate(X)} for c, q in enumerate(QK)}, inputs=X, outputs=QK)
-    key = affine({q: {x: W_K[r][c] for r, x in enumerate(X)} for c, q in enumerate(QK)}, inputs=X, outputs=QK)
+    query = affine(
+        {q: {x: W_Q[r][c] for r, x in enumerate(X)} for c, q in enumerate(QK)}, inputs=X, outputs=QK
+    )
+    key = affine(
+        {q: {x: W_K[r][c] for r, x in enumerate(X)} for c, q in enumerate(QK)}, inputs=X, outputs=QK
+    )
     beta = RelativeBias(beta=_fr(_beta(k)))
     w_c = tuple(_fr(col) for col in _kernel(k, 0))
     w_ck = tuple(_fr(col) for col in _kernel(k, 1))
@@ -154,11 +160,17 @@ def relpos_network(k: int = 1) -> Network:
         head("key", key_conv=RelativeKernel(columns=w_ck)),
     )
     lightweight = Convolution(
-        name="lightweight", inputs=X, outputs=("z1", "z2"), kernels=(_fr(_lightweight(k)),),
+        name="lightweight",
+        inputs=X,
+        outputs=("z1", "z2"),
+        kernels=(_fr(_lightweight(k)),),
         normalizer=Softmax(r=Fraction(2)),
     )
     depthwise = Convolution(
-        name="depthwise", inputs=X, outputs=("u1", "u2"), kernels=tuple(_fr(row) for row in _depthwise(k))
+        name="depthwise",
+        inputs=X,
+        outputs=("u1", "u2"),
+        kernels=tuple(_fr(row) for row in _depthwise(k)),
     )
     outs = tuple(f"y:{form}" for form in HEAD_FORMS)
     return Network(
@@ -192,7 +204,9 @@ def _rows(word: Sequence[str]) -> list[tuple[Fraction, Fraction]]:
 
 
 def _project(x: Sequence[Fraction], w: Sequence[Sequence[int]]) -> tuple[Fraction, ...]:
-    return tuple(sum((x[r] * w[r][c] for r in range(len(x))), Fraction(0)) for c in range(len(w[0])))
+    return tuple(
+        sum((x[r] * w[r][c] for r in range(len(x))), Fraction(0)) for c in range(len(w[0]))
+    )
 
 
 def _at(window: Sequence[Any], offset: int, k: int, clip: bool) -> Any | None:
@@ -259,7 +273,10 @@ def conv_reference(kind: str, word: Sequence[str], k: int, channel: int) -> list
         kernel = [Fraction(b) for b in _depthwise(k)[channel]]
     n = len(xs)
     return [
-        sum((kernel[j - i + k] * xs[j][channel] for j in range(max(0, i - k), min(n, i + k + 1))), Fraction(0))
+        sum(
+            (kernel[j - i + k] * xs[j][channel] for j in range(max(0, i - k), min(n, i + k + 1))),
+            Fraction(0),
+        )
         for i in range(n)
     ]
 
@@ -278,10 +295,16 @@ class Symbols:
         self.WQ = sympy.Matrix(d, d, lambda r, c: sympy.Symbol(f"WQ[{r},{c}]", real=True))
         self.WK = sympy.Matrix(d, d, lambda r, c: sympy.Symbol(f"WK[{r},{c}]", real=True))
         self.WV = sympy.Matrix(d, d, lambda r, c: sympy.Symbol(f"WV[{r},{c}]", real=True))
-        self.WC = sympy.Matrix(d, 2 * k + 1, lambda r, c: sympy.Symbol(f"WC[{r},{c - k}]", real=True))
-        self.WC2 = sympy.Matrix(d, 2 * k + 1, lambda r, c: sympy.Symbol(f"WC'[{r},{c - k}]", real=True))
+        self.WC = sympy.Matrix(
+            d, 2 * k + 1, lambda r, c: sympy.Symbol(f"WC[{r},{c - k}]", real=True)
+        )
+        self.WC2 = sympy.Matrix(
+            d, 2 * k + 1, lambda r, c: sympy.Symbol(f"WC'[{r},{c - k}]", real=True)
+        )
         self.beta = [sympy.Symbol(f"b[{r}]", real=True) for r in range(-k, k + 1)]
-        self.B = [[sympy.Symbol(f"b[{r},{c}]", real=True) for c in range(d)] for r in range(-k, k + 1)]
+        self.B = [
+            [sympy.Symbol(f"b[{r},{c}]", real=True) for c in range(d)] for r in range(-k, k + 1)
+        ]
         self.root = sympy.sqrt(d)
 
     def sample(self) -> dict[str, Fraction]:
@@ -302,14 +325,20 @@ def T(beta: Sequence[Any], n: int, k: int) -> sympy.Matrix:
 def row_softmax(m: sympy.Matrix) -> sympy.Matrix:
     """softmax_j of every row (base e)."""
     exps = m.applyfunc(sympy.exp)
-    return sympy.Matrix(m.rows, m.cols, lambda i, j: exps[i, j] / sum(exps[i, c] for c in range(m.cols)))
+    return sympy.Matrix(
+        m.rows, m.cols, lambda i, j: exps[i, j] / sum(exps[i, c] for c in range(m.cols))
+    )
 
 
 def lightweight_conv(x: sympy.Matrix, beta: Sequence[Any], k: int) -> sympy.Matrix:
     """Eq. 3: y_i = Σ_{−k ≤ j−i ≤ k} β_{j−i} x_j (zero padding)."""
     n = x.rows
     return sympy.Matrix(
-        n, x.cols, lambda i, c: sum((beta[j - i + k] * x[j, c] for j in range(max(0, i - k), min(n, i + k + 1))), 0)
+        n,
+        x.cols,
+        lambda i, c: sum(
+            (beta[j - i + k] * x[j, c] for j in range(max(0, i - k), min(n, i + k + 1))), 0
+        ),
     )
 
 
@@ -317,7 +346,11 @@ def depthwise_conv(x: sympy.Matrix, b: Sequence[Sequence[Any]], k: int) -> sympy
     """Eq. 2: y_{i,c} = Σ_{−k ≤ j−i ≤ k} β_{j−i,c} x_{j,c}."""
     n = x.rows
     return sympy.Matrix(
-        n, x.cols, lambda i, c: sum((b[j - i + k][c] * x[j, c] for j in range(max(0, i - k), min(n, i + k + 1))), 0)
+        n,
+        x.cols,
+        lambda i, c: sum(
+            (b[j - i + k][c] * x[j, c] for j in range(max(0, i - k), min(n, i + k + 1))), 0
+        ),
     )
 
 
@@ -346,7 +379,11 @@ def _shaw(s: Symbols, x: sympy.Matrix, clip: bool) -> sympy.Matrix:
 
     def entry(i: int, j: int) -> Any:
         r = j - i
-        rel = sympy.zeros(1, s.d) if (abs(r) > s.k and not clip) else s.WC[:, max(-s.k, min(s.k, r)) + s.k].T
+        rel = (
+            sympy.zeros(1, s.d)
+            if (abs(r) > s.k and not clip)
+            else s.WC[:, max(-s.k, min(s.k, r)) + s.k].T
+        )
         return ((q[i, :]) * (kk[j, :] + rel).T)[0, 0] / s.root
 
     return sympy.Matrix(n, n, entry)
@@ -378,63 +415,141 @@ def _identity_claims(values: Mapping[str, Any]) -> list[Any]:
     claims: list[Any] = []
 
     def ident(cid: str, statement: str, ref: str, lhs: Any, rhs: Any) -> None:
-        claims.append(Identity(id=cid, statement=f"{statement} ({size}, symbolic entries)", reference=ref,
-                               lhs=lhs, rhs=rhs, sample=sample))
+        claims.append(
+            Identity(
+                id=cid,
+                statement=f"{statement} ({size}, symbolic entries)",
+                reference=ref,
+                lhs=lhs,
+                rhs=rhs,
+                sample=sample,
+            )
+        )
 
-    ident("I1", "the lightweight convolution is the banded Toeplitz map T(β): Σ_{|j−i|≤k} β_{j−i}x_j = (T(β)X)_i",
-          "§2.2, Eq. 3, Fig. 1", lightweight_conv(X_, s.beta, k), Tb * X_)
-    ident("I2", "a depthwise convolution with β_{r,c} = β_r is the lightweight convolution", "§2.2, Eqs. 2–3",
-          depthwise_conv(X_, [[s.beta[r]] * d for r in range(2 * k + 1)], k), lightweight_conv(X_, s.beta, k))
+    ident(
+        "I1",
+        "the lightweight convolution is the banded Toeplitz map T(β): Σ_{|j−i|≤k} β_{j−i}x_j = (T(β)X)_i",
+        "§2.2, Eq. 3, Fig. 1",
+        lightweight_conv(X_, s.beta, k),
+        Tb * X_,
+    )
+    ident(
+        "I2",
+        "a depthwise convolution with β_{r,c} = β_r is the lightweight convolution",
+        "§2.2, Eqs. 2–3",
+        depthwise_conv(X_, [[s.beta[r]] * d for r in range(2 * k + 1)], k),
+        lightweight_conv(X_, s.beta, k),
+    )
     per_channel = sympy.zeros(n, d)
     for c in range(d):
         e_c = sympy.zeros(1, d)
         e_c[0, c] = 1
         per_channel += T([s.B[r][c] for r in range(2 * k + 1)], n, k) * X_[:, c] * e_c
-    ident("I3", "a depthwise convolution is Σ_c T(β_{·,c}) X[:, c] e_cᵀ", "§2.2, Eq. 2",
-          depthwise_conv(X_, s.B, k), per_channel)
+    ident(
+        "I3",
+        "a depthwise convolution is Σ_c T(β_{·,c}) X[:, c] e_cᵀ",
+        "§2.2, Eq. 2",
+        depthwise_conv(X_, s.B, k),
+        per_channel,
+    )
     eq4 = sympy.Matrix(n, n, lambda i, j: A[i, j] + (s.beta[j - i + k] if abs(j - i) <= k else 0))
     ident("I4a", "Eq. 4's logits are QKᵀ/√d_h + T(β)", "§3.1, Eq. 4", eq4, A + Tb)
     expA, expT = A.applyfunc(sympy.exp), Tb.applyfunc(sympy.exp)
     prod = expA.multiply_elementwise(expT)
     rownorm = sympy.Matrix(n, n, lambda i, j: prod[i, j] / sum(prod[i, c] for c in range(n)))
-    ident("I4b", "softmax(A + T) = rownorm(exp A ⊙ exp T): a logit bias reweights the map multiplicatively",
-          "§3.1, Eq. 4", row_softmax(A + Tb), rownorm)
+    ident(
+        "I4b",
+        "softmax(A + T) = rownorm(exp A ⊙ exp T): a logit bias reweights the map multiplicatively",
+        "§3.1, Eq. 4",
+        row_softmax(A + Tb),
+        rownorm,
+    )
     if paper:
-        ident("I4c-paper", "adding β to the logits (Eq. 4) is adding the lightweight convolution's map after the "
-              "softmax: softmax(A + T)V = softmax(A)V + TV (as printed)", "§3.1, text before Eq. 4",
-              row_softmax(A + Tb) * V, row_softmax(A) * V + Tb * V)
+        ident(
+            "I4c-paper",
+            "adding β to the logits (Eq. 4) is adding the lightweight convolution's map after the "
+            "softmax: softmax(A + T)V = softmax(A)V + TV (as printed)",
+            "§3.1, text before Eq. 4",
+            row_softmax(A + Tb) * V,
+            row_softmax(A) * V + Tb * V,
+        )
     else:
-        claims.append(ExactFact(
-            id="I4c", statement="Eq. 4 (β before the softmax) and the text's 'add the attention map' (after it) are "
-            "different operators: a witness X with softmax(A + T)V ≠ softmax(A)V + TV (n = 2, base 2)",
-            reference="§3.1, Eq. 4", check=_witness_pre_post, cases="one witness (n = 2, d = 1, k = 1)"))
+        claims.append(
+            ExactFact(
+                id="I4c",
+                statement="Eq. 4 (β before the softmax) and the text's 'add the attention map' (after it) are "
+                "different operators: a witness X with softmax(A + T)V ≠ softmax(A)V + TV (n = 2, base 2)",
+                reference="§3.1, Eq. 4",
+                check=_witness_pre_post,
+                cases="one witness (n = 2, d = 1, k = 1)",
+            )
+        )
     Q = X_ * s.WQ
     lhs5 = sympy.Matrix(n, 2 * k + 1, lambda i, r: (Q[i, :] * s.WC[:, r])[0, 0])
     rhs5 = sympy.Matrix(n, 2 * k + 1, lambda i, r: (Q * s.WC)[i, r])
-    ident("I5", "the dynamic kernel of query i is β^{(i)}_{j−i} = (x_iW^Q)·W^C_{:, j−i} = (QW^C)[i, j−i+k]",
-          "§3.1, before Eq. 5", lhs5, rhs5)
+    ident(
+        "I5",
+        "the dynamic kernel of query i is β^{(i)}_{j−i} = (x_iW^Q)·W^C_{:, j−i} = (QW^C)[i, j−i+k]",
+        "§3.1, before Eq. 5",
+        lhs5,
+        rhs5,
+    )
     D = _dynamic_term(Q, s.WC, k, n, clip=False)
-    ident("I6a", "A + D/√d_h (Eq. 5) equals Shaw's logits with zero relative embedding beyond ±k", "§3.1, Eq. 5",
-          A + D / s.root, _shaw(s, X_, clip=False))
+    ident(
+        "I6a",
+        "A + D/√d_h (Eq. 5) equals Shaw's logits with zero relative embedding beyond ±k",
+        "§3.1, Eq. 5",
+        A + D / s.root,
+        _shaw(s, X_, clip=False),
+    )
     if paper:
-        ident("I6b-paper", "A + D/√d_h (Eq. 5) is 'precisely' Shaw et al.'s relative embedding, which clips j − i "
-              "to ±k (as printed)", "§3.1, after Eq. 5", A + D / s.root, _shaw(s, X_, clip=True))
+        ident(
+            "I6b-paper",
+            "A + D/√d_h (Eq. 5) is 'precisely' Shaw et al.'s relative embedding, which clips j − i "
+            "to ±k (as printed)",
+            "§3.1, after Eq. 5",
+            A + D / s.root,
+            _shaw(s, X_, clip=True),
+        )
     else:
-        claims.append(ExactFact(
-            id="I6b", statement="Eq. 5 (zero beyond ±k) and Shaw's clipped embeddings differ as soon as n > k + 1: "
-            "a witness (n = 3, k = 1) where the logits differ at |j − i| = 2",
-            reference="§3.1, after Eq. 5", check=_witness_clip, cases="one witness (n = 3, d = 1, k = 1)"))
+        claims.append(
+            ExactFact(
+                id="I6b",
+                statement="Eq. 5 (zero beyond ±k) and Shaw's clipped embeddings differ as soon as n > k + 1: "
+                "a witness (n = 3, k = 1) where the logits differ at |j − i| = 2",
+                reference="§3.1, after Eq. 5",
+                check=_witness_clip,
+                cases="one witness (n = 3, d = 1, k = 1)",
+            )
+        )
     band = sympy.Matrix(n, n, lambda i, j: 1 if abs(j - i) <= k else 0)
-    ident("I6c", "on the band |j − i| ≤ k, Eq. 5 and Shaw's clipped logits are equal", "§3.1, Eq. 5",
-          (A + D / s.root).multiply_elementwise(band), _shaw(s, X_, clip=True).multiply_elementwise(band))
-    ident("I7", "composite attention (Eq. 6) = Shaw's logits (zero beyond ±k) + T(β)", "§3.2, Eq. 6",
-          _composite(s, X_), _shaw(s, X_, clip=False) + Tb)
+    ident(
+        "I6c",
+        "on the band |j − i| ≤ k, Eq. 5 and Shaw's clipped logits are equal",
+        "§3.1, Eq. 5",
+        (A + D / s.root).multiply_elementwise(band),
+        _shaw(s, X_, clip=True).multiply_elementwise(band),
+    )
+    ident(
+        "I7",
+        "composite attention (Eq. 6) = Shaw's logits (zero beyond ±k) + T(β)",
+        "§3.2, Eq. 6",
+        _composite(s, X_),
+        _shaw(s, X_, clip=False) + Tb,
+    )
     Kx = X_ * s.WK
-    key_based = sympy.Matrix(n, n, lambda i, j: (Kx[j, :] * s.WC2[:, j - i + k])[0, 0] if abs(j - i) <= k else 0)
+    key_based = sympy.Matrix(
+        n, n, lambda i, j: (Kx[j, :] * s.WC2[:, j - i + k])[0, 0] if abs(j - i) <= k else 0
+    )
     reversed_kernel = sympy.Matrix(s.d, 2 * k + 1, lambda r, c: s.WC2[r, 2 * k - c])
-    ident("I8", "the key-based dynamic convolution (x_jW^K)·W^{C'}_{j−i} is the transpose of the query-based form "
-          "with Q := K and the kernel reversed (so the unstated offset sign is a kernel reversal)", "§3.2",
-          key_based, _dynamic_term(Kx, reversed_kernel, k, n, clip=False).T)
+    ident(
+        "I8",
+        "the key-based dynamic convolution (x_jW^K)·W^{C'}_{j−i} is the transpose of the query-based form "
+        "with Q := K and the kernel reversed (so the unstated offset sign is a kernel reversal)",
+        "§3.2",
+        key_based,
+        _dynamic_term(Kx, reversed_kernel, k, n, clip=False).T,
+    )
     perms = _permutations(n)
 
     def sa(x: sympy.Matrix) -> sympy.Matrix:
@@ -442,20 +557,43 @@ def _identity_claims(values: Mapping[str, Any]) -> list[Any]:
 
     lhs9 = sympy.Matrix.vstack(*(sa(P * X_) for P in perms))
     rhs9 = sympy.Matrix.vstack(*(P * sa(X_) for P in perms))
-    ident("I9", "position-free softmax self-attention is permutation-equivariant, SA(PX) = P·SA(X), for 3 "
-          "permutations P", "§2.3", lhs9, rhs9)
-    claims.append(ExactFact(
-        id="I9b", statement="with a Toeplitz bias (Eq. 4) self-attention is not permutation-equivariant: a witness X, "
-        "P with SA_T(PX) ≠ P·SA_T(X) (n = 2, base 2)", reference="§2.3 and Eq. 4",
-        check=_witness_equivariance, cases="one witness (n = 2, d = 1, k = 1)"))
+    ident(
+        "I9",
+        "position-free softmax self-attention is permutation-equivariant, SA(PX) = P·SA(X), for 3 "
+        "permutations P",
+        "§2.3",
+        lhs9,
+        rhs9,
+    )
+    claims.append(
+        ExactFact(
+            id="I9b",
+            statement="with a Toeplitz bias (Eq. 4) self-attention is not permutation-equivariant: a witness X, "
+            "P with SA_T(PX) ≠ P·SA_T(X) (n = 2, base 2)",
+            reference="§2.3 and Eq. 4",
+            check=_witness_equivariance,
+            cases="one witness (n = 2, d = 1, k = 1)",
+        )
+    )
     if n >= 2:
         sub = X_[1:, :]
         s_sub = _composite(s, sub)
-        ident("I10", "composite logits are translation invariant: logits(X[1:n]) = logits(X)[1:n, 1:n]", "§3.2, Eq. 6",
-              s_sub, _composite(s, X_)[1:, 1:])
+        ident(
+            "I10",
+            "composite logits are translation invariant: logits(X[1:n]) = logits(X)[1:n, 1:n]",
+            "§3.2, Eq. 6",
+            s_sub,
+            _composite(s, X_)[1:, 1:],
+        )
     soft = row_softmax(A)
-    implemented = sympy.Matrix(n, d, lambda i, c: sum(soft[i, j] * V[j, c] for j in range(n))
-                               + sum(s.B[j - i + k][c] * V[j, c] for j in range(max(0, i - k), min(n, i + k + 1))))
+    implemented = sympy.Matrix(
+        n,
+        d,
+        lambda i, c: (
+            sum(soft[i, j] * V[j, c] for j in range(n))
+            + sum(s.B[j - i + k][c] * V[j, c] for j in range(max(0, i - k), min(n, i + k + 1)))
+        ),
+    )
     target = soft * V + depthwise_conv(V, s.B, k)
     if paper:
 
@@ -464,16 +602,32 @@ def _identity_claims(values: Mapping[str, Any]) -> list[Any]:
             exps = [sympy.exp(x) for x in logits]
             return sum(e * V[j, c] for j, e in enumerate(exps)) / sum(exps)
 
-        ident("I11-paper", "Eq. 7 as written (per-channel logits A_ij + β_{j−i,c}, softmax per channel) 'is "
-              "equivalent to adding a depthwise convolution of the token values' to self-attention (as printed)",
-              "§4, Eq. 7", sympy.Matrix(n, d, as_written), target)
+        ident(
+            "I11-paper",
+            "Eq. 7 as written (per-channel logits A_ij + β_{j−i,c}, softmax per channel) 'is "
+            "equivalent to adding a depthwise convolution of the token values' to self-attention (as printed)",
+            "§4, Eq. 7",
+            sympy.Matrix(n, d, as_written),
+            target,
+        )
     else:
-        ident("I11", "Eq. 7 as implemented (footnote 3: softmax first, then + β_{j−i,c}) is SA(X) + "
-              "DepthwiseConv(XW^V)", "§4, Eq. 7 and footnote 3", implemented, target)
+        ident(
+            "I11",
+            "Eq. 7 as implemented (footnote 3: softmax first, then + β_{j−i,c}) is SA(X) + "
+            "DepthwiseConv(XW^V)",
+            "§4, Eq. 7 and footnote 3",
+            implemented,
+            target,
+        )
     g = [sympy.Symbol(f"g[{c}]", real=True) for c in range(d)]
     Wpw = sympy.Matrix(d, d, lambda r, c: sympy.Symbol(f"Wpw[{r},{c}]", real=True))
-    ident("I12", "a depthwise-separable convolution with kernel size 1 is linear: X·diag(g)·W_pw", "§5 (conv Q/K/V)",
-          depthwise_conv(X_, [g], 0) * Wpw, X_ * sympy.diag(*g) * Wpw)
+    ident(
+        "I12",
+        "a depthwise-separable convolution with kernel size 1 is linear: X·diag(g)·W_pw",
+        "§5 (conv Q/K/V)",
+        depthwise_conv(X_, [g], 0) * Wpw,
+        X_ * sympy.diag(*g) * Wpw,
+    )
     return claims
 
 
@@ -503,9 +657,14 @@ def _witness_pre_post() -> tuple[int, str | None]:
     n = len(x)
     a = [[x[i] * x[j] for j in range(n)] for i in range(n)]
     t = [[beta[j - i] for j in range(n)] for i in range(n)]
-    pre = [sum(w * x[j] for j, w in enumerate(_softmax2([a[i][j] + t[i][j] for j in range(n)]))) for i in range(n)]
-    post = [sum(w * x[j] for j, w in enumerate(_softmax2(a[i]))) + sum(t[i][j] * x[j] for j in range(n))
-            for i in range(n)]
+    pre = [
+        sum(w * x[j] for j, w in enumerate(_softmax2([a[i][j] + t[i][j] for j in range(n)])))
+        for i in range(n)
+    ]
+    post = [
+        sum(w * x[j] for j, w in enumerate(_softmax2(a[i]))) + sum(t[i][j] * x[j] for j in range(n))
+        for i in range(n)
+    ]
     if pre == post:
         return 1, f"no difference at the witness: both give {pre}"
     return 1, None
@@ -518,7 +677,10 @@ def _witness_clip() -> tuple[int, str | None]:
 
     def logits(clip: bool) -> list[list[Fraction]]:
         return [
-            [Fraction(1) + (w[max(-k, min(k, j - i))] if clip or abs(j - i) <= k else 0) for j in range(n)]
+            [
+                Fraction(1) + (w[max(-k, min(k, j - i))] if clip or abs(j - i) <= k else 0)
+                for j in range(n)
+            ]
             for i in range(n)
         ]
 
@@ -534,8 +696,13 @@ def _witness_equivariance() -> tuple[int, str | None]:
 
     def sa(x: list[Fraction]) -> list[Fraction]:
         n = len(x)
-        return [sum(w * x[j] for j, w in enumerate(_softmax2([x[i] * x[j] + beta[j - i] for j in range(n)])))
-                for i in range(n)]
+        return [
+            sum(
+                w * x[j]
+                for j, w in enumerate(_softmax2([x[i] * x[j] + beta[j - i] for j in range(n)]))
+            )
+            for i in range(n)
+        ]
 
     x = [Fraction(1), Fraction(0)]
     lhs = sa(x[::-1])
@@ -562,11 +729,23 @@ from netproof.verifier.claims import (  # noqa: E402  (claims come after the net
 )
 
 _NETWORK_CLAIMS: tuple[tuple[str, str, str], ...] = (
-    ("N4", "fixed", "head 'fixed' computes Eq. 4: y_i = Σ_j softmax_j(A_ij + β_{j−i}[|j−i| ≤ k]) v_j"),
-    ("N5", "dynamic", "head 'dynamic' computes Eq. 5: logits (x_iW^Q)(x_jW^K + W^C_{j−i})ᵀ/√d_h, zero beyond ±k"),
+    (
+        "N4",
+        "fixed",
+        "head 'fixed' computes Eq. 4: y_i = Σ_j softmax_j(A_ij + β_{j−i}[|j−i| ≤ k]) v_j",
+    ),
+    (
+        "N5",
+        "dynamic",
+        "head 'dynamic' computes Eq. 5: logits (x_iW^Q)(x_jW^K + W^C_{j−i})ᵀ/√d_h, zero beyond ±k",
+    ),
     ("N5-shaw", "shaw", "head 'shaw' computes Shaw et al.'s logits with j − i clipped to ±k"),
     ("N6", "composite", "head 'composite' computes Eq. 6: Eq. 5 + β_{j−i}"),
-    ("N-key", "key", "head 'key' computes the key-based dynamic convolution A_ij + (x_jW^K)(W^{C'}_{j−i})ᵀ/√d_h"),
+    (
+        "N-key",
+        "key",
+        "head 'key' computes the key-based dynamic convolution A_ij + (x_jW^K)(W^{C'}_{j−i})ᵀ/√d_h",
+    ),
 )
 
 
@@ -581,21 +760,41 @@ def _network_claims(values: Mapping[str, Any]) -> list[Claim]:
         return lambda p: conv_reference(kind, p.word, k, channel)[p.t]
 
     for cid, form, statement in _NETWORK_CLAIMS:
-        claims.append(ValueIs(
-            id=cid, statement=f"{statement}, at every position of every word", reference="§3",
-            quantity=StateValue(after="relpos", dim=f"y:{form}"), expected=head_value(form), max_len=4,
-            expected_text=f"the paper's formula for head {form!r}"))
+        claims.append(
+            ValueIs(
+                id=cid,
+                statement=f"{statement}, at every position of every word",
+                reference="§3",
+                quantity=StateValue(after="relpos", dim=f"y:{form}"),
+                expected=head_value(form),
+                max_len=4,
+                expected_text=f"the paper's formula for head {form!r}",
+            )
+        )
     for c in range(2):
-        claims.append(ValueIs(
-            id=f"N3-z{c + 1}", statement=f"channel {c + 1} of block 'lightweight' is Eq. 3 with Wu et al.'s "
-            "softmax-normalized kernel (base 2), zero padding", reference="§2.2, Eq. 3",
-            quantity=StateValue(after="lightweight", dim=f"z{c + 1}"), expected=conv_value("lightweight", c),
-            max_len=4, expected_text="Σ_{|j−i|≤k} softmax(β)_{j−i} x_{j,c}"))
-        claims.append(ValueIs(
-            id=f"N2-u{c + 1}", statement=f"channel {c + 1} of block 'depthwise' is Eq. 2, zero padding",
-            reference="§2.2, Eq. 2", quantity=StateValue(after="depthwise", dim=f"u{c + 1}"),
-            expected=conv_value("depthwise", c), max_len=4,
-            expected_text="Σ_{|j−i|≤k} β_{j−i,c} x_{j,c}"))
+        claims.append(
+            ValueIs(
+                id=f"N3-z{c + 1}",
+                statement=f"channel {c + 1} of block 'lightweight' is Eq. 3 with Wu et al.'s "
+                "softmax-normalized kernel (base 2), zero padding",
+                reference="§2.2, Eq. 3",
+                quantity=StateValue(after="lightweight", dim=f"z{c + 1}"),
+                expected=conv_value("lightweight", c),
+                max_len=4,
+                expected_text="Σ_{|j−i|≤k} softmax(β)_{j−i} x_{j,c}",
+            )
+        )
+        claims.append(
+            ValueIs(
+                id=f"N2-u{c + 1}",
+                statement=f"channel {c + 1} of block 'depthwise' is Eq. 2, zero padding",
+                reference="§2.2, Eq. 2",
+                quantity=StateValue(after="depthwise", dim=f"u{c + 1}"),
+                expected=conv_value("depthwise", c),
+                max_len=4,
+                expected_text="Σ_{|j−i|≤k} β_{j−i,c} x_{j,c}",
+            )
+        )
     return claims
 
 
@@ -633,11 +832,24 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         title="relative positions as lightweight convolutions: fixed, dynamic (Shaw), composite and key-based heads",
         reference=f"{REF}, §2–§4",
         params=(
-            Param(name="n_sym", default="4", parse=_parse_n,
-                  help="sequence length n of the symbolic identities (2..6; the network runs on any word)"),
-            Param(name="d_sym", default="2", parse=_parse_d, help="d = d_h of the symbolic identities (1..3)"),
-            Param(name="k", default="1", parse=_parse_k,
-                  help="kernel half-width: 2k+1 offsets (network and identities; the paper uses k = 8)"),
+            Param(
+                name="n_sym",
+                default="4",
+                parse=_parse_n,
+                help="sequence length n of the symbolic identities (2..6; the network runs on any word)",
+            ),
+            Param(
+                name="d_sym",
+                default="2",
+                parse=_parse_d,
+                help="d = d_h of the symbolic identities (1..3)",
+            ),
+            Param(
+                name="k",
+                default="1",
+                parse=_parse_k,
+                help="kernel half-width: 2k+1 offsets (network and identities; the paper uses k = 8)",
+            ),
             VARIANT,
         ),
         build=lambda values: relpos_network(values["k"]),

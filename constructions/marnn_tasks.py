@@ -81,7 +81,11 @@ def dyck_task(k: int) -> SequenceTask:
                     stack.pop()
                 else:
                     valid = False
-            out.append(frozenset((*opens, close_of[stack[-1]]) if stack else opens) if valid else frozenset())
+            out.append(
+                frozenset((*opens, close_of[stack[-1]]) if stack else opens)
+                if valid
+                else frozenset()
+            )
         return tuple(out)
 
     def contains(w: Word) -> bool:
@@ -171,11 +175,17 @@ def palindrome_task(*, hom: bool) -> SequenceTask:
             return False
         i = w.index("#")
         left, right = w[:i], w[i + 1 :]
-        return all(a in LETTERS for a in left) and tuple(image[a] for a in reversed(left)) == tuple(right)
+        return all(a in LETTERS for a in left) and tuple(image[a] for a in reversed(left)) == tuple(
+            right
+        )
 
     def accepts(w: Word, predicted: Sequence[frozenset[str]]) -> bool:
         """Every next symbol was predicted and EOS is predicted after the last one."""
-        return bool(w) and all(w[t + 1] in predicted[t] for t in range(len(w) - 1)) and EOS in predicted[-1]
+        return (
+            bool(w)
+            and all(w[t + 1] in predicted[t] for t in range(len(w) - 1))
+            and EOS in predicted[-1]
+        )
 
     name = "w#φ(w^R)" if hom else "w#w^R"
     return SequenceTask(
@@ -237,13 +247,19 @@ def reversal_task() -> SequenceTask:
 
 
 def sample_pcfg_dyck(
-    rng: random.Random, k: int, *, p: float = 0.5, q: float = 0.25, max_len: int, max_steps: int = 1_000_000
+    rng: random.Random,
+    k: int,
+    *,
+    p: float = 0.5,
+    q: float = 0.25,
+    max_len: int,
+    max_steps: int = 1_000_000,
 ) -> Word | None:
     """One draw of the PCFG S → (_τ S )_τ with p/k per type | S S with q | ε with 1 − p − q
     (spec §3.2), expanded leftmost first; ``None`` when the word grows beyond ``max_len``
     symbols (a rejected draw: the process is critical for p + 2q = 1, with heavy-tailed
     lengths). ``max_steps`` bounds the expansions of one draw (``None`` past it)."""
-    if not (0 <= p and 0 <= q and p + q <= 1):
+    if not (p >= 0 and q >= 0 and p + q <= 1):
         raise ValueError(f"p={p}, q={q}: need p, q >= 0 and p + q <= 1 (ε gets 1 − p − q)")
     alphabet = dyck_alphabet(k)
     word: list[str] = []
@@ -274,7 +290,12 @@ def sample_pcfg_dyck(
 
 
 def sample_set(
-    rng: random.Random, draw: Callable[[random.Random], Word | None], *, count: int, min_len: int, max_len: int
+    rng: random.Random,
+    draw: Callable[[random.Random], Word | None],
+    *,
+    count: int,
+    min_len: int,
+    max_len: int,
 ) -> tuple[list[Word], int]:
     """``count`` distinct words with ``min_len <= |w| <= max_len`` by rejection (the paper's
     5000-word training and test sets, spec §3.2); returns them in drawing order and the number

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from netproof.constructions.marnn_tasks import EOS, LETTERS, PHI, dyck_task, palindrome_task
 from netproof.symbolic import Affine, Hardmax, Softmax, affine
 from netproof.symbolic.recurrent_ir import (
     BABY_NTM_OPS,
@@ -80,8 +81,6 @@ from netproof.verifier.claims import (
     parse_int,
 )
 from netproof.verifier.claims.dyck import dyck_alphabet
-
-from netproof.constructions.marnn_tasks import EOS, LETTERS, PHI, dyck_task, palindrome_task
 
 __all__ = [
     "CONSTRUCTIONS",
@@ -148,7 +147,10 @@ def _dyck_controller(k: int) -> Controller:
         pre[f"top:{o}"] = {f"slot_own:{o}": 1}
         pre[f"cb:{o}"] = {**{_x(cc): 1 for cc in closes}, f"slot_below:{o}": 1, "1": -1}
         pre[f"mm:{o}"] = {_x(c): 1, f"slot_own:{o}": -1}
-    slots = {**{f"slot_own:{o}": f"own:{o}" for o in opens}, **{f"slot_below:{o}": f"below:{o}" for o in opens}}
+    slots = {
+        **{f"slot_own:{o}": f"own:{o}" for o in opens},
+        **{f"slot_below:{o}": f"below:{o}" for o in opens},
+    }
     hidden = (*pre, *slots)
     bad = ["err", *(f"mm:{o}" for o in opens)]
     y: dict[str, dict[str, int]] = {}
@@ -187,7 +189,7 @@ def _palindrome_controller(hom: bool) -> Controller:
             pre[f"mm:{a}"] = {_x(a): 1, "U1": -1, f"U2:{a}": -1, "one": 1, "1": -1}
         mms = [f"mm:{a}" for a in LETTERS]
     pre["mmh"] = {_x("#"): 1, "U1": -1, "one": 1, "1": -1}
-    pre["err"] = {"err": 1, "mmh": 1, **{m: 1 for m in mms}}
+    pre["err"] = {"err": 1, "mmh": 1, **dict.fromkeys(mms, 1)}
     slots = {f"slot:{a}": f"s:{a}" for a in LETTERS}
     hidden = (*pre, *slots)
     bad = ["err", "mmh", *mms]
@@ -232,7 +234,9 @@ def _maps(ctl: Controller, scale: int | None) -> dict[str, Any]:
         """K·(W h_exact − ½) written over h_tanh: K·(W/2 h_tanh + (Σ W/2 − ½)·one_tanh)."""
         assert K is not None
         out = {u: K * w * half for u, w in row.items() if w != 0}
-        out["one"] = out.get("one", Fraction(0)) + K * (sum(Fraction(w) for w in row.values()) * half + constant)
+        out["one"] = out.get("one", Fraction(0)) + K * (
+            sum(Fraction(w) for w in row.values()) * half + constant
+        )
         return out
 
     ih: dict[str, dict[str, Fraction]] = {}
@@ -260,7 +264,9 @@ def _maps(ctl: Controller, scale: int | None) -> dict[str, Any]:
     else:
         y = {f"y:{s}": soft_row(row, -half) for s, row in ctl.y.items()}
         a = {op: soft_row(row, Fraction(0)) for op, row in (("PUSH", ctl.push), ("POP", ctl.pop))}
-        a = {op: {u: w / K for u, w in row.items()} for op, row in a.items()}  # softmax(c = K) scales
+        a = {
+            op: {u: w / K for u, w in row.items()} for op, row in a.items()
+        }  # softmax(c = K) scales
         n = {e: soft_row(row, -half) for e, row in ctl.n.items()}
     outputs = tuple(f"y:{s}" for s in ctl.task.outputs)
     return {
@@ -277,14 +283,18 @@ def _embedding(ctl: Controller) -> tuple[tuple[str, tuple[tuple[str, Fraction], 
     return tuple((s, ((_x(s), Fraction(1)),)) for s in ctl.task.inputs)
 
 
-def _network(ctl: Controller, kind: str, cell: Any, W_y: Affine, scale: int | None, params: dict[str, str]) -> RecurrentNetwork:
+def _network(
+    ctl: Controller, kind: str, cell: Any, W_y: Affine, scale: int | None, params: dict[str, str]
+) -> RecurrentNetwork:
     soft = scale is not None
     return RecurrentNetwork(
         name=f"{kind}-{params['task']}" + (f"-soft-K{scale}" if soft else ""),
         alphabet=ctl.task.inputs,
         embedding=_embedding(ctl),
         cell=cell,
-        readout=KHotReadout(symbols=ctl.task.outputs, W_y=W_y, activation="logistic" if soft else "sigma"),
+        readout=KHotReadout(
+            symbols=ctl.task.outputs, W_y=W_y, activation="logistic" if soft else "sigma"
+        ),
         initial=tuple((u, Fraction(-1)) for u in ctl.hidden) if soft else (),
         params=tuple(sorted(params.items())),
         reference=f"Suzgun et al. 2019, {'§3.1' if kind == 'stack-rnn' else '§3.2' if kind == 'stack-lstm' else '§3.3'}; "
@@ -363,13 +373,18 @@ def stack_lstm(*, task: str = "d2") -> RecurrentNetwork:
     W_ih: Affine = m["W_ih"]
     W_hh: Affine = m["W_hh"]
     rows = {
-        u: {**dict(zip(W_ih.inputs, r_ih, strict=True)), **dict(zip(W_hh.inputs, r_hh, strict=True))}
+        u: {
+            **dict(zip(W_ih.inputs, r_ih, strict=True)),
+            **dict(zip(W_hh.inputs, r_hh, strict=True)),
+        }
         for u, r_ih, r_hh in zip(ctl.hidden, W_ih.weights, W_hh.weights, strict=True)
     }
-    g = affine(rows, inputs=both, bias=dict(zip(ctl.hidden, W_ih.bias, strict=True)), outputs=ctl.hidden)
+    g = affine(
+        rows, inputs=both, bias=dict(zip(ctl.hidden, W_ih.bias, strict=True)), outputs=ctl.hidden
+    )
 
     def gate(value: int) -> Affine:
-        return affine({}, inputs=both, bias={u: value for u in ctl.hidden}, outputs=ctl.hidden)
+        return affine({}, inputs=both, bias=dict.fromkeys(ctl.hidden, value), outputs=ctl.hidden)
 
     cell = StackLSTM(
         inputs=ctl.inputs,
@@ -404,7 +419,12 @@ def _dense(size: int, name: str) -> Matrix:
 
 
 def _mul(A: Matrix, B: Matrix) -> Matrix:
-    return tuple(tuple(sum((A[i][k] * B[k][j] for k in range(len(B))), Fraction(0)) for j in range(len(B[0]))) for i in range(len(A)))
+    return tuple(
+        tuple(
+            sum((A[i][k] * B[k][j] for k in range(len(B))), Fraction(0)) for j in range(len(B[0]))
+        )
+        for i in range(len(A))
+    )
 
 
 def _identity(size: int) -> Matrix:
@@ -412,7 +432,10 @@ def _identity(size: int) -> Matrix:
 
 
 def _diag(values: list[int]) -> Matrix:
-    return tuple(tuple(Fraction(values[i]) if i == j else Fraction(0) for j in range(len(values))) for i in range(len(values)))
+    return tuple(
+        tuple(Fraction(values[i]) if i == j else Fraction(0) for j in range(len(values)))
+        for i in range(len(values))
+    )
 
 
 def _column(values: list[Fraction]) -> Matrix:
@@ -442,7 +465,10 @@ def _fact_printed() -> tuple[int, str | None]:
     for done, (name, want) in enumerate(printed.items()):
         got = _mul(_dense(5, name), M)
         if got != _column(want):
-            return done, f"{name}·[a,b,c,d,e] = {_show_column(got)}, the paper prints {_show_column(_column(want))}"
+            return (
+                done,
+                f"{name}·[a,b,c,d,e] = {_show_column(got)}, the paper prints {_show_column(_column(want))}",
+            )
     return len(printed), None
 
 
@@ -476,7 +502,10 @@ def _fact_monoid() -> tuple[int, str | None]:
                     return checked, f"N = {n}: ({A_name}·{B_name})·M ≠ {A_name}·({B_name}·M)"
                 for row in AB:
                     if any(v not in (0, 1) for v in row) or sum(row) > 1:
-                        return checked, f"N = {n}: {A_name}·{B_name} has the row {[str(v) for v in row]}"
+                        return (
+                            checked,
+                            f"N = {n}: {A_name}·{B_name} has the row {[str(v) for v in row]}",
+                        )
                 checked += 1
         RR, RL, I = _dense(n, "ROTATE-RIGHT"), _dense(n, "ROTATE-LEFT"), _identity(n)
         if _mul(RR, RL) != I or _mul(RL, RR) != I:
@@ -497,8 +526,11 @@ def _fact_pop_right() -> tuple[int, str | None]:
     checked = 0
     for n in SIZES:
         RR, PR, PL = _dense(n, "ROTATE-RIGHT"), _dense(n, "POP-RIGHT"), _dense(n, "POP-LEFT")
-        wrapped = tuple(tuple(RR[i][j] - Fraction(int(i == 0 and j == n - 1)) for j in range(n)) for i in range(n))
-        if PR != wrapped:
+        wrapped = tuple(
+            tuple(RR[i][j] - Fraction(int(i == 0 and j == n - 1)) for j in range(n))
+            for i in range(n)
+        )
+        if wrapped != PR:
             return checked, f"N = {n}: POP-RIGHT ≠ ROTATE-RIGHT − e₀e_{n - 1}ᵀ"
         if _mul(PL, PR) != _diag([1] * (n - 1) + [0]):
             return checked, f"N = {n}: POP-LEFT·POP-RIGHT ≠ diag(1, …, 1, 0)"
@@ -530,24 +562,47 @@ def memory_op_facts(variant: str) -> tuple[ExactFact, ...]:
     """The memory-operation claims of §3.3 (spec §5 S6) as exact matrix facts."""
     ref = "§3.3 (memory operations as matrices)"
     facts = [
-        ExactFact(id="M1-printed", statement="the five Baby-NTM operations act on [a,b,c,d,e] as printed in §3.3",
-                  reference=ref, check=_fact_printed, cases="the five ops on [a,b,c,d,e] = [2,3,5,7,11]"),
-        ExactFact(id="M2-no-op-identity", statement="NO-OP is the identity: NO-OP = I and NO-OP·X = X·NO-OP = X for every op X (N ∈ {3, 5})",
-                  reference=ref, check=_fact_identity, cases="N ∈ {3, 5}, every op"),
-        ExactFact(id="M3-monoid-action",
-                  statement="the ops act as a left monoid action ((A·B)·M = A·(B·M)); every product of two ops is 0/1 with "
-                  "at most one 1 per row; ROTATE-LEFT = ROTATE-RIGHT⁻¹ and ROTATE-RIGHT^N = I (N ∈ {3, 5}; M = [2,3,5,7,11] cut to N)",
-                  reference=ref, check=_fact_monoid, cases="N ∈ {3, 5}, every ordered pair of ops"),
-        ExactFact(id="M4-pop-right-effect",
-                  statement="POP-RIGHT is a push of 0 that drops the last slot: POP-RIGHT = ROTATE-RIGHT − e₀e_{N−1}ᵀ, "
-                  "POP-LEFT·POP-RIGHT = diag(1,…,1,0), POP-RIGHT·POP-LEFT = diag(0,1,…,1) (N ∈ {3, 5})",
-                  reference=f"{ref}; spec §3.1 and §6 (POP-RIGHT is really a push)", check=_fact_pop_right, cases="N ∈ {3, 5}"),
+        ExactFact(
+            id="M1-printed",
+            statement="the five Baby-NTM operations act on [a,b,c,d,e] as printed in §3.3",
+            reference=ref,
+            check=_fact_printed,
+            cases="the five ops on [a,b,c,d,e] = [2,3,5,7,11]",
+        ),
+        ExactFact(
+            id="M2-no-op-identity",
+            statement="NO-OP is the identity: NO-OP = I and NO-OP·X = X·NO-OP = X for every op X (N ∈ {3, 5})",
+            reference=ref,
+            check=_fact_identity,
+            cases="N ∈ {3, 5}, every op",
+        ),
+        ExactFact(
+            id="M3-monoid-action",
+            statement="the ops act as a left monoid action ((A·B)·M = A·(B·M)); every product of two ops is 0/1 with "
+            "at most one 1 per row; ROTATE-LEFT = ROTATE-RIGHT⁻¹ and ROTATE-RIGHT^N = I (N ∈ {3, 5}; M = [2,3,5,7,11] cut to N)",
+            reference=ref,
+            check=_fact_monoid,
+            cases="N ∈ {3, 5}, every ordered pair of ops",
+        ),
+        ExactFact(
+            id="M4-pop-right-effect",
+            statement="POP-RIGHT is a push of 0 that drops the last slot: POP-RIGHT = ROTATE-RIGHT − e₀e_{N−1}ᵀ, "
+            "POP-LEFT·POP-RIGHT = diag(1,…,1,0), POP-RIGHT·POP-LEFT = diag(0,1,…,1) (N ∈ {3, 5})",
+            reference=f"{ref}; spec §3.1 and §6 (POP-RIGHT is really a push)",
+            check=_fact_pop_right,
+            cases="N ∈ {3, 5}",
+        ),
     ]
     if variant == "paper":
-        facts.append(ExactFact(
-            id="M5-pop-right-pops", statement="(paper, literal name) POP-RIGHT pops: it undoes a push, as POP-LEFT does",
-            reference=f"{ref}, the operation's name", check=_fact_pop_right_pops, cases="a push of 13 onto [2,3,5,7,0], N = 5",
-        ))
+        facts.append(
+            ExactFact(
+                id="M5-pop-right-pops",
+                statement="(paper, literal name) POP-RIGHT pops: it undoes a push, as POP-LEFT does",
+                reference=f"{ref}, the operation's name",
+                check=_fact_pop_right_pops,
+                cases="a push of 13 onto [2,3,5,7,0], N = 5",
+            )
+        )
     return tuple(facts)
 
 
@@ -568,8 +623,13 @@ def _paper_target(task: SequenceTask) -> SequenceTask:
         return tuple(frozenset() if s == frozenset({EOS}) else s for s in task.next_sets(w))
 
     return SequenceTask(
-        name=f"{task.name} (paper's formula, no EOS)", inputs=task.inputs, outputs=task.outputs,
-        next_sets=next_sets, contains=task.contains, accepts=task.accepts, description=task.description,
+        name=f"{task.name} (paper's formula, no EOS)",
+        inputs=task.inputs,
+        outputs=task.outputs,
+        next_sets=next_sets,
+        contains=task.contains,
+        accepts=task.accepts,
+        description=task.description,
     )
 
 
@@ -582,19 +642,29 @@ def _next_claims(kind: str, values: Mapping[str, Any]) -> list[Any]:
             id="S1-next-sets" if task_name.startswith("d") else "S4-next-sets",
             statement=f"the {kind}'s predicted next-symbol sets equal the {task.name} targets after every nonempty prefix of every "
             "string (∅ after an invalid prefix), so it accepts exactly the members",
-            reference=ref, task=task, min_len=1, max_len=NEXT_BOUND[task_name],
+            reference=ref,
+            task=task,
+            min_len=1,
+            max_len=NEXT_BOUND[task_name],
         )
     ]
     if values.get("variant") == "paper" and "palindrome" in task_name:
-        claims.append(PredictsNext(
-            id="S4-paper-no-eos",
-            statement=f"(paper, literal) the {task.name} targets are (a/b/c/#)^{{|w|}} φ(w^R): nothing after the last symbol",
-            reference="§5.3, the transduction formula", task=_paper_target(task), min_len=1, max_len=NEXT_BOUND[task_name],
-        ))
+        claims.append(
+            PredictsNext(
+                id="S4-paper-no-eos",
+                statement=f"(paper, literal) the {task.name} targets are (a/b/c/#)^{{|w|}} φ(w^R): nothing after the last symbol",
+                reference="§5.3, the transduction formula",
+                task=_paper_target(task),
+                min_len=1,
+                max_len=NEXT_BOUND[task_name],
+            )
+        )
     return claims
 
 
-def _soft_claim(kind: str, values: Mapping[str, Any], build: Callable[..., RecurrentNetwork]) -> SoftAgrees:
+def _soft_claim(
+    kind: str, values: Mapping[str, Any], build: Callable[..., RecurrentNetwork]
+) -> SoftAgrees:
     K = values["scale"]
     task_name = values["task"]
     return SoftAgrees(
@@ -602,13 +672,18 @@ def _soft_claim(kind: str, values: Mapping[str, Any], build: Callable[..., Recur
         statement=f"the soft {kind} (tanh, logistic σ, softmax(K·); weights scaled by K = {K}) predicts exactly the sets "
         "of the exact one after every nonempty prefix of every string",
         reference="spec §3.3 (soft bridge; K >= 6 found sufficient)",
-        soft=build(task=task_name, scale=K), scale_text=f"K = {K}",
-        min_len=1, max_len=SOFT_BOUND[task_name],
+        soft=build(task=task_name, scale=K),
+        scale_text=f"K = {K}",
+        min_len=1,
+        max_len=SOFT_BOUND[task_name],
     )
 
 
 TASK_PARAM = Param(
-    name="task", default="d2", parse=str, choices=TASKS,
+    name="task",
+    default="d2",
+    parse=str,
+    choices=TASKS,
     help="d2, d3 (Dyck with 2 or 3 bracket types), palindrome (w#w^R), homomorphic-palindrome (w#φ(w^R))",
 )
 MAX_SCALE = 10**6
@@ -619,14 +694,18 @@ a K of about 10^100 overflows the rigorous interval arithmetic of the soft claim
 def _parse_scale(raw: str) -> int:
     k = parse_int("scale", minimum=1)(raw)
     if k > MAX_SCALE:
-        raise ValueError(f"scale={k} is over the limit scale <= {MAX_SCALE:,}: tanh, σ and softmax of K·x are saturated "
-                         f"long before (K >= 6 suffices), and a K near 10^100 overflows the interval check; "
-                         f"give scale <= {MAX_SCALE}")
+        raise ValueError(
+            f"scale={k} is over the limit scale <= {MAX_SCALE:,}: tanh, σ and softmax of K·x are saturated "
+            f"long before (K >= 6 suffices), and a K near 10^100 overflows the interval check; "
+            f"give scale <= {MAX_SCALE}"
+        )
     return k
 
 
 SCALE_PARAM = Param(
-    name="scale", default="6", parse=_parse_scale,
+    name="scale",
+    default="6",
+    parse=_parse_scale,
     help="K of the soft version (tanh/sigmoid/softmax with weights scaled by K); the spec found K >= 6 sufficient",
 )
 MAX_SLOTS = 10_000
@@ -636,13 +715,17 @@ MAX_SLOTS = 10_000
 def _parse_slots(raw: str) -> int:
     n = parse_int("slots", minimum=1)(raw)
     if n > MAX_SLOTS:
-        raise ValueError(f"slots={n} is over the limit slots <= {MAX_SLOTS:,}: every step reads and writes all N "
-                         f"slots (the paper uses 104); give slots <= {MAX_SLOTS}")
+        raise ValueError(
+            f"slots={n} is over the limit slots <= {MAX_SLOTS:,}: every step reads and writes all N "
+            f"slots (the paper uses 104); give slots <= {MAX_SLOTS}"
+        )
     return n
 
 
 SLOTS_PARAM = Param(
-    name="slots", default="104", parse=_parse_slots,
+    name="slots",
+    default="104",
+    parse=_parse_slots,
     help="N, the number of memory slots (the paper's 104); correct while the depth stays below N",
 )
 
@@ -663,19 +746,29 @@ def appendix_a_identity() -> Identity:
     return Identity(
         id="S7-appendix-a",
         statement="Appendix A: W_hh h̃ = W_hh h + (W_hh W_sh) s(0) with h̃ = h + W_sh s(0) (symbolic H = 3, M = 2)",
-        reference="Appendix A", lhs=lhs, rhs=rhs,
+        reference="Appendix A",
+        lhs=lhs,
+        rhs=rhs,
     )
 
 
 def _stack_rnn_claims(values: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (*_next_claims("Stack-RNN", values), _soft_claim("Stack-RNN", values, stack_rnn), appendix_a_identity())
+    return (
+        *_next_claims("Stack-RNN", values),
+        _soft_claim("Stack-RNN", values, stack_rnn),
+        appendix_a_identity(),
+    )
 
 
 def _baby_ntm_claims(values: Mapping[str, Any]) -> tuple[Any, ...]:
     def soft(*, task: str, scale: int) -> RecurrentNetwork:
         return baby_ntm(task=task, slots=values["slots"], scale=scale)
 
-    return (*_next_claims("Baby-NTM", values), _soft_claim("Baby-NTM", values, soft), *memory_op_facts(values["variant"]))
+    return (
+        *_next_claims("Baby-NTM", values),
+        _soft_claim("Baby-NTM", values, soft),
+        *memory_op_facts(values["variant"]),
+    )
 
 
 CONSTRUCTIONS: tuple[Construction, ...] = (

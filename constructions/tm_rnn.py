@@ -130,7 +130,10 @@ class CompiledMachine:
 
     def a_neurons(self) -> tuple[str, ...]:
         """The A-group units (0 at every configuration tick)."""
-        return (*(f"{x}{i}" for i in (1, 2) for x in ("C", "T", "N")), *(r.unit for r in self.rules))
+        return (
+            *(f"{x}{i}" for i in (1, 2) for x in ("C", "T", "N")),
+            *(r.unit for r in self.rules),
+        )
 
 
 def rnn_inputs(convention: Convention, word: Sequence[str], ticks: int) -> tuple[str | None, ...]:
@@ -167,13 +170,21 @@ def _op(machine: TwoStackMachine, kind: str, symbol: str) -> str:
     return f"push{machine.stack_alphabet.index(symbol)}"
 
 
-def rules_of(machine: TwoStackMachine) -> tuple[tuple[Rule, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+def rules_of(
+    machine: TwoStackMachine,
+) -> tuple[tuple[Rule, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """The compiled rule list, the states (with ``halt:accept``/``halt:reject`` when needed),
     the halting states and the accepting halting states."""
     halting = list(machine.halting_states())
     rules = [
-        Rule(t.state, _bit(machine, t.top1), _bit(machine, t.top2), t.next, _op(machine, t.op1.kind, t.op1.symbol),
-             _op(machine, t.op2.kind, t.op2.symbol))
+        Rule(
+            t.state,
+            _bit(machine, t.top1),
+            _bit(machine, t.top2),
+            t.next,
+            _op(machine, t.op1.kind, t.op1.symbol),
+            _op(machine, t.op2.kind, t.op2.symbol),
+        )
         for t in machine.transitions
     ]
     table = machine.table()
@@ -188,7 +199,9 @@ def rules_of(machine: TwoStackMachine) -> tuple[tuple[Rule, ...], tuple[str, ...
                     target = "halt:accept" if q in machine.accept else "halt:reject"
                     if target not in extra:
                         extra.append(target)
-                    rules.append(Rule(q, _bit(machine, a1), _bit(machine, a2), target, "noop", "noop"))
+                    rules.append(
+                        Rule(q, _bit(machine, a1), _bit(machine, a2), target, "noop", "noop")
+                    )
     halting += extra
     for h in halting:
         rules.append(Rule(h, "*", "*", h, "noop", "noop"))
@@ -209,7 +222,14 @@ def compile_machine(name: str, machine: TwoStackMachine) -> CompiledMachine:
     ops = ("noop", "push0", "push1", "pop")
     for i in (1, 2):
         units += [f"Cb{i}.{op}" for op in ops]
-        units += [f"Tb{i}.noop", f"Tb{i}.push1", f"Tb{i}.pop", f"Nb{i}.noop", f"Nb{i}.push", f"Nb{i}.pop"]
+        units += [
+            f"Tb{i}.noop",
+            f"Tb{i}.push1",
+            f"Tb{i}.pop",
+            f"Nb{i}.noop",
+            f"Nb{i}.push",
+            f"Nb{i}.pop",
+        ]
     units += ["Cb1.load", "Tb1.load", "Nb1.load"]
     units += [f"S:{q}" for q in states]
     units += [f"{x}{i}" for i in (1, 2) for x in ("C", "T", "N")]
@@ -218,7 +238,12 @@ def compile_machine(name: str, machine: TwoStackMachine) -> CompiledMachine:
     X: dict[str, dict[int, Fraction]] = {u: {} for u in units}
     b: dict[str, Fraction] = {u: Fraction(0) for u in units}
 
-    def add(u: str, terms: Mapping[str, Fraction | int], bias: Fraction | int = 0, x: Mapping[int, int] | None = None) -> None:
+    def add(
+        u: str,
+        terms: Mapping[str, Fraction | int],
+        bias: Fraction | int = 0,
+        x: Mapping[int, int] | None = None,
+    ) -> None:
         for v, w in terms.items():
             W[u][v] = W[u].get(v, Fraction(0)) + Fraction(w)
         for j, w in (x or {}).items():
@@ -250,13 +275,23 @@ def compile_machine(name: str, machine: TwoStackMachine) -> CompiledMachine:
         add(f"Tb{i}.push1", {u: w / K for u, w in gate(i, "push1").items()})
         add(f"Tb{i}.pop", {C: 16, T: -8, **gate(i, "pop")}, -6 - K)
         add(f"Nb{i}.noop", {N: 1, **gate(i, "noop")}, -K)
-        add(f"Nb{i}.push", {**{u: w / K for u, w in gate(i, "push0").items()}, **{u: w / K for u, w in gate(i, "push1").items()}})
+        add(
+            f"Nb{i}.push",
+            {
+                **{u: w / K for u, w in gate(i, "push0").items()},
+                **{u: w / K for u, w in gate(i, "push1").items()},
+            },
+        )
         add(f"Nb{i}.pop", {C: 16, T: -8, **gate(i, "pop")}, -4 - K)
     add("Cb1.load", {"ACC": 1, "START": K}, -K)
     add("Tb1.load", {"ACC": 4, "START": K}, -2 - K)
     add("Nb1.load", {"ACC": 4, "START": K}, -K)
     for q in states:
-        add(f"S:{q}", {r.unit: 1 for r in rules if r.next == q} | ({"START": 1} if q == machine.start else {}))
+        add(
+            f"S:{q}",
+            {r.unit: 1 for r in rules if r.next == q}
+            | ({"START": 1} if q == machine.start else {}),
+        )
     for i in (1, 2):
         for x in ("C", "T", "N"):
             add(f"{x}{i}", {u: 1 for u in units if u.startswith(f"{x}b{i}.")})
@@ -288,7 +323,9 @@ def compile_machine(name: str, machine: TwoStackMachine) -> CompiledMachine:
         W_x=tuple(tuple(X[u].get(j, Fraction(0)) for j in (0, 1)) for u in units),
         b=tuple(b[u] for u in units),
         h0=tuple(Fraction(0) for _ in units),
-        readout=tuple(Fraction(1) if u in {f"S:{q}" for q in accepting} else Fraction(0) for u in units),
+        readout=tuple(
+            Fraction(1) if u in {f"S:{q}" for q in accepting} else Fraction(0) for u in units
+        ),
         readout_bias=Fraction(-1, 2),
         units=tuple(units),
     )

@@ -25,6 +25,7 @@ import random
 import sys
 
 import torch
+
 from netproof.symbolic.torch_recognizer import Recognizer, save_recognizer
 from netproof.verifier.claims.dyck import DYCK, dyck_alphabet
 from netproof.verifier.claims.languages import FIRST, PARITY, Language
@@ -40,13 +41,17 @@ def language(name: str, params: dict[str, int]) -> Language:
     raise SystemExit(f"unknown language {name!r}: parity, first or dyck")
 
 
-def members_by_length(lang: Language, n: int, dyck: tuple[int, int] | None) -> dict[int, list[tuple[str, ...]]]:
+def members_by_length(
+    lang: Language, n: int, dyck: tuple[int, int] | None
+) -> dict[int, list[tuple[str, ...]]]:
     """Every member of each length 0..n: by the stack walk for Dyck(k, D) (members are rare), by
     enumeration otherwise (only while there are at most 2^16 words of that length)."""
     if dyck is not None:
         return {m: dyck_members(*dyck, m) for m in range(n + 1)}
     return {
-        m: [w for w in itertools.product(lang.alphabet, repeat=m) if lang.contains(w)] if len(lang.alphabet) ** m <= 1 << 16 else []
+        m: [w for w in itertools.product(lang.alphabet, repeat=m) if lang.contains(w)]
+        if len(lang.alphabet) ** m <= 1 << 16
+        else []
         for m in range(n + 1)
     }
 
@@ -73,7 +78,9 @@ def dyck_members(k: int, depth: int, m: int) -> list[tuple[str, ...]]:
     return out
 
 
-def sample_word(lang: Language, members: dict[int, list[tuple[str, ...]]], m: int, rng: random.Random) -> tuple[str, ...]:
+def sample_word(
+    lang: Language, members: dict[int, list[tuple[str, ...]]], m: int, rng: random.Random
+) -> tuple[str, ...]:
     """A word of length m: a member (a third of the time, when there are members of that length),
     a near miss (a member with one symbol replaced or two neighbours swapped, a third) or a
     uniformly random word (the rest). Near misses teach the boundary that random words rarely
@@ -119,9 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     torch.set_num_threads(1)
     model = Recognizer(
-        alphabet=list(lang.alphabet), d_model=args.d_model, nhead=args.heads, num_layers=args.layers,
-        dim_feedforward=args.ffn or 2 * args.d_model, max_len=32, causal=args.causal, norm_first=args.norm_first,
-        readout=args.readout, activation=args.activation,
+        alphabet=list(lang.alphabet),
+        d_model=args.d_model,
+        nhead=args.heads,
+        num_layers=args.layers,
+        dim_feedforward=args.ffn or 2 * args.d_model,
+        max_len=32,
+        causal=args.causal,
+        norm_first=args.norm_first,
+        readout=args.readout,
+        activation=args.activation,
     )
     dyck = (params.get("k", 1), params.get("depth", 2)) if args.language == "dyck" else None
     by_length = members_by_length(lang, args.train_n, dyck)

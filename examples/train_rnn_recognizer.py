@@ -16,8 +16,9 @@ import random
 import sys
 
 import torch
-from netproof.symbolic.torch_recognizer import RNNRecognizer, save_recognizer
 from train_recognizer import language, members_by_length, sample_word
+
+from netproof.symbolic.torch_recognizer import RNNRecognizer, save_recognizer
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,8 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     torch.set_num_threads(1)
-    model = RNNRecognizer(alphabet=list(lang.alphabet), embedding_dim=args.embedding, hidden_size=args.hidden,
-                          cell=args.cell, nonlinearity=args.nonlinearity)
+    model = RNNRecognizer(
+        alphabet=list(lang.alphabet),
+        embedding_dim=args.embedding,
+        hidden_size=args.hidden,
+        cell=args.cell,
+        nonlinearity=args.nonlinearity,
+    )
     dyck = (params.get("k", 1), params.get("depth", 2)) if args.language == "dyck" else None
     by_length = members_by_length(lang, args.train_n, dyck)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)

@@ -235,10 +235,19 @@ class _Linear:
     def __init__(self, a: Affine, names_in: Sequence[str], where: str) -> None:
         index = {d: i for i, d in enumerate(names_in)}
         _require_names(a.inputs, index, where)
-        used = sorted({index[name] for row in a.weights for name, w in zip(a.inputs, row, strict=True) if w != 0})
+        used = sorted(
+            {
+                index[name]
+                for row in a.weights
+                for name, w in zip(a.inputs, row, strict=True)
+                if w != 0
+            }
+        )
         pos = {c: k for k, c in enumerate(used)}
         self.outputs = a.outputs
-        self.cols: Array | None = None if used == list(range(len(names_in))) else np.array(used, dtype=np.intp)
+        self.cols: Array | None = (
+            None if used == list(range(len(names_in))) else np.array(used, dtype=np.intp)
+        )
         self.w_den = _lcm_den([w for row in a.weights for w in row])
         rows = [[0] * len(used) for _ in a.outputs]
         for r, row in zip(rows, a.weights, strict=True):
@@ -293,7 +302,11 @@ def _distinct_rows(rows: Array) -> tuple[Array, Array] | None:
     if total > LIMIT:
         distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
         return distinct, inverse.reshape(-1)
-    code = (rows - lo) @ np.array(radix, dtype=np.int64) if rows.shape[1] else np.zeros(rows.shape[0], dtype=np.int64)
+    code = (
+        (rows - lo) @ np.array(radix, dtype=np.int64)
+        if rows.shape[1]
+        else np.zeros(rows.shape[0], dtype=np.int64)
+    )
     _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
     return rows[first], inverse.reshape(-1)
 
@@ -360,7 +373,13 @@ def _summary(best: Array, count: Array) -> tuple[Array, Array, Array]:
     return first, last, count.astype(np.int64)
 
 
-def _run_head(ch: _Head, x: Array, den: int, rows: slice, summary: list[tuple[Array, Array, Array]] | None = None) -> tuple[Array, int]:
+def _run_head(
+    ch: _Head,
+    x: Array,
+    den: int,
+    rows: slice,
+    summary: list[tuple[Array, Array, Array]] | None = None,
+) -> tuple[Array, int]:
     """One hardmax head for the query positions ``rows`` of every word: ``(out numerators, den)``.
 
     Keys and values come from every position; queries only from ``rows`` (the positions read
@@ -382,7 +401,12 @@ def _run_head(ch: _Head, x: Array, den: int, rows: slice, summary: list[tuple[Ar
     queries = len(range(*rows.indices(n)))
     if n == 0 or queries == 0:
         if summary is not None:
-            summary.append(_summary(np.zeros((x.shape[0], queries, n), dtype=bool), np.zeros((x.shape[0], queries), dtype=np.int64)))
+            summary.append(
+                _summary(
+                    np.zeros((x.shape[0], queries, n), dtype=bool),
+                    np.zeros((x.shape[0], queries), dtype=np.int64),
+                )
+            )
         return np.zeros((x.shape[0], queries, v.shape[-1]), dtype=np.int64), 1
     best = _maximizers(ch, x, den, rows, allowed)
     assert isinstance(h.normalizer, Hardmax)  # supports() refused the rest
@@ -439,7 +463,9 @@ class _Layer:
                 ]
                 self.head_names = tuple(o for h in block.heads for o in h.value.outputs)
                 self.output = (
-                    None if block.output is None else _Linear(block.output, self.head_names, f"attention {block.name!r} W^O")
+                    None
+                    if block.output is None
+                    else _Linear(block.output, self.head_names, f"attention {block.name!r} W^O")
                 )
                 writes = block.output.outputs if block.output is not None else self.head_names
             case FFN():
@@ -448,19 +474,27 @@ class _Layer:
                 for idx, step in enumerate(block.steps):
                     match step:
                         case Affine():
-                            self.steps.append(_Linear(step, names, f"ffn {block.name!r} step [{idx}]"))
+                            self.steps.append(
+                                _Linear(step, names, f"ffn {block.name!r} step [{idx}]")
+                            )
                             names = step.outputs
                         case Activation(kind="gelu"):
-                            raise NotBatchableError(f"ffn {block.name!r} step [{idx}] is a GELU (x·Φ(x) is not rational)")
+                            raise NotBatchableError(
+                                f"ffn {block.name!r} step [{idx}] is a GELU (x·Φ(x) is not rational)"
+                            )
                         case Activation(kind=kind):
                             self.steps.append(kind)
                         case LayerNorm():
-                            raise NotBatchableError(f"ffn {block.name!r} step [{idx}] is a layer norm (√ is not batched)")
+                            raise NotBatchableError(
+                                f"ffn {block.name!r} step [{idx}] is a layer norm (√ is not batched)"
+                            )
                         case _:
                             assert_never(step)
                 writes = names if block.steps else ()
             case Convolution():
-                raise NotBatchableError(f"convolution {block.name!r}; convolution blocks are not batched")
+                raise NotBatchableError(
+                    f"convolution {block.name!r}; convolution blocks are not batched"
+                )
             case _:
                 assert_never(block)
         _require_names(writes, self.index, f"the residual dims sublayer {sub.name!r} writes")
@@ -471,7 +505,10 @@ class _Layer:
         block = self.sub.block
         match block:
             case AttentionLayer():
-                outs = [(*_run_head(ch, x, den, rows, summary), ch.head.value.outputs) for ch in self.heads]
+                outs = [
+                    (*_run_head(ch, x, den, rows, summary), ch.head.value.outputs)
+                    for ch in self.heads
+                ]
                 if self.output is None:
                     return outs
                 common = math.lcm(1, *(d for _, d, _ in outs))
@@ -480,7 +517,9 @@ class _Layer:
                 cat = (
                     np.concatenate([_fit(o, obj) * (common // d) for o, d, _ in outs], axis=-1)
                     if outs
-                    else np.zeros((x.shape[0], len(range(*rows.indices(x.shape[1]))), 0), dtype=np.int64)
+                    else np.zeros(
+                        (x.shape[0], len(range(*rows.indices(x.shape[1]))), 0), dtype=np.int64
+                    )
                 )
                 y, y_den = self.output.apply(cat, common)
                 return [(y, y_den, self.output.outputs)]
@@ -512,12 +551,18 @@ class _Layer:
                     y = y[found[1]]
                 return [(y.reshape(*x.shape[:-1], y.shape[-1]), y_den, block.steps[-1].outputs)]  # type: ignore[union-attr]
             case Convolution():  # pragma: no cover - _Layer refuses convolutions
-                raise NotBatchableError(f"convolution {block.name!r}; convolution blocks are not batched")
+                raise NotBatchableError(
+                    f"convolution {block.name!r}; convolution blocks are not batched"
+                )
             case _:
                 assert_never(block)
 
     def apply(
-        self, x: Array, den: int, rows: slice, summary: list[tuple[Array, Array, Array]] | None = None
+        self,
+        x: Array,
+        den: int,
+        rows: slice,
+        summary: list[tuple[Array, Array, Array]] | None = None,
     ) -> tuple[Array, int]:
         """The sublayer's new state at positions ``rows`` (attention reads every position). With
         ``summary``, an attention layer appends each head's (first, last, count) of maximizers."""
@@ -598,7 +643,9 @@ class ExactState:
         try:
             return self.dims.index(dim)
         except ValueError:
-            raise KeyError(f"no dim {dim!r} in state {self.label!r}; dims: {' '.join(self.dims)}") from None
+            raise KeyError(
+                f"no dim {dim!r} in state {self.label!r}; dims: {' '.join(self.dims)}"
+            ) from None
 
     def numerators(self, dim: str) -> Array:
         """The numerators of ``dim`` over :attr:`den`, shape (words, positions)."""
@@ -696,7 +743,9 @@ class BatchedTrace:
                     if ch.head.name == head:
                         before = self.states[li]
                         allowed = _allowed(ch.head.mask, self.n)[t : t + 1]
-                        best = _maximizers(ch, before.num[w : w + 1], before.den, slice(t, t + 1), allowed)
+                        best = _maximizers(
+                            ch, before.num[w : w + 1], before.den, slice(t, t + 1), allowed
+                        )
                         return tuple(int(j) for j in np.flatnonzero(best[0, 0]))
         self.selection(layer, head)  # raises with the heads there are
         raise AssertionError("unreachable")  # pragma: no cover
@@ -730,10 +779,14 @@ class Evaluator:
     def __init__(self, net: Network) -> None:
         reason = supports(net)
         if reason is not None:
-            raise NotBatchableError(f"network {net.name!r}: {reason}; evaluate it per word with symbolic.exact.run")
+            raise NotBatchableError(
+                f"network {net.name!r}: {reason}; evaluate it per word with symbolic.exact.run"
+            )
         emb = net.embedding
         readout = net.readout
-        assert isinstance(emb, TokenEmbedding) and isinstance(readout, Classifier)  # supports() checked
+        assert isinstance(emb, TokenEmbedding) and isinstance(
+            readout, Classifier
+        )  # supports() checked
         self.net = net
         self.emb = emb
         self.readout = readout
@@ -768,7 +821,9 @@ class Evaluator:
             i = emb.index_base + t
             for d, feat, coef in emb.positional:
                 pos[t][index[d]] += coef * feature(feat)(i, n)
-        den = math.lcm(_lcm_den([v for r in self.table for v in r]), _lcm_den([v for r in pos for v in r]))
+        den = math.lcm(
+            _lcm_den([v for r in self.table for v in r]), _lcm_den([v for r in pos for v in r])
+        )
         tab = [int(v * den) for r in self.table for v in r]
         pp = [int(v * den) for r in pos for v in r]
         obj = max(map(abs, tab), default=0) + max(map(abs, pp), default=0) > LIMIT
@@ -806,7 +861,9 @@ class Evaluator:
             )
         return indices
 
-    def _chunk(self, indices: Array, keep: tuple[list[ExactState], list[Selections]] | None = None) -> Batch:
+    def _chunk(
+        self, indices: Array, keep: tuple[list[ExactState], list[Selections]] | None = None
+    ) -> Batch:
         emb = self.emb
         words, m = indices.shape
         n = len(emb.prefix) + m + len(emb.suffix)
@@ -815,7 +872,11 @@ class Evaluator:
         prefix = np.arange(a, a + len(emb.prefix))
         suffix = np.arange(a + len(emb.prefix), a + len(emb.prefix) + len(emb.suffix))
         tokens = np.concatenate(
-            [np.broadcast_to(prefix, (words, len(prefix))), indices, np.broadcast_to(suffix, (words, len(suffix)))],
+            [
+                np.broadcast_to(prefix, (words, len(prefix))),
+                indices,
+                np.broadcast_to(suffix, (words, len(suffix))),
+            ],
             axis=1,
         )
         x = table[tokens] + pos[None, :, :]
@@ -843,7 +904,11 @@ class Evaluator:
             keep[0].append(ExactState(layer.sub.name, self.dims, x, den))
             for ch, (first, last, count) in zip(layer.heads, summary, strict=True):
                 assert isinstance(ch.head.normalizer, Hardmax)  # supports() refused the rest
-                keep[1].append(Selections(layer.sub.name, ch.head.name, ch.head.normalizer.tie, first, last, count))
+                keep[1].append(
+                    Selections(
+                        layer.sub.name, ch.head.name, ch.head.normalizer.tie, first, last, count
+                    )
+                )
         if not inside:
             raise WordError(f"readout position {self.readout.position} is outside the {n} tokens")
         row = x[:, 0, :] if sliced else x[:, t, :]
@@ -911,7 +976,9 @@ def trace(net: Network, words: Sequence[str | Sequence[str]]) -> BatchedTrace:
     rows = [[code[s] for s in tokenize(net.alphabet, word)] for word in words]
     lengths = sorted({len(r) for r in rows})
     if len(lengths) > 1:
-        raise WordError(f"a batched trace holds words of one length; got lengths {lengths}: trace each length on its own")
+        raise WordError(
+            f"a batched trace holds words of one length; got lengths {lengths}: trace each length on its own"
+        )
     m = lengths[0] if lengths else 0
     return Evaluator(net).trace(np.array(rows, dtype=np.int64).reshape(len(rows), m))
 

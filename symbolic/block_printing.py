@@ -149,8 +149,12 @@ def block_lines(sub: Sublayer) -> list[str]:
         case Convolution():
             norm = "none" if block.normalizer is None else normalizer_text(block.normalizer)
             kind = "lightweight" if len(block.kernels) == 1 else "depthwise"
-            lines = [f"convolution {block.name} ({res}, post_ln={ln}) {kind} k={block.k} normalizer={norm}"]
-            lines += [f"  {o} := conv({i})" for i, o in zip(block.inputs, block.outputs, strict=True)]
+            lines = [
+                f"convolution {block.name} ({res}, post_ln={ln}) {kind} k={block.k} normalizer={norm}"
+            ]
+            lines += [
+                f"  {o} := conv({i})" for i, o in zip(block.inputs, block.outputs, strict=True)
+            ]
             for c, row in enumerate(block.kernels):
                 label = "all" if len(block.kernels) == 1 else block.inputs[c]
                 entries = " ".join(f"{r}:{v}" for r, v in zip(_offsets(block.k), row, strict=True))
@@ -177,7 +181,9 @@ def embedding_lines(emb: TokenEmbedding | FlatEmbedding) -> list[str]:
                 entries = " ".join(f"{d}={rational_text(v)}" for d, v in row if v != 0) or "0"
                 lines.append(f"  embed {token}: {entries}")
             for dim, feat, coef in emb.positional:
-                lines.append(f"  pos {dim} := {feat}" if coef == 1 else f"  pos {dim} := {coef}*{feat}")
+                lines.append(
+                    f"  pos {dim} := {feat}" if coef == 1 else f"  pos {dim} := {coef}*{feat}"
+                )
             return lines
         case FlatEmbedding():
             vals = " ".join(f"{s}->{rational_text(v)}" for s, v in emb.values)

@@ -345,11 +345,14 @@ class Head:
                 "negate the query instead"
             )
 
-
     @property
     def relative(self) -> bool:
         """Whether the head has a relative-position term (its scores depend on j − i)."""
-        return self.relative_bias is not None or self.query_conv is not None or self.key_conv is not None
+        return (
+            self.relative_bias is not None
+            or self.query_conv is not None
+            or self.key_conv is not None
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -367,7 +370,9 @@ class AttentionLayer:
             raise NetworkValidationError("AttentionLayer.name must be non-empty")
         names = [h.name for h in self.heads]
         if len(set(names)) != len(names):
-            raise NetworkValidationError(f"attention layer {self.name!r}: head names repeat: {names}")
+            raise NetworkValidationError(
+                f"attention layer {self.name!r}: head names repeat: {names}"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -491,7 +496,9 @@ class FlatEmbedding:
 
     def __post_init__(self) -> None:
         if not isinstance(self.length, int) or self.length < 0:
-            raise NetworkValidationError(f"FlatEmbedding.length={self.length!r} must be an int >= 0")
+            raise NetworkValidationError(
+                f"FlatEmbedding.length={self.length!r} must be an int >= 0"
+            )
         if sorted(s for s, _ in self.values) != sorted(self.alphabet):
             raise NetworkValidationError("FlatEmbedding.values needs one value per alphabet symbol")
         for symbol, value in self.values:
@@ -603,7 +610,11 @@ class DecoderLayer:
                     raise NetworkValidationError(
                         f"decoder layer {self.name!r}: {what} head {h.name!r} has mask {h.mask!r}; "
                         f"it must be one of {', '.join(masks)}"
-                        + (" (a decoder step sees itself and the steps before it)" if what == "self_attention" else "")
+                        + (
+                            " (a decoder step sees itself and the steps before it)"
+                            if what == "self_attention"
+                            else ""
+                        )
                     )
         if not isinstance(self.ffn.block, FFN):
             raise NetworkValidationError(
@@ -621,5 +632,7 @@ class Halting:
 
     def __post_init__(self) -> None:
         if len(self.unit.outputs) != 1:
-            raise NetworkValidationError(f"Halting.unit must have exactly one output, has {self.unit.outputs}")
+            raise NetworkValidationError(
+                f"Halting.unit must have exactly one output, has {self.unit.outputs}"
+            )
         check_fraction(self.value, "Halting.value")

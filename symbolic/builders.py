@@ -101,7 +101,10 @@ def token_embedding(
     return TokenEmbedding(
         alphabet=tuple(alphabet),
         table=tuple(
-            (token, tuple((d, as_fraction(v, f"embedding[{token!r}, {d!r}]")) for d, v in row.items()))
+            (
+                token,
+                tuple((d, as_fraction(v, f"embedding[{token!r}, {d!r}]")) for d, v in row.items()),
+            )
             for token, row in table.items()
         ),
         positional=tuple(pos),
@@ -111,7 +114,9 @@ def token_embedding(
     )
 
 
-def classifier(weights: Mapping[str, Number] | str, *, position: int = 0, bias: Number = 0) -> Classifier:
+def classifier(
+    weights: Mapping[str, Number] | str, *, position: int = 0, bias: Number = 0
+) -> Classifier:
     """A classifier reading ``weights`` (or a single dim name, weight 1) at ``position``."""
     row = {weights: 1} if isinstance(weights, str) else dict(weights)
     return Classifier(logit=affine({"logit": row}, bias={"logit": bias}), position=position)

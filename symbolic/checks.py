@@ -48,7 +48,9 @@ def check_names(names: tuple[str, ...], where: str) -> None:
     """Raise :class:`~netproof.symbolic.errors.NetworkValidationError` unless ``names`` is a tuple
     of dim names: non-empty strings without whitespace, none repeated."""
     if not isinstance(names, tuple):
-        raise NetworkValidationError(f"{where} must be a tuple of names, got {type(names).__name__}")
+        raise NetworkValidationError(
+            f"{where} must be a tuple of names, got {type(names).__name__}"
+        )
     seen: set[str] = set()
     for name in names:
         if not isinstance(name, str) or not name or any(c.isspace() for c in name):

@@ -134,7 +134,10 @@ def attention_matrix(trace: Any, layer: str, head: str) -> tuple[tuple[Any, ...]
         if s.layer == layer and s.head == head:
             rows[s.position] = s.weights
     if not rows:
-        known = ", ".join(f"{lay}/{h}" for lay, h in heads_of(trace)) or "none (the network has no attention)"
+        known = (
+            ", ".join(f"{lay}/{h}" for lay, h in heads_of(trace))
+            or "none (the network has no attention)"
+        )
         raise KeyError(f"no attention head {layer!r}/{head!r} in this trace; heads: {known}")
     return tuple(rows[t] for t in sorted(rows))
 
@@ -187,7 +190,11 @@ _ATTENTION_KEY = "attention (query i → selected positions; ~ the heaviest key 
 
 
 def _attention_lines(
-    trace: Any, layer: str | None = None, *, value: Callable[[Any], str] = value_text, weights: bool = False
+    trace: Any,
+    layer: str | None = None,
+    *,
+    value: Callable[[Any], str] = value_text,
+    weights: bool = False,
 ) -> list[str]:
     """One line per head (of ``layer``, or of every layer): query → selected keys; with
     ``weights`` a softmax head's weights follow, one line per query."""
@@ -200,17 +207,27 @@ def _attention_lines(
     width = max(len(f"{lay}/{h}") for lay, h in by_head)
     lines = [_ATTENTION_KEY] if layer is None else []
     for (lay, h), sels in by_head.items():
-        lines.append(f"  {f'{lay}/{h}':<{width}}  " + " ".join(_selection_text(trace, s) for s in sels))
+        lines.append(
+            f"  {f'{lay}/{h}':<{width}}  " + " ".join(_selection_text(trace, s) for s in sels)
+        )
         if weights:
             for s in sels:
                 if s.selected is None:
-                    lines.append(f"    i={trace.positions[s.position]} weights: " + " ".join(value(w) for w in s.weights))
+                    lines.append(
+                        f"    i={trace.positions[s.position]} weights: "
+                        + " ".join(value(w) for w in s.weights)
+                    )
     return lines
 
 
 def _state_lines(
-    trace: Any, state: Any, *, value: Callable[[Any], str] = value_text, max_dims: int | None = MAX_TEXT_DIMS,
-    width: int = 100, previous: Any = None,
+    trace: Any,
+    state: Any,
+    *,
+    value: Callable[[Any], str] = value_text,
+    max_dims: int | None = MAX_TEXT_DIMS,
+    width: int = 100,
+    previous: Any = None,
 ) -> list[str]:
     """``state`` as a table: a row per dim not zero everywhere (with ``previous``, the state
     before it: a row per dim that changed), a column per position."""
@@ -218,13 +235,22 @@ def _state_lines(
     positions = trace.positions
     tokens = trace.tokens if len(trace.tokens) == len(state.rows) else ("".join(trace.tokens),)
     if previous is not None and len(previous.rows) == len(state.rows):
-        shown = [d for k, d in enumerate(dims)
-                 if any(row[k] != before[k] for row, before in zip(state.rows, previous.rows, strict=True))]
+        shown = [
+            d
+            for k, d in enumerate(dims)
+            if any(
+                row[k] != before[k] for row, before in zip(state.rows, previous.rows, strict=True)
+            )
+        ]
         if not shown:
             return [f"state after {state.label!r}: no dim changed"]
     else:
         previous = None
-        shown = [d for k, d in enumerate(dims) if any(row[k] is not None and to_float(row[k]) != 0 for row in state.rows)]
+        shown = [
+            d
+            for k, d in enumerate(dims)
+            if any(row[k] is not None and to_float(row[k]) != 0 for row in state.rows)
+        ]
     hidden = 0 if max_dims is None else len(shown) - max_dims
     shown = shown if max_dims is None else shown[:max_dims]
     name_width = max([5, *(len(d) for d in shown)])
@@ -245,7 +271,9 @@ def _state_lines(
         if len(blocks) > 1:
             lines.append(f"  positions {positions[block[0]]}–{positions[block[-1]]}:")
         for name, cells in zip(["i", "token", *shown], table, strict=True):
-            lines.append(f"  {name:<{name_width}} " + " ".join(f"{cells[c]:>{cols[c]}}" for c in block))
+            lines.append(
+                f"  {name:<{name_width}} " + " ".join(f"{cells[c]:>{cols[c]}}" for c in block)
+            )
     if hidden > 0:
         lines.append(f"  … {hidden} more dims (trace.states_array() has every value)")
     if not shown:
@@ -278,9 +306,16 @@ def format_trace(
     if trace.accepted is not None:
         head += ", accepted" if trace.accepted else ", rejected"
     if states == "final":
-        lines = [head, *_attention_lines(trace, value=shown, weights=weights),
-                 *_state_lines(trace, trace.final, value=shown, width=width)]
-        lines.append("states: " + ", ".join(s.label for s in trace.states) + "  (trace.state(label), trace.states_array())")
+        lines = [
+            head,
+            *_attention_lines(trace, value=shown, weights=weights),
+            *_state_lines(trace, trace.final, value=shown, width=width),
+        ]
+        lines.append(
+            "states: "
+            + ", ".join(s.label for s in trace.states)
+            + "  (trace.state(label), trace.states_array())"
+        )
         return "\n".join(lines)
     lines = [head]
     if trace.selections:
@@ -288,8 +323,14 @@ def format_trace(
     for k, state in enumerate(trace.states):
         lines.append("")
         lines += _attention_lines(trace, state.label, value=shown, weights=weights)
-        lines += _state_lines(trace, state, value=shown, max_dims=None, width=width,
-                              previous=trace.states[k - 1] if k else None)
+        lines += _state_lines(
+            trace,
+            state,
+            value=shown,
+            max_dims=None,
+            width=width,
+            previous=trace.states[k - 1] if k else None,
+        )
     return "\n".join(lines)
 
 
@@ -320,7 +361,9 @@ def attention_html(trace: Any, layer: str, head: str) -> str:
     shaded by its weight and showing it exactly (empty where the weight is 0)."""
     m = attention_matrix(trace, layer, head)
     labels = [f"{p} {html.escape(t)}" for p, t in zip(trace.positions, trace.tokens, strict=False)]
-    out = [f"<table><caption>{html.escape(layer)} / {html.escape(head)}</caption><tr><th>query \\ key</th>"]
+    out = [
+        f"<table><caption>{html.escape(layer)} / {html.escape(head)}</caption><tr><th>query \\ key</th>"
+    ]
     out += [f"<th>{lab}</th>" for lab in labels[: len(m[0]) if m else 0]]
     out.append("</tr>")
     for t, row in enumerate(m):
@@ -351,13 +394,23 @@ def state_html(trace: Any, state: Any) -> str:
 def trace_html(trace: Any) -> str:
     """The trace for a notebook: the header line, every head's attention matrix, the final state
     as a table and the earlier states folded (``<details>``, no JavaScript)."""
-    parts = [_STYLE, '<div class="np-trace">', f"<p>{html.escape(trace_text(trace).splitlines()[0])}</p>"]
+    parts = [
+        _STYLE,
+        '<div class="np-trace">',
+        f"<p>{html.escape(trace_text(trace).splitlines()[0])}</p>",
+    ]
     heads = heads_of(trace)
     if heads:
-        parts.append('<div class="np-maps">' + "".join(attention_html(trace, lay, h) for lay, h in heads) + "</div>")
+        parts.append(
+            '<div class="np-maps">'
+            + "".join(attention_html(trace, lay, h) for lay, h in heads)
+            + "</div>"
+        )
     parts.append(state_html(trace, trace.final))
     for state in trace.states[:-1]:
-        parts.append(f"<details><summary>state after {html.escape(state.label)}</summary>{state_html(trace, state)}</details>")
+        parts.append(
+            f"<details><summary>state after {html.escape(state.label)}</summary>{state_html(trace, state)}</details>"
+        )
     parts.append("</div>")
     return "".join(parts)
 

@@ -189,7 +189,9 @@ class Evaluator(Generic[V]):
         self.one = arith.const(Fraction(1))
         self.length_n: int | None = None  # the n of the scale ln n and of positional features
         self._const_cache: dict[Fraction, V] = {}
-        self._sparse: dict[int, tuple[Affine, list[tuple[str, Fraction, list[tuple[str, Fraction]]]]]] = {}
+        self._sparse: dict[
+            int, tuple[Affine, list[tuple[str, Fraction, list[tuple[str, Fraction]]]]]
+        ] = {}
 
     def c(self, q: Fraction) -> V:
         v = self._const_cache.get(q)
@@ -231,7 +233,9 @@ class Evaluator(Generic[V]):
             return {k: ar.step(v) for k, v in x.items()}
         if kind == "sigma":
             return {k: ar.clip01(v) for k, v in x.items()}
-        if kind == "gelu":  # x·Φ(x) is irrational: only number systems with a `gelu` enclosure evaluate it
+        if (
+            kind == "gelu"
+        ):  # x·Φ(x) is irrational: only number systems with a `gelu` enclosure evaluate it
             gelu = getattr(ar, "gelu", None)
             if gelu is None:
                 raise NotRationalError(
@@ -297,18 +301,23 @@ class Evaluator(Generic[V]):
                         "and the head's empty rule is 'error'"
                     )
                 selections.append(Selection(layer, h.name, i, (self.zero,) * n, ()))
-                result.append({o: self.zero for o in out_names})
+                result.append(dict.fromkeys(out_names, self.zero))
                 continue
             scores = [self._score(h, qs[i], ks[j]) for j in allowed]
             bias: list[Fraction] | None = None
             if h.relative:
-                scores = [self._relative(h, s, qs[i], ks[j], j - i) for s, j in zip(scores, allowed, strict=True)]
+                scores = [
+                    self._relative(h, s, qs[i], ks[j], j - i)
+                    for s, j in zip(scores, allowed, strict=True)
+                ]
                 if h.relative_bias is not None:
                     bias = [_relative_beta(h, j - i) for j in allowed]
             selected: tuple[int, ...] | None
             match h.normalizer:
                 case Hardmax(tie=tie):
-                    best = self._argmax(scores if bias is None else self._hard_logits(h, scores, bias, n))
+                    best = self._argmax(
+                        scores if bias is None else self._hard_logits(h, scores, bias, n)
+                    )
                     if tie == "leftmost":
                         best = [best[0]]
                     elif tie == "rightmost":
@@ -368,7 +377,7 @@ class Evaluator(Generic[V]):
                         "and the head's empty rule is 'error'"
                     )
                 selections.append(Selection(block.name, h.name, i, (self.zero,) * n, ()))
-                out.update({o: self.zero for o in h.value.outputs})
+                out.update(dict.fromkeys(h.value.outputs, self.zero))
                 continue
             q = self.affine(h.query, query_row)
             ks = [self.affine(h.key, kv_rows[j]) for j in allowed]
@@ -387,7 +396,9 @@ class Evaluator(Generic[V]):
                         weights[idx] = share
                     selected = tuple(allowed[idx] for idx in best)
                 case Softmax():
-                    weights = self.ar.softmax(h.normalizer, h.scale, scores, self.length_n or n, where)
+                    weights = self.ar.softmax(
+                        h.normalizer, h.scale, scores, self.length_n or n, where
+                    )
                     selected = None
                 case _:
                     assert_never(h.normalizer)
@@ -395,7 +406,11 @@ class Evaluator(Generic[V]):
             for j, w in zip(allowed, weights, strict=True):
                 full[j] = w
             selections.append(Selection(block.name, h.name, i, tuple(full), selected))
-            live = [(w, self.affine(h.value, kv_rows[j])) for j, w in zip(allowed, weights, strict=True) if not ar.is_zero(w)]
+            live = [
+                (w, self.affine(h.value, kv_rows[j]))
+                for j, w in zip(allowed, weights, strict=True)
+                if not ar.is_zero(w)
+            ]
             for o in h.value.outputs:
                 total: V | None = None
                 for w, vj in live:
@@ -435,13 +450,20 @@ class Evaluator(Generic[V]):
                 s = ar.add(s, ar.mul(self.c(w), vec[name]))
         return s
 
-    def _hard_logits(self, h: Head, scores: Sequence[V], bias: Sequence[Fraction], n: int) -> list[V]:
+    def _hard_logits(
+        self, h: Head, scores: Sequence[V], bias: Sequence[Fraction], n: int
+    ) -> list[V]:
         """scale·score + β for a hardmax head with a relative bias (Head validates that the scale
         is rational there: coef, times n)."""
         factor = h.scale.coef * ((self.length_n or n) if h.scale.times_n else 1)
-        return [self.ar.add(self.ar.mul(self.c(factor), s), self.c(b)) for s, b in zip(scores, bias, strict=True)]
+        return [
+            self.ar.add(self.ar.mul(self.c(factor), s), self.c(b))
+            for s, b in zip(scores, bias, strict=True)
+        ]
 
-    def convolution(self, block: Convolution, rows: list[dict[str, V]], n: int) -> list[dict[str, V]]:
+    def convolution(
+        self, block: Convolution, rows: list[dict[str, V]], n: int
+    ) -> list[dict[str, V]]:
         """Each output channel at i: Σ_{|j−i| ≤ k} w_{j−i}·x_j over the positions that exist."""
         ar = self.ar
         k = block.k
@@ -451,7 +473,9 @@ class Evaluator(Generic[V]):
                 kernels.append([self.c(w) for w in row])
             else:
                 where = f"convolution {block.name!r} kernel row {c}"
-                kernels.append(ar.softmax(block.normalizer, Scale(), [self.c(w) for w in row], n, where))
+                kernels.append(
+                    ar.softmax(block.normalizer, Scale(), [self.c(w) for w in row], n, where)
+                )
         outs: list[dict[str, V]] = []
         for i in range(n):
             out: dict[str, V] = {}
@@ -509,7 +533,7 @@ class Evaluator(Generic[V]):
         suffix = h.mask in ("anticausal", "strict_anticausal")
         order = range(n - 1, -1, -1) if suffix else range(n)
         counts = [0] * len(groups)
-        sums: list[dict[str, V]] = [{o: self.zero for o in out_names} for _ in groups]
+        sums: list[dict[str, V]] = [dict.fromkeys(out_names, self.zero) for _ in groups]
         nonempty: set[int] = set()
 
         def absorb(j: int) -> None:
@@ -537,7 +561,7 @@ class Evaluator(Generic[V]):
                         "and the head's empty rule is 'error'"
                     )
                 sel[i] = Selection(layer, h.name, i, (self.zero,) * n, ())
-                result[i] = {o: self.zero for o in out_names}
+                result[i] = dict.fromkeys(out_names, self.zero)
             else:
                 live = sorted(nonempty)
                 scores = [self._score(h, qs[i], ks[groups[g][0]]) for g in live]
@@ -566,7 +590,14 @@ class Evaluator(Generic[V]):
                             selected = (j,)
                             acc = dict(vs[j])
                     case Softmax():
-                        ws = ar.softmax(h.normalizer, h.scale, scores, self.length_n or n, where, [counts[g] for g in live])
+                        ws = ar.softmax(
+                            h.normalizer,
+                            h.scale,
+                            scores,
+                            self.length_n or n,
+                            where,
+                            [counts[g] for g in live],
+                        )
                         for g, w in zip(live, ws, strict=True):
                             weights[g] = w
                         for o in out_names:
@@ -592,7 +623,11 @@ class Evaluator(Generic[V]):
         return [r if r is not None else {} for r in result]
 
     def attention(
-        self, block: AttentionLayer, rows: list[dict[str, V]], n: int, selections: list[Selection[V]]
+        self,
+        block: AttentionLayer,
+        rows: list[dict[str, V]],
+        n: int,
+        selections: list[Selection[V]],
     ) -> list[dict[str, V]]:
         outs: list[dict[str, V]] = [{} for _ in range(n)]
         for h in block.heads:
@@ -603,7 +638,9 @@ class Evaluator(Generic[V]):
             outs = [self.affine(block.output, {**full, **o}) for o in outs]
         return outs
 
-    def ffn(self, block: FFN, rows: list[dict[str, V]], positions: Sequence[int]) -> list[dict[str, V]]:
+    def ffn(
+        self, block: FFN, rows: list[dict[str, V]], positions: Sequence[int]
+    ) -> list[dict[str, V]]:
         outs = []
         for t, r in enumerate(rows):
             x: dict[str, V] = r
@@ -640,7 +677,7 @@ class Evaluator(Generic[V]):
                 table = dict(emb.table)
                 rows: list[dict[str, V]] = []
                 for t, token in enumerate(tokens):
-                    row = {d: self.zero for d in dims}
+                    row = dict.fromkeys(dims, self.zero)
                     for d, v in table[token]:
                         row[d] = self.ar.add(row[d], self.c(v))
                     for d, feat, coef in emb.positional:
@@ -649,7 +686,9 @@ class Evaluator(Generic[V]):
                     rows.append(row)
             case FlatEmbedding():
                 if length is not None:
-                    raise WordError(f"length={length} applies to token networks; {net.name!r} reads a fixed-length word")
+                    raise WordError(
+                        f"length={length} applies to token networks; {net.name!r} reads a fixed-length word"
+                    )
                 if len(symbols) != emb.length:
                     raise WordError(
                         f"this network reads words of length exactly {emb.length}, got "
@@ -659,7 +698,7 @@ class Evaluator(Generic[V]):
                 n = 1
                 positions = (0,)
                 values = dict(emb.values)
-                row = {d: self.zero for d in dims}
+                row = dict.fromkeys(dims, self.zero)
                 for d, s in zip(emb.dims, symbols, strict=True):
                     row[d] = self.c(values[s])
                 rows = [row]
@@ -679,7 +718,9 @@ class Evaluator(Generic[V]):
             case Classifier():
                 t = r.position if r.position >= 0 else len(rows) + r.position
                 if not 0 <= t < len(rows):
-                    raise WordError(f"readout position {r.position} is outside the {len(rows)} tokens")
+                    raise WordError(
+                        f"readout position {r.position} is outside the {len(rows)} tokens"
+                    )
                 output = self.affine(r.logit, rows[t])[r.logit.outputs[0]]
                 try:
                     accepted = self.ar.sign(output) > 0
@@ -692,10 +733,18 @@ class Evaluator(Generic[V]):
                     values = [row[d] for _s, d in r.scores]
                     if r.softmax is not None:
                         values = self.ar.softmax(
-                            r.softmax, Scale(), values, n, f"readout softmax at position {positions[t]}"
+                            r.softmax,
+                            Scale(),
+                            values,
+                            n,
+                            f"readout softmax at position {positions[t]}",
                         )
                     allowed.append(
-                        tuple(s for (s, _d), v in zip(r.scores, values, strict=True) if self.ar.sign(self.ar.sub(v, thr)) >= 0)
+                        tuple(
+                            s
+                            for (s, _d), v in zip(r.scores, values, strict=True)
+                            if self.ar.sign(self.ar.sub(v, thr)) >= 0
+                        )
                     )
                 nexts = tuple(allowed)
             case _:
@@ -737,13 +786,21 @@ class Evaluator(Generic[V]):
                         if t in live:
                             outs.append(self.ffn(block, [r], [positions[t]])[0])
                         else:
-                            outs.append(self._unread(lambda r=r, t=t: self.ffn(block, [r], [positions[t]])[0], r, r))
+                            outs.append(
+                                self._unread(
+                                    lambda r=r, t=t: self.ffn(block, [r], [positions[t]])[0], r, r
+                                )
+                            )
             case _:
                 assert_never(block)
         new_rows: list[dict[str, V]] = []
         for t, (r, o) in enumerate(zip(rows, outs, strict=True)):
             if live is not None and t not in live:
-                new_rows.append(self._unread(lambda r=r, o=o, t=t: self._combine(sub, r, o, positions[t]), r, r, o))
+                new_rows.append(
+                    self._unread(
+                        lambda r=r, o=o, t=t: self._combine(sub, r, o, positions[t]), r, r, o
+                    )
+                )
                 continue
             new_rows.append(self._combine(sub, r, o, positions[t]))
         return new_rows
@@ -752,13 +809,15 @@ class Evaluator(Generic[V]):
         """Evaluate a position the readout never reads; if its value is undefined or undecided
         there (or an input already is), record None instead of failing the whole evaluation."""
         if any(v is None for row in inputs for v in row.values()):
-            return {d: None for d in like}  # type: ignore[misc]
+            return dict.fromkeys(like)  # type: ignore[misc]
         try:
             return compute()  # type: ignore[no-any-return]
         except (UndefinedValueError, UndecidedSignError):
-            return {d: None for d in like}  # type: ignore[misc]
+            return dict.fromkeys(like)  # type: ignore[misc]
 
-    def _combine(self, sub: Sublayer, r: dict[str, V], o: dict[str, V], position: int) -> dict[str, V]:
+    def _combine(
+        self, sub: Sublayer, r: dict[str, V], o: dict[str, V], position: int
+    ) -> dict[str, V]:
         """The residual connection and the post-residual layer norm at one position."""
         if sub.residual:
             x = dict(r)
@@ -767,7 +826,9 @@ class Evaluator(Generic[V]):
         else:
             x = {d: o.get(d, self.zero) for d in r}
         if sub.post_ln is not None:
-            x = self.layernorm(sub.post_ln, x, f"layer norm after {sub.name!r} at position {position}")
+            x = self.layernorm(
+                sub.post_ln, x, f"layer norm after {sub.name!r} at position {position}"
+            )
         return x
 
 
@@ -819,7 +880,12 @@ def _live_positions(net: Network, n: int) -> list[frozenset[int] | None]:
     if not 0 <= t < n:
         return live
     last_attention = max(
-        (i for i, sub in enumerate(net.layers) if isinstance(sub.block, (AttentionLayer, Convolution))), default=-1
+        (
+            i
+            for i, sub in enumerate(net.layers)
+            if isinstance(sub.block, (AttentionLayer, Convolution))
+        ),
+        default=-1,
     )
     for i in range(last_attention + 1, len(net.layers)):
         live[i] = frozenset({t})
@@ -853,7 +919,9 @@ def _mask_range(mask: str, i: int, n: int) -> tuple[int, int]:
 
 
 def _in_range(sorted_positions: list[int], lo: int, hi: int) -> list[int]:
-    return sorted_positions[bisect.bisect_left(sorted_positions, lo) : bisect.bisect_left(sorted_positions, hi)]
+    return sorted_positions[
+        bisect.bisect_left(sorted_positions, lo) : bisect.bisect_left(sorted_positions, hi)
+    ]
 
 
 def visible_positions(mask: str, i: int, n: int) -> list[int]:

@@ -83,8 +83,25 @@ from .ir import (
 from .numbers import Number, as_fraction
 
 __all__ = [
-    "AND", "EQ", "GT", "NOR", "NOT", "OR", "SAME", "XNOR", "attention", "boolean_ffn", "const",
-    "lin", "nearest", "relu", "select_position", "sublayers", "threshold", "uniform_average", "var",
+    "AND",
+    "EQ",
+    "GT",
+    "NOR",
+    "NOT",
+    "OR",
+    "SAME",
+    "XNOR",
+    "attention",
+    "boolean_ffn",
+    "const",
+    "lin",
+    "nearest",
+    "relu",
+    "select_position",
+    "sublayers",
+    "threshold",
+    "uniform_average",
+    "var",
 ]
 
 Values = Mapping[str, Mapping[str, Number]]
@@ -109,7 +126,9 @@ def _value_map(head: str, values: Values) -> Affine:
 
 def _check_mask(head: str, mask: str, allowed: tuple[str, ...]) -> None:
     if mask not in allowed:
-        raise NetworkValidationError(f"head {head!r}: mask={mask!r} is not one of {', '.join(allowed)}")
+        raise NetworkValidationError(
+            f"head {head!r}: mask={mask!r} is not one of {', '.join(allowed)}"
+        )
 
 
 # --------------------------------------------------------------------------- attention gadgets
@@ -265,7 +284,9 @@ def select_position(
         )
     _check_mask(name, mask, MASKS)
     if tie not in TIE_RULES:
-        raise NetworkValidationError(f"head {name!r}: tie={tie!r} is not one of {', '.join(TIE_RULES)}")
+        raise NetworkValidationError(
+            f"head {name!r}: tie={tie!r} is not one of {', '.join(TIE_RULES)}"
+        )
     if query_dim is not None:
         q = affine({"key": {}, "one": {query_dim: -1}}, bias={"key": 1}, outputs=("key", "one"))
     else:
@@ -281,7 +302,9 @@ def select_position(
     )
 
 
-def attention(name: str, *heads: Head, output: Mapping[str, Mapping[str, Number]] | None = None) -> AttentionLayer:
+def attention(
+    name: str, *heads: Head, output: Mapping[str, Mapping[str, Number]] | None = None
+) -> AttentionLayer:
     """An attention layer of parallel ``heads``. Without ``output`` each head writes its own
     residual dims (disjoint); with ``output`` (the paper's W^O, ``{residual_dim: {head_dim: w}}``)
     the heads write head-local names that ``output`` combines."""
@@ -296,7 +319,9 @@ def attention(name: str, *heads: Head, output: Mapping[str, Mapping[str, Number]
                 f"attention layer {name!r}: {h!r} has type {type(h).__name__}, not Head; build heads with "
                 "uniform_average, nearest or select_position"
             )
-    return AttentionLayer(name=name, heads=tuple(heads), output=None if output is None else affine(output))
+    return AttentionLayer(
+        name=name, heads=tuple(heads), output=None if output is None else affine(output)
+    )
 
 
 def sublayers(*blocks: Block, residual: bool = True) -> tuple[Sublayer, ...]:

@@ -36,8 +36,20 @@ from .ir import FFN, Affine, FFNStep
 from .numbers import Number, as_fraction
 
 __all__ = [
-    "AND", "EQ", "GT", "NOT", "NOR", "OR", "SAME", "XNOR", "Node", "compile_ffn", "const",
-    "lin", "relu", "var",
+    "AND",
+    "EQ",
+    "GT",
+    "NOR",
+    "NOT",
+    "OR",
+    "SAME",
+    "XNOR",
+    "Node",
+    "compile_ffn",
+    "const",
+    "lin",
+    "relu",
+    "var",
 ]
 
 
@@ -117,7 +129,9 @@ def XNOR(a: Node, b: Node) -> Node:
 def SAME(xs: Sequence[Node], ys: Sequence[Node]) -> Node:
     """1 iff the bit vectors are equal (AND of XNORs; 1 for zero bits)."""
     if len(xs) != len(ys):
-        raise NetworkValidationError(f"SAME needs vectors of one length, got {len(xs)} and {len(ys)}")
+        raise NetworkValidationError(
+            f"SAME needs vectors of one length, got {len(xs)} and {len(ys)}"
+        )
     return AND(*(XNOR(a, b) for a, b in zip(xs, ys, strict=True)))
 
 
@@ -153,7 +167,9 @@ def _expand(node: Node) -> tuple[dict[Var | Relu, Fraction], Fraction]:
     return {k: v for k, v in coeffs.items() if v != 0}, bias
 
 
-def compile_ffn(name: str, outputs: Mapping[str, Node], *, lower: Mapping[str, Number] | None = None) -> FFN:
+def compile_ffn(
+    name: str, outputs: Mapping[str, Node], *, lower: Mapping[str, Number] | None = None
+) -> FFN:
     """A ReLU FFN that writes each residual dim in ``outputs`` with the value of its circuit.
 
     ``lower`` gives lower bounds b of residual dims that hold x ≥ b at every position (0 for a
@@ -197,7 +213,9 @@ def compile_ffn(name: str, outputs: Mapping[str, Node], *, lower: Mapping[str, N
     steps: list[FFNStep] = []
     # ``avail`` maps each signal to how it is read from the previous layer: a list of
     # (unit name, coefficient) and a constant whose combination is the signal's value.
-    avail: dict[Var | Relu, _Reads] = {v: ([(v.name, Fraction(1))], Fraction(0)) for v in last_use if isinstance(v, Var)}
+    avail: dict[Var | Relu, _Reads] = {
+        v: ([(v.name, Fraction(1))], Fraction(0)) for v in last_use if isinstance(v, Var)
+    }
     for layer in range(1, depth + 1):
         rows: dict[str, dict[str, Fraction]] = {}
         bias: dict[str, Fraction] = {}
@@ -232,7 +250,12 @@ def compile_ffn(name: str, outputs: Mapping[str, Node], *, lower: Mapping[str, N
         steps.append(RELU)
         avail = new_avail
     final = {o: _combine(coeffs, avail) for o, (coeffs, _b) in out_maps.items()}
-    steps.append(_dense({o: row for o, (row, _c) in final.items()}, {o: b + final[o][1] for o, (_c, b) in out_maps.items()}))
+    steps.append(
+        _dense(
+            {o: row for o, (row, _c) in final.items()},
+            {o: b + final[o][1] for o, (_c, b) in out_maps.items()},
+        )
+    )
     return FFN(name=name, steps=tuple(steps))
 
 
@@ -240,7 +263,9 @@ _Reads = tuple[list[tuple[str, Fraction]], Fraction]
 """How a signal is read from the previous layer: Σ coefficient·unit + constant."""
 
 
-def _combine(coeffs: Mapping[Var | Relu, Fraction], avail: Mapping[Var | Relu, _Reads]) -> tuple[dict[str, Fraction], Fraction]:
+def _combine(
+    coeffs: Mapping[Var | Relu, Fraction], avail: Mapping[Var | Relu, _Reads]
+) -> tuple[dict[str, Fraction], Fraction]:
     """``Σ coef·signal`` as weights on the units the previous layer holds the signals in, and a
     constant (the lower bounds of signals carried as relu(x − b))."""
     row: dict[str, Fraction] = {}

@@ -31,7 +31,15 @@ from .evaluation import Trace, UndecidedSignError, evaluate
 from .ir import Affine, Network, Scale, Softmax
 from .rnn_recognizers import LSTMRecognizer, RNNRecognizerIR
 
-__all__ = ["DEFAULT_DIGITS", "RNNTrace", "IntervalArithmetic", "erf_interval", "erf_point", "run", "run_rnn"]
+__all__ = [
+    "DEFAULT_DIGITS",
+    "IntervalArithmetic",
+    "RNNTrace",
+    "erf_interval",
+    "erf_point",
+    "run",
+    "run_rnn",
+]
 
 DEFAULT_DIGITS = 60
 
@@ -212,7 +220,13 @@ def _clip(x: Any) -> Any:
     return x
 
 
-def run(net: Network, word: str | Sequence[str], *, length: int | None = None, digits: int = DEFAULT_DIGITS) -> Trace[Interval]:
+def run(
+    net: Network,
+    word: str | Sequence[str],
+    *,
+    length: int | None = None,
+    digits: int = DEFAULT_DIGITS,
+) -> Trace[Interval]:
     """Evaluate ``net`` on ``word`` with rigorous intervals at ``digits`` digits."""
     return evaluate(net, word, IntervalArithmetic(digits), length=length)
 
@@ -235,7 +249,9 @@ class RNNTrace:
     accepted: bool | None
 
 
-def run_rnn(net: RNNRecognizerIR, word: str | Sequence[str], *, digits: int = DEFAULT_DIGITS) -> RNNTrace:
+def run_rnn(
+    net: RNNRecognizerIR, word: str | Sequence[str], *, digits: int = DEFAULT_DIGITS
+) -> RNNTrace:
     """Evaluate the RNN recognizer ``net`` on ``word`` with rigorous intervals at ``digits``
     digits (the equations of :mod:`netproof.symbolic.rnn_recognizers`). tanh(z) is evaluated as
     1 − 2/(e^{2z} + 1) and the logistic σ(z) as 1/(1 + e^{−z}): z occurs once in each, so the
@@ -245,7 +261,9 @@ def run_rnn(net: RNNRecognizerIR, word: str | Sequence[str], *, digits: int = DE
     symbols = tuple(word)
     unknown = [s for s in symbols if s not in net.alphabet]
     if unknown:
-        raise WordError(f"symbols {unknown} are not in the alphabet {list(net.alphabet)} of {net.name!r}")
+        raise WordError(
+            f"symbols {unknown} are not in the alphabet {list(net.alphabet)} of {net.name!r}"
+        )
     rows = {s: dict(row) for s, row in net.embedding}
     zero = ctx.mpf(0)
 
@@ -265,7 +283,7 @@ def run_rnn(net: RNNRecognizerIR, word: str | Sequence[str], *, digits: int = DE
     def logistic(v: Interval) -> Interval:
         return 1 / (1 + ctx.exp(-v))
 
-    h = {u: zero for u in net.hidden}
+    h = dict.fromkeys(net.hidden, zero)
     c = dict(h)
     states, cells = [h], [c] if isinstance(net, LSTMRecognizer) else []
     for s in symbols:
@@ -274,7 +292,10 @@ def run_rnn(net: RNNRecognizerIR, word: str | Sequence[str], *, digits: int = DE
         rec = affine(net.W_hh, h)
         z = {k: drive[k] + rec[k] for k in drive}
         if isinstance(net, LSTMRecognizer):
-            c = {u: logistic(z[f"f:{u}"]) * c[u] + logistic(z[f"i:{u}"]) * tanh(z[f"g:{u}"]) for u in net.hidden}
+            c = {
+                u: logistic(z[f"f:{u}"]) * c[u] + logistic(z[f"i:{u}"]) * tanh(z[f"g:{u}"])
+                for u in net.hidden
+            }
             h = {u: logistic(z[f"o:{u}"]) * tanh(c[u]) for u in net.hidden}
             cells.append(c)
         elif net.activation == "relu":

@@ -263,7 +263,10 @@ class Seq2Seq:
 
     def __repr__(self) -> str:
         """One line: the kind, the size and the name (the whole form: ``print(pretty(net))``)."""
-        layers = (*self.encoder, *(s for d in self.decoder for s in (d.self_attention, d.cross_attention, d.ffn)))
+        layers = (
+            *self.encoder,
+            *(s for d in self.decoder for s in (d.self_attention, d.cross_attention, d.ffn)),
+        )
         return (
             f"<Seq2Seq {_title(self.name, self.params)}: {len(self.encoder)} encoder sublayers, "
             f"{len(self.decoder)} decoder layers, {_heads(layers)} heads, {len(self.dims)} dims>"
@@ -310,7 +313,14 @@ def validate_seq2seq(net: Seq2Seq) -> None:
         fail(f"seq2seq {net.name!r}: the encoder input must be a TokenEmbedding", context)
     validate_token_embedding(net.embedding, dims)
     seen: set[str] = {"input", "y", "F"}
-    subs = [*net.encoder, *(s for layer in net.decoder for s in (layer.self_attention, layer.cross_attention, layer.ffn))]
+    subs = [
+        *net.encoder,
+        *(
+            s
+            for layer in net.decoder
+            for s in (layer.self_attention, layer.cross_attention, layer.ffn)
+        ),
+    ]
     for sub in subs:
         if sub.name in seen:
             fail(
@@ -357,13 +367,19 @@ def seq2seq_head_lines(net: Seq2Seq) -> list[str]:
         lines.append("  params: " + " ".join(f"{k}={v}" for k, v in net.params))
     lines.append("  dims: " + " ".join(net.dims))
     lines += [f"  encoder {x}" for x in embedding_lines(net.embedding)]
-    lines.append("  decoder seed ỹ_0: " + (" ".join(f"{d}={rational_text(v)}" for d, v in net.seed if v != 0) or "0"))
+    lines.append(
+        "  decoder seed ỹ_0: "
+        + (" ".join(f"{d}={rational_text(v)}" for d, v in net.seed if v != 0) or "0")
+    )
     for dim, feat, coef in net.decoder_positional:
-        lines.append(f"  decoder pos {dim} += {feat}(t)" if coef == 1 else f"  decoder pos {dim} += {coef}*{feat}(t)")
+        lines.append(
+            f"  decoder pos {dim} += {feat}(t)"
+            if coef == 1
+            else f"  decoder pos {dim} += {coef}*{feat}(t)"
+        )
     if not net.decoder_positional:
         lines.append("  decoder pos: none (y_t = ỹ_t)")
     lines += [f"  output F: {x}" for x in affine_lines(net.output)]
     lines.append(f"  halting: first t with unit = {net.halting.value}")
     lines += [f"    {x}" for x in affine_lines(net.halting.unit)]
     return lines
-

@@ -88,7 +88,7 @@ def _pairs_hook(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
 
 
 def _refuse_constant(name: str) -> JSON:
-    raise NetworkFileError("", f"{name} is not a JSON number; rationals are strings like \"1/2\"")
+    raise NetworkFileError("", f'{name} is not a JSON number; rationals are strings like "1/2"')
 
 
 def _quoted(text: str) -> str:
@@ -116,7 +116,8 @@ def _describe(v: JSON) -> str:
 def _check_repeats(v: JSON, path: str) -> None:
     if isinstance(v, _RepeatedKey):
         raise NetworkFileError(
-            key_path(path, v.repeated), "this key appears twice in the same object; keep exactly one"
+            key_path(path, v.repeated),
+            "this key appears twice in the same object; keep exactly one",
         )
 
 
@@ -148,12 +149,14 @@ def _typed(v: JSON, path: str, allowed: tuple[str, ...]) -> tuple[str, dict[str,
     obj = _object(v, path, f"a {what}")
     if "type" not in obj:
         raise NetworkFileError(
-            field_path(path, "type"), f'missing: an IR object names its class, e.g. "type": "{allowed[0]}"'
+            field_path(path, "type"),
+            f'missing: an IR object names its class, e.g. "type": "{allowed[0]}"',
         )
     kind = obj["type"]
     if kind not in allowed:
         raise NetworkFileError(
-            field_path(path, "type"), f"{_describe(kind)} is not allowed here; write {' or '.join(map(_quoted, allowed))}"
+            field_path(path, "type"),
+            f"{_describe(kind)} is not allowed here; write {' or '.join(map(_quoted, allowed))}",
         )
     return kind, obj
 
@@ -188,18 +191,25 @@ _RATIONAL = re.compile(r"-?[0-9]+(/[0-9]+)?")
 
 def _rational(v: JSON, path: str) -> Fraction:
     if isinstance(v, bool):
-        raise NetworkFileError(path, f"expected a rational, got {_describe(v)}; write \"0\" or \"1\"")
+        raise NetworkFileError(path, f'expected a rational, got {_describe(v)}; write "0" or "1"')
     if isinstance(v, int):
         return Fraction(v)
     if isinstance(v, float):
         hint = Fraction(v).limit_denominator(10**6) if math.isfinite(v) else None
-        fix = f'write the exact string "{hint}"' if hint is not None else 'write an exact string like "1/2"'
+        fix = (
+            f'write the exact string "{hint}"'
+            if hint is not None
+            else 'write an exact string like "1/2"'
+        )
         raise NetworkFileError(path, f"{_describe(v)} is a float; rationals are exact: {fix}")
     if not isinstance(v, str):
-        raise NetworkFileError(path, f'expected a rational as a string like "-1/2" or "3", got {_describe(v)}')
+        raise NetworkFileError(
+            path, f'expected a rational as a string like "-1/2" or "3", got {_describe(v)}'
+        )
     if not _RATIONAL.fullmatch(v):
         raise NetworkFileError(
-            path, f'{_describe(v)} is not a rational; write an integer or "p/q" (no decimals, spaces or "+")'
+            path,
+            f'{_describe(v)} is not a rational; write an integer or "p/q" (no decimals, spaces or "+")',
         )
     if "/" in v and int(v.rsplit("/", 1)[1]) == 0:
         raise NetworkFileError(path, f"{_describe(v)} divides by zero; write a nonzero denominator")
@@ -226,7 +236,9 @@ def _optional(v: JSON, path: str, read: Callable[[JSON, str], T]) -> T | None:
 def _choice(v: JSON, path: str, allowed: tuple[str, ...]) -> str:
     text = _str(v, path)
     if text not in allowed:
-        raise NetworkFileError(path, f"{_describe(v)} is not allowed; write one of {', '.join(map(_quoted, allowed))}")
+        raise NetworkFileError(
+            path, f"{_describe(v)} is not allowed; write one of {', '.join(map(_quoted, allowed))}"
+        )
     return text
 
 
@@ -237,20 +249,29 @@ def _names(v: JSON, path: str) -> tuple[str, ...]:
     for i, name in enumerate(names):
         if not name or any(c.isspace() for c in name):
             raise NetworkFileError(
-                index_path(path, i), f"dim name {_quoted(name)} must be non-empty and without spaces"
+                index_path(path, i),
+                f"dim name {_quoted(name)} must be non-empty and without spaces",
             )
         if name in seen:
-            raise NetworkFileError(index_path(path, i), f"dim name {_quoted(name)} appears twice; rename one")
+            raise NetworkFileError(
+                index_path(path, i), f"dim name {_quoted(name)} appears twice; rename one"
+            )
         seen.add(name)
     return names
 
 
-def _tuple_of(v: JSON, path: str, reads: tuple[Callable[[JSON, str], Any], ...], what: str) -> tuple[Any, ...]:
+def _tuple_of(
+    v: JSON, path: str, reads: tuple[Callable[[JSON, str], Any], ...], what: str
+) -> tuple[Any, ...]:
     """A fixed-length array such as ``[dim, value]``."""
     items = _list(v, path)
     if len(items) != len(reads):
-        raise NetworkFileError(path, f"expected {what} ({len(reads)} entries), got {len(items)} entries")
-    return tuple(read(x, index_path(path, i)) for i, (read, x) in enumerate(zip(reads, items, strict=True)))
+        raise NetworkFileError(
+            path, f"expected {what} ({len(reads)} entries), got {len(items)} entries"
+        )
+    return tuple(
+        read(x, index_path(path, i)) for i, (read, x) in enumerate(zip(reads, items, strict=True))
+    )
 
 
 def _build(path: str, make: Callable[[], T]) -> T:
@@ -269,15 +290,20 @@ def _affine(v: JSON, path: str) -> Affine:
     outputs = _names(obj["outputs"], field_path(path, "outputs"))
     wpath = field_path(path, "weights")
     rows: dict[str, dict[str, Fraction]] = {}
-    for out, row in _object(obj["weights"], wpath, "the nonzero weights {output: {input: w}}").items():
+    for out, row in _object(
+        obj["weights"], wpath, "the nonzero weights {output: {input: w}}"
+    ).items():
         rpath = key_path(wpath, out)
         if out not in outputs:
-            raise NetworkFileError(rpath, f"{_quoted(out)} is not among outputs; add it there or fix the name")
+            raise NetworkFileError(
+                rpath, f"{_quoted(out)} is not among outputs; add it there or fix the name"
+            )
         entries = _object(row, rpath, "a row {input: w}")
         for name in entries:
             if name not in inputs:
                 raise NetworkFileError(
-                    key_path(rpath, name), f"{_quoted(name)} is not among inputs; add it there or fix the name"
+                    key_path(rpath, name),
+                    f"{_quoted(name)} is not among inputs; add it there or fix the name",
                 )
         rows[out] = {name: _rational(w, key_path(rpath, name)) for name, w in entries.items()}
     bpath = field_path(path, "bias")
@@ -285,7 +311,8 @@ def _affine(v: JSON, path: str) -> Affine:
     for out, b in _object(obj["bias"], bpath, "the nonzero biases {output: b}").items():
         if out not in outputs:
             raise NetworkFileError(
-                key_path(bpath, out), f"{_quoted(out)} is not among outputs; add it there or fix the name"
+                key_path(bpath, out),
+                f"{_quoted(out)} is not among outputs; add it there or fix the name",
             )
         bias[out] = _rational(b, key_path(bpath, out))
     zero = Fraction(0)
@@ -347,7 +374,9 @@ def _relative_bias(v: JSON, path: str) -> RelativeBias:
 
 def _relative_kernel(v: JSON, path: str) -> RelativeKernel:
     obj = _ir_object(v, path, "RelativeKernel", ("columns", "outside"))
-    columns = _tuple(obj["columns"], field_path(path, "columns"), lambda x, p: _tuple(x, p, _rational))
+    columns = _tuple(
+        obj["columns"], field_path(path, "columns"), lambda x, p: _tuple(x, p, _rational)
+    )
     outside = _choice(obj["outside"], field_path(path, "outside"), OUTSIDE_RULES)
     return _build(path, lambda: RelativeKernel(columns=columns, outside=outside))  # type: ignore[arg-type]
 
@@ -358,7 +387,9 @@ def _head(v: JSON, path: str) -> Head:
     optional = ("relative_bias", *RELATIVE_KERNELS)
     _fields({k: x for k, x in raw.items() if k not in optional}, path, "Head", ("type", *fields))
     obj = raw
-    relative_bias = _optional(obj.get("relative_bias"), field_path(path, "relative_bias"), _relative_bias)
+    relative_bias = _optional(
+        obj.get("relative_bias"), field_path(path, "relative_bias"), _relative_bias
+    )
     query_conv = _optional(obj.get("query_conv"), field_path(path, "query_conv"), _relative_kernel)
     key_conv = _optional(obj.get("key_conv"), field_path(path, "key_conv"), _relative_kernel)
     name = _str(obj["name"], field_path(path, "name"))
@@ -403,15 +434,21 @@ def _step(v: JSON, path: str) -> FFNStep:
 def _block(v: JSON, path: str) -> AttentionLayer | FFN | Convolution:
     kind, obj = _typed(v, path, ("AttentionLayer", "FFN", "Convolution"))
     if kind == "Convolution":
-        _fields(obj, path, "Convolution", ("type", "name", "inputs", "outputs", "kernels", "normalizer"))
+        _fields(
+            obj, path, "Convolution", ("type", "name", "inputs", "outputs", "kernels", "normalizer")
+        )
         name = _str(obj["name"], field_path(path, "name"))
         inputs = _names(obj["inputs"], field_path(path, "inputs"))
         outputs = _names(obj["outputs"], field_path(path, "outputs"))
-        kernels = _tuple(obj["kernels"], field_path(path, "kernels"), lambda x, p: _tuple(x, p, _rational))
+        kernels = _tuple(
+            obj["kernels"], field_path(path, "kernels"), lambda x, p: _tuple(x, p, _rational)
+        )
         normalizer = _optional(obj["normalizer"], field_path(path, "normalizer"), _softmax)
         return _build(
             path,
-            lambda: Convolution(name=name, inputs=inputs, outputs=outputs, kernels=kernels, normalizer=normalizer),
+            lambda: Convolution(
+                name=name, inputs=inputs, outputs=outputs, kernels=kernels, normalizer=normalizer
+            ),
         )
     if kind == "FFN":
         _fields(obj, path, "FFN", ("type", "name", "steps"))
@@ -436,7 +473,8 @@ def _sublayer(v: JSON, path: str) -> Sublayer:
 def _dim_in(dim: str, dims: tuple[str, ...], path: str, what: str) -> None:
     if dim not in dims:
         raise NetworkFileError(
-            path, f"{what} {_quoted(dim)} is not a network dim; add it to network.dims or fix the name"
+            path,
+            f"{what} {_quoted(dim)} is not a network dim; add it to network.dims or fix the name",
         )
 
 
@@ -445,7 +483,9 @@ def _positional_feature(v: JSON, path: str) -> str:
     try:
         feature(name)
     except NetworkValidationError as exc:
-        raise NetworkFileError(path, f"{exc}; use a known name or register the feature before reading") from exc
+        raise NetworkFileError(
+            path, f"{exc}; use a known name or register the feature before reading"
+        ) from exc
     return name
 
 
@@ -456,18 +496,29 @@ def _embedding(v: JSON, path: str, dims: tuple[str, ...]) -> TokenEmbedding | Fl
         alphabet = _tuple(obj["alphabet"], field_path(path, "alphabet"), _str)
         length = _int(obj["length"], field_path(path, "length"))
         values = _tuple(
-            obj["values"], field_path(path, "values"), lambda x, p: _tuple_of(x, p, (_str, _rational), "[symbol, value]")
+            obj["values"],
+            field_path(path, "values"),
+            lambda x, p: _tuple_of(x, p, (_str, _rational), "[symbol, value]"),
         )
         prefix = _str(obj["prefix"], field_path(path, "prefix"))
         if length > len(dims):  # checked before FlatEmbedding.dims lists length names
             raise NetworkFileError(
-                field_path(path, "length"), f"{length} input dims but the network has {len(dims)} dims; fix length or dims"
+                field_path(path, "length"),
+                f"{length} input dims but the network has {len(dims)} dims; fix length or dims",
             )
-        flat = _build(path, lambda: FlatEmbedding(alphabet=alphabet, length=length, values=values, prefix=prefix))
+        flat = _build(
+            path,
+            lambda: FlatEmbedding(alphabet=alphabet, length=length, values=values, prefix=prefix),
+        )
         for dim in flat.dims:
             _dim_in(dim, dims, field_path(path, "length"), "flat input dim")
         return flat
-    _fields(obj, path, "TokenEmbedding", ("type", "alphabet", "table", "positional", "prefix", "suffix", "index_base"))
+    _fields(
+        obj,
+        path,
+        "TokenEmbedding",
+        ("type", "alphabet", "table", "positional", "prefix", "suffix", "index_base"),
+    )
     alphabet = _tuple(obj["alphabet"], field_path(path, "alphabet"), _str)
     tpath = field_path(path, "table")
 
@@ -477,12 +528,16 @@ def _embedding(v: JSON, path: str, dims: tuple[str, ...]) -> TokenEmbedding | Fl
         return dim, value
 
     def table_row(x: JSON, p: str) -> tuple[str, tuple[tuple[str, Fraction], ...]]:
-        return _tuple_of(x, p, (_str, lambda y, q: _tuple(y, q, row)), "[token, [[dim, value], ...]]")
+        return _tuple_of(
+            x, p, (_str, lambda y, q: _tuple(y, q, row)), "[token, [[dim, value], ...]]"
+        )
 
     table = _tuple(obj["table"], tpath, table_row)
 
     def positional_entry(x: JSON, p: str) -> tuple[str, str, Fraction]:
-        dim, feat, coef = _tuple_of(x, p, (_str, _positional_feature, _rational), "[dim, feature name, coefficient]")
+        dim, feat, coef = _tuple_of(
+            x, p, (_str, _positional_feature, _rational), "[dim, feature name, coefficient]"
+        )
         _dim_in(dim, dims, index_path(p, 0), "positional dim")
         return dim, feat, coef
 
@@ -493,7 +548,12 @@ def _embedding(v: JSON, path: str, dims: tuple[str, ...]) -> TokenEmbedding | Fl
     return _build(
         path,
         lambda: TokenEmbedding(
-            alphabet=alphabet, table=table, positional=positional, prefix=prefix, suffix=suffix, index_base=index_base
+            alphabet=alphabet,
+            table=table,
+            positional=positional,
+            prefix=prefix,
+            suffix=suffix,
+            index_base=index_base,
         ),
     )
 
@@ -504,7 +564,12 @@ def _readout(v: JSON, path: str, dims: tuple[str, ...]) -> Classifier | NextSymb
         _fields(obj, path, "Classifier", ("type", "logit", "position", "accept"))
         logit = _affine(obj["logit"], field_path(path, "logit"))
         for i, name in enumerate(logit.inputs):
-            _dim_in(name, dims, index_path(field_path(field_path(path, "logit"), "inputs"), i), "the logit reads")
+            _dim_in(
+                name,
+                dims,
+                index_path(field_path(field_path(path, "logit"), "inputs"), i),
+                "the logit reads",
+            )
         position = _int(obj["position"], field_path(path, "position"))
         accept = _choice(obj["accept"], field_path(path, "accept"), ("positive",))
         return _build(path, lambda: Classifier(logit=logit, position=position, accept=accept))  # type: ignore[arg-type]
@@ -519,11 +584,18 @@ def _readout(v: JSON, path: str, dims: tuple[str, ...]) -> Classifier | NextSymb
     threshold = _rational(obj["threshold"], field_path(path, "threshold"))
     softmax = _optional(obj["softmax"], field_path(path, "softmax"), _softmax)
     end = _optional(obj["end"], field_path(path, "end"), _str)
-    return _build(path, lambda: NextSymbols(scores=scores, threshold=threshold, softmax=softmax, end=end))
+    return _build(
+        path, lambda: NextSymbols(scores=scores, threshold=threshold, softmax=softmax, end=end)
+    )
 
 
 def _network(v: JSON, path: str) -> Network:
-    obj = _ir_object(v, path, "Network", ("name", "dims", "embedding", "layers", "readout", "params", "reference"))
+    obj = _ir_object(
+        v,
+        path,
+        "Network",
+        ("name", "dims", "embedding", "layers", "readout", "params", "reference"),
+    )
     name = _str(obj["name"], field_path(path, "name"))
     dims = _names(obj["dims"], field_path(path, "dims"))
     embedding = _embedding(obj["embedding"], field_path(path, "embedding"), dims)
@@ -544,7 +616,11 @@ def _network(v: JSON, path: str) -> Network:
         except NetworkValidationError as exc:
             raise NetworkFileError(spath, str(exc)) from exc
     readout = _readout(obj["readout"], field_path(path, "readout"), dims)
-    params = _tuple(obj["params"], field_path(path, "params"), lambda x, p: _tuple_of(x, p, (_str, _str), "[name, value]"))
+    params = _tuple(
+        obj["params"],
+        field_path(path, "params"),
+        lambda x, p: _tuple_of(x, p, (_str, _str), "[name, value]"),
+    )
     reference = _str(obj["reference"], field_path(path, "reference"))
     return _build(
         path,
@@ -579,14 +655,18 @@ def _read(obj: JSON) -> tuple[Network, dict[str, JSON] | None]:
     unknown = sorted(k for k in top if k not in _TOP)
     if unknown:
         raise NetworkFileError(
-            unknown[0], f"unknown top-level field; a network file has {', '.join(_TOP)} (extra is optional): remove it"
+            unknown[0],
+            f"unknown top-level field; a network file has {', '.join(_TOP)} (extra is optional): remove it",
         )
     for name in ("format", "format_version", "network"):
         if name not in top:
-            raise NetworkFileError(name, "missing top-level field; re-export the network with symbolic.netfile.dumps")
+            raise NetworkFileError(
+                name, "missing top-level field; re-export the network with symbolic.netfile.dumps"
+            )
     if top["format"] != FORMAT:
         raise NetworkFileError(
-            "format", f'{_describe(top["format"])} is not a network file format; this reader reads "{FORMAT}"'
+            "format",
+            f'{_describe(top["format"])} is not a network file format; this reader reads "{FORMAT}"',
         )
     version = top["format_version"]
     if version != FORMAT_VERSION or isinstance(version, bool) or not isinstance(version, int):
@@ -603,7 +683,8 @@ def _read(obj: JSON) -> tuple[Network, dict[str, JSON] | None]:
     actual = fingerprint(net)
     if "fingerprint" not in top:
         raise NetworkFileError(
-            "fingerprint", f'missing top-level field; for the network in this file write "fingerprint": "{actual}"'
+            "fingerprint",
+            f'missing top-level field; for the network in this file write "fingerprint": "{actual}"',
         )
     stated = _str(top["fingerprint"], "fingerprint")
     if not _SHA256.fullmatch(stated):
@@ -631,12 +712,14 @@ def _parse(text: str, where: str) -> JSON:
         return json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise NetworkFileError(
-            "", f"{where} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}; fix the syntax there"
+            "",
+            f"{where} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}; fix the syntax there",
         ) from exc
     except RecursionError:
         raise NetworkFileError(
-            "", f"{where} nests arrays and objects too deeply to be a network file (a network file nests a few levels); "
-            "it is not a file `netproof export` wrote"
+            "",
+            f"{where} nests arrays and objects too deeply to be a network file (a network file nests a few levels); "
+            "it is not a file `netproof export` wrote",
         ) from None
 
 
@@ -645,8 +728,9 @@ def _decode(data: bytes, where: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NetworkFileError(
-            "", f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); a network file is "
-            "UTF-8 JSON as `netproof export` writes it"
+            "",
+            f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); a network file is "
+            "UTF-8 JSON as `netproof export` writes it",
         ) from None
 
 

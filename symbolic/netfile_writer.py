@@ -71,7 +71,11 @@ def _affine_json(a: Affine) -> dict[str, JSON]:
 
 
 def _layernorm_json(ln: LayerNorm) -> dict[str, JSON]:
-    return {"type": "LayerNorm", "eps": str(ln.eps), "over": None if ln.over is None else list(ln.over)}
+    return {
+        "type": "LayerNorm",
+        "eps": str(ln.eps),
+        "over": None if ln.over is None else list(ln.over),
+    }
 
 
 def _softmax_json(s: Softmax) -> dict[str, JSON]:
@@ -115,7 +119,13 @@ def _head_json(h: Head) -> dict[str, JSON]:
         "value": _affine_json(h.value),
         "normalizer": _normalizer_json(h.normalizer),
         "scoring": h.scoring,
-        "scale": {"type": "Scale", "coef": str(s.coef), "sqrt_d": s.sqrt_d, "log_n": s.log_n, "times_n": s.times_n},
+        "scale": {
+            "type": "Scale",
+            "coef": str(s.coef),
+            "sqrt_d": s.sqrt_d,
+            "log_n": s.log_n,
+            "times_n": s.times_n,
+        },
         "mask": h.mask,
         "empty": h.empty,
         **_relative_json(h),
@@ -128,7 +138,11 @@ def _relative_json(h: Head) -> dict[str, JSON]:
     out: dict[str, JSON] = {}
     if h.relative_bias is not None:
         b = h.relative_bias
-        out["relative_bias"] = {"type": "RelativeBias", "beta": [str(x) for x in b.beta], "outside": b.outside}
+        out["relative_bias"] = {
+            "type": "RelativeBias",
+            "beta": [str(x) for x in b.beta],
+            "outside": b.outside,
+        }
     for name in RELATIVE_KERNELS:
         w: RelativeKernel | None = getattr(h, name)
         if w is not None:
@@ -151,7 +165,11 @@ def _sublayer_json(sub: Sublayer) -> dict[str, JSON]:
                 "output": None if block.output is None else _affine_json(block.output),
             }
         case FFN():
-            block_json = {"type": "FFN", "name": block.name, "steps": [_step_json(s) for s in block.steps]}
+            block_json = {
+                "type": "FFN",
+                "name": block.name,
+                "steps": [_step_json(s) for s in block.steps],
+            }
         case Convolution():
             block_json = {
                 "type": "Convolution",
@@ -198,7 +216,12 @@ def _embedding_json(emb: TokenEmbedding | FlatEmbedding) -> dict[str, JSON]:
 def _readout_json(r: Classifier | NextSymbols) -> dict[str, JSON]:
     match r:
         case Classifier():
-            return {"type": "Classifier", "logit": _affine_json(r.logit), "position": r.position, "accept": r.accept}
+            return {
+                "type": "Classifier",
+                "logit": _affine_json(r.logit),
+                "position": r.position,
+                "accept": r.accept,
+            }
         case NextSymbols():
             return {
                 "type": "NextSymbols",
@@ -236,12 +259,18 @@ def _plain(value: object, path: str) -> JSON:
         out: dict[str, JSON] = {}
         for k, v in value.items():
             if not isinstance(k, str):
-                raise NetworkFileError(path, f"key {k!r} is a {type(k).__name__}; JSON object keys are strings")
+                raise NetworkFileError(
+                    path, f"key {k!r} is a {type(k).__name__}; JSON object keys are strings"
+                )
             out[k] = _plain(v, key_path(path, k))
         return out
     if isinstance(value, (list, tuple)):
         return [_plain(v, index_path(path, i)) for i, v in enumerate(value)]
-    hint = f"; write str(value) = {str(value)!r}" if isinstance(value, Fraction) else "; convert it to a string"
+    hint = (
+        f"; write str(value) = {str(value)!r}"
+        if isinstance(value, Fraction)
+        else "; convert it to a string"
+    )
     raise NetworkFileError(path, f"{value!r} is a {type(value).__name__}, not a JSON value{hint}")
 
 
@@ -270,13 +299,17 @@ def to_json(net: Network, *, extra: Mapping[str, Any] | None = None) -> dict[str
     }
     if extra is not None:
         if not isinstance(extra, Mapping):
-            raise NetworkFileError("extra", f"is a {type(extra).__name__}; pass a mapping (a JSON object)")
+            raise NetworkFileError(
+                "extra", f"is a {type(extra).__name__}; pass a mapping (a JSON object)"
+            )
         obj["extra"] = _plain(extra, "extra")
     return obj
 
 
 def _compact(value: JSON) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "), allow_nan=False)
+    return json.dumps(
+        value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "), allow_nan=False
+    )
 
 
 def _render(value: JSON, indent: int, lead: int) -> str:
@@ -304,4 +337,3 @@ def dumps(net: Network, *, extra: Mapping[str, Any] | None = None) -> str:
 def dump_file(path: str | Path, net: Network, *, extra: Mapping[str, Any] | None = None) -> None:
     """Write the network file of ``net`` to ``path`` (UTF-8)."""
     Path(path).write_text(dumps(net, extra=extra), encoding="utf-8")
-

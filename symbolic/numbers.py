@@ -53,4 +53,3 @@ def as_fraction(value: object, what: str = "weight") -> Fraction:
     raise InexactNumberError(
         f"{what}={value!r} has type {type(value).__name__}; the IR takes int, Fraction or 'p/q'."
     )
-

@@ -56,9 +56,16 @@ def feature(name: str) -> FeatureDef:
         return _REGISTRY[name]
     except KeyError:
         # the indicator I[i=k] of any position k (a learned positional table, one feature per row)
-        if name.startswith("I[i=") and name.endswith("]") and name[4:-1].isdigit() and str(int(name[4:-1])) == name[4:-1]:
+        if (
+            name.startswith("I[i=")
+            and name.endswith("]")
+            and name[4:-1].isdigit()
+            and str(int(name[4:-1])) == name[4:-1]
+        ):
             k = int(name[4:-1])
-            return FeatureDef(name, lambda i, n: Fraction(int(i == k)), f"indicator of position {k}")
+            return FeatureDef(
+                name, lambda i, n: Fraction(int(i == k)), f"indicator of position {k}"
+            )
         known = ", ".join(sorted(_REGISTRY)) + ", I[i=k] for any position k"
         raise NetworkValidationError(
             f"unknown positional feature {name!r}; known features: {known}"
@@ -72,7 +79,9 @@ def known_features() -> tuple[str, ...]:
 register("1", lambda i, n: Fraction(1), "the constant 1")
 register("i", lambda i, n: Fraction(i), "the position i")
 register("n", lambda i, n: Fraction(n), "the length n")
-register("i/n", lambda i, n: Fraction(i, n), "position over length (Chiang & Cholak dim 4; Yao p_i)")
+register(
+    "i/n", lambda i, n: Fraction(i, n), "position over length (Chiang & Cholak dim 4; Yao p_i)"
+)
 register("1-i/n", lambda i, n: 1 - Fraction(i, n), "one minus i/n")
 register("1/n", lambda i, n: Fraction(1, n), "one over the length")
 register("1/i", lambda i, n: _inv(i, "1/i"), "one over the position (i >= 1)")
@@ -80,6 +89,12 @@ register("1/i^2", lambda i, n: _inv(i, "1/i^2") ** 2, "one over the squared posi
 register("cos(iπ)", lambda i, n: Fraction((-1) ** i), "(-1)^i (Chiang & Cholak dim 5)")
 register("I[i=0]", lambda i, n: Fraction(int(i == 0)), "indicator of position 0")
 register("I[i=1]", lambda i, n: Fraction(int(i == 1)), "indicator of position 1")
-register("I[i=n-1]", lambda i, n: Fraction(int(i == n - 1)), "indicator of the last position (0-based)")
+register(
+    "I[i=n-1]", lambda i, n: Fraction(int(i == n - 1)), "indicator of the last position (0-based)"
+)
 register("1/2^i", lambda i, n: Fraction(1, 2**i), "one over 2 to the i")
-register("i+1", lambda i, n: Fraction(i + 1), "the position plus one (Bhattamishra et al.'s decoder pos(t+1))")
+register(
+    "i+1",
+    lambda i, n: Fraction(i + 1),
+    "the position plus one (Bhattamishra et al.'s decoder pos(t+1))",
+)

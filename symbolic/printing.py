@@ -58,13 +58,28 @@ def cell_lines(cell: Cell) -> list[str]:
     )
     match cell:
         case StackRNN():
-            lines = [f"cell stack-rnn activation={cell.activation} gate={cell.gate} decision={decision_text(cell.decision)} ops={' '.join(cell.ops)}"]
-            maps = [("W_ih", cell.W_ih), ("W_hh", cell.W_hh), ("W_sh", cell.W_sh), ("W_a", cell.W_a), ("W_n", cell.W_n)]
-        case StackLSTM():
-            lines = [f"cell stack-lstm activation={cell.activation} gate={cell.gate} decision={decision_text(cell.decision)} ops={' '.join(cell.ops)}"]
+            lines = [
+                f"cell stack-rnn activation={cell.activation} gate={cell.gate} decision={decision_text(cell.decision)} ops={' '.join(cell.ops)}"
+            ]
             maps = [
-                ("W_i", cell.W_i), ("W_f", cell.W_f), ("W_o", cell.W_o), ("W_g", cell.W_g),
-                ("W_sh", cell.W_sh), ("W_a", cell.W_a), ("W_n", cell.W_n),
+                ("W_ih", cell.W_ih),
+                ("W_hh", cell.W_hh),
+                ("W_sh", cell.W_sh),
+                ("W_a", cell.W_a),
+                ("W_n", cell.W_n),
+            ]
+        case StackLSTM():
+            lines = [
+                f"cell stack-lstm activation={cell.activation} gate={cell.gate} decision={decision_text(cell.decision)} ops={' '.join(cell.ops)}"
+            ]
+            maps = [
+                ("W_i", cell.W_i),
+                ("W_f", cell.W_f),
+                ("W_o", cell.W_o),
+                ("W_g", cell.W_g),
+                ("W_sh", cell.W_sh),
+                ("W_a", cell.W_a),
+                ("W_n", cell.W_n),
             ]
         case BabyNTM():
             lines = [
@@ -76,7 +91,13 @@ def cell_lines(cell: Cell) -> list[str]:
             for op in cell.ops:
                 entries = " ".join(f"({i},{j})={rational_text(v)}" for i, j, v in op.entries) or "0"
                 lines.append(f"  op {op.name}: {entries}")
-            maps = [("W_ih", cell.W_ih), ("W_hh", cell.W_hh), ("W_m", cell.W_m), ("W_a", cell.W_a), ("W_n", cell.W_n)]
+            maps = [
+                ("W_ih", cell.W_ih),
+                ("W_hh", cell.W_hh),
+                ("W_m", cell.W_m),
+                ("W_a", cell.W_a),
+                ("W_n", cell.W_n),
+            ]
         case JoulinMikolovRNN():
             lines = [
                 (
@@ -84,7 +105,13 @@ def cell_lines(cell: Cell) -> list[str]:
                     f"decision={decision_text(cell.decision)} ops={' '.join(cell.ops)}"
                 )
             ]
-            maps = [("W_ih", cell.W_ih), ("W_hh", cell.W_hh), ("W_sh", cell.W_sh), ("W_a", cell.W_a), ("W_n", cell.W_n)]
+            maps = [
+                ("W_ih", cell.W_ih),
+                ("W_hh", cell.W_hh),
+                ("W_sh", cell.W_sh),
+                ("W_a", cell.W_a),
+                ("W_n", cell.W_n),
+            ]
         case _:
             assert_never(cell)
     return lines + [f"  {x}" for x in head] + _maps(maps)

@@ -112,7 +112,11 @@ class _Exact:
         raise NotRationalError(
             f"{where}.decision is {type(nz).__name__}: softmax-family weights are not rational; "
             "use the interval backend (backend='interval') or a Hardmax decision"
-            + (" (Gumbel-softmax samples noise: numeric backends only)" if isinstance(nz, GumbelSoftmax) else "")
+            + (
+                " (Gumbel-softmax samples noise: numeric backends only)"
+                if isinstance(nz, GumbelSoftmax)
+                else ""
+            )
         )
 
     def above(self, y: Any, threshold: Fraction) -> bool | None:
@@ -162,14 +166,21 @@ class _Interval:
         iv = self.iv
         match nz:
             case Hardmax():
-                if all(s.a == s.b for s in scores):  # point scores: ties are exact, as in the exact backend
+                if all(
+                    s.a == s.b for s in scores
+                ):  # point scores: ties are exact, as in the exact backend
                     points = [s.a for s in scores]
                     top = max(points)
-                    return [self.const(Fraction(w)) for w in _hardmax(nz, [1 if p == top else 0 for p in points])]
+                    return [
+                        self.const(Fraction(w))
+                        for w in _hardmax(nz, [1 if p == top else 0 for p in points])
+                    ]
                 best = max(range(len(scores)), key=lambda i: scores[i].a)
                 if all(i == best or scores[i].b < scores[best].a for i in range(len(scores))):
                     return [iv.mpf(1) if i == best else iv.mpf(0) for i in range(len(scores))]
-                raise NotRationalError(f"{where}: hardmax decision with overlapping score enclosures; use the exact backend")
+                raise NotRationalError(
+                    f"{where}: hardmax decision with overlapping score enclosures; use the exact backend"
+                )
             case Softmax(r=r, c=c):
                 factor = self.const(c) if c is not None else iv.log(self.const(r))  # type: ignore[arg-type]
                 logits = [factor * s for s in scores]
@@ -211,7 +222,10 @@ class _Map:
     def __init__(self, a: Affine, index: dict[str, int], ar: _Exact | _Interval) -> None:
         self.outputs = a.outputs
         self.rows = [
-            ([(index[i], ar.const(w)) for i, w in zip(a.inputs, row, strict=True) if w != 0], ar.const(b))
+            (
+                [(index[i], ar.const(w)) for i, w in zip(a.inputs, row, strict=True) if w != 0],
+                ar.const(b),
+            )
             for row, b in zip(a.weights, a.bias, strict=True)
         ]
 
@@ -233,7 +247,8 @@ class Program:
         hidden = {d: k for k, d in enumerate(cell.hidden)}
         element = {d: k for k, d in enumerate(cell.element)}
         self.x = {
-            s: tuple(ar.const(dict(row).get(d, Fraction(0))) for d in cell.inputs) for s, row in net.embedding
+            s: tuple(ar.const(dict(row).get(d, Fraction(0))) for d in cell.inputs)
+            for s, row in net.embedding
         }
         self.readout = _Map(net.readout.W_y, hidden, ar)
         self.W_a = _Map(cell.W_a, hidden, ar)
@@ -247,7 +262,9 @@ class Program:
                 self.ops = cell.ops
             case StackLSTM():
                 both = {**inputs, **{d: len(inputs) + k for d, k in hidden.items()}}
-                self.gates = [_Map(getattr(cell, g), both, ar) for g in ("W_i", "W_f", "W_o", "W_g")]
+                self.gates = [
+                    _Map(getattr(cell, g), both, ar) for g in ("W_i", "W_f", "W_o", "W_g")
+                ]
                 self.W_sh = _Map(cell.W_sh, element, ar)
                 self.ops = cell.ops
             case BabyNTM():
@@ -256,7 +273,11 @@ class Program:
                 self.W_sh = _Map(cell.W_m, element, ar)
                 self.ops = cell.op_names
                 self.matrices = [
-                    [[(j, ar.const(v)) for i2, j, v in op.entries if i2 == i] for i in range(op.size)] for op in cell.ops
+                    [
+                        [(j, ar.const(v)) for i2, j, v in op.entries if i2 == i]
+                        for i in range(op.size)
+                    ]
+                    for op in cell.ops
                 ]
                 self.moves = [self._moves(op.entries, op.size) for op in cell.ops]
             case JoulinMikolovRNN():
@@ -315,7 +336,9 @@ class Program:
         ar = self.ar
         x = self.x.get(symbol)
         if x is None:
-            raise WordError(f"symbol {symbol!r} is not in the alphabet {self.net.alphabet} of {self.net.name!r}")
+            raise WordError(
+                f"symbol {symbol!r} is not in the alphabet {self.net.alphabet} of {self.net.name!r}"
+            )
         zero_el = tuple(self.zero for _ in cell.element)
         top = state.memory[0] if state.memory else zero_el
         c_new: Values | None = None
@@ -330,12 +353,28 @@ class Program:
                 i_g, f_g, o_g = (self._acts(cell.gate, m(z), "gates") for m in self.gates[:3])
                 g = self._acts(cell.activation, self.gates[3](z), "cell input")
                 assert state.c is not None
-                c_new = tuple(f * c + i * gg for f, c, i, gg in zip(f_g, state.c, i_g, g, strict=True))
-                h = tuple(o * a for o, a in zip(o_g, self._acts(cell.activation, c_new, "cell state"), strict=True))
+                c_new = tuple(
+                    f * c + i * gg for f, c, i, gg in zip(f_g, state.c, i_g, g, strict=True)
+                )
+                h = tuple(
+                    o * a
+                    for o, a in zip(
+                        o_g, self._acts(cell.activation, c_new, "cell state"), strict=True
+                    )
+                )
             case JoulinMikolovRNN():
                 h_tilde = state.h
-                tops = [v for i in range(cell.top) for v in (state.memory[i] if i < len(state.memory) else zero_el)]
-                pre = [a + b + s for a, b, s in zip(self.W_ih(x), self.W_hh(state.h), self.W_sh(tops), strict=True)]
+                tops = [
+                    v
+                    for i in range(cell.top)
+                    for v in (state.memory[i] if i < len(state.memory) else zero_el)
+                ]
+                pre = [
+                    a + b + s
+                    for a, b, s in zip(
+                        self.W_ih(x), self.W_hh(state.h), self.W_sh(tops), strict=True
+                    )
+                ]
                 h = self._acts(cell.activation, pre, "hidden units")
             case _:
                 assert_never(cell)
@@ -367,7 +406,9 @@ class Program:
         )
         return new, record
 
-    def _update(self, memory: tuple[Values, ...], a: Sequence[Any], n: Values, zero_el: Values) -> tuple[Values, ...]:
+    def _update(
+        self, memory: tuple[Values, ...], a: Sequence[Any], n: Values, zero_el: Values
+    ) -> tuple[Values, ...]:
         cell = self.cell
         ar = self.ar
         if isinstance(cell, BabyNTM):
@@ -388,7 +429,11 @@ class Program:
                             continue  # a zero slot adds nothing (slots far from the top stay exactly 0)
                         f = weight * v
                         acc = out[i]
-                        out[i] = [f * m for m in memory[j]] if acc is None else [x + f * m for x, m in zip(acc, memory[j], strict=True)]
+                        out[i] = (
+                            [f * m for m in memory[j]]
+                            if acc is None
+                            else [x + f * m for x, m in zip(acc, memory[j], strict=True)]
+                        )
             first = out[0] if out[0] is not None else list(zero_el)
             out[0] = [x + nv for x, nv in zip(first, n, strict=True)]
             return tuple(zero_el if slot is None else tuple(slot) for slot in out)
@@ -403,7 +448,10 @@ class Program:
             for i in range(len(memory) + 1):
                 below = n if i == 0 else at(i - 1)
                 new.append(
-                    tuple(push * b + pop * p + keep * k for b, p, k in zip(below, at(i + 1), at(i), strict=True))
+                    tuple(
+                        push * b + pop * p + keep * k
+                        for b, p, k in zip(below, at(i + 1), at(i), strict=True)
+                    )
                 )
             while new and self._element_zero(new[-1]):
                 new.pop()
@@ -422,7 +470,9 @@ def step(program: Program, state: State, symbol: str) -> tuple[State, Step]:
     return program.step(state, symbol)
 
 
-def run(net: RecurrentNetwork, word: Sequence[str], backend: RecurrentBackend = "exact") -> RecurrentTrace:
+def run(
+    net: RecurrentNetwork, word: Sequence[str], backend: RecurrentBackend = "exact"
+) -> RecurrentTrace:
     """Run ``net`` on ``word``; the trace keeps every step.
 
     >>> from netproof.constructions.suzgun2019 import stack_rnn

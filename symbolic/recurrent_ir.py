@@ -99,14 +99,18 @@ class GumbelSoftmax:
 Decision: TypeAlias = Hardmax | Softmax | TemperatureSoftmax | GumbelSoftmax
 
 
-def _check_map(a: Affine, where: str, inputs: tuple[str, ...], outputs: tuple[str, ...], *, bias: bool) -> None:
+def _check_map(
+    a: Affine, where: str, inputs: tuple[str, ...], outputs: tuple[str, ...], *, bias: bool
+) -> None:
     if not isinstance(a, Affine):
         raise NetworkValidationError(f"{where} must be an Affine, got {type(a).__name__}")
     unknown = [d for d in a.inputs if d not in inputs]
     if unknown:
         raise NetworkValidationError(f"{where} reads {unknown}, which are not among {inputs}")
     if tuple(a.outputs) != tuple(outputs):
-        raise NetworkValidationError(f"{where} must write exactly {outputs} in that order, writes {a.outputs}")
+        raise NetworkValidationError(
+            f"{where} must write exactly {outputs} in that order, writes {a.outputs}"
+        )
     if not bias and any(b != 0 for b in a.bias):
         raise NetworkValidationError(
             f"{where} has a nonzero bias {[str(b) for b in a.bias]}, but the paper's map has no bias; "
@@ -120,7 +124,9 @@ def _check_disjoint(groups: dict[str, tuple[str, ...]], where: str) -> None:
         check_names(names, f"{where} {group}")
         for name in names:
             if name in seen:
-                raise NetworkValidationError(f"{where}: name {name!r} is used by both {seen[name]} and {group}")
+                raise NetworkValidationError(
+                    f"{where}: name {name!r} is used by both {seen[name]} and {group}"
+                )
             seen[name] = group
 
 
@@ -154,7 +160,9 @@ class StackRNN:
     decision: Decision
 
     def __post_init__(self) -> None:
-        _check_disjoint({"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "StackRNN")
+        _check_disjoint(
+            {"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "StackRNN"
+        )
         check_choice(self.activation, CELL_ACTIVATIONS, "StackRNN.activation")
         check_choice(self.gate, CELL_ACTIVATIONS, "StackRNN.gate")
         _check_map(self.W_ih, "StackRNN.W_ih", self.inputs, self.hidden, bias=True)
@@ -197,7 +205,9 @@ class StackLSTM:
     decision: Decision
 
     def __post_init__(self) -> None:
-        _check_disjoint({"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "StackLSTM")
+        _check_disjoint(
+            {"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "StackLSTM"
+        )
         check_choice(self.activation, CELL_ACTIVATIONS, "StackLSTM.activation")
         check_choice(self.gate, CELL_ACTIVATIONS, "StackLSTM.gate")
         both = (*self.inputs, *self.hidden)
@@ -225,13 +235,19 @@ class MemoryOp:
 
     def __post_init__(self) -> None:
         if not self.name or any(c.isspace() for c in self.name):
-            raise NetworkValidationError(f"MemoryOp.name={self.name!r} must be non-empty without spaces")
+            raise NetworkValidationError(
+                f"MemoryOp.name={self.name!r} must be non-empty without spaces"
+            )
         if not isinstance(self.size, int) or self.size < 1:
-            raise NetworkValidationError(f"MemoryOp {self.name}: size={self.size!r} must be an int >= 1")
+            raise NetworkValidationError(
+                f"MemoryOp {self.name}: size={self.size!r} must be an int >= 1"
+            )
         last = (-1, -1)
         for i, j, v in self.entries:
             if not (0 <= i < self.size and 0 <= j < self.size):
-                raise NetworkValidationError(f"MemoryOp {self.name}: entry ({i}, {j}) is outside {self.size}×{self.size}")
+                raise NetworkValidationError(
+                    f"MemoryOp {self.name}: entry ({i}, {j}) is outside {self.size}×{self.size}"
+                )
             if (i, j) <= last:
                 raise NetworkValidationError(
                     f"MemoryOp {self.name}: entries must be in row-major order without repeats; ({i}, {j}) follows {last}"
@@ -239,7 +255,9 @@ class MemoryOp:
             last = (i, j)
             check_fraction(v, f"MemoryOp {self.name}[{i}, {j}]")
             if v == 0:
-                raise NetworkValidationError(f"MemoryOp {self.name}: entry ({i}, {j}) is 0; list nonzero entries only")
+                raise NetworkValidationError(
+                    f"MemoryOp {self.name}: entry ({i}, {j}) is 0; list nonzero entries only"
+                )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -263,14 +281,20 @@ class BabyNTM:
     decision: Decision
 
     def __post_init__(self) -> None:
-        _check_disjoint({"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "BabyNTM")
+        _check_disjoint(
+            {"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "BabyNTM"
+        )
         check_choice(self.activation, CELL_ACTIVATIONS, "BabyNTM.activation")
         check_choice(self.gate, CELL_ACTIVATIONS, "BabyNTM.gate")
         if not self.ops:
-            raise NetworkValidationError("BabyNTM.ops is empty; give the memory operations (e.g. baby_ntm_ops(N))")
+            raise NetworkValidationError(
+                "BabyNTM.ops is empty; give the memory operations (e.g. baby_ntm_ops(N))"
+            )
         sizes = {op.size for op in self.ops}
         if len(sizes) != 1:
-            raise NetworkValidationError(f"BabyNTM.ops have different sizes {sorted(sizes)}; all act on the same memory")
+            raise NetworkValidationError(
+                f"BabyNTM.ops have different sizes {sorted(sizes)}; all act on the same memory"
+            )
         names = tuple(op.name for op in self.ops)
         check_names(names, "BabyNTM.ops")
         _check_map(self.W_ih, "BabyNTM.W_ih", self.inputs, self.hidden, bias=True)
@@ -310,9 +334,14 @@ class JoulinMikolovRNN:
     decision: Decision
 
     def __post_init__(self) -> None:
-        _check_disjoint({"inputs": self.inputs, "hidden": self.hidden, "element": self.element}, "JoulinMikolovRNN")
+        _check_disjoint(
+            {"inputs": self.inputs, "hidden": self.hidden, "element": self.element},
+            "JoulinMikolovRNN",
+        )
         if not isinstance(self.top, int) or self.top < 1:
-            raise NetworkValidationError(f"JoulinMikolovRNN.top={self.top!r} must be an int >= 1 (the k topmost elements)")
+            raise NetworkValidationError(
+                f"JoulinMikolovRNN.top={self.top!r} must be an int >= 1 (the k topmost elements)"
+            )
         check_choice(self.activation, CELL_ACTIVATIONS, "JoulinMikolovRNN.activation")
         check_choice(self.gate, CELL_ACTIVATIONS, "JoulinMikolovRNN.gate")
         _check_map(self.W_ih, "JoulinMikolovRNN.W_ih", self.inputs, self.hidden, bias=False)
@@ -347,7 +376,9 @@ class KHotReadout:
 
     def __post_init__(self) -> None:
         if not self.symbols or len(set(self.symbols)) != len(self.symbols):
-            raise NetworkValidationError(f"KHotReadout.symbols={self.symbols} must be non-empty without repeats")
+            raise NetworkValidationError(
+                f"KHotReadout.symbols={self.symbols} must be non-empty without repeats"
+            )
         check_choice(self.activation, CELL_ACTIVATIONS, "KHotReadout.activation")
         check_fraction(self.threshold, "KHotReadout.threshold")
         if tuple(self.W_y.outputs) != self.outputs:
@@ -387,9 +418,13 @@ class RecurrentNetwork:
         if not self.name:
             raise NetworkValidationError("RecurrentNetwork.name must be non-empty")
         if not self.alphabet or len(set(self.alphabet)) != len(self.alphabet):
-            raise NetworkValidationError(f"RecurrentNetwork {self.name!r}: alphabet {self.alphabet} is empty or repeats")
+            raise NetworkValidationError(
+                f"RecurrentNetwork {self.name!r}: alphabet {self.alphabet} is empty or repeats"
+            )
         if not isinstance(self.cell, (StackRNN, StackLSTM, BabyNTM, JoulinMikolovRNN)):
-            raise NetworkValidationError(f"RecurrentNetwork {self.name!r}: cell is a {type(self.cell).__name__}, not a recurrent cell")
+            raise NetworkValidationError(
+                f"RecurrentNetwork {self.name!r}: cell is a {type(self.cell).__name__}, not a recurrent cell"
+            )
         symbols = [s for s, _ in self.embedding]
         if sorted(symbols) != sorted(self.alphabet):
             raise NetworkValidationError(
@@ -410,7 +445,9 @@ class RecurrentNetwork:
             check_fraction(value, f"initial[{dim!r}]")
         unknown = [d for d in self.readout.W_y.inputs if d not in self.cell.hidden]
         if unknown:
-            raise NetworkValidationError(f"RecurrentNetwork {self.name!r}: the readout reads {unknown}, which are not hidden units")
+            raise NetworkValidationError(
+                f"RecurrentNetwork {self.name!r}: the readout reads {unknown}, which are not hidden units"
+            )
 
 
 def baby_ntm_ops(size: int) -> tuple[MemoryOp, ...]:
@@ -424,7 +461,9 @@ def baby_ntm_ops(size: int) -> tuple[MemoryOp, ...]:
     ((1, 0, Fraction(1, 1)), (2, 1, Fraction(1, 1)))
     """
     if not isinstance(size, int) or size < 1:
-        raise NetworkValidationError(f"baby_ntm_ops(size={size!r}): the memory needs at least one slot")
+        raise NetworkValidationError(
+            f"baby_ntm_ops(size={size!r}): the memory needs at least one slot"
+        )
     one = Fraction(1)
     n = size
     rows = {
@@ -435,5 +474,6 @@ def baby_ntm_ops(size: int) -> tuple[MemoryOp, ...]:
         "POP-LEFT": [(i, i + 1) for i in range(n - 1)],
     }
     return tuple(
-        MemoryOp(name=name, size=n, entries=tuple((i, j, one) for i, j in sorted(rows[name]))) for name in BABY_NTM_OPS
+        MemoryOp(name=name, size=n, entries=tuple((i, j, one) for i, j in sorted(rows[name])))
+        for name in BABY_NTM_OPS
     )

@@ -43,9 +43,9 @@ __all__ = [
     "ElmanRecognizer",
     "LSTMRecognizer",
     "RNNRecognizerIR",
+    "gate_names",
     "rnn_fingerprint",
     "rnn_lines",
-    "gate_names",
 ]
 
 ElmanActivation: TypeAlias = Literal["tanh", "relu"]
@@ -59,16 +59,24 @@ def gate_names(hidden: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(f"{gate}:{u}" for gate in LSTM_GATES for u in hidden)
 
 
-def _check_common(net: ElmanRecognizer | LSTMRecognizer, kind: str, maps: tuple[tuple[str, Affine, tuple[str, ...], tuple[str, ...]], ...]) -> None:
+def _check_common(
+    net: ElmanRecognizer | LSTMRecognizer,
+    kind: str,
+    maps: tuple[tuple[str, Affine, tuple[str, ...], tuple[str, ...]], ...],
+) -> None:
     if not net.name:
         raise NetworkValidationError(f"{kind}.name must be non-empty")
     if not net.alphabet or len(set(net.alphabet)) != len(net.alphabet):
-        raise NetworkValidationError(f"{kind} {net.name!r}: alphabet {net.alphabet} is empty or repeats")
+        raise NetworkValidationError(
+            f"{kind} {net.name!r}: alphabet {net.alphabet} is empty or repeats"
+        )
     check_names(net.inputs, f"{kind}.inputs")
     check_names(net.hidden, f"{kind}.hidden")
     shared = set(net.inputs) & set(net.hidden)
     if shared:
-        raise NetworkValidationError(f"{kind} {net.name!r}: names {sorted(shared)} are both inputs and hidden units")
+        raise NetworkValidationError(
+            f"{kind} {net.name!r}: names {sorted(shared)} are both inputs and hidden units"
+        )
     if sorted(s for s, _ in net.embedding) != sorted(net.alphabet):
         raise NetworkValidationError(
             f"{kind} {net.name!r}: the embedding has rows for {[s for s, _ in net.embedding]}; "
@@ -77,16 +85,24 @@ def _check_common(net: ElmanRecognizer | LSTMRecognizer, kind: str, maps: tuple[
     for symbol, row in net.embedding:
         for dim, value in row:
             if dim not in net.inputs:
-                raise NetworkValidationError(f"{kind} {net.name!r}: embedding of {symbol!r} writes {dim!r}, not an input")
+                raise NetworkValidationError(
+                    f"{kind} {net.name!r}: embedding of {symbol!r} writes {dim!r}, not an input"
+                )
             check_fraction(value, f"embedding[{symbol!r}, {dim!r}]")
     for field, a, reads, writes in maps:
         if not isinstance(a, Affine):
-            raise NetworkValidationError(f"{kind}.{field} must be an Affine, got {type(a).__name__}")
+            raise NetworkValidationError(
+                f"{kind}.{field} must be an Affine, got {type(a).__name__}"
+            )
         unknown = [d for d in a.inputs if d not in reads]
         if unknown:
-            raise NetworkValidationError(f"{kind} {net.name!r}: {field} reads {unknown}, which are not among {reads}")
+            raise NetworkValidationError(
+                f"{kind} {net.name!r}: {field} reads {unknown}, which are not among {reads}"
+            )
         if tuple(a.outputs) != tuple(writes):
-            raise NetworkValidationError(f"{kind} {net.name!r}: {field} must write {writes} in that order, writes {a.outputs}")
+            raise NetworkValidationError(
+                f"{kind} {net.name!r}: {field} must write {writes} in that order, writes {a.outputs}"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,9 +124,15 @@ class ElmanRecognizer:
 
     def __post_init__(self) -> None:
         check_choice(self.activation, ELMAN_ACTIVATIONS, "ElmanRecognizer.activation")
-        _check_common(self, "ElmanRecognizer", (("W_ih", self.W_ih, self.inputs, self.hidden),
-                                                ("W_hh", self.W_hh, self.hidden, self.hidden),
-                                                ("W_y", self.W_y, self.hidden, ("logit",))))
+        _check_common(
+            self,
+            "ElmanRecognizer",
+            (
+                ("W_ih", self.W_ih, self.inputs, self.hidden),
+                ("W_hh", self.W_hh, self.hidden, self.hidden),
+                ("W_y", self.W_y, self.hidden, ("logit",)),
+            ),
+        )
 
     def __repr__(self) -> str:
         return f"<ElmanRecognizer {self.name}: {self.activation}, {len(self.hidden)} hidden units, {len(self.inputs)} inputs>"
@@ -134,9 +156,15 @@ class LSTMRecognizer:
 
     def __post_init__(self) -> None:
         gates = gate_names(self.hidden)
-        _check_common(self, "LSTMRecognizer", (("W_ih", self.W_ih, self.inputs, gates),
-                                               ("W_hh", self.W_hh, self.hidden, gates),
-                                               ("W_y", self.W_y, self.hidden, ("logit",))))
+        _check_common(
+            self,
+            "LSTMRecognizer",
+            (
+                ("W_ih", self.W_ih, self.inputs, gates),
+                ("W_hh", self.W_hh, self.hidden, gates),
+                ("W_y", self.W_y, self.hidden, ("logit",)),
+            ),
+        )
 
     def __repr__(self) -> str:
         return f"<LSTMRecognizer {self.name}: {len(self.hidden)} hidden units, {len(self.inputs)} inputs>"
@@ -158,9 +186,14 @@ def rnn_lines(net: RNNRecognizerIR) -> list[str]:
     if isinstance(net, ElmanRecognizer):
         lines.append(f"  hidden: {' '.join(net.hidden)} (h_0 = 0, activation {net.activation})")
     else:
-        lines.append(f"  hidden: {' '.join(net.hidden)} (h_0 = c_0 = 0; gates i f o logistic, g tanh)")
+        lines.append(
+            f"  hidden: {' '.join(net.hidden)} (h_0 = c_0 = 0; gates i f o logistic, g tanh)"
+        )
     for symbol, row in net.embedding:
-        lines.append(f"  embed {symbol}: " + (" ".join(f"{d}={rational_text(v)}" for d, v in row if v != 0) or "0"))
+        lines.append(
+            f"  embed {symbol}: "
+            + (" ".join(f"{d}={rational_text(v)}" for d, v in row if v != 0) or "0")
+        )
     for field, a in (("W_ih", net.W_ih), ("W_hh", net.W_hh), ("W_y", net.W_y)):
         lines += [f"  {field}: {x}" for x in affine_lines(a)]
     lines.append("  accept iff logit(h_m) > 0")

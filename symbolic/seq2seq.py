@@ -57,7 +57,9 @@ class DecoderStep(Generic[V]):
         for s in self.states:
             if s.label == label:
                 return s
-        raise KeyError(f"step {self.t} has no state {label!r}; states: {', '.join(s.label for s in self.states)}")
+        raise KeyError(
+            f"step {self.t} has no state {label!r}; states: {', '.join(s.label for s in self.states)}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,11 @@ class Seq2SeqTrace(Generic[V]):
 
 
 def evaluate(
-    net: Seq2Seq, word: str | Sequence[str], arith: Arithmetic[V], *, max_steps: int = DEFAULT_MAX_STEPS
+    net: Seq2Seq,
+    word: str | Sequence[str],
+    arith: Arithmetic[V],
+    *,
+    max_steps: int = DEFAULT_MAX_STEPS,
 ) -> Seq2SeqTrace[V]:
     """Run ``net`` on ``word`` in ``arith`` until it halts or ``max_steps`` decoder steps ran
     (y_0 .. y_{max_steps} are computed)."""
@@ -114,7 +120,7 @@ def evaluate(
     table = dict(emb.table)
     rows: list[dict[str, V]] = []
     for t, token in enumerate(tokens):
-        row = {d: ev.zero for d in dims}
+        row = dict.fromkeys(dims, ev.zero)
         for d, v in table[token]:
             row[d] = ar.add(row[d], ev.c(v))
         for d, feat, coef in emb.positional:
@@ -135,7 +141,7 @@ def evaluate(
 
     halt_name = net.halting.unit.outputs[0]
     halt_value = ev.c(net.halting.value)
-    seed = {d: ev.zero for d in dims}
+    seed = dict.fromkeys(dims, ev.zero)
     for d, v in net.seed:
         seed[d] = ar.add(seed[d], ev.c(v))
     y = add_positional(seed, 0)
@@ -166,7 +172,7 @@ def evaluate(
             out = ev.ffn(ff.block, [x], [t])[0]  # type: ignore[arg-type]
             x = ev._combine(ff, x, out, t)
             states.append(State(ff.name, frozen_rows([x], dims)))
-        y_tilde = {d: ev.zero for d in dims}
+        y_tilde = dict.fromkeys(dims, ev.zero)
         y_tilde.update(ev.affine(net.output, x))
         states.append(State("F", frozen_rows([y_tilde], dims)))
         steps.append(DecoderStep(t, tuple(states), tuple(selections), False))

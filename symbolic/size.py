@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import assert_never
 
-from .blocks import AttentionLayer, Convolution, FFN, Sublayer
+from .blocks import FFN, AttentionLayer, Convolution, Sublayer
 from .ir import Network, Seq2Seq
 from .recurrent_ir import RecurrentNetwork
 
@@ -54,13 +54,20 @@ class NetworkSize:
 
     def to_json(self) -> dict[str, int]:
         """``{"layers": …, "heads": …, "dims": …, "sublayers": …}``, as ``run --json`` prints it."""
-        return {"layers": self.layers, "heads": self.heads, "dims": self.dims, "sublayers": self.sublayers}
+        return {
+            "layers": self.layers,
+            "heads": self.heads,
+            "dims": self.dims,
+            "sublayers": self.sublayers,
+        }
 
     def __str__(self) -> str:
         def count(k: int, what: str) -> str:
             return f"{k} {what}" if k == 1 else f"{k} {what}s"
 
-        return f"{count(self.layers, 'layer')}, {count(self.heads, 'head')}, {count(self.dims, 'dim')}"
+        return (
+            f"{count(self.layers, 'layer')}, {count(self.heads, 'head')}, {count(self.dims, 'dim')}"
+        )
 
 
 def _mixing(subs: Sequence[Sublayer]) -> tuple[int, int]:
@@ -86,7 +93,9 @@ def network_size(net: Network | Seq2Seq | RecurrentNetwork) -> NetworkSize:
     match net:
         case Network():
             layers, heads = _mixing(net.layers)
-            return NetworkSize(layers=layers, heads=heads, dims=len(net.dims), sublayers=len(net.layers))
+            return NetworkSize(
+                layers=layers, heads=heads, dims=len(net.dims), sublayers=len(net.layers)
+            )
         case Seq2Seq():
             layers, heads = _mixing(net.encoder)
             for dec in net.decoder:
@@ -95,7 +104,10 @@ def network_size(net: Network | Seq2Seq | RecurrentNetwork) -> NetworkSize:
                 layers += 1
                 heads += self_heads + cross_heads
             return NetworkSize(
-                layers=layers, heads=heads, dims=len(net.dims), sublayers=len(net.encoder) + 3 * len(net.decoder)
+                layers=layers,
+                heads=heads,
+                dims=len(net.dims),
+                sublayers=len(net.encoder) + 3 * len(net.decoder),
             )
         case RecurrentNetwork():
             return NetworkSize(layers=1, heads=0, dims=len(net.cell.hidden), sublayers=1)

@@ -176,9 +176,13 @@ class SympyArithmetic:
             factor = factor * n
         if scale.log_n:
             factor = factor * sympy.log(n)
-        betas = [to_sympy(b) for b in bias] if bias is not None else [sympy.Integer(0)] * len(scores)
+        betas = (
+            [to_sympy(b) for b in bias] if bias is not None else [sympy.Integer(0)] * len(scores)
+        )
         if nz.r is not None:
-            base: sympy.Expr = sympy.Symbol(nz.symbol, positive=True) if self.symbolic else to_sympy(nz.r)
+            base: sympy.Expr = (
+                sympy.Symbol(nz.symbol, positive=True) if self.symbolic else to_sympy(nz.r)
+            )
             raw = [base ** (factor * s + b) for s, b in zip(scores, betas, strict=True)]
         else:
             assert nz.c is not None  # Softmax validates: exactly one of r, c
@@ -186,13 +190,18 @@ class SympyArithmetic:
                 base = sympy.Symbol(nz.symbol, positive=True)
                 raw = [base ** (factor * s + b) for s, b in zip(scores, betas, strict=True)]
             else:
-                raw = [sympy.exp(to_sympy(nz.c) * (factor * s + b)) for s, b in zip(scores, betas, strict=True)]
+                raw = [
+                    sympy.exp(to_sympy(nz.c) * (factor * s + b))
+                    for s, b in zip(scores, betas, strict=True)
+                ]
         mult = counts if counts is not None else [1] * len(raw)
         total = sympy.Add(*(c * w for c, w in zip(mult, raw, strict=True)))
         return [w / total for w in raw]
 
 
-def run(net: Network, word: str | Sequence[str], *, length: int | None = None, symbolic: bool = False) -> Trace[sympy.Expr]:
+def run(
+    net: Network, word: str | Sequence[str], *, length: int | None = None, symbolic: bool = False
+) -> Trace[sympy.Expr]:
     """Evaluate ``net`` on ``word`` with sympy. ``symbolic=True`` keeps softmax bases symbolic
     (the accept bit is then ``None`` when it depends on the symbols)."""
     return evaluate(net, word, SympyArithmetic(symbolic=symbolic), length=length)

@@ -107,17 +107,29 @@ __all__ = [
     "unsupported",
 ]
 
-def compile(net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None,
-            grouped: bool = True, running: bool = True) -> CompiledNetwork:
+
+def compile(
+    net: Network,
+    *,
+    dtype: str = "float64",
+    device: str = "cpu",
+    tie_rtol: float | None = None,
+    grouped: bool = True,
+    running: bool = True,
+) -> CompiledNetwork:
     """Compile ``net`` for ``dtype`` (one of :data:`DTYPES`) on ``device`` (``"cpu"``, ``"cuda"``,
     ``"cuda:1"``...). ``tie_rtol`` overrides the relative tie tolerance of hardmax heads;
     ``grouped=False`` computes no head by key groups (:mod:`netproof.symbolic.torch_grouped`),
     ``running=False`` none by running maxima (:mod:`netproof.symbolic.torch_running`): with both,
     every head builds its n × n score matrix."""
-    return CompiledNetwork(net, dtype=dtype, device=device, tie_rtol=tie_rtol, grouped=grouped, running=running)
+    return CompiledNetwork(
+        net, dtype=dtype, device=device, tie_rtol=tie_rtol, grouped=grouped, running=running
+    )
 
 
-def _merge(net: Network, parts: Sequence[tuple[list[int], FloatBatch]], total: int, dtype: str, device: str) -> FloatBatch:
+def _merge(
+    net: Network, parts: Sequence[tuple[list[int], FloatBatch]], total: int, dtype: str, device: str
+) -> FloatBatch:
     """Put chunk results back in the order the words were given."""
     if len(parts) == 1 and parts[0][0] == list(range(total)):
         return parts[0][1]
@@ -138,7 +150,10 @@ def _merge(net: Network, parts: Sequence[tuple[list[int], FloatBatch]], total: i
     allowed = None
     if parts and parts[0][1].allowed is not None:
         L = max(fb.allowed.shape[1] for _, fb in parts)
-        padded = [torch.nn.functional.pad(fb.allowed, (0, 0, 0, L - fb.allowed.shape[1])) for _, fb in parts]
+        padded = [
+            torch.nn.functional.pad(fb.allowed, (0, 0, 0, L - fb.allowed.shape[1]))
+            for _, fb in parts
+        ]
         cat = torch.cat(padded)
         allowed = cat[torch.tensor(inverse, dtype=torch.long, device=cat.device)]
     firsts: list[TieLocation] = []
@@ -155,7 +170,9 @@ def _merge(net: Network, parts: Sequence[tuple[list[int], FloatBatch]], total: i
         accepted=pick(lambda fb: fb.accepted),
         allowed=allowed,
         min_gap=min((fb.min_gap for _, fb in parts), default=math.inf),
-        unresolved_ties=Ties(sum(fb.unresolved_ties.count for _, fb in parts), tuple(firsts[:MAX_TIE_LOCATIONS])),
+        unresolved_ties=Ties(
+            sum(fb.unresolved_ties.count for _, fb in parts), tuple(firsts[:MAX_TIE_LOCATIONS])
+        ),
         readout_margin=min((fb.readout_margin for _, fb in parts), default=math.inf),
         readout_undecided=sum(fb.readout_undecided for _, fb in parts),
         dtype=dtype,
@@ -184,7 +201,9 @@ def run_batch(
     compiled = net if isinstance(net, CompiledNetwork) else compile(net, dtype=dtype, device=device)
     symbols = [tokenize(compiled.net.alphabet, w) for w in words]
     if keep_states or not symbols:
-        return compiled.forward(compiled.encode(symbols, length=length), keep_states=keep_states, stats=stats)
+        return compiled.forward(
+            compiled.encode(symbols, length=length), keep_states=keep_states, stats=stats
+        )
     order = sorted(range(len(symbols)), key=lambda i: len(symbols[i]))
     longest = len(symbols[order[-1]]) + 4  # special tokens, roughly
     size = chunk if chunk is not None else compiled.chunk_words(longest)
@@ -195,12 +214,26 @@ def run_batch(
     parts: list[tuple[list[int], FloatBatch]] = []
     for start in range(0, len(order), size):
         idx = order[start : start + size]
-        parts.append((idx, compiled.forward(compiled.encode([symbols[i] for i in idx], length=length), stats=stats)))
+        parts.append(
+            (
+                idx,
+                compiled.forward(
+                    compiled.encode([symbols[i] for i in idx], length=length), stats=stats
+                ),
+            )
+        )
     return _merge(compiled.net, parts, len(symbols), compiled.dtype, str(compiled.device))
 
 
-def run(net: Network | CompiledNetwork, word: str | Sequence[str], *, dtype: str = "float64", device: str = "cpu",
-        length: int | None = None, keep_states: bool = True) -> FloatBatch:
+def run(
+    net: Network | CompiledNetwork,
+    word: str | Sequence[str],
+    *,
+    dtype: str = "float64",
+    device: str = "cpu",
+    length: int | None = None,
+    keep_states: bool = True,
+) -> FloatBatch:
     """One word: a :class:`FloatBatch` of one, with its states kept (as a trace keeps them)."""
     compiled = net if isinstance(net, CompiledNetwork) else compile(net, dtype=dtype, device=device)
     return compiled.forward(compiled.encode([word], length=length), keep_states=keep_states)

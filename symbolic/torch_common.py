@@ -58,7 +58,9 @@ def load_torch() -> Any:
 def check_dtype(dtype: str) -> None:
     """Raise :class:`TorchBackendError` unless ``dtype`` is one of :data:`DTYPES`."""
     if dtype not in DTYPES:
-        raise TorchBackendError(f"dtype={dtype!r} is not one of {', '.join(DTYPES)}; float64 is the default")
+        raise TorchBackendError(
+            f"dtype={dtype!r} is not one of {', '.join(DTYPES)}; float64 is the default"
+        )
 
 
 def torch_device(torch: Any, device: str) -> Any:
@@ -67,7 +69,9 @@ def torch_device(torch: Any, device: str) -> Any:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise TorchBackendError(f"device={device!r} is not a torch device ({exc}); use 'cpu' or 'cuda'") from None
+        raise TorchBackendError(
+            f"device={device!r} is not a torch device ({exc}); use 'cpu' or 'cuda'"
+        ) from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise TorchBackendError(
             f"device={device!r}: CUDA is not available here (torch {torch.__version__}, CUDA build "
@@ -158,7 +162,10 @@ class FloatBatch:
         symbols = [s for s, _ in r.scores]
         table = self.allowed.cpu().tolist()
         return tuple(
-            tuple(tuple(s for s, ok in zip(symbols, table[w][t], strict=True) if ok) for t in range(self.tokens[w]))
+            tuple(
+                tuple(s for s, ok in zip(symbols, table[w][t], strict=True) if ok)
+                for t in range(self.tokens[w])
+            )
             for w in range(len(self.words))
         )
 
@@ -198,5 +205,3 @@ class Encoded:
 
     def __len__(self) -> int:
         return len(self.words)
-
-

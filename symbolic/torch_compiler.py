@@ -59,7 +59,15 @@ from .torch_grouped import KeyGroups, group_ids, grouped_head, key_groups, key_s
 from .torch_running import running_head, running_heads
 from .words import tokenize
 
-__all__ = ["ROW_ENTRIES", "SCORE_ENTRIES", "CompiledHead", "CompiledLayer", "CompiledNetwork", "refuse_kind", "unsupported"]
+__all__ = [
+    "ROW_ENTRIES",
+    "SCORE_ENTRIES",
+    "CompiledHead",
+    "CompiledLayer",
+    "CompiledNetwork",
+    "refuse_kind",
+    "unsupported",
+]
 
 SCORE_ENTRIES = 1 << 20
 """A chunk of words keeps a head's n × n score matrix (words × positions²) under this many entries:
@@ -163,10 +171,16 @@ class CompiledHead:
     v: _Lin
     kappa: tuple[float, bool, bool]  # softmax: coef·(1/√d)·(ln r or c), then times n?, times ln n?
     write: Any  # residual column indices of the value outputs (no W^O), else None
-    unit: float = 1.0  # softmax: ln r or c, the factor of the bias β in the exponent (base^β = e^(unit·β))
+    unit: float = (
+        1.0  # softmax: ln r or c, the factor of the bias β in the exponent (base^β = e^(unit·β))
+    )
     relative: _Relative | None = None
-    groups: KeyGroups | None = None  # few distinct keys per word: computed by groups (torch_grouped)
-    running: bool = False  # hardmax, the same query at every position: running maxima (torch_running)
+    groups: KeyGroups | None = (
+        None  # few distinct keys per word: computed by groups (torch_grouped)
+    )
+    running: bool = (
+        False  # hardmax, the same query at every position: running maxima (torch_running)
+    )
 
 
 @dataclass(frozen=True)
@@ -177,7 +191,9 @@ class CompiledLayer:
     sub: Sublayer
     kind: str  # "attention" | "ffn" | "convolution"
     heads: tuple[CompiledHead, ...] = ()
-    conv: tuple[Any, Any, Any, int] | None = None  # input columns, output columns, C × (2k+1) weights, k
+    conv: tuple[Any, Any, Any, int] | None = (
+        None  # input columns, output columns, C × (2k+1) weights, k
+    )
     out: _Lin | None = None  # W^O, mapping concat(head values) to the full residual vector
     steps: tuple[_Step, ...] = ()
     write: Any = None  # ffn: the residual columns its last affine writes
@@ -224,8 +240,16 @@ class CompiledNetwork:
     _sources: dict[tuple[str, str], frozenset[str]]
     _running: frozenset[tuple[str, str]]
 
-    def __init__(self, net: Network, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None,
-                 grouped: bool = True, running: bool = True) -> None:
+    def __init__(
+        self,
+        net: Network,
+        *,
+        dtype: str = "float64",
+        device: str = "cpu",
+        tie_rtol: float | None = None,
+        grouped: bool = True,
+        running: bool = True,
+    ) -> None:
         refuse_kind(net)
         self._prepare(net, dtype, device, tie_rtol)
         if grouped:
@@ -246,7 +270,7 @@ class CompiledNetwork:
         rows = L * len(self.dims)
         for cl in self.layers:
             for ch in cl.heads:
-                if ch.groups is not None and L >= 2 * ch.groups.count:
+                if ch.groups is not None and 2 * ch.groups.count <= L:
                     rows = max(rows, L * ch.groups.count * (ch.v.W.shape[0] + 1))
                 elif ch.running:
                     rows = max(rows, L * (ch.v.W.shape[0] + 8))
@@ -267,7 +291,9 @@ class CompiledNetwork:
             size = min(size, SCORE_ENTRIES // scores)
         return max(1, size)
 
-    def _prepare(self, net: Network | Seq2Seq, dtype: str, device: str, tie_rtol: float | None) -> None:
+    def _prepare(
+        self, net: Network | Seq2Seq, dtype: str, device: str, tie_rtol: float | None
+    ) -> None:
         """Load torch, check the dtype and device, and set what every compiled block uses (the
         tie tolerance, the residual columns, the tensor rules of the positional features)."""
         torch = load_torch()
@@ -292,7 +318,9 @@ class CompiledNetwork:
         try:
             t64 = torch.tensor(values, dtype=torch.float64, device=self.device)
         except OverflowError:
-            raise TorchBackendError(f"{where}: a value is too large for a float; this network needs exact arithmetic (--backend exact)") from None
+            raise TorchBackendError(
+                f"{where}: a value is too large for a float; this network needs exact arithmetic (--backend exact)"
+            ) from None
         t = t64.to(self.tdtype)
         if not bool(torch.isfinite(t).all()):
             worst = float(t64.abs().max())
@@ -301,7 +329,9 @@ class CompiledNetwork:
             )
         return t
 
-    def _lin(self, a: Affine, names: Sequence[str], where: str, rows: Sequence[str] | None = None) -> _Lin:
+    def _lin(
+        self, a: Affine, names: Sequence[str], where: str, rows: Sequence[str] | None = None
+    ) -> _Lin:
         """``a`` as a dense map from the vector named ``names`` to ``rows`` (default: a's outputs;
         outputs not in ``rows`` are an error, rows that ``a`` does not write stay 0)."""
         index = {nm: c for c, nm in enumerate(names)}
@@ -317,18 +347,26 @@ class CompiledNetwork:
         b = [0.0] * len(out_names)
         for o, row, bias in zip(a.outputs, a.weights, a.bias, strict=True):
             if o not in out_index:
-                raise TorchBackendError(f"{where} writes {o!r}, which is not a residual dim; the torch backend cannot place it")
+                raise TorchBackendError(
+                    f"{where} writes {o!r}, which is not a residual dim; the torch backend cannot place it"
+                )
             r = out_index[o]
             b[r] = float(bias)
             for i, w in zip(a.inputs, row, strict=True):
                 W[r][index[i]] += float(w)
-        return _Lin(self._tensor(W, where).reshape(len(out_names), len(names)), self._tensor(b, where))
+        return _Lin(
+            self._tensor(W, where).reshape(len(out_names), len(names)), self._tensor(b, where)
+        )
 
     def _cols(self, names: Sequence[str], where: str) -> Any:
         missing = [d for d in names if d not in self.col]
         if missing:
-            raise TorchBackendError(f"{where} names {', '.join(missing)}, which are not residual dims")
-        return self.torch.tensor([self.col[d] for d in names], dtype=self.torch.long, device=self.device)
+            raise TorchBackendError(
+                f"{where} names {', '.join(missing)}, which are not residual dims"
+            )
+        return self.torch.tensor(
+            [self.col[d] for d in names], dtype=self.torch.long, device=self.device
+        )
 
     # ------------------------------------------------------------------ compile
 
@@ -344,9 +382,13 @@ class CompiledNetwork:
                 for k, (_t, row) in enumerate(emb.table):
                     for d, v in row:
                         if d not in self.col:
-                            raise TorchBackendError(f"embedding row {_t!r} writes {d!r}, which is not a residual dim")
+                            raise TorchBackendError(
+                                f"embedding row {_t!r} writes {d!r}, which is not a residual dim"
+                            )
                         table[k][self.col[d]] += v
-                self.table64 = torch.tensor([[float(v) for v in r] for r in table], dtype=torch.float64, device=self.device).reshape(len(tokens), D)
+                self.table64 = torch.tensor(
+                    [[float(v) for v in r] for r in table], dtype=torch.float64, device=self.device
+                ).reshape(len(tokens), D)
                 feats = sorted({f for _d, f, _c in emb.positional})
                 for f in feats:
                     feature(f)  # an unknown name raises the registry's error
@@ -354,11 +396,17 @@ class CompiledNetwork:
                 coef = [[0.0] * D for _ in feats]
                 for d, f, c in emb.positional:
                     coef[feats.index(f)][self.col[d]] += float(c)
-                self.feat_coef64 = torch.tensor(coef, dtype=torch.float64, device=self.device).reshape(len(feats), D)
+                self.feat_coef64 = torch.tensor(
+                    coef, dtype=torch.float64, device=self.device
+                ).reshape(len(feats), D)
             case FlatEmbedding():
                 self.token_id = {s: k for k, s in enumerate(emb.alphabet)}
                 values = dict(emb.values)
-                self.flat_values64 = torch.tensor([float(values[s]) for s in emb.alphabet], dtype=torch.float64, device=self.device)
+                self.flat_values64 = torch.tensor(
+                    [float(values[s]) for s in emb.alphabet],
+                    dtype=torch.float64,
+                    device=self.device,
+                )
                 self.flat_cols = self._cols(emb.dims, "FlatEmbedding")
             case _:
                 assert_never(emb)
@@ -386,7 +434,11 @@ class CompiledNetwork:
                         nz = h.normalizer
                         unit = math.log(nz.r) if nz.r is not None else float(nz.c)  # type: ignore[arg-type]
                         coef *= unit
-                    write = None if block.output is not None else self._cols(h.value.outputs, f"{where} value")
+                    write = (
+                        None
+                        if block.output is not None
+                        else self._cols(h.value.outputs, f"{where} value")
+                    )
                     relative = None
                     if h.relative:
                         relative = _Relative(
@@ -394,18 +446,39 @@ class CompiledNetwork:
                             self._window(h.key_conv, f"{where} key_conv"),
                             self._window(h.relative_bias, f"{where} relative_bias"),
                         )
-                    groups = key_groups(self.net, h, sub.name, self._sources) if self._sources else None
+                    groups = (
+                        key_groups(self.net, h, sub.name, self._sources) if self._sources else None
+                    )
                     running = (sub.name, h.name) in self._running
-                    heads.append(CompiledHead(h, q, k, v, (coef, s.times_n, s.log_n), write, unit, relative, groups, running))
+                    heads.append(
+                        CompiledHead(
+                            h,
+                            q,
+                            k,
+                            v,
+                            (coef, s.times_n, s.log_n),
+                            write,
+                            unit,
+                            relative,
+                            groups,
+                            running,
+                        )
+                    )
                 out = None
                 if block.output is not None:
                     names = [o for h in block.heads for o in h.value.outputs]
-                    out = self._lin(block.output, names, f"attention {block.name!r} output W^O", rows=self.dims)
-                return CompiledLayer(sub, "attention", heads=tuple(heads), out=out, ln_idx=ln_idx, ln_eps=ln_eps)
+                    out = self._lin(
+                        block.output, names, f"attention {block.name!r} output W^O", rows=self.dims
+                    )
+                return CompiledLayer(
+                    sub, "attention", heads=tuple(heads), out=out, ln_idx=ln_idx, ln_eps=ln_eps
+                )
             case FFN():
                 names: Sequence[str] = self.dims
                 steps: list[_Step] = []
-                last_affine = max((i for i, st in enumerate(block.steps) if isinstance(st, Affine)), default=-1)
+                last_affine = max(
+                    (i for i, st in enumerate(block.steps) if isinstance(st, Affine)), default=-1
+                )
                 write = None
                 for idx, step in enumerate(block.steps):
                     where = f"ffn {block.name!r} step [{idx}]"
@@ -426,26 +499,46 @@ class CompiledNetwork:
                                 index = {nm: c for c, nm in enumerate(names)}
                                 missing = [o for o in step.over if o not in index]
                                 if missing:
-                                    raise TorchBackendError(f"{where} normalizes {', '.join(missing)}, which the previous step does not write")
-                                idxs = self.torch.tensor([index[o] for o in step.over], dtype=self.torch.long, device=self.device)
-                            steps.append(_Step("layernorm", idx=idxs, eps=float(step.eps), where=where))
+                                    raise TorchBackendError(
+                                        f"{where} normalizes {', '.join(missing)}, which the previous step does not write"
+                                    )
+                                idxs = self.torch.tensor(
+                                    [index[o] for o in step.over],
+                                    dtype=self.torch.long,
+                                    device=self.device,
+                                )
+                            steps.append(
+                                _Step("layernorm", idx=idxs, eps=float(step.eps), where=where)
+                            )
                         case _:
                             assert_never(step)
-                return CompiledLayer(sub, "ffn", steps=tuple(steps), write=write, ln_idx=ln_idx, ln_eps=ln_eps)
+                return CompiledLayer(
+                    sub, "ffn", steps=tuple(steps), write=write, ln_idx=ln_idx, ln_eps=ln_eps
+                )
             case Convolution():
                 where = f"convolution {block.name!r}"
                 cols_in = self._cols(block.inputs, f"{where} inputs")
                 cols_out = self._cols(block.outputs, f"{where} outputs")
                 rows = [[float(w) for w in row] for row in block.kernels]
-                if block.normalizer is not None:  # Wu et al.: each row softmax-normalized over its offsets
+                if (
+                    block.normalizer is not None
+                ):  # Wu et al.: each row softmax-normalized over its offsets
                     nz = block.normalizer
                     unit = math.log(nz.r) if nz.r is not None else float(nz.c)  # type: ignore[arg-type]
                     t64 = self.torch.tensor(rows, dtype=self.torch.float64, device=self.device)
                     rows = self.torch.softmax(t64 * unit, dim=-1).tolist()
                 if len(rows) == 1:  # lightweight: one row shared by every channel
                     rows = rows * len(block.inputs)
-                W = self._tensor(rows, f"{where} kernels").reshape(len(block.inputs), 2 * block.k + 1)
-                return CompiledLayer(sub, "convolution", conv=(cols_in, cols_out, W, block.k), ln_idx=ln_idx, ln_eps=ln_eps)
+                W = self._tensor(rows, f"{where} kernels").reshape(
+                    len(block.inputs), 2 * block.k + 1
+                )
+                return CompiledLayer(
+                    sub,
+                    "convolution",
+                    conv=(cols_in, cols_out, W, block.k),
+                    ln_idx=ln_idx,
+                    ln_eps=ln_eps,
+                )
             case _:
                 assert_never(block)
 
@@ -495,7 +588,11 @@ class CompiledNetwork:
             case TokenEmbedding():
                 seqs = [(*emb.prefix, *s, *emb.suffix) for s in symbols]
                 counts = tuple(len(s) for s in seqs)
-                ns = tuple(counts) if length is None else tuple(declared_length(net, length, c) for c in counts)
+                ns = (
+                    tuple(counts)
+                    if length is None
+                    else tuple(declared_length(net, length, c) for c in counts)
+                )
                 for f in self.features:  # features undefined at some position raise the exact error
                     if f not in self._vec or f in ("1/i", "1/i^2"):
                         for c, n in zip(counts, ns, strict=True):
@@ -505,7 +602,9 @@ class CompiledNetwork:
                 ids = [[self.token_id[t] for t in s] + [0] * (L - len(s)) for s in seqs]
             case FlatEmbedding():
                 if length is not None:
-                    raise WordError(f"length={length} applies to token networks; {net.name!r} reads a fixed-length word")
+                    raise WordError(
+                        f"length={length} applies to token networks; {net.name!r} reads a fixed-length word"
+                    )
                 for s in symbols:
                     if len(s) != emb.length:
                         raise WordError(
@@ -529,10 +628,15 @@ class CompiledNetwork:
             slow = [f for f in self.features if f not in self._vec]
             if slow:
                 vals = [
-                    [[float(feature(f)(emb.index_base + t, n)) if t < c else 0.0 for f in slow] for t in range(L)]
+                    [
+                        [float(feature(f)(emb.index_base + t, n)) if t < c else 0.0 for f in slow]
+                        for t in range(L)
+                    ]
                     for c, n in zip(counts, ns, strict=True)
                 ]
-                extra = torch.tensor(vals, dtype=torch.float64, device=self.device).reshape(B, L, len(slow))
+                extra = torch.tensor(vals, dtype=torch.float64, device=self.device).reshape(
+                    B, L, len(slow)
+                )
         return Encoded(symbols, id_t, valid, counts, ns, n_t, extra)
 
     # ------------------------------------------------------------------ forward
@@ -546,7 +650,9 @@ class CompiledNetwork:
                 x = self.table64[enc.ids]  # B, L, D
                 if self.features:
                     L = enc.ids.shape[1]
-                    i = (torch.arange(L, device=self.device, dtype=torch.float64) + emb.index_base)[None, :]
+                    i = (torch.arange(L, device=self.device, dtype=torch.float64) + emb.index_base)[
+                        None, :
+                    ]
                     n = enc.n_tensor[:, None]
                     cols = []
                     slow = 0
@@ -563,7 +669,9 @@ class CompiledNetwork:
                 x[:, 0, self.flat_cols] = self.flat_values64[enc.ids].to(self.tdtype)
             case _:
                 assert_never(emb)
-        return torch.where(enc.valid[..., None], x, torch.zeros((), dtype=self.tdtype, device=self.device))
+        return torch.where(
+            enc.valid[..., None], x, torch.zeros((), dtype=self.tdtype, device=self.device)
+        )
 
     def _layernorm(self, x: Any, idx: Any, eps: float) -> Any:
         sub = x if idx is None else x[..., idx]
@@ -649,9 +757,13 @@ class CompiledNetwork:
     def _relative_bias(self, win: _Window, L: int, cache: dict[str, Any]) -> Any:
         """β_{j−i} as a queries × keys float64 matrix (0 beyond ±k under ``outside="zero"``)."""
         idx, inside = self._window_index(win, L, cache)
-        return self.torch.where(inside, win.W[idx], self.torch.zeros((), dtype=win.W.dtype, device=self.device))
+        return self.torch.where(
+            inside, win.W[idx], self.torch.zeros((), dtype=win.W.dtype, device=self.device)
+        )
 
-    def _relative_magnitude(self, rel: _Relative, Q: Any, K: Any, enc: Encoded, magnitude: Any) -> Any:
+    def _relative_magnitude(
+        self, rel: _Relative, Q: Any, K: Any, enc: Encoded, magnitude: Any
+    ) -> Any:
         """A bound on the terms of a relative head's unscaled score (words × queries × 1): the dot
         product's, plus ‖q_i‖₁·max|W^C| and max_j ‖k_j‖₁·max|W^{C'}|."""
         torch = self.torch
@@ -669,7 +781,9 @@ class CompiledNetwork:
         torch = self.torch
         assert cl.conv is not None
         cin, cout, W, k = cl.conv
-        X = torch.nn.functional.pad(x[..., cin], (0, 0, k, k))  # words × (positions + 2k) × channels
+        X = torch.nn.functional.pad(
+            x[..., cin], (0, 0, k, k)
+        )  # words × (positions + 2k) × channels
         windows = X.unfold(1, 2 * k + 1, 1)  # words × positions × channels × offsets −k..k
         o = torch.zeros_like(x)
         o[..., cout] = (windows * W).sum(dim=-1)
@@ -678,21 +792,39 @@ class CompiledNetwork:
     def _tolerance(self, Q: Any, K: Any, enc: Encoded) -> Any:
         """``‖q_i‖₁ · max_j ‖k_j‖_∞`` (words × queries × 1): the magnitude of a hardmax head's score terms."""
         torch = self.torch
-        krow = K.abs().amax(dim=-1) if K.shape[-1] else K.new_zeros(K.shape[:-1])  # a head with no q/k dims
-        kmax = torch.where(enc.valid, krow, torch.zeros((), dtype=K.dtype, device=self.device)).amax(dim=-1)
+        krow = (
+            K.abs().amax(dim=-1) if K.shape[-1] else K.new_zeros(K.shape[:-1])
+        )  # a head with no q/k dims
+        kmax = torch.where(
+            enc.valid, krow, torch.zeros((), dtype=K.dtype, device=self.device)
+        ).amax(dim=-1)
         return Q.abs().sum(dim=-1, keepdim=True) * kmax[:, None, None]
 
-    def _head(self, layer: str, ch: CompiledHead, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any],
-              paths: set[tuple[str, str, str]] | None = None) -> Any:
+    def _head(
+        self,
+        layer: str,
+        ch: CompiledHead,
+        x: Any,
+        enc: Encoded,
+        stats: list[Any] | None,
+        cache: dict[str, Any],
+        paths: set[tuple[str, str, str]] | None = None,
+    ) -> Any:
         torch = self.torch
-        paths = set() if paths is None else paths  # (layer, head, path) of every head run: FloatBatch.paths
+        paths = (
+            set() if paths is None else paths
+        )  # (layer, head, path) of every head run: FloatBatch.paths
         h = ch.head
         Q, K, V = ch.q(x), ch.k(x), ch.v(x)
         if h.empty == "error" and h.mask in ("strict_causal", "strict_anticausal"):
             for w, c in enumerate(enc.tokens):
                 if c:
                     t = 0 if h.mask == "strict_causal" else c - 1
-                    i = t + (self.net.embedding.index_base if isinstance(self.net.embedding, TokenEmbedding) else 0)
+                    i = t + (
+                        self.net.embedding.index_base
+                        if isinstance(self.net.embedding, TokenEmbedding)
+                        else 0
+                    )
                     raise UndefinedValueError(
                         f"attention {layer!r} head {h.name!r}: position {i} attends to an empty set under mask "
                         f"{h.mask!r} and the head's empty rule is 'error' (word {w} of the batch)"
@@ -708,7 +840,9 @@ class CompiledNetwork:
                 paths.add((layer, h.name, "running"))
                 if stats is not None and res.gap is not None:
                     stats.append((layer, h.name, res.gap, res.near))
-                return torch.where(nonempty[..., None], res.out, torch.zeros((), dtype=V.dtype, device=self.device))
+                return torch.where(
+                    nonempty[..., None], res.out, torch.zeros((), dtype=V.dtype, device=self.device)
+                )
         paths.add((layer, h.name, "scores"))
         S = Q @ K.transpose(1, 2)  # words × queries × keys
         if h.scoring == "neg_abs_dot":
@@ -729,7 +863,9 @@ class CompiledNetwork:
                 if beta is not None:
                     assert rel is not None and rel.bias is not None
                     # scale·score + β (Head allows only a rational scale here: coef, times n)
-                    factor = torch.full((len(enc),), float(h.scale.coef), dtype=torch.float64, device=self.device)
+                    factor = torch.full(
+                        (len(enc),), float(h.scale.coef), dtype=torch.float64, device=self.device
+                    )
                     if h.scale.times_n:
                         factor = factor * enc.n_tensor
                     factor = factor.to(S.dtype)[:, None, None]
@@ -738,7 +874,7 @@ class CompiledNetwork:
                 tol = self.tie_rtol * magnitude
                 S.masked_fill_(self._forbidden(h.mask, enc, cache), float("-inf"))
                 best = S.amax(dim=-1, keepdim=True)
-                sel = S >= best - tol  # rows with no allowed key select garbage: zeroed below
+                sel = best - tol <= S  # rows with no allowed key select garbage: zeroed below
                 L = S.shape[-1]
                 if tie == "average":
                     ones = torch.ones(*V.shape[:-1], 1, dtype=V.dtype, device=self.device)
@@ -757,7 +893,7 @@ class CompiledNetwork:
                     # One pass: the best score strictly below the maximum. Above best − tol it is
                     # a near tie (selected, not equal); otherwise it is the best unselected score.
                     inf = torch.tensor(float("inf"), dtype=torch.float64, device=self.device)
-                    second = torch.where(S < best, S, float("-inf")).amax(dim=-1)
+                    second = torch.where(best > S, S, float("-inf")).amax(dim=-1)
                     best_q = best.squeeze(-1)
                     gap = torch.where(nonempty, (best_q - second).to(torch.float64), inf)
                     near = (second >= best_q - tol.squeeze(-1)) & nonempty
@@ -778,8 +914,17 @@ class CompiledNetwork:
                 assert_never(h.normalizer)
         return torch.where(nonempty[..., None], out, zero)
 
-    def _grouped(self, layer: str, ch: CompiledHead, Q: Any, K: Any, V: Any, enc: Encoded, stats: list[Any] | None,
-                 cache: dict[str, Any]) -> Any:
+    def _grouped(
+        self,
+        layer: str,
+        ch: CompiledHead,
+        Q: Any,
+        K: Any,
+        V: Any,
+        enc: Encoded,
+        stats: list[Any] | None,
+        cache: dict[str, Any],
+    ) -> Any:
         """Head ``ch`` by key groups (:func:`~netproof.symbolic.torch_grouped.grouped_head`), with the
         tolerance, exponent and statistics of the n × n path."""
         torch = self.torch
@@ -789,7 +934,11 @@ class CompiledNetwork:
         key = f"groups {kg}"
         gid = cache.get(key)
         if gid is None:
-            base = self.net.embedding.index_base if isinstance(self.net.embedding, TokenEmbedding) else 0
+            base = (
+                self.net.embedding.index_base
+                if isinstance(self.net.embedding, TokenEmbedding)
+                else 0
+            )
             gid = group_ids(torch, kg, enc.ids, enc.n_tensor, base)
             cache[key] = gid
         nonempty = self._nonempty(h.mask, enc)
@@ -803,13 +952,24 @@ class CompiledNetwork:
                 kappa = kappa * enc.n_tensor
             if log_n:
                 kappa = kappa * torch.log(enc.n_tensor)
-        res = grouped_head(torch, h, Q, K, V, gid, kg.count, enc.valid, nonempty, kappa, tol, stats is not None)
+        res = grouped_head(
+            torch, h, Q, K, V, gid, kg.count, enc.valid, nonempty, kappa, tol, stats is not None
+        )
         if stats is not None and res.gap is not None:
             stats.append((layer, h.name, res.gap, res.near))
-        return torch.where(nonempty[..., None], res.out, torch.zeros((), dtype=V.dtype, device=self.device))
+        return torch.where(
+            nonempty[..., None], res.out, torch.zeros((), dtype=V.dtype, device=self.device)
+        )
 
-    def _apply(self, cl: CompiledLayer, x: Any, enc: Encoded, stats: list[Any] | None, cache: dict[str, Any],
-               paths: set[tuple[str, str, str]] | None = None) -> Any:
+    def _apply(
+        self,
+        cl: CompiledLayer,
+        x: Any,
+        enc: Encoded,
+        stats: list[Any] | None,
+        cache: dict[str, Any],
+        paths: set[tuple[str, str, str]] | None = None,
+    ) -> Any:
         torch = self.torch
         sub = cl.sub
         zero = torch.zeros((), dtype=self.tdtype, device=self.device)
@@ -833,7 +993,9 @@ class CompiledNetwork:
                 o = torch.zeros_like(x)
             else:
                 y = x
-                for st in cl.steps:  # y is a tensor of this FFN's own after its first step: activations act in place
+                for st in (
+                    cl.steps
+                ):  # y is a tensor of this FFN's own after its first step: activations act in place
                     if st.kind == "affine":
                         assert st.lin is not None
                         y = st.lin(y)
@@ -848,13 +1010,17 @@ class CompiledNetwork:
                     elif st.kind == "layernorm":
                         y = self._layernorm(y, st.idx, st.eps)
                     else:  # pragma: no cover - Activation validates kind; a new kind must be added here
-                        raise TorchBackendError(f"{st.where}: the torch backend does not evaluate the FFN step {st.kind!r}")
+                        raise TorchBackendError(
+                            f"{st.where}: the torch backend does not evaluate the FFN step {st.kind!r}"
+                        )
                 o = y
         if o is not x:
             x = x + o if sub.residual else o
         if cl.ln_eps is not None:
             x = self._layernorm(x, cl.ln_idx, cl.ln_eps)
-        return x if cache.get("every position valid") else torch.where(enc.valid[..., None], x, zero)
+        return (
+            x if cache.get("every position valid") else torch.where(enc.valid[..., None], x, zero)
+        )
 
     def forward(self, enc: Encoded, *, keep_states: bool = False, stats: bool = True) -> FloatBatch:
         """Evaluate an encoded batch: pure tensor work (loops over layers and heads only).
@@ -864,7 +1030,9 @@ class CompiledNetwork:
         x = self._embed(enc)
         kept = [("input", x)] if keep_states else None
         collected: list[Any] | None = [] if (stats or keep_states) else None
-        cache: dict[str, Any] = {"every position valid": bool(enc.valid.all())}  # no padding to zero
+        cache: dict[str, Any] = {
+            "every position valid": bool(enc.valid.all())
+        }  # no padding to zero
         paths: set[tuple[str, str, str]] = set()
         for cl in self.layers:
             x = self._apply(cl, x, enc, collected, cache, paths)
@@ -885,7 +1053,11 @@ class CompiledNetwork:
                     pos.append(t)
                 idx = torch.tensor(pos, dtype=torch.long, device=self.device)
                 rows = x[torch.arange(B, device=self.device), idx] if B else x[:, 0]
-                logits = self.logit(rows)[:, 0] if B else torch.zeros(0, dtype=self.tdtype, device=self.device)
+                logits = (
+                    self.logit(rows)[:, 0]
+                    if B
+                    else torch.zeros(0, dtype=self.tdtype, device=self.device)
+                )
                 margin_t = logits.abs().to(torch.float64)
                 # |logit| within the rounding bound of its own sum: the float sign is no evidence
                 # (the residual row's largest entry stands for the cancellations upstream)
@@ -901,10 +1073,15 @@ class CompiledNetwork:
                 if self.readout_kappa is not None:
                     values = torch.softmax(values * self.readout_kappa, dim=-1)
                 allowed = values >= self.threshold
-                near = (values - self.threshold).abs() <= self.tie_rtol * max(1.0, abs(self.threshold))
+                near = (values - self.threshold).abs() <= self.tie_rtol * max(
+                    1.0, abs(self.threshold)
+                )
                 undecided = int((near & enc.valid[..., None]).sum())
-                margin_t = torch.where(enc.valid[..., None], (values - self.threshold).abs().to(torch.float64),
-                                       torch.tensor(float("inf"), dtype=torch.float64, device=self.device))
+                margin_t = torch.where(
+                    enc.valid[..., None],
+                    (values - self.threshold).abs().to(torch.float64),
+                    torch.tensor(float("inf"), dtype=torch.float64, device=self.device),
+                )
                 accepted = tuple(None for _ in range(B))
             case _:
                 assert_never(r)
@@ -913,10 +1090,21 @@ class CompiledNetwork:
         ties = Ties(0, ())
         gaps = None
         if collected:
-            min_gap = float(torch.stack([g.min() if g.numel() else g.new_tensor(math.inf) for _l, _h, g, _n in collected]).min())
+            min_gap = float(
+                torch.stack(
+                    [
+                        g.min() if g.numel() else g.new_tensor(math.inf)
+                        for _l, _h, g, _n in collected
+                    ]
+                ).min()
+            )
             counts = [int(nr.sum()) for _l, _h, _g, nr in collected]
             first: list[TieLocation] = []
-            base = self.net.embedding.index_base if isinstance(self.net.embedding, TokenEmbedding) else 0
+            base = (
+                self.net.embedding.index_base
+                if isinstance(self.net.embedding, TokenEmbedding)
+                else 0
+            )
             for (layer, head, _g, nr), c in zip(collected, counts, strict=True):
                 if c and len(first) < MAX_TIE_LOCATIONS:
                     for w, t in torch.nonzero(nr)[: MAX_TIE_LOCATIONS - len(first)].tolist():
@@ -940,10 +1128,17 @@ class CompiledNetwork:
             device=str(self.device),
             states=tuple(kept) if kept is not None else None,
             gaps=gaps,
-            index_base=self.net.embedding.index_base if isinstance(self.net.embedding, TokenEmbedding) else 0,
+            index_base=self.net.embedding.index_base
+            if isinstance(self.net.embedding, TokenEmbedding)
+            else 0,
             paths=tuple(sorted(paths)),
         )
 
-    def __call__(self, words: Sequence[str | Sequence[str]], *, length: int | None = None, keep_states: bool = False) -> FloatBatch:
+    def __call__(
+        self,
+        words: Sequence[str | Sequence[str]],
+        *,
+        length: int | None = None,
+        keep_states: bool = False,
+    ) -> FloatBatch:
         return self.forward(self.encode(words, length=length), keep_states=keep_states)
-

@@ -196,7 +196,9 @@ class _Format:
         return (2 - _TWO ** (1 - self.precision)) * _TWO**self.emax
 
 
-_FORMATS = {f.name: f for f in (_Format("float64", 53, -1022, 1023), _Format("float32", 24, -126, 127))}
+_FORMATS = {
+    f.name: f for f in (_Format("float64", 53, -1022, 1023), _Format("float32", 24, -126, 127))
+}
 
 
 def _format(dtype: object) -> _Format:
@@ -216,7 +218,11 @@ def _round(q: Fraction, fmt: _Format) -> Fraction:
     Fraction; a value beyond the largest finite one raises :class:`OverflowError`."""
     num, den = q.numerator, q.denominator
     k = den.bit_length() - 1
-    if den & (den - 1) == 0 and abs(num).bit_length() <= fmt.precision and k <= fmt.precision - 1 - fmt.emin:
+    if (
+        den & (den - 1) == 0
+        and abs(num).bit_length() <= fmt.precision
+        and k <= fmt.precision - 1 - fmt.emin
+    ):
         return q  # a dyadic rational the format holds (every small integer and p/2^k)
     a = abs(q)
     e = abs(num).bit_length() - den.bit_length()
@@ -250,7 +256,11 @@ class _Spec:
 
 
 def _dense(
-    key: str, rows: Sequence[str], cols: Sequence[str], source: str, entry: Callable[[str, str], Fraction]
+    key: str,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    source: str,
+    entry: Callable[[str, str], Fraction],
 ) -> _Spec:
     values = tuple(entry(r, c) for r in rows for c in cols)
     return _Spec(key, (len(rows), len(cols)), tuple(rows), tuple(cols), source, values)
@@ -269,11 +279,18 @@ def _affine_specs(
 ) -> list[_Spec]:
     """``a`` as a weight (its outputs × ``cols``, default its own inputs) and a bias."""
     entries = {
-        (o, i): w for o, row in zip(a.outputs, a.weights, strict=True) for i, w in zip(a.inputs, row, strict=True)
+        (o, i): w
+        for o, row in zip(a.outputs, a.weights, strict=True)
+        for i, w in zip(a.inputs, row, strict=True)
     }
     return [
-        _dense(weight_key, a.outputs, a.inputs if cols is None else cols, f"{source}.weights",
-               lambda r, c: entries.get((r, c), _ZERO)),
+        _dense(
+            weight_key,
+            a.outputs,
+            a.inputs if cols is None else cols,
+            f"{source}.weights",
+            lambda r, c: entries.get((r, c), _ZERO),
+        ),
         _vector(bias_key, a.outputs, f"{source}.bias", a.bias),
     ]
 
@@ -339,17 +356,37 @@ def _specs(net: Network) -> list[_Spec]:
             for token, row in emb.table:
                 for dim, v in row:  # a dim listed twice adds up, as the interpreters do
                     table[token, dim] = table.get((token, dim), _ZERO) + v
-            specs.append(_dense("embedding.table", _embedding_tokens(emb), dims, "network.embedding.table",
-                                lambda r, c: table.get((r, c), _ZERO)))
+            specs.append(
+                _dense(
+                    "embedding.table",
+                    _embedding_tokens(emb),
+                    dims,
+                    "network.embedding.table",
+                    lambda r, c: table.get((r, c), _ZERO),
+                )
+            )
             pos: dict[tuple[str, str], Fraction] = {}
             for dim, feat, coef in emb.positional:
                 pos[feat, dim] = pos.get((feat, dim), _ZERO) + coef
-            specs.append(_dense("embedding.positional", _positional_features(emb), dims,
-                                "network.embedding.positional", lambda r, c: pos.get((r, c), _ZERO)))
+            specs.append(
+                _dense(
+                    "embedding.positional",
+                    _positional_features(emb),
+                    dims,
+                    "network.embedding.positional",
+                    lambda r, c: pos.get((r, c), _ZERO),
+                )
+            )
         case FlatEmbedding():
             values = dict(emb.values)
-            specs.append(_vector("embedding.values", emb.alphabet, "network.embedding.values",
-                                 [values[s] for s in emb.alphabet]))
+            specs.append(
+                _vector(
+                    "embedding.values",
+                    emb.alphabet,
+                    "network.embedding.values",
+                    [values[s] for s in emb.alphabet],
+                )
+            )
         case _:
             assert_never(emb)
     for i, sub in enumerate(net.layers):
@@ -361,18 +398,30 @@ def _specs(net: Network) -> list[_Spec]:
                     key = f"layers.{i}.attention.heads.{h}"
                     hsrc = f"{src}.heads[{h}]"
                     for field, letter in (("query", "Q"), ("key", "K"), ("value", "V")):
-                        specs += _affine_specs(getattr(head, field), f"{key}.W_{letter}", f"{key}.b_{letter}",
-                                               f"{hsrc}.{field}", dims)
+                        specs += _affine_specs(
+                            getattr(head, field),
+                            f"{key}.W_{letter}",
+                            f"{key}.b_{letter}",
+                            f"{hsrc}.{field}",
+                            dims,
+                        )
                 if block.output is not None:
                     concat = [o for head in block.heads for o in head.value.outputs]
-                    specs += _affine_specs(block.output, f"layers.{i}.attention.W_O", f"layers.{i}.attention.b_O",
-                                           f"{src}.output", concat)
+                    specs += _affine_specs(
+                        block.output,
+                        f"layers.{i}.attention.W_O",
+                        f"layers.{i}.attention.b_O",
+                        f"{src}.output",
+                        concat,
+                    )
             case FFN():
                 for j, step in enumerate(block.steps):
                     key = f"layers.{i}.ffn.steps.{j}"
                     match step:
                         case Affine():
-                            specs += _affine_specs(step, f"{key}.weight", f"{key}.bias", f"{src}.steps[{j}]")
+                            specs += _affine_specs(
+                                step, f"{key}.weight", f"{key}.bias", f"{src}.steps[{j}]"
+                            )
                         case LayerNorm():
                             specs.append(_scalar(f"{key}.eps", f"{src}.steps[{j}].eps", step.eps))
                         case Activation():
@@ -382,15 +431,28 @@ def _specs(net: Network) -> list[_Spec]:
             case _:
                 assert_never(block)
         if sub.post_ln is not None:
-            specs.append(_scalar(f"layers.{i}.post_ln.eps", f"network.layers[{i}].post_ln.eps", sub.post_ln.eps))
+            specs.append(
+                _scalar(
+                    f"layers.{i}.post_ln.eps", f"network.layers[{i}].post_ln.eps", sub.post_ln.eps
+                )
+            )
     r = net.readout
     match r:
         case Classifier():
-            specs += _affine_specs(r.logit, "readout.logit.weight", "readout.logit.bias", "network.readout.logit", dims)
+            specs += _affine_specs(
+                r.logit, "readout.logit.weight", "readout.logit.bias", "network.readout.logit", dims
+            )
         case NextSymbols():
             reads = dict(r.scores)
-            specs.append(_dense("readout.scores", [s for s, _ in r.scores], dims, "network.readout.scores",
-                                lambda s, d: Fraction(int(reads[s] == d))))
+            specs.append(
+                _dense(
+                    "readout.scores",
+                    [s for s, _ in r.scores],
+                    dims,
+                    "network.readout.scores",
+                    lambda s, d: Fraction(int(reads[s] == d)),
+                )
+            )
             specs.append(_scalar("readout.threshold", "network.readout.threshold", r.threshold))
         case _:
             assert_never(r)
@@ -493,8 +555,12 @@ def _layers_json(net: Network) -> list[dict[str, JSON]]:
         }
         match block:
             case AttentionLayer():
-                entry = {"kind": "attention", **entry, "heads": [_head_json(h) for h in block.heads],
-                         "output": block.output is not None}
+                entry = {
+                    "kind": "attention",
+                    **entry,
+                    "heads": [_head_json(h) for h in block.heads],
+                    "output": block.output is not None,
+                }
             case FFN():
                 steps: list[dict[str, JSON]] = []
                 for step in block.steps:
@@ -527,7 +593,8 @@ def _embedding_json(emb: TokenEmbedding | FlatEmbedding) -> dict[str, JSON]:
                 "suffix": list(emb.suffix),
                 "index_base": emb.index_base,
                 "positional_features": [
-                    {"name": name, "meaning": feature(name).meaning} for name in _positional_features(emb)
+                    {"name": name, "meaning": feature(name).meaning}
+                    for name in _positional_features(emb)
                 ],
             }
         case FlatEmbedding():
@@ -663,7 +730,13 @@ def load(path: str | Path, *, network: Network | None = None) -> dict[str, JSON]
     torch = _torch()
     try:
         obj = torch.load(str(path), weights_only=True, map_location="cpu")
-    except (pickle.UnpicklingError, RuntimeError, EOFError, KeyError, ValueError) as exc:  # torch's ways to fail
+    except (
+        pickle.UnpicklingError,
+        RuntimeError,
+        EOFError,
+        KeyError,
+        ValueError,
+    ) as exc:  # torch's ways to fail
         raise StateDictError(
             f"{path}: not a file written by symbolic.torch_export.save ({type(exc).__name__}: {str(exc)[:200]})"
         ) from exc
@@ -678,11 +751,19 @@ def load(path: str | Path, *, network: Network | None = None) -> dict[str, JSON]
             f"{FORMAT_VERSION}: re-export the network with this version of netproof"
         )
     if sorted(obj) != sorted(_SAVED):
-        raise StateDictError(f"{path}: fields {sorted(obj)} are not {list(_SAVED)}; re-export the network")
+        raise StateDictError(
+            f"{path}: fields {sorted(obj)} are not {list(_SAVED)}; re-export the network"
+        )
     lay, tensors = obj["layout"], obj["state_dict"]
     shapes = lay.get("tensors") if isinstance(lay, dict) else None
-    if not isinstance(tensors, dict) or not isinstance(shapes, dict) or list(tensors) != list(shapes):
-        raise StateDictError(f"{path}: the state dict's keys are not the layout's tensors; re-export the network")
+    if (
+        not isinstance(tensors, dict)
+        or not isinstance(shapes, dict)
+        or list(tensors) != list(shapes)
+    ):
+        raise StateDictError(
+            f"{path}: the state dict's keys are not the layout's tensors; re-export the network"
+        )
     for key, t in tensors.items():
         if not isinstance(t, torch.Tensor) or list(t.shape) != shapes[key].get("shape"):
             raise StateDictError(
@@ -690,7 +771,9 @@ def load(path: str | Path, *, network: Network | None = None) -> dict[str, JSON]
                 "re-export the network"
             )
     if lay.get("fingerprint") != obj["fingerprint"]:
-        raise StateDictError(f"{path}: the layout's fingerprint is not the file's; re-export the network")
+        raise StateDictError(
+            f"{path}: the layout's fingerprint is not the file's; re-export the network"
+        )
     if network is not None and obj["fingerprint"] != fingerprint(network):
         raise StateDictError(
             f"{path}: the file is for the network with fingerprint {obj['fingerprint']}, not {network.name!r} "

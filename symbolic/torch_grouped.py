@@ -54,8 +54,15 @@ from .ir import (
 )
 
 __all__ = [
-    "TWO_VALUED", "WORD_CONSTANT", "GroupedResult", "KeyGroups", "group_ids", "grouped_head", "key_groups",
-    "key_sources", "query_sources",
+    "TWO_VALUED",
+    "WORD_CONSTANT",
+    "GroupedResult",
+    "KeyGroups",
+    "group_ids",
+    "grouped_head",
+    "key_groups",
+    "key_sources",
+    "query_sources",
 ]
 
 
@@ -86,7 +93,11 @@ def _reads(a: Affine) -> set[str]:
 
 def _writes(a: Affine) -> set[str]:
     """The outputs of ``a`` with a nonzero weight or bias."""
-    return {o for o, row, b in zip(a.outputs, a.weights, a.bias, strict=True) if b != 0 or any(w != 0 for w in row)}
+    return {
+        o
+        for o, row, b in zip(a.outputs, a.weights, a.bias, strict=True)
+        if b != 0 or any(w != 0 for w in row)
+    }
 
 
 def _union(state: Mapping[str, frozenset[str]], dims: Sequence[str] | set[str]) -> frozenset[str]:
@@ -110,13 +121,19 @@ def query_sources(net: Network) -> dict[tuple[str, str], frozenset[str]]:
     return _walk(net)[1]
 
 
-def _walk(net: Network) -> tuple[dict[tuple[str, str], frozenset[str]], dict[tuple[str, str], frozenset[str]]]:
+def _walk(
+    net: Network,
+) -> tuple[dict[tuple[str, str], frozenset[str]], dict[tuple[str, str], frozenset[str]]]:
     """The sources of every head's keys and queries (:func:`key_sources`, :func:`query_sources`)."""
     emb = net.embedding
     state: dict[str, frozenset[str]] = {d: frozenset() for d in net.dims}
     if not isinstance(emb, TokenEmbedding):
-        unknown = {(sub.name, h.name): frozenset({POS}) for sub in net.layers if isinstance(sub.block, AttentionLayer)
-                   for h in sub.block.heads}
+        unknown = {
+            (sub.name, h.name): frozenset({POS})
+            for sub in net.layers
+            if isinstance(sub.block, AttentionLayer)
+            for h in sub.block.heads
+        }
         return unknown, dict(unknown)
     for tok, row in emb.table:
         del tok
@@ -161,7 +178,7 @@ def _walk(net: Network) -> tuple[dict[tuple[str, str], frozenset[str]], dict[tup
                         out[d] = src
                 elif block.steps:
                     every = _union(state, list(net.dims))
-                    out = {d: every for d in net.dims}
+                    out = dict.fromkeys(net.dims, every)
             case Convolution():
                 for d in block.outputs:
                     out[d] = frozenset({POS})
@@ -180,7 +197,9 @@ def _walk(net: Network) -> tuple[dict[tuple[str, str], frozenset[str]], dict[tup
     return result, queries
 
 
-def key_groups(net: Network, h: Head, layer: str, sources: Mapping[tuple[str, str], frozenset[str]]) -> KeyGroups | None:
+def key_groups(
+    net: Network, h: Head, layer: str, sources: Mapping[tuple[str, str], frozenset[str]]
+) -> KeyGroups | None:
     """The :class:`KeyGroups` of head ``h`` of sublayer ``layer``, or None when its keys may take a
     different value at every position."""
     src = sources.get((layer, h.name))
@@ -245,7 +264,11 @@ def _extreme(torch: Any, member: Any, mask: str, rightmost: bool) -> Any:
         run = pos.flip(1).cummin(dim=1).values.flip(1) if suffix else pos.cummin(dim=1).values
     if mask.startswith("strict"):
         fill = run.new_full(run[:, :1].shape, -1 if rightmost else L)
-        run = torch.cat([run[:, 1:], fill], dim=1) if suffix else torch.cat([fill, run[:, :-1]], dim=1)
+        run = (
+            torch.cat([run[:, 1:], fill], dim=1)
+            if suffix
+            else torch.cat([fill, run[:, :-1]], dim=1)
+        )
     return run
 
 
@@ -288,7 +311,9 @@ def grouped_head(
     # running sums in float32 at least (a float16 running count is inexact beyond 2048), the result in V's dtype
     acc = V.dtype if V.dtype in (torch.float64, torch.float32) else torch.float32
     cnt = _running(torch, member.to(acc), h.mask)  # B × (L or 1) × G
-    sums = _running(torch, member.to(acc)[..., None] * V.to(acc)[:, :, None, :], h.mask)  # B × (L or 1) × G × dv
+    sums = _running(
+        torch, member.to(acc)[..., None] * V.to(acc)[:, :, None, :], h.mask
+    )  # B × (L or 1) × G × dv
     allowed = cnt > 0
     neg_inf = torch.tensor(float("-inf"), dtype=S.dtype, device=S.device)
     gap = near = None

@@ -77,7 +77,9 @@ def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
     """The sinusoidal encoding PE[i, 2j] = sin(i/10000^(2j/d)), PE[i, 2j+1] = cos(…), float32."""
     table = torch.zeros(max_len, d_model)
     pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
-    div = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+    div = torch.exp(
+        torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model)
+    )
     table[:, 0::2] = torch.sin(pos * div).float()
     table[:, 1::2] = torch.cos(pos * div)[:, : d_model // 2].float()
     return table
@@ -87,11 +89,15 @@ def full_config(config: Mapping[str, object]) -> dict[str, object]:
     """``config`` with its defaults filled in; a ValueError names an unknown or missing key."""
     unknown = sorted(set(config) - set(CONFIG_KEYS))
     if unknown:
-        raise ValueError(f"recognizer config has unknown keys {unknown}; known keys: {', '.join(CONFIG_KEYS)}")
+        raise ValueError(
+            f"recognizer config has unknown keys {unknown}; known keys: {', '.join(CONFIG_KEYS)}"
+        )
     out = {k: config.get(k, v) for k, v in CONFIG_KEYS.items()}
     missing = [k for k, v in out.items() if v is None and k != "dim_feedforward"]
     if missing:
-        raise ValueError(f"recognizer config lacks {missing}; give them (e.g. alphabet ['0', '1'], d_model 8)")
+        raise ValueError(
+            f"recognizer config lacks {missing}; give them (e.g. alphabet ['0', '1'], d_model 8)"
+        )
     if out["dim_feedforward"] is None:
         out["dim_feedforward"] = 4 * int(out["d_model"])  # type: ignore[call-overload]
     out["alphabet"] = [str(a) for a in out["alphabet"]]  # type: ignore[union-attr]
@@ -100,7 +106,9 @@ def full_config(config: Mapping[str, object]) -> dict[str, object]:
     if out["positional"] not in ("learned", "sinusoidal"):
         raise ValueError(f"positional={out['positional']!r} must be 'learned' or 'sinusoidal'")
     if out["activation"] not in ("relu", "gelu"):
-        raise ValueError(f"activation={out['activation']!r} must be 'relu' or 'gelu' (the exact GELU, x·Φ(x); not the tanh approximation)")
+        raise ValueError(
+            f"activation={out['activation']!r} must be 'relu' or 'gelu' (the exact GELU, x·Φ(x); not the tanh approximation)"
+        )
     return out
 
 
@@ -125,11 +133,19 @@ class Recognizer(nn.Module):
                 self.position.weight.copy_(sinusoidal_table(int(cfg["max_len"]), d))  # type: ignore[call-overload]
             self.position.weight.requires_grad_(False)
         layer = nn.TransformerEncoderLayer(
-            d, int(cfg["nhead"]), int(cfg["dim_feedforward"]), dropout=0.0, activation=str(cfg["activation"]),  # type: ignore[call-overload]
-            layer_norm_eps=float(cfg["layer_norm_eps"]), batch_first=True, norm_first=bool(cfg["norm_first"]),  # type: ignore[arg-type]
+            d,
+            int(cfg["nhead"]),
+            int(cfg["dim_feedforward"]),
+            dropout=0.0,
+            activation=str(cfg["activation"]),  # type: ignore[call-overload]
+            layer_norm_eps=float(cfg["layer_norm_eps"]),
+            batch_first=True,
+            norm_first=bool(cfg["norm_first"]),  # type: ignore[arg-type]
         )
         norm = nn.LayerNorm(d, eps=float(cfg["layer_norm_eps"])) if cfg["final_norm"] else None  # type: ignore[arg-type]
-        self.encoder = nn.TransformerEncoder(layer, int(cfg["num_layers"]), norm=norm, enable_nested_tensor=False)  # type: ignore[call-overload]
+        self.encoder = nn.TransformerEncoder(
+            layer, int(cfg["num_layers"]), norm=norm, enable_nested_tensor=False
+        )  # type: ignore[call-overload]
         self.classifier = nn.Linear(d, 1)
 
     def encode(self, words: Sequence[Sequence[str]]) -> torch.Tensor:
@@ -137,7 +153,9 @@ class Recognizer(nn.Module):
         alphabet: list[str] = self.config["alphabet"]  # type: ignore[assignment]
         index = {a: k for k, a in enumerate(alphabet)}
         cls = len(alphabet)
-        return torch.tensor([[cls, *(index[a] for a in w)] for w in words], dtype=torch.long).reshape(len(words), -1)
+        return torch.tensor(
+            [[cls, *(index[a] for a in w)] for w in words], dtype=torch.long
+        ).reshape(len(words), -1)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         n = tokens.shape[1]
@@ -168,19 +186,27 @@ def full_rnn_config(config: Mapping[str, object]) -> dict[str, object]:
     unknown, missing or wrong key."""
     unknown = sorted(set(config) - set(RNN_CONFIG_KEYS))
     if unknown:
-        raise ValueError(f"RNN recognizer config has unknown keys {unknown}; known keys: {', '.join(RNN_CONFIG_KEYS)}")
+        raise ValueError(
+            f"RNN recognizer config has unknown keys {unknown}; known keys: {', '.join(RNN_CONFIG_KEYS)}"
+        )
     out = {k: config.get(k, v) for k, v in RNN_CONFIG_KEYS.items()}
     missing = [k for k, v in out.items() if v is None]
     if missing:
-        raise ValueError(f"RNN recognizer config lacks {missing}; give them (e.g. alphabet ['0', '1'], embedding_dim 4, hidden_size 8)")
+        raise ValueError(
+            f"RNN recognizer config lacks {missing}; give them (e.g. alphabet ['0', '1'], embedding_dim 4, hidden_size 8)"
+        )
     if out["model"] != "rnn":
         raise ValueError(f"model={out['model']!r}: an RNN recognizer's config says model 'rnn'")
     if out["cell"] not in ("rnn", "lstm"):
         raise ValueError(f"cell={out['cell']!r} must be 'rnn' (nn.RNN) or 'lstm' (nn.LSTM)")
     if out["nonlinearity"] not in ("tanh", "relu"):
-        raise ValueError(f"nonlinearity={out['nonlinearity']!r} must be 'tanh' or 'relu' (those of nn.RNN)")
+        raise ValueError(
+            f"nonlinearity={out['nonlinearity']!r} must be 'tanh' or 'relu' (those of nn.RNN)"
+        )
     if out["cell"] == "lstm" and out["nonlinearity"] != "tanh":
-        raise ValueError(f"nonlinearity={out['nonlinearity']!r}: an nn.LSTM cell has tanh and logistic gates only")
+        raise ValueError(
+            f"nonlinearity={out['nonlinearity']!r}: an nn.LSTM cell has tanh and logistic gates only"
+        )
     out["alphabet"] = [str(a) for a in out["alphabet"]]  # type: ignore[union-attr]
     return out
 
@@ -205,7 +231,8 @@ class RNNRecognizer(nn.Module):
         e, h = int(cfg["embedding_dim"]), int(cfg["hidden_size"])  # type: ignore[call-overload]
         self.token = nn.Embedding(len(alphabet), e)
         self.rnn: nn.RNN | nn.LSTM = (
-            nn.LSTM(e, h, num_layers=1, batch_first=True) if cfg["cell"] == "lstm"
+            nn.LSTM(e, h, num_layers=1, batch_first=True)
+            if cfg["cell"] == "lstm"
             else nn.RNN(e, h, num_layers=1, nonlinearity=str(cfg["nonlinearity"]), batch_first=True)
         )
         self.classifier = nn.Linear(h, 1)
@@ -214,7 +241,9 @@ class RNNRecognizer(nn.Module):
         """Token ids ``[B, m]`` of words of one length m."""
         alphabet: list[str] = self.config["alphabet"]  # type: ignore[assignment]
         index = {a: k for k, a in enumerate(alphabet)}
-        return torch.tensor([[index[a] for a in w] for w in words], dtype=torch.long).reshape(len(words), -1)
+        return torch.tensor([[index[a] for a in w] for w in words], dtype=torch.long).reshape(
+            len(words), -1
+        )
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         if tokens.shape[1] == 0:

@@ -56,9 +56,12 @@ def running_heads(net: Network) -> frozenset[tuple[str, str]]:
     queries = query_sources(net)
     return frozenset(
         (sub.name, h.name)
-        for sub in net.layers if isinstance(sub.block, AttentionLayer)
+        for sub in net.layers
+        if isinstance(sub.block, AttentionLayer)
         for h in sub.block.heads
-        if isinstance(h.normalizer, Hardmax) and not h.relative and not queries.get((sub.name, h.name), {"pos"})
+        if isinstance(h.normalizer, Hardmax)
+        and not h.relative
+        and not queries.get((sub.name, h.name), {"pos"})
     )
 
 
@@ -67,23 +70,32 @@ def _shift(torch: Any, t: Any, fill: float) -> Any:
     return torch.cat([t.new_full(t[:, :1].shape, fill), t[:, :-1]], dim=1)
 
 
-def running_head(torch: Any, h: Head, Q: Any, K: Any, V: Any, valid: Any, nonempty: Any, tol: Any,
-                 stats: bool) -> GroupedResult | None:
+def running_head(
+    torch: Any, h: Head, Q: Any, K: Any, V: Any, valid: Any, nonempty: Any, tol: Any, stats: bool
+) -> GroupedResult | None:
     """Head ``h`` (hardmax, its query the same at every position) by running maxima; ``tol``
     (words × queries × 1) is the n × n path's tie tolerance. None where the floats do not keep
     the structure (the query row of a real position differs from the first, or a score or value is
     not finite) or the dtype is not float64 / float32: the caller then takes the n × n path."""
     assert isinstance(h.normalizer, Hardmax)
     B, L = valid.shape
-    if L == 0 or V.dtype not in (torch.float64, torch.float32) or not bool(((Q == Q[:, :1]) | ~valid[..., None]).all()):
+    if (
+        L == 0
+        or V.dtype not in (torch.float64, torch.float32)
+        or not bool(((Q[:, :1] == Q) | ~valid[..., None]).all())
+    ):
         return None
     S = (Q[:, :1] @ K.transpose(1, 2))[:, 0]  # words × keys: the score of key j for every query
     if h.scoring == "neg_abs_dot":
         S = S.abs_().neg_()
-    if not bool(torch.isfinite(torch.where(valid, S, 0.0)).all()) or not bool(torch.isfinite(V).all()):
+    if not bool(torch.isfinite(torch.where(valid, S, 0.0)).all()) or not bool(
+        torch.isfinite(V).all()
+    ):
         return None
     Sm = torch.where(valid, S, float("-inf"))
-    tol1 = tol[:, :1, 0].expand(B, L)  # the first position's (a padded query's tolerance may differ: its row is zeroed)
+    tol1 = tol[:, :1, 0].expand(
+        B, L
+    )  # the first position's (a padded query's tolerance may differ: its row is zeroed)
     if h.mask == "none":
         return _unmasked(torch, h, Sm, V, tol1, nonempty, stats)
     suffix = h.mask in ("anticausal", "strict_anticausal")
@@ -92,7 +104,9 @@ def running_head(torch: Any, h: Head, Q: Any, K: Any, V: Any, valid: Any, nonemp
     Mx, Mi = torch.cummax(F, dim=1)
     best = _shift(torch, Mx, float("-inf")) if strict else Mx
     at = _shift(torch, Mi, 0) if strict else Mi  # the position of the maximum (in the frame)
-    thr = best - (tol1.flip(1) if suffix else tol1)  # nondecreasing: tol is the same for every query of a word
+    thr = best - (
+        tol1.flip(1) if suffix else tol1
+    )  # nondecreasing: tol is the same for every query of a word
     ar = torch.arange(L, device=Sm.device)
     start = (ar + int(strict)).expand(B, L)
     end = torch.searchsorted(thr.contiguous(), F.contiguous(), right=True)
@@ -110,9 +124,9 @@ def running_head(torch: Any, h: Head, Q: Any, K: Any, V: Any, valid: Any, nonemp
         _rows(torch, h, Sm, V, thr, several, out)
     gap = near = None
     if stats:
-        T = torch.where(F < Mx, F, float("-inf"))
+        T = torch.where(Mx > F, F, float("-inf"))
         prev = _shift(torch, Mx, float("-inf"))
-        R = torch.where(F > prev, prev, float("-inf"))
+        R = torch.where(prev < F, prev, float("-inf"))
         second = torch.cummax(torch.maximum(T, R), dim=1).values
         if strict:
             second = _shift(torch, second, float("-inf"))
@@ -141,19 +155,27 @@ def _rows(torch: Any, h: Head, Sm: Any, V: Any, thr: Any, rows: Any, out: Any) -
         w, i = w_all[s : s + size], i_all[s : s + size]
         i_col = i[:, None]
         allowed = {
-            "causal": ar <= i_col, "strict_causal": ar < i_col,
-            "anticausal": ar >= i_col, "strict_anticausal": ar > i_col,
+            "causal": ar <= i_col,
+            "strict_causal": ar < i_col,
+            "anticausal": ar >= i_col,
+            "strict_anticausal": ar > i_col,
         }[h.mask]
         sel = allowed & (Sm[w] >= thr[w, i][:, None])
         if tie == "average":
             summed = (sel.to(V.dtype)[:, None, :] @ Vc[w])[:, 0]
             out[w, i] = summed[:, :-1] / summed[:, -1:].clamp(min=1)
         else:
-            pick = torch.where(sel, ar, L).amin(dim=-1) if tie == "leftmost" else torch.where(sel, ar, -1).amax(dim=-1)
+            pick = (
+                torch.where(sel, ar, L).amin(dim=-1)
+                if tie == "leftmost"
+                else torch.where(sel, ar, -1).amax(dim=-1)
+            )
             out[w, i] = V[w, pick.clamp(0, L - 1)]
 
 
-def _unmasked(torch: Any, h: Head, Sm: Any, V: Any, tol1: Any, nonempty: Any, stats: bool) -> GroupedResult:
+def _unmasked(
+    torch: Any, h: Head, Sm: Any, V: Any, tol1: Any, nonempty: Any, stats: bool
+) -> GroupedResult:
     """Mask ``none``: every query of a word sees every key, so one row per word, broadcast."""
     assert isinstance(h.normalizer, Hardmax)
     B, L = Sm.shape
@@ -167,7 +189,11 @@ def _unmasked(torch: Any, h: Head, Sm: Any, V: Any, tol1: Any, nonempty: Any, st
         row = summed[..., :-1] / summed[..., -1:].clamp(min=1)
     else:
         ar = torch.arange(L, device=Sm.device)
-        pick = torch.where(sel, ar, L).amin(dim=-1) if tie == "leftmost" else torch.where(sel, ar, -1).amax(dim=-1)
+        pick = (
+            torch.where(sel, ar, L).amin(dim=-1)
+            if tie == "leftmost"
+            else torch.where(sel, ar, -1).amax(dim=-1)
+        )
         row = torch.gather(V, 1, pick.clamp(0, L - 1)[:, None, None].expand(-1, -1, V.shape[-1]))
     out = row.expand(B, L, V.shape[-1])
     gap = near = None

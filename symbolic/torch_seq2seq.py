@@ -69,7 +69,14 @@ class _CompiledSeq2Seq(CompiledNetwork):
     the encoder's final rows, both with the head semantics of :meth:`CompiledNetwork._head`
     (hardmax tolerance, average / leftmost / rightmost, softmax with its scale at the encoder's n)."""
 
-    def __init__(self, net: Seq2Seq, *, dtype: str = "float64", device: str = "cpu", tie_rtol: float | None = None) -> None:
+    def __init__(
+        self,
+        net: Seq2Seq,
+        *,
+        dtype: str = "float64",
+        device: str = "cpu",
+        tie_rtol: float | None = None,
+    ) -> None:
         self._prepare(net, dtype, device, tie_rtol)
         self._compile_embedding()
         self.layers = tuple(self._compile_layer(sub) for sub in net.encoder)
@@ -82,7 +89,11 @@ class _CompiledSeq2Seq(CompiledNetwork):
                             "backend does not run in a decoder; run it exactly with symbolic.seq2seq.run(net, word)"
                         )
         self.decoder = tuple(
-            (self._compile_layer(layer.self_attention), self._compile_layer(layer.cross_attention), self._compile_layer(layer.ffn))
+            (
+                self._compile_layer(layer.self_attention),
+                self._compile_layer(layer.cross_attention),
+                self._compile_layer(layer.ffn),
+            )
             for layer in net.decoder
         )
         self.output = self._lin(net.output, self.dims, "output F", rows=self.dims)
@@ -126,16 +137,20 @@ class _CompiledSeq2Seq(CompiledNetwork):
                 S = -S.abs()
             match h.normalizer:
                 case Hardmax(tie=tie):
-                    tol = self.tie_rtol * float(q.abs().sum()) * (float(K.abs().amax()) if K.numel() else 0.0)
+                    tol = (
+                        self.tie_rtol
+                        * float(q.abs().sum())
+                        * (float(K.abs().amax()) if K.numel() else 0.0)
+                    )
                     best = S.max()
-                    sel = S >= best - tol
+                    sel = best - tol <= S
                     if tie == "average":
                         w = sel.to(V.dtype)
                         out = (w @ V) / w.sum()
                     else:
                         idx = torch.nonzero(sel)[:, 0]
                         out = V[int(idx[0] if tie == "leftmost" else idx[-1])]
-                    below = S[S < best]
+                    below = S[best > S]
                     if below.numel():
                         second = float(below.max())
                         stats.append((float(best) - second, second >= float(best) - tol))
@@ -175,9 +190,19 @@ class _CompiledSeq2Seq(CompiledNetwork):
             if g.numel():
                 min_gap = min(min_gap, float(g.min()))
             ties += int(near.sum())
-        one = Encoded(enc.words, enc.ids[:, :1], torch.ones(1, 1, dtype=torch.bool, device=self.device), (1,), enc.n, enc.n_tensor)
+        one = Encoded(
+            enc.words,
+            enc.ids[:, :1],
+            torch.ones(1, 1, dtype=torch.bool, device=self.device),
+            (1,),
+            enc.n,
+            enc.n_tensor,
+        )
         stats: list[Any] = []
-        y = self._tensor([float(a + b) for a, b in zip(self.seed, self._decoder_positional(0, n), strict=True)], "y_0")
+        y = self._tensor(
+            [float(a + b) for a, b in zip(self.seed, self._decoder_positional(0, n), strict=True)],
+            "y_0",
+        )
         kv_rows: list[list[Any]] = [[] for _ in self.decoder]
         ys = []
         halted_at = None
@@ -198,7 +223,9 @@ class _CompiledSeq2Seq(CompiledNetwork):
             pos = self._decoder_positional(t + 1, n)
             y = self.output(x[None])[0]
             if any(pos):
-                y = y + self._tensor([float(p) for p in pos], f"decoder positional term at step {t + 1}")
+                y = y + self._tensor(
+                    [float(p) for p in pos], f"decoder positional term at step {t + 1}"
+                )
         for gap, near in stats:
             min_gap = min(min_gap, gap)
             ties += int(near)

@@ -122,7 +122,10 @@ def validate_sublayer(sub: Sublayer, dims: set[str]) -> None:
             place = f"convolution {block.name!r}"
             missing = [x for x in block.inputs if x not in dims]
             if missing:
-                fail(f"{place}: reads {', '.join(map(repr, missing))}, which are not residual dims", context)
+                fail(
+                    f"{place}: reads {', '.join(map(repr, missing))}, which are not residual dims",
+                    context,
+                )
             bad = [x for x in block.outputs if x not in dims]
             if bad:
                 fail(

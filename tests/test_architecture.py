@@ -41,9 +41,14 @@ MAX_LINES = 1000
 ONE_PIECE = "one piece"  # the words a long module's docstring uses to say why it is not split
 
 INTERPRETERS = (
-    "netproof.symbolic.exact", "netproof.symbolic.sympy_interp", "netproof.symbolic.interval",
-    "netproof.symbolic.evaluation", "netproof.symbolic.batched", "netproof.symbolic.torch_",
-    "netproof.symbolic.recurrent", "netproof.symbolic.seq2seq",
+    "netproof.symbolic.exact",
+    "netproof.symbolic.sympy_interp",
+    "netproof.symbolic.interval",
+    "netproof.symbolic.evaluation",
+    "netproof.symbolic.batched",
+    "netproof.symbolic.torch_",
+    "netproof.symbolic.recurrent",
+    "netproof.symbolic.seq2seq",
 )
 """The interpreters, by module name (a name ending in ``_`` is a prefix: ``torch_`` covers every
 torch module, ``torch_backend``, ``torch_export`` and their parts; ``recurrent`` is the recurrent
@@ -67,7 +72,9 @@ LAYERS: dict[str, frozenset[str]] = {
     "floats": frozenset({"claims", "exhaustive"}),
     "models": frozenset({"claims"}),
     "campaign": frozenset({"claims", "smtlib", "exhaustive", "smt", "fuzzing", "floats"}),
-    "cli": frozenset({"claims", "smtlib", "exhaustive", "smt", "fuzzing", "floats", "models", "campaign"}),
+    "cli": frozenset(
+        {"claims", "smtlib", "exhaustive", "smt", "fuzzing", "floats", "models", "campaign"}
+    ),
 }
 """The subpackages of ``netproof.verifier`` each subpackage may import (itself always)."""
 
@@ -234,7 +241,10 @@ def paper_imports(root: Path = REPO) -> list[str]:
     out = []
     for imp in all_imports(root):
         generic = imp.importer.startswith((f"{PACKAGE}.symbolic", f"{PACKAGE}.verifier"))
-        if not generic or not (imp.module == f"{PACKAGE}.constructions" or imp.module.startswith(f"{PACKAGE}.constructions.")):
+        if not generic or not (
+            imp.module == f"{PACKAGE}.constructions"
+            or imp.module.startswith(f"{PACKAGE}.constructions.")
+        ):
             continue
         if imp.importer.startswith(REGISTRY_USERS) and imp.module == f"{PACKAGE}.constructions":
             continue
@@ -249,8 +259,8 @@ def layer_violations(root: Path = REPO) -> list[str]:
     for imp in all_imports(root):
         if not (imp.importer.startswith(prefix) and imp.module.startswith(prefix)):
             continue
-        src = imp.importer[len(prefix):].split(".")[0]
-        dst = imp.module[len(prefix):].split(".")[0]
+        src = imp.importer[len(prefix) :].split(".")[0]
+        dst = imp.module[len(prefix) :].split(".")[0]
         if src == dst or src not in LAYERS:
             continue
         if dst not in LAYERS[src]:
@@ -265,19 +275,27 @@ def long_modules(root: Path = REPO) -> list[str]:
         lines = text.count("\n")
         doc = ast.get_docstring(ast.parse(text)) or ""
         if lines > MAX_LINES and ONE_PIECE not in doc:
-            out.append(f"{mod.name}: {lines} lines, and its docstring does not say why it must be {ONE_PIECE}")
+            out.append(
+                f"{mod.name}: {lines} lines, and its docstring does not say why it must be {ONE_PIECE}"
+            )
     return out
 
 
 def _imports_in(package: str) -> list[Import]:
-    found = [i for i in all_imports() if i.importer == package or i.importer.startswith(package + ".")]
+    found = [
+        i for i in all_imports() if i.importer == package or i.importer.startswith(package + ".")
+    ]
     assert found, f"no imports found in {package}"
     return found
 
 
 def _named(module: str, name: str) -> bool:
     """``module`` is ``name``, a module inside it, or (for a name ending in ``_``) starts with it."""
-    return module.startswith(name) if name.endswith("_") else module == name or module.startswith(name + ".")
+    return (
+        module.startswith(name)
+        if name.endswith("_")
+        else module == name or module.startswith(name + ".")
+    )
 
 
 def _is_interpreter(module: str) -> bool:
@@ -285,7 +303,9 @@ def _is_interpreter(module: str) -> bool:
 
 
 def _extras(importer: str) -> frozenset[str]:
-    return frozenset().union(*(libs for name, libs in SYMBOLIC_EXTRAS.items() if _named(importer, name)))
+    return frozenset().union(
+        *(libs for name, libs in SYMBOLIC_EXTRAS.items() if _named(importer, name))
+    )
 
 
 # --------------------------------------------------------------------------- the rules on this tree
@@ -320,7 +340,9 @@ def test_no_generic_module_imports_a_paper_module() -> None:
 
 
 def test_the_verifiers_subpackages_import_downwards_only() -> None:
-    assert set(LAYERS) == {p.name for p in (REPO / "verifier").iterdir() if (p / "__init__.py").is_file()}
+    assert set(LAYERS) == {
+        p.name for p in (REPO / "verifier").iterdir() if (p / "__init__.py").is_file()
+    }
     assert layer_violations() == []
 
 
@@ -331,22 +353,34 @@ def test_no_module_is_over_a_thousand_lines_without_saying_why() -> None:
 def test_symbolic_imports_only_the_standard_library_and_itself() -> None:
     offenders = []
     for imp in _imports_in("netproof.symbolic"):
-        if imp.top in STDLIB or imp.module == "netproof.symbolic" or imp.module.startswith("netproof.symbolic."):
+        if (
+            imp.top in STDLIB
+            or imp.module == "netproof.symbolic"
+            or imp.module.startswith("netproof.symbolic.")
+        ):
             continue
         if imp.top in _extras(imp.importer):
             continue
         offenders.append(str(imp))
-    assert offenders == [], "symbolic must import only the stdlib and itself:\n" + "\n".join(offenders)
+    assert offenders == [], "symbolic must import only the stdlib and itself:\n" + "\n".join(
+        offenders
+    )
 
 
 def test_constructions_import_only_the_ir_the_claims_sympy_and_the_standard_library() -> None:
     offenders = []
     for imp in _imports_in("netproof.constructions"):
-        if imp.top in STDLIB or imp.top == "sympy" or imp.module.startswith("netproof.constructions"):
+        if (
+            imp.top in STDLIB
+            or imp.top == "sympy"
+            or imp.module.startswith("netproof.constructions")
+        ):
             continue
         if imp.module.startswith("netproof.symbolic") and not _is_interpreter(imp.module):
             continue
-        if imp.module == "netproof.verifier.claims" or imp.module.startswith("netproof.verifier.claims."):
+        if imp.module == "netproof.verifier.claims" or imp.module.startswith(
+            "netproof.verifier.claims."
+        ):
             # claims, languages, and the reference machines a construction compiles (plain data
             # with their own plain-Python semantics; no network interpreter)
             continue
@@ -355,7 +389,11 @@ def test_constructions_import_only_the_ir_the_claims_sympy_and_the_standard_libr
 
 
 def test_verifier_imports_z3_and_torch_only_inside_functions() -> None:
-    eager = [str(i) for i in _imports_in("netproof.verifier") if i.top in {"z3", "torch", "cvc5"} and not i.lazy]
+    eager = [
+        str(i)
+        for i in _imports_in("netproof.verifier")
+        if i.top in {"z3", "torch", "cvc5"} and not i.lazy
+    ]
     assert eager == []
 
 
@@ -367,7 +405,9 @@ def test_importing_any_package_leaves_z3_and_torch_unloaded(tmp_path: Path) -> N
         "names = ('z3', 'torch', 'netproof.symbolic', 'netproof.verifier.cli')\n"
         "print(json.dumps(sorted(m for m in names if m in sys.modules)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     # the package names prove the probe really imported the packages
     assert json.loads(done.stdout) == ["netproof.symbolic", "netproof.verifier.cli"]
@@ -401,26 +441,38 @@ def _names(found: Iterable[object]) -> str:
 
 
 def test_a_planted_cycle_is_found_even_through_an_import_inside_a_function(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {
-        "verifier/smt/a.py": '"""A."""\n\nfrom netproof.verifier.smt import b\n',
-        "verifier/smt/b.py": '"""B."""\n\n\ndef f() -> None:\n    from . import c\n',
-        "verifier/smt/c.py": '"""C."""\n\nfrom .a import x\n',
-    })
-    assert cycles(root) == [["netproof.verifier.smt.a", "netproof.verifier.smt.b", "netproof.verifier.smt.c"]]
+    root = _tree(
+        tmp_path,
+        {
+            "verifier/smt/a.py": '"""A."""\n\nfrom netproof.verifier.smt import b\n',
+            "verifier/smt/b.py": '"""B."""\n\n\ndef f() -> None:\n    from . import c\n',
+            "verifier/smt/c.py": '"""C."""\n\nfrom .a import x\n',
+        },
+    )
+    assert cycles(root) == [
+        ["netproof.verifier.smt.a", "netproof.verifier.smt.b", "netproof.verifier.smt.c"]
+    ]
 
 
 def test_a_planted_private_import_is_found(tmp_path: Path) -> None:
     root = _tree(tmp_path, {"symbolic/validate.py": '"""V."""\n\nfrom .ir import _check\n'})
-    assert "netproof.symbolic.validate:3 imports netproof.symbolic.ir" in _names(private_imports(root))
+    assert "netproof.symbolic.validate:3 imports netproof.symbolic.ir" in _names(
+        private_imports(root)
+    )
     assert "_check" in _names(private_imports(root))
 
 
-def test_a_planted_paper_import_is_found_but_the_registry_in_the_cli_is_allowed(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {
-        "verifier/exhaustive/checker.py": '"""C."""\n\n\ndef f() -> None:\n    from netproof.constructions.paper import x\n',
-        "verifier/cli/__init__.py": '"""CLI."""\n\nfrom netproof.constructions import REGISTRY\n',
-        "verifier/cli/run.py": '"""Run."""\n\nfrom netproof.constructions.paper import x\n',
-    })
+def test_a_planted_paper_import_is_found_but_the_registry_in_the_cli_is_allowed(
+    tmp_path: Path,
+) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "verifier/exhaustive/checker.py": '"""C."""\n\n\ndef f() -> None:\n    from netproof.constructions.paper import x\n',
+            "verifier/cli/__init__.py": '"""CLI."""\n\nfrom netproof.constructions import REGISTRY\n',
+            "verifier/cli/run.py": '"""Run."""\n\nfrom netproof.constructions.paper import x\n',
+        },
+    )
     found = _names(paper_imports(root))
     assert "netproof.verifier.exhaustive.checker:5 imports netproof.constructions.paper" in found
     assert "netproof.verifier.cli.run:3 imports netproof.constructions.paper" in found
@@ -428,16 +480,24 @@ def test_a_planted_paper_import_is_found_but_the_registry_in_the_cli_is_allowed(
 
 
 def test_a_planted_upward_import_between_subpackages_is_found(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {"verifier/exhaustive/checker.py": '"""C."""\n\nfrom netproof.verifier.smt import encoder\n'})
+    root = _tree(
+        tmp_path,
+        {
+            "verifier/exhaustive/checker.py": '"""C."""\n\nfrom netproof.verifier.smt import encoder\n'
+        },
+    )
     assert "exhaustive may import only claims, smtlib" in _names(layer_violations(root))
 
 
 def test_a_planted_long_module_is_found_unless_its_docstring_says_why(tmp_path: Path) -> None:
     body = "x = 1\n" * (MAX_LINES + 1)
-    root = _tree(tmp_path, {
-        "symbolic/long.py": '"""Long."""\n' + body,
-        "symbolic/whole.py": '"""Long, and it must be one piece: the reason."""\n' + body,
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "symbolic/long.py": '"""Long."""\n' + body,
+            "symbolic/whole.py": '"""Long, and it must be one piece: the reason."""\n' + body,
+        },
+    )
     assert _names(long_modules(root)).startswith("netproof.symbolic.long:")
     assert "whole" not in _names(long_modules(root))
 
@@ -445,6 +505,8 @@ def test_a_planted_long_module_is_found_unless_its_docstring_says_why(tmp_path: 
 def test_every_module_is_listed_in_the_architecture_page() -> None:
     page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     missing = [
-        str(mod.path.relative_to(REPO)) for mod in modules().values() if f"`{mod.path.relative_to(REPO)}`" not in page
+        str(mod.path.relative_to(REPO))
+        for mod in modules().values()
+        if f"`{mod.path.relative_to(REPO)}`" not in page
     ]
     assert missing == [], "add them to docs/architecture.md's module tables:\n" + "\n".join(missing)

@@ -65,7 +65,11 @@ def _rel(page: Path) -> str:
 
 
 def python_pages() -> list[Path]:
-    return [p for p in sorted(DOCS.rglob("*.md")) if _rel(p) not in NOT_HERE and any(b.lang == "python" for b in blocks(p))]
+    return [
+        p
+        for p in sorted(DOCS.rglob("*.md"))
+        if _rel(p) not in NOT_HERE and any(b.lang == "python" for b in blocks(p))
+    ]
 
 
 def command_pages() -> list[Path]:
@@ -118,7 +122,11 @@ def parse_command(line: str, where: str) -> Command | None:
         stdout_to = words[at + 1]
         words = words[:at]
     argv = words[1:]
-    if argv and argv[0] == "prove" and not any(w == "--jobs" or w.startswith("--jobs=") for w in argv):
+    if (
+        argv
+        and argv[0] == "prove"
+        and not any(w == "--jobs" or w.startswith("--jobs=") for w in argv)
+    ):
         argv = [*argv, "--jobs", "1"]
     return Command(where, tuple(argv), stdout_to, expected)
 
@@ -165,23 +173,29 @@ def test_the_docs_have_the_pages_the_index_links_to() -> None:
             assert f"({_rel(page)})" in index, f"docs/index.md does not link to {_rel(page)}"
 
 
-@pytest.mark.parametrize("page", [p for p in sorted(DOCS.rglob("*.md")) if _rel(p) not in NOT_HERE], ids=_rel)
+@pytest.mark.parametrize(
+    "page", [p for p in sorted(DOCS.rglob("*.md")) if _rel(p) not in NOT_HERE], ids=_rel
+)
 def test_every_relative_link_of_a_page_points_to_an_existing_file(page: Path) -> None:
     text = re.sub(r"`[^`\n]*`", "", page.read_text(encoding="utf-8"))  # code spans hold no links
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
         if "://" in target:
             continue
-        assert (page.parent / target).exists(), f"{_rel(page)} links to {target}, which does not exist"
+        assert (page.parent / target).exists(), (
+            f"{_rel(page)} links to {target}, which does not exist"
+        )
 
 
 @pytest.mark.parametrize("page", python_pages(), ids=_rel)
-def test_the_python_blocks_of_a_page_run_in_order(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_python_blocks_of_a_page_run_in_order(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
     for block in blocks(page):
         if block.lang == "python":
             code = compile("\n" * block.line + block.text, str(page), "exec")
-            exec(code, namespace)  # noqa: S102 - our own documentation
+            exec(code, namespace)
 
 
 @pytest.mark.parametrize("page", command_pages(), ids=_rel)
@@ -207,12 +221,20 @@ def test_pasted_output_is_what_the_command_prints_today(
     monkeypatch.chdir(tmp_path)
     code, out, err = execute(cmd)
     assert code == cmd.expected, f"{cmd.where}: exited {code}\n{err}"
-    assert out.rstrip("\n") == expected.rstrip("\n"), f"{cmd.where}: the pasted output is stale; paste this:\n{out}"
+    assert out.rstrip("\n") == expected.rstrip("\n"), (
+        f"{cmd.where}: the pasted output is stale; paste this:\n{out}"
+    )
 
 
 def test_the_example_runner_reads_comments_exit_statuses_and_redirections() -> None:
-    cmd = parse_command('netproof run dyck "([#])" -p k=2 > out.json   # exit 2: not a bracket', "t")
+    cmd = parse_command(
+        'netproof run dyck "([#])" -p k=2 > out.json   # exit 2: not a bracket', "t"
+    )
     assert cmd == Command("t", ("run", "dyck", "([#])", "-p", "k=2"), "out.json", 2)
     assert parse_command("netproof prove   # slow: minutes", "t") is None
-    assert parse_command("netproof list --bogus   # exit status 2", "t") == Command("t", ("list", "--bogus"), None, 2)
-    assert parse_command("netproof prove parity", "t") == Command("t", ("prove", "parity", "--jobs", "1"), None, 0)
+    assert parse_command("netproof list --bogus   # exit status 2", "t") == Command(
+        "t", ("list", "--bogus"), None, 2
+    )
+    assert parse_command("netproof prove parity", "t") == Command(
+        "t", ("prove", "parity", "--jobs", "1"), None, 0
+    )

@@ -65,4 +65,8 @@ def test_the_docstring_examples_run_as_written(test: doctest.DocTest) -> None:
 
 def test_every_module_of_the_package_is_found() -> None:
     names = _modules()
-    assert {"netproof.symbolic.ir", "netproof.verifier.claims", "netproof.constructions.yao2021"} <= set(names)
+    assert {
+        "netproof.symbolic.ir",
+        "netproof.verifier.claims",
+        "netproof.constructions.yao2021",
+    } <= set(names)

@@ -39,7 +39,9 @@ def test_the_example_notebook_is_stored_without_outputs_so_it_never_shows_stale_
     assert len(code) >= 8 and all(c["outputs"] == [] and c["execution_count"] is None for c in code)
 
 
-def test_the_example_notebook_runs_and_shows_what_its_text_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_example_notebook_runs_and_shows_what_its_text_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("matplotlib")
     import matplotlib
 
@@ -61,7 +63,9 @@ def test_the_example_notebook_runs_and_shows_what_its_text_says(tmp_path: Path, 
             plt.close(number)
     # what the text promises: a network in one line, an accepted word, a proof, a refutation
     assert shown[0].startswith("<pre>network dyck\n")
-    assert shown[1] == "'<Network dyck(k=2, depth=2, variant=fixed): 6 sublayers, 5 heads, 17 dims>'"
+    assert (
+        shown[1] == "'<Network dyck(k=2, depth=2, variant=fixed): 6 sublayers, 5 heads, 17 dims>'"
+    )
     assert namespace["trace"].accepted is True and "<table" in shown[2]
     assert namespace["fixed"].exit_code == 0 and ">proved<" in shown[3]
     assert namespace["paper"].exit_code == 1 and "refuted on &#x27;()&#x27;" in shown[4]

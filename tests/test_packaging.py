@@ -27,8 +27,22 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     build = tmp_path_factory.mktemp("build")
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation", "-q", "-w", str(out)],
-        cwd=build, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(REPO),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+        ],
+        cwd=build,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     (found,) = out.glob("netproof-*.whl")
@@ -58,7 +72,9 @@ def test_the_wheel_holds_every_subpackage_of_the_tree_with_its_data(wheel: Path)
     packaged |= {"netproof"} if "netproof/__init__.py" in names else set()
     assert packaged == _packages_in_tree()
     assert {"netproof/py.typed", "netproof/__main__.py", "netproof/symbolic/py.typed"} <= names
-    assert any(n.startswith("netproof/constructions/machines/") and n.endswith(".json") for n in names)
+    assert any(
+        n.startswith("netproof/constructions/machines/") and n.endswith(".json") for n in names
+    )
 
 
 def test_pyproject_lists_every_package_folder_of_the_tree() -> None:
@@ -73,20 +89,47 @@ def test_the_installed_wheel_runs_beside_packages_named_symbolic_verifier_constr
 ) -> None:
     site = tmp_path / "site"
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target", str(site), str(wheel)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "-q",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     clash = tmp_path / "clash"
     for name in CLASHING:
         (clash / name).mkdir(parents=True)
-        (clash / name / "__init__.py").write_text(f"raise ImportError('this is PyPI\\'s {name}, not netproof')\n")
+        (clash / name / "__init__.py").write_text(
+            f"raise ImportError('this is PyPI\\'s {name}, not netproof')\n"
+        )
     env = {"PYTHONPATH": f"{site}:{clash}", "PATH": "/usr/bin:/bin"}
     probe = "import netproof, sys; print(netproof.__file__)"
-    where = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    where = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert where.stdout.strip() == str(site / "netproof" / "__init__.py"), where.stderr
     listed = subprocess.run(
-        [sys.executable, "-m", "netproof", "list"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "netproof", "list"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert (listed.returncode, listed.stderr) == (0, "")
     assert "parity" in listed.stdout and "dyck" in listed.stdout

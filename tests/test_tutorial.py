@@ -80,7 +80,9 @@ def run_command(line: str, where: Path, capsys: pytest.CaptureFixture[str]) -> D
     capsys.readouterr()
     code = cli.main(argv[1:])
     cap = capsys.readouterr()
-    assert code == expected, f"`{command}` exited with {code}, the tutorial says {expected}\n{cap.err}"
+    assert code == expected, (
+        f"`{command}` exited with {code}, the tutorial says {expected}\n{cap.err}"
+    )
     if target is not None:
         (where / target).write_text(cap.out, encoding="utf-8")
     return Done(command, code, cap.out, cap.err)
@@ -88,15 +90,21 @@ def run_command(line: str, where: Path, capsys: pytest.CaptureFixture[str]) -> D
 
 def apply_diff(body: str, where: Path) -> None:
     lines = body.rstrip("\n").split("\n")
-    assert lines[0].startswith("--- ") and lines[1].startswith("+++ "), f"a diff starts with --- FILE, +++ FILE:\n{body}"
+    assert lines[0].startswith("--- ") and lines[1].startswith("+++ "), (
+        f"a diff starts with --- FILE, +++ FILE:\n{body}"
+    )
     path = where / lines[0][4:].strip()
     assert lines[1][4:].strip() == lines[0][4:].strip()
     hunk = lines[2:]
-    assert all(line[:1] in ("-", "+", " ") for line in hunk), f"diff lines start with -, + or a space:\n{body}"
+    assert all(line[:1] in ("-", "+", " ") for line in hunk), (
+        f"diff lines start with -, + or a space:\n{body}"
+    )
     old = "".join(line[1:] + "\n" for line in hunk if line[:1] in ("-", " "))
     new = "".join(line[1:] + "\n" for line in hunk if line[:1] in ("+", " "))
     text = path.read_text(encoding="utf-8")
-    assert text.count(old) == 1, f"the text the tutorial edits occurs {text.count(old)} times in {path.name}:\n{old}"
+    assert text.count(old) == 1, (
+        f"the text the tutorial edits occurs {text.count(old)} times in {path.name}:\n{old}"
+    )
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
@@ -118,16 +126,20 @@ def test_every_block_of_the_tutorial_works_word_for_word(
         elif kind == "text":
             assert last is not None, "an output block before any command"
             shown = last.err if last.code == 2 else last.out
-            assert matches(body, shown), f"`{last.command}` printed\n{shown}\nthe tutorial shows\n{body}"
+            assert matches(body, shown), (
+                f"`{last.command}` printed\n{shown}\nthe tutorial shows\n{body}"
+            )
         elif kind == "diff":
             apply_diff(body, tmp_path)
         elif kind == "python":
             modules = [p.read_text(encoding="utf-8") for p in sorted(tmp_path.glob("*.py"))]
             if not any(body in text for text in modules):
                 namespace: dict[str, object] = {"__name__": "__tutorial__"}
-                exec(compile(body, str(TUTORIAL), "exec"), namespace)  # noqa: S102 - our own tutorial
+                exec(compile(body, str(TUTORIAL), "exec"), namespace)
         else:
-            pytest.fail(f"a ```{kind} block: the tutorial uses sh, text, diff and python blocks only")
+            pytest.fail(
+                f"a ```{kind} block: the tutorial uses sh, text, diff and python blocks only"
+            )
     assert commands >= 10
     assert (tmp_path / "proofs" / "my-majority" / "recognizes.n10.json").is_file()
 

@@ -137,10 +137,14 @@ EPS_PARAM = Param(
     parse=parse_fraction("eps", minimum=Fraction(0)),
     help="layer-norm epsilon (exact rational, 0 allowed)",
 )
+
+
 def _parse_eta(raw: str) -> Fraction:
     eta = parse_fraction("eta", minimum=Fraction(0), strict=True)(raw)
     if not sympy.exp(sympy.Rational(eta.numerator, eta.denominator)) < 2:
-        raise ValueError(f"eta={eta} must satisfy 0 < eta < ln 2 ≈ 0.693 (c′ > 0 needs it); try eta=1/10")
+        raise ValueError(
+            f"eta={eta} must satisfy 0 < eta < ln 2 ≈ 0.693 (c′ > 0 needs it); try eta=1/10"
+        )
     return eta
 
 
@@ -152,8 +156,15 @@ ETA_PARAM = Param(
 )
 
 
-def _recognizes(lang: Any, ref: str, *, backend: str = "exact", max_len: int = 10, min_len: int = 0,
-                cid: str = "recognizes") -> Recognizes:
+def _recognizes(
+    lang: Any,
+    ref: str,
+    *,
+    backend: str = "exact",
+    max_len: int = 10,
+    min_len: int = 0,
+    cid: str = "recognizes",
+) -> Recognizes:
     return Recognizes(
         id=cid,
         statement=f"accepts exactly the words of {lang.name} ({lang.description})",
@@ -169,9 +180,7 @@ def _recognizes(lang: Any, ref: str, *, backend: str = "exact", max_len: int = 1
 
 
 def _rumelhart_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
-    return (
-        _recognizes(PARITY, "§2.1", max_len=12, cid="C1"),
-    )
+    return (_recognizes(PARITY, "§2.1", max_len=12, cid="C1"),)
 
 
 def _parity_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
@@ -194,7 +203,11 @@ def _parity_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             reference="§2.2, Fig. 1",
             block="fig1",
             inputs={"i/n": sympy.Symbol("i"), "k/n": sympy.Symbol("k"), "1/n": sympy.Integer(1)},
-            outputs={"I[i=k]/n": sympy.Piecewise((1, sympy.Eq(sympy.Symbol("i"), sympy.Symbol("k"))), (0, True))},
+            outputs={
+                "I[i=k]/n": sympy.Piecewise(
+                    (1, sympy.Eq(sympy.Symbol("i"), sympy.Symbol("k"))), (0, True)
+                )
+            },
             variables=("i", "k"),
         ),
         ValueIs(
@@ -308,7 +321,9 @@ def _first_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             statement="s = E/(E+n−1)·(I[w₁=1] − ½) for |w| ≥ 1 and s = 0 for the empty word, as identities in E",
             reference=ref,
             quantity=Output(),
-            expected=lambda p: 0 if p.n == 1 else p.E / (p.E + p.n - 1) * (_first_bit(p) - sympy.Rational(1, 2)),
+            expected=lambda p: (
+                0 if p.n == 1 else p.E / (p.E + p.n - 1) * (_first_bit(p) - sympy.Rational(1, 2))
+            ),
             backend="symbolic",
             max_len=8,
             expected_text="E/(E+n−1)(I[w₁=1] − ½)",
@@ -324,8 +339,10 @@ def _first_flawed_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             statement="s = (E−1)/(E+n−1)·(I[w₁=1] − ½) + (k − n/2)/(E+n−1), as identities in E",
             reference=ref,
             quantity=Output(),
-            expected=lambda p: (p.E - 1) / (p.E + p.n - 1) * (_first_bit(p) - sympy.Rational(1, 2))
-            + (_k(p) - sympy.Rational(p.n, 2)) / (p.E + p.n - 1),
+            expected=lambda p: (
+                (p.E - 1) / (p.E + p.n - 1) * (_first_bit(p) - sympy.Rational(1, 2))
+                + (_k(p) - sympy.Rational(p.n, 2)) / (p.E + p.n - 1)
+            ),
             backend="symbolic",
             max_len=8,
             expected_text="(E−1)/(E+n−1)(I − ½) + (k − n/2)/(E+n−1)",
@@ -353,10 +370,13 @@ def _first_flawed_logn_claims(values: Mapping[str, Any]) -> tuple[Claim, ...]:
             statement="with ln n scaling and c = 1: s = (n−1)/(2n−1)·(I[w₁=1] − ½) + (k − n/2)/(2n−1)",
             reference=ref,
             quantity=Output(),
-            expected=lambda p: Fraction(p.n - 1, 2 * p.n - 1) * (_first_bit(p) - Fraction(1, 2))
-            + (_k(p) - Fraction(p.n, 2)) / (2 * p.n - 1),
+            expected=lambda p: (
+                Fraction(p.n - 1, 2 * p.n - 1) * (_first_bit(p) - Fraction(1, 2))
+                + (_k(p) - Fraction(p.n, 2)) / (2 * p.n - 1)
+            ),
             expected_text="(n−1)/(2n−1)(I − ½) + (k − n/2)/(2n−1)",
-            closed_form=(_N - 1) / (2 * _N - 1) * (_W1 - sympy.Rational(1, 2)) + (_K - _N / 2) / (2 * _N - 1),
+            closed_form=(_N - 1) / (2 * _N - 1) * (_W1 - sympy.Rational(1, 2))
+            + (_K - _N / 2) / (2 * _N - 1),
         ),
     )
 
@@ -535,10 +555,18 @@ def _ln_net(base_net: Network, values: Mapping[str, Any]) -> Network:
 
 
 def _ce_net(base_net: Network, values: Mapping[str, Any], width: int) -> Network:
-    return prop2_layer(doubled(base_net, eps=0, mirror=values["variant"] == "fixed"), _ce_weight(values["eta"], width))
+    return prop2_layer(
+        doubled(base_net, eps=0, mirror=values["variant"] == "fixed"),
+        _ce_weight(values["eta"], width),
+    )
 
 
-ONE = Param(name="c", default="1", parse=parse_c, help="attention constant (the paper uses c = 1 with ln n scaling)")
+ONE = Param(
+    name="c",
+    default="1",
+    parse=parse_c,
+    help="attention constant (the paper uses c = 1 with ln n scaling)",
+)
 
 CONSTRUCTIONS: tuple[Construction, ...] = (
     Construction(

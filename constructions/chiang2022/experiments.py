@@ -69,18 +69,56 @@ FIG2_LENGTHS: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 #: The spec's Figure 2 table (§2.8): mean cross-entropy in bits over 1000 random words per |w|,
 #: keyed by curve name, one value per entry of :data:`FIG2_LENGTHS`.
 FIG2_SPEC: dict[str, tuple[float, ...]] = {
-    "parity no LN": (0.7513, 0.8766, 0.9698, 0.9909, 0.9975, 0.9996, 0.9999, 1.0000, 1.0000, 1.0000),
-    "parity LN eps=1e-5": (0.0701, 0.0702, 0.0709, 0.0794, 0.1771, 0.7015, 0.9155, 0.9782, 0.9965, 0.9991),
+    "parity no LN": (
+        0.7513,
+        0.8766,
+        0.9698,
+        0.9909,
+        0.9975,
+        0.9996,
+        0.9999,
+        1.0000,
+        1.0000,
+        1.0000,
+    ),
+    "parity LN eps=1e-5": (
+        0.0701,
+        0.0702,
+        0.0709,
+        0.0794,
+        0.1771,
+        0.7015,
+        0.9155,
+        0.9782,
+        0.9965,
+        0.9991,
+    ),
     "parity LN eps=0": (0.0701,) * 10,
     "first no LN": (0.7603, 0.8071, 0.8786, 0.9250, 0.9575, 0.9815, 0.9905, 0.9952, 0.9981, 0.9990),
-    "first LN eps=1e-5": (0.1195, 0.1195, 0.1195, 0.1195, 0.1195, 0.1195, 0.1197, 0.1200, 0.1222, 0.1295),
+    "first LN eps=1e-5": (
+        0.1195,
+        0.1195,
+        0.1195,
+        0.1195,
+        0.1195,
+        0.1195,
+        0.1197,
+        0.1200,
+        0.1222,
+        0.1295,
+    ),
     "first LN eps=0": (0.1195,) * 10,
 }
 
 #: Figure 3's perturbations δ of [W̄^{1,1,V}]_{6,2} and word lengths.
 FIG3_DELTAS: tuple[Fraction, ...] = (
-    Fraction(0), Fraction(1, 1000), Fraction(-1, 1000), Fraction(1, 100), Fraction(-1, 100),
-    Fraction(1, 10), Fraction(-1, 10),
+    Fraction(0),
+    Fraction(1, 1000),
+    Fraction(-1, 1000),
+    Fraction(1, 100),
+    Fraction(-1, 100),
+    Fraction(1, 10),
+    Fraction(-1, 10),
 )
 FIG3_LENGTHS: tuple[int, ...] = (10, 20, 50, 100, 200, 500)
 
@@ -98,14 +136,22 @@ def figure2_curves(languages: Iterable[str]) -> tuple[Curve, ...]:
     curves: list[Curve] = []
     for name in languages:
         if name not in _LANGUAGES:
-            raise ExperimentError(f"language={name!r} is not in Figure 2; choose from {', '.join(_LANGUAGES)}")
+            raise ExperimentError(
+                f"language={name!r} is not in Figure 2; choose from {', '.join(_LANGUAGES)}"
+            )
         lang, build = _LANGUAGES[name]
         base = build("1")
         eps5 = Fraction(1, 100_000)
         curves += [
             Curve(name=f"{name} no LN", network=base, language=lang),
-            Curve(name=f"{name} LN eps=1e-5", network=prop2_layer(doubled(base, eps=eps5), 1, eps=eps5), language=lang),
-            Curve(name=f"{name} LN eps=0", network=prop2_layer(doubled(base, eps=0), 1), language=lang),
+            Curve(
+                name=f"{name} LN eps=1e-5",
+                network=prop2_layer(doubled(base, eps=eps5), 1, eps=eps5),
+                language=lang,
+            ),
+            Curve(
+                name=f"{name} LN eps=0", network=prop2_layer(doubled(base, eps=0), 1), language=lang
+            ),
         ]
     return tuple(curves)
 
@@ -144,8 +190,14 @@ def with_count_weight(net: Network, value: Fraction, *, mirror: bool = True) -> 
                     for o, ws in zip(v.outputs, v.weights, strict=True)
                 )
                 head2 = dataclasses.replace(head, value=dataclasses.replace(v, weights=weights))
-                block2 = dataclasses.replace(block, heads=(*block.heads[:hi], head2, *block.heads[hi + 1 :]))
-                layers = (*net.layers[:li], dataclasses.replace(sub, block=block2), *net.layers[li + 1 :])
+                block2 = dataclasses.replace(
+                    block, heads=(*block.heads[:hi], head2, *block.heads[hi + 1 :])
+                )
+                layers = (
+                    *net.layers[:li],
+                    dataclasses.replace(sub, block=block2),
+                    *net.layers[li + 1 :],
+                )
                 return dataclasses.replace(net, layers=layers)
     raise ExperimentError(
         f"network {net.name!r} has no attention layer 'count' with a head writing k/n from I[w=1]; "
@@ -158,18 +210,23 @@ def figure3_curves(deltas: Iterable[Fraction] = FIG3_DELTAS) -> tuple[Curve, ...
     [W̄^{1,1,V}]_{6,2} = 1 + δ for each δ."""
     base = prop2_layer(doubled(parity_transformer("1"), eps=0), 1)
     return tuple(
-        Curve(name=f"delta={delta}", network=with_count_weight(base, 1 + delta), language=PARITY) for delta in deltas
+        Curve(name=f"delta={delta}", network=with_count_weight(base, 1 + delta), language=PARITY)
+        for delta in deltas
     )
 
 
 def _figure3(names: Sequence[str], values: Sequence[str] | None) -> tuple[Curve, ...]:
     """The curves of ``netproof plot sensitivity [--deltas Q ...]`` (default :data:`FIG3_DELTAS`)."""
     if names:
-        raise ExperimentError(f"sensitivity takes no languages (it is PARITY's Figure 3); got {list(names)}")
+        raise ExperimentError(
+            f"sensitivity takes no languages (it is PARITY's Figure 3); got {list(names)}"
+        )
     try:
         deltas = [Fraction(q) for q in values] if values else list(FIG3_DELTAS)
     except (ValueError, ZeroDivisionError) as exc:
-        raise ExperimentError(f"--deltas {list(values or ())}: each must be a rational such as 1/100 ({exc})") from exc
+        raise ExperimentError(
+            f"--deltas {list(values or ())}: each must be a rational such as 1/100 ({exc})"
+        ) from exc
     return figure3_curves(deltas)
 
 

@@ -148,11 +148,15 @@ def parse_c(text: str | Fraction | int) -> BaseSpec:
             raise ValueError(f"c={text!r}: write c as a rational like 1 or 3/2, or as ln(r)")
         value = Fraction(raw)
     except ZeroDivisionError:
-        raise ValueError(f"c={text!r} divides by zero; write c as ln(r) or a rational like 1") from None
+        raise ValueError(
+            f"c={text!r} divides by zero; write c as ln(r) or a rational like 1"
+        ) from None
     except ValueError as exc:
         if "must be" in str(exc) or "write c" in str(exc):
             raise
-        raise ValueError(f"c={text!r} is not ln(r) or a rational number; try c=ln(2) or c=1") from None
+        raise ValueError(
+            f"c={text!r} is not ln(r) or a rational number; try c=ln(2) or c=1"
+        ) from None
     if value <= 0:
         raise ValueError(f"c={text} must be > 0; try c=ln(2) or c=1")
     return BaseSpec(c=value)
@@ -203,7 +207,7 @@ def rumelhart_parity(n: int) -> Network:
     xs = [f"x{i}" for i in range(1, n + 1)]
     hidden = [f"I[k>={j}]" for j in range(1, n + 1)]
     layer1 = affine(
-        {h: {x: 1 for x in xs} for h in hidden},
+        {h: dict.fromkeys(xs, 1) for h in hidden},
         inputs=xs,
         bias={h: -(Fraction(2 * j - 1, 2)) for j, h in enumerate(hidden, start=1)},
         outputs=hidden,
@@ -361,7 +365,9 @@ def first_transformer(c: str | BaseSpec = "ln(2)", *, log_n: bool = False) -> Ne
         ),
         readout=classifier("s", position=0),
         params=_param_items(c=base, scaling="log_n" if log_n else "none"),
-        reference="Chiang & Cholak 2022, §4.3, Proposition 3" if log_n else "Chiang & Cholak 2022, §2.3",
+        reference="Chiang & Cholak 2022, §4.3, Proposition 3"
+        if log_n
+        else "Chiang & Cholak 2022, §2.3",
     )
 
 
@@ -428,7 +434,9 @@ def _mirror_outputs(a: Affine) -> Affine:
     )
 
 
-def doubled(net: Network, *, eps: Fraction | int | str = 0, mirror: bool = True, name: str | None = None) -> Network:
+def doubled(
+    net: Network, *, eps: Fraction | int | str = 0, mirror: bool = True, name: str | None = None
+) -> Network:
     """Chiang & Cholak §3.1: compute every value x together with −x, and put a layer norm with
     ``eps`` after every residual connection (both sublayers of every layer, no-ops included).
 
@@ -453,7 +461,11 @@ def doubled(net: Network, *, eps: Fraction | int | str = 0, mirror: bool = True,
         if mirror:
             positional[neg(dim)] = (feat, -coef)
     new_emb = token_embedding(
-        emb.alphabet, table, positional=positional, prefix=emb.prefix, suffix=emb.suffix,
+        emb.alphabet,
+        table,
+        positional=positional,
+        prefix=emb.prefix,
+        suffix=emb.suffix,
         index_base=emb.index_base,
     )
     layers: list[Sublayer] = []
@@ -500,7 +512,9 @@ def _replace_value(h: Head, value: Affine) -> Head:
 # --------------------------------------------------------------------------- §3.2
 
 
-def prop2_layer(net: Network, c_prime: Fraction | int | str, *, eps: Fraction | int | str = 0) -> Network:
+def prop2_layer(
+    net: Network, c_prime: Fraction | int | str, *, eps: Fraction | int | str = 0
+) -> Network:
     """Proposition 2: append a layer that maps the logit s to [s; −s; 0…], normalize it with
     eps = 0 to [±√(D̂/2); ∓√(D̂/2); 0…], and read c′ times the first coordinate.
 
@@ -531,7 +545,9 @@ def prop2_layer(net: Network, c_prime: Fraction | int | str, *, eps: Fraction | 
         {**{plus[d]: {d: 1} for d in dims}, **{minus[d]: {d: -1} for d in dims}},
         inputs=dims,
     )
-    rows: dict[str, dict[str, Fraction]] = {d: {plus[d]: Fraction(-1), minus[d]: Fraction(1)} for d in dims}
+    rows: dict[str, dict[str, Fraction]] = {
+        d: {plus[d]: Fraction(-1), minus[d]: Fraction(1)} for d in dims
+    }
     first, second = dims[0], dims[1]
     for d, w in w_l.items():
         rows[first][plus[d]] = rows[first].get(plus[d], Fraction(0)) + w

@@ -20,10 +20,28 @@ from .claims import brasp_claims, crasp_claims, program_construction, words_upto
 from .compile_brasp import compile_brasp
 from .compile_crasp import compile_crasp
 from .library import BRASP_PROGRAMS, CONSTRUCTIONS, CRASP_PROGRAMS, REFERENCE_LANGUAGES
-from .modules import DEFAULT_MAX_LEN, ProgramModuleError, as_language, is_program, program_constructions
+from .modules import (
+    DEFAULT_MAX_LEN,
+    ProgramModuleError,
+    as_language,
+    is_program,
+    program_constructions,
+)
 
 __all__ = [
-    "BRASP_PROGRAMS", "CONSTRUCTIONS", "CRASP_PROGRAMS", "DEFAULT_MAX_LEN", "REFERENCE_LANGUAGES",
-    "ProgramModuleError", "as_language", "brasp_claims", "compile_brasp", "compile_crasp", "crasp_claims",
-    "is_program", "program_construction", "program_constructions", "words_upto",
+    "BRASP_PROGRAMS",
+    "CONSTRUCTIONS",
+    "CRASP_PROGRAMS",
+    "DEFAULT_MAX_LEN",
+    "REFERENCE_LANGUAGES",
+    "ProgramModuleError",
+    "as_language",
+    "brasp_claims",
+    "compile_brasp",
+    "compile_crasp",
+    "crasp_claims",
+    "is_program",
+    "program_construction",
+    "program_constructions",
+    "words_upto",
 ]

@@ -31,7 +31,13 @@ from typing import Any
 
 import sympy
 
-from netproof.verifier.claims import Automaton, BooleanBlock, Lemma, NearestSelection, RankedSelection
+from netproof.verifier.claims import (
+    Automaton,
+    BooleanBlock,
+    Lemma,
+    NearestSelection,
+    RankedSelection,
+)
 from netproof.verifier.claims.rasp import brasp
 
 from .compile_brasp import depth, dim_of, i_reads
@@ -39,6 +45,7 @@ from .compile_brasp import depth, dim_of, i_reads
 __all__ = ["automata_agree", "brasp_lemmas", "program_automaton"]
 
 REFERENCE = "Yang, Chiang & Angluin 2024 (B-RASP); compiled by netproof.constructions.rasp"
+
 
 def _operands(op: brasp.BVec) -> tuple[brasp.BVec, ...]:
     """The operands of a position-wise operation."""
@@ -52,7 +59,9 @@ def _operands(op: brasp.BVec) -> tuple[brasp.BVec, ...]:
 _Memory = tuple[tuple[tuple[bool, ...] | None, ...], ...]
 
 
-def _pair(expr: brasp.BVec, at_i: Mapping[brasp.BVec, bool], at_j: Mapping[brasp.BVec, bool]) -> bool:
+def _pair(
+    expr: brasp.BVec, at_i: Mapping[brasp.BVec, bool], at_j: Mapping[brasp.BVec, bool]
+) -> bool:
     """S(i, j) or V(i, j) from the vectors' values at i and at j."""
     if isinstance(expr, brasp.AtI):
         return at_i[expr.vec]
@@ -80,11 +89,18 @@ def program_automaton(program: brasp.Program, *, max_states: int = 4096) -> Auto
     pair: set[brasp.BVec] = set()
     for op in ops:
         if isinstance(op, (brasp.AtI, brasp.AtJ)) or (
-            isinstance(op, (brasp.Not, brasp.And, brasp.Or)) and any(x in pair for x in _operands(op))
+            isinstance(op, (brasp.Not, brasp.And, brasp.Or))
+            and any(x in pair for x in _operands(op))
         ):
             pair.add(op)
     ops = tuple(op for op in ops if op not in pair)
-    bits = {op: (list(product((False, True), repeat=len(s))), list(product((False, True), repeat=len(v)))) for op, (s, v) in reads.items()}
+    bits = {
+        op: (
+            list(product((False, True), repeat=len(s))),
+            list(product((False, True), repeat=len(v))),
+        )
+        for op, (s, v) in reads.items()
+    }
 
     def step(memory: _Memory, symbol: str) -> tuple[_Memory, bool]:
         here: dict[brasp.BVec, bool] = {}
@@ -102,15 +118,24 @@ def program_automaton(program: brasp.Program, *, max_states: int = 4096) -> Auto
             elif isinstance(op, brasp.Attend):
                 s_vars, v_vars = reads[op]
                 kept = memory[attends.index(op)][bits[op][0].index(tuple(here[v] for v in s_vars))]
-                here[op] = here[op.default] if kept is None else kept[bits[op][1].index(tuple(here[v] for v in v_vars))]
+                here[op] = (
+                    here[op.default]
+                    if kept is None
+                    else kept[bits[op][1].index(tuple(here[v] for v in v_vars))]
+                )
         new: list[tuple[tuple[bool, ...] | None, ...]] = []
         for k, op in enumerate(attends):
             s_vars, v_vars = reads[op]
             row = []
             for a, s_bits in enumerate(bits[op][0]):
                 old = memory[k][a]
-                if _pair(op.score, dict(zip(s_vars, s_bits, strict=True)), here) and (old is None or op.side == "rightmost"):
-                    old = tuple(_pair(op.value, dict(zip(v_vars, b, strict=True)), here) for b in bits[op][1])
+                if _pair(op.score, dict(zip(s_vars, s_bits, strict=True)), here) and (
+                    old is None or op.side == "rightmost"
+                ):
+                    old = tuple(
+                        _pair(op.value, dict(zip(v_vars, b, strict=True)), here)
+                        for b in bits[op][1]
+                    )
                 row.append(old)
             new.append(tuple(row))
         return tuple(new), here[program.output]
@@ -139,7 +164,9 @@ def program_automaton(program: brasp.Program, *, max_states: int = 4096) -> Auto
     )
 
 
-_Table = tuple[tuple[bool, ...] | None, ...]  # per score assignment a at i: None, or V(b, j*) for each b
+_Table = tuple[
+    tuple[bool, ...] | None, ...
+]  # per score assignment a at i: None, or V(b, j*) for each b
 
 
 class _Guesses:
@@ -151,7 +178,8 @@ class _Guesses:
         pair: set[brasp.BVec] = set()
         for op in ops:
             if isinstance(op, (brasp.AtI, brasp.AtJ)) or (
-                isinstance(op, (brasp.Not, brasp.And, brasp.Or)) and any(x in pair for x in _operands(op))
+                isinstance(op, (brasp.Not, brasp.And, brasp.Or))
+                and any(x in pair for x in _operands(op))
             ):
                 pair.add(op)
         self.program = program
@@ -159,7 +187,10 @@ class _Guesses:
         self.attends = [op for op in self.ops if isinstance(op, brasp.Attend)]
         self.reads = {op: (i_reads(op.score), i_reads(op.value)) for op in self.attends}
         self.bits = {
-            op: (list(product((False, True), repeat=len(sv))), list(product((False, True), repeat=len(vv))))
+            op: (
+                list(product((False, True), repeat=len(sv))),
+                list(product((False, True), repeat=len(vv))),
+            )
             for op, (sv, vv) in self.reads.items()
         }
 
@@ -168,18 +199,28 @@ class _Guesses:
 
     def tables(self, op: brasp.Attend) -> list[_Table]:
         """Every table of ``op``: per score assignment, none found or one value per value assignment."""
-        cell: list[tuple[bool, ...] | None] = [None, *product((False, True), repeat=len(self.bits[op][1]))]
+        cell: list[tuple[bool, ...] | None] = [
+            None,
+            *product((False, True), repeat=len(self.bits[op][1])),
+        ]
         return [tuple(t) for t in product(cell, repeat=len(self.bits[op][0]))]
 
-    def add(self, op: brasp.Attend, table: _Table, here: Mapping[brasp.BVec, bool], first_wins: bool) -> _Table:
+    def add(
+        self, op: brasp.Attend, table: _Table, here: Mapping[brasp.BVec, bool], first_wins: bool
+    ) -> _Table:
         """``table`` with one more position (its vectors ``here``): where the score holds there,
         its values replace the kept ones unless one is kept and ``first_wins``."""
         s_vars, v_vars = self.reads[op]
         row = []
         for a, s_bits in enumerate(self.bits[op][0]):
             old = table[a]
-            if _pair(op.score, dict(zip(s_vars, s_bits, strict=True)), here) and (old is None or not first_wins):
-                old = tuple(_pair(op.value, dict(zip(v_vars, b, strict=True)), here) for b in self.bits[op][1])
+            if _pair(op.score, dict(zip(s_vars, s_bits, strict=True)), here) and (
+                old is None or not first_wins
+            ):
+                old = tuple(
+                    _pair(op.value, dict(zip(v_vars, b, strict=True)), here)
+                    for b in self.bits[op][1]
+                )
             row.append(old)
         return tuple(row)
 
@@ -201,7 +242,11 @@ class _Guesses:
             elif isinstance(op, brasp.Attend):
                 s_vars, v_vars = self.reads[op]
                 kept = seen[op][self.bits[op][0].index(tuple(here[v] for v in s_vars))]
-                here[op] = here[op.default] if kept is None else kept[self.bits[op][1].index(tuple(here[v] for v in v_vars))]
+                here[op] = (
+                    here[op.default]
+                    if kept is None
+                    else kept[self.bits[op][1].index(tuple(here[v] for v in v_vars))]
+                )
         return here
 
 
@@ -380,13 +425,20 @@ class _Formulas:
         raise ValueError(f"{brasp.show_expr(expr)} is not a pair expression")
 
     def minterm(self, vecs: list[brasp.BVec], bits: tuple[bool, ...]) -> Any:
-        return sympy.And(*(self.vec(v) if b else sympy.Not(self.vec(v)) for v, b in zip(vecs, bits, strict=True)))
+        return sympy.And(
+            *(self.vec(v) if b else sympy.Not(self.vec(v)) for v, b in zip(vecs, bits, strict=True))
+        )
 
 
 def _boolean_block(block: str, outputs: dict[str, Any], statement: str) -> BooleanBlock:
     read = sorted({str(s) for f in outputs.values() for s in sympy.sympify(f).free_symbols})
     return BooleanBlock(
-        id=block, statement=statement, reference=REFERENCE, block=block, boolean=tuple(read), outputs=outputs
+        id=block,
+        statement=statement,
+        reference=REFERENCE,
+        block=block,
+        boolean=tuple(read),
+        outputs=outputs,
     )
 
 
@@ -431,15 +483,30 @@ def brasp_lemmas(program: brasp.Program) -> tuple[Lemma, ...]:
             for a, bits in enumerate(s_bits):
                 if s_vars:
                     pre[f"{name}.q{a}"] = f.minterm(s_vars, bits)
-                pre[f"{name}.k{a}"] = sympy.And(sympy.Not(bos), sympy.Not(end), f.pair(op.score, dict(zip(s_vars, bits, strict=True))))
+                pre[f"{name}.k{a}"] = sympy.And(
+                    sympy.Not(bos),
+                    sympy.Not(end),
+                    f.pair(op.score, dict(zip(s_vars, bits, strict=True))),
+                )
             for b, bits in enumerate(v_bits):
                 pre[f"{name}.v{b}"] = f.pair(op.value, dict(zip(v_vars, bits, strict=True)))
-            found = sympy.Or(*(
-                sympy.And(f.dim(f"{name}.q{a}"), f.dim(f"{name}.found{a}")) if s_vars else f.dim(f"{name}.found{a}")
-                for a in range(len(s_bits))
-            ))
-            value = sympy.Or(*(sympy.And(f.minterm(v_vars, bits), f.dim(f"{name}.val{b}")) for b, bits in enumerate(v_bits)))
-            post[name] = sympy.Or(sympy.And(found, value), sympy.And(sympy.Not(found), f.vec(op.default)))
+            found = sympy.Or(
+                *(
+                    sympy.And(f.dim(f"{name}.q{a}"), f.dim(f"{name}.found{a}"))
+                    if s_vars
+                    else f.dim(f"{name}.found{a}")
+                    for a in range(len(s_bits))
+                )
+            )
+            value = sympy.Or(
+                *(
+                    sympy.And(f.minterm(v_vars, bits), f.dim(f"{name}.val{b}"))
+                    for b, bits in enumerate(v_bits)
+                )
+            )
+            post[name] = sympy.Or(
+                sympy.And(found, value), sympy.And(sympy.Not(found), f.vec(op.default))
+            )
             if op.side == "rightmost" and op.mask == "past" and not s_vars:
                 heads.append(
                     NearestSelection(
@@ -456,11 +523,27 @@ def brasp_lemmas(program: brasp.Program) -> tuple[Lemma, ...]:
                 )
             elif not s_vars:
                 heads.append(_ranked(level, name, op))
-        lemmas.append(_boolean_block(f"L{level}.pre", pre, f"FFN L{level}.pre writes each head's query, key and value bits"))
+        lemmas.append(
+            _boolean_block(
+                f"L{level}.pre",
+                pre,
+                f"FFN L{level}.pre writes each head's query, key and value bits",
+            )
+        )
         lemmas += heads
-        lemmas.append(_boolean_block(f"L{level}.post", post, f"FFN L{level}.post writes each operation of depth {level}"))
+        lemmas.append(
+            _boolean_block(
+                f"L{level}.post", post, f"FFN L{level}.post writes each operation of depth {level}"
+            )
+        )
     out = sympy.And(sympy.Not(bos), f.vec(program.output))
-    lemmas.append(_boolean_block("output", {"output": sympy.Or(bos, out) if program.empty else out}, "FFN output writes the program's output"))
+    lemmas.append(
+        _boolean_block(
+            "output",
+            {"output": sympy.Or(bos, out) if program.empty else out},
+            "FFN output writes the program's output",
+        )
+    )
     lemmas.append(
         NearestSelection(
             id="last",
@@ -476,7 +559,8 @@ def brasp_lemmas(program: brasp.Program) -> tuple[Lemma, ...]:
     last = sympy.Symbol("last")
     lemmas.append(
         _boolean_block(
-            "verdict.pre", {"reject": sympy.And(end, sympy.Not(last))},
+            "verdict.pre",
+            {"reject": sympy.And(end, sympy.Not(last))},
             "FFN verdict.pre raises reject at EOS when the last symbol's output is 0",
         )
     )

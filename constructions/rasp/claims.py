@@ -68,7 +68,9 @@ def words_upto(alphabet: tuple[str, ...], max_len: int) -> Iterator[Word]:
         yield from product(alphabet, repeat=n)
 
 
-def _agrees(program: Any, accepts: Callable[[Any, Word], bool], lang: Language, max_len: int) -> Callable[[], tuple[int, str | None]]:
+def _agrees(
+    program: Any, accepts: Callable[[Any, Word], bool], lang: Language, max_len: int
+) -> Callable[[], tuple[int, str | None]]:
     def check() -> tuple[int, str | None]:
         cases = 0
         for w in words_upto(program.alphabet, max_len):
@@ -115,12 +117,18 @@ def _no_ties(word: Word, trace: Any) -> str | None:
             continue
         rows = [dict(zip(net.dims, r, strict=True)) for r in trace.states[k].rows]
         for head in block.heads:
-            if getattr(head.normalizer, "tie", None) == "average":  # the verdict head averages by design
+            if (
+                getattr(head.normalizer, "tie", None) == "average"
+            ):  # the verdict head averages by design
                 continue
             queries = [_apply(head.query, r) for r in rows]
             keys = [_apply(head.key, r) for r in rows]
             for i, q in enumerate(queries):
-                scores = [sum(q[o] * kj[o] for o in q) for j, kj in enumerate(keys) if _ALLOWED[head.mask](i, j)]
+                scores = [
+                    sum(q[o] * kj[o] for o in q)
+                    for j, kj in enumerate(keys)
+                    if _ALLOWED[head.mask](i, j)
+                ]
                 if scores and scores.count(max(scores)) > 1:
                     return f"head {head.name} at position {i + 1}: {scores.count(max(scores))} keys tie for the top score {max(scores)}"
     return None
@@ -151,7 +159,11 @@ def _crasp_operations(program: crasp.Program) -> Callable[[Word, Any], str | Non
             want = crasp.evaluate(op, word)
             for t, row in enumerate(trace.final.rows[1:]):  # after BOS
                 got = row[dims.index(name)]
-                expected = Fraction(int(want[t])) if isinstance(op, crasp.Less) else Fraction(want[t], t + 2)
+                expected = (
+                    Fraction(int(want[t]))
+                    if isinstance(op, crasp.Less)
+                    else Fraction(want[t], t + 2)
+                )
                 if got != expected:
                     return f"dim {name} at position {t + 1} is {got}, the program gives {expected}"
         return None
@@ -159,7 +171,9 @@ def _crasp_operations(program: crasp.Program) -> Callable[[Word, Any], str | Non
     return holds
 
 
-def _same_automata(program: brasp.Program, own: Automaton, language: Language, reference: Automaton) -> Callable[[], tuple[int, str | None]]:
+def _same_automata(
+    program: brasp.Program, own: Automaton, language: Language, reference: Automaton
+) -> Callable[[], tuple[int, str | None]]:
     """program = language on every word: the program's automaton against the reference's."""
 
     def check() -> tuple[int, str | None]:
@@ -175,9 +189,13 @@ def _same_automata(program: brasp.Program, own: Automaton, language: Language, r
     return check
 
 
-def _common(program: Any, module: Any, reference: str, language: Language | None, max_len: int) -> list[Any]:
+def _common(
+    program: Any, module: Any, reference: str, language: Language | None, max_len: int
+) -> list[Any]:
     own = module.language(program)
-    if module is crasp:  # the program's counter automaton: network = program for every length (crasp_lemmas)
+    if (
+        module is crasp
+    ):  # the program's counter automaton: network = program for every length (crasp_lemmas)
         own = dataclasses.replace(own, counters=program_counters(program))
     dfa = program_automaton(program) if module is brasp else None
     if dfa is not None:  # past masks only: the program's own automaton, for proofs of every length
@@ -200,7 +218,10 @@ def _common(program: Any, module: Any, reference: str, language: Language | None
                 max_len=max_len,
             ),
         ]
-    return [_recognizes(program, own, reference, max_len), *_bounded_language(program, module, reference, language, max_len, own)]
+    return [
+        _recognizes(program, own, reference, max_len),
+        *_bounded_language(program, module, reference, language, max_len, own),
+    ]
 
 
 def _recognizes(program: Any, own: Language, reference: str, max_len: int) -> Recognizes:
@@ -214,7 +235,14 @@ def _recognizes(program: Any, own: Language, reference: str, max_len: int) -> Re
     )
 
 
-def _bounded_language(program: Any, module: Any, reference: str, language: Language | None, max_len: int, own: Language) -> list[Any]:
+def _bounded_language(
+    program: Any,
+    module: Any,
+    reference: str,
+    language: Language | None,
+    max_len: int,
+    own: Language,
+) -> list[Any]:
     claims: list[Any] = []
     if language is not None:
         statement = f"program {program.name} accepts exactly the words of {language.name} ({language.description})"
@@ -238,7 +266,9 @@ def _bounded_language(program: Any, module: Any, reference: str, language: Langu
     return claims
 
 
-def brasp_claims(program: brasp.Program, language: Language | None = None, *, max_len: int = 8) -> tuple[Any, ...]:
+def brasp_claims(
+    program: brasp.Program, language: Language | None = None, *, max_len: int = 8
+) -> tuple[Any, ...]:
     """network = program, operations, program = language (if given) and no ties, to ``max_len``."""
     claims = _common(program, brasp, REFERENCE_B, language, max_len)
     claims.append(
@@ -264,7 +294,9 @@ def brasp_claims(program: brasp.Program, language: Language | None = None, *, ma
     return tuple(claims)
 
 
-def crasp_claims(program: crasp.Program, language: Language | None = None, *, max_len: int = 8) -> tuple[Any, ...]:
+def crasp_claims(
+    program: crasp.Program, language: Language | None = None, *, max_len: int = 8
+) -> tuple[Any, ...]:
     """network = program, operations and program = language (if given), to ``max_len``."""
     claims = _common(program, crasp, REFERENCE_C, language, max_len)
     if language is not None and language.counters is not None:
@@ -298,7 +330,12 @@ def crasp_claims(program: crasp.Program, language: Language | None = None, *, ma
 
 
 def program_construction(
-    name: str, program: brasp.Program | crasp.Program, language: Language | None = None, *, max_len: int = 8, title: str = ""
+    name: str,
+    program: brasp.Program | crasp.Program,
+    language: Language | None = None,
+    *,
+    max_len: int = 8,
+    title: str = "",
 ) -> Construction:
     """A registered construction for ``program``: its compiled network (compiled once, on the
     first build) and its claims."""
@@ -320,6 +357,8 @@ def program_construction(
         params=(),
         build=build,
         claims=lambda values: declare(program, language, max_len=max_len),  # type: ignore[arg-type]
-        lemmas=(lambda values: brasp_lemmas(program)) if is_b else (lambda values: crasp_lemmas(program, build(values))),  # type: ignore[arg-type]
+        lemmas=(lambda values: brasp_lemmas(program))
+        if is_b
+        else (lambda values: crasp_lemmas(program, build(values))),  # type: ignore[arg-type]
         language=language or (brasp if is_b else crasp).language(program),
     )

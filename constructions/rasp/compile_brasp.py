@@ -113,7 +113,15 @@ class _Compiler:
         self.program = program
         self.named = names(program)
         self.attends = [op for op in operations(program.output) if isinstance(op, Attend)]
-        reserved = {dim_of(s) for s in program.alphabet} | {"BOS", "EOS", "p", "output", "last", "reject", "rejected"}
+        reserved = {dim_of(s) for s in program.alphabet} | {
+            "BOS",
+            "EOS",
+            "p",
+            "output",
+            "last",
+            "reject",
+            "rejected",
+        }
         used: set[str] = set()
         for op, name in self.named.items():
             if not isinstance(op, Attend):
@@ -163,7 +171,12 @@ class _Compiler:
         raise ValueError(f"{expr!r} must be read at i or j inside an attention operation")
 
     def minterm(self, vecs: Sequence[BVec], bits: Sequence[bool]) -> Node:
-        return AND(*(self.circuit(v) if b else NOT(self.circuit(v)) for v, b in zip(vecs, bits, strict=True)))
+        return AND(
+            *(
+                self.circuit(v) if b else NOT(self.circuit(v))
+                for v, b in zip(vecs, bits, strict=True)
+            )
+        )
 
     def build(self) -> Network:
         prog = self.program
@@ -187,9 +200,15 @@ class _Compiler:
                 for a, bits in enumerate(s_bits):
                     if s_vars:
                         pre[f"{name}.q{a}"] = self.minterm(s_vars, bits)
-                    pre[f"{name}.k{a}"] = AND(not_bos, not_end, self.substituted(op.score, dict(zip(s_vars, bits, strict=True))))
+                    pre[f"{name}.k{a}"] = AND(
+                        not_bos,
+                        not_end,
+                        self.substituted(op.score, dict(zip(s_vars, bits, strict=True))),
+                    )
                 for b, bits in enumerate(v_bits):
-                    pre[f"{name}.v{b}"] = self.substituted(op.value, dict(zip(v_vars, bits, strict=True)))
+                    pre[f"{name}.v{b}"] = self.substituted(
+                        op.value, dict(zip(v_vars, bits, strict=True))
+                    )
                 sign = -1 if op.side == "leftmost" else 1
                 # BOS (p = 0, k = 0) must lose to every word position only where −p_j would
                 # prefer it: a leftmost head whose mask lets it in
@@ -197,7 +216,9 @@ class _Compiler:
                 if len(s_bits) == 1:  # S reads nothing at i: the query is the constant 1
                     query = affine({"s0": {}, "pos": {}}, bias={"s0": 1, "pos": 1})
                 else:
-                    query = affine({f"s{a}": {f"{name}.q{a}": 1} for a in range(len(s_bits))}, bias={"pos": 1})
+                    query = affine(
+                        {f"s{a}": {f"{name}.q{a}": 1} for a in range(len(s_bits))}, bias={"pos": 1}
+                    )
                 values = {f"{name}.found{a}": {f"{name}.k{a}": 1} for a in range(len(s_bits))}
                 values |= {f"{name}.val{b}": {f"{name}.v{b}": 1} for b in range(len(v_bits))}
                 heads.append(
@@ -205,20 +226,35 @@ class _Compiler:
                         name=name,
                         query=query,
                         key=affine(
-                            {f"s{a}": {f"{name}.k{a}": 2} for a in range(len(s_bits))} | {"pos": {"p": sign} | bos},
+                            {f"s{a}": {f"{name}.k{a}": 2} for a in range(len(s_bits))}
+                            | {"pos": {"p": sign} | bos},
                         ),
                         value=affine(values),
                         normalizer=Hardmax(tie=op.side),
                         mask=HEAD_MASKS[op.mask],  # type: ignore[arg-type]
                     )
                 )
-                found = OR(*(AND(var(f"{name}.q{a}"), var(f"{name}.found{a}")) if s_vars else var(f"{name}.found{a}") for a in range(len(s_bits))))
-                value = OR(*(AND(self.minterm(v_vars, bits), var(f"{name}.val{b}")) for b, bits in enumerate(v_bits)))
+                found = OR(
+                    *(
+                        AND(var(f"{name}.q{a}"), var(f"{name}.found{a}"))
+                        if s_vars
+                        else var(f"{name}.found{a}")
+                        for a in range(len(s_bits))
+                    )
+                )
+                value = OR(
+                    *(
+                        AND(self.minterm(v_vars, bits), var(f"{name}.val{b}"))
+                        for b, bits in enumerate(v_bits)
+                    )
+                )
                 post[name] = OR(AND(found, value), AND(NOT(found), self.circuit(op.default)))
                 dims += [d for d in pre if d.startswith(f"{name}.")] + list(values)
             dims += [self.named[op] for op in ops]
             layers.append(Sublayer(block=boolean_ffn(f"L{level}.pre", pre), residual=True))
-            layers.append(Sublayer(block=AttentionLayer(name=f"L{level}", heads=tuple(heads)), residual=True))
+            layers.append(
+                Sublayer(block=AttentionLayer(name=f"L{level}", heads=tuple(heads)), residual=True)
+            )
             layers.append(Sublayer(block=boolean_ffn(f"L{level}.post", post), residual=True))
         out = AND(not_bos, self.circuit(prog.output))
         if prog.empty:
@@ -237,7 +273,12 @@ class _Compiler:
         # The verdict: a flag only EOS can raise (its last symbol's output is 0), and a head over
         # every position that prefers a raised flag, ties averaged: it reads 1 iff the flag is
         # raised, whatever the length (the presence readout of the every-length prover).
-        layers.append(Sublayer(block=boolean_ffn("verdict.pre", {"reject": AND(var("EOS"), NOT(var("last")))}), residual=True))
+        layers.append(
+            Sublayer(
+                block=boolean_ffn("verdict.pre", {"reject": AND(var("EOS"), NOT(var("last")))}),
+                residual=True,
+            )
+        )
         verdict = Head(
             name="verdict",
             query=affine({"s": {}}, bias={"s": 1}),
@@ -246,7 +287,9 @@ class _Compiler:
             normalizer=Hardmax(tie="average"),
             mask="causal",
         )
-        layers.append(Sublayer(block=AttentionLayer(name="verdict", heads=(verdict,)), residual=True))
+        layers.append(
+            Sublayer(block=AttentionLayer(name="verdict", heads=(verdict,)), residual=True)
+        )
         dims += ["output", "last", "reject", "rejected"]
         return Network(
             name=f"brasp.{prog.name}",
@@ -285,6 +328,7 @@ def i_reads(expr: BVec) -> list[BVec]:
 def compile_brasp(program: Program) -> Network:
     """The exact masked hard-attention transformer of ``program`` (see the module docstring)."""
     if not isinstance(program, Program):
-        raise TypeError(f"compile_brasp needs a brasp.Program, got {type(program).__name__}; wrap the output vector in Program(name, alphabet, output)")
+        raise TypeError(
+            f"compile_brasp needs a brasp.Program, got {type(program).__name__}; wrap the output vector in Program(name, alphabet, output)"
+        )
     return _Compiler(program).build()
-

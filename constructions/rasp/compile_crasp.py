@@ -174,14 +174,18 @@ class _Compiler:
             self.put(k, self.dim[op], ("less", x))
             self.stage[op] = k
         elif isinstance(op, Where):
-            k = _place("gate", max(self.stage[op.cond], self.stage[op.then], self.stage[op.otherwise]))
+            k = _place(
+                "gate", max(self.stage[op.cond], self.stage[op.then], self.stage[op.otherwise])
+            )
             cond = self.circuit(op.cond, k)
             c1, c2 = self.linear(op.then, k), self.linear(op.otherwise, k)
             m = self.bound[op.then] + self.bound[op.otherwise]
             diff = {d: c1.get(d, Fraction(0)) - c2.get(d, Fraction(0)) for d in set(c1) | set(c2)}
             up = relu(lin(*((var(d), w) for d, w in diff.items()), (cond, m), bias=-m), "WHERE+")
             down = relu(lin(*((var(d), -w) for d, w in diff.items()), (cond, m), bias=-m), "WHERE-")
-            self.put(k, self.dim[op], lin(*((var(d), w) for d, w in c2.items()), (up, 1), (down, -1)))
+            self.put(
+                k, self.dim[op], lin(*((var(d), w) for d, w in c2.items()), (up, 1), (down, -1))
+            )
             self.stage[op] = k
         elif isinstance(op, Count):
             s = self.stage[op.arg]
@@ -216,7 +220,9 @@ class _Compiler:
         elif isinstance(expr, Less):
             x = var(self.dim[expr])
         elif not isinstance(expr, (Not, And, Or)):
-            raise TypeError(f"{expr!r} is a count where a Boolean vector is needed; compare it, e.g. C > 0")
+            raise TypeError(
+                f"{expr!r} is a count where a Boolean vector is needed; compare it, e.g. C > 0"
+            )
         elif not self.inline(expr, at):
             if expr not in self.dim:
                 home = _place("gate", self.stage[expr])
@@ -237,7 +243,14 @@ class _Compiler:
         (rather than read from its dim, written by an earlier one)."""
         return _place("gate", self.stage[expr]) >= at
 
-    def flatten(self, expr: Vec, at: int, negated: bool, gate: str, terms: dict[tuple[Vec, bool], Node | None]) -> None:
+    def flatten(
+        self,
+        expr: Vec,
+        at: int,
+        negated: bool,
+        gate: str,
+        terms: dict[tuple[Vec, bool], Node | None],
+    ) -> None:
         """The operands of one ``gate`` (``and`` or ``or``) equal to ``expr`` (negated if
         ``negated``), each (vector, sign) once (``None`` marks a vector flattened away): x ∧ (y ∧ z)
         is AND(x, y, z), ¬(x ∨ y) is AND(¬x, ¬y)."""
@@ -246,7 +259,11 @@ class _Compiler:
         terms[(expr, negated)] = None
         if isinstance(expr, Not) and self.inline(expr, at):
             self.flatten(expr.arg, at, not negated, gate, terms)
-        elif isinstance(expr, (And, Or)) and self.inline(expr, at) and ("and" if isinstance(expr, And) != negated else "or") == gate:
+        elif (
+            isinstance(expr, (And, Or))
+            and self.inline(expr, at)
+            and ("and" if isinstance(expr, And) != negated else "or") == gate
+        ):
             self.flatten(expr.left, at, negated, gate, terms)
             self.flatten(expr.right, at, negated, gate, terms)
         else:
@@ -281,7 +298,9 @@ class _Compiler:
         if isinstance(expr, Number):
             return {INV_I: Fraction(expr.value)}
         if not isinstance(expr, (Add, Scale)):
-            raise TypeError(f"{expr!r} is a Boolean vector where a count is needed; count it with count(P)")
+            raise TypeError(
+                f"{expr!r} is a Boolean vector where a count is needed; count it with count(P)"
+            )
         home = _place("cmp", self.stage[expr])
         if home < at:
             if expr not in self.dim:
@@ -295,7 +314,10 @@ class _Compiler:
         if key not in self.expansions:
             if isinstance(expr, Add):
                 left, right = self.linear(expr.left, at), self.linear(expr.right, at)
-                terms = {d: left.get(d, Fraction(0)) + right.get(d, Fraction(0)) for d in {**left, **right}}
+                terms = {
+                    d: left.get(d, Fraction(0)) + right.get(d, Fraction(0))
+                    for d in {**left, **right}
+                }
             else:
                 terms = {d: expr.k * w for d, w in self.linear(expr.arg, at).items()}
             self.expansions[key] = {d: w for d, w in terms.items() if w != 0}
@@ -307,9 +329,14 @@ class _Compiler:
         inv = uniform_average(INV_I, {INV_I: {"BOS": 1}}, mask="causal")
         # A gate FFN carries a dim through its ReLU steps as one unit relu(x − b) where x ≥ b:
         # b = 0 for the 0/1 dims and the counts, −(the bound on |C/(i+1)|) for sums and wheres.
-        lower = {d: -self.bound[op] if isinstance(op, (Add, Scale, Where)) else Fraction(0) for op, d in self.dim.items()}
+        lower = {
+            d: -self.bound[op] if isinstance(op, (Add, Scale, Where)) else Fraction(0)
+            for op, d in self.dim.items()
+        }
         lower |= {d: Fraction(0) for d in dims}
-        layers: list[Sublayer] = [Sublayer(block=AttentionLayer(name="S0.attn", heads=(inv,)), residual=True)]
+        layers: list[Sublayer] = [
+            Sublayer(block=AttentionLayer(name="S0.attn", heads=(inv,)), residual=True)
+        ]
         for k in sorted(self.blocks):
             items = self.blocks[k]
             kind = KINDS[(k - 1) % 3]
@@ -318,11 +345,15 @@ class _Compiler:
                 for sub_name, sub_items in _gate_levels(name, items):  # type: ignore[arg-type]
                     lower |= {d: Fraction(0) for d in sub_items if d not in lower}
                     dims += [d for d in sub_items if d not in items]
-                    layers.append(Sublayer(block=compile_ffn(sub_name, sub_items, lower=lower), residual=True))
+                    layers.append(
+                        Sublayer(block=compile_ffn(sub_name, sub_items, lower=lower), residual=True)
+                    )
                 dims += list(items)
                 continue
             if kind == "attn":
-                heads = tuple(uniform_average(d, {d: {arg: 1}}, mask="causal") for d, arg in items.items())
+                heads = tuple(
+                    uniform_average(d, {d: {arg: 1}}, mask="causal") for d, arg in items.items()
+                )
                 block = AttentionLayer(name=name, heads=heads)
             else:
                 # The comparisons, then the sums in an FFN of their own (one affine map: folded
@@ -332,7 +363,9 @@ class _Compiler:
                 if less:
                     layers.append(Sublayer(block=self.comparisons(name, less), residual=True))  # type: ignore[arg-type]
                 if sums:
-                    layers.append(Sublayer(block=FFN(name=f"S{k}.sum", steps=(affine(sums),)), residual=True))
+                    layers.append(
+                        Sublayer(block=FFN(name=f"S{k}.sum", steps=(affine(sums),)), residual=True)
+                    )
                 dims += list(items)
                 continue
             dims += list(items)
@@ -341,7 +374,9 @@ class _Compiler:
             name=f"crasp.{prog.name}",
             dims=tuple(dims),
             embedding=token_embedding(
-                prog.alphabet, {s: {f"Q_{s}": 1} for s in prog.alphabet} | {"BOS": {"BOS": 1}}, prefix=("BOS",)
+                prog.alphabet,
+                {s: {f"Q_{s}": 1} for s in prog.alphabet} | {"BOS": {"BOS": 1}},
+                prefix=("BOS",),
             ),
             layers=tuple(layers),
             readout=classifier("output", position=-1, bias=Fraction(-1, 2)),
@@ -449,5 +484,7 @@ def _and_not_bos(x: Node) -> Node:
 def compile_crasp(program: Program) -> Network:
     """The exact transformer of ``program`` (see the module docstring)."""
     if not isinstance(program, Program):
-        raise TypeError(f"compile_crasp needs a crasp.Program, got {type(program).__name__}; wrap the output vector in Program(name, alphabet, output)")
+        raise TypeError(
+            f"compile_crasp needs a crasp.Program, got {type(program).__name__}; wrap the output vector in Program(name, alphabet, output)"
+        )
     return _Compiler(program).build()

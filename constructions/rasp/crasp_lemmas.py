@@ -25,7 +25,13 @@ from __future__ import annotations
 from itertools import product
 
 from netproof.symbolic import FFN, Affine, AttentionLayer, Network
-from netproof.verifier.claims.counting import Atom, CountComparison, CounterAutomaton, CounterRule, UniformCount
+from netproof.verifier.claims.counting import (
+    Atom,
+    CountComparison,
+    CounterAutomaton,
+    CounterRule,
+    UniformCount,
+)
 from netproof.verifier.claims.rasp import crasp
 
 from .compile_crasp import INV_I, operation_dims
@@ -55,11 +61,17 @@ def _linear(expr: crasp.CVec, dims: dict[crasp.Vec, str]) -> _Linear | None:
         return None if left is None or right is None else _add(left, right)
     if isinstance(expr, crasp.Scale):
         arg = _linear(expr.arg, dims)
-        return None if arg is None else ({d: expr.k * w for d, w in arg[0].items() if expr.k * w}, expr.k * arg[1])
+        return (
+            None
+            if arg is None
+            else ({d: expr.k * w for d, w in arg[0].items() if expr.k * w}, expr.k * arg[1])
+        )
     return None
 
 
-def program_counters(program: crasp.Program, *, max_comparisons: int = 10) -> CounterAutomaton | None:
+def program_counters(
+    program: crasp.Program, *, max_comparisons: int = 10
+) -> CounterAutomaton | None:
     """The program's language as a counter automaton (see the module docstring), or None past
     ``max_comparisons`` comparisons."""
     ops = crasp.operations(program.output)
@@ -73,7 +85,9 @@ def program_counters(program: crasp.Program, *, max_comparisons: int = 10) -> Co
     for a, symbol in enumerate(program.alphabet):
         for bits in product((False, True), repeat=len(less)):
             truth = dict(zip(less, bits, strict=True))
-            here: dict[crasp.Vec, object] = {}  # Booleans, and counts at i as linear forms of the counts at i − 1
+            here: dict[
+                crasp.Vec, object
+            ] = {}  # Booleans, and counts at i as linear forms of the counts at i − 1
             guard: list[Atom] = []
             for op in ops:
                 if isinstance(op, crasp.Token):
@@ -107,14 +121,22 @@ def program_counters(program: crasp.Program, *, max_comparisons: int = 10) -> Co
             add = tuple(here[c][1] for c in counts)  # type: ignore[index]
             target = int(bool(here[program.output]))
             for q in (0, 1):
-                rules.append(CounterRule(state=q, symbol=a, guard=tuple(guard), target=target, add=add))
+                rules.append(
+                    CounterRule(state=q, symbol=a, guard=tuple(guard), target=target, add=add)
+                )
     return CounterAutomaton(
-        states=2, counters=names, symbols=len(program.alphabet), start=int(program.empty),
-        rules=tuple(rules), accepting=((1, ()),),
+        states=2,
+        counters=names,
+        symbols=len(program.alphabet),
+        start=int(program.empty),
+        rules=tuple(rules),
+        accepting=((1, ()),),
     )
 
 
-def crasp_lemmas(program: crasp.Program, net: Network) -> tuple[UniformCount | CountComparison, ...]:
+def crasp_lemmas(
+    program: crasp.Program, net: Network
+) -> tuple[UniformCount | CountComparison, ...]:
     """One lemma per head and per comparison FFN of ``net``, the compiled ``program`` (see the
     module docstring), in network order."""
     dims = operation_dims(program)
@@ -124,10 +146,15 @@ def crasp_lemmas(program: crasp.Program, net: Network) -> tuple[UniformCount | C
         block = sub.block
         if isinstance(block, AttentionLayer):
             for h in block.heads:
-                lemmas.append(UniformCount(
-                    id=f"{block.name}.{h.name}", reference=REFERENCE, layer=block.name, head=h.name,
-                    statement=f"head {h.name} averages its value over positions 0..i: its running count over 1/(i+1)",
-                ))
+                lemmas.append(
+                    UniformCount(
+                        id=f"{block.name}.{h.name}",
+                        reference=REFERENCE,
+                        layer=block.name,
+                        head=h.name,
+                        statement=f"head {h.name} averages its value over positions 0..i: its running count over 1/(i+1)",
+                    )
+                )
         elif isinstance(block, FFN) and block.steps and isinstance(block.steps[-1], Affine):
             written = block.steps[-1].outputs
             if not written or not all(isinstance(by_dim.get(d), crasp.Less) for d in written):
@@ -143,8 +170,15 @@ def crasp_lemmas(program: crasp.Program, net: Network) -> tuple[UniformCount | C
             else:
                 counts = tuple(sorted({c for coefs, _k in outputs.values() for c in coefs}))
                 shown = "; ".join(f"{d} = [{crasp.show_expr(by_dim[d])}]" for d in written)
-                lemmas.append(CountComparison(
-                    id=block.name, reference=REFERENCE, block=block.name, unit=INV_I, counts=counts, outputs=outputs,
-                    statement=f"FFN {block.name}, fed counts over 1/(i+1), writes each comparison's 0/1 value: {shown}",
-                ))
+                lemmas.append(
+                    CountComparison(
+                        id=block.name,
+                        reference=REFERENCE,
+                        block=block.name,
+                        unit=INV_I,
+                        counts=counts,
+                        outputs=outputs,
+                        statement=f"FFN {block.name}, fed counts over 1/(i+1), writes each comparison's 0/1 value: {shown}",
+                    )
+                )
     return tuple(lemmas)

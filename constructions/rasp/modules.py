@@ -52,7 +52,14 @@ from netproof.verifier.claims.rasp import brasp, crasp
 
 from .claims import program_construction
 
-__all__ = ["DEFAULT_MAX_LEN", "PROGRAM_IDS", "ProgramModuleError", "as_language", "is_program", "program_constructions"]
+__all__ = [
+    "DEFAULT_MAX_LEN",
+    "PROGRAM_IDS",
+    "ProgramModuleError",
+    "as_language",
+    "is_program",
+    "program_constructions",
+]
 
 DEFAULT_MAX_LEN = 8
 """The word-length bound of a user program's claims when its module sets no ``MAX_LEN``."""
@@ -84,7 +91,9 @@ def _regex(program: Any, pattern: str, where: str) -> Language:
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
-        raise ProgramModuleError(f"{where}: the regular expression {pattern!r} does not compile: {exc}; fix it") from None
+        raise ProgramModuleError(
+            f"{where}: the regular expression {pattern!r} does not compile: {exc}; fix it"
+        ) from None
     return Language(
         name=f"/{pattern}/",
         alphabet=program.alphabet,
@@ -126,7 +135,9 @@ def _counter_automaton(program: Any, ca: CounterAutomaton, where: str) -> Langua
     )
 
 
-def as_language(program: brasp.Program | crasp.Program, reference: object, where: str = "reference") -> Language:
+def as_language(
+    program: brasp.Program | crasp.Program, reference: object, where: str = "reference"
+) -> Language:
     """A program's reference, given as a module may give it (see the module's docstring), as a
     :class:`Language` over the program's alphabet."""
     if isinstance(reference, Language):
@@ -149,7 +160,10 @@ def as_language(program: brasp.Program | crasp.Program, reference: object, where
             name=name if name != "<lambda>" else f"reference of {program.name}",
             alphabet=program.alphabet,
             contains=lambda w: bool(predicate(w)),
-            description=(getattr(reference, "__doc__", None) or "").strip().split("\n")[0].rstrip(".")
+            description=(getattr(reference, "__doc__", None) or "")
+            .strip()
+            .split("\n")[0]
+            .rstrip(".")
             or f"the words {name} accepts",
         )
     raise ProgramModuleError(
@@ -162,21 +176,27 @@ def _entries(programs: object) -> list[tuple[str, str, object]]:
     """(where, name, entry) for each entry of ``PROGRAMS``."""
     if isinstance(programs, (brasp.Program, crasp.Program)):
         raise ProgramModuleError(
-            "PROGRAMS is a single Program; write PROGRAMS = {\"my-name\": program} or PROGRAMS = (program,) "
+            'PROGRAMS is a single Program; write PROGRAMS = {"my-name": program} or PROGRAMS = (program,) '
             "with the trailing comma"
         )
     if isinstance(programs, Mapping):
         out = []
         for key, entry in programs.items():
             if not isinstance(key, str):
-                raise ProgramModuleError(f"PROGRAMS has the key {key!r}; its keys are construction names (str), e.g. 'my-contains'")
+                raise ProgramModuleError(
+                    f"PROGRAMS has the key {key!r}; its keys are construction names (str), e.g. 'my-contains'"
+                )
             out.append((f"PROGRAMS[{key!r}]", key, entry))
         return out
     if isinstance(programs, (tuple, list)):
         out = []
         for idx, entry in enumerate(programs):
             program = entry[0] if isinstance(entry, tuple) and entry else entry
-            name = program.name.replace("_", "-") if isinstance(program, (brasp.Program, crasp.Program)) else ""
+            name = (
+                program.name.replace("_", "-")
+                if isinstance(program, (brasp.Program, crasp.Program))
+                else ""
+            )
             out.append((f"PROGRAMS[{idx}]", name, entry))
         return out
     raise ProgramModuleError(
@@ -185,20 +205,28 @@ def _entries(programs: object) -> list[tuple[str, str, object]]:
     )
 
 
-def program_constructions(programs: object, *, max_len: object = DEFAULT_MAX_LEN) -> tuple[Construction, ...]:
+def program_constructions(
+    programs: object, *, max_len: object = DEFAULT_MAX_LEN
+) -> tuple[Construction, ...]:
     """The constructions of a module's ``PROGRAMS``, each program compiled (see the module's
     docstring); refused with :class:`ProgramModuleError`. Names are not checked here (the
     loader checks them as it checks every construction's)."""
     if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-        raise ProgramModuleError(f"MAX_LEN = {max_len!r} must be a whole number >= 1 (the claims' word-length bound), e.g. MAX_LEN = 8")
+        raise ProgramModuleError(
+            f"MAX_LEN = {max_len!r} must be a whole number >= 1 (the claims' word-length bound), e.g. MAX_LEN = 8"
+        )
     entries = _entries(programs)
     if not entries:
         raise ProgramModuleError("PROGRAMS is empty; put at least one program in it")
     found = []
     for where, name, entry in entries:
-        program, reference = entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, None)
+        program, reference = (
+            entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, None)
+        )
         if isinstance(entry, tuple) and len(entry) != 2:
-            raise ProgramModuleError(f"{where} is a tuple of {len(entry)} items; give a program or a pair (program, reference)")
+            raise ProgramModuleError(
+                f"{where} is a tuple of {len(entry)} items; give a program or a pair (program, reference)"
+            )
         if not isinstance(program, (brasp.Program, crasp.Program)):
             raise ProgramModuleError(
                 f"{where} is {_kind(program)}, not a program; give a brasp.Program or a crasp.Program "
@@ -208,7 +236,7 @@ def program_constructions(programs: object, *, max_len: object = DEFAULT_MAX_LEN
         c = program_construction(name, program, language, max_len=max_len)
         try:
             c.network({})
-        except Exception as exc:  # noqa: BLE001 - the compiler's refusal, whatever its type, is one line
+        except Exception as exc:
             text = str(exc).strip().splitlines()
             raise ProgramModuleError(
                 f"{where}: compiling program {program.name!r} failed: {type(exc).__name__}"

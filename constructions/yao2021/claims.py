@@ -27,15 +27,15 @@ from netproof.verifier.claims import (
     Claim,
     Construction,
     ExactFact,
-    Lemma,
     LayerInduction,
+    Lemma,
     NearestSelection,
+    PairHeights,
     Param,
     Recognizes,
-    TraceProperty,
     SelectsNearest,
     TieRuleFree,
-    PairHeights,
+    TraceProperty,
     parse_fraction,
     parse_int,
 )
@@ -96,7 +96,7 @@ def _neighbours_hold(depth: int, *, batch: bool = False) -> object:
         for sel in trace.selections:  # type: ignore[attr-defined]
             if not sel.layer.startswith("match"):
                 continue
-            ell = int(sel.layer[len("match"):])
+            ell = int(sel.layer[len("match") :])
             m = [trace.value(_previous_state(ell), t, "m") for t in range(n)]  # type: ignore[attr-defined]
             t = sel.position
             side = range(t - 1, -1, -1) if sel.head == "left" else range(t + 1, n)
@@ -108,7 +108,9 @@ def _neighbours_hold(depth: int, *, batch: bool = False) -> object:
             unmatched = [j for j in candidates if m[j] == 0]
             expected = unmatched[0] if unmatched else candidates[0]
             if sel.selected is None or len(sel.selected) != 1:
-                return f"{sel.layer} {sel.head} head at token {t}: a tie between tokens {sel.selected}"
+                return (
+                    f"{sel.layer} {sel.head} head at token {t}: a tie between tokens {sel.selected}"
+                )
             if sel.selected[0] != expected:
                 return (
                     f"{sel.layer} {sel.head} head at token {t} selects token {sel.selected[0]}, "
@@ -124,7 +126,7 @@ def _neighbours_hold(depth: int, *, batch: bool = False) -> object:
         for sel in trace.selections:
             if not sel.layer.startswith("match"):
                 continue
-            ell = int(sel.layer[len("match"):])
+            ell = int(sel.layer[len("match") :])
             unmatched = trace.state(_previous_state(ell)).equals("m", 0)
             # What the head selects: every maximizer under "average", one under the other rules.
             count = sel.count if sel.tie == "average" else xp.minimum(sel.count, 1)
@@ -141,13 +143,19 @@ def _neighbours_hold(depth: int, *, batch: bool = False) -> object:
                 nearest = xp.concatenate([seen[:, 1:], xp.full((size, 1), n)], axis=1)
                 expected = xp.where(nearest < n, nearest, t + 1)
                 empty = t == n - 1
-            bad = xp.where(empty, count != 0, (count != 1) | (chosen != expected)) & pending[:, None]
+            bad = (
+                xp.where(empty, count != 0, (count != 1) | (chosen != expected)) & pending[:, None]
+            )
             for w in xp.flatnonzero(bad.any(axis=1)).tolist():
                 i = int(bad[w].argmax())
                 if empty[i]:
-                    out[w] = f"{sel.layer} {sel.head} head at token {i}: selects {trace.selected(sel.layer, sel.head, w, i)} from an empty set"
+                    out[w] = (
+                        f"{sel.layer} {sel.head} head at token {i}: selects {trace.selected(sel.layer, sel.head, w, i)} from an empty set"
+                    )
                 elif count[w, i] != 1:
-                    out[w] = f"{sel.layer} {sel.head} head at token {i}: a tie between tokens {trace.selected(sel.layer, sel.head, w, i)}"
+                    out[w] = (
+                        f"{sel.layer} {sel.head} head at token {i}: a tie between tokens {trace.selected(sel.layer, sel.head, w, i)}"
+                    )
                 else:
                     out[w] = (
                         f"{sel.layer} {sel.head} head at token {i} selects token {int(chosen[w, i])}, "
@@ -203,7 +211,9 @@ def _invariant_holds(k: int, depth: int, *, batch: bool = False) -> object:
                         f"(pair height {heights[w].get(i)})"
                     )
                 else:
-                    out[w] = f"after layer {ell}, token {i} has e = {state.value(w, i, 'e')} on a valid word"
+                    out[w] = (
+                        f"after layer {ell}, token {i} has e = {state.value(w, i, 'e')} on a valid word"
+                    )
                 pending[w] = False
         return out
 
@@ -227,7 +237,10 @@ def _tie_free_accept(depth: int, *, batch: bool = False) -> object:
         top = max(score)
         best = [t for t in range(n) if score[t] == top]
         rules = {
-            "average": y(sum((e[t] for t in best), Q(0)) / len(best), sum((m[t] for t in best), Q(0)) / len(best)),
+            "average": y(
+                sum((e[t] for t in best), Q(0)) / len(best),
+                sum((m[t] for t in best), Q(0)) / len(best),
+            ),
             "leftmost": y(e[best[0]], m[best[0]]),
             "rightmost": y(e[best[-1]], m[best[-1]]),
         }
@@ -280,7 +293,13 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     bound = default_max_len(k)
     ref = "§5.1, Theorem 4.1"
     # the paper's proof: after matching layer ℓ, m_i = 1 iff token i's pair has height <= ℓ
-    induction = None if paper else LayerInduction(after=tuple(f"logic{ell}" for ell in range(1, depth + 1)), mark="m", error="e")
+    induction = (
+        None
+        if paper
+        else LayerInduction(
+            after=tuple(f"logic{ell}" for ell in range(1, depth + 1)), mark="m", error="e"
+        )
+    )
     extra: list[Claim] = [
         TraceProperty(
             id="Y3",
@@ -290,7 +309,13 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             reference=ref,
             holds=_neighbours_hold(depth),  # type: ignore[arg-type]
             holds_batch=_neighbours_hold(depth, batch=True),  # type: ignore[arg-type]
-            statable=SelectsNearest(heads=tuple((f"match{ell}", head) for ell in range(1, depth + 1) for head in ("left", "right"))),
+            statable=SelectsNearest(
+                heads=tuple(
+                    (f"match{ell}", head)
+                    for ell in range(1, depth + 1)
+                    for head in ("left", "right")
+                )
+            ),
             max_len=bound,
         ),
         TraceProperty(
@@ -313,7 +338,11 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
                 holds=_invariant_holds(k, depth),  # type: ignore[arg-type]
                 holds_batch=_invariant_holds(k, depth, batch=True),  # type: ignore[arg-type]
                 statable=PairHeights(
-                    language=lang, after=tuple((f"logic{ell}", ell) for ell in range(1, depth + 1)), dim="m", special=1, zero=("e",),
+                    language=lang,
+                    after=tuple((f"logic{ell}", ell) for ell in range(1, depth + 1)),
+                    dim="m",
+                    special=1,
+                    zero=("e",),
                     induction=induction,
                 ),
                 only=lang.contains,
@@ -360,7 +389,14 @@ def _dyck_lemmas(values: Mapping[str, object]) -> tuple[Lemma, ...]:
         lg = sympy.And(~m, ~o, L["o"], ~L["m"])  # an unmatched close whose left partner is an open
         m_new = sympy.Or(m, sympy.And(rg, same(R)), sympy.And(lg, same(L)))
         e_new = sympy.Or(e, sympy.And(rg, ~same(R)), sympy.And(lg, ~same(L)))
-    boolean = (*tb, "o", "m", "e", *(f"l:{d}" for d in (*tb, "o", "m")), *(f"r:{d}" for d in (*tb, "o", "m")))
+    boolean = (
+        *tb,
+        "o",
+        "m",
+        "e",
+        *(f"l:{d}" for d in (*tb, "o", "m")),
+        *(f"r:{d}" for d in (*tb, "o", "m")),
+    )
     outputs: dict[str, Any] = {d: S[d] for d in (*tb, "o", "p")}
     outputs.update({"m": m_new, "e": e_new})
     ref = "§5.1, Theorem 4.1; Lemma A.1"
@@ -453,7 +489,9 @@ def _def31_bound(k: int, g2: bool) -> int:
 def _sympy_equals_sqrt_ratio(value: object, u: Fraction, w: Fraction) -> bool:
     """value == u/√w exactly (value a sympy number): equal signs and equal squares."""
     v = sympy.sympify(value)
-    target_sq = sympy.Rational(u.numerator * u.numerator * w.denominator, u.denominator * u.denominator * w.numerator)
+    target_sq = sympy.Rational(
+        u.numerator * u.numerator * w.denominator, u.denominator * u.denominator * w.numerator
+    )
     sq = sympy.expand(v**2)
     if not sq.is_Rational:
         sq = sympy.nsimplify(sympy.simplify(sq))
@@ -463,7 +501,9 @@ def _sympy_equals_sqrt_ratio(value: object, u: Fraction, w: Fraction) -> bool:
     return bool(v.is_zero) if sign == 0 else bool(v.is_positive if sign > 0 else v.is_negative)
 
 
-def _gen_positions(word: tuple[str, ...], trace: object, g2: bool) -> list[tuple[int, tuple[str, ...]]]:
+def _gen_positions(
+    word: tuple[str, ...], trace: object, g2: bool
+) -> list[tuple[int, tuple[str, ...]]]:
     """(token index t, the bracket prefix read up to t) for every position that predicts."""
     last = trace.n - (1 if g2 and word and word[-1] == END else 0)  # type: ignore[attr-defined]
     return [(t, word[:t]) for t in range(last)]
@@ -481,7 +521,11 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     lang = DYCK(k, D)
 
     def full_strings(bound: int) -> list[tuple[str, ...]]:
-        return [v + (END,) for v in valid_prefixes(k, D, bound) if lang.contains(v) and len(v) + 1 <= bound + 1]
+        return [
+            v + (END,)
+            for v in valid_prefixes(k, D, bound)
+            if lang.contains(v) and len(v) + 1 <= bound + 1
+        ]
 
     def domain(bound: int) -> list[tuple[str, ...]]:
         # G1: every valid prefix, each run as the whole input (what `run dyck-gen PREFIX` does);
@@ -489,7 +533,9 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
         return full_strings(bound) if g2 else valid_prefixes(k, D, bound)
 
     domain_text = (
-        f"valid γuω (u ∈ {lang.name}, ω appended; |w| counts ω)" if g2 else f"prefix of a word of {lang.name}"
+        f"valid γuω (u ∈ {lang.name}, ω appended; |w| counts ω)"
+        if g2
+        else f"prefix of a word of {lang.name}"
     )
 
     def depth_of(prefix: tuple[str, ...]) -> int:
@@ -497,9 +543,15 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
 
     def layer1(word: tuple[str, ...], trace: object) -> str | None:
         for t in range(trace.n):  # type: ignore[attr-defined]
-            i, d = t + 1, depth_of(tuple(s for s in word[:t] if s != END)) - (1 if t and word[t - 1] == END else 0)
+            i, d = (
+                t + 1,
+                depth_of(tuple(s for s in word[:t] if s != END))
+                - (1 if t and word[t - 1] == END else 0),
+            )
             a1, a2 = trace.value("depth", t, "a1"), trace.value("depth", t, "a2")  # type: ignore[attr-defined]
-            if sympy.sympify(a1) != sympy.Rational(d, i) or sympy.sympify(a2) != sympy.Rational(1, i):
+            if sympy.sympify(a1) != sympy.Rational(d, i) or sympy.sympify(a2) != sympy.Rational(
+                1, i
+            ):
                 return f"at i={i}: (a1, a2) = ({a1}, {a2}), expected ({Fraction(d, i)}, {Fraction(1, i)})"
         return None
 
@@ -509,7 +561,10 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             i, d = t + 1, depth_of(prefix)
             checks = [("cθ", theta(d, D)[0], f"cos θ({d})"), ("sθ", theta(d, D)[1], f"sin θ({d})")]
             if g2:
-                checks += [("cφ", theta(n - i, D)[0], f"cos θ(n − i = {n - i})"), ("sφ", theta(n - i, D)[1], f"sin θ({n - i})")]
+                checks += [
+                    ("cφ", theta(n - i, D)[0], f"cos θ(n − i = {n - i})"),
+                    ("sφ", theta(n - i, D)[1], f"sin θ({n - i})"),
+                ]
             for dim, (u, w), text in checks:
                 v = trace.value("angle", t, dim)  # type: ignore[attr-defined]
                 if not _sympy_equals_sqrt_ratio(v, u, w):
@@ -555,12 +610,13 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
         return None
 
     # Y6, Y7 and Y9 are checked on their domain only (the ledger shows the bound, not the domain).
-    where = (" before ω of every valid γuω" if g2 else f" of every prefix of a word of {lang.name}")
+    where = " before ω of every valid γuω" if g2 else f" of every prefix of a word of {lang.name}"
     exact_layers: list[Claim] = [
         TraceProperty(
             id="Y6",
             statement="layer 1 (uniform causal head, value (2o − 1, g)) gives (a₁, a₂) = (d_i/i, 1/i) exactly at every position"
-            + (" of every valid γuω" if g2 else where) + ", d = 1 + depth",
+            + (" of every valid γuω" if g2 else where)
+            + ", d = 1 + depth",
             reference=ref,
             holds=layer1,  # type: ignore[arg-type]
             domain=domain,
@@ -571,7 +627,8 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
         TraceProperty(
             id="Y7",
             statement="Lemma B.1 with layer norm ε = 0: FFN 1 gives (cθ, sθ) = (cos θ(d_i), sin θ(d_i)) exactly, θ(d) = atan2(d, D+2−d)"
-            + (" (and (cφ, sφ) = θ(n − i))" if g2 else "") + f", at every position{where}",
+            + (" (and (cφ, sφ) = θ(n − i))" if g2 else "")
+            + f", at every position{where}",
             reference="Appendix B, Lemma B.1",
             holds=angles,  # type: ignore[arg-type]
             domain=domain,
@@ -627,7 +684,11 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
         TraceProperty(
             id="Y10" + suffix,
             statement=f"{reading}: the next-symbol set (probability >= ε = 1/(2k+1)) equals the allowed set of {lang.name} "
-            + ("at every position before ω of every valid γuω (length-aware: opens need room to close, ω only at n)" if g2 else "after every valid prefix")
+            + (
+                "at every position before ω of every valid γuω (length-aware: opens need room to close, ω only at n)"
+                if g2
+                else "after every valid prefix"
+            )
             + (f" (soft layer 2, λ₂ = {values['lambda2']}·n ln n)" if soft else "")
             + (" (as printed: opens tested at d = D, no ω row)" if paper else ""),
             reference=ref,
@@ -675,7 +736,9 @@ def _eq7(max_depth: int) -> tuple[int, str | None]:
     return cases, None
 
 
-def _gap_at_least(x: tuple[Fraction, Fraction], y: tuple[Fraction, Fraction], t: Fraction) -> bool | None:
+def _gap_at_least(
+    x: tuple[Fraction, Fraction], y: tuple[Fraction, Fraction], t: Fraction
+) -> bool | None:
     """y − x >= t for x = u/√w, y = u'/√w' (decided with rational brackets; None if too close)."""
     for digits in (20, 40, 80):
         xl, xu = bracket_sqrt_ratio(*x, digits)
@@ -710,13 +773,22 @@ def _net_thresholds(D: int, paper: bool) -> tuple[int, str | None]:
     sin_lo, sin_hi = theta(at - 1, D)[1], theta(at, D)[1]
     checks = [
         ("sin θ(D) <= r", _gap_at_least(sin_lo, (c.full_r, Fraction(1)), Fraction(0))),
-        ("r + c <= sin θ(D+1)", _gap_at_least((c.full_r + c.full_c, Fraction(1)), sin_hi, Fraction(0))),
+        (
+            "r + c <= sin θ(D+1)",
+            _gap_at_least((c.full_r + c.full_c, Fraction(1)), sin_hi, Fraction(0)),
+        ),
         ("cos θ(2) <= r_end", _gap_at_least(theta(2, D)[0], (c.end_r, Fraction(1)), Fraction(0))),
-        ("r_end + c_end <= cos θ(1)", _gap_at_least((c.end_r + c.end_c, Fraction(1)), theta(1, D)[0], Fraction(0))),
+        (
+            "r_end + c_end <= cos θ(1)",
+            _gap_at_least((c.end_r + c.end_c, Fraction(1)), theta(1, D)[0], Fraction(0)),
+        ),
     ]
     cos = [theta(d, D)[0] for d in range(D + 3)][::-1]
     checks += [
-        (f"EQ margin <= cos θ({D + 1 - j}) − cos θ({D + 2 - j})", _gap_at_least(cos[j], cos[j + 1], c.eq_c))
+        (
+            f"EQ margin <= cos θ({D + 1 - j}) − cos θ({D + 2 - j})",
+            _gap_at_least(cos[j], cos[j + 1], c.eq_c),
+        )
         for j in range(len(cos) - 1)
     ]
     for n, (text, ok) in enumerate(checks, start=1):
@@ -734,7 +806,9 @@ def _gate_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     ins = {f"a{i + 1}": a[i] for i in range(4)}
     ref = "Appendix A, Lemma A.1"
 
-    def boolean(cid: str, block: str, out: str, expected: sympy.Expr, text: str, n: int) -> BlockIdentity:
+    def boolean(
+        cid: str, block: str, out: str, expected: sympy.Expr, text: str, n: int
+    ) -> BlockIdentity:
         return BlockIdentity(
             id=cid,
             statement=f"{out} = {text} on every input in {{0,1}}^{n}",
@@ -752,7 +826,14 @@ def _gate_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
     gt, eq = sympy.Symbol("GT(x,y)"), sympy.Symbol("EQ(x,y)")
     claims: list[Claim] = [
         boolean("Y1-AND", "and", "AND(a1,a2,a3)", a[0] * a[1] * a[2], "a1 ∧ a2 ∧ a3", 3),
-        boolean("Y1-OR", "or", "OR(a1,a2,a3)", 1 - (1 - a[0]) * (1 - a[1]) * (1 - a[2]), "a1 ∨ a2 ∨ a3", 3),
+        boolean(
+            "Y1-OR",
+            "or",
+            "OR(a1,a2,a3)",
+            1 - (1 - a[0]) * (1 - a[1]) * (1 - a[2]),
+            "a1 ∨ a2 ∨ a3",
+            3,
+        ),
         boolean("Y1-NOT", "not", "NOT(a1)", 1 - a[0], "¬a1", 1),
         boolean("Y1-XNOR", "xnor", "XNOR(a1,a2)", xnor(a[0], a[1]), "[a1 = a2]", 2),
         boolean(
@@ -760,7 +841,8 @@ def _gate_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             "same",
             "SAME(a1a2,a3a4)",
             xnor(a[0], a[2]) * xnor(a[1], a[3]),
-            "[(a1, a2) = (a3, a4)]" + (" (with OR between the bits, as extracted)" if paper else ""),
+            "[(a1, a2) = (a3, a4)]"
+            + (" (with OR between the bits, as extracted)" if paper else ""),
             4,
         ),
         BlockIdentity(
@@ -773,9 +855,9 @@ def _gate_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             variables=("x", "y"),
             domain="reals",
             conditions=(
-                sympy.Implies(X >= Y + c, sympy.Eq(gt, 1)),
+                sympy.Implies(Y + c <= X, sympy.Eq(gt, 1)),
                 sympy.Implies(X <= Y, sympy.Eq(gt, 0)),
-                sympy.Implies(sympy.And(X > Y, X < Y + c), sympy.And(gt > 0, gt < 1)),
+                sympy.Implies(sympy.And(X > Y, Y + c > X), sympy.And(gt > 0, gt < 1)),
             ),
         ),
         BlockIdentity(
@@ -789,7 +871,7 @@ def _gate_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             domain="reals",
             conditions=(
                 sympy.Implies(sympy.Eq(X, Y), sympy.Eq(eq, 1)),
-                sympy.Implies(sympy.Or(X >= Y + c, Y >= X + c), sympy.Eq(eq, 0)),
+                sympy.Implies(sympy.Or(Y + c <= X, X + c <= Y), sympy.Eq(eq, 0)),
                 sympy.And(eq >= 0, eq <= 1),
             ),
         ),
@@ -831,18 +913,26 @@ def _parse_size(name: str, maximum: int, why: str) -> Callable[[str], int]:
     def bounded(raw: str) -> int:
         value = parse(raw)
         if value > maximum:
-            raise ValueError(f"{name}={value} is over the limit {name} <= {maximum}: {why}; give {name} <= {maximum}")
+            raise ValueError(
+                f"{name}={value} is over the limit {name} <= {maximum}: {why}; give {name} <= {maximum}"
+            )
         return value
 
     return bounded
 
 
 K_PARAM = Param(
-    name="k", default="2", help=f"number of bracket types 1 <= k <= {MAX_K}",
-    parse=_parse_size("k", MAX_K, "the alphabet has 2k symbols and the claims' words grow as (2k)^n"),
+    name="k",
+    default="2",
+    help=f"number of bracket types 1 <= k <= {MAX_K}",
+    parse=_parse_size(
+        "k", MAX_K, "the alphabet has 2k symbols and the claims' words grow as (2k)^n"
+    ),
 )
 DEPTH_PARAM = Param(
-    name="depth", default="2", help=f"maximal nesting depth 1 <= D <= {MAX_DEPTH}",
+    name="depth",
+    default="2",
+    help=f"maximal nesting depth 1 <= D <= {MAX_DEPTH}",
     parse=_parse_size("depth", MAX_DEPTH, "the claims' constants grow exponentially with D"),
 )
 
@@ -858,7 +948,9 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
             DEPTH_PARAM,
             VARIANT,
         ),
-        build=lambda values: dyck_recognizer(k=values["k"], depth=values["depth"], variant=values["variant"]),
+        build=lambda values: dyck_recognizer(
+            k=values["k"], depth=values["depth"], variant=values["variant"]
+        ),
         claims=_dyck_claims,
         language_of=lambda values: DYCK(values["k"], values["depth"]),
         lemmas=_dyck_lemmas,
@@ -896,8 +988,12 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
             VARIANT,
         ),
         build=lambda values: dyck_generator(
-            k=values["k"], depth=values["depth"], reading=values["reading"], lambda2=_lambda2(values),
-            variant=values["variant"], pos_norm=_pos_norm(values),
+            k=values["k"],
+            depth=values["depth"],
+            reading=values["reading"],
+            lambda2=_lambda2(values),
+            variant=values["variant"],
+            pos_norm=_pos_norm(values),
         ),
         claims=_gen_claims,
         precision=GENERATOR_PRECISION,

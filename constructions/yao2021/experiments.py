@@ -96,8 +96,14 @@ def _ended(values: Mapping[str, Any], word: Word) -> Word:
 
 
 def _hewitt_words(
-    values: Mapping[str, Any], alphabet: tuple[str, ...], lo: int, n: int, count: int, rng: random.Random,
-    *, near_misses: bool,
+    values: Mapping[str, Any],
+    alphabet: tuple[str, ...],
+    lo: int,
+    n: int,
+    count: int,
+    rng: random.Random,
+    *,
+    near_misses: bool,
 ) -> list[Word]:
     """Up to ``count`` members of Dyck(k, D) with lo < |w| <= n from Hewitt et al.'s sampler (a
     draw that cannot fit the range is skipped); with ``near_misses``, every second one has one
@@ -112,13 +118,22 @@ def _hewitt_words(
             continue
         if near_misses and j % 2 and w:
             at = rng.randrange(len(w))
-            w = (*w[:at], rng.choice([s for s in alphabet if s != w[at]] or list(alphabet)), *w[at + 1 :])
+            w = (
+                *w[:at],
+                rng.choice([s for s in alphabet if s != w[at]] or list(alphabet)),
+                *w[at + 1 :],
+            )
         words.append(tuple(w))
     return words
 
 
 def hewitt_recognizer_words(
-    values: Mapping[str, Any], alphabet: tuple[str, ...], lo: int, n: int, count: int, rng: random.Random
+    values: Mapping[str, Any],
+    alphabet: tuple[str, ...],
+    lo: int,
+    n: int,
+    count: int,
+    rng: random.Random,
 ) -> list[Word]:
     """Members of Dyck(k, D) from Hewitt et al.'s sampler (as Appendix D draws them), every
     second one with one symbol changed (a near-miss for the recognizer)."""
@@ -126,11 +141,19 @@ def hewitt_recognizer_words(
 
 
 def hewitt_generator_words(
-    values: Mapping[str, Any], alphabet: tuple[str, ...], lo: int, n: int, count: int, rng: random.Random
+    values: Mapping[str, Any],
+    alphabet: tuple[str, ...],
+    lo: int,
+    n: int,
+    count: int,
+    rng: random.Random,
 ) -> list[Word]:
     """Members of Dyck(k, D) from Hewitt et al.'s sampler (as Appendix D draws them), followed by
     ω for the length-aware reading G2."""
-    return [_ended(values, w) for w in _hewitt_words(values, alphabet, lo, n, count, rng, near_misses=False)]
+    return [
+        _ended(values, w)
+        for w in _hewitt_words(values, alphabet, lo, n, count, rng, near_misses=False)
+    ]
 
 
 # --------------------------------------------------------------------------- reference sets

@@ -126,7 +126,9 @@ def _decimal_between(lo_upper: Fraction, hi_lower: Fraction) -> tuple[Fraction, 
     return r, c
 
 
-def gt_threshold(lower: tuple[Fraction, Fraction], upper: tuple[Fraction, Fraction]) -> tuple[Fraction, Fraction]:
+def gt_threshold(
+    lower: tuple[Fraction, Fraction], upper: tuple[Fraction, Fraction]
+) -> tuple[Fraction, Fraction]:
     """(r, c) with x_lo <= r and r + c <= x_hi for x = u/√w given as (u, w): GT(x, r; c) is then
     0 at x_lo (and below) and 1 at x_hi (and above)."""
     _lo_l, lo_u = bracket_sqrt_ratio(*lower)
@@ -239,15 +241,23 @@ def dyck_generator(
     if variant not in ("fixed", "paper"):
         raise ValueError(f"variant={variant!r} must be fixed or paper")
     if reading not in READINGS:
-        raise ValueError(f"reading={reading!r} must be G1 (length-unaware) or G2 (length-aware, 1/n in the PE)")
-    if pos_norm is not None and (isinstance(pos_norm, bool) or not isinstance(pos_norm, int) or pos_norm < 1):
-        raise ValueError(f"pos_norm={pos_norm!r} must be a positive int N (p = i/N) or None (p = i/n)")
+        raise ValueError(
+            f"reading={reading!r} must be G1 (length-unaware) or G2 (length-aware, 1/n in the PE)"
+        )
+    if pos_norm is not None and (
+        isinstance(pos_norm, bool) or not isinstance(pos_norm, int) or pos_norm < 1
+    ):
+        raise ValueError(
+            f"pos_norm={pos_norm!r} must be a positive int N (p = i/N) or None (p = i/n)"
+        )
     if pos_norm is not None and reading == "G2":
         raise ValueError(
             f"pos_norm={pos_norm} needs reading=G1: G2 reads n − i from p = i/n and q = 1/n; use pos_norm=None with G2"
         )
     if lambda2 is not None and (not isinstance(lambda2, Fraction) or lambda2 <= 0):
-        raise ValueError(f"lambda2={lambda2} must be a positive Fraction (the c of λ₂ = c·n·ln n) or None (hard attention)")
+        raise ValueError(
+            f"lambda2={lambda2} must be a positive Fraction (the c of λ₂ = c·n·ln n) or None (hard attention)"
+        )
     D, B = depth, type_bits(k)
     g2 = reading == "G2"
     fixed = variant == "fixed"
@@ -258,8 +268,20 @@ def dyck_generator(
     out_symbols = [s for pair in pairs for s in pair] + ([END] if fixed else [])
     score = {s: f"score:{s}" for s in out_symbols}
     dims = (
-        *tb, "o", "p", "g", *(["q"] if g2 else []), "a1", "a2", "cθ", "sθ", *(["cφ", "sφ"] if g2 else []),
-        *top, "open_ok", "end_ok", *score.values(),
+        *tb,
+        "o",
+        "p",
+        "g",
+        *(["q"] if g2 else []),
+        "a1",
+        "a2",
+        "cθ",
+        "sθ",
+        *(["cφ", "sφ"] if g2 else []),
+        *top,
+        "open_ok",
+        "end_ok",
+        *score.values(),
     )
 
     table: dict[str, dict[str, int]] = {}
@@ -269,9 +291,20 @@ def dyck_generator(
         table[cl] = dict(code)
     table[START] = {"o": 1, "g": 1}
     table[END] = {}
-    p_feature: str | tuple[str, Fraction] = "i/n" if pos_norm is None else ("i", Fraction(1, pos_norm))
-    positional: dict[str, str | tuple[str, Fraction]] = {"p": p_feature, **({"q": "1/n"} if g2 else {})}
-    emb = token_embedding((*(s for pair in pairs for s in pair), END), table, positional=positional, prefix=(START,), index_base=1)
+    p_feature: str | tuple[str, Fraction] = (
+        "i/n" if pos_norm is None else ("i", Fraction(1, pos_norm))
+    )
+    positional: dict[str, str | tuple[str, Fraction]] = {
+        "p": p_feature,
+        **({"q": "1/n"} if g2 else {}),
+    }
+    emb = token_embedding(
+        (*(s for pair in pairs for s in pair), END),
+        table,
+        positional=positional,
+        prefix=(START,),
+        index_base=1,
+    )
 
     count = Head(
         name="count",
@@ -293,14 +326,25 @@ def dyck_generator(
     bias: dict[str, int] = {}
     outs = list(zs)
     norms = [layernorm(0, zs)]
-    unpack = {"cθ": {"z4": Fraction(1, 2), "z2": Fraction(-1, 2)}, "sθ": {"z3": Fraction(1, 2), "z1": Fraction(-1, 2)}}
+    unpack = {
+        "cθ": {"z4": Fraction(1, 2), "z2": Fraction(-1, 2)},
+        "sθ": {"z3": Fraction(1, 2), "z1": Fraction(-1, 2)},
+    }
     if g2:
         # 1 − p = (n − i)/n and q = 1/n play the roles of d/i and 1/i: θ(n − i).
-        rows |= {"w1": {"p": 1}, "w2": {"p": -1, "q": -Dp2}, "w3": {"p": -1}, "w4": {"p": 1, "q": Dp2}}
+        rows |= {
+            "w1": {"p": 1},
+            "w2": {"p": -1, "q": -Dp2},
+            "w3": {"p": -1},
+            "w4": {"p": 1, "q": Dp2},
+        }
         bias |= {"w1": -1, "w2": 1, "w3": 1, "w4": -1}
         outs += ws
         norms.append(layernorm(0, ws))
-        unpack |= {"cφ": {"w4": Fraction(1, 2), "w2": Fraction(-1, 2)}, "sφ": {"w3": Fraction(1, 2), "w1": Fraction(-1, 2)}}
+        unpack |= {
+            "cφ": {"w4": Fraction(1, 2), "w2": Fraction(-1, 2)},
+            "sφ": {"w3": Fraction(1, 2), "w1": Fraction(-1, 2)},
+        }
     inputs = ["a1", "a2", *(["p", "q"] if g2 else [])]
     angle = ffn(
         "angle",
@@ -313,7 +357,11 @@ def dyck_generator(
     big = 20 * D * D
     match_head = Head(
         name="match",
-        query=affine({"k1": {"cθ": big}, "k2": {"sθ": big}}, bias={"k3": 1, "k4": 2}, outputs=["k1", "k2", "k3", "k4"]),
+        query=affine(
+            {"k1": {"cθ": big}, "k2": {"sθ": big}},
+            bias={"k3": 1, "k4": 2},
+            outputs=["k1", "k2", "k3", "k4"],
+        ),
         key=affine({"k1": {"cθ": 1}, "k2": {"sθ": 1}, "k3": {"p": 1}, "k4": {"o": 1}}),
         value=affine({top[b]: {tb[b]: 1} for b in range(B)}),
         normalizer=Hardmax(tie="average") if lambda2 is None else Softmax(c=Fraction(1)),
@@ -353,7 +401,13 @@ def dyck_generator(
         softmax=Softmax(r=output_base(k), symbol="e^λ"),
         end=END if fixed else None,
     )
-    params = [("k", str(k)), ("depth", str(depth)), ("reading", reading), ("lambda2", "hard" if lambda2 is None else str(lambda2)), ("variant", variant)]
+    params = [
+        ("k", str(k)),
+        ("depth", str(depth)),
+        ("reading", reading),
+        ("lambda2", "hard" if lambda2 is None else str(lambda2)),
+        ("variant", variant),
+    ]
     if pos_norm is not None:
         params.append(("pos_norm", str(pos_norm)))
     return Network(

@@ -64,10 +64,17 @@ from netproof.symbolic.gates import (
     compile_ffn,
     var,
 )
-
 from netproof.verifier.claims.dyck import dyck_alphabet
 
-__all__ = ["END", "START", "check_k_depth", "dyck_recognizer", "gate_network", "symbols", "type_bits"]
+__all__ = [
+    "END",
+    "START",
+    "check_k_depth",
+    "dyck_recognizer",
+    "gate_network",
+    "symbols",
+    "type_bits",
+]
 
 START, END = "γ", "ω"
 
@@ -220,8 +227,15 @@ def gate_network(*, margin: Fraction = Fraction(1, 10), variant: str = "fixed") 
     return Network(
         name="gates",
         dims=dims,
-        embedding=FlatEmbedding(alphabet=("0", "1"), length=4, values=(("0", Fraction(0)), ("1", Fraction(1))), prefix="a"),
-        layers=tuple(Sublayer(block=compile_ffn(name, {d: node})) for name, (d, node) in gates.items()),
+        embedding=FlatEmbedding(
+            alphabet=("0", "1"),
+            length=4,
+            values=(("0", Fraction(0)), ("1", Fraction(1))),
+            prefix="a",
+        ),
+        layers=tuple(
+            Sublayer(block=compile_ffn(name, {d: node})) for name, (d, node) in gates.items()
+        ),
         readout=classifier({"SAME(a1a2,a3a4)": 1}, bias=Fraction(-1, 2)),
         params=(("margin", str(margin)), ("variant", variant)),
         reference="Yao et al. 2021, Appendix A, Lemma A.1",

@@ -71,7 +71,12 @@ def check_sympy(te: Trace[Fraction], ts: Trace[Any]) -> None:
                 assert s == as_sympy(e), f"{where}: sympy {s} != exact {e}"
     assert len(ts.selections) == len(te.selections)
     for xe, xs in zip(te.selections, ts.selections, strict=True):
-        assert (xs.layer, xs.head, xs.position, xs.selected) == (xe.layer, xe.head, xe.position, xe.selected)
+        assert (xs.layer, xs.head, xs.position, xs.selected) == (
+            xe.layer,
+            xe.head,
+            xe.position,
+            xe.selected,
+        )
         assert list(xs.weights) == [as_sympy(w) for w in xe.weights]
     assert (ts.output is None) == (te.output is None)
     if te.output is not None:
@@ -91,7 +96,12 @@ def check_interval(te: Trace[Fraction], ti: Trace[Any]) -> None:
                 assert encloses(i, e), f"{where}: {i} does not contain {e}"
     assert len(ti.selections) == len(te.selections)
     for xe, xi in zip(te.selections, ti.selections, strict=True):
-        assert (xi.layer, xi.head, xi.position, xi.selected) == (xe.layer, xe.head, xe.position, xe.selected)
+        assert (xi.layer, xi.head, xi.position, xi.selected) == (
+            xe.layer,
+            xe.head,
+            xe.position,
+            xe.selected,
+        )
         assert all(encloses(i, e) for i, e in zip(xi.weights, xe.weights, strict=True))
     assert (ti.output is None) == (te.output is None)
     if te.output is not None:
@@ -126,7 +136,9 @@ def check_torch(te: Trace[Fraction], net: Network, word: str | Sequence[str]) ->
                     continue
                 want = float(exact_value)
                 where = f"torch state {label!r} token {t} dim {te.network.dims[d]!r}"
-                assert abs(got[t][d] - want) <= 1e-12 * max(1.0, abs(want)), f"{where}: {got[t][d]} != {exact_value}"
+                assert abs(got[t][d] - want) <= 1e-12 * max(1.0, abs(want)), (
+                    f"{where}: {got[t][d]} != {exact_value}"
+                )
     assert fb.accepted[0] == te.accepted
     if te.output is not None:
         logit = fb.logit(0)
@@ -192,8 +204,11 @@ def _window_at(window: tuple[int, ...] | None, r: int, outside: str) -> int:
 
 
 _ALLOWED: dict[str, Callable[[int, int], bool]] = {
-    "none": lambda i, j: True, "causal": lambda i, j: j <= i, "strict_causal": lambda i, j: j < i,
-    "anticausal": lambda i, j: j >= i, "strict_anticausal": lambda i, j: j > i,
+    "none": lambda i, j: True,
+    "causal": lambda i, j: j <= i,
+    "strict_causal": lambda i, j: j < i,
+    "anticausal": lambda i, j: j >= i,
+    "strict_anticausal": lambda i, j: j > i,
 }
 
 
@@ -218,15 +233,27 @@ def random_relative_head_case(seed: int, *, hardmax: bool = False) -> RelativeHe
         return tuple(Fraction(w) for w in ws)
 
     h = Head(
-        name="h", query=affine({"q": {"x": wq}}), key=affine({"q": {"x": wk}}), value=affine({"y": {"x": 1}}),
-        normalizer=Hardmax() if hardmax else Softmax(r=Fraction(2)), scale=Scale(coef=Fraction(coef)), mask=mask,
+        name="h",
+        query=affine({"q": {"x": wq}}),
+        key=affine({"q": {"x": wk}}),
+        value=affine({"y": {"x": 1}}),
+        normalizer=Hardmax() if hardmax else Softmax(r=Fraction(2)),
+        scale=Scale(coef=Fraction(coef)),
+        mask=mask,
         relative_bias=None if beta is None else RelativeBias(beta=fr(beta), outside=outside),
-        query_conv=None if qconv is None else RelativeKernel(columns=tuple((Fraction(w),) for w in qconv), outside=outside),
-        key_conv=None if kconv is None else RelativeKernel(columns=tuple((Fraction(w),) for w in kconv), outside=outside),
+        query_conv=None
+        if qconv is None
+        else RelativeKernel(columns=tuple((Fraction(w),) for w in qconv), outside=outside),
+        key_conv=None
+        if kconv is None
+        else RelativeKernel(columns=tuple((Fraction(w),) for w in kconv), outside=outside),
     )
     net = Network(
-        name="t", dims=("x", "y"), embedding=token_embedding(("a", "b"), {"a": {"x": xs["a"]}, "b": {"x": xs["b"]}}),
-        layers=(Sublayer(block=AttentionLayer(name="att", heads=(h,))),), readout=classifier("y"),
+        name="t",
+        dims=("x", "y"),
+        embedding=token_embedding(("a", "b"), {"a": {"x": xs["a"]}, "b": {"x": xs["b"]}}),
+        layers=(Sublayer(block=AttentionLayer(name="att", heads=(h,))),),
+        readout=classifier("y"),
     )
 
     def reference(word: str) -> list[Fraction]:
@@ -239,7 +266,12 @@ def random_relative_head_case(seed: int, *, hardmax: bool = False) -> RelativeHe
                 continue
             q = wq * x[i]
             logits = [
-                coef * (q * wk * x[j] + q * _window_at(qconv, j - i, outside) + wk * x[j] * _window_at(kconv, j - i, outside))
+                coef
+                * (
+                    q * wk * x[j]
+                    + q * _window_at(qconv, j - i, outside)
+                    + wk * x[j] * _window_at(kconv, j - i, outside)
+                )
                 + _window_at(beta, j - i, outside)
                 for j in js
             ]
@@ -248,7 +280,10 @@ def random_relative_head_case(seed: int, *, hardmax: bool = False) -> RelativeHe
                 weights = [Fraction(1) if lg == top else Fraction(0) for lg in logits]
             else:
                 weights = [Fraction(2) ** lg for lg in logits]
-            out.append(sum((w * x[j] for w, j in zip(weights, js, strict=True)), Fraction(0)) / sum(weights, Fraction(0)))
+            out.append(
+                sum((w * x[j] for w, j in zip(weights, js, strict=True)), Fraction(0))
+                / sum(weights, Fraction(0))
+            )
         return out
 
     words = tuple("".join(rng.choice("ab") for _ in range(length)) for length in range(1, 6))
@@ -261,18 +296,28 @@ def random_relative_head() -> Callable[..., RelativeHeadCase]:
     return random_relative_head_case
 
 
-def seq2seq_probe_network(*, cross_mask: str = "none", halt_at: int = 4, keep: tuple[str, ...] = ("c",)) -> Seq2Seq:
+def seq2seq_probe_network(
+    *, cross_mask: str = "none", halt_at: int = 4, keep: tuple[str, ...] = ("c",)
+) -> Seq2Seq:
     """c counts the steps (FFN + 1); ``mean`` averages c over the decoder steps the self-attention
     sees; ``seen`` sums, over the encoder positions the cross-attention sees, 1/#seen·v_j with
     v_j = the token's weight; ``p`` is the decoder positional feature i+1 at each step; the
     output map F keeps the dims in ``keep``. Used by the exact and the torch encoder–decoder tests."""
     self_head = Head(
-        name="mean", query=constant({"q": 1}), key=constant({"q": 1}),
-        value=affine({"mean": {"c": 1}}), normalizer=Hardmax(), mask="causal",
+        name="mean",
+        query=constant({"q": 1}),
+        key=constant({"q": 1}),
+        value=affine({"mean": {"c": 1}}),
+        normalizer=Hardmax(),
+        mask="causal",
     )
     cross_head = Head(
-        name="read", query=constant({"q": 1}), key=constant({"q": 1}),
-        value=affine({"seen": {"w": 1}}), normalizer=Hardmax(), mask=cross_mask,  # type: ignore[arg-type]
+        name="read",
+        query=constant({"q": 1}),
+        key=constant({"q": 1}),
+        value=affine({"seen": {"w": 1}}),
+        normalizer=Hardmax(),
+        mask=cross_mask,  # type: ignore[arg-type]
     )
     layer = DecoderLayer(
         name="dec",
@@ -287,7 +332,9 @@ def seq2seq_probe_network(*, cross_mask: str = "none", halt_at: int = 4, keep: t
         embedding=token_embedding(("a", "b"), {"a": {"w": 1}, "b": {"w": 3}}),
         encoder=(),
         decoder=(layer,),
-        output=affine({d: {d: 1} for d in keep}, inputs=dims, outputs=dims),  # F keeps the dims in keep
+        output=affine(
+            {d: {d: 1} for d in keep}, inputs=dims, outputs=dims
+        ),  # F keeps the dims in keep
         seed=(),
         halting=Halting(unit=affine({"halt": {"c": 1}}), value=Fraction(halt_at)),
         decoder_positional=(("p", "i+1", Fraction(1)),),

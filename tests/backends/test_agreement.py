@@ -28,10 +28,12 @@ from netproof.symbolic import (
     Sublayer,
     affine,
     classifier,
+    exact,
     ffn,
+    interval,
+    sympy_interp,
     token_embedding,
 )
-from netproof.symbolic import exact, interval, sympy_interp
 from netproof.symbolic.evaluation import Trace, UndecidedSignError
 from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
 
@@ -77,7 +79,9 @@ def random_network(seed: int) -> tuple[Network, list[str]]:
     dims = tuple(f"d{k}" for k in range(rng.randint(2, 4)))
     writable = dims[1:]
     table = {s: {d: _small(rng) for d in dims} for s in (*ALPHABET, CLS)}
-    emb = token_embedding(ALPHABET, table, positional={"d0": ("i", rng.choice((-1, 1)))}, prefix=(CLS,))
+    emb = token_embedding(
+        ALPHABET, table, positional={"d0": ("i", rng.choice((-1, 1)))}, prefix=(CLS,)
+    )
     layers = []
     for idx in range(rng.randint(1, 3)):
         outs = tuple(rng.sample(writable, rng.randint(1, len(writable))))
@@ -90,10 +94,16 @@ def random_network(seed: int) -> tuple[Network, list[str]]:
             block = AttentionLayer(name=f"att{idx}", heads=(_head(rng, "h", dims, outs),))
         else:
             heads = (_head(rng, "h1", dims, ("s1",)), _head(rng, "h2", dims, ("s2",)))
-            block = AttentionLayer(name=f"att{idx}", heads=heads, output=_affine(rng, ("s1", "s2"), outs))
+            block = AttentionLayer(
+                name=f"att{idx}", heads=heads, output=_affine(rng, ("s1", "s2"), outs)
+            )
         layers.append(Sublayer(block=block, residual=rng.random() < 0.8))
-    readout = classifier({d: _small(rng) for d in dims}, position=rng.choice((0, -1)), bias=_small(rng))
-    net = Network(name=f"random-{seed}", dims=dims, embedding=emb, layers=tuple(layers), readout=readout)
+    readout = classifier(
+        {d: _small(rng) for d in dims}, position=rng.choice((0, -1)), bias=_small(rng)
+    )
+    net = Network(
+        name=f"random-{seed}", dims=dims, embedding=emb, layers=tuple(layers), readout=readout
+    )
     words = ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 4))) for _ in range(3)]
     return net, words
 
@@ -123,7 +133,9 @@ def test_exact_and_sympy_agree_and_the_interval_encloses_exact_on_a_random_netwo
 
 
 def test_the_interval_interpreter_decides_nearly_every_random_case() -> None:
-    cases = [(net, word) for seed in SEEDS for net, words in [random_network(seed)] for word in words]
+    cases = [
+        (net, word) for seed in SEEDS for net, words in [random_network(seed)] for word in words
+    ]
     undecided = sum(_interval_or_none(net, word) is None for net, word in cases)
     assert undecided <= len(cases) // 10
 

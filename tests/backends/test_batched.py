@@ -21,8 +21,6 @@ from netproof.constructions.chiang2022 import (
     parity_transformer,
     rumelhart_parity,
 )
-from netproof.verifier.claims.dyck import DYCK
-from netproof.verifier.claims.languages import PARITY
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic import (
     RELU,
@@ -52,8 +50,10 @@ from netproof.symbolic.batched import (
 from netproof.symbolic.evaluation import UndefinedValueError
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
-from netproof.verifier.exhaustive.checker import Job, check, count_words, words
 from netproof.verifier.claims import Construction, Language, Proved, Recognizes, Refuted
+from netproof.verifier.claims.dyck import DYCK
+from netproof.verifier.claims.languages import PARITY
+from netproof.verifier.exhaustive.checker import Job, check, count_words, words
 
 F = Fraction
 
@@ -75,7 +75,13 @@ def assert_same_as_exact(net: Network, ws: Sequence[tuple[str, ...]]) -> None:
 
 @pytest.mark.parametrize(
     ("k", "depth", "variant", "max_len"),
-    [(1, 1, "fixed", 6), (2, 2, "fixed", 4), (3, 1, "fixed", 3), (1, 1, "paper", 6), (2, 2, "paper", 4)],
+    [
+        (1, 1, "fixed", 6),
+        (2, 2, "fixed", 4),
+        (3, 1, "fixed", 3),
+        (1, 1, "paper", 6),
+        (2, 2, "paper", 4),
+    ],
 )
 def test_batched_logits_and_accept_bits_equal_exact_ones_on_every_dyck_word_up_to_a_length(
     k: int, depth: int, variant: str, max_len: int
@@ -85,19 +91,25 @@ def test_batched_logits_and_accept_bits_equal_exact_ones_on_every_dyck_word_up_t
 
 
 @pytest.mark.parametrize(("k", "depth", "max_len"), [(1, 1, 10), (1, 3, 10), (2, 2, 8), (3, 1, 5)])
-def test_the_batched_fixed_dyck_recognizer_accepts_exactly_dyck_up_to_a_length(k: int, depth: int, max_len: int) -> None:
+def test_the_batched_fixed_dyck_recognizer_accepts_exactly_dyck_up_to_a_length(
+    k: int, depth: int, max_len: int
+) -> None:
     net = dyck_recognizer(k=k, depth=depth)
     ws = all_words(net.alphabet, max_len)
     lang = DYCK(k, depth)
     assert accepts(net, ws) == [lang.contains(w) for w in ws]
 
 
-def test_the_batched_paper_recognizer_accepts_the_papers_counterexample_and_rejects_the_depth_d_word() -> None:
+def test_the_batched_paper_recognizer_accepts_the_papers_counterexample_and_rejects_the_depth_d_word() -> (
+    None
+):
     # Errata 1–3 of constructions.yao2021: the printed network accepts ')(' and, with γ/ω
     # unmatched, rejects '()' at D = 1.
     net = dyck_recognizer(k=1, depth=1, variant="paper")
     assert accepts(net, [")(", "()", ")"]) == [True, False, False]
-    assert accepts(net, [")(", "()", ")"]) == [run_exact(net, w).accepted for w in (")(", "()", ")")]
+    assert accepts(net, [")(", "()", ")"]) == [
+        run_exact(net, w).accepted for w in (")(", "()", ")")
+    ]
 
 
 @pytest.mark.slow
@@ -135,7 +147,9 @@ def random_hardmax_network(seed: int) -> Network:
     residual and non-residual sublayers, positional features and special tokens."""
     rng = random.Random(seed)
     dims = ("d0", "d1", "d2", "p")
-    table: dict[str, dict[str, Any]] = {s: {d: _small(rng) for d in dims[:3]} for s in (*ALPHABET, "S", "E")}
+    table: dict[str, dict[str, Any]] = {
+        s: {d: _small(rng) for d in dims[:3]} for s in (*ALPHABET, "S", "E")
+    }
     table["S"]["d2"] = F(1, 3)
     feat = rng.choice(("i/n", "1/2^i", "cos(iπ)", "i"))
     emb = token_embedding(
@@ -152,7 +166,10 @@ def random_hardmax_network(seed: int) -> Network:
             act = rng.choice((RELU, SIGMA, STEP))
             block = ffn(
                 f"f{idx}",
-                affine({"h": {"d1": _small(rng), "p": _small(rng)}, "g": {"d0": F(1, 2)}}, bias={"h": F(1, 2)}),
+                affine(
+                    {"h": {"d1": _small(rng), "p": _small(rng)}, "g": {"d0": F(1, 2)}},
+                    bias={"h": F(1, 2)},
+                ),
                 act,
                 affine({"d2": {"h": 1, "g": _small(rng)}}),
             )
@@ -162,12 +179,24 @@ def random_hardmax_network(seed: int) -> Network:
         outs = (("d1",), ("d2",)) if rng.random() < 0.5 else (("d1", "d2"),)
         with_output = rng.random() < 0.3
         for hi, written in enumerate(outs):
-            value_rows = {(f"v{hi}{o}" if with_output else o): {"d0": _small(rng), "p": _small(rng), "d2": F(1, 2)} for o in written}
+            value_rows = {
+                (f"v{hi}{o}" if with_output else o): {
+                    "d0": _small(rng),
+                    "p": _small(rng),
+                    "d2": F(1, 2),
+                }
+                for o in written
+            }
             heads.append(
                 Head(
                     name=f"h{hi}",
-                    query=affine({"q": {"d0": _small(rng), "p": _small(rng)}, "r": {"d1": 1}}, bias={"q": _small(rng)}),
-                    key=affine({"q": {"d0": _small(rng), "p": _small(rng)}, "r": {"d2": _small(rng)}}),
+                    query=affine(
+                        {"q": {"d0": _small(rng), "p": _small(rng)}, "r": {"d1": 1}},
+                        bias={"q": _small(rng)},
+                    ),
+                    key=affine(
+                        {"q": {"d0": _small(rng), "p": _small(rng)}, "r": {"d2": _small(rng)}}
+                    ),
                     value=affine(value_rows),
                     normalizer=Hardmax(tie=rng.choice(TIE_RULES)),
                     scoring=rng.choice(SCORINGS),
@@ -178,20 +207,31 @@ def random_hardmax_network(seed: int) -> Network:
         if with_output:
             names = [o for h in heads for o in h.value.outputs]
             output = affine({"d1": {names[0]: 2}, "d0": {names[-1]: F(-1, 3)}}, inputs=names)
-        layers.append(Sublayer(block=AttentionLayer(name=f"a{idx}", heads=tuple(heads), output=output), residual=rng.random() < 0.9))
+        layers.append(
+            Sublayer(
+                block=AttentionLayer(name=f"a{idx}", heads=tuple(heads), output=output),
+                residual=rng.random() < 0.9,
+            )
+        )
     return Network(
         name=f"random-{seed}",
         dims=dims,
         embedding=emb,
         layers=tuple(layers),
-        readout=classifier({"d1": 1, "d2": -1, "p": F(1, 5)}, position=rng.choice((0, -1, 1)), bias=F(1, 7)),
+        readout=classifier(
+            {"d1": 1, "d2": -1, "p": F(1, 5)}, position=rng.choice((0, -1, 1)), bias=F(1, 7)
+        ),
     )
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_batched_logits_equal_exact_ones_on_random_hardmax_networks(seed: int) -> None:
     net = random_hardmax_network(seed)
-    ws = [w for w in all_words(ALPHABET, 4) if len(w) + len(net.embedding.prefix) + len(net.embedding.suffix) >= 2]  # type: ignore[union-attr]
+    ws = [
+        w
+        for w in all_words(ALPHABET, 4)
+        if len(w) + len(net.embedding.prefix) + len(net.embedding.suffix) >= 2
+    ]  # type: ignore[union-attr]
     assert supports(net) is None
     assert_same_as_exact(net, ws)
 
@@ -232,7 +272,9 @@ def tie_network(tie: str, mask: str = "none") -> Network:
     )
 
 
-@pytest.mark.parametrize(("tie", "expected"), [("leftmost", F(0)), ("rightmost", F(4)), ("average", F(2))])
+@pytest.mark.parametrize(
+    ("tie", "expected"), [("leftmost", F(0)), ("rightmost", F(4)), ("average", F(2))]
+)
 def test_each_tie_rule_reads_its_own_token_of_a_full_tie(tie: str, expected: Fraction) -> None:
     # five tokens, all tied at query 1: leftmost reads i = 0, rightmost i = 4, average (0+…+4)/5
     net = tie_network(tie)
@@ -242,7 +284,9 @@ def test_each_tie_rule_reads_its_own_token_of_a_full_tie(tie: str, expected: Fra
 
 @pytest.mark.parametrize("tie", TIE_RULES)
 @pytest.mark.parametrize("mask", MASKS)
-def test_every_tie_rule_under_every_mask_equals_exact_on_words_up_to_length_6(tie: str, mask: str) -> None:
+def test_every_tie_rule_under_every_mask_equals_exact_on_words_up_to_length_6(
+    tie: str, mask: str
+) -> None:
     net = tie_network(tie, mask)
     assert_same_as_exact(net, all_words(("a",), 6)[2:])
 
@@ -287,12 +331,15 @@ def empty_error_network(mask: str) -> Network:
 
 
 @pytest.mark.parametrize(("mask", "position"), [("strict_causal", 0), ("strict_anticausal", 3)])
-def test_an_empty_masked_set_under_the_error_rule_raises_what_exact_raises(mask: str, position: int) -> None:
+def test_an_empty_masked_set_under_the_error_rule_raises_what_exact_raises(
+    mask: str, position: int
+) -> None:
     net = empty_error_network(mask)
     with pytest.raises(UndefinedValueError, match="attends to an empty set") as exact_error:
         run_exact(net, "aaaa")
     with pytest.raises(
-        UndefinedValueError, match=rf"attention 'att' head 'h': position {position} attends to an empty set under mask '{mask}'"
+        UndefinedValueError,
+        match=rf"attention 'att' head 'h': position {position} attends to an empty set under mask '{mask}'",
     ) as batched_error:
         evaluate(net, ["aaaa"])
     assert str(batched_error.value) == str(exact_error.value)
@@ -319,12 +366,17 @@ def big_network() -> Network:
         scoring="neg_abs_dot",
     )
     grow = ffn(
-        "grow", affine({"h": {"y": BIG}, "g": {"x": -1}}, bias={"h": F(-1, 3)}), RELU, affine({"z": {"h": BIG, "g": 1}})
+        "grow",
+        affine({"h": {"y": BIG}, "g": {"x": -1}}, bias={"h": F(-1, 3)}),
+        RELU,
+        affine({"z": {"h": BIG, "g": 1}}),
     )
     return Network(
         name="big",
         dims=("x", "y", "z"),
-        embedding=token_embedding(("a", "b", "c"), {"a": {"x": BIG}, "b": {"x": -BIG}, "c": {"x": F(1, 5)}}),
+        embedding=token_embedding(
+            ("a", "b", "c"), {"a": {"x": BIG}, "b": {"x": -BIG}, "c": {"x": F(1, 5)}}
+        ),
         layers=(Sublayer(block=AttentionLayer(name="att", heads=(head,))), Sublayer(block=grow)),
         readout=classifier({"z": 1, "x": -(BIG**3)}, position=-1, bias=F(1, 2)),
     )
@@ -351,12 +403,18 @@ def test_a_value_past_2_to_the_62_inside_the_network_is_not_wrapped() -> None:
     net = Network(
         name="grow",
         dims=("x", "s"),
-        embedding=token_embedding(("a", "b", "c"), {"a": {"x": F(3, 7)}, "b": {"x": F(-2)}, "c": {"x": F(1, 2**30)}}),
+        embedding=token_embedding(
+            ("a", "b", "c"), {"a": {"x": F(3, 7)}, "b": {"x": F(-2)}, "c": {"x": F(1, 2**30)}}
+        ),
         layers=(Sublayer(block=grow),),
         readout=classifier({"s": 1}, bias=F(-1, 2)),
     )
     got = evaluate(net, ["a", "b", "c"])
-    assert got.logits() == [F(1, 2), F(-1, 2), F(1, 2)] == [run_exact(net, w).output for w in ("a", "b", "c")]
+    assert (
+        got.logits()
+        == [F(1, 2), F(-1, 2), F(1, 2)]
+        == [run_exact(net, w).output for w in ("a", "b", "c")]
+    )
 
 
 # --------------------------------------------------------------------------- refusals
@@ -372,7 +430,9 @@ def test_a_value_past_2_to_the_62_inside_the_network_is_not_wrapped() -> None:
     ],
     ids=["parity-softmax", "first-softmax", "rumelhart-flat", "layer-norm"],
 )
-def test_networks_outside_the_batched_fragment_are_refused_with_a_reason(net: Network, reason: str) -> None:
+def test_networks_outside_the_batched_fragment_are_refused_with_a_reason(
+    net: Network, reason: str
+) -> None:
     found = supports(net)
     assert found is not None
     with pytest.raises(NotBatchableError, match=reason):
@@ -403,8 +463,14 @@ def test_every_dyck_recognizer_is_in_the_batched_fragment() -> None:
 
 def dyck_job(net: Network, lang: Any) -> Job:
     c = Construction(
-        name=net.name, paper_id="test", title="test", reference="test", params=(),
-        build=lambda values: net, claims=lambda values: (), language=lang,
+        name=net.name,
+        paper_id="test",
+        title="test",
+        reference="test",
+        params=(),
+        build=lambda values: net,
+        claims=lambda values: (),
+        language=lang,
     )
     return Job(c, {})
 
@@ -413,20 +479,34 @@ def test_the_checker_proves_dyck_with_the_batched_path_and_counts_every_word() -
     lang = DYCK(2, 2)
     claim = Recognizes(id="Y2", statement="s", reference="r", language=lang, max_len=7)
     verdict = check(dyck_job(dyck_recognizer(k=2, depth=2), lang), claim)
-    assert verdict == Proved("exhaustive (exact, batched integers)", count_words(lang.alphabet, 0, 7), "every word with 0 <= |w| <= 7")
+    assert verdict == Proved(
+        "exhaustive (exact, batched integers)",
+        count_words(lang.alphabet, 0, 7),
+        "every word with 0 <= |w| <= 7",
+    )
 
 
-def test_the_batched_checker_refutes_on_the_same_first_word_with_the_same_values_as_the_per_word_path() -> None:
+def test_the_batched_checker_refutes_on_the_same_first_word_with_the_same_values_as_the_per_word_path() -> (
+    None
+):
     lang = DYCK(2, 2)
     net = dyck_recognizer(k=2, depth=2, variant="paper")
     claim = Recognizes(id="Y2", statement="s", reference="r", language=lang, max_len=5)
     calls: list[tuple[int, int]] = []
-    verdict = check(dyck_job(net, lang), claim, progress=lambda done, total: calls.append((done, total)))
+    verdict = check(
+        dyck_job(net, lang), claim, progress=lambda done, total: calls.append((done, total))
+    )
     assert isinstance(verdict, Refuted)
-    first = next(w for w in words(lang.alphabet, 0, 5) if run_exact(net, w).accepted != lang.contains(w))
+    first = next(
+        w for w in words(lang.alphabet, 0, 5) if run_exact(net, w).accepted != lang.contains(w)
+    )
     trace = run_exact(net, first)
     assert verdict.word == first
-    assert verdict.values == {"logit": str(trace.output), "accepted": str(trace.accepted), "member": str(lang.contains(first))}
+    assert verdict.values == {
+        "logit": str(trace.output),
+        "accepted": str(trace.accepted),
+        "member": str(lang.contains(first)),
+    }
     shown = "".join(first)
     assert verdict.detail == (
         f"'{shown}' is {'in' if lang.contains(first) else 'not in'} {lang.name} but the network "
@@ -443,14 +523,21 @@ def test_the_batched_checker_reports_an_undefined_output_on_the_first_word_of_th
     verdict = check(dyck_job(net, lang), claim)
     assert isinstance(verdict, Refuted)
     assert verdict.word == ("a", "a")
-    assert verdict.detail.startswith("the network's output is undefined on 'aa': attention 'att' head 'h': position 0")
+    assert verdict.detail.startswith(
+        "the network's output is undefined on 'aa': attention 'att' head 'h': position 0"
+    )
 
 
 def test_networks_outside_the_fragment_keep_the_per_word_checker() -> None:
     claim = Recognizes(id="r", statement="s", reference="r", language=PARITY, max_len=4)
     verdict = check(dyck_job(parity_transformer(), PARITY), claim)
-    assert verdict == Proved("exhaustive (exact)", count_words(("0", "1"), 0, 4), "every word with 0 <= |w| <= 4")
+    assert verdict == Proved(
+        "exhaustive (exact)", count_words(("0", "1"), 0, 4), "every word with 0 <= |w| <= 4"
+    )
 
 
 def test_batched_numerators_are_int64_when_they_fit() -> None:
-    assert Evaluator(dyck_recognizer(k=1, depth=1)).run(np.array([[0, 1], [1, 0]])).numerators.dtype == np.int64
+    assert (
+        Evaluator(dyck_recognizer(k=1, depth=1)).run(np.array([[0, 1], [1, 0]])).numerators.dtype
+        == np.int64
+    )

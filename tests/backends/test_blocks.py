@@ -30,11 +30,13 @@ from netproof.symbolic import (
     affine,
     classifier,
     constant,
+    exact,
     ffn,
+    interval,
     layernorm,
+    sympy_interp,
     token_embedding,
 )
-from netproof.symbolic import exact, interval, sympy_interp
 from netproof.symbolic.evaluation import Trace, UndefinedValueError
 from netproof.symbolic.ir import ACTIVATIONS, MASKS, SCORINGS, TIE_RULES
 
@@ -62,7 +64,12 @@ def network(
         name="t",
         dims=tuple(dims),
         embedding=token_embedding(
-            alphabet, table, positional=positional, prefix=prefix, suffix=suffix, index_base=index_base
+            alphabet,
+            table,
+            positional=positional,
+            prefix=prefix,
+            suffix=suffix,
+            index_base=index_base,
         ),
         layers=layers,
         readout=readout if readout is not None else classifier(dims[-1]),
@@ -99,7 +106,9 @@ def copy_head(
 # --------------------------------------------------------------------------- embeddings
 
 
-def test_an_embedding_adds_the_token_row_and_the_positional_features(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_an_embedding_adds_the_token_row_and_the_positional_features(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     net = network(
         dims=("e", "p", "y"),
         table={"a": {"e": 1}, "BOS": {"e": 5, "p": 1}, "EOS": {"e": -5}},
@@ -122,14 +131,18 @@ def test_an_embedding_adds_the_token_row_and_the_positional_features(run_all: Ca
 
 
 @pytest.mark.parametrize("run", RUNNERS, ids=RUNNER_IDS)
-def test_one_over_i_at_position_zero_stops_every_interpreter(run: Callable[..., Trace[Any]]) -> None:
+def test_one_over_i_at_position_zero_stops_every_interpreter(
+    run: Callable[..., Trace[Any]],
+) -> None:
     net = network(dims=("p", "y"), table={"a": {}}, positional={"p": "1/i"})
     with pytest.raises(SymbolicError, match=r"positional feature '1/i' is undefined at i=0"):
         run(net, "a")
 
 
 @pytest.mark.parametrize("run", RUNNERS, ids=RUNNER_IDS)
-def test_a_symbol_outside_the_alphabet_stops_every_interpreter(run: Callable[..., Trace[Any]]) -> None:
+def test_a_symbol_outside_the_alphabet_stops_every_interpreter(
+    run: Callable[..., Trace[Any]],
+) -> None:
     net = network(dims=("x", "y"), table={"a": {"x": 1}})
     with pytest.raises(WordError, match=r"symbol 'b' at position 2 is not in the alphabet \{a\}"):
         run(net, "ab")
@@ -145,7 +158,10 @@ def flat_network() -> Network:
     )
 
 
-@pytest.mark.parametrize(("word", "row", "accepted"), [("10", (1, 0, 1), True), ("01", (0, 1, -1), False), ("11", (1, 1, 0), False)])
+@pytest.mark.parametrize(
+    ("word", "row", "accepted"),
+    [("10", (1, 0, 1), True), ("01", (0, 1, -1), False), ("11", (1, 1, 0), False)],
+)
 def test_a_flat_embedding_puts_the_whole_word_in_one_vector(
     run_all: Callable[..., Trace[Fraction]], word: str, row: tuple[int, ...], accepted: bool
 ) -> None:
@@ -157,15 +173,22 @@ def test_a_flat_embedding_puts_the_whole_word_in_one_vector(
 
 
 @pytest.mark.parametrize("run", RUNNERS, ids=RUNNER_IDS)
-def test_a_flat_embedding_refuses_a_word_of_the_wrong_length(run: Callable[..., Trace[Any]]) -> None:
-    with pytest.raises(WordError, match=r"this network reads words of length exactly 2, got 3 symbols; build it with n=3"):
+def test_a_flat_embedding_refuses_a_word_of_the_wrong_length(
+    run: Callable[..., Trace[Any]],
+) -> None:
+    with pytest.raises(
+        WordError,
+        match=r"this network reads words of length exactly 2, got 3 symbols; build it with n=3",
+    ):
         run(flat_network(), "101")
 
 
 # --------------------------------------------------------------------------- FFN steps
 
 
-def test_an_affine_step_computes_the_weighted_sum_plus_bias(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_an_affine_step_computes_the_weighted_sum_plus_bias(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     net = network(
         Sublayer(block=ffn("lin", affine({"y": {"x": 2, "p": -3}}, bias={"y": "1/2"}))),
         dims=("x", "p", "y"),
@@ -187,7 +210,9 @@ ACTIVATION_VALUES = {
 
 
 def test_the_activation_cases_cover_every_activation_kind() -> None:
-    assert set(ACTIVATION_VALUES) | {"gelu"} == set(ACTIVATIONS)  # gelu is irrational: tests/backends/test_gelu.py
+    assert set(ACTIVATION_VALUES) | {"gelu"} == set(
+        ACTIVATIONS
+    )  # gelu is irrational: tests/backends/test_gelu.py
 
 
 @pytest.mark.parametrize("kind", sorted(ACTIVATION_VALUES))
@@ -197,7 +222,11 @@ def test_each_activation_has_its_exact_value_at_minus_one_zero_half_one_and_two(
     kind: str,
 ) -> None:
     net = network(
-        Sublayer(block=ffn("act", affine({"u": {"x": 1}}), Activation(kind=kind), affine({"y": {"u": 1}}))),  # type: ignore[arg-type]
+        Sublayer(
+            block=ffn(
+                "act", affine({"u": {"x": 1}}), Activation(kind=kind), affine({"y": {"u": 1}})
+            )
+        ),  # type: ignore[arg-type]
         dims=("x", "y"),
         table={s: {"x": v} for s, v in VALUES.items()},
     )
@@ -205,20 +234,26 @@ def test_each_activation_has_its_exact_value_at_minus_one_zero_half_one_and_two(
     assert column(trace, "act", "y") == ACTIVATION_VALUES[kind]
     # the inputs are binary fractions, so the interval interpreter is exact too: point intervals
     interval_trace = interval.run(net, VALUE_WORD)
-    points = [interval_endpoints(interval_trace.value("act", t, "y")) for t in range(len(VALUE_WORD))]
+    points = [
+        interval_endpoints(interval_trace.value("act", t, "y")) for t in range(len(VALUE_WORD))
+    ]
     assert points == [(v, v) for v in ACTIVATION_VALUES[kind]]
 
 
 def test_an_empty_ffn_does_nothing(run_all: Callable[..., Trace[Fraction]]) -> None:
     net = network(Sublayer(block=ffn("nothing")), dims=("x", "y"), table={"a": {"x": 3, "y": -1}})
     trace = run_all(net, "aa")
-    assert trace.state("nothing").rows == trace.state("input").rows == ((F(3), F(-1)), (F(3), F(-1)))
+    assert (
+        trace.state("nothing").rows == trace.state("input").rows == ((F(3), F(-1)), (F(3), F(-1)))
+    )
 
 
 # --------------------------------------------------------------------------- layer norm
 
 
-def test_a_post_residual_layer_norm_with_eps_zero_normalizes_exactly(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_a_post_residual_layer_norm_with_eps_zero_normalizes_exactly(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     net = network(
         Sublayer(block=AttentionLayer(name="att", heads=()), post_ln=layernorm(0)),
         dims=("u", "v"),
@@ -229,7 +264,9 @@ def test_a_post_residual_layer_norm_with_eps_zero_normalizes_exactly(run_all: Ca
     assert trace.state("att").rows == ((F(1), F(-1)), (F(1), F(-1)))
 
 
-def test_a_layer_norm_with_positive_eps_is_exact_when_the_root_is_rational(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_a_layer_norm_with_positive_eps_is_exact_when_the_root_is_rational(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     net = network(
         Sublayer(block=AttentionLayer(name="att", heads=()), post_ln=layernorm("9/16")),
         dims=("u", "v"),
@@ -257,10 +294,14 @@ def norm_ffn_network() -> Network:
         layernorm(0, over=("h1", "h2")),
         affine({"y": {"h1": 1}, "z": {"h3": 1}}),
     )
-    return network(Sublayer(block=block), dims=("x", "y", "z"), table={s: {"x": v} for s, v in VALUES.items()})
+    return network(
+        Sublayer(block=block), dims=("x", "y", "z"), table={s: {"x": v} for s, v in VALUES.items()}
+    )
 
 
-def test_a_layer_norm_inside_an_ffn_normalizes_only_its_sub_vector(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_a_layer_norm_inside_an_ffn_normalizes_only_its_sub_vector(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     trace = run_all(norm_ffn_network(), "tm")
     # [x, −x] normalizes to [sign x, −sign x]; h3 = 7 passes through
     assert column(trace, "norm", "y") == [F(1), F(-1)]
@@ -268,7 +309,9 @@ def test_a_layer_norm_inside_an_ffn_normalizes_only_its_sub_vector(run_all: Call
 
 
 @pytest.mark.parametrize("run", RUNNERS, ids=RUNNER_IDS)
-def test_a_layer_norm_of_a_constant_vector_with_eps_zero_is_undefined(run: Callable[..., Trace[Any]]) -> None:
+def test_a_layer_norm_of_a_constant_vector_with_eps_zero_is_undefined(
+    run: Callable[..., Trace[Any]],
+) -> None:
     with pytest.raises(
         UndefinedValueError,
         match=r"ffn 'norm' step \[1\] at position 0: layer norm of a constant vector with eps=0 is 0/0 \(dims h1, h2\)",
@@ -284,11 +327,14 @@ def test_an_irrational_layer_norm_is_refused_by_exact_and_computed_by_sympy_and_
         dims=("u", "v"),
         table={"a": {"u": 1, "v": -1}},
     )
-    with pytest.raises(NotRationalError, match=r"layer norm needs √\(2\), which is not rational; use the sympy interpreter"):
+    with pytest.raises(
+        NotRationalError,
+        match=r"layer norm needs √\(2\), which is not rational; use the sympy interpreter",
+    ):
         exact.run(net, "a")
     assert sympy_interp.run(net, "a").value("att", 0, "u") == 1 / sympy.sqrt(2)
     lo, hi = interval_endpoints(interval.run(net, "a").value("att", 0, "u"))
-    assert 0 < lo and lo * lo <= F(1, 2) <= hi * hi  # lo ≤ 1/√2 ≤ hi
+    assert lo > 0 and lo * lo <= F(1, 2) <= hi * hi  # lo ≤ 1/√2 ≤ hi
 
 
 # --------------------------------------------------------------------------- hardmax attention
@@ -307,13 +353,24 @@ def test_the_tie_cases_cover_every_tie_rule() -> None:
 
 
 @pytest.mark.parametrize("tie", sorted(TIE_CASES))
-def test_hardmax_splits_a_tie_by_its_rule(run_all: Callable[..., Trace[Fraction]], tie: str) -> None:
-    head = copy_head(key=affine({"q": {"k": 1}}), value=affine({"y": {"p": 1}}), normalizer=Hardmax(tie=tie))  # type: ignore[arg-type]
-    net = network(single_head(head), dims=("k", "p", "y"), table={"a": {"k": 1}, "b": {"k": 0}}, positional={"p": "i"})
+def test_hardmax_splits_a_tie_by_its_rule(
+    run_all: Callable[..., Trace[Fraction]], tie: str
+) -> None:
+    head = copy_head(
+        key=affine({"q": {"k": 1}}), value=affine({"y": {"p": 1}}), normalizer=Hardmax(tie=tie)
+    )  # type: ignore[arg-type]
+    net = network(
+        single_head(head),
+        dims=("k", "p", "y"),
+        table={"a": {"k": 1}, "b": {"k": 0}},
+        positional={"p": "i"},
+    )
     trace = run_all(net, "aba")  # scores 1, 0, 1: tokens 0 and 2 tie
     value, selected, weights = TIE_CASES[tie]
     assert column(trace, "att", "y") == [value] * 3
-    assert [(s.layer, s.head, s.position) for s in trace.selections] == [("att", "h", i) for i in range(3)]
+    assert [(s.layer, s.head, s.position) for s in trace.selections] == [
+        ("att", "h", i) for i in range(3)
+    ]
     assert all(s.selected == selected and s.weights == weights for s in trace.selections)
 
 
@@ -362,7 +419,9 @@ def test_an_empty_masked_set_is_an_error_when_the_head_says_so(
         run(mask_network(mask, empty="error"), "aaaa")
 
 
-def test_masks_that_never_empty_run_under_the_error_rule(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_masks_that_never_empty_run_under_the_error_rule(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     trace = run_all(mask_network("causal", empty="error"), "aaaa")
     assert column(trace, "att", "y") == MASK_CASES["causal"][1]
 
@@ -379,10 +438,14 @@ def test_the_scoring_cases_cover_every_scoring() -> None:
 
 
 @pytest.mark.parametrize("scoring", sorted(SCORING_CASES))
-def test_each_scoring_picks_its_argmax(run_all: Callable[..., Trace[Fraction]], scoring: str) -> None:
+def test_each_scoring_picks_its_argmax(
+    run_all: Callable[..., Trace[Fraction]], scoring: str
+) -> None:
     head = copy_head(key=affine({"q": {"k": 1}}), value=affine({"y": {"k": 1}}), scoring=scoring)
     net = network(
-        single_head(head), dims=("k", "y"), table={"a": {"k": -2}, "b": {"k": 1}, "c": {"k": 3}, "d": {"k": -1}}
+        single_head(head),
+        dims=("k", "y"),
+        table={"a": {"k": -2}, "b": {"k": 1}, "c": {"k": 3}, "d": {"k": -1}},
     )
     trace = run_all(net, "abcd")
     selected, value = SCORING_CASES[scoring]
@@ -396,9 +459,14 @@ def test_each_scoring_picks_its_argmax(run_all: Callable[..., Trace[Fraction]], 
 SOFTMAX_TABLE = {"a": {"k": 0}, "b": {"k": 1}, "c": {"k": 3}}
 
 
-def softmax_network(normalizer: Softmax, scale: Scale | None = None, table: Mapping[str, Any] = SOFTMAX_TABLE) -> Network:
+def softmax_network(
+    normalizer: Softmax, scale: Scale | None = None, table: Mapping[str, Any] = SOFTMAX_TABLE
+) -> Network:
     head = copy_head(
-        key=affine({"q": {"k": 1}}), value=affine({"y": {"p": 1}}), normalizer=normalizer, scale=scale or Scale()
+        key=affine({"q": {"k": 1}}),
+        value=affine({"y": {"p": 1}}),
+        normalizer=normalizer,
+        scale=scale or Scale(),
     )
     return network(single_head(head), dims=("k", "p", "y"), table=table, positional={"p": "i"})
 
@@ -416,15 +484,22 @@ def softmax_network(normalizer: Softmax, scale: Scale | None = None, table: Mapp
     ids=["r=2", "r=2,coef=2", "r=2,coef=-1", "r=1/2", "r=3/2"],
 )
 def test_softmax_with_a_rational_base_and_integer_scores_has_exact_weights(
-    run_all: Callable[..., Trace[Fraction]], normalizer: Softmax, scale: Scale, weights: tuple[Fraction, ...]
+    run_all: Callable[..., Trace[Fraction]],
+    normalizer: Softmax,
+    scale: Scale,
+    weights: tuple[Fraction, ...],
 ) -> None:
     trace = run_all(softmax_network(normalizer, scale), "abc")
     assert all(s.weights == weights and s.selected is None for s in trace.selections)
     assert column(trace, "att", "y") == [weights[1] + 2 * weights[2]] * 3
 
 
-def test_softmax_with_ln_n_scaling_and_c_one_has_weights_n_to_the_score(run_all: Callable[..., Trace[Fraction]]) -> None:
-    trace = run_all(softmax_network(Softmax(c=F(1)), Scale(log_n=True)), "aab")  # n = 3, scores 0, 0, 1
+def test_softmax_with_ln_n_scaling_and_c_one_has_weights_n_to_the_score(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
+    trace = run_all(
+        softmax_network(Softmax(c=F(1)), Scale(log_n=True)), "aab"
+    )  # n = 3, scores 0, 0, 1
     assert all(s.weights == (F(1, 5), F(1, 5), F(3, 5)) for s in trace.selections)
     assert column(trace, "att", "y") == [F(7, 5)] * 3
 
@@ -443,7 +518,9 @@ def test_softmax_with_base_e_to_the_c_is_refused_by_exact_and_exact_in_sympy(
     interval_endpoints: Callable[[Any], tuple[Fraction, Fraction]], c: int
 ) -> None:
     net = softmax_network(Softmax(c=F(c)), table={"a": {"k": 0}, "b": {"k": 1}})
-    with pytest.raises(NotRationalError, match=rf"softmax base e\^{c} is transcendental; .*sympy interpreter"):
+    with pytest.raises(
+        NotRationalError, match=rf"softmax base e\^{c} is transcendental; .*sympy interpreter"
+    ):
         exact.run(net, "ab")
     base = sympy.exp(c)  # scores 0 and 1: weights 1/(1 + e^c) and e^c/(1 + e^c)
     symbolic_trace = sympy_interp.run(net, "ab")
@@ -458,7 +535,10 @@ def test_softmax_with_base_e_to_the_c_is_refused_by_exact_and_exact_in_sympy(
 
 
 def test_softmax_with_a_rational_base_and_ln_n_scaling_is_refused_by_exact() -> None:
-    with pytest.raises(NotRationalError, match=r"softmax base 2 with ln n scaling gives 2\^\(ln n·s\), which is not rational"):
+    with pytest.raises(
+        NotRationalError,
+        match=r"softmax base 2 with ln n scaling gives 2\^\(ln n·s\), which is not rational",
+    ):
         exact.run(softmax_network(Softmax(r=F(2)), Scale(log_n=True)), "ab")
 
 
@@ -511,12 +591,23 @@ def test_parallel_heads_write_their_own_dims(run_all: Callable[..., Trace[Fracti
     ]
 
 
-def test_a_multi_head_layer_sums_head_outputs_through_its_output_map(run_all: Callable[..., Trace[Fraction]]) -> None:
-    big = copy_head(name="big", key=affine({"q": {"k": 1}}), value=affine({"s1": {"p": 1}}, bias={"s1": 1}))
-    small = copy_head(name="small", key=affine({"q": {"k": -1}}), value=affine({"s2": {"p": 1}}, bias={"s2": 1}))
-    layer = AttentionLayer(name="att", heads=(big, small), output=affine({"y": {"s1": 1, "s2": -2}}, bias={"y": 1}))
+def test_a_multi_head_layer_sums_head_outputs_through_its_output_map(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
+    big = copy_head(
+        name="big", key=affine({"q": {"k": 1}}), value=affine({"s1": {"p": 1}}, bias={"s1": 1})
+    )
+    small = copy_head(
+        name="small", key=affine({"q": {"k": -1}}), value=affine({"s2": {"p": 1}}, bias={"s2": 1})
+    )
+    layer = AttentionLayer(
+        name="att", heads=(big, small), output=affine({"y": {"s1": 1, "s2": -2}}, bias={"y": 1})
+    )
     net = network(
-        Sublayer(block=layer), dims=("k", "p", "y"), table={"a": {"k": 1}, "b": {"k": 0}}, positional={"p": "i"}
+        Sublayer(block=layer),
+        dims=("k", "p", "y"),
+        table={"a": {"k": 1}, "b": {"k": 0}},
+        positional={"p": "i"},
     )
     trace = run_all(net, "ab")
     # s1 = p + 1 at token 0 (k = 1) = 1; s2 = p + 1 at token 1 = 2; y = 1 − 4 + 1
@@ -524,8 +615,14 @@ def test_a_multi_head_layer_sums_head_outputs_through_its_output_map(run_all: Ca
     assert column(trace, "att", "k") == [F(1), F(0)]
 
 
-def test_an_attention_layer_without_heads_does_nothing(run_all: Callable[..., Trace[Fraction]]) -> None:
-    net = network(Sublayer(block=AttentionLayer(name="att", heads=())), dims=("x", "y"), table={"a": {"x": 2, "y": 3}})
+def test_an_attention_layer_without_heads_does_nothing(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
+    net = network(
+        Sublayer(block=AttentionLayer(name="att", heads=())),
+        dims=("x", "y"),
+        table={"a": {"x": 2, "y": 3}},
+    )
     trace = run_all(net, "a")
     assert trace.state("att").rows == trace.state("input").rows == ((F(2), F(3)),)
     assert trace.selections == ()
@@ -539,7 +636,13 @@ def test_without_the_residual_connection_the_dims_a_block_does_not_write_become_
 ) -> None:
     net = network(
         Sublayer(block=ffn("f", affine({"y": {"x": 1}}, bias={"y": 1})), residual=False),
-        Sublayer(block=AttentionLayer(name="att", heads=(copy_head(key=constant({"q": 0}), value=affine({"x": {"y": 1}})),)), residual=False),
+        Sublayer(
+            block=AttentionLayer(
+                name="att",
+                heads=(copy_head(key=constant({"q": 0}), value=affine({"x": {"y": 1}})),),
+            ),
+            residual=False,
+        ),
         dims=("x", "p", "y"),
         table={"a": {"x": 2, "y": 5}, "b": {"x": 4, "y": 5}},
         positional={"p": "i"},
@@ -549,7 +652,9 @@ def test_without_the_residual_connection_the_dims_a_block_does_not_write_become_
     assert trace.state("att").rows == ((F(4), F(0), F(0)), (F(4), F(0), F(0)))
 
 
-def test_with_the_residual_connection_a_block_adds_to_the_stream(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_with_the_residual_connection_a_block_adds_to_the_stream(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     net = network(
         Sublayer(block=ffn("f", affine({"y": {"x": 1}}, bias={"y": 1}))),
         dims=("x", "y"),
@@ -563,10 +668,20 @@ def test_with_the_residual_connection_a_block_adds_to_the_stream(run_all: Callab
 
 @pytest.mark.parametrize(
     ("position", "word", "output", "accepted"),
-    [(0, "ab", F(1), True), (-1, "ab", F(-1, 2), False), (0, "ba", F(-1, 2), False), (-1, "ba", F(1), True), (0, "c", F(0), False)],
+    [
+        (0, "ab", F(1), True),
+        (-1, "ab", F(-1, 2), False),
+        (0, "ba", F(-1, 2), False),
+        (-1, "ba", F(1), True),
+        (0, "c", F(0), False),
+    ],
 )
 def test_a_classifier_reads_its_position_and_accepts_iff_the_logit_is_positive(
-    run_all: Callable[..., Trace[Fraction]], position: int, word: str, output: Fraction, accepted: bool
+    run_all: Callable[..., Trace[Fraction]],
+    position: int,
+    word: str,
+    output: Fraction,
+    accepted: bool,
 ) -> None:
     net = network(
         dims=("x",),
@@ -580,13 +695,17 @@ def test_a_classifier_reads_its_position_and_accepts_iff_the_logit_is_positive(
 
 
 @pytest.mark.parametrize("run", RUNNERS, ids=RUNNER_IDS)
-def test_a_classifier_position_outside_the_tokens_is_a_word_error(run: Callable[..., Trace[Any]]) -> None:
+def test_a_classifier_position_outside_the_tokens_is_a_word_error(
+    run: Callable[..., Trace[Any]],
+) -> None:
     net = network(dims=("x",), table={"a": {"x": 1}})
     with pytest.raises(WordError, match=r"readout position 0 is outside the 0 tokens"):
         run(net, "")
 
 
-def test_next_symbols_allows_a_symbol_iff_its_score_reaches_the_threshold(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_next_symbols_allows_a_symbol_iff_its_score_reaches_the_threshold(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     net = network(
         dims=("x", "y"),
         table={"a": {"x": 1}, "b": {"x": "1/2", "y": "1/4"}, "c": {"x": 1, "y": 1}, "d": {}},
@@ -610,7 +729,9 @@ def trace_network() -> Network:
     )
 
 
-def test_a_trace_keeps_the_input_and_every_sublayer_state_by_name(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_a_trace_keeps_the_input_and_every_sublayer_state_by_name(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     trace = run_all(trace_network(), "ba")
     assert trace.backend == "exact"
     assert [s.label for s in trace.states] == ["input", "att", "ffn"]

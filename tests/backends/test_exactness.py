@@ -9,7 +9,11 @@ from typing import Any
 import pytest
 import sympy
 
-from netproof.constructions.chiang2022 import first_transformer, parity_transformer, rumelhart_parity
+from netproof.constructions.chiang2022 import (
+    first_transformer,
+    parity_transformer,
+    rumelhart_parity,
+)
 from netproof.symbolic import (
     Affine,
     FlatEmbedding,
@@ -23,10 +27,11 @@ from netproof.symbolic import (
     affine,
     classifier,
     constant,
+    exact,
     layernorm,
+    sympy_interp,
     token_embedding,
 )
-from netproof.symbolic import exact, sympy_interp
 from netproof.symbolic.evaluation import Trace
 
 FLOAT_PLACES: dict[str, Callable[[], object]] = {
@@ -36,7 +41,9 @@ FLOAT_PLACES: dict[str, Callable[[], object]] = {
     "classifier bias": lambda: classifier("x", bias=-0.5),
     "classifier weight": lambda: classifier({"x": 2.5}),
     "embedding value": lambda: token_embedding(("a",), {"a": {"x": 0.5}}),
-    "positional coefficient": lambda: token_embedding(("a",), {"a": {}}, positional={"x": ("i/n", 0.5)}),
+    "positional coefficient": lambda: token_embedding(
+        ("a",), {"a": {}}, positional={"x": ("i/n", 0.5)}
+    ),
     "layer norm eps (builder)": lambda: layernorm(1e-5),
     "layer norm eps": lambda: LayerNorm(eps=1e-5),  # type: ignore[arg-type]
     "softmax r": lambda: Softmax(r=2.0),  # type: ignore[arg-type]
@@ -44,18 +51,27 @@ FLOAT_PLACES: dict[str, Callable[[], object]] = {
     "scale coef": lambda: Scale(coef=0.5),  # type: ignore[arg-type]
     "next-symbols threshold": lambda: NextSymbols(scores=(("a", "x"),), threshold=0.5),  # type: ignore[arg-type]
     "flat embedding value": lambda: FlatEmbedding(alphabet=("0",), length=1, values=(("0", 0.0),)),  # type: ignore[arg-type]
-    "Affine weight": lambda: Affine(inputs=("x",), outputs=("y",), weights=((0.5,),), bias=(Fraction(0),)),  # type: ignore[arg-type]
-    "Affine bias": lambda: Affine(inputs=("x",), outputs=("y",), weights=((Fraction(1),),), bias=(0.5,)),  # type: ignore[arg-type]
+    "Affine weight": lambda: Affine(
+        inputs=("x",), outputs=("y",), weights=((0.5,),), bias=(Fraction(0),)
+    ),  # type: ignore[arg-type]
+    "Affine bias": lambda: Affine(
+        inputs=("x",), outputs=("y",), weights=((Fraction(1),),), bias=(0.5,)
+    ),  # type: ignore[arg-type]
     "TokenEmbedding value": lambda: TokenEmbedding(alphabet=("a",), table=(("a", (("x", 0.5),)),)),  # type: ignore[arg-type]
     "TokenEmbedding positional": lambda: TokenEmbedding(
-        alphabet=("a",), table=(("a", ()),), positional=(("x", "i", 0.5),)  # type: ignore[arg-type]
+        alphabet=("a",),
+        table=(("a", ()),),
+        positional=(("x", "i", 0.5),),  # type: ignore[arg-type]
     ),
 }
 
 
 @pytest.mark.parametrize("build", FLOAT_PLACES.values(), ids=FLOAT_PLACES.keys())
 def test_a_float_anywhere_in_the_ir_is_refused_with_the_fix(build: Callable[[], object]) -> None:
-    with pytest.raises(InexactNumberError, match=r"is a float; the IR is exact\. Write Fraction\(-?\d+, \d+\) or the string"):
+    with pytest.raises(
+        InexactNumberError,
+        match=r"is a float; the IR is exact\. Write Fraction\(-?\d+, \d+\) or the string",
+    ):
         build()
 
 
@@ -81,17 +97,25 @@ def test_the_exact_interpreter_returns_only_fractions_on_the_parity_network(word
 
 @pytest.mark.parametrize(
     "build",
-    [lambda: first_transformer(), lambda: first_transformer("1", log_n=True), lambda: rumelhart_parity(4)],
+    [
+        lambda: first_transformer(),
+        lambda: first_transformer("1", log_n=True),
+        lambda: rumelhart_parity(4),
+    ],
     ids=["first", "first-logn", "rumelhart"],
 )
-def test_the_exact_interpreter_returns_only_fractions_on_the_other_paper_networks(build: Callable[[], Network]) -> None:
+def test_the_exact_interpreter_returns_only_fractions_on_the_other_paper_networks(
+    build: Callable[[], Network],
+) -> None:
     net = build()
     word = "1011" if net.name == "rumelhart" else "101"
     assert {type(v) for v in _values(exact.run(net, word))} == {Fraction}
 
 
 @pytest.mark.parametrize("word", WORDS)
-def test_the_sympy_interpreter_returns_only_exact_rationals_on_the_parity_network(word: str) -> None:
+def test_the_sympy_interpreter_returns_only_exact_rationals_on_the_parity_network(
+    word: str,
+) -> None:
     values = _values(sympy_interp.run(parity_transformer(), word))
     assert all(isinstance(v, sympy.Rational) for v in values)
     assert not any(isinstance(v, (float, sympy.Float)) for v in values)

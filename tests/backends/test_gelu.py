@@ -16,10 +16,12 @@ from netproof.symbolic import (
     Sublayer,
     affine,
     classifier,
+    exact,
     ffn,
+    interval,
+    sympy_interp,
     token_embedding,
 )
-from netproof.symbolic import exact, interval, sympy_interp
 from netproof.symbolic.interval import IntervalArithmetic, erf_interval, erf_point
 from netproof.symbolic.ir import Network
 from netproof.symbolic.netfile import dumps, loads
@@ -37,7 +39,13 @@ def gelu_network() -> Network:
         name="gelu_unit",
         dims=("x", "y"),
         embedding=token_embedding(tuple(VALUES), {s: {"x": v} for s, v in VALUES.items()}),
-        layers=(Sublayer(block=ffn("act", affine({"u": {"x": 1}}), Activation(kind="gelu"), affine({"y": {"u": 1}}))),),
+        layers=(
+            Sublayer(
+                block=ffn(
+                    "act", affine({"u": {"x": 1}}), Activation(kind="gelu"), affine({"y": {"u": 1}})
+                )
+            ),
+        ),
         readout=classifier({"y": 1}, bias="-1/10", position=-1),
     )
 
@@ -48,7 +56,9 @@ def true_gelu(x: Fraction) -> mpmath.mpf:
         return v * mpmath.ncdf(v)
 
 
-@pytest.mark.parametrize("x", ["0", "1e-40", "0.3", "-1", "2.5", "-6", "9.75", "11.3", "12", "-30", "400"])
+@pytest.mark.parametrize(
+    "x", ["0", "1e-40", "0.3", "-1", "2.5", "-6", "9.75", "11.3", "12", "-30", "400"]
+)
 def test_the_erf_enclosure_holds_erf_and_is_tight_at_every_magnitude(x: str) -> None:
     ar = IntervalArithmetic(50)
     with mpmath.workdps(90):
@@ -73,7 +83,14 @@ def test_the_interval_interpreter_encloses_gelu_on_every_value() -> None:
         want = true_gelu(x)
         assert y.a <= want <= y.b and y.b - y.a < mpmath.mpf("1e-45"), symbol
     # GELU(x) > 1/10 only at x = 1/3, 2, 7 (GELU(1/3) = 0.2087…)
-    assert [interval.run(net, s).accepted for s in VALUES] == [False, False, False, True, True, True]
+    assert [interval.run(net, s).accepted for s in VALUES] == [
+        False,
+        False,
+        False,
+        True,
+        True,
+        True,
+    ]
 
 
 def test_a_gelu_over_a_wide_interval_holds_every_value_in_it() -> None:
@@ -85,18 +102,26 @@ def test_a_gelu_over_a_wide_interval_holds_every_value_in_it() -> None:
     assert all(out.a <= s <= out.b for s in samples)
 
 
-def test_the_exact_and_sympy_interpreters_refuse_gelu_naming_it_and_the_interval_interpreter() -> None:
+def test_the_exact_and_sympy_interpreters_refuse_gelu_naming_it_and_the_interval_interpreter() -> (
+    None
+):
     net = gelu_network()
-    with pytest.raises(NotRationalError, match="activation 'gelu' .* has no exact value; .*interval interpreter"):
+    with pytest.raises(
+        NotRationalError, match="activation 'gelu' .* has no exact value; .*interval interpreter"
+    ):
         exact.run(net, "d")
-    with pytest.raises(NotRationalError, match="activation 'gelu' .* has no sympy value; .*interval interpreter"):
+    with pytest.raises(
+        NotRationalError, match="activation 'gelu' .* has no sympy value; .*interval interpreter"
+    ):
         sympy_interp.run(net, "d")
 
 
 def test_the_batched_exact_evaluator_refuses_gelu() -> None:
     from netproof.symbolic import batched
 
-    assert batched.supports(gelu_network()) == "ffn 'act' step [1] is a GELU (x·Φ(x) is not rational)"
+    assert (
+        batched.supports(gelu_network()) == "ffn 'act' step [1] is a GELU (x·Φ(x) is not rational)"
+    )
     with pytest.raises(batched.NotBatchableError, match=r"ffn 'act' step \[1\] is a GELU"):
         batched.evaluate(gelu_network(), ["d"])
 
@@ -127,14 +152,26 @@ def test_the_smt_encoder_refuses_gelu_instead_of_encoding_another_activation() -
     from netproof.verifier.smt.monolithic import recognition_query
 
     net = gelu_network()
-    every = Language(name="all", alphabet=net.alphabet, contains=lambda w: True, description="every word",
-                     automaton=Automaton(states=1, start=0, accepting=frozenset({0}), delta=((0,) * len(net.alphabet),)))
-    with pytest.raises(Unsupported, match="activation 'gelu' is not encoded .the SMT encoder covers relu, step and sigma."):
+    every = Language(
+        name="all",
+        alphabet=net.alphabet,
+        contains=lambda w: True,
+        description="every word",
+        automaton=Automaton(
+            states=1, start=0, accepting=frozenset({0}), delta=((0,) * len(net.alphabet),)
+        ),
+    )
+    with pytest.raises(
+        Unsupported,
+        match="activation 'gelu' is not encoded .the SMT encoder covers relu, step and sigma.",
+    ):
         recognition_query(net, every, 1)
 
 
 @pytest.mark.z3
-def test_a_block_identity_over_a_gelu_block_is_unknown_never_proved_with_another_activation() -> None:
+def test_a_block_identity_over_a_gelu_block_is_unknown_never_proved_with_another_activation() -> (
+    None
+):
     pytest.importorskip("z3")
     import sympy
 
@@ -143,11 +180,22 @@ def test_a_block_identity_over_a_gelu_block_is_unknown_never_proved_with_another
 
     x = sympy.Symbol("x")
     # were GELU read as σ (the old fall-through), y = clip(x, 0, 1) would make this claim provable
-    claim = BlockIdentity(id="G1", statement="y = min(1, max(0, x))", reference="test", block="act",
-                          inputs={"x": x}, outputs={"y": sympy.Min(1, sympy.Max(0, x))}, variables=("x",), domain="reals")
+    claim = BlockIdentity(
+        id="G1",
+        statement="y = min(1, max(0, x))",
+        reference="test",
+        block="act",
+        inputs={"x": x},
+        outputs={"y": sympy.Min(1, sympy.Max(0, x))},
+        variables=("x",),
+        domain="reals",
+    )
     got = block_identity_query(types.SimpleNamespace(network=lambda n: gelu_network()), claim)  # type: ignore[arg-type]
     assert isinstance(got, Unknown)
-    assert got.reason == "unsupported: activation 'gelu' in the block (z3 encodes relu, step and sigma)"
+    assert (
+        got.reason
+        == "unsupported: activation 'gelu' in the block (z3 encodes relu, step and sigma)"
+    )
 
 
 @pytest.mark.z3
@@ -158,9 +206,26 @@ def test_the_compositional_prover_reports_a_gelu_block_unknown_and_unsupported()
     from netproof.verifier.smt.compositional import prove_recognizes
 
     net = gelu_network()
-    every = Language(name="all", alphabet=net.alphabet, contains=lambda w: True, description="every word",
-                     automaton=Automaton(states=1, start=0, accepting=frozenset({0}), delta=((0,) * len(net.alphabet),)))
-    claim = Recognizes(id="R", statement="accepts every word", reference="test", language=every, backend="interval",
-                       min_len=1, max_len=2)
+    every = Language(
+        name="all",
+        alphabet=net.alphabet,
+        contains=lambda w: True,
+        description="every word",
+        automaton=Automaton(
+            states=1, start=0, accepting=frozenset({0}), delta=((0,) * len(net.alphabet),)
+        ),
+    )
+    claim = Recognizes(
+        id="R",
+        statement="accepts every word",
+        reference="test",
+        language=every,
+        backend="interval",
+        min_len=1,
+        max_len=2,
+    )
     verdict = prove_recognizes(net, claim, [], 2).verdict
-    assert isinstance(verdict, Unknown) and verdict.reason == "unsupported: activation 'gelu' in FFN 'act'"
+    assert (
+        isinstance(verdict, Unknown)
+        and verdict.reason == "unsupported: activation 'gelu' in FFN 'act'"
+    )

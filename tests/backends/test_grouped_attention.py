@@ -45,10 +45,19 @@ def _token_only_network(seed: int) -> Network:
     for idx in range(rng.randint(1, 3)):
         if rng.random() < 0.3:
             layers.append(
-                Sublayer(block=ffn(f"f{idx}", affine({"h": {"d1": _small(rng)}}, bias={"h": 1}), RELU, affine({"d2": {"h": 1}})))
+                Sublayer(
+                    block=ffn(
+                        f"f{idx}",
+                        affine({"h": {"d1": _small(rng)}}, bias={"h": 1}),
+                        RELU,
+                        affine({"d2": {"h": 1}}),
+                    )
+                )
             )
             continue
-        normalizer: Any = Softmax(r=Fraction(2)) if rng.random() < 0.5 else Hardmax(tie=rng.choice(TIE_RULES))
+        normalizer: Any = (
+            Softmax(r=Fraction(2)) if rng.random() < 0.5 else Hardmax(tie=rng.choice(TIE_RULES))
+        )
         reads = ("d0",)
         head = Head(
             name="h",
@@ -98,17 +107,22 @@ def test_grouped_and_direct_attention_give_identical_exact_traces_on_random_toke
 
 
 @pytest.mark.parametrize(
-    "net", [parity_transformer(), first_transformer(), first_flawed(), first_transformer("1", log_n=True)],
+    "net",
+    [parity_transformer(), first_transformer(), first_flawed(), first_transformer("1", log_n=True)],
     ids=["parity", "first", "first-flawed", "first-logn"],
 )
-def test_grouped_and_direct_attention_agree_on_the_chiang_networks(net: Network, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_grouped_and_direct_attention_agree_on_the_chiang_networks(
+    net: Network, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rng = random.Random(7)
     for length in (3, 12, 40):
         word = "".join(rng.choice("01") for _ in range(length))
         _same(*_both(monkeypatch, run_exact, net, word))
 
 
-def test_the_grouped_path_is_taken_on_a_long_word_of_the_parity_network(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_grouped_path_is_taken_on_a_long_word_of_the_parity_network(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     calls: list[int] = []
     original = evaluation.Evaluator._head_grouped
 

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from netproof.symbolic import (
     AttentionLayer,
     Hardmax,
@@ -57,35 +58,79 @@ def networks(draw: Any, integral: bool = False) -> Network:
     feature = draw(st.sampled_from(("cos(iπ)", "I[i=0]", "I[i=1]", "I[i=n-1]")))
     prefix = draw(st.sampled_from(((), ("CLS",))))
     table = {s: {"t0": draw(small), "t1": draw(small)} for s in ("a", "b", "c", *prefix)}
-    emb = token_embedding(("a", "b", "c"), table, positional={"f": feature, "c": "1/n", "x": "i/n"}, prefix=prefix)
+    emb = token_embedding(
+        ("a", "b", "c"), table, positional={"f": feature, "c": "1/n", "x": "i/n"}, prefix=prefix
+    )
     layers = []
     for k in range(draw(st.integers(1, 3))):
         heads = []
         for h in range(draw(st.integers(1, 2))):
-            norm = draw(st.sampled_from((Hardmax(tie="average"), Hardmax(tie="leftmost"), Hardmax(tie="rightmost"),
-                                         Softmax(r=F(2)))))
+            norm = draw(
+                st.sampled_from(
+                    (
+                        Hardmax(tie="average"),
+                        Hardmax(tie="leftmost"),
+                        Hardmax(tie="rightmost"),
+                        Softmax(r=F(2)),
+                    )
+                )
+            )
             whole = integral and isinstance(norm, Softmax)
-            reads = draw(st.lists(st.sampled_from(GROUPED_READS + ("x", "y0")), min_size=1, max_size=3, unique=True))
+            reads = draw(
+                st.lists(
+                    st.sampled_from(GROUPED_READS + ("x", "y0")),
+                    min_size=1,
+                    max_size=3,
+                    unique=True,
+                )
+            )
             if k == 0 or draw(st.booleans()):
                 reads = [r for r in reads if r in GROUPED_READS] or ["t0"]
             if whole:
                 reads = [r for r in reads if r in ("t0", "t1", "f")] or ["t0"]
             key = affine({"q": {r: draw(st.integers(-2, 2).filter(bool)) for r in reads}})
-            qreads = draw(st.lists(st.sampled_from(("t0", "t1", "f") if whole else DIMS), max_size=2, unique=True))
-            query = affine({"q": {r: draw(small) for r in qreads}}, bias={"q": draw(st.integers(1, 3))},
-                           inputs=qreads)
+            qreads = draw(
+                st.lists(
+                    st.sampled_from(("t0", "t1", "f") if whole else DIMS), max_size=2, unique=True
+                )
+            )
+            query = affine(
+                {"q": {r: draw(small) for r in qreads}},
+                bias={"q": draw(st.integers(1, 3))},
+                inputs=qreads,
+            )
             value = affine({f"y{h}": {r: draw(small) for r in ("t0", "x", "f")}})
-            heads.append(Head(name=f"h{h}", query=query, key=key, value=value, normalizer=norm,
-                              mask=draw(st.sampled_from(MASKS)),
-                              scoring=draw(st.sampled_from(("dot", "dot", "neg_abs_dot")))))
+            heads.append(
+                Head(
+                    name=f"h{h}",
+                    query=query,
+                    key=key,
+                    value=value,
+                    normalizer=norm,
+                    mask=draw(st.sampled_from(MASKS)),
+                    scoring=draw(st.sampled_from(("dot", "dot", "neg_abs_dot"))),
+                )
+            )
         layers.append(Sublayer(block=AttentionLayer(name=f"att{k}", heads=tuple(heads))))
         if draw(st.booleans()):
-            layers.append(Sublayer(block=ffn(f"ffn{k}", affine({"z": {"y0": 1, "t1": draw(small)}}))))
-    return Network(name="drawn", dims=DIMS, embedding=emb, layers=tuple(layers), readout=classifier({"y0": 1, "z": 1}))
+            layers.append(
+                Sublayer(block=ffn(f"ffn{k}", affine({"z": {"y0": 1, "t1": draw(small)}})))
+            )
+    return Network(
+        name="drawn",
+        dims=DIMS,
+        embedding=emb,
+        layers=tuple(layers),
+        readout=classifier({"y0": 1, "z": 1}),
+    )
 
 
-words_st = st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=24).map(tuple), min_size=1, max_size=6)
-DRAWN = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+words_st = st.lists(
+    st.lists(st.sampled_from("abc"), min_size=1, max_size=24).map(tuple), min_size=1, max_size=6
+)
+DRAWN = settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _terms_bound(states: Any, n: int) -> float:
@@ -109,7 +154,8 @@ def test_grouped_and_full_attention_give_the_same_float64_run_on_drawn_networks_
     bound = _terms_bound(b.states, n)
     only_single = all(
         isinstance(ch.head.normalizer, Hardmax) and ch.head.normalizer.tie != "average"
-        for cl in grouped.layers for ch in cl.heads
+        for cl in grouped.layers
+        for ch in cl.heads
     )
     for (la, ta), (lb, tb) in zip(a.states, b.states, strict=True):
         assert la == lb
@@ -121,7 +167,11 @@ def test_grouped_and_full_attention_give_the_same_float64_run_on_drawn_networks_
     # that cancels to exactly 0 in one summation order may be 1e-17 in the other. So a decided
     # verdict never meets the opposite one, and where one run is undecided the two logits differ
     # by no more than the states' bound carried through the readout.
-    weight = float(grouped.logit.W.abs().sum() + grouped.logit.b.abs().sum()) if a.logits is not None else 0.0
+    weight = (
+        float(grouped.logit.W.abs().sum() + grouped.logit.b.abs().sum())
+        if a.logits is not None
+        else 0.0
+    )
     for w, (x, y) in enumerate(zip(a.accepted, b.accepted, strict=True)):
         if x != y:
             assert None in (x, y), (w, x, y)
@@ -135,8 +185,12 @@ def test_grouped_and_full_attention_give_the_same_float64_run_on_drawn_networks_
 
 
 @DRAWN
-@given(networks(integral=True), st.lists(st.sampled_from("abc"), min_size=1, max_size=16).map(tuple))
-def test_grouped_attention_agrees_with_the_exact_interpreter_on_drawn_networks(net: Network, word: tuple[str, ...]) -> None:
+@given(
+    networks(integral=True), st.lists(st.sampled_from("abc"), min_size=1, max_size=16).map(tuple)
+)
+def test_grouped_attention_agrees_with_the_exact_interpreter_on_drawn_networks(
+    net: Network, word: tuple[str, ...]
+) -> None:
     fb = torch_backend.run(net, word)
     te = exact.run(net, word)
     assert fb.states is not None
@@ -144,20 +198,34 @@ def test_grouped_attention_agrees_with_the_exact_interpreter_on_drawn_networks(n
         got = tensor[0].tolist()
         for t, row in enumerate(se.rows):
             for d, want in enumerate(row):
-                assert abs(got[t][d] - float(want)) <= 1e-9 * max(1.0, abs(float(want))), (label, t, net.dims[d])
+                assert abs(got[t][d] - float(want)) <= 1e-9 * max(1.0, abs(float(want))), (
+                    label,
+                    t,
+                    net.dims[d],
+                )
 
 
-def test_the_heads_of_parity_and_first_are_grouped_by_their_positional_feature_and_dycks_are_not() -> None:
+def test_the_heads_of_parity_and_first_are_grouped_by_their_positional_feature_and_dycks_are_not() -> (
+    None
+):
     from netproof.constructions.chiang2022 import first_transformer, parity_transformer
     from netproof.constructions.yao2021 import dyck_recognizer
 
     def groups(net: Network) -> list[KeyGroups | None]:
         src = key_sources(net)
-        return [key_groups(net, h, sub.name, src) for sub in net.layers if isinstance(sub.block, AttentionLayer)
-                for h in sub.block.heads]
+        return [
+            key_groups(net, h, sub.name, src)
+            for sub in net.layers
+            if isinstance(sub.block, AttentionLayer)
+            for h in sub.block.heads
+        ]
 
     parity = KeyGroups(token=False, features=("cos(iπ)",), count=2)
-    assert groups(parity_transformer()) == [KeyGroups(token=False, features=(), count=1), parity, parity]
+    assert groups(parity_transformer()) == [
+        KeyGroups(token=False, features=(), count=1),
+        parity,
+        parity,
+    ]
     assert groups(first_transformer()) == [KeyGroups(token=False, features=("I[i=1]",), count=2)]
     # Dyck's matching heads read p = i/n and the matched bit m, an attention output
     assert set(groups(dyck_recognizer(k=2, depth=2))) == {None}
@@ -166,24 +234,41 @@ def test_the_heads_of_parity_and_first_are_grouped_by_their_positional_feature_a
 def test_a_key_reading_an_attention_output_or_a_layer_normed_position_is_not_grouped() -> None:
     from netproof.symbolic import LayerNorm
 
-    emb = token_embedding(("a", "b"), {"a": {"t0": 1}, "b": {"t1": 1}}, positional={"x": "i/n", "f": "cos(iπ)"})
+    emb = token_embedding(
+        ("a", "b"), {"a": {"t0": 1}, "b": {"t1": 1}}, positional={"x": "i/n", "f": "cos(iπ)"}
+    )
 
     def head(name: str, reads: str, writes: str = "y0") -> Head:
-        return Head(name=name, query=affine({"q": {"t0": 1}}), key=affine({"q": {reads: 1}}),
-                    value=affine({writes: {"t0": 1}}), normalizer=Hardmax(), mask="causal")
+        return Head(
+            name=name,
+            query=affine({"q": {"t0": 1}}),
+            key=affine({"q": {reads: 1}}),
+            value=affine({writes: {"t0": 1}}),
+            normalizer=Hardmax(),
+            mask="causal",
+        )
 
     net = Network(
-        name="t", dims=("t0", "t1", "x", "f", "y0", "y1"), embedding=emb,
+        name="t",
+        dims=("t0", "t1", "x", "f", "y0", "y1"),
+        embedding=emb,
         layers=(
             Sublayer(block=AttentionLayer(name="one", heads=(head("h", "f"),))),
-            Sublayer(block=AttentionLayer(name="two", heads=(head("h", "y0"), head("g", "t1", "y1")))),
-            Sublayer(block=AttentionLayer(name="three", heads=(head("h", "t1"),)), post_ln=LayerNorm(eps=F(1))),
+            Sublayer(
+                block=AttentionLayer(name="two", heads=(head("h", "y0"), head("g", "t1", "y1")))
+            ),
+            Sublayer(
+                block=AttentionLayer(name="three", heads=(head("h", "t1"),)),
+                post_ln=LayerNorm(eps=F(1)),
+            ),
             Sublayer(block=AttentionLayer(name="four", heads=(head("h", "t1"),))),
         ),
         readout=classifier("y0"),
     )
     src = key_sources(net)
-    assert key_groups(net, net.layers[0].block.heads[0], "one", src) == KeyGroups(False, ("cos(iπ)",), 2)  # type: ignore[union-attr]
+    assert key_groups(net, net.layers[0].block.heads[0], "one", src) == KeyGroups(
+        False, ("cos(iπ)",), 2
+    )  # type: ignore[union-attr]
     assert key_groups(net, net.layers[1].block.heads[0], "two", src) is None  # type: ignore[union-attr]
     assert key_groups(net, net.layers[1].block.heads[1], "two", src) == KeyGroups(True, (), 2)  # type: ignore[union-attr]
     # the layer norm after "three" mixes t1 with x = i/n and with the causal heads' outputs
@@ -191,7 +276,9 @@ def test_a_key_reading_an_attention_output_or_a_layer_normed_position_is_not_gro
 
 
 @pytest.mark.parametrize("name", ["parity", "first"])
-def test_parity_and_first_by_groups_agree_with_exact_on_words_of_length_two_hundred(name: str) -> None:
+def test_parity_and_first_by_groups_agree_with_exact_on_words_of_length_two_hundred(
+    name: str,
+) -> None:
     import random
 
     from netproof.constructions.chiang2022 import first_transformer, parity_transformer

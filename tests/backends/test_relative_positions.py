@@ -83,7 +83,9 @@ def weights_at(trace: Trace[Fraction], i: int) -> tuple[Fraction, ...]:
 # --------------------------------------------------------------------------- relative bias
 
 
-def test_a_relative_bias_weighs_key_j_by_base_to_the_bias_of_j_minus_i(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_a_relative_bias_weighs_key_j_by_base_to_the_bias_of_j_minus_i(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     # β_{−1}, β_0, β_1 = 1, 0, 2 and zero beyond ±1; base 2. At i = 0 the offsets are 0, 1, 2.
     net = position_network(attention(head(relative_bias=RelativeBias(beta=fr(1, 0, 2)))))
     trace = run_all(net, "aba")
@@ -95,7 +97,9 @@ def test_a_relative_bias_weighs_key_j_by_base_to_the_bias_of_j_minus_i(run_all: 
 def test_a_clipped_relative_bias_gives_far_offsets_the_bias_at_plus_or_minus_k(
     run_all: Callable[..., Trace[Fraction]],
 ) -> None:
-    net = position_network(attention(head(relative_bias=RelativeBias(beta=fr(1, 0, 2), outside="clip"))))
+    net = position_network(
+        attention(head(relative_bias=RelativeBias(beta=fr(1, 0, 2), outside="clip")))
+    )
     trace = run_all(net, "aba")
     assert weights_at(trace, 0) == (F(1, 9), F(4, 9), F(4, 9))  # offset 2 clips to +1
     assert weights_at(trace, 2) == (F(2, 5), F(2, 5), F(1, 5))  # offset −2 clips to −1
@@ -104,7 +108,11 @@ def test_a_clipped_relative_bias_gives_far_offsets_the_bias_at_plus_or_minus_k(
 def test_the_bias_is_added_after_the_scale(run_all: Callable[..., Trace[Fraction]]) -> None:
     # Content score q·k = x_j (k = x), scale 2: logits 2·x_j + β_{j−i}. At i = 0 on "ab":
     # j = 0: 2·1 + 0 = 2; j = 1: 2·2 + 1 = 5.
-    h = head(key=affine({"q": {"x": 1}}), scale=Scale(coef=F(2)), relative_bias=RelativeBias(beta=fr(0, 0, 1)))
+    h = head(
+        key=affine({"q": {"x": 1}}),
+        scale=Scale(coef=F(2)),
+        relative_bias=RelativeBias(beta=fr(0, 0, 1)),
+    )
     trace = run_all(position_network(attention(h)), "ab")
     assert weights_at(trace, 0) == (F(4, 36), F(32, 36))
 
@@ -114,7 +122,9 @@ def test_a_hardmax_head_with_a_relative_bias_selects_the_largest_scaled_score_pl
 ) -> None:
     # Logits at i = 1 on "bab": j = 0: 2·2 + 0 = 4 (β_{−1} = 0); j = 1: 2·1 + 3 = 5; j = 2: 2·2 + 0 = 4.
     h = head(
-        key=affine({"q": {"x": 1}}), normalizer=Hardmax(), scale=Scale(coef=F(2)),
+        key=affine({"q": {"x": 1}}),
+        normalizer=Hardmax(),
+        scale=Scale(coef=F(2)),
         relative_bias=RelativeBias(beta=fr(0, 3, 0)),
     )
     trace = run_all(position_network(attention(h)), "bab")
@@ -123,12 +133,18 @@ def test_a_hardmax_head_with_a_relative_bias_selects_the_largest_scaled_score_pl
 
 
 def test_hardmax_with_a_relative_bias_and_an_irrational_scale_is_refused() -> None:
-    with pytest.raises(NetworkValidationError, match=r"hardmax with a relative bias compares scale·score \+ β"):
+    with pytest.raises(
+        NetworkValidationError, match=r"hardmax with a relative bias compares scale·score \+ β"
+    ):
         head(normalizer=Hardmax(), scale=Scale(sqrt_d=2), relative_bias=RelativeBias(beta=fr(0)))
 
 
 def test_a_relative_bias_with_ln_n_scaling_is_refused_by_exact_and_computed_by_sympy() -> None:
-    h = head(normalizer=Softmax(c=F(1)), scale=Scale(log_n=True), relative_bias=RelativeBias(beta=fr(0, 0, 1)))
+    h = head(
+        normalizer=Softmax(c=F(1)),
+        scale=Scale(log_n=True),
+        relative_bias=RelativeBias(beta=fr(0, 0, 1)),
+    )
     net = position_network(attention(h))
     with pytest.raises(NotRationalError, match=r"ln n scaling and a relative bias .* not rational"):
         exact.run(net, "ab")
@@ -149,7 +165,9 @@ def test_a_query_kernel_adds_the_query_times_the_kernel_column_of_j_minus_i(
     assert weights_at(trace, 1) == (F(1, 2) / F(11, 2), F(1) / F(11, 2), F(4) / F(11, 2))
 
 
-def test_a_query_kernel_is_zero_beyond_k_unless_it_clips_as_shaw_does(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_a_query_kernel_is_zero_beyond_k_unless_it_clips_as_shaw_does(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     zero = head(query_conv=RelativeKernel(columns=((F(-1),), (F(0),), (F(2),))))
     clip = head(query_conv=RelativeKernel(columns=((F(-1),), (F(0),), (F(2),)), outside="clip"))
     w_zero = weights_at(run_all(position_network(attention(zero)), "aba"), 0)  # logits 0, 2, 0
@@ -158,16 +176,23 @@ def test_a_query_kernel_is_zero_beyond_k_unless_it_clips_as_shaw_does(run_all: C
     assert w_clip == (F(1, 9), F(4, 9), F(4, 9))
 
 
-def test_a_key_kernel_multiplies_the_kernel_column_by_the_key_of_j(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_a_key_kernel_multiplies_the_kernel_column_by_the_key_of_j(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     # k_j = x_j, q = 0 (no content score): logits ⟨k_j, W_{j−i}⟩ = x_j·w_{j−i}, w = (1, 0, 1).
-    h = head(query=constant({"q": 0}), key=affine({"q": {"x": 1}}),
-             key_conv=RelativeKernel(columns=((F(1),), (F(0),), (F(1),))))
+    h = head(
+        query=constant({"q": 0}),
+        key=affine({"q": {"x": 1}}),
+        key_conv=RelativeKernel(columns=((F(1),), (F(0),), (F(1),))),
+    )
     trace = run_all(position_network(attention(h)), "ab")
     assert weights_at(trace, 0) == (F(1, 5), F(4, 5))  # logits 0, 2·1
     assert weights_at(trace, 1) == (F(2, 3), F(1, 3))  # logits 1·1, 0
 
 
-def test_composite_attention_is_the_query_kernel_plus_the_bias(run_all: Callable[..., Trace[Fraction]]) -> None:
+def test_composite_attention_is_the_query_kernel_plus_the_bias(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
     kernel = RelativeKernel(columns=((F(-1),), (F(0),), (F(2),)))
     bias = RelativeBias(beta=fr(1, 0, -1))
     trace = run_all(position_network(attention(head(query_conv=kernel, relative_bias=bias))), "aba")
@@ -175,9 +200,13 @@ def test_composite_attention_is_the_query_kernel_plus_the_bias(run_all: Callable
 
 
 def test_relative_terms_need_the_dot_scoring_and_kernel_columns_of_the_q_k_width() -> None:
-    with pytest.raises(NetworkValidationError, match=r"relative-position terms add to the dot-product score"):
+    with pytest.raises(
+        NetworkValidationError, match=r"relative-position terms add to the dot-product score"
+    ):
         head(scoring="neg_abs_dot", relative_bias=RelativeBias(beta=fr(0)))
-    with pytest.raises(NetworkValidationError, match=r"column for offset -1 has 2 entries but the q/k space has 1"):
+    with pytest.raises(
+        NetworkValidationError, match=r"column for offset -1 has 2 entries but the q/k space has 1"
+    ):
         head(query_conv=RelativeKernel(columns=(fr(1, 1), fr(0, 0), fr(1, 1))))
     with pytest.raises(NetworkValidationError, match=r"2k\+1 \(an odd number\) entries"):
         RelativeBias(beta=fr(1, 2))
@@ -200,8 +229,10 @@ PARITY_FINGERPRINT = "fc829c0a450b6cb6ce963d487543a168cf3829682e07b1b3febd56480d
 def test_relative_fields_print_their_window_and_rule() -> None:
     from netproof.symbolic import pretty
 
-    h = head(relative_bias=RelativeBias(beta=fr(1, 0, "-1/2"), outside="clip"),
-             query_conv=RelativeKernel(columns=((F(1),), (F(0),), (F(2),))))
+    h = head(
+        relative_bias=RelativeBias(beta=fr(1, 0, "-1/2"), outside="clip"),
+        query_conv=RelativeKernel(columns=((F(1),), (F(0),), (F(2),))),
+    )
     text = pretty(position_network(attention(h)))
     assert "      bias β[j−i]: -1:1 0:0 1:-1/2 (outside ±1: clip)\n" in text
     assert "      query_conv W[j−i]: -1:[q=1] 0:[0] 1:[q=2] (outside ±1: zero)\n" in text
@@ -218,18 +249,32 @@ def test_a_lightweight_convolution_sums_the_kernel_over_the_window_with_zero_pad
     assert column(trace, "conv", "z") == [F(10 + 200), F(1 + 20 + 100), F(2 + 10)]
 
 
-def test_a_softmax_normalized_kernel_is_wu_et_al_lightweight_convolution(run_all: Callable[..., Trace[Fraction]]) -> None:
-    conv = Convolution(name="conv", inputs=("x",), outputs=("z",), kernels=(fr(0, 1, 2),), normalizer=Softmax(r=F(2)))
+def test_a_softmax_normalized_kernel_is_wu_et_al_lightweight_convolution(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
+    conv = Convolution(
+        name="conv",
+        inputs=("x",),
+        outputs=("z",),
+        kernels=(fr(0, 1, 2),),
+        normalizer=Softmax(r=F(2)),
+    )
     trace = run_all(position_network(conv, readout_dim="z"), "ab")  # weights 1/7, 2/7, 4/7
     assert column(trace, "conv", "z") == [F(2, 7) * 1 + F(4, 7) * 2, F(1, 7) * 1 + F(2, 7) * 2]
 
 
-def test_a_depthwise_convolution_has_one_kernel_per_channel(run_all: Callable[..., Trace[Fraction]]) -> None:
-    conv = Convolution(name="conv", inputs=("x", "x2"), outputs=("z", "u"), kernels=(fr(1, 0, 0), fr(0, 0, 1)))
+def test_a_depthwise_convolution_has_one_kernel_per_channel(
+    run_all: Callable[..., Trace[Fraction]],
+) -> None:
+    conv = Convolution(
+        name="conv", inputs=("x", "x2"), outputs=("z", "u"), kernels=(fr(1, 0, 0), fr(0, 0, 1))
+    )
     net = Network(
-        name="t", dims=("x", "x2", "z", "u"),
+        name="t",
+        dims=("x", "x2", "z", "u"),
         embedding=token_embedding(("a", "b"), {"a": {"x": 1, "x2": 3}, "b": {"x": 2, "x2": 5}}),
-        layers=(Sublayer(block=conv),), readout=classifier("z"),
+        layers=(Sublayer(block=conv),),
+        readout=classifier("z"),
     )
     trace = run_all(net, "ab")
     assert column(trace, "conv", "z") == [F(0), F(1)]  # x_{i−1}
@@ -237,9 +282,15 @@ def test_a_depthwise_convolution_has_one_kernel_per_channel(run_all: Callable[..
 
 
 def test_a_convolution_refuses_mismatched_channels_and_kernels() -> None:
-    with pytest.raises(NetworkValidationError, match=r"has 2 kernel rows; give 1 \(shared: lightweight\) or 3"):
-        Convolution(name="c", inputs=("a", "b", "d"), outputs=("e", "f", "g"), kernels=(fr(1), fr(1)))
-    with pytest.raises(NetworkValidationError, match=r"maps each input channel to one output channel"):
+    with pytest.raises(
+        NetworkValidationError, match=r"has 2 kernel rows; give 1 \(shared: lightweight\) or 3"
+    ):
+        Convolution(
+            name="c", inputs=("a", "b", "d"), outputs=("e", "f", "g"), kernels=(fr(1), fr(1))
+        )
+    with pytest.raises(
+        NetworkValidationError, match=r"maps each input channel to one output channel"
+    ):
         Convolution(name="c", inputs=("a",), outputs=("e", "f"), kernels=(fr(1),))
 
 
@@ -260,14 +311,23 @@ def test_a_convolution_after_the_last_attention_keeps_every_position_live() -> N
 
 
 def test_the_batched_evaluator_and_the_torch_layout_refuse_relative_fields_by_name() -> None:
-    net = position_network(attention(head(normalizer=Hardmax(), relative_bias=RelativeBias(beta=fr(0, 1, 0)))))
-    assert supports(net) == "attention 'att' head 'h' has relative-position terms (Chang et al.); they are not batched"
-    with pytest.raises(StateDictError, match=r"head 'h'\) has relative_bias; the state_dict layout has no"):
+    net = position_network(
+        attention(head(normalizer=Hardmax(), relative_bias=RelativeBias(beta=fr(0, 1, 0))))
+    )
+    assert (
+        supports(net)
+        == "attention 'att' head 'h' has relative-position terms (Chang et al.); they are not batched"
+    )
+    with pytest.raises(
+        StateDictError, match=r"head 'h'\) has relative_bias; the state_dict layout has no"
+    ):
         layout(net)
     conv = Convolution(name="conv", inputs=("x",), outputs=("z",), kernels=(fr(1),))
     net2 = position_network(conv, readout_dim="z")
     assert supports(net2) == "convolution 'conv'; convolution blocks are not batched"
-    with pytest.raises(StateDictError, match=r"is convolution 'conv'; the state_dict layout has no convolution"):
+    with pytest.raises(
+        StateDictError, match=r"is convolution 'conv'; the state_dict layout has no convolution"
+    ):
         layout(net2)
     from netproof.symbolic.batched import Evaluator
 

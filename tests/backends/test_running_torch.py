@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from netproof.symbolic import (
     AttentionLayer,
     Hardmax,
@@ -57,30 +58,62 @@ def networks(draw: Any) -> Network:
     small = st.integers(-2, 2)
     prefix = draw(st.sampled_from(((), ("CLS",))))
     table = {s: {"t0": draw(small), "t1": draw(small)} for s in ("a", "b", "c", *prefix)}
-    emb = token_embedding(("a", "b", "c"), table, positional={"c": "1/n", "x": "i/n"}, prefix=prefix)
+    emb = token_embedding(
+        ("a", "b", "c"), table, positional={"c": "1/n", "x": "i/n"}, prefix=prefix
+    )
     layers = []
     for k in range(draw(st.integers(1, 3))):
         heads = []
         for h in range(draw(st.integers(1, 2))):
-            reads = draw(st.lists(st.sampled_from(("t0", "t1", "x", "c") + (("y0", "z") if k else ())),
-                                  min_size=1, max_size=3, unique=True))
+            reads = draw(
+                st.lists(
+                    st.sampled_from(("t0", "t1", "x", "c") + (("y0", "z") if k else ())),
+                    min_size=1,
+                    max_size=3,
+                    unique=True,
+                )
+            )
             key = affine({"q": {r: draw(st.integers(-2, 2).filter(bool)) for r in reads}})
             if draw(st.booleans()):
                 query = constant({"q": draw(st.integers(-3, 3).filter(bool))})
             else:
                 query = affine({"q": {"c": draw(st.integers(1, 3))}}, bias={"q": draw(small)})
             value = affine({f"y{h}": {r: draw(small) for r in ("t0", "x", "t1")}})
-            heads.append(Head(name=f"h{h}", query=query, key=key, value=value, normalizer=draw(st.sampled_from(TIES)),
-                              mask=draw(st.sampled_from(MASKS)),
-                              scoring=draw(st.sampled_from(("dot", "dot", "neg_abs_dot")))))
+            heads.append(
+                Head(
+                    name=f"h{h}",
+                    query=query,
+                    key=key,
+                    value=value,
+                    normalizer=draw(st.sampled_from(TIES)),
+                    mask=draw(st.sampled_from(MASKS)),
+                    scoring=draw(st.sampled_from(("dot", "dot", "neg_abs_dot"))),
+                )
+            )
         layers.append(Sublayer(block=AttentionLayer(name=f"att{k}", heads=tuple(heads))))
         if draw(st.booleans()):
-            layers.append(Sublayer(block=ffn(f"ffn{k}", affine({"z": {"y0": 1, "y1": draw(small), "t1": draw(small)}}))))
-    return Network(name="drawn", dims=DIMS, embedding=emb, layers=tuple(layers), readout=classifier({"y0": 1, "z": 1}))
+            layers.append(
+                Sublayer(
+                    block=ffn(
+                        f"ffn{k}", affine({"z": {"y0": 1, "y1": draw(small), "t1": draw(small)}})
+                    )
+                )
+            )
+    return Network(
+        name="drawn",
+        dims=DIMS,
+        embedding=emb,
+        layers=tuple(layers),
+        readout=classifier({"y0": 1, "z": 1}),
+    )
 
 
-words_st = st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=24).map(tuple), min_size=1, max_size=6)
-DRAWN = settings(max_examples=80, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+words_st = st.lists(
+    st.lists(st.sampled_from("abc"), min_size=1, max_size=24).map(tuple), min_size=1, max_size=6
+)
+DRAWN = settings(
+    max_examples=80, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _bound(states: Any, n: int) -> float:
@@ -102,11 +135,18 @@ def test_running_maxima_and_the_score_matrix_give_the_same_float64_run_on_drawn_
     a = torch_backend.run_batch(running, words, keep_states=True)
     b = torch_backend.run_batch(full, words, keep_states=True)
     assert a.states is not None and b.states is not None
-    heads = {(sub.name, h.name) for sub in net.layers if isinstance(sub.block, AttentionLayer) for h in sub.block.heads}
+    heads = {
+        (sub.name, h.name)
+        for sub in net.layers
+        if isinstance(sub.block, AttentionLayer)
+        for h in sub.block.heads
+    }
     if max(a.tokens):  # no head runs on a batch of empty words
         assert {(layer, head) for layer, head, path in a.paths if path == "running"} == heads
         assert {p for *_lh, p in b.paths} == {"scores"}
-    only_single = all(ch.head.normalizer.tie != "average" for cl in running.layers for ch in cl.heads)  # type: ignore[union-attr]
+    only_single = all(
+        ch.head.normalizer.tie != "average" for cl in running.layers for ch in cl.heads
+    )  # type: ignore[union-attr]
     n = max(a.tokens)
     bound = _bound(b.states, n)
     for (la, ta), (lb, tb) in zip(a.states, b.states, strict=True):
@@ -131,7 +171,9 @@ def test_running_maxima_and_the_score_matrix_give_the_same_float64_run_on_drawn_
 
 @DRAWN
 @given(networks(), st.lists(st.sampled_from("abc"), min_size=1, max_size=16).map(tuple))
-def test_running_maxima_agree_with_the_exact_interpreter_on_drawn_networks(net: Network, word: tuple[str, ...]) -> None:
+def test_running_maxima_agree_with_the_exact_interpreter_on_drawn_networks(
+    net: Network, word: tuple[str, ...]
+) -> None:
     fb = torch_backend.run(net, word)
     te = exact.run(net, word)
     assert fb.states is not None
@@ -139,32 +181,73 @@ def test_running_maxima_agree_with_the_exact_interpreter_on_drawn_networks(net: 
         got = tensor[0].tolist()
         for t, row in enumerate(se.rows):
             for d, want in enumerate(row):
-                assert abs(got[t][d] - float(want)) <= 1e-9 * max(1.0, abs(float(want))), (label, t, net.dims[d])
+                assert abs(got[t][d] - float(want)) <= 1e-9 * max(1.0, abs(float(want))), (
+                    label,
+                    t,
+                    net.dims[d],
+                )
 
 
-def test_every_head_of_dyck_has_one_query_per_word_and_a_query_reading_a_position_or_a_softmax_head_does_not() -> None:
+def test_every_head_of_dyck_has_one_query_per_word_and_a_query_reading_a_position_or_a_softmax_head_does_not() -> (
+    None
+):
     from netproof.constructions.yao2021 import dyck_recognizer
 
     net = dyck_recognizer(k=8, depth=10)
-    every = {(sub.name, h.name) for sub in net.layers if isinstance(sub.block, AttentionLayer) for h in sub.block.heads}
+    every = {
+        (sub.name, h.name)
+        for sub in net.layers
+        if isinstance(sub.block, AttentionLayer)
+        for h in sub.block.heads
+    }
     assert len(every) == 21 and running_heads(net) == frozenset(every)
 
-    emb = token_embedding(("a", "b"), {"a": {"t0": 1}, "b": {"t1": 1}}, positional={"x": "i/n", "c": "1/n"})
+    emb = token_embedding(
+        ("a", "b"), {"a": {"t0": 1}, "b": {"t1": 1}}, positional={"x": "i/n", "c": "1/n"}
+    )
 
     def head(name: str, query: Any, norm: Any = None, writes: str = "y0") -> Head:
-        return Head(name=name, query=query, key=affine({"q": {"x": 1}}), value=affine({writes: {"t0": 1}}),
-                    normalizer=norm or Hardmax(), mask="causal")
+        return Head(
+            name=name,
+            query=query,
+            key=affine({"q": {"x": 1}}),
+            value=affine({writes: {"t0": 1}}),
+            normalizer=norm or Hardmax(),
+            mask="causal",
+        )
 
     net2 = Network(
-        name="t", dims=("t0", "t1", "x", "c", "y0", "y1"), embedding=emb,
+        name="t",
+        dims=("t0", "t1", "x", "c", "y0", "y1"),
+        embedding=emb,
         layers=(
-            Sublayer(block=AttentionLayer(name="one", heads=(head("const", constant({"q": 1})),
-                                                               head("word", affine({"q": {"c": 2}}), writes="y1")))),
-            Sublayer(block=AttentionLayer(name="two", heads=(head("position", affine({"q": {"x": 1}})),
-                                                               head("token", affine({"q": {"t0": 1}}), writes="y1")))),
-            Sublayer(block=AttentionLayer(name="three", heads=(head("soft", constant({"q": 1}), Softmax(r=F(2))),))),
+            Sublayer(
+                block=AttentionLayer(
+                    name="one",
+                    heads=(
+                        head("const", constant({"q": 1})),
+                        head("word", affine({"q": {"c": 2}}), writes="y1"),
+                    ),
+                )
+            ),
+            Sublayer(
+                block=AttentionLayer(
+                    name="two",
+                    heads=(
+                        head("position", affine({"q": {"x": 1}})),
+                        head("token", affine({"q": {"t0": 1}}), writes="y1"),
+                    ),
+                )
+            ),
+            Sublayer(
+                block=AttentionLayer(
+                    name="three", heads=(head("soft", constant({"q": 1}), Softmax(r=F(2))),)
+                )
+            ),
             # an earlier causal head's output differs from query to query
-            Sublayer(block=AttentionLayer(name="four", heads=(head("after", affine({"q": {"y0": 1}})),))),
+            Sublayer(
+                block=AttentionLayer(name="four", heads=(head("after", affine({"q": {"y0": 1}})),))
+            ),
         ),
         readout=classifier("y0"),
     )
@@ -206,10 +289,15 @@ def test_dyck_by_running_maxima_equals_the_score_matrix_bit_for_bit_on_members_a
     net = dyck_recognizer(k=8, depth=10)
     rng = random.Random(11)
     members = _dyck_words(rng, 200, 3)
-    others = [tuple(rng.sample(w, len(w))) for w in members] + [members[0][:-1], (")1", *members[1][1:])]
+    others = [tuple(rng.sample(w, len(w))) for w in members] + [
+        members[0][:-1],
+        (")1", *members[1][1:]),
+    ]
     words = members + others
     a = torch_backend.run_batch(torch_backend.compile(net), words, keep_states=True)
-    b = torch_backend.run_batch(torch_backend.compile(net, grouped=False, running=False), words, keep_states=True)
+    b = torch_backend.run_batch(
+        torch_backend.compile(net, grouped=False, running=False), words, keep_states=True
+    )
     assert {p for *_lh, p in a.paths} == {"running"}
     assert a.states is not None and b.states is not None
     for (la, ta), (_lb, tb) in zip(a.states, b.states, strict=True):
@@ -225,18 +313,31 @@ def test_dyck_by_running_maxima_equals_the_score_matrix_bit_for_bit_on_members_a
 
 def test_a_nan_upstream_sends_a_running_head_to_the_score_matrix() -> None:
     emb = token_embedding(("a", "b"), {"a": {"t0": 1}, "b": {"t0": 1}}, positional={"x": "i/n"})
-    head = Head(name="h", query=constant({"q": 1}), key=affine({"q": {"x": 1}}), value=affine({"y0": {"t0": 1}}),
-                normalizer=Hardmax(), mask="causal")
+    head = Head(
+        name="h",
+        query=constant({"q": 1}),
+        key=affine({"q": {"x": 1}}),
+        value=affine({"y0": {"t0": 1}}),
+        normalizer=Hardmax(),
+        mask="causal",
+    )
     net = Network(
-        name="t", dims=("t0", "x", "y0"), embedding=emb,
+        name="t",
+        dims=("t0", "x", "y0"),
+        embedding=emb,
         layers=(
             # t0 is 1 at every position: its layer norm over t0 alone, eps = 0, is 0/0
-            Sublayer(block=ffn("id", affine({"y0": {"t0": 0}})), post_ln=LayerNorm(eps=F(0), over=("t0",))),
+            Sublayer(
+                block=ffn("id", affine({"y0": {"t0": 0}})),
+                post_ln=LayerNorm(eps=F(0), over=("t0",)),
+            ),
             Sublayer(block=AttentionLayer(name="att", heads=(head,))),
         ),
         readout=classifier("y0"),
     )
     fb = torch_backend.run_batch(net, ["abab"])
     assert fb.paths == (("att", "h", "scores"),)
-    clean = Network(name="t", dims=net.dims, embedding=emb, layers=net.layers[1:], readout=net.readout)
+    clean = Network(
+        name="t", dims=net.dims, embedding=emb, layers=net.layers[1:], readout=net.readout
+    )
     assert torch_backend.run_batch(clean, ["abab"]).paths == (("att", "h", "running"),)

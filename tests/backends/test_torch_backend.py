@@ -52,7 +52,12 @@ from netproof.symbolic.torch_backend import TorchBackendError
 pytestmark = pytest.mark.torch
 
 F = Fraction
-LONG = settings(max_examples=3, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+LONG = settings(
+    max_examples=3,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def network_of(name: str, n: int | None = None) -> Network:
@@ -70,7 +75,9 @@ def all_words(alphabet: tuple[str, ...], max_len: int, min_len: int = 0) -> list
     return [w for m in range(min_len, max_len + 1) for w in itertools.product(alphabet, repeat=m)]
 
 
-def assert_agrees(net: Network, words: list[tuple[str, ...]], *, undecided: int | None = 0, **kwargs: Any) -> None:
+def assert_agrees(
+    net: Network, words: list[tuple[str, ...]], *, undecided: int | None = 0, **kwargs: Any
+) -> None:
     a = compare(net, words, **kwargs)
     assert a.words == len(words)
     assert a.disagreements == 0, a.first
@@ -98,7 +105,9 @@ NOT_COMPILED = ["tm-sim", "prop43-tight", "stack-rnn", "baby-ntm", "stack-lstm"]
 def test_the_lists_cover_every_token_network_of_the_registry() -> None:
     flat = {"rumelhart", "gates"}
     state_claims = ["relpos"]  # claims about the states of its heads: tested below, state by state
-    assert sorted(EXACT_RATIONAL + RASP + NEEDS_SYMPY + NOT_COMPILED + state_claims) == sorted(set(REGISTRY) - flat)
+    assert sorted(EXACT_RATIONAL + RASP + NEEDS_SYMPY + NOT_COMPILED + state_claims) == sorted(
+        set(REGISTRY) - flat
+    )
 
 
 @pytest.mark.parametrize("name", EXACT_RATIONAL + RASP)
@@ -111,12 +120,16 @@ def test_float64_agrees_with_exact_on_every_word_of_the_exhaustive_bound(name: s
 def test_float64_agrees_with_sympy_or_intervals_on_the_shortest_words(name: str) -> None:
     net = network_of(name)
     words = all_words(net.alphabet, 3 if name == "dyck-gen" else 4)
-    assert_agrees(net, words, reference=REFERENCE.get(name, "interval"), undecided=UNDECIDED.get(name, 0))
+    assert_agrees(
+        net, words, reference=REFERENCE.get(name, "interval"), undecided=UNDECIDED.get(name, 0)
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NEEDS_SYMPY)
-def test_float64_agrees_with_sympy_or_intervals_on_every_word_of_the_exhaustive_bound(name: str) -> None:
+def test_float64_agrees_with_sympy_or_intervals_on_every_word_of_the_exhaustive_bound(
+    name: str,
+) -> None:
     net = network_of(name)
     words = all_words(net.alphabet, min(bound(name), 6 if name == "dyck-gen" else 10))
     assert_agrees(net, words, reference=REFERENCE.get(name, "interval"), undecided=None)
@@ -151,11 +164,15 @@ def assert_states_agree(net: Network, words: list[tuple[str, ...]]) -> None:
             for t, row in enumerate(se.rows):
                 for d, want in enumerate(row):
                     where = f"{word}: state {label!r} token {t} dim {net.dims[d]!r}"
-                    assert abs(got[t][d] - float(want)) <= 1e-12 * max(1.0, abs(float(want))), f"{where}: {got[t][d]} != {want}"
+                    assert abs(got[t][d] - float(want)) <= 1e-12 * max(1.0, abs(float(want))), (
+                        f"{where}: {got[t][d]} != {want}"
+                    )
         assert fb.accepted[w] == te.accepted
 
 
-def test_float64_computes_every_head_and_convolution_of_relpos_on_every_word_its_claims_use() -> None:
+def test_float64_computes_every_head_and_convolution_of_relpos_on_every_word_its_claims_use() -> (
+    None
+):
     # The network claims (ValueIs N2-*, N3-*, N4...) read the states of the five relative heads
     # and both convolutions at every position of every word up to their bound (the identities
     # I* are sympy facts about matrices, not about the network); padded together in one batch.
@@ -183,7 +200,9 @@ def test_random_relative_heads_agree_with_exact_in_one_padded_batch(
     assert_states_agree(case.network, words)
     fb = torch_backend.run_batch(case.network, words, keep_states=True)
     for w, word in enumerate(case.words):
-        got = [row[case.network.dims.index("y")] for row in fb.states[-1][1][w].tolist()[: len(word)]]
+        got = [
+            row[case.network.dims.index("y")] for row in fb.states[-1][1][w].tolist()[: len(word)]
+        ]
         assert got == pytest.approx([float(v) for v in case.reference(word)], rel=1e-12, abs=1e-12)
     if hardmax:  # integer logits: every tie is exact in floats and every gap is at least 1
         assert fb.unresolved_ties.count == 0
@@ -195,11 +214,21 @@ def test_a_relative_bias_decides_a_hardmax_head_and_its_gap_is_the_scaled_score_
     # 7, 2, 4; query 1 sees 4, 5, 4; query 2 sees 4, 2, 7. The bias outweighs the content score.
     from netproof.symbolic import RelativeBias
 
-    h = Head(name="h", query=constant({"q": 1}), key=affine({"q": {"x": 1}}), value=affine({"y": {"x": 1}}),
-             normalizer=Hardmax(), scale=Scale(coef=F(2)), relative_bias=RelativeBias(beta=(F(0), F(3), F(0))))
+    h = Head(
+        name="h",
+        query=constant({"q": 1}),
+        key=affine({"q": {"x": 1}}),
+        value=affine({"y": {"x": 1}}),
+        normalizer=Hardmax(),
+        scale=Scale(coef=F(2)),
+        relative_bias=RelativeBias(beta=(F(0), F(3), F(0))),
+    )
     net = Network(
-        name="t", dims=("x", "y"), embedding=token_embedding(("a", "b"), {"a": {"x": 1}, "b": {"x": 2}}),
-        layers=(Sublayer(block=AttentionLayer(name="att", heads=(h,))),), readout=classifier("y"),
+        name="t",
+        dims=("x", "y"),
+        embedding=token_embedding(("a", "b"), {"a": {"x": 1}, "b": {"x": 2}}),
+        layers=(Sublayer(block=AttentionLayer(name="att", heads=(h,))),),
+        readout=classifier("y"),
     )
     fb = torch_backend.run(net, "bab")
     assert fb.states is not None and fb.gaps is not None
@@ -214,11 +243,21 @@ def test_a_relative_bias_under_ln_n_scaling_and_base_e_to_the_c_matches_sympy() 
 
     from netproof.symbolic import RelativeBias, Softmax, sympy_interp
 
-    h = Head(name="h", query=constant({"q": 1}), key=affine({"q": {"x": 0}}), value=affine({"y": {"x": 1}}),
-             normalizer=Softmax(c=F(1, 2)), scale=Scale(log_n=True), relative_bias=RelativeBias(beta=(F(0), F(0), F(1))))
+    h = Head(
+        name="h",
+        query=constant({"q": 1}),
+        key=affine({"q": {"x": 0}}),
+        value=affine({"y": {"x": 1}}),
+        normalizer=Softmax(c=F(1, 2)),
+        scale=Scale(log_n=True),
+        relative_bias=RelativeBias(beta=(F(0), F(0), F(1))),
+    )
     net = Network(
-        name="t", dims=("x", "y"), embedding=token_embedding(("a", "b"), {"a": {"x": 1}, "b": {"x": 2}}),
-        layers=(Sublayer(block=AttentionLayer(name="att", heads=(h,))),), readout=classifier("y"),
+        name="t",
+        dims=("x", "y"),
+        embedding=token_embedding(("a", "b"), {"a": {"x": 1}, "b": {"x": 2}}),
+        layers=(Sublayer(block=AttentionLayer(name="att", heads=(h,))),),
+        readout=classifier("y"),
     )
     fb = torch_backend.run(net, "ab")
     assert fb.states is not None
@@ -232,8 +271,11 @@ def test_a_convolution_zero_pads_each_word_of_a_batch_at_its_own_end() -> None:
 
     conv = Convolution(name="conv", inputs=("x",), outputs=("y",), kernels=((F(1), F(10), F(100)),))
     net = Network(
-        name="t", dims=("x", "y"), embedding=token_embedding(("a", "b"), {"a": {"x": 1}, "b": {"x": 2}}),
-        layers=(Sublayer(block=conv),), readout=classifier("y", position=-1),
+        name="t",
+        dims=("x", "y"),
+        embedding=token_embedding(("a", "b"), {"a": {"x": 1}, "b": {"x": 2}}),
+        layers=(Sublayer(block=conv),),
+        readout=classifier("y", position=-1),
     )
     fb = torch_backend.run_batch(net, ["ab", "abab"], keep_states=True)
     assert fb.states is not None
@@ -247,14 +289,22 @@ def test_a_convolution_zero_pads_each_word_of_a_batch_at_its_own_end() -> None:
 
 
 @pytest.mark.parametrize("name", NOT_COMPILED)
-def test_compile_refuses_recurrent_and_encoder_decoder_networks_naming_the_kind_and_the_interpreter(name: str) -> None:
+def test_compile_refuses_recurrent_and_encoder_decoder_networks_naming_the_kind_and_the_interpreter(
+    name: str,
+) -> None:
     net = network_of(name)
     kind, interpreter = {
-        "RecurrentNetwork": (r"is a RecurrentNetwork \(\w+\)", r"symbolic\.recurrent\.run\(net, word\)"),
+        "RecurrentNetwork": (
+            r"is a RecurrentNetwork \(\w+\)",
+            r"symbolic\.recurrent\.run\(net, word\)",
+        ),
         "Seq2Seq": (r"is an encoder–decoder \(Seq2Seq\)", r"symbolic\.seq2seq\.run\(net, word\)"),
     }[type(net).__name__]
     assert torch_backend.unsupported(net) is not None
-    with pytest.raises(TorchBackendError, match=rf"network '{net.name}' {kind}, which the torch backend does not compile.*{interpreter}"):
+    with pytest.raises(
+        TorchBackendError,
+        match=rf"network '{net.name}' {kind}, which the torch backend does not compile.*{interpreter}",
+    ):
         torch_backend.compile(net)
     with pytest.raises(TorchBackendError, match=kind):
         torch_backend.run_batch(net, [""])
@@ -269,7 +319,10 @@ def test_every_transformer_style_construction_compiles() -> None:
 
 
 @LONG
-@given(parity_words(member=True, min_len=1000, max_len=2000) | parity_words(member=False, min_len=1000, max_len=2000))
+@given(
+    parity_words(member=True, min_len=1000, max_len=2000)
+    | parity_words(member=False, min_len=1000, max_len=2000)
+)
 def test_parity_agrees_with_exact_on_long_words(word: tuple[str, ...]) -> None:
     assert_agrees(network_of("parity"), [word])
 
@@ -283,7 +336,9 @@ def test_first_agrees_with_exact_on_long_words(length: int, seed: int) -> None:
 
 @LONG
 @given(dyck_words(2, 2, min_len=1000, max_len=2000))
-def test_the_dyck_recognizer_agrees_with_exact_on_long_members_and_their_one_symbol_edits(word: tuple[str, ...]) -> None:
+def test_the_dyck_recognizer_agrees_with_exact_on_long_members_and_their_one_symbol_edits(
+    word: tuple[str, ...],
+) -> None:
     net = network_of("dyck")
     edited = (*word[:-1], "(")
     assert_agrees(net, [word, edited, word[1:]])
@@ -295,7 +350,9 @@ def test_the_dyck_recognizer_agrees_with_exact_on_long_members_and_their_one_sym
 def test_padding_next_to_a_long_word_does_not_change_any_result() -> None:
     net = network_of("dyck")
     rng = random.Random(7)
-    words = [tuple(rng.choice(net.alphabet) for _ in range(m)) for m in (0, 1, 2, 5, 9)] + [("(", ")") * 40]
+    words = [tuple(rng.choice(net.alphabet) for _ in range(m)) for m in (0, 1, 2, 5, 9)] + [
+        ("(", ")") * 40
+    ]
     together = torch_backend.run_batch(net, words)
     for i, w in enumerate(words):
         alone = torch_backend.run_batch(net, [w])
@@ -338,7 +395,12 @@ def test_keep_states_returns_every_state_and_every_hardmax_gap() -> None:
     assert fb.states is not None and fb.gaps is not None
     assert [label for label, _ in fb.states] == ["input", *(sub.name for sub in net.layers)]
     assert fb.states[0][1].shape == (1, 4 + 2, len(net.dims))
-    heads = [(sub.name, h.name) for sub in net.layers if isinstance(sub.block, AttentionLayer) for h in sub.block.heads]
+    heads = [
+        (sub.name, h.name)
+        for sub in net.layers
+        if isinstance(sub.block, AttentionLayer)
+        for h in sub.block.heads
+    ]
     assert [(layer, head) for layer, head, _ in fb.gaps] == heads
     assert min(float(g.min()) for _l, _h, g in fb.gaps) == fb.min_gap
 
@@ -351,11 +413,24 @@ def gap_network(delta: Fraction) -> Network:
     return Network(
         name="gap",
         dims=("k", "v", "y"),
-        embedding=token_embedding(("a", "b"), {"a": {"k": 1}, "b": {"k": 1 + delta, "v": 1}, "S": {}}, prefix=("S",)),
+        embedding=token_embedding(
+            ("a", "b"), {"a": {"k": 1}, "b": {"k": 1 + delta, "v": 1}, "S": {}}, prefix=("S",)
+        ),
         layers=(
-            Sublayer(block=AttentionLayer(name="att", heads=(
-                Head(name="pick", query=constant({"q": 1}), key=affine({"q": {"k": 1}}), value=affine({"y": {"v": 1}}), normalizer=Hardmax()),
-            ))),
+            Sublayer(
+                block=AttentionLayer(
+                    name="att",
+                    heads=(
+                        Head(
+                            name="pick",
+                            query=constant({"q": 1}),
+                            key=affine({"q": {"k": 1}}),
+                            value=affine({"y": {"v": 1}}),
+                            normalizer=Hardmax(),
+                        ),
+                    ),
+                )
+            ),
         ),
         readout=classifier("y", bias="-3/4"),
     )
@@ -369,7 +444,9 @@ def test_float64_resolves_a_score_gap_of_two_to_the_minus_twenty_and_reports_it(
     assert a.unresolved_ties == 0
 
 
-def test_float32_cannot_resolve_that_gap_reports_the_unresolved_tie_and_disagrees_with_exact() -> None:
+def test_float32_cannot_resolve_that_gap_reports_the_unresolved_tie_and_disagrees_with_exact() -> (
+    None
+):
     net = gap_network(F(1, 2**20))
     a = compare(net, ["ab"], dtype="float32")
     assert a.unresolved_ties == 3  # every query of the word sees the near-tie
@@ -393,7 +470,10 @@ def test_float16_breaks_the_dyck_recognizer_on_a_long_word_where_float64_holds()
 
 
 def test_an_unknown_dtype_is_an_error_that_lists_the_dtypes() -> None:
-    with pytest.raises(TorchBackendError, match=r"dtype='float128' is not one of float64, float32, float16, bfloat16"):
+    with pytest.raises(
+        TorchBackendError,
+        match=r"dtype='float128' is not one of float64, float32, float16, bfloat16",
+    ):
         torch_backend.compile(network_of("parity"), dtype="float128")
 
 
@@ -404,11 +484,15 @@ def test_an_unknown_device_is_an_error_that_names_it() -> None:
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
 def test_cuda_without_a_gpu_is_an_error_that_says_to_use_the_cpu() -> None:
-    with pytest.raises(TorchBackendError, match=r"device='cuda': CUDA is not available here .*use device='cpu'"):
+    with pytest.raises(
+        TorchBackendError, match=r"device='cuda': CUDA is not available here .*use device='cpu'"
+    ):
         torch_backend.compile(network_of("parity"), device="cuda")
 
 
-def test_without_torch_the_backend_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_torch_the_backend_names_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'netproof\[torch\]'"):
         torch_backend.compile(network_of("parity"))
@@ -423,7 +507,10 @@ def test_a_weight_the_dtype_cannot_hold_is_an_error_naming_the_block() -> None:
         readout=classifier("y"),
     )
     assert torch_backend.run_batch(net, ["a"]).accepted == (True,)
-    with pytest.raises(TorchBackendError, match=r"ffn 'huge' step \[0\]: a value \(1e\+06\) overflows float16.*use dtype='float64'"):
+    with pytest.raises(
+        TorchBackendError,
+        match=r"ffn 'huge' step \[0\]: a value \(1e\+06\) overflows float16.*use dtype='float64'",
+    ):
         torch_backend.compile(net, dtype="float16")
 
 
@@ -433,25 +520,45 @@ def test_a_symbol_outside_the_alphabet_is_a_word_error() -> None:
 
 
 def test_a_declared_length_on_a_network_with_bidirectional_attention_is_a_word_error() -> None:
-    with pytest.raises(WordError, match=r"length=9 evaluates a prefix, which needs causal attention"):
+    with pytest.raises(
+        WordError, match=r"length=9 evaluates a prefix, which needs causal attention"
+    ):
         torch_backend.run_batch(network_of("parity"), ["01"], length=9)
 
 
 def test_an_empty_masked_set_under_the_error_rule_raises_the_exact_interpreters_error() -> None:
-    head = Head(name="prev", query=constant({"q": 0}), key=constant({"q": 0}), value=affine({"y": {"x": 1}}),
-                normalizer=Hardmax(), mask="strict_causal", empty="error")
-    net = Network(
-        name="strict", dims=("x", "y"), embedding=token_embedding(("a",), {"a": {"x": 1}}),
-        layers=(Sublayer(block=AttentionLayer(name="att", heads=(head,))),), readout=classifier("y"),
+    head = Head(
+        name="prev",
+        query=constant({"q": 0}),
+        key=constant({"q": 0}),
+        value=affine({"y": {"x": 1}}),
+        normalizer=Hardmax(),
+        mask="strict_causal",
+        empty="error",
     )
-    with pytest.raises(UndefinedValueError, match=r"attention 'att' head 'prev': position 0 attends to an empty set"):
+    net = Network(
+        name="strict",
+        dims=("x", "y"),
+        embedding=token_embedding(("a",), {"a": {"x": 1}}),
+        layers=(Sublayer(block=AttentionLayer(name="att", heads=(head,))),),
+        readout=classifier("y"),
+    )
+    with pytest.raises(
+        UndefinedValueError,
+        match=r"attention 'att' head 'prev': position 0 attends to an empty set",
+    ):
         torch_backend.run_batch(net, ["aa"])
 
 
-def test_a_layer_norm_of_a_constant_vector_gives_no_verdict_where_exact_calls_it_undefined() -> None:
+def test_a_layer_norm_of_a_constant_vector_gives_no_verdict_where_exact_calls_it_undefined() -> (
+    None
+):
     net = Network(
-        name="ln0", dims=("x", "y"), embedding=token_embedding(("a",), {"a": {"x": 1, "y": 1}}),
-        layers=(Sublayer(block=ffn("id", affine({"x": {"x": 0}})), post_ln=LayerNorm(eps=F(0))),), readout=classifier("y"),
+        name="ln0",
+        dims=("x", "y"),
+        embedding=token_embedding(("a",), {"a": {"x": 1, "y": 1}}),
+        layers=(Sublayer(block=ffn("id", affine({"x": {"x": 0}})), post_ln=LayerNorm(eps=F(0))),),
+        readout=classifier("y"),
     )
     assert torch_backend.run_batch(net, ["a"]).accepted == (None,)
     a = compare(net, ["a"])
@@ -460,8 +567,11 @@ def test_a_layer_norm_of_a_constant_vector_gives_no_verdict_where_exact_calls_it
 
 def test_one_over_i_at_position_zero_raises_the_registrys_error() -> None:
     net = Network(
-        name="inv", dims=("p", "y"), embedding=token_embedding(("a",), {"a": {}}, positional={"p": "1/i"}),
-        layers=(), readout=classifier("y"),
+        name="inv",
+        dims=("p", "y"),
+        embedding=token_embedding(("a",), {"a": {}}, positional={"p": "1/i"}),
+        layers=(),
+        readout=classifier("y"),
     )
     with pytest.raises(SymbolicError, match=r"positional feature '1/i' is undefined at i=0"):
         torch_backend.run_batch(net, ["a"])

@@ -104,13 +104,19 @@ Entries = dict[tuple[str | None, str | None], Fraction]
 Expected = dict[str, tuple[list[str] | None, list[str] | None, Entries]]
 
 
-def _affine(out: Expected, a: Affine, weight: str, bias: str, cols: Sequence[str] | None = None) -> None:
+def _affine(
+    out: Expected, a: Affine, weight: str, bias: str, cols: Sequence[str] | None = None
+) -> None:
     w: Entries = {}
     for o, row in zip(a.outputs, a.weights, strict=True):
         for i, x in zip(a.inputs, row, strict=True):
             w[o, i] = x
     out[weight] = (list(a.outputs), list(a.inputs if cols is None else cols), w)
-    out[bias] = (list(a.outputs), None, {(o, None): b for o, b in zip(a.outputs, a.bias, strict=True)})
+    out[bias] = (
+        list(a.outputs),
+        None,
+        {(o, None): b for o, b in zip(a.outputs, a.bias, strict=True)},
+    )
 
 
 def expected(net: Network) -> Expected:
@@ -119,7 +125,9 @@ def expected(net: Network) -> Expected:
     dims = list(net.dims)
     emb = net.embedding
     if isinstance(emb, TokenEmbedding):
-        tokens = list(dict.fromkeys([*emb.alphabet, *emb.prefix, *emb.suffix, *(t for t, _ in emb.table)]))
+        tokens = list(
+            dict.fromkeys([*emb.alphabet, *emb.prefix, *emb.suffix, *(t for t, _ in emb.table)])
+        )
         table: Entries = {}
         for token, row in emb.table:
             for d, v in row:
@@ -143,12 +151,23 @@ def expected(net: Network) -> Expected:
                 _affine(out, head.value, f"{p}.W_V", f"{p}.b_V", dims)
             if block.output is not None:
                 concat = [o for head in block.heads for o in head.value.outputs]
-                _affine(out, block.output, f"layers.{i}.attention.W_O", f"layers.{i}.attention.b_O", concat)
+                _affine(
+                    out,
+                    block.output,
+                    f"layers.{i}.attention.W_O",
+                    f"layers.{i}.attention.b_O",
+                    concat,
+                )
         else:
             assert isinstance(block, FFN)
             for j, step in enumerate(block.steps):
                 if isinstance(step, Affine):
-                    _affine(out, step, f"layers.{i}.ffn.steps.{j}.weight", f"layers.{i}.ffn.steps.{j}.bias")
+                    _affine(
+                        out,
+                        step,
+                        f"layers.{i}.ffn.steps.{j}.weight",
+                        f"layers.{i}.ffn.steps.{j}.bias",
+                    )
                 elif isinstance(step, LayerNorm):
                     out[f"layers.{i}.ffn.steps.{j}.eps"] = (None, None, {(None, None): step.eps})
         if sub.post_ln is not None:
@@ -158,12 +177,18 @@ def expected(net: Network) -> Expected:
         _affine(out, r.logit, "readout.logit.weight", "readout.logit.bias", dims)
     else:
         assert isinstance(r, NextSymbols)
-        out["readout.scores"] = ([s for s, _ in r.scores], dims, {(s, d): F(1) for s, d in r.scores})
+        out["readout.scores"] = (
+            [s for s, _ in r.scores],
+            dims,
+            {(s, d): F(1) for s, d in r.scores},
+        )
         out["readout.threshold"] = (None, None, {(None, None): r.threshold})
     return out
 
 
-def entry_names(rows: list[str] | None, cols: list[str] | None) -> list[tuple[str | None, str | None]]:
+def entry_names(
+    rows: list[str] | None, cols: list[str] | None
+) -> list[tuple[str | None, str | None]]:
     """The (row, col) names of a tensor's entries in row-major order."""
     if rows is None:
         return [(None, None)]
@@ -176,7 +201,11 @@ def nearest_float32(q: Fraction) -> float:
     """The float32 nearest to ``q`` (ties to even), found among the neighbours of a first guess
     without trusting any library's rounding of a rational."""
     guess = np.float32(float(q))
-    candidates = {guess, np.nextafter(guess, np.float32(np.inf)), np.nextafter(guess, np.float32(-np.inf))}
+    candidates = {
+        guess,
+        np.nextafter(guess, np.float32(np.inf)),
+        np.nextafter(guess, np.float32(-np.inf)),
+    }
 
     def distance(c: np.float32) -> tuple[Fraction, int]:
         even = int(np.array(c).view(np.uint32)) & 1
@@ -189,7 +218,9 @@ def nearest_float32(q: Fraction) -> float:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_construction_exports_the_keys_shapes_and_names_the_layout_documents(name: str) -> None:
+def test_every_construction_exports_the_keys_shapes_and_names_the_layout_documents(
+    name: str,
+) -> None:
     net = registry_network(name)
     sd = te.state_dict(net)
     lay = te.layout(net)
@@ -211,7 +242,9 @@ def test_every_construction_exports_the_keys_shapes_and_names_the_layout_documen
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_entry_is_the_float64_of_its_ir_rational_and_the_exactness_report_is_right(name: str) -> None:
+def test_every_entry_is_the_float64_of_its_ir_rational_and_the_exactness_report_is_right(
+    name: str,
+) -> None:
     net = registry_network(name)
     sd = te.state_dict(net)
     lay = te.layout(net)
@@ -239,7 +272,9 @@ def test_float32_entries_are_the_nearest_float32_of_each_rational(name: str) -> 
         qs = [entries.get(pair, F(0)) for pair in entry_names(rows, cols)]
         flat = sd[key].reshape(-1).tolist()
         assert flat == [nearest_float32(q) for q in qs], key
-        assert lay["tensors"][key]["exact"] == all(Fraction(x) == q for x, q in zip(flat, qs, strict=True))
+        assert lay["tensors"][key]["exact"] == all(
+            Fraction(x) == q for x, q in zip(flat, qs, strict=True)
+        )
 
 
 def one_weight(w: Fraction | int | str) -> Network:
@@ -258,8 +293,13 @@ KEY = "layers.0.ffn.steps.0.weight"
 
 def test_dyadic_weights_are_exact_and_others_report_their_rounding_error() -> None:
     assert te.layout(one_weight("-3/8"))["tensors"][KEY] == {
-        "shape": [1, 1], "rows": ["y"], "cols": ["x"], "from": "network.layers[0].block.steps[0].weights",
-        "exact": True, "inexact_entries": 0, "max_abs_error": 0.0,
+        "shape": [1, 1],
+        "rows": ["y"],
+        "cols": ["x"],
+        "from": "network.layers[0].block.steps[0].weights",
+        "exact": True,
+        "inexact_entries": 0,
+        "max_abs_error": 0.0,
     }
     third = te.layout(one_weight("1/3"))["tensors"][KEY]
     assert (third["exact"], third["inexact_entries"]) == (False, 1)
@@ -304,7 +344,9 @@ def test_a_dtype_other_than_float64_or_float32_is_refused(dtype: str) -> None:
         te.layout(one_weight(1), dtype=dtype)
 
 
-def test_layout_needs_no_torch_and_state_dict_names_the_extra_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_layout_needs_no_torch_and_state_dict_names_the_extra_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
     assert te.layout(one_weight(1))["tensors"][KEY]["exact"] is True
     with pytest.raises(MissingExtraError, match=r"pip install 'netproof\[torch\]'"):
@@ -315,7 +357,13 @@ def test_importing_the_module_does_not_import_torch(tmp_path: Path) -> None:
     probe = "import sys, netproof.symbolic.torch_export\nprint('torch' in sys.modules)\n"
     env = dict(os.environ)
     done = subprocess.run(
-        [sys.executable, "-c", probe], check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", probe],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
@@ -325,7 +373,9 @@ def test_importing_the_module_does_not_import_torch(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_save_then_torch_load_gives_back_the_same_tensors_and_layout(name: str, tmp_path: Path) -> None:
+def test_save_then_torch_load_gives_back_the_same_tensors_and_layout(
+    name: str, tmp_path: Path
+) -> None:
     net = registry_network(name)
     path = tmp_path / "net.pt"
     te.save(net, path)
@@ -365,11 +415,20 @@ def _tamper(tmp_path: Path, change: Any) -> Path:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda o: o.update(format="netproof-network"), "format 'netproof-network' is not 'netproof-state-dict'"),
-        (lambda o: o.update(format_version=2), "format_version 2 is not supported; this reader reads 1"),
+        (
+            lambda o: o.update(format="netproof-network"),
+            "format 'netproof-network' is not 'netproof-state-dict'",
+        ),
+        (
+            lambda o: o.update(format_version=2),
+            "format_version 2 is not supported; this reader reads 1",
+        ),
         (lambda o: o.update(extra=1), r"fields \[.*'extra'.*\] are not"),
         (lambda o: o["state_dict"].pop("readout.logit.bias"), "keys are not the layout's tensors"),
-        (lambda o: o["state_dict"].update({KEY: torch.zeros(2, 1)}), r"is not a tensor of the layout's shape \[1, 1\]"),
+        (
+            lambda o: o["state_dict"].update({KEY: torch.zeros(2, 1)}),
+            r"is not a tensor of the layout's shape \[1, 1\]",
+        ),
         (lambda o: o.update(fingerprint="0" * 64), "the layout's fingerprint is not the file's"),
     ],
 )
@@ -406,7 +465,9 @@ def reference_logit(sd: dict[str, Tensor], lay: dict[str, Any], word: Sequence[s
         positions = range(emb["index_base"], emb["index_base"] + n)
         x = sd["embedding.table"][[emb["tokens"].index(t) for t in tokens]].clone()
         feats = [feature(f["name"]) for f in emb["positional_features"]]
-        values = torch.tensor([[float(f(i, n)) for f in feats] for i in positions], dtype=torch.float64)
+        values = torch.tensor(
+            [[float(f(i, n)) for f in feats] for i in positions], dtype=torch.float64
+        )
         x += values.reshape(n, len(feats)) @ sd["embedding.positional"]
     else:
         n = 1
@@ -439,8 +500,11 @@ def reference_logit(sd: dict[str, Tensor], lay: dict[str, Any], word: Sequence[s
                     s = -s.abs()
                 qi, kj = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
                 allowed = {
-                    "none": torch.ones(n, n, dtype=torch.bool), "causal": kj <= qi, "strict_causal": kj < qi,
-                    "anticausal": kj >= qi, "strict_anticausal": kj > qi,
+                    "none": torch.ones(n, n, dtype=torch.bool),
+                    "causal": kj <= qi,
+                    "strict_causal": kj < qi,
+                    "anticausal": kj >= qi,
+                    "strict_anticausal": kj > qi,
                 }[head["mask"]]
                 nz = head["normalizer"]
                 if nz["type"] == "hardmax":
@@ -450,14 +514,20 @@ def reference_logit(sd: dict[str, Tensor], lay: dict[str, Any], word: Sequence[s
                         rank = chosen.cumsum(dim=1)  # 1 at the first maximizer, count at the last
                         chosen &= rank == (1 if nz["tie"] == "leftmost" else rank[:, -1:])
                     weights = chosen.double()
-                    weights = weights / weights.sum(dim=1, keepdim=True).clamp(min=1)  # (mask @ V) / count
+                    weights = weights / weights.sum(dim=1, keepdim=True).clamp(
+                        min=1
+                    )  # (mask @ V) / count
                 else:
                     sc = head["scale"]
                     kappa = float(Fraction(sc["coef"]))
                     kappa /= math.sqrt(sc["sqrt_d"]) if sc["sqrt_d"] is not None else 1
                     kappa *= n if sc["times_n"] else 1
                     kappa *= math.log(n) if sc["log_n"] else 1
-                    kappa *= math.log(Fraction(nz["r"])) if nz["r"] is not None else float(Fraction(nz["c"]))
+                    kappa *= (
+                        math.log(Fraction(nz["r"]))
+                        if nz["r"] is not None
+                        else float(Fraction(nz["c"]))
+                    )
                     weights = torch.softmax((kappa * s).masked_fill(~allowed, -math.inf), dim=1)
                     weights = torch.nan_to_num(weights)  # a query with nothing unmasked: 0
                 assert head["empty"] == "zero" or allowed.any(dim=1).all()
@@ -466,20 +536,31 @@ def reference_logit(sd: dict[str, Tensor], lay: dict[str, Any], word: Sequence[s
                     out[:, [at[d] for d in lay["tensors"][f"{p}.W_V"]["rows"]]] = weights @ v
             if layer["output"]:
                 p = f"layers.{i}.attention"
-                z = torch.cat(head_outputs, dim=1) if head_outputs else torch.zeros(n, 0, dtype=torch.float64)
-                out[:, [at[d] for d in lay["tensors"][f"{p}.W_O"]["rows"]]] = z @ sd[f"{p}.W_O"].T + sd[f"{p}.b_O"]
+                z = (
+                    torch.cat(head_outputs, dim=1)
+                    if head_outputs
+                    else torch.zeros(n, 0, dtype=torch.float64)
+                )
+                out[:, [at[d] for d in lay["tensors"][f"{p}.W_O"]["rows"]]] = (
+                    z @ sd[f"{p}.W_O"].T + sd[f"{p}.b_O"]
+                )
         else:
             names, v = list(dims), x
             for j, step in enumerate(layer["steps"]):
                 p = f"layers.{i}.ffn.steps.{j}"
                 if step["kind"] == "affine":
                     info = lay["tensors"][f"{p}.weight"]
-                    v = v[:, [names.index(c) for c in info["cols"]]] @ sd[f"{p}.weight"].T + sd[f"{p}.bias"]
+                    v = (
+                        v[:, [names.index(c) for c in info["cols"]]] @ sd[f"{p}.weight"].T
+                        + sd[f"{p}.bias"]
+                    )
                     names = info["rows"]
                 elif step["kind"] == "activation":
-                    v = {"relu": torch.relu, "sigma": lambda t: t.clamp(0, 1), "step": lambda t: (t > 0).double()}[
-                        step["activation"]
-                    ](v)
+                    v = {
+                        "relu": torch.relu,
+                        "sigma": lambda t: t.clamp(0, 1),
+                        "step": lambda t: (t > 0).double(),
+                    }[step["activation"]](v)
                 else:
                     v = layer_norm(v, names, step["over"], sd[f"{p}.eps"])
             if layer["steps"]:
@@ -489,7 +570,9 @@ def reference_logit(sd: dict[str, Tensor], lay: dict[str, Any], word: Sequence[s
             x = layer_norm(x, dims, layer["post_ln"]["over"], sd[f"layers.{i}.post_ln.eps"])
     readout = lay["readout"]
     assert readout["type"] == "Classifier"
-    return float(x[readout["position"]] @ sd["readout.logit.weight"][0] + sd["readout.logit.bias"][0])
+    return float(
+        x[readout["position"]] @ sd["readout.logit.weight"][0] + sd["readout.logit.bias"][0]
+    )
 
 
 def endpoints(iv: Any) -> tuple[Fraction, Fraction]:
@@ -502,7 +585,9 @@ def words(alphabet: Sequence[str], up_to: int) -> list[tuple[str, ...]]:
     return [w for length in range(up_to + 1) for w in itertools.product(alphabet, repeat=length)]
 
 
-def test_a_forward_pass_from_the_state_dict_alone_gives_the_exact_logit_of_dyck_on_every_word_up_to_6() -> None:
+def test_a_forward_pass_from_the_state_dict_alone_gives_the_exact_logit_of_dyck_on_every_word_up_to_6() -> (
+    None
+):
     net = dyck_recognizer(k=1, depth=1)
     sd, lay = te.state_dict(net), te.layout(net)
     assert all(t["exact"] for t in lay["tensors"].values())
@@ -510,18 +595,24 @@ def test_a_forward_pass_from_the_state_dict_alone_gives_the_exact_logit_of_dyck_
     for w in words(lay["embedding"]["alphabet"], 6):
         trace = exact.run(net, w)
         assert trace.output is not None
-        assert reference_logit(sd, lay, w) == float(trace.output), w  # y ∈ {0, 1} and logit = y − 1/2
+        assert reference_logit(sd, lay, w) == float(trace.output), (
+            w
+        )  # y ∈ {0, 1} and logit = y − 1/2
         checked += 1
     assert checked == 127
 
 
-def test_a_forward_pass_from_the_state_dict_alone_matches_the_softmax_parity_transformer_up_to_6() -> None:
+def test_a_forward_pass_from_the_state_dict_alone_matches_the_softmax_parity_transformer_up_to_6() -> (
+    None
+):
     net = parity_transformer()
     sd, lay = te.state_dict(net), te.layout(net)
     for w in words(lay["embedding"]["alphabet"], 6):
         trace = exact.run(net, w)
         assert trace.output is not None
-        assert reference_logit(sd, lay, w) == pytest.approx(float(trace.output), rel=1e-12, abs=1e-15), w
+        assert reference_logit(sd, lay, w) == pytest.approx(
+            float(trace.output), rel=1e-12, abs=1e-15
+        ), w
 
 
 def test_a_forward_pass_from_the_state_dict_alone_matches_rumelharts_flat_network() -> None:
@@ -533,7 +624,9 @@ def test_a_forward_pass_from_the_state_dict_alone_matches_rumelharts_flat_networ
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "rumelhart"])
-def test_a_forward_pass_from_the_state_dict_alone_agrees_with_every_classifier_on_short_words(name: str) -> None:
+def test_a_forward_pass_from_the_state_dict_alone_agrees_with_every_classifier_on_short_words(
+    name: str,
+) -> None:
     # The other constructions (layer norm, ln n scaling, W^O, strict masks) on short words: the
     # exact logit where it is rational, else the interval interpreter's rigorous enclosure (words
     # whose hardmax the enclosure cannot decide are left out).
@@ -559,7 +652,11 @@ def test_a_forward_pass_from_the_state_dict_alone_agrees_with_every_classifier_o
             continue
         assert lo is not None and hi is not None
         got = reference_logit(sd, lay, w)
-        assert float(lo) - 1e-9 * (1 + abs(float(lo))) <= got <= float(hi) + 1e-9 * (1 + abs(float(hi))), w
+        assert (
+            float(lo) - 1e-9 * (1 + abs(float(lo)))
+            <= got
+            <= float(hi) + 1e-9 * (1 + abs(float(hi)))
+        ), w
         compared += 1
     assert compared >= len(batch) // 2
 
@@ -573,34 +670,80 @@ def every_attention_field() -> Network:
     def head(name: str, value: Any, **fields: Any) -> Head:
         key = fields.pop("key", affine({"q": {"x": 1}}))
         normalizer = fields.pop("normalizer", Hardmax())
-        return Head(name=name, query=constant({"q": 1}), key=key, value=affine(value), normalizer=normalizer, **fields)
+        return Head(
+            name=name,
+            query=constant({"q": 1}),
+            key=key,
+            value=affine(value),
+            normalizer=normalizer,
+            **fields,
+        )
 
     pos = {"p": 1}
     return Network(
         name="every_attention_field",
         dims=("x", "p", "l", "r", "z", "s", "e", "y"),
-        embedding=token_embedding(("a", "b", "c"), {"a": {"x": 1}, "b": {"x": 2}, "c": {"x": 1}, "S": {}},
-                                  positional={"p": "i"}, suffix=("S",), index_base=1),
+        embedding=token_embedding(
+            ("a", "b", "c"),
+            {"a": {"x": 1}, "b": {"x": 2}, "c": {"x": 1}, "S": {}},
+            positional={"p": "i"},
+            suffix=("S",),
+            index_base=1,
+        ),
         layers=(
-            Sublayer(block=AttentionLayer(name="select", heads=(
-                head("first", {"l": pos}, normalizer=Hardmax(tie="leftmost"), mask="causal"),
-                head("last", {"r": pos}, normalizer=Hardmax(tie="rightmost"), mask="anticausal"),
-                head("near1", {"z": pos}, key=affine({"q": {"x": 1}}, bias={"q": -1}), scoring="neg_abs_dot",
-                     mask="strict_anticausal"),
-                head("soft", {"s": pos}, normalizer=Softmax(r=F(2)), scale=Scale(coef=F(4), sqrt_d=4, times_n=True),
-                     mask="strict_causal"),
-                head("all", {"e": pos}, empty="error"),
-            ))),
-            Sublayer(block=AttentionLayer(
-                name="mix",
-                heads=(
-                    head("mean", {"t": {"l": 1, "r": 10, "z": 100, "s": 1000, "e": 10000}}, key=constant({"q": 0})),
-                    head("last_max", {"t2": pos}, normalizer=Hardmax(tie="rightmost")),
-                ),
-                output=affine({"y": {"t": "1/2", "t2": 1}}, bias={"y": -1}),
-            )),
-            Sublayer(block=ffn("clip", affine({"u1": {"y": "1/100000"}, "u2": {"y": 1}}, bias={"u2": -3}), SIGMA,
-                               affine({"y": {"u1": 1000, "u2": 1}}))),
+            Sublayer(
+                block=AttentionLayer(
+                    name="select",
+                    heads=(
+                        head(
+                            "first", {"l": pos}, normalizer=Hardmax(tie="leftmost"), mask="causal"
+                        ),
+                        head(
+                            "last",
+                            {"r": pos},
+                            normalizer=Hardmax(tie="rightmost"),
+                            mask="anticausal",
+                        ),
+                        head(
+                            "near1",
+                            {"z": pos},
+                            key=affine({"q": {"x": 1}}, bias={"q": -1}),
+                            scoring="neg_abs_dot",
+                            mask="strict_anticausal",
+                        ),
+                        head(
+                            "soft",
+                            {"s": pos},
+                            normalizer=Softmax(r=F(2)),
+                            scale=Scale(coef=F(4), sqrt_d=4, times_n=True),
+                            mask="strict_causal",
+                        ),
+                        head("all", {"e": pos}, empty="error"),
+                    ),
+                )
+            ),
+            Sublayer(
+                block=AttentionLayer(
+                    name="mix",
+                    heads=(
+                        head(
+                            "mean",
+                            {"t": {"l": 1, "r": 10, "z": 100, "s": 1000, "e": 10000}},
+                            key=constant({"q": 0}),
+                        ),
+                        head("last_max", {"t2": pos}, normalizer=Hardmax(tie="rightmost")),
+                    ),
+                    output=affine({"y": {"t": "1/2", "t2": 1}}, bias={"y": -1}),
+                )
+            ),
+            Sublayer(
+                block=ffn(
+                    "clip",
+                    affine({"u1": {"y": "1/100000"}, "u2": {"y": 1}}, bias={"u2": -3}),
+                    SIGMA,
+                    affine({"y": {"u1": 1000, "u2": 1}}),
+                )
+            ),
         ),
         readout=classifier("y", position=0, bias="-1/2"),
     )
@@ -610,16 +753,26 @@ def test_a_forward_pass_from_the_state_dict_alone_agrees_on_every_attention_fiel
     net = every_attention_field()
     sd, lay = te.state_dict(net), te.layout(net)
     heads = lay["layers"][0]["heads"]
-    assert [h["normalizer"].get("tie") for h in heads] == ["leftmost", "rightmost", "average", None, "average"]
+    assert [h["normalizer"].get("tie") for h in heads] == [
+        "leftmost",
+        "rightmost",
+        "average",
+        None,
+        "average",
+    ]
     assert heads[3]["scale"] == {"coef": "4", "sqrt_d": 4, "times_n": True, "log_n": False}
-    assert lay["layers"][1]["output"] is True and sd["layers.1.attention.W_O"].tolist() == [[0.5, 1.0]]
+    assert lay["layers"][1]["output"] is True and sd["layers.1.attention.W_O"].tolist() == [
+        [0.5, 1.0]
+    ]
     outputs = set()
     for w in words(lay["embedding"]["alphabet"], 4):
         want = exact.run(net, w).output
         assert want is not None
         assert reference_logit(sd, lay, w) == pytest.approx(float(want), rel=1e-12, abs=1e-9), w
         outputs.add(want)
-    assert len(outputs) > 20  # the words tell the heads apart (each head's field changes many logits)
+    assert (
+        len(outputs) > 20
+    )  # the words tell the heads apart (each head's field changes many logits)
 
 
 def test_the_hand_check_notices_a_wrong_layout() -> None:
@@ -629,7 +782,9 @@ def test_the_hand_check_notices_a_wrong_layout() -> None:
     dims = lay["dims"]
     i, j = dims.index("m"), dims.index("e")
     dims[i], dims[j] = dims[j], dims[i]
-    wrong = [w for w in words("()", 4) if reference_logit(sd, lay, w) != float(exact.run(net, w).output)]  # type: ignore[arg-type]
+    wrong = [
+        w for w in words("()", 4) if reference_logit(sd, lay, w) != float(exact.run(net, w).output)
+    ]  # type: ignore[arg-type]
     assert wrong
 
 
@@ -639,14 +794,22 @@ def test_layer_norm_steps_and_post_layer_norms_export_their_eps() -> None:
         dims=("x", "y"),
         embedding=token_embedding(("a",), {"a": {"x": 1}}),
         layers=(
-            Sublayer(block=ffn("f", affine({"u": {"x": 1}, "v": {"y": 1}}), layernorm("1/4", ("u", "v")),
-                               affine({"y": {"u": 1}}))),
+            Sublayer(
+                block=ffn(
+                    "f",
+                    affine({"u": {"x": 1}, "v": {"y": 1}}),
+                    layernorm("1/4", ("u", "v")),
+                    affine({"y": {"u": 1}}),
+                )
+            ),
             Sublayer(block=ffn("g", affine({"y": {"x": 0}})), post_ln=layernorm("1/3")),
         ),
         readout=classifier("y"),
     )
     sd, lay = te.state_dict(net), te.layout(net)
-    assert sd["layers.0.ffn.steps.1.eps"].item() == 0.25 and sd["layers.0.ffn.steps.1.eps"].shape == ()
+    assert (
+        sd["layers.0.ffn.steps.1.eps"].item() == 0.25 and sd["layers.0.ffn.steps.1.eps"].shape == ()
+    )
     assert sd["layers.1.post_ln.eps"].item() == 1 / 3
     assert lay["layers"][0]["steps"][1] == {"kind": "layernorm", "over": ["u", "v"], "eps": "1/4"}
     assert lay["layers"][1]["post_ln"] == {"over": None, "eps": "1/3"}

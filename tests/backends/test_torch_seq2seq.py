@@ -33,21 +33,32 @@ pytestmark = pytest.mark.torch
 
 
 def tm(transformer: str) -> Seq2Seq:
-    return tm_network({"machine": "balanced-parens", "transformer": transformer, "variant": "fixed"})
+    return tm_network(
+        {"machine": "balanced-parens", "transformer": transformer, "variant": "fixed"}
+    )
 
 
-def mismatches(net: Seq2Seq, word: str | tuple[str, ...], dtype: str, max_steps: int) -> list[tuple[int, str]]:
+def mismatches(
+    net: Seq2Seq, word: str | tuple[str, ...], dtype: str, max_steps: int
+) -> list[tuple[int, str]]:
     """(t, dim) of every y_t coordinate where the float run differs from the exact one."""
     exact = run(net, word, max_steps=max_steps)
     floats = run_seq2seq(net, word, dtype=dtype, max_steps=max_steps)
     assert floats.steps == len(exact.steps)
     assert floats.halted_at == exact.halted_at
-    return [(t, d) for t in range(floats.steps) for d in net.dims if floats.value(t, d) != float(exact.value(t, d))]
+    return [
+        (t, d)
+        for t in range(floats.steps)
+        for d in net.dims
+        if floats.value(t, d) != float(exact.value(t, d))
+    ]
 
 
 @pytest.mark.parametrize("transformer", ["vanilla", "directional"])
 @pytest.mark.parametrize("word", ["", "()", "(()", "())("])
-def test_float64_matches_the_exact_decoder_state_at_every_step_of_tm_sim(transformer: str, word: str) -> None:
+def test_float64_matches_the_exact_decoder_state_at_every_step_of_tm_sim(
+    transformer: str, word: str
+) -> None:
     assert mismatches(tm(transformer), word, "float64", 10_000) == []
 
 
@@ -80,7 +91,9 @@ def test_a_run_that_does_not_halt_stops_after_max_steps() -> None:
     assert out.steps == 4
 
 
-def test_the_directional_coordinate_2_to_the_minus_t_sticks_at_float32s_smallest_subnormal() -> None:
+def test_the_directional_coordinate_2_to_the_minus_t_sticks_at_float32s_smallest_subnormal() -> (
+    None
+):
     net = tm("directional")
     word = "(" * 148  # n = 150 tokens with # and $: the machine is still reading at t = 152
     f32 = run_seq2seq(net, word, dtype="float32", max_steps=152)
@@ -92,14 +105,19 @@ def test_the_directional_coordinate_2_to_the_minus_t_sticks_at_float32s_smallest
     assert float(run(net, word, max_steps=152).value(150, "x")) == 2.0**-150
 
 
-def test_in_float32_the_underflow_makes_the_directional_decoder_average_every_position_from_t_equal_n() -> None:
+def test_in_float32_the_underflow_makes_the_directional_decoder_average_every_position_from_t_equal_n() -> (
+    None
+):
     # A stateless σ-RNN (h = σ(x), no stack encoding that float32 could lose first): exactly,
     # from t = n on the decoder reads $ (f_b($) = 0) and h = 0; in float32 2^{-(t+1)} no longer
     # separates the scores, the attention averages all n positions, and h gets 74/150 of an a.
     rnn = SigmaRNN(
-        alphabet=("a", "b"), W_h=((Fraction(0), Fraction(0)), (Fraction(0), Fraction(0))),
-        W_x=((Fraction(1), Fraction(0)), (Fraction(0), Fraction(1))), b=(Fraction(0), Fraction(0)),
-        h0=(Fraction(0), Fraction(0)), readout=(Fraction(1), Fraction(0)),
+        alphabet=("a", "b"),
+        W_h=((Fraction(0), Fraction(0)), (Fraction(0), Fraction(0))),
+        W_x=((Fraction(1), Fraction(0)), (Fraction(0), Fraction(1))),
+        b=(Fraction(0), Fraction(0)),
+        h0=(Fraction(0), Fraction(0)),
+        readout=(Fraction(1), Fraction(0)),
     )
     net = directional_transformer(rnn, halt={"h1": Fraction(0), "h2": Fraction(0)})  # never halts
     word = "ab" * 74
@@ -109,8 +127,12 @@ def test_in_float32_the_underflow_makes_the_directional_decoder_average_every_po
 
     def wrong(dtype: str) -> list[tuple[int, str, float]]:
         out = run_seq2seq(net, word, dtype=dtype, max_steps=152)
-        return [(t, d, out.value(t, d)) for t in range(out.steps) for d in h
-                if abs(out.value(t, d) - float(exact.value(t, d))) > 1e-3]
+        return [
+            (t, d, out.value(t, d))
+            for t in range(out.steps)
+            for d in h
+            if abs(out.value(t, d) - float(exact.value(t, d))) > 1e-3
+        ]
 
     assert wrong("float64") == []
     first = wrong("float32")[:2]
@@ -122,7 +144,10 @@ def test_in_float32_the_underflow_makes_the_directional_decoder_average_every_po
 def test_run_seq2seq_refuses_a_network_that_is_not_an_encoder_decoder() -> None:
     from netproof.constructions.chiang2022 import parity_transformer
 
-    with pytest.raises(TorchBackendError, match=r"run_seq2seq runs an encoder–decoder \(Seq2Seq\), got Network 'parity.*run_batch"):
+    with pytest.raises(
+        TorchBackendError,
+        match=r"run_seq2seq runs an encoder–decoder \(Seq2Seq\), got Network 'parity.*run_batch",
+    ):
         run_seq2seq(parity_transformer(), "01")  # type: ignore[arg-type]
 
 

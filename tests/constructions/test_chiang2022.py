@@ -22,18 +22,20 @@ from netproof.constructions.chiang2022 import (
     prop2_layer,
     rumelhart_parity,
 )
-from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import AttentionLayer, Classifier, TokenEmbedding
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.interval import run as run_interval
 from netproof.symbolic.sympy_interp import UndecidableSignError
 from netproof.symbolic.sympy_interp import run as run_sympy
 from netproof.verifier.claims import Refuted
+from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.verifier.exhaustive.checker import Job, check
 
 
 def all_words(max_len: int, min_len: int = 0) -> list[str]:
-    return ["".join(w) for n in range(min_len, max_len + 1) for w in itertools.product("01", repeat=n)]
+    return [
+        "".join(w) for n in range(min_len, max_len + 1) for w in itertools.product("01", repeat=n)
+    ]
 
 
 def _param_names(name: str) -> list[str]:
@@ -50,10 +52,26 @@ WITH_VARIANT = [name for name in CHIANG if "variant" in _param_names(name)]
 
 def test_the_registry_holds_the_eleven_constructions_of_the_paper() -> None:
     assert CHIANG == [
-        "rumelhart", "parity", "parity-ln", "parity-ce", "first", "first-ln", "first-ce",
-        "first-flawed", "first-flawed-logn", "first-logn", "first-ln-logn",
+        "rumelhart",
+        "parity",
+        "parity-ln",
+        "parity-ce",
+        "first",
+        "first-ln",
+        "first-ce",
+        "first-flawed",
+        "first-flawed-logn",
+        "first-logn",
+        "first-ln-logn",
     ]
-    assert WITH_VARIANT == ["parity", "parity-ln", "parity-ce", "first-ln", "first-ce", "first-ln-logn"]
+    assert WITH_VARIANT == [
+        "parity",
+        "parity-ln",
+        "parity-ce",
+        "first-ln",
+        "first-ce",
+        "first-ln-logn",
+    ]
 
 
 EXPECTED_PAPER_REFUTATIONS = {
@@ -69,7 +87,9 @@ EXPECTED_PAPER_REFUTATIONS = {
 
 @pytest.mark.z3
 @pytest.mark.parametrize("name", WITH_VARIANT)
-def test_the_paper_variant_refutes_the_papers_erratum_with_the_expected_counterexample(name: str) -> None:
+def test_the_paper_variant_refutes_the_papers_erratum_with_the_expected_counterexample(
+    name: str,
+) -> None:
     c = REGISTRY[name]
     values = c.parse_params({"variant": "paper"})
     claim_id, word = EXPECTED_PAPER_REFUTATIONS[name]
@@ -112,7 +132,9 @@ def parity_s(word: str, E: Fraction) -> Fraction:
 
 
 @pytest.mark.parametrize("r", [Fraction(2), Fraction(3, 2), Fraction(5)])
-def test_parity_s_is_the_closed_form_with_2_over_n_squared_on_every_word_up_to_length_7(r: Fraction) -> None:
+def test_parity_s_is_the_closed_form_with_2_over_n_squared_on_every_word_up_to_length_7(
+    r: Fraction,
+) -> None:
     net = parity_transformer(f"ln({r})")
     for w in all_words(7):
         trace = run_exact(net, w)
@@ -126,7 +148,9 @@ def test_parity_s_for_even_n_at_base_2_is_plus_or_minus_6_over_5n_squared() -> N
         n, k = len(w) + 1, w.count("1")
         if n % 2 == 0:
             # tanh c = (E² − 1)/(E² + 1) = 3/5 at E = 2
-            assert run_exact(net, w).output == (-1) ** (k + 1) * Fraction(2, n * n) * Fraction(3, 5), w
+            assert run_exact(net, w).output == (-1) ** (k + 1) * Fraction(2, n * n) * Fraction(
+                3, 5
+            ), w
 
 
 def test_parity_on_the_empty_word_gives_exactly_0_and_rejects() -> None:
@@ -169,7 +193,9 @@ def test_rumelharts_ffnn_refuses_a_word_of_another_length() -> None:
 
 
 @pytest.mark.parametrize("r", [Fraction(2), Fraction(3, 2), Fraction(7)])
-def test_first_s_is_e_over_e_plus_n_minus_1_times_i_minus_half_on_every_word_up_to_length_7(r: Fraction) -> None:
+def test_first_s_is_e_over_e_plus_n_minus_1_times_i_minus_half_on_every_word_up_to_length_7(
+    r: Fraction,
+) -> None:
     net = first_transformer(f"ln({r})")
     for w in all_words(7):
         trace = run_exact(net, w)
@@ -179,7 +205,9 @@ def test_first_s_is_e_over_e_plus_n_minus_1_times_i_minus_half_on_every_word_up_
         assert trace.accepted == FIRST.contains(tuple(w)), w
 
 
-def test_first_with_log_n_scaling_and_c_1_has_s_equal_n_over_2n_minus_1_times_i_minus_half() -> None:
+def test_first_with_log_n_scaling_and_c_1_has_s_equal_n_over_2n_minus_1_times_i_minus_half() -> (
+    None
+):
     net = first_transformer("1", log_n=True)
     for w in all_words(6, min_len=1):
         n = len(w) + 1
@@ -204,7 +232,9 @@ def test_flawed_first_s_is_the_spec_closed_form_on_every_word_up_to_length_6() -
             assert run_exact(net, w).output == flawed_s(w, r), (r, w)
 
 
-def test_flawed_first_at_c_ln3_rejects_100_with_s_exactly_0_and_at_c_ln_7_halves_accepts_it() -> None:
+def test_flawed_first_at_c_ln3_rejects_100_with_s_exactly_0_and_at_c_ln_7_halves_accepts_it() -> (
+    None
+):
     at_threshold = run_exact(first_flawed("ln(3)"), "100")
     assert (at_threshold.output, at_threshold.accepted) == (Fraction(0), False)
     above = run_exact(first_flawed("ln(7/2)"), "100")
@@ -220,14 +250,18 @@ def test_flawed_first_is_right_on_every_word_of_length_m_iff_e_exceeds_m(m: int)
     assert run_exact(first_flawed(f"ln({m})"), witness).output == 0
     # Just above it every word of length m is classified right.
     above = first_flawed(f"ln({Fraction(1000 * m + 1, 1000)})")
-    assert all(run_exact(above, w).accepted == FIRST.contains(tuple(w)) for w in all_words(m, min_len=m))
+    assert all(
+        run_exact(above, w).accepted == FIRST.contains(tuple(w)) for w in all_words(m, min_len=m)
+    )
 
 
 # --------------------------------------------------------------------------- §3.1 layer norm
 
 
 @pytest.mark.parametrize("name", ["parity-ln", "first-ln", "first-ln-logn"])
-def test_the_layer_norm_network_doubles_every_dim_and_normalizes_after_every_sublayer(name: str) -> None:
+def test_the_layer_norm_network_doubles_every_dim_and_normalizes_after_every_sublayer(
+    name: str,
+) -> None:
     c = REGISTRY[name]
     net = c.network(c.parse_params({"eps": "1/100000"}))
     base_dims = net.dims[: len(net.dims) // 2]
@@ -271,7 +305,9 @@ def _c_prime(eta: Fraction, width: int) -> sympy.Rational:
 
 
 @pytest.mark.parametrize(("name", "width"), [("parity-ce", 18), ("first-ce", 12)])
-def test_prop2s_output_weight_is_the_paper_c_prime_rounded_up_to_the_next_thousandth(name: str, width: int) -> None:
+def test_prop2s_output_weight_is_the_paper_c_prime_rounded_up_to_the_next_thousandth(
+    name: str, width: int
+) -> None:
     c = REGISTRY[name]
     net = c.network(c.parse_params({}))
     assert isinstance(net.readout, Classifier)
@@ -284,7 +320,9 @@ def test_prop2s_output_weight_is_the_paper_c_prime_rounded_up_to_the_next_thousa
 
 
 @pytest.mark.parametrize(("word", "sign"), [("1", 1), ("10", 1), ("0", -1), ("01", -1), ("110", 1)])
-def test_first_ce_logit_is_exactly_plus_or_minus_c_prime_root_6_with_the_sympy_backend(word: str, sign: int) -> None:
+def test_first_ce_logit_is_exactly_plus_or_minus_c_prime_root_6_with_the_sympy_backend(
+    word: str, sign: int
+) -> None:
     c = REGISTRY["first-ce"]
     net = c.network(c.parse_params({}))
     assert sympy_logit(net, word) == sign * _c_prime(Fraction(1, 10), 12) * sympy.sqrt(6)
@@ -313,8 +351,12 @@ def test_parity_ce_logit_is_exactly_3_c_prime_with_the_sympy_backend(word: str) 
     assert sympy_logit(net, word) == 3 * _c_prime(Fraction(1, 10), 18)
 
 
-@pytest.mark.parametrize(("word", "sign"), [("1", 1), ("10", 1), ("0", -1), ("11", -1), ("0110", -1)])
-def test_parity_ce_logit_is_enclosed_tightly_around_plus_or_minus_3_c_prime(word: str, sign: int) -> None:
+@pytest.mark.parametrize(
+    ("word", "sign"), [("1", 1), ("10", 1), ("0", -1), ("11", -1), ("0110", -1)]
+)
+def test_parity_ce_logit_is_enclosed_tightly_around_plus_or_minus_3_c_prime(
+    word: str, sign: int
+) -> None:
     c = REGISTRY["parity-ce"]
     net = c.network(c.parse_params({}))
     logit = run_interval(net, word).output
@@ -327,7 +369,9 @@ def test_prop2s_unread_positions_are_none_in_the_final_states_and_position_0_is_
     c = REGISTRY["parity-ce"]
     net = c.network(c.parse_params({}))
     trace = run_interval(net, "01")
-    last_attention = max(i for i, sub in enumerate(net.layers) if isinstance(sub.block, AttentionLayer))
+    last_attention = max(
+        i for i, sub in enumerate(net.layers) if isinstance(sub.block, AttentionLayer)
+    )
     labels = [s.label for s in trace.states]
     assert labels[-2:] == ["prop2_att", "prop2_ffn"]
     final = trace.state("prop2_ffn")
@@ -345,7 +389,10 @@ def test_prop2_needs_a_classifier_network() -> None:
 
     base = doubled(parity_transformer())
     generator = type(base)(
-        name="g", dims=base.dims, embedding=base.embedding, layers=base.layers,
+        name="g",
+        dims=base.dims,
+        embedding=base.embedding,
+        layers=base.layers,
         readout=NextSymbols(scores=(("0", "s"),), threshold=Fraction(0)),
     )
     with pytest.raises(ValueError, match="needs a classifier network"):
@@ -370,7 +417,9 @@ def test_prop2_needs_a_classifier_network() -> None:
         ("ln(1/0)", r"divides by zero"),
     ],
 )
-def test_parse_c_refuses_a_nonpositive_or_inexact_constant_with_a_fix(text: str, message: str) -> None:
+def test_parse_c_refuses_a_nonpositive_or_inexact_constant_with_a_fix(
+    text: str, message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         parse_c(text)
 
@@ -382,9 +431,17 @@ def test_parse_c_refuses_a_nonpositive_number() -> None:
 
 @pytest.mark.parametrize(
     ("text", "r", "c"),
-    [("ln(2)", Fraction(2), None), ("ln(3/2)", Fraction(3, 2), None), (" ln( 5 ) ", Fraction(5), None), ("1", None, Fraction(1)), ("2/3", None, Fraction(2, 3))],
+    [
+        ("ln(2)", Fraction(2), None),
+        ("ln(3/2)", Fraction(3, 2), None),
+        (" ln( 5 ) ", Fraction(5), None),
+        ("1", None, Fraction(1)),
+        ("2/3", None, Fraction(2, 3)),
+    ],
 )
-def test_parse_c_reads_ln_of_a_rational_as_a_rational_base_and_a_rational_as_c(text: str, r: Any, c: Any) -> None:
+def test_parse_c_reads_ln_of_a_rational_as_a_rational_base_and_a_rational_as_c(
+    text: str, r: Any, c: Any
+) -> None:
     spec = parse_c(text)
     assert isinstance(spec, BaseSpec)
     assert (spec.r, spec.c) == (r, c)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from netproof.constructions import REGISTRY
 from netproof.verifier.claims import Simulates, StateValue, ValueIs
 
@@ -36,7 +37,10 @@ def names_quantity(claim: ValueIs) -> bool:
     return (
         q.dim in claim.statement
         or (head is not None and f"head '{head.group(1)}'" in claim.statement)
-        or (channel is not None and f"channel {channel.group(1)} of block '{q.after}'" in claim.statement)
+        or (
+            channel is not None
+            and f"channel {channel.group(1)} of block '{q.after}'" in claim.statement
+        )
     )
 
 
@@ -44,18 +48,32 @@ def test_there_are_state_value_claims_to_check() -> None:
     assert {cid for _n, cid, _c in CLAIMS} >= {"C3-count", "C3-1/n", "C3-fig1", "N4", "N2-u1"}
 
 
-@pytest.mark.parametrize(("name", "cid", "claim"), CLAIMS, ids=[f"{n}-{cid}" for n, cid, _c in CLAIMS])
-def test_a_state_value_claim_names_the_quantity_it_checks(name: str, cid: str, claim: ValueIs) -> None:
+@pytest.mark.parametrize(
+    ("name", "cid", "claim"), CLAIMS, ids=[f"{n}-{cid}" for n, cid, _c in CLAIMS]
+)
+def test_a_state_value_claim_names_the_quantity_it_checks(
+    name: str, cid: str, claim: ValueIs
+) -> None:
     assert names_quantity(claim), (name, cid, claim.statement, claim.quantity)
 
 
-@pytest.mark.parametrize(("name", "cid", "claim"), CLAIMS, ids=[f"{n}-{cid}" for n, cid, _c in CLAIMS])
-def test_a_state_value_claim_names_no_other_dim_of_its_network_as_written(name: str, cid: str, claim: ValueIs) -> None:
+@pytest.mark.parametrize(
+    ("name", "cid", "claim"), CLAIMS, ids=[f"{n}-{cid}" for n, cid, _c in CLAIMS]
+)
+def test_a_state_value_claim_names_no_other_dim_of_its_network_as_written(
+    name: str, cid: str, claim: ValueIs
+) -> None:
     c = REGISTRY[name]
     net = c.network(c.parse_params({}), 2) if c.per_length else c.network(c.parse_params({}))
     q = claim.quantity
     assert isinstance(q, StateValue)
-    others = [d for d in net.dims if d != q.dim and len(d) > 2 and re.search(rf"writes[^,;]*\b{re.escape(d)}(?![\w\]/])", claim.statement)]
+    others = [
+        d
+        for d in net.dims
+        if d != q.dim
+        and len(d) > 2
+        and re.search(rf"writes[^,;]*\b{re.escape(d)}(?![\w\]/])", claim.statement)
+    ]
     assert others == [], (claim.statement, others)
 
 
@@ -85,4 +103,8 @@ def test_a_simulation_claim_states_only_the_block_of_y_t_it_compares() -> None:
     for _name, cid, claim in claims:
         assert "y_t = [" not in claim.statement, (cid, claim.statement)
         block = claim.hidden[0].split(":")[0]
-        assert f"the {block.replace('1', '₁')} block of y_t" in claim.statement, (cid, claim.statement, claim.hidden)
+        assert f"the {block.replace('1', '₁')} block of y_t" in claim.statement, (
+            cid,
+            claim.statement,
+            claim.hidden,
+        )

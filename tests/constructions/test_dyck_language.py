@@ -126,7 +126,9 @@ def test_words_parse_and_format_per_k() -> None:
     assert parse_word("(1 (6 )6 )1", 6) == ("(1", "(6", ")6", ")1")
     assert format_word(parse_word("(1 (6 )6 )1", 6), 6) == "(1 (6 )6 )1"
     assert format_word(("(", "]"), 2) == "(]"
-    with pytest.raises(ValueError, match=r"symbol='\[' in text='\(\[' is not in the alphabet of k=1"):
+    with pytest.raises(
+        ValueError, match=r"symbol='\[' in text='\(\[' is not in the alphabet of k=1"
+    ):
         parse_word("([", 1)
 
 
@@ -190,7 +192,9 @@ def test_is_dyck_agrees_with_pair_deletion_on_every_word_up_to_length_8(k: int, 
 
 
 @pytest.mark.parametrize(("k", "D"), SMALL)
-def test_the_grammar_reference_generates_exactly_the_dyck_words_up_to_length_8(k: int, D: int) -> None:
+def test_the_grammar_reference_generates_exactly_the_dyck_words_up_to_length_8(
+    k: int, D: int
+) -> None:
     members = {w for w in all_words(k, 8) if is_dyck(w, k, D)}
     assert members == set().union(*(grammar_words(m, D, k) for m in range(5)))
 
@@ -342,7 +346,11 @@ def test_the_hewitt_step_frequencies_match_the_pdfa() -> None:
         w = sample_hewitt(rng, k, D, min_len=0, max_len=10**6)
         for t, nxt in enumerate((*w, END)):
             depth = len(stack_after(w[:t]) or [])
-            kind = nxt if nxt == END else ("open" + str(bracket(nxt)[1]) if bracket(nxt)[0] else "close")
+            kind = (
+                nxt
+                if nxt == END
+                else ("open" + str(bracket(nxt)[1]) if bracket(nxt)[0] else "close")
+            )
             (at_empty if depth == 0 else at_full if depth == D else inside)[kind] += 1
     empty_total = sum(at_empty.values())
     assert empty_total > 5_000
@@ -387,7 +395,9 @@ def test_pcfg_words_are_dyck_words_of_bounded_depth_and_length(
     k: int, D: int, p_branch: float, p_stop: float
 ) -> None:
     rng = random.Random(5)
-    words = [sample_pcfg(rng, k, D, p_branch=p_branch, p_stop=p_stop, max_len=40) for _ in range(300)]
+    words = [
+        sample_pcfg(rng, k, D, p_branch=p_branch, p_stop=p_stop, max_len=40) for _ in range(300)
+    ]
     assert all(is_dyck(w, k, D) and len(w) <= 40 for w in words)
     assert max(max(depth_profile(w), default=0) for w in words) == D
     assert {bracket(s)[1] for w in words for s in w} == set(range(1, k + 1))
@@ -436,7 +446,10 @@ def test_close_accuracy_counts_every_position_with_a_non_empty_stack_by_distance
 def test_close_accuracy_is_one_for_oracle_predictors_on_hewitt_data() -> None:
     k, D = 2, 3
     words = hewitt_dataset(4, k, D, min_len=1, max_len=84, token_budget=2_000)
-    for predict in (lambda u: uniform_on_allowed(u, k, D), lambda u: hewitt_next_distribution(u, k, D)):
+    for predict in (
+        lambda u: uniform_on_allowed(u, k, D),
+        lambda u: hewitt_next_distribution(u, k, D),
+    ):
         acc = close_accuracy(words, predict)
         assert acc["pooled"] == acc["mean_over_distance"] == 1.0
         assert acc["counted"] > 1_000
@@ -454,6 +467,7 @@ def test_close_accuracy_is_below_one_when_all_close_mass_goes_to_type_1() -> Non
 
 def test_close_accuracy_uses_the_strict_point_eight_threshold_exactly() -> None:
     word = [parse_word("[", 2)]
+
     def at(p_top: Fraction) -> CloseAccuracy:
         return close_accuracy(word, lambda u: {"]": p_top, ")": 1 - p_top, END: Fraction(1, 3)})
 

@@ -13,8 +13,8 @@ import sympy
 from netproof.constructions import REGISTRY
 from netproof.constructions.yao2021 import gate_network
 from netproof.symbolic.exact import run
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import BlockIdentity, Proved, Refuted
+from netproof.verifier.exhaustive.checker import Job, check
 
 pytestmark = pytest.mark.z3
 
@@ -46,7 +46,9 @@ def test_a_greater_than_claim_with_half_the_margin_is_refuted() -> None:
     gt = claims["Y1-GT"]
     assert isinstance(gt, BlockIdentity)
     X, Y, out = sympy.Symbol("x", real=True), sympy.Symbol("y", real=True), sympy.Symbol("GT(x,y)")
-    wrong = dataclasses.replace(gt, conditions=(sympy.Implies(X >= Y + sympy.Rational(1, 20), sympy.Eq(out, 1)),))
+    wrong = dataclasses.replace(
+        gt, conditions=(sympy.Implies(Y + sympy.Rational(1, 20) <= X, sympy.Eq(out, 1)),)
+    )
     assert isinstance(check(job, wrong), Refuted)
 
 

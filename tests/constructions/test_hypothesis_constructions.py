@@ -27,7 +27,6 @@ from hypothesis import strategies as st
 from mpmath.libmp import to_rational
 
 from netproof.constructions import REGISTRY
-from netproof.verifier.claims.dyck import DYCK, allowed_next
 from netproof.constructions.yao2021 import END
 from netproof.symbolic import Classifier, FlatEmbedding, Network, NotRationalError, Seq2Seq
 from netproof.symbolic.batched import accepts, supports
@@ -36,12 +35,18 @@ from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.interval import run as run_interval
 from netproof.symbolic.seq2seq import run as run_seq2seq
 from netproof.symbolic.sympy_interp import run as run_sympy
-from netproof.verifier.exhaustive.checker import Job, check_word
 from netproof.verifier.claims import Claim, Recognizes, Refuted
+from netproof.verifier.claims.dyck import DYCK, allowed_next
+from netproof.verifier.exhaustive.checker import Job, check_word
 from netproof.verifier.fuzzing.fuzz import fuzzable, plan
 from netproof.verifier.fuzzing.strategies import dyck_prefixes, dyck_words, language_words, words
 
-FEW = settings(max_examples=30, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+FEW = settings(
+    max_examples=30,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 @cache
@@ -56,9 +61,13 @@ def claims(name: str) -> tuple[Claim, ...]:
 
 
 WORD_CLAIMS = [(name, cl.id) for name in REGISTRY for cl in claims(name) if fuzzable(cl) is None]
-RECOGNIZERS = [(name, cl.id) for name in REGISTRY for cl in claims(name) if isinstance(cl, Recognizes)]
+RECOGNIZERS = [
+    (name, cl.id) for name in REGISTRY for cl in claims(name) if isinstance(cl, Recognizes)
+]
 SLOW_BACKENDS = {"sympy", "symbolic", "interval"}
-ENCODER_DECODERS = frozenset({"tm-sim", "prop43-tight"})  # Seq2Seq: a decoder run per word, many steps
+ENCODER_DECODERS = frozenset(
+    {"tm-sim", "prop43-tight"}
+)  # Seq2Seq: a decoder run per word, many steps
 
 
 def claim_of(name: str, claim_id: str) -> Claim:
@@ -66,7 +75,9 @@ def claim_of(name: str, claim_id: str) -> Claim:
 
 
 def test_every_construction_has_hypothesis_tests_here() -> None:
-    tested = {name for name, _ in WORD_CLAIMS} | {"gates", "dyck-gen"} | RECURRENT  # gates: Boolean tables below
+    tested = (
+        {name for name, _ in WORD_CLAIMS} | {"gates", "dyck-gen"} | RECURRENT
+    )  # gates: Boolean tables below
     assert tested == set(REGISTRY), f"no hypothesis test for {sorted(set(REGISTRY) - tested)}"
 
 
@@ -76,9 +87,15 @@ def test_every_construction_has_hypothesis_tests_here() -> None:
 @pytest.mark.parametrize(("name", "claim_id"), WORD_CLAIMS)
 @FEW
 @given(data=st.data())
-def test_every_word_claim_holds_on_the_words_the_fuzzer_draws(name: str, claim_id: str, data: st.DataObject) -> None:
+def test_every_word_claim_holds_on_the_words_the_fuzzer_draws(
+    name: str, claim_id: str, data: st.DataObject
+) -> None:
     claim = claim_of(name, claim_id)
-    slow = getattr(claim, "backend", "exact") in SLOW_BACKENDS or name.endswith(("-ln", "-ce", "-ln-logn")) or name in ENCODER_DECODERS
+    slow = (
+        getattr(claim, "backend", "exact") in SLOW_BACKENDS
+        or name.endswith(("-ln", "-ce", "-ln-logn"))
+        or name in ENCODER_DECODERS
+    )
     bound = max(claim.min_len, 6 if slow else 12)
     w = data.draw(plan(job(name), claim, max_len=bound).strategy)
     verdict = check_word(job(name), claim, w)
@@ -91,7 +108,9 @@ def test_every_word_claim_holds_on_the_words_the_fuzzer_draws(name: str, claim_i
 @pytest.mark.parametrize(("name", "claim_id"), RECOGNIZERS)
 @FEW
 @given(data=st.data())
-def test_every_recognizer_accepts_exactly_its_language_on_longer_words(name: str, claim_id: str, data: st.DataObject) -> None:
+def test_every_recognizer_accepts_exactly_its_language_on_longer_words(
+    name: str, claim_id: str, data: st.DataObject
+) -> None:
     claim = claim_of(name, claim_id)
     assert isinstance(claim, Recognizes)
     j = job(name)
@@ -122,7 +141,9 @@ def _word_strategy(j: Job) -> st.SearchStrategy[tuple[str, ...]]:
     net = j.network(4)
     if isinstance(net, Seq2Seq):
         return words(net.alphabet, max_len=2)
-    if isinstance(net.embedding, FlatEmbedding) and not j.construction.per_length:  # one length (the gates)
+    if (
+        isinstance(net.embedding, FlatEmbedding) and not j.construction.per_length
+    ):  # one length (the gates)
         n = net.embedding.length
         return words(net.alphabet, min_len=n, max_len=n)
     return words(net.alphabet, max_len=5)
@@ -159,7 +180,9 @@ def test_every_network_runs_and_its_interpreters_agree(name: str, data: st.DataO
         ex, sy = run_seq2seq(net, w), run_seq2seq(net, w, backend="sympy")
         assert (ex.halted_at, len(ex.steps)) == (sy.halted_at, len(sy.steps))
         for t in range(len(ex.steps)):
-            assert {d: sympy.Rational(v.numerator, v.denominator) for d, v in ex.y(t).items()} == sy.y(t)
+            assert {
+                d: sympy.Rational(v.numerator, v.denominator) for d, v in ex.y(t).items()
+            } == sy.y(t)
         return
     exact = _run(run_exact, net, w)
     ivl = _run(run_interval, net, w)
@@ -177,7 +200,9 @@ def test_every_network_runs_and_its_interpreters_agree(name: str, data: st.DataO
     if exact.output is None:
         assert sym.output is None
     else:
-        assert sympy.sympify(sym.output) == sympy.Rational(exact.output.numerator, exact.output.denominator)
+        assert sympy.sympify(sym.output) == sympy.Rational(
+            exact.output.numerator, exact.output.denominator
+        )
     assert (sym.accepted, sym.next_symbols) == (exact.accepted, exact.next_symbols)
     assert not isinstance(ivl, str), ivl
     assert ivl.next_symbols == exact.next_symbols
@@ -191,7 +216,9 @@ def test_every_network_runs_and_its_interpreters_agree(name: str, data: st.DataO
 
 @FEW
 @given(dyck_prefixes(2, 2, max_len=16))
-def test_the_generators_next_symbol_sets_are_the_allowed_ones_after_every_prefix(prefix: tuple[str, ...]) -> None:
+def test_the_generators_next_symbol_sets_are_the_allowed_ones_after_every_prefix(
+    prefix: tuple[str, ...],
+) -> None:
     # dyck-gen at its defaults: k = 2, D = 2, reading G1, hard layer 2; position t reads γ + prefix[:t]
     net = job("dyck-gen").network()
     trace = run_interval(net, prefix)
@@ -202,7 +229,9 @@ def test_the_generators_next_symbol_sets_are_the_allowed_ones_after_every_prefix
 
 @FEW
 @given(dyck_words(2, 2, max_len=12))
-def test_the_length_aware_generator_allows_what_dyck_allows_at_every_position_of_a_whole_string(u: tuple[str, ...]) -> None:
+def test_the_length_aware_generator_allows_what_dyck_allows_at_every_position_of_a_whole_string(
+    u: tuple[str, ...],
+) -> None:
     c = REGISTRY["dyck-gen"]
     net = c.network(c.parse_params({"reading": "G2"}))
     w = (*u, END)
@@ -261,7 +290,9 @@ def _recurrent_words(name: str) -> st.SearchStrategy[tuple[str, ...]]:
 @pytest.mark.parametrize("name", sorted(RECURRENT))
 @FEW
 @given(data=st.data())
-def test_every_recurrent_network_predicts_the_task_targets_on_longer_near_members(name: str, data: st.DataObject) -> None:
+def test_every_recurrent_network_predicts_the_task_targets_on_longer_near_members(
+    name: str, data: st.DataObject
+) -> None:
     from netproof.symbolic.recurrent import run as run_recurrent
     from netproof.verifier.claims import PredictsNext
 
@@ -275,7 +306,9 @@ def test_every_recurrent_network_predicts_the_task_targets_on_longer_near_member
 @pytest.mark.parametrize("name", sorted(RECURRENT))
 @FEW
 @given(data=st.data())
-def test_every_recurrent_network_has_interval_enclosures_of_its_exact_run(name: str, data: st.DataObject) -> None:
+def test_every_recurrent_network_has_interval_enclosures_of_its_exact_run(
+    name: str, data: st.DataObject
+) -> None:
     from netproof.symbolic.recurrent import run as run_recurrent
 
     net = job(name).network()

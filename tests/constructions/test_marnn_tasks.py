@@ -14,7 +14,6 @@ import statistics
 
 import pytest
 
-from netproof.verifier.claims.dyck import allowed_next
 from netproof.constructions.marnn_tasks import (
     EOS,
     LETTERS,
@@ -28,11 +27,14 @@ from netproof.constructions.marnn_tasks import (
     sample_pcfg_dyck,
     sample_set,
 )
+from netproof.verifier.claims.dyck import allowed_next
 
 # --------------------------------------------------------------------------- oracles
 
 
-def brute_next_table(members: set[tuple[str, ...]], end: str) -> dict[tuple[str, ...], frozenset[str]]:
+def brute_next_table(
+    members: set[tuple[str, ...]], end: str
+) -> dict[tuple[str, ...], frozenset[str]]:
     """For every prefix of a member: the symbols s such that prefix + s is a prefix of a member,
     and ``end`` if the prefix is a member. A word missing from the table prefixes no member."""
     table: dict[tuple[str, ...], set[str]] = {}
@@ -55,7 +57,9 @@ def test_the_dyck_targets_are_the_allowed_brackets_of_the_dyck_ground_truth(k: i
 
 
 @pytest.mark.parametrize("hom", [False, True])
-def test_the_palindrome_targets_are_the_symbols_that_keep_a_prefix_of_some_member_then_eos(hom: bool) -> None:
+def test_the_palindrome_targets_are_the_symbols_that_keep_a_prefix_of_some_member_then_eos(
+    hom: bool,
+) -> None:
     task = palindrome_task(hom=hom)
     n = 5
     members = set()
@@ -77,7 +81,9 @@ def test_the_reversal_transduction_outputs_hashes_then_the_reversed_word() -> No
     assert task.next_sets(w) == tuple(frozenset(s) for s in "###cba")
     assert task.contains(w) and not task.contains(tuple("ab###"))
     assert task.next_sets(tuple("a#a")) == (frozenset("#"), frozenset("a"), frozenset())
-    assert task.accepts(w, task.next_sets(w)) and not task.accepts(w, task.next_sets(tuple("abb###")))
+    assert task.accepts(w, task.next_sets(w)) and not task.accepts(
+        w, task.next_sets(tuple("abb###"))
+    )
 
 
 def test_acceptance_read_off_the_target_sets_is_membership() -> None:
@@ -101,15 +107,29 @@ def test_the_pcfg_is_critical_and_its_length_distribution_sums_to_one_over_all_l
 
 def test_the_samplers_draw_counts_match_the_specs_for_5000_distinct_d2_training_words() -> None:
     # spec §3.2: 26 406 draws for 5000 distinct words with lengths in [2, 50]
-    words, draws = sample_set(random.Random(0), lambda r: sample_pcfg_dyck(r, 2, max_len=50), count=5000, min_len=2, max_len=50)
-    assert len(set(words)) == 5000 and all(2 <= len(w) <= 50 and dyck_task(2).contains(w) for w in words)
+    words, draws = sample_set(
+        random.Random(0),
+        lambda r: sample_pcfg_dyck(r, 2, max_len=50),
+        count=5000,
+        min_len=2,
+        max_len=50,
+    )
+    assert len(set(words)) == 5000 and all(
+        2 <= len(w) <= 50 and dyck_task(2).contains(w) for w in words
+    )
     assert abs(draws - 26_406) < 0.1 * 26_406
 
 
 @pytest.mark.slow
 def test_the_samplers_draw_counts_match_the_specs_for_5000_distinct_d2_test_words() -> None:
     # spec §3.2: 109 976 draws for 5000 distinct words with lengths in [52, 100]
-    words, draws = sample_set(random.Random(0), lambda r: sample_pcfg_dyck(r, 2, max_len=100), count=5000, min_len=52, max_len=100)
+    words, draws = sample_set(
+        random.Random(0),
+        lambda r: sample_pcfg_dyck(r, 2, max_len=100),
+        count=5000,
+        min_len=52,
+        max_len=100,
+    )
     assert all(52 <= len(w) <= 100 for w in words)
     assert abs(draws - 109_976) < 0.1 * 109_976
 
@@ -138,7 +158,9 @@ def test_the_sampled_length_distribution_of_d2_words_in_2_to_50_is_the_pcfgs() -
     sample = [len(w) for w in _draws_in_range(4000, 2, 50, seed=1)]
     assert abs(statistics.mean(sample) - mean) < 5 * sd / math.sqrt(len(sample))
     short = sum(p for m, p in cond if m == 1)  # P(|w| = 2 | range): the most likely length
-    assert abs(sample.count(2) / len(sample) - short) < 5 * math.sqrt(short * (1 - short) / len(sample))
+    assert abs(sample.count(2) / len(sample) - short) < 5 * math.sqrt(
+        short * (1 - short) / len(sample)
+    )
 
 
 def test_the_sampled_depth_distribution_of_d2_words_in_2_to_50_is_the_pcfgs() -> None:
@@ -146,17 +168,29 @@ def test_the_sampled_depth_distribution_of_d2_words_in_2_to_50_is_the_pcfgs() ->
     cdf = {d: pcfg_depth_distribution(2, 25, d) for d in depths}  # P(m pairs, depth <= d)
     rows = [m for m in range(1, 26)]
     total = sum(cdf[25][m] for m in rows)
-    p_depth = {d: (sum(cdf[d][m] for m in rows) - (sum(cdf[d - 1][m] for m in rows) if d > 1 else 0)) / total for d in depths}
+    p_depth = {
+        d: (sum(cdf[d][m] for m in rows) - (sum(cdf[d - 1][m] for m in rows) if d > 1 else 0))
+        / total
+        for d in depths
+    }
     mean = sum(d * p for d, p in p_depth.items())
     sd = math.sqrt(sum((d - mean) ** 2 * p for d, p in p_depth.items()))
     sample = [max_depth(w) for w in _draws_in_range(4000, 2, 50, seed=2)]
     assert abs(statistics.mean(sample) - mean) < 5 * sd / math.sqrt(len(sample))
-    assert abs(sample.count(1) / len(sample) - p_depth[1]) < 5 * math.sqrt(p_depth[1] * (1 - p_depth[1]) / len(sample))
+    assert abs(sample.count(1) / len(sample) - p_depth[1]) < 5 * math.sqrt(
+        p_depth[1] * (1 - p_depth[1]) / len(sample)
+    )
 
 
 def test_d6_samples_give_each_of_the_six_bracket_types_its_share_p_over_6() -> None:
     # D6 (15 000 training words in the paper): each pair gets p/6 of the PCFG's mass
-    words, _draws = sample_set(random.Random(4), lambda r: sample_pcfg_dyck(r, 6, max_len=50), count=3000, min_len=2, max_len=50)
+    words, _draws = sample_set(
+        random.Random(4),
+        lambda r: sample_pcfg_dyck(r, 6, max_len=50),
+        count=3000,
+        min_len=2,
+        max_len=50,
+    )
     task = dyck_task(6)
     assert all(task.contains(w) for w in words)
     opens = [s for w in words for s in w if s.startswith("(")]

@@ -12,15 +12,22 @@ from itertools import product
 import pytest
 import sympy
 from hypothesis import HealthCheck, assume, given, settings
-from netproof.constructions.rasp import BRASP_PROGRAMS, REFERENCE_LANGUAGES, brasp_claims, compile_brasp, program_construction
+
+from netproof.constructions.rasp import (
+    BRASP_PROGRAMS,
+    REFERENCE_LANGUAGES,
+    brasp_claims,
+    compile_brasp,
+    program_construction,
+)
 from netproof.constructions.rasp.brasp_lemmas import automata_agree, brasp_lemmas, program_automaton
 from netproof.symbolic import FFN, Affine, AttentionLayer, Network
 from netproof.symbolic.exact import run
 from netproof.verifier.claims import Automaton, BooleanBlock, NearestSelection, Proved, Refuted
-from netproof.verifier.exhaustive.checker import Job
-from netproof.verifier.smt.prove import prove_claim
 from netproof.verifier.claims.rasp import brasp as B
+from netproof.verifier.exhaustive.checker import Job
 from netproof.verifier.fuzzing.rasp_strategies import brasp_programs
+from netproof.verifier.smt.prove import prove_claim
 
 PAST_ONLY = ("contains_ab", "no_aa", "a_then_b", "dyck1_depth2")
 
@@ -34,39 +41,69 @@ def _accepts(dfa: Automaton, program: B.Program, word: tuple[str, ...]) -> bool:
 
 
 @pytest.mark.parametrize("name", PAST_ONLY)
-def test_the_automaton_of_a_past_only_library_program_accepts_exactly_its_words_to_length_8(name: str) -> None:
+def test_the_automaton_of_a_past_only_library_program_accepts_exactly_its_words_to_length_8(
+    name: str,
+) -> None:
     program = BRASP_PROGRAMS[name]
     dfa = program_automaton(program)
     assert dfa is not None
-    assert [w for w in _words(program.alphabet, 8) if _accepts(dfa, program, w) != B.accepts(program, w)] == []
+    assert [
+        w for w in _words(program.alphabet, 8) if _accepts(dfa, program, w) != B.accepts(program, w)
+    ] == []
 
 
-@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@settings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
+)
 @given(brasp_programs())
-def test_the_automaton_of_a_random_past_only_program_accepts_exactly_its_words_to_length_6(program: B.Program) -> None:
+def test_the_automaton_of_a_random_past_only_program_accepts_exactly_its_words_to_length_6(
+    program: B.Program,
+) -> None:
     dfa = program_automaton(program)
     assume(dfa is not None)
     assert dfa is not None
-    assert [w for w in _words(program.alphabet, 6) if _accepts(dfa, program, w) != B.accepts(program, w)] == []
+    assert [
+        w for w in _words(program.alphabet, 6) if _accepts(dfa, program, w) != B.accepts(program, w)
+    ] == []
 
 
-def test_a_program_that_looks_at_the_future_or_everywhere_gets_an_automaton_that_accepts_exactly_its_words_to_length_8() -> None:
+def test_a_program_that_looks_at_the_future_or_everywhere_gets_an_automaton_that_accepts_exactly_its_words_to_length_8() -> (
+    None
+):
     a = B.token("a")
     ahead = B.Program("next_a", ("a", "b"), output=B.leftmost("future", score=B.TRUE, value=a.at_j))
-    for program in (BRASP_PROGRAMS["ab_star"], BRASP_PROGRAMS["first_eq_last"], ahead):  # masks "all", "future"
+    for program in (
+        BRASP_PROGRAMS["ab_star"],
+        BRASP_PROGRAMS["first_eq_last"],
+        ahead,
+    ):  # masks "all", "future"
         dfa = program_automaton(program)
         assert dfa is not None
-        assert [w for w in _words(program.alphabet, 8) if _accepts(dfa, program, w) != B.accepts(program, w)] == []
+        assert [
+            w
+            for w in _words(program.alphabet, 8)
+            if _accepts(dfa, program, w) != B.accepts(program, w)
+        ] == []
 
 
-def test_program_equals_language_is_decided_on_automata_and_a_wrong_reference_is_refuted_with_the_shortest_word() -> None:
+def test_program_equals_language_is_decided_on_automata_and_a_wrong_reference_is_refuted_with_the_shortest_word() -> (
+    None
+):
     program, language = BRASP_PROGRAMS["contains_ab"], REFERENCE_LANGUAGES["contains_ab"]
     (fact,) = [c for c in brasp_claims(program, language) if c.id == "program=language"]
     assert fact.cases.startswith("every word of every length") and fact.check() == (5, None)
-    contains_ba = Automaton(states=3, start=0, accepting=frozenset({2}), delta=((0, 1), (2, 1), (2, 2)))
+    contains_ba = Automaton(
+        states=3, start=0, accepting=frozenset({2}), delta=((0, 1), (2, 1), (2, 2))
+    )
     wrong = dataclasses.replace(language, automaton=contains_ba)
     (fact,) = [c for c in brasp_claims(program, wrong) if c.id == "program=language"]
-    assert fact.check() == (5, "on 'ab' the program says True and CONTAINS_AB's automaton says False")
+    assert fact.check() == (
+        5,
+        "on 'ab' the program says True and CONTAINS_AB's automaton says False",
+    )
     assert automata_agree(contains_ba, contains_ba) == (3, None)
 
 
@@ -89,15 +126,28 @@ def test_every_boolean_block_lemma_holds_on_the_exact_traces_to_length_5(name: s
         for lemma in (x for x in lemmas if isinstance(x, BooleanBlock)):
             k = blocks.index(lemma.block)
             for before, after in zip(trace.states[k].rows, trace.states[k + 1].rows, strict=True):
-                row, out = dict(zip(net.dims, before, strict=True)), dict(zip(net.dims, after, strict=True))
+                row, out = (
+                    dict(zip(net.dims, before, strict=True)),
+                    dict(zip(net.dims, after, strict=True)),
+                )
                 for dim, formula in lemma.outputs.items():
-                    assert (out[dim] == 1) == bool(_truth(formula, row)) and out[dim] in (0, 1), (lemma.id, w, dim)
+                    assert (out[dim] == 1) == bool(_truth(formula, row)) and out[dim] in (0, 1), (
+                        lemma.id,
+                        w,
+                        dim,
+                    )
 
 
-def test_a_rightmost_past_head_whose_score_reads_only_the_key_gets_a_nearest_selection_lemma() -> None:
-    heads = [x for x in brasp_lemmas(BRASP_PROGRAMS["contains_ab"]) if isinstance(x, NearestSelection)]
+def test_a_rightmost_past_head_whose_score_reads_only_the_key_gets_a_nearest_selection_lemma() -> (
+    None
+):
+    heads = [
+        x for x in brasp_lemmas(BRASP_PROGRAMS["contains_ab"]) if isinstance(x, NearestSelection)
+    ]
     assert [(h.layer, h.head, str(h.prefer)) for h in heads] == [
-        ("L1", "prev_a", "prev_a.k0"), ("L2", "seen_ab", "seen_ab.k0"), ("last", "last", "True")
+        ("L1", "prev_a", "prev_a.k0"),
+        ("L2", "seen_ab", "seen_ab.k0"),
+        ("last", "last", "True"),
     ]
 
 
@@ -109,12 +159,20 @@ def _affine_sites(net: Network) -> list[tuple[int, str, str, int, int]]:
         if isinstance(block, FFN):
             for s, step in enumerate(block.steps):
                 if isinstance(step, Affine):
-                    sites += [(k, f"step{s}", "", r, c) for r in range(len(step.weights)) for c in range(len(step.weights[r]))]
+                    sites += [
+                        (k, f"step{s}", "", r, c)
+                        for r in range(len(step.weights))
+                        for c in range(len(step.weights[r]))
+                    ]
         elif isinstance(block, AttentionLayer):
             for h in block.heads:
                 for part in ("query", "key", "value"):
                     a = getattr(h, part)
-                    sites += [(k, part, h.name, r, c) for r in range(len(a.weights)) for c in range(len(a.weights[r]))]
+                    sites += [
+                        (k, part, h.name, r, c)
+                        for r in range(len(a.weights))
+                        for c in range(len(a.weights[r]))
+                    ]
     return sites
 
 
@@ -129,15 +187,24 @@ def _mutant(net: Network, site: tuple[int, str, str, int, int], delta: Fraction)
     block = net.layers[k].block
     if isinstance(block, FFN):
         s = int(part[4:])
-        block = dataclasses.replace(block, steps=tuple(moved(x) if i == s else x for i, x in enumerate(block.steps)))  # type: ignore[arg-type]
+        block = dataclasses.replace(
+            block, steps=tuple(moved(x) if i == s else x for i, x in enumerate(block.steps))
+        )  # type: ignore[arg-type]
     else:
-        heads = tuple(dataclasses.replace(h, **{part: moved(getattr(h, part))}) if h.name == head else h for h in block.heads)  # type: ignore[union-attr]
+        heads = tuple(
+            dataclasses.replace(h, **{part: moved(getattr(h, part))}) if h.name == head else h
+            for h in block.heads
+        )  # type: ignore[union-attr]
         block = dataclasses.replace(block, heads=heads)
-    layers = tuple(dataclasses.replace(x, block=block) if i == k else x for i, x in enumerate(net.layers))
+    layers = tuple(
+        dataclasses.replace(x, block=block) if i == k else x for i, x in enumerate(net.layers)
+    )
     return dataclasses.replace(net, layers=layers)
 
 
-def test_network_equals_program_is_proved_for_every_length_and_its_function_changing_mutants_never_are() -> None:
+def test_network_equals_program_is_proved_for_every_length_and_its_function_changing_mutants_never_are() -> (
+    None
+):
     program = BRASP_PROGRAMS["contains_ab"]
     c = program_construction("contains", program, REFERENCE_LANGUAGES["contains_ab"], max_len=5)
     claim = next(x for x in c.claims({}) if x.id == "network=program")

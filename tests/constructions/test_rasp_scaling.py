@@ -8,6 +8,7 @@ from __future__ import annotations
 from itertools import product
 
 import pytest
+
 from netproof.constructions.rasp import compile_brasp, compile_crasp
 from netproof.symbolic import FFN, Activation, Affine
 from netproof.symbolic.exact import run
@@ -27,7 +28,12 @@ def brasp_chain(k: int) -> B.Program:
     for t in range(k):
         side = B.leftmost if t % 2 else B.rightmost
         mask = ("past", "future", "all")[t % 3]
-        prev = side(mask, score=prev.at_j & (a if t % 2 else b).at_i, value=prev.at_j | b.at_j, default=~prev).named(f"op{t}")
+        prev = side(
+            mask,
+            score=prev.at_j & (a if t % 2 else b).at_i,
+            value=prev.at_j | b.at_j,
+            default=~prev,
+        ).named(f"op{t}")
     return B.Program(f"chain{k}", ("a", "b"), output=prev)
 
 
@@ -43,10 +49,16 @@ def test_an_attention_reading_another_at_j_splits_over_its_own_i_reads_only() ->
 
 
 def test_a_brasp_chain_twice_as_long_compiles_to_a_network_twice_as_big() -> None:
-    small, large = network_size(compile_brasp(brasp_chain(20))), network_size(compile_brasp(brasp_chain(40)))
+    small, large = (
+        network_size(compile_brasp(brasp_chain(20))),
+        network_size(compile_brasp(brasp_chain(40))),
+    )
     fixed = network_size(compile_brasp(brasp_chain(0)))  # the readout's two heads (last, verdict)
     assert (fixed.layers, fixed.heads) == (2, 2)
-    assert (large.layers - fixed.layers, large.heads - fixed.heads) == (2 * (small.layers - fixed.layers), 2 * (small.heads - fixed.heads))
+    assert (large.layers - fixed.layers, large.heads - fixed.heads) == (
+        2 * (small.layers - fixed.layers),
+        2 * (small.heads - fixed.heads),
+    )
     assert large.dims - small.dims == small.dims - fixed.dims
 
 
@@ -56,13 +68,21 @@ def test_a_compiled_chain_computes_its_program() -> None:
     assert all(run(net, w).accepted == B.accepts(program, w) for w in words("ab", 5))
 
 
-def test_a_program_of_three_hundred_operations_hashes_without_recursion_and_equal_programs_are_equal() -> None:
+def test_a_program_of_three_hundred_operations_hashes_without_recursion_and_equal_programs_are_equal() -> (
+    None
+):
     first, again = brasp_chain(300), brasp_chain(300)
     assert first is not again and hash(first.output) == hash(again.output)
-    assert first.output == first.output and first.output != brasp_chain(299).output  # a kept hash differs
+    assert (
+        first.output == first.output and first.output != brasp_chain(299).output
+    )  # a kept hash differs
     small = brasp_chain(30)
-    assert small == brasp_chain(30) and small.output == brasp_chain(30).output  # structural equality
-    assert len(compile_brasp(brasp_chain(60)).layers) == 3 * 60 + 4  # + output, last, verdict.pre, verdict
+    assert (
+        small == brasp_chain(30) and small.output == brasp_chain(30).output
+    )  # structural equality
+    assert (
+        len(compile_brasp(brasp_chain(60)).layers) == 3 * 60 + 4
+    )  # + output, last, verdict.pre, verdict
 
 
 def crasp_with_shared_boolean() -> tuple[C.Program, C.BVec]:
@@ -88,7 +108,10 @@ def test_a_named_crasp_boolean_keeps_its_name_and_a_clash_is_refused() -> None:
     assert "ahead_not_a" in net.dims  # bool1 is ~Q_a, computed in the first gate FFN
     assert all(run(net, w).accepted == C.accepts(program, w) for w in words("ab", 6))
     clash = ((C.count(x) > C.count(y)) & ~x).named("count1")
-    with pytest.raises(ValueError, match=r"operation name 'count1' is used twice or clashes with the compiler's dims"):
+    with pytest.raises(
+        ValueError,
+        match=r"operation name 'count1' is used twice or clashes with the compiler's dims",
+    ):
         compile_crasp(C.Program("clash", ("a", "b"), output=(C.count(clash) > 1) & clash))
 
 
@@ -129,17 +152,25 @@ def crasp_sum_chain(k: int) -> C.Program:
     return C.Program(f"sums{k}", ("a", "b"), output=flag)
 
 
-def test_a_crasp_sum_read_by_a_later_block_is_written_once_into_its_own_dim_and_read_by_name() -> None:
+def test_a_crasp_sum_read_by_a_later_block_is_written_once_into_its_own_dim_and_read_by_name() -> (
+    None
+):
     x, y = C.token("a"), C.token("b")
     both = C.count(x) + C.count(y) + 1  # folded into the comparison right after the counts
     ahead = both > C.count(y) * 3
     program = C.Program("sums", ("a", "b"), output=(C.where(ahead, both, C.count(x)) > 2) & ahead)
     net = compile_crasp(program)
     assert "sum1" in net.dims
-    gate = next(layer.block.name for layer in net.layers if layer.block.name.endswith(".gate") and "where1" in layer.block.steps[-1].outputs)
+    gate = next(
+        layer.block.name
+        for layer in net.layers
+        if layer.block.name.endswith(".gate") and "where1" in layer.block.steps[-1].outputs
+    )
     assert "sum1" in first_reads(net, gate) and "count1" not in first_reads(net, gate)
     assert all(run(net, w).accepted == C.accepts(program, w) for w in words("ab", 7))
-    named = C.Program("named", ("a", "b"), output=(C.where(ahead, both.named("total"), C.count(x)) > 2) & ahead)
+    named = C.Program(
+        "named", ("a", "b"), output=(C.where(ahead, both.named("total"), C.count(x)) > 2) & ahead
+    )
     assert "total" in compile_crasp(named).dims
 
 
@@ -165,9 +196,14 @@ def test_nested_crasp_conjunctions_and_negations_flatten_into_one_relu_per_alter
     # AND of an OR of ANDs: three ReLU levels, one FFN of one ReLU step each (no value carried
     # through a step it is not read in), each ReLU a later level reads in a dim of its own
     levels = [layer.block for layer in net.layers[-3:]]
-    assert [f.name.rsplit(".", 1)[1] for f in levels] == ["1", "2", "3"] and levels[-1].steps[-1].outputs == ("output",)
+    assert [f.name.rsplit(".", 1)[1] for f in levels] == ["1", "2", "3"] and levels[-1].steps[
+        -1
+    ].outputs == ("output",)
     assert [sum(isinstance(step, Activation) for step in f.steps) for f in levels] == [1, 1, 1]
-    assert [f.steps[-1].outputs for f in levels[:2]] == [(f"{levels[0].name[:-2]}.r1", f"{levels[0].name[:-2]}.r2"), (f"{levels[0].name[:-2]}.r3",)]
+    assert [f.steps[-1].outputs for f in levels[:2]] == [
+        (f"{levels[0].name[:-2]}.r1", f"{levels[0].name[:-2]}.r2"),
+        (f"{levels[0].name[:-2]}.r3",),
+    ]
     assert all(run(net, w).accepted == C.accepts(either, w) for w in words("ab", 6))
 
 
@@ -176,7 +212,11 @@ def test_a_crasp_sum_shared_sixty_times_compiles_without_unfolding_the_sharing()
     doubled: C.CVec = C.count(x) - C.count(y)
     for _ in range(60):
         doubled = doubled + doubled  # a DAG of 61 nodes, a tree of 2^61
-    program = C.Program("doubling", ("a", "b"), output=(doubled > 0) & C.where(doubled > 0, doubled, C.count(y)).eq(0) | ~y)
+    program = C.Program(
+        "doubling",
+        ("a", "b"),
+        output=(doubled > 0) & C.where(doubled > 0, doubled, C.count(y)).eq(0) | ~y,
+    )
     net = compile_crasp(program)
     assert all(run(net, w).accepted == C.accepts(program, w) for w in words("ab", 5))
 

@@ -43,7 +43,9 @@ def test_every_construction_has_a_command_line_name_a_paper_id_and_at_least_one_
 
 
 @pytest.mark.parametrize(("name", "claim_id"), DEFAULT_CLAIMS)
-def test_every_claim_of_the_default_variant_is_proved_at_a_small_bound(name: str, claim_id: str) -> None:
+def test_every_claim_of_the_default_variant_is_proved_at_a_small_bound(
+    name: str, claim_id: str
+) -> None:
     c = REGISTRY[name]
     values = c.parse_params({})
     claim = next(cl for cl in c.claims(values) if cl.id == claim_id)
@@ -57,9 +59,13 @@ def test_the_paper_variant_has_at_least_one_refuted_claim(name: str) -> None:
     c = REGISTRY[name]
     values = c.parse_params({"variant": "paper"})
     job = Job(c, values)
-    verdicts = {cl.id: check(job, cl, max_len=min(PAPER_BOUND, cl.max_len)) for cl in c.claims(values)}
+    verdicts = {
+        cl.id: check(job, cl, max_len=min(PAPER_BOUND, cl.max_len)) for cl in c.claims(values)
+    }
     refuted = {cid: v for cid, v in verdicts.items() if isinstance(v, Refuted)}
-    assert refuted, f"{name}: the paper variant has no refuted claim up to {PAPER_BOUND}: {verdicts}"
+    assert refuted, (
+        f"{name}: the paper variant has no refuted claim up to {PAPER_BOUND}: {verdicts}"
+    )
     # A refuted recognition claim names a word that the network really gets wrong.
     for claim in c.claims(values):
         verdict = refuted.get(claim.id)

@@ -19,8 +19,8 @@ from netproof.constructions.marnn_tasks import (
 from netproof.constructions.suzgun2019 import TASKS, baby_ntm, controller, stack_lstm, stack_rnn
 from netproof.symbolic import fingerprint, pretty
 from netproof.symbolic.recurrent import run
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import ExactFact, PredictsNext, Proved, Refuted, SoftAgrees
+from netproof.verifier.exhaustive.checker import Job, check
 
 BUILDERS = {"stack-rnn": stack_rnn, "baby-ntm": baby_ntm, "stack-lstm": stack_lstm}
 SMALL = {"d2": 4, "d3": 3, "palindrome": 4, "homomorphic-palindrome": 3}
@@ -53,7 +53,12 @@ def test_every_architecture_gives_table_1s_palindrome_outputs_and_the_lost_eos(n
 
 def test_the_sizes_are_the_specs_h_and_m() -> None:
     sizes = {task: (len(controller(task).hidden), len(controller(task).element)) for task in TASKS}
-    assert sizes == {"d2": (16, 4), "d3": (22, 6), "palindrome": (18, 3), "homomorphic-palindrome": (21, 3)}
+    assert sizes == {
+        "d2": (16, 4),
+        "d3": (22, 6),
+        "palindrome": (18, 3),
+        "homomorphic-palindrome": (21, 3),
+    }
 
 
 def test_the_stack_lstm_keeps_its_cell_state_equal_to_the_stack_rnns_hidden_state() -> None:
@@ -81,7 +86,10 @@ def test_the_printed_form_names_the_cell_its_normalizer_and_every_map() -> None:
     assert "  op POP-RIGHT: (1,0)=1 (2,1)=1\n" in text
     assert "W_a.POP-LEFT := 1*close" in text
     soft = pretty(stack_rnn(task="d2", scale=6))
-    assert "activation=tanh gate=logistic decision=softmax(base=E=e^6)" in soft and "h0: one=-1" in soft
+    assert (
+        "activation=tanh gate=logistic decision=softmax(base=E=e^6)" in soft
+        and "h0: one=-1" in soft
+    )
 
 
 # --------------------------------------------------------------------------- claims
@@ -89,7 +97,9 @@ def test_the_printed_form_names_the_cell_its_normalizer_and_every_map() -> None:
 
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("name", sorted(BUILDERS))
-def test_the_next_symbol_sets_are_exact_on_every_string_up_to_a_small_bound(name: str, task: str) -> None:
+def test_the_next_symbol_sets_are_exact_on_every_string_up_to_a_small_bound(
+    name: str, task: str
+) -> None:
     job, claims = job_of(name, task=task)
     claim = next(cl for cl in claims.values() if isinstance(cl, PredictsNext))
     verdict = check(job, claim, max_len=SMALL[task])
@@ -114,11 +124,16 @@ def test_the_soft_version_at_k_1_is_refuted_with_the_shortest_word_it_gets_wrong
     assert verdict.detail == "on '()' (K = 1): the soft network predicts {}, the exact one {(, [}"
 
 
-def test_the_memory_operation_facts_are_proved_and_the_paper_reading_of_pop_right_is_refuted() -> None:
+def test_the_memory_operation_facts_are_proved_and_the_paper_reading_of_pop_right_is_refuted() -> (
+    None
+):
     job, claims = job_of("baby-ntm", variant="paper")
     facts = {cid: check(job, cl) for cid, cl in claims.items() if isinstance(cl, ExactFact)}
     assert {cid for cid, v in facts.items() if isinstance(v, Proved)} == {
-        "M1-printed", "M2-no-op-identity", "M3-monoid-action", "M4-pop-right-effect",
+        "M1-printed",
+        "M2-no-op-identity",
+        "M3-monoid-action",
+        "M4-pop-right-effect",
     }
     refuted = facts["M5-pop-right-pops"]
     assert isinstance(refuted, Refuted)
@@ -161,7 +176,9 @@ SPEC_BOUND = {"d2": 8, "d3": 6, "palindrome": 8, "homomorphic-palindrome": 6}
 @pytest.mark.slow
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("name", ["stack-rnn", "baby-ntm"])
-def test_the_next_symbol_sets_are_exact_on_every_string_up_to_the_specs_bound(name: str, task: str) -> None:
+def test_the_next_symbol_sets_are_exact_on_every_string_up_to_the_specs_bound(
+    name: str, task: str
+) -> None:
     job, claims = job_of(name, task=task)
     claim = next(cl for cl in claims.values() if isinstance(cl, PredictsNext))
     verdict = check(job, claim, max_len=SPEC_BOUND[task])
@@ -175,7 +192,11 @@ def test_every_pcfg_d2_word_of_the_papers_training_and_test_ranges_is_predicted_
         net = BUILDERS[name](task="d2")
         for seed, (lo, hi) in enumerate(((2, 50), (52, 100))):
             words, _draws = sample_set(
-                random.Random(seed), lambda r, hi=hi: sample_pcfg_dyck(r, 2, max_len=hi), count=5000, min_len=lo, max_len=hi
+                random.Random(seed),
+                lambda r, hi=hi: sample_pcfg_dyck(r, 2, max_len=hi),
+                count=5000,
+                min_len=lo,
+                max_len=hi,
             )
             for w in words:
                 assert run(net, w).predictions == task.next_sets(w), (name, w)
@@ -183,11 +204,17 @@ def test_every_pcfg_d2_word_of_the_papers_training_and_test_ranges_is_predicted_
 
 @pytest.mark.slow
 @pytest.mark.parametrize("K", [6, 10, 20])
-def test_the_soft_stack_rnn_reproduces_the_exact_outputs_on_long_d2_and_palindrome_words(K: int) -> None:
+def test_the_soft_stack_rnn_reproduces_the_exact_outputs_on_long_d2_and_palindrome_words(
+    K: int,
+) -> None:
     rng = random.Random(K)
-    long_d2, _draws = sample_set(rng, lambda r: sample_pcfg_dyck(r, 2, max_len=100), count=5, min_len=52, max_len=100)
+    long_d2, _draws = sample_set(
+        rng, lambda r: sample_pcfg_dyck(r, 2, max_len=100), count=5, min_len=52, max_len=100
+    )
     cases = [("d2", w) for w in long_d2]
-    cases += [("palindrome", sample_palindrome(rng, hom=False, min_len=51, max_len=99)) for _ in range(2)]
+    cases += [
+        ("palindrome", sample_palindrome(rng, hom=False, min_len=51, max_len=99)) for _ in range(2)
+    ]
     for task, w in cases:
         soft = run(stack_rnn(task=task, scale=K), w, "interval").predictions
         assert soft == run(stack_rnn(task=task), w).predictions, (K, w)

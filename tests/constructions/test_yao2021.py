@@ -8,12 +8,12 @@ import itertools
 import pytest
 
 from netproof.constructions import REGISTRY
-from netproof.verifier.claims.dyck import DYCK, is_dyck
 from netproof.constructions.yao2021 import dyck_recognizer, pair_heights
 from netproof.symbolic import Head, Network, WordError, affine
 from netproof.symbolic.exact import run
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Proved, Refuted, TraceProperty
+from netproof.verifier.claims.dyck import DYCK, is_dyck
+from netproof.verifier.exhaustive.checker import Job, check
 
 
 def _claims(**given: str) -> tuple[Job, dict[str, object]]:
@@ -23,7 +23,9 @@ def _claims(**given: str) -> tuple[Job, dict[str, object]]:
 
 
 @pytest.mark.parametrize(("k", "depth"), [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (3, 1)])
-def test_the_fixed_recognizer_agrees_with_the_reference_on_every_word_up_to_length_4(k: int, depth: int) -> None:
+def test_the_fixed_recognizer_agrees_with_the_reference_on_every_word_up_to_length_4(
+    k: int, depth: int
+) -> None:
     net = dyck_recognizer(k=k, depth=depth)
     for n in range(5):
         for w in itertools.product(net.alphabet, repeat=n):
@@ -50,7 +52,9 @@ def test_the_layer_invariant_fails_on_the_printed_network_for_some_valid_word() 
     assert isinstance(invariant, TraceProperty)
     paper = dyck_recognizer(k=2, depth=2, variant="paper")
     failures = [
-        w for n in range(5) for w in itertools.product(paper.alphabet, repeat=n)
+        w
+        for n in range(5)
+        for w in itertools.product(paper.alphabet, repeat=n)
         if is_dyck(w, 2, 2) and invariant.holds(w, run(paper, w)) is not None
     ]
     assert failures
@@ -63,7 +67,9 @@ def _tied_left_head(net: Network) -> Network:
     left = att.heads[0]  # type: ignore[union-attr]
     tied = dataclasses.replace(left, key=affine({"q": {"m": -1}}))
     assert isinstance(tied, Head)
-    layers[0] = dataclasses.replace(layers[0], block=dataclasses.replace(att, heads=(tied, *att.heads[1:])))  # type: ignore[union-attr]
+    layers[0] = dataclasses.replace(
+        layers[0], block=dataclasses.replace(att, heads=(tied, *att.heads[1:]))
+    )  # type: ignore[union-attr]
     return dataclasses.replace(net, layers=tuple(layers))
 
 
@@ -82,8 +88,13 @@ def test_every_claim_of_the_default_recognizer_is_proved_up_to_length_4() -> Non
         assert isinstance(check(job, claim, max_len=4), Proved), cid  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("given", "message"), [({"k": 0}, "k=0 must be an integer >= 1"), ({"depth": 0}, "depth=0 must be an integer >= 1")])
-def test_bad_recognizer_parameters_are_refused_with_the_value(given: dict[str, int], message: str) -> None:
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [({"k": 0}, "k=0 must be an integer >= 1"), ({"depth": 0}, "depth=0 must be an integer >= 1")],
+)
+def test_bad_recognizer_parameters_are_refused_with_the_value(
+    given: dict[str, int], message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         dyck_recognizer(**{"k": 2, "depth": 2, **given})
 
@@ -95,7 +106,9 @@ def test_a_bracket_of_a_type_above_k_is_refused_with_the_alphabet() -> None:
 
 @pytest.mark.parametrize("k", [1, 2, 3])
 @pytest.mark.parametrize("depth", [1, 2, 3])
-def test_the_fixed_recognizer_agrees_with_the_reference_on_every_word_up_to_length_6_for_k_and_d_up_to_3(k: int, depth: int) -> None:
+def test_the_fixed_recognizer_agrees_with_the_reference_on_every_word_up_to_length_6_for_k_and_d_up_to_3(
+    k: int, depth: int
+) -> None:
     # Spec §3.3 reached |u| <= 6; the batched exact evaluator makes the full grid cheap
     # (k = 3: 55,987 words per depth). Its agreement with exact.run is tested in
     # tests/backends/test_batched.py.

@@ -20,8 +20,8 @@ from netproof.constructions import REGISTRY
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic import Hardmax, Network, Softmax, affine, batched
 from netproof.symbolic.exact import run
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Proved, Refuted, TraceProperty, Verdict
+from netproof.verifier.exhaustive.checker import Job, check
 
 BATCHED = "exhaustive (exact, batched integers)"
 PER_WORD = "exhaustive (exact)"
@@ -55,7 +55,9 @@ def _replace_head(net: Network, layer: str, head: str, **changes: Any) -> Networ
     for idx, sub in enumerate(layers):
         if sub.name == layer:
             block = sub.block
-            heads = tuple(dataclasses.replace(h, **changes) if h.name == head else h for h in block.heads)  # type: ignore[union-attr]
+            heads = tuple(
+                dataclasses.replace(h, **changes) if h.name == head else h for h in block.heads
+            )  # type: ignore[union-attr]
             layers[idx] = dataclasses.replace(sub, block=dataclasses.replace(block, heads=heads))
     return dataclasses.replace(net, layers=tuple(layers))
 
@@ -63,8 +65,13 @@ def _replace_head(net: Network, layer: str, head: str, **changes: Any) -> Networ
 # --------------------------------------------------------------------------- the batched trace
 
 
-@pytest.mark.parametrize(("k", "depth", "variant", "max_len"), [(1, 1, "fixed", 4), (2, 2, "fixed", 3), (2, 2, "paper", 3)])
-def test_the_batched_trace_holds_the_exact_states_and_selections_of_every_word(k: int, depth: int, variant: str, max_len: int) -> None:
+@pytest.mark.parametrize(
+    ("k", "depth", "variant", "max_len"),
+    [(1, 1, "fixed", 4), (2, 2, "fixed", 3), (2, 2, "paper", 3)],
+)
+def test_the_batched_trace_holds_the_exact_states_and_selections_of_every_word(
+    k: int, depth: int, variant: str, max_len: int
+) -> None:
     net = dyck_recognizer(k=k, depth=depth, variant=variant)
     for m in range(max_len + 1):
         ws = list(itertools.product(net.alphabet, repeat=m))
@@ -76,21 +83,36 @@ def test_the_batched_trace_holds_the_exact_states_and_selections_of_every_word(k
             assert [s.label for s in bt.states] == [s.label for s in exact.states]
             for state in exact.states:
                 got = bt.state(state.label)
-                assert [[got.value(w, t, d) for d in net.dims] for t in range(exact.n)] == [list(r) for r in state.rows]
+                assert [[got.value(w, t, d) for d in net.dims] for t in range(exact.n)] == [
+                    list(r) for r in state.rows
+                ]
             for sel in exact.selections:
-                assert bt.selected(sel.layer, sel.head, w, sel.position) == sel.selected, (word, sel)
+                assert bt.selected(sel.layer, sel.head, w, sel.position) == sel.selected, (
+                    word,
+                    sel,
+                )
 
 
-def test_a_tied_head_reports_its_first_last_and_count_of_maximizers_and_the_selection_follows_the_tie_rule() -> None:
+def test_a_tied_head_reports_its_first_last_and_count_of_maximizers_and_the_selection_follows_the_tie_rule() -> (
+    None
+):
     # The left head scoring −m only: at token 3 of γ()ω after no matching, γ is matched (−1)
     # and the two brackets tie at 0.
-    tied = _replace_head(dyck_recognizer(k=1, depth=1), "match1", "left", key=affine({"q": {"m": -1}}))
+    tied = _replace_head(
+        dyck_recognizer(k=1, depth=1), "match1", "left", key=affine({"q": {"m": -1}})
+    )
     sel = batched.trace(tied, ["()"]).selection("match1", "left")
-    assert (sel.first[0].tolist(), sel.last[0].tolist(), sel.count[0].tolist()) == ([-1, 0, 1, 1], [-1, 0, 1, 2], [0, 1, 1, 2])
+    assert (sel.first[0].tolist(), sel.last[0].tolist(), sel.count[0].tolist()) == (
+        [-1, 0, 1, 1],
+        [-1, 0, 1, 2],
+        [0, 1, 1, 2],
+    )
     for tie, selected in (("average", (1, 2)), ("leftmost", (1,)), ("rightmost", (2,))):
         net = _replace_head(tied, "match1", "left", normalizer=Hardmax(tie=tie))  # type: ignore[arg-type]
         bt = batched.trace(net, ["()"])
-        assert bt.selected("match1", "left", 0, 3) == selected == run(net, "()").selections[3].selected
+        assert (
+            bt.selected("match1", "left", 0, 3) == selected == run(net, "()").selections[3].selected
+        )
         assert bt.maximizers("match1", "left", 0, 3) == (1, 2)
 
 
@@ -109,7 +131,9 @@ def test_a_batched_trace_refuses_words_of_different_lengths() -> None:
 
 def test_asking_for_a_head_the_network_does_not_have_lists_the_heads() -> None:
     bt = batched.trace(dyck_recognizer(k=1, depth=1), ["()"])
-    with pytest.raises(KeyError, match="no head 'middle' in attention layer 'match1'; heads: match1/left"):
+    with pytest.raises(
+        KeyError, match="no head 'middle' in attention layer 'match1'; heads: match1/left"
+    ):
         bt.maximizers("match1", "middle", 0, 1)
 
 
@@ -118,7 +142,9 @@ def test_asking_for_a_head_the_network_does_not_have_lists_the_heads() -> None:
 
 @pytest.mark.parametrize("variant", ["fixed", "paper"])
 @pytest.mark.parametrize(("k", "depth", "max_len"), [(1, 1, 6), (2, 2, 3), (3, 1, 3)])
-def test_the_batched_y3_y4_y5_verdicts_equal_the_per_word_ones(k: int, depth: int, variant: str, max_len: int) -> None:
+def test_the_batched_y3_y4_y5_verdicts_equal_the_per_word_ones(
+    k: int, depth: int, variant: str, max_len: int
+) -> None:
     job, claims = _dyck(k, depth, variant)
     assert set(claims) == ({"Y3", "Y5"} if variant == "paper" else {"Y3", "Y4", "Y5"})
     for claim in claims.values():
@@ -131,7 +157,9 @@ def test_the_batched_y3_y4_y5_verdicts_equal_the_per_word_ones(k: int, depth: in
 def test_the_invariant_is_checked_on_the_valid_words_only_and_says_how_many() -> None:
     job, claims = _dyck(2, 2, "fixed")
     got = check(job, claims["Y4"], max_len=4)
-    assert got == Proved(BATCHED, 11, "every word with 0 <= |w| <= 4 that the claim is about (11 words)")
+    assert got == Proved(
+        BATCHED, 11, "every word with 0 <= |w| <= 4 that the claim is about (11 words)"
+    )
 
 
 def test_only_filters_the_words_before_the_batched_evaluation() -> None:
@@ -173,7 +201,10 @@ def test_a_left_head_that_prefers_the_farthest_token_is_refuted_with_the_nearest
     job, claims = _dyck(1, 1, "fixed")
     far = _replace_head(job.network(), "match1", "left", key=affine({"q": {"p": -1, "m": -1}}))
     got = _mutant_verdicts(job, claims["Y3"], far, 4)
-    assert got.detail == "on '((': match1 left head at token 3 selects token 1, but the nearest unmatched one is 2"
+    assert (
+        got.detail
+        == "on '((': match1 left head at token 3 selects token 1, but the nearest unmatched one is 2"
+    )
 
 
 def test_a_left_head_that_sees_its_own_token_is_refuted_for_selecting_from_an_empty_side() -> None:
@@ -181,7 +212,10 @@ def test_a_left_head_that_sees_its_own_token_is_refuted_for_selecting_from_an_em
     causal = _replace_head(job.network(), "match1", "left", mask="causal")
     got = _mutant_verdicts(job, claims["Y3"], causal, 3)
     assert got.word == ()
-    assert got.detail == "on ε (the empty word): match1 left head at token 0: selects (0,) from an empty set"
+    assert (
+        got.detail
+        == "on ε (the empty word): match1 left head at token 0: selects (0,) from an empty set"
+    )
 
 
 def test_the_printed_network_breaks_the_layer_invariant_on_the_same_first_valid_word() -> None:
@@ -197,13 +231,17 @@ def test_a_wrong_holds_batch_is_refuted_on_the_first_word_it_flags() -> None:
     def flags_close_then_open(words: Sequence[tuple[str, ...]], trace: Any) -> list[str | None]:
         return ["flagged" if w in {(")", "("), (")", "(", ")", "(")} else None for w in words]
 
-    got = check(job, dataclasses.replace(claims["Y3"], holds_batch=flags_close_then_open), max_len=4)
+    got = check(
+        job, dataclasses.replace(claims["Y3"], holds_batch=flags_close_then_open), max_len=4
+    )
     assert got == Refuted(BATCHED, "on ')(': flagged", (")", "("))
 
 
 def test_a_holds_batch_that_returns_too_few_results_is_an_error_that_says_so() -> None:
     job, claims = _dyck(1, 1, "fixed")
-    short: Callable[[Sequence[tuple[str, ...]], Any], list[str | None]] = lambda words, trace: [None]
+    short: Callable[[Sequence[tuple[str, ...]], Any], list[str | None]] = lambda words, trace: [
+        None
+    ]
     with pytest.raises(ValueError, match="holds_batch returned 1 results for 2 words"):
         check(job, dataclasses.replace(claims["Y3"], holds_batch=short), max_len=2)
 
@@ -213,7 +251,9 @@ def test_a_claim_for_another_backend_or_network_keeps_the_per_word_path() -> Non
     got = check(job, dataclasses.replace(claims["Y5"], backend="sympy"), max_len=2)
     assert isinstance(got, Proved) and got.method == "exhaustive (sympy)"
     # A softmax head is outside the batched fragment.
-    soft = _replace_head(job.network(), "final", "any_open_or_error", normalizer=Softmax(r=Fraction(2)))
+    soft = _replace_head(
+        job.network(), "final", "any_open_or_error", normalizer=Softmax(r=Fraction(2))
+    )
     got = check(_with_network(job, soft), claims["Y3"], max_len=2)
     assert isinstance(got, Proved) and got.method == PER_WORD
 
@@ -281,5 +321,8 @@ def test_the_tie_rule_check_stays_exact_with_a_denominator_past_int64() -> None:
     ]
     got = y5.holds_batch([()] * len(rows), _FakeBatch(rows))
     assert list(got) == [y5.holds((), _FakeTrace(row)) for row in rows]
-    assert got[2] == "the accept bit depends on the tie rule: {'average': False, 'leftmost': True, 'rightmost': False}"
+    assert (
+        got[2]
+        == "the accept bit depends on the tie rule: {'average': False, 'leftmost': True, 'rightmost': False}"
+    )
     assert got[:2] == [None, None]

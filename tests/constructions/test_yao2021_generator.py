@@ -11,7 +11,6 @@ import pytest
 import sympy
 
 from netproof.constructions import REGISTRY
-from netproof.verifier.claims.dyck import allowed_next, is_dyck
 from netproof.constructions.yao2021 import (
     END,
     GeneratorConstants,
@@ -26,8 +25,9 @@ from netproof.symbolic.evaluation import WordError
 from netproof.symbolic.interval import run as run_interval
 from netproof.symbolic.sympy_interp import run as run_sympy
 from netproof.verifier import cli
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Proved, Refuted
+from netproof.verifier.claims.dyck import allowed_next, is_dyck
+from netproof.verifier.exhaustive.checker import Job, check
 
 
 def _want(prefix: tuple[str, ...], k: int, D: int, n: int | None) -> set[str]:
@@ -36,7 +36,9 @@ def _want(prefix: tuple[str, ...], k: int, D: int, n: int | None) -> set[str]:
 
 
 @pytest.mark.parametrize(("k", "D"), [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)])
-def test_g1_next_sets_equal_the_oracle_after_every_prefix_of_every_valid_string_up_to_inner_length_8(k: int, D: int) -> None:
+def test_g1_next_sets_equal_the_oracle_after_every_prefix_of_every_valid_string_up_to_inner_length_8(
+    k: int, D: int
+) -> None:
     net = dyck_generator(k=k, depth=D)
     prefixes = valid_prefixes(k, D, 8)
     for v in prefixes:
@@ -46,7 +48,9 @@ def test_g1_next_sets_equal_the_oracle_after_every_prefix_of_every_valid_string_
 
 
 @pytest.mark.parametrize(("k", "D"), [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)])
-def test_g2_next_sets_equal_the_length_aware_oracle_at_every_position_of_every_valid_string_up_to_inner_length_8(k: int, D: int) -> None:
+def test_g2_next_sets_equal_the_length_aware_oracle_at_every_position_of_every_valid_string_up_to_inner_length_8(
+    k: int, D: int
+) -> None:
     net = dyck_generator(k=k, depth=D, reading="G2")
     strings = [v for v in valid_prefixes(k, D, 8) if is_dyck(v, k, D)]
     for u in strings:
@@ -128,7 +132,9 @@ def test_eq7_and_the_gap_bounds_hold_and_a_false_gap_bound_is_refuted() -> None:
     assert _gap_at_least(sin0, sin1, Fraction(1)) is False
 
 
-def test_soft_layer_two_with_c_1_gives_the_exact_sets_and_smaller_temperatures_are_refuted_on_short_prefixes() -> None:
+def test_soft_layer_two_with_c_1_gives_the_exact_sets_and_smaller_temperatures_are_refuted_on_short_prefixes() -> (
+    None
+):
     one = dyck_generator(k=2, depth=3, lambda2=Fraction(1))
     for v in valid_prefixes(2, 3, 6):
         assert set(run_interval(one, v).next_symbols[-1]) == _want(v, 2, 3, None), v
@@ -162,14 +168,34 @@ def test_the_generator_claims_are_proved_for_g2_at_a_small_bound() -> None:
 def test_the_paper_generator_claims_are_refuted_with_the_empty_word() -> None:
     verdicts = _prove("dyck-gen", "k=1", "depth=1", "variant=paper", max_n=4)
     assert isinstance(verdicts["Y10-paper"], Refuted) and verdicts["Y10-paper"].word == ()
-    assert isinstance(verdicts["Y10-def-paper"], Refuted) and verdicts["Y10-def-paper"].word == (END,)
+    assert isinstance(verdicts["Y10-def-paper"], Refuted) and verdicts["Y10-def-paper"].word == (
+        END,
+    )
 
 
-def test_run_json_gives_the_sorted_allowed_brackets_and_the_end_bit(capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_json_gives_the_sorted_allowed_brackets_and_the_end_bit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert cli.main(["run", "dyck-gen", "([", "-p", "k=2", "-p", "depth=3", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert (record["next"], record["end"], record["backend"]) == (["(", "[", "]"], False, "sympy")
-    assert cli.main(["run", "dyck-gen", "([", "-p", "depth=3", "-p", "reading=G2", "--length", "6", "--json"]) == 0
+    assert (
+        cli.main(
+            [
+                "run",
+                "dyck-gen",
+                "([",
+                "-p",
+                "depth=3",
+                "-p",
+                "reading=G2",
+                "--length",
+                "6",
+                "--json",
+            ]
+        )
+        == 0
+    )
     record = json.loads(capsys.readouterr().out)
     assert (record["next"], record["end"], record["length"]) == (["]"], False, 6)
     assert cli.main(["run", "dyck-gen", "()", "--json"]) == 0
@@ -186,7 +212,9 @@ def test_run_json_gives_the_sorted_allowed_brackets_and_the_end_bit(capsys: pyte
         ({"k": 2, "depth": 2, "variant": "printed"}, "variant='printed' must be fixed or paper"),
     ],
 )
-def test_bad_generator_parameters_are_refused_with_the_fix(kwargs: dict[str, object], message: str) -> None:
+def test_bad_generator_parameters_are_refused_with_the_fix(
+    kwargs: dict[str, object], message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         dyck_generator(**kwargs)  # type: ignore[arg-type]
 
@@ -208,5 +236,7 @@ def test_a_declared_length_is_refused_for_a_network_that_reads_to_the_right() ->
 
 
 def test_next_symbols_refuses_an_end_symbol_it_does_not_score() -> None:
-    with pytest.raises(NetworkValidationError, match="NextSymbols.end='ω' is not one of the scored symbols"):
+    with pytest.raises(
+        NetworkValidationError, match="NextSymbols.end='ω' is not one of the scored symbols"
+    ):
         NextSymbols(scores=(("(", "s"),), threshold=Fraction(1, 2), end="ω")

@@ -38,8 +38,6 @@ import sympy
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.chiang2022 import first_transformer, parity_transformer
-from netproof.verifier.claims.dyck import DYCK
-from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import (
     Affine,
     Hardmax,
@@ -53,7 +51,6 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.sympy_interp import run as run_sympy
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import (
     Construction,
     Language,
@@ -65,6 +62,9 @@ from netproof.verifier.claims import (
     ValueIs,
     Verdict,
 )
+from netproof.verifier.claims.dyck import DYCK
+from netproof.verifier.claims.languages import FIRST, PARITY
+from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.smt.monolithic import recognizes_smt
 
 MAX_LEN = 6
@@ -115,8 +115,14 @@ def with_weight(net: Network, path: Path, delta: Fraction) -> Network:
 
 def job_for(net: Network, language: Language) -> Job:
     c = Construction(
-        name=net.name, paper_id="mutant", title="mutant", reference="mutant", params=(),
-        build=lambda values: net, claims=lambda values: (), language=language,
+        name=net.name,
+        paper_id="mutant",
+        title="mutant",
+        reference="mutant",
+        params=(),
+        build=lambda values: net,
+        claims=lambda values: (),
+        language=language,
     )
     return Job(c, {})
 
@@ -160,7 +166,11 @@ def describe(net: Network, path: Path) -> str:
         node = get_at(net, path[:cut])
         if isinstance(node, Affine):
             rest = path[cut:]
-            entry = f"W[{node.outputs[rest[1]]}, {node.inputs[rest[2]]}]" if rest[0] == "weights" else f"b[{node.outputs[rest[1]]}]"  # type: ignore[index]
+            entry = (
+                f"W[{node.outputs[rest[1]]}, {node.inputs[rest[2]]}]"
+                if rest[0] == "weights"
+                else f"b[{node.outputs[rest[1]]}]"
+            )  # type: ignore[index]
             break
     else:  # pragma: no cover - every weight site lies in an Affine or the embedding
         raise AssertionError(path)
@@ -182,7 +192,9 @@ def test_replace_at_changes_exactly_one_weight_and_revalidates_the_network() -> 
     path = next(p for p in sites if p[:2] == ("readout", "logit"))
     mutant = with_weight(net, path, Fraction(1, 2))
     assert get_at(mutant, path) == get_at(net, path) + Fraction(1, 2)
-    assert [get_at(mutant, p) for p in sites if p != path] == [get_at(net, p) for p in sites if p != path]
+    assert [get_at(mutant, p) for p in sites if p != path] == [
+        get_at(net, p) for p in sites if p != path
+    ]
     assert net.readout.logit.weights[0][0] == 1  # the original is untouched (frozen)
     # Rebuilding goes through validation: a non-Fraction weight is refused.
     with pytest.raises(InexactNumberError, match="int; IR fields hold Fractions"):
@@ -193,13 +205,19 @@ def test_replace_at_changes_exactly_one_weight_and_revalidates_the_network() -> 
 
 
 @pytest.mark.parametrize("build", [parity_transformer, first_transformer])
-def test_the_sites_cover_embeddings_positional_features_attention_ffn_and_readout(build: Callable[..., Network]) -> None:
+def test_the_sites_cover_embeddings_positional_features_attention_ffn_and_readout(
+    build: Callable[..., Network],
+) -> None:
     net = build("ln(4)")
     sites = list(weight_sites(net))
     kinds = {p[1] if p[0] == "embedding" else p[0] for p in sites}
     assert {"table", "positional", "readout", "layers"} <= kinds
     named = {describe(net, p) for p in sites}
-    assert any(".query " in d for d in named) and any(".key " in d for d in named) and any(".value " in d for d in named)
+    assert (
+        any(".query " in d for d in named)
+        and any(".key " in d for d in named)
+        and any(".value " in d for d in named)
+    )
     assert any(".steps[" in d for d in named)
     assert all(get_at(net, p) != 0 for p in sites)
 
@@ -209,7 +227,9 @@ def test_the_sites_cover_embeddings_positional_features_attention_ffn_and_readou
 
 def mutation_run(net: Network, language: Language, capsys: pytest.CaptureFixture[str]) -> None:
     words = all_words()
-    claim = Recognizes(id="C4", statement="recognizes", reference="mutation", language=language, max_len=MAX_LEN)
+    claim = Recognizes(
+        id="C4", statement="recognizes", reference="mutation", language=language, max_len=MAX_LEN
+    )
     assert isinstance(check(job_for(net, language), claim), Proved), "the original must be correct"
     killed: list[str] = []
     equivalent: list[str] = []
@@ -249,11 +269,15 @@ def mutation_run(net: Network, language: Language, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.slow  # 17 s; the default run keeps FIRST's exhaustive run and PARITY's smt and sampled ones
-def test_every_parity_mutant_that_changes_an_accept_bit_up_to_6_is_refuted(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_parity_mutant_that_changes_an_accept_bit_up_to_6_is_refuted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     mutation_run(parity_transformer("ln(4)"), PARITY, capsys)
 
 
-def test_every_first_mutant_that_changes_an_accept_bit_up_to_6_is_refuted(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_first_mutant_that_changes_an_accept_bit_up_to_6_is_refuted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     mutation_run(first_transformer("ln(4)"), FIRST, capsys)
 
 
@@ -266,9 +290,20 @@ def test_every_first_mutant_that_changes_the_logit_up_to_6_is_refuted_by_the_clo
     E = Fraction(4)
 
     def closed_form(p: Any) -> Fraction:
-        return Fraction(0) if p.n == 1 else E / (E + p.n - 1) * (int(p.word[0] == "1") - Fraction(1, 2))
+        return (
+            Fraction(0)
+            if p.n == 1
+            else E / (E + p.n - 1) * (int(p.word[0] == "1") - Fraction(1, 2))
+        )
 
-    claim = ValueIs(id="C6", statement="closed form", reference="§2.3", quantity=Output(), expected=closed_form, max_len=MAX_LEN)
+    claim = ValueIs(
+        id="C6",
+        statement="closed form",
+        reference="§2.3",
+        quantity=Output(),
+        expected=closed_form,
+        max_len=MAX_LEN,
+    )
     words = all_words()
     original = {w: evaluate(net, w, "exact")[1] for w in words}
     killed = unchanged = 0
@@ -286,11 +321,15 @@ def test_every_first_mutant_that_changes_the_logit_up_to_6_is_refuted_by_the_clo
                 assert isinstance(verdict, Proved)
                 unchanged += 1
     with capsys.disabled():
-        print(f"\n[mutation] first, closed form C6: {killed}/{killed + unchanged} mutants killed, {unchanged} leave s unchanged up to |w| = {MAX_LEN}")
+        print(
+            f"\n[mutation] first, closed form C6: {killed}/{killed + unchanged} mutants killed, {unchanged} leave s unchanged up to |w| = {MAX_LEN}"
+        )
     assert killed > 0
 
 
-def test_the_exact_backend_evaluates_a_softmax_whose_weights_are_rational_powers_of_the_base() -> None:
+def test_the_exact_backend_evaluates_a_softmax_whose_weights_are_rational_powers_of_the_base() -> (
+    None
+):
     net = first_transformer("ln(4)")
     path = next(p for p in weight_sites(net) if describe(net, p).startswith("att2.heads[0].key "))
     mutant = with_weight(net, path, Fraction(1, 2))  # key 3/2: scores 0 and 3/2 at the CLS query
@@ -318,7 +357,7 @@ class Tally:
         )
 
 
-def first_wrong(net: Network, language: Language, bound: int) -> tuple[str, ...] | None | str:
+def first_wrong(net: Network, language: Language, bound: int) -> tuple[str, ...] | str | None:
     """The shortlex-first word the network gets wrong up to ``bound`` (exact interpreter), None
     if there is none, or "not rational" when the exact interpreter refuses the network."""
     for m in range(bound + 1):
@@ -333,7 +372,11 @@ def first_wrong(net: Network, language: Language, bound: int) -> tuple[str, ...]
 
 
 def prover_mutation_run(
-    net: Network, language: Language, bound: int, keep: Callable[[int], bool], prove: Callable[[Network], tuple[Verdict, int | None]]
+    net: Network,
+    language: Language,
+    bound: int,
+    keep: Callable[[int], bool],
+    prove: Callable[[Network], tuple[Verdict, int | None]],
 ) -> Tally:
     """Each kept single-weight mutant of ``net`` through ``prove`` (its verdict, and the
     length up to which it says every word was proved, or None), against the exact interpreter:
@@ -357,19 +400,33 @@ def prover_mutation_run(
                 assert isinstance(verdict, Refuted), f"mutant not killed: {name}: {verdict}"
                 assert verdict.word is not None
                 if truth != "not rational":
-                    assert verdict.word == truth, f"{name}: {verdict.word} is not the shortlex-first wrong word {truth}"
-                    assert run_exact(mutant, verdict.word).accepted != language.contains(verdict.word)
+                    assert verdict.word == truth, (
+                        f"{name}: {verdict.word} is not the shortlex-first wrong word {truth}"
+                    )
+                    assert run_exact(mutant, verdict.word).accepted != language.contains(
+                        verdict.word
+                    )
                     if proved_up_to is not None:
                         assert proved_up_to == len(truth) - 1
                 tally.killed.append(name)
     return tally
 
 
-def smt_mutation_run(net: Network, language: Language, bound: int, keep: Callable[[int], bool] = lambda i: True) -> Tally:
-    assert isinstance(recognizes_smt(lambda m: net, language, 0, bound).verdict, Proved), "the original must be proved"
+def smt_mutation_run(
+    net: Network, language: Language, bound: int, keep: Callable[[int], bool] = lambda i: True
+) -> Tally:
+    assert isinstance(recognizes_smt(lambda m: net, language, 0, bound).verdict, Proved), (
+        "the original must be proved"
+    )
     return prover_mutation_run(
-        net, language, bound, keep,
-        lambda mutant: (recognizes_smt(lambda m: mutant, language, 0, bound, timeout=600).verdict, None),
+        net,
+        language,
+        bound,
+        keep,
+        lambda mutant: (
+            recognizes_smt(lambda m: mutant, language, 0, bound, timeout=600).verdict,
+            None,
+        ),
     )
 
 
@@ -381,11 +438,15 @@ def report(capsys: pytest.CaptureFixture[str], tally: Tally, name: str, bound: i
     assert tally.killed, "a verifier that kills no mutant is worthless"
 
 
-def test_every_parity_mutant_that_changes_an_accept_bit_up_to_5_is_refuted_by_smt(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_parity_mutant_that_changes_an_accept_bit_up_to_5_is_refuted_by_smt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     report(capsys, smt_mutation_run(parity_transformer("ln(4)"), PARITY, 5), "PARITY", 5)
 
 
-def test_every_first_mutant_that_changes_an_accept_bit_up_to_5_is_refuted_by_smt(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_first_mutant_that_changes_an_accept_bit_up_to_5_is_refuted_by_smt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     report(capsys, smt_mutation_run(first_transformer("ln(4)"), FIRST, 5), "FIRST", 5)
 
 
@@ -398,28 +459,46 @@ def dyck22() -> Network:
 SPARSE_OR_DENSE = "every"
 
 
-@pytest.mark.parametrize(SPARSE_OR_DENSE, [pytest.param(120, id="every-120th", marks=pytest.mark.slow), pytest.param(40, id="every-40th", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    SPARSE_OR_DENSE,
+    [
+        pytest.param(120, id="every-120th", marks=pytest.mark.slow),
+        pytest.param(40, id="every-40th", marks=pytest.mark.slow),
+    ],
+)
 def test_every_nth_dyck_site_mutant_that_changes_an_accept_bit_up_to_3_is_refuted_by_smt(
-    capsys: pytest.CaptureFixture[str], every: int,
+    capsys: pytest.CaptureFixture[str],
+    every: int,
 ) -> None:
-    report(capsys, smt_mutation_run(dyck22(), DYCK(2, 2), 3, keep=lambda i: i % every == 0), f"Dyck(2,2), every {every}th site", 3)
+    report(
+        capsys,
+        smt_mutation_run(dyck22(), DYCK(2, 2), 3, keep=lambda i: i % every == 0),
+        f"Dyck(2,2), every {every}th site",
+        3,
+    )
 
 
 @pytest.mark.slow
-def test_every_dyck_mutant_that_changes_an_accept_bit_up_to_4_is_refuted_by_smt(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_dyck_mutant_that_changes_an_accept_bit_up_to_4_is_refuted_by_smt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     report(capsys, smt_mutation_run(dyck22(), DYCK(2, 2), 4), "Dyck(2,2)", 4)
 
 
 def test_a_sample_mutant_changes_exactly_the_weight_it_names() -> None:
     net = dyck22()
     path = next(iter(weight_sites(net)))
-    assert get_at(with_weight(net, path, Fraction(1, 2)), path) == get_at(net, path) + Fraction(1, 2)
+    assert get_at(with_weight(net, path, Fraction(1, 2)), path) == get_at(net, path) + Fraction(
+        1, 2
+    )
 
 
 # --------------------------------------------------------------------------- compositional proofs over ranges of lengths
 
 
-def compositional_mutation_run(k: int, depth: int, bound: int, keep: Callable[[int], bool]) -> Tally:
+def compositional_mutation_run(
+    k: int, depth: int, bound: int, keep: Callable[[int], bool]
+) -> Tally:
     """Each kept single-weight mutant of the Dyck(k, depth) recognizer through the compositional
     proof (lemmas, then one query over every length 0..bound), against the exact interpreter."""
     from netproof.verifier.smt.compositional import prove_recognizes
@@ -430,7 +509,9 @@ def compositional_mutation_run(k: int, depth: int, bound: int, keep: Callable[[i
     assert construction.lemmas is not None
     lemmas = construction.lemmas(values)
     claim = next(c for c in construction.claims(values) if isinstance(c, Recognizes))
-    assert isinstance(prove_recognizes(net, claim, lemmas, bound).verdict, Proved), "the original must be proved"
+    assert isinstance(prove_recognizes(net, claim, lemmas, bound).verdict, Proved), (
+        "the original must be proved"
+    )
 
     def prove(mutant: Network) -> tuple[Verdict, int | None]:
         progress = prove_recognizes(mutant, claim, lemmas, bound, timeout=600)
@@ -439,23 +520,44 @@ def compositional_mutation_run(k: int, depth: int, bound: int, keep: Callable[[i
     return prover_mutation_run(net, DYCK(k, depth), bound, keep, prove)
 
 
-@pytest.mark.parametrize(SPARSE_OR_DENSE, [pytest.param(24, id="every-24th", marks=pytest.mark.slow), pytest.param(8, id="every-8th", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    SPARSE_OR_DENSE,
+    [
+        pytest.param(24, id="every-24th", marks=pytest.mark.slow),
+        pytest.param(8, id="every-8th", marks=pytest.mark.slow),
+    ],
+)
 def test_every_nth_dyck11_site_mutant_is_refuted_by_the_compositional_proof_over_a_range_of_lengths_with_the_first_wrong_word(
-    capsys: pytest.CaptureFixture[str], every: int,
+    capsys: pytest.CaptureFixture[str],
+    every: int,
 ) -> None:
-    report(capsys, compositional_mutation_run(1, 1, 6, keep=lambda i: i % every == 0), f"Dyck(1,1), every {every}th site, compositional", 6)
+    report(
+        capsys,
+        compositional_mutation_run(1, 1, 6, keep=lambda i: i % every == 0),
+        f"Dyck(1,1), every {every}th site, compositional",
+        6,
+    )
 
 
 @pytest.mark.slow
 def test_every_10th_dyck22_site_mutant_is_refuted_by_the_compositional_proof_over_a_range_of_lengths(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    report(capsys, compositional_mutation_run(2, 2, 4, keep=lambda i: i % 10 == 0), "Dyck(2,2), every 10th site, compositional", 4)
+    report(
+        capsys,
+        compositional_mutation_run(2, 2, 4, keep=lambda i: i % 10 == 0),
+        "Dyck(2,2), every 10th site, compositional",
+        4,
+    )
 
 
-@pytest.mark.parametrize(SPARSE_OR_DENSE, [pytest.param(6, id="every-6th"), pytest.param(1, id="every", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    SPARSE_OR_DENSE,
+    [pytest.param(6, id="every-6th"), pytest.param(1, id="every", marks=pytest.mark.slow)],
+)
 def test_each_sampled_parity_mutant_is_refuted_with_its_first_wrong_word_or_proved_and_a_proof_for_every_length_holds_beyond_the_bound(
-    capsys: pytest.CaptureFixture[str], every: int,
+    capsys: pytest.CaptureFixture[str],
+    every: int,
 ) -> None:
     """The compositional proof of PARITY (the position-classes query for every length, else one
     query per length) on every single-weight mutant of the ln(4) network: a mutant that goes
@@ -470,7 +572,9 @@ def test_each_sampled_parity_mutant_is_refuted_with_its_first_wrong_word_or_prov
     lemmas = construction.lemmas(values)
     claim = next(c for c in construction.claims(values) if isinstance(c, Recognizes))
     original = prove_recognizes(net, claim, lemmas, 6)
-    assert isinstance(original.verdict, Proved) and original.every_length, "the original must be proved for every length"
+    assert isinstance(original.verdict, Proved) and original.every_length, (
+        "the original must be proved for every length"
+    )
     for_every_length: list[Network] = []
 
     def prove(mutant: Network) -> tuple[Verdict, int | None]:
@@ -480,15 +584,22 @@ def test_each_sampled_parity_mutant_is_refuted_with_its_first_wrong_word_or_prov
         return progress.verdict, progress.proved_up_to
 
     tally = prover_mutation_run(net, PARITY, 6, lambda i: i % every == 0, prove)
-    assert for_every_length, "some mutant (a weight that changes nothing) is proved for every length"
+    assert for_every_length, (
+        "some mutant (a weight that changes nothing) is proved for every length"
+    )
     for mutant in for_every_length:
         assert first_wrong(mutant, PARITY, 9) is None
     with capsys.disabled():
-        print(f"\n[smt mutation] PARITY, compositional (sites i with i % {every} == 0): {len(for_every_length)} mutants proved for every length (and checked exhaustively up to 9)")
+        print(
+            f"\n[smt mutation] PARITY, compositional (sites i with i % {every} == 0): {len(for_every_length)} mutants proved for every length (and checked exhaustively up to 9)"
+        )
     report(capsys, tally, "PARITY, compositional", 6)
 
 
-@pytest.mark.parametrize(SPARSE_OR_DENSE, [pytest.param(6, id="every-6th"), pytest.param(1, id="every", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    SPARSE_OR_DENSE,
+    [pytest.param(6, id="every-6th"), pytest.param(1, id="every", marks=pytest.mark.slow)],
+)
 def test_each_sampled_parity_mutant_layer_value_is_proved_for_every_length_only_where_it_holds_and_else_refuted_with_a_replayed_word(
     every: int,
 ) -> None:
@@ -506,23 +617,39 @@ def test_each_sampled_parity_mutant_layer_value_is_proved_for_every_length_only_
     values = construction.parse_params({"c": "ln(4)"})
     net = construction.network(values)
     assert construction.lemmas is not None
-    claims = [c for c in construction.claims(values) if isinstance(c, ValueIs) and c.closed_form is not None]
+    claims = [
+        c
+        for c in construction.claims(values)
+        if isinstance(c, ValueIs) and c.closed_form is not None
+    ]
     words = [w for m in range(7) for w in itertools.product(PARITY.alphabet, repeat=m)]
     tally: dict[str, int] = {"proved": 0, "refuted": 0}
     for path in itertools.islice(weight_sites(net), 0, None, every):
         for delta in DELTAS:
             mutant = with_weight(net, path, delta)
-            results = [_LemmaResult(lemma, *prove_lemma(mutant, lemma)) for lemma in construction.lemmas(values)]
+            results = [
+                _LemmaResult(lemma, *prove_lemma(mutant, lemma))
+                for lemma in construction.lemmas(values)
+            ]
             traces = [(w, run_exact(mutant, w)) for w in words]
             for claim in claims:
                 _ctx, solver, enc = value_query(mutant, claim, results)
                 answer = str(solver.check())
                 name = f"{describe(net, path)} → {get_at(mutant, path)}, {claim.id}"
                 if answer == "unsat":
-                    wrong = [w for w, trace in traces if isinstance(value_is_body(claim, PARITY.alphabet, "exhaustive", None)(w, trace), Refuted)]
+                    wrong = [
+                        w
+                        for w, trace in traces
+                        if isinstance(
+                            value_is_body(claim, PARITY.alphabet, "exhaustive", None)(w, trace),
+                            Refuted,
+                        )
+                    ]
                     assert not wrong, f"{name}: proved for every length, but wrong on {wrong[:3]}"
                 else:
                     assert answer == "sat", f"{name}: {answer}"
-                    replay_value(mutant, claim, PARITY.alphabet, enc.word_of(solver.model()), "test")
+                    replay_value(
+                        mutant, claim, PARITY.alphabet, enc.word_of(solver.model()), "test"
+                    )
                 tally["proved" if answer == "unsat" else "refuted"] += 1
     assert tally["proved"] and tally["refuted"], tally

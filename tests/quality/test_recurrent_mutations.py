@@ -25,8 +25,8 @@ from netproof.constructions.marnn_tasks import dyck_task
 from netproof.constructions.suzgun2019 import stack_rnn
 from netproof.symbolic import Affine, RecurrentNetwork
 from netproof.symbolic.recurrent import run
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Construction, PredictsNext, Proved, Refuted
+from netproof.verifier.exhaustive.checker import Job, check
 
 BOUND = 3
 TASK = dyck_task(2)
@@ -38,7 +38,8 @@ def _moved(a: Affine, row: int, col: int | None, delta: Fraction) -> Affine:
         bias = tuple(b + delta if i == row else b for i, b in enumerate(a.bias))
         return dataclasses.replace(a, bias=bias)
     weights = tuple(
-        tuple(w + delta if (i, j) == (row, col) else w for j, w in enumerate(r)) for i, r in enumerate(a.weights)
+        tuple(w + delta if (i, j) == (row, col) else w for j, w in enumerate(r))
+        for i, r in enumerate(a.weights)
     )
     return dataclasses.replace(a, weights=weights)
 
@@ -54,9 +55,15 @@ def mutants() -> Iterator[tuple[str, RecurrentNetwork]]:
             where = f"{name}[{a.outputs[i]}, {'bias' if j is None else a.inputs[j]}] {'+1' if delta > 0 else '-1'}"
             changed = _moved(a, i, j, delta)
             if name == "W_y":
-                yield where, dataclasses.replace(net, readout=dataclasses.replace(net.readout, W_y=changed))
+                yield (
+                    where,
+                    dataclasses.replace(net, readout=dataclasses.replace(net.readout, W_y=changed)),
+                )
             else:
-                yield where, dataclasses.replace(net, cell=dataclasses.replace(net.cell, **{name: changed}))
+                yield (
+                    where,
+                    dataclasses.replace(net, cell=dataclasses.replace(net.cell, **{name: changed})),
+                )
 
 
 MUTANTS = list(mutants())
@@ -71,13 +78,23 @@ def first_wrong(net: RecurrentNetwork) -> tuple[str, ...] | None:
 
 
 def verdict_of(net: RecurrentNetwork) -> object:
-    c = Construction(name="mutant", paper_id="test.mutant", title="", reference="", params=(), build=lambda values: net, claims=lambda values: ())
+    c = Construction(
+        name="mutant",
+        paper_id="test.mutant",
+        title="",
+        reference="",
+        params=(),
+        build=lambda values: net,
+        claims=lambda values: (),
+    )
     claim = PredictsNext(id="S1", statement="", reference="", task=TASK, min_len=1, max_len=BOUND)
     return check(Job(c, {}), claim)
 
 
 @pytest.mark.parametrize(("where", "net"), MUTANTS, ids=[w for w, _ in MUTANTS])
-def test_a_mutated_weight_is_refuted_exactly_when_some_short_string_gets_a_wrong_set(where: str, net: RecurrentNetwork) -> None:
+def test_a_mutated_weight_is_refuted_exactly_when_some_short_string_gets_a_wrong_set(
+    where: str, net: RecurrentNetwork
+) -> None:
     wrong = first_wrong(net)
     verdict = verdict_of(net)
     if wrong is None:

@@ -13,14 +13,16 @@ from netproof.constructions.bhattamishra2020 import (
     directional_transformer,
     vanilla_transformer,
 )
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import Construction, Refuted, Simulates
+from netproof.verifier.exhaustive.checker import Job, check
 
 TM = REGISTRY["tm-sim"]
 
 
 @pytest.mark.parametrize("transformer", ["vanilla", "directional"])
-def test_one_perturbed_rnn_weight_inside_the_transformer_is_refuted_with_its_first_failing_step(transformer: str) -> None:
+def test_one_perturbed_rnn_weight_inside_the_transformer_is_refuted_with_its_first_failing_step(
+    transformer: str,
+) -> None:
     values = TM.parse_params({"machine": "reverse", "transformer": transformer})
     cm = compiled_machine("reverse")
     rnn = cm.rnn
@@ -31,8 +33,14 @@ def test_one_perturbed_rnn_weight_inside_the_transformer_is_refuted_with_its_fir
     build = vanilla_transformer if transformer == "vanilla" else directional_transformer
     net = build(wrong, halt=cm.halt_weights, fb={"a": "a", "b": "b"})
     mutant = Construction(
-        name="tm-sim-mutant", paper_id="test", title="", reference="", params=TM.params,
-        build=lambda _values: net, claims=TM.claims, max_steps=TM.max_steps,
+        name="tm-sim-mutant",
+        paper_id="test",
+        title="",
+        reference="",
+        params=TM.params,
+        build=lambda _values: net,
+        claims=TM.claims,
+        max_steps=TM.max_steps,
     )
     job = Job(mutant, values)
     claim = next(c for c in TM.claims(values) if isinstance(c, Simulates))

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+
 from netproof.constructions.chiang2022 import parity_transformer
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic import fingerprint, pretty
@@ -81,10 +82,14 @@ def test_a_softmax_trace_shows_irrational_values_as_decimals() -> None:
 
 
 def test_verdicts_print_as_one_short_line_and_stay_equal_and_hashable() -> None:
-    refuted = Refuted("exhaustive", "expected reject, computed accept " * 5, ("(", ")"), {"logit": "1/2"})
+    refuted = Refuted(
+        "exhaustive", "expected reject, computed accept " * 5, ("(", ")"), {"logit": "1/2"}
+    )
     assert repr(refuted).startswith("<Refuted by exhaustive on '()': expected reject")
     assert len(repr(refuted)) < 130 and "\n" not in repr(refuted)
-    assert refuted == Refuted("exhaustive", "expected reject, computed accept " * 5, ("(", ")"), {"logit": "1/2"})
+    assert refuted == Refuted(
+        "exhaustive", "expected reject, computed accept " * 5, ("(", ")"), {"logit": "1/2"}
+    )
     assert repr(Proved("smt", 1234)) == "<Proved by smt, 1,234 cases>"
     assert hash(Proved("smt", 1234)) == hash(Proved("smt", 1234))
     assert repr(Unknown("smt", "timeout after 10 s")) == "<Unknown (smt): timeout after 10 s>"
@@ -92,4 +97,7 @@ def test_verdicts_print_as_one_short_line_and_stay_equal_and_hashable() -> None:
 
 def test_a_refuted_verdict_shows_its_counterexample_in_a_notebook() -> None:
     page = Refuted("exhaustive", "expected reject", ("(", ")"), {"logit": "1/2"})._repr_html_()
-    assert "<th>counterexample</th><td>&#x27;()&#x27;</td>" in page and "<th>value logit</th><td>1/2</td>" in page
+    assert (
+        "<th>counterexample</th><td>&#x27;()&#x27;</td>" in page
+        and "<th>value logit</th><td>1/2</td>" in page
+    )

@@ -8,6 +8,7 @@ from fractions import Fraction
 from itertools import product
 
 import pytest
+
 from netproof.symbolic import Activation, Affine
 from netproof.symbolic.errors import NetworkValidationError
 from netproof.symbolic.gates import AND, NOT, OR, compile_ffn, lin, relu, var
@@ -19,7 +20,8 @@ def evaluate(ffn, values: dict[str, Fraction]) -> dict[str, Fraction]:  # type: 
     for step in ffn.steps:
         if isinstance(step, Affine):
             state = {
-                o: sum((w * state[i] for i, w in zip(step.inputs, row, strict=True)), Fraction(0)) + b
+                o: sum((w * state[i] for i, w in zip(step.inputs, row, strict=True)), Fraction(0))
+                + b
                 for o, row, b in zip(step.outputs, step.weights, step.bias, strict=True)
             }
         else:
@@ -32,18 +34,25 @@ def deep_outputs() -> dict[str, object]:
     """Three ReLU steps; ``c`` (a count-like value, may be negative below its bound) and ``p``
     (0/1) are read by the last map only, so they are carried through every step."""
     gate = AND(OR(var("p"), NOT(var("q"))), NOT(AND(var("p"), var("q"))))
-    return {"y": lin((var("c"), 1), (gate, 2)), "z": lin((var("p"), 3), (relu(lin((gate, 1), (var("q"), 1))), 1))}
+    return {
+        "y": lin((var("c"), 1), (gate, 2)),
+        "z": lin((var("p"), 3), (relu(lin((gate, 1), (var("q"), 1))), 1)),
+    }
 
 
 def units(ffn) -> list[int]:  # type: ignore[no-untyped-def]
     return [len(step.outputs) for step in ffn.steps if isinstance(step, Affine)]
 
 
-def test_a_bounded_dim_is_carried_as_one_unit_and_the_values_are_unchanged_where_the_bounds_hold() -> None:
+def test_a_bounded_dim_is_carried_as_one_unit_and_the_values_are_unchanged_where_the_bounds_hold() -> (
+    None
+):
     plain = compile_ffn("f", deep_outputs())
     bounded = compile_ffn("f", deep_outputs(), lower={"c": Fraction(-3), "p": 0, "q": 0})
     assert sum(units(bounded)) < sum(units(plain))
-    for p, q, c in product((0, 1), (0, 1), (Fraction(-3), Fraction(-1, 2), Fraction(0), Fraction(7, 3))):
+    for p, q, c in product(
+        (0, 1), (0, 1), (Fraction(-3), Fraction(-1, 2), Fraction(0), Fraction(7, 3))
+    ):
         row = {"p": Fraction(p), "q": Fraction(q), "c": c}
         assert evaluate(bounded, row) == evaluate(plain, row)
 

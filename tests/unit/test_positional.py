@@ -52,8 +52,12 @@ CASES: list[tuple[str, int, int, Fraction]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "i", "n", "value"), CASES, ids=[f"{c[0]}@i={c[1]},n={c[2]}" for c in CASES])
-def test_every_registered_feature_has_its_exact_value(name: str, i: int, n: int, value: Fraction) -> None:
+@pytest.mark.parametrize(
+    ("name", "i", "n", "value"), CASES, ids=[f"{c[0]}@i={c[1]},n={c[2]}" for c in CASES]
+)
+def test_every_registered_feature_has_its_exact_value(
+    name: str, i: int, n: int, value: Fraction
+) -> None:
     result = feature(name)(i, n)
     assert result == value
     assert type(result) is Fraction
@@ -77,11 +81,16 @@ def test_one_over_i_at_position_zero_raises_and_suggests_index_base_one(name: st
 
 
 def test_an_unknown_feature_lists_the_known_ones() -> None:
-    with pytest.raises(NetworkValidationError, match=r"unknown positional feature 'sin\(i\)'; known features: 1, 1-i/n, "):
+    with pytest.raises(
+        NetworkValidationError,
+        match=r"unknown positional feature 'sin\(i\)'; known features: 1, 1-i/n, ",
+    ):
         feature("sin(i)")
 
 
 def test_registering_a_name_twice_is_refused_and_keeps_the_first_meaning() -> None:
-    with pytest.raises(NetworkValidationError, match=r"positional feature 'i/n' is already registered"):
+    with pytest.raises(
+        NetworkValidationError, match=r"positional feature 'i/n' is already registered"
+    ):
         register("i/n", lambda i, n: Fraction(0), "an impostor")
     assert feature("i/n")(1, 2) == Fraction(1, 2)

@@ -9,7 +9,11 @@ from fractions import Fraction
 
 import pytest
 
-from netproof.constructions.chiang2022 import first_transformer, parity_transformer, rumelhart_parity
+from netproof.constructions.chiang2022 import (
+    first_transformer,
+    parity_transformer,
+    rumelhart_parity,
+)
 from netproof.symbolic import (
     RELU,
     AttentionLayer,
@@ -66,7 +70,12 @@ def tiny(
         layers=(
             Sublayer(block=AttentionLayer(name="look", heads=(head,))),
             Sublayer(
-                block=ffn("gate", affine({"u": {"x": 1, "y": -1}}, bias={"u": "1/3"}), RELU, affine({"x": {"u": 2}})),
+                block=ffn(
+                    "gate",
+                    affine({"u": {"x": 1, "y": -1}}, bias={"u": "1/3"}),
+                    RELU,
+                    affine({"x": {"u": 2}}),
+                ),
                 residual=residual,
                 post_ln=layernorm(eps),
             ),
@@ -109,9 +118,13 @@ def test_the_printed_form_of_a_flat_network_with_next_symbols_is_the_golden_text
     net = Network(
         name="flat",
         dims=("x1", "x2", "ok"),
-        embedding=FlatEmbedding(alphabet=("0", "1"), length=2, values=(("0", Fraction(0)), ("1", Fraction(1)))),
+        embedding=FlatEmbedding(
+            alphabet=("0", "1"), length=2, values=(("0", Fraction(0)), ("1", Fraction(1)))
+        ),
         layers=(
-            Sublayer(block=ffn("empty"), residual=False, post_ln=layernorm("1/4", over=("x1", "x2"))),
+            Sublayer(
+                block=ffn("empty"), residual=False, post_ln=layernorm("1/4", over=("x1", "x2"))
+            ),
             Sublayer(block=AttentionLayer(name="none", heads=())),
         ),
         readout=NextSymbols(scores=(("0", "x1"), ("1", "ok")), threshold=Fraction(1, 2)),
@@ -132,13 +145,25 @@ def test_the_printed_form_of_a_flat_network_with_next_symbols_is_the_golden_text
     ("scale", "normalizer", "text"),
     [
         (Scale(), Softmax(r=Fraction(2)), "scale=1 normalizer=softmax(base=E=2, i.e. c=ln 2)"),
-        (Scale(coef=Fraction(3, 2), sqrt_d=4), Softmax(c=Fraction(1), symbol="B"), "scale=3/2·1/√4 normalizer=softmax(base=B=e^1)"),
+        (
+            Scale(coef=Fraction(3, 2), sqrt_d=4),
+            Softmax(c=Fraction(1), symbol="B"),
+            "scale=3/2·1/√4 normalizer=softmax(base=B=e^1)",
+        ),
         (Scale(log_n=True), Softmax(c=Fraction(1)), "scale=ln n normalizer=softmax(base=E=e^1)"),
-        (Scale(coef=Fraction(2), sqrt_d=3, log_n=True), Hardmax(), "scale=2·1/√3·ln n normalizer=hardmax(tie=average)"),
+        (
+            Scale(coef=Fraction(2), sqrt_d=3, log_n=True),
+            Hardmax(),
+            "scale=2·1/√3·ln n normalizer=hardmax(tie=average)",
+        ),
     ],
 )
-def test_scales_and_normalizers_print_every_field(scale: Scale, normalizer: Hardmax | Softmax, text: str) -> None:
-    assert f"    head h: scoring=dot {text} mask=causal empty=zero\n" in pretty(tiny(scale=scale, normalizer=normalizer))
+def test_scales_and_normalizers_print_every_field(
+    scale: Scale, normalizer: Hardmax | Softmax, text: str
+) -> None:
+    assert f"    head h: scoring=dot {text} mask=causal empty=zero\n" in pretty(
+        tiny(scale=scale, normalizer=normalizer)
+    )
 
 
 @pytest.mark.parametrize(
@@ -146,7 +171,9 @@ def test_scales_and_normalizers_print_every_field(scale: Scale, normalizer: Hard
     [tiny, parity_transformer, first_transformer, lambda: rumelhart_parity(3)],
     ids=["tiny", "parity", "first", "rumelhart"],
 )
-def test_pretty_is_deterministic_across_separately_built_equal_networks(build: Callable[[], Network]) -> None:
+def test_pretty_is_deterministic_across_separately_built_equal_networks(
+    build: Callable[[], Network],
+) -> None:
     a, b = build(), build()
     assert a is not b
     assert pretty(a) == pretty(b)
@@ -183,12 +210,18 @@ def test_changing_one_weight_of_a_paper_network_changes_the_fingerprint() -> Non
     fig1 = net.layers[1].block
     last = fig1.steps[-1]
     bumped_row = (last.weights[0][0] + 1, *last.weights[0][1:])
-    bumped = type(last)(inputs=last.inputs, outputs=last.outputs, weights=(bumped_row,), bias=last.bias)
+    bumped = type(last)(
+        inputs=last.inputs, outputs=last.outputs, weights=(bumped_row,), bias=last.bias
+    )
     changed = Network(
         name=net.name,
         dims=net.dims,
         embedding=net.embedding,
-        layers=(net.layers[0], Sublayer(block=type(fig1)(name=fig1.name, steps=(*fig1.steps[:-1], bumped))), *net.layers[2:]),
+        layers=(
+            net.layers[0],
+            Sublayer(block=type(fig1)(name=fig1.name, steps=(*fig1.steps[:-1], bumped))),
+            *net.layers[2:],
+        ),
         readout=net.readout,
         params=net.params,
         reference=net.reference,

@@ -22,7 +22,16 @@ BRACKETS = ("(1", ")1", "(2", ")2")
         (BRACKETS, ["(2", ")2"], ("(2", ")2")),
         (BITS, ("1", "0"), ("1", "0")),
     ],
-    ids=["chars", "empty-chars", "chars-with-spaces", "tokens", "extra-spaces", "empty-tokens", "list", "tuple"],
+    ids=[
+        "chars",
+        "empty-chars",
+        "chars-with-spaces",
+        "tokens",
+        "extra-spaces",
+        "empty-tokens",
+        "list",
+        "tuple",
+    ],
 )
 def test_a_word_splits_into_characters_or_space_separated_tokens(
     alphabet: tuple[str, ...], word: str | list[str], symbols: tuple[str, ...]
@@ -31,12 +40,16 @@ def test_a_word_splits_into_characters_or_space_separated_tokens(
 
 
 def test_a_character_outside_the_alphabet_is_refused_naming_the_symbol_and_its_position() -> None:
-    with pytest.raises(WordError, match=r"symbol '2' at position 3 is not in the alphabet \{0, 1\}"):
+    with pytest.raises(
+        WordError, match=r"symbol '2' at position 3 is not in the alphabet \{0, 1\}"
+    ):
         tokenize(BITS, "012")
 
 
 def test_a_token_outside_the_alphabet_is_refused_naming_the_token_and_its_position() -> None:
-    with pytest.raises(WordError, match=r"symbol '\(3' at position 2 is not in the alphabet \{\(1, \)1, \(2, \)2\}"):
+    with pytest.raises(
+        WordError, match=r"symbol '\(3' at position 2 is not in the alphabet \{\(1, \)1, \(2, \)2\}"
+    ):
         tokenize(BRACKETS, "(1 (3 )1")
 
 
@@ -46,7 +59,10 @@ def test_tokens_written_without_spaces_are_one_unknown_symbol() -> None:
 
 
 def test_a_special_token_typed_by_the_user_is_refused_with_a_hint() -> None:
-    with pytest.raises(WordError, match=r"symbol 'CLS' at position 1 .*special tokens are added by the network, not typed"):
+    with pytest.raises(
+        WordError,
+        match=r"symbol 'CLS' at position 1 .*special tokens are added by the network, not typed",
+    ):
         tokenize(BITS, ["CLS", "0"])
 
 
@@ -55,6 +71,8 @@ def test_a_word_error_is_a_value_error() -> None:
         tokenize(BITS, "x")
 
 
-@pytest.mark.parametrize(("alphabet", "word"), [(BITS, "0110"), (BITS, ""), (BRACKETS, "(1 (2 )2 )1")])
+@pytest.mark.parametrize(
+    ("alphabet", "word"), [(BITS, "0110"), (BITS, ""), (BRACKETS, "(1 (2 )2 )1")]
+)
 def test_render_is_the_inverse_of_tokenize(alphabet: tuple[str, ...], word: str) -> None:
     assert render(alphabet, tokenize(alphabet, word)) == word

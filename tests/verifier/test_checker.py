@@ -14,8 +14,12 @@ import pytest
 import sympy
 
 from netproof.constructions import REGISTRY
-from netproof.constructions.chiang2022 import doubled, first_flawed, first_transformer, parity_transformer
-from netproof.verifier.claims.languages import PARITY
+from netproof.constructions.chiang2022 import (
+    doubled,
+    first_flawed,
+    first_transformer,
+    parity_transformer,
+)
 from netproof.symbolic import FFN, Activation, Affine, Network
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.interval import run as run_interval
@@ -32,14 +36,21 @@ from netproof.verifier.claims import (
     Unknown,
     ValueIs,
 )
+from netproof.verifier.claims.languages import PARITY
 from netproof.verifier.exhaustive.checker import Job, check, count_words, words
 
 
 def job_for(net: Network, language: Language | None = None) -> Job:
     """A checker job for a hand-built (e.g. mutated) network."""
     c = Construction(
-        name=net.name, paper_id="test", title="test", reference="test", params=(),
-        build=lambda values: net, claims=lambda values: (), language=language,
+        name=net.name,
+        paper_id="test",
+        title="test",
+        reference="test",
+        params=(),
+        build=lambda values: net,
+        claims=lambda values: (),
+        language=language,
     )
     return Job(c, {})
 
@@ -51,7 +62,9 @@ def registry_job(name: str, **given: str) -> tuple[Job, dict[str, Any]]:
 
 
 def recognizes(lang: Language, max_len: int) -> Recognizes:
-    return Recognizes(id="rec", statement="recognizes", reference="test", language=lang, max_len=max_len)
+    return Recognizes(
+        id="rec", statement="recognizes", reference="test", language=lang, max_len=max_len
+    )
 
 
 # --------------------------------------------------------------------------- words
@@ -64,25 +77,46 @@ def test_words_come_in_shortlex_order_without_repeats() -> None:
     assert len(set(got)) == len(got) == 15
 
 
-@pytest.mark.parametrize(("alphabet", "lo", "hi"), [(("0", "1"), 0, 6), (("0", "1"), 2, 4), (("a", "b", "c"), 0, 4), (("x",), 0, 5), (("0", "1"), 3, 2)])
-def test_count_words_matches_the_number_of_words_enumerated(alphabet: tuple[str, ...], lo: int, hi: int) -> None:
+@pytest.mark.parametrize(
+    ("alphabet", "lo", "hi"),
+    [
+        (("0", "1"), 0, 6),
+        (("0", "1"), 2, 4),
+        (("a", "b", "c"), 0, 4),
+        (("x",), 0, 5),
+        (("0", "1"), 3, 2),
+    ],
+)
+def test_count_words_matches_the_number_of_words_enumerated(
+    alphabet: tuple[str, ...], lo: int, hi: int
+) -> None:
     listed = list(words(alphabet, lo, hi))
     assert count_words(alphabet, lo, hi) == len(listed)
     assert all(lo <= len(w) <= hi for w in listed)
-    assert set(listed) == {w for n in range(lo, hi + 1) for w in itertools.product(alphabet, repeat=n)}
+    assert set(listed) == {
+        w for n in range(lo, hi + 1) for w in itertools.product(alphabet, repeat=n)
+    }
 
 
 # --------------------------------------------------------------------------- Recognizes
 
 
-def test_a_network_checked_against_the_wrong_language_is_refuted_on_the_shortest_counterexample() -> None:
+def test_a_network_checked_against_the_wrong_language_is_refuted_on_the_shortest_counterexample() -> (
+    None
+):
     net = first_transformer()
     verdict = check(job_for(net, PARITY), recognizes(PARITY, 5))
     assert isinstance(verdict, Refuted)
     # Independently: the first word in shortlex order where FIRST's net disagrees with PARITY.
-    first_wrong = next(w for w in words(("0", "1"), 0, 5) if run_exact(net, w).accepted != PARITY.contains(w))
+    first_wrong = next(
+        w for w in words(("0", "1"), 0, 5) if run_exact(net, w).accepted != PARITY.contains(w)
+    )
     assert verdict.word == first_wrong == ("0", "1")
-    assert verdict.values == {"logit": str(run_exact(net, "01").output), "accepted": "False", "member": "True"}
+    assert verdict.values == {
+        "logit": str(run_exact(net, "01").output),
+        "accepted": "False",
+        "member": "True",
+    }
 
 
 def test_recognizes_is_proved_with_one_check_per_word_in_the_bound() -> None:
@@ -101,7 +135,9 @@ def test_the_papers_parity_closed_form_is_refuted_at_0_and_the_fixed_one_proved_
     assert isinstance(refuted, Refuted)
     assert refuted.word == ("0",)
     E = sympy.Symbol("E", positive=True)
-    network, claimed = (sympy.sympify(refuted.values[k], locals={"E": E}) for k in ("network", "claimed"))
+    network, claimed = (
+        sympy.sympify(refuted.values[k], locals={"E": E}) for k in ("network", "claimed")
+    )
     # n = 2, k = 0: the network's s is −(1/2)·tanh c; the paper's (2/n)·tanh c form says −tanh c.
     tanh = (E**2 - 1) / (E**2 + 1)
     assert sympy.cancel(network + tanh / 2) == 0
@@ -135,8 +171,16 @@ def test_a_bound_is_proved_where_it_holds_and_refuted_where_it_is_too_tight() ->
 def test_an_equality_the_interval_backend_cannot_decide_is_unknown() -> None:
     job, _ = registry_job("first")
     claim = ValueIs(
-        id="third", statement="s", reference="test", quantity=Output(), backend="interval",
-        expected=lambda p: Fraction(0) if p.n == 1 else Fraction(2, 2 + p.n - 1) * (Fraction(int(p.word[0] == "1")) - Fraction(1, 2)),
+        id="third",
+        statement="s",
+        reference="test",
+        quantity=Output(),
+        backend="interval",
+        expected=lambda p: (
+            Fraction(0)
+            if p.n == 1
+            else Fraction(2, 2 + p.n - 1) * (Fraction(int(p.word[0] == "1")) - Fraction(1, 2))
+        ),
         max_len=3,
     )
     verdict = check(job, claim)
@@ -154,7 +198,9 @@ def test_a_claim_whose_bound_contains_no_word_is_not_reported_proved() -> None:
 
 
 @pytest.mark.z3
-def test_flawed_first_is_right_for_every_base_above_n_minus_1_and_wrong_at_or_below_it_up_to_5() -> None:
+def test_flawed_first_is_right_for_every_base_above_n_minus_1_and_wrong_at_or_below_it_up_to_5() -> (
+    None
+):
     job, claims = registry_job("first-flawed")
     verdict = check(job, claims["C10"], max_len=5)
     assert isinstance(verdict, Proved)
@@ -164,9 +210,13 @@ def test_flawed_first_is_right_for_every_base_above_n_minus_1_and_wrong_at_or_be
 
 
 @pytest.mark.z3
-def test_lowering_the_flawed_first_threshold_to_n_minus_2_is_refuted_with_a_base_that_misclassifies() -> None:
+def test_lowering_the_flawed_first_threshold_to_n_minus_2_is_refuted_with_a_base_that_misclassifies() -> (
+    None
+):
     job, claims = registry_job("first-flawed")
-    lowered = dataclasses.replace(claims["C10"], threshold=lambda m: Fraction(max(m - 1, 1)), threshold_text="max(|w| − 1, 1)")
+    lowered = dataclasses.replace(
+        claims["C10"], threshold=lambda m: Fraction(max(m - 1, 1)), threshold_text="max(|w| − 1, 1)"
+    )
     verdict = check(job, lowered, max_len=5)
     assert isinstance(verdict, Refuted)
     assert verdict.word == ("1", "0")
@@ -202,9 +252,14 @@ def _mutate_fig1(net: Network, step: int, row: int, col: int, value: Fraction) -
     affine = block.steps[step]
     assert isinstance(affine, Affine)
     weights = tuple(
-        tuple(value if (r, c) == (row, col) else w for c, w in enumerate(ws)) for r, ws in enumerate(affine.weights)
+        tuple(value if (r, c) == (row, col) else w for c, w in enumerate(ws))
+        for r, ws in enumerate(affine.weights)
     )
-    steps = (*block.steps[:step], dataclasses.replace(affine, weights=weights), *block.steps[step + 1 :])
+    steps = (
+        *block.steps[:step],
+        dataclasses.replace(affine, weights=weights),
+        *block.steps[step + 1 :],
+    )
     new_sub = dataclasses.replace(sub, block=dataclasses.replace(block, steps=steps))
     return dataclasses.replace(net, layers=(*net.layers[:index], new_sub, *net.layers[index + 1 :]))
 
@@ -223,7 +278,9 @@ def _eval_block(block: FFN, x: dict[str, Fraction]) -> dict[str, Fraction]:
 
 
 @pytest.mark.z3
-def test_fig1_is_proved_for_all_integers_and_a_mutated_fig1_block_is_refuted_at_values_that_break_it() -> None:
+def test_fig1_is_proved_for_all_integers_and_a_mutated_fig1_block_is_refuted_at_values_that_break_it() -> (
+    None
+):
     job, claims = registry_job("parity")
     c2 = claims["C2"]
     assert isinstance(c2, BlockIdentity)
@@ -244,7 +301,9 @@ def test_fig1_is_proved_for_all_integers_and_a_mutated_fig1_block_is_refuted_at_
 # --------------------------------------------------------------------------- Identity (sympy)
 
 
-def test_the_cross_entropy_identity_is_proved_and_the_papers_log_sigma_version_refuted_at_eta_one_tenth() -> None:
+def test_the_cross_entropy_identity_is_proved_and_the_papers_log_sigma_version_refuted_at_eta_one_tenth() -> (
+    None
+):
     _, fixed = registry_job("parity-ce")
     _, paper = registry_job("parity-ce", variant="paper")
     assert isinstance(fixed["C9"], Identity)
@@ -258,20 +317,36 @@ def test_the_cross_entropy_identity_is_proved_and_the_papers_log_sigma_version_r
     assert Fraction(refuted.values["rhs"]) == Fraction(1, 10)
 
 
-def test_a_matrix_identity_is_proved_entry_by_entry_and_refuted_at_the_first_entry_its_sample_separates() -> None:
+def test_a_matrix_identity_is_proved_entry_by_entry_and_refuted_at_the_first_entry_its_sample_separates() -> (
+    None
+):
     a, b, c = sympy.symbols("a b c", real=True)
     job = Job(REGISTRY["parity-ce"], {})
     lhs = sympy.Matrix([[a + b, a * b], [sympy.exp(a + c), 0]])
-    true = Identity(id="m", statement="m", reference="r", lhs=lhs,
-                    rhs=sympy.Matrix([[b + a, b * a], [sympy.exp(a) * sympy.exp(c), 0]]))
-    assert check(job, true) == Proved("sympy (simplify)", 4, "identity holds symbolically (4 entries)")
-    false = Identity(id="m", statement="m", reference="r", lhs=lhs,
-                     rhs=sympy.Matrix([[a + b, a + b], [sympy.exp(a + c), 0]]),
-                     sample={"a": Fraction(2), "b": Fraction(3), "c": Fraction(1)})
+    true = Identity(
+        id="m",
+        statement="m",
+        reference="r",
+        lhs=lhs,
+        rhs=sympy.Matrix([[b + a, b * a], [sympy.exp(a) * sympy.exp(c), 0]]),
+    )
+    assert check(job, true) == Proved(
+        "sympy (simplify)", 4, "identity holds symbolically (4 entries)"
+    )
+    false = Identity(
+        id="m",
+        statement="m",
+        reference="r",
+        lhs=lhs,
+        rhs=sympy.Matrix([[a + b, a + b], [sympy.exp(a + c), 0]]),
+        sample={"a": Fraction(2), "b": Fraction(3), "c": Fraction(1)},
+    )
     refuted = check(job, false)
     assert isinstance(refuted, Refuted)
     # Entry [0, 1] reads a and b only: c is not listed among the values of the counterexample.
-    assert refuted.detail == "entry [0, 1] at a=2, b=3: left side = 6.0000000, right side = 5.0000000"
+    assert (
+        refuted.detail == "entry [0, 1] at a=2, b=3: left side = 6.0000000, right side = 5.0000000"
+    )
     assert refuted.values["entry"] == "entry [0, 1]"
 
 
@@ -296,7 +371,9 @@ def _is_zero(x: Any) -> bool:
     return bool(x.a <= 0 <= x.b)
 
 
-def test_the_mirror_invariant_of_parity_ln_is_proved_structurally_and_holds_on_evaluated_words() -> None:
+def test_the_mirror_invariant_of_parity_ln_is_proved_structurally_and_holds_on_evaluated_words() -> (
+    None
+):
     job, claims = registry_job("parity-ln")
     verdict = check(job, claims["C7-mirror"])
     assert isinstance(verdict, Proved)
@@ -317,7 +394,9 @@ def test_the_papers_x_0_doubling_is_refuted_on_the_empty_word() -> None:
 def _with_extra_positional_on_a_mirror_dim(net: Network) -> Network:
     emb = net.embedding
     extra = (("−I[w=0]", "i/n", Fraction(1)),)
-    return dataclasses.replace(net, embedding=dataclasses.replace(emb, positional=emb.positional + extra))  # type: ignore[arg-type]
+    return dataclasses.replace(
+        net, embedding=dataclasses.replace(emb, positional=emb.positional + extra)
+    )  # type: ignore[arg-type]
 
 
 def _writing_only_the_mirror_of_a_dim(net: Network) -> Network:
@@ -327,22 +406,27 @@ def _writing_only_the_mirror_of_a_dim(net: Network) -> Network:
     assert isinstance(block, FFN)
     last = block.steps[-1]
     assert isinstance(last, Affine) and last.outputs == ("I[i=k]/n", "−I[i=k]/n")
-    only_mirror = dataclasses.replace(last, outputs=last.outputs[1:], weights=last.weights[1:], bias=last.bias[1:])
+    only_mirror = dataclasses.replace(
+        last, outputs=last.outputs[1:], weights=last.weights[1:], bias=last.bias[1:]
+    )
     new_block = dataclasses.replace(block, steps=(*block.steps[:-1], only_mirror))
-    return dataclasses.replace(net, layers=(*net.layers[:index], dataclasses.replace(sub, block=new_block), *net.layers[index + 1 :]))
+    return dataclasses.replace(
+        net,
+        layers=(
+            *net.layers[:index],
+            dataclasses.replace(sub, block=new_block),
+            *net.layers[index + 1 :],
+        ),
+    )
 
 
 @pytest.mark.parametrize(
     "break_mirror",
     [
         pytest.param(
-            _with_extra_positional_on_a_mirror_dim,
-            id="positional-feature-on-the-mirror-dim-only"
+            _with_extra_positional_on_a_mirror_dim, id="positional-feature-on-the-mirror-dim-only"
         ),
-        pytest.param(
-            _writing_only_the_mirror_of_a_dim,
-            id="map-writes-the-mirror-dim-only"
-        ),
+        pytest.param(_writing_only_the_mirror_of_a_dim, id="map-writes-the-mirror-dim-only"),
     ],
 )
 def test_a_doubled_network_that_breaks_the_mirror_is_never_proved(break_mirror: Any) -> None:
@@ -352,4 +436,3 @@ def test_a_doubled_network_that_breaks_the_mirror_is_never_proved(break_mirror: 
     # ... so the checker must not prove the invariant.
     verdict = check(job_for(net), MIRROR)
     assert isinstance(verdict, Refuted), verdict
-

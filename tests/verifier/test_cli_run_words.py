@@ -60,12 +60,20 @@ def test_run_over_standard_input_with_json_prints_one_record_per_line(
     done = netproof(capsys, "run", "parity", "-", "--json")
     records = [json.loads(line) for line in done.out.splitlines()]
     assert done.code == 0
-    assert [(r["word"], r["output"], r["accepted"]) for r in records] == [("0110", "-3/77", False), ("1", "3/10", True)]
+    assert [(r["word"], r["output"], r["accepted"]) for r in records] == [
+        ("0110", "-3/77", False),
+        ("1", "3/10", True),
+    ]
 
 
-def test_a_file_with_one_word_runs_it_as_a_single_word_does(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_file_with_one_word_runs_it_as_a_single_word_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     (tmp_path / "w.txt").write_text("0110\n", encoding="utf-8")
-    assert netproof(capsys, "run", "parity", f"@{tmp_path / 'w.txt'}").out == netproof(capsys, "run", "parity", "0110").out
+    assert (
+        netproof(capsys, "run", "parity", f"@{tmp_path / 'w.txt'}").out
+        == netproof(capsys, "run", "parity", "0110").out
+    )
 
 
 def test_a_bad_word_among_many_exits_2_naming_its_line_before_anything_runs(
@@ -74,11 +82,15 @@ def test_a_bad_word_among_many_exits_2_naming_its_line_before_anything_runs(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"0110\n012\n")))
     done = netproof(capsys, "run", "parity", "-")
     assert (done.code, done.out) == (2, "")
-    assert done.err == ("netproof: error: standard input, line 2: symbol '2' at position 3 is not in the alphabet {0, 1}; "
-                        "special tokens are added by the network, not typed\n")
+    assert done.err == (
+        "netproof: error: standard input, line 2: symbol '2' at position 3 is not in the alphabet {0, 1}; "
+        "special tokens are added by the network, not typed\n"
+    )
 
 
-def test_trace_of_many_words_is_refused_naming_the_fix(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_trace_of_many_words_is_refused_naming_the_fix(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     (tmp_path / "w.txt").write_text("01\n10\n", encoding="utf-8")
     done = netproof(capsys, "run", "parity", f"@{tmp_path / 'w.txt'}", "--trace")
     assert done.code == 2 and "--trace prints one word's trace" in done.err
@@ -91,26 +103,42 @@ def test_the_empty_word_on_a_network_without_special_tokens_names_the_constructi
     (tmp_path / "maj.py").write_text(render_template("my-majority"), encoding="utf-8")
     done = netproof(capsys, "run", "maj.py", "")
     assert done.code == 2
-    assert done.err == ("netproof: error: my-majority reads its logit at token 0, and the empty word gives 0 tokens: "
-                        "my-majority is defined on words of at least 1 symbol; give a longer word\n")
+    assert done.err == (
+        "netproof: error: my-majority reads its logit at token 0, and the empty word gives 0 tokens: "
+        "my-majority is defined on words of at least 1 symbol; give a longer word\n"
+    )
 
 
 @pytest.mark.torch
-def test_the_torch_hardmax_line_says_so_for_a_network_without_hardmax(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_torch_hardmax_line_says_so_for_a_network_without_hardmax(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     done = netproof(capsys, "run", "parity", "01", "--backend", "torch")
-    assert done.code == 0 and "hardmax: the network has no hardmax head (no score gap to measure)\n" in done.out
-    assert "hardmax: smallest score gap 0.25; unresolved ties: 0" in netproof(capsys, "run", "dyck", "()", "--backend", "torch").out
+    assert (
+        done.code == 0
+        and "hardmax: the network has no hardmax head (no score gap to measure)\n" in done.out
+    )
+    assert (
+        "hardmax: smallest score gap 0.25; unresolved ties: 0"
+        in netproof(capsys, "run", "dyck", "()", "--backend", "torch").out
+    )
 
 
-def test_run_trace_prints_every_state_through_the_public_formatter(capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_trace_prints_every_state_through_the_public_formatter(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     done = netproof(capsys, "run", "dyck", "([])[]", "-p", "k=2", "-p", "depth=2", "--trace")
     trace = run(dyck_recognizer(k=2, depth=2), "([])[]")
     assert done.code == 0
     assert format_trace(trace, states="all", value=certified_text, weights=True) in done.out
-    assert len(done.out.splitlines()) < 116  # the private formatter's one line per position and head took 116
+    assert (
+        len(done.out.splitlines()) < 116
+    )  # the private formatter's one line per position and head took 116
 
 
-def test_run_trace_prints_irrational_values_with_every_digit_certified(capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_trace_prints_irrational_values_with_every_digit_certified(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from netproof.constructions.chiang2022.networks import doubled
     from netproof.symbolic.sympy_interp import run as run_sympy
 
@@ -138,8 +166,18 @@ def test_certified_rounding_prints_only_the_digits_both_ends_of_the_enclosure_ag
 def test_format_trace_cuts_a_wide_table_into_blocks_of_positions_within_the_width() -> None:
     trace = run(parity_transformer(), "0110" * 8)
     text = format_trace(trace, states="all", width=60)
-    assert all(len(line) <= 60 for line in text.splitlines() if line.startswith(("  i ", "  token ", "  s ")))
-    assert "  positions 0–" in text and [s.label for s in trace.states] == ["input", "count", "fig1", "parity", "ffn2"]
+    assert all(
+        len(line) <= 60
+        for line in text.splitlines()
+        if line.startswith(("  i ", "  token ", "  s "))
+    )
+    assert "  positions 0–" in text and [s.label for s in trace.states] == [
+        "input",
+        "count",
+        "fig1",
+        "parity",
+        "ffn2",
+    ]
     labels = [text.index(f"state after {s.label!r}") for s in trace.states]
     assert labels == sorted(labels)
 
@@ -152,4 +190,6 @@ def test_a_json_trace_has_each_irrational_values_certified_decimal_beside_its_ex
     assert count["after"] == "count"
     assert count["rows"][1]["I[w=0]"] == "1.96396101212393 (±2.0e-60)"
     assert count["decimals"][1]["I[w=0]"] == "≈1.96396"
-    assert count["decimals"][1]["I[w=1]"].startswith("0 ± ")  # an enclosure of 0: only a bound is certified
+    assert count["decimals"][1]["I[w=1]"].startswith(
+        "0 ± "
+    )  # an enclosure of 0: only a bound is certified

@@ -27,20 +27,33 @@ def _bare(name: str, min_len: int) -> tuple:
     """A compiled B-RASP network stripped of its BOS and EOS tokens, its program's claim and lemmas."""
     program = BRASP_PROGRAMS[name]
     net = compile_brasp(program)
-    bare = dataclasses.replace(net, embedding=dataclasses.replace(net.embedding, prefix=(), suffix=()))
+    bare = dataclasses.replace(
+        net, embedding=dataclasses.replace(net.embedding, prefix=(), suffix=())
+    )
     language = dataclasses.replace(brasp.language(program), automaton=program_automaton(program))
-    claim = Recognizes(id="network=program", statement="bare network = program", reference="test", language=language, min_len=min_len, max_len=3)
+    claim = Recognizes(
+        id="network=program",
+        statement="bare network = program",
+        reference="test",
+        language=language,
+        min_len=min_len,
+        max_len=3,
+    )
     return bare, claim, brasp_lemmas(program)
 
 
-def test_the_exact_interpreter_gives_no_verdict_on_the_empty_word_of_a_network_without_prefix_or_suffix_tokens() -> None:
+def test_the_exact_interpreter_gives_no_verdict_on_the_empty_word_of_a_network_without_prefix_or_suffix_tokens() -> (
+    None
+):
     bare, _claim, _lemmas = _bare("no_aa", 0)
     with pytest.raises(WordError, match="readout position -1 is outside the 0 tokens"):
         run(bare, ())
 
 
 @pytest.mark.parametrize("lengths", ["all", "ranges", "each"])
-def test_the_compositional_prover_calls_the_empty_word_unsupported_instead_of_crashing(lengths: str) -> None:
+def test_the_compositional_prover_calls_the_empty_word_unsupported_instead_of_crashing(
+    lengths: str,
+) -> None:
     bare, claim, lemmas = _bare("no_aa", 0)
     verdict = prove_recognizes(bare, claim, lemmas, 3, timeout=30, lengths=lengths).verdict
     assert isinstance(verdict, Unknown)
@@ -48,7 +61,9 @@ def test_the_compositional_prover_calls_the_empty_word_unsupported_instead_of_cr
     assert "min_len >= 1" in verdict.reason
 
 
-def test_from_length_one_the_same_network_is_refuted_by_a_word_the_exact_interpreter_reproduces() -> None:
+def test_from_length_one_the_same_network_is_refuted_by_a_word_the_exact_interpreter_reproduces() -> (
+    None
+):
     bare, claim, lemmas = _bare("contains_ab", 1)
     verdict = prove_recognizes(bare, claim, lemmas, 3, timeout=30, lengths="each").verdict
     assert isinstance(verdict, Refuted)
@@ -56,13 +71,25 @@ def test_from_length_one_the_same_network_is_refuted_by_a_word_the_exact_interpr
     assert run(bare, verdict.word).accepted != claim.language.contains(verdict.word)
 
 
-def test_a_program_whose_automaton_accepts_nothing_is_proved_equal_to_its_network_at_every_length_asked() -> None:
+def test_a_program_whose_automaton_accepts_nothing_is_proved_equal_to_its_network_at_every_length_asked() -> (
+    None
+):
     # ◁_j [all, Q_a(j)] ¬Q_a(j): the first a, read as "not a", is always 0 (and the default Q_a too).
     a = brasp.token("a")
-    program = brasp.Program("never", ("a", "b"), output=brasp.leftmost("all", score=a.at_j, value=~a.at_j, default=a))
+    program = brasp.Program(
+        "never", ("a", "b"), output=brasp.leftmost("all", score=a.at_j, value=~a.at_j, default=a)
+    )
     automaton = program_automaton(program)
     assert automaton is not None and automaton.accepting == frozenset()
-    claim = Recognizes(id="network=program", statement="network = program", reference="test",
-                       language=dataclasses.replace(brasp.language(program), automaton=automaton), min_len=0, max_len=3)
-    verdict = prove_recognizes(compile_brasp(program), claim, brasp_lemmas(program), 3, timeout=30, lengths="each").verdict
+    claim = Recognizes(
+        id="network=program",
+        statement="network = program",
+        reference="test",
+        language=dataclasses.replace(brasp.language(program), automaton=automaton),
+        min_len=0,
+        max_len=3,
+    )
+    verdict = prove_recognizes(
+        compile_brasp(program), claim, brasp_lemmas(program), 3, timeout=30, lengths="each"
+    ).verdict
     assert isinstance(verdict, Proved), verdict

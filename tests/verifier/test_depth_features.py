@@ -17,12 +17,19 @@ from typing import Any
 import pytest
 
 from netproof.constructions import REGISTRY
-from netproof.symbolic import Hardmax, LayerNorm, Network, Scale, Softmax
-from netproof.symbolic import interval, sympy_interp
-from netproof.symbolic.evaluation import UndecidedSignError
+from netproof.symbolic import Hardmax, LayerNorm, Network, Scale, Softmax, interval, sympy_interp
 from netproof.symbolic.errors import NetworkValidationError
+from netproof.symbolic.evaluation import UndecidedSignError
+from netproof.verifier.claims import (
+    AllowedNext,
+    Construction,
+    Proved,
+    Refuted,
+    TraceProperty,
+    Unknown,
+    Verdict,
+)
 from netproof.verifier.claims.languages import PARITY
-from netproof.verifier.claims import AllowedNext, Construction, Proved, Refuted, TraceProperty, Unknown, Verdict
 from netproof.verifier.exhaustive.checker import Job
 from netproof.verifier.smt.compositional.depth_features import prove_allowed_next
 from netproof.verifier.smt.prove import prove_claim
@@ -36,7 +43,9 @@ DELTAS = (Fraction(1, 2), Fraction(-1, 2))
 def _setup(**params: str) -> tuple[Job, TraceProperty, Network]:
     c = REGISTRY["dyck-gen"]
     values = c.parse_params(params)
-    claim = next(x for x in c.claims(values) if x.id.startswith("Y10") and not x.id.startswith("Y10-def"))
+    claim = next(
+        x for x in c.claims(values) if x.id.startswith("Y10") and not x.id.startswith("Y10-def")
+    )
     assert isinstance(claim, TraceProperty)
     return Job(c, values), claim, c.network(values)
 
@@ -77,7 +86,9 @@ def _long_prefixes(k: int, depth: int, count: int, length: int, seed: str) -> li
 
 
 @pytest.mark.parametrize(("k", "depth"), [(1, 1), (1, 3), (2, 2), (2, 3)])
-def test_the_generator_is_proved_for_every_length_where_the_exhaustive_check_agrees(k: int, depth: int) -> None:
+def test_the_generator_is_proved_for_every_length_where_the_exhaustive_check_agrees(
+    k: int, depth: int
+) -> None:
     job, claim, net = _setup(k=str(k), depth=str(depth))
     smt = prove_claim(job, claim, method="smt", max_len=6).verdict
     assert isinstance(smt, Proved), smt
@@ -114,12 +125,18 @@ def _full_words(k: int, depth: int, count: int, length: int, seed: str) -> list[
 
 
 @pytest.mark.parametrize(("k", "depth"), [(1, 1), (1, 3), (2, 2), (2, 3)])
-def test_the_length_aware_reading_is_proved_for_every_length_where_the_exhaustive_check_agrees(k: int, depth: int) -> None:
+def test_the_length_aware_reading_is_proved_for_every_length_where_the_exhaustive_check_agrees(
+    k: int, depth: int
+) -> None:
     job, claim, net = _setup(k=str(k), depth=str(depth), reading="G2")
     smt = prove_claim(job, claim, method="smt", max_len=6).verdict
     assert isinstance(smt, Proved), smt
     assert "every longer one" in smt.detail
-    assert [n.name for n in prove_allowed_next(net, claim, 6).tree.children][:3] == ["uniform depth.count", "scale-free angle", "length features angle"]
+    assert [n.name for n in prove_allowed_next(net, claim, 6).tree.children][:3] == [
+        "uniform depth.count",
+        "scale-free angle",
+        "length features angle",
+    ]
     exhaustive = prove_claim(job, claim, method="exhaustive", max_len=6).verdict
     assert isinstance(exhaustive, Proved), exhaustive
     assert _holds_on(net, claim, _full_words(k, depth, 3, 40, f"g2{k}{depth}")) is None
@@ -132,11 +149,16 @@ def test_the_length_aware_papers_printed_tests_are_refuted_with_gamma_omega() ->
     assert v.word == ("ω",)
 
 
-@pytest.mark.parametrize(("params", "reason"), [
-    ({"lambda2": "1"}, "soft or scaled with the length"),
-    ({"pos_norm": "100"}, "positional feature"),
-])
-def test_networks_outside_the_lemmas_shapes_are_unsupported_never_proved(params: dict[str, str], reason: str) -> None:
+@pytest.mark.parametrize(
+    ("params", "reason"),
+    [
+        ({"lambda2": "1"}, "soft or scaled with the length"),
+        ({"pos_norm": "100"}, "positional feature"),
+    ],
+)
+def test_networks_outside_the_lemmas_shapes_are_unsupported_never_proved(
+    params: dict[str, str], reason: str
+) -> None:
     _job, claim, net = _setup(k="1", depth="2", **params)
     out = prove_allowed_next(net, claim, 6)
     assert isinstance(out.verdict, Unknown)
@@ -147,7 +169,13 @@ def test_the_lemma_tree_names_each_lemma_and_the_selection_agrees_with_the_trace
     job, claim, net = _setup(k="2", depth="3")
     out = prove_allowed_next(net, claim, 6)
     assert isinstance(out.verdict, Proved)
-    assert [n.name for n in out.tree.children] == ["uniform depth.count", "scale-free angle", "same-depth top.match", "readout by depth features", "side conditions"]
+    assert [n.name for n in out.tree.children] == [
+        "uniform depth.count",
+        "scale-free angle",
+        "same-depth top.match",
+        "readout by depth features",
+        "side conditions",
+    ]
     # the lemma says: the latest push at the query's height (γ at height 0); Y9 checks the same exactly
     y9 = next(c for c in job.construction.claims(job.values) if c.id == "Y9")
     assert isinstance(prove_claim(job, y9, method="exhaustive", max_len=6).verdict, Proved)
@@ -205,7 +233,9 @@ def _check_mutants(k: int, depth: int, every: int, reading: str = "G1") -> dict[
     if reading == "G1":
         longer = _long_prefixes(k, depth, 3, 14, "mutants") + [tuple("(" * depth + ")(" * 6)]
     else:
-        longer = _full_words(k, depth, 3, 14, "mutants") + [(*"(" * depth, *")" * depth, *"()" * 5, "ω")]
+        longer = _full_words(k, depth, 3, 14, "mutants") + [
+            (*"(" * depth, *")" * depth, *"()" * 5, "ω")
+        ]
     for path in list(weight_sites(net))[::every]:
         for delta in DELTAS:
             try:
@@ -213,8 +243,13 @@ def _check_mutants(k: int, depth: int, every: int, reading: str = "G1") -> dict[
             except (NetworkValidationError, ValueError):
                 continue
             wrapped = Construction(
-                name="dyck-gen-mutant", paper_id="mutant", title="mutant", reference="mutant", params=(),
-                build=lambda _v, m=mutant: m, claims=lambda _v: (claim,),
+                name="dyck-gen-mutant",
+                paper_id="mutant",
+                title="mutant",
+                reference="mutant",
+                params=(),
+                build=lambda _v, m=mutant: m,
+                claims=lambda _v: (claim,),
             )
             mjob = Job(wrapped, {})
             truth: Verdict = prove_claim(mjob, claim, method="exhaustive", max_len=BOUND).verdict
@@ -225,23 +260,33 @@ def _check_mutants(k: int, depth: int, every: int, reading: str = "G1") -> dict[
             label = f"{'.'.join(map(str, path))} {'+' if delta > 0 else ''}{delta}"
             if isinstance(truth, Refuted):
                 tally["changed"] += 1
-                assert isinstance(v, Refuted), f"{label}: the mutant breaks Y10 on {truth.word}, but the smt method says {v}"
-                assert v.word == truth.word, f"{label}: {v.word} is not the shortlex-first {truth.word}"
+                assert isinstance(v, Refuted), (
+                    f"{label}: the mutant breaks Y10 on {truth.word}, but the smt method says {v}"
+                )
+                assert v.word == truth.word, (
+                    f"{label}: {v.word} is not the shortlex-first {truth.word}"
+                )
                 assert claim.holds(v.word, _exact_run(mutant, v.word)) is not None
                 tally["refuted"] += 1
             elif isinstance(v, Proved):
                 tally["proved"] += 1
                 if "every longer one" in v.detail:
-                    assert _holds_on(mutant, claim, longer) is None, f"{label}: proved for every length, but wrong on a longer prefix"
+                    assert _holds_on(mutant, claim, longer) is None, (
+                        f"{label}: proved for every length, but wrong on a longer prefix"
+                    )
             else:
-                assert not isinstance(v, Refuted), f"{label}: refuted {v}, but every prefix up to {BOUND} is right"
+                assert not isinstance(v, Refuted), (
+                    f"{label}: refuted {v}, but every prefix up to {BOUND} is right"
+                )
                 tally["unknown"] += 1
     return tally
 
 
 @pytest.mark.z3
 @pytest.mark.parametrize("reading", ["G1", "G2"])
-def test_single_weight_mutants_that_change_a_next_set_are_refuted_never_proved(reading: str) -> None:
+def test_single_weight_mutants_that_change_a_next_set_are_refuted_never_proved(
+    reading: str,
+) -> None:
     tally = _check_mutants(1, 2, every=7, reading=reading)
     assert tally["changed"] >= 3, tally
     assert tally["refuted"] == tally["changed"]
@@ -249,8 +294,12 @@ def test_single_weight_mutants_that_change_a_next_set_are_refuted_never_proved(r
 
 @pytest.mark.slow
 @pytest.mark.z3
-@pytest.mark.parametrize(("k", "depth", "reading"), [(1, 2, "G1"), (2, 2, "G1"), (1, 2, "G2"), (2, 2, "G2")])
-def test_every_single_weight_mutant_of_the_small_generators_is_answered_soundly(k: int, depth: int, reading: str) -> None:
+@pytest.mark.parametrize(
+    ("k", "depth", "reading"), [(1, 2, "G1"), (2, 2, "G1"), (1, 2, "G2"), (2, 2, "G2")]
+)
+def test_every_single_weight_mutant_of_the_small_generators_is_answered_soundly(
+    k: int, depth: int, reading: str
+) -> None:
     tally = _check_mutants(k, depth, every=1, reading=reading)
     print(tally)
     assert tally["refuted"] == tally["changed"] >= 10
@@ -260,7 +309,9 @@ def test_every_single_weight_mutant_of_the_small_generators_is_answered_soundly(
 
 
 @pytest.mark.z3
-def test_the_proof_log_is_rebuilt_by_its_freshness_check_and_a_changed_lemma_is_rejected(tmp_path: Any) -> None:
+def test_the_proof_log_is_rebuilt_by_its_freshness_check_and_a_changed_lemma_is_rejected(
+    tmp_path: Any,
+) -> None:
     import json
 
     from netproof.verifier.smt.prooflog import ProofLogError, check_fresh, write_atomic, write_log
@@ -274,7 +325,9 @@ def test_the_proof_log_is_rebuilt_by_its_freshness_check_and_a_changed_lemma_is_
     assert queries == ["same-depth top.match"]
     with open(path, encoding="utf-8") as fh:
         rec = json.load(fh)
-    rec["lemmas"]["children"][2]["statement"] = rec["lemmas"]["children"][2]["statement"].replace("decided exactly", "decided")
+    rec["lemmas"]["children"][2]["statement"] = rec["lemmas"]["children"][2]["statement"].replace(
+        "decided exactly", "decided"
+    )
     write_atomic(path, json.dumps(rec, sort_keys=True))
     with pytest.raises(ProofLogError, match="same-depth top.match"):
         check_fresh(path, REGISTRY)

@@ -144,8 +144,11 @@ def state_changing_mutants(name: str, every: int = 1) -> tuple[int, list[Mutant]
             try:
                 if [_states(mutant, w) for w in shorts] == original:
                     continue  # a dead mutation on short words: not what this test is about
-                wrong = tuple(w for w in _words(net.alphabet, claim.min_len, bound)
-                              if run_exact(mutant, w).accepted != claim.language.contains(w))
+                wrong = tuple(
+                    w
+                    for w in _words(net.alphabet, claim.min_len, bound)
+                    if run_exact(mutant, w).accepted != claim.language.contains(w)
+                )
             except NotRationalError:
                 continue  # a weight the exact interpreter cannot evaluate (an irrational softmax weight)
             found.append(Mutant(name, path, delta, mutant, wrong))
@@ -157,8 +160,14 @@ def _verdict(name: str, mutant: Mutant) -> Verdict:
     _params, _short, bound = NETWORKS[name]
     lemmas = c.lemmas(values) if c.lemmas is not None else ()
     wrapped = Construction(
-        name=f"{c.name}-mutant", paper_id="mutant", title="mutant", reference="mutant", params=(),
-        build=lambda _v: mutant.net, claims=lambda _v: (claim,), lemmas=(lambda _v: lemmas) if lemmas else None,
+        name=f"{c.name}-mutant",
+        paper_id="mutant",
+        title="mutant",
+        reference="mutant",
+        params=(),
+        build=lambda _v: mutant.net,
+        claims=lambda _v: (claim,),
+        lemmas=(lambda _v: lemmas) if lemmas else None,
     )
     return prove_claim(Job(wrapped, {}), claim, method="smt", max_len=bound, timeout=120).verdict
 
@@ -178,17 +187,26 @@ def check_mutant(mutant: Mutant, reruns: int = RERUNS) -> Verdict:
     v = verdicts[0]
     if isinstance(v, Refuted):
         assert v.word is not None
-        assert run_exact(mutant.net, v.word).accepted != claim.language.contains(v.word), mutant.label
+        assert run_exact(mutant.net, v.word).accepted != claim.language.contains(v.word), (
+            mutant.label
+        )
         if mutant.wrong:
-            assert v.word == mutant.wrong[0], f"{mutant.label}: {v.word} is not the shortlex-first wrong word {mutant.wrong[0]}"
+            assert v.word == mutant.wrong[0], (
+                f"{mutant.label}: {v.word} is not the shortlex-first wrong word {mutant.wrong[0]}"
+            )
     elif isinstance(v, Proved):
         assert not mutant.wrong, f"{mutant.label}: proved, but it gets {mutant.wrong[0]} wrong"
         if "every longer one" in v.detail:  # a proof for every length: try longer words too
             bound = NETWORKS[mutant.network][2]
             rng = random.Random(mutant.label)
             for _ in range(LONGER):
-                w = tuple(rng.choice(mutant.net.alphabet) for _ in range(rng.randint(bound + 1, bound + 10)))
-                assert run_exact(mutant.net, w).accepted == claim.language.contains(w), f"{mutant.label}: proved for every length, but wrong on {w}"
+                w = tuple(
+                    rng.choice(mutant.net.alphabet)
+                    for _ in range(rng.randint(bound + 1, bound + 10))
+                )
+                assert run_exact(mutant.net, w).accepted == claim.language.contains(w), (
+                    f"{mutant.label}: proved for every length, but wrong on {w}"
+                )
     else:
         assert isinstance(v, Unknown)
     return v
@@ -202,12 +220,18 @@ def _spread(items: list[Mutant], k: int) -> list[Mutant]:
 
 
 @pytest.mark.parametrize("name", ["parity", "first", "dyck11"])
-def test_a_few_state_changing_mutants_are_refuted_or_unknown_never_proved_and_the_same_on_concurrent_runs(name: str) -> None:
+def test_a_few_state_changing_mutants_are_refuted_or_unknown_never_proved_and_the_same_on_concurrent_runs(
+    name: str,
+) -> None:
     _total, mutants = state_changing_mutants(name, every=SAMPLE[name])
     assert mutants, f"{name}: no single-weight mutant changes a state (the filter is broken)"
-    assert any(m.wrong for m in mutants), f"{name}: no mutant changes the language (the enumeration is broken)"
+    assert any(m.wrong for m in mutants), (
+        f"{name}: no mutant changes the language (the enumeration is broken)"
+    )
     for mutant in _spread(mutants, 1 if name == "dyck11" else 2):
-        check_mutant(mutant, reruns=4 if name == "dyck11" else RERUNS)  # -m slow: 10 for every Dyck mutant
+        check_mutant(
+            mutant, reruns=4 if name == "dyck11" else RERUNS
+        )  # -m slow: 10 for every Dyck mutant
 
 
 @pytest.mark.slow
@@ -221,5 +245,7 @@ def test_every_state_changing_mutant_is_refuted_or_unknown_never_proved_and_the_
         v = check_mutant(mutant)
         counts[type(v).__name__.lower()] += 1
     with capsys.disabled():
-        print(f"\n{name}: {total} mutants, {len(mutants)} change a state, {sum(bool(m.wrong) for m in mutants)} change the language "
-              f"(bound {NETWORKS[name][2]}); refuted {counts['refuted']}, unknown {counts['unknown']}, proved {counts['proved']}")
+        print(
+            f"\n{name}: {total} mutants, {len(mutants)} change a state, {sum(bool(m.wrong) for m in mutants)} change the language "
+            f"(bound {NETWORKS[name][2]}); refuted {counts['refuted']}, unknown {counts['unknown']}, proved {counts['proved']}"
+        )

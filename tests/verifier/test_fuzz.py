@@ -19,10 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from netproof.constructions import REGISTRY
-from netproof.verifier.claims.dyck import DYCK
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic import Network
-from netproof.verifier.exhaustive.checker import Job, check, check_word
 from netproof.verifier.claims import (
     Claim,
     Construction,
@@ -32,6 +30,8 @@ from netproof.verifier.claims import (
     TraceProperty,
     Unknown,
 )
+from netproof.verifier.claims.dyck import DYCK
+from netproof.verifier.exhaustive.checker import Job, check, check_word
 from netproof.verifier.fuzzing.fuzz import FuzzError, _Probe, fuzz, fuzzable, plan
 from netproof.verifier.fuzzing.strategies import language_words
 
@@ -43,7 +43,15 @@ def registry_job(name: str, **given_params: str) -> tuple[Job, dict[str, Claim]]
 
 
 def job_for(net: Network) -> Job:
-    c = Construction(name=net.name, paper_id="test", title="test", reference="test", params=(), build=lambda values: net, claims=lambda values: ())
+    c = Construction(
+        name=net.name,
+        paper_id="test",
+        title="test",
+        reference="test",
+        params=(),
+        build=lambda values: net,
+        claims=lambda values: (),
+    )
     return Job(c, {})
 
 
@@ -57,22 +65,31 @@ def exhaustive_word(job: Job, claim: Claim, max_len: int) -> tuple[str, ...]:
 
 
 @pytest.mark.parametrize(("k", "depth"), [(1, 1), (2, 2)])
-def test_fuzzing_the_paper_dyck_recognizer_finds_the_exhaustive_checkers_shortest_counterexample(k: int, depth: int) -> None:
+def test_fuzzing_the_paper_dyck_recognizer_finds_the_exhaustive_checkers_shortest_counterexample(
+    k: int, depth: int
+) -> None:
     job, claims = registry_job("dyck", k=str(k), depth=str(depth), variant="paper")
     claim = claims["Y2-paper"]
     verdict = fuzz(job, claim, seed=0, database=None)  # the default budget and max length
     assert isinstance(verdict, Refuted)
     assert verdict.word == exhaustive_word(job, claim, 6) == ("(", ")")
     assert verdict.method == "fuzz (hypothesis, exact)"
-    assert verdict.detail.startswith("'()' is in Dyck(") and "rejects it (logit -1/2)" in verdict.detail
+    assert (
+        verdict.detail.startswith("'()' is in Dyck(")
+        and "rejects it (logit -1/2)" in verdict.detail
+    )
     assert verdict.values == {"logit": "-1/2", "accepted": "False", "member": "True"}
 
 
 @pytest.mark.parametrize(("k", "depth"), [(1, 3), (2, 3), (3, 2), (1, 4)])
-def test_fuzzing_a_recognizer_against_a_shallower_language_shrinks_to_the_long_shortest_counterexample(k: int, depth: int) -> None:
+def test_fuzzing_a_recognizer_against_a_shallower_language_shrinks_to_the_long_shortest_counterexample(
+    k: int, depth: int
+) -> None:
     # Dyck(k, D) \\ Dyck(k, D − 1) starts at the 2D-symbol word (^D )^D: hypothesis must shrink to it.
     job = job_for(dyck_recognizer(k=k, depth=depth))
-    claim = Recognizes(id="shallower", statement="", reference="", language=DYCK(k, depth - 1), max_len=2 * depth)
+    claim = Recognizes(
+        id="shallower", statement="", reference="", language=DYCK(k, depth - 1), max_len=2 * depth
+    )
     verdict = fuzz(job, claim, seed=1, database=None)
     assert isinstance(verdict, Refuted)
     assert verdict.word == exhaustive_word(job, claim, 2 * depth) == ("(",) * depth + (")",) * depth
@@ -99,12 +116,19 @@ def test_fuzzing_the_papers_other_refuted_statements_finds_the_exhaustive_counte
     assert verdict.word == exhaustive_word(job, claim, bound)
 
 
-@pytest.mark.parametrize(("name", "claim_id"), [("dyck", "Y2"), ("dyck", "Y4"), ("first", "recognizes"), ("first-logn", "C11-bound")])
-def test_fuzzing_a_correct_claim_finds_no_counterexample_and_never_says_proved(name: str, claim_id: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "claim_id"),
+    [("dyck", "Y2"), ("dyck", "Y4"), ("first", "recognizes"), ("first-logn", "C11-bound")],
+)
+def test_fuzzing_a_correct_claim_finds_no_counterexample_and_never_says_proved(
+    name: str, claim_id: str
+) -> None:
     job, claims = registry_job(name)
     verdict = fuzz(job, claims[claim_id], seed=3, database=None, examples=60)
     assert isinstance(verdict, Unknown) and not isinstance(verdict, Proved)
-    assert verdict.reason.startswith("no counterexample found in 60 examples (seed 3, max length 40;")
+    assert verdict.reason.startswith(
+        "no counterexample found in 60 examples (seed 3, max length 40;"
+    )
     assert verdict.reason.endswith("this is not a proof")
 
 
@@ -172,41 +196,66 @@ def test_the_database_keeps_the_failures_of_different_claims_apart(tmp_path: Pat
         ("dyck-gen", {"reading": "G2"}, "Y10-def", "words followed by ω"),
     ],
 )
-def test_each_claim_gets_the_words_it_is_about(name: str, params: dict[str, str], claim_id: str, description: str) -> None:
+def test_each_claim_gets_the_words_it_is_about(
+    name: str, params: dict[str, str], claim_id: str, description: str
+) -> None:
     job, claims = registry_job(name, **params)
     assert plan(job, claims[claim_id]).description == description
 
 
 def test_a_domain_no_strategy_matches_is_drawn_from_the_claims_own_list() -> None:
     job, _ = registry_job("dyck")
-    odd = TraceProperty(id="odd", statement="", reference="", holds=lambda w, t: None, domain=lambda b: [("(",), (")", ")", "[")], max_len=3)
+    odd = TraceProperty(
+        id="odd",
+        statement="",
+        reference="",
+        holds=lambda w, t: None,
+        domain=lambda b: [("(",), (")", ")", "[")],
+        max_len=3,
+    )
     p = plan(job, odd)
     assert p.description == "the claim's own domain up to length 3 (2 words)"
     assert p.admissible((")", ")", "[")) and not p.admissible(("(", ")"))
 
 
-@pytest.mark.parametrize(("name", "claim_id"), [("parity", "C4-all-c"), ("parity", "C2"), ("parity-ln", "C7-mirror"), ("dyck-gen", "Y8")])
+@pytest.mark.parametrize(
+    ("name", "claim_id"),
+    [("parity", "C4-all-c"), ("parity", "C2"), ("parity-ln", "C7-mirror"), ("dyck-gen", "Y8")],
+)
 def test_claims_not_checked_word_by_word_are_not_fuzzable(name: str, claim_id: str) -> None:
     job, claims = registry_job(name)
     verdict = fuzz(job, claims[claim_id], seed=0, database=None)
-    assert isinstance(verdict, Unknown) and verdict.reason.startswith(f"not fuzzable: {claim_id} is a ")
+    assert isinstance(verdict, Unknown) and verdict.reason.startswith(
+        f"not fuzzable: {claim_id} is a "
+    )
     assert fuzzable(claims[claim_id]) == verdict.reason
 
 
 def test_a_given_strategy_replaces_the_automatic_one() -> None:
     job, claims = registry_job("dyck", k="1", depth="1", variant="paper")
     verdict = fuzz(job, claims["Y2-paper"], seed=0, database=None, strategy=st.just((")", "(")))
-    assert isinstance(verdict, Refuted) and verdict.word == (")", "(") and "the given strategy" in verdict.detail
+    assert (
+        isinstance(verdict, Refuted)
+        and verdict.word == (")", "(")
+        and "the given strategy" in verdict.detail
+    )
     assert "is not in Dyck(1,1) but the network accepts it" in verdict.detail
 
 
 # --------------------------------------------------------------------------- fast path and replay
 
 
-@pytest.mark.parametrize(("variant", "claim_id"), [("paper", "Y2-paper"), ("paper", "Y3"), ("fixed", "Y4"), ("fixed", "Y5")])
-@settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize(
+    ("variant", "claim_id"),
+    [("paper", "Y2-paper"), ("paper", "Y3"), ("fixed", "Y4"), ("fixed", "Y5")],
+)
+@settings(
+    max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(data=st.data())
-def test_the_batched_search_and_the_per_word_replay_agree_on_every_word(variant: str, claim_id: str, data: st.DataObject) -> None:
+def test_the_batched_search_and_the_per_word_replay_agree_on_every_word(
+    variant: str, claim_id: str, data: st.DataObject
+) -> None:
     job, claims = registry_job("dyck", k="2", depth="2", variant=variant)
     claim = claims[claim_id]
     w = data.draw(language_words(DYCK(2, 2), max_len=14))
@@ -218,7 +267,11 @@ def test_check_word_gives_the_exhaustive_checkers_verdict_for_its_counterexample
     exhaustive = check(job, claims["C5-paper"])
     single = check_word(job, claims["C5-paper"], ("0",))
     assert isinstance(exhaustive, Refuted) and isinstance(single, Refuted)
-    assert (single.detail, single.word, single.values) == (exhaustive.detail, exhaustive.word, exhaustive.values)
+    assert (single.detail, single.word, single.values) == (
+        exhaustive.detail,
+        exhaustive.word,
+        exhaustive.values,
+    )
     assert single.method == "single word (symbolic)"
     assert check_word(job, claims["C4"], ("1", "0", "1", "1")) is None
 
@@ -228,7 +281,10 @@ def test_check_word_skips_words_a_trace_property_is_not_about_and_refuses_other_
     assert check_word(job, claims["Y4"], (")", "(")) is None  # Y4 is about members only
     parity, parity_claims = registry_job("parity")
     verdict = check_word(parity, parity_claims["C2"], ("0",))
-    assert isinstance(verdict, Unknown) and "BlockIdentity claim is not checked word by word; use check()" in verdict.reason
+    assert (
+        isinstance(verdict, Unknown)
+        and "BlockIdentity claim is not checked word by word; use check()" in verdict.reason
+    )
     with pytest.raises(ValueError, match=r"symbols \['x'\] outside the alphabet"):
         check_word(job, claims["Y2"], ("(", "x"))
 
@@ -243,12 +299,14 @@ def test_fuzz_refuses_bad_budgets_lengths_databases_and_strategies_with_the_fix(
         fuzz(job, claim, examples=0)
     with pytest.raises(FuzzError, match=r"max_len=0 is below the claim's min_len=1; raise max_len"):
         fuzz(job, claim, max_len=0)
-    with pytest.raises(FuzzError, match=r"database=42 must be None, a directory path or a hypothesis ExampleDatabase"):
+    with pytest.raises(
+        FuzzError,
+        match=r"database=42 must be None, a directory path or a hypothesis ExampleDatabase",
+    ):
         fuzz(job, claim, database=42)  # type: ignore[arg-type]
     bad: Any = [("0",)]
     with pytest.raises(FuzzError, match=r"must be a hypothesis SearchStrategy"):
         fuzz(job, claim, strategy=bad)
-
 
 
 # --------------------------------------------------------------------------- shards (fuzz --jobs)
@@ -262,22 +320,34 @@ def test_a_budget_is_spread_over_the_shards_without_an_empty_one() -> None:
         budgets(0, 2)
 
 
-def test_shard_0_searches_as_one_process_would_and_the_others_get_seeds_derived_from_the_runs() -> None:
+def test_shard_0_searches_as_one_process_would_and_the_others_get_seeds_derived_from_the_runs() -> (
+    None
+):
     from netproof.verifier.fuzzing.shards import shard_settings
 
-    assert shard_settings(5, False, 0) == (5, False) and shard_settings(None, True, 0) == (None, True)
+    assert shard_settings(5, False, 0) == (5, False) and shard_settings(None, True, 0) == (
+        None,
+        True,
+    )
     assert shard_settings(None, False, 3) == (None, False)  # unseeded: fresh seeds everywhere
     seeded = [shard_settings(5, False, i) for i in range(1, 4)]
-    assert len({s for s, _d in seeded}) == 3 and all(d is False and isinstance(s, int) for s, d in seeded)
+    assert len({s for s, _d in seeded}) == 3 and all(
+        d is False and isinstance(s, int) for s, d in seeded
+    )
     assert seeded == [shard_settings(5, False, i) for i in range(1, 4)]
     assert shard_settings(None, True, 1) != shard_settings(6, False, 1)
 
 
-def test_the_merged_verdict_is_the_shortest_counterexample_of_any_shard_whatever_their_order() -> None:
+def test_the_merged_verdict_is_the_shortest_counterexample_of_any_shard_whatever_their_order() -> (
+    None
+):
     from netproof.verifier.fuzzing.shards import merge
 
     alphabet = ("(", ")")
-    none = Unknown("fuzz (hypothesis, exact)", "no counterexample found in 5 examples (seed 1, max length 8; uniform words); this is not a proof")
+    none = Unknown(
+        "fuzz (hypothesis, exact)",
+        "no counterexample found in 5 examples (seed 1, max length 8; uniform words); this is not a proof",
+    )
     long = Refuted("fuzz (hypothesis, exact)", "long", ("(", ")", "(", ")"), {})
     late = Refuted("fuzz (hypothesis, exact)", "second", (")", "("), {})
     early = Refuted("fuzz (hypothesis, exact)", "first", ("(", ")"), {})
@@ -289,7 +359,9 @@ def test_the_merged_verdict_is_the_shortest_counterexample_of_any_shard_whatever
     assert merge([none, odd], alphabet) is odd
 
 
-def test_shards_that_find_nothing_merge_into_one_no_counterexample_over_all_their_examples() -> None:
+def test_shards_that_find_nothing_merge_into_one_no_counterexample_over_all_their_examples() -> (
+    None
+):
     from netproof.verifier.fuzzing.shards import merge
 
     c = REGISTRY["dyck"]
@@ -299,5 +371,7 @@ def test_shards_that_find_nothing_merge_into_one_no_counterexample_over_all_thei
     shards = [fuzz(job, claim, examples=6, max_len=8, seed=s, database=None) for s in (11, 12)]
     merged = merge(shards, job.alphabet)
     assert isinstance(merged, Unknown) and merged.method == shards[0].method
-    assert merged.reason.startswith("no counterexample found in 12 examples in 2 shards (seed 11, seed 12, max length 8; ")
+    assert merged.reason.startswith(
+        "no counterexample found in 12 examples in 2 shards (seed 11, seed 12, max length 8; "
+    )
     assert merged.reason.endswith("); this is not a proof")

@@ -44,11 +44,15 @@ NOT_WEIGHTS = (Scale, Softmax, Hardmax, LayerNorm)
 
 
 def _plan(depth: int) -> LayerInduction:
-    return LayerInduction(after=tuple(f"logic{ell}" for ell in range(1, depth + 1)), mark="m", error="e")
+    return LayerInduction(
+        after=tuple(f"logic{ell}" for ell in range(1, depth + 1)), mark="m", error="e"
+    )
 
 
 def _claim(k: int, depth: int) -> Recognizes:
-    return Recognizes(id="Y2", statement="s", reference="r", language=DYCK(k, depth), induction=_plan(depth))
+    return Recognizes(
+        id="Y2", statement="s", reference="r", language=DYCK(k, depth), induction=_plan(depth)
+    )
 
 
 def _lemmas(k: int, depth: int) -> tuple[Any, ...]:
@@ -56,11 +60,15 @@ def _lemmas(k: int, depth: int) -> tuple[Any, ...]:
     return c.lemmas(c.parse_params({"k": str(k), "depth": str(depth)}))  # type: ignore[misc]
 
 
-def _by_layers(net: Network, k: int, depth: int, timeout: float = 120.0) -> tuple[list[Any] | None, str]:
+def _by_layers(
+    net: Network, k: int, depth: int, timeout: float = 120.0
+) -> tuple[list[Any] | None, str]:
     from netproof.verifier import smtlib
 
     results = [LemmaResult(lemma, *prove_lemma(net, lemma)) for lemma in _lemmas(k, depth)]
-    queries, because, how = prove_by_layers(net, _claim(k, depth), results, {}, [], timeout, smtlib.Stop())
+    queries, because, how = prove_by_layers(
+        net, _claim(k, depth), results, {}, [], timeout, smtlib.Stop()
+    )
     assert how == BY_LAYERS
     return queries, because
 
@@ -112,7 +120,9 @@ def _nests(word: tuple[str, ...], k: int, marks: list[int], T: int) -> bool:
 
 
 @pytest.mark.parametrize("k,depth,n", [(1, 2, 7), (2, 2, 4), (1, 3, 6)])
-def test_the_exact_marks_meet_every_step_of_the_induction_on_every_short_word(k: int, depth: int, n: int) -> None:
+def test_the_exact_marks_meet_every_step_of_the_induction_on_every_short_word(
+    k: int, depth: int, n: int
+) -> None:
     net = dyck_recognizer(k=k, depth=depth)
     lang = DYCK(k, depth)
     for m in range(n + 1):
@@ -127,7 +137,10 @@ def test_the_exact_marks_meet_every_step_of_the_induction_on_every_short_word(k:
                 assert marks[0] == marks[-1] == 1
                 if member:  # completeness: marks are the pairs of height <= ℓ, no error
                     assert errors == [0] * len(errors), (word, ell)
-                    assert marks[1:-1] == [int(heights[i] <= ell) for i in range(1, m + 1)], (word, ell)
+                    assert marks[1:-1] == [int(heights[i] <= ell) for i in range(1, m + 1)], (
+                        word,
+                        ell,
+                    )
                 if not any(errors):  # soundness: nested pairs of height <= ℓ, marks only grow
                     assert _nests(word, k, marks, ell), (word, ell, marks)
                     if before is not None:
@@ -139,7 +152,12 @@ def test_the_exact_marks_meet_every_step_of_the_induction_on_every_short_word(k:
 def test_the_base_case_refuses_an_embedding_that_marks_a_word_symbol() -> None:
     net = dyck_recognizer(k=1, depth=1)
     emb = net.embedding
-    table = tuple((tok, (*((d, v) for d, v in row if d != "m"), ("m", Fraction(1)))) if tok == "(" else (tok, row) for tok, row in emb.table)  # type: ignore[union-attr]
+    table = tuple(
+        (tok, (*((d, v) for d, v in row if d != "m"), ("m", Fraction(1))))
+        if tok == "("
+        else (tok, row)
+        for tok, row in emb.table
+    )  # type: ignore[union-attr]
     marked = dataclasses.replace(net, embedding=dataclasses.replace(emb, table=table))
     with pytest.raises(Unsupported, match=r"the embedding of '\(' has m=1"):
         check_base(marked, _plan(1))
@@ -147,7 +165,9 @@ def test_the_base_case_refuses_an_embedding_that_marks_a_word_symbol() -> None:
 
 def test_an_induction_whose_depth_is_not_the_languages_is_unsupported() -> None:
     net = dyck_recognizer(k=1, depth=2)
-    claim = Recognizes(id="Y2", statement="s", reference="r", language=DYCK(1, 3), induction=_plan(2))
+    claim = Recognizes(
+        id="Y2", statement="s", reference="r", language=DYCK(1, 3), induction=_plan(2)
+    )
     results = [LemmaResult(lemma, *prove_lemma(net, lemma)) for lemma in _lemmas(1, 2)]
     from netproof.verifier.smt.compositional.layers import induction_system
 
@@ -162,7 +182,11 @@ def test_an_induction_whose_depth_is_not_the_languages_is_unsupported() -> None:
 def test_the_induction_proves_the_recognizer_for_every_length(k: int, depth: int) -> None:
     queries, because = _by_layers(dyck_recognizer(k=k, depth=depth), k, depth)
     assert queries is not None, because
-    assert [q.name for q in queries] == [f"Y2 every n: {step}: {c}" for step in step_names(depth) for c in ("initiation", "consecution", "safety")]
+    assert [q.name for q in queries] == [
+        f"Y2 every n: {step}: {c}"
+        for step in step_names(depth)
+        for c in ("initiation", "consecution", "safety")
+    ]
     assert {q.result for q in queries} == {"unsat"}
 
 
@@ -176,7 +200,10 @@ def _record(tmp_path: Path) -> Path:
     job = Job(REGISTRY["dyck"], REGISTRY["dyck"].parse_params({"k": "2", "depth": "3"}))
     claim = next(c for c in REGISTRY["dyck"].claims(job.values) if c.id == "Y2")
     outcome = prove_claim(job, claim, method="smt", max_len=6, timeout=120)
-    assert isinstance(outcome.verdict, Proved) and "by induction over the 3 layers" in outcome.verdict.detail
+    assert (
+        isinstance(outcome.verdict, Proved)
+        and "by induction over the 3 layers" in outcome.verdict.detail
+    )
     from netproof.verifier.campaign.store import write_record
 
     return Path(write_record(str(tmp_path), job.construction, job.values, claim, 6, outcome))
@@ -229,7 +256,9 @@ def _get(node: Any, path: tuple[Any, ...]) -> Any:
     return node
 
 
-def _mutants(k: int, depth: int, every: int, bound: int) -> Iterator[tuple[str, Network, list[tuple[str, ...]]]]:
+def _mutants(
+    k: int, depth: int, every: int, bound: int
+) -> Iterator[tuple[str, Network, list[tuple[str, ...]]]]:
     net = dyck_recognizer(k=k, depth=depth)
     lang = DYCK(k, depth)
     words = [w for m in range(bound + 1) for w in itertools.product(net.alphabet, repeat=m)]
@@ -251,7 +280,9 @@ def _check_mutants(k: int, depth: int, every: int, bound: int) -> dict[str, int]
         queries, _because = _by_layers(mutant, k, depth)
         if queries is not None:
             figures["proved"] += 1
-            assert not wrong, f"{label}: proved for every length by layers, but it gets {wrong[0]} wrong"
+            assert not wrong, (
+                f"{label}: proved for every length by layers, but it gets {wrong[0]} wrong"
+            )
         else:
             figures["not proved"] += 1
     return figures

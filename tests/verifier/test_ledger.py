@@ -33,7 +33,9 @@ def test_a_claim_without_a_record_is_listed_with_the_command_that_makes_one(tmp_
     assert "| Y2 |" in page and "no record" in page and "`netproof prove dyck`" in page
 
 
-def test_ledger_refuses_a_missing_proofs_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ledger_refuses_a_missing_proofs_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli.main(["ledger", "--proofs", str(tmp_path / "none")]) == 2
     assert "run `netproof prove` first" in capsys.readouterr().err
 
@@ -53,12 +55,16 @@ def _row(page: str, claim: str) -> str:
     return next(line for line in section.splitlines() if line.startswith(f"| {claim} |"))
 
 
-def test_a_tampered_record_shows_as_failing_its_check_in_the_ledger_never_as_proved(tmp_path: Path) -> None:
+def test_a_tampered_record_shows_as_failing_its_check_in_the_ledger_never_as_proved(
+    tmp_path: Path,
+) -> None:
     import json
 
     proofs = _parity_records(tmp_path)
     registry = {"parity": REGISTRY["parity"]}
-    assert "| proved | every n (exhaustive: 0 ≤ \\|w\\| ≤ 10) |" in _row(build(registry, str(proofs), cache=None), "C4")
+    assert "| proved | every n (exhaustive: 0 ≤ \\|w\\| ≤ 10) |" in _row(
+        build(registry, str(proofs), cache=None), "C4"
+    )
     path = proofs / "parity" / "C4.n48.json"
     rec = json.loads(path.read_text(encoding="utf-8"))
     rec["bound"]["max_len"] = 4800  # the tampering: the bound raised, the same queries
@@ -68,7 +74,9 @@ def test_a_tampered_record_shows_as_failing_its_check_in_the_ledger_never_as_pro
     assert "netproof recheck" in row and "C4.n48.json" in row
 
 
-def test_a_tampered_exhaustive_record_is_not_shown_as_the_exhaustive_bound_of_a_proof(tmp_path: Path) -> None:
+def test_a_tampered_exhaustive_record_is_not_shown_as_the_exhaustive_bound_of_a_proof(
+    tmp_path: Path,
+) -> None:
     import json
 
     proofs = _parity_records(tmp_path)
@@ -77,10 +85,14 @@ def test_a_tampered_exhaustive_record_is_not_shown_as_the_exhaustive_bound_of_a_
     rec["checked"] = 1  # the tampering: 2047 words said to be 1
     path.write_text(json.dumps(rec, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     row = _row(build({"parity": REGISTRY["parity"]}, str(proofs), cache=None), "C4")
-    assert "| proved | every n |" in row  # the every-length proof still holds; the tampered bound is not shown
+    assert (
+        "| proved | every n |" in row
+    )  # the every-length proof still holds; the tampered bound is not shown
 
 
-def test_the_verification_cache_gives_the_same_page_and_a_changed_record_is_checked_anew(tmp_path: Path) -> None:
+def test_the_verification_cache_gives_the_same_page_and_a_changed_record_is_checked_anew(
+    tmp_path: Path,
+) -> None:
     import json
 
     from netproof.verifier.campaign.ledger import VerificationCache
@@ -90,7 +102,11 @@ def test_the_verification_cache_gives_the_same_page_and_a_changed_record_is_chec
     cache = VerificationCache(tmp_path / "cache")
     first = build(registry, str(proofs), cache=cache)
     assert list((tmp_path / "cache").rglob("*.json"))  # results were kept
-    assert build(registry, str(proofs), cache=cache) == first == build(registry, str(proofs), cache=None)
+    assert (
+        build(registry, str(proofs), cache=cache)
+        == first
+        == build(registry, str(proofs), cache=None)
+    )
     path = proofs / "parity" / "C4.n48.json"
     before = cache.key(str(path))
     rec = json.loads(path.read_text(encoding="utf-8"))
@@ -108,11 +124,16 @@ def test_an_edited_query_file_changes_the_cache_key_of_its_record(tmp_path: Path
     path = str(proofs / "parity" / "C4.n48.json")
     before = cache.key(path)
     query = next((proofs / "queries" / "parity" / "C4.n48").rglob("*.smt2"))
-    query.write_text(query.read_text(encoding="utf-8").replace("(check-sat)", "(assert false)\n(check-sat)"), encoding="utf-8")
+    query.write_text(
+        query.read_text(encoding="utf-8").replace("(check-sat)", "(assert false)\n(check-sat)"),
+        encoding="utf-8",
+    )
     assert cache.key(path) != before
 
 
-def test_netproof_ledger_no_cache_shows_a_tampered_record_as_failing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_netproof_ledger_no_cache_shows_a_tampered_record_as_failing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     proofs = _parity_records(tmp_path)

@@ -14,17 +14,32 @@ import pytest
 from netproof.verifier.campaign.proving import Progress, Running, order, prove
 from netproof.verifier.claims import Proved
 from netproof.verifier.cli import main
-from netproof.verifier.cli.live import ANNOUNCE_WORDS, Bars, EventBars, EventLines, Lines, Quiet, QuietEvents, events, reporter
+from netproof.verifier.cli.live import (
+    ANNOUNCE_WORDS,
+    Bars,
+    EventBars,
+    EventLines,
+    Lines,
+    Quiet,
+    QuietEvents,
+    events,
+    reporter,
+)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_each_exhaustive_claim_reports_its_words_from_start_to_end(jobs: int) -> None:
     heard: list[Running] = []
-    result = prove("parity", claims=["C4", "C3-count", "C2"], max_n=6, jobs=jobs, running=heard.append)
+    result = prove(
+        "parity", claims=["C4", "C3-count", "C2"], max_n=6, jobs=jobs, running=heard.append
+    )
     assert result.exit_code == 0
     for claim in ("C4", "C3-count"):
         ticks = [(r.done, r.total) for r in heard if r.claim == claim]
-        assert ticks[0] == (0, 127) and ticks[-1] == (127, 127), (claim, ticks)  # 2^7 - 1 words of length <= 6
+        assert ticks[0] == (0, 127) and ticks[-1] == (127, 127), (
+            claim,
+            ticks,
+        )  # 2^7 - 1 words of length <= 6
         assert [d for d, _t in ticks] == sorted(d for d, _t in ticks)
     assert [(r.done, r.total) for r in heard if r.claim == "C2"] == [(0, 0)]  # a lemma: no words
 
@@ -76,7 +91,9 @@ def test_bars_show_words_done_of_the_total_and_print_finished_claims_above() -> 
     assert "[1/2] parity C4: proved (0.2s)" in out.getvalue()
 
 
-def test_the_display_is_quiet_lines_or_bars_as_the_terminal_and_options_say(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_display_is_quiet_lines_or_bars_as_the_terminal_and_options_say(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
@@ -92,11 +109,15 @@ def test_the_display_is_quiet_lines_or_bars_as_the_terminal_and_options_say(monk
     assert type(reporter(quiet=False, json_out=False, stream=Terminal())) is Lines
 
 
-def test_prove_without_a_terminal_prints_one_line_per_event(capsys: pytest.CaptureFixture[str]) -> None:
+def test_prove_without_a_terminal_prints_one_line_per_event(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["prove", "parity", "--max-n", "4", "--out", "", "--jobs", "1"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("[1/7] parity C2: proved (")
-    assert len(err) == 7 and all(line.startswith(f"[{i}/7] parity ") for i, line in enumerate(err, start=1))
+    assert len(err) == 7 and all(
+        line.startswith(f"[{i}/7] parity ") for i, line in enumerate(err, start=1)
+    )
     assert main(["prove", "parity", "--max-n", "4", "--out", "", "--jobs", "1", "--quiet"]) == 0
     assert capsys.readouterr().err == ""
 
@@ -114,18 +135,27 @@ def test_a_refuted_lemma_is_shown_under_the_table_and_its_row_says_the_bound_it_
     print_table([r])
     assert "LEMMA REFUTED" not in capsys.readouterr().out
     record = json.loads(json.dumps(r.record))
-    record["lemmas"]["children"][0]["verdict"] = "refuted"  # as a run whose lemma fig1 fails would record it
+    record["lemmas"]["children"][0]["verdict"] = (
+        "refuted"  # as a run whose lemma fig1 fails would record it
+    )
     print_table([dataclasses.replace(r, record=record, every_length=False)])
     out = capsys.readouterr().out
-    assert re.search(r"^parity\s+C4\s+PROVED\s+0≤\|w\|≤6 \(a lemma refuted\)\s", out, flags=re.MULTILINE)
+    assert re.search(
+        r"^parity\s+C4\s+PROVED\s+0≤\|w\|≤6 \(a lemma refuted\)\s", out, flags=re.MULTILINE
+    )
     statement = record["lemmas"]["children"][0]["statement"]
-    assert f"\n  LEMMA REFUTED parity C4 / fig1: {statement}\n      C4 was proved without it, for 0≤|w|≤6 only\n" in out
+    assert (
+        f"\n  LEMMA REFUTED parity C4 / fig1: {statement}\n      C4 was proved without it, for 0≤|w|≤6 only\n"
+        in out
+    )
 
 
 # --------------------------------------------------------------------------- recheck, fuzz, precision, plot
 
 
-def test_event_lines_print_starts_ends_and_notes_and_ticks_only_when_verbose(capsys: pytest.CaptureFixture[str]) -> None:
+def test_event_lines_print_starts_ends_and_notes_and_ticks_only_when_verbose(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     err = io.StringIO()
     lines = EventLines(err)
     lines.start("[1/2] a.json", 3, "[1/2] a.json: rechecking")
@@ -148,7 +178,9 @@ def test_event_lines_print_starts_ends_and_notes_and_ticks_only_when_verbose(cap
     assert err.getvalue() == "" and capsys.readouterr().out == "the command's own output\n"
 
 
-def test_event_bars_show_done_of_the_total_print_end_lines_above_and_drop_late_ticks(capsys: pytest.CaptureFixture[str]) -> None:
+def test_event_bars_show_done_of_the_total_print_end_lines_above_and_drop_late_ticks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from rich.console import Console
 
     err = io.StringIO()
@@ -166,10 +198,14 @@ def test_event_bars_show_done_of_the_total_print_end_lines_above_and_drop_late_t
     bars.out("AGREE proofs/dyck/Y2.json")
     bars.close()
     assert "Y2 finished" in err.getvalue()
-    assert capsys.readouterr().out == "AGREE proofs/dyck/Y2.json\n"  # the command's output stays on stdout
+    assert (
+        capsys.readouterr().out == "AGREE proofs/dyck/Y2.json\n"
+    )  # the command's output stays on stdout
 
 
-def test_the_other_commands_display_is_quiet_lines_or_bars_as_the_terminal_and_options_say(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_other_commands_display_is_quiet_lines_or_bars_as_the_terminal_and_options_say(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
@@ -201,28 +237,35 @@ def test_recheck_without_a_terminal_prints_a_line_as_each_record_starts_and_per_
     cap = capsys.readouterr()
     starts = cap.err.splitlines()
     n = len(starts)
-    assert n >= 3 and [re.sub(r" .*", "", line) for line in starts] == [f"[{i}/{n}]" for i in range(1, n + 1)]
+    assert n >= 3 and [re.sub(r" .*", "", line) for line in starts] == [
+        f"[{i}/{n}]" for i in range(1, n + 1)
+    ]
     assert all(line.endswith(".json: rechecking") for line in starts)
     assert cap.out.count("AGREE ") == n and f"{n} agree" in cap.out
     assert main(["recheck", records, "--solver", "z3", "--verbose"]) == 0
     verbose = capsys.readouterr()
     queries = [line for line in verbose.err.splitlines() if ": query " in line]
-    assert queries and all(re.search(r": query '.+' unsat \(log: unsat; \d+\.\ds, \d+/\d+\)$", q) for q in queries), queries
+    assert queries and all(
+        re.search(r": query '.+' unsat \(log: unsat; \d+\.\ds, \d+/\d+\)$", q) for q in queries
+    ), queries
     assert verbose.out == cap.out  # the output itself is the same
     assert main(["recheck", records, "--solver", "z3", "--quiet"]) == 0
     quiet = capsys.readouterr()
     assert quiet.err == "" and quiet.out == cap.out
 
 
-def test_recheck_reports_each_query_solved_and_an_exhaustive_re_runs_words_up_to_the_total(records: str) -> None:
+def test_recheck_reports_each_query_solved_and_an_exhaustive_re_runs_words_up_to_the_total(
+    records: str,
+) -> None:
+    from netproof.constructions import REGISTRY
     from netproof.verifier.smt.prooflog import find_logs
     from netproof.verifier.smt.recheck import recheck_log
 
-    from netproof.constructions import REGISTRY
-
     for path in find_logs([records]):
         heard: list[tuple[int, int, object]] = []
-        check = recheck_log(path, registry=REGISTRY, solver="z3", progress=lambda d, t, q: heard.append((d, t, q)))
+        check = recheck_log(
+            path, registry=REGISTRY, solver="z3", progress=lambda d, t, q: heard.append((d, t, q))
+        )
         assert check.outcome == "agree", check.detail
         done = [d for d, _t, _q in heard]
         assert heard and done == sorted(done) and heard[-1][0] == heard[-1][1], (path, heard)

@@ -26,8 +26,19 @@ pytestmark = pytest.mark.torch
 
 def _gelu_model(seed: int, **cfg: object) -> Recognizer:
     torch.manual_seed(seed)
-    return Recognizer(alphabet=["0", "1"], d_model=8, nhead=2, dim_feedforward=12, max_len=10, activation="gelu",
-                      **cfg).double().eval()
+    return (
+        Recognizer(
+            alphabet=["0", "1"],
+            d_model=8,
+            nhead=2,
+            dim_feedforward=12,
+            max_len=10,
+            activation="gelu",
+            **cfg,
+        )
+        .double()
+        .eval()
+    )
 
 
 def _torch_signs(m: Recognizer, words: list[tuple[str, ...]]) -> dict[tuple[str, ...], float]:
@@ -43,7 +54,13 @@ def _torch_signs(m: Recognizer, words: list[tuple[str, ...]]) -> dict[tuple[str,
 def test_a_gelu_recognizer_imports_with_gelu_activations_and_agrees_with_torch_float64() -> None:
     m = _gelu_model(1, norm_first=True, causal=True, readout="last")
     net = to_network(m.config, m.state_dict())
-    acts = {st.kind for sub in net.layers if isinstance(sub.block, FFN) for st in sub.block.steps if isinstance(st, Activation)}
+    acts = {
+        st.kind
+        for sub in net.layers
+        if isinstance(sub.block, FFN)
+        for st in sub.block.steps
+        if isinstance(st, Activation)
+    }
     assert acts == {"gelu"}
     rng = random.Random(3)
     gap = 0.0
@@ -55,8 +72,14 @@ def test_a_gelu_recognizer_imports_with_gelu_activations_and_agrees_with_torch_f
     assert gap < 1e-12
 
 
-@pytest.mark.parametrize("cfg", [{}, {"norm_first": True, "num_layers": 2, "final_norm": True}], ids=["post-norm", "pre-norm-2-layers"])
-def test_the_batched_enclosure_holds_the_rigorous_gelu_value_on_every_short_word(cfg: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    "cfg",
+    [{}, {"norm_first": True, "num_layers": 2, "final_norm": True}],
+    ids=["post-norm", "pre-norm-2-layers"],
+)
+def test_the_batched_enclosure_holds_the_rigorous_gelu_value_on_every_short_word(
+    cfg: dict[str, object],
+) -> None:
     m = _gelu_model(2, **cfg)
     net = to_network(m.config, m.state_dict())
     enc = compile_enclosure(net)
@@ -65,7 +88,11 @@ def test_the_batched_enclosure_holds_the_rigorous_gelu_value_on_every_short_word
         y = enc.logits(m.encode(words), n + 1)
         for b, w in enumerate(words):
             exact = interval.run(net, w, digits=40).output
-            assert float(y.m[b] - y.r[b]) <= exact.a and exact.b <= float(y.m[b] + y.r[b]) and float(y.r[b]) < 1e-6
+            assert (
+                float(y.m[b] - y.r[b]) <= exact.a
+                and exact.b <= float(y.m[b] + y.r[b])
+                and float(y.r[b]) < 1e-6
+            )
 
 
 def test_check_model_decides_every_word_of_a_gelu_model_as_its_float64_run_does_and_catches_one_flipped_word(
@@ -76,27 +103,54 @@ def test_check_model_decides_every_word_of_a_gelu_model_as_its_float64_run_does_
     m = _gelu_model(4)
     words = [w for k in range(7) for w in itertools.product("01", repeat=k)]
     logits = _torch_signs(m, words)
-    assert min(abs(x) for x in logits.values()) > 1e-6  # far from the boundary: float64's signs are the true ones
+    assert (
+        min(abs(x) for x in logits.values()) > 1e-6
+    )  # far from the boundary: float64's signs are the true ones
     net = to_network(m.config, m.state_dict())
-    own = Language(name="own", alphabet=("0", "1"), contains=lambda w: logits[tuple(w)] > 0, description="float64 signs")
+    own = Language(
+        name="own",
+        alphabet=("0", "1"),
+        contains=lambda w: logits[tuple(w)] > 0,
+        description="float64 signs",
+    )
     report = check_model(net, own, max_n=6)
     t = report.totals
     assert (t.words, t.correct, t.wrong, t.undecided) == (127, 127, 0, 0)
     flipped = ("1", "0", "1", "1", "0")
-    bad = Language(name="bad", alphabet=("0", "1"), contains=lambda w: (logits[tuple(w)] > 0) != (tuple(w) == flipped),
-                   description="float64 signs but one")
+    bad = Language(
+        name="bad",
+        alphabet=("0", "1"),
+        contains=lambda w: (logits[tuple(w)] > 0) != (tuple(w) == flipped),
+        description="float64 signs but one",
+    )
     report = check_model(net, bad, max_n=6)
-    assert report.totals.wrong == 1 and report.shortest_wrong is not None and report.shortest_wrong.word == flipped
+    assert (
+        report.totals.wrong == 1
+        and report.shortest_wrong is not None
+        and report.shortest_wrong.word == flipped
+    )
     # the CLI reads the saved model, checks it and exits by status (0: correct)
     save_recognizer(m.float(), tmp_path / "gelu.pt")
     assert import_model(tmp_path / "gelu.pt").params == to_network(m.config, m.state_dict()).params
     user = tmp_path / "lang.py"
     user.write_text("def anything(word):\n    return True\n")
     saved = import_model(tmp_path / "gelu.pt")  # the float32 weights: another exact network
-    everything = Language(name="anything", alphabet=("0", "1"), contains=lambda w: True, description="every word")
+    everything = Language(
+        name="anything", alphabet=("0", "1"), contains=lambda w: True, description="every word"
+    )
     want = check_model(saved, everything, max_n=3)
     assert want.totals.undecided == 0
-    code = main(["check-model", str(tmp_path / "gelu.pt"), "--language", f"{user}:anything", "--max-n", "3", "--json"])
+    code = main(
+        [
+            "check-model",
+            str(tmp_path / "gelu.pt"),
+            "--language",
+            f"{user}:anything",
+            "--max-n",
+            "3",
+            "--json",
+        ]
+    )
     doc = json.loads(capsys.readouterr().out)
     assert code == (1 if want.totals.wrong else 0) and doc["totals"]["wrong"] == want.totals.wrong
     assert doc["totals"]["float32_differs"] == 0
@@ -104,8 +158,12 @@ def test_check_model_decides_every_word_of_a_gelu_model_as_its_float64_run_does_
 
 def test_the_gelu_config_is_part_of_the_fingerprint_and_relu_models_keep_theirs() -> None:
     torch.manual_seed(0)
-    relu = Recognizer(alphabet=["0", "1"], d_model=4, nhead=1, dim_feedforward=4, max_len=4).double()
-    gelu = Recognizer(alphabet=["0", "1"], d_model=4, nhead=1, dim_feedforward=4, max_len=4, activation="gelu").double()
+    relu = Recognizer(
+        alphabet=["0", "1"], d_model=4, nhead=1, dim_feedforward=4, max_len=4
+    ).double()
+    gelu = Recognizer(
+        alphabet=["0", "1"], d_model=4, nhead=1, dim_feedforward=4, max_len=4, activation="gelu"
+    ).double()
     gelu.load_state_dict(relu.state_dict())
     a, b = to_network(relu.config, relu.state_dict()), to_network(gelu.config, gelu.state_dict())
     assert "activation" not in dict(a.params) and dict(b.params)["activation"] == '"gelu"'
@@ -116,18 +174,28 @@ def test_a_config_with_an_unknown_activation_is_refused() -> None:
         Recognizer(alphabet=["0", "1"], d_model=4, activation="tanh")
 
 
-def test_a_gelu_model_on_the_boundary_stays_undecided_with_exact_since_sympy_does_not_evaluate_gelu() -> None:
+def test_a_gelu_model_on_the_boundary_stays_undecided_with_exact_since_sympy_does_not_evaluate_gelu() -> (
+    None
+):
     from netproof.verifier.claims.languages import PARITY
 
     m = _gelu_model(5)
-    with torch.no_grad():  # residual dims x0 and x1 equal on every word, the logit x0 − x1: exactly 0
+    with (
+        torch.no_grad()
+    ):  # residual dims x0 and x1 equal on every word, the logit x0 − x1: exactly 0
         for p in (m.token.weight, m.position.weight):
             p[:, 1] = p[:, 0]
         for layer in m.encoder.layers:
             for p in (layer.self_attn.out_proj.weight, layer.linear2.weight):
                 p[1, :] = p[0, :]
-            for p in (layer.self_attn.out_proj.bias, layer.linear2.bias, layer.norm1.weight, layer.norm1.bias,
-                      layer.norm2.weight, layer.norm2.bias):
+            for p in (
+                layer.self_attn.out_proj.bias,
+                layer.linear2.bias,
+                layer.norm1.weight,
+                layer.norm1.bias,
+                layer.norm2.weight,
+                layer.norm2.bias,
+            ):
                 p[1] = p[0]
         m.classifier.weight[:] = torch.tensor([[1.0, -1.0] + [0.0] * 6], dtype=torch.float64)
         m.classifier.bias.zero_()
@@ -136,7 +204,9 @@ def test_a_gelu_model_on_the_boundary_stays_undecided_with_exact_since_sympy_doe
     assert report.undecided[0].method == "sympy" and "activation 'gelu'" in report.undecided[0].note
 
 
-def test_an_imported_gelu_network_exported_and_imported_again_is_the_identical_network(tmp_path: Path) -> None:
+def test_an_imported_gelu_network_exported_and_imported_again_is_the_identical_network(
+    tmp_path: Path,
+) -> None:
     from netproof.symbolic.printing import fingerprint
     from netproof.symbolic.torch_export import save
 
@@ -145,7 +215,9 @@ def test_an_imported_gelu_network_exported_and_imported_again_is_the_identical_n
     assert fingerprint(import_model(tmp_path / "exported.pt")) == fingerprint(net)  # type: ignore[arg-type]
 
 
-def test_the_committed_trained_gelu_parity_model_has_its_shortest_wrong_word_found_and_replayed() -> None:
+def test_the_committed_trained_gelu_parity_model_has_its_shortest_wrong_word_found_and_replayed() -> (
+    None
+):
     """``examples/train_recognizer.py parity tests/fixtures/models/parity_gelu.pt --activation gelu``:
     like the ReLU PARITY transformer, it is first wrong on ``0 1 1``."""
     from netproof.symbolic.torch_import import load_model
@@ -165,5 +237,13 @@ def test_the_committed_trained_gelu_parity_model_has_its_shortest_wrong_word_fou
     m.load_state_dict(sd)
     with torch.no_grad():
         assert float(m(m.encode([wrong.word]))[0]) > 0
-    for w in [(), ("0",), ("1",), *itertools.product("01", repeat=2), ("0", "0", "0"), ("0", "0", "1"), ("0", "1", "0")]:
+    for w in [
+        (),
+        ("0",),
+        ("1",),
+        *itertools.product("01", repeat=2),
+        ("0", "0", "0"),
+        ("0", "0", "1"),
+        ("0", "1", "0"),
+    ]:
         assert interval.run(net, w, digits=60).accepted == PARITY.contains(w)

@@ -30,14 +30,32 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "models"
 CONFIGS = [
     {"norm_first": False, "causal": False, "readout": "first"},
     {"norm_first": True, "causal": True, "readout": "last", "final_norm": True, "nhead": 2},
-    {"norm_first": False, "causal": True, "readout": "last", "positional": "sinusoidal", "num_layers": 2, "nhead": 2},
-    {"norm_first": True, "causal": False, "readout": "first", "num_layers": 2, "nhead": 4, "layer_norm_eps": 1e-3},
+    {
+        "norm_first": False,
+        "causal": True,
+        "readout": "last",
+        "positional": "sinusoidal",
+        "num_layers": 2,
+        "nhead": 2,
+    },
+    {
+        "norm_first": True,
+        "causal": False,
+        "readout": "first",
+        "num_layers": 2,
+        "nhead": 4,
+        "layer_norm_eps": 1e-3,
+    },
 ]
 
 
 def _model(seed: int, **cfg: object) -> Recognizer:
     torch.manual_seed(seed)
-    return Recognizer(alphabet=["a", "b", "c"], d_model=8, dim_feedforward=12, max_len=12, **cfg).double().eval()
+    return (
+        Recognizer(alphabet=["a", "b", "c"], d_model=8, dim_feedforward=12, max_len=12, **cfg)
+        .double()
+        .eval()
+    )
 
 
 def test_every_float_weight_becomes_its_exact_fraction() -> None:
@@ -46,11 +64,16 @@ def test_every_float_weight_becomes_its_exact_fraction() -> None:
     w = m.classifier.weight.detach()[0]
     assert net.readout.logit.weights[0] == tuple(Fraction(float(x)) for x in w)
     row = dict(dict(net.embedding.table)["b"])
-    assert all(row.get(f"x{j}", Fraction(0)) == Fraction(float(m.token.weight.detach()[1, j])) for j in range(8))
+    assert all(
+        row.get(f"x{j}", Fraction(0)) == Fraction(float(m.token.weight.detach()[1, j]))
+        for j in range(8)
+    )
 
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
-def test_the_imported_network_agrees_with_torch_float64_on_random_words_within_a_reported_gap(cfg: dict[str, object]) -> None:
+def test_the_imported_network_agrees_with_torch_float64_on_random_words_within_a_reported_gap(
+    cfg: dict[str, object],
+) -> None:
     m = _model(1, **cfg)
     net = to_network(m.config, m.state_dict())
     rng = random.Random(2)
@@ -72,19 +95,32 @@ def test_the_exact_interpreter_refuses_an_imported_softmax_with_a_clear_error() 
         exact.run(net, "01")
 
 
-def test_a_model_outside_the_family_is_refused_with_one_line_naming_the_module(tmp_path: Path) -> None:
+def test_a_model_outside_the_family_is_refused_with_one_line_naming_the_module(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "seq.pt"
     torch.save(torch.nn.Sequential(torch.nn.Linear(2, 1)), path)
-    with pytest.raises(ImportModelError, match="torch.nn.modules.container.Sequential is not a netproof Recognizer; supported: "):
+    with pytest.raises(
+        ImportModelError,
+        match="torch.nn.modules.container.Sequential is not a netproof Recognizer; supported: ",
+    ):
         import_model(path)
     m = _model(0)
-    m.encoder.layers[0].activation = torch.nn.GELU(approximate="tanh")  # another function than x·Φ(x)
+    m.encoder.layers[0].activation = torch.nn.GELU(
+        approximate="tanh"
+    )  # another function than x·Φ(x)
     torch.save(m, tmp_path / "gelu_tanh.pt")
-    with pytest.raises(ImportModelError, match=r"module encoder.layers.0 has activation GELU\(approximate='tanh'\); only ReLU and the exact GELU"):
+    with pytest.raises(
+        ImportModelError,
+        match=r"module encoder.layers.0 has activation GELU\(approximate='tanh'\); only ReLU and the exact GELU",
+    ):
         import_model(tmp_path / "gelu_tanh.pt")
     m.encoder.layers[0].activation = torch.nn.GELU()  # the exact GELU, but the config says relu
     torch.save(m, tmp_path / "gelu.pt")
-    with pytest.raises(ImportModelError, match="has activation GELU.approximate='none'. but the model's config says activation='relu'"):
+    with pytest.raises(
+        ImportModelError,
+        match="has activation GELU.approximate='none'. but the model's config says activation='relu'",
+    ):
         import_model(tmp_path / "gelu.pt")
 
 
@@ -104,12 +140,14 @@ def test_a_bare_state_dict_needs_its_json_config(tmp_path: Path) -> None:
     import json
 
     (tmp_path / "cfg.json").write_text(json.dumps(m.config))
-    assert fingerprint(import_model(tmp_path / "sd.pt", config=tmp_path / "cfg.json", name="m")) == fingerprint(
-        to_network(m.config, m.state_dict(), name="m")
-    )
+    assert fingerprint(
+        import_model(tmp_path / "sd.pt", config=tmp_path / "cfg.json", name="m")
+    ) == fingerprint(to_network(m.config, m.state_dict(), name="m"))
 
 
-def test_a_whole_pickled_model_and_its_saved_dict_import_to_the_same_network(tmp_path: Path) -> None:
+def test_a_whole_pickled_model_and_its_saved_dict_import_to_the_same_network(
+    tmp_path: Path,
+) -> None:
     m = _model(3, **CONFIGS[1])
     torch.save(m, tmp_path / "whole.pt")
     save_recognizer(m, tmp_path / "dict.pt")
@@ -134,8 +172,12 @@ def _export_and_import(net: object, tmp_path: Path) -> object:
     return import_model(path)
 
 
-@pytest.mark.parametrize("name", ["parity", "parity-ln", "first", "first-ln", "crasp-dyck1", "crasp-majority"])
-def test_netproofs_own_state_dict_export_imports_back_to_the_identical_network(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "name", ["parity", "parity-ln", "first", "first-ln", "crasp-dyck1", "crasp-majority"]
+)
+def test_netproofs_own_state_dict_export_imports_back_to_the_identical_network(
+    name: str, tmp_path: Path
+) -> None:
     from netproof.verifier.campaign.sources import Session, parameter_values
 
     c = Session().one(name, "import")
@@ -144,7 +186,9 @@ def test_netproofs_own_state_dict_export_imports_back_to_the_identical_network(n
 
 
 @pytest.mark.parametrize("name", ["dyck", "brasp-dyck1-depth2", "brasp-contains-ab"])
-def test_an_exported_network_whose_maps_list_unread_dims_imports_back_to_the_same_function(name: str, tmp_path: Path) -> None:
+def test_an_exported_network_whose_maps_list_unread_dims_imports_back_to_the_same_function(
+    name: str, tmp_path: Path
+) -> None:
     import itertools
 
     from netproof.verifier.campaign.sources import Session, parameter_values
@@ -157,7 +201,9 @@ def test_an_exported_network_whose_maps_list_unread_dims_imports_back_to_the_sam
             assert exact.run(back, w).output == exact.run(net, w).output  # type: ignore[arg-type]
 
 
-def test_an_imported_recognizer_exported_and_imported_again_is_the_identical_network(tmp_path: Path) -> None:
+def test_an_imported_recognizer_exported_and_imported_again_is_the_identical_network(
+    tmp_path: Path,
+) -> None:
     net = import_model(FIXTURES / "dyck12.pt")
     assert fingerprint(_export_and_import(net, tmp_path)) == fingerprint(net)  # type: ignore[arg-type]
 

@@ -22,8 +22,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "models"
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
     """One Ray instance for the module: 2 CPUs, no dashboard, on this machine's loopback."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING",
-             _node_ip_address="127.0.0.1")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level="WARNING",
+        _node_ip_address="127.0.0.1",
+    )
     try:
         yield
     finally:
@@ -31,20 +36,50 @@ def cluster() -> Iterator[None]:
 
 
 @pytest.mark.slow  # about 18 s: starting Ray (10 s) and its workers' imports
-def test_a_check_sharded_on_ray_prints_the_same_report_as_one_process(cluster: None, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_check_sharded_on_ray_prints_the_same_report_as_one_process(
+    cluster: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     from netproof.verifier.cli.check_model import shards
 
-    argv = ["check-model", str(FIXTURES / "dyck12.pt"), "--language", "dyck", "--max-n", "8", "--json", "--batch", "16"]
+    argv = [
+        "check-model",
+        str(FIXTURES / "dyck12.pt"),
+        "--language",
+        "dyck",
+        "--max-n",
+        "8",
+        "--json",
+        "--batch",
+        "16",
+    ]
     assert len(shards(2, 0, 8, 2, 16)) == 13  # lengths 5 to 8 are split in two: a real sharded run
     assert main(argv) == 1
     local = capsys.readouterr().out
     assert main([*argv, "--executor", "ray"]) == 1
     assert capsys.readouterr().out == local
-    doc = json.loads(local)  # the model is wrong on 2^(m/2 - 1) words of each even length m >= 2, and on the empty word
-    assert [r["wrong"] for r in doc["rows"]] == [1, 0, 1, 0, 2, 0, 4, 0, 8] and doc["shortest_wrong"]["word"] == ""
+    doc = json.loads(
+        local
+    )  # the model is wrong on 2^(m/2 - 1) words of each even length m >= 2, and on the empty word
+    assert [r["wrong"] for r in doc["rows"]] == [1, 0, 1, 0, 2, 0, 4, 0, 8] and doc[
+        "shortest_wrong"
+    ]["word"] == ""
 
 
-def test_an_address_without_the_ray_executor_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["check-model", str(FIXTURES / "first.pt"), "--language", "first", "--max-n", "2", "--address", "127.0.0.1:6379"]
+def test_an_address_without_the_ray_executor_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = [
+        "check-model",
+        str(FIXTURES / "first.pt"),
+        "--language",
+        "first",
+        "--max-n",
+        "2",
+        "--address",
+        "127.0.0.1:6379",
+    ]
     assert main(argv) == 2
-    assert "--address 127.0.0.1:6379 is a Ray cluster's address; give it with --executor ray" in capsys.readouterr().err
+    assert (
+        "--address 127.0.0.1:6379 is a Ray cluster's address; give it with --executor ray"
+        in capsys.readouterr().err
+    )

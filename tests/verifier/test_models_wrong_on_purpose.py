@@ -42,7 +42,9 @@ def _first_with_a_trigger() -> Recognizer:
     return m
 
 
-def test_the_model_made_wrong_on_purpose_is_wrong_on_one_word_of_length_12_by_its_own_float64_run() -> None:
+def test_the_model_made_wrong_on_purpose_is_wrong_on_one_word_of_length_12_by_its_own_float64_run() -> (
+    None
+):
     """The ground truth, by brute force in torch: of the 8,191 words of length <= 12, the modified
     model gets exactly TARGET wrong, and every word is at least 0.2 from the boundary."""
     m = _first_with_a_trigger()
@@ -58,21 +60,32 @@ def test_the_model_made_wrong_on_purpose_is_wrong_on_one_word_of_length_12_by_it
     assert wrong == [TARGET] and closest > 0.2
 
 
-def test_check_model_catches_the_one_long_wrong_word_as_the_shortest_and_replays_it(tmp_path: Path,
-                                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_model_catches_the_one_long_wrong_word_as_the_shortest_and_replays_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     m = _first_with_a_trigger()
     path = tmp_path / "first_trigger.pt"
     save_recognizer(m, path)
     assert main(["check-model", str(path), "--language", "first", "--max-n", "12", "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert doc["totals"]["words"] == 8191 and doc["totals"]["wrong"] == 1 and doc["totals"]["undecided"] == 0
+    assert (
+        doc["totals"]["words"] == 8191
+        and doc["totals"]["wrong"] == 1
+        and doc["totals"]["undecided"] == 0
+    )
     assert [r["wrong"] for r in doc["rows"]] == [0] * 12 + [1]
-    assert doc["shortest_wrong"]["word"] == " ".join(TARGET) and doc["shortest_wrong"]["accepted"] is True
+    assert (
+        doc["shortest_wrong"]["word"] == " ".join(TARGET)
+        and doc["shortest_wrong"]["accepted"] is True
+    )
     assert doc["totals"]["float32_differs"] == 0
     # replay: the slow rigorous interpreter and the model's own float32 run both accept it
     replay = interval.run(import_model(path), TARGET, digits=60)
     assert replay.accepted is True and not FIRST.contains(TARGET)
-    assert doc["shortest_wrong"]["low"] <= float(replay.output.a) and float(replay.output.b) <= doc["shortest_wrong"]["high"]
+    assert (
+        doc["shortest_wrong"]["low"] <= float(replay.output.a)
+        and float(replay.output.b) <= doc["shortest_wrong"]["high"]
+    )
     m32 = m.float()
     with torch.no_grad():
         assert float(m32(m32.encode([TARGET]))[0]) > 0

@@ -51,14 +51,20 @@ def test_parity_in_float64_agrees_with_the_exact_network_on_every_tested_length_
         assert lv.min_abs_logit_float == pytest.approx(lv.min_abs_logit_exact, rel=1e-9)
 
 
-def test_parity_in_float16_breaks_where_its_margin_2_over_n_squared_drops_below_float16_resolution() -> None:
+def test_parity_in_float16_breaks_where_its_margin_2_over_n_squared_drops_below_float16_resolution() -> (
+    None
+):
     a = analyse("parity", "float16", 512, words=16)
     assert a.broken_at is not None and 64 <= a.broken_at.n <= 512
     assert a.limit is not None and a.limit < a.broken_at.n
-    assert "exact reject" in (a.broken_at.first_disagreement or "") or "exact accept" in (a.broken_at.first_disagreement or "")
+    assert "exact reject" in (a.broken_at.first_disagreement or "") or "exact accept" in (
+        a.broken_at.first_disagreement or ""
+    )
 
 
-def test_the_reference_of_the_flawed_first_transformer_is_the_exact_network_not_the_language() -> None:
+def test_the_reference_of_the_flawed_first_transformer_is_the_exact_network_not_the_language() -> (
+    None
+):
     # At c = ln 2 the flawed network is wrong on FIRST from n = 4 on (it is right iff c > ln(n − 1));
     # float64 agrees with the *network* on every tested word but its zero-margin ones.
     a = analyse("first-flawed", "float64", 64)
@@ -67,7 +73,9 @@ def test_the_reference_of_the_flawed_first_transformer_is_the_exact_network_not_
         assert lv.max_logit_error is not None and lv.max_logit_error < 1e-12
 
 
-def test_the_worst_case_words_of_the_flawed_first_transformer_are_the_closed_forms_minimizers() -> None:
+def test_the_worst_case_words_of_the_flawed_first_transformer_are_the_closed_forms_minimizers() -> (
+    None
+):
     words = worst_cases("first-flawed")({}, 5)
     assert words == [("1", "0", "0", "0", "0"), ("0", "1", "1", "1", "1")]
     net = REGISTRY["first-flawed"].build(REGISTRY["first-flawed"].parse_params({}))
@@ -75,7 +83,9 @@ def test_the_worst_case_words_of_the_flawed_first_transformer_are_the_closed_for
     assert run_exact(net, words[0]).output == Fraction(E + 1 - n, 2 * (E + n - 1))
 
 
-def test_layer_norm_networks_are_compared_with_their_language_since_the_exact_interpreter_cannot_take_roots() -> None:
+def test_layer_norm_networks_are_compared_with_their_language_since_the_exact_interpreter_cannot_take_roots() -> (
+    None
+):
     a = analyse("parity-ln", "float64", 32, words=6)
     assert a.reference == "language"
     assert a.limit == 32
@@ -100,7 +110,9 @@ def test_the_generator_with_p_i_over_n_agrees_in_float64_with_the_allowed_sets()
     assert a.reference == "allowed sets" and a.limit == 64
 
 
-def test_pos_norm_default_keeps_the_generators_fingerprint_and_6000_keeps_its_exact_next_sets() -> None:
+def test_pos_norm_default_keeps_the_generators_fingerprint_and_6000_keeps_its_exact_next_sets() -> (
+    None
+):
     c = REGISTRY["dyck-gen"]
     assert fingerprint(c.build(c.parse_params({}))) == fingerprint(dyck_generator(k=2, depth=2))
     net = c.build(c.parse_params({"pos_norm": "6000", "depth": "3"}))
@@ -130,8 +142,11 @@ def test_float16_breaks_the_generator_at_once() -> None:
 def test_a_new_construction_can_register_its_worst_case_words_once() -> None:
     # A construction declares its worst-case words once, in its Precision declaration; the search
     # adds them at every length (here the only words: none are sampled).
-    c = dataclasses.replace(REGISTRY["parity"], name="test-directional",
-                            precision=Precision(worst=lambda values, n: [("1",) * n]))
+    c = dataclasses.replace(
+        REGISTRY["parity"],
+        name="test-directional",
+        precision=Precision(worst=lambda values, n: [("1",) * n]),
+    )
     assert c.precision is not None and c.precision.worst is not None
     assert c.precision.worst({}, 3) == [("1", "1", "1")]
     a = precision.analyse(c, c.parse_params({}), dtype="float64", max_n=4, words=0)
@@ -145,57 +160,121 @@ def test_bad_bounds_and_fixed_size_networks_are_refused_with_the_reason() -> Non
         analyse("gates", "float32", 8)
 
 
-def test_the_cli_prints_one_summary_per_dtype_and_json_with_the_levels(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["precision", "first", "--dtype", "float64", "float32", "--max-n", "16", "--words", "4",
-                     "--quiet"]) == 0
+def test_the_cli_prints_one_summary_per_dtype_and_json_with_the_levels(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert (
+        cli.main(
+            [
+                "precision",
+                "first",
+                "--dtype",
+                "float64",
+                "float32",
+                "--max-n",
+                "16",
+                "--words",
+                "4",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 2 and out[0].startswith("first (c=ln(2)) float64, reference exact: agrees at every tested n <= 16")
+    assert len(out) == 2 and out[0].startswith(
+        "first (c=ln(2)) float64, reference exact: agrees at every tested n <= 16"
+    )
     assert cli.main(["precision", "first", "--max-n", "8", "--words", "2", "--json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)
-    assert record["dtype"] == "float32" and record["limit"] == 8 and [lv["n"] for lv in record["levels"]] == [2, 4, 8]
+    assert (
+        record["dtype"] == "float32"
+        and record["limit"] == 8
+        and [lv["n"] for lv in record["levels"]] == [2, 4, 8]
+    )
 
 
 def test_the_cli_prints_a_line_as_each_length_starts_and_one_as_it_is_done_and_quiet_prints_none(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert cli.main(["precision", "first", "--dtype", "float64", "--max-n", "4", "--words", "2"]) == 0
+    assert (
+        cli.main(["precision", "first", "--dtype", "float64", "--max-n", "4", "--words", "2"]) == 0
+    )
     cap = capsys.readouterr()
     err = cap.err.splitlines()
     assert [line.split(":")[0] if ": evaluating" in line else line.split()[2] for line in err] == [
-        "first float64 n=2", "n=2", "first float64 n=4", "n=4"]
-    assert re.fullmatch(r"first float64 n=2: evaluating \d+ words", err[0]) and err[1].startswith("first float64 n=2      words=")
-    assert cli.main(["precision", "first", "--dtype", "float64", "--max-n", "4", "--words", "2", "--quiet"]) == 0
+        "first float64 n=2",
+        "n=2",
+        "first float64 n=4",
+        "n=4",
+    ]
+    assert re.fullmatch(r"first float64 n=2: evaluating \d+ words", err[0]) and err[1].startswith(
+        "first float64 n=2      words="
+    )
+    assert (
+        cli.main(
+            ["precision", "first", "--dtype", "float64", "--max-n", "4", "--words", "2", "--quiet"]
+        )
+        == 0
+    )
     quiet = capsys.readouterr()
     assert quiet.err == "" and quiet.out == cap.out
 
 
-def test_the_cli_refuses_a_run_without_names_and_an_unknown_construction(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_refuses_a_run_without_names_and_an_unknown_construction(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert cli.main(["precision"]) == 2
     assert "name a construction" in capsys.readouterr().err
     assert cli.main(["precision", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
 
 
-def test_the_markdown_report_names_the_command_that_made_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_markdown_report_names_the_command_that_made_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     page = tmp_path / "precision.md"
-    assert cli.main(["precision", "first", "--max-n", "8", "--words", "2", "--quiet", "--markdown", str(page)]) == 0
+    assert (
+        cli.main(
+            [
+                "precision",
+                "first",
+                "--max-n",
+                "8",
+                "--words",
+                "2",
+                "--quiet",
+                "--markdown",
+                str(page),
+            ]
+        )
+        == 0
+    )
     text = page.read_text(encoding="utf-8")
     assert f"netproof precision first --max-n 8 --words 2 --markdown {page}" in text
     assert "| `first` | c=ln(2) | float32 | exact | ≥ 8 (all tested) | — |" in text
-    broken = precision.markdown_report([analyse("dyck-gen", "float16", 4, words=2, depth="10", pos_norm="6000")])
+    broken = precision.markdown_report(
+        [analyse("dyck-gen", "float16", 4, words=2, depth="10", pos_norm="6000")]
+    )
     assert "e.g. `" in broken  # words such as [](( are code, not Markdown links
 
 
 def test_docs_precision_md_is_the_output_of_the_command_it_names() -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "precision.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "precision.md").read_text(
+        encoding="utf-8"
+    )
     assert precision.REPORT_COMMAND in text
     for name, _given in precision.documented_runs(REGISTRY):
         for dtype in precision.DTYPES:
-            assert any(line.startswith(f"| `{name}` |") and f"| {dtype} |" in line for line in text.splitlines())
+            assert any(
+                line.startswith(f"| `{name}` |") and f"| {dtype} |" in line
+                for line in text.splitlines()
+            )
 
 
 @pytest.mark.parametrize("name", ["stack-rnn", "baby-ntm", "stack-lstm"])
-def test_recurrent_constructions_are_reported_as_not_supported_by_the_torch_backend(name: str) -> None:
+def test_recurrent_constructions_are_reported_as_not_supported_by_the_torch_backend(
+    name: str,
+) -> None:
     a = analyse(name, "float32", 8)
     assert a.levels == () and a.reference == "—"
     assert a.unsupported is not None and "which the torch backend does not compile" in a.unsupported
@@ -204,10 +283,17 @@ def test_recurrent_constructions_are_reported_as_not_supported_by_the_torch_back
 
 
 @pytest.mark.torch
-def test_the_encoder_decoder_tm_sim_in_float64_agrees_with_the_exact_decoder_states_step_by_step() -> None:
+def test_the_encoder_decoder_tm_sim_in_float64_agrees_with_the_exact_decoder_states_step_by_step() -> (
+    None
+):
     a = analyse("tm-sim", "float64", 16, words=0, transformer="directional")
     assert a.reference == "exact (decoder states)" and a.unsupported is None
-    assert [(lv.n, lv.words, lv.disagreements) for lv in a.levels] == [(2, 2, 0), (4, 2, 0), (8, 2, 0), (16, 2, 0)]
+    assert [(lv.n, lv.words, lv.disagreements) for lv in a.levels] == [
+        (2, 2, 0),
+        (4, 2, 0),
+        (8, 2, 0),
+        (16, 2, 0),
+    ]
     assert a.limit == 16 and a.broken_at is None
 
 
@@ -220,12 +306,19 @@ def test_tm_sim_in_float32_breaks_on_its_stack_encoding_between_8_and_16_symbols
     b = a.broken_at
     assert b is not None and b.n == 16 and b.disagreements == 2
     assert b.first_disagreement is not None
-    assert b.first_disagreement.startswith("((((((((((((((((: y_33[h1:Cb1.pop] is 0.335938 in float32, 87381/262144 exactly")
+    assert b.first_disagreement.startswith(
+        "((((((((((((((((: y_33[h1:Cb1.pop] is 0.335938 in float32, 87381/262144 exactly"
+    )
 
 
 @pytest.mark.torch
-def test_the_tm_sim_worst_case_words_repeat_the_least_input_symbol_and_cycle_through_the_alphabet() -> None:
-    assert worst_cases("tm-sim")({"machine": "balanced-parens"}, 3) == [("(", "(", "("), ("(", ")", "(")]
+def test_the_tm_sim_worst_case_words_repeat_the_least_input_symbol_and_cycle_through_the_alphabet() -> (
+    None
+):
+    assert worst_cases("tm-sim")({"machine": "balanced-parens"}, 3) == [
+        ("(", "(", "("),
+        ("(", ")", "("),
+    ]
     assert worst_cases("tm-sim")({"machine": "balanced-parens"}, 1) == [("(",)]
     assert worst_cases("tm-sim")({"machine": "balanced-parens"}, 0) == []
 
@@ -241,15 +334,30 @@ def test_the_cli_prints_a_not_supported_line_and_the_report_a_not_supported_row(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     page = tmp_path / "precision.md"
-    assert cli.main(["precision", "stack-rnn", "tm-sim", "--max-n", "8", "--quiet", "--markdown", str(page)]) == 0
+    assert (
+        cli.main(
+            ["precision", "stack-rnn", "tm-sim", "--max-n", "8", "--quiet", "--markdown", str(page)]
+        )
+        == 0
+    )
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2
-    assert out[0].startswith("stack-rnn (task=d2 scale=6) float32, reference —: not supported: network 'stack-rnn-d2' is a RecurrentNetwork")
-    assert out[1] == ("tm-sim (machine=balanced-parens transformer=vanilla variant=fixed ablation=none) float32, reference "
-                      "exact (decoder states): agrees at every tested n <= 8 (no disagreement up to --max-n 8)")
+    assert out[0].startswith(
+        "stack-rnn (task=d2 scale=6) float32, reference —: not supported: network 'stack-rnn-d2' is a RecurrentNetwork"
+    )
+    assert out[1] == (
+        "tm-sim (machine=balanced-parens transformer=vanilla variant=fixed ablation=none) float32, reference "
+        "exact (decoder states): agrees at every tested n <= 8 (no disagreement up to --max-n 8)"
+    )
     text = page.read_text(encoding="utf-8")
-    assert "| `tm-sim` | machine=balanced-parens transformer=vanilla ablation=none | float32 | exact (decoder states) |" in text
-    assert "| `stack-rnn` | task=d2 scale=6 | float32 | — | not supported | network 'stack-rnn-d2' is a RecurrentNetwork" in text
+    assert (
+        "| `tm-sim` | machine=balanced-parens transformer=vanilla ablation=none | float32 | exact (decoder states) |"
+        in text
+    )
+    assert (
+        "| `stack-rnn` | task=d2 scale=6 | float32 | — | not supported | network 'stack-rnn-d2' is a RecurrentNetwork"
+        in text
+    )
     assert "### `stack-rnn`" not in text  # no margin curve for a construction that did not run
 
 
@@ -258,8 +366,16 @@ def test_all_reports_a_fixed_size_network_as_not_supported_with_the_reason() -> 
     with pytest.raises(precision.PrecisionError, match=r"has a fixed input size"):
         precision.analyse(c, c.parse_params({}), max_n=8)
     # under --all the same reason becomes the construction's line (cmd_precision catches it)
-    a = precision.Analysis(construction="gates", params={}, dtype="float32", device="cpu", reference="—", max_n=8,
-                           unsupported="construction 'gates' has a fixed input size (4 inputs)")
-    assert "| `gates` | — | float32 | — | not supported | construction 'gates' has a fixed input size (4 inputs) |" in (
-        precision.markdown_report([a])
+    a = precision.Analysis(
+        construction="gates",
+        params={},
+        dtype="float32",
+        device="cpu",
+        reference="—",
+        max_n=8,
+        unsupported="construction 'gates' has a fixed input size (4 inputs)",
+    )
+    assert (
+        "| `gates` | — | float32 | — | not supported | construction 'gates' has a fixed input size (4 inputs) |"
+        in (precision.markdown_report([a]))
     )

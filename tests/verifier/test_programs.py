@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 
 from netproof.constructions import REGISTRY
-from netproof.constructions.rasp import compile_brasp, compile_crasp, is_program, program_constructions
+from netproof.constructions.rasp import (
+    compile_brasp,
+    compile_crasp,
+    is_program,
+    program_constructions,
+)
 from netproof.constructions.rasp.modules import ProgramModuleError, as_language
 from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq, fingerprint
 from netproof.symbolic.exact import run
@@ -50,7 +55,7 @@ def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
     return Done(code, cap.out, cap.err)
 
 
-PROG = '''
+PROG = """
 from netproof.verifier.claims.rasp.brasp import TRUE, Program, rightmost, token
 from netproof.verifier.claims.rasp import crasp as C
 
@@ -66,7 +71,7 @@ PROGRAMS = {
     "my-contains": (CONTAINS_AB, "[ab]*ab[ab]*"),
     "my-majority": (MAJORITY, lambda w: w.count("a") > w.count("b")),
 }
-'''
+"""
 
 
 def contains_ab() -> B.Program:
@@ -82,7 +87,9 @@ MAJORITY = C.Program("majority", ("a", "b"), output=C.count(C.token("a")) > C.co
 # --------------------------------------------------------------------------- loading
 
 
-def test_a_programs_module_loads_as_compiled_constructions_with_the_library_s_claims(here: Path) -> None:
+def test_a_programs_module_loads_as_compiled_constructions_with_the_library_s_claims(
+    here: Path,
+) -> None:
     (here / "prog.py").write_text(PROG, encoding="utf-8")
     found = load("prog.py")
     assert [c.name for c in found] == ["my-contains", "my-majority"]
@@ -90,16 +97,31 @@ def test_a_programs_module_loads_as_compiled_constructions_with_the_library_s_cl
     contains, majority = found
     assert fingerprint(contains.network({})) == fingerprint(compile_brasp(contains_ab()))
     assert fingerprint(majority.network({})) == fingerprint(compile_crasp(MAJORITY))
-    assert [cl.id for cl in contains.claims({})] == ["network=program", "program=language", "operations", "no-ties"]
-    assert [cl.id for cl in majority.claims({})] == ["network=program", "program=language", "operations"]
+    assert [cl.id for cl in contains.claims({})] == [
+        "network=program",
+        "program=language",
+        "operations",
+        "no-ties",
+    ]
+    assert [cl.id for cl in majority.claims({})] == [
+        "network=program",
+        "program=language",
+        "operations",
+    ]
     assert {cl.max_len for cl in contains.claims({})} == {5}  # MAX_LEN
-    assert contains.reference_language({}).contains(("b", "a", "b")) and not contains.reference_language({}).contains(("b", "a"))
+    assert contains.reference_language({}).contains(
+        ("b", "a", "b")
+    ) and not contains.reference_language({}).contains(("b", "a"))
 
 
 def test_a_tuple_of_programs_names_each_construction_after_its_program() -> None:
     found = program_constructions((contains_ab(), (MAJORITY, "a+")))
     assert [c.name for c in found] == ["contains-ab", "majority"]
-    assert [cl.id for cl in found[0].claims({})] == ["network=program", "operations", "no-ties"]  # no reference
+    assert [cl.id for cl in found[0].claims({})] == [
+        "network=program",
+        "operations",
+        "no-ties",
+    ]  # no reference
 
 
 def test_a_module_may_define_constructions_and_programs_side_by_side(here: Path) -> None:
@@ -123,11 +145,17 @@ def test_every_kind_of_reference_language_means_the_same_language() -> None:
     languages = [as_language(program, ref) for ref in given]
     words = [w for n in range(6) for w in __import__("itertools").product("ab", repeat=n)]
     for lang in languages:
-        assert [lang.contains(w) for w in words] == [B.accepts(program, w) for w in words], lang.name
+        assert [lang.contains(w) for w in words] == [B.accepts(program, w) for w in words], (
+            lang.name
+        )
 
 
-def test_a_reference_that_disagrees_with_the_program_is_refuted_with_the_first_word(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (here / "prog.py").write_text(PROG.replace('"[ab]*ab[ab]*"', '"[ab]*ba[ab]*"'), encoding="utf-8")
+def test_a_reference_that_disagrees_with_the_program_is_refuted_with_the_first_word(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (here / "prog.py").write_text(
+        PROG.replace('"[ab]*ab[ab]*"', '"[ab]*ba[ab]*"'), encoding="utf-8"
+    )
     done = netproof(capsys, "prove", "prog.py:my-contains", "--jobs", "1", "--out", "")
     assert done.code == 1
     assert re.search(r"network=program\s+PROVED", done.out)
@@ -138,17 +166,23 @@ def test_a_reference_that_disagrees_with_the_program_is_refuted_with_the_first_w
 def test_a_wrong_mask_breaks_program_equals_language_but_not_network_equals_program(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (here / "prog.py").write_text(PROG.replace('prev_a = rightmost("past"', 'prev_a = rightmost("future"'), encoding="utf-8")
+    (here / "prog.py").write_text(
+        PROG.replace('prev_a = rightmost("past"', 'prev_a = rightmost("future"'), encoding="utf-8"
+    )
     done = netproof(capsys, "prove", "prog.py:my-contains", "--jobs", "1", "--out", "")
     assert done.code == 1
-    assert re.search(r"network=program\s+PROVED", done.out) and re.search(r"no-ties\s+PROVED", done.out)
+    assert re.search(r"network=program\s+PROVED", done.out) and re.search(
+        r"no-ties\s+PROVED", done.out
+    )
     assert "on 'ab' the program says False and /[ab]*ab[ab]*/ says True" in done.out
 
 
 # --------------------------------------------------------------------------- every command
 
 
-def test_every_command_takes_a_program_like_a_construction(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_command_takes_a_program_like_a_construction(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (here / "prog.py").write_text(PROG, encoding="utf-8")
     done = netproof(capsys, "run", "prog.py:my-contains", "bbab", "--json")
     record = json.loads(done.out)
@@ -159,11 +193,26 @@ def test_every_command_takes_a_program_like_a_construction(here: Path, capsys: p
     assert (here / "proofs" / "my-majority" / "network_program.n5.json").is_file()
     done = netproof(capsys, "ledger", "prog.py", "--proofs", "proofs")
     assert done.code == 0 and "my-contains" in done.out and "my-majority" in done.out
-    done = netproof(capsys, "fuzz", "prog.py:my-majority", "--examples", "20", "--max-len", "12", "--quiet", "--no-database", "--out", "")
+    done = netproof(
+        capsys,
+        "fuzz",
+        "prog.py:my-majority",
+        "--examples",
+        "20",
+        "--max-len",
+        "12",
+        "--quiet",
+        "--no-database",
+        "--out",
+        "",
+    )
     assert done.code == 0, done.err
     done = netproof(capsys, "export", "prog.py:my-majority")
     net, extra = load_file_text(here, done.out)
-    assert fingerprint(net) == fingerprint(compile_crasp(MAJORITY)) and extra["construction"] == "my-majority"
+    assert (
+        fingerprint(net) == fingerprint(compile_crasp(MAJORITY))
+        and extra["construction"] == "my-majority"
+    )
 
 
 def load_file_text(here: Path, text: str) -> tuple[Network, dict[str, object]]:
@@ -180,11 +229,16 @@ def test_compile_writes_the_file_export_writes_for_a_user_program_and_a_library_
     done = netproof(capsys, "compile", "prog.py:my-contains", "--format", "json", "--out", "c.json")
     assert done.code == 0 and done.out == ""
     assert done.err == "wrote c.json: my-contains compiled to 4 layers, 4 heads, 19 dims\n"
-    assert (here / "c.json").read_text(encoding="utf-8") == netproof(capsys, "export", "prog.py:my-contains").out
+    assert (here / "c.json").read_text(encoding="utf-8") == netproof(
+        capsys, "export", "prog.py:my-contains"
+    ).out
     compiled = netproof(capsys, "compile", "crasp-dyck1")
     assert compiled.code == 0 and compiled.out == netproof(capsys, "export", "crasp-dyck1").out
     net, extra = load_file_text(here, compiled.out)
-    assert fingerprint(net) == fingerprint(REGISTRY["crasp-dyck1"].network({})) and extra["construction"] == "crasp-dyck1"
+    assert (
+        fingerprint(net) == fingerprint(REGISTRY["crasp-dyck1"].network({}))
+        and extra["construction"] == "crasp-dyck1"
+    )
     assert all(run(net, w).accepted == ok for w, ok in (("()", True), (")(", False), ("", True)))
 
 
@@ -198,7 +252,11 @@ def test_compile_refuses_a_construction_that_is_not_a_program_and_a_module_with_
         "`netproof export parity` writes it\n"
     )
     done = netproof(capsys, "compile", "prog.py")
-    assert done.code == 2 and "prog.py defines 2 constructions (my-contains, my-majority); name one: `netproof compile prog.py:my-contains" in done.err
+    assert (
+        done.code == 2
+        and "prog.py defines 2 constructions (my-contains, my-majority); name one: `netproof compile prog.py:my-contains"
+        in done.err
+    )
     done = netproof(capsys, "compile", "brasp-no-aa", "--format", "state_dict")
     assert done.code == 2 and "invalid choice: 'state_dict'" in done.err
 
@@ -206,11 +264,23 @@ def test_compile_refuses_a_construction_that_is_not_a_program_and_a_module_with_
 # --------------------------------------------------------------------------- malformed modules
 
 BAD_PROGRAMS: dict[str, tuple[str, str]] = {
-    "not a dict": ("PROGRAMS = 3\n", r"PROGRAMS is an int; give a dict from construction names to programs"),
-    "a single program": ("PROGRAMS = CONTAINS_AB\n", r"PROGRAMS is a single Program; write PROGRAMS = \{\"my-name\": program\}"),
+    "not a dict": (
+        "PROGRAMS = 3\n",
+        r"PROGRAMS is an int; give a dict from construction names to programs",
+    ),
+    "a single program": (
+        "PROGRAMS = CONTAINS_AB\n",
+        r"PROGRAMS is a single Program; write PROGRAMS = \{\"my-name\": program\}",
+    ),
     "empty": ("PROGRAMS = {}\n", r"PROGRAMS is empty; put at least one program in it"),
-    "not a program": ("PROGRAMS = {'my-x': 'a & b'}\n", r"PROGRAMS\['my-x'\] is a str, not a program; give a brasp\.Program or a crasp\.Program"),
-    "a triple": ("PROGRAMS = {'my-x': (CONTAINS_AB, 'a', 'b')}\n", r"PROGRAMS\['my-x'\] is a tuple of 3 items; give a program or a pair"),
+    "not a program": (
+        "PROGRAMS = {'my-x': 'a & b'}\n",
+        r"PROGRAMS\['my-x'\] is a str, not a program; give a brasp\.Program or a crasp\.Program",
+    ),
+    "a triple": (
+        "PROGRAMS = {'my-x': (CONTAINS_AB, 'a', 'b')}\n",
+        r"PROGRAMS\['my-x'\] is a tuple of 3 items; give a program or a pair",
+    ),
     "a reference of the wrong kind": (
         "PROGRAMS = {'my-x': (CONTAINS_AB, 3)}\n",
         r"PROGRAMS\['my-x'\]: the reference is an int; give a Language, an Automaton, a regular expression",
@@ -229,9 +299,18 @@ BAD_PROGRAMS: dict[str, tuple[str, str]] = {
         "PROGRAMS = {'my-x': (CONTAINS_AB, Automaton(states=1, start=0, accepting=frozenset(), delta=((0, 0, 0),)))}\n",
         r"the automaton's rows have \[3\] columns, the alphabet \('a', 'b'\) has 2 symbols",
     ),
-    "a bad MAX_LEN": ("PROGRAMS = {'my-x': CONTAINS_AB}\nMAX_LEN = '8'\n", r"MAX_LEN = '8' must be a whole number >= 1"),
-    "a bad name": ("PROGRAMS = {'My X': CONTAINS_AB}\n", r"PROGRAMS\['My X'\]: construction name 'My X' must be lowercase letters"),
-    "a built-in name": ("PROGRAMS = {'brasp-contains-ab': CONTAINS_AB}\n", r"construction 'brasp-contains-ab' has the name of a built-in construction"),
+    "a bad MAX_LEN": (
+        "PROGRAMS = {'my-x': CONTAINS_AB}\nMAX_LEN = '8'\n",
+        r"MAX_LEN = '8' must be a whole number >= 1",
+    ),
+    "a bad name": (
+        "PROGRAMS = {'My X': CONTAINS_AB}\n",
+        r"PROGRAMS\['My X'\]: construction name 'My X' must be lowercase letters",
+    ),
+    "a built-in name": (
+        "PROGRAMS = {'brasp-contains-ab': CONTAINS_AB}\n",
+        r"construction 'brasp-contains-ab' has the name of a built-in construction",
+    ),
     "a program that does not build": (
         "PROGRAMS = {'my-x': Program('x', ('a', 'b'), output=token('c'))}\n",
         r"importing it failed: ValueError: program 'x' reads token\('c'\), which is not in its alphabet .* \(line \d+",
@@ -256,14 +335,19 @@ def test_a_malformed_programs_module_exits_2_with_one_line_naming_the_file(
     assert not (here / "proofs").exists()
 
 
-def test_a_program_the_compiler_refuses_is_refused_when_the_module_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_program_the_compiler_refuses_is_refused_when_the_module_loads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import netproof.constructions.rasp.claims as rasp_claims
 
     def refuse(program: object) -> Network:
         raise ValueError("too deep for this test\nsecond line")
 
     monkeypatch.setattr(rasp_claims, "compile_brasp", refuse)
-    with pytest.raises(ProgramModuleError, match=r"^PROGRAMS\['my-x'\]: compiling program 'contains_ab' failed: ValueError: too deep for this test$"):
+    with pytest.raises(
+        ProgramModuleError,
+        match=r"^PROGRAMS\['my-x'\]: compiling program 'contains_ab' failed: ValueError: too deep for this test$",
+    ):
         program_constructions({"my-x": contains_ab()})
 
 
@@ -276,18 +360,26 @@ def test_the_loader_s_error_is_a_usage_error(here: Path) -> None:
 # --------------------------------------------------------------------------- new --template
 
 
-@pytest.mark.parametrize(("template", "word", "member"), [("brasp", "bbab", True), ("crasp", "(()", False)])
+@pytest.mark.parametrize(
+    ("template", "word", "member"), [("brasp", "bbab", True), ("crasp", "(()", False)]
+)
 def test_new_writes_a_program_module_that_proves_out_of_the_box(
     here: Path, capsys: pytest.CaptureFixture[str], template: str, word: str, member: bool
 ) -> None:
     done = netproof(capsys, "new", "my-prog", "--template", template)
-    assert done.code == 0 and done.out.startswith(f"wrote my_prog.py: program my-prog (the {template[0].upper()}-RASP program")
+    assert done.code == 0 and done.out.startswith(
+        f"wrote my_prog.py: program my-prog (the {template[0].upper()}-RASP program"
+    )
     assert "netproof compile my_prog.py --out my_prog.json" in done.out
     text = (here / "my_prog.py").read_text(encoding="utf-8")
-    assert text == render_program_template("my-prog", template) and "__" not in text.replace("__future__", "")
+    assert text == render_program_template("my-prog", template) and "__" not in text.replace(
+        "__future__", ""
+    )
     record = json.loads(netproof(capsys, "run", "my_prog.py", word, "--json").out)
     assert (record["accepted"], record["member"]) == (member, member)
-    done = netproof(capsys, "prove", "my_prog.py", "--max-n", "4", "--jobs", "1", "--quiet", "--out", "")
+    done = netproof(
+        capsys, "prove", "my_prog.py", "--max-n", "4", "--jobs", "1", "--quiet", "--out", ""
+    )
     assert done.code == 0 and " 0 refuted" in done.out, done.out
     assert netproof(capsys, "new", "my-prog", "--template", template).code == 2  # never overwrites
 
@@ -296,10 +388,15 @@ def test_new_keeps_the_construction_template_by_default_and_refuses_an_unknown_t
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     done = netproof(capsys, "new", "my-majority")
-    assert done.code == 0 and "construction my-majority (MAJORITY with one uniform-attention layer)" in done.out
+    assert (
+        done.code == 0
+        and "construction my-majority (MAJORITY with one uniform-attention layer)" in done.out
+    )
     done = netproof(capsys, "new", "my-other", "--template", "tracr")
     assert done.code == 2 and "invalid choice: 'tracr'" in done.err
-    with pytest.raises(ValueError, match=r"template='tracr' is not a program template; choose brasp or crasp"):
+    with pytest.raises(
+        ValueError, match=r"template='tracr' is not a program template; choose brasp or crasp"
+    ):
         render_program_template("my-other", "tracr")
 
 
@@ -310,7 +407,10 @@ def test_the_size_of_a_compiled_program_counts_its_layers_heads_and_dims() -> No
     net = compile_brasp(contains_ab())
     attention = [layer for layer in net.layers if type(layer.block).__name__ == "AttentionLayer"]
     assert network_size(net) == NetworkSize(
-        layers=len(attention), heads=sum(len(layer.block.heads) for layer in attention), dims=len(net.dims), sublayers=len(net.layers)
+        layers=len(attention),
+        heads=sum(len(layer.block.heads) for layer in attention),
+        dims=len(net.dims),
+        sublayers=len(net.layers),
     )
     assert network_size(net) == NetworkSize(layers=4, heads=4, dims=19, sublayers=10)
 
@@ -324,13 +424,19 @@ def test_every_kind_of_network_has_a_size() -> None:
     assert set(kinds) == {Network, Seq2Seq, RecurrentNetwork}
     assert kinds[RecurrentNetwork].layers == 1 and kinds[RecurrentNetwork].heads == 0
     assert kinds[Seq2Seq].heads > 0
-    with pytest.raises(TypeError, match=r"network_size takes a Network, a Seq2Seq or a RecurrentNetwork, not str"):
+    with pytest.raises(
+        TypeError, match=r"network_size takes a Network, a Seq2Seq or a RecurrentNetwork, not str"
+    ):
         network_size("net")  # type: ignore[arg-type]
 
 
-def test_list_and_run_json_report_the_size_of_every_construction(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_and_run_json_report_the_size_of_every_construction(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rows = json.loads(netproof(capsys, "list", "--json").out)["constructions"]
-    assert len(rows) == len(REGISTRY) and all({"layers", "heads", "dims", "sublayers"} <= set(r["size"]) for r in rows)
+    assert len(rows) == len(REGISTRY) and all(
+        {"layers", "heads", "dims", "sublayers"} <= set(r["size"]) for r in rows
+    )
     by_name = {r["name"]: r["size"] for r in rows}
     assert by_name["rumelhart"]["n"] == 8  # built per length: sized at n = 8
     assert by_name["brasp-contains-ab"] == {"layers": 4, "heads": 4, "dims": 19, "sublayers": 10}

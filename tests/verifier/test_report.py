@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
 from netproof.constructions import REGISTRY
 from netproof.verifier import cli
 from netproof.verifier.campaign.errors import CampaignError
@@ -41,7 +42,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The report of :data:`SHOWN` from a copy of the committed records, moved after building."""
     base = tmp_path_factory.mktemp("report")
     shutil.copytree(REPO / "proofs", base / "proofs")
-    build_site({n: REGISTRY[n] for n in SHOWN}, str(base / "proofs"), str(base / "built"), cache=None)
+    build_site(
+        {n: REGISTRY[n] for n in SHOWN}, str(base / "proofs"), str(base / "built"), cache=None
+    )
     shutil.move(str(base / "built"), str(base / "moved"))
     return base / "moved"
 
@@ -82,7 +85,11 @@ def broken_links(root: Path) -> list[str]:
             target = (page.parent / unquote(parts.path)).resolve() if parts.path else page.resolve()
             if root.resolve() not in target.parents or not target.is_file():
                 bad.append(f"{page.name}: {link} (no such file in the site)")
-            elif parts.fragment and target.suffix == ".html" and parts.fragment not in pages[target].ids:
+            elif (
+                parts.fragment
+                and target.suffix == ".html"
+                and parts.fragment not in pages[target].ids
+            ):
                 bad.append(f"{page.name}: {link} (no such anchor)")
     return bad
 
@@ -98,21 +105,31 @@ def test_every_relative_link_of_the_moved_site_resolves_to_a_file_inside_it(site
 
 
 @pytest.mark.slow
-def test_the_report_of_every_built_in_construction_has_a_page_each_and_no_broken_link(tmp_path: Path) -> None:
+def test_the_report_of_every_built_in_construction_has_a_page_each_and_no_broken_link(
+    tmp_path: Path,
+) -> None:
     pages = build_site(REGISTRY, str(REPO / "proofs"), str(tmp_path / "site"), cache=None)
     assert pages[0] == "index.html" and {page_name(n) for n in REGISTRY} <= set(pages)
     assert broken_links(tmp_path / "site") == []
 
 
 def test_the_link_check_finds_a_missing_file_and_an_absolute_link(tmp_path: Path) -> None:
-    (tmp_path / "a.html").write_text('<a href="b.html">b</a><a href="/etc/passwd">x</a><a href="a.html#nowhere">y</a>')
+    (tmp_path / "a.html").write_text(
+        '<a href="b.html">b</a><a href="/etc/passwd">x</a><a href="a.html#nowhere">y</a>'
+    )
     assert broken_links(tmp_path) == [
-        "a.html: b.html (no such file in the site)", "a.html: /etc/passwd (not relative)", "a.html: a.html#nowhere (no such anchor)",
+        "a.html: b.html (no such file in the site)",
+        "a.html: /etc/passwd (not relative)",
+        "a.html: a.html#nowhere (no such anchor)",
     ]
 
 
 def test_every_construction_of_the_records_has_a_page_linked_from_the_index(site: Path) -> None:
-    folders = [f.name for f in (REPO / "proofs").iterdir() if f.is_dir() and f.name != "queries" and any(f.glob("*.json"))]
+    folders = [
+        f.name
+        for f in (REPO / "proofs").iterdir()
+        if f.is_dir() and f.name != "queries" and any(f.glob("*.json"))
+    ]
     index = _parse(site / "index.html").links
     assert len(folders) > 20
     for name in folders:
@@ -120,12 +137,18 @@ def test_every_construction_of_the_records_has_a_page_linked_from_the_index(site
         assert page_name(name) in index, name
 
 
-def test_every_record_and_query_file_of_a_shown_construction_is_copied_into_the_site(site: Path) -> None:
+def test_every_record_and_query_file_of_a_shown_construction_is_copied_into_the_site(
+    site: Path,
+) -> None:
     for name in SHOWN:
         for f in (REPO / "proofs" / name).glob("*.json"):
             assert (site / "proofs" / name / f.name).read_bytes() == f.read_bytes()
-    copied = sorted(p.relative_to(site) for p in (site / "proofs" / "queries" / "dyck").rglob("*.smt2"))
-    assert copied == sorted(p.relative_to(REPO) for p in (REPO / "proofs" / "queries" / "dyck").rglob("*.smt2"))
+    copied = sorted(
+        p.relative_to(site) for p in (site / "proofs" / "queries" / "dyck").rglob("*.smt2")
+    )
+    assert copied == sorted(
+        p.relative_to(REPO) for p in (REPO / "proofs" / "queries" / "dyck").rglob("*.smt2")
+    )
 
 
 def _row(page: str, claim: str) -> str:
@@ -134,11 +157,16 @@ def _row(page: str, claim: str) -> str:
     return m.group(0)
 
 
-def test_a_proof_for_every_length_shows_as_every_length_with_its_exhaustive_bound(site: Path) -> None:
+def test_a_proof_for_every_length_shows_as_every_length_with_its_exhaustive_bound(
+    site: Path,
+) -> None:
     row = _row((site / "parity.html").read_text(encoding="utf-8"), "C4")
     assert '<td class="every">every length</td>' in row
     assert "every length (exhaustive: 0 ≤ |w| ≤ 10)" in row
-    assert 'href="proofs/parity/C4.n48.json"' in row and "netproof recheck proofs/parity/C4.n48.json" in row
+    assert (
+        'href="proofs/parity/C4.n48.json"' in row
+        and "netproof recheck proofs/parity/C4.n48.json" in row
+    )
     assert 'href="proofs/queries/parity/C4.n48/' in row  # its .smt2 queries
 
 
@@ -157,8 +185,11 @@ def test_every_claim_shows_the_verdict_the_claims_ledger_shows_for_it(site: Path
             claim, verdict, bound = cells[0], cells[3], cells[4]
             shown = re.search(r'<td class="(\w+)">', _row(page, claim)).group(1)  # type: ignore[union-attr]
             expected = {
-                "proved": "every" if bound.startswith("every n") else "proved", "refuted": "refuted",
-                "unknown": "unknown", "no record": "missing", "**fails its check**": "failed",
+                "proved": "every" if bound.startswith("every n") else "proved",
+                "refuted": "refuted",
+                "unknown": "unknown",
+                "no record": "missing",
+                "**fails its check**": "failed",
             }[re.split(r"[:(]", verdict)[0].strip()]
             assert shown == expected, (name, claim, verdict, bound)
             compared += 1
@@ -171,12 +202,18 @@ def test_every_claim_shows_the_verdict_the_claims_ledger_shows_for_it(site: Path
         name, claim, verdict = m.groups()
         page = (site / page_name(name)).read_text(encoding="utf-8")
         row = page.split(f'<tr id="erratum-{claim}">', 1)[1].split("\n", 1)[0]
-        assert f'<td class="{ {"no record": "missing"}.get(verdict, verdict)}">' in row, (name, claim, verdict)
+        assert f'<td class="{ {"no record": "missing"}.get(verdict, verdict) }">' in row, (
+            name,
+            claim,
+            verdict,
+        )
         errata += 1
     assert errata >= 3
 
 
-def test_a_refuted_printed_claim_shows_its_counterexample_and_its_trace_next_to_the_proved_fix(site: Path) -> None:
+def test_a_refuted_printed_claim_shows_its_counterexample_and_its_trace_next_to_the_proved_fix(
+    site: Path,
+) -> None:
     page = (site / "dyck.html").read_text(encoding="utf-8")
     errata = page.split("<h2>Errata", 1)[1]
     row = errata.split('<tr id="erratum-Y2-paper">', 1)[1].split("\n", 1)[0]
@@ -184,7 +221,9 @@ def test_a_refuted_printed_claim_shows_its_counterexample_and_its_trace_next_to_
     assert '<a href="#Y2"><code>Y2</code></a>: <span class="every">every length</span>' in row
     trace = errata.split('<h3 id="cx-Y2-paper">', 1)[1]
     assert "netproof run dyck &#x27;()&#x27; -p variant=paper --trace" in trace
-    assert "query \\ key" in trace and "rejected" in trace  # an attention matrix, and the paper network rejects ()
+    assert (
+        "query \\ key" in trace and "rejected" in trace
+    )  # an attention matrix, and the paper network rejects ()
 
 
 def test_a_printed_claim_refuted_on_the_empty_word_shows_it_as_epsilon(site: Path) -> None:
@@ -192,7 +231,9 @@ def test_a_printed_claim_refuted_on_the_empty_word_shows_it_as_epsilon(site: Pat
     assert "refuted: <code>ε</code>" in page.split("<h2>Errata", 1)[1]
 
 
-def test_a_tampered_record_shows_as_failing_its_check_never_with_its_verdict(tmp_path: Path) -> None:
+def test_a_tampered_record_shows_as_failing_its_check_never_with_its_verdict(
+    tmp_path: Path,
+) -> None:
     proofs = tmp_path / "proofs"
     shutil.copytree(REPO / "proofs" / "parity", proofs / "parity")
     shutil.copytree(REPO / "proofs" / "queries" / "parity", proofs / "queries" / "parity")
@@ -209,7 +250,8 @@ def test_every_text_from_a_record_is_escaped(tmp_path: Path) -> None:
     proofs = tmp_path / "proofs"
     (proofs / "mine").mkdir(parents=True)
     (proofs / "mine" / "x.n1.json").write_text(
-        json.dumps({"claim": {"id": "<script>alert(1)</script>"}, "params": {"k": '"><b>'}}), encoding="utf-8"
+        json.dumps({"claim": {"id": "<script>alert(1)</script>"}, "params": {"k": '"><b>'}}),
+        encoding="utf-8",
     )
     build_site({}, str(proofs), str(tmp_path / "site"), cache=None)
     page = (tmp_path / "site" / page_name("mine")).read_text(encoding="utf-8")
@@ -222,7 +264,9 @@ def test_a_construction_name_becomes_a_safe_file_name() -> None:
     assert page_name("../a b/c") == ".._a_b_c.html"
 
 
-def test_a_report_folder_is_replaced_but_another_non_empty_folder_is_refused(tmp_path: Path) -> None:
+def test_a_report_folder_is_replaced_but_another_non_empty_folder_is_refused(
+    tmp_path: Path,
+) -> None:
     proofs = tmp_path / "proofs"
     shutil.copytree(REPO / "proofs" / "first-flawed", proofs / "first-flawed")
     out = tmp_path / "site"
@@ -240,19 +284,36 @@ def test_a_report_folder_is_replaced_but_another_non_empty_folder_is_refused(tmp
         build_site({}, str(proofs), str(proofs / "site"), cache=None)
 
 
-def test_netproof_report_writes_the_site_and_says_where(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_netproof_report_writes_the_site_and_says_where(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     proofs = tmp_path / "proofs"
     shutil.copytree(REPO / "proofs" / "first-flawed", proofs / "first-flawed")
     out = tmp_path / "site"
-    assert cli.main(["report", "first-flawed", "--proofs", str(proofs), "--out", str(out), "--no-cache"]) == 0
-    assert capsys.readouterr().out == f"wrote 2 pages to {out}/; open {out / 'index.html'} in a browser\n"
+    assert (
+        cli.main(
+            ["report", "first-flawed", "--proofs", str(proofs), "--out", str(out), "--no-cache"]
+        )
+        == 0
+    )
+    assert (
+        capsys.readouterr().out
+        == f"wrote 2 pages to {out}/; open {out / 'index.html'} in a browser\n"
+    )
     assert (out / "first-flawed.html").is_file()
     assert broken_links(out) == []
 
 
-def test_netproof_report_refuses_a_folder_it_did_not_write_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_netproof_report_refuses_a_folder_it_did_not_write_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "notes.txt").write_text("keep")
-    assert cli.main(["report", "first-flawed", "--proofs", str(REPO / "proofs"), "--out", str(tmp_path)]) == 2
+    assert (
+        cli.main(
+            ["report", "first-flawed", "--proofs", str(REPO / "proofs"), "--out", str(tmp_path)]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "holds files and no report netproof wrote" in err[0]
     assert cli.main(["report", "--proofs", str(tmp_path / "none")]) == 2
@@ -275,7 +336,9 @@ def open_in_browser(page: Path, width: int = 1200, height: int = 900) -> tuple[b
     exceptions, log entries of level error (a file that failed to load)."""
     browser = _chromium()
     assert browser is not None
-    profile = tempfile.mkdtemp(prefix="np-chromium-")  # short: Chromium's profile holds a Unix socket (108 bytes a path)
+    profile = tempfile.mkdtemp(
+        prefix="np-chromium-"
+    )  # short: Chromium's profile holds a Unix socket (108 bytes a path)
     to_r, to_w = os.pipe()
     from_r, from_w = os.pipe()
     for fd in (to_r, from_w):  # above 4, so that bash's redirections to 3 and 4 cannot clobber them
@@ -283,12 +346,20 @@ def open_in_browser(page: Path, width: int = 1200, height: int = 900) -> tuple[b
         os.close(fd)
         to_r, from_w = (high, from_w) if fd == to_r else (to_r, high)
     args = [
-        browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--remote-debugging-pipe",
-        f"--user-data-dir={profile}", "about:blank",
+        browser,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--no-first-run",
+        "--remote-debugging-pipe",
+        f"--user-data-dir={profile}",
+        "about:blank",
     ]
     proc = subprocess.Popen(
-        ["bash", "-c", f'exec "$0" "$@" 3<&{to_r} 4>&{from_w}', *args], pass_fds=(to_r, from_w),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        ["bash", "-c", f'exec "$0" "$@" 3<&{to_r} 4>&{from_w}', *args],
+        pass_fds=(to_r, from_w),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     os.close(to_r)
     os.close(from_w)
@@ -334,7 +405,14 @@ def open_in_browser(page: Path, width: int = 1200, height: int = 900) -> tuple[b
         session = call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             call(f"{domain}.enable", session)
-        call("Emulation.setDeviceMetricsOverride", session, width=width, height=height, deviceScaleFactor=1, mobile=False)
+        call(
+            "Emulation.setDeviceMetricsOverride",
+            session,
+            width=width,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
         events.clear()
         call("Page.navigate", session, url=page.resolve().as_uri())
         wait_for("Page.loadEventFired")
@@ -352,10 +430,24 @@ def open_in_browser(page: Path, width: int = 1200, height: int = 900) -> tuple[b
     problems = []
     for e in events:
         p = e.get("params", {})
-        if e.get("method") == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning", "assert"):
-            problems.append(f"console.{p['type']}: " + " ".join(str(a.get("value", a.get("description"))) for a in p["args"]))
+        if e.get("method") == "Runtime.consoleAPICalled" and p.get("type") in (
+            "error",
+            "warning",
+            "assert",
+        ):
+            problems.append(
+                f"console.{p['type']}: "
+                + " ".join(str(a.get("value", a.get("description"))) for a in p["args"])
+            )
         elif e.get("method") == "Runtime.exceptionThrown":
-            problems.append("exception: " + str(p["exceptionDetails"].get("exception", {}).get("description", p["exceptionDetails"])))
+            problems.append(
+                "exception: "
+                + str(
+                    p["exceptionDetails"]
+                    .get("exception", {})
+                    .get("description", p["exceptionDetails"])
+                )
+            )
         elif e.get("method") == "Log.entryAdded" and p["entry"]["level"] in ("error", "warning"):
             problems.append(f"log: {p['entry']['text']} {p['entry'].get('url', '')}".strip())
     return png, problems
@@ -366,8 +458,8 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, idat, header = 8, b"", None
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -382,7 +474,10 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     prev = bytearray(stride)
     pixels = []
     for y in range(height):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        f, line = (
+            raw[y * (stride + 1)],
+            bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)]),
+        )
         for x in range(stride):
             a = line[x - bpp] if x >= bpp else 0
             b = prev[x]
@@ -397,13 +492,14 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        pixels.extend(bytes(line[i:i + 3]) for i in range(0, stride, bpp))
+        pixels.extend(bytes(line[i : i + 3]) for i in range(0, stride, bpp))
         prev = line
     return width, height, pixels
 
 
 needs_chromium = pytest.mark.skipif(
-    _chromium() is None, reason="Chromium is not installed (Debian: apt-get install -y chromium; CI installs it)"
+    _chromium() is None,
+    reason="Chromium is not installed (Debian: apt-get install -y chromium; CI installs it)",
 )
 
 
@@ -413,8 +509,13 @@ EVERY_LENGTH, REFUTED = b"\x8c\xe9\x9a", b"\xff\xc9\xc9"  # the stylesheet's cel
 # the index (both colours in its first screen), and a page with a counterexample's trace (its
 # first screen is the claims table, whose every-length rows are green; the errata come below)
 @needs_chromium
-@pytest.mark.parametrize(("page", "colours_seen"), [("index.html", {EVERY_LENGTH, REFUTED}), ("dyck.html", {EVERY_LENGTH})])
-def test_the_page_renders_in_headless_chromium_without_a_console_error(site: Path, page: str, colours_seen: set[bytes]) -> None:
+@pytest.mark.parametrize(
+    ("page", "colours_seen"),
+    [("index.html", {EVERY_LENGTH, REFUTED}), ("dyck.html", {EVERY_LENGTH})],
+)
+def test_the_page_renders_in_headless_chromium_without_a_console_error(
+    site: Path, page: str, colours_seen: set[bytes]
+) -> None:
     png, problems = open_in_browser(site / page)
     assert problems == []
     width, height, pixels = png_pixels(png)
@@ -427,7 +528,9 @@ def test_the_page_renders_in_headless_chromium_without_a_console_error(site: Pat
 
 
 @needs_chromium
-def test_the_browser_check_reports_a_missing_stylesheet_a_console_error_and_an_exception(tmp_path: Path) -> None:
+def test_the_browser_check_reports_a_missing_stylesheet_a_console_error_and_an_exception(
+    tmp_path: Path,
+) -> None:
     page = tmp_path / "bad.html"
     page.write_text(
         '<!DOCTYPE html><html><head><link rel="stylesheet" href="missing.css"></head>'

@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from netproof.verifier.cli import main
 
 pytest.importorskip("matplotlib")
 
 
-def test_show_draws_the_dyck_recognizer_as_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_draws_the_dyck_recognizer_as_a_png(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "dyck.png"
     assert main(["show", "dyck", "([])", "-p", "k=2", "-p", "depth=2", "--out", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
@@ -22,7 +25,9 @@ def test_show_writes_an_svg_whose_labels_are_the_words_symbols(tmp_path: Path) -
     assert main(["show", "parity", "0110", "--out", str(out)]) == 0
     svg = out.read_text(encoding="utf-8")
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    assert "layer parity, head odd" in svg and "4/11" in svg  # the exact softmax weights in the cells
+    assert (
+        "layer parity, head odd" in svg and "4/11" in svg
+    )  # the exact softmax weights in the cells
 
 
 def test_show_writes_a_self_contained_html_page_without_scripts(tmp_path: Path) -> None:
@@ -40,17 +45,29 @@ def _texts(svg: str) -> list[str]:
     return re.findall(r"<!-- (.*?) -->", svg)
 
 
-def test_show_draws_one_decoder_step_of_tm_sim_with_what_it_reads_and_the_machine_configurations(tmp_path: Path) -> None:
+def test_show_draws_one_decoder_step_of_tm_sim_with_what_it_reads_and_the_machine_configurations(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "tm.svg"
     assert main(["show", "tm-sim", "(())", "--out", str(out)]) == 0
     texts = _texts(out.read_text(encoding="utf-8"))
     title = next(t for t in texts if "decoder step t = 1 of 0..16" in t)
     assert title.endswith("halts at t = 16")
-    assert "dec_enc/dec_enc at t = 1, decoder–encoder attention over the encoder positions: reads i = 2 '('" in texts
+    assert (
+        "dec_enc/dec_enc at t = 1, decoder–encoder attention over the encoder positions: reads i = 2 '('"
+        in texts
+    )
     # every configuration of the machine beside its step, the halting one last
-    assert "configuration 0: q [(()) | ε]   t=6" in texts and "configuration 5: acc [ε | ε], halts   t=16" in texts
-    assert ["y_1 (reads)", "after dec_self", "after dec_enc", "after dec_ffn", "ỹ_2 = F(z_1) (writes)"] == [
-        t for t in texts if t.startswith(("y_1", "after", "ỹ_2"))
+    assert (
+        "configuration 0: q [(()) | ε]   t=6" in texts
+        and "configuration 5: acc [ε | ε], halts   t=16" in texts
+    )
+    assert [t for t in texts if t.startswith(("y_1", "after", "ỹ_2"))] == [
+        "y_1 (reads)",
+        "after dec_self",
+        "after dec_enc",
+        "after dec_ffn",
+        "ỹ_2 = F(z_1) (writes)",
     ]
 
 
@@ -69,22 +86,34 @@ def test_the_decoder_step_table_holds_the_exact_values_of_the_trace() -> None:
     table = next(t for ax in fig.axes for t in ax.tables)
     plt.close(fig)
     cells = table.get_celld()
-    labels = {cells[r, -1].get_text().get_text(): r for r in range(1, 1 + len(cells)) if (r, -1) in cells}
+    labels = {
+        cells[r, -1].get_text().get_text(): r for r in range(1, 1 + len(cells)) if (r, -1) in cells
+    }
     step = trace.steps[9]
-    assert set(labels) == {d for k, d in enumerate(trace.network.dims) if any(s.rows[0][k] != 0 for s in step.states)}
+    assert set(labels) == {
+        d for k, d in enumerate(trace.network.dims) if any(s.rows[0][k] != 0 for s in step.states)
+    }
     for dim, r in labels.items():
         shown = [cells[r, c].get_text().get_text() for c in range(len(step.states))]
-        assert shown == [value_text(s.rows[0][trace.network.dims.index(dim)], 4) for s in step.states]
+        assert shown == [
+            value_text(s.rows[0][trace.network.dims.index(dim)], 4) for s in step.states
+        ]
     assert labels.keys() >= {"h:D:q/0/0", "h:C1", "pos_i"}
 
 
-def test_show_draws_the_stack_rnn_s_stack_over_time_with_its_operations_and_targets(tmp_path: Path) -> None:
+def test_show_draws_the_stack_rnn_s_stack_over_time_with_its_operations_and_targets(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "stack.svg"
     assert main(["show", "stack-rnn", "([()])", "--out", str(out)]) == 0
     texts = _texts(out.read_text(encoding="utf-8"))
-    assert any(t.endswith("on '([()])' (exact): every predicted set equals the target") for t in texts)
+    assert any(
+        t.endswith("on '([()])' (exact): every predicted set equals the target") for t in texts
+    )
     assert "stack after each step (top first; empty cells are 0)" in texts
-    assert {"PUSH", "POP", "top  own:(", "depth 2  below:[", "predicted next", "target"} <= set(texts)
+    assert {"PUSH", "POP", "top  own:(", "depth 2  below:[", "predicted next", "target"} <= set(
+        texts
+    )
     assert "depth 3  own:(" not in texts  # the stack of ([()]) is 3 deep: no row beyond depth 2
 
 
@@ -109,7 +138,9 @@ def test_the_stack_heatmap_holds_the_stack_of_every_step() -> None:
 
 
 @pytest.mark.parametrize(("name", "word"), [("tm-sim", "01"), ("stack-rnn", "()")])
-def test_show_draws_encoder_decoders_and_recurrent_networks_as_pngs(tmp_path: Path, name: str, word: str) -> None:
+def test_show_draws_encoder_decoders_and_recurrent_networks_as_pngs(
+    tmp_path: Path, name: str, word: str
+) -> None:
     out = tmp_path / "x.png"
     params = ["-p", "machine=binary-increment"] if name == "tm-sim" else []
     assert main(["show", name, word, *params, "--out", str(out)]) == 0
@@ -119,9 +150,18 @@ def test_show_draws_encoder_decoders_and_recurrent_networks_as_pngs(tmp_path: Pa
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["tm-sim", "(())", "--step", "17"], "--step 17: the run on '(())' has decoder steps 0..16; choose one of them"),
-        (["parity", "0110", "--step", "1"], "--step 1: parity is not an encoder–decoder; drop --step"),
-        (["stack-rnn", ""], "the empty word has no steps to draw; give a word of at least one symbol"),
+        (
+            ["tm-sim", "(())", "--step", "17"],
+            "--step 17: the run on '(())' has decoder steps 0..16; choose one of them",
+        ),
+        (
+            ["parity", "0110", "--step", "1"],
+            "--step 1: parity is not an encoder–decoder; drop --step",
+        ),
+        (
+            ["stack-rnn", ""],
+            "the empty word has no steps to draw; give a word of at least one symbol",
+        ),
     ],
 )
 def test_show_refuses_a_step_the_run_does_not_have_in_one_line(
@@ -133,12 +173,16 @@ def test_show_refuses_a_step_the_run_does_not_have_in_one_line(
     assert not (tmp_path / "x.png").exists()
 
 
-def test_show_refuses_an_unknown_format_naming_the_ones_it_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_refuses_an_unknown_format_naming_the_ones_it_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["show", "parity", "0110", "--out", str(tmp_path / "x.jpg")]) == 2
     assert "give a file ending in .png, .svg or .html" in capsys.readouterr().err
 
 
-def test_show_refuses_a_symbol_outside_the_alphabet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_refuses_a_symbol_outside_the_alphabet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["show", "parity", "01x", "--out", str(tmp_path / "x.png")]) == 2
     assert "'x'" in capsys.readouterr().err
 
@@ -158,6 +202,7 @@ def test_a_certified_decimal_bounds_its_distance_to_every_point_of_the_enclosure
     from fractions import Fraction
 
     from mpmath import iv
+
     from netproof.verifier.cli.values import certified_decimal
 
     lo, hi = "1.5", "1.7"

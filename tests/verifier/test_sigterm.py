@@ -22,9 +22,14 @@ def slow_module(where: Path) -> Path:
     """A user module with a cheap claim (frac, words up to 3) and one of many seconds
     (recognizes, 2^21 words)."""
     text = render_template("slow-maj")
-    text = text.replace("            min_len=1,  # the empty word has no position to read\n            max_len=10,",
-                        "            min_len=1,  # the empty word has no position to read\n            max_len=20,")
-    text = text.replace("            min_len=1,\n            max_len=10,", "            min_len=1,\n            max_len=3,")
+    text = text.replace(
+        "            min_len=1,  # the empty word has no position to read\n            max_len=10,",
+        "            min_len=1,  # the empty word has no position to read\n            max_len=20,",
+    )
+    text = text.replace(
+        "            min_len=1,\n            max_len=10,",
+        "            min_len=1,\n            max_len=3,",
+    )
     assert "max_len=20" in text and "max_len=3," in text
     path = where / "slow_maj.py"
     path.write_text(text, encoding="utf-8")
@@ -59,14 +64,30 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+@pytest.mark.skipif(
+    not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc"
+)
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_sigterm_stops_the_workers_keeps_the_finished_records_and_exits_143(tmp_path: Path, jobs: str) -> None:
+def test_sigterm_stops_the_workers_keeps_the_finished_records_and_exits_143(
+    tmp_path: Path, jobs: str
+) -> None:
     slow_module(tmp_path)
     out = tmp_path / "records" / "slow-maj"
-    command = [sys.executable, "-m", "netproof", "prove", "slow_maj.py", "--out", "records", "--jobs", jobs]
+    command = [
+        sys.executable,
+        "-m",
+        "netproof",
+        "prove",
+        "slow_maj.py",
+        "--out",
+        "records",
+        "--jobs",
+        jobs,
+    ]
     env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         deadline = time.monotonic() + 120
         while not (out.is_dir() and any(p.suffix == ".json" for p in out.iterdir())):
@@ -95,14 +116,30 @@ def test_sigterm_stops_the_workers_keeps_the_finished_records_and_exits_143(tmp_
     assert not [pid for pid in workers if alive(pid)], "a process of the run outlived it"
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
-def test_sigterm_stops_a_run_on_a_local_ray_instance_and_leaves_no_process_of_it(tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc"
+)
+def test_sigterm_stops_a_run_on_a_local_ray_instance_and_leaves_no_process_of_it(
+    tmp_path: Path,
+) -> None:
     pytest.importorskip("ray")
     slow_module(tmp_path)
     out = tmp_path / "records" / "slow-maj"
-    command = [sys.executable, "-m", "netproof", "prove", "slow_maj.py", "--out", "records", "--executor", "ray"]
+    command = [
+        sys.executable,
+        "-m",
+        "netproof",
+        "prove",
+        "slow_maj.py",
+        "--out",
+        "records",
+        "--executor",
+        "ray",
+    ]
     env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         deadline = time.monotonic() + 180
         while not (out.is_dir() and any(p.suffix == ".json" for p in out.iterdir())):

@@ -19,8 +19,6 @@ from hypothesis import strategies as st
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.chiang2022 import first_transformer, parity_transformer
-from netproof.verifier.claims.dyck import DYCK
-from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import (
     AttentionLayer,
     Hardmax,
@@ -31,8 +29,6 @@ from netproof.symbolic import (
     token_embedding,
 )
 from netproof.symbolic.exact import run as run_exact
-from netproof.verifier.smtlib import printer as smt2_printer
-from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.claims import (
     Automaton,
     Construction,
@@ -45,13 +41,22 @@ from netproof.verifier.claims import (
     Unknown,
     ValueIs,
 )
+from netproof.verifier.claims.dyck import DYCK
+from netproof.verifier.claims.languages import FIRST, PARITY
+from netproof.verifier.exhaustive.checker import Job, check
+from netproof.verifier.fuzzing.strategies import networks
 from netproof.verifier.smt.closed_forms import closed_form_at
 from netproof.verifier.smt.compositional import prove_recognizes
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
-from netproof.verifier.smt.monolithic import logit_on, recognition_query, recognizes_smt, value_is_smt
+from netproof.verifier.smt.monolithic import (
+    logit_on,
+    recognition_query,
+    recognizes_smt,
+    value_is_smt,
+)
 from netproof.verifier.smt.prove import prove_claim_smt, prove_smt
 from netproof.verifier.smtlib import LemmaNode, SmtQuery, smt2_portable, to_smt2
-from netproof.verifier.fuzzing.strategies import networks
+from netproof.verifier.smtlib import printer as smt2_printer
 
 pytestmark = pytest.mark.z3
 
@@ -70,7 +75,9 @@ def with_ties(net: Network, tie: str) -> Network:
         block = sub.block
         if hasattr(block, "heads"):
             heads = tuple(
-                dataclasses.replace(h, normalizer=Hardmax(tie=tie)) if isinstance(h.normalizer, Hardmax) else h  # type: ignore[arg-type]
+                dataclasses.replace(h, normalizer=Hardmax(tie=tie))
+                if isinstance(h.normalizer, Hardmax)
+                else h  # type: ignore[arg-type]
                 for h in block.heads
             )
             block = dataclasses.replace(block, heads=heads)
@@ -88,8 +95,15 @@ def cvc5_answer(text: str) -> str:
 
 
 def test_the_smt2_text_starts_with_set_logic_and_has_no_one_argument_sum() -> None:
-    text = smt2_portable("(set-info :status unknown)\n(declare-fun x () Real)\n(assert (> (+ x) (* 2.0)))\n(check-sat)\n")
-    assert text.splitlines() == ["(set-logic QF_LRA)", "(declare-fun x () Real)", "(assert (> x 2.0))", "(check-sat)"]
+    text = smt2_portable(
+        "(set-info :status unknown)\n(declare-fun x () Real)\n(assert (> (+ x) (* 2.0)))\n(check-sat)\n"
+    )
+    assert text.splitlines() == [
+        "(set-logic QF_LRA)",
+        "(declare-fun x () Real)",
+        "(assert (> x 2.0))",
+        "(check-sat)",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -98,7 +112,10 @@ def test_the_smt2_text_starts_with_set_logic_and_has_no_one_argument_sum() -> No
         ("(declare-fun b () Bool)(assert b)(check-sat)", "QF_UF"),
         ("(declare-fun x () Int)(assert (> (* 3 x) 1))(check-sat)", "QF_LIA"),
         ("(declare-fun x () Int)(assert (> (to_real x) 0.5))(check-sat)", "QF_LIRA"),
-        ("(declare-fun x () Real)(declare-fun y () Real)(assert (> (* x y) (/ 1.0 3.0)))(check-sat)", "QF_NRA"),
+        (
+            "(declare-fun x () Real)(declare-fun y () Real)(assert (> (* x y) (/ 1.0 3.0)))(check-sat)",
+            "QF_NRA",
+        ),
         ("(declare-fun x () Real)(assert (> (/ 1.0 x) 2.0))(check-sat)", "QF_NRA"),
     ],
 )
@@ -120,8 +137,13 @@ def test_cvc5_reads_every_query_of_a_dyck_proof_and_gives_z3s_answer() -> None:
 
 def test_queries_and_lemma_nodes_are_frozen_records_with_a_content_hash() -> None:
     q = SmtQuery(name="n=3", smt2="(set-logic ALL)\n(check-sat)\n", result="unsat")
-    node = LemmaNode(name="theorem", statement="s", verdict="proved", queries=(q,),
-                     children=(LemmaNode(name="lemma", statement="t", verdict="proved"),))
+    node = LemmaNode(
+        name="theorem",
+        statement="s",
+        verdict="proved",
+        queries=(q,),
+        children=(LemmaNode(name="lemma", statement="t", verdict="proved"),),
+    )
     assert q.sha256 == hashlib.sha256(b"(set-logic ALL)\n(check-sat)\n").hexdigest()
     assert [n.name for n in node.walk()] == ["theorem", "lemma"]
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign"):
@@ -180,7 +202,9 @@ def _ref_show(e: Any, out: list[str]) -> None:
 def _ref_constant(e: Any) -> bool:
     if isinstance(e, str):
         return bool(_REF_NUMERAL.match(e))
-    return bool(e) and e[0] in ("-", "/", "+", "*", "to_real") and all(_ref_constant(x) for x in e[1:])
+    return (
+        bool(e) and e[0] in ("-", "/", "+", "*", "to_real") and all(_ref_constant(x) for x in e[1:])
+    )
 
 
 def _ref_scan(e: Any, seen: set[str]) -> bool:
@@ -251,7 +275,9 @@ def printed(printer: Callable[..., str], text: str, logic: str | None) -> str:
         return f"ValueError: {exc}"
 
 
-def z3_dumps(monkeypatch: pytest.MonkeyPatch, prove: Callable[[], object]) -> list[tuple[str, str | None]]:
+def z3_dumps(
+    monkeypatch: pytest.MonkeyPatch, prove: Callable[[], object]
+) -> list[tuple[str, str | None]]:
     """The raw z3 dumps (with the logic passed) that ``prove`` hands to the printer."""
     captured: list[tuple[str, str | None]] = []
     printer = smt2_printer.smt2_portable
@@ -267,7 +293,9 @@ def z3_dumps(monkeypatch: pytest.MonkeyPatch, prove: Callable[[], object]) -> li
     return captured
 
 
-def compositional(name: str, params: dict[str, str], claim_id: str, length: int) -> Callable[[], object]:
+def compositional(
+    name: str, params: dict[str, str], claim_id: str, length: int
+) -> Callable[[], object]:
     """The compositional proof (lemmas, then one query) of a recognition claim for one length."""
 
     def run() -> object:
@@ -276,7 +304,12 @@ def compositional(name: str, params: dict[str, str], claim_id: str, length: int)
         claim = {x.id: x for x in c.claims(values)}[claim_id]
         assert isinstance(claim, Recognizes) and c.lemmas is not None
         net = c.network(values, length) if c.per_length else c.network(values)
-        return prove_recognizes(net, dataclasses.replace(claim, min_len=length, max_len=length), c.lemmas(values), length)
+        return prove_recognizes(
+            net,
+            dataclasses.replace(claim, min_len=length, max_len=length),
+            c.lemmas(values),
+            length,
+        )
 
     return run
 
@@ -302,8 +335,16 @@ def monolithic(net: Network, language: Language, m: int) -> Callable[[], object]
         monolithic(first_transformer(), FIRST, 4),
         lambda: prove_smt(REGISTRY["gates"], {}, "Y1-GT", 0),
     ],
-    ids=["dyck(2,2) n=8", "dyck(1,1) n=24", "parity n=12", "first n<=4", "monolithic dyck(2,2) n=3",
-         "monolithic parity n=4", "monolithic first n=4", "gates Y1-GT"],
+    ids=[
+        "dyck(2,2) n=8",
+        "dyck(1,1) n=24",
+        "parity n=12",
+        "first n<=4",
+        "monolithic dyck(2,2) n=3",
+        "monolithic parity n=4",
+        "monolithic first n=4",
+        "gates Y1-GT",
+    ],
 )
 def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_real_z3_dumps(
     monkeypatch: pytest.MonkeyPatch, prove: Callable[[], object]
@@ -346,12 +387,16 @@ EDGE_CASES = {
 
 @pytest.mark.parametrize("logic", [None, "QF_NIRA"])
 @pytest.mark.parametrize("text", list(EDGE_CASES.values()), ids=list(EDGE_CASES))
-def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_edge_cases(text: str, logic: str | None) -> None:
+def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_edge_cases(
+    text: str, logic: str | None
+) -> None:
     assert printed(smt2_portable, text, logic) == printed(reference_portable, text, logic)
 
 
 def test_one_argument_sums_and_products_are_dropped_innermost_first() -> None:
-    text = smt2_portable("(assert (> (+ (* (+ x))) (* 2.0 (+ y))))(assert ((+ +) z))(check-sat)", logic="QF_LRA")
+    text = smt2_portable(
+        "(assert (> (+ (* (+ x))) (* 2.0 (+ y))))(assert ((+ +) z))(check-sat)", logic="QF_LRA"
+    )
     assert text.splitlines()[1:3] == ["(assert (> x (* 2.0 y)))", "(assert z)"]
 
 
@@ -374,9 +419,37 @@ def test_unbalanced_text_and_text_without_check_sat_are_refused(text: str, messa
         smt2_portable(text)
 
 
-_ATOMS = ["x", "y", "+", "*", "-", "/", "div", "mod", "to_real", "to_int", "Int", "Real", "1", "2.5", "0.0",
-          "set-info", "set-logic", "check-sat", "forall", "exists", "assert", "let", "|a b|", "|p(q|", "|x|", "||",
-          '"s t"', '"a""b"', "w0.1"]
+_ATOMS = [
+    "x",
+    "y",
+    "+",
+    "*",
+    "-",
+    "/",
+    "div",
+    "mod",
+    "to_real",
+    "to_int",
+    "Int",
+    "Real",
+    "1",
+    "2.5",
+    "0.0",
+    "set-info",
+    "set-logic",
+    "check-sat",
+    "forall",
+    "exists",
+    "assert",
+    "let",
+    "|a b|",
+    "|p(q|",
+    "|x|",
+    "||",
+    '"s t"',
+    '"a""b"',
+    "w0.1",
+]
 _SPACE = st.sampled_from([" ", "\n", "\n ", "\t", "", "\u00a0", " ; note\n"])
 
 
@@ -390,13 +463,20 @@ def _sexpr(draw: st.DrawFn, depth: int = 0) -> str:
 
 @st.composite
 def _scripts(draw: st.DrawFn) -> str:
-    parts = draw(st.lists(st.one_of(_sexpr(), st.sampled_from(["(check-sat)", "; c\n", '"', "|", ")", "("])), max_size=6))
+    parts = draw(
+        st.lists(
+            st.one_of(_sexpr(), st.sampled_from(["(check-sat)", "; c\n", '"', "|", ")", "("])),
+            max_size=6,
+        )
+    )
     return "".join(draw(_SPACE) + p for p in parts)
 
 
 @settings(max_examples=300, deadline=None)
 @given(text=_scripts(), logic=st.sampled_from([None, "ALL"]))
-def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_random_scripts(text: str, logic: str | None) -> None:
+def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_random_scripts(
+    text: str, logic: str | None
+) -> None:
     assert printed(smt2_portable, text, logic) == printed(reference_portable, text, logic)
 
 
@@ -408,9 +488,22 @@ _Z3_ATOMS = ["x", "y", "2.0", "+", "*", "|q|", "|a.b#1|", "+x", "Int"]
 def _z3_term(draw: st.DrawFn, depth: int = 0) -> str:
     if depth >= 5 or draw(st.integers(0, 9)) < 3:
         return draw(st.sampled_from(_Z3_ATOMS))
-    items = [draw(st.sampled_from(_Z3_HEADS)), *draw(st.lists(st.deferred(lambda: _z3_term(depth + 1)), max_size=3))]
-    gaps = draw(st.lists(st.sampled_from([" ", "\n ", "  ", "\n"]), min_size=len(items), max_size=len(items)))
-    return "(" + items[0] + "".join(g + it for g, it in zip(gaps[1:], items[1:], strict=True)) + draw(st.sampled_from(["", " ", "\n"])) + ")"
+    items = [
+        draw(st.sampled_from(_Z3_HEADS)),
+        *draw(st.lists(st.deferred(lambda: _z3_term(depth + 1)), max_size=3)),
+    ]
+    gaps = draw(
+        st.lists(
+            st.sampled_from([" ", "\n ", "  ", "\n"]), min_size=len(items), max_size=len(items)
+        )
+    )
+    return (
+        "("
+        + items[0]
+        + "".join(g + it for g, it in zip(gaps[1:], items[1:], strict=True))
+        + draw(st.sampled_from(["", " ", "\n"]))
+        + ")"
+    )
 
 
 @st.composite
@@ -419,19 +512,31 @@ def _z3_dumps(draw: st.DrawFn) -> str:
     in every way, and now and then something it leaves to the tokens."""
     commands = [f"(assert {t})" for t in draw(st.lists(_z3_term(), min_size=1, max_size=4))]
     commands.insert(draw(st.integers(0, len(commands))), "(check-sat)")
-    extra = draw(st.sampled_from(["", "", "", "(+ x)", "x", "(f (g x)(h y))", "(declare-fun |a b| () Int)"]))
-    return "; benchmark generated from python API\n(set-info :status unknown)\n" + "\n".join(commands) + "\n" + extra
+    extra = draw(
+        st.sampled_from(["", "", "", "(+ x)", "x", "(f (g x)(h y))", "(declare-fun |a b| () Int)"])
+    )
+    return (
+        "; benchmark generated from python API\n(set-info :status unknown)\n"
+        + "\n".join(commands)
+        + "\n"
+        + extra
+    )
 
 
 @settings(max_examples=300, deadline=None)
 @given(text=_z3_dumps())
-def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_random_z3_like_dumps(text: str) -> None:
+def test_the_one_pass_printer_gives_the_reference_printers_bytes_on_random_z3_like_dumps(
+    text: str,
+) -> None:
     assert printed(smt2_portable, text, "ALL") == printed(reference_portable, text, "ALL")
 
 
 @pytest.mark.parametrize(
     "prove",
-    [compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 8), compositional("parity", {}, "C4", 12)],
+    [
+        compositional("dyck", {"k": "2", "depth": "2"}, "Y2", 8),
+        compositional("parity", {}, "C4", 12),
+    ],
     ids=["dyck(2,2) n=8", "parity n=12"],
 )
 def test_the_byte_path_prints_the_largest_dump_of_a_proof_as_the_reference_printer_does(
@@ -439,7 +544,9 @@ def test_the_byte_path_prints_the_largest_dump_of_a_proof_as_the_reference_print
 ) -> None:
     """z3's dumps with a given logic are printed on their bytes (numpy), not through the tokens."""
     text, logic = max(z3_dumps(monkeypatch, prove), key=lambda d: len(d[0]))
-    logic = logic or "QF_LIRA"  # PARITY's queries have arithmetic: the prover leaves the logic to smt2_logic
+    logic = (
+        logic or "QF_LIRA"
+    )  # PARITY's queries have arithmetic: the prover leaves the logic to smt2_logic
     assert smt2_printer._portable_bytes(text, logic) == reference_portable(text, logic=logic)
 
 
@@ -478,15 +585,25 @@ def test_the_encoded_logit_is_the_exact_logit_on_every_short_word(
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(net=networks(softmax=False), word=st.lists(st.sampled_from(("a", "b", "c")), max_size=4).map(tuple))
-def test_the_encoded_logit_is_the_exact_logit_on_random_hardmax_networks(net: Network, word: tuple[str, ...]) -> None:
+@given(
+    net=networks(softmax=False),
+    word=st.lists(st.sampled_from(("a", "b", "c")), max_size=4).map(tuple),
+)
+def test_the_encoded_logit_is_the_exact_logit_on_random_hardmax_networks(
+    net: Network, word: tuple[str, ...]
+) -> None:
     """Every mask, scoring, tie rule, activation, W^O and residual kind the strategy draws."""
     assert logit_on(net, word) == ("sat", "unsat")
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(net=networks(softmax=True), word=st.lists(st.sampled_from(("a", "b", "c")), max_size=3).map(tuple))
-def test_the_encoded_logit_is_the_exact_logit_on_random_networks_with_softmax_heads(net: Network, word: tuple[str, ...]) -> None:
+@given(
+    net=networks(softmax=True),
+    word=st.lists(st.sampled_from(("a", "b", "c")), max_size=3).map(tuple),
+)
+def test_the_encoded_logit_is_the_exact_logit_on_random_networks_with_softmax_heads(
+    net: Network, word: tuple[str, ...]
+) -> None:
     """Softmax heads of base 2, 3 or 1/2 with integer scores, word-dependent ones included (the
     output times the normalizer is the weighted sum, one case per value of the normalizer)."""
     from netproof.symbolic import NotRationalError
@@ -524,14 +641,27 @@ def test_the_recognizers_are_proved_for_every_length_with_one_unsat_query_per_le
     assert isinstance(outcome.verdict, Proved)
     assert outcome.verdict.checked == sum(len(language.alphabet) ** m for m in range(n + 1))
     assert [q.result for q in outcome.queries] == ["unsat"] * (n + 1)
-    assert all(q.smt2.startswith("(set-logic QF_LIRA)\n") and q.smt2.endswith("(check-sat)\n") for q in outcome.queries[1:])
+    assert all(
+        q.smt2.startswith("(set-logic QF_LIRA)\n") and q.smt2.endswith("(check-sat)\n")
+        for q in outcome.queries[1:]
+    )
 
 
 def test_the_paper_dyck_recognizer_is_refuted_with_the_exhaustive_checkers_counterexample() -> None:
     net = dyck_net(1, 1, variant="paper")
     claim = Recognizes(id="rec", statement="s", reference="r", language=DYCK(1, 1), max_len=6)
-    job = Job(Construction(name="m", paper_id="m", title="m", reference="m", params=(),
-                           build=lambda v: net, claims=lambda v: ()), {})
+    job = Job(
+        Construction(
+            name="m",
+            paper_id="m",
+            title="m",
+            reference="m",
+            params=(),
+            build=lambda v: net,
+            claims=lambda v: (),
+        ),
+        {},
+    )
     exhaustive = check(job, claim)
     outcome = recognizes_smt(lambda m: net, DYCK(1, 1), 0, 6)
     assert isinstance(exhaustive, Refuted) and isinstance(outcome.verdict, Refuted)
@@ -546,8 +676,15 @@ def _parity_mutant() -> Network:
     """PARITY with the embedding of "1" in dim I[w=1] raised by 1/2."""
     net = parity_transformer()
     emb = net.embedding
-    table = tuple((tok, tuple((d, v + Fraction(1, 2)) if (tok, d) == ("1", "I[w=1]") else (d, v) for d, v in row))
-                  for tok, row in emb.table)
+    table = tuple(
+        (
+            tok,
+            tuple(
+                (d, v + Fraction(1, 2)) if (tok, d) == ("1", "I[w=1]") else (d, v) for d, v in row
+            ),
+        )
+        for tok, row in emb.table
+    )
     return dataclasses.replace(net, embedding=dataclasses.replace(emb, table=table))
 
 
@@ -562,8 +699,12 @@ def test_a_mutated_weight_is_refuted_with_a_word_the_exact_interpreter_gets_wron
 
 
 def test_a_model_the_exact_interpreter_does_not_reproduce_raises_an_encoder_bug() -> None:
-    wrong = Language(name="PARITY with FIRST's automaton", alphabet=("0", "1"), contains=PARITY.contains,
-                     automaton=FIRST.automaton)
+    wrong = Language(
+        name="PARITY with FIRST's automaton",
+        alphabet=("0", "1"),
+        contains=PARITY.contains,
+        automaton=FIRST.automaton,
+    )
     with pytest.raises(EncoderBugError, match="the SMT encoding is wrong"):
         recognizes_smt(lambda m: parity_transformer(), wrong, 0, 3)
 
@@ -577,12 +718,26 @@ def test_a_timeout_is_unknown_with_the_solvers_reason_never_a_proof() -> None:
 @pytest.mark.parametrize(
     ("name", "claim_id", "reason"),
     [
-        ("parity-ln", "C7", r"unsupported: layer norm after 'count' at token 0: layer norm needs √\(1/3\), which is not rational"),
-        ("parity-ln", "C7-mirror", "unsupported: the smt method does not cover MirrorInvariant claims"),
-        ("first-ln-logn", "recognizes", r"unsupported: layer norm after 'att1' at token 0: layer norm needs √\(1/6\)"),
+        (
+            "parity-ln",
+            "C7",
+            r"unsupported: layer norm after 'count' at token 0: layer norm needs √\(1/3\), which is not rational",
+        ),
+        (
+            "parity-ln",
+            "C7-mirror",
+            "unsupported: the smt method does not cover MirrorInvariant claims",
+        ),
+        (
+            "first-ln-logn",
+            "recognizes",
+            r"unsupported: layer norm after 'att1' at token 0: layer norm needs √\(1/6\)",
+        ),
     ],
 )
-def test_what_the_encoder_cannot_encode_is_unknown_unsupported(name: str, claim_id: str, reason: str) -> None:
+def test_what_the_encoder_cannot_encode_is_unknown_unsupported(
+    name: str, claim_id: str, reason: str
+) -> None:
     outcome = prove_smt(REGISTRY[name], {}, claim_id, 3, timeout=30)
     assert isinstance(outcome.verdict, Unknown)
     assert re.search(reason, outcome.verdict.reason), outcome.verdict.reason
@@ -596,8 +751,12 @@ def test_a_layer_norm_over_word_dependent_values_is_unknown_unsupported() -> Non
         layers=(Sublayer(block=AttentionLayer(name="att", heads=()), post_ln=layernorm(0)),),
         readout=classifier("u"),
     )
-    lang = Language(name="all", alphabet=("a", "b"), contains=lambda w: True, automaton=Automaton(
-        states=1, start=0, accepting=frozenset({0}), delta=((0, 0),)))
+    lang = Language(
+        name="all",
+        alphabet=("a", "b"),
+        contains=lambda w: True,
+        automaton=Automaton(states=1, start=0, accepting=frozenset({0}), delta=((0, 0),)),
+    )
     outcome = recognizes_smt(lambda m: net, lang, 1, 2)
     assert isinstance(outcome.verdict, Unknown)
     assert outcome.verdict.reason == (
@@ -612,7 +771,9 @@ def test_prove_smt_names_the_claims_when_the_id_is_wrong() -> None:
 
 
 @pytest.mark.parametrize("claim_id", ["Y1-AND", "Y1-SAME", "Y1-GT"])
-def test_prove_smt_routes_block_lemmas_through_one_logged_query_that_cvc5_also_proves(claim_id: str) -> None:
+def test_prove_smt_routes_block_lemmas_through_one_logged_query_that_cvc5_also_proves(
+    claim_id: str,
+) -> None:
     outcome = prove_smt(REGISTRY["gates"], {}, claim_id, 0)
     assert isinstance(outcome.verdict, Proved)
     assert [(q.name, q.result) for q in outcome.queries] == [(claim_id, "unsat")]
@@ -634,12 +795,20 @@ def _closed_form_claims() -> list[tuple[str, Any, Any]]:
 
 def test_some_constructions_declare_closed_forms() -> None:
     assert {(name, claim.id) for name, _values, claim in _closed_form_claims()} >= {
-        ("parity", "C3-count"), ("parity", "C3-1/n"), ("parity", "C3-fig1"),
+        ("parity", "C3-count"),
+        ("parity", "C3-1/n"),
+        ("parity", "C3-fig1"),
     }
 
 
-@pytest.mark.parametrize(("name", "values", "claim"), _closed_form_claims(), ids=lambda x: x if isinstance(x, str) else "")
-def test_every_declared_closed_form_agrees_with_its_expectation_on_every_word_up_to_length_6(name: str, values: Any, claim: ValueIs) -> None:
+@pytest.mark.parametrize(
+    ("name", "values", "claim"),
+    _closed_form_claims(),
+    ids=lambda x: x if isinstance(x, str) else "",
+)
+def test_every_declared_closed_form_agrees_with_its_expectation_on_every_word_up_to_length_6(
+    name: str, values: Any, claim: ValueIs
+) -> None:
     construction = REGISTRY[name]
     net = construction.network(values)
     for m in range(7):
@@ -649,11 +818,16 @@ def test_every_declared_closed_form_agrees_with_its_expectation_on_every_word_up
                 point = Point(word, t, trace.positions[t], trace.n)
                 wanted = claim.expected(point)
                 if wanted is not None:
-                    assert closed_form_at(claim.closed_form, net.alphabet, word, t, point.i, point.n) == wanted, (word, t)
+                    assert (
+                        closed_form_at(claim.closed_form, net.alphabet, word, t, point.i, point.n)
+                        == wanted
+                    ), (word, t)
 
 
 @pytest.mark.parametrize("claim_id", ["C3-count", "C3-1/n", "C3-fig1"])
-def test_a_closed_form_of_parity_is_proved_over_a_symbolic_word_with_one_query_per_length(claim_id: str) -> None:
+def test_a_closed_form_of_parity_is_proved_over_a_symbolic_word_with_one_query_per_length(
+    claim_id: str,
+) -> None:
     outcome = prove_smt(REGISTRY["parity"], {}, claim_id, 10)
     assert isinstance(outcome.verdict, Proved), outcome.verdict
     assert [(q.name, q.result) for q in outcome.queries] == [(f"n={m}", "unsat") for m in range(11)]
@@ -667,10 +841,22 @@ def _parity_claim(claim_id: str) -> ValueIs:
     return claim
 
 
-def test_a_closed_form_a_mutant_breaks_is_refuted_with_a_word_the_exact_interpreter_confirms() -> None:
+def test_a_closed_form_a_mutant_breaks_is_refuted_with_a_word_the_exact_interpreter_confirms() -> (
+    None
+):
     mutant = _parity_mutant()
-    job = Job(Construction(name="mutant", paper_id="test", title="mutant", reference="test", params=(),
-                           build=lambda values: mutant, claims=lambda values: ()), {})
+    job = Job(
+        Construction(
+            name="mutant",
+            paper_id="test",
+            title="mutant",
+            reference="test",
+            params=(),
+            build=lambda values: mutant,
+            claims=lambda values: (),
+        ),
+        {},
+    )
     outcome = value_is_smt(job, _parity_claim("C3-count"), 0, 6)
     assert isinstance(outcome.verdict, Refuted)
     word = outcome.verdict.word
@@ -682,40 +868,60 @@ def test_a_closed_form_a_mutant_breaks_is_refuted_with_a_word_the_exact_interpre
 def test_a_closed_form_that_contradicts_its_expectation_is_a_declaration_error() -> None:
     import sympy
 
-    claim = dataclasses.replace(_parity_claim("C3-count"), closed_form=sympy.Symbol("#1") / (sympy.Symbol("n") + 1))
+    claim = dataclasses.replace(
+        _parity_claim("C3-count"), closed_form=sympy.Symbol("#1") / (sympy.Symbol("n") + 1)
+    )
     job = Job(REGISTRY["parity"], REGISTRY["parity"].parse_params({}))
-    with pytest.raises(ValueError, match="claim C3-count: its closed_form .* and its expected disagree on '1' at token 0"):
+    with pytest.raises(
+        ValueError,
+        match="claim C3-count: its closed_form .* and its expected disagree on '1' at token 0",
+    ):
         value_is_smt(job, claim, 0, 4)
 
 
 def test_a_closed_form_with_a_symbol_outside_the_vocabulary_is_unknown_unsupported() -> None:
     import sympy
 
-    claim = dataclasses.replace(_parity_claim("C3-count"), closed_form=sympy.Symbol("k") / sympy.Symbol("n"))
+    claim = dataclasses.replace(
+        _parity_claim("C3-count"), closed_form=sympy.Symbol("k") / sympy.Symbol("n")
+    )
     job = Job(REGISTRY["parity"], REGISTRY["parity"].parse_params({}))
     outcome = value_is_smt(job, claim, 0, 4)
     assert isinstance(outcome.verdict, Unknown)
-    assert outcome.verdict.reason == "unsupported: the closed form names 'k'; it may use n, t, i, #a and wj=a for a in ['0', '1']"
+    assert (
+        outcome.verdict.reason
+        == "unsupported: the closed form names 'k'; it may use n, t, i, #a and wj=a for a in ['0', '1']"
+    )
 
 
 def test_a_closed_form_with_a_float_is_refused_as_unknown_naming_it() -> None:
     import sympy
 
-    claim = dataclasses.replace(_parity_claim("C3-count"), closed_form=sympy.Float(0.5) * sympy.Symbol("#1") / sympy.Symbol("n"))
+    claim = dataclasses.replace(
+        _parity_claim("C3-count"),
+        closed_form=sympy.Float(0.5) * sympy.Symbol("#1") / sympy.Symbol("n"),
+    )
     job = Job(REGISTRY["parity"], REGISTRY["parity"].parse_params({}))
     outcome = value_is_smt(job, claim, 0, 2)
     assert isinstance(outcome.verdict, Unknown)
-    assert outcome.verdict.reason == "unsupported: the closed form has the float 0.500000000000000; write it as a sympy.Rational (exact)"
+    assert (
+        outcome.verdict.reason
+        == "unsupported: the closed form has the float 0.500000000000000; write it as a sympy.Rational (exact)"
+    )
 
 
 def test_a_value_claim_without_a_closed_form_is_unknown_under_smt_with_the_reason() -> None:
     outcome = prove_smt(REGISTRY["parity"], {}, "C5", 4)
     assert isinstance(outcome.verdict, Unknown)
-    assert "does not cover ValueIs claims checked with the symbolic backend" in outcome.verdict.reason or \
-        "does not cover ValueIs claims without a closed form" in outcome.verdict.reason
+    assert (
+        "does not cover ValueIs claims checked with the symbolic backend" in outcome.verdict.reason
+        or "does not cover ValueIs claims without a closed form" in outcome.verdict.reason
+    )
 
 
-def test_a_closed_form_is_proved_compositionally_with_the_lemmas_in_place_when_the_construction_declares_them() -> None:
+def test_a_closed_form_is_proved_compositionally_with_the_lemmas_in_place_when_the_construction_declares_them() -> (
+    None
+):
     construction = REGISTRY["parity"]
     job = Job(construction, construction.parse_params({}))
     outcome = prove_claim_smt(job, _parity_claim("C3-fig1"), 40, timeout=120)
@@ -724,11 +930,15 @@ def test_a_closed_form_is_proved_compositionally_with_the_lemmas_in_place_when_t
     assert "and every longer one" in outcome.verdict.detail
     tree = outcome.lemmas
     assert tree is not None
-    assert [(q.name, q.result) for q in tree.queries] == [("C3-fig1 every n: position classes", "unsat")]
+    assert [(q.name, q.result) for q in tree.queries] == [
+        ("C3-fig1 every n: position classes", "unsat")
+    ]
     assert {node.name: node.verdict for node in tree.children}["fig1"] == "proved"
 
 
-def test_a_closed_form_outside_the_position_classes_is_proved_one_length_at_a_time_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_closed_form_outside_the_position_classes_is_proved_one_length_at_a_time_and_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from netproof.verifier.smt.compositional import classes as np_classes
 
     def unsupported(*args: object) -> object:
@@ -739,7 +949,11 @@ def test_a_closed_form_outside_the_position_classes_is_proved_one_length_at_a_ti
     job = Job(construction, construction.parse_params({}))
     outcome = prove_claim_smt(job, _parity_claim("C3-fig1"), 40, timeout=120)
     assert isinstance(outcome.verdict, Proved), outcome.verdict
-    assert outcome.verdict.detail.endswith("(not every length at once: unsupported by position classes: a feature that does not repeat)")
+    assert outcome.verdict.detail.endswith(
+        "(not every length at once: unsupported by position classes: a feature that does not repeat)"
+    )
     tree = outcome.lemmas
     assert tree is not None
-    assert [(q.name, q.result) for q in tree.queries] == [(f"C3-fig1 n={m}", "unsat") for m in range(41)]
+    assert [(q.name, q.result) for q in tree.queries] == [
+        (f"C3-fig1 n={m}", "unsat") for m in range(41)
+    ]

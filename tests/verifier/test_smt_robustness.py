@@ -45,7 +45,14 @@ def _pigeons(ctx: Any, holes: int = 12) -> Any:
     solver = z3.Solver(ctx=ctx)
     p = [[z3.Bool(f"p{i}_{j}", ctx) for j in range(holes)] for i in range(holes + 1)]
     solver.add([z3.Or(row) for row in p])
-    solver.add([z3.Or(z3.Not(p[i][j]), z3.Not(p[k][j])) for j in range(holes) for i in range(holes + 1) for k in range(i + 1, holes + 1)])
+    solver.add(
+        [
+            z3.Or(z3.Not(p[i][j]), z3.Not(p[k][j]))
+            for j in range(holes)
+            for i in range(holes + 1)
+            for k in range(i + 1, holes + 1)
+        ]
+    )
     return solver
 
 
@@ -95,7 +102,9 @@ def _small_sat(ctx: Any) -> Any:
 
 
 @pytest.mark.parametrize("how", ["raise", "cancel"])
-def test_a_solver_call_that_crashes_once_is_retried_and_gives_the_solvers_real_answer(how: str) -> None:
+def test_a_solver_call_that_crashes_once_is_retried_and_gives_the_solvers_real_answer(
+    how: str,
+) -> None:
     import z3
 
     ctx = z3.Context()
@@ -124,7 +133,13 @@ def test_solve_retries_a_crashed_query_and_records_what_the_solver_really_said()
     ctx = z3.Context()
     solver, _x = _small_sat(ctx)
     solver.add(z3.Int("x", ctx) > 4)  # now unsat
-    query, model = smtlib.solve(_Flaky(solver, failures=1, how="raise"), name="q", logic="QF_LIA", timeout=30.0, reason_unsat="none")
+    query, model = smtlib.solve(
+        _Flaky(solver, failures=1, how="raise"),
+        name="q",
+        logic="QF_LIA",
+        timeout=30.0,
+        reason_unsat="none",
+    )
     assert (query.result, query.reason, model) == ("unsat", "none", None)
     assert query.smt2.startswith("(set-logic QF_LIA)")
 
@@ -161,7 +176,9 @@ def test_an_interrupt_from_another_thread_that_nobody_asked_for_is_a_crash_not_a
 
     threading.Thread(target=interrupt_again_and_again, daemon=True).start()
     try:
-        with pytest.raises(smtlib.SolverCrashed, match=r"unknown \(interrupted\).*no budget ran out"):
+        with pytest.raises(
+            smtlib.SolverCrashed, match=r"unknown \(interrupted\).*no budget ran out"
+        ):
             smtlib.check(_pigeons(ctx), timeout=120.0)
     finally:
         interrupts.set()
@@ -189,7 +206,11 @@ def test_a_check_that_answers_as_the_other_side_asks_it_to_stop_gives_no_answer_
         def model(self) -> Any:
             raise AssertionError("the model of a stopped check must not be used")
 
-    assert smtlib.check(AnswersAsStopped(), timeout=30.0, stop=stop, want_model=True) == ("unknown", smtlib.STOPPED, None)
+    assert smtlib.check(AnswersAsStopped(), timeout=30.0, stop=stop, want_model=True) == (
+        "unknown",
+        smtlib.STOPPED,
+        None,
+    )
 
 
 def test_a_stop_request_never_lands_between_checks_so_the_context_stays_usable() -> None:
@@ -232,20 +253,26 @@ def _wrong_words(net: Network, claim: Recognizes, n: int) -> list[tuple[str, ...
 
     alphabet = net.alphabet
     return [
-        w for m in range(claim.min_len, n + 1) for w in itertools.product(alphabet, repeat=m)
+        w
+        for m in range(claim.min_len, n + 1)
+        for w in itertools.product(alphabet, repeat=m)
         if run_exact(net, w).accepted != claim.language.contains(w)
     ]
 
 
 @pytest.mark.parametrize("symbol", ["(", ")"])
 @pytest.mark.parametrize("lengths", ["all", "ranges", "each"])
-def test_a_word_dependent_positional_dim_gets_a_verdict_from_the_compositional_prover_not_a_crash(symbol: str, lengths: str) -> None:
+def test_a_word_dependent_positional_dim_gets_a_verdict_from_the_compositional_prover_not_a_crash(
+    symbol: str, lengths: str
+) -> None:
     _c, _v, net, claim, lemmas = _dyck11()
     mutant = _symbol_in_positional_dim(net, symbol, Fraction(1, 2))
     progress = prove_recognizes(mutant, claim, lemmas, 6, timeout=60, lengths=lengths)
     verdict: Verdict = progress.verdict
     assert isinstance(verdict, Proved | Refuted | Unknown)
-    if isinstance(verdict, Unknown):  # the lemma's side condition (p holds i/n) fails: said, not crashed
+    if isinstance(
+        verdict, Unknown
+    ):  # the lemma's side condition (p holds i/n) fails: said, not crashed
         assert "Symbolic expressions" not in verdict.reason
     wrong = _wrong_words(mutant, claim, 6)
     if isinstance(verdict, Refuted):
@@ -255,11 +282,21 @@ def test_a_word_dependent_positional_dim_gets_a_verdict_from_the_compositional_p
 
 
 @pytest.mark.parametrize("symbol", ["(", ")"])
-def test_the_smt_method_on_a_word_dependent_positional_dim_refutes_with_the_first_wrong_word_or_proves_it_right(symbol: str) -> None:
+def test_the_smt_method_on_a_word_dependent_positional_dim_refutes_with_the_first_wrong_word_or_proves_it_right(
+    symbol: str,
+) -> None:
     _construction, _values, net, claim, lemmas = _dyck11()
     mutant = _symbol_in_positional_dim(net, symbol, Fraction(1, 2))
-    c = Construction(name="dyck-mutant", paper_id="test", title="mutant", reference="test", params=(),
-                     build=lambda values: mutant, claims=lambda values: (claim,), lemmas=lambda values: lemmas)
+    c = Construction(
+        name="dyck-mutant",
+        paper_id="test",
+        title="mutant",
+        reference="test",
+        params=(),
+        build=lambda values: mutant,
+        claims=lambda values: (claim,),
+        lemmas=lambda values: lemmas,
+    )
     outcome = prove_claim(Job(c, {}), claim, method="smt", max_len=6, timeout=60)
     wrong = _wrong_words(mutant, claim, 6)
     if wrong:
@@ -274,19 +311,39 @@ def test_the_smt_method_on_a_word_dependent_positional_dim_refutes_with_the_firs
 
 def _netproof(*args: str, cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "netproof", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "netproof", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         start_new_session=True,
     )
 
 
 # A proof that keeps z3 busy for far more than the seconds the test waits: Dyck(3,4)'s
 # recognizer, every claim by the smt method, up to length 60, with a long budget.
-_LONG = ("prove", "dyck", "-p", "k=3", "-p", "depth=4", "--method", "smt", "--max-n", "60", "--timeout", "600", "--quiet")
+_LONG = (
+    "prove",
+    "dyck",
+    "-p",
+    "k=3",
+    "-p",
+    "depth=4",
+    "--method",
+    "smt",
+    "--max-n",
+    "60",
+    "--timeout",
+    "600",
+    "--quiet",
+)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_ctrl_c_during_an_smt_proof_stops_the_run_with_exit_130_and_records_nothing_new(tmp_path: Path, jobs: str) -> None:
+def test_ctrl_c_during_an_smt_proof_stops_the_run_with_exit_130_and_records_nothing_new(
+    tmp_path: Path, jobs: str
+) -> None:
     out = tmp_path / "records"
     # An existing record of the claim first (the same bound and method; a one-second budget).
     first = _netproof(*_LONG[:-3], "--timeout", "1", "--quiet", "--out", str(out), cwd=tmp_path)
@@ -300,7 +357,9 @@ def test_ctrl_c_during_an_smt_proof_stops_the_run_with_exit_130_and_records_noth
     _stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
-    assert {p: p.read_bytes() for p in out.rglob("Y2*.json")} == existing  # no record of the interrupted claim, the old one kept
+    assert {
+        p: p.read_bytes() for p in out.rglob("Y2*.json")
+    } == existing  # no record of the interrupted claim, the old one kept
     assert "budget ran out" not in stderr
 
 
@@ -312,6 +371,20 @@ def test_a_genuine_timeout_of_the_smt_method_names_the_budget_the_user_gave() ->
     claim = next(c for c in construction.claims(values) if isinstance(c, Recognizes))
     net = construction.network(values)
     outcome = recognizes_smt(lambda m: net, claim.language, 6, 6, timeout=0.001)
-    assert isinstance(outcome.verdict, Unknown) and "timeout: the 0.001 s budget ran out" in outcome.verdict.reason
-    named = recognizes_smt(lambda m: net, claim.language, 6, 6, timeout=0.001, budget="the 60 s budget (59.9 s of it spent elsewhere)")
-    assert isinstance(named.verdict, Unknown) and "timeout: the 60 s budget (59.9 s of it spent elsewhere) ran out" in named.verdict.reason
+    assert (
+        isinstance(outcome.verdict, Unknown)
+        and "timeout: the 0.001 s budget ran out" in outcome.verdict.reason
+    )
+    named = recognizes_smt(
+        lambda m: net,
+        claim.language,
+        6,
+        6,
+        timeout=0.001,
+        budget="the 60 s budget (59.9 s of it spent elsewhere)",
+    )
+    assert (
+        isinstance(named.verdict, Unknown)
+        and "timeout: the 60 s budget (59.9 s of it spent elsewhere) ran out"
+        in named.verdict.reason
+    )

@@ -57,7 +57,9 @@ def _stack_only(claim: Recognizes) -> Recognizes:
     return dataclasses.replace(claim, language=dataclasses.replace(claim.language, automaton=None))
 
 
-def _dyck(k: int, depth: int, variant: str = "fixed") -> tuple[Construction, dict[str, Any], Network, dict[str, Claim]]:
+def _dyck(
+    k: int, depth: int, variant: str = "fixed"
+) -> tuple[Construction, dict[str, Any], Network, dict[str, Claim]]:
     c = REGISTRY["dyck"]
     values = c.parse_params({"k": str(k), "depth": str(depth), "variant": variant})
     return c, values, c.network(values), {cl.id: cl for cl in c.claims(values)}
@@ -67,7 +69,9 @@ def _dyck(k: int, depth: int, variant: str = "fixed") -> tuple[Construction, dic
 
 
 @pytest.mark.parametrize(("k", "depth"), [(1, 1), (1, 3), (2, 2), (3, 2)])
-def test_the_stack_automaton_of_dyck_accepts_exactly_the_words_dyck_and_its_dfa_accept(k: int, depth: int) -> None:
+def test_the_stack_automaton_of_dyck_accepts_exactly_the_words_dyck_and_its_dfa_accept(
+    k: int, depth: int
+) -> None:
     lang = DYCK(k, depth)
     stack, dfa = dyck_stack(k, depth), dyck_automaton(k, depth)
     index = {a: i for i, a in enumerate(lang.alphabet)}
@@ -97,12 +101,18 @@ def test_the_one_length_query_over_a_stack_finds_the_same_counterexample_as_over
     assert with_stack.word == with_dfa.word == ("(", ")")
 
 
-def test_dyck_given_by_its_stack_is_proved_for_every_length_and_its_paper_variant_refuted_with_the_shortest_word() -> None:
+def test_dyck_given_by_its_stack_is_proved_for_every_length_and_its_paper_variant_refuted_with_the_shortest_word() -> (
+    None
+):
     c, values, net, claims = _dyck(2, 2)
-    progress = prove_recognizes(net, _stack_only(claims["Y2"]), c.lemmas(values), BOUND, timeout=120)
+    progress = prove_recognizes(
+        net, _stack_only(claims["Y2"]), c.lemmas(values), BOUND, timeout=120
+    )
     assert isinstance(progress.verdict, Proved) and progress.every_length
     c, values, net, claims = _dyck(1, 2, "paper")
-    progress = prove_recognizes(net, _stack_only(claims["Y2-paper"]), c.lemmas(values), BOUND, timeout=120)
+    progress = prove_recognizes(
+        net, _stack_only(claims["Y2-paper"]), c.lemmas(values), BOUND, timeout=120
+    )
     assert isinstance(progress.verdict, Refuted) and progress.verdict.word == ("(", ")")
 
 
@@ -120,13 +130,18 @@ def _trace_truth(net: Network, claim: TraceProperty, hi: int) -> tuple[str, ...]
     return None
 
 
-def test_the_trace_properties_of_the_dyck_recognizer_are_proved_for_every_length_and_hold_on_every_short_word() -> None:
+def test_the_trace_properties_of_the_dyck_recognizer_are_proved_for_every_length_and_hold_on_every_short_word() -> (
+    None
+):
     c, values, net, claims = _dyck(2, 2)
     for cid in ("Y3", "Y4", "Y5"):
         claim = claims[cid]
         assert isinstance(claim, TraceProperty) and claim.statable is not None
         out = prove_trace(net, claim, c.lemmas(values), BOUND, timeout=120)
-        assert isinstance(out.verdict, Proved) and "every longer one" in out.verdict.detail, (cid, out.verdict)
+        assert isinstance(out.verdict, Proved) and "every longer one" in out.verdict.detail, (
+            cid,
+            out.verdict,
+        )
         assert _trace_truth(net, claim, 3) is None
 
 
@@ -139,7 +154,9 @@ def test_the_trace_properties_of_the_dyck_recognizer_are_proved_for_every_length
         {"zero": ("o",)},  # o is 1 at every open bracket
     ],
 )
-def test_a_pair_height_form_that_the_network_does_not_meet_is_never_proved(change: dict[str, Any]) -> None:
+def test_a_pair_height_form_that_the_network_does_not_meet_is_never_proved(
+    change: dict[str, Any],
+) -> None:
     c, values, net, claims = _dyck(2, 2)
     y4 = claims["Y4"]
     assert isinstance(y4, TraceProperty) and isinstance(y4.statable, PairHeights)
@@ -204,37 +221,62 @@ def _mutants(net: Network, every: int) -> Iterator[tuple[str, Network]]:
                 yield f"{'.'.join(map(str, path))} {'+' if delta > 0 else ''}{delta}", mutant
 
 
-def _check(label: str, mutant: Network, c: Construction, values: dict[str, Any], claim: Claim) -> str:
+def _check(
+    label: str, mutant: Network, c: Construction, values: dict[str, Any], claim: Claim
+) -> str:
     """The smt verdict on ``claim`` of ``mutant`` against enumeration up to BOUND; its kind."""
     lemmas = c.lemmas(values)
     wrapped = Construction(
-        name="dyck-mutant", paper_id="mutant", title="mutant", reference="mutant", params=(),
-        build=lambda _v: mutant, claims=lambda _v: (claim,), lemmas=lambda _v: lemmas,
+        name="dyck-mutant",
+        paper_id="mutant",
+        title="mutant",
+        reference="mutant",
+        params=(),
+        build=lambda _v: mutant,
+        claims=lambda _v: (claim,),
+        lemmas=lambda _v: lemmas,
     )
     v = prove_claim(Job(wrapped, {}), claim, method="smt", max_len=BOUND, timeout=120).verdict
     if isinstance(claim, Recognizes):
-        first = next((w for w in _words(mutant.alphabet, BOUND) if run_exact(mutant, w).accepted != claim.language.contains(w)), None)
+        first = next(
+            (
+                w
+                for w in _words(mutant.alphabet, BOUND)
+                if run_exact(mutant, w).accepted != claim.language.contains(w)
+            ),
+            None,
+        )
     else:
         assert isinstance(claim, TraceProperty)
         first = _trace_truth(mutant, claim, BOUND)
     if first is not None:
-        assert isinstance(v, Refuted), f"{label} {claim.id}: breaks on {first}, but the verdict is {v}"
-        assert v.word == first, f"{label} {claim.id}: refuted by {v.word}, not the shortlex-first word {first}"
+        assert isinstance(v, Refuted), (
+            f"{label} {claim.id}: breaks on {first}, but the verdict is {v}"
+        )
+        assert v.word == first, (
+            f"{label} {claim.id}: refuted by {v.word}, not the shortlex-first word {first}"
+        )
     if isinstance(v, Proved) and "every longer one" in v.detail:
         rng = random.Random(label)
         for _ in range(10):
             w = tuple(rng.choice(mutant.alphabet) for _ in range(rng.randint(BOUND + 1, BOUND + 8)))
             if isinstance(claim, Recognizes):
-                assert run_exact(mutant, w).accepted == claim.language.contains(w), f"{label} {claim.id}: proved, wrong on {w}"
+                assert run_exact(mutant, w).accepted == claim.language.contains(w), (
+                    f"{label} {claim.id}: proved, wrong on {w}"
+                )
             elif claim.only is None or claim.only(w):
-                assert claim.holds(w, run_exact(mutant, w)) is None, f"{label} {claim.id}: proved, broken on {w}"
+                assert claim.holds(w, run_exact(mutant, w)) is None, (
+                    f"{label} {claim.id}: proved, broken on {w}"
+                )
     return type(v).__name__
 
 
 def _mutation_run(every: int, limit: int | None) -> dict[str, dict[str, int]]:
     c, values, net, claims = _dyck(1, 2)
     chosen = [_stack_only(claims["Y2"]), claims["Y3"], claims["Y4"], claims["Y5"]]  # type: ignore[arg-type]
-    counts: dict[str, dict[str, int]] = {cl.id: {"Proved": 0, "Refuted": 0, "Unknown": 0} for cl in chosen}
+    counts: dict[str, dict[str, int]] = {
+        cl.id: {"Proved": 0, "Refuted": 0, "Unknown": 0} for cl in chosen
+    }
     for i, (label, mutant) in enumerate(_mutants(net, every)):
         if limit is not None and i >= limit:
             break
@@ -243,14 +285,18 @@ def _mutation_run(every: int, limit: int | None) -> dict[str, dict[str, int]]:
     return counts
 
 
-def test_state_changing_mutants_of_dyck_1_2_are_refuted_with_their_first_word_or_proved_only_where_they_hold() -> None:
+def test_state_changing_mutants_of_dyck_1_2_are_refuted_with_their_first_word_or_proved_only_where_they_hold() -> (
+    None
+):
     counts = _mutation_run(every=37, limit=2)
     assert sum(counts["Y2"].values()) == 2
     assert sum(n["Refuted"] for n in counts.values()) > 0, counts
 
 
 @pytest.mark.slow
-def test_every_seventh_weight_of_dyck_1_2_mutated_is_refuted_or_proved_soundly(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_seventh_weight_of_dyck_1_2_mutated_is_refuted_or_proved_soundly(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     counts = _mutation_run(every=7, limit=None)
     with capsys.disabled():
         print(f"\nDyck(1,2) mutants, every 7th weight: {counts}")

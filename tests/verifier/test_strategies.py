@@ -15,15 +15,6 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from netproof.verifier.claims.dyck import (
-    DYCK,
-    bracket,
-    depth_profile,
-    dyck_alphabet,
-    is_dyck,
-    stack_after,
-)
-from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.symbolic import (
     FFN,
     Activation,
@@ -36,6 +27,15 @@ from netproof.symbolic.batched import evaluate, supports
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
 from netproof.verifier.claims import Language
+from netproof.verifier.claims.dyck import (
+    DYCK,
+    bracket,
+    depth_profile,
+    dyck_alphabet,
+    is_dyck,
+    stack_after,
+)
+from netproof.verifier.claims.languages import FIRST, PARITY
 from netproof.verifier.claims.machines import (
     EMPTY,
     KEEP,
@@ -67,8 +67,12 @@ from netproof.verifier.fuzzing.strategies import (
     words,
 )
 
-FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-QUICK_FIND = settings(max_examples=2000, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+FAST = settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+QUICK_FIND = settings(
+    max_examples=2000, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+)
 KD = [(1, 1), (1, 3), (2, 2), (3, 3), (5, 2)]
 
 
@@ -76,7 +80,13 @@ def sample(strategy: st.SearchStrategy[Any], n: int) -> list[Any]:
     """``n`` examples of ``strategy``, the same on every run (derandomized, nothing shrunk)."""
     out: list[Any] = []
 
-    @settings(max_examples=n, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=n,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(strategy)
     def collect(x: Any) -> None:
         out.append(x)
@@ -124,7 +134,9 @@ def test_word_strategies_refuse_bad_lengths_with_a_message_naming_the_value() ->
 @pytest.mark.parametrize(("k", "depth"), KD)
 @FAST
 @given(data=st.data())
-def test_dyck_words_are_members_of_dyck_k_d_within_the_lengths(k: int, depth: int, data: st.DataObject) -> None:
+def test_dyck_words_are_members_of_dyck_k_d_within_the_lengths(
+    k: int, depth: int, data: st.DataObject
+) -> None:
     w = data.draw(dyck_words(k, depth, min_len=3, max_len=30))
     assert is_dyck(w, k, depth) and DYCK(k, depth).contains(w)
     assert 4 <= len(w) <= 30  # even lengths: at least 4 when min_len = 3
@@ -139,9 +151,13 @@ def test_long_dyck_words_are_members_of_the_right_length(w: tuple[str, ...]) -> 
 @pytest.mark.parametrize(("k", "depth"), [(1, 4), (2, 6), (3, 3)])
 def test_dyck_words_reach_every_depth_up_to_d(k: int, depth: int) -> None:
     for d in range(depth + 1):
-        w = exists(dyck_words(k, depth, max_len=40), lambda w, d=d: max(depth_profile(w), default=0) == d)
+        w = exists(
+            dyck_words(k, depth, max_len=40), lambda w, d=d: max(depth_profile(w), default=0) == d
+        )
         assert is_dyck(w, k, depth)
-    assert exists(dyck_words(k, depth, max_len=40), lambda w: True) == ()  # shrinks to the empty word
+    assert (
+        exists(dyck_words(k, depth, max_len=40), lambda w: True) == ()
+    )  # shrinks to the empty word
 
 
 def test_a_failing_member_shrinks_to_the_shortest_failing_member() -> None:
@@ -179,9 +195,13 @@ def test_near_misses_cover_every_kind_of_edit() -> None:
     k, depth = 2, 2
     strategy = near_misses(k, depth, max_len=20, max_edits=1)
     assert len(exists(strategy, lambda w: len(w) % 2 == 1)) == 1  # a deletion or an insertion
-    assert exists(strategy, lambda w: _types_ok_but_unbalanced_depth(w, k, depth)) == tuple("((()))")  # overflow
+    assert exists(strategy, lambda w: _types_ok_but_unbalanced_depth(w, k, depth)) == tuple(
+        "((()))"
+    )  # overflow
     assert exists(strategy, _mismatched_type) in {tuple("(]"), tuple("[)")}  # a swapped type
-    assert exists(strategy, lambda w: len(w) % 2 == 0 and depth_profile(w)[0] == -1) == tuple(")(")  # a turned pair
+    assert exists(strategy, lambda w: len(w) % 2 == 0 and depth_profile(w)[0] == -1) == tuple(
+        ")("
+    )  # a turned pair
 
 
 @FAST
@@ -197,23 +217,31 @@ def test_dyck_prefixes_extend_to_members_within_the_bound(v: tuple[str, ...]) ->
 
 @FAST
 @given(parity_words(member=True), parity_words(member=False), parity_near_misses())
-def test_parity_members_are_members_and_its_near_misses_are_not(m: tuple[str, ...], n: tuple[str, ...], x: tuple[str, ...]) -> None:
+def test_parity_members_are_members_and_its_near_misses_are_not(
+    m: tuple[str, ...], n: tuple[str, ...], x: tuple[str, ...]
+) -> None:
     assert PARITY.contains(m) and not PARITY.contains(n) and not PARITY.contains(x)
 
 
 @FAST
 @given(first_words(member=True), first_words(member=False), first_near_misses())
-def test_first_members_are_members_and_its_near_misses_are_not(m: tuple[str, ...], n: tuple[str, ...], x: tuple[str, ...]) -> None:
+def test_first_members_are_members_and_its_near_misses_are_not(
+    m: tuple[str, ...], n: tuple[str, ...], x: tuple[str, ...]
+) -> None:
     assert FIRST.contains(m) and not FIRST.contains(n) and not FIRST.contains(x)
 
 
-EVEN = Language(name="EVEN", alphabet=("a", "b"), contains=lambda w: len(w) % 2 == 0, description="even lengths")
+EVEN = Language(
+    name="EVEN", alphabet=("a", "b"), contains=lambda w: len(w) % 2 == 0, description="even lengths"
+)
 
 
 @pytest.mark.parametrize("language", [DYCK(2, 2), PARITY, FIRST, EVEN], ids=lambda lang: lang.name)
 @FAST
 @given(data=st.data())
-def test_members_and_non_members_of_any_language_are_what_they_say(language: Language, data: st.DataObject) -> None:
+def test_members_and_non_members_of_any_language_are_what_they_say(
+    language: Language, data: st.DataObject
+) -> None:
     assert language.contains(data.draw(members(language, max_len=12)))
     assert not language.contains(data.draw(non_members(language, max_len=12)))
 
@@ -246,7 +274,9 @@ def test_random_hardmax_networks_run_the_same_exactly_and_batched(net: Network) 
 
 @settings(FAST, max_examples=40)
 @given(networks(), st.lists(st.sampled_from(("a", "b", "c")), max_size=5).map(tuple))
-def test_random_networks_with_softmax_heads_run_exactly_on_every_word(net: Network, w: tuple[str, ...]) -> None:
+def test_random_networks_with_softmax_heads_run_exactly_on_every_word(
+    net: Network, w: tuple[str, ...]
+) -> None:
     trace = run_exact(net, w)
     assert isinstance(trace.output, Fraction) and trace.accepted == (trace.output > 0)
 
@@ -266,11 +296,25 @@ def _features(net: Network) -> set[str]:
     return seen
 
 
-def test_random_networks_cover_every_mask_scoring_tie_rule_activation_and_kind_of_sublayer() -> None:
+def test_random_networks_cover_every_mask_scoring_tie_rule_activation_and_kind_of_sublayer() -> (
+    None
+):
     seen: set[str] = set()
     for net in sample(networks(), 150):
         seen |= _features(net)
-    wanted = {*MASKS, *SCORINGS, *TIE_RULES, "softmax", "relu", "sigma", "step", "W^O", "no W^O", "residual", "plain"}
+    wanted = {
+        *MASKS,
+        *SCORINGS,
+        *TIE_RULES,
+        "softmax",
+        "relu",
+        "sigma",
+        "step",
+        "W^O",
+        "no W^O",
+        "residual",
+        "plain",
+    }
     assert wanted <= seen, f"never drawn: {sorted(wanted - seen)}"
 
 
@@ -284,10 +328,15 @@ def test_networks_refuse_an_alphabet_that_uses_the_special_tokens() -> None:
 
 @settings(FAST, max_examples=50)
 @given(sigma_rnns(), st.lists(st.sampled_from(("0", "1")), max_size=8).map(tuple))
-def test_random_sigma_rnns_keep_every_state_in_the_unit_cube_and_read_one_symbol_per_step(rnn: SigmaRNN, w: tuple[str, ...]) -> None:
+def test_random_sigma_rnns_keep_every_state_in_the_unit_cube_and_read_one_symbol_per_step(
+    rnn: SigmaRNN, w: tuple[str, ...]
+) -> None:
     states = rnn.run(w)
     assert len(states) == len(w) + 1 and states[0] == rnn.h0
-    assert all(len(h) == rnn.d and all(isinstance(x, Fraction) and 0 <= x <= 1 for x in h) for h in states[1:])
+    assert all(
+        len(h) == rnn.d and all(isinstance(x, Fraction) and 0 <= x <= 1 for x in h)
+        for h in states[1:]
+    )
     assert states[1:] == tuple(rnn.step(states[t], w[t]) for t in range(len(w)))
     assert rnn.accepts(w) == (rnn.output(w) > 0)
 
@@ -304,19 +353,30 @@ def test_a_hand_checked_sigma_rnn_tracks_the_parity_of_its_input() -> None:
         readout=[1, 1],
         readout_bias="-1/2",
     )
-    assert rnn.run(("1", "1", "0", "1")) == tuple(tuple(map(Fraction, h)) for h in ((0, 0), (0, 1), (0, 0), (0, 0), (0, 1)))
+    assert rnn.run(("1", "1", "0", "1")) == tuple(
+        tuple(map(Fraction, h)) for h in ((0, 0), (0, 1), (0, 0), (0, 0), (0, 1))
+    )
     for n in range(8):
         for w in itertools.product("01", repeat=n):
             assert rnn.accepts(w) == PARITY.contains(w), w
 
 
 def test_a_sigma_rnn_refuses_floats_and_wrong_shapes_with_the_fix() -> None:
-    with pytest.raises(InexactNumberError, match=r"W_h\[0\]\[0\]=0\.5 is a float.*Fraction\(1, 2\)"):
+    with pytest.raises(
+        InexactNumberError, match=r"W_h\[0\]\[0\]=0\.5 is a float.*Fraction\(1, 2\)"
+    ):
         sigma_rnn(("a",), W_h=[[0.5]], W_x=[[1]], b=[0], h0=[0], readout=[1])  # type: ignore[list-item]
     with pytest.raises(MachineError, match=r"W_x has 2 rows, expected d=1"):
         sigma_rnn(("a",), W_h=[[1]], W_x=[[1], [1]], b=[0], h0=[0], readout=[1])
     with pytest.raises(MachineError, match=r"h0\[0\]=0 must be a Fraction"):
-        SigmaRNN(alphabet=("a",), W_h=((Fraction(1),),), W_x=((Fraction(1),),), b=(Fraction(0),), h0=(0,), readout=(Fraction(1),))  # type: ignore[arg-type]
+        SigmaRNN(
+            alphabet=("a",),
+            W_h=((Fraction(1),),),
+            W_x=((Fraction(1),),),
+            b=(Fraction(0),),
+            h0=(0,),
+            readout=(Fraction(1),),
+        )  # type: ignore[arg-type]
     rnn = sigma_rnn(("a",), W_h=[[1]], W_x=[[1]], b=[0], h0=[0], readout=[1])
     with pytest.raises(MachineError, match=r"symbol 'b' at position 2 is not in the alphabet"):
         rnn.run(("a", "b"))
@@ -337,9 +397,15 @@ def test_the_hand_written_two_stack_machine_accepts_exactly_the_balanced_words()
 
 def test_a_two_stack_machine_that_does_not_halt_reports_none_after_its_budget() -> None:
     loop = TwoStackMachine(
-        states=("q",), start="q", accept=("q",), input_alphabet=("a",), stack_alphabet=("a",),
-        transitions=(Transition(state="q", top1=EMPTY, top2=EMPTY, next="q", op2=push("a")),
-                     Transition(state="q", top1=EMPTY, top2="a", next="q", op2=push("a"))),
+        states=("q",),
+        start="q",
+        accept=("q",),
+        input_alphabet=("a",),
+        stack_alphabet=("a",),
+        transitions=(
+            Transition(state="q", top1=EMPTY, top2=EMPTY, next="q", op2=push("a")),
+            Transition(state="q", top1=EMPTY, top2="a", next="q", op2=push("a")),
+        ),
     )
     run = loop.run((), max_steps=50)
     assert run.accepted is None and run.steps == 50 and len(run.stacks[1]) == 50
@@ -347,30 +413,58 @@ def test_a_two_stack_machine_that_does_not_halt_reports_none_after_its_budget() 
 
 @settings(FAST, max_examples=50)
 @given(two_stack_machines(), st.lists(st.sampled_from(("a", "b")), max_size=6).map(tuple))
-def test_random_two_stack_machines_are_deterministic_and_never_pop_an_empty_stack(m: TwoStackMachine, w: tuple[str, ...]) -> None:
+def test_random_two_stack_machines_are_deterministic_and_never_pop_an_empty_stack(
+    m: TwoStackMachine, w: tuple[str, ...]
+) -> None:
     keys = [(t.state, t.top1, t.top2) for t in m.transitions]
     assert len(keys) == len(set(keys))
-    assert all(not (t.op1 == POP and t.top1 == EMPTY) and not (t.op2 == POP and t.top2 == EMPTY) for t in m.transitions)
+    assert all(
+        not (t.op1 == POP and t.top1 == EMPTY) and not (t.op2 == POP and t.top2 == EMPTY)
+        for t in m.transitions
+    )
     run = m.run(w, max_steps=200)
     assert run == m.run(w, max_steps=200)
     assert set(run.stacks[0]) | set(run.stacks[1]) <= set(m.stack_alphabet)
     if run.accepted is None:
         assert run.steps == 200
     else:  # halted: no transition applies, and it accepts iff it halted in an accepting state
-        tops = (run.stacks[0][-1] if run.stacks[0] else EMPTY, run.stacks[1][-1] if run.stacks[1] else EMPTY)
+        tops = (
+            run.stacks[0][-1] if run.stacks[0] else EMPTY,
+            run.stacks[1][-1] if run.stacks[1] else EMPTY,
+        )
         assert (run.state, *tops) not in m.table()
         assert run.accepted == (run.state in m.accept)
 
 
 def test_a_two_stack_machine_refuses_a_pop_of_an_empty_stack_and_nondeterminism() -> None:
     with pytest.raises(MachineError, match=r"pops stack 1, which is empty there"):
-        TwoStackMachine(states=("q",), start="q", accept=(), input_alphabet=("a",), stack_alphabet=("a",),
-                        transitions=(Transition(state="q", top1=EMPTY, top2=EMPTY, next="q", op1=POP),))
+        TwoStackMachine(
+            states=("q",),
+            start="q",
+            accept=(),
+            input_alphabet=("a",),
+            stack_alphabet=("a",),
+            transitions=(Transition(state="q", top1=EMPTY, top2=EMPTY, next="q", op1=POP),),
+        )
     t = Transition(state="q", top1="a", top2=EMPTY, next="q", op1=KEEP)
     with pytest.raises(MachineError, match=r"is given twice; the machine must be deterministic"):
-        TwoStackMachine(states=("q",), start="q", accept=(), input_alphabet=("a",), stack_alphabet=("a",), transitions=(t, t))
+        TwoStackMachine(
+            states=("q",),
+            start="q",
+            accept=(),
+            input_alphabet=("a",),
+            stack_alphabet=("a",),
+            transitions=(t, t),
+        )
     with pytest.raises(MachineError, match=r"input symbols \['b'\] are not stack symbols"):
-        TwoStackMachine(states=("q",), start="q", accept=(), input_alphabet=("b",), stack_alphabet=("a",), transitions=())
+        TwoStackMachine(
+            states=("q",),
+            start="q",
+            accept=(),
+            input_alphabet=("b",),
+            stack_alphabet=("a",),
+            transitions=(),
+        )
 
 
 # --------------------------------------------------------------------------- profile

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from netproof.constructions import REGISTRY
 from netproof.verifier import cli as np_cli
 from netproof.verifier.smt.prooflog import ProofLogError, verify_record
@@ -52,7 +53,10 @@ class Copy:
     rec: Record
 
     def save(self, text: str | None = None) -> None:
-        self.path.write_text(json.dumps(self.rec, indent=2, sort_keys=True) + "\n" if text is None else text, encoding="utf-8")
+        self.path.write_text(
+            json.dumps(self.rec, indent=2, sort_keys=True) + "\n" if text is None else text,
+            encoding="utf-8",
+        )
 
     def entries(self) -> list[Record]:
         out = list(self.rec["queries"] or [])
@@ -93,7 +97,9 @@ def copy_record(tmp: Path, key: str) -> Copy:
     shutil.copy(src, dest)
     folders = {str(Path(e["file"]).parent) for e in Copy(dest, rec).entries()}
     for folder in folders:
-        shutil.copytree((src.parent / folder).resolve(), (dest.parent / folder).resolve(), dirs_exist_ok=True)
+        shutil.copytree(
+            (src.parent / folder).resolve(), (dest.parent / folder).resolve(), dirs_exist_ok=True
+        )
     return Copy(dest, rec)
 
 
@@ -177,17 +183,73 @@ def both(*edits: Callable[[Copy], None]) -> Callable[[Copy], None]:
 
 
 FORGED = [
-    Case("Y2-label-smt-and-every-n-forged", "Y2", lambda c: every_n(c, "smt (z3)"), 2, "lemma tree"),
-    Case("Y2-every-n-forged", "Y2", lambda c: every_n(c, None), 2, "the recorded initiation query does not end with a negated invariant"),
-    Case("Y2-label-exhaustive-and-every-n-forged", "Y2", lambda c: every_n(c, "exhaustive (exact)"), 2, "lemma tree"),
-    Case("Y2-safety-forged", "Y2", lambda c: c.forge("Y2 every n: safety"), 2, "'Y2 every n: safety' rebuilds to sha256"),
-    Case("C4-label-smt-and-classes-forged", "C4", both(set_("method", value="smt (z3)"), lambda c: c.forge("C4 every n: position classes")), 2, "lemma tree"),
-    Case("C4-classes-forged", "C4", lambda c: c.forge("C4 every n: position classes"), 2, "rebuilds to sha256"),
-    Case("C4-classes-forged-renamed-range", "C4", lambda c: c.forge("C4 every n: position classes", new_name="C4 n=0..48"), 2, "cannot be rebuilt"),
-    Case("FIRST-n30-renamed-and-forged", "FIRST", lambda c: c.forge("n=30", new_name="n=30 "), 2, "one per length"),
+    Case(
+        "Y2-label-smt-and-every-n-forged", "Y2", lambda c: every_n(c, "smt (z3)"), 2, "lemma tree"
+    ),
+    Case(
+        "Y2-every-n-forged",
+        "Y2",
+        lambda c: every_n(c, None),
+        2,
+        "the recorded initiation query does not end with a negated invariant",
+    ),
+    Case(
+        "Y2-label-exhaustive-and-every-n-forged",
+        "Y2",
+        lambda c: every_n(c, "exhaustive (exact)"),
+        2,
+        "lemma tree",
+    ),
+    Case(
+        "Y2-safety-forged",
+        "Y2",
+        lambda c: c.forge("Y2 every n: safety"),
+        2,
+        "'Y2 every n: safety' rebuilds to sha256",
+    ),
+    Case(
+        "C4-label-smt-and-classes-forged",
+        "C4",
+        both(set_("method", value="smt (z3)"), lambda c: c.forge("C4 every n: position classes")),
+        2,
+        "lemma tree",
+    ),
+    Case(
+        "C4-classes-forged",
+        "C4",
+        lambda c: c.forge("C4 every n: position classes"),
+        2,
+        "rebuilds to sha256",
+    ),
+    Case(
+        "C4-classes-forged-renamed-range",
+        "C4",
+        lambda c: c.forge("C4 every n: position classes", new_name="C4 n=0..48"),
+        2,
+        "cannot be rebuilt",
+    ),
+    Case(
+        "FIRST-n30-renamed-and-forged",
+        "FIRST",
+        lambda c: c.forge("n=30", new_name="n=30 "),
+        2,
+        "one per length",
+    ),
     Case("FIRST-n30-forged", "FIRST", lambda c: c.forge("n=30"), 2, "'n=30' rebuilds to sha256"),
-    Case("FIRST-n30-forged-label-compositional", "FIRST", both(set_("method", value="smt (z3), compositional"), lambda c: c.forge("n=30")), 2, "lemma tree"),
-    Case("FIRST-fig1-lemma-forged", "C4", lambda c: c.forge("fig1"), 2, "lemma 'fig1' query 'fig1' rebuilds to sha256"),
+    Case(
+        "FIRST-n30-forged-label-compositional",
+        "FIRST",
+        both(set_("method", value="smt (z3), compositional"), lambda c: c.forge("n=30")),
+        2,
+        "lemma tree",
+    ),
+    Case(
+        "FIRST-fig1-lemma-forged",
+        "C4",
+        lambda c: c.forge("fig1"),
+        2,
+        "lemma 'fig1' query 'fig1' rebuilds to sha256",
+    ),
 ]
 
 CASES = [
@@ -195,77 +257,360 @@ CASES = [
     # --- Y2: a compositional proof for every length
     Case("Y2-label-smt", "Y2", set_("method", value="smt (z3)"), 2, "lemma tree"),
     Case("Y2-label-exhaustive", "Y2", set_("method", value="exhaustive (exact)"), 2, "lemma tree"),
-    Case("Y2-bound-100000", "Y2", lambda c: raise_bound(c, 100000), 2, "(every word with 0 <= |w| <= 100000)"),
-    Case("Y2-bound-beyond-any-run", "Y2", lambda c: raise_bound(c, 10**9), 2, "bound.max_len=1000000000 must be in 0..1000000"),
+    Case(
+        "Y2-bound-100000",
+        "Y2",
+        lambda c: raise_bound(c, 100000),
+        2,
+        "(every word with 0 <= |w| <= 100000)",
+    ),
+    Case(
+        "Y2-bound-beyond-any-run",
+        "Y2",
+        lambda c: raise_bound(c, 10**9),
+        2,
+        "bound.max_len=1000000000 must be in 0..1000000",
+    ),
     Case("Y2-checked-1", "Y2", set_("checked", value=1), 2, "checked=1"),
     Case("Y2-checked-string", "Y2", set_("checked", value="5726623061"), 2, "must be a count"),
-    Case("Y2-lemma-node-removed", "Y2", lambda c: remove_node(c, "match1.left"), 2, "the tree is not complete"),
-    Case("Y2-readout-node-removed", "Y2", lambda c: remove_node(c, "readout.any_open_or_error"), 2, "the tree is not complete"),
-    Case("Y2-side-conditions-removed", "Y2", lambda c: remove_node(c, "side conditions"), 2, "the tree is not complete"),
-    Case("Y2-lemma-verdict-flipped", "Y2", lambda c: c.node("logic1").update(verdict="refuted"), 2, "lemma 'logic1': verdict='refuted'"),
-    Case("Y2-lemma-query-removed", "Y2", lambda c: c.node("logic1").update(queries=[]), 2, "lemma 'logic1' has queries"),
-    Case("Y2-lemma-result-flipped", "Y2", lambda c: c.entry("logic1").update(result="sat"), 2, "proving it again gives unsat"),
-    Case("Y2-lemma-statement", "Y2", lambda c: c.node("logic1").update(statement="anything at all"), 2, "statement='anything at all'"),
-    Case("Y2-root-verdict-refuted", "Y2", lambda c: c.rec["lemmas"].update(verdict="refuted"), 2, "the lemma tree's root is refuted"),
-    Case("Y2-one-result-unknown", "Y2", lambda c: set_results(c, "unknown", ["Y2 every n: consecution"]), 2, "needs unsat"),
+    Case(
+        "Y2-lemma-node-removed",
+        "Y2",
+        lambda c: remove_node(c, "match1.left"),
+        2,
+        "the tree is not complete",
+    ),
+    Case(
+        "Y2-readout-node-removed",
+        "Y2",
+        lambda c: remove_node(c, "readout.any_open_or_error"),
+        2,
+        "the tree is not complete",
+    ),
+    Case(
+        "Y2-side-conditions-removed",
+        "Y2",
+        lambda c: remove_node(c, "side conditions"),
+        2,
+        "the tree is not complete",
+    ),
+    Case(
+        "Y2-lemma-verdict-flipped",
+        "Y2",
+        lambda c: c.node("logic1").update(verdict="refuted"),
+        2,
+        "lemma 'logic1': verdict='refuted'",
+    ),
+    Case(
+        "Y2-lemma-query-removed",
+        "Y2",
+        lambda c: c.node("logic1").update(queries=[]),
+        2,
+        "lemma 'logic1' has queries",
+    ),
+    Case(
+        "Y2-lemma-result-flipped",
+        "Y2",
+        lambda c: c.entry("logic1").update(result="sat"),
+        2,
+        "proving it again gives unsat",
+    ),
+    Case(
+        "Y2-lemma-statement",
+        "Y2",
+        lambda c: c.node("logic1").update(statement="anything at all"),
+        2,
+        "statement='anything at all'",
+    ),
+    Case(
+        "Y2-root-verdict-refuted",
+        "Y2",
+        lambda c: c.rec["lemmas"].update(verdict="refuted"),
+        2,
+        "the lemma tree's root is refuted",
+    ),
+    Case(
+        "Y2-one-result-unknown",
+        "Y2",
+        lambda c: set_results(c, "unknown", ["Y2 every n: consecution"]),
+        2,
+        "needs unsat",
+    ),
     Case("Y2-all-results-unknown", "Y2", lambda c: set_results(c, "unknown"), 2, "needs unsat"),
-    Case("Y2-query-renamed", "Y2", lambda c: c.entry("Y2 every n: safety").update(name="Y2 every n: safety "), 2, "neither prove every length"),
-    Case("Y2-verdict-refuted-forged", "Y2", lambda c: both(lambda d: proved_to_refuted(d, "(("), lambda d: d.rec["lemmas"].update(verdict="refuted"))(c), 2, "needs sat"),
-    Case("Y2-verdict-unknown-forged", "Y2", lambda c: both(proved_to_unknown, lambda d: d.rec["lemmas"].update(verdict="unknown"))(c), 3, "nothing to re-check"),
-    Case("Y2-verdict-unknown-root-proved", "Y2", proved_to_unknown, 2, "the lemma tree's root is proved, the record unknown"),
-    Case("Y2-statement", "Y2", set_("claim", "statement", value="Y2 recognizes every language"), 2, "claim.statement="),
-    Case("Y2-reference", "Y2", set_("claim", "reference", value="Yao et al. 2021, Theorem 9"), 2, "claim.reference="),
+    Case(
+        "Y2-query-renamed",
+        "Y2",
+        lambda c: c.entry("Y2 every n: safety").update(name="Y2 every n: safety "),
+        2,
+        "neither prove every length",
+    ),
+    Case(
+        "Y2-verdict-refuted-forged",
+        "Y2",
+        lambda c: both(
+            lambda d: proved_to_refuted(d, "(("),
+            lambda d: d.rec["lemmas"].update(verdict="refuted"),
+        )(c),
+        2,
+        "needs sat",
+    ),
+    Case(
+        "Y2-verdict-unknown-forged",
+        "Y2",
+        lambda c: both(proved_to_unknown, lambda d: d.rec["lemmas"].update(verdict="unknown"))(c),
+        3,
+        "nothing to re-check",
+    ),
+    Case(
+        "Y2-verdict-unknown-root-proved",
+        "Y2",
+        proved_to_unknown,
+        2,
+        "the lemma tree's root is proved, the record unknown",
+    ),
+    Case(
+        "Y2-statement",
+        "Y2",
+        set_("claim", "statement", value="Y2 recognizes every language"),
+        2,
+        "claim.statement=",
+    ),
+    Case(
+        "Y2-reference",
+        "Y2",
+        set_("claim", "reference", value="Yao et al. 2021, Theorem 9"),
+        2,
+        "claim.reference=",
+    ),
     Case("Y2-claim-kind", "Y2", set_("claim", "kind", value="ValueIs"), 2, "claim.kind='ValueIs'"),
-    Case("Y2-claim-id", "Y2", set_("claim", "id", value="Y3"), 2, "claim.kind='Recognizes', but dyck says 'TraceProperty'"),
-    Case("Y2-detail", "Y2", set_("detail", value="every word with 0 <= |w| <= 16: exhaustive"), 2, "does not say what the queries show"),
+    Case(
+        "Y2-claim-id",
+        "Y2",
+        set_("claim", "id", value="Y3"),
+        2,
+        "claim.kind='Recognizes', but dyck says 'TraceProperty'",
+    ),
+    Case(
+        "Y2-detail",
+        "Y2",
+        set_("detail", value="every word with 0 <= |w| <= 16: exhaustive"),
+        2,
+        "does not say what the queries show",
+    ),
     Case("Y2-params", "Y2", set_("params", "depth", value="02"), 2, "are not as dyck shows them"),
     Case("Y2-paper-id", "Y2", set_("paper_id", value="other2099"), 2, "paper_id='other2099'"),
-    Case("Y2-fingerprint", "Y2", set_("network", "fingerprint", value="0" * 64), 2, "network fingerprint 0000000000000000"),
+    Case(
+        "Y2-fingerprint",
+        "Y2",
+        set_("network", "fingerprint", value="0" * 64),
+        2,
+        "network fingerprint 0000000000000000",
+    ),
     Case("Y2-min-len", "Y2", set_("bound", "min_len", value=1), 2, "bound.min_len=1"),
     Case("Y2-solver-name", "Y2", set_("solver", "name", value="cvc5"), 2, "answered by z3"),
     Case("Y2-solver-null", "Y2", set_("solver", value=None), 2, "solver is null"),
     Case("Y2-tool-name", "Y2", set_("tool", "name", value="other"), 2, "tool.name='other'"),
-    Case("Y2-checked-NaN", "Y2", lambda c: None, 2, "NaN is not JSON", text=lambda t: t.replace('"checked": 5726623061', '"checked": NaN')),
-    Case("Y2-checked-Infinity", "Y2", lambda c: None, 2, "Infinity is not JSON", text=lambda t: t.replace('"checked": 5726623061', '"checked": Infinity')),
-    Case("Y2-duplicate-key", "Y2", lambda c: None, 2, "duplicate key 'verdict'", text=lambda t: t.replace('"verdict": "proved"', '"verdict": "proved", "verdict": "proved"', 1)),
+    Case(
+        "Y2-checked-NaN",
+        "Y2",
+        lambda c: None,
+        2,
+        "NaN is not JSON",
+        text=lambda t: t.replace('"checked": 5726623061', '"checked": NaN'),
+    ),
+    Case(
+        "Y2-checked-Infinity",
+        "Y2",
+        lambda c: None,
+        2,
+        "Infinity is not JSON",
+        text=lambda t: t.replace('"checked": 5726623061', '"checked": Infinity'),
+    ),
+    Case(
+        "Y2-duplicate-key",
+        "Y2",
+        lambda c: None,
+        2,
+        "duplicate key 'verdict'",
+        text=lambda t: t.replace(
+            '"verdict": "proved"', '"verdict": "proved", "verdict": "proved"', 1
+        ),
+    ),
     Case("Y2-stripped", "Y2", lambda c: stripped(c, None), 2, "without a lemma tree"),
-    Case("Y2-stripped-label-exhaustive", "Y2", lambda c: stripped(c, "exhaustive (exact)"), 3, "did not finish", args=("--timeout", "2")),
-    Case("Y2-file-outside", "Y2", lambda c: c.entry("logic1").update(file="../../../../../../etc/hostname"), 2, "sha256"),
+    Case(
+        "Y2-stripped-label-exhaustive",
+        "Y2",
+        lambda c: stripped(c, "exhaustive (exact)"),
+        3,
+        "did not finish",
+        args=("--timeout", "2"),
+    ),
+    Case(
+        "Y2-file-outside",
+        "Y2",
+        lambda c: c.entry("logic1").update(file="../../../../../../etc/hostname"),
+        2,
+        "sha256",
+    ),
     # --- FIRST: a monolithic proof, one query per length
-    Case("FIRST-queries-25-48-removed", "FIRST", lambda c: c.rec.update(queries=c.rec["queries"][:25]), 2, "needs 49 ('n=0' … 'n=48')"),
+    Case(
+        "FIRST-queries-25-48-removed",
+        "FIRST",
+        lambda c: c.rec.update(queries=c.rec["queries"][:25]),
+        2,
+        "needs 49 ('n=0' … 'n=48')",
+    ),
     Case("FIRST-bound-4800", "FIRST", lambda c: raise_bound(c, 4800), 2, "needs 4801"),
-    Case("FIRST-bound-47-consistent", "FIRST", lambda c: both(lambda d: raise_bound(d, 47, checked=True), lambda d: d.rec.update(queries=d.rec["queries"][:47]))(c), 2, "needs 48"),
-    Case("FIRST-one-result-unknown", "FIRST", lambda c: set_results(c, "unknown", ["n=5"]), 2, "'n=5' has result unknown"),
-    Case("FIRST-all-results-unknown", "FIRST", lambda c: set_results(c, "unknown"), 2, "'n=0' has result unknown"),
-    Case("FIRST-queries-swapped", "FIRST", lambda c: c.rec["queries"].insert(3, c.rec["queries"].pop(4)), 2, "in order"),
-    Case("FIRST-label-compositional", "FIRST", set_("method", value="smt (z3), compositional"), 2, "lemma tree"),
-    Case("FIRST-label-exhaustive", "FIRST", set_("method", value="exhaustive (exact)"), 3, "did not finish", args=("--timeout", "2")),
-    Case("FIRST-verdict-refuted-forged", "FIRST", lambda c: proved_to_refuted(c, "a"), 2, "needs sat"),
+    Case(
+        "FIRST-bound-47-consistent",
+        "FIRST",
+        lambda c: both(
+            lambda d: raise_bound(d, 47, checked=True),
+            lambda d: d.rec.update(queries=d.rec["queries"][:47]),
+        )(c),
+        2,
+        "needs 48",
+    ),
+    Case(
+        "FIRST-one-result-unknown",
+        "FIRST",
+        lambda c: set_results(c, "unknown", ["n=5"]),
+        2,
+        "'n=5' has result unknown",
+    ),
+    Case(
+        "FIRST-all-results-unknown",
+        "FIRST",
+        lambda c: set_results(c, "unknown"),
+        2,
+        "'n=0' has result unknown",
+    ),
+    Case(
+        "FIRST-queries-swapped",
+        "FIRST",
+        lambda c: c.rec["queries"].insert(3, c.rec["queries"].pop(4)),
+        2,
+        "in order",
+    ),
+    Case(
+        "FIRST-label-compositional",
+        "FIRST",
+        set_("method", value="smt (z3), compositional"),
+        2,
+        "lemma tree",
+    ),
+    Case(
+        "FIRST-label-exhaustive",
+        "FIRST",
+        set_("method", value="exhaustive (exact)"),
+        3,
+        "did not finish",
+        args=("--timeout", "2"),
+    ),
+    Case(
+        "FIRST-verdict-refuted-forged", "FIRST", lambda c: proved_to_refuted(c, "a"), 2, "needs sat"
+    ),
     Case("FIRST-verdict-unknown", "FIRST", proved_to_unknown, 3, "nothing to re-check"),
-    Case("FIRST-detail", "FIRST", set_("detail", value="every word with 0 <= |w| <= 48, and every longer one"), 2, "detail="),
+    Case(
+        "FIRST-detail",
+        "FIRST",
+        set_("detail", value="every word with 0 <= |w| <= 48, and every longer one"),
+        2,
+        "detail=",
+    ),
     Case("FIRST-checked", "FIRST", set_("checked", value=1), 2, "checked=1"),
     # --- C4: proved for every length by position classes
-    Case("C4-fig1-verdict-unknown", "C4", lambda c: c.node("fig1").update(verdict="unknown"), 2, "lemma 'fig1': verdict='unknown'"),
+    Case(
+        "C4-fig1-verdict-unknown",
+        "C4",
+        lambda c: c.node("fig1").update(verdict="unknown"),
+        2,
+        "lemma 'fig1': verdict='unknown'",
+    ),
     Case("C4-fig1-removed", "C4", lambda c: remove_node(c, "fig1"), 2, "the tree is not complete"),
-    Case("C4-classes-result-unknown", "C4", lambda c: set_results(c, "unknown", ["C4 every n: position classes"]), 2, "needs unsat"),
-    Case("C4-bound-4800", "C4", lambda c: raise_bound(c, 4800), 2, "(every word with 0 <= |w| <= 4800)"),
+    Case(
+        "C4-classes-result-unknown",
+        "C4",
+        lambda c: set_results(c, "unknown", ["C4 every n: position classes"]),
+        2,
+        "needs unsat",
+    ),
+    Case(
+        "C4-bound-4800",
+        "C4",
+        lambda c: raise_bound(c, 4800),
+        2,
+        "(every word with 0 <= |w| <= 4800)",
+    ),
     # --- C4 exhaustive up to 10
-    Case("C4x-bound-12", "C4x", lambda c: raise_bound(c, 12), 2, "checked=2047, but 0 <= |w| <= 12 holds 8191 words"),
+    Case(
+        "C4x-bound-12",
+        "C4x",
+        lambda c: raise_bound(c, 12),
+        2,
+        "checked=2047, but 0 <= |w| <= 12 holds 8191 words",
+    ),
     Case("C4x-checked-1", "C4x", set_("checked", value=1), 2, "checked=1"),
-    Case("C4x-checked-NaN", "C4x", lambda c: None, 2, "NaN is not JSON", text=lambda t: t.replace('"checked": 2047', '"checked": NaN')),
+    Case(
+        "C4x-checked-NaN",
+        "C4x",
+        lambda c: None,
+        2,
+        "NaN is not JSON",
+        text=lambda t: t.replace('"checked": 2047', '"checked": NaN'),
+    ),
     Case("C4x-bound-40", "C4x", lambda c: raise_bound(c, 40), 2, "holds 2199023255551 words"),
-    Case("C4x-bound-40-checked-forged", "C4x", lambda c: raise_bound(c, 40, checked=True), 3, "2,199,023,255,551 words", args=("--timeout", "2")),
-    Case("C4x-verdict-refuted-forged", "C4x", lambda c: proved_to_refuted(c, "1"), 1, "the log says refuted, the check run again says proved"),
-    Case("C4x-detail", "C4x", set_("detail", value="every word with 0 <= |w| <= 10, and every longer one"), 1, "detail: the log says"),
-    Case("C4x-method-label", "C4x", set_("method", value="exhaustive (interval)"), 1, "method: the log says"),
+    Case(
+        "C4x-bound-40-checked-forged",
+        "C4x",
+        lambda c: raise_bound(c, 40, checked=True),
+        3,
+        "2,199,023,255,551 words",
+        args=("--timeout", "2"),
+    ),
+    Case(
+        "C4x-verdict-refuted-forged",
+        "C4x",
+        lambda c: proved_to_refuted(c, "1"),
+        1,
+        "the log says refuted, the check run again says proved",
+    ),
+    Case(
+        "C4x-detail",
+        "C4x",
+        set_("detail", value="every word with 0 <= |w| <= 10, and every longer one"),
+        1,
+        "detail: the log says",
+    ),
+    Case(
+        "C4x-method-label",
+        "C4x",
+        set_("method", value="exhaustive (interval)"),
+        1,
+        "method: the log says",
+    ),
     Case("C4x-label-smt", "C4x", set_("method", value="smt (z3)"), 2, "needs 11 ('n=0' … 'n=10')"),
-    Case("C4x-solver-forged", "C4x", set_("solver", value={"name": "z3", "version": "4.13.0"}), 2, "a record without queries names no solver"),
+    Case(
+        "C4x-solver-forged",
+        "C4x",
+        set_("solver", value={"name": "z3", "version": "4.13.0"}),
+        2,
+        "a record without queries names no solver",
+    ),
     Case("C4x-verdict-unknown", "C4x", proved_to_unknown, 3, "nothing to re-check"),
-    Case("C4x-statement", "C4x", set_("claim", "statement", value="PARITY is easy"), 2, "claim.statement="),
+    Case(
+        "C4x-statement",
+        "C4x",
+        set_("claim", "statement", value="PARITY is easy"),
+        2,
+        "claim.statement=",
+    ),
 ]
 
 
-def run_case(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str], solver: str) -> tuple[int, str]:
+def run_case(
+    case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str], solver: str
+) -> tuple[int, str]:
     c = copy_record(tmp_path, case.record)
     case.edit(c)
     c.save()
@@ -280,7 +625,9 @@ def run_case(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str], sol
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_a_tampered_record_is_never_agreed_with(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_tampered_record_is_never_agreed_with(
+    case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = run_case(case, tmp_path, capsys, "z3")
     assert not re.search(r"^AGREE ", out, re.M)
     assert (code, case.words in out) == (case.exit, True), out
@@ -288,7 +635,9 @@ def test_a_tampered_record_is_never_agreed_with(case: Case, tmp_path: Path, caps
 
 @pytest.mark.parametrize("solver", ["cvc5", "z3"])
 @pytest.mark.parametrize("case", FORGED, ids=[c.id for c in FORGED])
-def test_a_forged_proof_is_rejected_by_both_solvers(case: Case, solver: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_forged_proof_is_rejected_by_both_solvers(
+    case: Case, solver: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytest.importorskip(solver)
     code, out = run_case(case, tmp_path, capsys, solver)
     assert (code, "REJECTED" in out, case.words in out) == (2, True, True), out
@@ -300,14 +649,18 @@ def test_the_table_holds_at_least_the_45_tamperings_of_the_issue() -> None:
 
 
 @pytest.mark.parametrize("key", sorted(RECORDS))
-def test_the_untouched_copies_are_agreed_with(key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_untouched_copies_are_agreed_with(
+    key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     c = copy_record(tmp_path, key)
     code = np_cli.main(["recheck", str(c.path), "--solver", "z3"])
     out = capsys.readouterr().out
     assert (code, bool(re.search(r"^AGREE ", out, re.M))) == (0, True), out
 
 
-def test_a_changed_solver_version_is_provenance_and_recheck_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_changed_solver_version_is_provenance_and_recheck_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     c = copy_record(tmp_path, "C4")
     c.rec["solver"]["version"] = "9.9.9"
     c.save()
@@ -321,9 +674,14 @@ def test_an_exhaustive_rerun_announces_its_size_before_it_starts(tmp_path: Path)
     raise_bound(c, 40, checked=True)
     c.save()
     told: list[str] = []
-    check = recheck_log(str(c.path), registry=REGISTRY, solver="z3", timeout=1.0, announce=told.append)
+    check = recheck_log(
+        str(c.path), registry=REGISTRY, solver="z3", timeout=1.0, announce=told.append
+    )
     assert (check.outcome, len(told)) == ("undecided", 1)
-    assert "re-running the exhaustive check over 2,199,023,255,551 words (0 <= |w| <= 40), at most 1 s" in told[0]
+    assert (
+        "re-running the exhaustive check over 2,199,023,255,551 words (0 <= |w| <= 40), at most 1 s"
+        in told[0]
+    )
 
 
 # --------------------------------------------------------------------------- random edits
@@ -347,7 +705,13 @@ def mutated(value: Any, how: int) -> Any:
     if isinstance(value, int):
         return [value + 1, value - 1, 0, str(value), None][how % 5]
     if isinstance(value, str):
-        return [value + " ", value[:-1], "", value.upper() if value.upper() != value else value + "x", None][how % 5]
+        return [
+            value + " ",
+            value[:-1],
+            "",
+            value.upper() if value.upper() != value else value + "x",
+            None,
+        ][how % 5]
     if value is None:
         return ["x", 0, [], {}][how % 4]
     if isinstance(value, list):
@@ -359,8 +723,10 @@ def mutated(value: Any, how: int) -> Any:
 
 def exempt(path: tuple[Any, ...]) -> bool:
     named = tuple(p for p in path if isinstance(p, str))
-    return named[-2:] in PROVENANCE or (len(named) >= 2 and named[-1] == "reason" and named[-2] == "queries") or (
-        "lemmas" in named and named[-1] == "statement" and _is_side(path)
+    return (
+        named[-2:] in PROVENANCE
+        or (len(named) >= 2 and named[-1] == "reason" and named[-2] == "queries")
+        or ("lemmas" in named and named[-1] == "statement" and _is_side(path))
     )
 
 
@@ -372,7 +738,10 @@ def _is_side(path: tuple[Any, ...]) -> bool:
 
 
 def _originals() -> dict[str, Record]:
-    out = {k: json.loads((REPO / "proofs" / rel).read_text(encoding="utf-8")) for k, rel in RECORDS.items()}
+    out = {
+        k: json.loads((REPO / "proofs" / rel).read_text(encoding="utf-8"))
+        for k, rel in RECORDS.items()
+    }
     side: set[tuple[Any, ...]] = set()
     for rec in out.values():
         root = rec["lemmas"]
@@ -388,9 +757,13 @@ ORIGINALS = _originals()
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
-def test_a_random_edit_of_a_record_is_rejected_or_disagreed_with(data: st.DataObject, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_a_random_edit_of_a_record_is_rejected_or_disagreed_with(
+    data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     key = data.draw(st.sampled_from(["Y2", "FIRST", "C4"]), label="record")
     rec = copy.deepcopy(ORIGINALS[key])
     paths = [p for p in leaves(rec) if p]
@@ -400,7 +773,9 @@ def test_a_random_edit_of_a_record_is_rejected_or_disagreed_with(data: st.DataOb
     for k in path[:-1]:
         obj = obj[k]
     new = mutated(obj[path[-1]], how)
-    if new == obj[path[-1]] and type(new) is type(obj[path[-1]]) or (isinstance(new, float) and math.isnan(new)):
+    if (new == obj[path[-1]] and type(new) is type(obj[path[-1]])) or (
+        isinstance(new, float) and math.isnan(new)
+    ):
         return
     obj[path[-1]] = new
     c = copy_record(tmp_path_factory.mktemp("edit"), key)
@@ -424,7 +799,21 @@ def test_recheck_of_an_unknown_record_answers_at_once_with_nothing_to_re_check(
 ) -> None:
     from netproof.verifier.smt import recheck as recheck_module
 
-    code = np_cli.main(["prove", "first", "--method", "smt", "--max-n", "4", "--out", str(tmp_path), "--jobs", "1", "--quiet"])
+    code = np_cli.main(
+        [
+            "prove",
+            "first",
+            "--method",
+            "smt",
+            "--max-n",
+            "4",
+            "--out",
+            str(tmp_path),
+            "--jobs",
+            "1",
+            "--quiet",
+        ]
+    )
     capsys.readouterr()
     assert code == 3  # C6 has no closed form: unknown under --method smt
     [y5] = sorted((tmp_path / "first").glob("C6.*.json"))
@@ -439,7 +828,9 @@ def test_recheck_of_an_unknown_record_answers_at_once_with_nothing_to_re_check(
     assert "UNDECIDED" in out and "there is nothing to re-check" in out
 
 
-def test_a_genuine_monolithic_refutation_passes_and_its_forged_twin_does_not(tmp_path: Path) -> None:
+def test_a_genuine_monolithic_refutation_passes_and_its_forged_twin_does_not(
+    tmp_path: Path,
+) -> None:
     from netproof.verifier.exhaustive.checker import Job
     from netproof.verifier.smt.prooflog import write_log
     from netproof.verifier.smt.prove import prove_claim_smt
@@ -450,13 +841,19 @@ def test_a_genuine_monolithic_refutation_passes_and_its_forged_twin_does_not(tmp
     outcome = prove_claim_smt(Job(c, values), claim, 4, compositional=False)
     path = write_log(str(tmp_path), c, values, claim, 4, outcome)
     rec = json.loads(Path(path).read_text(encoding="utf-8"))
-    assert (rec["verdict"], rec["method"], rec["queries"][-1]["result"]) == ("refuted", "smt (z3)", "sat")
+    assert (rec["verdict"], rec["method"], rec["queries"][-1]["result"]) == (
+        "refuted",
+        "smt (z3)",
+        "sat",
+    )
     assert recheck_log(path, registry=REGISTRY, solver="z3").outcome == "agree"
     cx = rec["counterexample"]
     rec["counterexample"] = cx + cx
     Path(path).write_text(json.dumps(rec), encoding="utf-8")
     check = recheck_log(path, registry=REGISTRY, solver="z3")
-    assert (check.outcome, "but the sat query is at n=" in check.detail) == ("rejected", True), check.detail
+    assert (check.outcome, "but the sat query is at n=" in check.detail) == ("rejected", True), (
+        check.detail
+    )
     # A word of the right length that is no counterexample: the sat answer agrees, the replay does not.
     import itertools
 
@@ -465,8 +862,13 @@ def test_a_genuine_monolithic_refutation_passes_and_its_forged_twin_does_not(tmp
 
     job = Job(c, values)
     n = len(tokenize(job.alphabet, cx))
-    fine = next(w for w in itertools.product(job.alphabet, repeat=n) if check_word(job, claim, w) is None)
+    fine = next(
+        w for w in itertools.product(job.alphabet, repeat=n) if check_word(job, claim, w) is None
+    )
     rec["counterexample"] = render(job.alphabet, fine)
     Path(path).write_text(json.dumps(rec), encoding="utf-8")
     check = recheck_log(path, registry=REGISTRY, solver="z3")
-    assert (check.outcome, "replayed exactly is no counterexample" in check.detail) == ("disagree", True), check.detail
+    assert (check.outcome, "replayed exactly is no counterexample" in check.detail) == (
+        "disagree",
+        True,
+    ), check.detail

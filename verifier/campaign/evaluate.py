@@ -30,7 +30,9 @@ BACKENDS = ("auto", "exact", "sympy", "interval")
 """The exact interpreters :func:`evaluate` runs (``auto``: the first that can)."""
 
 
-def evaluate(net: Any, word: Any, backend: str = "auto", length: int | None = None) -> tuple[str, Any]:
+def evaluate(
+    net: Any, word: Any, backend: str = "auto", length: int | None = None
+) -> tuple[str, Any]:
     """Run ``net`` on ``word`` with ``backend`` (``length``: the total length a prefix is read
     at); the backend used and the trace."""
     from netproof.symbolic.evaluation import UndecidedSignError

@@ -30,7 +30,16 @@ from typing import Any
 
 from .errors import CampaignError
 
-__all__ = ["EXECUTORS", "Work", "connect", "ray_cluster", "require_ray", "run_pool", "run_ray", "run_serial"]
+__all__ = [
+    "EXECUTORS",
+    "Work",
+    "connect",
+    "ray_cluster",
+    "require_ray",
+    "run_pool",
+    "run_ray",
+    "run_serial",
+]
 
 EXECUTORS = ("local", "ray")
 """Where a proof run's work may run: this machine's processes, or a Ray cluster."""
@@ -50,7 +59,9 @@ def require_ray() -> Any:
     return ray
 
 
-def run_serial(work: Sequence[Work], schedule: Sequence[int], report: Callable[[int, Any], None]) -> None:
+def run_serial(
+    work: Sequence[Work], schedule: Sequence[int], report: Callable[[int, Any], None]
+) -> None:
     """Run the items in this process, in the order of ``schedule``."""
     for i in schedule:
         fn, args = work[i]
@@ -73,13 +84,17 @@ def run_pool(
     are cancelled and the workers stopped before it goes on up."""
     ctx = multiprocessing.get_context("fork")
     before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=initializer, initargs=initargs)
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=initializer, initargs=initargs
+    )
     futures: dict[Future[Any], int] = {}
     try:
         futures.update({pool.submit(work[i][0], *work[i][1]): i for i in schedule})
         pending = set(futures)
         while pending:
-            finished, pending = wait(pending, timeout=0.1 if poll is not None else None, return_when=FIRST_COMPLETED)
+            finished, pending = wait(
+                pending, timeout=0.1 if poll is not None else None, return_when=FIRST_COMPLETED
+            )
             if poll is not None:
                 poll()
             for f in finished:
@@ -119,7 +134,9 @@ def connect(address: str | None) -> bool:
         else:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
         if main and sigterm is not None:
-            signal.signal(signal.SIGTERM, sigterm)  # ray.init sets its own (sys.exit): SIGTERM stays the run's
+            signal.signal(
+                signal.SIGTERM, sigterm
+            )  # ray.init sets its own (sys.exit): SIGTERM stays the run's
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -143,7 +160,9 @@ def ray_cluster(address: str | None) -> Iterator[int]:
             ray.shutdown()
 
 
-def run_ray(work: Sequence[Work], schedule: Sequence[int], report: Callable[[int, Any], None]) -> None:
+def run_ray(
+    work: Sequence[Work], schedule: Sequence[int], report: Callable[[int, Any], None]
+) -> None:
     """Run the items as Ray tasks (one CPU each) on the cluster this process is connected to
     (:func:`ray_cluster`), reporting each as it finishes. An exception an item raised comes
     back as itself (not wrapped in Ray's error); on KeyboardInterrupt (or such an error) the
@@ -160,7 +179,9 @@ def run_ray(work: Sequence[Work], schedule: Sequence[int], report: Callable[[int
             refs[remote[fn].remote(*args)] = i
         pending = list(refs)
         while pending:
-            done, pending = ray.wait(pending, num_returns=1, timeout=0.5)  # Ctrl-C and SIGTERM are heard between waits
+            done, pending = ray.wait(
+                pending, num_returns=1, timeout=0.5
+            )  # Ctrl-C and SIGTERM are heard between waits
             for ref in done:
                 try:
                     result = ray.get(ref)
@@ -174,6 +195,6 @@ def run_ray(work: Sequence[Work], schedule: Sequence[int], report: Callable[[int
         for ref in pending:
             try:
                 ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001, S110 - a task that finished meanwhile cannot be cancelled
+            except Exception:
                 pass
         raise

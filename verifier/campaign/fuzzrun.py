@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netproof.symbolic import SymbolicError, render
-
 from netproof.verifier.claims import Claim, Construction, Refuted, Unknown, Verdict
 
 from .errors import EXIT_OK, EXIT_REFUTED, CampaignError
@@ -106,7 +105,9 @@ def fuzz_verdict_name(v: Verdict) -> str:
 
 
 def _torch_unsupported(
-    selected: Sequence[Construction], given: Mapping[str, str], on_unsupported: Callable[[Construction, str], None] | None
+    selected: Sequence[Construction],
+    given: Mapping[str, str],
+    on_unsupported: Callable[[Construction, str], None] | None,
 ) -> dict[str, str]:
     """The constructions whose network the torch backend does not compile (a recurrent network,
     an encoder–decoder), with the reason; torch itself, the device and the dtype fail here, on
@@ -170,12 +171,17 @@ def fuzz_claims(
         raise CampaignError(f"backend={backend!r}: fuzz with 'exact' or 'torch'")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise CampaignError(f"jobs={jobs!r} must be an int >= 1 (worker processes)")
-    torch_unsupported = _torch_unsupported(selected, given, on_unsupported) if backend == "torch" else {}
+    torch_unsupported = (
+        _torch_unsupported(selected, given, on_unsupported) if backend == "torch" else {}
+    )
     claims: list[_Claim] = []
     for c in selected:
         values = parameter_values(c, given)
         job = Job(c, values)
-        kwargs: dict[str, Any] = {"max_len": max_len, "backend": "exact" if c.name in torch_unsupported else backend}
+        kwargs: dict[str, Any] = {
+            "max_len": max_len,
+            "backend": "exact" if c.name in torch_unsupported else backend,
+        }
         if use_database and database:
             kwargs["database"] = database
         elif not use_database:
@@ -202,7 +208,10 @@ def fuzz_claims(
     done = tuple(r for r in results if r is not None)
     if out:  # the logs are written once every claim is done
         for r in done:
-            write_atomic(record_path(out, r.construction, r.values, r.claim, None, kind="fuzz"), dumps(r.record))
+            write_atomic(
+                record_path(out, r.construction, r.values, r.claim, None, kind="fuzz"),
+                dumps(r.record),
+            )
     code = EXIT_REFUTED if any(isinstance(r.verdict, Refuted) for r in done) else EXIT_OK
     return FuzzRun(done, code)
 
@@ -236,7 +245,11 @@ def _throttled(trying: Callable[[Trying], None], cl: _Claim, total: int) -> Call
 
 
 def _search(
-    cl: _Claim, examples: int, seed: int | None, derandomize: bool, tried: Callable[[int], None] | None
+    cl: _Claim,
+    examples: int,
+    seed: int | None,
+    derandomize: bool,
+    tried: Callable[[int], None] | None,
 ) -> tuple[Verdict, list[Any]]:
     """One search of a claim (or of one shard of it): the verdict and the float issues met."""
     from netproof.verifier.fuzzing.fuzz import FuzzError, fuzz
@@ -247,16 +260,29 @@ def _search(
     kwargs = dict(cl.kwargs)
     kwargs["max_len"] = max(kwargs["max_len"], cl.claim.min_len)
     try:
-        verdict = fuzz(cl.job, cl.claim, examples=examples, seed=seed, derandomize=derandomize,
-                       on_float_issue=issues.append, tried=tried, **kwargs)
+        verdict = fuzz(
+            cl.job,
+            cl.claim,
+            examples=examples,
+            seed=seed,
+            derandomize=derandomize,
+            on_float_issue=issues.append,
+            tried=tried,
+            **kwargs,
+        )
     except FuzzError as exc:
         raise CampaignError(str(exc)) from None
     return verdict, issues
 
 
 def _result(
-    cl: _Claim, verdict: Verdict, issues: Sequence[Any], seconds: float, backend: str,
-    torch_unsupported: Mapping[str, str], settings: tuple[int, int | None, bool],
+    cl: _Claim,
+    verdict: Verdict,
+    issues: Sequence[Any],
+    seconds: float,
+    backend: str,
+    torch_unsupported: Mapping[str, str],
+    settings: tuple[int, int | None, bool],
 ) -> FuzzResult:
     """A claim's :class:`FuzzResult` and its log."""
     c, values, claim = cl.construction, cl.values, cl.claim
@@ -264,13 +290,20 @@ def _result(
     rec = record(c, values, claim, None, verdict)
     rec["verdict"] = fuzz_verdict_name(verdict)
     rec["kind"] = "fuzz"
-    rec["budget"] = {"examples": examples, "max_len": cl.kwargs["max_len"], "seed": seed, "derandomized": derandomize}
+    rec["budget"] = {
+        "examples": examples,
+        "max_len": cl.kwargs["max_len"],
+        "seed": seed,
+        "derandomized": derandomize,
+    }
     if backend == "torch" and c.name in torch_unsupported:
         rec["backend"] = "exact"
         rec["torch_unsupported"] = torch_unsupported[c.name]
     elif backend == "torch":
         rec["backend"] = "torch"
-        rec["float_issues"] = [{"word": render(alphabet_of(c, values), i.word), "detail": i.detail} for i in issues]
+        rec["float_issues"] = [
+            {"word": render(alphabet_of(c, values), i.word), "detail": i.detail} for i in issues
+        ]
     return FuzzResult(c, values, claim, verdict, seconds, tuple(issues), rec)
 
 
@@ -308,8 +341,11 @@ def _run_shard(index: int) -> tuple[Verdict, list[Any], float, float]:
 
 
 def _fuzz_pool(
-    claims: Sequence[_Claim], settings: tuple[int, int | None, bool], jobs: int,
-    finish: Callable[[int, Verdict, Sequence[Any], float], None], trying: Callable[[Trying], None] | None,
+    claims: Sequence[_Claim],
+    settings: tuple[int, int | None, bool],
+    jobs: int,
+    finish: Callable[[int, Verdict, Sequence[Any], float], None],
+    trying: Callable[[Trying], None] | None,
 ) -> None:
     """Fuzz ``claims`` with each fuzzable one's examples spread over ``jobs`` forked workers
     (:mod:`netproof.verifier.fuzzing.shards`), calling ``finish`` as each claim's last shard is
@@ -339,13 +375,22 @@ def _fuzz_pool(
     ctx = multiprocessing.get_context("fork")
     ticks = ctx.SimpleQueue() if trying is not None else None
     before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_inherit, initargs=(shards, ticks))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=ctx, initializer=_inherit, initargs=(shards, ticks)
+    )
     futures: dict[Future[tuple[Verdict, list[Any], float, float]], int] = {}
 
     def tell(i: int) -> None:
         if trying is not None:
             cl = claims[i]
-            trying(Trying(cl.construction.name, cl.claim.id, sum(t for t, o in zip(tried, owner, strict=True) if o == i), examples))
+            trying(
+                Trying(
+                    cl.construction.name,
+                    cl.claim.id,
+                    sum(t for t, o in zip(tried, owner, strict=True) if o == i),
+                    examples,
+                )
+            )
 
     def drain() -> None:
         heard: set[int] = set()
@@ -363,7 +408,9 @@ def _fuzz_pool(
         futures.update({pool.submit(_run_shard, k): k for k in range(len(shards))})
         pending = set(futures)
         while pending:
-            finished, pending = wait(pending, timeout=0.1 if ticks is not None else None, return_when=FIRST_COMPLETED)
+            finished, pending = wait(
+                pending, timeout=0.1 if ticks is not None else None, return_when=FIRST_COMPLETED
+            )
             drain()
             for f in sorted(finished, key=futures.__getitem__):
                 k = futures[f]

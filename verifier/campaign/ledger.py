@@ -41,7 +41,15 @@ from netproof.verifier.claims import Claim, Construction
 from .sources import show_params
 from .store import every_length, read_record, record_path, write_atomic
 
-__all__ = ["DEFAULT_CACHE", "RecordChecks", "VerificationCache", "build", "claim_records", "default_cache_dir", "find_record"]
+__all__ = [
+    "DEFAULT_CACHE",
+    "RecordChecks",
+    "VerificationCache",
+    "build",
+    "claim_records",
+    "default_cache_dir",
+    "find_record",
+]
 
 HEADER = """# Claims ledger
 
@@ -63,7 +71,9 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def claim_records(proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim) -> list[dict[str, Any]]:
+def claim_records(
+    proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim
+) -> list[dict[str, Any]]:
     """Every record under ``proofs`` of ``claim`` of ``c`` with parameters ``values``: every
     bound, every method, in file-name order (each as its JSON object; :data:`PATH_KEY` holds
     the file it was read from)."""
@@ -77,7 +87,11 @@ def claim_records(proofs: str, c: Construction, values: Mapping[str, Any], claim
         if not (name.startswith(stem + ".") and name.endswith(".json")):
             continue
         rec = read_record(os.path.join(folder, name))
-        if rec is None or rec.get("construction") != c.name or (rec.get("claim") or {}).get("id") != claim.id:
+        if (
+            rec is None
+            or rec.get("construction") != c.name
+            or (rec.get("claim") or {}).get("id") != claim.id
+        ):
             continue
         if rec.get("params") != params:
             continue
@@ -143,10 +157,14 @@ class VerificationCache:
         if queries.is_dir():
             for f in sorted(queries.rglob("*")):
                 if f.is_file():
-                    h.update(hashlib.sha256(str(f.relative_to(queries)).encode() + b"\0" + f.read_bytes()).digest())
+                    h.update(
+                        hashlib.sha256(
+                            str(f.relative_to(queries)).encode() + b"\0" + f.read_bytes()
+                        ).digest()
+                    )
         return h.hexdigest()
 
-    def get(self, key: str) -> str | None | bool:
+    def get(self, key: str) -> str | bool | None:
         """The cached result: None (the record passed), its failure's text, or False (not cached)."""
         try:
             got = json.loads((self.folder / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
@@ -159,8 +177,13 @@ class VerificationCache:
     def put(self, key: str, failure: str | None) -> None:
         try:
             (self.folder / key[:2]).mkdir(parents=True, exist_ok=True)
-            write_atomic(str(self.folder / key[:2] / f"{key}.json"),
-                         json.dumps({"ok": True} if failure is None else {"ok": False, "why": failure}, sort_keys=True))
+            write_atomic(
+                str(self.folder / key[:2] / f"{key}.json"),
+                json.dumps(
+                    {"ok": True} if failure is None else {"ok": False, "why": failure},
+                    sort_keys=True,
+                ),
+            )
         except OSError:
             pass  # an unwritable cache only costs time: the record is checked again next time
 
@@ -181,14 +204,22 @@ def _memoized(c: Construction) -> Construction:
         return call
 
     return dataclasses.replace(
-        c, build=once("build", c.build), claims=once("claims", c.claims), lemmas=None if c.lemmas is None else once("lemmas", c.lemmas)
+        c,
+        build=once("build", c.build),
+        claims=once("claims", c.claims),
+        lemmas=None if c.lemmas is None else once("lemmas", c.lemmas),
     )
 
 
 class RecordChecks:
     """Each shown record through ``verify_record``, once per build (and across builds through the cache)."""
 
-    def __init__(self, registry: Mapping[str, Construction], cache: VerificationCache | None, sources: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        registry: Mapping[str, Construction],
+        cache: VerificationCache | None,
+        sources: Mapping[str, str],
+    ) -> None:
         self.registry = {name: _memoized(c) for name, c in registry.items()}
         self.cache = cache
         self.sources = sources
@@ -204,7 +235,9 @@ class RecordChecks:
         key = None
         if self.cache is not None:
             source = self.sources.get(str(rec.get("construction")))
-            extra = Path(source).read_bytes() if source is not None and os.path.isfile(source) else b""
+            extra = (
+                Path(source).read_bytes() if source is not None and os.path.isfile(source) else b""
+            )
             key = self.cache.key(path, extra)
             hit = self.cache.get(key)
             if hit is not False:
@@ -232,23 +265,37 @@ def _strength(rec: Mapping[str, Any]) -> tuple[int, int]:
 
 
 def find_record(
-    proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim, verified: Callable[[Mapping[str, Any]], bool] | None = None
+    proofs: str,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    verified: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> dict[str, Any] | None:
     """The strongest record of ``claim`` (see the module's docstring), or None; with
     ``verified``, only among the records it accepts."""
-    records = [r for r in claim_records(proofs, c, values, claim) if verified is None or verified(r)]
+    records = [
+        r for r in claim_records(proofs, c, values, claim) if verified is None or verified(r)
+    ]
     if not records:
         return None
     return max(records, key=_strength)  # max keeps the first of equals: file-name order
 
 
 def _exhaustive_bound(
-    proofs: str, c: Construction, values: Mapping[str, Any], claim: Claim, verified: Callable[[Mapping[str, Any]], bool]
+    proofs: str,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    verified: Callable[[Mapping[str, Any]], bool],
 ) -> Mapping[str, Any] | None:
     """The largest bound of an exhaustive proof of ``claim`` that passes its checks, or None."""
     bounds = [
-        rec["bound"] for rec in claim_records(proofs, c, values, claim)
-        if rec.get("verdict") == "proved" and str(rec.get("method", "")).startswith("exhaustive") and rec.get("bound") and verified(rec)
+        rec["bound"]
+        for rec in claim_records(proofs, c, values, claim)
+        if rec.get("verdict") == "proved"
+        and str(rec.get("method", "")).startswith("exhaustive")
+        and rec.get("bound")
+        and verified(rec)
     ]
     return max(bounds, key=lambda b: int(b["max_len"]), default=None)
 
@@ -274,7 +321,9 @@ DEFAULT_CACHE = "default"
 
 
 def build(
-    registry: Mapping[str, Construction], proofs: str = "proofs", sources: Mapping[str, str] | None = None,
+    registry: Mapping[str, Construction],
+    proofs: str = "proofs",
+    sources: Mapping[str, str] | None = None,
     cache: VerificationCache | str | None = DEFAULT_CACHE,
 ) -> str:
     """The ledger page for the constructions of ``registry`` from the records under ``proofs``
@@ -285,7 +334,9 @@ def build(
     sources = dict(sources or {})
     if cache == DEFAULT_CACHE:
         cache = VerificationCache(default_cache_dir())
-    checks = RecordChecks(registry, cache if isinstance(cache, VerificationCache) else None, sources)
+    checks = RecordChecks(
+        registry, cache if isinstance(cache, VerificationCache) else None, sources
+    )
 
     def verified(rec: Mapping[str, Any]) -> bool:
         return checks.failure(rec) is None
@@ -295,7 +346,11 @@ def build(
     for c in registry.values():
         values = c.parse_params({})
         lines.append(f"## `{c.name}`: {c.title}\n")
-        lines.append(f"{c.reference}. Parameters: " + (", ".join(f"{p.name}={p.default}" for p in c.params) or "none") + ".\n")
+        lines.append(
+            f"{c.reference}. Parameters: "
+            + (", ".join(f"{p.name}={p.default}" for p in c.params) or "none")
+            + ".\n"
+        )
         lines.append("| claim | statement | paper | verdict | bound | method |")
         lines.append("|---|---|---|---|---|---|")
         fixed = {cl.id: cl for cl in c.claims(values)}
@@ -343,7 +398,11 @@ def build(
                         cx = f"`{record['counterexample'] or 'ε'}`: {record.get('detail', '')}"
                     else:
                         cx = record.get("detail") or record.get("reason") or ""
-                fix_text = "—" if fix is None else f"{fix.id} ({fix_record['verdict'] if fix_record else 'no record'})"
+                fix_text = (
+                    "—"
+                    if fix is None
+                    else f"{fix.id} ({fix_record['verdict'] if fix_record else 'no record'})"
+                )
                 errata.append(
                     f"| `{c.name}` | {claim.id} | {_cell(claim.statement)} | {_cell(verdict)} | {_cell(cx)} | {_cell(fix_text)} |"
                 )
@@ -353,7 +412,9 @@ def build(
         "counterexample, and the fixed claim of the default construction. The fixes themselves are written "
         "in each construction module's docstring.\n"
     )
-    lines.append("| construction | printed claim | statement | verdict | counterexample | fixed claim |")
+    lines.append(
+        "| construction | printed claim | statement | verdict | counterexample | fixed claim |"
+    )
     lines.append("|---|---|---|---|---|---|")
     lines.extend(errata)
     return "\n".join(lines) + "\n"

@@ -62,7 +62,10 @@ def largest_bound(symbols: int, min_len: int, limit: int) -> int:
 
 
 def check_bounds(
-    plans: Sequence[tuple[Construction, Any, Sequence[tuple[int, Claim]]]], *, method: str, max_n: int | None
+    plans: Sequence[tuple[Construction, Any, Sequence[tuple[int, Claim]]]],
+    *,
+    method: str,
+    max_n: int | None,
 ) -> None:
     """Refuse a run whose ``max_n`` makes some claim's check too large: an exhaustive check
     (``method`` ``exhaustive``, or ``all`` for a claim the smt method does not cover) over more
@@ -93,9 +96,15 @@ def check_bounds(
             if count <= MAX_EXHAUSTIVE_WORDS:
                 continue
             exact = max_n * k.bit_length() <= 64  # small enough to count in full
-            size = f"{word_count(k, claim.min_len, max_n):,}" if exact else f"more than {k}^{max_n:,}"
+            size = (
+                f"{word_count(k, claim.min_len, max_n):,}" if exact else f"more than {k}^{max_n:,}"
+            )
             largest = largest_bound(k, claim.min_len, MAX_EXHAUSTIVE_WORDS)
-            fix = "use --method smt (a symbolic word per length), or " if smt_applicable(claim) else "give "
+            fix = (
+                "use --method smt (a symbolic word per length), or "
+                if smt_applicable(claim)
+                else "give "
+            )
             raise CampaignError(
                 f"--max-n {max_n}: an exhaustive check of {c.name} {claim.id} goes through every word of "
                 f"{claim.min_len} <= |w| <= {max_n} over {k} symbols, {size} words (the limit is "

@@ -248,10 +248,16 @@ def share_key(claim: Claim, idx: int) -> object:
         TraceProperty,
     )
 
-    if isinstance(claim, (BlockIdentity, ExactFact, Identity, PredictsNext, SoftAgrees, ForAll, Simulates)):
+    if isinstance(
+        claim, (BlockIdentity, ExactFact, Identity, PredictsNext, SoftAgrees, ForAll, Simulates)
+    ):
         return ("alone", idx)  # PredictsNext, SoftAgrees: each walks its own trie of prefixes
     backend = getattr(claim, "backend", "exact")
-    if backend == "exact" and isinstance(claim, (Recognizes, TraceProperty)) and getattr(claim, "domain", None) is None:
+    if (
+        backend == "exact"
+        and isinstance(claim, (Recognizes, TraceProperty))
+        and getattr(claim, "domain", None) is None
+    ):
         return ("alone", idx)  # batched where the network allows it: nothing to share
     return ("backend", backend)
 
@@ -288,7 +294,9 @@ def _inherit(session: Session, ticks: Any = None) -> None:
     _inherited = session
     _ticks = ticks
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's SIGTERM handler is not the worker's: terminate() stops it
+    signal.signal(
+        signal.SIGTERM, signal.SIG_DFL
+    )  # the parent's SIGTERM handler is not the worker's: terminate() stops it
 
 
 def _where(session: Session | None) -> Session:
@@ -300,7 +308,9 @@ def _where(session: Session | None) -> Session:
     return _inherited if _inherited is not None else Session()
 
 
-def _failure(exc: Exception, c: Construction, claim: Claim, alphabet: Sequence[str], module: str | None) -> Exception:
+def _failure(
+    exc: Exception, c: Construction, claim: Claim, alphabet: Sequence[str], module: str | None
+) -> Exception:
     """What an exception raised while checking ``claim`` becomes: the user's error naming their
     file, line and word (an exception in their own claim code), a usage error as it is, or an
     :class:`~.errors.InternalError` (a crash in netproof itself: never a verdict; among them a
@@ -310,13 +320,17 @@ def _failure(exc: Exception, c: Construction, claim: Claim, alphabet: Sequence[s
     from netproof.verifier.smtlib import SolverCrashed
 
     if isinstance(exc, (SolverCrashed, EncoderBugError)):
-        return InternalError(f"{type(exc).__name__}: {exc} (while checking claim {claim.id!r} of {c.name})")
+        return InternalError(
+            f"{type(exc).__name__}: {exc} (while checking claim {claim.id!r} of {c.name})"
+        )
     users = claim_code_error(exc, c.name, claim.id, tuple(alphabet), module)
     if users is not None:
         return users
     if isinstance(exc, CampaignError):
         return exc
-    return InternalError(f"{type(exc).__name__}: {exc} (while checking claim {claim.id!r} of {c.name})")
+    return InternalError(
+        f"{type(exc).__name__}: {exc} (while checking claim {claim.id!r} of {c.name})"
+    )
 
 
 def _words_of(job: Any, claim: Claim, max_n: int | None) -> int:
@@ -363,10 +377,14 @@ def run_task(
                 tick(0, _words_of(job, claim, task.max_n) if task.method == "exhaustive" else 0)
             if task.method == "exhaustive" and tick is not None:
                 log: list[Any] = []  # as prove_claim's exhaustive method, with the words' progress
-                outcome = Outcome(check(job, claim, max_len=task.max_n, queries=log, progress=tick), tuple(log))
+                outcome = Outcome(
+                    check(job, claim, max_len=task.max_n, queries=log, progress=tick), tuple(log)
+                )
             else:
-                outcome = prove_claim(job, claim, method=task.method, max_len=task.max_n, timeout=task.timeout)
-        except Exception as exc:  # noqa: BLE001 - a crash is never a verdict: the user's error, or an internal one
+                outcome = prove_claim(
+                    job, claim, method=task.method, max_len=task.max_n, timeout=task.timeout
+                )
+        except Exception as exc:
             failure = _failure(exc, c, claim, job.alphabet, task.module)
             raise failure from (exc if isinstance(failure, InternalError) else None)
         out.append((outcome, time.perf_counter() - started))
@@ -388,13 +406,15 @@ def run_shard(item: ShardTask, session: Session | None = None) -> tuple[Part, fl
     started = time.perf_counter()
     try:
         part = check_part(job, claim, item.bound, item.shard)
-    except Exception as exc:  # noqa: BLE001 - as in run_task
+    except Exception as exc:
         failure = _failure(exc, c, claim, job.alphabet, task.module)
         raise failure from (exc if isinstance(failure, InternalError) else None)
     return part, time.perf_counter() - started
 
 
-def _throttled(send: Callable[[Running], None], construction: str, claim: str) -> Callable[[int, int], None]:
+def _throttled(
+    send: Callable[[Running], None], construction: str, claim: str
+) -> Callable[[int, int], None]:
     """A checker's ``progress(done, total)`` that sends a :class:`Running` at the start, at the
     end, and at most every :data:`TICK_SECONDS` in between."""
     last = [-TICK_SECONDS]
@@ -441,19 +461,37 @@ def _text_params(params: Mapping[str, Any] | None) -> dict[str, str]:
     return out
 
 
-def _check_options(method: str, max_n: int | None, timeout: float, jobs: int | None, executor: str = "local",
-                   address: str | None = None) -> None:
+def _check_options(
+    method: str,
+    max_n: int | None,
+    timeout: float,
+    jobs: int | None,
+    executor: str = "local",
+    address: str | None = None,
+) -> None:
     if method not in METHODS:
-        raise CampaignError(f"method={method!r} is not a method; choose one of {', '.join(METHODS)}")
-    if isinstance(max_n, bool) or not (max_n is None or isinstance(max_n, int)) or (max_n is not None and max_n < 0):
-        raise CampaignError(f"max_n={max_n!r} must be an integer >= 0, or None for each claim's own bound")
+        raise CampaignError(
+            f"method={method!r} is not a method; choose one of {', '.join(METHODS)}"
+        )
+    if (
+        isinstance(max_n, bool)
+        or not (max_n is None or isinstance(max_n, int))
+        or (max_n is not None and max_n < 0)
+    ):
+        raise CampaignError(
+            f"max_n={max_n!r} must be an integer >= 0, or None for each claim's own bound"
+        )
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise CampaignError(f"timeout={timeout!r} must be > 0 (seconds of solver time per claim)")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise CampaignError(f"jobs={jobs!r} must be an integer >= 1, or None for every core")
     if executor not in EXECUTORS:
-        raise CampaignError(f"executor={executor!r} is not an executor; choose one of {', '.join(EXECUTORS)}")
-    if address is not None and (executor != "ray" or not isinstance(address, str) or not address.strip()):
+        raise CampaignError(
+            f"executor={executor!r} is not an executor; choose one of {', '.join(EXECUTORS)}"
+        )
+    if address is not None and (
+        executor != "ray" or not isinstance(address, str) or not address.strip()
+    ):
         raise CampaignError(
             f"address={address!r} is a Ray cluster's address (e.g. '127.0.0.1:6379'); give it with executor='ray' only"
         )
@@ -461,7 +499,9 @@ def _check_options(method: str, max_n: int | None, timeout: float, jobs: int | N
         require_ray()
 
 
-def _select_claims(plans: list[tuple[Construction, dict[str, Any], list[tuple[int, Claim]]]], wanted: list[str]) -> None:
+def _select_claims(
+    plans: list[tuple[Construction, dict[str, Any], list[tuple[int, Claim]]]], wanted: list[str]
+) -> None:
     """Keep only the claims whose id is in ``wanted`` (in place); an id no construction has is
     refused, naming the ids there are."""
     known = list(dict.fromkeys(claim.id for _c, _v, claims in plans for _i, claim in claims))
@@ -533,9 +573,21 @@ def prove(
     if claims is not None:
         _select_claims(plans, _as_list(claims, "claims"))
     check_bounds(plans, method=method, max_n=max_n)
-    return _run(plans, given, session, method=method, max_n=max_n, timeout=timeout, jobs=jobs,
-                out=None if out is None else os.fspath(out), progress=progress, force=bool(force), running=running,
-                executor=executor, address=address)
+    return _run(
+        plans,
+        given,
+        session,
+        method=method,
+        max_n=max_n,
+        timeout=timeout,
+        jobs=jobs,
+        out=None if out is None else os.fspath(out),
+        progress=progress,
+        force=bool(force),
+        running=running,
+        executor=executor,
+        address=address,
+    )
 
 
 def order(costs: Sequence[int]) -> list[int]:
@@ -552,7 +604,9 @@ def order(costs: Sequence[int]) -> list[int]:
     return out
 
 
-def methods_writing(claim: Claim, method: str, alphabet: Sequence[str], bound: int | None) -> frozenset[str]:
+def methods_writing(
+    claim: Claim, method: str, alphabet: Sequence[str], bound: int | None
+) -> frozenset[str]:
     """The methods (as :func:`~netproof.verifier.campaign.store.recorded_method` reads them off a
     record) whose record a run with ``--method method`` would write for ``claim`` at ``bound``, so
     a rerun reuses it: a lemma over the integers is one z3 query whatever the method; ``all``
@@ -568,7 +622,11 @@ def methods_writing(claim: Claim, method: str, alphabet: Sequence[str], bound: i
         return frozenset({method})
     if not smt_applicable(claim):
         return frozenset({"exhaustive"})
-    if bound is not None and alphabet and count_words(alphabet, claim.min_len, bound) > EXHAUSTIVE_WORDS:
+    if (
+        bound is not None
+        and alphabet
+        and count_words(alphabet, claim.min_len, bound) > EXHAUSTIVE_WORDS
+    ):
         return frozenset({"smt"})
     return frozenset({"all"})
 
@@ -604,20 +662,48 @@ def _run(
         r = results[flat_idx]
         assert r is not None
         if progress is not None:
-            progress(Progress(r.construction.name, r.claim.id, r.verdict, r.seconds, done_count[0], total, r.cached))
+            progress(
+                Progress(
+                    r.construction.name,
+                    r.claim.id,
+                    r.verdict,
+                    r.seconds,
+                    done_count[0],
+                    total,
+                    r.cached,
+                )
+            )
 
     started = time.perf_counter()
     cached_here: list[int] = []
     if out and not force:
         for flat_idx, (c, values, claim) in enumerate(flat):
             bound = claim_bound(claim, max_n)
-            hit = find_cached(out, c, values, claim, (bound, None) if claim_has_words(claim) and bound is not None else (bound,),
-                              methods_writing(claim, method, alphabet_of(c, values) if method == "all" else (), bound))
+            hit = find_cached(
+                out,
+                c,
+                values,
+                claim,
+                (bound, None) if claim_has_words(claim) and bound is not None else (bound,),
+                methods_writing(
+                    claim, method, alphabet_of(c, values) if method == "all" else (), bound
+                ),
+            )
             if hit is not None:
                 path, rec = hit
                 verdict = verdict_of(rec, alphabet_of(c, values))
-                results[flat_idx] = ClaimResult(c, values, claim, verdict, 0.0, claim_bound(claim, max_n, verdict), rec,
-                                                every_length(rec), True, path)
+                results[flat_idx] = ClaimResult(
+                    c,
+                    values,
+                    claim,
+                    verdict,
+                    0.0,
+                    claim_bound(claim, max_n, verdict),
+                    rec,
+                    every_length(rec),
+                    True,
+                    path,
+                )
                 cached_here.append(flat_idx)
     tasks: list[tuple[list[Claim], Task, list[int]]] = []
     for p, (c, _values, claims) in enumerate(plans):
@@ -627,8 +713,15 @@ def _run(
                 groups.setdefault(share_key(claim, idx), []).append(k)
         source = session.source(c.name)
         for members in groups.values():
-            task = Task(c.name, tuple(sorted(given.items())), tuple(claims[k][0] for k in members), max_n,
-                        None if source is None else os.path.abspath(source), method, timeout)
+            task = Task(
+                c.name,
+                tuple(sorted(given.items())),
+                tuple(claims[k][0] for k in members),
+                max_n,
+                None if source is None else os.path.abspath(source),
+                method,
+                timeout,
+            )
             tasks.append(([claims[k][1] for k in members], task, [base[p] + k for k in members]))
     workers = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
     for flat_idx in cached_here:
@@ -643,7 +736,9 @@ def _run(
         if out:
             stored = store(out, c, values, claim, bound, outcome)
             path, kept = stored.path, stored.kept
-        results[flat_idx] = ClaimResult(c, values, claim, verdict, seconds, bound, rec, every_length(rec), False, path, kept)
+        results[flat_idx] = ClaimResult(
+            c, values, claim, verdict, seconds, bound, rec, every_length(rec), False, path, kept
+        )
         announce(flat_idx)
 
     def report(task_idx: int, done_here: list[tuple[Any, float]]) -> None:
@@ -705,11 +800,20 @@ def _run_pool(
             running(ticks.get())
 
     work: list[Work] = [(run_task, (t[1],)) for t in tasks]
-    run_pool(work, schedule, workers, report, initializer=_inherit, initargs=(session, ticks),
-             poll=drain if ticks is not None else None)
+    run_pool(
+        work,
+        schedule,
+        workers,
+        report,
+        initializer=_inherit,
+        initargs=(session, ticks),
+        poll=drain if ticks is not None else None,
+    )
 
 
-def _shipped(session: Session, tasks: Sequence[tuple[list[Claim], Task, list[int]]]) -> Session | None:
+def _shipped(
+    session: Session, tasks: Sequence[tuple[list[Claim], Task, list[int]]]
+) -> Session | None:
     """What a Ray worker needs of this session: the ``Construction`` objects given directly
     (no file to load them from), in a session of their own; None when there are none (a worker
     makes its own session and loads user modules and network files by path)."""
@@ -752,13 +856,27 @@ def _run_ray(
             c, values, _claim = flat[flat_idx[k]]
             bound = claim_bound(claim, max_n)
             alphabet = alphabet_of(c, values) if bound is not None and shardable(claim) else ()
-            words = count_words(alphabet, claim.min_len, bound) if alphabet and bound is not None else 0
+            words = (
+                count_words(alphabet, claim.min_len, bound) if alphabet and bound is not None else 0
+            )
             if task.method != "exhaustive" or bound is None or words < SHARD_WORDS:
                 keep.append(k)
                 continue
-            one = Task(task.construction, task.given, (task.claim_indices[k],), task.max_n, task.module, task.method,
-                       task.timeout)
-            shards = split(alphabet, claim.min_len, bound, prefix_length(alphabet, claim.min_len, bound, pieces))
+            one = Task(
+                task.construction,
+                task.given,
+                (task.claim_indices[k],),
+                task.max_n,
+                task.module,
+                task.method,
+                task.timeout,
+            )
+            shards = split(
+                alphabet,
+                claim.min_len,
+                bound,
+                prefix_length(alphabet, claim.min_len, bound, pieces),
+            )
             state = _Sharded(flat_idx[k], bound, alphabet, len(shards), words)
             if running is not None:
                 running(Running(c.name, claim.id, 0, words))  # announced as it goes out
@@ -767,8 +885,15 @@ def _run_ray(
                 work.append((run_shard, (ShardTask(one, bound, shard), shipped)))
                 costs.append(shard.count(alphabet))
         if keep:
-            rest = Task(task.construction, task.given, tuple(task.claim_indices[k] for k in keep), task.max_n,
-                        task.module, task.method, task.timeout)
+            rest = Task(
+                task.construction,
+                task.given,
+                tuple(task.claim_indices[k] for k in keep),
+                task.max_n,
+                task.module,
+                task.method,
+                task.timeout,
+            )
             whole[len(work)] = [flat_idx[k] for k in keep]
             work.append((run_task, (rest, shipped)))
             costs.append(sum(cost(claims[k], max_n) for k in keep))
@@ -787,7 +912,11 @@ def _run_ray(
         if running is not None:
             running(Running(c.name, claim.id, state.done, state.words))
         if len(state.parts) == state.count:
-            settle(state.flat, Outcome(merge(claim, state.alphabet, state.bound, state.parts)), state.seconds)
+            settle(
+                state.flat,
+                Outcome(merge(claim, state.alphabet, state.bound, state.parts)),
+                state.seconds,
+            )
 
     run_ray(work, order(costs), back)
 

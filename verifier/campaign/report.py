@@ -174,7 +174,9 @@ def results_html(results: Any, summary: Mapping[str, Any] | None = None) -> str:
         seconds = summary.get("seconds")
         took = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
         caption = f"<caption>{esc(counts + took)}; exit status {esc(summary.get('exit_code', ''))}</caption>"
-    head = "".join(f"<th>{h}</th>" for h in ("construction", "claim", "verdict", "method", "bound", "time"))
+    head = "".join(
+        f"<th>{h}</th>" for h in ("construction", "claim", "verdict", "method", "bound", "time")
+    )
     return (
         '<table style="border-collapse:collapse;font-size:12px">'
         f"{caption}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -217,8 +219,13 @@ class _Builder:
     def query_paths(self, rec: Mapping[str, Any]) -> list[tuple[str, str]]:
         """(site path, name) of every ``.smt2`` query of a record, its lemma tree's included."""
         base = os.path.dirname(self.site_path(rec[PATH_KEY]))
-        return [(os.path.normpath(os.path.join(base, e["file"])).replace(os.sep, "/"), str(e.get("name", e["file"])))
-                for e in _entries(rec)]
+        return [
+            (
+                os.path.normpath(os.path.join(base, e["file"])).replace(os.sep, "/"),
+                str(e.get("name", e["file"])),
+            )
+            for e in _entries(rec)
+        ]
 
     # ------------------------------------------------------------------ one claim
 
@@ -226,26 +233,54 @@ class _Builder:
         params = "".join(f" -p {k}={v}" for k, v in given.items())
         return f"netproof prove {self.sources.get(c.name, c.name)}{params}"
 
-    def exhaustive_bound(self, c: Construction, values: Mapping[str, Any], claim: Claim) -> Mapping[str, Any] | None:
+    def exhaustive_bound(
+        self, c: Construction, values: Mapping[str, Any], claim: Claim
+    ) -> Mapping[str, Any] | None:
         bounds = [
-            rec["bound"] for rec in claim_records(self.proofs, c, values, claim)
-            if rec.get("verdict") == "proved" and str(rec.get("method", "")).startswith("exhaustive") and rec.get("bound")
+            rec["bound"]
+            for rec in claim_records(self.proofs, c, values, claim)
+            if rec.get("verdict") == "proved"
+            and str(rec.get("method", "")).startswith("exhaustive")
+            and rec.get("bound")
             and self.checks.failure(rec) is None
         ]
         return max(bounds, key=lambda b: int(b["max_len"]), default=None)
 
-    def row(self, c: Construction, values: Mapping[str, Any], claim: Claim, given: Mapping[str, str]) -> _Row:
+    def row(
+        self, c: Construction, values: Mapping[str, Any], claim: Claim, given: Mapping[str, str]
+    ) -> _Row:
         rec = find_record(self.proofs, c, values, claim)
         if rec is None:
-            return _Row(claim, "missing", "no record", "—", f"run <code>{esc(self.command(c, given))}</code>", "", None)
+            return _Row(
+                claim,
+                "missing",
+                "no record",
+                "—",
+                f"run <code>{esc(self.command(c, given))}</code>",
+                "",
+                None,
+            )
         site = self.site_path(rec[PATH_KEY])
         recheck = f"<code>netproof recheck {esc(shlex.quote(site))}</code>"
         failure = self.checks.failure(rec)
         if failure is not None:
-            return _Row(claim, "failed", f"fails its check: {esc(failure)}", "—", "—",
-                        _link(site, "record") + "<br>" + recheck, None)
+            return _Row(
+                claim,
+                "failed",
+                f"fails its check: {esc(failure)}",
+                "—",
+                "—",
+                _link(site, "record") + "<br>" + recheck,
+                None,
+            )
         verdict = str(rec["verdict"])
-        cls = "every" if every_length(rec) else verdict if verdict in ("proved", "refuted") else "unknown"
+        cls = (
+            "every"
+            if every_length(rec)
+            else verdict
+            if verdict in ("proved", "refuted")
+            else "unknown"
+        )
         text = esc("every length" if cls == "every" else verdict)
         if verdict == "refuted" and rec.get("counterexample") is not None:
             text += f": <code>{esc(rec['counterexample'] or 'ε')}</code>"
@@ -255,10 +290,14 @@ class _Builder:
         queries = self.query_paths(rec)
         if queries:
             items = "".join(f"<li>{_link(p, name)}</li>" for p, name in queries)
-            links.append(f"<details><summary>{len(queries)} .smt2 {'query' if len(queries) == 1 else 'queries'}</summary>"
-                         f"<ul>{items}</ul></details>")
+            links.append(
+                f"<details><summary>{len(queries)} .smt2 {'query' if len(queries) == 1 else 'queries'}</summary>"
+                f"<ul>{items}</ul></details>"
+            )
         links.append(recheck)
-        bound = self.bound_html(rec, self.exhaustive_bound(c, values, claim) if cls == "every" else None)
+        bound = self.bound_html(
+            rec, self.exhaustive_bound(c, values, claim) if cls == "every" else None
+        )
         return _Row(claim, cls, text, bound, esc(rec.get("method", "")), "<br>".join(links), rec)
 
     @staticmethod
@@ -275,8 +314,12 @@ class _Builder:
     # ------------------------------------------------------------------ pages
 
     def claims_table(self, rows: list[_Row]) -> str:
-        out = [("<table><tr><th>claim</th><th>statement</th><th>paper</th><th>verdict</th><th>bound</th>"
-               "<th>method</th><th>record, queries, re-check</th></tr>")]
+        out = [
+            (
+                "<table><tr><th>claim</th><th>statement</th><th>paper</th><th>verdict</th><th>bound</th>"
+                "<th>method</th><th>record, queries, re-check</th></tr>"
+            )
+        ]
         for r in rows:
             out.append(
                 f'<tr id="{esc(r.claim.id)}"><td><code>{esc(r.claim.id)}</code></td><td>{esc(r.claim.statement)}</td>'
@@ -297,7 +340,11 @@ class _Builder:
             row = self.row(c, paper_values, claim, {"variant": "paper"})
             if not claim.id.endswith("-paper") and row.verdict != "refuted":
                 continue
-            fix = fixed.get(claim.id.removesuffix("-paper")) if claim.id.endswith("-paper") else fixed.get(claim.id)
+            fix = (
+                fixed.get(claim.id.removesuffix("-paper"))
+                if claim.id.endswith("-paper")
+                else fixed.get(claim.id)
+            )
             found.append((row, fix))
         return found
 
@@ -318,11 +365,17 @@ class _Builder:
         return f'<p class="muted">exact interpreter: {esc(backend)}</p>' + trace_html(trace)
 
     def errata_html(self, c: Construction, errata: list[tuple[_Row, _Row | None]]) -> str:
-        out = ["<h2>Errata: the paper's printed claims</h2>",
-               ("<p>Each printed claim (<code>-p variant=paper</code>) with its verdict and the fixed claim of the "
-               "default construction. The fix itself is described in the construction module's docstring.</p>"),
-               ("<table><tr><th>printed claim</th><th>statement</th><th>verdict</th><th>counterexample</th>"
-               "<th>fixed claim</th><th>record</th></tr>")]
+        out = [
+            "<h2>Errata: the paper's printed claims</h2>",
+            (
+                "<p>Each printed claim (<code>-p variant=paper</code>) with its verdict and the fixed claim of the "
+                "default construction. The fix itself is described in the construction module's docstring.</p>"
+            ),
+            (
+                "<table><tr><th>printed claim</th><th>statement</th><th>verdict</th><th>counterexample</th>"
+                "<th>fixed claim</th><th>record</th></tr>"
+            ),
+        ]
         traces = []
         paper_values = c.parse_params({"variant": "paper"})
         for row, fix in errata:
@@ -337,15 +390,23 @@ class _Builder:
                     run = f"netproof run {self.sources.get(c.name, c.name)} {shlex.quote(word)} -p variant=paper --trace"
                     traces.append(
                         f'<h3 id="{esc(anchor)}">{esc(row.claim.id)} on <code>{esc(word or "ε")}</code></h3>'
-                        f"<p>Again by hand: <code>{esc(run)}</code></p>" + self.trace(c, paper_values, word)
+                        f"<p>Again by hand: <code>{esc(run)}</code></p>"
+                        + self.trace(c, paper_values, word)
                     )
                 witnesses = rec.get("values")
                 if isinstance(witnesses, dict) and witnesses:
-                    cells = "".join(f"<tr><th>{esc(k)}</th><td><code>{esc(v)}</code></td></tr>" for k, v in witnesses.items())
+                    cells = "".join(
+                        f"<tr><th>{esc(k)}</th><td><code>{esc(v)}</code></td></tr>"
+                        for k, v in witnesses.items()
+                    )
                     cx += f"<details><summary>values</summary><table>{cells}</table></details>"
-            fix_html = "—" if fix is None else (
-                f'<a href="#{esc(fix.claim.id)}"><code>{esc(fix.claim.id)}</code></a>: '
-                f'<span class="{fix.verdict}">{fix.verdict_html}</span>, {fix.bound_html}'
+            fix_html = (
+                "—"
+                if fix is None
+                else (
+                    f'<a href="#{esc(fix.claim.id)}"><code>{esc(fix.claim.id)}</code></a>: '
+                    f'<span class="{fix.verdict}">{fix.verdict_html}</span>, {fix.bound_html}'
+                )
             )
             out.append(
                 f'<tr id="erratum-{esc(row.claim.id)}"><td><code>{esc(row.claim.id)}</code></td><td>{esc(row.claim.statement)}</td>'
@@ -359,14 +420,22 @@ class _Builder:
 
     def files_html(self, name: str) -> str:
         folder = os.path.join(self.proofs, name)
-        files = sorted(f for f in os.listdir(folder) if f.endswith(".json")) if os.path.isdir(folder) else []
+        files = (
+            sorted(f for f in os.listdir(folder) if f.endswith(".json"))
+            if os.path.isdir(folder)
+            else []
+        )
         if not files:
             return ""
-        out = [f"<h2>Every record file ({len(files)})</h2>",
-               ("<p>Every record of this construction under <code>proofs/</code>, at any parameters (the tables above "
-               "show the default parameters and the paper variant). The verdicts these files state are checked by "
-               f"<code>netproof recheck proofs/{esc(name)}</code>.</p>"),
-               "<table><tr><th>file</th><th>claim</th><th>parameters</th></tr>"]
+        out = [
+            f"<h2>Every record file ({len(files)})</h2>",
+            (
+                "<p>Every record of this construction under <code>proofs/</code>, at any parameters (the tables above "
+                "show the default parameters and the paper variant). The verdicts these files state are checked by "
+                f"<code>netproof recheck proofs/{esc(name)}</code>.</p>"
+            ),
+            "<table><tr><th>file</th><th>claim</th><th>parameters</th></tr>",
+        ]
         for f in files:
             rec = read_record(os.path.join(folder, f)) or {}
             given, about = rec.get("params"), rec.get("claim")
@@ -392,8 +461,9 @@ class _Builder:
         body = [
             f"<h1><code>{esc(c.name)}</code>: {esc(c.title)}</h1>",
             f"<p>{esc(c.reference)}. Parameters: {esc(params)}.</p>",
-            f"<p class=\"muted\">{HEADER}</p>",
-            "<h2>Claims</h2>", self.claims_table(rows),
+            f'<p class="muted">{HEADER}</p>',
+            "<h2>Claims</h2>",
+            self.claims_table(rows),
         ]
         if errata:
             body.append(self.errata_html(c, errata))
@@ -408,10 +478,14 @@ class _Builder:
         return _page(f"{c.name}: netproof proof report", "\n".join(body)), counts
 
     def orphan_page(self, name: str) -> str:
-        body = [f"<h1><code>{esc(name)}</code></h1>",
-                ("<p>Records of a construction that is not among those this report was built for (a user's module "
-                "or network file: pass it to <code>netproof report</code> to check its records).</p>"),
-                self.files_html(name)]
+        body = [
+            f"<h1><code>{esc(name)}</code></h1>",
+            (
+                "<p>Records of a construction that is not among those this report was built for (a user's module "
+                "or network file: pass it to <code>netproof report</code> to check its records).</p>"
+            ),
+            self.files_html(name),
+        ]
         return _page(f"{name}: netproof proof report", "\n".join(body))
 
 
@@ -429,8 +503,11 @@ def _record_folders(proofs: str) -> list[str]:
     from netproof.verifier.smt.prooflog import QUERY_DIR
 
     return sorted(
-        f for f in os.listdir(proofs)
-        if f != QUERY_DIR and os.path.isdir(os.path.join(proofs, f)) and any(x.endswith(".json") for x in os.listdir(os.path.join(proofs, f)))
+        f
+        for f in os.listdir(proofs)
+        if f != QUERY_DIR
+        and os.path.isdir(os.path.join(proofs, f))
+        and any(x.endswith(".json") for x in os.listdir(os.path.join(proofs, f)))
     )
 
 
@@ -443,13 +520,22 @@ def _check_out(out: str, proofs: str) -> None:
             "(the report replaces the folder's contents)"
         )
     real_out, real_proofs = os.path.realpath(out), os.path.realpath(proofs)
-    if real_out == real_proofs or real_proofs.startswith(real_out + os.sep) or real_out.startswith(real_proofs + os.sep):
-        raise CampaignError(f"--out {out!r} and --proofs {proofs!r} overlap; give a folder outside the records (e.g. report)")
+    if (
+        real_out == real_proofs
+        or real_proofs.startswith(real_out + os.sep)
+        or real_out.startswith(real_proofs + os.sep)
+    ):
+        raise CampaignError(
+            f"--out {out!r} and --proofs {proofs!r} overlap; give a folder outside the records (e.g. report)"
+        )
 
 
 def build_site(
-    registry: Mapping[str, Construction], proofs: str = "proofs", out: str = "report",
-    sources: Mapping[str, str] | None = None, cache: VerificationCache | str | None = DEFAULT_CACHE,
+    registry: Mapping[str, Construction],
+    proofs: str = "proofs",
+    out: str = "report",
+    sources: Mapping[str, str] | None = None,
+    cache: VerificationCache | str | None = DEFAULT_CACHE,
     every_folder: bool = True,
 ) -> list[str]:
     """Write the report of the constructions of ``registry`` from the records under ``proofs``
@@ -460,12 +546,16 @@ def build_site(
     page (its record files, unchecked) to every folder of records under ``proofs`` whose
     construction is not in ``registry``."""
     if not os.path.isdir(proofs):
-        raise CampaignError(f"no proof records at {proofs!r}: run `netproof prove` first or pass --proofs DIR")
+        raise CampaignError(
+            f"no proof records at {proofs!r}: run `netproof prove` first or pass --proofs DIR"
+        )
     _check_out(out, proofs)
     sources = dict(sources or {})
     if cache == DEFAULT_CACHE:
         cache = VerificationCache(default_cache_dir())
-    checks = RecordChecks(registry, cache if isinstance(cache, VerificationCache) else None, sources)
+    checks = RecordChecks(
+        registry, cache if isinstance(cache, VerificationCache) else None, sources
+    )
     builder = _Builder(proofs, sources, checks)
     from netproof.verifier.smt.prooflog import QUERY_DIR
 
@@ -483,8 +573,13 @@ def build_site(
         for name in orphans:
             pages[page_name(name)] = builder.orphan_page(name)
         for name in [*registry, *orphans]:
-            for src, dst in ((os.path.join(proofs, name), os.path.join(tmp, "proofs", name)),
-                             (os.path.join(proofs, QUERY_DIR, name), os.path.join(tmp, "proofs", QUERY_DIR, name))):
+            for src, dst in (
+                (os.path.join(proofs, name), os.path.join(tmp, "proofs", name)),
+                (
+                    os.path.join(proofs, QUERY_DIR, name),
+                    os.path.join(tmp, "proofs", QUERY_DIR, name),
+                ),
+            ):
                 if os.path.isdir(src):
                     shutil.copytree(src, dst)
         index = _index(index_rows, orphans)
@@ -504,31 +599,42 @@ def build_site(
     return ["index.html", *pages]
 
 
-_COLUMNS = (("every", "every length"), ("proved", "proved"), ("refuted", "refuted"), ("unknown", "unknown"),
-            ("missing", "no record"), ("failed", "fails its check"))
+_COLUMNS = (
+    ("every", "every length"),
+    ("proved", "proved"),
+    ("refuted", "refuted"),
+    ("unknown", "unknown"),
+    ("missing", "no record"),
+    ("failed", "fails its check"),
+)
 
 
 def _index(rows: list[tuple[str, str, str, dict[str, int]]], orphans: list[str]) -> str:
     head = "".join(f"<th>{esc(label)}</th>" for _, label in _COLUMNS)
     out = [
         "<h1>netproof proof report</h1>",
-        ("<p>Every construction with the verdicts of its proof records, its errata (the paper's printed claims "
-        "refuted, next to the fixed claims) with counterexample traces, and every record and <code>.smt2</code> "
-        "query, copied into this folder (<code>proofs/</code>) so that the links work wherever the folder goes.</p>"),
+        (
+            "<p>Every construction with the verdicts of its proof records, its errata (the paper's printed claims "
+            "refuted, next to the fixed claims) with counterexample traces, and every record and <code>.smt2</code> "
+            "query, copied into this folder (<code>proofs/</code>) so that the links work wherever the folder goes.</p>"
+        ),
         f'<p class="muted">{HEADER}</p>',
         f"<table><tr><th>construction</th><th>what it is</th>{head}<th>errata (printed claims refuted)</th></tr>",
     ]
     for name, title, reference, counts in rows:
         cells = "".join(
-            f'<td class="{cls if counts.get(cls) else ""}">{counts.get(cls, 0) or ""}</td>' for cls, _ in _COLUMNS
+            f'<td class="{cls if counts.get(cls) else ""}">{counts.get(cls, 0) or ""}</td>'
+            for cls, _ in _COLUMNS
         )
         out.append(
-            f"<tr><td>{_link(page_name(name), name)}</td><td>{esc(title)}<br><span class=\"muted\">{esc(reference)}</span></td>"
-            f"{cells}<td class=\"{'refuted' if counts.get('errata') else ''}\">{counts.get('errata', 0) or ''}</td></tr>"
+            f'<tr><td>{_link(page_name(name), name)}</td><td>{esc(title)}<br><span class="muted">{esc(reference)}</span></td>'
+            f'{cells}<td class="{"refuted" if counts.get("errata") else ""}">{counts.get("errata", 0) or ""}</td></tr>'
         )
     out.append("</table>")
     if orphans:
-        out.append("<h2>Other records</h2><p>Folders of records whose construction this report was not built for:</p><ul>")
+        out.append(
+            "<h2>Other records</h2><p>Folders of records whose construction this report was not built for:</p><ul>"
+        )
         out.extend(f"<li>{_link(page_name(n), n)}</li>" for n in orphans)
         out.append("</ul>")
     out.append(

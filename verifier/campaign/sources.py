@@ -40,7 +40,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq, fingerprint
-
 from netproof.verifier.claims import Construction, Experiment
 
 from .errors import CampaignError
@@ -138,7 +137,9 @@ class Session:
         if name not in reg:
             close = difflib.get_close_matches(name, list(reg), n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise CampaignError(f"unknown construction {name!r}; {hint}known: {', '.join(reg)} (see `netproof list`)")
+            raise CampaignError(
+                f"unknown construction {name!r}; {hint}known: {', '.join(reg)} (see `netproof list`)"
+            )
         return reg[name]
 
     def source(self, name: str) -> str | None:
@@ -182,7 +183,9 @@ class Session:
             )
         if c.name in self._user:
             where = self._source[c.name] or "another Construction object"
-            raise CampaignError(f"construction {c.name!r} is also defined by {where}; rename one of them")
+            raise CampaignError(
+                f"construction {c.name!r} is also defined by {where}; rename one of them"
+            )
         self._user[c.name] = c
         self._source[c.name] = None
         return c
@@ -220,7 +223,11 @@ class Session:
             except (KeyError, ValueError):
                 return net, None, {}
             built = extra.get("built")
-            if isinstance(built, str) and not c.per_length and fingerprint(build_network(c, values)) != built:
+            if (
+                isinstance(built, str)
+                and not c.per_length
+                and fingerprint(build_network(c, values)) != built
+            ):
                 raise CampaignError(
                     f"{path}: {name} in {module} no longer builds the network this file was exported from (the "
                     f"module changed since); export it again: netproof export {module}:{name} --out {path}"
@@ -247,12 +254,16 @@ class Session:
                 f"`netproof prove {c.name}`"
             )
         fixed = tuple(
-            dataclasses.replace(p, default=str(values[p.name]), choices=(str(values[p.name]),) if p.choices else ())
+            dataclasses.replace(
+                p, default=str(values[p.name]), choices=(str(values[p.name]),) if p.choices else ()
+            )
             for p in c.params
         )
         name = os.path.basename(path)
         if name in self.registry():
-            raise CampaignError(f"{path}: the file name {name!r} is also a construction's name; rename the file")
+            raise CampaignError(
+                f"{path}: the file name {name!r} is also a construction's name; rename the file"
+            )
         file_c = dataclasses.replace(c, name=name, params=fixed, build=lambda _values: net)
         self._user[name] = file_c
         self._source[name] = path
@@ -286,7 +297,9 @@ class Session:
         for c in found:
             if c.name == name:
                 return [c]
-        raise CampaignError(f"{path} defines no construction {name!r}; it defines: {', '.join(c.name for c in found)}")
+        raise CampaignError(
+            f"{path} defines no construction {name!r}; it defines: {', '.join(c.name for c in found)}"
+        )
 
     def one(self, arg: str, command: str) -> Construction:
         """Exactly one construction, for the commands that take one (``run``, ``export``,
@@ -300,12 +313,18 @@ class Session:
             )
         return found[0]
 
-    def select(self, args: Sequence[str | Construction], given: Mapping[str, str]) -> list[Construction]:
+    def select(
+        self, args: Sequence[str | Construction], given: Mapping[str, str]
+    ) -> list[Construction]:
         """The constructions ``args`` name, in order; with no ``args``, every construction of the
         registry that has all the ``given`` parameters (none: a :class:`CampaignError`)."""
         if args:
             return [c for arg in args for c in self.resolve(arg)]
-        selected = [c for c in self.registry().values() if all(any(p.name == k for p in c.params) for k in given)]
+        selected = [
+            c
+            for c in self.registry().values()
+            if all(any(p.name == k for p in c.params) for k in given)
+        ]
         if not selected:
             raise CampaignError(f"no construction has all of the parameters {', '.join(given)}")
         return selected

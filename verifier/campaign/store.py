@@ -81,7 +81,12 @@ _IDENTITY = ("construction", "params", "network", "claim", "bound")
 
 
 def record_path(
-    out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, kind: str = "prove"
+    out: str,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    bound: int | None,
+    kind: str = "prove",
 ) -> str:
     """``<out>/<construction>/<claim id>.n<bound>[.<params hash>].json`` (``.all`` for claims
     without a word bound, ``.fact`` for facts about numbers, ``.fuzz`` for fuzz logs:
@@ -92,7 +97,11 @@ def record_path(
 
 
 def record(
-    c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, outcome: Outcome | Verdict
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    bound: int | None,
+    outcome: Outcome | Verdict,
 ) -> dict[str, Any]:
     """The JSON record of one verdict (or of an engine's outcome: the verdict with its solver
     queries and lemma tree)."""
@@ -101,8 +110,14 @@ def record(
     return record_of(c, values, claim, bound, outcome)
 
 
-def write_record(out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None,
-                 outcome: Outcome) -> str:
+def write_record(
+    out: str,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    bound: int | None,
+    outcome: Outcome,
+) -> str:
     """Write the record of ``outcome`` and its ``.smt2`` files under ``out`` at the untagged
     name (each atomically, the record last); returns the record's path."""
     from netproof.verifier.smt.prooflog import write_log
@@ -171,7 +186,10 @@ def recorded_method(rec: Mapping[str, Any]) -> str:
     kind = (rec.get("claim") or {}).get("kind")
     if " + smt (z3)" in method and " + smt (z3 nlsat)" not in method:
         return "all"
-    if method.startswith("smt (z3)") and (kind in ("Recognizes", "ValueIs", "TraceProperty", "ExactFact") or rec.get("verdict") == "unknown"):
+    if method.startswith("smt (z3)") and (
+        kind in ("Recognizes", "ValueIs", "TraceProperty", "ExactFact")
+        or rec.get("verdict") == "unknown"
+    ):
         return "smt"
     return "exhaustive"
 
@@ -186,7 +204,9 @@ def _tagged(plain: str, kind: str) -> str:
     return f"{plain[: -len('.json')]}.{kind}.json"
 
 
-def slot(out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, kind: str) -> str:
+def slot(
+    out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, kind: str
+) -> str:
     """The file a record of ``kind`` goes in: the plain name (:func:`record_path`) when it is
     free or holds a record of that kind, else the plain name with ``.<kind>`` before ``.json``."""
     plain = record_path(out, c, values, claim, bound)
@@ -210,7 +230,11 @@ def verdict_of(rec: Mapping[str, Any], alphabet: tuple[str, ...]) -> Verdict:
 
 
 def find_cached(
-    out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bounds: tuple[int | None, ...],
+    out: str,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    bounds: tuple[int | None, ...],
     method: str | Collection[str],
 ) -> tuple[str, dict[str, Any]] | None:
     """A record under ``out`` that ``method`` wrote for this claim (or, given several, one of the
@@ -227,7 +251,9 @@ def find_cached(
             rec = read_record(path)
             if rec is None or identity(rec) != wanted or rec.get("verdict") == "unknown":
                 continue
-            if recorded_method(rec) not in accept and not (rec.get("verdict") == "proved" and every_length(rec)):
+            if recorded_method(rec) not in accept and not (
+                rec.get("verdict") == "proved" and every_length(rec)
+            ):
                 continue
             if bound is None and claim_has_words(claim) and not every_length(rec):
                 continue
@@ -253,14 +279,22 @@ class Stored:
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Whether two records say the same (every field but the tool's and the solver's version)."""
+
     def strip(r: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in r.items() if k not in ("tool", "solver")} | {"solver": (r.get("solver") or {}).get("name")}
+        return {k: v for k, v in r.items() if k not in ("tool", "solver")} | {
+            "solver": (r.get("solver") or {}).get("name")
+        }
 
     return strip(a) == strip(b)
 
 
 def store(
-    out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, outcome: Outcome
+    out: str,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    bound: int | None,
+    outcome: Outcome,
 ) -> Stored:
     """Write the record of ``outcome`` under ``out`` in its file (:func:`slot`; query files
     first, the record last, each atomically), unless that file already holds a stronger record

@@ -1,4 +1,4 @@
-'''The starting program modules ``netproof new NAME --template brasp`` (or ``crasp``) writes: a
+"""The starting program modules ``netproof new NAME --template brasp`` (or ``crasp``) writes: a
 B-RASP and a C-RASP program, commented, each with its reference language, in a ``PROGRAMS`` dict.
 
 The construction template (``--template construction``, the default) is
@@ -14,7 +14,7 @@ True
 Traceback (most recent call last):
 ...
 ValueError: template='lisp' is not a program template; choose brasp or crasp
-'''
+"""
 
 from __future__ import annotations
 
@@ -153,8 +153,14 @@ def render_program_template(name: str, template: str) -> str:
     """The ``template`` (``brasp`` or ``crasp``) module for the program ``name`` (checked with
     :func:`~.usermod.check_name`)."""
     if template not in PROGRAM_TEMPLATES:
-        raise ValueError(f"{template=!r} is not a program template; choose {' or '.join(PROGRAM_TEMPLATES)}")
+        raise ValueError(
+            f"{template=!r} is not a program template; choose {' or '.join(PROGRAM_TEMPLATES)}"
+        )
     check_name(name)
     module = name.replace("-", "_")
     text = PROGRAM_TEMPLATES[template][0]
-    return text.replace("__NAME__", name).replace("__MODULE__", module).replace("__FILE__", module_filename(name))
+    return (
+        text.replace("__NAME__", name)
+        .replace("__MODULE__", module)
+        .replace("__FILE__", module_filename(name))
+    )

@@ -37,14 +37,21 @@ from collections.abc import Collection
 from types import ModuleType
 
 from netproof.symbolic import Network
-
 from netproof.verifier.claims import ClaimBase, Construction
 
 from .errors import CampaignError
 
 __all__ = [
-    "NAME_PATTERN", "TEMPLATE", "UserModuleError", "check_name", "claim_code_error", "is_module_ref", "load",
-    "module_filename", "render_template", "split_ref",
+    "NAME_PATTERN",
+    "TEMPLATE",
+    "UserModuleError",
+    "check_name",
+    "claim_code_error",
+    "is_module_ref",
+    "load",
+    "module_filename",
+    "render_template",
+    "split_ref",
 ]
 
 
@@ -95,14 +102,17 @@ def render_template(name: str) -> str:
     check_name(name)
     module = name.replace("-", "_")
     return (
-        TEMPLATE.replace("__NAME__", name).replace("__MODULE__", module).replace("__FILE__", module_filename(name))
+        TEMPLATE.replace("__NAME__", name)
+        .replace("__MODULE__", module)
+        .replace("__FILE__", module_filename(name))
     )
 
 
 # --------------------------------------------------------------------------- errors in claim code
 
 _OURS = tuple(
-    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), part) + os.sep
+    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), part)
+    + os.sep
     for part in ("symbolic", "verifier", "constructions")
 )
 """netproof's own code: a frame in these folders is not the user's."""
@@ -150,8 +160,10 @@ def claim_code_error(
         frames.append((tb.tb_frame, tb.tb_lineno))
         tb = tb.tb_next
     users = [
-        (f, line) for f, line in frames
-        if os.path.abspath(f.f_code.co_filename).startswith(folder) and _is_users(f.f_code.co_filename)  # type: ignore[attr-defined]
+        (f, line)
+        for f, line in frames
+        if os.path.abspath(f.f_code.co_filename).startswith(folder)
+        and _is_users(f.f_code.co_filename)  # type: ignore[attr-defined]
     ]
     if not users:
         return None
@@ -163,9 +175,24 @@ def claim_code_error(
             break
         word = _word_in([v for k, v in outer.f_locals.items() if k in ("w", "word", "p", "point")])  # type: ignore[attr-defined]
     text = traceback.extract_tb(exc.__traceback__)
-    source = next((t.line for t in reversed(text) if t.filename == code.co_filename and t.lineno == line), "") or ""
-    shown_word = "" if word is None else (
-        " on the word " + ("ε (the empty word)" if not word else ("".join(word) if all(len(a) == 1 for a in alphabet) else " ".join(word)))
+    source = (
+        next(
+            (t.line for t in reversed(text) if t.filename == code.co_filename and t.lineno == line),
+            "",
+        )
+        or ""
+    )
+    shown_word = (
+        ""
+        if word is None
+        else (
+            " on the word "
+            + (
+                "ε (the empty word)"
+                if not word
+                else ("".join(word) if all(len(a) == 1 for a in alphabet) else " ".join(word))
+            )
+        )
     )
     where = f" in `{source.strip()}`" if source.strip() else ""
     return UserModuleError(
@@ -214,7 +241,9 @@ def _execute(path: str) -> ModuleType:
         with open(path, encoding="utf-8") as fh:
             source = fh.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise UserModuleError(f"{path}: cannot read it: {_first_line(exc)}; save it as UTF-8 text") from None
+        raise UserModuleError(
+            f"{path}: cannot read it: {_first_line(exc)}; save it as UTF-8 text"
+        ) from None
     try:
         code = compile(source, path, "exec", dont_inherit=True)
     except SyntaxError as exc:
@@ -236,15 +265,17 @@ def _execute(path: str) -> ModuleType:
     if added:
         sys.path.insert(0, folder)
     try:
-        exec(code, module.__dict__)  # noqa: S102 - running the user's module is the point
-    except Exception as exc:  # noqa: BLE001 - any error of the user's code becomes one clear line
+        exec(code, module.__dict__)
+    except Exception as exc:
         del sys.modules[module_name]
         hint = (
             "; is that package installed in the Python that runs netproof?"
             if isinstance(exc, ImportError)
             else "; fix the module and run again"
         )
-        raise UserModuleError(f"{path}: importing it failed: {_first_line(exc)}{_line_in(exc, path)}{hint}") from None
+        raise UserModuleError(
+            f"{path}: importing it failed: {_first_line(exc)}{_line_in(exc, path)}{hint}"
+        ) from None
     finally:
         if added and folder in sys.path:
             sys.path.remove(folder)
@@ -269,7 +300,7 @@ def load(path: str, *, builtin: Collection[str] = ()) -> tuple[Construction, ...
         raise UserModuleError(
             f"{path}: defines no CONSTRUCTIONS and no PROGRAMS; add a module-level tuple CONSTRUCTIONS = "
             "(Construction(...),) of verifier.claims.Construction (see `netproof new NAME`), or a dict "
-            "PROGRAMS = {\"my-name\": program} of B-RASP/C-RASP programs (see `netproof new NAME --template brasp`)"
+            'PROGRAMS = {"my-name": program} of B-RASP/C-RASP programs (see `netproof new NAME --template brasp`)'
         )
     found = _constructions(path, module) if hasattr(module, "CONSTRUCTIONS") else ()
     programs = _programs(path, module) if hasattr(module, "PROGRAMS") else ()
@@ -282,7 +313,9 @@ def load(path: str, *, builtin: Collection[str] = ()) -> tuple[Construction, ...
                 f"(e.g. 'my-{c.name}') so that `netproof prove {c.name}` stays unambiguous"
             )
         if c.name in seen:
-            raise UserModuleError(f"{path}: two constructions are named {c.name!r}; give each its own name")
+            raise UserModuleError(
+                f"{path}: two constructions are named {c.name!r}; give each its own name"
+            )
         seen.add(c.name)
     for c in found:
         _check_defaults(path, c)
@@ -296,7 +329,9 @@ def _programs(path: str, module: ModuleType) -> list[tuple[str, Construction]]:
 
     entries = module.PROGRAMS
     try:
-        found = program_constructions(entries, **({"max_len": module.MAX_LEN} if hasattr(module, "MAX_LEN") else {}))
+        found = program_constructions(
+            entries, **({"max_len": module.MAX_LEN} if hasattr(module, "MAX_LEN") else {})
+        )
     except ProgramModuleError as exc:
         raise UserModuleError(f"{path}: {exc}") from None
     keys = list(entries) if isinstance(entries, dict) else range(len(found))
@@ -317,7 +352,9 @@ def _constructions(path: str, module: ModuleType) -> tuple[Construction, ...]:
             "netproof.verifier.claims.Construction, e.g. CONSTRUCTIONS = (Construction(...),)"
         )
     if not found:
-        raise UserModuleError(f"{path}: CONSTRUCTIONS is empty; put at least one Construction in it")
+        raise UserModuleError(
+            f"{path}: CONSTRUCTIONS is empty; put at least one Construction in it"
+        )
     for idx, c in enumerate(found):
         if not isinstance(c, Construction):
             raise UserModuleError(
@@ -332,13 +369,13 @@ def _check_defaults(path: str, c: Construction) -> None:
     where = f"{path}: construction {c.name!r}"
     try:
         values = c.parse_params({})
-    except Exception as exc:  # noqa: BLE001 - the user's code: any error
+    except Exception as exc:
         raise UserModuleError(
             f"{where}: its default parameters do not parse: {_first_line(exc)}{_line_in(exc, path)}"
         ) from None
     try:
         net = c.network(values, 0) if c.per_length else c.network(values)
-    except Exception as exc:  # noqa: BLE001 - the user's code: any error
+    except Exception as exc:
         raise UserModuleError(
             f"{where}: building its network failed: {_first_line(exc)}{_line_in(exc, path)}; fix build()"
         ) from None
@@ -349,7 +386,7 @@ def _check_defaults(path: str, c: Construction) -> None:
         )
     try:
         claims = c.claims(values)
-    except Exception as exc:  # noqa: BLE001 - the user's code: any error
+    except Exception as exc:
         raise UserModuleError(
             f"{where}: its claims could not be built: {_first_line(exc)}{_line_in(exc, path)}; fix claims()"
         ) from None

@@ -39,7 +39,9 @@ Atom = tuple[tuple[int, ...], int]
 coefficients, one per counter in order, the bound)."""
 
 
-def linear(counters: Sequence[str], coefs: Mapping[str, int], op: str, bound: int) -> tuple[Atom, ...]:
+def linear(
+    counters: Sequence[str], coefs: Mapping[str, int], op: str, bound: int
+) -> tuple[Atom, ...]:
     """The atoms of Σ coefs[c]·c ``op`` bound (``op`` one of ``>=``, ``<=``, ``==``, ``>``,
     ``<``; over integers, > b is >= b + 1), as a conjunction.
 
@@ -48,7 +50,9 @@ def linear(counters: Sequence[str], coefs: Mapping[str, int], op: str, bound: in
     """
     unknown = sorted(set(coefs) - set(counters))
     if unknown:
-        raise ValueError(f"linear: counters {unknown} are not among {tuple(counters)}; name a counter of the automaton")
+        raise ValueError(
+            f"linear: counters {unknown} are not among {tuple(counters)}; name a counter of the automaton"
+        )
     row = tuple(int(coefs.get(c, 0)) for c in counters)
     neg = tuple(-x for x in row)
     if op == ">=":
@@ -66,7 +70,9 @@ def linear(counters: Sequence[str], coefs: Mapping[str, int], op: str, bound: in
 
 def holds(guard: Sequence[Atom], values: Sequence[int]) -> bool:
     """Whether the counter values satisfy every atom of ``guard``."""
-    return all(sum(a * v for a, v in zip(row, values, strict=True)) >= bound for row, bound in guard)
+    return all(
+        sum(a * v for a, v in zip(row, values, strict=True)) >= bound for row, bound in guard
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,20 +107,37 @@ class CounterAutomaton:
     def __post_init__(self) -> None:
         k = len(self.counters)
         if self.states < 1 or self.symbols < 1 or not 0 <= self.start < self.states:
-            raise ValueError(f"CounterAutomaton states={self.states}, symbols={self.symbols}, start={self.start}: need states, symbols >= 1 and 0 <= start < states")
+            raise ValueError(
+                f"CounterAutomaton states={self.states}, symbols={self.symbols}, start={self.start}: need states, symbols >= 1 and 0 <= start < states"
+            )
         if len(set(self.counters)) != k:
-            raise ValueError(f"CounterAutomaton counters={self.counters} repeat a name; give each counter its own")
+            raise ValueError(
+                f"CounterAutomaton counters={self.counters} repeat a name; give each counter its own"
+            )
         guards = [r.guard for r in self.rules] + [g for _q, g in self.accepting]
         for g in guards:
             for row, _bound in g:
                 if len(row) != k:
-                    raise ValueError(f"CounterAutomaton: an atom has {len(row)} coefficients for {k} counters; give one per counter (see linear())")
+                    raise ValueError(
+                        f"CounterAutomaton: an atom has {len(row)} coefficients for {k} counters; give one per counter (see linear())"
+                    )
         for r in self.rules:
-            if not (0 <= r.state < self.states and 0 <= r.target < self.states and 0 <= r.symbol < self.symbols) or len(r.add) != k:
-                raise ValueError(f"CounterAutomaton rule {r} has a state, target or symbol out of range, or not one increment per counter")
+            if (
+                not (
+                    0 <= r.state < self.states
+                    and 0 <= r.target < self.states
+                    and 0 <= r.symbol < self.symbols
+                )
+                or len(r.add) != k
+            ):
+                raise ValueError(
+                    f"CounterAutomaton rule {r} has a state, target or symbol out of range, or not one increment per counter"
+                )
         for q, _g in self.accepting:
             if not 0 <= q < self.states:
-                raise ValueError(f"CounterAutomaton accepting state {q} is outside 0..{self.states - 1}")
+                raise ValueError(
+                    f"CounterAutomaton accepting state {q} is outside 0..{self.states - 1}"
+                )
 
     def run(self, word_indices: Sequence[int]) -> tuple[int, tuple[int, ...]] | None:
         """The control state and counters after the word, or None where no rule applied."""

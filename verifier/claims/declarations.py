@@ -80,7 +80,9 @@ class Construction:
             if p.name == name:
                 return p
         known = ", ".join(p.name for p in self.params) or "none"
-        raise KeyError(f"construction {self.name!r} has no parameter {name!r}; its parameters: {known}")
+        raise KeyError(
+            f"construction {self.name!r} has no parameter {name!r}; its parameters: {known}"
+        )
 
     def parse_params(self, given: Mapping[str, str]) -> dict[str, Any]:
         """Defaults overridden by ``given``; raises ValueError/KeyError with a clear message."""
@@ -88,13 +90,17 @@ class Construction:
         for p in self.params:
             raw = given.get(p.name, p.default)
             if p.choices and raw not in p.choices:
-                raise ValueError(f"{p.name}={raw!r} is not allowed; choose one of {', '.join(p.choices)}")
+                raise ValueError(
+                    f"{p.name}={raw!r} is not allowed; choose one of {', '.join(p.choices)}"
+                )
             values[p.name] = p.parse(raw)
         for name in given:
             self.param(name)
         return values
 
-    def network(self, values: Mapping[str, Any], n: int | None = None) -> Network | RecurrentNetwork | Seq2Seq:
+    def network(
+        self, values: Mapping[str, Any], n: int | None = None
+    ) -> Network | RecurrentNetwork | Seq2Seq:
         if self.per_length:
             if n is None:
                 raise ValueError(f"{self.name} is built per word length; give n")
@@ -124,7 +130,9 @@ def parse_int(name: str, *, minimum: int) -> Callable[[str], int]:
         try:
             value = int(raw)
         except ValueError:
-            raise ValueError(f"{name}={shown(raw)} is not an integer; give a whole number >= {minimum}") from None
+            raise ValueError(
+                f"{name}={shown(raw)} is not an integer; give a whole number >= {minimum}"
+            ) from None
         if value < minimum:
             raise ValueError(f"{name}={shown(str(value), quoted=False)} must be >= {minimum}")
         return value
@@ -132,19 +140,25 @@ def parse_int(name: str, *, minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def parse_fraction(name: str, *, minimum: Fraction | None = None, strict: bool = False) -> Callable[[str], Fraction]:
+def parse_fraction(
+    name: str, *, minimum: Fraction | None = None, strict: bool = False
+) -> Callable[[str], Fraction]:
     """A parser for an exact rational parameter (``3``, ``1/10``; decimals refused)."""
 
     def parse(raw: str) -> Fraction:
         text = raw.strip()
         if "." in text or "e" in text.lower():
-            raise ValueError(f"{name}={shown(raw)}: give an exact rational like 1/10, not a decimal")
+            raise ValueError(
+                f"{name}={shown(raw)}: give an exact rational like 1/10, not a decimal"
+            )
         try:
             value = Fraction(text)
         except (ValueError, ZeroDivisionError):
             raise ValueError(f"{name}={shown(raw)} is not a rational number like 1/10") from None
         if minimum is not None and (value <= minimum if strict else value < minimum):
-            raise ValueError(f"{name}={shown(str(value), quoted=False)} must be {'>' if strict else '>='} {minimum}")
+            raise ValueError(
+                f"{name}={shown(str(value), quoted=False)} must be {'>' if strict else '>='} {minimum}"
+            )
         return value
 
     return parse

@@ -46,8 +46,6 @@ from .languages import Automaton, Language, StackAutomaton, Word
 __all__ = [
     "DYCK",
     "END",
-    "dyck_automaton",
-    "dyck_stack",
     "K_VALUES",
     "TABLE1",
     "CloseAccuracy",
@@ -57,6 +55,8 @@ __all__ = [
     "close_symbol",
     "depth_profile",
     "dyck_alphabet",
+    "dyck_automaton",
+    "dyck_stack",
     "format_word",
     "hewitt_dataset",
     "hewitt_next_distribution",
@@ -164,12 +164,7 @@ def _parse(symbol: str) -> tuple[bool, int, bool]:
     if symbol in _SINGLE:
         is_open, t = _SINGLE[symbol]
         return is_open, t, False
-    if (
-        len(symbol) >= 2
-        and symbol[0] in "()"
-        and set(symbol[1:]) <= _DIGITS
-        and symbol[1] != "0"
-    ):
+    if len(symbol) >= 2 and symbol[0] in "()" and set(symbol[1:]) <= _DIGITS and symbol[1] != "0":
         return symbol[0] == "(", int(symbol[1:]), True
     raise ValueError(
         f"symbol={symbol!r} is not a bracket; expected one of ( ) [ ] {{ }} < > (k <= 4) "
@@ -435,9 +430,7 @@ def allowed_next(
     opens_ok = delta < D and (remaining is None or remaining >= delta + 3)
     top_close = close_symbol(stack[-1][0], k) if stack else None
     end_ok = delta == 0 and (remaining is None or remaining == 1)
-    allowed = tuple(
-        s for s in dyck_alphabet(k) if (opens_ok and bracket(s)[0]) or s == top_close
-    )
+    allowed = tuple(s for s in dyck_alphabet(k) if (opens_ok and bracket(s)[0]) or s == top_close)
     return allowed, end_ok
 
 
@@ -515,7 +508,9 @@ def sample_hewitt(
     """
     _check_kD(k, D)
     _check_lengths(min_len, max_len)
-    smallest = min_len + (min_len % 2)  # the fewest brackets a kept word can have (even, >= min_len)
+    smallest = min_len + (
+        min_len % 2
+    )  # the fewest brackets a kept word can have (even, >= min_len)
     if smallest + 1 > max_len:
         raise ValueError(
             f"no Dyck word fits min_len={min_len}, max_len={max_len}: a kept word has an even "

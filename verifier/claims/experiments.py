@@ -92,7 +92,9 @@ WordFamily: TypeAlias = Callable[[Mapping[str, Any], int], list[Word]]
 """(parameter values, n) -> the words with about n symbols that a construction's closed forms
 single out as the hardest for a float run."""
 
-Sampler: TypeAlias = Callable[[Mapping[str, Any], tuple[str, ...], int, int, int, random.Random], list[Word]]
+Sampler: TypeAlias = Callable[
+    [Mapping[str, Any], tuple[str, ...], int, int, int, random.Random], list[Word]
+]
 """(parameter values, the network's alphabet, lo, n, count, rng) -> ``count`` words with
 lo < |w| <= n (fewer when the sampler cannot fit the range), drawn with ``rng`` only."""
 

@@ -41,13 +41,21 @@ class Automaton:
 
     def __post_init__(self) -> None:
         if len(self.delta) != self.states:
-            raise ValueError(f"Automaton has states={self.states} but {len(self.delta)} rows in delta")
+            raise ValueError(
+                f"Automaton has states={self.states} but {len(self.delta)} rows in delta"
+            )
         for q, row in enumerate(self.delta):
             for target in row:
                 if not 0 <= target < self.states:
-                    raise ValueError(f"Automaton delta[{q}] goes to state {target}, outside 0..{self.states - 1}")
-        if not 0 <= self.start < self.states or any(not 0 <= q < self.states for q in self.accepting):
-            raise ValueError(f"Automaton start={self.start} or accepting={sorted(self.accepting)} is outside 0..{self.states - 1}")
+                    raise ValueError(
+                        f"Automaton delta[{q}] goes to state {target}, outside 0..{self.states - 1}"
+                    )
+        if not 0 <= self.start < self.states or any(
+            not 0 <= q < self.states for q in self.accepting
+        ):
+            raise ValueError(
+                f"Automaton start={self.start} or accepting={sorted(self.accepting)} is outside 0..{self.states - 1}"
+            )
 
     def accepts(self, word_indices: Sequence[int]) -> bool:
         q = self.start
@@ -80,16 +88,24 @@ class StackAutomaton:
 
     def __post_init__(self) -> None:
         if self.depth < 1 or self.types < 1:
-            raise ValueError(f"StackAutomaton depth={self.depth} and types={self.types} must both be >= 1")
+            raise ValueError(
+                f"StackAutomaton depth={self.depth} and types={self.types} must both be >= 1"
+            )
         if len(self.push) != len(self.pop):
-            raise ValueError(f"StackAutomaton has {len(self.push)} push entries but {len(self.pop)} pop entries (one per symbol each)")
+            raise ValueError(
+                f"StackAutomaton has {len(self.push)} push entries but {len(self.pop)} pop entries (one per symbol each)"
+            )
         for a, (u, o) in enumerate(zip(self.push, self.pop, strict=True)):
             if (u is None) == (o is None):
-                raise ValueError(f"StackAutomaton symbol {a} must either push or pop (push={u!r}, pop={o!r})")
+                raise ValueError(
+                    f"StackAutomaton symbol {a} must either push or pop (push={u!r}, pop={o!r})"
+                )
             t = u if u is not None else o
             assert t is not None
             if not 0 <= t < self.types:
-                raise ValueError(f"StackAutomaton symbol {a} has type {t}, outside 0..{self.types - 1}")
+                raise ValueError(
+                    f"StackAutomaton symbol {a} has type {t}, outside 0..{self.types - 1}"
+                )
 
     def accepts(self, word_indices: Sequence[int]) -> bool:
         stack: list[int] = []
@@ -160,5 +176,7 @@ FIRST = Language(
     alphabet=("0", "1"),
     contains=_first,
     description="words over {0,1} whose first symbol is 1",
-    automaton=Automaton(states=3, start=0, accepting=frozenset({2}), delta=((1, 2), (1, 1), (2, 2))),
+    automaton=Automaton(
+        states=3, start=0, accepting=frozenset({2}), delta=((1, 2), (1, 1), (2, 2))
+    ),
 )

@@ -82,9 +82,13 @@ class RankedSelection:
 
     def __post_init__(self) -> None:
         if self.end not in ("first", "last"):
-            raise ValueError(f"end={self.end!r}: use 'first' or 'last' (which of the positions of highest rank the head selects)")
+            raise ValueError(
+                f"end={self.end!r}: use 'first' or 'last' (which of the positions of highest rank the head selects)"
+            )
         if not isinstance(self.ranks, tuple) or not self.ranks:
-            raise ValueError(f"ranks={self.ranks!r}: give a non-empty tuple of Boolean formulas, the most significant first")
+            raise ValueError(
+                f"ranks={self.ranks!r}: give a non-empty tuple of Boolean formulas, the most significant first"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

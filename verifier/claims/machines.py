@@ -91,7 +91,9 @@ def _check_word(word: Sequence[str], alphabet: tuple[str, ...], what: str) -> Wo
     allowed = set(alphabet)
     for pos, s in enumerate(w, start=1):
         if s not in allowed:
-            raise MachineError(f"symbol {s!r} at position {pos} is not in the alphabet {alphabet} of the {what}")
+            raise MachineError(
+                f"symbol {s!r} at position {pos} is not in the alphabet {alphabet} of the {what}"
+            )
     return w
 
 
@@ -123,10 +125,14 @@ class SigmaRNN:
         if d < 1:
             raise MachineError("h0 is empty: a σ-RNN needs at least one hidden unit")
         if self.units and (len(self.units) != d or len(set(self.units)) != d):
-            raise MachineError(f"units={self.units!r} must name each of the d={d} hidden units once")
+            raise MachineError(
+                f"units={self.units!r} must name each of the d={d} hidden units once"
+            )
         for name, rows, width in (("W_h", self.W_h, d), ("W_x", self.W_x, len(self.alphabet))):
             if len(rows) != d:
-                raise MachineError(f"{name} has {len(rows)} rows, expected d={d} (the length of h0)")
+                raise MachineError(
+                    f"{name} has {len(rows)} rows, expected d={d} (the length of h0)"
+                )
             for r, row in enumerate(rows):
                 if len(row) != width:
                     raise MachineError(f"{name}[{r}] has {len(row)} entries, expected {width}")
@@ -153,7 +159,10 @@ class SigmaRNN:
         """One update on a blank input (x = 0: the end marker ``$`` or the start marker ``#``
         of Bhattamishra et al., whose f_b maps them to 0): h ↦ σ(W_h·h + b)."""
         return tuple(
-            sigma(sum((w * x for w, x in zip(row, h, strict=True) if w and x), Fraction(0)) + self.b[r])
+            sigma(
+                sum((w * x for w, x in zip(row, h, strict=True) if w and x), Fraction(0))
+                + self.b[r]
+            )
             for r, row in enumerate(self.W_h)
         )
 
@@ -174,7 +183,11 @@ class SigmaRNN:
         j = _check_word((symbol,), self.alphabet, "σ-RNN")[0]
         col = self.alphabet.index(j)
         return tuple(
-            sigma(sum((w * x for w, x in zip(row, h, strict=True) if w and x), Fraction(0)) + self.W_x[r][col] + self.b[r])
+            sigma(
+                sum((w * x for w, x in zip(row, h, strict=True) if w and x), Fraction(0))
+                + self.W_x[r][col]
+                + self.b[r]
+            )
             for r, row in enumerate(self.W_h)
         )
 
@@ -189,7 +202,10 @@ class SigmaRNN:
     def output(self, word: Sequence[str]) -> Fraction:
         """The readout ⟨readout, h_n⟩ + readout_bias."""
         h = self.run(word)[-1]
-        return sum((a * x for a, x in zip(self.readout, h, strict=True)), Fraction(0)) + self.readout_bias
+        return (
+            sum((a * x for a, x in zip(self.readout, h, strict=True)), Fraction(0))
+            + self.readout_bias
+        )
 
     def accepts(self, word: Sequence[str]) -> bool:
         """Accept iff the readout is > 0 (the :class:`netproof.symbolic.Classifier` rule)."""
@@ -245,7 +261,9 @@ class StackOp:
         if self.kind not in ("keep", "pop", "push"):
             raise MachineError(f"StackOp.kind={self.kind!r} must be keep, pop or push")
         if (self.kind == "push") != (self.symbol != EMPTY):
-            raise MachineError(f"StackOp({self.kind!r}, {self.symbol!r}): only push takes a symbol; write push('a')")
+            raise MachineError(
+                f"StackOp({self.kind!r}, {self.symbol!r}): only push takes a symbol; write push('a')"
+            )
 
     def __str__(self) -> str:
         return f"push {self.symbol}" if self.kind == "push" else self.kind
@@ -325,7 +343,9 @@ class TwoStackMachine:
                 raise MachineError(f"accepting state {q!r} is not one of the states {self.states}")
         gamma = set(self.stack_alphabet)
         if len(gamma) != len(self.stack_alphabet) or EMPTY in gamma:
-            raise MachineError(f"stack_alphabet={self.stack_alphabet!r} must be non-empty symbols without repeats")
+            raise MachineError(
+                f"stack_alphabet={self.stack_alphabet!r} must be non-empty symbols without repeats"
+            )
         missing = [s for s in self.input_alphabet if s not in gamma]
         if missing:
             raise MachineError(
@@ -341,7 +361,9 @@ class TwoStackMachine:
                 if top != EMPTY and top not in gamma:
                     raise MachineError(f"{where}: top{i}={top!r} is not a stack symbol (or EMPTY)")
                 if op.kind == "pop" and top == EMPTY:
-                    raise MachineError(f"{where} pops stack {i}, which is empty there; keep it or push instead")
+                    raise MachineError(
+                        f"{where} pops stack {i}, which is empty there; keep it or push instead"
+                    )
                 if op.kind == "push" and op.symbol not in gamma:
                     raise MachineError(f"{where} pushes {op.symbol!r}, which is not a stack symbol")
             key = (t.state, t.top1, t.top2)
@@ -353,7 +375,9 @@ class TwoStackMachine:
         """The transitions keyed by (state, top1, top2)."""
         return {(t.state, t.top1, t.top2): t for t in self.transitions}
 
-    def configurations(self, word: Sequence[str], max_steps: int = 10_000) -> tuple[Configuration, ...]:
+    def configurations(
+        self, word: Sequence[str], max_steps: int = 10_000
+    ) -> tuple[Configuration, ...]:
         """Every configuration of the run on ``word``, the start one first, until the machine
         halts or ``max_steps`` transitions were made (stacks bottom first)."""
         w = _check_word(word, self.input_alphabet, "two-stack machine")
@@ -430,8 +454,18 @@ def balanced_ab_machine() -> TwoStackMachine:
 # --------------------------------------------------------------------------- machine files
 
 MACHINE_FORMAT = "netproof-machine"
-_MACHINE_FIELDS = {"format", "version", "name", "description", "states", "start", "accept",
-                   "input_alphabet", "stack_alphabet", "transitions"}
+_MACHINE_FIELDS = {
+    "format",
+    "version",
+    "name",
+    "description",
+    "states",
+    "start",
+    "accept",
+    "input_alphabet",
+    "stack_alphabet",
+    "transitions",
+}
 _TRANSITION_FIELDS = {"state", "top1", "top2", "next", "op1", "op2"}
 
 
@@ -475,19 +509,35 @@ def parse_machine(text: str, source: str = "<machine>") -> tuple[str, str, TwoSt
     try:
         data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
-        raise MachineError(f"{source}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise MachineError(
+            f"{source}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     if not isinstance(data, dict):
-        raise _machine_fail("top level", "must be a JSON object with the fields " + ", ".join(sorted(_MACHINE_FIELDS)), source)
+        raise _machine_fail(
+            "top level",
+            "must be a JSON object with the fields " + ", ".join(sorted(_MACHINE_FIELDS)),
+            source,
+        )
     unknown = sorted(set(data) - _MACHINE_FIELDS)
     if unknown:
-        raise _machine_fail("top level", f"unknown fields {unknown}; allowed: {', '.join(sorted(_MACHINE_FIELDS))}", source)
+        raise _machine_fail(
+            "top level",
+            f"unknown fields {unknown}; allowed: {', '.join(sorted(_MACHINE_FIELDS))}",
+            source,
+        )
     missing = sorted(_MACHINE_FIELDS - set(data) - {"description"})
     if missing:
         raise _machine_fail("top level", f"missing fields {missing}", source)
     if data["format"] != MACHINE_FORMAT:
-        raise _machine_fail("format", f"is {data['format']!r}; a machine file says \"format\": \"{MACHINE_FORMAT}\"", source)
+        raise _machine_fail(
+            "format",
+            f'is {data["format"]!r}; a machine file says "format": "{MACHINE_FORMAT}"',
+            source,
+        )
     if data["version"] != 1:
-        raise _machine_fail("version", f"{data['version']!r} is not supported; this reader reads version 1", source)
+        raise _machine_fail(
+            "version", f"{data['version']!r} is not supported; this reader reads version 1", source
+        )
 
     def text_field(key: str) -> str:
         v = data[key]
@@ -505,7 +555,11 @@ def parse_machine(text: str, source: str = "<machine>") -> tuple[str, str, TwoSt
     description = text_field("description") if "description" in data else ""
     gamma = names("stack_alphabet")
     if "*" in gamma:
-        raise _machine_fail("stack_alphabet", "'*' is the wildcard of the transition table; rename that symbol", source)
+        raise _machine_fail(
+            "stack_alphabet",
+            "'*' is the wildcard of the transition table; rename that symbol",
+            source,
+        )
     raw = data["transitions"]
     if not isinstance(raw, list):
         raise _machine_fail("transitions", "must be a list of objects", source)
@@ -514,14 +568,20 @@ def parse_machine(text: str, source: str = "<machine>") -> tuple[str, str, TwoSt
     for idx, item in enumerate(raw):
         where = f"transitions[{idx}]"
         if not isinstance(item, dict):
-            raise _machine_fail(where, f"must be an object with the fields {', '.join(sorted(_TRANSITION_FIELDS))}", source)
+            raise _machine_fail(
+                where,
+                f"must be an object with the fields {', '.join(sorted(_TRANSITION_FIELDS))}",
+                source,
+            )
         if set(item) != _TRANSITION_FIELDS:
             extra = sorted(set(item) - _TRANSITION_FIELDS)
             lack = sorted(_TRANSITION_FIELDS - set(item))
             raise _machine_fail(where, f"unknown fields {extra} / missing fields {lack}", source)
         for key in _TRANSITION_FIELDS:
             if not isinstance(item[key], str):
-                raise _machine_fail(f"{where}.{key}", f"must be a string, got {item[key]!r}", source)
+                raise _machine_fail(
+                    f"{where}.{key}", f"must be a string, got {item[key]!r}", source
+                )
 
         def op(key: str, item: dict[str, object] = item, where: str = where) -> StackOp:
             v = str(item[key])
@@ -536,26 +596,43 @@ def parse_machine(text: str, source: str = "<machine>") -> tuple[str, str, TwoSt
             if v == "*":
                 return (EMPTY, *gamma)
             if v != EMPTY and v not in gamma:
-                raise _machine_fail(f"{where}.{key}", f"{v!r} is not a stack symbol, '' (empty) or '*' (any)", source)
+                raise _machine_fail(
+                    f"{where}.{key}",
+                    f"{v!r} is not a stack symbol, '' (empty) or '*' (any)",
+                    source,
+                )
             return (v,)
 
         op1, op2 = op("op1"), op("op2")
         for top1 in tops("top1"):
             for top2 in tops("top2"):
-                pops_empty = (op1.kind == "pop" and top1 == EMPTY) or (op2.kind == "pop" and top2 == EMPTY)
+                pops_empty = (op1.kind == "pop" and top1 == EMPTY) or (
+                    op2.kind == "pop" and top2 == EMPTY
+                )
                 if pops_empty and "*" in (item["top1"], item["top2"]):
-                        raise _machine_fail(
-                            where, "pops a stack that a '*' allows to be empty; list the empty case separately", source
-                        )
+                    raise _machine_fail(
+                        where,
+                        "pops a stack that a '*' allows to be empty; list the empty case separately",
+                        source,
+                    )
                 key3 = (str(item["state"]), top1, top2)
                 if key3 in origin:
                     raise _machine_fail(
-                        where, f"overlaps transitions[{origin[key3]}] on (state, top1, top2) = {key3}; "
-                        "the machine must be deterministic", source
+                        where,
+                        f"overlaps transitions[{origin[key3]}] on (state, top1, top2) = {key3}; "
+                        "the machine must be deterministic",
+                        source,
                     )
                 origin[key3] = idx
                 transitions.append(
-                    Transition(state=str(item["state"]), top1=top1, top2=top2, next=str(item["next"]), op1=op1, op2=op2)
+                    Transition(
+                        state=str(item["state"]),
+                        top1=top1,
+                        top2=top2,
+                        next=str(item["next"]),
+                        op1=op1,
+                        op2=op2,
+                    )
                 )
     try:
         machine = TwoStackMachine(

@@ -36,6 +36,7 @@ def _word_text(word: Word | None) -> str:
         return "(none)"
     return repr("".join(word) if all(len(s) == 1 for s in word) else " ".join(word))
 
+
 __all__ = ["Proved", "Refuted", "Unknown", "Verdict"]
 
 
@@ -52,7 +53,11 @@ class Proved:
         return f"<Proved by {self.method}, {self.checked:,} cases{detail}>"
 
     def _repr_html_(self) -> str:
-        rows = [("verdict", "Proved"), ("method", self.method), ("cases checked", f"{self.checked:,}")]
+        rows = [
+            ("verdict", "Proved"),
+            ("method", self.method),
+            ("cases checked", f"{self.checked:,}"),
+        ]
         return rows_table(rows + ([("detail", self.detail)] if self.detail else []))
 
 
@@ -70,8 +75,12 @@ class Refuted:
         return f"<Refuted by {self.method} on {_word_text(self.word)}: {_short(self.detail)}>"
 
     def _repr_html_(self) -> str:
-        rows = [("verdict", "Refuted"), ("method", self.method), ("counterexample", _word_text(self.word)),
-                ("detail", self.detail)]
+        rows = [
+            ("verdict", "Refuted"),
+            ("method", self.method),
+            ("counterexample", _word_text(self.word)),
+            ("detail", self.detail),
+        ]
         return rows_table(rows + [(f"value {k}", v) for k, v in self.values.items()])
 
 
@@ -86,7 +95,9 @@ class Unknown:
         return f"<Unknown ({self.method}): {_short(self.reason)}>"
 
     def _repr_html_(self) -> str:
-        return rows_table([("verdict", "Unknown"), ("method", self.method), ("reason", self.reason)])
+        return rows_table(
+            [("verdict", "Unknown"), ("method", self.method), ("reason", self.reason)]
+        )
 
 
 Verdict: TypeAlias = Proved | Refuted | Unknown

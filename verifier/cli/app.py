@@ -58,7 +58,9 @@ from .run import add_parser as add_run
 
 __all__ = ["build_parser", "main", "one_line"]
 
-_INVALID_CHOICE = re.compile(r"argument (?P<arg>[\w/-]+): invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
+_INVALID_CHOICE = re.compile(
+    r"argument (?P<arg>[\w/-]+): invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,7 +80,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="netproof", description="Exact, checkable neural-network constructions.")
     parser.add_argument("--version", action="version", version=f"netproof {version()}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
-    for add in (add_list, add_run, add_export, add_compile, add_fuzz, add_ledger, add_prove, add_recheck, add_new):
+    for add in (
+        add_list,
+        add_run,
+        add_export,
+        add_compile,
+        add_fuzz,
+        add_ledger,
+        add_prove,
+        add_recheck,
+        add_new,
+    ):
         add(sub)
     add_report(sub)
 
@@ -122,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _internal(exc)
         print(f"netproof: error: cannot use {exc.filename!r}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception as exc:  # noqa: BLE001  (a crash in netproof itself: one line, never a traceback)
+    except Exception as exc:
         users = None if _debugging() or isinstance(exc, InternalError) else user_code_error(exc)
         if users is not None:
             print(f"netproof: error: {one_line(users)}", file=sys.stderr)
@@ -130,10 +142,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal(exc)
 
 
-_PATH_ERRORS = frozenset({
-    errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.ENOENT, errno.EEXIST, errno.ENOSPC,
-    errno.EDQUOT, errno.ENAMETOOLONG, errno.ELOOP,
-})
+_PATH_ERRORS = frozenset(
+    {
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.ENOENT,
+        errno.EEXIST,
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+    }
+)
 """The errors of a path the user gave (a folder that cannot be made, a full disk): usage errors, exit 2."""
 
 
@@ -148,5 +171,8 @@ def _internal(exc: Exception) -> int:
         raise exc
     what = str(exc) if isinstance(exc, InternalError) else f"{type(exc).__name__}: {exc}"
     what = " ".join(what.split())
-    print(f"netproof: internal error: {what} (please report it at {ISSUES_URL} with the command line)", file=sys.stderr)
+    print(
+        f"netproof: internal error: {what} (please report it at {ISSUES_URL} with the command line)",
+        file=sys.stderr,
+    )
     return EXIT_INTERNAL

@@ -31,35 +31,68 @@ LANGUAGES = ("parity", "first", "dyck", "FILE.py:NAME")
 
 def add_parser(sub: Any) -> None:
     """Register ``netproof check-model`` on the CLI's subparsers."""
-    p = sub.add_parser("check-model", help="decide every word up to --max-n for a trained model, rigorously")
-    p.add_argument("model", help="a torch model file (see `netproof import`) or a JSON network file")
-    p.add_argument("--language", required=True, help="parity, first, dyck (-p k=K -p depth=D) or FILE.py:NAME "
-                   "(a Language, or a function word -> bool over the model's alphabet)")
+    p = sub.add_parser(
+        "check-model", help="decide every word up to --max-n for a trained model, rigorously"
+    )
+    p.add_argument(
+        "model", help="a torch model file (see `netproof import`) or a JSON network file"
+    )
+    p.add_argument(
+        "--language",
+        required=True,
+        help="parity, first, dyck (-p k=K -p depth=D) or FILE.py:NAME "
+        "(a Language, or a function word -> bool over the model's alphabet)",
+    )
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--max-n", type=int, required=True, help="check every word of length <= this")
     p.add_argument("--min-n", type=int, default=0)
     p.add_argument("--config", default=None, help="the JSON config of a bare state dict")
     p.add_argument("--batch", type=int, default=4096, help="words per float64 batch (default 4096)")
     p.add_argument("--threads", type=int, default=1, help="torch threads per process (default 1)")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (the campaign's local pool): the words of each "
-                   "length are split into shards by shortlex index (default 1: this process)")
-    p.add_argument("--executor", choices=("local", "ray"), default="local",
-                   help="where the shards run: local (this machine, --jobs processes; default) or ray (a Ray cluster, one "
-                   "CPU per shard, as many shards per length as the cluster has CPUs or --jobs, whichever is more; needs "
-                   "the extra netproof[ray]); the report is the same")
-    p.add_argument("--address", default=None, metavar="ADDR",
-                   help="with --executor ray: the cluster's address (e.g. 127.0.0.1:6379, from `ray start --head`); "
-                   "default: a Ray instance on this machine for the run")
-    p.add_argument("--digits", type=int, default=50, help="digits of the slow interval fallback (default 50)")
-    p.add_argument("--exact", action="store_true", help="send the words the interval run leaves open on to the sympy "
-                   "interpreter (it decides a value that simplifies to exactly 0)")
-    p.add_argument("--plot", default="", metavar="FILE.png", help="write the margin histogram as a picture (the plot extra)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes (the campaign's local pool): the words of each "
+        "length are split into shards by shortlex index (default 1: this process)",
+    )
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the shards run: local (this machine, --jobs processes; default) or ray (a Ray cluster, one "
+        "CPU per shard, as many shards per length as the cluster has CPUs or --jobs, whichever is more; needs "
+        "the extra netproof[ray]); the report is the same",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        metavar="ADDR",
+        help="with --executor ray: the cluster's address (e.g. 127.0.0.1:6379, from `ray start --head`); "
+        "default: a Ray instance on this machine for the run",
+    )
+    p.add_argument(
+        "--digits", type=int, default=50, help="digits of the slow interval fallback (default 50)"
+    )
+    p.add_argument(
+        "--exact",
+        action="store_true",
+        help="send the words the interval run leaves open on to the sympy "
+        "interpreter (it decides a value that simplifies to exactly 0)",
+    )
+    p.add_argument(
+        "--plot",
+        default="",
+        metavar="FILE.png",
+        help="write the margin histogram as a picture (the plot extra)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_check_model)
 
 
 def resolve_language(spec: str, params: dict[str, str], alphabet: Sequence[str]) -> Language:
     """The language named ``spec`` (see :data:`LANGUAGES`), or a :class:`UsageError`."""
+
     def number(key: str, default: int) -> int:
         try:
             return int(params.pop(key, default))
@@ -78,30 +111,46 @@ def resolve_language(spec: str, params: dict[str, str], alphabet: Sequence[str])
         path, name = spec.rsplit(":", 1)
         if not Path(path).is_file():
             raise UsageError(f"--language {spec!r}: no file {path!r}")
-        mod_spec = importlib.util.spec_from_file_location(f"netproof_user_language_{Path(path).stem}", path)
-        assert mod_spec is not None and mod_spec.loader is not None  # a .py file that exists has a spec
+        mod_spec = importlib.util.spec_from_file_location(
+            f"netproof_user_language_{Path(path).stem}", path
+        )
+        assert (
+            mod_spec is not None and mod_spec.loader is not None
+        )  # a .py file that exists has a spec
         module = importlib.util.module_from_spec(mod_spec)
         try:
             mod_spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - an error in the user's file is a usage error
-            raise UsageError(f"--language {spec!r}: loading {path} failed: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:
+            raise UsageError(
+                f"--language {spec!r}: loading {path} failed: {type(exc).__name__}: {exc}"
+            ) from None
         obj = getattr(module, name, None)
         if isinstance(obj, Language):
             lang = obj
         elif callable(obj):
-            lang = Language(name=name, alphabet=tuple(alphabet), contains=obj, description=f"{spec} (a user predicate)")
+            lang = Language(
+                name=name,
+                alphabet=tuple(alphabet),
+                contains=obj,
+                description=f"{spec} (a user predicate)",
+            )
         else:
-            raise UsageError(f"--language {spec!r}: {path} has no Language or function named {name!r}")
+            raise UsageError(
+                f"--language {spec!r}: {path} has no Language or function named {name!r}"
+            )
     else:
         raise UsageError(f"--language {spec!r} is not one of {', '.join(LANGUAGES)}")
     if params:
-        raise UsageError(f"-p {', '.join(sorted(params))}: not a parameter of {lang.name} (dyck takes k and depth)")
+        raise UsageError(
+            f"-p {', '.join(sorted(params))}: not a parameter of {lang.name} (dyck takes k and depth)"
+        )
     return lang
 
 
 def _float32(path: str, config: str | None) -> Callable[[list[tuple[str, ...]]], list[float]]:
     """The model's own float32 run: logits of a list of words of one length."""
     import torch
+
     from netproof.symbolic.torch_import import load_model
     from netproof.symbolic.torch_recognizer import Recognizer, RNNRecognizer
 
@@ -121,15 +170,21 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
     from netproof.verifier.models import EnclosureError, check_model
 
     if args.max_n < 0 or args.min_n < 0 or args.min_n > args.max_n:
-        raise UsageError(f"--min-n {args.min_n} and --max-n {args.max_n} must satisfy 0 <= min-n <= max-n")
+        raise UsageError(
+            f"--min-n {args.min_n} and --max-n {args.max_n} must satisfy 0 <= min-n <= max-n"
+        )
     if args.batch < 1 or args.threads < 1 or args.jobs < 1:
         raise UsageError("--batch, --threads and --jobs must be >= 1")
     if args.address is not None and args.executor != "ray":
-        raise UsageError(f"--address {args.address} is a Ray cluster's address; give it with --executor ray")
+        raise UsageError(
+            f"--address {args.address} is a Ray cluster's address; give it with --executor ray"
+        )
     try:
         import torch
     except ImportError:
-        raise UsageError("check-model needs torch; install the extra: pip install 'netproof[torch]'") from None
+        raise UsageError(
+            "check-model needs torch; install the extra: pip install 'netproof[torch]'"
+        ) from None
     torch.set_num_threads(args.threads)
     net, float32 = _load(args.model, args.config, args.max_n)
     lang = resolve_language(args.language, parse_assignments(args.param), net.alphabet)
@@ -139,8 +194,16 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
         elif args.jobs > 1:
             report = _sharded(args, net, lang.alphabet)
         else:
-            report = check_model(net, lang, max_n=args.max_n, min_n=args.min_n, float32=float32, batch=args.batch,
-                                 digits=args.digits, exact=args.exact)
+            report = check_model(
+                net,
+                lang,
+                max_n=args.max_n,
+                min_n=args.min_n,
+                float32=float32,
+                batch=args.batch,
+                digits=args.digits,
+                exact=args.exact,
+            )
     except (EnclosureError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     if args.plot:
@@ -158,7 +221,9 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
     return {"correct": EXIT_OK, "wrong": EXIT_REFUTED, "undecided": EXIT_UNKNOWN}[report.status]
 
 
-def _load(model: str, config: str | None, max_n: int, name: str | None = None) -> tuple[Any, Callable[[list[tuple[str, ...]]], list[float]] | None]:
+def _load(
+    model: str, config: str | None, max_n: int, name: str | None = None
+) -> tuple[Any, Callable[[list[tuple[str, ...]]], list[float]] | None]:
     """The network of ``model`` (a model file or a network file) and, for a Recognizer, its own
     float32 run; a :class:`UsageError` for a file it cannot read or a ``max_n`` past its table."""
     from netproof.symbolic.errors import MissingExtraError, SymbolicError
@@ -174,11 +239,15 @@ def _load(model: str, config: str | None, max_n: int, name: str | None = None) -
             params = dict(net.params)
             if params.get("model") == '"rnn"':  # an RNNRecognizer: its own float32 run, any length
                 float32 = _float32(model, config)
-            elif "max_len" in params:  # a Recognizer (not a netproof export): its own float32 run, its table's length
+            elif (
+                "max_len" in params
+            ):  # a Recognizer (not a netproof export): its own float32 run, its table's length
                 float32 = _float32(model, config)
                 max_len = int(params["max_len"])
                 if max_n + 1 > max_len:
-                    raise UsageError(f"--max-n {max_n} needs {max_n + 1} positions but the model's table has max_len={max_len}")
+                    raise UsageError(
+                        f"--max-n {max_n} needs {max_n + 1} positions but the model's table has max_len={max_len}"
+                    )
     except (ImportModelError, MissingExtraError) as exc:
         raise UsageError(str(exc)) from None
     except SymbolicError as exc:
@@ -186,7 +255,9 @@ def _load(model: str, config: str | None, max_n: int, name: str | None = None) -
     return net, float32
 
 
-def shards(alphabet_size: int, min_n: int, max_n: int, jobs: int, batch: int) -> list[tuple[int, int, int]]:
+def shards(
+    alphabet_size: int, min_n: int, max_n: int, jobs: int, batch: int
+) -> list[tuple[int, int, int]]:
     """The work of a sharded run, in shortlex order: ``(m, start, stop)`` ranges of word indices,
     a length split into ``jobs`` pieces once it has at least ``batch`` words per piece."""
     out = []
@@ -201,26 +272,54 @@ def shards(alphabet_size: int, min_n: int, max_n: int, jobs: int, batch: int) ->
 _WORKER: dict[str, Any] = {}
 
 
-def shard_work(model: str, config: str | None, language: str, params: dict[str, str], shard: tuple[int, int, int],
-               batch: int, digits: int, exact: bool, threads: int, shipped: tuple[bytes, str | None] | None = None) -> Any:
+def shard_work(
+    model: str,
+    config: str | None,
+    language: str,
+    params: dict[str, str],
+    shard: tuple[int, int, int],
+    batch: int,
+    digits: int,
+    exact: bool,
+    threads: int,
+    shipped: tuple[bytes, str | None] | None = None,
+) -> Any:
     """One shard of a sharded ``check-model`` run, in a worker process (the model is loaded once
     per process). ``shipped`` (a Ray run): the model file's bytes and the config file's text,
     written to this worker's temporary directory, so that the nodes need not share a file system."""
     import torch
+
     from netproof.verifier.models import check_model, compile_enclosure
 
     torch.set_num_threads(threads)
     name = None
     if shipped is not None:  # the network keeps the name of the model file it was sent from
         name = None if model.endswith(".json") else Path(model).stem
-        model, config = _materialize(model, shipped[0]), None if shipped[1] is None else _materialize(config or "config.json", shipped[1].encode())
+        model, config = (
+            _materialize(model, shipped[0]),
+            None
+            if shipped[1] is None
+            else _materialize(config or "config.json", shipped[1].encode()),
+        )
     if _WORKER.get("key") != (model, config, name):
         net, float32 = _load(model, config, shard[0], name)
-        _WORKER.update(key=(model, config, name), net=net, float32=float32, enclosure=compile_enclosure(net))
+        _WORKER.update(
+            key=(model, config, name), net=net, float32=float32, enclosure=compile_enclosure(net)
+        )
     net = _WORKER["net"]
     lang = resolve_language(language, dict(params), net.alphabet)
-    return check_model(net, lang, max_n=shard[0], min_n=shard[0], float32=_WORKER["float32"], batch=batch, digits=digits,
-                       exact=exact, enclosure=_WORKER["enclosure"], shard=shard)
+    return check_model(
+        net,
+        lang,
+        max_n=shard[0],
+        min_n=shard[0],
+        float32=_WORKER["float32"],
+        batch=batch,
+        digits=digits,
+        exact=exact,
+        enclosure=_WORKER["enclosure"],
+        shard=shard,
+    )
 
 
 def _materialize(name: str, data: bytes) -> str:
@@ -244,13 +343,34 @@ def _on_ray(args: argparse.Namespace, alphabet: Sequence[str]) -> Any:
     from netproof.verifier.campaign.executors import ray_cluster, run_ray
     from netproof.verifier.models import merge_reports
 
-    shipped = (Path(args.model).read_bytes(), None if args.config is None else Path(args.config).read_text())
+    shipped = (
+        Path(args.model).read_bytes(),
+        None if args.config is None else Path(args.config).read_text(),
+    )
     params = parse_assignments(args.param)
     parts: dict[int, Any] = {}
     with ray_cluster(args.address) as cpus:
-        work_shards = shards(len(alphabet), args.min_n, args.max_n, max(cpus, args.jobs), args.batch)
-        work = [(shard_work, (args.model, args.config, args.language, params, sh, args.batch, args.digits, args.exact,
-                              args.threads, shipped)) for sh in work_shards]
+        work_shards = shards(
+            len(alphabet), args.min_n, args.max_n, max(cpus, args.jobs), args.batch
+        )
+        work = [
+            (
+                shard_work,
+                (
+                    args.model,
+                    args.config,
+                    args.language,
+                    params,
+                    sh,
+                    args.batch,
+                    args.digits,
+                    args.exact,
+                    args.threads,
+                    shipped,
+                ),
+            )
+            for sh in work_shards
+        ]
         run_ray(work, range(len(work)), lambda i, rep: parts.__setitem__(i, rep))
     return merge_reports([parts[i] for i in range(len(work))], max_n=args.max_n)
 
@@ -261,8 +381,23 @@ def _sharded(args: argparse.Namespace, net: Any, alphabet: Sequence[str]) -> Any
 
     work_shards = shards(len(alphabet), args.min_n, args.max_n, args.jobs, args.batch)
     params = parse_assignments(args.param)
-    work = [(shard_work, (args.model, args.config, args.language, params, sh, args.batch, args.digits, args.exact, args.threads))
-            for sh in work_shards]
+    work = [
+        (
+            shard_work,
+            (
+                args.model,
+                args.config,
+                args.language,
+                params,
+                sh,
+                args.batch,
+                args.digits,
+                args.exact,
+                args.threads,
+            ),
+        )
+        for sh in work_shards
+    ]
     parts: dict[int, Any] = {}
     run_pool(work, range(len(work)), args.jobs, lambda i, rep: parts.__setitem__(i, rep))
     return merge_reports([parts[i] for i in range(len(work))], max_n=args.max_n)
@@ -270,33 +405,51 @@ def _sharded(args: argparse.Namespace, net: Any, alphabet: Sequence[str]) -> Any
 
 def render(report: Any) -> str:
     """The report as a table per length, then the shortest wrong word, undecided words and float32 differences."""
-    lines = [f"model {report.network} ({report.fingerprint[:12]}) against {report.language}, every word of length <= {report.max_n}", ""]
+    lines = [
+        f"model {report.network} ({report.fingerprint[:12]}) against {report.language}, every word of length <= {report.max_n}",
+        "",
+    ]
     head = f"{'length':>6} {'words':>9} {'correct':>9} {'wrong':>9} {'undecided':>9} {'slow':>6} {'float32≠':>9}"
     lines += [head, "-" * len(head)]
     for label, r in [*((str(r.length), r) for r in report.rows), ("all", report.totals)]:
-        lines.append(f"{label:>6} {r.words:>9} {r.correct:>9} {r.wrong:>9} {r.undecided:>9} {r.slow:>6} {r.float32_differs:>9}")
+        lines.append(
+            f"{label:>6} {r.words:>9} {r.correct:>9} {r.wrong:>9} {r.undecided:>9} {r.slow:>6} {r.float32_differs:>9}"
+        )
     lines.append("")
     w = report.shortest_wrong
     if w is not None:
         said = "accepts" if w.accepted else "rejects"
-        lines.append(f"shortest wrong word: {' '.join(w.word) or 'ε'} (length {len(w.word)}): the model {said} "
-                     f"(logit in [{w.low:.6g}, {w.high:.6g}], {w.method}), the language {'contains' if w.expected else 'does not contain'} it")
+        lines.append(
+            f"shortest wrong word: {' '.join(w.word) or 'ε'} (length {len(w.word)}): the model {said} "
+            f"(logit in [{w.low:.6g}, {w.high:.6g}], {w.method}), the language {'contains' if w.expected else 'does not contain'} it"
+        )
     if report.trace:
         lines.append("  its rigorous trace at the readout token (midpoints):")
         for entry in report.trace:
             if "state" in entry:
-                values = " ".join(f"{d}={x:.4g}" for d, x in entry["values"].items() if x is not None)
+                values = " ".join(
+                    f"{d}={x:.4g}" for d, x in entry["values"].items() if x is not None
+                )
                 lines.append(f"    {entry['state']}: {values}")
             else:
-                lines.append(f"    attention {entry['attention']}: " + " ".join(f"{x:.3f}" for x in entry["weights"]))
+                lines.append(
+                    f"    attention {entry['attention']}: "
+                    + " ".join(f"{x:.3f}" for x in entry["weights"])
+                )
     for u in report.undecided:
-        lines.append(f"undecided: {' '.join(u.word) or 'ε'}: logit in [{u.low:.6g}, {u.high:.6g}] {u.note}".rstrip())
+        lines.append(
+            f"undecided: {' '.join(u.word) or 'ε'}: logit in [{u.low:.6g}, {u.high:.6g}] {u.note}".rstrip()
+        )
     for word, x, acc in report.float32_differences:
-        lines.append(f"float32 differs: {' '.join(word) or 'ε'}: float32 logit {x:.6g}, rigorous verdict {'accept' if acc else 'reject'}")
+        lines.append(
+            f"float32 differs: {' '.join(word) or 'ε'}: float32 logit {x:.6g}, rigorous verdict {'accept' if acc else 'reject'}"
+        )
     if report.margins:
         lines.append("margins (distance of the logit's enclosure from 0, decided words):")
         width = max(report.margins.values())
         for e, count in sorted(report.margins.items()):
-            lines.append(f"  [1e{e}, 1e{e + 1}) {count:>9} {'#' * max(1, round(40 * count / width))}")
+            lines.append(
+                f"  [1e{e}, 1e{e + 1}) {count:>9} {'#' * max(1, round(40 * count / width))}"
+            )
     lines.append(f"status: {report.status}")
     return "\n".join(lines)

@@ -106,7 +106,9 @@ def _integer(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; give a whole number >= {minimum}") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an integer; give a whole number >= {minimum}"
+        ) from None
     if value < minimum:
         raise argparse.ArgumentTypeError(f"{value} must be an integer >= {minimum}")
     return value
@@ -142,7 +144,9 @@ def _at_most(value: int, limit: int, flag: str, why: str) -> int:
 def run_length(text: str) -> int:
     """``run --length``: a total length from 0 to :data:`MAX_RUN_LENGTH` (2^53)."""
     return _at_most(
-        _integer(text, 0), MAX_RUN_LENGTH, "--length",
+        _integer(text, 0),
+        MAX_RUN_LENGTH,
+        "--length",
         "float64 holds every integer up to 2^53 exactly, and past it positions and lengths of a float run "
         "are no longer exact; give a smaller N",
     )
@@ -151,7 +155,9 @@ def run_length(text: str) -> int:
 def precision_n(text: str) -> int:
     """``precision --max-n``: an integer from 1 to :data:`MAX_PRECISION_N`."""
     return _at_most(
-        _integer(text, 1), MAX_PRECISION_N, "--max-n",
+        _integer(text, 1),
+        MAX_PRECISION_N,
+        "--max-n",
         "the exact reference costs n² exact products per word and layer (FIRST: 225 s at n = 4,096, "
         "about 4 times more at each doubling); give --max-n 4096 or less",
     )
@@ -160,7 +166,9 @@ def precision_n(text: str) -> int:
 def plot_length(text: str) -> int:
     """``plot --lengths``: a word length from 1 to :data:`MAX_PLOT_LENGTH`."""
     return _at_most(
-        _integer(text, 1), MAX_PLOT_LENGTH, "--lengths",
+        _integer(text, 1),
+        MAX_PLOT_LENGTH,
+        "--lengths",
         "float attention costs n² per word and each point averages --strings words (|w| = 4,096 with 100 strings "
         "took 340 s on 2 cores); give lengths of 4096 or less",
     )
@@ -183,7 +191,9 @@ def plot_size(lengths: Sequence[int], strings: int) -> None:
 def plot_strings(text: str) -> int:
     """``plot --strings``: a count of random words per point from 1 to :data:`MAX_PLOT_STRINGS`."""
     return _at_most(
-        _integer(text, 1), MAX_PLOT_STRINGS, "--strings",
+        _integer(text, 1),
+        MAX_PLOT_STRINGS,
+        "--strings",
         "a point's cost grows with its words, and 100,000 already pin the mean to about 0.3% of its spread; "
         "give --strings 100000 or less (the spec uses 1000)",
     )
@@ -194,7 +204,9 @@ def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds; give e.g. 60 or 0.5") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds; give e.g. 60 or 0.5"
+        ) from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds > 0")
     return value
@@ -233,7 +245,9 @@ def output_file(text: str) -> str:
     folder exists or can be made."""
     if text:
         if os.path.isdir(text):
-            raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a file path (e.g. {os.path.join(text, 'out')})")
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is a directory; give a file path (e.g. {os.path.join(text, 'out')})"
+            )
         _usable_folder(os.path.dirname(text) or ".", text)
     return text
 

@@ -20,7 +20,6 @@ from typing import Any
 
 from netproof.symbolic import Network
 from netproof.symbolic.size import network_size
-
 from netproof.verifier.campaign.sources import Session
 
 from .export import cmd_export
@@ -33,9 +32,15 @@ def add_parser(sub: Any) -> None:
     """Register ``netproof compile`` on the CLI's subparsers."""
     p = sub.add_parser("compile", help="compile a B-RASP or C-RASP program to its network file")
     p.add_argument(
-        "name", help="a program: a library one (brasp-..., crasp-..., see `netproof list`) or FILE.py:NAME of a module's PROGRAMS"
+        "name",
+        help="a program: a library one (brasp-..., crasp-..., see `netproof list`) or FILE.py:NAME of a module's PROGRAMS",
     )
-    p.add_argument("--format", choices=("json",), default="json", help="json: the netproof network format (as `netproof export`)")
+    p.add_argument(
+        "--format",
+        choices=("json",),
+        default="json",
+        help="json: the netproof network format (as `netproof export`)",
+    )
     p.add_argument("--out", default="", help="write to this file (atomically) instead of stdout")
     p.set_defaults(func=cmd_compile)
 
@@ -49,7 +54,9 @@ def cmd_compile(args: argparse.Namespace, session: Session) -> int:
             f"{c.name} is a construction, not a B-RASP or C-RASP program; its network is already built: "
             f"`netproof export {args.name}` writes it"
         )
-    export_args = argparse.Namespace(name=args.name, param=[], format=args.format, dtype="float64", n=None, out=args.out)
+    export_args = argparse.Namespace(
+        name=args.name, param=[], format=args.format, dtype="float64", n=None, out=args.out
+    )
     code = cmd_export(export_args, session)
     if args.out:
         net = c.network({})

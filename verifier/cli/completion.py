@@ -43,7 +43,9 @@ def add_parser(sub: Any, root: argparse.ArgumentParser) -> None:
     p.set_defaults(func=lambda args, session: _cmd_completion(args, session, root))
 
 
-def _cmd_completion(args: argparse.Namespace, session: Session, root: argparse.ArgumentParser) -> int:
+def _cmd_completion(
+    args: argparse.Namespace, session: Session, root: argparse.ArgumentParser
+) -> int:
     print(completion_script(root, args.shell, list(session.registry())), end="")
     return EXIT_OK
 
@@ -55,7 +57,9 @@ def _commands(root: argparse.ArgumentParser) -> Mapping[str, argparse.ArgumentPa
     return {}
 
 
-def _options(p: argparse.ArgumentParser) -> tuple[list[str], dict[str, list[str]], list[str] | None]:
+def _options(
+    p: argparse.ArgumentParser,
+) -> tuple[list[str], dict[str, list[str]], list[str] | None]:
     """A command's option strings, the choices of each option that has them, and the choices of
     its first positional argument (None: it has none)."""
     options: list[str] = []

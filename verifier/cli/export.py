@@ -13,9 +13,14 @@ import sys
 from typing import Any
 
 from netproof.symbolic import RecurrentNetwork, Seq2Seq, fingerprint
-
 from netproof.verifier.campaign.errors import EXIT_OK
-from netproof.verifier.campaign.sources import Session, build_network, parameter_values, parse_assignments, show_params
+from netproof.verifier.campaign.sources import (
+    Session,
+    build_network,
+    parameter_values,
+    parse_assignments,
+    show_params,
+)
 from netproof.verifier.campaign.store import write_atomic
 
 from .checks import nonnegative_int, output_file
@@ -26,8 +31,12 @@ __all__ = ["add_parser", "cmd_export"]
 
 def add_parser(sub: Any) -> None:
     """Register ``netproof export`` on the CLI's subparsers."""
-    p_export = sub.add_parser("export", help="write a construction's network as a JSON network file")
-    p_export.add_argument("name", help="construction (see `netproof list`) or a user module (FILE.py or FILE.py:NAME)")
+    p_export = sub.add_parser(
+        "export", help="write a construction's network as a JSON network file"
+    )
+    p_export.add_argument(
+        "name", help="construction (see `netproof list`) or a user module (FILE.py or FILE.py:NAME)"
+    )
     p_export.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p_export.add_argument(
         "--format",
@@ -36,9 +45,21 @@ def add_parser(sub: Any) -> None:
         help="json: the netproof network format (version 1); state_dict: torch tensors with their layout "
         "(symbolic/torch_export.py), needs --out and the torch extra",
     )
-    p_export.add_argument("--dtype", choices=("float64", "float32"), default="float64", help="for --format state_dict")
-    p_export.add_argument("--n", type=nonnegative_int, default=None, help="the word length, for constructions built per length")
-    p_export.add_argument("--out", type=output_file, default="", help="write to this file (atomically) instead of stdout")
+    p_export.add_argument(
+        "--dtype", choices=("float64", "float32"), default="float64", help="for --format state_dict"
+    )
+    p_export.add_argument(
+        "--n",
+        type=nonnegative_int,
+        default=None,
+        help="the word length, for constructions built per length",
+    )
+    p_export.add_argument(
+        "--out",
+        type=output_file,
+        default="",
+        help="write to this file (atomically) instead of stdout",
+    )
     p_export.set_defaults(func=cmd_export)
 
 
@@ -50,7 +71,9 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
     values = parameter_values(c, given)
     if c.per_length:
         if args.n is None:
-            raise UsageError(f"{c.name} is built per word length: give --n N (the word length it reads)")
+            raise UsageError(
+                f"{c.name} is built per word length: give --n N (the word length it reads)"
+            )
         net = build_network(c, values, args.n)
     else:
         if args.n is not None:
@@ -74,9 +97,14 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         "claims": [{"id": cl.id, "statement": cl.statement} for cl in c.claims(values)],
     }
     source = session.source(c.name)
-    if source is not None and not source.endswith(".json"):  # a user module's: `prove FILE.json` loads it again
+    if source is not None and not source.endswith(
+        ".json"
+    ):  # a user module's: `prove FILE.json` loads it again
         here = os.path.dirname(os.path.abspath(args.out)) if args.out else os.getcwd()
-        extra |= {"module": os.path.relpath(os.path.abspath(source), here), "built": fingerprint(net)}
+        extra |= {
+            "module": os.path.relpath(os.path.abspath(source), here),
+            "built": fingerprint(net),
+        }
     if args.format == "state_dict":
         from netproof.symbolic.torch_export import MissingExtraError, save
 

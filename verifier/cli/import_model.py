@@ -23,10 +23,15 @@ __all__ = ["add_parser", "cmd_import"]
 def add_parser(sub: Any) -> None:
     """Register ``netproof import`` on the CLI's subparsers."""
     p = sub.add_parser("import", help="a trained torch recognizer as an exact JSON network file")
-    p.add_argument("model", help="a torch.save file: a netproof Recognizer, its {format, config, state_dict} dict, or a state dict with --config")
+    p.add_argument(
+        "model",
+        help="a torch.save file: a netproof Recognizer, its {format, config, state_dict} dict, or a state dict with --config",
+    )
     p.add_argument("--config", default=None, help="the JSON config of a bare state dict")
     p.add_argument("--name", default=None, help="the network's name (default: the file's stem)")
-    p.add_argument("--out", default="", help="write the network file here (atomically) instead of stdout")
+    p.add_argument(
+        "--out", default="", help="write the network file here (atomically) instead of stdout"
+    )
     p.set_defaults(func=cmd_import)
 
 

@@ -27,14 +27,26 @@ __all__ = ["add_parser", "cmd_ledger"]
 
 def add_parser(sub: Any) -> None:
     """Register ``netproof ledger`` on the CLI's subparsers."""
-    p_ledger = sub.add_parser("ledger", help="one Markdown page: every claim with the verdict of its proof record")
-    p_ledger.add_argument(
-        "names", nargs="*", help="constructions, user modules FILE.py or network files (default: every built-in)"
+    p_ledger = sub.add_parser(
+        "ledger", help="one Markdown page: every claim with the verdict of its proof record"
     )
-    p_ledger.add_argument("--proofs", default="proofs", help="directory of the proof records (default: proofs)")
-    p_ledger.add_argument("--out", type=output_file, default="", help="write to this file (atomically) instead of stdout")
     p_ledger.add_argument(
-        "--no-cache", action="store_true",
+        "names",
+        nargs="*",
+        help="constructions, user modules FILE.py or network files (default: every built-in)",
+    )
+    p_ledger.add_argument(
+        "--proofs", default="proofs", help="directory of the proof records (default: proofs)"
+    )
+    p_ledger.add_argument(
+        "--out",
+        type=output_file,
+        default="",
+        help="write to this file (atomically) instead of stdout",
+    )
+    p_ledger.add_argument(
+        "--no-cache",
+        action="store_true",
         help="check every record anew (the results of the records' checks are otherwise kept in the user's cache directory)",
     )
     p_ledger.set_defaults(func=cmd_ledger)
@@ -42,7 +54,9 @@ def add_parser(sub: Any) -> None:
 
 def cmd_ledger(args: argparse.Namespace, session: Session) -> int:
     if not os.path.isdir(args.proofs):
-        raise UsageError(f"no proof records at {args.proofs!r}: run `netproof prove` first or pass --proofs DIR")
+        raise UsageError(
+            f"no proof records at {args.proofs!r}: run `netproof prove` first or pass --proofs DIR"
+        )
     if args.names:
         chosen = session.select(args.names, {})
         registry = {c.name: c for c in chosen}
@@ -51,7 +65,9 @@ def cmd_ledger(args: argparse.Namespace, session: Session) -> int:
         text = build(registry, args.proofs, sources, cache=None if args.no_cache else DEFAULT_CACHE)
     else:
         check_readable(args.proofs, session.registry())
-        text = build(session.registry(), args.proofs, cache=None if args.no_cache else DEFAULT_CACHE)
+        text = build(
+            session.registry(), args.proofs, cache=None if args.no_cache else DEFAULT_CACHE
+        )
     if args.out:
         write_atomic(args.out, text)
     else:

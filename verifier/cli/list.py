@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 from netproof.symbolic.size import NetworkSize, network_size
-
 from netproof.verifier.campaign.errors import EXIT_OK
 from netproof.verifier.campaign.sources import Session
 
@@ -20,14 +19,20 @@ __all__ = ["add_parser", "cmd_list"]
 def add_parser(sub: Any) -> None:
     """Register ``netproof list`` on the CLI's subparsers."""
     p = sub.add_parser("list", help="constructions, their parameters and claims")
-    p.add_argument("names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)")
+    p.add_argument(
+        "names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_list)
 
 
 def cmd_list(args: argparse.Namespace, session: Session) -> int:
     rows = []
-    listed = [c for name in args.names for c in session.resolve(name)] if args.names else list(session.registry().values())
+    listed = (
+        [c for name in args.names for c in session.resolve(name)]
+        if args.names
+        else list(session.registry().values())
+    )
     for c in listed:
         values = c.parse_params({})
         claims = c.claims(values)
@@ -37,13 +42,27 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
                 "id": c.paper_id,
                 "title": c.title,
                 "reference": c.reference,
-                "language": (lambda lang: lang.name if lang else None)(c.reference_language(values)),
+                "language": (lambda lang: lang.name if lang else None)(
+                    c.reference_language(values)
+                ),
                 "params": [
-                    {"name": p.name, "default": p.default, "help": p.help, **({"choices": list(p.choices)} if p.choices else {})}
+                    {
+                        "name": p.name,
+                        "default": p.default,
+                        "help": p.help,
+                        **({"choices": list(p.choices)} if p.choices else {}),
+                    }
                     for p in c.params
                 ]
-                + ([{"name": "n", "default": "the word's length", "help": "built per word length"}] if c.per_length else []),
-                "claims": [{"id": cl.id, "statement": cl.statement, "reference": cl.reference} for cl in claims],
+                + (
+                    [{"name": "n", "default": "the word's length", "help": "built per word length"}]
+                    if c.per_length
+                    else []
+                ),
+                "claims": [
+                    {"id": cl.id, "statement": cl.statement, "reference": cl.reference}
+                    for cl in claims
+                ],
                 "size": _size(c, values),
             }
         )
@@ -58,7 +77,10 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
         print(f"    claims: {', '.join(cl['id'] for cl in r['claims'])}")
         size = r["size"]
         shown = str(NetworkSize(**{k: v for k, v in size.items() if k != "n"}))
-        print(f"    size: {shown}" + (f" (built per word length; at n = {size['n']})" if "n" in size else ""))
+        print(
+            f"    size: {shown}"
+            + (f" (built per word length; at n = {size['n']})" if "n" in size else "")
+        )
     return EXIT_OK
 
 

@@ -24,7 +24,18 @@ from typing import Any, TextIO
 
 from netproof.verifier.campaign.proving import Progress, Running, verdict_name
 
-__all__ = ["ANNOUNCE_WORDS", "Bars", "EventBars", "EventLines", "Lines", "Quiet", "QuietEvents", "events", "finished_line", "reporter"]
+__all__ = [
+    "ANNOUNCE_WORDS",
+    "Bars",
+    "EventBars",
+    "EventLines",
+    "Lines",
+    "Quiet",
+    "QuietEvents",
+    "events",
+    "finished_line",
+    "reporter",
+]
 
 ANNOUNCE_WORDS = 1 << 16
 """An exhaustive check of at least this many words is announced (line per event) as it starts."""
@@ -48,7 +59,11 @@ class Lines:
         key = (r.construction, r.claim)
         if r.done == 0 and r.total >= ANNOUNCE_WORDS and key not in self.announced:
             self.announced.add(key)
-            print(f"[start] {r.construction} {r.claim}: checking {r.total:,} words", file=self.stream, flush=True)
+            print(
+                f"[start] {r.construction} {r.claim}: checking {r.total:,} words",
+                file=self.stream,
+                flush=True,
+            )
 
     def finished(self, p: Progress) -> None:
         print(finished_line(p), file=self.stream, flush=True)
@@ -74,13 +89,26 @@ class Bars:
 
     def __init__(self, console: Any = None) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
         from rich.progress import Progress as RichProgress
 
         self.console = console if console is not None else Console(stderr=True)
         self.bars = RichProgress(
-            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TimeRemainingColumn(), console=self.console, transient=True,
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=True,
         )
         self.tasks: dict[tuple[str, str], Any] = {}
         self.done: set[tuple[str, str]] = set()
@@ -93,7 +121,9 @@ class Bars:
             return  # a late tick of a claim already finished
         total = r.total if r.total > 0 else None
         if key not in self.tasks:
-            self.tasks[key] = self.bars.add_task(f"{r.construction} {r.claim}", total=total, completed=r.done)
+            self.tasks[key] = self.bars.add_task(
+                f"{r.construction} {r.claim}", total=total, completed=r.done
+            )
         else:
             self.bars.update(self.tasks[key], total=total, completed=r.done)
 
@@ -149,7 +179,9 @@ class EventLines:
         """Step ``key`` begins (``total`` things to do, if known); ``line`` says so."""
         self._say(line)
 
-    def advance(self, key: str, done: int, total: int | None = None, line: str | None = None) -> None:
+    def advance(
+        self, key: str, done: int, total: int | None = None, line: str | None = None
+    ) -> None:
         """``done`` things of step ``key`` are done; ``line`` is shown only with ``verbose``."""
         if self.verbose:
             self._say(line)
@@ -185,14 +217,27 @@ class EventBars(EventLines):
 
     def __init__(self, console: Any = None, *, verbose: bool = False) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
         from rich.progress import Progress as RichProgress
 
         super().__init__(verbose=verbose)
         self.console = console if console is not None else Console(stderr=True)
         self.bars = RichProgress(
-            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=self.console, transient=True, redirect_stdout=False, redirect_stderr=False,
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
         )
         self.tasks: dict[str, Any] = {}
         self.last: dict[str, float] = {}
@@ -206,7 +251,9 @@ class EventBars(EventLines):
         else:
             self.tasks[key] = self.bars.add_task(key, total=total, completed=0)
 
-    def advance(self, key: str, done: int, total: int | None = None, line: str | None = None) -> None:
+    def advance(
+        self, key: str, done: int, total: int | None = None, line: str | None = None
+    ) -> None:
         if key in self.over:
             return  # a late tick of a step already finished
         if key not in self.tasks:
@@ -244,7 +291,9 @@ class EventBars(EventLines):
         self.bars.stop()
 
 
-def events(*, quiet: bool, json_out: bool = False, verbose: bool = False, stream: TextIO | None = None) -> EventLines:
+def events(
+    *, quiet: bool, json_out: bool = False, verbose: bool = False, stream: TextIO | None = None
+) -> EventLines:
     """The progress display of ``recheck``, ``fuzz``, ``precision`` and ``plot``: nothing with
     ``--quiet``; rich bars when ``stream`` (stderr) is a terminal, ``NO_COLOR`` is unset, the
     output is not ``--json`` and rich is installed; else one line per event."""

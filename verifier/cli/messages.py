@@ -40,7 +40,9 @@ def one_line(message: str) -> str:
     >>> one_line("k='" + "9" * 5000 + "' is not an integer")
     "k='999999999999999999999999999999999999999999999999999999999… (5004 characters) is not an integer"
     """
-    return _LONG.sub(lambda m: f"{m.group()[:60]}… ({len(m.group())} characters)", " ".join(message.split()))
+    return _LONG.sub(
+        lambda m: f"{m.group()[:60]}… ({len(m.group())} characters)", " ".join(message.split())
+    )
 
 
 def version() -> str:
@@ -107,7 +109,7 @@ def user_message(message: str) -> str:
     """
     text = one_line(message)
     while (m := _CLASS_PREFIX.match(text)) is not None:
-        text = text[m.end():]
+        text = text[m.end() :]
     return _HINT.sub(lambda m: install_command(m.group(1)), text)
 
 
@@ -116,11 +118,17 @@ def user_code_error(exc: BaseException) -> str | None:
     traceback is in a file that is neither netproof's nor Python's nor an installed package's,
     e.g. a user module's builder raising ``TypeError``), naming the file, line and function;
     None when no frame is the user's (a crash in netproof itself)."""
-    frames = [(f.filename, f.lineno, f.name, f.line or "") for f in traceback.extract_tb(exc.__traceback__)]
+    frames = [
+        (f.filename, f.lineno, f.name, f.line or "")
+        for f in traceback.extract_tb(exc.__traceback__)
+    ]
     remote = getattr(exc.__cause__, "tb", None)  # raised in a worker process: its traceback as text
     if isinstance(remote, str):
         last = remote.rsplit("Traceback (most recent call last):", 1)[-1]
-        frames += [(m["file"], int(m["line"]), m["name"], m["code"] or "") for m in _REMOTE_FRAME.finditer(last)]
+        frames += [
+            (m["file"], int(m["line"]), m["name"], m["code"] or "")
+            for m in _REMOTE_FRAME.finditer(last)
+        ]
     users = [f for f in frames if _is_users_file(f[0])]
     if not users:
         return None
@@ -131,7 +139,10 @@ def user_code_error(exc: BaseException) -> str | None:
     return f"{filename}:{lineno}: your code ({name}) raised {what}{shown}; fix it and run again"
 
 
-_REMOTE_FRAME = re.compile(r'^ *File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)\n(?: {4,}(?P<code>[^\n]*)\n)?', re.M)
+_REMOTE_FRAME = re.compile(
+    r'^ *File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)\n(?: {4,}(?P<code>[^\n]*)\n)?',
+    re.M,
+)
 
 
 def _is_users_file(filename: str) -> bool:

@@ -23,11 +23,23 @@ __all__ = ["add_parser", "cmd_new"]
 
 def add_parser(sub: Any) -> None:
     """Register ``netproof new`` on the CLI's subparsers."""
-    p_new = sub.add_parser("new", help="write a commented starting module for your own construction")
-    p_new.add_argument("name", help="the construction's name: lowercase letters, digits and dashes (e.g. my-majority)")
-    p_new.add_argument("--out", type=output_path, default="", help="the file to write (default: NAME with underscores, .py)")
+    p_new = sub.add_parser(
+        "new", help="write a commented starting module for your own construction"
+    )
     p_new.add_argument(
-        "--template", choices=("construction", "brasp", "crasp"), default="construction",
+        "name",
+        help="the construction's name: lowercase letters, digits and dashes (e.g. my-majority)",
+    )
+    p_new.add_argument(
+        "--out",
+        type=output_path,
+        default="",
+        help="the file to write (default: NAME with underscores, .py)",
+    )
+    p_new.add_argument(
+        "--template",
+        choices=("construction", "brasp", "crasp"),
+        default="construction",
         help="construction: a hand-built network (default); brasp / crasp: a B-RASP / C-RASP program (docs/rasp.md)",
     )
     p_new.set_defaults(func=cmd_new)
@@ -36,7 +48,9 @@ def add_parser(sub: Any) -> None:
 def cmd_new(args: argparse.Namespace, session: Session) -> int:
     check_name(args.name)
     if args.name in builtin_registry():
-        raise UsageError(f"{args.name!r} is the name of a built-in construction; pick another (e.g. 'my-{args.name}')")
+        raise UsageError(
+            f"{args.name!r} is the name of a built-in construction; pick another (e.g. 'my-{args.name}')"
+        )
     path = args.out or module_filename(args.name)
     if os.path.isdir(path):
         path = os.path.join(path, module_filename(args.name))
@@ -47,9 +61,15 @@ def cmd_new(args: argparse.Namespace, session: Session) -> int:
         os.makedirs(folder, exist_ok=True)
     try:
         with open(path, "x", encoding="utf-8") as fh:
-            fh.write(render_template(args.name) if args.template == "construction" else render_program_template(args.name, args.template))
+            fh.write(
+                render_template(args.name)
+                if args.template == "construction"
+                else render_program_template(args.name, args.template)
+            )
     except FileExistsError:
-        raise UsageError(f"{path} exists; not overwriting it (pick another NAME or --out PATH)") from None
+        raise UsageError(
+            f"{path} exists; not overwriting it (pick another NAME or --out PATH)"
+        ) from None
     if args.template != "construction":
         return _written_program(path, args.name, args.template)
     print(f"wrote {path}: construction {args.name} (MAJORITY with one uniform-attention layer)")

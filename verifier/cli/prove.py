@@ -49,9 +49,16 @@ __all__ = ["add_parser", "cmd_prove"]
 def add_parser(sub: Any) -> None:
     """Register ``netproof prove`` on the CLI's subparsers."""
     p_prove = sub.add_parser("prove", help="check the claims of constructions")
-    p_prove.add_argument("names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)")
+    p_prove.add_argument(
+        "names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)"
+    )
     p_prove.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
-    p_prove.add_argument("--max-n", type=nonnegative_int, default=None, help="override every claim's word-length bound")
+    p_prove.add_argument(
+        "--max-n",
+        type=nonnegative_int,
+        default=None,
+        help="override every claim's word-length bound",
+    )
     p_prove.add_argument(
         "--method",
         choices=("exhaustive", "smt", "all"),
@@ -59,23 +66,42 @@ def add_parser(sub: Any) -> None:
         help="exhaustive: every word of the bound, exactly (default); smt: z3 queries over a symbolic word, one "
         "per length, logged as .smt2; all: exhaustive where the bound is small, smt where the claim allows, both logged",
     )
-    p_prove.add_argument("--timeout", type=positive_seconds, default=60.0, help="solver seconds per claim for smt (default 60)")
-    p_prove.add_argument("--json", action="store_true", help="print all records and a summary as JSON")
-    p_prove.add_argument("--out", type=output_dir, default="proofs", help="directory for the JSON records ('' for none)")
-    p_prove.add_argument("--jobs", type=positive_int, default=0, help="worker processes (default: all cores)")
+    p_prove.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=60.0,
+        help="solver seconds per claim for smt (default 60)",
+    )
+    p_prove.add_argument(
+        "--json", action="store_true", help="print all records and a summary as JSON"
+    )
+    p_prove.add_argument(
+        "--out",
+        type=output_dir,
+        default="proofs",
+        help="directory for the JSON records ('' for none)",
+    )
+    p_prove.add_argument(
+        "--jobs", type=positive_int, default=0, help="worker processes (default: all cores)"
+    )
     p_prove.add_argument("--quiet", action="store_true", help="no per-claim progress lines")
     p_prove.add_argument(
-        "--executor", choices=EXECUTORS, default="local",
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
         help="where the claims run: local (this machine, --jobs processes; default) or ray (a Ray cluster, large "
         "exhaustive claims split into shards by word prefix; needs the extra netproof[ray]); the records are the same",
     )
     p_prove.add_argument(
-        "--address", default=None, metavar="ADDR",
+        "--address",
+        default=None,
+        metavar="ADDR",
         help="with --executor ray: the cluster's address (e.g. 127.0.0.1:6379, from `ray start --head`); "
         "default: a Ray instance on this machine for the run",
     )
     p_prove.add_argument(
-        "--force", action="store_true",
+        "--force",
+        action="store_true",
         help="prove every claim again, even where --out holds its record for the same network, claim, bound and method",
     )
     p_prove.set_defaults(func=cmd_prove)
@@ -84,20 +110,35 @@ def add_parser(sub: Any) -> None:
 def cmd_prove(args: argparse.Namespace, session: Session) -> int:
     given = parse_assignments(args.param)
     if args.address is not None and args.executor != "ray":
-        raise UsageError(f"--address {args.address} is a Ray cluster's address; give it with --executor ray")
+        raise UsageError(
+            f"--address {args.address} is a Ray cluster's address; give it with --executor ray"
+        )
     display = reporter(quiet=args.quiet, json_out=args.json)
     terminated: list[bool] = []
     try:
         with sigterm_as_interrupt(terminated):
             result = prove(
-                args.names, params=given, method=args.method, max_n=args.max_n, timeout=args.timeout,
-                jobs=None if args.jobs == 0 else max(1, args.jobs), out=args.out or None, progress=display.finished,
-                session=session, force=args.force, running=display.running, executor=args.executor,
+                args.names,
+                params=given,
+                method=args.method,
+                max_n=args.max_n,
+                timeout=args.timeout,
+                jobs=None if args.jobs == 0 else max(1, args.jobs),
+                out=args.out or None,
+                progress=display.finished,
+                session=session,
+                force=args.force,
+                running=display.running,
+                executor=args.executor,
                 address=args.address,
             )
     except Interrupted as stop:
         display.close()
-        kept = f"; their records are in {args.out}/, run the same command again to finish the rest" if args.out else ""
+        kept = (
+            f"; their records are in {args.out}/, run the same command again to finish the rest"
+            if args.out
+            else ""
+        )
         how = "terminated (SIGTERM)" if terminated else "interrupted"
         sys.stderr.write(f"netproof: {how}: {stop.done} of {stop.total} claims done{kept}\n")
         return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
@@ -105,9 +146,14 @@ def cmd_prove(args: argparse.Namespace, session: Session) -> int:
         display.close()
     if args.json:
         results = [
-            {**r.record, "every_length": r.every_length, "cached": r.cached, "record_path": r.path} for r in result.results
+            {**r.record, "every_length": r.every_length, "cached": r.cached, "record_path": r.path}
+            for r in result.results
         ]
-        print(json.dumps({"results": results, "summary": result.summary}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"results": results, "summary": result.summary}, indent=2, ensure_ascii=False
+            )
+        )
         return result.exit_code
     print_table(result.results)
     summary = result.summary
@@ -138,7 +184,9 @@ def sigterm_as_interrupt(terminated: list[bool]) -> Iterator[None]:
     def force_exit() -> None:
         for child in multiprocessing.active_children():
             child.kill()
-        sys.stderr.write("netproof: terminated (SIGTERM): the workers did not stop in time; finished records are kept\n")
+        sys.stderr.write(
+            "netproof: terminated (SIGTERM): the workers did not stop in time; finished records are kept\n"
+        )
         sys.stderr.flush()
         os._exit(EXIT_TERMINATED)
 
@@ -192,8 +240,16 @@ def print_table(results: Sequence[ClaimResult]) -> None:
     headers = ("construction", "claim", "verdict", "bound", "method", "time")
     rows = []
     for r in results:
-        rows.append((r.construction.name, r.claim.id, verdict_name(r.verdict).upper(), bound_text(r), r.verdict.method,
-                     "cached" if r.cached else f"{r.seconds:.1f}s"))
+        rows.append(
+            (
+                r.construction.name,
+                r.claim.id,
+                verdict_name(r.verdict).upper(),
+                bound_text(r),
+                r.verdict.method,
+                "cached" if r.cached else f"{r.seconds:.1f}s",
+            )
+        )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
@@ -209,8 +265,12 @@ def print_table(results: Sequence[ClaimResult]) -> None:
         elif isinstance(v, Unknown):
             print(f"\n  UNKNOWN {c.name} {claim.id}: {claim.statement}\n      {v.reason}")
         for lemma in refuted_lemmas(r.record):
-            print(f"\n  LEMMA REFUTED {c.name} {claim.id} / {lemma['name']}: {lemma['statement']}\n      "
-                  f"{claim.id} was proved without it, for {bound_text(r).removesuffix(' (a lemma refuted)')} only")
+            print(
+                f"\n  LEMMA REFUTED {c.name} {claim.id} / {lemma['name']}: {lemma['statement']}\n      "
+                f"{claim.id} was proved without it, for {bound_text(r).removesuffix(' (a lemma refuted)')} only"
+            )
         if r.kept is not None:
-            print(f"\n  KEPT {r.path}: its {r.kept['verdict']} ({r.kept['method']}) is stronger than this run's "
-                  f"{verdict_name(v)}, so it stays")
+            print(
+                f"\n  KEPT {r.path}: its {r.kept['verdict']} ({r.kept['method']}) is stronger than this run's "
+                f"{verdict_name(v)}, so it stays"
+            )

@@ -22,8 +22,8 @@ from typing import Any
 from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, EXIT_USAGE
 from netproof.verifier.campaign.sources import Session
 
-from .live import EventLines, events
 from .checks import positive_seconds
+from .live import EventLines, events
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_recheck"]
@@ -31,13 +31,33 @@ __all__ = ["add_parser", "cmd_recheck"]
 
 def add_parser(sub: Any) -> None:
     """Register ``netproof recheck`` on the CLI's subparsers."""
-    p_recheck = sub.add_parser("recheck", help="re-solve the .smt2 queries of proof logs with a second solver (cvc5)")
-    p_recheck.add_argument("logs", nargs="+", help="proof logs (.json) or directories of them (e.g. proofs)")
-    p_recheck.add_argument("--solver", choices=("cvc5", "z3"), default="cvc5", help="the solver that answers again (default cvc5)")
-    p_recheck.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per query, or for an exhaustive re-run (default 120)")
-    p_recheck.add_argument("--json", action="store_true", help="print every log's outcome and answers as JSON")
+    p_recheck = sub.add_parser(
+        "recheck", help="re-solve the .smt2 queries of proof logs with a second solver (cvc5)"
+    )
+    p_recheck.add_argument(
+        "logs", nargs="+", help="proof logs (.json) or directories of them (e.g. proofs)"
+    )
+    p_recheck.add_argument(
+        "--solver",
+        choices=("cvc5", "z3"),
+        default="cvc5",
+        help="the solver that answers again (default cvc5)",
+    )
+    p_recheck.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=120.0,
+        help="seconds per query, or for an exhaustive re-run (default 120)",
+    )
+    p_recheck.add_argument(
+        "--json", action="store_true", help="print every log's outcome and answers as JSON"
+    )
     p_recheck.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p_recheck.add_argument("--verbose", action="store_true", help="a progress line per query solved (without a terminal)")
+    p_recheck.add_argument(
+        "--verbose",
+        action="store_true",
+        help="a progress line per query solved (without a terminal)",
+    )
     p_recheck.set_defaults(func=cmd_recheck)
 
 
@@ -49,7 +69,9 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(f"--timeout {args.timeout:g} must be > 0 (seconds per query)")
     for p in args.logs:
         if not os.path.exists(p):
-            raise UsageError(f"no proof log or directory at {p!r}; give a .json record written by `netproof prove`")
+            raise UsageError(
+                f"no proof log or directory at {p!r}; give a .json record written by `netproof prove`"
+            )
     paths = find_logs(args.logs)
     if not paths:
         raise UsageError(f"no .json proof logs under {' '.join(args.logs)}")
@@ -57,21 +79,35 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
         import cvc5  # noqa: F401
     except ImportError:
         if args.solver == "cvc5":
-            raise UsageError("--solver cvc5 needs the smt extra: pip install 'netproof[smt]' (PyPI cvc5)") from None
+            raise UsageError(
+                "--solver cvc5 needs the smt extra: pip install 'netproof[smt]' (PyPI cvc5)"
+            ) from None
     checks = []
     shown = events(quiet=args.quiet, json_out=args.json, verbose=args.verbose)
     try:
         for i, path in enumerate(paths, start=1):
             key = f"[{i}/{len(paths)}] {path}"
             shown.start(key, None, f"{key}: rechecking")
-            check = recheck_log(path, registry=session.registry(), solver=args.solver, timeout=args.timeout,
-                                announce=_announcer(shown, args.json), progress=_progress(shown, key))
+            check = recheck_log(
+                path,
+                registry=session.registry(),
+                solver=args.solver,
+                timeout=args.timeout,
+                announce=_announcer(shown, args.json),
+                progress=_progress(shown, key),
+            )
             checks.append(check)
             shown.finish(key)
             if not args.json:
                 n = len(check.queries)
-                what = f"{n} quer{'y' if n == 1 else 'ies'}" if check.solver != "checker" else "exhaustive check"
-                if check.outcome == "rejected" or (check.outcome == "undecided" and not check.queries):
+                what = (
+                    f"{n} quer{'y' if n == 1 else 'ies'}"
+                    if check.solver != "checker"
+                    else "exhaustive check"
+                )
+                if check.outcome == "rejected" or (
+                    check.outcome == "undecided" and not check.queries
+                ):
                     what = "nothing solved"
                 shown.out(f"{check.outcome.upper():9} {path}  ({what}: {check.detail})")
     finally:
@@ -86,10 +122,18 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
         code = EXIT_UNKNOWN
     summary = {o: outcomes.count(o) for o in ("agree", "disagree", "undecided", "rejected")}
     if args.json:
-        print(json.dumps({"logs": [as_json(c) for c in checks], "summary": {**summary, "exit_code": code}}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"logs": [as_json(c) for c in checks], "summary": {**summary, "exit_code": code}},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
-        print(f"\n{summary['agree']} agree, {summary['disagree']} disagree, {summary['undecided']} undecided, "
-              f"{summary['rejected']} rejected ({args.solver})")
+        print(
+            f"\n{summary['agree']} agree, {summary['disagree']} disagree, {summary['undecided']} undecided, "
+            f"{summary['rejected']} rejected ({args.solver})"
+        )
     return code
 
 

@@ -26,15 +26,27 @@ __all__ = ["add_parser", "cmd_report"]
 
 def add_parser(sub: Any) -> None:
     """Register ``netproof report`` on the CLI's subparsers."""
-    p = sub.add_parser("report", help="a static HTML site: every claim's verdict, the errata with traces, the records")
-    p.add_argument("names", nargs="*", help="constructions, user modules FILE.py or network files (default: every built-in)")
-    p.add_argument("--proofs", default="proofs", help="directory of the proof records (default: proofs)")
+    p = sub.add_parser(
+        "report",
+        help="a static HTML site: every claim's verdict, the errata with traces, the records",
+    )
     p.add_argument(
-        "--out", type=output_dir, default="report",
+        "names",
+        nargs="*",
+        help="constructions, user modules FILE.py or network files (default: every built-in)",
+    )
+    p.add_argument(
+        "--proofs", default="proofs", help="directory of the proof records (default: proofs)"
+    )
+    p.add_argument(
+        "--out",
+        type=output_dir,
+        default="report",
         help="folder to write the site in (default: report); a report written before there is replaced",
     )
     p.add_argument(
-        "--no-cache", action="store_true",
+        "--no-cache",
+        action="store_true",
         help="check every record anew (the results of the records' checks are otherwise kept in the user's cache directory)",
     )
     p.set_defaults(func=cmd_report)
@@ -42,17 +54,23 @@ def add_parser(sub: Any) -> None:
 
 def cmd_report(args: argparse.Namespace, session: Session) -> int:
     if not os.path.isdir(args.proofs):
-        raise UsageError(f"no proof records at {args.proofs!r}: run `netproof prove` first or pass --proofs DIR")
+        raise UsageError(
+            f"no proof records at {args.proofs!r}: run `netproof prove` first or pass --proofs DIR"
+        )
     cache = None if args.no_cache else DEFAULT_CACHE
     if args.names:
         chosen = session.select(args.names, {})
         registry = {c.name: c for c in chosen}
         sources = {c.name: src for c in chosen if (src := session.source(c.name)) is not None}
         check_readable(args.proofs, registry)
-        pages = build_site(registry, args.proofs, args.out, sources, cache=cache, every_folder=False)
+        pages = build_site(
+            registry, args.proofs, args.out, sources, cache=cache, every_folder=False
+        )
     else:
         registry = session.registry()
         check_readable(args.proofs, registry)
         pages = build_site(registry, args.proofs, args.out, cache=cache)
-    print(f"wrote {len(pages)} pages to {args.out}/; open {os.path.join(args.out, 'index.html')} in a browser")
+    print(
+        f"wrote {len(pages)} pages to {args.out}/; open {os.path.join(args.out, 'index.html')} in a browser"
+    )
     return EXIT_OK

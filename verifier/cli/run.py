@@ -41,10 +41,15 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.display import format_trace
 from netproof.symbolic.size import network_size
-
 from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED
 from netproof.verifier.campaign.evaluate import evaluate
-from netproof.verifier.campaign.sources import Session, build_network, parameter_values, parse_assignments, show_params
+from netproof.verifier.campaign.sources import (
+    Session,
+    build_network,
+    parameter_values,
+    parse_assignments,
+    show_params,
+)
 from netproof.verifier.campaign.usermod import is_module_ref
 from netproof.verifier.claims import Construction
 
@@ -56,7 +61,9 @@ __all__ = ["add_parser", "cmd_run"]
 
 def add_parser(sub: Any) -> None:
     """Register ``netproof run`` on the CLI's subparsers."""
-    p_run = sub.add_parser("run", help="evaluate a construction on a word (or many: @FILE, - for stdin)")
+    p_run = sub.add_parser(
+        "run", help="evaluate a construction on a word (or many: @FILE, - for stdin)"
+    )
     p_run.add_argument(
         "name",
         help="construction (see `netproof list`), a user module (FILE.py or FILE.py:NAME) or a network file "
@@ -75,13 +82,18 @@ def add_parser(sub: Any) -> None:
         help="auto (default): exact rationals if the network stays rational, else sympy, else intervals; "
         "torch: floats (evidence, not proof), with --device, --dtype and --check",
     )
-    p_run.add_argument("--device", default="cpu", help="for --backend torch: cpu (default), cuda or cuda:N")
     p_run.add_argument(
-        "--dtype", choices=("float64", "float32", "float16", "bfloat16"), default="float64",
+        "--device", default="cpu", help="for --backend torch: cpu (default), cuda or cuda:N"
+    )
+    p_run.add_argument(
+        "--dtype",
+        choices=("float64", "float32", "float16", "bfloat16"),
+        default="float64",
         help="for --backend torch: the float format (default float64)",
     )
     p_run.add_argument(
-        "--check", action="store_true",
+        "--check",
+        action="store_true",
         help="for --backend torch: also run the exact interpreter on the word and report agreement (exit 1 if they differ)",
     )
     p_run.add_argument(
@@ -92,10 +104,13 @@ def add_parser(sub: Any) -> None:
         help="evaluate the word as the start of a string of total length N (special tokens included): "
         "positional features such as i/n use N (causal networks only; e.g. dyck-gen reading=G2)",
     )
-    p_run.add_argument("--trace", action="store_true", help="every residual state and attention selection")
+    p_run.add_argument(
+        "--trace", action="store_true", help="every residual state and attention selection"
+    )
     p_run.add_argument("--json", action="store_true", help="print one JSON object")
     p_run.add_argument(
-        "--exact-form", action="store_true",
+        "--exact-form",
+        action="store_true",
         help="print a long irrational logit as its exact sympy expression (default: a certified decimal ± its error bound)",
     )
     p_run.set_defaults(func=cmd_run)
@@ -104,7 +119,9 @@ def add_parser(sub: Any) -> None:
 def cmd_run(args: argparse.Namespace, session: Session) -> int:
     if not is_module_ref(args.name) and _is_network_file(args.name):
         if args.param:
-            raise UsageError("a network file has its parameters built in; drop -p (re-export to change them)")
+            raise UsageError(
+                "a network file has its parameters built in; drop -p (re-export to change them)"
+            )
         file_net, c_file, values = session.load_network_file(args.name)
         return _run_network(args, file_net, c_file, values, source=args.name)
     c = session.one(args.name, "run")
@@ -134,11 +151,17 @@ def _word_texts(arg: str) -> tuple[list[str], str | None]:
 
 
 def _run_network(
-    args: argparse.Namespace, file_net: Network | None, c: Construction | None, values: dict[str, Any], source: str
+    args: argparse.Namespace,
+    file_net: Network | None,
+    c: Construction | None,
+    values: dict[str, Any],
+    source: str,
 ) -> int:
     texts, origin = _word_texts(args.word)
     if not texts:
-        raise UsageError(f"{origin} holds no word; write one word per line (`netproof run NAME ''` runs the empty word)")
+        raise UsageError(
+            f"{origin} holds no word; write one word per line (`netproof run NAME ''` runs the empty word)"
+        )
     if len(texts) > MAX_RUN_WORDS:
         raise UsageError(
             f"{origin} holds {len(texts):,} words; run takes at most {MAX_RUN_WORDS:,} at once (an exact run of "
@@ -154,11 +177,15 @@ def _run_network(
         try:
             words.append(tokenize(probe.alphabet, text))
         except WordError as exc:
-            raise UsageError(f"{origin}, line {line}: {exc}" if len(texts) > 1 else str(exc)) from None
+            raise UsageError(
+                f"{origin}, line {line}: {exc}" if len(texts) > 1 else str(exc)
+            ) from None
     if len(words) == 1:
         return _run_word(args, file_net, c, values, source, probe, words[0])
     if args.trace:
-        raise UsageError(f"--trace prints one word's trace; {origin} holds {len(words)} words: give one word")
+        raise UsageError(
+            f"--trace prints one word's trace; {origin} holds {len(words)} words: give one word"
+        )
     args.sink = []
     code = EXIT_OK
     for word in words:
@@ -192,12 +219,16 @@ def _print_many(records: Sequence[dict[str, Any]], as_json: bool) -> None:
     if any(r.get("member") is not None for r in records):
         columns.append(("member", lambda r: _yes(r.get("member"))))
     if any(r.get("output") is not None for r in records):
-        columns.append(("logit", lambda r: _short(r.get("output_decimal") or r.get("output") or "—")))
+        columns.append(
+            ("logit", lambda r: _short(r.get("output_decimal") or r.get("output") or "—"))
+        )
     if any("next" in r for r in records):
         columns.append(("next", lambda r: " ".join(r.get("next", ())) or "∅"))
         columns.append(("may end", lambda r: _yes(r.get("end"))))
     if any("halted_at" in r for r in records):
-        columns.append(("halts at", lambda r: "—" if r.get("halted_at") is None else f"t = {r['halted_at']}"))
+        columns.append(
+            ("halts at", lambda r: "—" if r.get("halted_at") is None else f"t = {r['halted_at']}")
+        )
     if any("agreement" in r for r in records):
         columns.append(("check", lambda r: "agrees" if r["agreement"]["agree"] else "DISAGREES"))
     table = [[name for name, _ in columns]] + [[str(get(r)) for _, get in columns] for r in records]
@@ -222,7 +253,9 @@ def _readout_check(net: Network, word: tuple[str, ...], source: str) -> None:
     if 0 <= t < count:
         return
     shortest = (r.position + 1 if r.position >= 0 else -r.position) - specials
-    shown = "the empty word" if not word else f"{render(net.alphabet, word)!r} ({len(word)} symbols)"
+    shown = (
+        "the empty word" if not word else f"{render(net.alphabet, word)!r} ({len(word)} symbols)"
+    )
     raise UsageError(
         f"{source} reads its logit at token {r.position}, and {shown} gives {count} token{'s' * (count != 1)}: "
         f"{source} is defined on words of at least {shortest} symbol{'s' * (shortest != 1)}; give a longer word"
@@ -230,12 +263,21 @@ def _readout_check(net: Network, word: tuple[str, ...], source: str) -> None:
 
 
 def _run_word(
-    args: argparse.Namespace, file_net: Network | None, c: Construction | None, values: dict[str, Any], source: str,
-    probe: Any, word: tuple[str, ...],
+    args: argparse.Namespace,
+    file_net: Network | None,
+    c: Construction | None,
+    values: dict[str, Any],
+    source: str,
+    probe: Any,
+    word: tuple[str, ...],
 ) -> int:
     """``run`` on one word (printed, or kept for the table of many words)."""
     if (args.backend != "torch" or args.check) and len(word) > MAX_EXACT_SYMBOLS:
-        where = "--check runs the exact interpreters, which take" if args.check else "the exact backends evaluate"
+        where = (
+            "--check runs the exact interpreters, which take"
+            if args.check
+            else "the exact backends evaluate"
+        )
         raise UsageError(
             f"the word has {len(word):,} symbols; {where} words of at most {MAX_EXACT_SYMBOLS:,} (each attention "
             "layer costs n² exact products): give a shorter word, or --backend torch without --check for long words "
@@ -288,8 +330,12 @@ def _run_word(
         record["next"] = sorted(s for s in last if s != end)
         record["end"] = end in last if end is not None else None
         record["next_by_position"] = [
-            {"i": trace.positions[t], "token": trace.tokens[t], "next": sorted(s for s in allowed if s != end),
-             "end": end in allowed if end is not None else None}
+            {
+                "i": trace.positions[t],
+                "token": trace.tokens[t],
+                "next": sorted(s for s in allowed if s != end),
+                "end": end in allowed if end is not None else None,
+            }
             for t, allowed in enumerate(trace.next_symbols)
         ]
     if args.trace and args.json:  # sympy prints a long exact value slowly: only for the JSON
@@ -301,7 +347,9 @@ def _run_word(
         return EXIT_OK
     print(f"{source} — {net.reference}")
     print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
-    print(f"word: {record['word'] or 'ε'}   tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}")
+    print(
+        f"word: {record['word'] or 'ε'}   tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}"
+    )
     if args.trace:
         from .values import certified_text
 
@@ -309,16 +357,27 @@ def _run_word(
         print(format_trace(trace, states="all", value=certified_text, weights=True))
         print()
     if trace.output is not None:
-        long_form = record["output_decimal"] is not None and len(record["output"]) > EXACT_FORM_CHARS
+        long_form = (
+            record["output_decimal"] is not None and len(record["output"]) > EXACT_FORM_CHARS
+        )
         shown = record["output_decimal"] if long_form and not args.exact_form else record["output"]
         print(f"logit s = {shown}   ({backend})")
     if trace.next_symbols is not None:
         shown = " ".join(record["next"]) or "(no bracket)"
-        ending = "" if record["end"] is None else ("; the string may end here" if record["end"] else "; the string may not end here")
-        print(f"allowed next after the input (n = {record['length']}): {shown}{ending}   ({backend})")
+        ending = (
+            ""
+            if record["end"] is None
+            else ("; the string may end here" if record["end"] else "; the string may not end here")
+        )
+        print(
+            f"allowed next after the input (n = {record['length']}): {shown}{ending}   ({backend})"
+        )
     if trace.accepted is not None:
         verdict = "accepted (s > 0)" if trace.accepted else "rejected (s <= 0)"
-        print(f"{verdict}" + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}"))
+        print(
+            f"{verdict}"
+            + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}")
+        )
     return EXIT_OK
 
 
@@ -347,8 +406,13 @@ def _trace_json(trace: Any) -> dict[str, Any]:
     dims = trace.network.dims
 
     def decimals(row: Any) -> dict[str, str]:
-        return {d: certified_text(v) for d, v in zip(dims, row, strict=True)
-                if v is not None and not isinstance(v, Fraction) and not getattr(v, "is_Rational", False)}
+        return {
+            d: certified_text(v)
+            for d, v in zip(dims, row, strict=True)
+            if v is not None
+            and not isinstance(v, Fraction)
+            and not getattr(v, "is_Rational", False)
+        }
 
     return {
         "dims": list(dims),
@@ -357,10 +421,17 @@ def _trace_json(trace: Any) -> dict[str, Any]:
             {
                 "after": s.label,
                 "rows": [
-                    {d: None if v is None else _value_text(v) for d, v in zip(dims, row, strict=True)}
+                    {
+                        d: None if v is None else _value_text(v)
+                        for d, v in zip(dims, row, strict=True)
+                    }
                     for row in s.rows
                 ],
-                **({"decimals": [decimals(row) for row in s.rows]} if trace.backend != "exact" else {}),
+                **(
+                    {"decimals": [decimals(row) for row in s.rows]}
+                    if trace.backend != "exact"
+                    else {}
+                ),
             }
             for s in trace.states
         ],
@@ -370,7 +441,9 @@ def _trace_json(trace: Any) -> dict[str, Any]:
                 "head": sel.head,
                 "position": trace.positions[sel.position],
                 "weights": [_value_text(w) for w in sel.weights],
-                "selected": None if sel.selected is None else [trace.positions[j] for j in sel.selected],
+                "selected": None
+                if sel.selected is None
+                else [trace.positions[j] for j in sel.selected],
             }
             for sel in trace.selections
         ],
@@ -378,7 +451,12 @@ def _trace_json(trace: Any) -> dict[str, Any]:
 
 
 def _run_recurrent(
-    args: argparse.Namespace, net: RecurrentNetwork, c: Construction | None, values: dict[str, Any], source: str, word: Any
+    args: argparse.Namespace,
+    net: RecurrentNetwork,
+    c: Construction | None,
+    values: dict[str, Any],
+    source: str,
+    word: Any,
 ) -> int:
     """``run`` for a recurrent network: the predicted next-symbol set after every prefix (exact;
     ``--backend interval`` for tanh / logistic / softmax cells), accepted iff every prediction is
@@ -389,7 +467,9 @@ def _run_recurrent(
         raise UsageError(f"{source} is a recurrent network: it reads any length; drop --length")
     backend = {"auto": "exact", "exact": "exact", "interval": "interval"}.get(args.backend)
     if backend is None:
-        raise UsageError(f"--backend {args.backend} does not run recurrent networks; use exact or interval")
+        raise UsageError(
+            f"--backend {args.backend} does not run recurrent networks; use exact or interval"
+        )
     try:
         trace = run_recurrent(net, word, backend)  # type: ignore[arg-type]
     except SymbolicError as exc:
@@ -414,11 +494,17 @@ def _run_recurrent(
         if args.trace:
             row["h"] = {d: _value_text(v) for d, v in st.h.items()}
             row["y"] = {s: _value_text(v) for s, v in st.y.items()}
-            row["memory"] = [[_value_text(v) for v in e] for e in st.memory if any(v != 0 for v in e)]
+            row["memory"] = [
+                [_value_text(v) for v in e] for e in st.memory if any(v != 0 for v in e)
+            ]
         steps.append(row)
     decided = all(st.predicted is not None for st in trace.steps)
     accepted = None if task is None or not decided else task.accepts(tuple(word), trace.predictions)
-    right = None if targets is None else all(st.predicted == t for st, t in zip(trace.steps, targets, strict=True))
+    right = (
+        None
+        if targets is None
+        else all(st.predicted == t for st, t in zip(trace.steps, targets, strict=True))
+    )
     record: dict[str, Any] = {
         "construction": c.name if c is not None else None,
         "source": source,
@@ -448,8 +534,14 @@ def _run_recurrent(
         target = "" if "target" not in row else f"   target: {' '.join(row['target']) or '∅'}"
         print(f"  t={row['t']:<3} {row['symbol']:>4} | next: {shown:<14} ops: {ops}{target}")
         if args.trace:
-            print("        h: " + ("  ".join(f"{d}={v}" for d, v in row["h"].items() if v != "0") or "0"))
-            print("        memory (top first): " + (" | ".join(" ".join(e) for e in row["memory"]) or "empty"))
+            print(
+                "        h: "
+                + ("  ".join(f"{d}={v}" for d, v in row["h"].items() if v != "0") or "0")
+            )
+            print(
+                "        memory (top first): "
+                + (" | ".join(" ".join(e) for e in row["memory"]) or "empty")
+            )
     if accepted is not None:
         print(
             ("accepted" if accepted else "rejected")
@@ -464,15 +556,22 @@ def _finite(x: float) -> float | None:
 
 
 def _run_torch(
-    args: argparse.Namespace, net: Network, c: Construction | None, values: dict[str, Any], source: str, word: tuple[str, ...]
+    args: argparse.Namespace,
+    net: Network,
+    c: Construction | None,
+    values: dict[str, Any],
+    source: str,
+    word: tuple[str, ...],
 ) -> int:
     """``run --backend torch``: the float evaluation (evidence, not proof), optionally checked
     against the exact interpreter on the same word (``--check``)."""
     from netproof.symbolic import torch_backend
 
     if args.trace:
-        raise UsageError("--trace prints exact traces; the torch backend keeps its states as tensors "
-                         "(symbolic.torch_backend.run(..., keep_states=True)): drop --trace or use --backend exact")
+        raise UsageError(
+            "--trace prints exact traces; the torch backend keeps its states as tensors "
+            "(symbolic.torch_backend.run(..., keep_states=True)): drop --trace or use --backend exact"
+        )
     try:
         compiled = torch_backend.compile(net, dtype=args.dtype, device=args.device)
         fb = torch_backend.run_batch(compiled, [word], length=args.length)
@@ -480,14 +579,23 @@ def _run_torch(
         if args.check:
             from netproof.verifier.floats.differential import compare
 
-            agreement = compare(net, [word], dtype=args.dtype, device=args.device, length=args.length, compiled=compiled)
+            agreement = compare(
+                net,
+                [word],
+                dtype=args.dtype,
+                device=args.device,
+                length=args.length,
+                compiled=compiled,
+            )
     except SymbolicError as exc:
         raise UsageError(str(exc)) from None
     lang = c.reference_language(values) if c is not None else None
     member = lang.contains(word) if lang else None
     emb = net.embedding
     tokens = list(word) if isinstance(emb, FlatEmbedding) else [*emb.prefix, *word, *emb.suffix]
-    positions = [0] if isinstance(emb, FlatEmbedding) else [emb.index_base + t for t in range(len(tokens))]
+    positions = (
+        [0] if isinstance(emb, FlatEmbedding) else [emb.index_base + t for t in range(len(tokens))]
+    )
     logit = fb.logit(0)
     accepted = fb.accepted[0]
     record: dict[str, Any] = {
@@ -510,7 +618,10 @@ def _run_torch(
         "min_gap": _finite(fb.min_gap),
         "unresolved_ties": {
             "count": fb.unresolved_ties.count,
-            "first": [{"layer": t.layer, "head": t.head, "i": t.position} for t in fb.unresolved_ties.first],
+            "first": [
+                {"layer": t.layer, "head": t.head, "i": t.position}
+                for t in fb.unresolved_ties.first
+            ],
         },
         "readout_margin": _finite(fb.readout_margin),
     }
@@ -522,8 +633,12 @@ def _run_torch(
         record["next"] = sorted(s for s in last if s != end)
         record["end"] = end in last if end is not None else None
         record["next_by_position"] = [
-            {"i": positions[t], "token": tokens[t], "next": sorted(s for s in allowed if s != end),
-             "end": end in allowed if end is not None else None}
+            {
+                "i": positions[t],
+                "token": tokens[t],
+                "next": sorted(s for s in allowed if s != end),
+                "end": end in allowed if end is not None else None,
+            }
             for t, allowed in enumerate(nexts[0])
         ]
     if agreement is not None:
@@ -534,7 +649,11 @@ def _run_torch(
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return code
-    shown_word = record["word"] if len(word) <= 60 else f"{render(net.alphabet, word[:30])}... ({len(word)} symbols)"
+    shown_word = (
+        record["word"]
+        if len(word) <= 60
+        else f"{render(net.alphabet, word[:30])}... ({len(word)} symbols)"
+    )
     print(f"{source} — {net.reference}")
     print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
     print(f"word: {shown_word or 'ε'}   n = {record['n']}")
@@ -543,51 +662,84 @@ def _run_torch(
         print(f"logit s = {record['output']}   ({where}: evidence, not proof)")
     if nexts is not None:
         shown = " ".join(record["next"]) or "(no bracket)"
-        ending = "" if record["end"] is None else ("; the string may end here" if record["end"] else "; the string may not end here")
+        ending = (
+            ""
+            if record["end"] is None
+            else ("; the string may end here" if record["end"] else "; the string may not end here")
+        )
         print(f"allowed next after the input (n = {record['length']}): {shown}{ending}   ({where})")
     if not _has_hardmax(net):
         print("hardmax: the network has no hardmax head (no score gap to measure)")
     else:
-        gap = "none met (no query had two candidate keys)" if fb.min_gap == float("inf") else f"{fb.min_gap:.6g}"
-        print(f"hardmax: smallest score gap {gap}; unresolved ties: {fb.unresolved_ties.count}"
-              + "".join(f"\n   tie at {t.layer!r} head {t.head!r} i={t.position}" for t in fb.unresolved_ties.first))
+        gap = (
+            "none met (no query had two candidate keys)"
+            if fb.min_gap == float("inf")
+            else f"{fb.min_gap:.6g}"
+        )
+        print(
+            f"hardmax: smallest score gap {gap}; unresolved ties: {fb.unresolved_ties.count}"
+            + "".join(
+                f"\n   tie at {t.layer!r} head {t.head!r} i={t.position}"
+                for t in fb.unresolved_ties.first
+            )
+        )
     if accepted is not None:
         verdict = "accepted (s > 0)" if accepted else "rejected (s <= 0)"
-        print(f"{verdict}" + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}"))
+        print(
+            f"{verdict}"
+            + ("" if lang is None else f"; {lang.name}: {'member' if member else 'not a member'}")
+        )
     elif isinstance(net.readout, Classifier):
         print("no verdict: the float logit is NaN (a value the exact interpreter calls undefined)")
     if agreement is not None:
         if agreement.agree:
-            err = "" if agreement.max_logit_error is None else f"; max |float logit - exact logit| = {agreement.max_logit_error:.3g}"
-            print(f"check: agrees with the {'/'.join(agreement.exact_backends) or 'exact'} interpreter{err}")
+            err = (
+                ""
+                if agreement.max_logit_error is None
+                else f"; max |float logit - exact logit| = {agreement.max_logit_error:.3g}"
+            )
+            print(
+                f"check: agrees with the {'/'.join(agreement.exact_backends) or 'exact'} interpreter{err}"
+            )
         else:
             d = agreement.first[0]
-            print(f"check: DISAGREES with the {'/'.join(agreement.exact_backends)} interpreter on the {d.what}: "
-                  f"float {d.float_value}, exact {d.exact_value}")
+            print(
+                f"check: DISAGREES with the {'/'.join(agreement.exact_backends)} interpreter on the {d.what}: "
+                f"float {d.float_value}, exact {d.exact_value}"
+            )
     return code
 
 
 def _has_hardmax(net: Network) -> bool:
     return any(
-        isinstance(sub.block, AttentionLayer) and any(isinstance(h.normalizer, Hardmax) for h in sub.block.heads)
+        isinstance(sub.block, AttentionLayer)
+        and any(isinstance(h.normalizer, Hardmax) for h in sub.block.heads)
         for sub in net.layers
     )
 
 
 def _run_seq2seq(
-    args: argparse.Namespace, net: Seq2Seq, c: Construction, values: dict[str, Any], word: tuple[str, ...], source: str
+    args: argparse.Namespace,
+    net: Seq2Seq,
+    c: Construction,
+    values: dict[str, Any],
+    word: tuple[str, ...],
+    source: str,
 ) -> int:
     """``run`` on an encoder–decoder: the decoder's steps, and with a :class:`Simulates` claim
     the simulated RNN's state and (for a machine) the configuration each step holds."""
     from netproof.symbolic.seq2seq import DEFAULT_MAX_STEPS
     from netproof.symbolic.seq2seq import run as run_seq2seq
-
     from netproof.verifier.claims import Simulates
 
     if args.backend not in ("auto", "exact", "sympy"):
-        raise UsageError(f"--backend {args.backend}: the encoder–decoder {net.name!r} runs with exact or sympy")
+        raise UsageError(
+            f"--backend {args.backend}: the encoder–decoder {net.name!r} runs with exact or sympy"
+        )
     if args.length is not None:
-        raise UsageError("--length applies to encoder-style networks; an encoder–decoder reads the whole word")
+        raise UsageError(
+            "--length applies to encoder-style networks; an encoder–decoder reads the whole word"
+        )
     backend = "sympy" if args.backend == "sympy" else "exact"
     budget = DEFAULT_MAX_STEPS if c.max_steps is None else c.max_steps(values, word)
     try:
@@ -605,8 +757,13 @@ def _run_seq2seq(
         reads = []
         for sel in step.selections:
             if sel.layer.endswith("_enc") and sel.selected is not None:
-                reads.append({"layer": sel.layer, "positions": [trace.positions[j] for j in sel.selected],
-                              "tokens": [trace.tokens[j] for j in sel.selected]})
+                reads.append(
+                    {
+                        "layer": sel.layer,
+                        "positions": [trace.positions[j] for j in sel.selected],
+                        "tokens": [trace.tokens[j] for j in sel.selected],
+                    }
+                )
         entry: dict[str, Any] = {"t": step.t, "reads": reads, "halts": step.halts}
         if sim is not None:
             h = {u: y[d] for u, d in zip(sim.rnn.unit_names, sim.hidden, strict=True)}
@@ -614,7 +771,12 @@ def _run_seq2seq(
             if step.t in machine:
                 k, conf = machine[step.t]
                 got = sim.decode(h) if sim.decode is not None else None
-                entry["configuration"] = {"k": k, "machine": str(conf), "decoder": str(got), "agree": got == conf}
+                entry["configuration"] = {
+                    "k": k,
+                    "machine": str(conf),
+                    "decoder": str(got),
+                    "agree": got == conf,
+                }
         entry["y"] = {d: _value_text(v) for d, v in y.items() if v != 0}
         steps.append(entry)
     record: dict[str, Any] = {
@@ -641,7 +803,9 @@ def _run_seq2seq(
         return EXIT_OK
     print(f"{source} — {net.reference}")
     print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
-    print(f"word: {record['word'] or 'ε'}   encoder tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}   d = {len(net.dims)}")
+    print(
+        f"word: {record['word'] or 'ε'}   encoder tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}   d = {len(net.dims)}"
+    )
     if args.trace:
         _print_seq2seq_steps(steps, bool(machine))
     if trace.halted_at is None:
@@ -659,18 +823,31 @@ def _print_seq2seq_steps(steps: Sequence[dict[str, Any]], with_machine: bool) ->
     next to the one decoded from the decoder's output."""
     print("\n   t  reads      decoder y_t (nonzero units of the simulated RNN's state h)")
     if with_machine:
-        print("   (configurations: state [stack 1 | stack 2], tops on the left; between them the rule unit D:state/top1/top2 fires;")
-        print("    the loader units ST pA pB e1 e3 ACC START DONE are left out once the machine runs)")
+        print(
+            "   (configurations: state [stack 1 | stack 2], tops on the left; between them the rule unit D:state/top1/top2 fires;"
+        )
+        print(
+            "    the loader units ST pA pB e1 e3 ACC START DONE are left out once the machine runs)"
+        )
     started = False
     loader = {"ST", "pA", "pB", "e1", "e3", "ACC", "START", "DONE"}
     for e in steps:
-        reads = " ".join(f"{r['tokens'][-1]}@{','.join(map(str, r['positions']))}" if len(r["positions"]) <= 3
-                         else f"{r['tokens'][-1]}@{len(r['positions'])} pos" for r in e["reads"][-1:]) or "-"
+        reads = (
+            " ".join(
+                f"{r['tokens'][-1]}@{','.join(map(str, r['positions']))}"
+                if len(r["positions"]) <= 3
+                else f"{r['tokens'][-1]}@{len(r['positions'])} pos"
+                for r in e["reads"][-1:]
+            )
+            or "-"
+        )
         hidden = e.get("hidden", e["y"])
         if "configuration" in e:
             conf = e["configuration"]
             mark = "=" if conf["agree"] else "≠"
-            print(f"{e['t']:>4}  {reads:<9}  config {conf['k']}: decoder holds {conf['decoder']}  {mark}  machine {conf['machine']}")
+            print(
+                f"{e['t']:>4}  {reads:<9}  config {conf['k']}: decoder holds {conf['decoder']}  {mark}  machine {conf['machine']}"
+            )
             started = True
             continue
         cells = [f"{u}={v}" for u, v in hidden.items() if not (started and u in loader)]

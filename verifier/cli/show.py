@@ -16,8 +16,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from netproof.symbolic import NotRationalError, RecurrentNetwork, Seq2Seq, SymbolicError, WordError, tokenize
-from netproof.verifier.claims import Construction, PredictsNext, Simulates
+from netproof.symbolic import (
+    NotRationalError,
+    RecurrentNetwork,
+    Seq2Seq,
+    SymbolicError,
+    WordError,
+    tokenize,
+)
 from netproof.verifier.campaign.errors import EXIT_OK
 from netproof.verifier.campaign.evaluate import evaluate
 from netproof.verifier.campaign.sources import (
@@ -26,6 +32,7 @@ from netproof.verifier.campaign.sources import (
     parameter_values,
     parse_assignments,
 )
+from netproof.verifier.claims import Construction, PredictsNext, Simulates
 
 from .checks import MAX_EXACT_SYMBOLS, nonnegative_int, output_file
 from .usage import UsageError
@@ -35,13 +42,26 @@ __all__ = ["add_parser", "cmd_show"]
 
 def add_parser(sub: Any) -> None:
     """Register ``netproof show`` on the CLI's subparsers."""
-    p = sub.add_parser("show", help="draw a construction's run on one word: attention maps, a decoder step, a stack (PNG, SVG or HTML)")
+    p = sub.add_parser(
+        "show",
+        help="draw a construction's run on one word: attention maps, a decoder step, a stack (PNG, SVG or HTML)",
+    )
     p.add_argument("name", help="construction (see `netproof list`)")
     p.add_argument("word", help="the word: symbols, or space-separated tokens")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--out", type=output_file, required=True, help="the file to write: FILE.png, FILE.svg or FILE.html")
-    p.add_argument("--step", type=nonnegative_int, default=None, metavar="T",
-                   help="encoder–decoders: the decoder step to draw (default 1, or 0 when the run has one step)")
+    p.add_argument(
+        "--out",
+        type=output_file,
+        required=True,
+        help="the file to write: FILE.png, FILE.svg or FILE.html",
+    )
+    p.add_argument(
+        "--step",
+        type=nonnegative_int,
+        default=None,
+        metavar="T",
+        help="encoder–decoders: the decoder step to draw (default 1, or 0 when the run has one step)",
+    )
     p.set_defaults(func=cmd_show)
 
 
@@ -62,7 +82,9 @@ def cmd_show(args: argparse.Namespace, session: Session) -> int:
     except WordError as exc:
         raise UsageError(str(exc)) from None
     if len(word) > MAX_EXACT_SYMBOLS:
-        raise UsageError(f"the word has {len(word):,} symbols; `show` draws words of at most {MAX_EXACT_SYMBOLS:,}")
+        raise UsageError(
+            f"the word has {len(word):,} symbols; `show` draws words of at most {MAX_EXACT_SYMBOLS:,}"
+        )
     options: dict[str, Any] = {}
     if isinstance(probe, Seq2Seq):
         trace, options = _seq2seq(c, values, probe, word, args.step)
@@ -79,7 +101,9 @@ def cmd_show(args: argparse.Namespace, session: Session) -> int:
     return EXIT_OK
 
 
-def _seq2seq(c: Construction, values: dict[str, Any], net: Seq2Seq, word: tuple[str, ...], step: int | None) -> tuple[Any, dict[str, Any]]:
+def _seq2seq(
+    c: Construction, values: dict[str, Any], net: Seq2Seq, word: tuple[str, ...], step: int | None
+) -> tuple[Any, dict[str, Any]]:
     """The exact run of an encoder–decoder, the step to draw, and a note beside every step that
     holds a configuration of the machine a :class:`Simulates` claim names (as the decoder holds
     it, and the machine's where they differ)."""
@@ -94,24 +118,36 @@ def _seq2seq(c: Construction, values: dict[str, Any], net: Seq2Seq, word: tuple[
     last = len(trace.steps) - 1
     chosen = min(1, last) if step is None else step
     if chosen > last:
-        raise UsageError(f"--step {chosen}: the run on {_word_text(word)} has decoder steps 0..{last}; choose one of them")
+        raise UsageError(
+            f"--step {chosen}: the run on {_word_text(word)} has decoder steps 0..{last}; choose one of them"
+        )
     notes: dict[int, str] = {}
     sim = next((cl for cl in c.claims(values) if isinstance(cl, Simulates)), None)
     if sim is not None and sim.machine is not None:
         for k, (tick, conf) in enumerate(sim.machine(word)):
             if tick < len(trace.steps):
                 y = trace.y(tick)
-                got = sim.decode({u: y[d] for u, d in zip(sim.rnn.unit_names, sim.hidden, strict=True)}) if sim.decode else None
+                got = (
+                    sim.decode(
+                        {u: y[d] for u, d in zip(sim.rnn.unit_names, sim.hidden, strict=True)}
+                    )
+                    if sim.decode
+                    else None
+                )
                 held = str(conf) if got is None or got == conf else f"{got} (machine: {conf})"
                 notes[tick] = f"configuration {k}: {held}"
     caption = ""
     if notes:
-        caption = ("beside the steps: the simulated machine's configuration that y_t holds, "
-                   "as state [stack 1 | stack 2] with the tops on the left (ε: empty)")
+        caption = (
+            "beside the steps: the simulated machine's configuration that y_t holds, "
+            "as state [stack 1 | stack 2] with the tops on the left (ε: empty)"
+        )
     return trace, {"step": chosen, "notes": notes, "caption": caption}
 
 
-def _recurrent(c: Construction, values: dict[str, Any], net: RecurrentNetwork, word: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
+def _recurrent(
+    c: Construction, values: dict[str, Any], net: RecurrentNetwork, word: tuple[str, ...]
+) -> tuple[Any, dict[str, Any]]:
     """The run of a recurrent network (exact; intervals where a cell is not rational) and the
     targets of the construction's next-symbol task."""
     from netproof.symbolic.recurrent import run as run_recurrent

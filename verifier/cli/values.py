@@ -37,7 +37,9 @@ def certified_decimal(enclosure: Any, digits: int = 15) -> str:
 
     with mpmath.workprec(max(mpmath.mp.prec, 4 * digits + 64)):
         lo, hi = mpmath.mpf(enclosure.a.a), mpmath.mpf(enclosure.b.b)
-        text = mpmath.nstr((lo + hi) / 2, digits, strip_zeros=False, min_fixed=-mpmath.inf, max_fixed=mpmath.inf)
+        text = mpmath.nstr(
+            (lo + hi) / 2, digits, strip_zeros=False, min_fixed=-mpmath.inf, max_fixed=mpmath.inf
+        )
         d = mpmath.iv.mpf(text)  # encloses the decimal d exactly as printed
         # the distance from d to the farther end of the enclosure, bounded above (outward rounding)
         e = max(mpmath.mpf((d - mpmath.iv.mpf(lo)).b), mpmath.mpf((mpmath.iv.mpf(hi) - d).b))
@@ -95,7 +97,9 @@ def certified_rounding(enclosure: Any, digits: int = 6) -> str:
     for k in range(digits, 0, -1):
         d = _round(lo, k)
         if d == _round(hi, k):
-            fixed = d.as_tuple().exponent <= 0 and d.adjusted() >= -5  # no zeros that are not digits
+            fixed = (
+                d.as_tuple().exponent <= 0 and d.adjusted() >= -5
+            )  # no zeros that are not digits
             text = format(d, "f") if fixed else format(d, f".{k - 1}e")
             return f"≈{text}"
     return certified_decimal(enclosure, 2)
@@ -116,6 +120,9 @@ def certified_text(value: Any, digits: int = 6) -> str:
 
     try:
         enclosure = enclose(value)
-    except (SymbolicError, TypeError):  # no interval rule (π, ...): the interpreters never make such a value
+    except (
+        SymbolicError,
+        TypeError,
+    ):  # no interval rule (π, ...): the interpreters never make such a value
         return value_text(value, digits)
     return certified_rounding(enclosure, digits)

@@ -162,18 +162,30 @@ def check_word(job: Job, claim: Claim, word: Word) -> Verdict | None:
     w = tuple(word)
     bad = [s for s in w if s not in alphabet]
     if bad:
-        raise ValueError(f"word {w!r} has symbols {bad} outside the alphabet {alphabet} of {job.construction.name}")
+        raise ValueError(
+            f"word {w!r} has symbols {bad} outside the alphabet {alphabet} of {job.construction.name}"
+        )
     if isinstance(claim, Simulates):
         verdict = simulates_word(job, claim, w, "single word (exact), step by step")
         return None if isinstance(verdict, tuple) else verdict
-    if isinstance(claim, ExactFact) and claim.statable is not None:  # two languages: the same answer on w
+    if (
+        isinstance(claim, ExactFact) and claim.statable is not None
+    ):  # two languages: the same answer on w
         left, right = claim.statable.left, claim.statable.right
         if left.contains(w) == right.contains(w):
             return None
         shown = "".join(w) or "the empty word"
-        return Refuted("single word (exact)", f"on {shown!r} {left.name} says {left.contains(w)} and {right.name} says {right.contains(w)}", w, {})
+        return Refuted(
+            "single word (exact)",
+            f"on {shown!r} {left.name} says {left.contains(w)} and {right.name} says {right.contains(w)}",
+            w,
+            {},
+        )
     if not isinstance(claim, (Recognizes, ValueIs, Bound, TraceProperty)):
-        return Unknown("single word", f"a {type(claim).__name__} claim is not checked word by word; use check()")
+        return Unknown(
+            "single word",
+            f"a {type(claim).__name__} claim is not checked word by word; use check()",
+        )
     backend = claim.backend
     method = f"single word ({backend})"
     if isinstance(claim, TraceProperty) and claim.only is not None and not claim.only(w):

@@ -24,7 +24,6 @@ from netproof.symbolic.interval import run as run_interval
 from netproof.symbolic.seq2seq import Seq2SeqTrace
 from netproof.symbolic.sympy_interp import SympyArithmetic
 from netproof.symbolic.sympy_interp import run as run_sympy
-
 from netproof.verifier.claims import Construction, Verdict, Word
 
 __all__ = [
@@ -155,7 +154,9 @@ class Job:
                 # around 0): where they leave a decision open, evaluate that word with sympy.
                 try:
                     hit = run_word(self, word, "interval")
-                    if hit.accepted is None and isinstance(self.network(len(word)).readout, Classifier):
+                    if hit.accepted is None and isinstance(
+                        self.network(len(word)).readout, Classifier
+                    ):
                         hit = run_word(self, word, "sympy")
                 except UndecidedSignError:
                     hit = run_word(self, word, "sympy")
@@ -190,7 +191,9 @@ def run_word(job: Job, word: Word, backend: str) -> Trace[Any]:
         from netproof.symbolic.seq2seq import run as run_seq2seq
 
         if backend not in ("exact", "sympy"):
-            raise ValueError(f"the encoder–decoder {net.name!r} runs with the exact or sympy backend, not {backend!r}")
+            raise ValueError(
+                f"the encoder–decoder {net.name!r} runs with the exact or sympy backend, not {backend!r}"
+            )
         return run_seq2seq(net, word, backend=backend, max_steps=decoder_budget(job, word))  # type: ignore[arg-type, return-value]
     if backend == "exact":
         return run_exact(net, word)

@@ -13,7 +13,6 @@ from typing import Any
 
 from netproof.symbolic import Affine, AttentionLayer, Convolution, Network, TokenEmbedding
 from netproof.symbolic.evaluation import Trace
-
 from netproof.verifier.claims import MirrorInvariant, Proved, Refuted, Unknown, Verdict, Word
 
 from .job import Job, Progress, enclose, format_value, interval_sign, show_word
@@ -31,7 +30,7 @@ def _mirror_structure(net: Network, pre: str) -> str | None:
     dims = set(net.dims)
 
     def mirror(d: str) -> str:
-        return d[len(pre):] if d.startswith(pre) else pre + d
+        return d[len(pre) :] if d.startswith(pre) else pre + d
 
     for d in net.dims:
         if mirror(d) not in dims:
@@ -49,7 +48,9 @@ def _mirror_structure(net: Network, pre: str) -> str | None:
         pos[(d, f)] = pos.get((d, f), Fraction(0)) + c
     for (d, f), c in pos.items():
         if pos.get((mirror(d), f), Fraction(0)) != -c:
-            return f"positional feature {f!r}: {d} gets {c}·{f} but {mirror(d)} does not get {-c}·{f}"
+            return (
+                f"positional feature {f!r}: {d} gets {c}·{f} but {mirror(d)} does not get {-c}·{f}"
+            )
 
     def mirrored(a: Affine) -> str | None:
         rows = dict(zip(a.outputs, zip(a.weights, a.bias, strict=True), strict=True))
@@ -80,7 +81,9 @@ def _mirror_structure(net: Network, pre: str) -> str | None:
     return None
 
 
-def check_mirror(job: Job, claim: MirrorInvariant, bound: int, progress: Progress | None) -> Verdict:
+def check_mirror(
+    job: Job, claim: MirrorInvariant, bound: int, progress: Progress | None
+) -> Verdict:
     """A :class:`MirrorInvariant` claim: proved on the IR, else refuted (or left Unknown) by
     interval evaluation."""
     net = job.network(0)
@@ -100,7 +103,9 @@ def check_mirror(job: Job, claim: MirrorInvariant, bound: int, progress: Progres
         for state in trace.states[1:]:
             for t in range(trace.n):
                 for d, m in pairs:
-                    total = enclose(trace.value(state.label, t, d)) + enclose(trace.value(state.label, t, m))
+                    total = enclose(trace.value(state.label, t, d)) + enclose(
+                        trace.value(state.label, t, m)
+                    )
                     if interval_sign(total) in (1, -1):
                         return Refuted(
                             "exhaustive (interval)",
@@ -108,11 +113,17 @@ def check_mirror(job: Job, claim: MirrorInvariant, bound: int, progress: Progres
                             f"{d} = {format_value(trace.value(state.label, t, d))} but {m} = {format_value(trace.value(state.label, t, m))} "
                             f"(structural cause: {fault})",
                             w,
-                            {d: format_value(trace.value(state.label, t, d)), m: format_value(trace.value(state.label, t, m))},
+                            {
+                                d: format_value(trace.value(state.label, t, d)),
+                                m: format_value(trace.value(state.label, t, m)),
+                            },
                         )
         return None
 
     verdict = guard(job, claim, "interval", bound, progress, body)
     if isinstance(verdict, Proved):
-        return Unknown("structural (IR)", f"the IR is not mirror-closed ({fault}) but no word up to {bound} shows it")
+        return Unknown(
+            "structural (IR)",
+            f"the IR is not mirror-closed ({fault}) but no word up to {bound} shows it",
+        )
     return verdict

@@ -13,8 +13,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from netproof.symbolic import NotRationalError
-
-from netproof.verifier.claims import Claim, PredictsNext, Proved, Refuted, SoftAgrees, Unknown, Verdict, Word
+from netproof.verifier.claims import (
+    Claim,
+    PredictsNext,
+    Proved,
+    Refuted,
+    SoftAgrees,
+    Unknown,
+    Verdict,
+    Word,
+)
 
 from .job import Job, Progress, count_words, enclose, format_value, show_word
 
@@ -29,8 +37,14 @@ Visit = Callable[[Word, list[Any], tuple[Any, ...]], Verdict | None]
 
 
 def _walk_prefixes(
-    nets: Sequence[Any], backends: Sequence[str], alphabet: Sequence[str], min_len: int, bound: int,
-    method: str, progress: Progress | None, visit: Visit,
+    nets: Sequence[Any],
+    backends: Sequence[str],
+    alphabet: Sequence[str],
+    min_len: int,
+    bound: int,
+    method: str,
+    progress: Progress | None,
+    visit: Visit,
 ) -> Verdict | int:
     """Every word of ``alphabet`` up to ``bound`` in shortlex order, each evaluated by one step
     from its prefix's state (level by level along the trie of prefixes), on every network of
@@ -74,12 +88,17 @@ def _recurrent(job: Job, claim: Claim, method: str) -> Any:
 
     net = job.network(0)
     if not isinstance(net, RecurrentNetwork):
-        return Unknown(method, f"unsupported: {type(claim).__name__} is a claim about a recurrent network, "
-                       f"and {job.construction.name} builds a {type(net).__name__}")
+        return Unknown(
+            method,
+            f"unsupported: {type(claim).__name__} is a claim about a recurrent network, "
+            f"and {job.construction.name} builds a {type(net).__name__}",
+        )
     return net
 
 
-def check_predicts_next(job: Job, claim: PredictsNext, bound: int, progress: Progress | None) -> Verdict:
+def check_predicts_next(
+    job: Job, claim: PredictsNext, bound: int, progress: Progress | None
+) -> Verdict:
     """A :class:`PredictsNext` claim over its bound, one step per word along the trie of prefixes."""
     method = "exhaustive (exact, recurrent, prefix trie)"
     net = _recurrent(job, claim, method)
@@ -88,7 +107,10 @@ def check_predicts_next(job: Job, claim: PredictsNext, bound: int, progress: Pro
     task = claim.task
     alphabet = net.alphabet
     if bound < max(claim.min_len, 1):
-        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no nonempty word: nothing was checked")
+        return Unknown(
+            method,
+            f"the bound {claim.min_len} <= |w| <= {bound} contains no nonempty word: nothing was checked",
+        )
 
     def visit(w: Word, recs: list[Any], predicted: tuple[Any, ...]) -> Verdict | None:
         got = recs[0].predicted
@@ -112,17 +134,22 @@ def check_predicts_next(job: Job, claim: PredictsNext, bound: int, progress: Pro
             )
         return None
 
-    result = _walk_prefixes([net], ["exact"], alphabet, claim.min_len, bound, method, progress, visit)
+    result = _walk_prefixes(
+        [net], ["exact"], alphabet, claim.min_len, bound, method, progress, visit
+    )
     if not isinstance(result, int):
         return result
     return Proved(
-        method, result,
+        method,
+        result,
         f"every string over {{{', '.join(alphabet)}}} with {max(claim.min_len, 1)} <= |w| <= {bound}: the predicted "
         f"set after every prefix is the {task.name} target",
     )
 
 
-def check_soft_agrees(job: Job, claim: SoftAgrees, bound: int, progress: Progress | None) -> Verdict:
+def check_soft_agrees(
+    job: Job, claim: SoftAgrees, bound: int, progress: Progress | None
+) -> Verdict:
     """A :class:`SoftAgrees` claim over its bound: the soft network in intervals beside the exact
     one."""
     method = "exhaustive (interval soft vs exact hard, prefix trie)"
@@ -131,17 +158,26 @@ def check_soft_agrees(job: Job, claim: SoftAgrees, bound: int, progress: Progres
         return net
     alphabet = net.alphabet
     if tuple(claim.soft.alphabet) != tuple(alphabet):
-        return Unknown(method, f"unsupported: the soft network reads {claim.soft.alphabet}, the exact one {alphabet}")
+        return Unknown(
+            method,
+            f"unsupported: the soft network reads {claim.soft.alphabet}, the exact one {alphabet}",
+        )
     if bound < max(claim.min_len, 1):
-        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no nonempty word: nothing was checked")
+        return Unknown(
+            method,
+            f"the bound {claim.min_len} <= |w| <= {bound} contains no nonempty word: nothing was checked",
+        )
     margin: list[Any] = []
     threshold = claim.soft.readout.threshold
 
     def visit(w: Word, recs: list[Any], _predicted: tuple[Any, ...]) -> Verdict | None:
         hard, soft = recs
         if soft.predicted is None:
-            return Unknown(method, f"on {show_word(w, alphabet)}: an enclosure of y straddles {threshold}: "
-                           + ", ".join(f"y:{k} = {format_value(v)}" for k, v in soft.y.items()))
+            return Unknown(
+                method,
+                f"on {show_word(w, alphabet)}: an enclosure of y straddles {threshold}: "
+                + ", ".join(f"y:{k} = {format_value(v)}" for k, v in soft.y.items()),
+            )
         if soft.predicted != hard.predicted:
             return Refuted(
                 method,
@@ -156,12 +192,22 @@ def check_soft_agrees(job: Job, claim: SoftAgrees, bound: int, progress: Progres
                 margin[:] = [gap]
         return None
 
-    result = _walk_prefixes([net, claim.soft], ["exact", "interval"], alphabet, claim.min_len, bound, method, progress, visit)
+    result = _walk_prefixes(
+        [net, claim.soft],
+        ["exact", "interval"],
+        alphabet,
+        claim.min_len,
+        bound,
+        method,
+        progress,
+        visit,
+    )
     if not isinstance(result, int):
         return result
     low = f"{float(margin[0].a):.3g}" if margin else "n/a"
     return Proved(
-        method, result,
+        method,
+        result,
         f"every string with {max(claim.min_len, 1)} <= |w| <= {bound} ({claim.scale_text}): the soft network's "
         f"thresholded outputs equal the exact ones; smallest |y − {threshold}| met >= {low}",
     )

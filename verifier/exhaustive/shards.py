@@ -53,7 +53,9 @@ def split(alphabet: Sequence[str], min_len: int, max_len: int, k: int) -> tuple[
     if k == 0:
         return (Shard((), min_len, max_len),)
     head = (Shard((), min_len, k - 1),) if min_len <= k - 1 else ()
-    return head + tuple(Shard(p, max(min_len, k), max_len) for p in itertools.product(alphabet, repeat=k))
+    return head + tuple(
+        Shard(p, max(min_len, k), max_len) for p in itertools.product(alphabet, repeat=k)
+    )
 
 
 def combine(parts: Sequence[Part], alphabet: Sequence[str]) -> Part:
@@ -64,7 +66,9 @@ def combine(parts: Sequence[Part], alphabet: Sequence[str]) -> Part:
         raise ValueError("no parts to combine: a bound split into shards has at least one")
     methods = {p.method for p in parts}
     if len(methods) != 1 or len({p.only for p in parts}) != 1:
-        raise ValueError(f"the shards were checked by different paths ({', '.join(sorted(methods))}); they cannot be merged")
+        raise ValueError(
+            f"the shards were checked by different paths ({', '.join(sorted(methods))}); they cannot be merged"
+        )
     stops = [p for p in parts if p.stop is not None]
     first = min(stops, key=lambda p: shortlex_key(p.at or (), alphabet)) if stops else None
     undecided = [p.undecided for p in parts if p.undecided is not None]

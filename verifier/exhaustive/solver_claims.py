@@ -19,7 +19,6 @@ import sympy
 
 from netproof.symbolic import FFN, Activation, Affine, LayerNorm, NotRationalError
 from netproof.symbolic.evaluation import UndecidedSignError
-
 from netproof.verifier.claims import (
     BlockIdentity,
     ForAll,
@@ -33,7 +32,18 @@ from netproof.verifier.claims import (
 )
 from netproof.verifier.smtlib import check as check_solver
 
-from .job import BASE_E, Job, Progress, count_words, enclose, format_value, interval_sign, run_word, show_word, words
+from .job import (
+    BASE_E,
+    Job,
+    Progress,
+    count_words,
+    enclose,
+    format_value,
+    interval_sign,
+    run_word,
+    show_word,
+    words,
+)
 
 __all__ = [
     "block_identity_query",
@@ -56,7 +66,9 @@ def _z3_poly(z3: Any, ctx: Any, expr: Any, var: Any) -> Any:
     return acc
 
 
-def check_sign_for_all_bases(job: Job, claim: SignForAllBases, bound: int, progress: Progress | None) -> Verdict:
+def check_sign_for_all_bases(
+    job: Job, claim: SignForAllBases, bound: int, progress: Progress | None
+) -> Verdict:
     """A :class:`SignForAllBases` claim: per word, z3 shows no base E above the threshold gives the
     wrong sign (and the witness is wrong at or below it)."""
     import z3
@@ -68,7 +80,9 @@ def check_sign_for_all_bases(job: Job, claim: SignForAllBases, bound: int, progr
     method = "exhaustive (symbolic in E) + smt (z3 nlsat) per word"
     checked = 0
 
-    def solve(word: Word, s: Any, lo: Fraction, hi: Fraction | None, want_correct: bool) -> tuple[str, Fraction | None]:
+    def solve(
+        word: Word, s: Any, lo: Fraction, hi: Fraction | None, want_correct: bool
+    ) -> tuple[str, Fraction | None]:
         """Is there E in (lo, hi] where the word is classified right (want_correct=False) or
         wrong (want_correct=True)? Returns ('unsat', None) or ('sat', E) or ('unknown', None)."""
         num, den = sympy.fraction(sympy.cancel(sympy.together(sympy.sympify(s))))
@@ -78,11 +92,13 @@ def check_sign_for_all_bases(job: Job, claim: SignForAllBases, bound: int, progr
         right = accept if member else z3.Not(accept)
         solver = z3.Solver(ctx=ctx)
         solver.set("timeout", 20000)
-        solver.add(E > z3.RealVal(str(lo), ctx))
+        solver.add(z3.RealVal(str(lo), ctx) < E)
         if hi is not None:
-            solver.add(E <= z3.RealVal(str(hi), ctx))
+            solver.add(z3.RealVal(str(hi), ctx) >= E)
         solver.add(z3.Not(right) if want_correct else right)
-        answer, _reason, _model = check_solver(solver)  # a Ctrl-C raises, a crash is retried (never a verdict)
+        answer, _reason, _model = check_solver(
+            solver
+        )  # a Ctrl-C raises, a crash is retried (never a verdict)
         result = {"unsat": z3.unsat, "sat": z3.sat}.get(answer, z3.unknown)
         if result == z3.unsat:
             return "unsat", None
@@ -95,7 +111,10 @@ def check_sign_for_all_bases(job: Job, claim: SignForAllBases, bound: int, progr
 
     total = count_words(alphabet, claim.min_len, bound)
     if total == 0:
-        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
+        return Unknown(
+            method,
+            f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked",
+        )
     for w in words(alphabet, claim.min_len, bound):
         m = len(w)
         try:
@@ -133,7 +152,9 @@ def check_sign_for_all_bases(job: Job, claim: SignForAllBases, bound: int, progr
                     {"E": str(at)},
                 )
             if status == "unknown":
-                return Unknown(method, f"z3 returned unknown on the witness {show_word(w, alphabet)}")
+                return Unknown(
+                    method, f"z3 returned unknown on the witness {show_word(w, alphabet)}"
+                )
             checked += 1
     return Proved(
         method,
@@ -176,7 +197,11 @@ def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
         out = _sympy_to_z3(z3, ctx, expr.args[0], env)
         for a in expr.args[1:]:
             other = _sympy_to_z3(z3, ctx, a, env)
-            out = z3.If(other < out, other, out) if isinstance(expr, sympy.Min) else z3.If(other > out, other, out)
+            out = (
+                z3.If(other < out, other, out)
+                if isinstance(expr, sympy.Min)
+                else z3.If(other > out, other, out)
+            )
         return out
     if isinstance(expr, sympy.Abs):
         inner = _sympy_to_z3(z3, ctx, expr.args[0], env)
@@ -196,7 +221,9 @@ def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
     if isinstance(expr, sympy.Not):
         return z3.Not(_sympy_to_z3(z3, ctx, expr.args[0], env))
     if isinstance(expr, sympy.Implies):
-        return z3.Implies(_sympy_to_z3(z3, ctx, expr.args[0], env), _sympy_to_z3(z3, ctx, expr.args[1], env))
+        return z3.Implies(
+            _sympy_to_z3(z3, ctx, expr.args[0], env), _sympy_to_z3(z3, ctx, expr.args[1], env)
+        )
     if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
         base = _sympy_to_z3(z3, ctx, expr.base, env)
         out = base
@@ -206,7 +233,9 @@ def _sympy_to_z3(z3: Any, ctx: Any, expr: Any, env: Mapping[str, Any]) -> Any:
     raise NotImplementedError(f"unsupported: {type(expr).__name__} in {expr}")
 
 
-def check_block_identity(job: Job, claim: BlockIdentity, queries: list[Any] | None = None) -> Verdict:
+def check_block_identity(
+    job: Job, claim: BlockIdentity, queries: list[Any] | None = None
+) -> Verdict:
     """A :class:`BlockIdentity` claim: one z3 query (appended to ``queries`` for the proof log)."""
     from netproof.verifier.smtlib import solve
 
@@ -215,9 +244,18 @@ def check_block_identity(job: Job, claim: BlockIdentity, queries: list[Any] | No
     if isinstance(built, Unknown):
         return built
     solver, ints = built
-    shown = ", ".join(claim.variables) if len(claim.variables) <= 4 else f"{len(claim.variables)} variables"
-    query, model = solve(solver, name=claim.id, logic=None, timeout=20.0,
-                         reason_unsat=f"the block's outputs equal the lemma's for all {claim.domain} {shown}")
+    shown = (
+        ", ".join(claim.variables)
+        if len(claim.variables) <= 4
+        else f"{len(claim.variables)} variables"
+    )
+    query, model = solve(
+        solver,
+        name=claim.id,
+        logic=None,
+        timeout=20.0,
+        reason_unsat=f"the block's outputs equal the lemma's for all {claim.domain} {shown}",
+    )
     if query.result == "sat":
         values = {v: str(model.eval(ints[v], model_completion=True)) for v in claim.variables}
         detail = f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}"
@@ -275,7 +313,10 @@ def block_identity_query(job: Job, claim: BlockIdentity) -> tuple[Any, dict[str,
                 elif kind == "sigma":
                     x = {k: z3.If(v < zero, zero, z3.If(v > one, one, v)) for k, v in x.items()}
                 else:
-                    return Unknown(method, f"unsupported: activation {kind!r} in the block (z3 encodes relu, step and sigma)")
+                    return Unknown(
+                        method,
+                        f"unsupported: activation {kind!r} in the block (z3 encodes relu, step and sigma)",
+                    )
             case LayerNorm():
                 return Unknown(method, "unsupported: layer norm (√) inside the block")
             case _:
@@ -310,14 +351,22 @@ def check_for_all(claim: ForAll) -> Verdict:
         solver.add(z3.Not(_sympy_to_z3(z3, ctx, claim.goal, env)))
     except NotImplementedError as exc:
         return Unknown(method, str(exc))
-    answer, reason, _model = check_solver(solver)  # a Ctrl-C raises, a crash is retried (never a verdict)
+    answer, reason, _model = check_solver(
+        solver
+    )  # a Ctrl-C raises, a crash is retried (never a verdict)
     result = {"unsat": z3.unsat, "sat": z3.sat}.get(answer, z3.unknown)
     if result == z3.unsat:
-        return Proved(method, 1, f"for all {claim.domain} {', '.join(claim.variables)} under the assumptions (unbounded)")
+        return Proved(
+            method,
+            1,
+            f"for all {claim.domain} {', '.join(claim.variables)} under the assumptions (unbounded)",
+        )
     if result == z3.sat:
         model = solver.model()
         values = {v: str(model.eval(x, model_completion=True)) for v, x in variables.items()}
-        return Refuted(method, f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}", None, values)
+        return Refuted(
+            method, f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}", None, values
+        )
     return Unknown(method, f"z3: {reason}")
 
 
@@ -330,11 +379,13 @@ def check_identity(claim: Identity) -> Verdict:
     lhs_all, rhs_all = claim.lhs, claim.rhs
     matrix = isinstance(lhs_all, sympy.MatrixBase) or isinstance(rhs_all, sympy.MatrixBase)
     if matrix:
-        if not (isinstance(lhs_all, sympy.MatrixBase) and isinstance(rhs_all, sympy.MatrixBase)) or (
-            lhs_all.shape != rhs_all.shape
-        ):
+        if not (
+            isinstance(lhs_all, sympy.MatrixBase) and isinstance(rhs_all, sympy.MatrixBase)
+        ) or (lhs_all.shape != rhs_all.shape):
             shapes = [getattr(x, "shape", "a scalar") for x in (lhs_all, rhs_all)]
-            return Refuted(method, f"the sides have different shapes: {shapes[0]} and {shapes[1]}", None)
+            return Refuted(
+                method, f"the sides have different shapes: {shapes[0]} and {shapes[1]}", None
+            )
         entries = [
             (f"entry [{r}, {c}]", lhs_all[r, c], rhs_all[r, c])
             for r in range(lhs_all.rows)
@@ -356,16 +407,25 @@ def check_identity(claim: Identity) -> Verdict:
         if diff != 0:
             undecided.append(f"{where_entry + ': ' if where_entry else ''}{diff}")
     if not undecided:
-        detail = f"identity holds symbolically ({len(entries)} entries)" if matrix else "identity holds symbolically"
+        detail = (
+            f"identity holds symbolically ({len(entries)} entries)"
+            if matrix
+            else "identity holds symbolically"
+        )
         return Proved(method, len(entries), detail)
     return Unknown(method, f"sympy could not simplify the difference to 0: {undecided[0]}")
 
 
-def _identity_sample(claim: Identity, method: str, entry: str, lhs_e: Any, rhs_e: Any) -> Refuted | None:
+def _identity_sample(
+    claim: Identity, method: str, entry: str, lhs_e: Any, rhs_e: Any
+) -> Refuted | None:
     """Refuted when the claim's sample values separate the two sides (rigorous intervals)."""
     symbols = lhs_e.free_symbols | rhs_e.free_symbols
     used = sorted((sym for sym in symbols if sym.name in claim.sample), key=lambda x: x.name)
-    subs = {sym: sympy.Rational(claim.sample[sym.name].numerator, claim.sample[sym.name].denominator) for sym in used}
+    subs = {
+        sym: sympy.Rational(claim.sample[sym.name].numerator, claim.sample[sym.name].denominator)
+        for sym in used
+    }
     lhs, rhs = lhs_e.subs(subs), rhs_e.subs(subs)
     if lhs.free_symbols or rhs.free_symbols:
         return None

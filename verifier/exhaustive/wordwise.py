@@ -29,7 +29,6 @@ from netproof.symbolic import Network, NotRationalError
 from netproof.symbolic.evaluation import Trace, UndecidedSignError, UndefinedValueError
 from netproof.symbolic.seq2seq import Seq2SeqTrace
 from netproof.symbolic.sympy_interp import SympyArithmetic
-
 from netproof.verifier.claims import (
     Bound,
     Claim,
@@ -85,7 +84,9 @@ Body = Callable[[Word, Trace[Any]], Verdict | None]
 """The verdict on one word's trace (None: the claim holds on it)."""
 
 
-def traced(job: Job, w: Word, backend: str, method: str) -> Trace[Any] | Seq2SeqTrace[Any] | Verdict:
+def traced(
+    job: Job, w: Word, backend: str, method: str
+) -> Trace[Any] | Seq2SeqTrace[Any] | Verdict:
     """The trace of ``w``, or the verdict its evaluation already decides (unsupported or
     undecided: Unknown; an undefined output: Refuted)."""
     try:
@@ -95,13 +96,18 @@ def traced(job: Job, w: Word, backend: str, method: str) -> Trace[Any] | Seq2Seq
     except UndecidedSignError as exc:
         return Unknown(method, f"undecided on {show_word(w, job.alphabet)}: {exc}")
     except UndefinedValueError as exc:
-        return Refuted(method, f"the network's output is undefined on {show_word(w, job.alphabet)}: {exc}", w)
+        return Refuted(
+            method, f"the network's output is undefined on {show_word(w, job.alphabet)}: {exc}", w
+        )
 
 
 def empty_bound(alphabet: Sequence[str], claim: Claim, bound: int, method: str) -> Verdict | None:
     """The unknown verdict of a bound that holds no word (None: it holds some)."""
     if count_words(alphabet, claim.min_len, bound) == 0:
-        return Unknown(method, f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked")
+        return Unknown(
+            method,
+            f"the bound {claim.min_len} <= |w| <= {bound} contains no word: nothing was checked",
+        )
     return None
 
 
@@ -124,12 +130,19 @@ def finish(claim: Claim, alphabet: Sequence[str], bound: int, part: Part) -> Ver
     return Proved(part.method, part.checked, detail)
 
 
-def guard(job: Job, claim: Claim, backend: str, bound: int, progress: Progress | None, body: Body) -> Verdict:
+def guard(
+    job: Job, claim: Claim, backend: str, bound: int, progress: Progress | None, body: Body
+) -> Verdict:
     """Run ``body`` on every word's trace; the first non-None verdict stops the search."""
     empty = empty_bound(job.alphabet, claim, bound, exhaustive_method(backend))
     if empty is not None:
         return empty
-    return finish(claim, job.alphabet, bound, guard_part(job, backend, Shard((), claim.min_len, bound), progress, body))
+    return finish(
+        claim,
+        job.alphabet,
+        bound,
+        guard_part(job, backend, Shard((), claim.min_len, bound), progress, body),
+    )
 
 
 def guard_part(job: Job, backend: str, shard: Shard, progress: Progress | None, body: Body) -> Part:
@@ -161,7 +174,9 @@ def shardable(claim: Claim) -> bool:
     return isinstance(claim, (Recognizes, ValueIs, Bound))
 
 
-def check_part(job: Job, claim: Claim, bound: int, shard: Shard, progress: Progress | None = None) -> Part:
+def check_part(
+    job: Job, claim: Claim, bound: int, shard: Shard, progress: Progress | None = None
+) -> Part:
     """Check ``claim`` (one that is :func:`shardable`) on the words of ``shard`` alone, the way
     the check of the whole bound ``claim.min_len <= |w| <= bound`` goes through them (the same
     evaluation path, chosen for the whole bound)."""
@@ -170,10 +185,18 @@ def check_part(job: Job, claim: Claim, bound: int, shard: Shard, progress: Progr
     if isinstance(claim, ValueIs):
         return _value_is_part(job, claim, shard, progress)
     if isinstance(claim, Bound):
-        return guard_part(job, claim.backend, shard, progress, bound_body(claim, job.alphabet, exhaustive_method(claim.backend)))
+        return guard_part(
+            job,
+            claim.backend,
+            shard,
+            progress,
+            bound_body(claim, job.alphabet, exhaustive_method(claim.backend)),
+        )
     if isinstance(claim, TraceProperty) and claim.domain is None:
         return _trace_property_part(job, claim, bound, shard, progress)
-    raise TypeError(f"claim {claim.id!r} ({type(claim).__name__}) is not checked word by word over its bound; it has no shards")
+    raise TypeError(
+        f"claim {claim.id!r} ({type(claim).__name__}) is not checked word by word over its bound; it has no shards"
+    )
 
 
 # --------------------------------------------------------------------------- Recognizes
@@ -185,15 +208,28 @@ def check_recognizes(job: Job, claim: Recognizes, bound: int, progress: Progress
     empty = empty_bound(job.alphabet, claim, bound, exhaustive_method(claim.backend))
     if empty is not None:
         return empty
-    return finish(claim, job.alphabet, bound, _recognizes_part(job, claim, bound, Shard((), claim.min_len, bound), progress))
+    return finish(
+        claim,
+        job.alphabet,
+        bound,
+        _recognizes_part(job, claim, bound, Shard((), claim.min_len, bound), progress),
+    )
 
 
-def _recognizes_part(job: Job, claim: Recognizes, bound: int, shard: Shard, progress: Progress | None) -> Part:
+def _recognizes_part(
+    job: Job, claim: Recognizes, bound: int, shard: Shard, progress: Progress | None
+) -> Part:
     if claim.backend == "exact":
         part = _recognizes_batched(job, claim, bound, shard, progress)
         if part is not None:
             return part
-    return guard_part(job, claim.backend, shard, progress, recognizes_body(claim, exhaustive_method(claim.backend)))
+    return guard_part(
+        job,
+        claim.backend,
+        shard,
+        progress,
+        recognizes_body(claim, exhaustive_method(claim.backend)),
+    )
 
 
 def recognizes_body(claim: Recognizes, method: str) -> Body:
@@ -210,7 +246,11 @@ def recognizes_body(claim: Recognizes, method: str) -> Body:
                 f"{show_word(w, lang.alphabet)} is {'in' if member else 'not in'} {lang.name} but the network "
                 f"{'accepts' if trace.accepted else 'rejects'} it (logit {format_value(trace.output)})",
                 w,
-                {"logit": format_value(trace.output), "accepted": str(trace.accepted), "member": str(member)},
+                {
+                    "logit": format_value(trace.output),
+                    "accepted": str(trace.accepted),
+                    "member": str(member),
+                },
             )
         return None
 
@@ -229,7 +269,9 @@ def _batchable(job: Job, lengths: range) -> dict[int, Network] | None:
     return nets
 
 
-def _recognizes_batched(job: Job, claim: Recognizes, bound: int, shard: Shard, progress: Progress | None) -> Part | None:
+def _recognizes_batched(
+    job: Job, claim: Recognizes, bound: int, shard: Shard, progress: Progress | None
+) -> Part | None:
     """The exact exhaustive check of ``claim`` on the words of ``shard`` with
     :mod:`netproof.symbolic.batched`: the words of each length in shortlex chunks, as exact
     integers. Same verdicts, first counterexample, messages and ``checked`` count as the
@@ -242,7 +284,11 @@ def _recognizes_batched(job: Job, claim: Recognizes, bound: int, shard: Shard, p
     lang = claim.language
     alphabet = job.alphabet
     total = shard.count(alphabet)
-    nets = _batchable(job, range(claim.min_len, bound + 1)) if count_words(alphabet, claim.min_len, bound) else None
+    nets = (
+        _batchable(job, range(claim.min_len, bound + 1))
+        if count_words(alphabet, claim.min_len, bound)
+        else None
+    )
     if nets is None:
         return None
     method = "exhaustive (exact, batched integers)"
@@ -262,7 +308,11 @@ def _recognizes_batched(job: Job, claim: Recognizes, bound: int, shard: Shard, p
             try:
                 got = ev.run(code[batched.shortlex_block(len(alphabet), m, start, stop)])
             except UndefinedValueError as exc:  # depends on the length only: the chunk's first word
-                undefined = Refuted(method, f"the network's output is undefined on {show_word(chunk[0], alphabet)}: {exc}", chunk[0])
+                undefined = Refuted(
+                    method,
+                    f"the network's output is undefined on {show_word(chunk[0], alphabet)}: {exc}",
+                    chunk[0],
+                )
                 return Part(method, done, undefined, chunk[0])
             member = np.fromiter(map(lang.contains, chunk), dtype=bool, count=len(chunk))
             wrong = np.flatnonzero(got.accepted != member)
@@ -270,13 +320,22 @@ def _recognizes_batched(job: Job, claim: Recognizes, bound: int, shard: Shard, p
                 j = int(wrong[0])
                 if progress is not None and j:
                     progress(done + j, total)
-                w, accepted, is_member, logit = chunk[j], bool(got.accepted[j]), bool(member[j]), got.logit(j)
+                w, accepted, is_member, logit = (
+                    chunk[j],
+                    bool(got.accepted[j]),
+                    bool(member[j]),
+                    got.logit(j),
+                )
                 wrong_word = Refuted(
                     method,
                     f"{show_word(w, lang.alphabet)} is {'in' if is_member else 'not in'} {lang.name} but the network "
                     f"{'accepts' if accepted else 'rejects'} it (logit {format_value(logit)})",
                     w,
-                    {"logit": format_value(logit), "accepted": str(accepted), "member": str(is_member)},
+                    {
+                        "logit": format_value(logit),
+                        "accepted": str(accepted),
+                        "member": str(is_member),
+                    },
                 )
                 return Part(method, done + j, wrong_word, w)
             done += len(chunk)
@@ -288,14 +347,24 @@ def _recognizes_batched(job: Job, claim: Recognizes, bound: int, shard: Shard, p
 # --------------------------------------------------------------------------- ValueIs
 
 
-def _points(trace: Trace[Any], quantity: Output | StateValue, E: Any) -> Iterator[tuple[Point, Any, str]]:
+def _points(
+    trace: Trace[Any], quantity: Output | StateValue, E: Any
+) -> Iterator[tuple[Point, Any, str]]:
     if isinstance(quantity, Output):
         t = 0
-        yield Point(trace.word, t, trace.positions[t] if trace.positions else 0, trace.n, E), trace.output, "s"
+        yield (
+            Point(trace.word, t, trace.positions[t] if trace.positions else 0, trace.n, E),
+            trace.output,
+            "s",
+        )
         return
     for t in range(trace.n):
         value = trace.value(quantity.after, t, quantity.dim)
-        yield Point(trace.word, t, trace.positions[t], trace.n, E), value, f"{quantity.dim} at position {trace.positions[t]}"
+        yield (
+            Point(trace.word, t, trace.positions[t], trace.n, E),
+            value,
+            f"{quantity.dim} at position {trace.positions[t]}",
+        )
 
 
 def _equal(backend: str, value: Any, expected: Any) -> bool | None:
@@ -328,7 +397,12 @@ def check_value_is(job: Job, claim: ValueIs, bound: int, progress: Progress | No
     empty = empty_bound(job.alphabet, claim, bound, exhaustive_method(claim.backend))
     if empty is not None:
         return empty
-    return finish(claim, job.alphabet, bound, _value_is_part(job, claim, Shard((), claim.min_len, bound), progress))
+    return finish(
+        claim,
+        job.alphabet,
+        bound,
+        _value_is_part(job, claim, Shard((), claim.min_len, bound), progress),
+    )
 
 
 def _value_is_part(job: Job, claim: ValueIs, shard: Shard, progress: Progress | None) -> Part:
@@ -338,7 +412,9 @@ def _value_is_part(job: Job, claim: ValueIs, shard: Shard, progress: Progress | 
     return Part(part.method, part.checked, part.stop, part.at, undecided[0] if undecided else None)
 
 
-def value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecided: list[Word] | None) -> Body:
+def value_is_body(
+    claim: ValueIs, alphabet: Sequence[str], method: str, undecided: list[Word] | None
+) -> Body:
     """With ``undecided`` a list, a word whose equality the backend cannot decide is noted there
     and the search goes on; with None it is an Unknown at once."""
     E = BASE_E if claim.backend == "symbolic" else None
@@ -351,7 +427,10 @@ def value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecide
             same = _equal(claim.backend, value, expected)
             if same is None:
                 if undecided is None:
-                    return Unknown(method, f"the {claim.backend} backend cannot decide equality on {show_word(w, alphabet)} ({where})")
+                    return Unknown(
+                        method,
+                        f"the {claim.backend} backend cannot decide equality on {show_word(w, alphabet)} ({where})",
+                    )
                 undecided.append(w)
                 continue
             if not same:
@@ -359,7 +438,14 @@ def value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecide
                     method,
                     f"on {show_word(w, alphabet)}: {where} is {format_value(value)}, the claim says {format_value(expected)}",
                     w,
-                    {"network": format_value(value), "claimed": format_value(sympy.sympify(expected) if not isinstance(expected, Fraction) else expected)},
+                    {
+                        "network": format_value(value),
+                        "claimed": format_value(
+                            sympy.sympify(expected)
+                            if not isinstance(expected, Fraction)
+                            else expected
+                        ),
+                    },
                 )
         return None
 
@@ -371,6 +457,7 @@ def value_is_body(claim: ValueIs, alphabet: Sequence[str], method: str, undecide
 
 def trace_body(claim: TraceProperty, alphabet: Sequence[str], method: str) -> Body:
     """The :class:`TraceProperty` verdict on one word's trace."""
+
     def body(w: Word, trace: Trace[Any]) -> Verdict | None:
         failure = claim.holds(w, trace)
         if failure is not None:
@@ -387,7 +474,9 @@ def _trace_domain(job: Job, claim: TraceProperty, bound: int, progress: Progress
     method = exhaustive_method(claim.backend)
     domain = [w for w in claim.domain(bound) if claim.min_len <= len(w) <= bound]
     if not domain:
-        return Unknown(method, f"the domain of the claim has no word with {claim.min_len} <= |w| <= {bound}")
+        return Unknown(
+            method, f"the domain of the claim has no word with {claim.min_len} <= |w| <= {bound}"
+        )
     body = trace_body(claim, alphabet, method)
     for done, w in enumerate(domain, start=1):
         trace = traced(job, w, claim.backend, method)
@@ -397,10 +486,16 @@ def _trace_domain(job: Job, claim: TraceProperty, bound: int, progress: Progress
         if progress is not None:
             progress(done, len(domain))
     what = claim.domain_text or "word of the claim's domain"
-    return Proved(method, len(domain), f"every {what} with {claim.min_len} <= |w| <= {bound} ({len(domain)} words)")
+    return Proved(
+        method,
+        len(domain),
+        f"every {what} with {claim.min_len} <= |w| <= {bound} ({len(domain)} words)",
+    )
 
 
-def check_trace_property(job: Job, claim: TraceProperty, bound: int, progress: Progress | None) -> Verdict:
+def check_trace_property(
+    job: Job, claim: TraceProperty, bound: int, progress: Progress | None
+) -> Verdict:
     """A :class:`TraceProperty` claim: over its own domain, batched, over the words ``only`` keeps,
     or every word."""
     if claim.domain is not None:
@@ -408,20 +503,35 @@ def check_trace_property(job: Job, claim: TraceProperty, bound: int, progress: P
     empty = empty_bound(job.alphabet, claim, bound, exhaustive_method(claim.backend))
     if empty is not None:
         return empty
-    return finish(claim, job.alphabet, bound, _trace_property_part(job, claim, bound, Shard((), claim.min_len, bound), progress))
+    return finish(
+        claim,
+        job.alphabet,
+        bound,
+        _trace_property_part(job, claim, bound, Shard((), claim.min_len, bound), progress),
+    )
 
 
-def _trace_property_part(job: Job, claim: TraceProperty, bound: int, shard: Shard, progress: Progress | None) -> Part:
+def _trace_property_part(
+    job: Job, claim: TraceProperty, bound: int, shard: Shard, progress: Progress | None
+) -> Part:
     if claim.holds_batch is not None and claim.backend == "exact":
         part = _trace_property_batched(job, claim, bound, shard, progress)
         if part is not None:
             return part
     if claim.only is not None:
         return _trace_only(job, claim, shard, progress)
-    return guard_part(job, claim.backend, shard, progress, trace_body(claim, job.alphabet, exhaustive_method(claim.backend)))
+    return guard_part(
+        job,
+        claim.backend,
+        shard,
+        progress,
+        trace_body(claim, job.alphabet, exhaustive_method(claim.backend)),
+    )
 
 
-def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, shard: Shard, progress: Progress | None) -> Part | None:
+def _trace_property_batched(
+    job: Job, claim: TraceProperty, bound: int, shard: Shard, progress: Progress | None
+) -> Part | None:
     """``claim.holds_batch`` over :mod:`netproof.symbolic.batched` traces of the words of ``shard``:
     the words of each length in shortlex chunks (those ``claim.only`` keeps, filtered before
     evaluation), as exact integers. The same verdict, first counterexample, message and counts
@@ -434,7 +544,11 @@ def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, shard: S
     assert claim.holds_batch is not None
     alphabet = job.alphabet
     total = shard.count(alphabet)
-    nets = _batchable(job, range(claim.min_len, bound + 1)) if count_words(alphabet, claim.min_len, bound) else None
+    nets = (
+        _batchable(job, range(claim.min_len, bound + 1))
+        if count_words(alphabet, claim.min_len, bound)
+        else None
+    )
     if nets is None:
         return None
     method = "exhaustive (exact, batched integers)"
@@ -445,7 +559,11 @@ def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, shard: S
         try:
             trace = ev.trace(idx)
         except UndefinedValueError as exc:  # depends on the length only: the chunk's first word
-            return Refuted(method, f"the network's output is undefined on {show_word(chunk[0], alphabet)}: {exc}", chunk[0])
+            return Refuted(
+                method,
+                f"the network's output is undefined on {show_word(chunk[0], alphabet)}: {exc}",
+                chunk[0],
+            )
         assert claim.holds_batch is not None
         failures = claim.holds_batch(chunk, trace)
         if len(failures) != len(chunk):
@@ -472,7 +590,9 @@ def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, shard: S
             for start in range(first, last, size):
                 stop = min(last, start + size)
                 chunk = list(itertools.islice(stream, stop - start))
-                verdict = first_failure(ev, chunk, code[batched.shortlex_block(len(alphabet), m, start, stop)])
+                verdict = first_failure(
+                    ev, chunk, code[batched.shortlex_block(len(alphabet), m, start, stop)]
+                )
                 if verdict is not None:
                     return Part(method, kept, verdict, verdict.word)
                 done = kept = done + len(chunk)
@@ -486,7 +606,11 @@ def _trace_property_batched(job: Job, claim: TraceProperty, bound: int, shard: S
             pending += filter(claim.only, raw)
             done += len(raw)
             if pending and (len(pending) >= size or start + len(raw) == last):
-                idx = code[np.array([[position[s] for s in w] for w in pending], dtype=np.int64).reshape(len(pending), m)]
+                idx = code[
+                    np.array([[position[s] for s in w] for w in pending], dtype=np.int64).reshape(
+                        len(pending), m
+                    )
+                ]
                 verdict = first_failure(ev, pending, idx)
                 if verdict is not None:
                     return Part(method, kept, verdict, verdict.word, only=only)
@@ -528,22 +652,48 @@ def _cross_entropy(s: Any, member: bool) -> Any:
 
 def check_bound(job: Job, claim: Bound, bound: int, progress: Progress | None) -> Verdict:
     """A :class:`Bound` claim over its bound."""
-    return guard(job, claim, claim.backend, bound, progress, bound_body(claim, job.alphabet, exhaustive_method(claim.backend)))
+    return guard(
+        job,
+        claim,
+        claim.backend,
+        bound,
+        progress,
+        bound_body(claim, job.alphabet, exhaustive_method(claim.backend)),
+    )
 
 
 def bound_body(claim: Bound, alphabet: Sequence[str], method: str) -> Body:
     """The :class:`Bound` verdict on one word's trace."""
+
     def body(w: Word, trace: Trace[Any]) -> Verdict | None:
         q = claim.quantity
         if isinstance(q, CrossEntropy):
-            points = [(Point(w, 0, 0, trace.n), _cross_entropy(trace.output, q.language.contains(w)), "cross-entropy")]
+            points = [
+                (
+                    Point(w, 0, 0, trace.n),
+                    _cross_entropy(trace.output, q.language.contains(w)),
+                    "cross-entropy",
+                )
+            ]
         else:
             points = list(_points(trace, q, None))
         for point, value, where in points:
             v = enclose(value) if claim.backend != "exact" or isinstance(q, CrossEntropy) else value
             if claim.absolute:
-                v = abs(v) if isinstance(v, Fraction) else iv.mpf([min(abs(v.a), abs(v.b)) if not (v.a <= 0 <= v.b) else 0, max(abs(v.a), abs(v.b))])
-            for side, fn, strict in (("lower", claim.lower, claim.strict_lower), ("upper", claim.upper, claim.strict_upper)):
+                v = (
+                    abs(v)
+                    if isinstance(v, Fraction)
+                    else iv.mpf(
+                        [
+                            min(abs(v.a), abs(v.b)) if not (v.a <= 0 <= v.b) else 0,
+                            max(abs(v.a), abs(v.b)),
+                        ]
+                    )
+                )
+            for side, fn, strict in (
+                ("lower", claim.lower, claim.strict_lower),
+                ("upper", claim.upper, claim.strict_upper),
+            ):
                 if fn is None:
                     continue
                 limit = fn(point)
@@ -551,9 +701,16 @@ def bound_body(claim: Bound, alphabet: Sequence[str], method: str) -> Body:
                     diff_sign: int | None = (v > limit) - (v < limit)
                 else:
                     diff_sign = interval_sign(enclose(v) - enclose(limit))
-                ok_signs = ({1} if strict else {0, 1}) if side == "lower" else ({-1} if strict else {-1, 0})
+                ok_signs = (
+                    ({1} if strict else {0, 1})
+                    if side == "lower"
+                    else ({-1} if strict else {-1, 0})
+                )
                 if diff_sign is None:
-                    return Unknown(method, f"on {show_word(w, alphabet)}: {where} = {format_value(v)} is not separated from the {side} bound {format_value(limit)}")
+                    return Unknown(
+                        method,
+                        f"on {show_word(w, alphabet)}: {where} = {format_value(v)} is not separated from the {side} bound {format_value(limit)}",
+                    )
                 if diff_sign not in ok_signs:
                     return Refuted(
                         method,

@@ -86,7 +86,13 @@ class Agreement:
             "words": self.words,
             "disagreements": self.disagreements,
             "first_disagreements": [
-                {"index": d.index, "word": list(d.word), "what": d.what, "float": d.float_value, "exact": d.exact_value}
+                {
+                    "index": d.index,
+                    "word": list(d.word),
+                    "what": d.what,
+                    "float": d.float_value,
+                    "exact": d.exact_value,
+                }
                 for d in self.first
             ],
             "undecided": self.undecided,
@@ -120,7 +126,9 @@ def _as_float(value: Any) -> float:
 REFERENCES: tuple[str, ...] = ("auto", "exact", "sympy", "interval")
 
 
-def _exact_per_word(net: Network, word: tuple[str, ...], length: int | None, reference: str = "auto") -> tuple[str, Any]:
+def _exact_per_word(
+    net: Network, word: tuple[str, ...], length: int | None, reference: str = "auto"
+) -> tuple[str, Any]:
     """The reference trace of one word: exact, else sympy, else intervals (``auto``), or the one
     ``reference`` names."""
     from netproof.symbolic import exact, interval, sympy_interp
@@ -155,7 +163,13 @@ def compare(
         raise ValueError(f"reference={reference!r} is not one of {', '.join(REFERENCES)}")
 
     symbols = [tokenize(net.alphabet, w) for w in words]
-    fb = torch_backend.run_batch(compiled if compiled is not None else net, symbols, dtype=dtype, device=device, length=length)
+    fb = torch_backend.run_batch(
+        compiled if compiled is not None else net,
+        symbols,
+        dtype=dtype,
+        device=device,
+        length=length,
+    )
     disagreements: list[Disagreement] = []
     count = 0
     undecided = 0
@@ -178,7 +192,12 @@ def compare(
         err = abs(got - _as_float(exact_logit))
         max_err = err if max_err is None else max(max_err, err)
 
-    if reference in ("auto", "exact") and length is None and symbols and batched.supports(net) is None:
+    if (
+        reference in ("auto", "exact")
+        and length is None
+        and symbols
+        and batched.supports(net) is None
+    ):
         backends.add("exact")
         ref = batched.evaluate(net, symbols)
         for i in range(len(symbols)):

@@ -44,7 +44,14 @@ from netproof.symbolic.display import (
 )
 from netproof.symbolic.errors import MissingExtraError
 
-__all__ = ["FORMATS", "PictureError", "attention_figure", "draw", "recurrent_figure", "seq2seq_figure"]
+__all__ = [
+    "FORMATS",
+    "PictureError",
+    "attention_figure",
+    "draw",
+    "recurrent_figure",
+    "seq2seq_figure",
+]
 
 FORMATS = ("png", "svg", "html")
 """The formats :func:`draw` writes, by file suffix."""
@@ -59,7 +66,9 @@ def _pyplot() -> Any:
     try:
         import matplotlib
 
-        if "ipykernel" not in sys.modules:  # a notebook keeps its inline backend: the figures show there
+        if (
+            "ipykernel" not in sys.modules
+        ):  # a notebook keeps its inline backend: the figures show there
             matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
@@ -88,17 +97,26 @@ def attention_figure(trace: Any) -> Any:
     labels = [f"{p}\n{t}" for p, t in zip(trace.positions, trace.tokens, strict=False)]
     state = trace.final
     dims = trace.network.dims
-    shown = [d for k, d in enumerate(dims) if any(r[k] is not None and to_float(r[k]) != 0 for r in state.rows)]
+    shown = [
+        d
+        for k, d in enumerate(dims)
+        if any(r[k] is not None and to_float(r[k]) != 0 for r in state.rows)
+    ]
     cols = max(1, min(len(heads), 4))
     rows = -(-len(heads) // cols) if heads else 0
     n = trace.n
     panel = max(2.6, 0.42 * n + 1.2)
     table_h = 0.28 * (len(shown) + 2) + 0.6
-    fig = plt.figure(figsize=(max(cols * panel, 0.6 * n + 2.5), rows * (panel + 0.4) + table_h + 0.8))
+    fig = plt.figure(
+        figsize=(max(cols * panel, 0.6 * n + 2.5), rows * (panel + 0.4) + table_h + 0.8)
+    )
     grid = fig.add_gridspec(rows + 1, cols, height_ratios=[panel] * rows + [table_h])
     verdict = "" if trace.accepted is None else ("accepted" if trace.accepted else "rejected")
     output = "" if trace.output is None else f", output {value_text(trace.output)}"
-    fig.suptitle(f"{network_title(trace.network)} on {_word(trace)!r} ({trace.backend}): {verdict}{output}", fontsize=11)
+    fig.suptitle(
+        f"{network_title(trace.network)} on {_word(trace)!r} ({trace.backend}): {verdict}{output}",
+        fontsize=11,
+    )
     for idx, (layer, head) in enumerate(heads):
         ax = fig.add_subplot(grid[idx // cols, idx % cols])
         m = attention_matrix(trace, layer, head)
@@ -113,14 +131,25 @@ def attention_figure(trace: Any) -> Any:
             for j, w in enumerate(row):
                 text = _cell_text(w)
                 if text:
-                    ax.text(j, i, text, ha="center", va="center", fontsize=6,
-                            color="white" if to_float(w) > 0.6 else "black")
+                    ax.text(
+                        j,
+                        i,
+                        text,
+                        ha="center",
+                        va="center",
+                        fontsize=6,
+                        color="white" if to_float(w) > 0.6 else "black",
+                    )
     ax = fig.add_subplot(grid[rows, :])
     ax.axis("off")
     if shown:
         cells = [[value_text(r[dims.index(d)], 3) for r in state.rows] for d in shown]
-        tokens = [f"{p} {t}" for p, t in zip(trace.positions, trace.tokens, strict=False)][: len(state.rows)]
-        table = ax.table(cellText=cells, rowLabels=shown, colLabels=tokens, loc="center", cellLoc="center")
+        tokens = [f"{p} {t}" for p, t in zip(trace.positions, trace.tokens, strict=False)][
+            : len(state.rows)
+        ]
+        table = ax.table(
+            cellText=cells, rowLabels=shown, colLabels=tokens, loc="center", cellLoc="center"
+        )
         table.auto_set_font_size(False)
         table.set_fontsize(7)
     ax.set_title(f"residual state after {state.label!r} (dims not zero everywhere)", fontsize=9)
@@ -179,10 +208,20 @@ def _weights_strip(ax: Any, weights: Any, labels: list[str]) -> None:
     for j, w in enumerate(weights):
         text = _cell_text(w)
         if text:
-            ax.text(j, 0, text, ha="center", va="center", fontsize=7, color="white" if to_float(w) > 0.6 else "black")
+            ax.text(
+                j,
+                0,
+                text,
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if to_float(w) > 0.6 else "black",
+            )
 
 
-def seq2seq_figure(trace: Any, step: int, notes: dict[int, str] | None = None, caption: str = "") -> Any:
+def seq2seq_figure(
+    trace: Any, step: int, notes: dict[int, str] | None = None, caption: str = ""
+) -> Any:
     """A matplotlib figure of decoder step ``step`` of an encoder–decoder ``trace``: the
     decoder–encoder attention of every step (framed: ``step``; ``notes[t]`` beside step t), the
     weights of every head at ``step``, and the named dims it reads and writes; ``caption``
@@ -193,7 +232,9 @@ def seq2seq_figure(trace: Any, step: int, notes: dict[int, str] | None = None, c
     net = trace.network
     steps = trace.steps
     if not 0 <= step < len(steps):
-        raise PictureError(f"--step {step}: the run has decoder steps 0..{len(steps) - 1}; choose one of them")
+        raise PictureError(
+            f"--step {step}: the run has decoder steps 0..{len(steps) - 1}; choose one of them"
+        )
     notes = notes or {}
     heads = _decoder_heads(net)
     cur = steps[step]
@@ -204,7 +245,9 @@ def seq2seq_figure(trace: Any, step: int, notes: dict[int, str] | None = None, c
     # the dims of the table: nonzero somewhere in this step
     dims = net.dims
     labels = [s.label for s in cur.states]
-    rows_all = [d for k, d in enumerate(dims) if any(not _is_zero(s.rows[0][k]) for s in cur.states)]
+    rows_all = [
+        d for k, d in enumerate(dims) if any(not _is_zero(s.rows[0][k]) for s in cur.states)
+    ]
     rows = rows_all[:MAX_TABLE_DIMS]
     n_heads = max(1, len(cur.selections))
     table_h = 0.24 * (len(rows) + 2) + 0.8
@@ -234,35 +277,64 @@ def seq2seq_figure(trace: Any, step: int, notes: dict[int, str] | None = None, c
             for j, w in enumerate(() if sel is None or trace.n > MAX_WRITTEN else sel.weights):
                 text = _cell_text(w)
                 if text and text != "1":
-                    ax.text(j, r, text, ha="center", va="center", fontsize=5, color="white" if to_float(w) > 0.6 else "black")
+                    ax.text(
+                        j,
+                        r,
+                        text,
+                        ha="center",
+                        va="center",
+                        fontsize=5,
+                        color="white" if to_float(w) > 0.6 else "black",
+                    )
         _key_ticks(ax, enc_labels)
         ax.set_xlabel("encoder position i, token", fontsize=8)
         ticks = [f"{notes[t]}   t={t}" if notes.get(t) else f"t={t}" for t in shown_steps]
         if steps[shown_steps[-1]].halts:
             last = shown_steps[-1]
-            ticks[-1] = f"{notes[last]}, halts   t={last}" if notes.get(last) else f"halts   t={last}"
-        ax.set_yticks(range(len(shown_steps)), ticks if c_idx == 0 else [], fontsize=6 if notes else 7)
+            ticks[-1] = (
+                f"{notes[last]}, halts   t={last}" if notes.get(last) else f"halts   t={last}"
+            )
+        ax.set_yticks(
+            range(len(shown_steps)), ticks if c_idx == 0 else [], fontsize=6 if notes else 7
+        )
         if c_idx == 0:
             ax.set_ylabel("decoder step t", fontsize=8)
         r = step - shown_steps[0]
-        ax.add_patch(Rectangle((-0.5, r - 0.5), trace.n, 1, fill=False, edgecolor="crimson", linewidth=2))
+        ax.add_patch(
+            Rectangle((-0.5, r - 0.5), trace.n, 1, fill=False, edgecolor="crimson", linewidth=2)
+        )
         ax.set_title(f"{lay}/{h} at every step\n(decoder–encoder attention)", fontsize=9)
     right = outer[1].subgridspec(2, 1, height_ratios=[1.0 * n_heads + 0.4, table_h], hspace=0.45)
     strips = right[0].subgridspec(n_heads, 1, hspace=1.6)
     if not cur.selections:
         ax = fig.add_subplot(strips[0, 0])
         ax.axis("off")
-        ax.text(0.5, 0.5, f"step {step} halts: y_t is in the halting set, no layer runs", ha="center", va="center", fontsize=9)
+        ax.text(
+            0.5,
+            0.5,
+            f"step {step} halts: y_t is in the halting set, no layer runs",
+            ha="center",
+            va="center",
+            fontsize=9,
+        )
     for k, sel in enumerate(cur.selections):
         ax = fig.add_subplot(strips[k, 0])
         head, is_cross = heads[(sel.layer, sel.head)]
         keys = enc_labels if is_cross else [f"t={j}" for j in range(len(sel.weights))]
         _weights_strip(ax, sel.weights, keys[: len(sel.weights)])
-        what = "decoder–encoder attention over the encoder positions" if is_cross else f"self-attention over the decoder steps 0..{step}"
+        what = (
+            "decoder–encoder attention over the encoder positions"
+            if is_cross
+            else f"self-attention over the decoder steps 0..{step}"
+        )
         picked = ""
         if sel.selected is not None and len(sel.selected) == 1:
             j = sel.selected[0]
-            picked = f": reads i = {trace.positions[j]} {trace.tokens[j]!r}" if is_cross else f": reads step {j}"
+            picked = (
+                f": reads i = {trace.positions[j]} {trace.tokens[j]!r}"
+                if is_cross
+                else f": reads step {j}"
+            )
         elif sel.selected is not None:
             picked = f": averages {len(sel.selected)} keys"
         silent = " (its value map is 0: writes nothing)" if _writes_nothing(head.value) else ""
@@ -277,13 +349,26 @@ def seq2seq_figure(trace: Any, step: int, notes: dict[int, str] | None = None, c
             k = dims.index(d)
             vals = [s.rows[0][k] for s in cur.states]
             cells.append([value_text(v, 4) for v in vals])
-            colours.append(["white"] + ["#fff3bf" if vals[c] != vals[c - 1] else "white" for c in range(1, len(vals))])
-        table = ax.table(cellText=cells, cellColours=colours, rowLabels=rows, colLabels=cols, loc="upper center", cellLoc="center")
+            colours.append(
+                ["white"]
+                + ["#fff3bf" if vals[c] != vals[c - 1] else "white" for c in range(1, len(vals))]
+            )
+        table = ax.table(
+            cellText=cells,
+            cellColours=colours,
+            rowLabels=rows,
+            colLabels=cols,
+            loc="upper center",
+            cellLoc="center",
+        )
         table.auto_set_font_size(False)
         table.set_fontsize(7)
         table.auto_set_column_width(list(range(-1, len(cols))))
     more = f"; {len(rows_all) - len(rows)} more not shown" if len(rows_all) > len(rows) else ""
-    ax.set_title(f"the named dims step t = {step} reads and writes (dims nonzero in this step{more}; changed cells shaded)", fontsize=9)
+    ax.set_title(
+        f"the named dims step t = {step} reads and writes (dims nonzero in this step{more}; changed cells shaded)",
+        fontsize=9,
+    )
     if caption:
         fig.text(0.5, 0.005, caption, ha="center", va="bottom", fontsize=8, style="italic")
     return fig
@@ -296,7 +381,9 @@ def recurrent_figure(trace: Any, targets: Any = None) -> Any:
     plt = _pyplot()
     steps = trace.steps
     if not steps:
-        raise PictureError("the empty word has no steps to draw; give a word of at least one symbol")
+        raise PictureError(
+            "the empty word has no steps to draw; give a word of at least one symbol"
+        )
     cell = trace.network.cell
     element = tuple(cell.element)
     width = len(element)
@@ -315,12 +402,21 @@ def recurrent_figure(trace: Any, targets: Any = None) -> Any:
     fig_w = max(7.0, 0.62 * T + 3.4)
     fig_h = 0.3 * len(ops) + 0.26 * stack_rows + 0.9 + 3.4
     fig = plt.figure(figsize=(fig_w, fig_h))
-    grid = fig.add_gridspec(3, 1, height_ratios=[0.3 * len(ops) + 0.5, 0.26 * stack_rows + 0.5, 1.1], hspace=0.75)
+    grid = fig.add_gridspec(
+        3, 1, height_ratios=[0.3 * len(ops) + 0.5, 0.26 * stack_rows + 0.5, 1.1], hspace=0.75
+    )
     verdict = ""
     if targets is not None:
         right = all(st.predicted == frozenset(tg) for st, tg in zip(steps, targets, strict=True))
-        verdict = ": every predicted set equals the target" if right else ": some predicted set differs from the target"
-    fig.suptitle(f"{network_title(trace.network)} on {_word(trace)!r} ({trace.backend}){verdict}", fontsize=11)
+        verdict = (
+            ": every predicted set equals the target"
+            if right
+            else ": some predicted set differs from the target"
+        )
+    fig.suptitle(
+        f"{network_title(trace.network)} on {_word(trace)!r} ({trace.backend}){verdict}",
+        fontsize=11,
+    )
     ax = fig.add_subplot(grid[0])
     m = [[to_float(st.decision[o]) for st in steps] for o in ops]
     ax.imshow(m, cmap="Oranges", vmin=0, vmax=1, aspect="auto")
@@ -328,7 +424,15 @@ def recurrent_figure(trace: Any, targets: Any = None) -> Any:
         for j, st in enumerate(steps):
             text = _cell_text(st.decision[o])
             if text:
-                ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if m[i][j] > 0.6 else "black")
+                ax.text(
+                    j,
+                    i,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if m[i][j] > 0.6 else "black",
+                )
     ax.set_yticks(range(len(ops)), ops, fontsize=7)
     ax.set_xticks(range(T), xlabels, fontsize=7)
     ax.set_title("operation weights at each step (the decision)", fontsize=9)
@@ -349,7 +453,15 @@ def recurrent_figure(trace: Any, targets: Any = None) -> Any:
     for i, trow in enumerate(texts):
         for j, text in enumerate(trow):
             if text:
-                ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if values[i][j] > 0.6 * top else "black")
+                ax.text(
+                    j,
+                    i,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="white" if values[i][j] > 0.6 * top else "black",
+                )
     where = "slot" if is_memory else "depth"
     first = "slot 0" if is_memory else "top"
     ylabels = [f"{first if d == 0 else f'{where} {d}'}  {e}" for d in range(depth) for e in element]
@@ -358,8 +470,14 @@ def recurrent_figure(trace: Any, targets: Any = None) -> Any:
         ax.axhline(d * width - 0.5, color="#555", linewidth=1)
     ax.set_xticks(range(T), xlabels, fontsize=7)
     ax.set_xlabel("step t and the symbol it reads", fontsize=8)
-    ax.set_ylabel("memory slot, component" if is_memory else "stack cell (top first), component", fontsize=8)
-    what = "memory after each step (slot 0 first)" if is_memory else "stack after each step (top first; empty cells are 0)"
+    ax.set_ylabel(
+        "memory slot, component" if is_memory else "stack cell (top first), component", fontsize=8
+    )
+    what = (
+        "memory after each step (slot 0 first)"
+        if is_memory
+        else "stack after each step (top first; empty cells are 0)"
+    )
     if used == 0:
         what += ": empty at every step"
     if cut:
@@ -379,15 +497,23 @@ def recurrent_figure(trace: Any, targets: Any = None) -> Any:
         rowl.append("target")
         bad = [st.predicted != frozenset(tg) for st, tg in zip(steps, targets, strict=True)]
         colours = [["#ffc9c9" if b else "#d3f9d8" for b in bad], ["white"] * T]
-    table = ax.table(cellText=cells, cellColours=colours, rowLabels=rowl, colLabels=[x.replace("\n", " ") for x in xlabels],
-                     loc="center", cellLoc="center")
+    table = ax.table(
+        cellText=cells,
+        cellColours=colours,
+        rowLabels=rowl,
+        colLabels=[x.replace("\n", " ") for x in xlabels],
+        loc="center",
+        cellLoc="center",
+    )
     table.auto_set_font_size(False)
     table.set_fontsize(7)
     ax.set_title("the next symbols predicted after each prefix", fontsize=9)
     return fig
 
 
-def _figure(trace: Any, step: int | None, notes: dict[int, str] | None, caption: str, targets: Any) -> Any:
+def _figure(
+    trace: Any, step: int | None, notes: dict[int, str] | None, caption: str, targets: Any
+) -> Any:
     from netproof.symbolic.evaluation import Trace
     from netproof.symbolic.recurrent import RecurrentTrace
     from netproof.symbolic.seq2seq import Seq2SeqTrace
@@ -398,7 +524,9 @@ def _figure(trace: Any, step: int | None, notes: dict[int, str] | None, caption:
         return seq2seq_figure(trace, 0 if step is None else step, notes, caption)
     if isinstance(trace, RecurrentTrace):
         return recurrent_figure(trace, targets)
-    raise PictureError(f"{type(trace).__name__} is not a trace netproof draws (an encoder, encoder–decoder or recurrent trace)")
+    raise PictureError(
+        f"{type(trace).__name__} is not a trace netproof draws (an encoder, encoder–decoder or recurrent trace)"
+    )
 
 
 def draw(
@@ -431,7 +559,7 @@ def draw(
             buf = io.StringIO()
             fig.savefig(buf, format="svg", bbox_inches="tight")
             svg = buf.getvalue()
-            svg = svg[svg.index("<svg"):]
+            svg = svg[svg.index("<svg") :]
             title = html.escape(f"{network_title(trace.network)} on {_word(trace)!r}")
             states = ""
             if isinstance(trace, Trace):

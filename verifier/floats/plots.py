@@ -74,7 +74,9 @@ class Row:
     min_abs_logit: float
 
 
-def random_words(length: int, count: int, rng: random.Random, alphabet: Sequence[str] = ("0", "1")) -> list[tuple[str, ...]]:
+def random_words(
+    length: int, count: int, rng: random.Random, alphabet: Sequence[str] = ("0", "1")
+) -> list[tuple[str, ...]]:
     """``count`` words drawn uniformly from alphabet^length (default {0,1}^length)."""
     return [tuple(rng.choice(alphabet) for _ in range(length)) for _ in range(count)]
 
@@ -115,7 +117,9 @@ def rows(
         raise PlotError(f"strings={strings} must be at least 1")
     bad = [n for n in lengths if n < 1]
     if bad:
-        raise PlotError(f"lengths {bad} must be >= 1 (the empty word has s = 0 and Proposition 2 is undefined there)")
+        raise PlotError(
+            f"lengths {bad} must be >= 1 (the empty word has s = 0 and Proposition 2 is undefined there)"
+        )
     run = runner or torch_runner()
     out: list[Row] = []
     for n in lengths:
@@ -123,15 +127,28 @@ def rows(
         words = random_words(n, strings, random.Random(seed * 1_000_003 + n), alphabet)
         for curve in curves:
             if started is not None:
-                started(f"[{len(out) + 1}/{len(lengths) * len(curves)}] {figure} {curve.name} |w|={n}", len(words))
+                started(
+                    f"[{len(out) + 1}/{len(lengths) * len(curves)}] {figure} {curve.name} |w|={n}",
+                    len(words),
+                )
             labels = [curve.language.contains(w) for w in words]
             logits = list(run(curve.network, words))
             ces = [cross_entropy_bits(s, y) for s, y in zip(logits, labels, strict=True)]
             mean = math.fsum(ces) / len(ces)
             sd = math.sqrt(math.fsum((c - mean) ** 2 for c in ces) / len(ces))
             acc = sum((s > 0) == y for s, y in zip(logits, labels, strict=True)) / len(words)
-            out.append(Row(figure=figure, curve=curve.name, length=n, strings=strings, ce_bits=mean, ce_sd=sd,
-                           accuracy=acc, min_abs_logit=min(abs(s) for s in logits)))
+            out.append(
+                Row(
+                    figure=figure,
+                    curve=curve.name,
+                    length=n,
+                    strings=strings,
+                    ce_bits=mean,
+                    ce_sd=sd,
+                    accuracy=acc,
+                    min_abs_logit=min(abs(s) for s in logits),
+                )
+            )
             if progress is not None:
                 progress(f"{figure} {curve.name:20} |w|={n:<5} CE={mean:.4f} bits  acc={acc:.3f}")
     return out
@@ -154,8 +171,17 @@ def experiment_rows(
     experiment's own), labelled with its figure id. ``netproof plot NAME`` is this call with the
     experiment looked up by name, then :func:`write_csv` and :func:`plot_rows`."""
     curves = experiment.curves(names, values)
-    return rows(experiment.figure, curves, lengths=lengths or experiment.lengths, strings=strings, seed=seed,
-                alphabet=experiment.alphabet, runner=runner or torch_runner(), progress=progress, started=started)
+    return rows(
+        experiment.figure,
+        curves,
+        lengths=lengths or experiment.lengths,
+        strings=strings,
+        seed=seed,
+        alphabet=experiment.alphabet,
+        runner=runner or torch_runner(),
+        progress=progress,
+        started=started,
+    )
 
 
 def torch_runner(*, dtype: str = "float64", device: str = "cpu") -> Runner:
@@ -176,14 +202,25 @@ def torch_runner(*, dtype: str = "float64", device: str = "cpu") -> Runner:
         if not words:
             return []
         batch = run_batch(compile_net(net, dtype=dtype, device=device), list(words))
-        return [float("nan") if x is None else x for x in (batch.logit(i) for i in range(len(words)))]
+        return [
+            float("nan") if x is None else x for x in (batch.logit(i) for i in range(len(words)))
+        ]
 
     return run
 
 
 # --------------------------------------------------------------------------- output
 
-CSV_FIELDS = ("figure", "curve", "length", "strings", "ce_bits", "ce_sd", "accuracy", "min_abs_logit")
+CSV_FIELDS = (
+    "figure",
+    "curve",
+    "length",
+    "strings",
+    "ce_bits",
+    "ce_sd",
+    "accuracy",
+    "min_abs_logit",
+)
 
 
 def write_csv(rows: Sequence[Row], path: str | Path) -> None:
@@ -192,8 +229,18 @@ def write_csv(rows: Sequence[Row], path: str | Path) -> None:
         w = csv.writer(fh)
         w.writerow(CSV_FIELDS)
         for r in rows:
-            w.writerow([r.figure, r.curve, r.length, r.strings, f"{r.ce_bits:.10g}", f"{r.ce_sd:.10g}",
-                        f"{r.accuracy:.10g}", f"{r.min_abs_logit:.10g}"])
+            w.writerow(
+                [
+                    r.figure,
+                    r.curve,
+                    r.length,
+                    r.strings,
+                    f"{r.ce_bits:.10g}",
+                    f"{r.ce_sd:.10g}",
+                    f"{r.accuracy:.10g}",
+                    f"{r.min_abs_logit:.10g}",
+                ]
+            )
 
 
 def _pyplot() -> Any:
@@ -209,7 +256,9 @@ def _pyplot() -> Any:
     return plt
 
 
-def plot_rows(rows: Sequence[Row], path: str | Path, *, title: str = "", accuracy: bool = False) -> None:
+def plot_rows(
+    rows: Sequence[Row], path: str | Path, *, title: str = "", accuracy: bool = False
+) -> None:
     """A PNG: cross-entropy (bits) against |w| on a log axis, one line per curve; with
     ``accuracy`` (an experiment's ``accuracy_panel``, e.g. Figure 3) a second panel shows the
     accuracy."""
@@ -217,10 +266,14 @@ def plot_rows(rows: Sequence[Row], path: str | Path, *, title: str = "", accurac
     curves: dict[str, list[Row]] = {}
     for r in rows:
         curves.setdefault(r.curve, []).append(r)
-    fig, axes = plt.subplots(1, 2 if accuracy else 1, figsize=(11 if accuracy else 7, 4.5), squeeze=False)
+    fig, axes = plt.subplots(
+        1, 2 if accuracy else 1, figsize=(11 if accuracy else 7, 4.5), squeeze=False
+    )
     ax = axes[0][0]
     for name, pts in curves.items():
-        ax.plot([p.length for p in pts], [p.ce_bits for p in pts], marker="o", markersize=3, label=name)
+        ax.plot(
+            [p.length for p in pts], [p.ce_bits for p in pts], marker="o", markersize=3, label=name
+        )
     ax.set_xscale("log")
     ax.set_xlabel("|w|")
     ax.set_ylabel("cross-entropy (bits)")
@@ -229,7 +282,13 @@ def plot_rows(rows: Sequence[Row], path: str | Path, *, title: str = "", accurac
     if accuracy:
         ax2 = axes[0][1]
         for name, pts in curves.items():
-            ax2.plot([p.length for p in pts], [p.accuracy for p in pts], marker="o", markersize=3, label=name)
+            ax2.plot(
+                [p.length for p in pts],
+                [p.accuracy for p in pts],
+                marker="o",
+                markersize=3,
+                label=name,
+            )
         ax2.set_xscale("log")
         ax2.set_xlabel("|w|")
         ax2.set_ylabel("accuracy")

@@ -140,15 +140,24 @@ class Analysis:
         if b is None:
             return f"agrees at every tested n <= {self.limit} (no disagreement up to --max-n {self.max_n})"
         lim = "no tested n" if self.limit is None else f"every tested n <= {self.limit}"
-        return (f"agrees at {lim}; breaks at n = {b.n}: {b.disagreements} of {b.words} words disagree, "
-                f"e.g. {b.first_disagreement}")
+        return (
+            f"agrees at {lim}; breaks at n = {b.n}: {b.disagreements} of {b.words} words disagree, "
+            f"e.g. {b.first_disagreement}"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "construction": self.construction, "params": self.params, "dtype": self.dtype, "device": self.device,
-            "reference": self.reference, "max_n": self.max_n, "limit": self.limit,
-            "broken_at": None if self.broken_at is None else self.broken_at.n, "summary": self.summary(),
-            "levels": [asdict(lv) for lv in self.levels], "unsupported": self.unsupported,
+            "construction": self.construction,
+            "params": self.params,
+            "dtype": self.dtype,
+            "device": self.device,
+            "reference": self.reference,
+            "max_n": self.max_n,
+            "limit": self.limit,
+            "broken_at": None if self.broken_at is None else self.broken_at.n,
+            "summary": self.summary(),
+            "levels": [asdict(lv) for lv in self.levels],
+            "unsupported": self.unsupported,
         }
 
 
@@ -169,15 +178,25 @@ def _is_generator(net: Network) -> bool:
     return isinstance(net.readout, NextSymbols)
 
 
-def _sampled(c: Construction, values: Mapping[str, Any], net: Network | Seq2Seq, lo: int, n: int, count: int,
-             rng: random.Random) -> list[Word]:
+def _sampled(
+    c: Construction,
+    values: Mapping[str, Any],
+    net: Network | Seq2Seq,
+    lo: int,
+    n: int,
+    count: int,
+    rng: random.Random,
+) -> list[Word]:
     """``count`` words with lo < |w| <= n: from the construction's declared sampler (the Dyck
     constructions draw members with Hewitt et al.'s sampler, and near-misses for the recognizer),
     uniform words over the alphabet otherwise."""
     if c.precision is not None and c.precision.sample is not None:
         return c.precision.sample(values, net.alphabet, lo, n, count, rng)
     alphabet = net.alphabet
-    return [tuple(rng.choice(alphabet) for _ in range(rng.randint(max(lo + 1, 1), n))) for _ in range(count)]
+    return [
+        tuple(rng.choice(alphabet) for _ in range(rng.randint(max(lo + 1, 1), n)))
+        for _ in range(count)
+    ]
 
 
 # --------------------------------------------------------------------------- references
@@ -192,6 +211,7 @@ def _exact_runner(net: Network) -> Callable[[Sequence[Word]], list[tuple[bool | 
     from netproof.symbolic.exact import run as run_exact
 
     if batched.supports(net) is None:
+
         def run_b(words: Sequence[Word]) -> list[tuple[bool | None, Any]]:
             by_len: dict[int, list[int]] = {}
             for i, w in enumerate(words):
@@ -202,6 +222,7 @@ def _exact_runner(net: Network) -> Callable[[Sequence[Word]], list[tuple[bool | 
                 for j, i in enumerate(idx):
                     out[i] = (bool(b.accepted[j]), b.logit(j))
             return out
+
         return run_b
 
     def run_e(words: Sequence[Word]) -> list[tuple[bool | None, Any]]:
@@ -226,11 +247,20 @@ def _exact_runner(net: Network) -> Callable[[Sequence[Word]], list[tuple[bool | 
 
 # Exact verdicts already computed in this process, per (construction, parameters, n): the same
 # seeded words come back for every dtype, and the exact run is the expensive side.
-_EXACT_CACHE: dict[tuple[str, tuple[tuple[str, str], ...], int], dict[Word, tuple[bool | None, Any]]] = {}
+_EXACT_CACHE: dict[
+    tuple[str, tuple[tuple[str, str], ...], int], dict[Word, tuple[bool | None, Any]]
+] = {}
 
 
-def _words_for(c: Construction, values: Mapping[str, Any], net: Network, lo: int, n: int, count: int,
-               rng: random.Random) -> list[Word]:
+def _words_for(
+    c: Construction,
+    values: Mapping[str, Any],
+    net: Network,
+    lo: int,
+    n: int,
+    count: int,
+    rng: random.Random,
+) -> list[Word]:
     """The sampled words of one level, then the declared worst-case words not among them."""
     words = _sampled(c, values, net, lo, n, count, rng)
     worst = _worst(c)
@@ -266,7 +296,9 @@ def analyse(
     dot products' magnitude count as tied and are reported as unresolved), which flags a
     hardmax head as unreliable long before a plain argmax goes wrong."""
     if dtype not in DTYPES + ("bfloat16",):
-        raise PrecisionError(f"dtype={dtype!r} is not supported; choose one of {', '.join(DTYPES + ('bfloat16',))}")
+        raise PrecisionError(
+            f"dtype={dtype!r} is not supported; choose one of {', '.join(DTYPES + ('bfloat16',))}"
+        )
     if max_n < 2:
         raise PrecisionError(f"max_n={max_n} must be at least 2")
     if words < 0:
@@ -275,16 +307,35 @@ def analyse(
         from netproof.symbolic.torch_backend import compile as compile_net
         from netproof.symbolic.torch_backend import run_batch, unsupported
     except ImportError as exc:
-        raise MissingExtraError(f"precision runs need torch ({exc}); pip install 'netproof[torch]'") from exc
+        raise MissingExtraError(
+            f"precision runs need torch ({exc}); pip install 'netproof[torch]'"
+        ) from exc
     params = {k: str(v) for k, v in values.items()}
     if not c.per_length and isinstance(c.build(values), Seq2Seq):
-        return _analyse_seq2seq(c, values, dtype=dtype, device=device, max_n=max_n, words=words, seed=seed,
-                                tie_rtol=tie_rtol, progress=progress, started=started)
+        return _analyse_seq2seq(
+            c,
+            values,
+            dtype=dtype,
+            device=device,
+            max_n=max_n,
+            words=words,
+            seed=seed,
+            tie_rtol=tie_rtol,
+            progress=progress,
+            started=started,
+        )
     if not c.per_length:
         reason = unsupported(c.build(values))
         if reason is not None:
-            return Analysis(construction=c.name, params=params, dtype=dtype, device=device, reference="—",
-                            max_n=max_n, unsupported=reason)
+            return Analysis(
+                construction=c.name,
+                params=params,
+                dtype=dtype,
+                device=device,
+                reference="—",
+                max_n=max_n,
+                unsupported=reason,
+            )
     levels: list[Level] = []
     rng = random.Random(seed)
     if c.per_length:
@@ -299,8 +350,10 @@ def analyse(
             )
         if _is_generator(net0):
             if c.precision is None or c.precision.next_sets is None:
-                raise PrecisionError(f"construction {c.name!r} is a generator but declares no reference next-symbol "
-                                     "sets (Precision.next_sets): nothing to compare the float run with")
+                raise PrecisionError(
+                    f"construction {c.name!r} is a generator but declares no reference next-symbol "
+                    "sets (Precision.next_sets): nothing to compare the float run with"
+                )
             next_sets = c.precision.next_sets
             reference = "allowed sets"
         elif _exact_runner(net0) is not None:
@@ -308,8 +361,10 @@ def analyse(
         elif c.reference_language(values) is not None:
             reference = "language"
         else:
-            raise PrecisionError(f"construction {c.name!r} is neither rational nor has a reference language or "
-                                 "generator sets: nothing to compare the float run with")
+            raise PrecisionError(
+                f"construction {c.name!r} is neither rational nor has a reference language or "
+                "generator sets: nothing to compare the float run with"
+            )
         grid = _grid(max_n)
         compiled = compile_net(net0, dtype=dtype, device=device, tie_rtol=tie_rtol)
         exact = _exact_runner(net0) if reference == "exact" else None
@@ -342,8 +397,10 @@ def analyse(
                 wrong = [t for t, exp in enumerate(want) if set(sets[t]) != exp]
                 if wrong:
                     t = wrong[0]
-                    bad.append(f"{_fmt_word(w)}: {len(wrong)} wrong next-symbol sets, first after {t} symbols "
-                               f"(float {sorted(sets[t])}, allowed {sorted(want[t])})")
+                    bad.append(
+                        f"{_fmt_word(w)}: {len(wrong)} wrong next-symbol sets, first after {t} symbols "
+                        f"(float {sorted(sets[t])}, allowed {sorted(want[t])})"
+                    )
             margin = fb.readout_margin
             min_f = None if margin is None or math.isnan(margin) else float(margin)
         else:
@@ -366,9 +423,12 @@ def analyse(
                     if fa is None:
                         undefined += acc is not None
                     if fa != acc:
-                        bad.append(f"{_fmt_word(w)}: float {_verdict(fa)} (logit {x:.3g}), exact {_verdict(acc)} "
-                                   f"(logit {float(q):.3g})" if q is not None and x is not None else
-                                   f"{_fmt_word(w)}: float {_verdict(fa)}, exact {_verdict(acc)}")
+                        bad.append(
+                            f"{_fmt_word(w)}: float {_verdict(fa)} (logit {x:.3g}), exact {_verdict(acc)} "
+                            f"(logit {float(q):.3g})"
+                            if q is not None and x is not None
+                            else f"{_fmt_word(w)}: float {_verdict(fa)}, exact {_verdict(acc)}"
+                        )
                 min_e = min(mins) if mins else None
                 max_err = max(errs) if errs else None
             else:
@@ -380,23 +440,40 @@ def analyse(
                         undefined += 1
                     if fa != want:
                         shown = "NaN" if x is None or math.isnan(x) else f"{x:.3g}"
-                        bad.append(f"{_fmt_word(w)}: float {_verdict(fa)} (logit {shown}), "
-                                   f"{lang.name} {_verdict(want)}")
+                        bad.append(
+                            f"{_fmt_word(w)}: float {_verdict(fa)} (logit {shown}), "
+                            f"{lang.name} {_verdict(want)}"
+                        )
         gap = fb.min_gap
         lv = Level(
-            n=n, words=len(ws), disagreements=len(bad), first_disagreement=bad[0] if bad else None,
-            min_abs_logit_float=min_f, min_abs_logit_exact=min_e, max_logit_error=max_err,
+            n=n,
+            words=len(ws),
+            disagreements=len(bad),
+            first_disagreement=bad[0] if bad else None,
+            min_abs_logit_float=min_f,
+            min_abs_logit_exact=min_e,
+            max_logit_error=max_err,
             min_gap=None if gap is None or math.isinf(gap) or math.isnan(gap) else float(gap),
-            unresolved_ties=int(fb.unresolved_ties.count), undefined=undefined,
+            unresolved_ties=int(fb.unresolved_ties.count),
+            undefined=undefined,
         )
         levels.append(lv)
         if progress is not None:
-            progress(f"{c.name} {dtype} n={n:<6} words={lv.words:<4} disagree={lv.disagreements:<3} "
-                     f"min|logit| float={_g(lv.min_abs_logit_float)} exact={_g(lv.min_abs_logit_exact)} "
-                     f"ties={lv.unresolved_ties}")
+            progress(
+                f"{c.name} {dtype} n={n:<6} words={lv.words:<4} disagree={lv.disagreements:<3} "
+                f"min|logit| float={_g(lv.min_abs_logit_float)} exact={_g(lv.min_abs_logit_exact)} "
+                f"ties={lv.unresolved_ties}"
+            )
         lo = n
-    return Analysis(construction=c.name, params=params, dtype=dtype, device=device, reference=reference,
-                    max_n=max_n, levels=tuple(levels))
+    return Analysis(
+        construction=c.name,
+        params=params,
+        dtype=dtype,
+        device=device,
+        reference=reference,
+        max_n=max_n,
+        levels=tuple(levels),
+    )
 
 
 SEQ2SEQ_TOLERANCE = 1e-3
@@ -454,7 +531,9 @@ def _analyse_seq2seq(
             if w not in cached:
                 cached[w] = (None, run_exact(net, w, max_steps=budget))
             exact = cached[w][1]
-            fl = run_seq2seq(net, w, dtype=dtype, device=device, max_steps=budget, tie_rtol=tie_rtol)
+            fl = run_seq2seq(
+                net, w, dtype=dtype, device=device, max_steps=budget, tie_rtol=tie_rtol
+            )
             min_gap = min(min_gap, fl.min_gap)
             ties += fl.unresolved_ties
             first: tuple[int, str, float, Any] | None = None
@@ -467,21 +546,40 @@ def _analyse_seq2seq(
                         first = (t, d, fl.value(t, d), q)
             if first is not None:
                 t, d, x, q = first
-                bad.append(f"{_fmt_word(w)}: y_{t}[{d}] is {x:.6g} in {dtype}, {q} exactly (n = {exact.n})")
+                bad.append(
+                    f"{_fmt_word(w)}: y_{t}[{d}] is {x:.6g} in {dtype}, {q} exactly (n = {exact.n})"
+                )
             elif fl.halted_at != exact.halted_at:
-                bad.append(f"{_fmt_word(w)}: halts at step {fl.halted_at} in {dtype}, at {exact.halted_at} exactly")
+                bad.append(
+                    f"{_fmt_word(w)}: halts at step {fl.halted_at} in {dtype}, at {exact.halted_at} exactly"
+                )
         lv = Level(
-            n=n, words=len(ws), disagreements=len(bad), first_disagreement=bad[0] if bad else None,
-            min_abs_logit_float=None, min_abs_logit_exact=None, max_logit_error=max_err,
+            n=n,
+            words=len(ws),
+            disagreements=len(bad),
+            first_disagreement=bad[0] if bad else None,
+            min_abs_logit_float=None,
+            min_abs_logit_exact=None,
+            max_logit_error=max_err,
             min_gap=None if math.isinf(min_gap) or math.isnan(min_gap) else float(min_gap),
-            unresolved_ties=ties, undefined=0,
+            unresolved_ties=ties,
+            undefined=0,
         )
         levels.append(lv)
         if progress is not None:
-            progress(f"{c.name} {dtype} n={n:<6} words={lv.words:<4} disagree={lv.disagreements:<3} "
-                     f"max|y float − y exact|={_g(max_err)} ties={ties}")
-    return Analysis(construction=c.name, params=params, dtype=dtype, device=device, reference="exact (decoder states)",
-                    max_n=max_n, levels=tuple(levels))
+            progress(
+                f"{c.name} {dtype} n={n:<6} words={lv.words:<4} disagree={lv.disagreements:<3} "
+                f"max|y float − y exact|={_g(max_err)} ties={ties}"
+            )
+    return Analysis(
+        construction=c.name,
+        params=params,
+        dtype=dtype,
+        device=device,
+        reference="exact (decoder states)",
+        max_n=max_n,
+        levels=tuple(levels),
+    )
 
 
 def _verdict(a: bool | None) -> str:
@@ -553,26 +651,48 @@ def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMA
         b = a.broken_at
         shown = {k: v for k, v in a.params.items() if k != "variant" or v != "fixed"}
         params = " ".join(f"{k}={v}" for k, v in shown.items()) or "—"
-        limit = (f"≥ {a.limit} (all tested)" if b is None else "none" if a.limit is None else str(a.limit))
-        first = "—" if b is None else f"n = {b.n}: {b.disagreements}/{b.words} words; e.g. `{b.first_disagreement}`"
+        limit = (
+            f"≥ {a.limit} (all tested)"
+            if b is None
+            else "none"
+            if a.limit is None
+            else str(a.limit)
+        )
+        first = (
+            "—"
+            if b is None
+            else f"n = {b.n}: {b.disagreements}/{b.words} words; e.g. `{b.first_disagreement}`"
+        )
         if a.unsupported is not None:
             limit, first = "not supported", a.unsupported
-        lines.append(f"| `{a.construction}` | {params} | {a.dtype} | {a.reference} | {limit} | "
-                     f"{first.replace('|', '∣')} |")
-    lines += ["", "## Margin curves", "",
-              "Per n: words tested, disagreements, the smallest |logit| of the float run and of the exact",
-              "run (for the generator: the float readout's margin to the ε threshold), the largest",
-              "|float − exact| logit error, the smallest hardmax score gap met and the unresolved ties.", ""]
+        lines.append(
+            f"| `{a.construction}` | {params} | {a.dtype} | {a.reference} | {limit} | "
+            f"{first.replace('|', '∣')} |"
+        )
+    lines += [
+        "",
+        "## Margin curves",
+        "",
+        "Per n: words tested, disagreements, the smallest |logit| of the float run and of the exact",
+        "run (for the generator: the float readout's margin to the ε threshold), the largest",
+        "|float − exact| logit error, the smallest hardmax score gap met and the unresolved ties.",
+        "",
+    ]
     for a in analyses:
         if a.unsupported is not None:
             continue
         shown = " ".join(f"{k}={v}" for k, v in a.params.items())
-        lines += [f"### `{a.construction}` {shown}, {a.dtype}", "",
-                  "| n | words | disagree | min abs logit (float) | min abs logit (exact) | max error | min gap | ties |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"### `{a.construction}` {shown}, {a.dtype}",
+            "",
+            "| n | words | disagree | min abs logit (float) | min abs logit (exact) | max error | min gap | ties |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for lv in a.levels:
-            lines.append(f"| {lv.n} | {lv.words} | {lv.disagreements} | {_g(lv.min_abs_logit_float)} | "
-                         f"{_g(lv.min_abs_logit_exact)} | {_g(lv.max_logit_error)} | {_g(lv.min_gap)} | "
-                         f"{lv.unresolved_ties} |")
+            lines.append(
+                f"| {lv.n} | {lv.words} | {lv.disagreements} | {_g(lv.min_abs_logit_float)} | "
+                f"{_g(lv.min_abs_logit_exact)} | {_g(lv.max_logit_error)} | {_g(lv.min_gap)} | "
+                f"{lv.unresolved_ties} |"
+            )
         lines.append("")
     return "\n".join(lines)

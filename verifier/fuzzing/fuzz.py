@@ -64,9 +64,6 @@ from hypothesis.errors import Unsatisfiable
 
 from netproof.symbolic import Classifier, Network, NotRationalError, render
 from netproof.symbolic.evaluation import UndecidedSignError, UndefinedValueError
-
-from netproof.verifier.fuzzing import strategies
-from netproof.verifier.exhaustive.checker import Job, check_word
 from netproof.verifier.claims import (
     Bound,
     Claim,
@@ -82,6 +79,8 @@ from netproof.verifier.claims import (
     Word,
 )
 from netproof.verifier.claims.dyck import DYCK, bracket, dyck_alphabet, is_dyck
+from netproof.verifier.exhaustive.checker import Job, check_word
+from netproof.verifier.fuzzing import strategies
 from netproof.verifier.fuzzing.strategies import CI_PROFILE
 
 __all__ = [
@@ -180,7 +179,13 @@ def _language(job: Job, claim: Claim) -> Language | None:
 
 def _dyck_params(job: Job) -> tuple[int, int] | None:
     k, depth = job.values.get("k"), job.values.get("depth")
-    if isinstance(k, int) and isinstance(depth, int) and not isinstance(k, bool) and k >= 1 and depth >= 1:
+    if (
+        isinstance(k, int)
+        and isinstance(depth, int)
+        and not isinstance(k, bool)
+        and k >= 1
+        and depth >= 1
+    ):
         if set(dyck_alphabet(k)) <= set(job.alphabet):
             return k, depth
     return None
@@ -203,7 +208,9 @@ def _valid_prefix(w: Word, k: int, depth: int, bound: int) -> bool:
     return len(w) + len(stack) <= bound
 
 
-def _domain_shapes(job: Job, claim: TraceProperty, min_len: int, max_len: int) -> list[tuple[str, Callable[[Word, int], bool], Callable[[], st.SearchStrategy[Word]]]]:
+def _domain_shapes(
+    job: Job, claim: TraceProperty, min_len: int, max_len: int
+) -> list[tuple[str, Callable[[Word, int], bool], Callable[[], st.SearchStrategy[Word]]]]:
     """The domains of the Dyck generator's claims, as (description, membership test at a bound,
     strategy up to ``max_len``): prefixes of Dyck words, Dyck words followed by the end symbol,
     bracket words followed by it, any words followed by it."""
@@ -237,7 +244,9 @@ def _domain_shapes(job: Job, claim: TraceProperty, min_len: int, max_len: int) -
             (
                 f"bracket words followed by {end}",
                 lambda w, b: len(w) >= 1 and w[-1] == end and end not in w[:-1],
-                lambda: ended(strategies.language_words(lang, min_len=inner_min, max_len=inner_max)),
+                lambda: ended(
+                    strategies.language_words(lang, min_len=inner_min, max_len=inner_max)
+                ),
             ),
             (
                 f"words followed by {end}",
@@ -253,7 +262,9 @@ def _domain_shapes(job: Job, claim: TraceProperty, min_len: int, max_len: int) -
     return shapes
 
 
-def _matches(claim: TraceProperty, test: Callable[[Word, int], bool], alphabet: Sequence[str], min_len: int) -> bool:
+def _matches(
+    claim: TraceProperty, test: Callable[[Word, int], bool], alphabet: Sequence[str], min_len: int
+) -> bool:
     """Does ``test`` pick out exactly the claim's domain on every word of length <= 4 (or
     fewer, while there are at most 5000 such words)?"""
     from netproof.verifier.exhaustive.checker import words as all_words
@@ -296,7 +307,11 @@ def plan(job: Job, claim: Claim, *, max_len: int = DEFAULT_MAX_LEN) -> Plan:
         if lang is not None
         else strategies.words(alphabet, min_len=min_len, max_len=max_len)
     )
-    mix = f"uniform words, members and near-misses of {lang.name}" if lang is not None else "uniform words"
+    mix = (
+        f"uniform words, members and near-misses of {lang.name}"
+        if lang is not None
+        else "uniform words"
+    )
     if isinstance(claim, TraceProperty) and claim.domain is not None:
         for text, test, make in _domain_shapes(job, claim, min_len, max_len):
             if _matches(claim, test, alphabet, min_len):
@@ -312,14 +327,28 @@ def plan(job: Job, claim: Claim, *, max_len: int = DEFAULT_MAX_LEN) -> Plan:
                         "known strategy matches it; pass strategy= (a hypothesis strategy of its words)"
                     )
         if not listed:
-            raise FuzzError(f"claim {claim.id}: its domain has no word of length {min_len}..{bound}")
+            raise FuzzError(
+                f"claim {claim.id}: its domain has no word of length {min_len}..{bound}"
+            )
         members = set(listed)
-        return Plan(st.sampled_from(listed), members.__contains__, f"the claim's own domain up to length {bound} ({len(listed)} words)")
+        return Plan(
+            st.sampled_from(listed),
+            members.__contains__,
+            f"the claim's own domain up to length {bound} ({len(listed)} words)",
+        )
     if isinstance(claim, TraceProperty) and claim.only is not None:
         only = claim.only
         if lang is not None and only is lang.contains:
-            return Plan(strategies.members(lang, min_len=min_len, max_len=max_len), lambda w: within(w) and only(w), f"members of {lang.name}")
-        return Plan(base.filter(only), lambda w: within(w) and only(w), f"{mix}, kept where the claim applies")
+            return Plan(
+                strategies.members(lang, min_len=min_len, max_len=max_len),
+                lambda w: within(w) and only(w),
+                f"members of {lang.name}",
+            )
+        return Plan(
+            base.filter(only),
+            lambda w: within(w) and only(w),
+            f"{mix}, kept where the claim applies",
+        )
     return Plan(base, within, mix)
 
 
@@ -332,7 +361,13 @@ class _Probe:
     (the same values as the Fraction interpreter, as integers); the rest use
     :func:`check_word` on a job of its own whose traces are dropped after each word."""
 
-    def __init__(self, job: Job, claim: Claim, backend: str = "exact", on_float_issue: Callable[[FloatIssue], None] | None = None) -> None:
+    def __init__(
+        self,
+        job: Job,
+        claim: Claim,
+        backend: str = "exact",
+        on_float_issue: Callable[[FloatIssue], None] | None = None,
+    ) -> None:
         self.job = Job(job.construction, job.values)
         self.claim = claim
         self.evaluators: dict[int, Any] = {}
@@ -364,8 +399,13 @@ class _Probe:
         self.rechecked += 1
         exact = self._exact(w)  # only an exact-confirmed failure is a counterexample
         if float_fails and exact is False and self.on_float_issue is not None:
-            self.on_float_issue(FloatIssue(w, f"torch float64 {'accepts' if got else 'rejects'} it, the exact interpreter does not "
-                                           f"(smallest hardmax gap {fb.min_gap:.3g}, {fb.unresolved_ties.count} unresolved ties)"))
+            self.on_float_issue(
+                FloatIssue(
+                    w,
+                    f"torch float64 {'accepts' if got else 'rejects'} it, the exact interpreter does not "
+                    f"(smallest hardmax gap {fb.min_gap:.3g}, {fb.unresolved_ties.count} unresolved ties)",
+                )
+            )
         return exact
 
     def _evaluator(self, net: Network) -> Any:
@@ -380,7 +420,10 @@ class _Probe:
     def _exact(self, w: Word) -> bool | Unknown:
         claim = self.claim
         fast = (isinstance(claim, Recognizes) and claim.backend == "exact") or (
-            isinstance(claim, TraceProperty) and claim.holds_batch is not None and claim.backend == "exact" and claim.domain is None
+            isinstance(claim, TraceProperty)
+            and claim.holds_batch is not None
+            and claim.backend == "exact"
+            and claim.domain is None
         )
         if fast:
             net = self.job.network(len(w))
@@ -388,7 +431,9 @@ class _Probe:
             if ev:
                 import numpy as np
 
-                idx = np.array([[net.alphabet.index(s) for s in w]], dtype=np.int64).reshape(1, len(w))
+                idx = np.array([[net.alphabet.index(s) for s in w]], dtype=np.int64).reshape(
+                    1, len(w)
+                )
                 try:
                     if isinstance(claim, Recognizes):
                         return bool(ev.run(idx).accepted[0]) != claim.language.contains(w)
@@ -400,7 +445,10 @@ class _Probe:
                     return True
         try:
             verdict = check_word(self.job, claim, w)
-        except (NotRationalError, UndecidedSignError) as exc:  # check_word turns these into Unknown; belt and braces
+        except (
+            NotRationalError,
+            UndecidedSignError,
+        ) as exc:  # check_word turns these into Unknown; belt and braces
             return Unknown(_method(claim), str(exc))
         finally:
             self.job._traces = None  # a fuzz run meets many long words: keep no traces
@@ -414,7 +462,13 @@ def _shortlex(alphabet: Sequence[str]) -> Callable[[Word], tuple[int, list[int]]
     return lambda w: (len(w), [order[s] for s in w])
 
 
-def _polish(word: Word, fails: Callable[[Word], bool], admissible: Callable[[Word], bool], alphabet: Sequence[str], budget: int) -> Word:
+def _polish(
+    word: Word,
+    fails: Callable[[Word], bool],
+    admissible: Callable[[Word], bool],
+    alphabet: Sequence[str],
+    budget: int,
+) -> Word:
     """Greedy descent in shortlex order: replace the word by the smallest failing word among
     those one or two adjacent deletions or one smaller symbol away, until none fails or the
     budget of evaluations is spent. It crosses what the strategy's shrinker cannot (from a
@@ -482,7 +536,9 @@ def _database(database: object) -> ExampleDatabase | None:
         return database
     if isinstance(database, (str, os.PathLike)):
         return DirectoryBasedExampleDatabase(os.fspath(database))
-    raise FuzzError(f"database={database!r} must be None, a directory path or a hypothesis ExampleDatabase")
+    raise FuzzError(
+        f"database={database!r} must be None, a directory path or a hypothesis ExampleDatabase"
+    )
 
 
 def _key(job: Job, claim: Claim, max_len: int, description: str) -> bytes:
@@ -523,7 +579,7 @@ def fuzz(
     max_len: int = DEFAULT_MAX_LEN,
     seed: int | None = None,
     derandomize: bool = False,
-    database: ExampleDatabase | str | os.PathLike[str] | None | _Default = _DEFAULT,
+    database: ExampleDatabase | str | os.PathLike[str] | _Default | None = _DEFAULT,
     strategy: st.SearchStrategy[Word] | None = None,
     backend: str = "exact",
     on_float_issue: Callable[[FloatIssue], None] | None = None,
@@ -563,20 +619,26 @@ def fuzz(
     if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 0:
         raise FuzzError(f"max_len={max_len!r} must be an int >= 0")
     if max_len < claim.min_len:
-        raise FuzzError(f"max_len={max_len} is below the claim's min_len={claim.min_len}; raise max_len")
+        raise FuzzError(
+            f"max_len={max_len} is below the claim's min_len={claim.min_len}; raise max_len"
+        )
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise FuzzError(f"seed={seed!r} must be an int (or None for a fresh one)")
     if strategy is None:
         the_plan = plan(job, claim, max_len=max_len)
     elif not isinstance(strategy, st.SearchStrategy):
-        raise FuzzError(f"strategy={strategy!r} must be a hypothesis SearchStrategy of words (tuples of symbols)")
+        raise FuzzError(
+            f"strategy={strategy!r} must be a hypothesis SearchStrategy of words (tuples of symbols)"
+        )
     else:
         # The polish stays within the lengths and ``only``; a domain it cannot know: no polish.
         only = claim.only if isinstance(claim, TraceProperty) else None
         has_domain = isinstance(claim, TraceProperty) and claim.domain is not None
 
         def admissible(w: Word) -> bool:
-            return not has_domain and claim.min_len <= len(w) <= max_len and (only is None or only(w))
+            return (
+                not has_domain and claim.min_len <= len(w) <= max_len and (only is None or only(w))
+            )
 
         the_plan = Plan(strategy, admissible, "the given strategy")
     key = _key(job, claim, max_len, the_plan.description)
@@ -638,11 +700,18 @@ def fuzz(
     except _Counterexample as exc:
         found = exc.word
     except Unsatisfiable:
-        return Unknown(method, f"the strategy ({the_plan.description}) gave no usable word of length <= {max_len}")
+        return Unknown(
+            method,
+            f"the strategy ({the_plan.description}) gave no usable word of length <= {max_len}",
+        )
     if derandomize:
         seed_text = "derandomized"
     else:
-        used = seed if seed is not None else getattr(search, "_hypothesis_internal_use_generated_seed", None)
+        used = (
+            seed
+            if seed is not None
+            else getattr(search, "_hypothesis_internal_use_generated_seed", None)
+        )
         seed_text = f"seed {used}" if used is not None else "random seed"
     where = f"{seed_text}, max length {max_len}; {the_plan.description}"
     if probe.torch:
@@ -650,7 +719,9 @@ def fuzz(
         if issues:
             where += f", {len(issues)} float-only disagreements (first {_show(issues[0].word, alphabet)}: {issues[0].detail})"
     if found is None:
-        text = f"no counterexample found in {stats['tried']} examples ({where}); this is not a proof"
+        text = (
+            f"no counterexample found in {stats['tried']} examples ({where}); this is not a proof"
+        )
         if undecided:
             w, why = undecided[0]
             text += f"; the {getattr(claim, 'backend', 'exact')} backend left some words undecided (first {_show(w, alphabet)}: {why.reason})"

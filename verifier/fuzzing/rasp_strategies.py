@@ -24,13 +24,16 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
+
 from netproof.verifier.claims.rasp import brasp as B
 from netproof.verifier.claims.rasp import crasp as C
 
 __all__ = ["brasp_programs", "crasp_programs", "rasp_words"]
 
 
-def rasp_words(alphabet: tuple[str, ...] = ("a", "b"), *, min_len: int = 1, max_len: int = 12) -> st.SearchStrategy[tuple[str, ...]]:
+def rasp_words(
+    alphabet: tuple[str, ...] = ("a", "b"), *, min_len: int = 1, max_len: int = 12
+) -> st.SearchStrategy[tuple[str, ...]]:
     """Words over ``alphabet`` of length ``min_len..max_len``, as tuples."""
     return st.lists(st.sampled_from(alphabet), min_size=min_len, max_size=max_len).map(tuple)
 
@@ -52,7 +55,9 @@ def _pair(draw: Any, pool: list[B.BVec]) -> B.BVec:
 
 
 @st.composite
-def brasp_programs(draw: Any, alphabet: tuple[str, ...] = ("a", "b"), *, max_ops: int = 5) -> B.Program:
+def brasp_programs(
+    draw: Any, alphabet: tuple[str, ...] = ("a", "b"), *, max_ops: int = 5
+) -> B.Program:
     """A random B-RASP program over ``alphabet`` with up to ``max_ops`` operations."""
     pool: list[B.BVec] = [B.token(s) for s in alphabet]
     for _ in range(draw(st.integers(1, max_ops))):
@@ -73,17 +78,25 @@ def brasp_programs(draw: Any, alphabet: tuple[str, ...] = ("a", "b"), *, max_ops
                     default=draw(st.sampled_from([*pool, B.TRUE, B.FALSE])),
                 )
             )
-    return B.Program("random", alphabet, output=draw(st.sampled_from(pool[len(alphabet) :] or pool)))
+    return B.Program(
+        "random", alphabet, output=draw(st.sampled_from(pool[len(alphabet) :] or pool))
+    )
 
 
 @st.composite
-def crasp_programs(draw: Any, alphabet: tuple[str, ...] = ("a", "b"), *, max_ops: int = 6) -> C.Program:
+def crasp_programs(
+    draw: Any, alphabet: tuple[str, ...] = ("a", "b"), *, max_ops: int = 6
+) -> C.Program:
     """A random C-RASP program over ``alphabet`` with up to ``max_ops`` operations; its output
     is a Boolean vector (at least one comparison of counts)."""
     bools: list[C.BVec] = [C.token(s) for s in alphabet]
     counts: list[C.CVec] = [C.count(C.token(alphabet[0]))]
     for _ in range(draw(st.integers(1, max_ops))):
-        kind = draw(st.sampled_from(("not", "and", "or", "count", "add", "sub", "scale", "const", "cmp", "cmp", "where")))
+        kind = draw(
+            st.sampled_from(
+                ("not", "and", "or", "count", "add", "sub", "scale", "const", "cmp", "cmp", "where")
+            )
+        )
         if kind == "not":
             bools.append(~draw(st.sampled_from(bools)))
         elif kind in ("and", "or"):
@@ -99,12 +112,25 @@ def crasp_programs(draw: Any, alphabet: tuple[str, ...] = ("a", "b"), *, max_ops
         elif kind == "const":
             counts.append(draw(st.sampled_from(counts)) + draw(st.integers(-3, 3)))
         elif kind == "where":
-            counts.append(C.where(draw(st.sampled_from(bools)), draw(st.sampled_from(counts)), draw(st.sampled_from(counts))))
+            counts.append(
+                C.where(
+                    draw(st.sampled_from(bools)),
+                    draw(st.sampled_from(counts)),
+                    draw(st.sampled_from(counts)),
+                )
+            )
         else:
             x = draw(st.sampled_from(counts))
             y = draw(st.one_of(st.sampled_from(counts), st.integers(-2, 3)))
             op = draw(st.sampled_from(("<", "<=", ">", ">=", "eq", "ne")))
-            cmp = {"<": x.__lt__, "<=": x.__le__, ">": x.__gt__, ">=": x.__ge__, "eq": x.eq, "ne": x.ne}[op]
+            cmp = {
+                "<": x.__lt__,
+                "<=": x.__le__,
+                ">": x.__gt__,
+                ">=": x.__ge__,
+                "eq": x.eq,
+                "ne": x.ne,
+            }[op]
             bools.append(cmp(y))
     x, y = draw(st.sampled_from(counts)), draw(st.sampled_from(counts))
     output = draw(st.sampled_from([*bools[len(alphabet) :], x < y]))

@@ -31,7 +31,9 @@ from netproof.verifier.claims import Refuted, Unknown, Verdict
 
 __all__ = ["budgets", "merge", "shard_settings"]
 
-_NONE_FOUND = re.compile(r"^no counterexample found in (\d+) examples \((.*)\); this is not a proof(.*)$", re.DOTALL)
+_NONE_FOUND = re.compile(
+    r"^no counterexample found in (\d+) examples \((.*)\); this is not a proof(.*)$", re.DOTALL
+)
 """The reason :func:`netproof.verifier.fuzzing.fuzz.fuzz` gives when no word fails."""
 
 
@@ -68,7 +70,10 @@ def merge(verdicts: Sequence[Verdict], alphabet: Sequence[str]) -> Verdict:
     order = {s: i for i, s in enumerate(alphabet)}
     refuted = [(i, v) for i, v in enumerate(verdicts) if isinstance(v, Refuted)]
     if refuted:
-        _i, best = min(refuted, key=lambda iv: (len(iv[1].word), [order.get(s, len(order)) for s in iv[1].word], iv[0]))
+        _i, best = min(
+            refuted,
+            key=lambda iv: (len(iv[1].word), [order.get(s, len(order)) for s in iv[1].word], iv[0]),
+        )
         return best
     found = [_NONE_FOUND.match(v.reason) if isinstance(v, Unknown) else None for v in verdicts]
     for v, m in zip(verdicts, found, strict=True):
@@ -87,5 +92,8 @@ def merge(verdicts: Sequence[Verdict], alphabet: Sequence[str]) -> Verdict:
     extra = next((m.group(3) for m in matches if m.group(3)), "")
     first = verdicts[0]
     assert isinstance(first, Unknown)
-    return Unknown(first.method, f"no counterexample found in {total} examples in {len(verdicts)} shards ({where}); "
-                                 f"this is not a proof{extra}")
+    return Unknown(
+        first.method,
+        f"no counterexample found in {total} examples in {len(verdicts)} shards ({where}); "
+        f"this is not a proof{extra}",
+    )

@@ -74,7 +74,6 @@ from netproof.symbolic import (
     token_embedding,
 )
 from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
-
 from netproof.verifier.claims import Language, dyck
 from netproof.verifier.claims.machines import (
     EMPTY,
@@ -140,7 +139,9 @@ def _check_lengths(min_len: int, max_len: int) -> None:
     if min_len < 0:
         raise ValueError(f"min_len={min_len} must be >= 0")
     if max_len < min_len:
-        raise ValueError(f"max_len={max_len} must be >= min_len={min_len}; raise max_len or lower min_len")
+        raise ValueError(
+            f"max_len={max_len} must be >= min_len={min_len}; raise max_len or lower min_len"
+        )
 
 
 def _check_kD(k: int, depth: int) -> None:
@@ -152,7 +153,9 @@ def _check_kD(k: int, depth: int) -> None:
 # --------------------------------------------------------------------------- plain words
 
 
-def words(alphabet: Sequence[str], *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> st.SearchStrategy[Word]:
+def words(
+    alphabet: Sequence[str], *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN
+) -> st.SearchStrategy[Word]:
     """Words of ``alphabet`` with ``min_len <= |w| <= max_len``, each symbol drawn on its own.
     They shrink towards shorter words and towards the first symbols of ``alphabet`` (so towards
     the shortlex order the exhaustive checker uses)."""
@@ -163,7 +166,9 @@ def words(alphabet: Sequence[str], *, min_len: int = 0, max_len: int = DEFAULT_M
     return st.lists(st.sampled_from(symbols), min_size=min_len, max_size=max_len).map(tuple)
 
 
-def long_words(alphabet: Sequence[str], *, min_len: int = 100, max_len: int = 400) -> st.SearchStrategy[Word]:
+def long_words(
+    alphabet: Sequence[str], *, min_len: int = 100, max_len: int = 400
+) -> st.SearchStrategy[Word]:
     """:func:`words` of lengths ``min_len..max_len`` (default 100..400)."""
     return words(alphabet, min_len=min_len, max_len=max_len)
 
@@ -199,7 +204,9 @@ def _walk(steps: Sequence[int], k: int, depth: int, max_len: int, *, close: bool
     return tuple(word)
 
 
-def dyck_words(k: int, depth: int, *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> st.SearchStrategy[Word]:
+def dyck_words(
+    k: int, depth: int, *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN
+) -> st.SearchStrategy[Word]:
     """Members of Dyck(k, D) (``D = depth``) with ``min_len <= |w| <= max_len``.
 
     Drawn as a list of steps of a walk (see :func:`_walk`), each step an open or a close with
@@ -217,7 +224,9 @@ def dyck_words(k: int, depth: int, *, min_len: int = 0, max_len: int = DEFAULT_M
     return steps.map(lambda s: _walk(s, k, depth, top, close=True))
 
 
-def dyck_prefixes(k: int, depth: int, *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> st.SearchStrategy[Word]:
+def dyck_prefixes(
+    k: int, depth: int, *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN
+) -> st.SearchStrategy[Word]:
     """Prefixes v of members of Dyck(k, D) with room to close: ``|v| + depth(v) <= max_len``
     and ``min_len <= |v|`` (the inputs of the generator of Theorem 4.2, read as G1)."""
     _check_kD(k, depth)
@@ -286,7 +295,11 @@ def _edit(draw: Draw, kind: str, w: Word, k: int, depth: int, max_len: int) -> W
             is_open, t = dyck.bracket(w[i])
             other = draw(st.integers(1, k - 1))
             t2 = other if other < t else other + 1
-            return (*w[:i], dyck.open_symbol(t2, k) if is_open else dyck.close_symbol(t2, k), *w[i + 1 :])
+            return (
+                *w[:i],
+                dyck.open_symbol(t2, k) if is_open else dyck.close_symbol(t2, k),
+                *w[i + 1 :],
+            )
         kind = "delete"
     if kind == "delete" and w:
         i = draw(st.integers(0, len(w) - 1))
@@ -312,7 +325,9 @@ def near_misses(
     _check_kD(k, depth)
     _check_lengths(min_len, max_len)
     if max_len < 1:
-        raise ValueError(f"max_len={max_len}: every near-miss has at least one symbol; use max_len >= 1")
+        raise ValueError(
+            f"max_len={max_len}: every near-miss has at least one symbol; use max_len >= 1"
+        )
     if max_edits not in (1, 2):
         raise ValueError(f"max_edits={max_edits!r} must be 1 or 2")
 
@@ -328,7 +343,9 @@ def near_misses(
             w = _edit(draw, draw(st.sampled_from(NEAR_MISS_EDITS)), w, k, depth, max_len)
         return w
 
-    return draw_near_miss().filter(lambda w: min_len <= len(w) <= max_len and not dyck.is_dyck(w, k, depth))
+    return draw_near_miss().filter(
+        lambda w: min_len <= len(w) <= max_len and not dyck.is_dyck(w, k, depth)
+    )
 
 
 # --------------------------------------------------------------------------- PARITY and FIRST
@@ -338,7 +355,9 @@ def _ones(w: Word) -> int:
     return w.count("1")
 
 
-def parity_words(*, member: bool = True, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> st.SearchStrategy[Word]:
+def parity_words(
+    *, member: bool = True, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN
+) -> st.SearchStrategy[Word]:
     """Words over {0, 1} with an odd number of 1s (``member``) or an even one (not): a uniform
     word whose last symbol is flipped when its parity is wrong (the empty word, when it must
     have an odd number of 1s, becomes ``1`` if ``max_len`` allows)."""
@@ -356,14 +375,18 @@ def parity_words(*, member: bool = True, min_len: int = 0, max_len: int = DEFAUL
     return words(("0", "1"), min_len=min_len, max_len=max_len).map(fix)
 
 
-def parity_near_misses(*, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> st.SearchStrategy[Word]:
+def parity_near_misses(
+    *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN
+) -> st.SearchStrategy[Word]:
     """Non-members of PARITY one edit from a member: a flipped symbol, an inserted 1 or a
     deleted 1 (each changes the number of 1s by one)."""
     _check_lengths(min_len, max_len)
 
     @st.composite
     def draw_near_miss(draw: Draw) -> Word:
-        w = draw(parity_words(member=True, min_len=max(min_len - 1, 0), max_len=max(max_len - 1, 1)))
+        w = draw(
+            parity_words(member=True, min_len=max(min_len - 1, 0), max_len=max(max_len - 1, 1))
+        )
         kind = draw(st.sampled_from(("flip", "insert", "delete")))
         ones = [i for i, s in enumerate(w) if s == "1"]
         if kind == "delete" and len(w) - 1 >= min_len:
@@ -378,7 +401,9 @@ def parity_near_misses(*, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> s
     return draw_near_miss().filter(lambda w: min_len <= len(w) <= max_len)
 
 
-def first_words(*, member: bool = True, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> st.SearchStrategy[Word]:
+def first_words(
+    *, member: bool = True, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN
+) -> st.SearchStrategy[Word]:
     """Words over {0, 1} whose first symbol is 1 (``member``) or not (the empty word or a
     word starting with 0)."""
     _check_lengths(min_len, max_len)
@@ -394,7 +419,9 @@ def first_words(*, member: bool = True, min_len: int = 0, max_len: int = DEFAULT
     return words(("0", "1"), min_len=min_len, max_len=max_len).map(fix)
 
 
-def first_near_misses(*, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> st.SearchStrategy[Word]:
+def first_near_misses(
+    *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN
+) -> st.SearchStrategy[Word]:
     """Non-members of FIRST one edit from a member: its first symbol flipped to 0, a 0
     inserted in front, or (for the member ``1``) the 1 deleted."""
     _check_lengths(min_len, max_len)
@@ -434,7 +461,9 @@ def _kind(language: Language) -> tuple[str, int, int]:
     return "other", 0, 0
 
 
-def members(language: Language, *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> st.SearchStrategy[Word]:
+def members(
+    language: Language, *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN
+) -> st.SearchStrategy[Word]:
     """Members of ``language``: :func:`dyck_words`, :func:`parity_words` or :func:`first_words`
     for the papers' languages, else uniform words filtered by ``language.contains`` (fine for
     a language with a fair share of the words; a sparse one makes hypothesis give up)."""
@@ -448,7 +477,9 @@ def members(language: Language, *, min_len: int = 0, max_len: int = DEFAULT_MAX_
     return words(language.alphabet, min_len=min_len, max_len=max_len).filter(language.contains)
 
 
-def non_members(language: Language, *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> st.SearchStrategy[Word]:
+def non_members(
+    language: Language, *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN
+) -> st.SearchStrategy[Word]:
     """Non-members of ``language`` close to members: :func:`near_misses`,
     :func:`parity_near_misses` or :func:`first_near_misses` for the papers' languages, else
     uniform words filtered by ``not language.contains``."""
@@ -459,16 +490,22 @@ def non_members(language: Language, *, min_len: int = 0, max_len: int = DEFAULT_
         return parity_near_misses(min_len=min_len, max_len=max_len)
     if kind == "first":
         return first_near_misses(min_len=min_len, max_len=max_len)
-    return words(language.alphabet, min_len=min_len, max_len=max_len).filter(lambda w: not language.contains(w))
+    return words(language.alphabet, min_len=min_len, max_len=max_len).filter(
+        lambda w: not language.contains(w)
+    )
 
 
-def language_words(language: Language, *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN) -> st.SearchStrategy[Word]:
+def language_words(
+    language: Language, *, min_len: int = 0, max_len: int = DEFAULT_MAX_LEN
+) -> st.SearchStrategy[Word]:
     """The mix ``netproof fuzz`` draws for a claim about ``language``: uniform words (first, so
     that shrinking ends on the shortlex-smallest word it can), members, non-members, and, when
     ``max_len >= 20``, long members and long words (at least half of ``max_len``)."""
     _check_lengths(min_len, max_len)
     kind, _, _ = _kind(language)
-    parts: list[st.SearchStrategy[Word]] = [words(language.alphabet, min_len=min_len, max_len=max_len)]
+    parts: list[st.SearchStrategy[Word]] = [
+        words(language.alphabet, min_len=min_len, max_len=max_len)
+    ]
     for make in (members, non_members):
         try:
             parts.append(make(language, min_len=min_len, max_len=max_len))
@@ -502,7 +539,10 @@ def _network(draw: Draw, alphabet: tuple[str, ...], max_layers: int, softmax: bo
     emb = token_embedding(
         alphabet,
         table,
-        positional={"p": draw(st.sampled_from(_FEATURES)), "d0": ("1/n", draw(st.sampled_from((1, Fraction(1, 2)))))},
+        positional={
+            "p": draw(st.sampled_from(_FEATURES)),
+            "d0": ("1/n", draw(st.sampled_from((1, Fraction(1, 2))))),
+        },
         prefix=("S",),
         suffix=("E",) if draw(st.booleans()) else (),
         index_base=draw(st.sampled_from((0, 1))),
@@ -513,18 +553,30 @@ def _network(draw: Draw, alphabet: tuple[str, ...], max_layers: int, softmax: bo
         if draw(st.integers(0, 2)) == 0:
             block = ffn(
                 f"f{idx}",
-                affine({"h": {"d1": draw(_SMALL), "p": draw(_SMALL)}, "g": {"d0": Fraction(1, 2)}}, bias={"h": draw(_HALVES)}),
+                affine(
+                    {"h": {"d1": draw(_SMALL), "p": draw(_SMALL)}, "g": {"d0": Fraction(1, 2)}},
+                    bias={"h": draw(_HALVES)},
+                ),
                 draw(st.sampled_from((RELU, SIGMA, STEP))),
                 affine({"d2": {"h": 1, "g": draw(_SMALL)}}),
             )
             layers.append(Sublayer(block=block, residual=residual))
             continue
-        outs: tuple[tuple[str, ...], ...] = (("d1",), ("d2",)) if draw(st.booleans()) else (("d1", "d2"),)
+        outs: tuple[tuple[str, ...], ...] = (
+            (("d1",), ("d2",)) if draw(st.booleans()) else (("d1", "d2"),)
+        )
         with_output = draw(st.integers(0, 2)) == 0
         heads = []
         for hi, written in enumerate(outs):
             value = affine(
-                {(f"v{hi}{o}" if with_output else o): {"d0": draw(_SMALL), "p": draw(_SMALL), "d2": Fraction(1, 2)} for o in written}
+                {
+                    (f"v{hi}{o}" if with_output else o): {
+                        "d0": draw(_SMALL),
+                        "p": draw(_SMALL),
+                        "d2": Fraction(1, 2),
+                    }
+                    for o in written
+                }
             )
             mask = draw(st.sampled_from(MASKS))
             scoring = draw(st.sampled_from(SCORINGS))
@@ -537,7 +589,9 @@ def _network(draw: Draw, alphabet: tuple[str, ...], max_layers: int, softmax: bo
                         query=constant({"q": draw(_SMALL)}),
                         key=affine({"q": {"z": draw(_SMALL)}}),
                         value=value,
-                        normalizer=Softmax(r=draw(st.sampled_from((Fraction(2), Fraction(3), Fraction(1, 2))))),
+                        normalizer=Softmax(
+                            r=draw(st.sampled_from((Fraction(2), Fraction(3), Fraction(1, 2))))
+                        ),
                         scoring=scoring,
                         mask=mask,
                     )
@@ -546,8 +600,13 @@ def _network(draw: Draw, alphabet: tuple[str, ...], max_layers: int, softmax: bo
             heads.append(
                 Head(
                     name=f"h{hi}",
-                    query=affine({"q": {"d0": draw(_SMALL), "p": draw(_SMALL)}, "r": {"d1": 1}}, bias={"q": draw(_SMALL)}),
-                    key=affine({"q": {"d0": draw(_SMALL), "p": draw(_SMALL)}, "r": {"d2": draw(_SMALL)}}),
+                    query=affine(
+                        {"q": {"d0": draw(_SMALL), "p": draw(_SMALL)}, "r": {"d1": 1}},
+                        bias={"q": draw(_SMALL)},
+                    ),
+                    key=affine(
+                        {"q": {"d0": draw(_SMALL), "p": draw(_SMALL)}, "r": {"d2": draw(_SMALL)}}
+                    ),
                     value=value,
                     normalizer=Hardmax(tie=draw(st.sampled_from(TIE_RULES))),
                     scoring=scoring,
@@ -558,13 +617,22 @@ def _network(draw: Draw, alphabet: tuple[str, ...], max_layers: int, softmax: bo
         if with_output:
             names = [o for h in heads for o in h.value.outputs]
             output = affine({"d1": {names[0]: 2}, "d0": {names[-1]: Fraction(-1, 3)}}, inputs=names)
-        layers.append(Sublayer(block=AttentionLayer(name=f"a{idx}", heads=tuple(heads), output=output), residual=residual))
+        layers.append(
+            Sublayer(
+                block=AttentionLayer(name=f"a{idx}", heads=tuple(heads), output=output),
+                residual=residual,
+            )
+        )
     return Network(
         name="random",
         dims=dims,
         embedding=emb,
         layers=tuple(layers),
-        readout=classifier({"d1": 1, "d2": -1, "p": Fraction(1, 5)}, position=draw(st.sampled_from((0, -1))), bias=Fraction(1, 7)),
+        readout=classifier(
+            {"d1": 1, "d2": -1, "p": Fraction(1, 5)},
+            position=draw(st.sampled_from((0, -1))),
+            bias=Fraction(1, 7),
+        ),
     )
 
 
@@ -580,7 +648,9 @@ def networks(
     Networks without softmax heads are also what :mod:`netproof.symbolic.batched` supports."""
     symbols = tuple(alphabet)
     if not symbols or any(s in ("S", "E") for s in symbols):
-        raise ValueError(f"alphabet={symbols!r} must be non-empty and must not use the special tokens 'S' and 'E'")
+        raise ValueError(
+            f"alphabet={symbols!r} must be non-empty and must not use the special tokens 'S' and 'E'"
+        )
     if isinstance(max_layers, bool) or not isinstance(max_layers, int) or max_layers < 1:
         raise ValueError(f"max_layers={max_layers!r} must be an int >= 1")
     return _network(symbols, max_layers, softmax)
@@ -588,11 +658,15 @@ def networks(
 
 # --------------------------------------------------------------------------- machines
 
-_WEIGHTS = st.sampled_from(tuple(Fraction(x) for x in (-2, -1, 0, 1, 2)) + (Fraction(1, 2), Fraction(-1, 2)))
+_WEIGHTS = st.sampled_from(
+    tuple(Fraction(x) for x in (-2, -1, 0, 1, 2)) + (Fraction(1, 2), Fraction(-1, 2))
+)
 _UNIT = st.sampled_from((Fraction(0), Fraction(1, 2), Fraction(1), Fraction(1, 3)))
 
 
-def sigma_rnns(*, alphabet: Sequence[str] = ("0", "1"), max_units: int = 3) -> st.SearchStrategy[SigmaRNN]:
+def sigma_rnns(
+    *, alphabet: Sequence[str] = ("0", "1"), max_units: int = 3
+) -> st.SearchStrategy[SigmaRNN]:
     """Random :class:`~netproof.verifier.claims.machines.SigmaRNN` over ``alphabet`` with 1..``max_units``
     hidden units, weights in {−2, −1, −1/2, 0, 1/2, 1, 2} and h0 in [0, 1]."""
     symbols = tuple(alphabet)
@@ -640,7 +714,9 @@ def two_stack_machines(
         states = tuple(f"q{i}" for i in range(draw(st.integers(1, max_states))))
 
         def op(top: str) -> StackOp:
-            choices: list[StackOp] = [KEEP, *(push(s) for s in gamma)] + ([POP] if top != EMPTY else [])
+            choices: list[StackOp] = [KEEP, *(push(s) for s in gamma)] + (
+                [POP] if top != EMPTY else []
+            )
             return draw(st.sampled_from(choices))  # type: ignore[no-any-return]
 
         transitions: list[Transition] = []
@@ -649,7 +725,14 @@ def two_stack_machines(
                 for top2 in (EMPTY, *gamma):
                     if draw(st.booleans()):
                         transitions.append(
-                            Transition(state=q, top1=top1, top2=top2, next=draw(st.sampled_from(states)), op1=op(top1), op2=op(top2))
+                            Transition(
+                                state=q,
+                                top1=top1,
+                                top2=top2,
+                                next=draw(st.sampled_from(states)),
+                                op1=op(top1),
+                                op2=op(top2),
+                            )
                         )
         accept = tuple(q for q in states if draw(st.booleans()))
         return TwoStackMachine(

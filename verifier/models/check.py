@@ -25,7 +25,12 @@ from netproof.symbolic.errors import NotRationalError
 from netproof.symbolic.evaluation import UndecidedSignError, UndefinedValueError
 from netproof.symbolic.ir import Network, TokenEmbedding
 from netproof.symbolic.printing import fingerprint
-from netproof.symbolic.rnn_recognizers import ElmanRecognizer, LSTMRecognizer, RNNRecognizerIR, rnn_fingerprint
+from netproof.symbolic.rnn_recognizers import (
+    ElmanRecognizer,
+    LSTMRecognizer,
+    RNNRecognizerIR,
+    rnn_fingerprint,
+)
 from netproof.verifier.claims.languages import Language
 
 from .enclosure import Enclosure, EnclosureError, RNNEnclosure, compile_enclosure
@@ -114,30 +119,57 @@ class ModelReport:
             "status": self.status,
             "rows": [asdict(r) for r in self.rows],
             "totals": asdict(self.totals),
-            "shortest_wrong": None if self.shortest_wrong is None else {**asdict(self.shortest_wrong), "word": word(self.shortest_wrong.word)},
+            "shortest_wrong": None
+            if self.shortest_wrong is None
+            else {**asdict(self.shortest_wrong), "word": word(self.shortest_wrong.word)},
             "undecided": [{**asdict(u), "word": word(u.word)} for u in self.undecided],
             "shortest_wrong_trace": self.trace,
             "margin_histogram": {f"1e{e}": c for e, c in sorted(self.margins.items())},
             "wrong_margin_histogram": {f"1e{e}": c for e, c in sorted(self.wrong_margins.items())},
-            "float32_differences": [{"word": word(w), "float32_logit": x, "rigorous_accepts": a} for w, x, a in self.float32_differences],
+            "float32_differences": [
+                {"word": word(w), "float32_logit": x, "rigorous_accepts": a}
+                for w, x, a in self.float32_differences
+            ],
         }
         return json.dumps(doc, sort_keys=True, indent=2)
 
 
-def slow_verdict(net: Network | RNNRecognizerIR, word: tuple[str, ...], expected: bool, digits: int, exact: bool = False) -> WordVerdict:
+def slow_verdict(
+    net: Network | RNNRecognizerIR,
+    word: tuple[str, ...],
+    expected: bool,
+    digits: int,
+    exact: bool = False,
+) -> WordVerdict:
     """One word through the rigorous interval interpreter (every block, ``digits`` digits); with
     ``exact``, a word it leaves open goes on to the sympy interpreter, which decides a sign exactly
     when the value simplifies to 0 (a logit exactly 0 rejects)."""
     if isinstance(net, (ElmanRecognizer, LSTMRecognizer)):
         et = interval.run_rnn(net, word, digits=digits)
-        open_note = "the logit's enclosure contains 0" + ("; the sympy interpreter does not run RNN recognizers" if exact else "")
-        return WordVerdict(word, expected, et.accepted, float(et.output.a), float(et.output.b), "interval",
-                           "" if et.accepted is not None else open_note)
+        open_note = "the logit's enclosure contains 0" + (
+            "; the sympy interpreter does not run RNN recognizers" if exact else ""
+        )
+        return WordVerdict(
+            word,
+            expected,
+            et.accepted,
+            float(et.output.a),
+            float(et.output.b),
+            "interval",
+            "" if et.accepted is not None else open_note,
+        )
     try:
         tr = interval.run(net, word, digits=digits)
         out = tr.output
-        v = WordVerdict(word, expected, tr.accepted, float(out.a), float(out.b), "interval",
-                        "" if tr.accepted is not None else "the logit's enclosure contains 0")
+        v = WordVerdict(
+            word,
+            expected,
+            tr.accepted,
+            float(out.a),
+            float(out.b),
+            "interval",
+            "" if tr.accepted is not None else "the logit's enclosure contains 0",
+        )
     except (UndecidedSignError, UndefinedValueError) as exc:
         v = WordVerdict(word, expected, None, float("-inf"), float("inf"), "interval", str(exc))
     if v.accepted is not None or not exact:
@@ -146,20 +178,36 @@ def slow_verdict(net: Network | RNNRecognizerIR, word: tuple[str, ...], expected
 
     try:
         st = sympy_interp.run(net, word)
-    except (UndecidedSignError, UndefinedValueError, NotRationalError) as exc:  # e.g. a GELU, which sympy does not evaluate
+    except (
+        UndecidedSignError,
+        UndefinedValueError,
+        NotRationalError,
+    ) as exc:  # e.g. a GELU, which sympy does not evaluate
         return WordVerdict(word, expected, None, v.low, v.high, "sympy", str(exc))
     if st.accepted is None:
-        return WordVerdict(word, expected, None, v.low, v.high, "sympy", "the sympy interpreter left the sign open")
-    return WordVerdict(word, expected, st.accepted, v.low, v.high, "sympy", "decided by exact algebra")
+        return WordVerdict(
+            word, expected, None, v.low, v.high, "sympy", "the sympy interpreter left the sign open"
+        )
+    return WordVerdict(
+        word, expected, st.accepted, v.low, v.high, "sympy", "decided by exact algebra"
+    )
 
 
-def readout_trace(net: Network | RNNRecognizerIR, word: tuple[str, ...], digits: int) -> list[dict[str, object]]:
+def readout_trace(
+    net: Network | RNNRecognizerIR, word: tuple[str, ...], digits: int
+) -> list[dict[str, object]]:
     """The rigorous trace of ``word`` at the readout token (see :attr:`ModelReport.trace`); for an
     RNN recognizer, every hidden state h_0 … h_m (and an LSTM's cell states c_0 … c_m)."""
     if isinstance(net, (ElmanRecognizer, LSTMRecognizer)):
         et = interval.run_rnn(net, word, digits=digits)
-        steps: list[dict[str, object]] = [{"state": f"h_{t}", "values": {u: float(v.mid) for u, v in h.items()}} for t, h in enumerate(et.states)]
-        return steps + [{"state": f"c_{t}", "values": {u: float(v.mid) for u, v in c.items()}} for t, c in enumerate(et.cells)]
+        steps: list[dict[str, object]] = [
+            {"state": f"h_{t}", "values": {u: float(v.mid) for u, v in h.items()}}
+            for t, h in enumerate(et.states)
+        ]
+        return steps + [
+            {"state": f"c_{t}", "values": {u: float(v.mid) for u, v in c.items()}}
+            for t, c in enumerate(et.cells)
+        ]
     try:
         tr = interval.run(net, word, digits=digits)
     except (UndecidedSignError, UndefinedValueError):
@@ -169,10 +217,23 @@ def readout_trace(net: Network | RNNRecognizerIR, word: tuple[str, ...], digits:
     out: list[dict[str, object]] = []
     for state in tr.states:
         row = state.rows[t]
-        out.append({"state": state.label, "values": {d: (None if v is None else float(v.mid)) for d, v in zip(net.dims, row, strict=True)}})
+        out.append(
+            {
+                "state": state.label,
+                "values": {
+                    d: (None if v is None else float(v.mid))
+                    for d, v in zip(net.dims, row, strict=True)
+                },
+            }
+        )
     for sel in tr.selections:
         if sel.position == t:
-            out.append({"attention": f"{sel.layer}/{sel.head}", "weights": [float(w.mid) for w in sel.weights]})
+            out.append(
+                {
+                    "attention": f"{sel.layer}/{sel.head}",
+                    "weights": [float(w.mid) for w in sel.weights],
+                }
+            )
     return out
 
 
@@ -204,7 +265,9 @@ def check_model(
     if isinstance(net, Network):
         emb = net.embedding
         if not isinstance(emb, TokenEmbedding):
-            raise EnclosureError(f"network {net.name!r} has a {type(emb).__name__}; check-model needs a TokenEmbedding")
+            raise EnclosureError(
+                f"network {net.name!r} has a {type(emb).__name__}; check-model needs a TokenEmbedding"
+            )
         prefix, suffix = emb.prefix, emb.suffix
     if set(language.alphabet) != set(net.alphabet):
         raise ValueError(
@@ -219,7 +282,12 @@ def check_model(
     ids = torch.tensor([enc.token_index[a] for a in alphabet], dtype=torch.long)
     pre = [enc.token_index[t] for t in prefix]
     suf = [enc.token_index[t] for t in suffix]
-    report = ModelReport(net.name, fingerprint(net) if isinstance(net, Network) else rnn_fingerprint(net), language.name, max_n)
+    report = ModelReport(
+        net.name,
+        fingerprint(net) if isinstance(net, Network) else rnn_fingerprint(net),
+        language.name,
+        max_n,
+    )
     lengths = range(min_n, max_n + 1) if shard is None else range(shard[0], shard[0] + 1)
     for m in lengths:
         row = LengthRow(length=m)
@@ -227,10 +295,19 @@ def check_model(
         n_tokens = len(pre) + m + len(suf)
         for start in range(first, total, batch):
             idx = torch.arange(start, min(total, start + batch), dtype=torch.long)
-            digits_ = torch.stack([(idx // k ** (m - 1 - p)) % k for p in range(m)], 1) if m else idx.new_zeros(len(idx), 0)
-            tokens = torch.cat([
-                torch.tensor(pre, dtype=torch.long).expand(len(idx), -1), ids[digits_],
-                torch.tensor(suf, dtype=torch.long).expand(len(idx), -1)], 1)
+            digits_ = (
+                torch.stack([(idx // k ** (m - 1 - p)) % k for p in range(m)], 1)
+                if m
+                else idx.new_zeros(len(idx), 0)
+            )
+            tokens = torch.cat(
+                [
+                    torch.tensor(pre, dtype=torch.long).expand(len(idx), -1),
+                    ids[digits_],
+                    torch.tensor(suf, dtype=torch.long).expand(len(idx), -1),
+                ],
+                1,
+            )
             with torch.no_grad():
                 y = enc.logits(tokens, n_tokens)
             low, high = (y.m - y.r), (y.m + y.r)
@@ -238,7 +315,11 @@ def check_model(
             expected = torch.tensor([bool(language.contains(w)) for w in words], dtype=torch.bool)
             accepted = low > 0
             decided = accepted | (high < 0)
-            f32 = torch.tensor(list(float32(words)), dtype=torch.float64) if float32 is not None else None
+            f32 = (
+                torch.tensor(list(float32(words)), dtype=torch.float64)
+                if float32 is not None
+                else None
+            )
             # the words the batched enclosure leaves open, one by one through the interval interpreter
             slow: dict[int, WordVerdict] = {}
             for b in torch.nonzero(~decided).flatten().tolist():
@@ -273,12 +354,22 @@ def check_model(
             if report.shortest_wrong is None and bool(wrong.any()):
                 b = int(torch.nonzero(wrong)[0, 0])
                 report.shortest_wrong = slow.get(b) or WordVerdict(
-                    words[b], bool(expected[b]), bool(accepted[b]), float(low[b]), float(high[b]), "batched")
+                    words[b],
+                    bool(expected[b]),
+                    bool(accepted[b]),
+                    float(low[b]),
+                    float(high[b]),
+                    "batched",
+                )
                 report.trace = readout_trace(net, words[b], digits)
             if f32 is not None:
                 differs = decided & ((f32 > 0) != accepted)
                 row.float32_differs += int(differs.sum())
-                for b in torch.nonzero(differs).flatten().tolist()[: LISTED - len(report.float32_differences)]:
+                for b in (
+                    torch.nonzero(differs)
+                    .flatten()
+                    .tolist()[: LISTED - len(report.float32_differences)]
+                ):
                     report.float32_differences.append((words[b], float(f32[b]), bool(accepted[b])))
             if progress is not None:
                 progress(m, min(total, start + batch))

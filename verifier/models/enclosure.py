@@ -48,7 +48,14 @@ from netproof.symbolic.ir import (
 from netproof.symbolic.positional import feature
 from netproof.symbolic.rnn_recognizers import ElmanRecognizer, LSTMRecognizer, RNNRecognizerIR
 
-__all__ = ["GELU_LIPSCHITZ", "LIBM_REL", "Enclosure", "EnclosureError", "RNNEnclosure", "compile_enclosure"]
+__all__ = [
+    "GELU_LIPSCHITZ",
+    "LIBM_REL",
+    "Enclosure",
+    "EnclosureError",
+    "RNNEnclosure",
+    "compile_enclosure",
+]
 
 U = 2.0**-53
 LIBM_REL = 2.0**-40
@@ -66,7 +73,9 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError as exc:
-        raise MissingExtraError("checking a model needs torch; install the extra: pip install 'netproof[torch]'") from exc
+        raise MissingExtraError(
+            "checking a model needs torch; install the extra: pip install 'netproof[torch]'"
+        ) from exc
     return torch
 
 
@@ -126,9 +135,13 @@ class Enclosure:
         self.net = net
         emb = net.embedding
         if not isinstance(emb, TokenEmbedding):
-            raise EnclosureError(f"network {net.name!r}: the batched enclosure needs a TokenEmbedding, not {type(emb).__name__}")
+            raise EnclosureError(
+                f"network {net.name!r}: the batched enclosure needs a TokenEmbedding, not {type(emb).__name__}"
+            )
         if not isinstance(net.readout, Classifier):
-            raise EnclosureError(f"network {net.name!r}: the batched enclosure needs a Classifier readout, not {type(net.readout).__name__}")
+            raise EnclosureError(
+                f"network {net.name!r}: the batched enclosure needs a Classifier readout, not {type(net.readout).__name__}"
+            )
         self.dims = net.dims
         self.index = {d: i for i, d in enumerate(net.dims)}
         tokens = [t for t, _ in emb.table]
@@ -153,8 +166,14 @@ class Enclosure:
             for h in block.heads:
                 where = f"attention {block.name!r} head {h.name!r}"
                 if not isinstance(h.normalizer, Softmax):
-                    raise EnclosureError(f"{where}: the batched enclosure covers softmax heads, not {type(h.normalizer).__name__}")
-                if h.scoring != "dot" or h.relative or h.mask not in ("none", "causal", "anticausal"):
+                    raise EnclosureError(
+                        f"{where}: the batched enclosure covers softmax heads, not {type(h.normalizer).__name__}"
+                    )
+                if (
+                    h.scoring != "dot"
+                    or h.relative
+                    or h.mask not in ("none", "causal", "anticausal")
+                ):
                     raise EnclosureError(
                         f"{where}: the batched enclosure covers dot scoring without relative terms and masks none, "
                         f"causal or anticausal (got scoring={h.scoring!r}, mask={h.mask!r})"
@@ -162,9 +181,13 @@ class Enclosure:
         elif isinstance(block, FFN):
             for step in block.steps:
                 if isinstance(step, Activation) and step.kind not in ("relu", "gelu"):
-                    raise EnclosureError(f"ffn {block.name!r}: the batched enclosure covers relu and gelu, not {step.kind!r}")
+                    raise EnclosureError(
+                        f"ffn {block.name!r}: the batched enclosure covers relu and gelu, not {step.kind!r}"
+                    )
         else:
-            raise EnclosureError(f"block {getattr(block, 'name', '?')!r} ({type(block).__name__}) is not covered by the batched enclosure")
+            raise EnclosureError(
+                f"block {getattr(block, 'name', '?')!r} ({type(block).__name__}) is not covered by the batched enclosure"
+            )
 
     def _linear(self, a: Affine, names: dict[str, int]) -> _Linear:
         """``a`` as dense matrices over the whole vector ``names`` (zero rows for unread names),
@@ -201,7 +224,9 @@ class Enclosure:
     def total(self, a: MR, dim: int) -> MR:
         k = a.m.shape[dim]
         m = a.m.sum(dim, keepdim=True)
-        return MR(m, _grow(a.r.sum(dim, keepdim=True) + _gamma(k) * a.m.abs().sum(dim, keepdim=True), k))
+        return MR(
+            m, _grow(a.r.sum(dim, keepdim=True) + _gamma(k) * a.m.abs().sum(dim, keepdim=True), k)
+        )
 
     def sqrt(self, a: MR, where: str) -> MR:
         low = (a.m - a.r) * (1 - 4 * U)
@@ -252,7 +277,10 @@ class Enclosure:
         c = self.add(sub, MR(-mean.m, mean.r))
         sq = self.total(self.mul(c, c), -1)
         em, er = _const(ln.eps)
-        var = MR(sq.m / d + em, _grow(sq.r / d + U * (sq.m / d).abs() + er + 2 * U * (sq.m / d + em).abs(), 3))
+        var = MR(
+            sq.m / d + em,
+            _grow(sq.r / d + U * (sq.m / d).abs() + er + 2 * U * (sq.m / d + em).abs(), 3),
+        )
         z = self.div(c, self.sqrt(var, where), where)
         if whole:
             return z
@@ -295,24 +323,38 @@ class Enclosure:
             k = self.affine(h.key, x, self.index)
             v = self.affine(h.value, x, self.index)
             km, kr = self._kappa(h, n)
-            q = self.mul(q, MR(torch.tensor(km, dtype=torch.float64), torch.tensor(kr, dtype=torch.float64)))  # κ·q
-            logits = self.matmul(q, MR(k.m.transpose(-1, -2), k.r.transpose(-1, -2)))  # [B, n, n]: ⟨κq_i, k_j⟩
+            q = self.mul(
+                q, MR(torch.tensor(km, dtype=torch.float64), torch.tensor(kr, dtype=torch.float64))
+            )  # κ·q
+            logits = self.matmul(
+                q, MR(k.m.transpose(-1, -2), k.r.transpose(-1, -2))
+            )  # [B, n, n]: ⟨κq_i, k_j⟩
             i = torch.arange(n).unsqueeze(1)
             j = torch.arange(n).unsqueeze(0)
-            visible = {"none": torch.ones(n, n, dtype=torch.bool), "causal": j <= i, "anticausal": j >= i}[h.mask]
+            visible = {
+                "none": torch.ones(n, n, dtype=torch.bool),
+                "causal": j <= i,
+                "anticausal": j >= i,
+            }[h.mask]
             lm = logits.m.masked_fill(~visible, -math.inf)
             shift = lm.max(-1, keepdim=True).values
-            shifted = MR(lm - shift, _grow(logits.r + U * (lm - shift).abs().nan_to_num(0.0, 0.0, 0.0), 2))
+            shifted = MR(
+                lm - shift, _grow(logits.r + U * (lm - shift).abs().nan_to_num(0.0, 0.0, 0.0), 2)
+            )
             e = self.exp(shifted)
             e = MR(torch.where(visible, e.m, 0.0), torch.where(visible, e.r, 0.0))
             # Σ_j (e_j / Σe) v_j = (Σ_j e_j v_j) / Σe in the reals: divide the n outputs, not the n² weights
-            o = self.div(self.matmul(e, v), self.total(e, -1), f"attention {block.name!r} head {h.name!r}")
+            o = self.div(
+                self.matmul(e, v), self.total(e, -1), f"attention {block.name!r} head {h.name!r}"
+            )
             outs_m.append(o.m)
             outs_r.append(o.r)
             names += list(h.value.outputs)
         cat = MR(torch.cat(outs_m, -1), torch.cat(outs_r, -1))
         if block.output is not None:
-            return list(block.output.outputs), self.affine(block.output, cat, {nm: p for p, nm in enumerate(names)})
+            return list(block.output.outputs), self.affine(
+                block.output, cat, {nm: p for p, nm in enumerate(names)}
+            )
         return names, cat
 
     def ffn(self, block: FFN, x: MR) -> tuple[list[str], MR]:
@@ -359,7 +401,9 @@ class Enclosure:
                 assert isinstance(block, FFN)  # checked in __init__
                 names, o = self.ffn(block, x) if block.steps else ([], None)
             cols = [self.index[nm] for nm in names]
-            if o is not None and cols == list(range(len(self.dims))):  # the block writes every dim, in order
+            if o is not None and cols == list(
+                range(len(self.dims))
+            ):  # the block writes every dim, in order
                 x = self.add(x, o) if sub.residual else o
             elif sub.residual:
                 if o is not None:
@@ -415,11 +459,25 @@ class RNNEnclosure:
         for a, k in self.token_index.items():
             x = rows[a]
             for o, row, b in zip(net.W_ih.outputs, net.W_ih.weights, net.W_ih.bias, strict=True):
-                q = b + b_hh[o] + sum((w * x.get(i, Fraction(0)) for i, w in zip(net.W_ih.inputs, row, strict=True)), Fraction(0))
+                q = (
+                    b
+                    + b_hh[o]
+                    + sum(
+                        (
+                            w * x.get(i, Fraction(0))
+                            for i, w in zip(net.W_ih.inputs, row, strict=True)
+                        ),
+                        Fraction(0),
+                    )
+                )
                 um[k, outputs[o]], ur[k, outputs[o]] = _const(q)
         self.drive = MR(um, ur)
-        no_bias = Affine(inputs=net.W_hh.inputs, outputs=net.W_hh.outputs, weights=net.W_hh.weights,
-                         bias=(Fraction(0),) * len(net.W_hh.outputs))
+        no_bias = Affine(
+            inputs=net.W_hh.inputs,
+            outputs=net.W_hh.outputs,
+            weights=net.W_hh.weights,
+            bias=(Fraction(0),) * len(net.W_hh.outputs),
+        )
         self.recurrent = _compile_linear(torch, no_bias, hidden)
         self.readout = _compile_linear(torch, net.W_y, hidden)
 
@@ -439,7 +497,9 @@ class RNNEnclosure:
     def logistic(self, a: MR) -> MR:
         torch = self.torch
         m = 1.0 / (1.0 + torch.exp(-a.m))
-        e = torch.exp(-self._nearest(a))  # σ′(x) = e/(1 + e)² with e = exp(−|x|), largest where |x| is smallest
+        e = torch.exp(
+            -self._nearest(a)
+        )  # σ′(x) = e/(1 + e)² with e = exp(−|x|), largest where |x| is smallest
         slope = (e / (1.0 + e) ** 2 * (1 + 2.0**-30)).clamp_max(0.25) + 2.0**-1000
         return MR(m, _grow(slope * a.r + (LIBM_REL + 3 * U) * (1 + 2.0**-39) * m, 4))
 
@@ -451,10 +511,17 @@ class RNNEnclosure:
         c = MR(torch.zeros(B, H, dtype=torch.float64), torch.zeros(B, H, dtype=torch.float64))
         for t in range(n_tokens):
             u = tokens[:, t]
-            z = Enclosure.add(_apply_linear(self.recurrent, h), MR(self.drive.m[u], self.drive.r[u]))
+            z = Enclosure.add(
+                _apply_linear(self.recurrent, h), MR(self.drive.m[u], self.drive.r[u])
+            )
             if self.lstm:
-                i, f, g, o = (MR(z.m[:, k * H:(k + 1) * H], z.r[:, k * H:(k + 1) * H]) for k in range(4))
-                c = Enclosure.add(Enclosure.mul(self.logistic(f), c), Enclosure.mul(self.logistic(i), self.tanh(g)))
+                i, f, g, o = (
+                    MR(z.m[:, k * H : (k + 1) * H], z.r[:, k * H : (k + 1) * H]) for k in range(4)
+                )
+                c = Enclosure.add(
+                    Enclosure.mul(self.logistic(f), c),
+                    Enclosure.mul(self.logistic(i), self.tanh(g)),
+                )
                 h = Enclosure.mul(self.logistic(o), self.tanh(c))
             elif self.net.activation == "relu":  # type: ignore[union-attr]
                 h = MR(z.m.clamp_min(0.0), z.r)
@@ -476,9 +543,14 @@ def _compile_linear(torch: Any, a: Affine, names: dict[str, int]) -> _Linear:
     br = torch.tensor([_const(b)[1] for b in a.bias], dtype=torch.float64)
     g = _gamma(k + 1)
     return _Linear(
-        a.inputs, a.outputs, wm,
-        (wm.abs() + wr) * (1 + 4 * U), (wr + g * wm.abs()) * (1 + 4 * U),
-        bm, (br + g * bm.abs()) * (1 + 4 * U), k,
+        a.inputs,
+        a.outputs,
+        wm,
+        (wm.abs() + wr) * (1 + 4 * U),
+        (wr + g * wm.abs()) * (1 + 4 * U),
+        bm,
+        (br + g * bm.abs()) * (1 + 4 * U),
+        k,
     )
 
 

@@ -23,7 +23,9 @@ def _pyplot() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise MissingExtraError(f"the margin picture needs matplotlib ({exc}); install the plot extra: pip install 'netproof[plot]'") from exc
+        raise MissingExtraError(
+            f"the margin picture needs matplotlib ({exc}); install the plot extra: pip install 'netproof[plot]'"
+        ) from exc
     return plt
 
 
@@ -45,8 +47,11 @@ def plot_margins(report: ModelReport, path: str | Path) -> None:
     ax.set_xlabel("margin: distance of the logit's enclosure from 0")
     ax.set_ylabel("words")
     t = report.totals
-    ax.set_title(f"{report.network} vs {report.language}, |w| <= {report.max_n}: "
-                 f"{t.correct} correct, {t.wrong} wrong, {t.undecided} undecided", fontsize=9)
+    ax.set_title(
+        f"{report.network} vs {report.language}, |w| <= {report.max_n}: "
+        f"{t.correct} correct, {t.wrong} wrong, {t.undecided} undecided",
+        fontsize=9,
+    )
     ax.legend()
     ax.grid(True, alpha=0.3)
     fig.tight_layout()

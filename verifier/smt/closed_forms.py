@@ -19,7 +19,6 @@ from netproof.symbolic import render
 from netproof.verifier.claims import Point, Refuted, ValueIs, Word
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 
-
 CLOSED_FORM_SYMBOLS = ("n", "t", "i")
 """The position symbols a :attr:`ValueIs.closed_form` may use, besides ``#a`` (the count of
 symbol ``a`` in the word) and ``wj=a`` (1 if the word's j-th symbol, from 1, is ``a``, else 0)."""
@@ -63,7 +62,11 @@ def closed_form_term(
     import sympy
 
     names = ("t", "i", "n")
-    fixed = {sympy.Symbol(k): sympy.Integer(v) for k, v in zip(names, position, strict=True) if isinstance(v, int)}
+    fixed = {
+        sympy.Symbol(k): sympy.Integer(v)
+        for k, v in zip(names, position, strict=True)
+        if isinstance(v, int)
+    }
     terms = {k: v for k, v in zip(names, position, strict=True) if not isinstance(v, int)}
 
     def num(q: Fraction) -> Any:
@@ -74,7 +77,9 @@ def closed_form_term(
             return z3.BoolVal(bool(e), ctx)
         if e.is_Number:
             if e.is_Float:
-                raise Unsupported(f"the closed form has the float {e}; write it as a sympy.Rational (exact)")
+                raise Unsupported(
+                    f"the closed form has the float {e}; write it as a sympy.Rational (exact)"
+                )
             if not e.is_Rational:
                 raise Unsupported(f"the closed form has the irrational number {e}")
             return num(Fraction(int(e.p), int(e.q)))
@@ -86,7 +91,9 @@ def closed_form_term(
             got = _indicator(e.name, alphabet)
             if got is not None:
                 return indicator(*got)
-            raise Unsupported(f"the closed form names {e.name!r}; it may use n, t, i, #a and wj=a for a in {list(alphabet)}")
+            raise Unsupported(
+                f"the closed form names {e.name!r}; it may use n, t, i, #a and wj=a for a in {list(alphabet)}"
+            )
         if isinstance(e, sympy.Add):
             return z3.Sum([go(a) for a in e.args])
         if isinstance(e, sympy.Mul):
@@ -106,8 +113,14 @@ def closed_form_term(
                 v = go(value)
                 out = v if out is None or cond is sympy.true else z3.If(go(cond), v, out)
             return out
-        relations = {sympy.Eq: lambda a, b: a == b, sympy.Ne: lambda a, b: a != b, sympy.Lt: lambda a, b: a < b,
-                     sympy.Le: lambda a, b: a <= b, sympy.Gt: lambda a, b: a > b, sympy.Ge: lambda a, b: a >= b}
+        relations = {
+            sympy.Eq: lambda a, b: a == b,
+            sympy.Ne: lambda a, b: a != b,
+            sympy.Lt: lambda a, b: a < b,
+            sympy.Le: lambda a, b: a <= b,
+            sympy.Gt: lambda a, b: a > b,
+            sympy.Ge: lambda a, b: a >= b,
+        }
         for kind, make in relations.items():
             if isinstance(e, kind):
                 return make(go(e.lhs), go(e.rhs))
@@ -122,13 +135,14 @@ def closed_form_term(
     return go(expr.xreplace(fixed))
 
 
-def replay_value(net: Any, claim: ValueIs, alphabet: Sequence[str], word: Word, method: str) -> Refuted:
+def replay_value(
+    net: Any, claim: ValueIs, alphabet: Sequence[str], word: Word, method: str
+) -> Refuted:
     """The refutation of ``claim`` on ``word`` (a solver's counterexample), replayed with the
     exact interpreter against the claim's ``expected``. A word on which the network agrees with
     ``expected`` is an encoder bug (:class:`EncoderBugError`), unless the closed form itself
     disagrees with ``expected`` there (a :class:`ValueError` naming the claim)."""
     from netproof.symbolic.exact import run
-
     from netproof.verifier.exhaustive.checker import value_is_body
 
     trace = run(net, word)
@@ -138,7 +152,10 @@ def replay_value(net: Any, claim: ValueIs, alphabet: Sequence[str], word: Word, 
     for t in range(trace.n):
         point = Point(word, t, trace.positions[t], trace.n)
         wanted = claim.expected(point)
-        if wanted is not None and closed_form_at(claim.closed_form, alphabet, word, t, point.i, point.n) != wanted:
+        if (
+            wanted is not None
+            and closed_form_at(claim.closed_form, alphabet, word, t, point.i, point.n) != wanted
+        ):
             raise ValueError(
                 f"claim {claim.id}: its closed_form {claim.closed_form} and its expected disagree on "
                 f"{render(alphabet, word)!r} at token {t}; fix the claim's declaration"

@@ -102,7 +102,9 @@ def _ascii(text: str) -> str:
 class Encoder:
     """The network on a symbolic word of one length, in one z3 context."""
 
-    def __init__(self, z3: Any, ctx: Any, net: Network, m: int, word: str = "int", hardmax: str = "max") -> None:
+    def __init__(
+        self, z3: Any, ctx: Any, net: Network, m: int, word: str = "int", hardmax: str = "max"
+    ) -> None:
         self.z3 = z3
         self.hardmax = hardmax
         self.ctx = ctx
@@ -118,7 +120,9 @@ class Encoder:
             for w in ws:
                 self.assertions += [w >= 0, w < k]
             self.symbol = [[w == a for a in range(k)] for w in ws]
-        elif word == "onehot":  # k Bools per symbol, exactly one true (pure Boolean + real arithmetic)
+        elif (
+            word == "onehot"
+        ):  # k Bools per symbol, exactly one true (pure Boolean + real arithmetic)
             self.symbol = [[z3.Bool(f"w{t}={a}", ctx) for a in range(k)] for t in range(m)]
             for row in self.symbol:
                 self.assertions.append(z3.Or(row))
@@ -175,7 +179,11 @@ class Encoder:
             parts.append(v.term if c == 1 else (-v.term if c == -1 else self.num(c) * v.term))
             lo += c * (v.lo if c > 0 else v.hi)
             hi += c * (v.hi if c > 0 else v.lo)
-            if vals is not None and v.vals is not None and len(vals) * len(v.vals) <= VALUE_SET_MAX * 4:
+            if (
+                vals is not None
+                and v.vals is not None
+                and len(vals) * len(v.vals) <= VALUE_SET_MAX * 4
+            ):
                 vals = _capped(frozenset(a + c * b for a in vals for b in v.vals))
             else:
                 vals = None
@@ -207,12 +215,20 @@ class Encoder:
     def activation(self, kind: str, x: Mapping[str, Val], label: str) -> dict[str, Val]:
         zero, one = Fraction(0), Fraction(1)
         if kind not in ("relu", "step", "sigma"):
-            raise Unsupported(f"{label}: activation {kind!r} is not encoded (the SMT encoder covers relu, step and sigma); "
-                              "check this network with check-model or the interval interpreter")
+            raise Unsupported(
+                f"{label}: activation {kind!r} is not encoded (the SMT encoder covers relu, step and sigma); "
+                "check this network with check-model or the interval interpreter"
+            )
         out: dict[str, Val] = {}
         for d, v in x.items():
             if isinstance(v, Fraction):
-                out[d] = (max(v, zero) if kind == "relu" else (one if v > 0 else zero) if kind == "step" else min(max(v, zero), one))
+                out[d] = (
+                    max(v, zero)
+                    if kind == "relu"
+                    else (one if v > 0 else zero)
+                    if kind == "step"
+                    else min(max(v, zero), one)
+                )
                 continue
             t = v.term
             if kind == "relu":
@@ -238,10 +254,15 @@ class Encoder:
                     r = one
                 else:
                     inner = t if v.hi <= 1 else self.z3.If(t > 1, self.num(one), t)
-                    r = Sym(inner if v.lo >= 0 else self.z3.If(t < 0, self.num(zero), inner), max(zero, v.lo), min(one, v.hi))
+                    r = Sym(
+                        inner if v.lo >= 0 else self.z3.If(t < 0, self.num(zero), inner),
+                        max(zero, v.lo),
+                        min(one, v.hi),
+                    )
             if isinstance(r, Sym) and v.vals is not None:
                 fn = {"relu": lambda q: max(q, zero), "step": lambda q: one if q > 0 else zero}.get(
-                    kind, lambda q: min(max(q, zero), one))
+                    kind, lambda q: min(max(q, zero), one)
+                )
                 r = Sym(r.term, r.lo, r.hi, frozenset(fn(q) for q in v.vals))
             out[d] = self.name(r, f"{label}.{d}")
         return out
@@ -303,19 +324,32 @@ class Encoder:
             else:
                 t = total.term
                 bound = max(abs(total.lo), abs(total.hi))
-                total = Sym(self.z3.If(t > 0, -t, t), -bound, min(Fraction(0), total.hi, -total.lo) if total.lo > 0 or total.hi < 0 else Fraction(0),
-                            None if total.vals is None else frozenset(-abs(q) for q in total.vals))
+                total = Sym(
+                    self.z3.If(t > 0, -t, t),
+                    -bound,
+                    min(Fraction(0), total.hi, -total.lo)
+                    if total.lo > 0 or total.hi < 0
+                    else Fraction(0),
+                    None if total.vals is None else frozenset(-abs(q) for q in total.vals),
+                )
         return self.name(total, label)
 
     def head(
-        self, layer: str, h: Head, rows: list[dict[str, Val]], n: int, live: frozenset[int] | None = None
+        self,
+        layer: str,
+        h: Head,
+        rows: list[dict[str, Val]],
+        n: int,
+        live: frozenset[int] | None = None,
     ) -> list[dict[str, Val] | None]:
         """The head's output at every query position in ``live`` (None: all); None elsewhere."""
         from netproof.symbolic.evaluation import visible_positions
 
         where = f"attention {layer!r} head {h.name!r}"
         if h.relative:
-            raise Unsupported(f"{where} uses relative positions (relative_bias / query_conv / key_conv), which the encoder does not cover")
+            raise Unsupported(
+                f"{where} uses relative positions (relative_bias / query_conv / key_conv), which the encoder does not cover"
+            )
         qs = [self.affine(h.query, r, f"{layer}.{h.name}.q@{t}") for t, r in enumerate(rows)]
         ks = [self.affine(h.key, r, f"{layer}.{h.name}.k@{t}") for t, r in enumerate(rows)]
         vs = [self.affine(h.value, r, f"{layer}.{h.name}.v@{t}") for t, r in enumerate(rows)]
@@ -345,8 +379,15 @@ class Encoder:
         return result
 
     def _hardmax(
-        self, layer: str, h: Head, tie: str, i: int, allowed: list[int], scores: list[Val],
-        vs: list[dict[str, Val]], n: int,
+        self,
+        layer: str,
+        h: Head,
+        tie: str,
+        i: int,
+        allowed: list[int],
+        scores: list[Val],
+        vs: list[dict[str, Val]],
+        n: int,
     ) -> dict[str, Val]:
         z3 = self.z3
         outs = h.value.outputs
@@ -363,7 +404,9 @@ class Encoder:
                 best = best[-1:]
             share = Fraction(1, len(best))
             return {
-                o: self.name(self.linear([(share, vs[j][o]) for j in best], Fraction(0)), f"{label}.{o}")
+                o: self.name(
+                    self.linear([(share, vs[j][o]) for j in best], Fraction(0)), f"{label}.{o}"
+                )
                 for o in outs
             }
         # The maximum M of the scores and the selected set {j : s_j >= M}, pruned by intervals:
@@ -377,8 +420,14 @@ class Encoder:
         if self.hardmax == "pairwise":  # j is selected iff its score is >= every other one
             for j, s in cand:
                 b = z3.Bool(_ascii(f"{label}.sel{j}"), self.ctx)
-                others = [self.term(s) >= self.term(t) for k, t in cand if k != j and not (_lo(s) >= _hi(t))]
-                self.assertions.append(b == (z3.And(others) if others else z3.BoolVal(True, self.ctx)))
+                others = [
+                    self.term(s) >= self.term(t)
+                    for k, t in cand
+                    if k != j and not (_lo(s) >= _hi(t))
+                ]
+                self.assertions.append(
+                    b == (z3.And(others) if others else z3.BoolVal(True, self.ctx))
+                )
                 sel[j] = b
         else:  # the maximum M of the scores, then j is selected iff s_j >= M
             top = self.fresh(f"{label}.max")
@@ -400,7 +449,8 @@ class Encoder:
             return out
         sets = [_vals(sc) for _, sc in cand]
         if all(x is not None for x in sets) and all(
-            not (a & b) for a, b in itertools.combinations(sets, 2)  # type: ignore[operator]
+            not (a & b)
+            for a, b in itertools.combinations(sets, 2)  # type: ignore[operator]
         ):
             # No two scores can ever be equal (their value sets are disjoint): exactly one
             # position is selected, every tie rule picks it, and no count is needed.
@@ -410,7 +460,9 @@ class Encoder:
                     v = self.ite(sel[j], vs[j][o], v)
                 out[o] = self.name(v, f"{label}.{o}")
             return out
-        count = z3.Sum([z3.If(sel[j], self.num(Fraction(1)), self.num(Fraction(0))) for j, _ in cand])
+        count = z3.Sum(
+            [z3.If(sel[j], self.num(Fraction(1)), self.num(Fraction(0))) for j, _ in cand]
+        )
         cnt = self.fresh(f"{label}.count")
         self.assertions.append(cnt == count)
         for o in outs:
@@ -419,17 +471,30 @@ class Encoder:
                 out[o] = vals[0]
                 continue
             parts = [self.ite(sel[j], vs[j][o], Fraction(0)) for j, _ in cand]
-            total = self.term(self.name(self.linear([(Fraction(1), p) for p in parts], Fraction(0)), f"{label}.sum.{o}"))
+            total = self.term(
+                self.name(
+                    self.linear([(Fraction(1), p) for p in parts], Fraction(0)), f"{label}.sum.{o}"
+                )
+            )
             lo = min(_lo(v) for v in vals)
             hi = max(_hi(v) for v in vals)
             y = self.fresh(f"{label}.{o}")
             for c in range(1, len(cand) + 1):
-                self.assertions.append(z3.Implies(cnt == c, (y if c == 1 else self.num(Fraction(c)) * y) == total))
+                self.assertions.append(
+                    z3.Implies(cnt == c, (y if c == 1 else self.num(Fraction(c)) * y) == total)
+                )
             out[o] = Sym(y, lo, hi)
         return out
 
     def _softmax(
-        self, h: Head, i: int, allowed: list[int], scores: list[Val], vs: list[dict[str, Val]], n: int, where: str
+        self,
+        h: Head,
+        i: int,
+        allowed: list[int],
+        scores: list[Val],
+        vs: list[dict[str, Val]],
+        n: int,
+        where: str,
     ) -> dict[str, Val]:
         """Exact rational weights where the scores are constants; where they depend on the word
         but each takes finitely many values whose weights base^(κ·s) are rational, the output
@@ -456,8 +521,16 @@ class Encoder:
         if all(isinstance(sc, Fraction) for sc in scores):
             total = sum((weight[sc] for sc in scores), Fraction(0))  # type: ignore[index]
             return {
-                o: self.name(self.linear([(weight[sc] / total, vs[j][o]) for j, sc in zip(allowed, scores, strict=True)],  # type: ignore[index]
-                                         Fraction(0)), f"{h.name}@{i}.{o}")
+                o: self.name(
+                    self.linear(
+                        [
+                            (weight[sc] / total, vs[j][o])
+                            for j, sc in zip(allowed, scores, strict=True)
+                        ],  # type: ignore[index]
+                        Fraction(0),
+                    ),
+                    f"{h.name}@{i}.{o}",
+                )
                 for o in h.value.outputs
             }
 
@@ -470,20 +543,32 @@ class Encoder:
                 v = self.ite(self.term(sc) == self.num(x), value_of(x), v)
             return v
 
-        z_val = self.linear([(Fraction(1), chain(sc, lambda x: weight[x])) for sc in scores], Fraction(0))
+        z_val = self.linear(
+            [(Fraction(1), chain(sc, lambda x: weight[x])) for sc in scores], Fraction(0)
+        )
         zs = _vals(z_val)
         if zs is None:
-            raise Unsupported(f"{where}: the softmax normalizer at position {i} takes too many values to split into cases")
+            raise Unsupported(
+                f"{where}: the softmax normalizer at position {i} takes too many values to split into cases"
+            )
         z_term = self.name(z_val, f"{h.name}@{i}.Z")
         out: dict[str, Val] = {}
         for o in h.value.outputs:
-            parts = [chain(sc, lambda x, vj=vs[j][o]: self.linear([(weight[x], vj)], Fraction(0)))
-                     for j, sc in zip(allowed, scores, strict=True)]
-            numer = self.name(self.linear([(Fraction(1), p) for p in parts], Fraction(0)), f"{h.name}@{i}.N.{o}")
+            parts = [
+                chain(sc, lambda x, vj=vs[j][o]: self.linear([(weight[x], vj)], Fraction(0)))
+                for j, sc in zip(allowed, scores, strict=True)
+            ]
+            numer = self.name(
+                self.linear([(Fraction(1), p) for p in parts], Fraction(0)), f"{h.name}@{i}.N.{o}"
+            )
             vals_o = [vs[j][o] for j in allowed]
             y = self.fresh(f"{h.name}@{i}.{o}")
             for z in sorted(zs):
-                cond = z3.BoolVal(True, self.ctx) if isinstance(z_term, Fraction) else self.term(z_term) == self.num(z)
+                cond = (
+                    z3.BoolVal(True, self.ctx)
+                    if isinstance(z_term, Fraction)
+                    else self.term(z_term) == self.num(z)
+                )
                 self.assertions.append(z3.Implies(cond, self.num(z) * y == self.term(numer)))
             out[o] = Sym(y, min(_lo(v) for v in vals_o), max(_hi(v) for v in vals_o))
         return out
@@ -536,7 +621,9 @@ class Encoder:
             case _:
                 assert_never(emb)
 
-    def sublayer(self, sub: Sublayer, rows: list[dict[str, Val]], n: int, live: frozenset[int] | None) -> list[dict[str, Val | None]]:
+    def sublayer(
+        self, sub: Sublayer, rows: list[dict[str, Val]], n: int, live: frozenset[int] | None
+    ) -> list[dict[str, Val | None]]:
         block = sub.block
         outs: list[dict[str, Val] | None]
         match block:
@@ -548,11 +635,18 @@ class Encoder:
                             parts[t].update(o)
                 if block.output is not None:
                     full = {o: Fraction(0) for h in block.heads for o in h.value.outputs}
-                    parts = [self.affine(block.output, {**full, **p}, f"{block.name}.out@{t}") if live is None or t in live else p
-                             for t, p in enumerate(parts)]
+                    parts = [
+                        self.affine(block.output, {**full, **p}, f"{block.name}.out@{t}")
+                        if live is None or t in live
+                        else p
+                        for t, p in enumerate(parts)
+                    ]
                 outs = [p if live is None or t in live else None for t, p in enumerate(parts)]
             case FFN():
-                outs = [self.ffn(block, r, t) if live is None or t in live else None for t, r in enumerate(rows)]
+                outs = [
+                    self.ffn(block, r, t) if live is None or t in live else None
+                    for t, r in enumerate(rows)
+                ]
             case Convolution():
                 raise Unsupported(f"convolution block {block.name!r} (Chang et al.) is not encoded")
             case _:
@@ -560,10 +654,15 @@ class Encoder:
         new: list[dict[str, Val | None]] = []
         for t, (r, o) in enumerate(zip(rows, outs, strict=True)):
             if o is None:
-                new.append({d: None for d in r})
+                new.append(dict.fromkeys(r))
                 continue
             if sub.residual:
-                x = {d: self.linear([(Fraction(1), r[d]), (Fraction(1), o[d])], Fraction(0)) if d in o else r[d] for d in r}
+                x = {
+                    d: self.linear([(Fraction(1), r[d]), (Fraction(1), o[d])], Fraction(0))
+                    if d in o
+                    else r[d]
+                    for d in r
+                }
             else:
                 x = {d: o.get(d, Fraction(0)) for d in r}
             if sub.post_ln is not None:
@@ -583,10 +682,14 @@ class Encoder:
             case Classifier():
                 t = r.position if r.position >= 0 else len(current) + r.position
                 if not 0 <= t < len(current):
-                    raise Unsupported(f"readout position {r.position} is outside the {len(current)} tokens")
+                    raise Unsupported(
+                        f"readout position {r.position} is outside the {len(current)} tokens"
+                    )
                 return self.affine(r.logit, current[t], "logit")[r.logit.outputs[0]]
             case NextSymbols():
-                raise Unsupported("next-symbol readouts (generators) are not encoded; use --method exhaustive")
+                raise Unsupported(
+                    "next-symbol readouts (generators) are not encoded; use --method exhaustive"
+                )
             case _:
                 assert_never(r)
 
@@ -603,7 +706,9 @@ class Encoder:
             into: dict[int, list[Any]] = {}
             for q, here in reach.items():
                 for a, target in enumerate(dfa.delta[q]):
-                    into.setdefault(target, []).append(z3.And(here, is_sym[a]) if not z3.is_true(here) else is_sym[a])
+                    into.setdefault(target, []).append(
+                        z3.And(here, is_sym[a]) if not z3.is_true(here) else is_sym[a]
+                    )
             nxt: dict[int, Any] = {}
             for q in sorted(into):
                 b = z3.Bool(f"state{t + 1}={q}", self.ctx)

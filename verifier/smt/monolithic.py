@@ -56,7 +56,9 @@ class RecognitionQuery:
         return f"n={self.m}"
 
 
-def recognition_query(net: Network, language: Language, m: int, *, word: str = "int", hardmax: str = "max") -> RecognitionQuery:
+def recognition_query(
+    net: Network, language: Language, m: int, *, word: str = "int", hardmax: str = "max"
+) -> RecognitionQuery:
     """Encode "the network's accept bit differs from membership in ``language``" over the words
     of length ``m``; raises :class:`Unsupported` for what the encoder does not cover. ``word``:
     ``int`` (one integer per position: the default; measured on Dyck(2,2), n = 6 and 8, z3
@@ -67,7 +69,9 @@ def recognition_query(net: Network, language: Language, m: int, *, word: str = "
     import z3
 
     if not isinstance(net, Network):
-        raise Unsupported(f"{net.name!r} is a {type(net).__name__}; the encoder covers encoder-style Networks only")
+        raise Unsupported(
+            f"{net.name!r} is a {type(net).__name__}; the encoder covers encoder-style Networks only"
+        )
     if getattr(language, "automaton", None) is None and getattr(language, "stack", None) is None:
         raise Unsupported(
             f"the language {language.name} has no symbolic encoding (an Automaton); give its "
@@ -182,7 +186,13 @@ def _shrink(q: RecognitionQuery, alphabet: Sequence[str], word: Word, deadline: 
 
 
 def recognizes_smt(
-    net_for: Any, language: Language, min_len: int, max_len: int, *, timeout: float = 60.0, shrink: bool = True,
+    net_for: Any,
+    language: Language,
+    min_len: int,
+    max_len: int,
+    *,
+    timeout: float = 60.0,
+    shrink: bool = True,
     budget: str = "",
 ) -> Outcome:
     """Prove or refute "accept ⇔ w ∈ language" for every word with min_len ≤ |w| ≤ max_len, one
@@ -205,17 +215,27 @@ def recognizes_smt(
         left = deadline - time.perf_counter()
         if left <= 0:
             return Outcome(
-                Unknown(method, f"timeout: {budget} ran out before length {m} (lengths {min_len}..{m - 1} proved)"),
+                Unknown(
+                    method,
+                    f"timeout: {budget} ran out before length {m} (lengths {min_len}..{m - 1} proved)",
+                ),
                 tuple(queries),
             )
-        query, model = smtlib.solve(q.solver, name=q.name, logic=q.logic, timeout=left,
-                             reason_unsat=f"no word of length {m} is misclassified")
+        query, model = smtlib.solve(
+            q.solver,
+            name=q.name,
+            logic=q.logic,
+            timeout=left,
+            reason_unsat=f"no word of length {m} is misclassified",
+        )
         if query.result == "unknown":
             queries.append(query)
             reason = query.reason or "unknown"
             if reason == "timeout":
                 reason = f"timeout: {budget} ran out at length {m}"
-            return Outcome(Unknown(method, f"z3: {reason} (lengths {min_len}..{m - 1} proved)"), tuple(queries))
+            return Outcome(
+                Unknown(method, f"z3: {reason} (lengths {min_len}..{m - 1} proved)"), tuple(queries)
+            )
         if query.result == "sat":
             word = _word_of(model, q.encoder, language.alphabet)
             refuted = _replay(net, language, word)
@@ -236,18 +256,31 @@ def recognizes_smt(
                         )
                     word, refuted = small, better
             shown = render(language.alphabet, word) or "ε"
-            queries.append(SmtQuery(name=query.name, smt2=query.smt2, result="sat",
-                                    reason=f"counterexample {shown!r}", seconds=query.seconds))
+            queries.append(
+                SmtQuery(
+                    name=query.name,
+                    smt2=query.smt2,
+                    result="sat",
+                    reason=f"counterexample {shown!r}",
+                    seconds=query.seconds,
+                )
+            )
             return Outcome(Refuted(method, refuted.detail, word, refuted.values), tuple(queries))
         queries.append(query)
         checked += k**m
     return Outcome(
-        Proved(method, checked, f"every word with {min_len} <= |w| <= {max_len}: one query per length, each unsat"),
+        Proved(
+            method,
+            checked,
+            f"every word with {min_len} <= |w| <= {max_len}: one query per length, each unsat",
+        ),
         tuple(queries),
     )
 
 
-def _closed_form_z3(enc: Encoder, expr: Any, alphabet: Sequence[str], t: int, i: int, n: int) -> Any:
+def _closed_form_z3(
+    enc: Encoder, expr: Any, alphabet: Sequence[str], t: int, i: int, n: int
+) -> Any:
     """:func:`closed_form_term` over the monolithic encoder's word."""
     z3 = enc.z3
     one, zero = z3.IntVal(1, enc.ctx), z3.IntVal(0, enc.ctx)
@@ -256,20 +289,24 @@ def _closed_form_z3(enc: Encoder, expr: Any, alphabet: Sequence[str], t: int, i:
     def count(a: str) -> Any:
         if a not in counts:
             idx = list(alphabet).index(a)
-            counts[a] = z3.ToReal(z3.Sum([z3.If(row[idx], one, zero) for row in enc.symbol]) if enc.symbol else zero)
+            counts[a] = z3.ToReal(
+                z3.Sum([z3.If(row[idx], one, zero) for row in enc.symbol]) if enc.symbol else zero
+            )
         return counts[a]
 
     def indicator(j: int, a: str) -> Any:
         if j > len(enc.symbol):
             return enc.num(Fraction(0))
-        return z3.If(enc.symbol[j - 1][list(alphabet).index(a)], enc.num(Fraction(1)), enc.num(Fraction(0)))
+        return z3.If(
+            enc.symbol[j - 1][list(alphabet).index(a)], enc.num(Fraction(1)), enc.num(Fraction(0))
+        )
 
     return closed_form_term(z3, enc.ctx, expr, alphabet, (t, i, n), count, indicator)
 
 
 @dataclass(frozen=True, slots=True)
 class ValueQuery:
-    """"Some word of length m has a value other than the closed form" for a :class:`ValueIs`."""
+    """ "Some word of length m has a value other than the closed form" for a :class:`ValueIs`."""
 
     solver: Any
     encoder: Encoder
@@ -297,7 +334,10 @@ def value_query(net: Network, claim: ValueIs, m: int) -> ValueQuery:
     base = net.embedding.index_base
     differs: list[Any] = []
     if isinstance(claim.quantity, Output):
-        differs.append(enc.term(enc.logit()) != _closed_form_z3(enc, claim.closed_form, net.alphabet, 0, base, n))
+        differs.append(
+            enc.term(enc.logit())
+            != _closed_form_z3(enc, claim.closed_form, net.alphabet, 0, base, n)
+        )
     else:
         after, dim = claim.quantity.after, claim.quantity.dim
         if dim not in net.dims:
@@ -314,7 +354,10 @@ def value_query(net: Network, claim: ValueIs, m: int) -> ValueQuery:
             value = row[dim]
             if value is None:
                 continue
-            differs.append(enc.term(value) != _closed_form_z3(enc, claim.closed_form, net.alphabet, t, base + t, n))
+            differs.append(
+                enc.term(value)
+                != _closed_form_z3(enc, claim.closed_form, net.alphabet, t, base + t, n)
+            )
     solver = z3.Solver(ctx=ctx)
     solver.add(*enc.assertions)
     solver.add(z3.Or(differs) if differs else z3.BoolVal(False, ctx))
@@ -335,8 +378,16 @@ def _monolithic_value(claim: ValueIs) -> ValueBuilder:
 
 
 def value_is_smt(
-    job: Job, claim: ValueIs, min_len: int, max_len: int, *, timeout: float = 60.0,
-    build: ValueBuilder | None = None, method: str = "smt (z3)", name: str = "n={m}", budget: str = "",
+    job: Job,
+    claim: ValueIs,
+    min_len: int,
+    max_len: int,
+    *,
+    timeout: float = 60.0,
+    build: ValueBuilder | None = None,
+    method: str = "smt (z3)",
+    name: str = "n={m}",
+    budget: str = "",
 ) -> Outcome:
     """Prove or refute a :class:`ValueIs` with a closed form for every word with
     ``min_len <= |w| <= max_len``, one z3 query per length (``build``: the monolithic encoding
@@ -347,7 +398,12 @@ def value_is_smt(
     claim: its two statements differ)."""
     build = build or _monolithic_value(claim)
     if claim.backend != "exact":
-        return Outcome(Unknown(method, f"unsupported: claim {claim.id} is checked with the {claim.backend} backend, not exactly"))
+        return Outcome(
+            Unknown(
+                method,
+                f"unsupported: claim {claim.id} is checked with the {claim.backend} backend, not exactly",
+            )
+        )
     started = time.perf_counter()
     deadline = started + timeout
     queries: list[SmtQuery] = []
@@ -361,22 +417,51 @@ def value_is_smt(
             return Outcome(Unknown(method, f"unsupported: {exc}"), tuple(queries))
         left = deadline - time.perf_counter()
         if left <= 0:
-            return Outcome(Unknown(method, f"timeout: {budget or f'the {timeout:g} s budget'} ran out before length {m} (lengths {min_len}..{m - 1} proved)"),
-                           tuple(queries))
-        query, model = smtlib.solve(solver, name=name.format(m=m), logic=logic, timeout=left,
-                             reason_unsat=f"on no word of length {m} does the value differ from the closed form")
+            return Outcome(
+                Unknown(
+                    method,
+                    f"timeout: {budget or f'the {timeout:g} s budget'} ran out before length {m} (lengths {min_len}..{m - 1} proved)",
+                ),
+                tuple(queries),
+            )
+        query, model = smtlib.solve(
+            solver,
+            name=name.format(m=m),
+            logic=logic,
+            timeout=left,
+            reason_unsat=f"on no word of length {m} does the value differ from the closed form",
+        )
         if query.result == "unknown":
             queries.append(query)
-            return Outcome(Unknown(method, f"z3: {query.reason or 'unknown'} (lengths {min_len}..{m - 1} proved)"), tuple(queries))
+            return Outcome(
+                Unknown(
+                    method, f"z3: {query.reason or 'unknown'} (lengths {min_len}..{m - 1} proved)"
+                ),
+                tuple(queries),
+            )
         if query.result == "sat":
             word = word_of(model)
             refuted = replay_value(net, claim, alphabet, word, method)
-            queries.append(SmtQuery(name=query.name, smt2=query.smt2, result="sat",
-                                    reason=f"counterexample {render(alphabet, word) or 'ε'!r}", seconds=query.seconds))
+            queries.append(
+                SmtQuery(
+                    name=query.name,
+                    smt2=query.smt2,
+                    result="sat",
+                    reason=f"counterexample {render(alphabet, word) or 'ε'!r}",
+                    seconds=query.seconds,
+                )
+            )
             return Outcome(Refuted(method, refuted.detail, word, refuted.values), tuple(queries))
         queries.append(query)
         checked += len(alphabet) ** m
-    return Outcome(Proved(method, checked, f"every word with {min_len} <= |w| <= {max_len}: one query per length, each unsat"), tuple(queries))
+    return Outcome(
+        Proved(
+            method,
+            checked,
+            f"every word with {min_len} <= |w| <= {max_len}: one query per length, each unsat",
+        ),
+        tuple(queries),
+    )
 
 
 __all__ = [

@@ -39,20 +39,36 @@ from dataclasses import dataclass
 from typing import Any
 
 from netproof.symbolic import fingerprint, render, tokenize
-
-from netproof.verifier.claims import AllowedNext, BlockIdentity, Claim, PairHeights, Construction, ExactFact, Proved, Recognizes, Refuted, SelectsNearest, TraceProperty, Unknown, ValueIs, Verdict
+from netproof.verifier.claims import (
+    AllowedNext,
+    BlockIdentity,
+    Claim,
+    Construction,
+    ExactFact,
+    PairHeights,
+    Proved,
+    Recognizes,
+    Refuted,
+    SelectsNearest,
+    TraceProperty,
+    Unknown,
+    ValueIs,
+    Verdict,
+)
 from netproof.verifier.exhaustive.checker import Job, block_identity_query, check_word
 from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
-from netproof.verifier.smt.compositional import rebuild_tree
+from netproof.verifier.smt.compositional import rebuild_tree, same_language
+from netproof.verifier.smt.compositional.classes import QUERY as CLASS_QUERY
 from netproof.verifier.smt.compositional.counters import HOWS as COUNTING_HOWS
 from netproof.verifier.smt.compositional.counters import every_length_detail as counting_detail
 from netproof.verifier.smt.compositional.counters import is_counting, rebuild_counting
-from netproof.verifier.smt.compositional.traces import trace_detail
-from netproof.verifier.smt.compositional.depth_features import allowed_next_detail, depth_feature_tree
-from netproof.verifier.smt.compositional.classes import QUERY as CLASS_QUERY
+from netproof.verifier.smt.compositional.depth_features import (
+    allowed_next_detail,
+    depth_feature_tree,
+)
 from netproof.verifier.smt.compositional.invariants import CERTIFICATE
 from netproof.verifier.smt.compositional.layers import induction_detail, marks_claim, step_names
-from netproof.verifier.smt.compositional import same_language
+from netproof.verifier.smt.compositional.traces import trace_detail
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smt.monolithic import recognition_query, value_query
 from netproof.verifier.smtlib import SOLVER, LemmaNode, Outcome, SmtQuery, solver_version, to_smt2
@@ -92,7 +108,13 @@ def safe(text: str) -> str:
 
 
 def _query_entry(q: SmtQuery, file: str) -> dict[str, Any]:
-    return {"name": q.name, "file": file, "sha256": q.sha256, "result": q.result, "reason": q.reason}
+    return {
+        "name": q.name,
+        "file": file,
+        "sha256": q.sha256,
+        "result": q.result,
+        "reason": q.reason,
+    }
 
 
 def record(
@@ -183,7 +205,12 @@ def _stem(c: Construction, values: Mapping[str, Any], claim: Claim, bound: int |
 
 
 def record_path(
-    out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, kind: str = "prove"
+    out: str,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    bound: int | None,
+    kind: str = "prove",
 ) -> str:
     """``<out>/<construction>/<claim id>.n<bound>[.<params hash>].json`` (``.all`` for
     unbounded claims, ``.fact`` for facts about numbers, ``.fuzz`` for fuzz logs)."""
@@ -218,7 +245,14 @@ def dumps(rec: Mapping[str, Any]) -> str:
     return json.dumps(rec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_log(out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None, outcome: Outcome) -> str:
+def write_log(
+    out: str,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    bound: int | None,
+    outcome: Outcome,
+) -> str:
     """Write the record and its ``.smt2`` files under ``out``; the query files first, the JSON
     record last (each atomically), so a record never names a file that is not there. Query files
     of an earlier record of the same (claim, bound) that the new one does not name are removed
@@ -234,7 +268,9 @@ def write_log(out: str, c: Construction, values: Mapping[str, Any], claim: Claim
         write_atomic(target, texts[entry["sha256"]])
         kept.add(target)
     write_atomic(path, dumps(rec))
-    folder = os.path.normpath(os.path.join(base, os.path.dirname(query_path(c.name, _stem(c, values, claim, bound), "x"))))
+    folder = os.path.normpath(
+        os.path.join(base, os.path.dirname(query_path(c.name, _stem(c, values, claim, bound), "x")))
+    )
     if os.path.isdir(folder):
         for name in sorted(os.listdir(folder)):
             stale = os.path.join(folder, name)
@@ -267,10 +303,22 @@ def _all_entries(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 _COMMON = {
-    "format_version", "tool", "construction", "paper_id", "params", "network", "claim", "bound",
-    "method", "verdict",
+    "format_version",
+    "tool",
+    "construction",
+    "paper_id",
+    "params",
+    "network",
+    "claim",
+    "bound",
+    "method",
+    "verdict",
 }
-_BY_VERDICT = {"proved": {"checked", "detail"}, "refuted": {"detail", "counterexample", "values"}, "unknown": {"reason"}}
+_BY_VERDICT = {
+    "proved": {"checked", "detail"},
+    "refuted": {"detail", "counterexample", "values"},
+    "unknown": {"reason"},
+}
 _V2 = {"solver", "queries", "lemmas"}
 _QUERY_FIELDS = {"name", "file", "sha256", "result", "reason"}
 _LEMMA_FIELDS = {"name", "statement", "verdict", "queries", "children"}
@@ -298,7 +346,9 @@ def _no_duplicates(path: str) -> Any:
         out: dict[str, Any] = {}
         for k, v in pairs:
             if k in out:
-                raise ProofLogError(f"{path}: duplicate key {k!r} in a JSON object; a proof log has each field once")
+                raise ProofLogError(
+                    f"{path}: duplicate key {k!r} in a JSON object; a proof log has each field once"
+                )
             out[k] = v
         return out
 
@@ -307,7 +357,9 @@ def _no_duplicates(path: str) -> Any:
 
 def _no_constant(path: str) -> Any:
     def hook(name: str) -> Any:
-        raise ProofLogError(f"{path}: {name} is not JSON (strict JSON has no NaN or infinities); a proof log holds exact numbers")
+        raise ProofLogError(
+            f"{path}: {name} is not JSON (strict JSON has no NaN or infinities); a proof log holds exact numbers"
+        )
 
     return hook
 
@@ -318,7 +370,9 @@ def _texts(path: str, where: str, obj: Mapping[str, Any], keys: Sequence[str]) -
             raise ProofLogError(f"{path}: {where}.{key}={obj[key]!r} must be text")
 
 
-def _fields(path: str, where: str, obj: Any, required: set[str], optional: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+def _fields(
+    path: str, where: str, obj: Any, required: set[str], optional: set[str] = frozenset()
+) -> None:  # type: ignore[assignment]
     if not isinstance(obj, dict):
         raise ProofLogError(f"{path}: {where} must be a JSON object, got {type(obj).__name__}")
     unknown = sorted(set(obj) - required - optional)
@@ -335,11 +389,15 @@ def read_log(path: str) -> ProofLog:
     """Read and validate one proof log, and load (and hash-check) its ``.smt2`` files."""
     try:
         with open(path, encoding="utf-8") as fh:
-            rec = json.load(fh, object_pairs_hook=_no_duplicates(path), parse_constant=_no_constant(path))
+            rec = json.load(
+                fh, object_pairs_hook=_no_duplicates(path), parse_constant=_no_constant(path)
+            )
     except OSError as exc:
         raise ProofLogError(f"{path}: cannot read the proof log: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
-        raise ProofLogError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); a proof log is one JSON object") from None
+        raise ProofLogError(
+            f"{path}: not JSON ({exc.msg} at line {exc.lineno}); a proof log is one JSON object"
+        ) from None
     if not isinstance(rec, dict):
         raise ProofLogError(f"{path}: a proof log is a JSON object, got {type(rec).__name__}")
     version = rec.get("format_version")
@@ -360,12 +418,20 @@ def read_log(path: str) -> ProofLog:
     _texts(path, "claim", rec["claim"], ("id", "kind", "statement", "reference"))
     _texts(path, "tool", rec["tool"], ("name", "version"))
     _texts(path, "network", rec["network"], ("name",))
-    if not isinstance(rec["params"], dict) or not all(isinstance(v, str) for v in rec["params"].values()):
-        raise ProofLogError(f"{path}: params must be an object of texts, as typed (e.g. {{\"k\": \"2\"}})")
-    if not (rec["network"]["fingerprint"] is None or isinstance(rec["network"]["fingerprint"], str)):
+    if not isinstance(rec["params"], dict) or not all(
+        isinstance(v, str) for v in rec["params"].values()
+    ):
+        raise ProofLogError(
+            f'{path}: params must be an object of texts, as typed (e.g. {{"k": "2"}})'
+        )
+    if not (
+        rec["network"]["fingerprint"] is None or isinstance(rec["network"]["fingerprint"], str)
+    ):
         raise ProofLogError(f"{path}: network.fingerprint must be a sha256 text or null")
     fps = rec["network"].get("fingerprints")
-    if fps is not None and not (isinstance(fps, dict) and all(isinstance(v, str) and k.isdigit() for k, v in fps.items())):
+    if fps is not None and not (
+        isinstance(fps, dict) and all(isinstance(v, str) and k.isdigit() for k, v in fps.items())
+    ):
         raise ProofLogError(f"{path}: network.fingerprints must map each length to its sha256 text")
     if rec["bound"] is not None:
         _fields(path, "bound", rec["bound"], {"min_len", "max_len"})
@@ -384,23 +450,34 @@ def read_log(path: str) -> ProofLog:
                 if not isinstance(node[key], list):
                     raise ProofLogError(f"{path}: {where}.{key} must be a list")
             if node["verdict"] not in _BY_VERDICT:
-                raise ProofLogError(f"{path}: {where}.verdict={node['verdict']!r} must be proved, refuted or unknown")
-            stack.extend((f"{where} > {ch.get('name', '?') if isinstance(ch, dict) else '?'}", ch) for ch in node["children"])
+                raise ProofLogError(
+                    f"{path}: {where}.verdict={node['verdict']!r} must be proved, refuted or unknown"
+                )
+            stack.extend(
+                (f"{where} > {ch.get('name', '?') if isinstance(ch, dict) else '?'}", ch)
+                for ch in node["children"]
+            )
         entries = _all_entries(rec)
         if entries and rec["solver"] is None:
-            raise ProofLogError(f"{path}: the log has queries but solver is null; name the solver that answered them")
+            raise ProofLogError(
+                f"{path}: the log has queries but solver is null; name the solver that answered them"
+            )
         base = os.path.dirname(path)
         for i, entry in enumerate(entries):
             _fields(path, f"query {i}", entry, _QUERY_FIELDS)
             _texts(path, f"query {i}", entry, ("name", "file", "sha256", "reason"))
             if entry["result"] not in ("unsat", "sat", "unknown"):
-                raise ProofLogError(f"{path}: query {entry['name']!r} has result={entry['result']!r}; expected unsat, sat or unknown")
+                raise ProofLogError(
+                    f"{path}: query {entry['name']!r} has result={entry['result']!r}; expected unsat, sat or unknown"
+                )
             file = os.path.normpath(os.path.join(base, entry["file"]))
             try:
                 with open(file, encoding="utf-8") as fh:
                     text = fh.read()
             except OSError:
-                raise ProofLogError(f"{path}: query {entry['name']!r}: its SMT-LIB2 file {file} is missing") from None
+                raise ProofLogError(
+                    f"{path}: query {entry['name']!r}: its SMT-LIB2 file {file} is missing"
+                ) from None
             digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
             if digest != entry["sha256"]:
                 raise ProofLogError(
@@ -417,7 +494,9 @@ def read_log(path: str) -> ProofLog:
 def construction_of(name: str, registry: Mapping[str, Construction]) -> Construction:
     """The construction a record names, from ``registry`` (ProofLogError where it is not there)."""
     if name not in registry:
-        raise ProofLogError(f"construction={name!r} is not registered; cannot rebuild its network to check the log")
+        raise ProofLogError(
+            f"construction={name!r} is not registered; cannot rebuild its network to check the log"
+        )
     return registry[name]
 
 
@@ -428,7 +507,9 @@ def claim_of(log: ProofLog, c: Construction, values: Mapping[str, Any]) -> Claim
     for claim in c.claims(values):
         if claim.id == cid:
             return claim
-    raise ProofLogError(f"{log.path}: claim {cid!r} is no longer a claim of {c.name}; regenerate the log")
+    raise ProofLogError(
+        f"{log.path}: claim {cid!r} is no longer a claim of {c.name}; regenerate the log"
+    )
 
 
 def check_fresh(path: str, registry: Mapping[str, Construction]) -> ProofLog:
@@ -462,7 +543,9 @@ def verify_record(path: str, registry: Mapping[str, Construction]) -> ProofLog:
     except (KeyError, ValueError, TypeError) as exc:
         raise ProofLogError(f"{path}: params {rec['params']} no longer parse: {exc}") from None
     if rec["params"] != show_params(values):
-        raise ProofLogError(f"{path}: params {rec['params']} are not as {c.name} shows them ({show_params(values)}); run the proof again")
+        raise ProofLogError(
+            f"{path}: params {rec['params']} are not as {c.name} shows them ({show_params(values)}); run the proof again"
+        )
     claim = claim_of(log, c, values)
     net = c.network(values, 0) if c.per_length else c.network(values)
     _check_header(log, c, claim, net)
@@ -472,13 +555,23 @@ def verify_record(path: str, registry: Mapping[str, Construction]) -> ProofLog:
             f"{path}: network fingerprint {str(rec['network']['fingerprint'])[:16]}… does not match the rebuilt "
             f"{c.name} network ({fingerprint(net)[:16]}…): the construction changed; run the proof again"
         )
-    expected_lengths = [str(n) for n in range(claim.min_len, bound + 1)] if c.per_length and bound is not None else None
+    expected_lengths = (
+        [str(n) for n in range(claim.min_len, bound + 1)]
+        if c.per_length and bound is not None
+        else None
+    )
     recorded_fps = rec["network"].get("fingerprints")
-    if (None if recorded_fps is None else sorted(recorded_fps, key=lambda k: (len(k), k))) != expected_lengths:
-        raise ProofLogError(f"{path}: network.fingerprints must name each length {claim.min_len}..{bound} of a per-length family, and only then")
+    if (
+        None if recorded_fps is None else sorted(recorded_fps, key=lambda k: (len(k), k))
+    ) != expected_lengths:
+        raise ProofLogError(
+            f"{path}: network.fingerprints must name each length {claim.min_len}..{bound} of a per-length family, and only then"
+        )
     for n, fp in (recorded_fps or {}).items():
         if fingerprint(c.network(values, int(n))) != fp:
-            raise ProofLogError(f"{path}: the network for n={n} no longer has fingerprint {str(fp)[:16]}…; run the proof again")
+            raise ProofLogError(
+                f"{path}: the network for n={n} no longer has fingerprint {str(fp)[:16]}…; run the proof again"
+            )
     entries = _all_entries(rec) if rec["format_version"] == 2 else []
     if rec["format_version"] == 2:
         _check_solver(log, bool(entries))
@@ -489,11 +582,17 @@ def verify_record(path: str, registry: Mapping[str, Construction]) -> ProofLog:
         rerun = _check_trace_claim(log, job, claim, bound)
     elif isinstance(claim, BlockIdentity):
         rerun = _check_block(log, job, claim)
-    elif isinstance(claim, ExactFact) and claim.statable is not None and (entries or " smt (z3)" in f" {rec['method']}"):
+    elif (
+        isinstance(claim, ExactFact)
+        and claim.statable is not None
+        and (entries or " smt (z3)" in f" {rec['method']}")
+    ):
         rerun = _check_same_language(log, job, claim)
     else:
         if entries or rec.get("lemmas") is not None:
-            raise ProofLogError(f"{path}: a {type(claim).__name__} claim is not proved by solver queries, yet the record lists {len(entries)}")
+            raise ProofLogError(
+                f"{path}: a {type(claim).__name__} claim is not proved by solver queries, yet the record lists {len(entries)}"
+            )
         rerun = True
     if rec["verdict"] == "unknown":
         rerun = False
@@ -507,11 +606,19 @@ def _check_solver(log: ProofLog, has_queries: bool) -> None:
     solver = log.record["solver"]
     if not has_queries:
         if solver is not None:
-            raise ProofLogError(f"{log.path}: solver={solver} but the record has no queries; a record without queries names no solver")
+            raise ProofLogError(
+                f"{log.path}: solver={solver} but the record has no queries; a record without queries names no solver"
+            )
         return
     version = solver["version"]
-    if solver["name"] != SOLVER or not isinstance(version, str) or not re.fullmatch(r"\d+(\.\d+){1,3}", version):
-        raise ProofLogError(f"{log.path}: solver={solver}: the queries of a proof log are answered by {SOLVER} with a version number like 4.13.0")
+    if (
+        solver["name"] != SOLVER
+        or not isinstance(version, str)
+        or not re.fullmatch(r"\d+(\.\d+){1,3}", version)
+    ):
+        raise ProofLogError(
+            f"{log.path}: solver={solver}: the queries of a proof log are answered by {SOLVER} with a version number like 4.13.0"
+        )
 
 
 def _check_header(log: ProofLog, c: Construction, claim: Claim, net: Any) -> None:
@@ -524,15 +631,29 @@ def _check_header(log: ProofLog, c: Construction, claim: Claim, net: Any) -> Non
     }
     for key, want in expected.items():
         if rec["claim"][key] != want:
-            raise ProofLogError(f"{log.path}: claim.{key}={rec['claim'][key]!r}, but {c.name} says {want!r}; run the proof again")
+            raise ProofLogError(
+                f"{log.path}: claim.{key}={rec['claim'][key]!r}, but {c.name} says {want!r}; run the proof again"
+            )
     if rec["paper_id"] != c.paper_id:
-        raise ProofLogError(f"{log.path}: paper_id={rec['paper_id']!r}, but {c.name} says {c.paper_id!r}")
+        raise ProofLogError(
+            f"{log.path}: paper_id={rec['paper_id']!r}, but {c.name} says {c.paper_id!r}"
+        )
     if rec["network"]["name"] != net.name:
-        raise ProofLogError(f"{log.path}: network.name={rec['network']['name']!r}, but the rebuilt network is {net.name!r}")
+        raise ProofLogError(
+            f"{log.path}: network.name={rec['network']['name']!r}, but the rebuilt network is {net.name!r}"
+        )
     if rec["tool"]["name"] != "netproof":
-        raise ProofLogError(f"{log.path}: tool.name={rec['tool']['name']!r}; a proof log is written by netproof")
-    if rec["verdict"] == "proved" and not (isinstance(rec["checked"], int) and not isinstance(rec["checked"], bool) and rec["checked"] >= 0):
-        raise ProofLogError(f"{log.path}: checked={rec['checked']!r} must be a count (an integer >= 0)")
+        raise ProofLogError(
+            f"{log.path}: tool.name={rec['tool']['name']!r}; a proof log is written by netproof"
+        )
+    if rec["verdict"] == "proved" and not (
+        isinstance(rec["checked"], int)
+        and not isinstance(rec["checked"], bool)
+        and rec["checked"] >= 0
+    ):
+        raise ProofLogError(
+            f"{log.path}: checked={rec['checked']!r} must be a count (an integer >= 0)"
+        )
     if rec["verdict"] != "unknown" and not isinstance(rec["detail"], str):
         raise ProofLogError(f"{log.path}: detail={rec['detail']!r} must be text")
 
@@ -545,14 +666,18 @@ def _bound(log: ProofLog, claim: Claim) -> int | None:
     b = log.record["bound"]
     if b is None:
         if isinstance(claim, Recognizes | ValueIs):
-            raise ProofLogError(f"{log.path}: bound=null, but {claim.id} is about words of some lengths; a record names its bound")
+            raise ProofLogError(
+                f"{log.path}: bound=null, but {claim.id} is about words of some lengths; a record names its bound"
+            )
         return None
     lo, hi = b["min_len"], b["max_len"]
     for key, v in (("min_len", lo), ("max_len", hi)):
         if not isinstance(v, int) or isinstance(v, bool):
             raise ProofLogError(f"{log.path}: bound.{key}={v!r} must be an integer")
     if lo != claim.min_len:
-        raise ProofLogError(f"{log.path}: bound.min_len={lo}, but {claim.id} starts at length {claim.min_len}")
+        raise ProofLogError(
+            f"{log.path}: bound.min_len={lo}, but {claim.id} starts at length {claim.min_len}"
+        )
     if not lo <= hi <= MAX_BOUND:
         raise ProofLogError(f"{log.path}: bound.max_len={hi} must be in {lo}..{MAX_BOUND}")
     return hi
@@ -565,7 +690,9 @@ def _count(alphabet: Sequence[str], lo: int, hi: int) -> int:
     return (k ** (hi + 1) - k**lo) // (k - 1)
 
 
-def _result_needed(log: ProofLog, where: str, entries: Sequence[Mapping[str, Any]], refuted_last: bool) -> None:
+def _result_needed(
+    log: ProofLog, where: str, entries: Sequence[Mapping[str, Any]], refuted_last: bool
+) -> None:
     """Every query unsat (a proof), or every one unsat but the last, which is sat (a refutation)."""
     where = f"{where} " if where else ""
     for i, entry in enumerate(entries):
@@ -580,7 +707,9 @@ def _result_needed(log: ProofLog, where: str, entries: Sequence[Mapping[str, Any
 def _same_text(log: ProofLog, entry: Mapping[str, Any], text: str | None, where: str) -> None:
     where = f"{where} " if where else ""
     if text is None:
-        raise ProofLogError(f"{log.path}: {where}query {entry['name']!r} is not one the claim's proof makes; run the proof again")
+        raise ProofLogError(
+            f"{log.path}: {where}query {entry['name']!r} is not one the claim's proof makes; run the proof again"
+        )
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     if digest != entry["sha256"]:
         raise ProofLogError(
@@ -595,16 +724,29 @@ def _check_words_claim(log: ProofLog, job: Job, claim: Recognizes | ValueIs, hi:
     rec = log.record
     lo = claim.min_len
     method, verdict = str(rec["method"]), rec["verdict"]
-    lemmas, top = rec["lemmas"] if rec["format_version"] == 2 else None, rec["queries"] if rec["format_version"] == 2 else []
+    lemmas, top = (
+        rec["lemmas"] if rec["format_version"] == 2 else None,
+        rec["queries"] if rec["format_version"] == 2 else [],
+    )
     if (lemmas is not None) != (COMPOSITIONAL in method):
-        raise ProofLogError(f"{log.path}: method={method!r} {'with' if lemmas is not None else 'without'} a lemma tree: "
-                            "a compositional proof (and only one) has a lemma tree")
+        raise ProofLogError(
+            f"{log.path}: method={method!r} {'with' if lemmas is not None else 'without'} a lemma tree: "
+            "a compositional proof (and only one) has a lemma tree"
+        )
     smt = method.startswith("smt (z3)") or " + smt (z3)" in method
-    if (lemmas is not None or smt) and not re.fullmatch(r"(exhaustive \([^()]*\) \+ )?" + re.escape(COMPOSITIONAL if lemmas is not None else "smt (z3)"), method):
-        raise ProofLogError(f"{log.path}: method={method!r} is not a method of netproof's SMT proofs (smt (z3), {COMPOSITIONAL})")
+    if (lemmas is not None or smt) and not re.fullmatch(
+        r"(exhaustive \([^()]*\) \+ )?"
+        + re.escape(COMPOSITIONAL if lemmas is not None else "smt (z3)"),
+        method,
+    ):
+        raise ProofLogError(
+            f"{log.path}: method={method!r} is not a method of netproof's SMT proofs (smt (z3), {COMPOSITIONAL})"
+        )
     if lemmas is not None:
         if top:
-            raise ProofLogError(f"{log.path}: a compositional proof keeps its queries in the lemma tree, yet the record lists {len(top)} beside it")
+            raise ProofLogError(
+                f"{log.path}: a compositional proof keeps its queries in the lemma tree, yet the record lists {len(top)} beside it"
+            )
         every = _check_compositional(log, job, claim, lo, hi)
         if verdict == "proved":
             _check_proved(log, job, lo, hi, every, compositional=True, claim=claim)
@@ -624,7 +766,9 @@ def _check_words_claim(log: ProofLog, job: Job, claim: Recognizes | ValueIs, hi:
         for entry in top:
             _same_text(log, entry, rebuilt.get(entry["name"]), "")
         if not smt:
-            return verdict != "unknown"  # queries beside an exhaustive verdict (``--method all``): the check decides
+            return (
+                verdict != "unknown"
+            )  # queries beside an exhaustive verdict (``--method all``): the check decides
         if verdict != "unknown":
             _result_needed(log, "", top, verdict == "refuted")
         if verdict == "refuted":
@@ -633,7 +777,9 @@ def _check_words_claim(log: ProofLog, job: Job, claim: Recognizes | ValueIs, hi:
             _check_proved(log, job, lo, hi, False, compositional=False)
         return False
     if verdict == "proved" and rec["checked"] != _count(job.alphabet, lo, hi):
-        raise ProofLogError(f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {_count(job.alphabet, lo, hi)} words; the count is not the bound's")
+        raise ProofLogError(
+            f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {_count(job.alphabet, lo, hi)} words; the count is not the bound's"
+        )
     return True
 
 
@@ -646,85 +792,162 @@ def _span(names: Sequence[str]) -> str:
 def _check_refuted_length(log: ProofLog, job: Job, m: int) -> None:
     cx = log.record["counterexample"]
     if not isinstance(cx, str):
-        raise ProofLogError(f"{log.path}: a refutation by solver queries names its counterexample, got {cx!r}")
+        raise ProofLogError(
+            f"{log.path}: a refutation by solver queries names its counterexample, got {cx!r}"
+        )
     try:
         word = tokenize(job.alphabet, cx)
     except ValueError as exc:
-        raise ProofLogError(f"{log.path}: counterexample {cx!r} is not a word over the alphabet: {exc}") from None
+        raise ProofLogError(
+            f"{log.path}: counterexample {cx!r} is not a word over the alphabet: {exc}"
+        ) from None
     if len(word) != m:
-        raise ProofLogError(f"{log.path}: counterexample {cx!r} has length {len(word)}, but the sat query is at n={m}")
+        raise ProofLogError(
+            f"{log.path}: counterexample {cx!r} has length {len(word)}, but the sat query is at n={m}"
+        )
 
 
-def _check_proved(log: ProofLog, job: Job, lo: int, hi: int, every: bool, *, compositional: bool, claim: Claim | None = None) -> None:
+def _check_proved(
+    log: ProofLog,
+    job: Job,
+    lo: int,
+    hi: int,
+    every: bool,
+    *,
+    compositional: bool,
+    claim: Claim | None = None,
+) -> None:
     rec = log.record
     want = _count(job.alphabet, lo, hi)
     if rec["checked"] != want:
-        raise ProofLogError(f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {want} words; the count is not the bound's")
+        raise ProofLogError(
+            f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {want} words; the count is not the bound's"
+        )
     head = f"every word with {lo} <= |w| <= {hi}"
     detail = rec["detail"]
     if " + smt (z3)" in str(rec["method"]):  # --method all: both methods proved it
         if detail != f"{head}; each length also unsat in z3":
-            raise ProofLogError(f"{log.path}: detail={detail!r} is not what the queries show ({head}; each length also unsat in z3)")
+            raise ProofLogError(
+                f"{log.path}: detail={detail!r} is not what the queries show ({head}; each length also unsat in z3)"
+            )
     elif not compositional:
         if detail != f"{head}: one query per length, each unsat":
-            raise ProofLogError(f"{log.path}: detail={detail!r} is not what the queries show ({head}: one query per length, each unsat)")
+            raise ProofLogError(
+                f"{log.path}: detail={detail!r} is not what the queries show ({head}: one query per length, each unsat)"
+            )
     elif not any(re.fullmatch(p, detail) for p in _compositional_details(job, head, every, claim)):
-        raise ProofLogError(f"{log.path}: detail={detail[:80]!r}… does not say what the queries show ({head}" + (", and every longer one" if every else "") + ")")
+        raise ProofLogError(
+            f"{log.path}: detail={detail[:80]!r}… does not say what the queries show ({head}"
+            + (", and every longer one" if every else "")
+            + ")"
+        )
 
 
 _INVARIANTS = ("Spacer", "the reachable states, by binary decision diagrams")
 
 
-def _compositional_details(job: Job, head: str, every: bool, claim: Claim | None = None) -> list[str]:
+def _compositional_details(
+    job: Job, head: str, every: bool, claim: Claim | None = None
+) -> list[str]:
     """The details a compositional proof writes (regular expressions): exact for a proof for
     every length, the part after the queries' description free (why not every length) else."""
     h = re.escape(head)
     lemmas = len(job.construction.lemmas(job.values)) if job.construction.lemmas is not None else 0
     if every:
         return [
-            h + re.escape(f", and every longer one: {lemmas} lemmas proved for every input, then, over the network with the lemmas in "
-                          "place on a word of symbolic length, its positions grouped by the values of their positional features and by "
-                          "symbol, one query, unsat"),
-            *(h + re.escape(f", and every longer one: {lemmas} lemmas proved for every input, then, over the network with the lemmas in "
-                            f"place read as a transition system over positions, an inductive invariant ({how}) and its three queries "
-                            f"({', '.join(CERTIFICATE)}), each unsat") for how in _INVARIANTS),
-            h + re.escape(", and every longer one: one query over a word of symbolic length, its positions grouped by the values of "
-                          "their positional features and by symbol, unsat"),
-            *(re.escape(counting_detail(head, lemmas, "@LANGUAGE@", how)).replace("@LANGUAGE@", ".+") for how in COUNTING_HOWS),
-            *([h + re.escape(f", and every longer one: {lemmas} lemmas proved for every input, then, {induction_detail(claim)}")]
-              if isinstance(claim, Recognizes) and claim.induction is not None else []),
+            h
+            + re.escape(
+                f", and every longer one: {lemmas} lemmas proved for every input, then, over the network with the lemmas in "
+                "place on a word of symbolic length, its positions grouped by the values of their positional features and by "
+                "symbol, one query, unsat"
+            ),
+            *(
+                h
+                + re.escape(
+                    f", and every longer one: {lemmas} lemmas proved for every input, then, over the network with the lemmas in "
+                    f"place read as a transition system over positions, an inductive invariant ({how}) and its three queries "
+                    f"({', '.join(CERTIFICATE)}), each unsat"
+                )
+                for how in _INVARIANTS
+            ),
+            h
+            + re.escape(
+                ", and every longer one: one query over a word of symbolic length, its positions grouped by the values of "
+                "their positional features and by symbol, unsat"
+            ),
+            *(
+                re.escape(counting_detail(head, lemmas, "@LANGUAGE@", how)).replace(
+                    "@LANGUAGE@", ".+"
+                )
+                for how in COUNTING_HOWS
+            ),
+            *(
+                [
+                    h
+                    + re.escape(
+                        f", and every longer one: {lemmas} lemmas proved for every input, then, {induction_detail(claim)}"
+                    )
+                ]
+                if isinstance(claim, Recognizes) and claim.induction is not None
+                else []
+            ),
         ]
     return [
-        h + r": \d+ lemmas proved for every input, then (one query per length|\d+ quer(y|ies) over ranges of lengths \([^()]*\)) "
+        h
+        + r": \d+ lemmas proved for every input, then (one query per length|\d+ quer(y|ies) over ranges of lengths \([^()]*\)) "
         r"over the network with the lemmas in place, each unsat( \(not (over ranges of lengths|every length at once): .*\))*",
         h + r": one query per length, each unsat( \(not every length at once: .*\))?",
     ]
 
 
-def _check_compositional(log: ProofLog, job: Job, claim: Recognizes | ValueIs, lo: int, hi: int) -> bool:
+def _check_compositional(
+    log: ProofLog, job: Job, claim: Recognizes | ValueIs, lo: int, hi: int
+) -> bool:
     """The lemma tree of a compositional proof against its rebuild; whether the theorem's queries
     prove every length at once."""
     c, values, rec = job.construction, job.values, log.record
     if c.lemmas is None:
-        raise ProofLogError(f"{log.path}: a compositional record for {claim.id!r}, but {c.name} declares no lemmas")
+        raise ProofLogError(
+            f"{log.path}: a compositional record for {claim.id!r}, but {c.name} declares no lemmas"
+        )
     root = rec["lemmas"]
     if root["name"] != claim.id:
-        raise ProofLogError(f"{log.path}: the lemma tree's root is {root['name']!r}, not the claim {claim.id!r}")
+        raise ProofLogError(
+            f"{log.path}: the lemma tree's root is {root['name']!r}, not the claim {claim.id!r}"
+        )
     statement = claim.statement + f" (every word with {lo} <= |w| <= {hi})"
     if root["statement"] != statement:
-        raise ProofLogError(f"{log.path}: the lemma tree's root states {root['statement']!r}, the claim {statement!r}")
+        raise ProofLogError(
+            f"{log.path}: the lemma tree's root states {root['statement']!r}, the claim {statement!r}"
+        )
     verdict = rec["verdict"]
     if root["verdict"] != verdict:
-        raise ProofLogError(f"{log.path}: the lemma tree's root is {root['verdict']}, the record {verdict}")
+        raise ProofLogError(
+            f"{log.path}: the lemma tree's root is {root['verdict']}, the record {verdict}"
+        )
     theorem = root["queries"]
     names = [q["name"] for q in theorem]
-    every_names = [[f"{claim.id} every n: {x}" for x in CERTIFICATE], [f"{claim.id} every n: {CLASS_QUERY}"]]
+    every_names = [
+        [f"{claim.id} every n: {x}" for x in CERTIFICATE],
+        [f"{claim.id} every n: {CLASS_QUERY}"],
+    ]
     if isinstance(claim, Recognizes) and claim.induction is not None:
-        every_names.append([f"{claim.id} every n: {step}: {x}" for step in step_names(len(claim.induction.after)) for x in CERTIFICATE])
+        every_names.append(
+            [
+                f"{claim.id} every n: {step}: {x}"
+                for step in step_names(len(claim.induction.after))
+                for x in CERTIFICATE
+            ]
+        )
     every = names in every_names
     if verdict != "unknown" and not every:
         covered = _ranges(claim.id, names)
-        if covered is None or covered[0] != lo or (verdict == "proved" and covered[1] != hi) or covered[1] > hi:
+        if (
+            covered is None
+            or covered[0] != lo
+            or (verdict == "proved" and covered[1] != hi)
+            or covered[1] > hi
+        ):
             raise ProofLogError(
                 f"{log.path}: the theorem's queries {_span(names)} neither prove every length at once nor cover "
                 f"{lo}..{hi} by consecutive ranges of lengths, in order"
@@ -732,28 +955,51 @@ def _check_compositional(log: ProofLog, job: Job, claim: Recognizes | ValueIs, l
     if verdict != "unknown":
         _result_needed(log, f"theorem {claim.id!r}", theorem, verdict == "refuted")
         if verdict == "refuted" and every:
-            raise ProofLogError(f"{log.path}: a refutation comes from a range of lengths, not from an every-length query")
+            raise ProofLogError(
+                f"{log.path}: a refutation comes from a range of lengths, not from an every-length query"
+            )
     net = c.network(values, hi) if c.per_length else c.network(values)
-    texts = {q["name"]: log.smt2[q["sha256"]] for q in theorem if q["name"].startswith(f"{claim.id} every n: ")}
+    texts = {
+        q["name"]: log.smt2[q["sha256"]]
+        for q in theorem
+        if q["name"].startswith(f"{claim.id} every n: ")
+    }
     try:
         lemmas = c.lemmas(values)
-        rebuilt, nodes = rebuild_counting(net, claim, lemmas, names, texts) if is_counting(claim, lemmas) else rebuild_tree(net, claim, lemmas, names, texts)  # type: ignore[arg-type]
+        rebuilt, nodes = (
+            rebuild_counting(net, claim, lemmas, names, texts)
+            if is_counting(claim, lemmas)
+            else rebuild_tree(net, claim, lemmas, names, texts)
+        )  # type: ignore[arg-type]
     except ValueError as exc:  # a recorded invariant that is not one (or not readable)
         raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
-    except Unsupported as exc:  # a theorem query the proof cannot have made (e.g. a range where it needs one length)
-        raise ProofLogError(f"{log.path}: the theorem's queries {_span(names)} cannot be rebuilt ({exc}): not the claim's proof; run the proof again") from None
+    except (
+        Unsupported
+    ) as exc:  # a theorem query the proof cannot have made (e.g. a range where it needs one length)
+        raise ProofLogError(
+            f"{log.path}: the theorem's queries {_span(names)} cannot be rebuilt ({exc}): not the claim's proof; run the proof again"
+        ) from None
     for entry in theorem:
         _same_text(log, entry, rebuilt.get((claim.id, entry["name"])), f"theorem {claim.id!r}")
     children = root["children"]
     want_names = [n.name for n in nodes] + ["side conditions"]
     got_names = [ch["name"] for ch in children]
     if got_names != want_names:
-        raise ProofLogError(f"{log.path}: the lemma tree below {claim.id!r} has {got_names}, but the proof makes {want_names}; the tree is not complete")
+        raise ProofLogError(
+            f"{log.path}: the lemma tree below {claim.id!r} has {got_names}, but the proof makes {want_names}; the tree is not complete"
+        )
     for node, ch in zip(nodes, children, strict=False):
         _same_node(log, node, ch)
     side = children[-1]
-    if side["verdict"] != "proved" or side["queries"] or side["children"] or not str(side["statement"]).startswith("every lemma was applied only where"):
-        raise ProofLogError(f"{log.path}: the lemma tree's side conditions node is not the proof's (proved, no queries, no children)")
+    if (
+        side["verdict"] != "proved"
+        or side["queries"]
+        or side["children"]
+        or not str(side["statement"]).startswith("every lemma was applied only where")
+    ):
+        raise ProofLogError(
+            f"{log.path}: the lemma tree's side conditions node is not the proof's (proved, no queries, no children)"
+        )
     if verdict == "refuted":
         covered = _ranges(claim.id, names)
         assert covered is not None
@@ -762,9 +1008,11 @@ def _check_compositional(log: ProofLog, job: Job, claim: Recognizes | ValueIs, l
             word = tokenize(job.alphabet, cx) if isinstance(cx, str) else None
         except ValueError:
             word = None
-        last = names[-1][len(f"{claim.id} n="):].partition("..")
+        last = names[-1][len(f"{claim.id} n=") :].partition("..")
         if word is None or not int(last[0]) <= len(word) <= int(last[2] or last[0]):
-            raise ProofLogError(f"{log.path}: counterexample {cx!r} is not a word of the sat query's lengths ({names[-1]})")
+            raise ProofLogError(
+                f"{log.path}: counterexample {cx!r} is not a word of the sat query's lengths ({names[-1]})"
+            )
     return every
 
 
@@ -776,60 +1024,109 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
     rec, c, values = log.record, job.construction, job.values
     lo = claim.min_len
     if rec["method"] != COMPOSITIONAL:
-        raise ProofLogError(f"{log.path}: method={rec['method']!r}, but a trace property's lemma tree comes from {COMPOSITIONAL!r} only")
+        raise ProofLogError(
+            f"{log.path}: method={rec['method']!r}, but a trace property's lemma tree comes from {COMPOSITIONAL!r} only"
+        )
     if rec["format_version"] != 2 or rec["queries"]:
-        raise ProofLogError(f"{log.path}: a compositional proof keeps its queries in the lemma tree")
-    depth_features = isinstance(claim.statable, AllowedNext)  # its lemmas come from the network, not the construction
+        raise ProofLogError(
+            f"{log.path}: a compositional proof keeps its queries in the lemma tree"
+        )
+    depth_features = isinstance(
+        claim.statable, AllowedNext
+    )  # its lemmas come from the network, not the construction
     if (c.lemmas is None and not depth_features) or claim.statable is None:
-        raise ProofLogError(f"{log.path}: a compositional record for {claim.id!r}, but {c.name} declares no lemmas or the claim no statable form")
+        raise ProofLogError(
+            f"{log.path}: a compositional record for {claim.id!r}, but {c.name} declares no lemmas or the claim no statable form"
+        )
     root = rec["lemmas"]
     statement = claim.statement + f" (every word with {lo} <= |w| <= {hi})"
     if root["name"] != claim.id or root["statement"] != statement:
-        raise ProofLogError(f"{log.path}: the lemma tree's root is {root['name']!r} stating {root['statement']!r}, not the claim's {statement!r}")
+        raise ProofLogError(
+            f"{log.path}: the lemma tree's root is {root['name']!r} stating {root['statement']!r}, not the claim's {statement!r}"
+        )
     verdict = rec["verdict"]
     if root["verdict"] != verdict:
-        raise ProofLogError(f"{log.path}: the lemma tree's root is {root['verdict']}, the record {verdict}")
+        raise ProofLogError(
+            f"{log.path}: the lemma tree's root is {root['verdict']}, the record {verdict}"
+        )
     if verdict == "refuted":
-        raise ProofLogError(f"{log.path}: a trace property is refuted by a word, exhaustively, not by a lemma tree")
+        raise ProofLogError(
+            f"{log.path}: a trace property is refuted by a word, exhaustively, not by a lemma tree"
+        )
     if verdict == "unknown":
         return False
     theorem = root["queries"]
     names = [q["name"] for q in theorem]
-    want = [] if isinstance(claim.statable, SelectsNearest | AllowedNext) else [f"{claim.id} every n: {x}" for x in CERTIFICATE]
+    want = (
+        []
+        if isinstance(claim.statable, SelectsNearest | AllowedNext)
+        else [f"{claim.id} every n: {x}" for x in CERTIFICATE]
+    )
     if isinstance(claim.statable, PairHeights) and claim.statable.induction is not None:
         try:
-            want = [f"{claim.id} every n: {step}: {x}" for step in marks_claim(claim, claim.statable)[1] for x in CERTIFICATE]
+            want = [
+                f"{claim.id} every n: {step}: {x}"
+                for step in marks_claim(claim, claim.statable)[1]
+                for x in CERTIFICATE
+            ]
         except Unsupported:
             pass  # not the induction's marks: the whole network's system watched them
     if names != want:
-        raise ProofLogError(f"{log.path}: the theorem's queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}")
+        raise ProofLogError(
+            f"{log.path}: the theorem's queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}"
+        )
     _result_needed(log, f"theorem {claim.id!r}", theorem, False)
     net = c.network(values, hi) if c.per_length else c.network(values)
     texts = {q["name"]: log.smt2[q["sha256"]] for q in theorem}
     try:
-        rebuilt, nodes = ({}, depth_feature_tree(net, claim)) if depth_features else rebuild_tree(net, claim, c.lemmas(values), names, texts)
+        rebuilt, nodes = (
+            ({}, depth_feature_tree(net, claim))
+            if depth_features
+            else rebuild_tree(net, claim, c.lemmas(values), names, texts)
+        )
     except ValueError as exc:
         raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
     except Unsupported as exc:
-        raise ProofLogError(f"{log.path}: the proof of {claim.id} cannot be rebuilt ({exc}); run the proof again") from None
+        raise ProofLogError(
+            f"{log.path}: the proof of {claim.id} cannot be rebuilt ({exc}); run the proof again"
+        ) from None
     for entry in theorem:
         _same_text(log, entry, rebuilt.get((claim.id, entry["name"])), f"theorem {claim.id!r}")
     children = root["children"]
     want_names = [n.name for n in nodes] + ["side conditions"]
     if [ch["name"] for ch in children] != want_names:
-        raise ProofLogError(f"{log.path}: the lemma tree below {claim.id!r} has {[ch['name'] for ch in children]}, but the proof makes {want_names}")
+        raise ProofLogError(
+            f"{log.path}: the lemma tree below {claim.id!r} has {[ch['name'] for ch in children]}, but the proof makes {want_names}"
+        )
     for node, ch in zip(nodes, children, strict=False):
         _same_node(log, node, ch)
         if ch["verdict"] != "proved":
-            raise ProofLogError(f"{log.path}: lemma {ch['name']!r} is {ch['verdict']}, but a proof of {claim.id} needs every lemma proved")
+            raise ProofLogError(
+                f"{log.path}: lemma {ch['name']!r} is {ch['verdict']}, but a proof of {claim.id} needs every lemma proved"
+            )
     side = children[-1]
-    if side["verdict"] != "proved" or side["queries"] or side["children"] or not str(side["statement"]).startswith("every lemma was applied only where"):
-        raise ProofLogError(f"{log.path}: the lemma tree's side conditions node is not the proof's (proved, no queries, no children)")
+    if (
+        side["verdict"] != "proved"
+        or side["queries"]
+        or side["children"]
+        or not str(side["statement"]).startswith("every lemma was applied only where")
+    ):
+        raise ProofLogError(
+            f"{log.path}: the lemma tree's side conditions node is not the proof's (proved, no queries, no children)"
+        )
     if rec["checked"] != _count(job.alphabet, lo, hi):
-        raise ProofLogError(f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {_count(job.alphabet, lo, hi)} words")
-    detail = allowed_next_detail(claim, hi) if depth_features else trace_detail(claim, len(c.lemmas(values)), hi)
+        raise ProofLogError(
+            f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {_count(job.alphabet, lo, hi)} words"
+        )
+    detail = (
+        allowed_next_detail(claim, hi)
+        if depth_features
+        else trace_detail(claim, len(c.lemmas(values)), hi)
+    )
     if rec["detail"] != detail:
-        raise ProofLogError(f"{log.path}: detail={str(rec['detail'])[:80]!r}… is not what the queries show ({detail[:80]}…)")
+        raise ProofLogError(
+            f"{log.path}: detail={str(rec['detail'])[:80]!r}… is not what the queries show ({detail[:80]}…)"
+        )
     return False
 
 
@@ -845,33 +1142,57 @@ def _check_same_language(log: ProofLog, job: Job, claim: ExactFact) -> bool:
     statable = claim.statable
     assert statable is not None
     if rec["format_version"] != 2 or rec["lemmas"] is not None:
-        raise ProofLogError(f"{log.path}: a proof of {claim.id} for every length keeps its three queries in the record, with no lemma tree")
-    both = re.fullmatch(r"exact rational arithmetic \+ " + re.escape(same_language.METHOD), method) is not None
+        raise ProofLogError(
+            f"{log.path}: a proof of {claim.id} for every length keeps its three queries in the record, with no lemma tree"
+        )
+    both = (
+        re.fullmatch(r"exact rational arithmetic \+ " + re.escape(same_language.METHOD), method)
+        is not None
+    )
     if method != same_language.METHOD and not both:
-        raise ProofLogError(f"{log.path}: method={method!r} is not {same_language.METHOD!r} (or the exhaustive check + it)")
+        raise ProofLogError(
+            f"{log.path}: method={method!r} is not {same_language.METHOD!r} (or the exhaustive check + it)"
+        )
     names = [e["name"] for e in entries]
     want = same_language.query_names(claim.id)
     if entries and names != want:
-        raise ProofLogError(f"{log.path}: the queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}")
+        raise ProofLogError(
+            f"{log.path}: the queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}"
+        )
     if entries:
         try:
-            rebuilt = same_language.rebuild_same_language(claim, {e["name"]: log.smt2[e["sha256"]] for e in entries})
+            rebuilt = same_language.rebuild_same_language(
+                claim, {e["name"]: log.smt2[e["sha256"]] for e in entries}
+            )
         except ValueError as exc:
             raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
         for entry in entries:
             _same_text(log, entry, rebuilt.get(entry["name"]), f"theorem {claim.id!r}")
         _result_needed(log, f"theorem {claim.id!r}", entries, False)
     if entries and verdict != "proved":
-        raise ProofLogError(f"{log.path}: a {verdict} record of {claim.id} lists queries; only a proof makes them")
+        raise ProofLogError(
+            f"{log.path}: a {verdict} record of {claim.id} lists queries; only a proof makes them"
+        )
     if verdict == "proved" and not entries:
-        raise ProofLogError(f"{log.path}: a proof of {claim.id} by {method!r} needs its queries {_span(want)}")
-    if verdict == "proved" and not both:  # beside the exhaustive check, the queries prove more than its detail says
+        raise ProofLogError(
+            f"{log.path}: a proof of {claim.id} by {method!r} needs its queries {_span(want)}"
+        )
+    if (
+        verdict == "proved" and not both
+    ):  # beside the exhaustive check, the queries prove more than its detail says
         words = same_language.words_covered(statable, claim.max_len)
         if rec["checked"] != words:
-            raise ProofLogError(f"{log.path}: checked={rec['checked']}, but 0 <= |w| <= {claim.max_len} holds {words} words")
-        details = [same_language.same_language_detail(statable, claim.max_len, how) for how in COUNTING_HOWS]
+            raise ProofLogError(
+                f"{log.path}: checked={rec['checked']}, but 0 <= |w| <= {claim.max_len} holds {words} words"
+            )
+        details = [
+            same_language.same_language_detail(statable, claim.max_len, how)
+            for how in COUNTING_HOWS
+        ]
         if rec["detail"] not in details:
-            raise ProofLogError(f"{log.path}: detail={str(rec['detail'])[:80]!r}… is not what the queries show ({details[0][:80]}…)")
+            raise ProofLogError(
+                f"{log.path}: detail={str(rec['detail'])[:80]!r}… is not what the queries show ({details[0][:80]}…)"
+            )
     if verdict == "refuted":
         cx = rec["counterexample"]
         try:
@@ -880,7 +1201,9 @@ def _check_same_language(log: ProofLog, job: Job, claim: ExactFact) -> bool:
             word = None
         again = None if word is None else check_word(job, claim, word)
         if not isinstance(again, Refuted):
-            raise ProofLogError(f"{log.path}: counterexample {cx!r} is not a word on which {statable.left.name} and {statable.right.name} differ")
+            raise ProofLogError(
+                f"{log.path}: counterexample {cx!r} is not a word on which {statable.left.name} and {statable.right.name} differ"
+            )
     return False
 
 
@@ -892,8 +1215,13 @@ def _ranges(cid: str, names: Sequence[str]) -> tuple[int, int] | None:
     for name in names:
         if not name.startswith(prefix):
             return None
-        a, dots, b = name[len(prefix):].partition("..")
-        if not a.isdigit() or (dots and not b.isdigit()) or str(int(a)) != a or (dots and str(int(b)) != b):
+        a, dots, b = name[len(prefix) :].partition("..")
+        if (
+            not a.isdigit()
+            or (dots and not b.isdigit())
+            or str(int(a)) != a
+            or (dots and str(int(b)) != b)
+        ):
             return None
         a_, b_ = int(a), int(b) if dots else int(a)
         if b_ < a_ or (nxt is not None and a_ != nxt) or (dots and b_ == a_):
@@ -909,17 +1237,25 @@ def _same_node(log: ProofLog, node: LemmaNode, rec: Mapping[str, Any]) -> None:
     where = f"lemma {node.name!r}"
     for key in ("name", "statement", "verdict"):
         if rec[key] != getattr(node, key):
-            raise ProofLogError(f"{log.path}: {where}: {key}={rec[key]!r}, but proving it again gives {getattr(node, key)!r}")
+            raise ProofLogError(
+                f"{log.path}: {where}: {key}={rec[key]!r}, but proving it again gives {getattr(node, key)!r}"
+            )
     got = [q["name"] for q in rec["queries"]]
     want = [q.name for q in node.queries]
     if got != want:
-        raise ProofLogError(f"{log.path}: {where} has queries {_span(got)}, proving it again makes {_span(want)}")
+        raise ProofLogError(
+            f"{log.path}: {where} has queries {_span(got)}, proving it again makes {_span(want)}"
+        )
     for q, entry in zip(node.queries, rec["queries"], strict=True):
         _same_text(log, entry, q.smt2, where)
         if entry["result"] != q.result:
-            raise ProofLogError(f"{log.path}: {where} query {q.name!r} has result {entry['result']}, proving it again gives {q.result}")
+            raise ProofLogError(
+                f"{log.path}: {where} query {q.name!r} has result {entry['result']}, proving it again gives {q.result}"
+            )
     if [ch["name"] for ch in rec["children"]] != [ch.name for ch in node.children]:
-        raise ProofLogError(f"{log.path}: {where} has children {[ch['name'] for ch in rec['children']]}, proving it again gives {[ch.name for ch in node.children]}")
+        raise ProofLogError(
+            f"{log.path}: {where} has children {[ch['name'] for ch in rec['children']]}, proving it again gives {[ch.name for ch in node.children]}"
+        )
     for ch, r in zip(node.children, rec["children"], strict=True):
         _same_node(log, ch, r)
 
@@ -927,22 +1263,33 @@ def _same_node(log: ProofLog, node: LemmaNode, rec: Mapping[str, Any]) -> None:
 def _check_block(log: ProofLog, job: Job, claim: BlockIdentity) -> bool:
     rec = log.record
     if rec["format_version"] != 2:
-        raise ProofLogError(f"{log.path}: a version 1 record holds no query for the block lemma {claim.id!r}; run the proof again")
+        raise ProofLogError(
+            f"{log.path}: a version 1 record holds no query for the block lemma {claim.id!r}; run the proof again"
+        )
     if rec["lemmas"] is not None:
         raise ProofLogError(f"{log.path}: a block lemma's record has no lemma tree")
     built = block_identity_query(job, claim)
     want = [] if isinstance(built, Unknown) else [claim.id]
     names = [e["name"] for e in rec["queries"]]
     if rec["verdict"] != "unknown" and names != want:
-        raise ProofLogError(f"{log.path}: the queries are {names}, but the block lemma {claim.id!r} is shown by {want}")
+        raise ProofLogError(
+            f"{log.path}: the queries are {names}, but the block lemma {claim.id!r} is shown by {want}"
+        )
     for entry in rec["queries"]:
-        _same_text(log, entry, None if isinstance(built, Unknown) or entry["name"] != claim.id else to_smt2(built[0]), "")
+        _same_text(
+            log,
+            entry,
+            None if isinstance(built, Unknown) or entry["name"] != claim.id else to_smt2(built[0]),
+            "",
+        )
     if rec["verdict"] != "unknown" and want:
         _result_needed(log, "", rec["queries"], rec["verdict"] == "refuted")
     return not want and rec["verdict"] != "unknown"
 
 
-def rebuild_queries(c: Construction, values: Mapping[str, Any], claim: Claim, rec: Mapping[str, Any]) -> dict[str, str]:
+def rebuild_queries(
+    c: Construction, values: Mapping[str, Any], claim: Claim, rec: Mapping[str, Any]
+) -> dict[str, str]:
     """The SMT-LIB2 text of the recorded top-level queries, rebuilt (not solved), by query name."""
     job = Job(c, values)
     out: dict[str, str] = {}

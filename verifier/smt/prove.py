@@ -16,7 +16,20 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from netproof.verifier.claims import AllowedNext, BlockIdentity, Claim, Construction, ExactFact, Proved, Recognizes, Refuted, TraceProperty, Unknown, ValueIs, Verdict
+from netproof.verifier.claims import (
+    AllowedNext,
+    BlockIdentity,
+    Claim,
+    Construction,
+    ExactFact,
+    Proved,
+    Recognizes,
+    Refuted,
+    TraceProperty,
+    Unknown,
+    ValueIs,
+    Verdict,
+)
 from netproof.verifier.exhaustive.checker import Job, check, count_words
 from netproof.verifier.smt.compositional import prove_recognizes, prove_trace, prove_value
 from netproof.verifier.smt.compositional.counters import prove_counting
@@ -25,15 +38,22 @@ from netproof.verifier.smt.compositional.same_language import prove_same_languag
 from netproof.verifier.smt.monolithic import recognizes_smt, value_is_smt
 from netproof.verifier.smtlib import Outcome, SmtQuery
 
-
-SMT_KINDS = ("Recognizes", "BlockIdentity", "ValueIs with a closed form", "TraceProperty with a statable form", "ExactFact with a statable form")
+SMT_KINDS = (
+    "Recognizes",
+    "BlockIdentity",
+    "ValueIs with a closed form",
+    "TraceProperty with a statable form",
+    "ExactFact with a statable form",
+)
 
 
 def smt_applicable(claim: Claim) -> bool:
     """Whether the smt method covers this claim kind (recognition against a language with an
     automaton, FFN block lemmas, exact values with a closed form)."""
     if isinstance(claim, Recognizes):
-        return any(getattr(claim.language, f, None) is not None for f in ("automaton", "stack", "counters"))
+        return any(
+            getattr(claim.language, f, None) is not None for f in ("automaton", "stack", "counters")
+        )
     if isinstance(claim, TraceProperty):
         return claim.statable is not None
     if isinstance(claim, ValueIs):
@@ -44,7 +64,12 @@ def smt_applicable(claim: Claim) -> bool:
 
 
 def prove_claim_smt(
-    job: Job, claim: Claim, max_len: int | None = None, *, timeout: float = 60.0, compositional: bool = True
+    job: Job,
+    claim: Claim,
+    max_len: int | None = None,
+    *,
+    timeout: float = 60.0,
+    compositional: bool = True,
 ) -> Outcome:
     """The smt method on one claim of a job; ``compositional=False`` skips the compositional
     proof and encodes the whole network (the monolithic encoding)."""
@@ -52,7 +77,12 @@ def prove_claim_smt(
     if isinstance(claim, Recognizes):
         started = time.perf_counter()
         lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
-        if compositional and lemmas and claim.min_len == 0 and getattr(claim.language, "counters", None) is not None:
+        if (
+            compositional
+            and lemmas
+            and claim.min_len == 0
+            and getattr(claim.language, "counters", None) is not None
+        ):
             # A language of counts: the network read as a counter system (uniform heads as running
             # sums, comparisons over integers), every length at once (compositional.counters).
             counted = prove_counting(job.network(bound), claim, lemmas, bound, timeout=timeout)
@@ -66,9 +96,25 @@ def prove_claim_smt(
                 found = check(job, claim, max_len=bound)
                 if isinstance(found, Refuted):
                     return Outcome(found)
-                if claim.language.automaton is None and claim.language.stack is None and isinstance(counted.verdict, Unknown):
-                    return Outcome(Unknown(counted.verdict.method, f"{counted.verdict.reason} (no word of length <= {bound} is misclassified: every one checked exactly)"), (), counted.lemmas)
-        if compositional and lemmas and claim.min_len == 0 and (claim.language.automaton is not None or claim.language.stack is not None):
+                if (
+                    claim.language.automaton is None
+                    and claim.language.stack is None
+                    and isinstance(counted.verdict, Unknown)
+                ):
+                    return Outcome(
+                        Unknown(
+                            counted.verdict.method,
+                            f"{counted.verdict.reason} (no word of length <= {bound} is misclassified: every one checked exactly)",
+                        ),
+                        (),
+                        counted.lemmas,
+                    )
+        if (
+            compositional
+            and lemmas
+            and claim.min_len == 0
+            and (claim.language.automaton is not None or claim.language.stack is not None)
+        ):
             # The paper's proof first: block lemmas, then the claim over their specifications
             # (netproof.verifier.smt.compositional); the monolithic encoding when that decides nothing.
             progress = prove_recognizes(job.network(bound), claim, lemmas, bound, timeout=timeout)
@@ -76,8 +122,14 @@ def prove_claim_smt(
                 return Outcome(progress.verdict, (), progress.tree)
         spent = time.perf_counter() - started
         left = max(1.0, timeout - spent)
-        return recognizes_smt(job.network, claim.language, claim.min_len, bound, timeout=left,
-                              budget=f"the {timeout:g} s budget" if left >= timeout else _rest(timeout, spent, left))
+        return recognizes_smt(
+            job.network,
+            claim.language,
+            claim.min_len,
+            bound,
+            timeout=left,
+            budget=f"the {timeout:g} s budget" if left >= timeout else _rest(timeout, spent, left),
+        )
     if isinstance(claim, ExactFact) and claim.statable is not None:
         # Two languages of counts: their counter automata side by side, for every length
         # (compositional.same_language); its own bound, whatever --max-n says.
@@ -97,19 +149,33 @@ def prove_claim_smt(
                 return outcome
         spent = time.perf_counter() - started
         left = max(1.0, timeout - spent)
-        return value_is_smt(job, claim, claim.min_len, bound, timeout=left,
-                            budget=f"the {timeout:g} s budget" if left >= timeout else _rest(timeout, spent, left))
+        return value_is_smt(
+            job,
+            claim,
+            claim.min_len,
+            bound,
+            timeout=left,
+            budget=f"the {timeout:g} s budget" if left >= timeout else _rest(timeout, spent, left),
+        )
     if isinstance(claim, TraceProperty) and claim.statable is not None:
         lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
         depth_features = isinstance(claim.statable, AllowedNext)  # its lemmas come from the network
         if not lemmas and not depth_features:
-            return Outcome(Unknown("smt (z3)", f"unsupported: {job.construction.name} declares no lemmas, and a trace property is proved for every length from them"))
+            return Outcome(
+                Unknown(
+                    "smt (z3)",
+                    f"unsupported: {job.construction.name} declares no lemmas, and a trace property is proved for every length from them",
+                )
+            )
         started = time.perf_counter()
         if depth_features:
             traced = prove_allowed_next(job.network(bound), claim, bound, timeout=timeout)
         else:
             traced = prove_trace(job.network(bound), claim, lemmas, bound, timeout=timeout)
-        if isinstance(traced.verdict, Unknown) and ((depth_features and claim.domain is not None) or count_words(job.alphabet, claim.min_len, bound) <= EXHAUSTIVE_WORDS):
+        if isinstance(traced.verdict, Unknown) and (
+            (depth_features and claim.domain is not None)
+            or count_words(job.alphabet, claim.min_len, bound) <= EXHAUSTIVE_WORDS
+        ):
             # No proof for every length: a word of the bound that breaks the claim, if there is
             # one, the shortlex-first, exactly (a violation may be known to exist, or not).
             found = check(job, claim, max_len=bound)
@@ -117,15 +183,31 @@ def prove_claim_smt(
                 return Outcome(found)
             if traced.violated:
                 spent = time.perf_counter() - started
-                return Outcome(Unknown(traced.verdict.method, f"a word that breaks {claim.id} exists, but none of length <= {bound} "
-                                                             f"(every such word checked exactly, {spent:.1f} s in all); raise --max-n to find it"), (), traced.tree)
+                return Outcome(
+                    Unknown(
+                        traced.verdict.method,
+                        f"a word that breaks {claim.id} exists, but none of length <= {bound} "
+                        f"(every such word checked exactly, {spent:.1f} s in all); raise --max-n to find it",
+                    ),
+                    (),
+                    traced.tree,
+                )
         return Outcome(traced.verdict, (), traced.tree)
     kind = type(claim).__name__
     if isinstance(claim, ValueIs):
-        kind = "ValueIs claims without a closed form (ValueIs.closed_form)" if claim.closed_form is None else f"ValueIs claims checked with the {claim.backend} backend"
+        kind = (
+            "ValueIs claims without a closed form (ValueIs.closed_form)"
+            if claim.closed_form is None
+            else f"ValueIs claims checked with the {claim.backend} backend"
+        )
     else:
         kind += " claims"
-    return Outcome(Unknown("smt (z3)", f"unsupported: the smt method does not cover {kind}; use --method exhaustive or --method all"))
+    return Outcome(
+        Unknown(
+            "smt (z3)",
+            f"unsupported: the smt method does not cover {kind}; use --method exhaustive or --method all",
+        )
+    )
 
 
 def _rest(timeout: float, spent: float, left: float) -> str:
@@ -137,7 +219,9 @@ EXHAUSTIVE_WORDS = 1 << 17
 """``--method all`` enumerates a bound exhaustively when it holds at most this many words."""
 
 
-def prove_claim(job: Job, claim: Claim, *, method: str, max_len: int | None = None, timeout: float = 60.0) -> Outcome:
+def prove_claim(
+    job: Job, claim: Claim, *, method: str, max_len: int | None = None, timeout: float = 60.0
+) -> Outcome:
     """One claim with one of the ``prove --method`` methods.
 
     - ``exhaustive``: :func:`netproof.verifier.exhaustive.checker.check` (lemma claims keep their z3 query);
@@ -171,7 +255,9 @@ def _combine(exhaustive: Verdict, smt: Verdict) -> Verdict:
         if isinstance(v, Refuted):
             return Refuted(both, v.detail, v.word, v.values)
     if isinstance(exhaustive, Proved) and isinstance(smt, Proved):
-        return Proved(both, exhaustive.checked, f"{exhaustive.detail}; each length also unsat in z3")
+        return Proved(
+            both, exhaustive.checked, f"{exhaustive.detail}; each length also unsat in z3"
+        )
     for v in (exhaustive, smt):
         if isinstance(v, Proved):
             other = smt if v is exhaustive else exhaustive
@@ -182,7 +268,11 @@ def _combine(exhaustive: Verdict, smt: Verdict) -> Verdict:
 
 
 def prove_smt(
-    construction: Construction, params: Mapping[str, str], claim_id: str, n: int, timeout: float = 60.0
+    construction: Construction,
+    params: Mapping[str, str],
+    claim_id: str,
+    n: int,
+    timeout: float = 60.0,
 ) -> Outcome:
     """The monolithic SMT proof of one claim of a construction up to length ``n`` (the whole
     network encoded, never the compositional proof), for the benchmark and scripts: ``params``
@@ -190,8 +280,19 @@ def prove_smt(
     values = construction.parse_params(dict(params))
     claims = {c.id: c for c in construction.claims(values)}
     if claim_id not in claims:
-        raise KeyError(f"claim_id={claim_id!r} is not a claim of {construction.name}; its claims: {', '.join(claims)}")
-    return prove_claim_smt(Job(construction, values), claims[claim_id], n, timeout=timeout, compositional=False)
+        raise KeyError(
+            f"claim_id={claim_id!r} is not a claim of {construction.name}; its claims: {', '.join(claims)}"
+        )
+    return prove_claim_smt(
+        Job(construction, values), claims[claim_id], n, timeout=timeout, compositional=False
+    )
 
 
-__all__ = ["EXHAUSTIVE_WORDS", "SMT_KINDS", "prove_claim", "prove_claim_smt", "prove_smt", "smt_applicable"]
+__all__ = [
+    "EXHAUSTIVE_WORDS",
+    "SMT_KINDS",
+    "prove_claim",
+    "prove_claim_smt",
+    "prove_smt",
+    "smt_applicable",
+]

@@ -29,10 +29,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from netproof.symbolic import render, tokenize
+from netproof.verifier import smtlib
 from netproof.verifier.claims import Construction, Refuted
 from netproof.verifier.exhaustive.checker import Job, check, check_word, count_words
-from netproof.verifier.smt.prooflog import ProofLog, ProofLogError, claim_of, construction_of, find_logs, verdict_name, verify_record
-from netproof.verifier import smtlib
+from netproof.verifier.smt.prooflog import (
+    ProofLog,
+    ProofLogError,
+    claim_of,
+    construction_of,
+    find_logs,
+    verdict_name,
+    verify_record,
+)
 from netproof.verifier.smtlib import solver_version
 
 Agreement = Literal["agree", "disagree", "undecided", "rejected"]
@@ -74,7 +82,9 @@ def _cvc5(text: str, timeout: float) -> tuple[str, str]:
     try:
         import cvc5
     except ImportError:
-        raise ImportError("recheck with cvc5 needs the smt extra: pip install 'netproof[smt]' (PyPI cvc5)") from None
+        raise ImportError(
+            "recheck with cvc5 needs the smt extra: pip install 'netproof[smt]' (PyPI cvc5)"
+        ) from None
     tm = cvc5.TermManager()
     s = cvc5.Solver(tm)
     s.setOption("tlimit-per", str(max(1, int(timeout * 1000))))
@@ -127,8 +137,13 @@ class _OutOfTime(Exception):
 
 
 def recheck_log(
-    path: str, *, registry: Mapping[str, Construction], solver: str = "cvc5", timeout: float = 120.0,
-    announce: Announce | None = None, progress: RecheckProgress | None = None,
+    path: str,
+    *,
+    registry: Mapping[str, Construction],
+    solver: str = "cvc5",
+    timeout: float = 120.0,
+    announce: Announce | None = None,
+    progress: RecheckProgress | None = None,
 ) -> LogCheck:
     """Recheck one log (see the module docstring), its construction looked up in ``registry``:
     ``timeout`` seconds per query, or for the whole exhaustive re-run; ``progress`` hears of each
@@ -139,7 +154,12 @@ def recheck_log(
         return LogCheck(path, "rejected", solver, detail=str(exc))
     rec = log.record
     if rec["verdict"] == "unknown":
-        return LogCheck(path, "undecided", solver, detail=f"the verdict is unknown ({rec['reason']}): there is nothing to re-check")
+        return LogCheck(
+            path,
+            "undecided",
+            solver,
+            detail=f"the verdict is unknown ({rec['reason']}): there is nothing to re-check",
+        )
     if log.rerun:
         return _recheck_exhaustive(log, registry, timeout, announce, progress)
     entries = log.queries
@@ -149,18 +169,39 @@ def recheck_log(
     for entry in entries:
         started = time.perf_counter()
         answer, reason = solve_smt2(log.smt2[entry["sha256"]], solver, timeout)
-        checks.append(QueryCheck(entry["name"], entry["result"], answer, reason, time.perf_counter() - started))
+        checks.append(
+            QueryCheck(
+                entry["name"], entry["result"], answer, reason, time.perf_counter() - started
+            )
+        )
         if progress is not None:
             progress(len(checks), len(entries), checks[-1])
     # A recorded "unknown" is a lemma that was not proved (its block then encoded faithfully):
     # any answer is consistent with it. verify_record made sure the verdict needs no such answer.
-    if any(c.answer != "unknown" and c.recorded != "unknown" and c.answer != c.recorded for c in checks):
-        bad = next(c for c in checks if c.answer != "unknown" and c.recorded != "unknown" and c.answer != c.recorded)
-        return LogCheck(path, "disagree", solver, tuple(checks),
-                        f"query {bad.name!r}: the log says {bad.recorded}, {solver} says {bad.answer}")
+    if any(
+        c.answer != "unknown" and c.recorded != "unknown" and c.answer != c.recorded for c in checks
+    ):
+        bad = next(
+            c
+            for c in checks
+            if c.answer != "unknown" and c.recorded != "unknown" and c.answer != c.recorded
+        )
+        return LogCheck(
+            path,
+            "disagree",
+            solver,
+            tuple(checks),
+            f"query {bad.name!r}: the log says {bad.recorded}, {solver} says {bad.answer}",
+        )
     if any(c.answer == "unknown" and c.recorded != "unknown" for c in checks):
         bad = next(c for c in checks if c.answer == "unknown" and c.recorded != "unknown")
-        return LogCheck(path, "undecided", solver, tuple(checks), f"query {bad.name!r}: {solver} says unknown ({bad.reason})")
+        return LogCheck(
+            path,
+            "undecided",
+            solver,
+            tuple(checks),
+            f"query {bad.name!r}: {solver} says unknown ({bad.reason})",
+        )
     if rec["verdict"] == "refuted" and isinstance(rec.get("counterexample"), str):
         replayed = _replay(log, registry)
         if replayed:
@@ -186,7 +227,10 @@ def _replay(log: ProofLog, registry: Mapping[str, Construction]) -> str:
 
 
 def _recheck_exhaustive(
-    log: ProofLog, registry: Mapping[str, Construction], timeout: float, announce: Announce | None,
+    log: ProofLog,
+    registry: Mapping[str, Construction],
+    timeout: float,
+    announce: Announce | None,
     told: RecheckProgress | None = None,
 ) -> LogCheck:
     """A verdict no query establishes: its check run again (exhaustive, exact) at the record's
@@ -199,49 +243,94 @@ def _recheck_exhaustive(
     bound = rec["bound"]["max_len"] if rec["bound"] is not None else None
     if bound is not None and announce is not None:
         lo = rec["bound"]["min_len"]
-        announce(f"{log.path}: re-running the exhaustive check over {count_words(job.alphabet, lo, bound):,} words "
-                 f"({lo} <= |w| <= {bound}), at most {timeout:g} s")
+        announce(
+            f"{log.path}: re-running the exhaustive check over {count_words(job.alphabet, lo, bound):,} words "
+            f"({lo} <= |w| <= {bound}), at most {timeout:g} s"
+        )
     started = time.perf_counter()
     deadline = started + timeout
 
     def progress(done: int, total: int) -> None:
         if time.perf_counter() > deadline:
-            raise _OutOfTime(f"{done:,} of {total:,} words checked when the {timeout:g} s of --timeout ran out")
+            raise _OutOfTime(
+                f"{done:,} of {total:,} words checked when the {timeout:g} s of --timeout ran out"
+            )
         if told is not None:
             told(done, total, None)
 
     try:
         verdict = check(job, claim, max_len=bound, progress=progress)
     except _OutOfTime as exc:
-        run = QueryCheck("checker", rec["verdict"], "unknown", str(exc), time.perf_counter() - started)
-        return LogCheck(log.path, "undecided", "checker", (run,), f"the exhaustive re-run did not finish: {exc}")
+        run = QueryCheck(
+            "checker", rec["verdict"], "unknown", str(exc), time.perf_counter() - started
+        )
+        return LogCheck(
+            log.path, "undecided", "checker", (run,), f"the exhaustive re-run did not finish: {exc}"
+        )
     seconds = time.perf_counter() - started
     again = verdict_name(verdict)
     run = QueryCheck("checker", rec["verdict"], again, verdict.method, seconds)
     if again != rec["verdict"]:
-        return LogCheck(log.path, "disagree", "checker", (run,), f"the log says {rec['verdict']}, the check run again says {again}")
+        return LogCheck(
+            log.path,
+            "disagree",
+            "checker",
+            (run,),
+            f"the log says {rec['verdict']}, the check run again says {again}",
+        )
     for key in ("method", "checked", "detail"):
         recorded, now = rec.get(key), getattr(verdict, key, None)
         if recorded != now:
-            return LogCheck(log.path, "disagree", "checker", (run,), f"{key}: the log says {recorded!r}, the check run again says {now!r}")
+            return LogCheck(
+                log.path,
+                "disagree",
+                "checker",
+                (run,),
+                f"{key}: the log says {recorded!r}, the check run again says {now!r}",
+            )
     cx = getattr(verdict, "word", None)
     if again == "refuted":
         shown = None if cx is None else render(c.network(values, len(cx)).alphabet, cx)
         if shown != rec.get("counterexample"):
-            return LogCheck(log.path, "disagree", "checker", (run,),
-                            f"counterexample {rec.get('counterexample')!r} in the log, {shown!r} again")
+            return LogCheck(
+                log.path,
+                "disagree",
+                "checker",
+                (run,),
+                f"counterexample {rec.get('counterexample')!r} in the log, {shown!r} again",
+            )
         if dict(verdict.values) != rec.get("values"):
-            return LogCheck(log.path, "disagree", "checker", (run,), f"values {rec.get('values')!r} in the log, {dict(verdict.values)!r} again")
+            return LogCheck(
+                log.path,
+                "disagree",
+                "checker",
+                (run,),
+                f"values {rec.get('values')!r} in the log, {dict(verdict.values)!r} again",
+            )
     return LogCheck(log.path, "agree", "checker", (run,), f"{again} again by {verdict.method}")
 
 
 def recheck(
-    paths: Sequence[str], *, registry: Mapping[str, Construction], solver: str = "cvc5", timeout: float = 120.0,
-    announce: Announce | None = None, progress: RecheckProgress | None = None,
+    paths: Sequence[str],
+    *,
+    registry: Mapping[str, Construction],
+    solver: str = "cvc5",
+    timeout: float = 120.0,
+    announce: Announce | None = None,
+    progress: RecheckProgress | None = None,
 ) -> list[LogCheck]:
     """Recheck every log named by ``paths`` (files, or directories searched recursively)."""
-    return [recheck_log(p, registry=registry, solver=solver, timeout=timeout, announce=announce, progress=progress)
-            for p in find_logs(paths)]
+    return [
+        recheck_log(
+            p,
+            registry=registry,
+            solver=solver,
+            timeout=timeout,
+            announce=announce,
+            progress=progress,
+        )
+        for p in find_logs(paths)
+    ]
 
 
 def as_json(check: LogCheck) -> dict[str, Any]:
@@ -251,7 +340,13 @@ def as_json(check: LogCheck) -> dict[str, Any]:
         "solver": check.solver,
         "detail": check.detail,
         "queries": [
-            {"name": q.name, "recorded": q.recorded, "answer": q.answer, "reason": q.reason, "seconds": round(q.seconds, 3)}
+            {
+                "name": q.name,
+                "recorded": q.recorded,
+                "answer": q.answer,
+                "reason": q.reason,
+                "seconds": round(q.seconds, 3),
+            }
             for q in check.queries
         ],
     }

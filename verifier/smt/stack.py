@@ -9,7 +9,7 @@ May import: the claims vocabulary; z3 handed in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from netproof.verifier.claims import StackAutomaton
@@ -39,7 +39,9 @@ def stack_member(
     dead: Any = false
     h: list[Any] = [true, *([false] * D), false]  # h[0] = true, h[D + 1] = false
     slot = {(j, b): false for j in range(1, D + 1) for b in range(nb)}
-    code = [stack.push[a] if stack.push[a] is not None else stack.pop[a] for a in range(len(stack.push))]
+    code = [
+        stack.push[a] if stack.push[a] is not None else stack.pop[a] for a in range(len(stack.push))
+    ]
 
     def fresh(name: str, value: Any) -> Any:
         if z3.is_true(value) or z3.is_false(value):
@@ -51,8 +53,14 @@ def stack_member(
     for t, sym in enumerate(symbols):
         push = z3.Or([sym[a] for a in range(len(sym)) if stack.push[a] is not None] or [false])
         pop = z3.Or([sym[a] for a in range(len(sym)) if stack.pop[a] is not None] or [false])
-        ty = [z3.Or([sym[a] for a in range(len(sym)) if (code[a] >> b) & 1] or [false]) for b in range(nb)]  # type: ignore[operator]
-        top = [z3.Or([z3.And(h[j], z3.Not(h[j + 1]), slot[(j, b)]) for j in range(1, D + 1)]) for b in range(nb)]
+        ty = [
+            z3.Or([sym[a] for a in range(len(sym)) if (code[a] >> b) & 1] or [false])
+            for b in range(nb)
+        ]  # type: ignore[operator]
+        top = [
+            z3.Or([z3.And(h[j], z3.Not(h[j + 1]), slot[(j, b)]) for j in range(1, D + 1)])
+            for b in range(nb)
+        ]
         mismatch = z3.Or([z3.Xor(top[b], ty[b]) for b in range(nb)])
         died = z3.Or(dead, z3.And(push, h[D]), z3.And(pop, z3.Or(z3.Not(h[1]), mismatch)))
         alive = z3.Not(died)
@@ -62,7 +70,10 @@ def stack_member(
             new_h.append(z3.And(alive, z3.If(push, h[j - 1], h[j + 1])))
             here = z3.And(h[j - 1], z3.Not(h[j]))  # the slot a push writes
             for b in range(nb):
-                new_slot[(j, b)] = z3.And(alive, z3.If(push, z3.If(here, ty[b], slot[(j, b)]), z3.And(slot[(j, b)], h[j + 1])))
+                new_slot[(j, b)] = z3.And(
+                    alive,
+                    z3.If(push, z3.If(here, ty[b], slot[(j, b)]), z3.And(slot[(j, b)], h[j + 1])),
+                )
         new_h.append(false)
         at = None if present is None else present[t]
         if at is not None and not (isinstance(at, bool) and at) and not z3.is_true(at):

@@ -9,8 +9,6 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-
-
 _TOKEN = re.compile(r';[^\n]*|("(?:[^"]|"")*"|\|[^|]*\||[()]|[^\s()";|]+)')
 """SMT-LIB2 tokens: a string literal, a ``|quoted symbol|``, a parenthesis or an atom (group 1,
 empty for a comment); a character nothing matches (an unterminated ``"`` or ``|``) is skipped."""
@@ -145,7 +143,9 @@ def _unary_bytes(np: Any, a: Any, depth: Any, ws: Any, delim: Any, run: Any, las
         return None
     q = last[np.searchsorted(run, p + 2)] + 1  # the first argument (or the ")" of "(+ )")
     delims = np.flatnonzero(delim)
-    end = delims[np.minimum(np.searchsorted(delims, q, side="right"), delims.size - 1)] - 1  # an atom's last byte
+    end = (
+        delims[np.minimum(np.searchsorted(delims, q, side="right"), delims.size - 1)] - 1
+    )  # an atom's last byte
     listed = op[q]
     if listed.any():  # a list's ")": the openers and closers of one level alternate left to right
         opens, closes = np.flatnonzero(op), np.flatnonzero(cl)
@@ -275,7 +275,9 @@ class _Script:
         non-constant divisor)."""
         args = self.arguments(head)
         variable = [a for a in args if not self.constant(*a)]
-        return len(variable) > 1 or (self.tokens[head] != "*" and len(args) > 1 and not self.constant(*args[1]))
+        return len(variable) > 1 or (
+            self.tokens[head] != "*" and len(args) > 1 and not self.constant(*args[1])
+        )
 
     def logic(self) -> str:
         """:func:`smt2_logic` of the script."""
@@ -284,7 +286,11 @@ class _Script:
         if any(depth[i] == 1 for i in self.heads(atoms.intersection(("forall", "exists")))):
             return "ALL"
         # the sorts are those seen up to the end of the first command with a nonlinear term
-        firsts = (next((i for i in self.heads((op,)) if self.nonlinear(i)), None) for op in _PRODUCT if op in atoms)
+        firsts = (
+            next((i for i in self.heads((op,)) if self.nonlinear(i)), None)
+            for op in _PRODUCT
+            if op in atoms
+        )
         first = min((i for i in firsts if i is not None), default=None)
         if first is not None:
             atoms = set(tokens[: depth.index(0, first) + 1])

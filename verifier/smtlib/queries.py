@@ -78,7 +78,6 @@ class Outcome:
     lemmas: LemmaNode | None = None
 
 
-
 def solver_version() -> str:
     import z3
 
@@ -154,7 +153,9 @@ class Stop:
                 self._ctx = None
 
 
-def check(solver: Any, *, timeout: float | None = None, stop: Stop | None = None, want_model: bool = False) -> tuple[str, str, Any]:
+def check(
+    solver: Any, *, timeout: float | None = None, stop: Stop | None = None, want_model: bool = False
+) -> tuple[str, str, Any]:
     """Check a z3 solver and say what it answered: ("sat" | "unsat" | "unknown", the reason for unknown, the model where
     ``want_model`` and sat).
 
@@ -213,11 +214,19 @@ def check(solver: Any, *, timeout: float | None = None, stop: Stop | None = None
             failure = f"z3 answered unknown ({reason}) after {time.perf_counter() - began:.1f} s, though no budget ran out and nothing asked it to stop"
             continue
         return "unknown", reason, None
-    raise SolverCrashed(f"a solver call failed twice (the second time: {failure}); this is not a verdict")
+    raise SolverCrashed(
+        f"a solver call failed twice (the second time: {failure}); this is not a verdict"
+    )
 
 
 def solve(
-    solver: Any, *, name: str, logic: str | None, timeout: float, reason_unsat: str = "", stop: Stop | None = None
+    solver: Any,
+    *,
+    name: str,
+    logic: str | None,
+    timeout: float,
+    reason_unsat: str = "",
+    stop: Stop | None = None,
 ) -> tuple[SmtQuery, Any]:
     """Check ``solver`` within ``timeout`` seconds, printing its SMT-LIB2 text included; the
     query (with that text) and the model (None unless ``sat``). A timeout or ``unknown`` keeps
@@ -227,10 +236,14 @@ def solve(
     deadline = time.perf_counter() + timeout
     text = to_smt2(solver, logic=logic)
     started = time.perf_counter()
-    answer, reason, model = check(solver, timeout=max(0.001, deadline - time.perf_counter()), stop=stop, want_model=True)
+    answer, reason, model = check(
+        solver, timeout=max(0.001, deadline - time.perf_counter()), stop=stop, want_model=True
+    )
     seconds = time.perf_counter() - started
     if answer == "unsat":
-        return SmtQuery(name=name, smt2=text, result="unsat", reason=reason_unsat, seconds=seconds), None
+        return SmtQuery(
+            name=name, smt2=text, result="unsat", reason=reason_unsat, seconds=seconds
+        ), None
     if answer == "sat":
         return SmtQuery(name=name, smt2=text, result="sat", reason="", seconds=seconds), model
     return SmtQuery(name=name, smt2=text, result="unknown", reason=reason, seconds=seconds), None

@@ -34,12 +34,40 @@ from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
 from ..languages import Language, Word
-from .common import Expr, check_alphabet, check_name, check_symbol, check_tokens, check_word, hash_once, program_language, show_program
+from .common import (
+    Expr,
+    check_alphabet,
+    check_name,
+    check_symbol,
+    check_tokens,
+    check_word,
+    hash_once,
+    program_language,
+    show_program,
+)
 
 __all__ = [
-    "FALSE", "MASKS", "TRUE", "And", "AtI", "AtJ", "Attend", "BVec", "Const", "Not", "Or",
-    "Program", "Token", "accepts", "evaluate", "language", "leftmost", "operations", "rightmost",
-    "show", "token",
+    "FALSE",
+    "MASKS",
+    "TRUE",
+    "And",
+    "AtI",
+    "AtJ",
+    "Attend",
+    "BVec",
+    "Const",
+    "Not",
+    "Or",
+    "Program",
+    "Token",
+    "accepts",
+    "evaluate",
+    "language",
+    "leftmost",
+    "operations",
+    "rightmost",
+    "show",
+    "token",
 ]
 
 MaskName: TypeAlias = Literal["past", "future", "all"]
@@ -87,7 +115,9 @@ class BVec(Expr):
         network). Only tokens cannot be renamed."""
         check_name(name, "prev_a")
         if isinstance(self, (Token, Const, AtI, AtJ)):
-            raise TypeError(f"{show_expr(self)} cannot be named; name an operation (~, &, |, leftmost, rightmost)")
+            raise TypeError(
+                f"{show_expr(self)} cannot be named; name an operation (~, &, |, leftmost, rightmost)"
+            )
         return replace(self, name=name)  # type: ignore[type-var]
 
 
@@ -95,7 +125,9 @@ def _check_operand(x: object, op: str) -> BVec:
     if isinstance(x, bool):
         return TRUE if x else FALSE
     if not isinstance(x, BVec):
-        raise TypeError(f"B-RASP {op} got {x!r} ({type(x).__name__}); give a vector such as token('a'), TRUE or FALSE")
+        raise TypeError(
+            f"B-RASP {op} got {x!r} ({type(x).__name__}); give a vector such as token('a'), TRUE or FALSE"
+        )
     return x
 
 
@@ -171,9 +203,13 @@ def token(symbol: str) -> Token:
     return Token(check_symbol(symbol))
 
 
-def _attend(side: Literal["leftmost", "rightmost"], mask: str, score: object, value: object, default: object) -> Attend:
+def _attend(
+    side: Literal["leftmost", "rightmost"], mask: str, score: object, value: object, default: object
+) -> Attend:
     if mask not in MASKS:
-        raise ValueError(f"mask={mask!r} is not a B-RASP mask; use 'past' (j < i), 'future' (j > i) or 'all'")
+        raise ValueError(
+            f"mask={mask!r} is not a B-RASP mask; use 'past' (j < i), 'future' (j > i) or 'all'"
+        )
     parts = {"score": _check_operand(score, "score"), "value": _check_operand(value, "value")}
     dflt = _check_operand(default, "default")
     for role, expr in parts.items():
@@ -232,9 +268,15 @@ class Program:
     def __post_init__(self) -> None:
         check_alphabet(self.name, self.alphabet)
         if not isinstance(self.output, BVec):
-            raise TypeError(f"program {self.name!r}: output={self.output!r} must be a B-RASP vector")
+            raise TypeError(
+                f"program {self.name!r}: output={self.output!r} must be a B-RASP vector"
+            )
         _check_pointwise(self.output, f"program {self.name!r} output")
-        check_tokens(self.name, self.alphabet, (op.symbol for op in operations(self.output) if isinstance(op, Token)))
+        check_tokens(
+            self.name,
+            self.alphabet,
+            (op.symbol for op in operations(self.output) if isinstance(op, Token)),
+        )
 
 
 # --------------------------------------------------------------------------- the interpreter
@@ -257,9 +299,15 @@ def _vector(expr: BVec, w: Word, memo: dict[BVec, tuple[bool, ...]]) -> tuple[bo
     elif isinstance(expr, Not):
         out = tuple(not x for x in _vector(expr.arg, w, memo))
     elif isinstance(expr, And):
-        out = tuple(x and y for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True))
+        out = tuple(
+            x and y
+            for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True)
+        )
     elif isinstance(expr, Or):
-        out = tuple(x or y for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True))
+        out = tuple(
+            x or y
+            for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True)
+        )
     elif isinstance(expr, Attend):
         default = _vector(expr.default, w, memo)
         values = []
@@ -300,7 +348,9 @@ def _pair(expr: BVec, w: Word, memo: dict[BVec, tuple[bool, ...]], i: int, j: in
         return _pair(expr.left, w, memo, i, j) and _pair(expr.right, w, memo, i, j)
     if isinstance(expr, Or):
         return _pair(expr.left, w, memo, i, j) or _pair(expr.right, w, memo, i, j)
-    raise ValueError(f"{show_expr(expr)} must be read at i or j (.at_i / .at_j) inside an attention operation")
+    raise ValueError(
+        f"{show_expr(expr)} must be read at i or j (.at_i / .at_j) inside an attention operation"
+    )
 
 
 def accepts(program: Program, word: Sequence[str]) -> bool:

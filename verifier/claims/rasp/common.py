@@ -13,8 +13,15 @@ from typing import Any
 from ..languages import Language, Word
 
 __all__ = [
-    "Expr", "check_alphabet", "check_name", "check_symbol", "check_tokens", "check_word", "hash_once",
-    "program_language", "show_program",
+    "Expr",
+    "check_alphabet",
+    "check_name",
+    "check_symbol",
+    "check_tokens",
+    "check_word",
+    "hash_once",
+    "program_language",
+    "show_program",
 ]
 
 
@@ -78,7 +85,9 @@ def hash_once(cls: type) -> type:
 def check_name(name: object, example: str) -> str:
     """An operation's name: a non-empty string without spaces."""
     if not isinstance(name, str) or not name or any(c.isspace() for c in name):
-        raise ValueError(f"name {name!r} must be a non-empty string without spaces, e.g. {example!r}")
+        raise ValueError(
+            f"name {name!r} must be a non-empty string without spaces, e.g. {example!r}"
+        )
     return name
 
 
@@ -92,7 +101,9 @@ def check_symbol(symbol: object) -> str:
 def check_alphabet(program: str, alphabet: object) -> None:
     """A program's alphabet: a non-empty tuple of distinct symbols."""
     if not isinstance(alphabet, tuple) or not alphabet or len(set(alphabet)) != len(alphabet):
-        raise ValueError(f"program {program!r}: alphabet={alphabet!r} must be a tuple of distinct symbols, e.g. ('a', 'b')")
+        raise ValueError(
+            f"program {program!r}: alphabet={alphabet!r} must be a tuple of distinct symbols, e.g. ('a', 'b')"
+        )
 
 
 def check_tokens(program: str, alphabet: tuple[str, ...], symbols: Iterable[str]) -> None:
@@ -110,11 +121,15 @@ def check_word(program: str, alphabet: tuple[str, ...], word: Sequence[str]) -> 
     w = tuple(word)
     for s in w:
         if s not in alphabet:
-            raise ValueError(f"symbol {s!r} of {w} is not in program {program!r}'s alphabet {alphabet}")
+            raise ValueError(
+                f"symbol {s!r} of {w} is not in program {program!r}'s alphabet {alphabet}"
+            )
     return w
 
 
-def program_language(program: Any, accepts: Callable[[Any, Word], bool], kind: str, description: str = "") -> Language:
+def program_language(
+    program: Any, accepts: Callable[[Any, Word], bool], kind: str, description: str = ""
+) -> Language:
     """The language ``program`` recognizes, membership by the interpreter ``accepts``."""
     return Language(
         name=program.name,
@@ -124,7 +139,9 @@ def program_language(program: Any, accepts: Callable[[Any, Word], bool], kind: s
     )
 
 
-def show_program(program: Any, named: Mapping[Any, str], show_expr: Callable[[Any, dict[Any, str]], str]) -> str:
+def show_program(
+    program: Any, named: Mapping[Any, str], show_expr: Callable[[Any, dict[Any, str]], str]
+) -> str:
     """A program in the papers' notation: a header line, one line per named operation, then the
     output (``show_expr(expr, named)`` prints an expression, reading named operations by name)."""
     lines = [
@@ -136,6 +153,10 @@ def show_program(program: Any, named: Mapping[Any, str], show_expr: Callable[[An
     for op, name in named.items():
         body = {k: v for k, v in named.items() if k != op}
         lines.append(f"{name}(i) = {show_expr(op, body)}")
-    out = f"{named[program.output]}(i)" if program.output in named else show_expr(program.output, dict(named))
+    out = (
+        f"{named[program.output]}(i)"
+        if program.output in named
+        else show_expr(program.output, dict(named))
+    )
     lines.append(f"output(i) = {out}")
     return "\n".join(lines)

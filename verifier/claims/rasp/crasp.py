@@ -31,12 +31,44 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from ..languages import Language, Word
-from .common import Expr, check_alphabet, check_name, check_symbol, check_tokens, check_word, hash_once, program_language, show_program
+from .common import (
+    Expr,
+    check_alphabet,
+    check_name,
+    check_symbol,
+    check_tokens,
+    check_word,
+    hash_once,
+    program_language,
+    show_program,
+)
 
 __all__ = [
-    "FALSE", "TRUE", "Add", "And", "BVec", "CVec", "Const", "Count", "Less", "Not", "Number", "Or",
-    "Program", "Scale", "Token", "Truth", "Where", "accepts", "count", "evaluate", "language",
-    "operations", "show", "token", "where",
+    "FALSE",
+    "TRUE",
+    "Add",
+    "And",
+    "BVec",
+    "CVec",
+    "Const",
+    "Count",
+    "Less",
+    "Not",
+    "Number",
+    "Or",
+    "Program",
+    "Scale",
+    "Token",
+    "Truth",
+    "Where",
+    "accepts",
+    "count",
+    "evaluate",
+    "language",
+    "operations",
+    "show",
+    "token",
+    "where",
 ]
 
 
@@ -53,7 +85,9 @@ def _as_bool(x: object, op: str) -> BVec:
     if isinstance(x, bool):
         return TRUE if x else FALSE
     if not isinstance(x, BVec):
-        raise TypeError(f"C-RASP {op} got {x!r} ({type(x).__name__}); give a Boolean vector such as token('a')")
+        raise TypeError(
+            f"C-RASP {op} got {x!r} ({type(x).__name__}); give a Boolean vector such as token('a')"
+        )
     return x
 
 
@@ -108,7 +142,9 @@ class CVec(Expr):
 
     def __mul__(self, k: object) -> CVec:
         if isinstance(k, bool) or not isinstance(k, int):
-            raise TypeError(f"C-RASP multiplies a count by an int constant only, got {k!r} ({type(k).__name__})")
+            raise TypeError(
+                f"C-RASP multiplies a count by an int constant only, got {k!r} ({type(k).__name__})"
+            )
         return Scale(k, self)
 
     __rmul__ = __mul__
@@ -143,7 +179,9 @@ class CVec(Expr):
 def _named(x, name):  # type: ignore[no-untyped-def]
     check_name(name, "balance")
     if isinstance(x, (Token, Truth, Number)):
-        raise TypeError(f"{show_expr(x)} cannot be named; name an operation (count, <, where, &, ...)")
+        raise TypeError(
+            f"{show_expr(x)} cannot be named; name an operation (count, <, where, &, ...)"
+        )
     return replace(x, name=name)
 
 
@@ -271,7 +309,11 @@ class Program:
                 f"program {self.name!r}: output={self.output!r} must be a Boolean vector (a count is not "
                 "accepted: compare it, e.g. count(token('a')) > 0)"
             )
-        check_tokens(self.name, self.alphabet, (op.symbol for op in operations(self.output) if isinstance(op, Token)))
+        check_tokens(
+            self.name,
+            self.alphabet,
+            (op.symbol for op in operations(self.output) if isinstance(op, Token)),
+        )
 
 
 # --------------------------------------------------------------------------- the interpreter
@@ -297,18 +339,30 @@ def _vector(expr: Vec, w: Word, memo: dict) -> tuple:  # type: ignore[type-arg]
     elif isinstance(expr, Not):
         out = tuple(not x for x in _vector(expr.arg, w, memo))
     elif isinstance(expr, And):
-        out = tuple(x and y for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True))
+        out = tuple(
+            x and y
+            for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True)
+        )
     elif isinstance(expr, Or):
-        out = tuple(x or y for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True))
+        out = tuple(
+            x or y
+            for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True)
+        )
     elif isinstance(expr, Less):
-        out = tuple(x < y for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True))
+        out = tuple(
+            x < y
+            for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True)
+        )
     elif isinstance(expr, Count):
         p = _vector(expr.arg, w, memo)
         out = tuple(sum(1 for j in range(i + 1) if p[j]) for i in positions)
     elif isinstance(expr, Number):
         out = tuple(expr.value for _ in positions)
     elif isinstance(expr, Add):
-        out = tuple(x + y for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True))
+        out = tuple(
+            x + y
+            for x, y in zip(_vector(expr.left, w, memo), _vector(expr.right, w, memo), strict=True)
+        )
     elif isinstance(expr, Scale):
         out = tuple(expr.k * x for x in _vector(expr.arg, w, memo))
     elif isinstance(expr, Where):

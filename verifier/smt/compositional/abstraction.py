@@ -39,15 +39,31 @@ from netproof.symbolic import (
 )
 from netproof.symbolic.positional import feature
 from netproof.verifier import smtlib
-from netproof.verifier.claims import BooleanBlock, Language, NearestSelection, RankedSelection, ScaledBlock, Word
-from netproof.verifier.smt.stack import stack_member
+from netproof.verifier.claims import (
+    BooleanBlock,
+    Language,
+    NearestSelection,
+    RankedSelection,
+    ScaledBlock,
+    Word,
+)
 from netproof.verifier.smt.errors import Unsupported
+from netproof.verifier.smt.stack import stack_member
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
-from .arithmetic import COUNT_AT_LEAST, LENGTH_FREE_FEATURES, Pos, Values, affine_map, certainly_equal, commutative, ffn_faithful, sympy_to_z3
+from .arithmetic import (
+    COUNT_AT_LEAST,
+    LENGTH_FREE_FEATURES,
+    Pos,
+    Values,
+    affine_map,
+    certainly_equal,
+    commutative,
+    ffn_faithful,
+    sympy_to_z3,
+)
 from .lemmas import LemmaResult, nearer_is_later
 from .ranked import abstraction_scan
-
 
 State = tuple[dict[str, Any], Any]  # (dim -> value, scale or None)
 
@@ -73,7 +89,9 @@ class Abstraction:
         implying the one before), absent slots skipped by every lemma's scan, the automaton and
         the readout; positional values that depend on the length are :class:`Pos`."""
         if not isinstance(net.embedding, TokenEmbedding):
-            raise Unsupported("compositional proofs need a token embedding (a flat embedding has no positions)")
+            raise Unsupported(
+                "compositional proofs need a token embedding (a flat embedding has no positions)"
+            )
         self.z3, self.ctx, self.net, self.m = z3, ctx, net, m
         self.lo = m if lo is None else lo
         self.ranged = self.lo < m
@@ -87,21 +105,37 @@ class Abstraction:
         self.bits = [[z3.Bool(f"w{t}.{b}", ctx) for b in range(self.nbits)] for t in range(m)]
         self._symbols: dict[tuple[int, int], Any] = {}
         # present[t] for slot t: True below lo, else a Bool "the word is longer than t".
-        self.present: list[Any] = [True if t < self.lo else z3.Bool(f"len>{t}", ctx) for t in range(m)]
+        self.present: list[Any] = [
+            True if t < self.lo else z3.Bool(f"len>{t}", ctx) for t in range(m)
+        ]
         for t in range(self.lo, m):
             if t > self.lo:
                 self.vals.assertions.append(z3.Implies(self.present[t], self.present[t - 1]))
             # An absent slot holds symbol 0 (so that each length has one model per word).
-            self.vals.assertions.append(z3.Or(self.present[t], *(self.vals.not_(bit) for bit in self.bits[t])))
+            self.vals.assertions.append(
+                z3.Or(self.present[t], *(self.vals.not_(bit) for bit in self.bits[t]))
+            )
         for t in range(m):
             if len(self.alphabet) < 2**self.nbits:
-                self.vals.assertions.append(z3.Or([self.is_symbol(t, a) for a in range(len(self.alphabet))]))
-        self.ffn_lemmas = {r.lemma.block: r for r in lemmas if isinstance(r.lemma, BooleanBlock | ScaledBlock) and r.proved}
-        self.head_lemmas = {(r.lemma.layer, r.lemma.head): r for r in lemmas if isinstance(r.lemma, NearestSelection | RankedSelection) and r.proved}
+                self.vals.assertions.append(
+                    z3.Or([self.is_symbol(t, a) for a in range(len(self.alphabet))])
+                )
+        self.ffn_lemmas = {
+            r.lemma.block: r
+            for r in lemmas
+            if isinstance(r.lemma, BooleanBlock | ScaledBlock) and r.proved
+        }
+        self.head_lemmas = {
+            (r.lemma.layer, r.lemma.head): r
+            for r in lemmas
+            if isinstance(r.lemma, NearestSelection | RankedSelection) and r.proved
+        }
         self._states: dict[tuple[int, int], State] = {}
         self._scans: dict[tuple[int, str], list[dict[str, Any] | None]] = {}
         self._same_query: dict[Any, tuple[dict[str, Any], Any]] = {}
-        self.readout_lemmas: dict[Any, PresenceSigns | bool] = readout_lemmas if readout_lemmas is not None else {}
+        self.readout_lemmas: dict[Any, PresenceSigns | bool] = (
+            readout_lemmas if readout_lemmas is not None else {}
+        )
         self.readout_nodes: list[LemmaNode] = readout_nodes if readout_nodes is not None else []
 
     # -------------------------------------------------------------- word and embedding
@@ -109,7 +143,9 @@ class Abstraction:
     def is_symbol(self, t: int, a: int) -> Any:
         got = self._symbols.get((t, a))
         if got is None:
-            lits = [bit if (a >> b) & 1 else self.vals.not_(bit) for b, bit in enumerate(self.bits[t])]
+            lits = [
+                bit if (a >> b) & 1 else self.vals.not_(bit) for b, bit in enumerate(self.bits[t])
+            ]
             got = self._symbols[(t, a)] = self.vals.and_(lits)
         return got
 
@@ -119,7 +155,11 @@ class Abstraction:
         return self.present[j] if 0 <= j < self.m else True
 
     def length_of(self, model: Any) -> int:
-        return sum(1 for p in self.present if p is True or self.z3.is_true(model.eval(p, model_completion=True)))
+        return sum(
+            1
+            for p in self.present
+            if p is True or self.z3.is_true(model.eval(p, model_completion=True))
+        )
 
     def feature_at(self, feat: str, pos: int) -> Fraction | Pos:
         """Positional feature ``feat`` at token position ``pos``: a Fraction where it does not
@@ -134,7 +174,11 @@ class Abstraction:
     def word_of(self, model: Any) -> Word:
         out = []
         for t in range(self.length_of(model) if self.ranged else self.m):
-            code = sum(1 << b for b, bit in enumerate(self.bits[t]) if self.z3.is_true(model.eval(bit, model_completion=True)))
+            code = sum(
+                1 << b
+                for b, bit in enumerate(self.bits[t])
+                if self.z3.is_true(model.eval(bit, model_completion=True))
+            )
             out.append(self.alphabet[code])
         return tuple(out)
 
@@ -157,7 +201,9 @@ class Abstraction:
                 x[d] = ones[0] if len(ones) == 1 else self.z3.Or(ones)
             else:
                 j = t - self.first_slot
-                x[d] = self.vals.lin([(v, self.is_symbol(j, a)) for a, v in enumerate(col)], Fraction(0))
+                x[d] = self.vals.lin(
+                    [(v, self.is_symbol(j, a)) for a, v in enumerate(col)], Fraction(0)
+                )
         for d, feat, coef in emb.positional:
             f = self.feature_at(feat, t)
             if isinstance(f, Fraction):
@@ -170,7 +216,9 @@ class Abstraction:
             elif isinstance(x[d], Pos):
                 x[d] = Pos((*x[d].terms, *((name, coef * c) for name, c in f.terms)), x[d].base, t)
             else:
-                raise Unsupported(f"dim {d!r} adds a length-dependent feature {feat} to a word-dependent value")
+                raise Unsupported(
+                    f"dim {d!r} adds a length-dependent feature {feat} to a word-dependent value"
+                )
         return x, None
 
     # -------------------------------------------------------------- layers
@@ -210,9 +258,15 @@ class Abstraction:
         if sub.residual:
             y = dict(x)
             for d, v in out.items():
-                y[d] = self.vals.named(self.vals.lin([(Fraction(1), x[d]), (Fraction(1), v)], Fraction(0)), f"{d}@{sub.name}.{t}")
+                y[d] = self.vals.named(
+                    self.vals.lin([(Fraction(1), x[d]), (Fraction(1), v)], Fraction(0)),
+                    f"{d}@{sub.name}.{t}",
+                )
         else:
-            y = {d: self.vals.named(out.get(d, Fraction(0)), f"{d}@{sub.name}.{t}") for d in self.net.dims}
+            y = {
+                d: self.vals.named(out.get(d, Fraction(0)), f"{d}@{sub.name}.{t}")
+                for d in self.net.dims
+            }
         return y, scale
 
     def ffn(self, block: FFN, x: Mapping[str, Any], scale: Any) -> dict[str, Any]:
@@ -238,7 +292,9 @@ class Abstraction:
             r.fallbacks.append(f"a dim it assumes Boolean is not 0/1 at length {self.m}")
         return ffn_faithful(self.vals, block, x, scale)
 
-    def scaled_lemma(self, r: LemmaResult, x: Mapping[str, Any], scale: Any) -> dict[str, Any] | None:
+    def scaled_lemma(
+        self, r: LemmaResult, x: Mapping[str, Any], scale: Any
+    ) -> dict[str, Any] | None:
         """A proved ScaledBlock in place of its FFN, where its side conditions hold: the unit dim
         is a concrete 1/u and every input dim is an integer (a concrete one, or an Int count)
         over u."""
@@ -247,7 +303,9 @@ class Abstraction:
         z3 = self.z3
         unit = x.get(lemma.unit, Fraction(0))
         if scale is not None or not isinstance(unit, Fraction) or unit <= 0 or unit.numerator != 1:
-            r.fallbacks.append(f"the unit dim {lemma.unit!r} is not a concrete 1/u (length {self.m})")
+            r.fallbacks.append(
+                f"the unit dim {lemma.unit!r} is not a concrete 1/u (length {self.m})"
+            )
             return None
         u = unit.denominator
         env: dict[str, Any] = {}
@@ -255,18 +313,24 @@ class Abstraction:
             value = x.get(d, Fraction(0))
             if isinstance(value, Fraction):
                 if (value * u).denominator != 1:
-                    r.fallbacks.append(f"dim {d!r} is not an integer over the unit (length {self.m})")
+                    r.fallbacks.append(
+                        f"dim {d!r} is not an integer over the unit (length {self.m})"
+                    )
                     return None
                 self.vals.arithmetic = True
                 env[str(v)] = z3.IntVal(int(value * u), self.ctx)
                 continue
-            term = z3.simplify(self.vals.arith(self.vals.defined(value)) * self.vals.num(Fraction(u)))
+            term = z3.simplify(
+                self.vals.arith(self.vals.defined(value)) * self.vals.num(Fraction(u))
+            )
             if z3.is_to_real(term) and z3.is_int(term.arg(0)):
                 env[str(v)] = term.arg(0)
             elif z3.is_int(term):
                 env[str(v)] = term
             else:
-                r.fallbacks.append(f"dim {d!r} is not an integer term over the unit (length {self.m})")
+                r.fallbacks.append(
+                    f"dim {d!r} is not an integer term over the unit (length {self.m})"
+                )
                 return None
         r.uses += 1
         return {
@@ -281,7 +345,9 @@ class Abstraction:
             got, s = self.head(idx, layer, h, t)
             if s is not None:
                 if scale is not None or len(layer.heads) > 1:
-                    raise Unsupported(f"an averaging head {h.name!r} beside other heads in {layer.name!r}")
+                    raise Unsupported(
+                        f"an averaging head {h.name!r} beside other heads in {layer.name!r}"
+                    )
                 scale = s
             outs.update(got)
         if layer.output is not None:
@@ -304,7 +370,9 @@ class Abstraction:
 
     def head(self, idx: int, layer: AttentionLayer, h: Head, t: int) -> tuple[dict[str, Any], Any]:
         if h.relative:
-            raise Unsupported(f"head {h.name!r} uses relative positions, which compositional proofs do not cover")
+            raise Unsupported(
+                f"head {h.name!r} uses relative positions, which compositional proofs do not cover"
+            )
         cands = self.candidates(h, t)
         zero = {o: Fraction(0) for o in h.value.outputs}
         if not cands:
@@ -329,7 +397,9 @@ class Abstraction:
                 return got, None
         return self.head_faithful(idx, h, t, cands)
 
-    def scan(self, idx: int, layer: AttentionLayer, h: Head, r: LemmaResult) -> list[dict[str, Any] | None] | None:
+    def scan(
+        self, idx: int, layer: AttentionLayer, h: Head, r: LemmaResult
+    ) -> list[dict[str, Any] | None] | None:
         """The proved NearestSelection as a prefix scan over the positions: the selected value
         at each query position. None (with a recorded fallback) where a side condition fails."""
         key = (idx, h.name)
@@ -356,17 +426,28 @@ class Abstraction:
                 return None
         z3 = self.z3
         prefer = [
-            self.vals.boolish(sympy_to_z3(self.vals, lemma.prefer, {d: self.vals.boolish(x.get(d, Fraction(0))) for d in lemma.boolean}))
+            self.vals.boolish(
+                sympy_to_z3(
+                    self.vals,
+                    lemma.prefer,
+                    {d: self.vals.boolish(x.get(d, Fraction(0))) for d in lemma.boolean},
+                )
+            )
             for x, _ in states
         ]
         present = [self.present_at(j) for j in range(self.N)]
-        prefer = [p if present[j] is True or z3.is_false(p) else self.vals.and_([present[j], p]) for j, p in enumerate(prefer)]
+        prefer = [
+            p if present[j] is True or z3.is_false(p) else self.vals.and_([present[j], p])
+            for j, p in enumerate(prefer)
+        ]
         values = [affine_map(self.vals, h.value, x) for x, _ in states]
         later = nearer_is_later(h.mask)
         strict = h.mask.startswith("strict")
         order = range(self.N) if later else range(self.N - 1, -1, -1)
         if present[order[0]] is not True:
-            raise Unsupported(f"head {h.name!r}: the scan starts at a slot that may be absent (no prefix/suffix token there)")
+            raise Unsupported(
+                f"head {h.name!r}: the scan starts at a slot that may be absent (no prefix/suffix token there)"
+            )
         out: list[dict[str, Any] | None] = [None] * self.N
         found: Any = z3.BoolVal(False, self.ctx)
         best: dict[str, Any] = {o: Fraction(0) for o in h.value.outputs}
@@ -384,21 +465,32 @@ class Abstraction:
             if present[t] is True or near is None:
                 near = values[t]
             else:
-                near = {o: self.vals.named(self.vals.ite(present[t], values[t][o], near[o]), f"near.{o}") for o in best}
+                near = {
+                    o: self.vals.named(
+                        self.vals.ite(present[t], values[t][o], near[o]), f"near.{o}"
+                    )
+                    for o in best
+                }
         r.uses += 1
         self._scans[key] = out
         return out
 
-    def _scan_add(self, found: Any, best: dict[str, Any], p: Any, v: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    def _scan_add(
+        self, found: Any, best: dict[str, Any], p: Any, v: dict[str, Any]
+    ) -> tuple[Any, dict[str, Any]]:
         z3 = self.z3
         new_best = {o: self.vals.named(self.vals.ite(p, v[o], best[o]), f"scan.{o}") for o in best}
         found = p if z3.is_false(found) else self.vals.or_([p, found])
         return self.vals.named(found, "scan.found"), new_best
 
-    def head_faithful(self, idx: int, h: Head, t: int, cands: list[int]) -> tuple[dict[str, Any], Any]:
+    def head_faithful(
+        self, idx: int, h: Head, t: int, cands: list[int]
+    ) -> tuple[dict[str, Any], Any]:
         vals = self.vals
         if self.ranged and any(self.present_at(j) is not True for j in cands):
-            raise Unsupported(f"head {h.name!r} without a lemma attends over slots that may be absent (a query over several lengths)")
+            raise Unsupported(
+                f"head {h.name!r} without a lemma attends over slots that may be absent (a query over several lengths)"
+            )
         xq, sq = self.state(idx, t)
         if sq is not None:
             raise Unsupported(f"head {h.name!r} queries a scaled position")
@@ -412,7 +504,9 @@ class Abstraction:
             return got
         return self._head_over(idx, h, t, cands, q)
 
-    def _head_over(self, idx: int, h: Head, t: int, cands: list[int], q: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+    def _head_over(
+        self, idx: int, h: Head, t: int, cands: list[int], q: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], Any]:
         vals, z3 = self.vals, self.z3
         scores: list[Any] = []
         values: list[dict[str, Any]] = []
@@ -429,16 +523,25 @@ class Abstraction:
                 elif isinstance(ka, Fraction):
                     terms.append((ka, qa))
                 else:
-                    raise Unsupported(f"head {h.name!r}: a score multiplies two word-dependent values")
+                    raise Unsupported(
+                        f"head {h.name!r}: a score multiplies two word-dependent values"
+                    )
             s = vals.lin(terms, Fraction(0))
             if h.scoring == "neg_abs_dot":
-                s = -abs(s) if isinstance(s, Fraction) else -z3.If(vals.arith(s) >= 0, vals.arith(s), -vals.arith(s))
+                s = (
+                    -abs(s)
+                    if isinstance(s, Fraction)
+                    else -z3.If(vals.arith(s) >= 0, vals.arith(s), -vals.arith(s))
+                )
             scores.append(s)
             values.append(affine_map(vals, h.value, xk))
         outputs = h.value.outputs
         if all(isinstance(s, Fraction) for s in scores):
             weights = self._concrete_weights(h, scores)
-            return {o: vals.lin([(w, v[o]) for w, v in zip(weights, values, strict=True)], Fraction(0)) for o in outputs}, None
+            return {
+                o: vals.lin([(w, v[o]) for w, v in zip(weights, values, strict=True)], Fraction(0))
+                for o in outputs
+            }, None
         if not isinstance(h.normalizer, Hardmax):
             raise Unsupported(f"softmax head {h.name!r} with word-dependent scores")
         top = vals.fresh_real(f"max.{h.name}.{t}")
@@ -458,7 +561,11 @@ class Abstraction:
         zero_r = vals.num(Fraction(0))
         summed: dict[str, Any] = {}
         for o in outputs:
-            parts = [z3.If(s, vals.arith(v[o]), zero_r) for s, v in zip(sel, values, strict=True) if not (isinstance(v[o], Fraction) and v[o] == 0)]
+            parts = [
+                z3.If(s, vals.arith(v[o]), zero_r)
+                for s, v in zip(sel, values, strict=True)
+                if not (isinstance(v[o], Fraction) and v[o] == 0)
+            ]
             summed[o] = z3.Sum(parts) if parts else Fraction(0)
         return summed, count
 
@@ -470,7 +577,9 @@ class Abstraction:
                 best = best[:1]
             elif h.normalizer.tie == "rightmost":
                 best = best[-1:]
-            return [Fraction(1, len(best)) if i in best else Fraction(0) for i in range(len(scores))]
+            return [
+                Fraction(1, len(best)) if i in best else Fraction(0) for i in range(len(scores))
+            ]
         sm: Softmax = h.normalizer
         if sm.r is None:
             raise Unsupported(f"softmax head {h.name!r} with base e^c (transcendental)")
@@ -480,7 +589,9 @@ class Abstraction:
         mult = sc.coef * (self.N if sc.times_n else 1)
         exps = [s * mult for s in scores]
         if any(e.denominator != 1 for e in exps):
-            raise Unsupported(f"softmax head {h.name!r}: a scaled score is not an integer (irrational weight)")
+            raise Unsupported(
+                f"softmax head {h.name!r}: a scaled score is not an integer (irrational weight)"
+            )
         low = min(exps)
         raw = [sm.r ** int(e - low) for e in exps]
         z = sum(raw, Fraction(0))
@@ -501,7 +612,9 @@ class Abstraction:
                         f"no verdict on it; declare the claim with min_len >= {self.m + 1} or give the network a prefix or suffix token"
                     )
                 if self.present_at(t) is not True:
-                    raise Unsupported(f"the readout position {r.position} is a slot that may be absent (a query over several lengths)")
+                    raise Unsupported(
+                        f"the readout position {r.position} is a slot that may be absent (a query over several lengths)"
+                    )
                 got = self.presence_accept(r, t)
                 if got is not None:
                     return got
@@ -540,7 +653,10 @@ class Abstraction:
         there = [self.present_at(j) for j in cands]
         present = []
         for pat in patterns:
-            lits = [[row[d] if pat[d] else z3.Not(row[d]) for d in dims] + ([] if p is True else [p]) for row, p in zip(bits, there, strict=True)]
+            lits = [
+                [row[d] if pat[d] else z3.Not(row[d]) for d in dims] + ([] if p is True else [p])
+                for row, p in zip(bits, there, strict=True)
+            ]
             present.append(self.vals.named(z3.Or([z3.And(lit) for lit in lits]), "present"))
         return self.presence_formula(plan, present)
 
@@ -556,14 +672,22 @@ class Abstraction:
         sub = net.layers[idx]
         layer = sub.block
         assert isinstance(layer, AttentionLayer)
-        later = net.layers[idx + 1:]
+        later = net.layers[idx + 1 :]
         if (
-            len(layer.heads) != 1 or layer.output is not None or not sub.residual or sub.post_ln is not None
-            or any(s.post_ln is not None for s in later) or any(not isinstance(s.block, FFN) for s in later)
+            len(layer.heads) != 1
+            or layer.output is not None
+            or not sub.residual
+            or sub.post_ln is not None
+            or any(s.post_ln is not None for s in later)
+            or any(not isinstance(s.block, FFN) for s in later)
         ):
             return None
         h = layer.heads[0]
-        if not isinstance(h.normalizer, Hardmax) or h.normalizer.tie != "average" or h.scoring != "dot":
+        if (
+            not isinstance(h.normalizer, Hardmax)
+            or h.normalizer.tie != "average"
+            or h.scoring != "dot"
+        ):
             return None
         return idx, h
 
@@ -575,7 +699,9 @@ class Abstraction:
         row = {d: self.vals.boolish(x.get(d, Fraction(0))) for d in dims}
         return None if any(v is None for v in row.values()) else row
 
-    def readout_plan(self, idx: int, h: Head, state: State, where: int) -> tuple[list[str], list[dict[str, bool]], dict[Fraction, list[int]], PresenceSigns] | None:
+    def readout_plan(
+        self, idx: int, h: Head, state: State, where: int
+    ) -> tuple[list[str], list[dict[str, bool]], dict[Fraction, list[int]], PresenceSigns] | None:
         """What the presence readout needs at the readout position (its ``state`` before the
         head; ``where`` its index from the end): the head's Boolean dims, their patterns, the
         patterns by score class, and the readout lemma's signs (proved once per key). None where
@@ -589,14 +715,19 @@ class Abstraction:
             return None
         dims = sorted(
             {d for row in h.key.weights for d, w in zip(h.key.inputs, row, strict=True) if w != 0}
-            | {d for row in h.value.weights for d, w in zip(h.value.inputs, row, strict=True) if w != 0}
+            | {
+                d
+                for row in h.value.weights
+                for d, w in zip(h.value.inputs, row, strict=True)
+                if w != 0
+            }
         )
         if len(dims) > 6:
             return None
         r = net.readout
         assert isinstance(r, Classifier)
         reads = _read_dims(r.logit)
-        for s_ in net.layers[idx + 1:]:
+        for s_ in net.layers[idx + 1 :]:
             assert isinstance(s_.block, FFN)
             if s_.block.steps:
                 first = s_.block.steps[0]
@@ -622,7 +753,11 @@ class Abstraction:
             return None
         return dims, patterns, classes, signs
 
-    def presence_formula(self, plan: tuple[list[str], list[dict[str, bool]], dict[Fraction, list[int]], PresenceSigns], present: Sequence[Any]) -> Any:
+    def presence_formula(
+        self,
+        plan: tuple[list[str], list[dict[str, bool]], dict[Fraction, list[int]], PresenceSigns],
+        present: Sequence[Any],
+    ) -> Any:
         """The accept bit from which value patterns occur (``present[p]``, a Bool per pattern)."""
         z3 = self.z3
         _dims, _patterns, classes, signs = plan
@@ -633,18 +768,35 @@ class Abstraction:
             top = z3.And(class_present[c], *(z3.Not(class_present[c2]) for c2 in order[:ci]))
             for subset, positive in signs[c]:
                 if positive:
-                    cases.append(z3.And(top, *(present[p] if p in subset else z3.Not(present[p]) for p in classes[c])))
+                    cases.append(
+                        z3.And(
+                            top,
+                            *(
+                                present[p] if p in subset else z3.Not(present[p])
+                                for p in classes[c]
+                            ),
+                        )
+                    )
         return z3.Or(cases) if cases else z3.BoolVal(False, self.ctx)
 
     def member(self, language: Language) -> Any:
         dfa = language.automaton
         z3 = self.z3
         if dfa is None and language.stack is not None:
-            symbols = [[self.is_symbol(t, a) for a in range(len(self.alphabet))] for t in range(self.m)]
-            return stack_member(z3, self.ctx, language.stack, symbols, self.present, self.vals.assertions)
+            symbols = [
+                [self.is_symbol(t, a) for a in range(len(self.alphabet))] for t in range(self.m)
+            ]
+            return stack_member(
+                z3, self.ctx, language.stack, symbols, self.present, self.vals.assertions
+            )
         if dfa is None:
             raise Unsupported(f"the language {language.name} has no Automaton")
-        if len(self.alphabet) == 2 and commutative(dfa) and self.m >= COUNT_AT_LEAST and not self.ranged:
+        if (
+            len(self.alphabet) == 2
+            and commutative(dfa)
+            and self.m >= COUNT_AT_LEAST
+            and not self.ranged
+        ):
             # The state depends only on how many times each symbol occurs: membership is a set
             # of values of one count (the same Int the network's uniform heads sum into).
             ones = self.vals.count([self.is_symbol(t, 1) for t in range(self.m)])
@@ -654,7 +806,12 @@ class Abstraction:
         for t in range(self.m):
             nxt = []
             for q2 in range(dfa.states):
-                cases = [self.vals.and_([state[q], self.is_symbol(t, a)]) for q in range(dfa.states) for a in range(len(self.alphabet)) if dfa.delta[q][a] == q2 and not z3.is_false(state[q])]
+                cases = [
+                    self.vals.and_([state[q], self.is_symbol(t, a)])
+                    for q in range(dfa.states)
+                    for a in range(len(self.alphabet))
+                    if dfa.delta[q][a] == q2 and not z3.is_false(state[q])
+                ]
                 if self.present[t] is not True:
                     # an absent slot leaves the state as it is
                     if not cases and z3.is_false(state[q2]):
@@ -704,7 +861,9 @@ def _presence_signs(
 
     ctx = z3.Context()
     vals = Values(z3, ctx)
-    value_of = [affine_map(vals, h.value, {d: Fraction(int(b)) for d, b in pat.items()}) for pat in patterns]
+    value_of = [
+        affine_map(vals, h.value, {d: Fraction(int(b)) for d, b in pat.items()}) for pat in patterns
+    ]
     signs: PresenceSigns = {}
     queries: list[SmtQuery] = []
     ok = True
@@ -715,13 +874,34 @@ def _presence_signs(
             lam = [z3.Real(f"lambda{p}", ctx) for p in subset]
             x: dict[str, Any] = dict(fixed)
             for o in h.value.outputs:
-                a = vals.lin([(Fraction(1), z3.Sum([lam[i] * vals.num(value_of[p][o]) for i, p in enumerate(subset)]))], Fraction(0))
-                x[o] = vals.lin([(Fraction(1), x.get(o, Fraction(0))), (Fraction(1), a)], Fraction(0))
-            for sub in net.layers[idx + 1:]:
+                a = vals.lin(
+                    [
+                        (
+                            Fraction(1),
+                            z3.Sum(
+                                [lam[i] * vals.num(value_of[p][o]) for i, p in enumerate(subset)]
+                            ),
+                        )
+                    ],
+                    Fraction(0),
+                )
+                x[o] = vals.lin(
+                    [(Fraction(1), x.get(o, Fraction(0))), (Fraction(1), a)], Fraction(0)
+                )
+            for sub in net.layers[idx + 1 :]:
                 assert isinstance(sub.block, FFN)
                 out = ffn_faithful(vals, sub.block, x)
                 if sub.residual:
-                    x = {**x, **{d: vals.lin([(Fraction(1), x.get(d, Fraction(0))), (Fraction(1), v)], Fraction(0)) for d, v in out.items()}}
+                    x = {
+                        **x,
+                        **{
+                            d: vals.lin(
+                                [(Fraction(1), x.get(d, Fraction(0))), (Fraction(1), v)],
+                                Fraction(0),
+                            )
+                            for d, v in out.items()
+                        },
+                    }
                 else:
                     x = {d: out.get(d, Fraction(0)) for d in net.dims}
             r = net.readout
@@ -732,9 +912,17 @@ def _presence_signs(
             for label, goal in (("positive", logit > 0), ("non-positive", logit <= 0)):
                 solver = z3.Solver(ctx=ctx)
                 solver.add(*simplex, *vals.assertions, goal)
-                shown = " + ".join("(" + ",".join(f"{d}={int(b)}" for d, b in patterns[p].items()) + ")" for p in subset)
-                query, _model = smtlib.solve(solver, name=f"readout.{h.name} class {c} patterns {shown} {label}", logic="QF_LRA", timeout=10.0,
-                                      reason_unsat=f"no {label} logit when the maximal value patterns are {shown}")
+                shown = " + ".join(
+                    "(" + ",".join(f"{d}={int(b)}" for d, b in patterns[p].items()) + ")"
+                    for p in subset
+                )
+                query, _model = smtlib.solve(
+                    solver,
+                    name=f"readout.{h.name} class {c} patterns {shown} {label}",
+                    logic="QF_LRA",
+                    timeout=10.0,
+                    reason_unsat=f"no {label} logit when the maximal value patterns are {shown}",
+                )
                 queries.append(query)
                 answers.append(query.result)
             if answers == ["sat", "unsat"]:

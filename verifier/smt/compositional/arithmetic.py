@@ -26,13 +26,14 @@ from netproof.symbolic import FFN, Activation, Affine, LayerNorm
 from netproof.verifier.claims import Automaton
 from netproof.verifier.smt.errors import Unsupported
 
-
 COUNT_AT_LEAST = 4
 """A sum of at least this many Bools with one coefficient becomes an Int count (one variable,
 shared by every sum of the same Bools, e.g. a uniform head's output and the automaton's count)."""
 
 
-LENGTH_FREE_FEATURES = frozenset({"1", "i", "i+1", "1/i", "1/i^2", "cos(iπ)", "I[i=0]", "I[i=1]", "1/2^i"})
+LENGTH_FREE_FEATURES = frozenset(
+    {"1", "i", "i+1", "1/i", "1/i^2", "cos(iπ)", "I[i=0]", "I[i=1]", "1/2^i"}
+)
 """Positional features whose value at a fixed index does not depend on the length (the rest, and
 any feature a user registers, are treated as length-dependent)."""
 
@@ -55,13 +56,20 @@ def certainly_equal(a: Any, b: Any) -> bool:
     one) is never certainly equal to anything here, and is never compared with a Python
     operator (``term != x`` is a z3 term, whose truth value Python cannot take): callers treat
     "not certainly equal" as a side condition that fails, and fall back soundly."""
-    return isinstance(a, Fraction | Pos) and isinstance(b, Fraction | Pos) and type(a) is type(b) and a == b
+    return (
+        isinstance(a, Fraction | Pos)
+        and isinstance(b, Fraction | Pos)
+        and type(a) is type(b)
+        and a == b
+    )
 
 
 def _no_pos(v: Any) -> Any:
     if isinstance(v, Pos):
         shown = " + ".join(f"{c}·{f}" for f, c in v.terms)
-        raise Unsupported(f"a value depends on the symbolic length ({shown} at index {v.index}) in a query over several lengths")
+        raise Unsupported(
+            f"a value depends on the symbolic length ({shown} at index {v.index}) in a query over several lengths"
+        )
     return v
 
 
@@ -107,7 +115,9 @@ class Values:
         return self.z3.BoolRef(self.z3.Z3_mk_eq(self.ctx.ref(), a.as_ast(), b.as_ast()), self.ctx)
 
     def bool_ite(self, c: Any, a: Any, b: Any) -> Any:
-        return self.z3.BoolRef(self.z3.Z3_mk_ite(self.ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()), self.ctx)
+        return self.z3.BoolRef(
+            self.z3.Z3_mk_ite(self.ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()), self.ctx
+        )
 
     def num(self, q: Fraction) -> Any:
         self.arithmetic = True
@@ -213,7 +223,11 @@ class Values:
         if isinstance(a, Fraction) and isinstance(b, Fraction) and a == b:
             return a
         ba, bb = self.boolish(a), self.boolish(b)
-        if ba is not None and bb is not None and not (isinstance(a, Fraction) and isinstance(b, Fraction) and a not in (0, 1)):
+        if (
+            ba is not None
+            and bb is not None
+            and not (isinstance(a, Fraction) and isinstance(b, Fraction) and a not in (0, 1))
+        ):
             return self.bool_ite(cond, ba, bb)
         return self.z3.If(cond, self.arith(a), self.arith(b))
 
@@ -224,7 +238,9 @@ class Values:
             return self.num(v) * scale if v not in (0, 1) else (Fraction(0) if v == 0 else scale)
         if self.z3.is_bool(v):
             return self.z3.If(v, scale, self.num(Fraction(0)))
-        return v * scale  # nonlinear: only where no lemma made the residual Boolean (small n, mutants)
+        return (
+            v * scale
+        )  # nonlinear: only where no lemma made the residual Boolean (small n, mutants)
 
     def formula(self, expr: Any, env: Mapping[str, Any]) -> Any:
         """:func:`sympy_to_z3` of ``expr`` with ``env``, through a plan made once per
@@ -254,7 +270,11 @@ class Values:
             out: Any = None
             for value, cond in reversed(plan[1]):
                 v = self._run_plan(value, env)
-                out = v if cond is None else self.ite(self._bool(self._run_plan(cond, env), plan), v, out)
+                out = (
+                    v
+                    if cond is None
+                    else self.ite(self._bool(self._run_plan(cond, env), plan), v, out)
+                )
             return out
         args = [self._bool(self._run_plan(p, env), plan) for p in plan[1]]
         if op == "and":
@@ -295,7 +315,7 @@ class Values:
                 grouped = []
                 for i in range(0, len(parts), 32):
                     part = z3.Int(f"{label}.{level}.{i // 32}", self.ctx)
-                    self.assertions.append(part == z3.Sum(parts[i:i + 32]))
+                    self.assertions.append(part == z3.Sum(parts[i : i + 32]))
                     grouped.append(part)
                 parts = grouped
             got = z3.Int(label, self.ctx)
@@ -307,7 +327,14 @@ class Values:
         """A word-dependent term behind a fresh variable (asserted equal), so that every term
         stays shallow: the SMT-LIB2 text is flat and the solver shares the definition."""
         z3 = self.z3
-        if self.inline or isinstance(v, Fraction | Pos) or (z3.is_const(v) and (v.decl().kind() == z3.Z3_OP_UNINTERPRETED or z3.is_true(v) or z3.is_false(v))):
+        if (
+            self.inline
+            or isinstance(v, Fraction | Pos)
+            or (
+                z3.is_const(v)
+                and (v.decl().kind() == z3.Z3_OP_UNINTERPRETED or z3.is_true(v) or z3.is_false(v))
+            )
+        ):
             return v
         self._fresh += 1
         name = f"{label}#{self._fresh}"
@@ -361,7 +388,9 @@ def sympy_to_z3(vals: Values, expr: Any, env: Mapping[str, Any]) -> Any:
     if isinstance(expr, sympy.Not):
         return z3.Not(b(expr.args[0]))
     if isinstance(expr, sympy.Xor):
-        return z3.Xor(b(expr.args[0]), b(expr.args[1])) if len(expr.args) == 2 else z3.Not(z3.Or([]))
+        return (
+            z3.Xor(b(expr.args[0]), b(expr.args[1])) if len(expr.args) == 2 else z3.Not(z3.Or([]))
+        )
     if isinstance(expr, sympy.Equivalent):
         first = b(expr.args[0])
         return z3.And([first == b(a) for a in expr.args[1:]])
@@ -371,8 +400,14 @@ def sympy_to_z3(vals: Values, expr: Any, env: Mapping[str, Any]) -> Any:
         return Fraction(int(expr.p), int(expr.q))
     if isinstance(expr, (sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge)):
         lhs, rhs = (vals.arith(sympy_to_z3(vals, a, env)) for a in expr.args)
-        ops = {sympy.Eq: lambda a, b: a == b, sympy.Ne: lambda a, b: a != b, sympy.Lt: lambda a, b: a < b,
-               sympy.Le: lambda a, b: a <= b, sympy.Gt: lambda a, b: a > b, sympy.Ge: lambda a, b: a >= b}
+        ops = {
+            sympy.Eq: lambda a, b: a == b,
+            sympy.Ne: lambda a, b: a != b,
+            sympy.Lt: lambda a, b: a < b,
+            sympy.Le: lambda a, b: a <= b,
+            sympy.Gt: lambda a, b: a > b,
+            sympy.Ge: lambda a, b: a >= b,
+        }
         return ops[type(expr)](lhs, rhs)
     if isinstance(expr, sympy.Piecewise):
         out: Any = None
@@ -390,13 +425,21 @@ def sympy_to_z3(vals: Values, expr: Any, env: Mapping[str, Any]) -> Any:
     if isinstance(expr, sympy.Mul):
         coef, rest = expr.as_coeff_Mul()
         if not isinstance(rest, sympy.Mul) and isinstance(coef, sympy.Rational):
-            return vals.lin([(Fraction(int(coef.p), int(coef.q)), sympy_to_z3(vals, rest, env))], Fraction(0))
-    raise Unsupported(f"lemma expression {expr} is neither a Boolean formula nor linear in the dims")
+            return vals.lin(
+                [(Fraction(int(coef.p), int(coef.q)), sympy_to_z3(vals, rest, env))], Fraction(0)
+            )
+    raise Unsupported(
+        f"lemma expression {expr} is neither a Boolean formula nor linear in the dims"
+    )
 
 
 _RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
-    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
 }
 
 
@@ -410,37 +453,59 @@ def _plan(expr: Any) -> tuple[Any, ...]:
         return ("bool", expr is sympy.true)
     if isinstance(expr, sympy.Rational):
         return ("const", Fraction(int(expr.p), int(expr.q)))
-    for kind, name in ((sympy.And, "and"), (sympy.Or, "or"), (sympy.Not, "not"), (sympy.Equivalent, "equiv"), (sympy.Implies, "implies")):
+    for kind, name in (
+        (sympy.And, "and"),
+        (sympy.Or, "or"),
+        (sympy.Not, "not"),
+        (sympy.Equivalent, "equiv"),
+        (sympy.Implies, "implies"),
+    ):
         if isinstance(expr, kind):
             return (name, [_plan(a) for a in expr.args])
     if isinstance(expr, sympy.Xor) and len(expr.args) == 2:
         return ("xor", [_plan(a) for a in expr.args])
-    for kind, name in ((sympy.Eq, "=="), (sympy.Ne, "!="), (sympy.Lt, "<"), (sympy.Le, "<="), (sympy.Gt, ">"), (sympy.Ge, ">=")):
+    for kind, name in (
+        (sympy.Eq, "=="),
+        (sympy.Ne, "!="),
+        (sympy.Lt, "<"),
+        (sympy.Le, "<="),
+        (sympy.Gt, ">"),
+        (sympy.Ge, ">="),
+    ):
         if isinstance(expr, kind):
             return ("rel", name, _plan(expr.args[0]), _plan(expr.args[1]))
     if isinstance(expr, sympy.Piecewise):
         if expr.args[-1][1] is not sympy.true:
             raise Unsupported(f"Piecewise {expr} has no otherwise branch")
-        return ("piecewise", [(_plan(v), None if c is sympy.true else _plan(c)) for v, c in expr.args])
+        return (
+            "piecewise",
+            [(_plan(v), None if c is sympy.true else _plan(c)) for v, c in expr.args],
+        )
     if isinstance(expr, sympy.Add):
         return ("lin", [(Fraction(1), _plan(a)) for a in expr.args], Fraction(0))
     if isinstance(expr, sympy.Mul):
         coef, rest = expr.as_coeff_Mul()
         if not isinstance(rest, sympy.Mul) and isinstance(coef, sympy.Rational):
             return ("lin", [(Fraction(int(coef.p), int(coef.q)), _plan(rest))], Fraction(0))
-    raise Unsupported(f"lemma expression {expr} is neither a Boolean formula nor linear in the dims")
+    raise Unsupported(
+        f"lemma expression {expr} is neither a Boolean formula nor linear in the dims"
+    )
 
 
 def affine_map(vals: Values, a: Affine, x: Mapping[str, Any], scale: Any = None) -> dict[str, Any]:
     """The affine map ``a`` on the values ``x`` (a dim it reads and ``x`` lacks is 0), its bias
     times ``scale`` on a scaled position."""
     return {
-        o: vals.lin([(w, x.get(i, Fraction(0))) for w, i in zip(row, a.inputs, strict=True)], b, scale)
+        o: vals.lin(
+            [(w, x.get(i, Fraction(0))) for w, i in zip(row, a.inputs, strict=True)], b, scale
+        )
         for o, row, b in zip(a.outputs, a.weights, a.bias, strict=True)
     }
 
 
-def ffn_faithful(vals: Values, block: FFN, x: Mapping[str, Any], scale: Any = None) -> dict[str, Any]:
+def ffn_faithful(
+    vals: Values, block: FFN, x: Mapping[str, Any], scale: Any = None
+) -> dict[str, Any]:
     """The FFN's exact value: affine maps, ReLU (positively homogeneous, so unchanged on a scaled
     position), σ and step (scaled explicitly)."""
     cur: Mapping[str, Any] = x
@@ -459,7 +524,9 @@ def ffn_faithful(vals: Values, block: FFN, x: Mapping[str, Any], scale: Any = No
             case Activation():
                 raise Unsupported(f"activation {stepdef.kind!r} in FFN {block.name!r}")
             case LayerNorm():
-                raise Unsupported(f"layer norm inside FFN {block.name!r} (√ of a word-dependent variance)")
+                raise Unsupported(
+                    f"layer norm inside FFN {block.name!r} (√ of a word-dependent variance)"
+                )
             case _:
                 assert_never(stepdef)
     return {o: cur[o] for o in last_outputs}
@@ -487,5 +554,7 @@ def commutative(dfa: Automaton) -> bool:
     k = len(dfa.delta[0]) if dfa.delta else 0
     return all(
         dfa.delta[dfa.delta[q][a]][b] == dfa.delta[dfa.delta[q][b]][a]
-        for q in range(dfa.states) for a in range(k) for b in range(k)
+        for q in range(dfa.states)
+        for a in range(k)
+        for b in range(k)
     )

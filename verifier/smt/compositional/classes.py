@@ -79,7 +79,6 @@ from netproof.symbolic import (
     Softmax,
     TokenEmbedding,
 )
-
 from netproof.verifier.claims import (
     Automaton,
     Output,
@@ -141,7 +140,12 @@ def commutative_after(dfa: Automaton, symbols: int, limit: int) -> int | None:
                 if r not in closed:
                     closed.add(r)
                     stack.append(r)
-        if all(dfa.delta[dfa.delta[q][a]][b] == dfa.delta[dfa.delta[q][b]][a] for q in closed for a in range(symbols) for b in range(symbols)):
+        if all(
+            dfa.delta[dfa.delta[q][a]][b] == dfa.delta[dfa.delta[q][b]][a]
+            for q in closed
+            for a in range(symbols)
+            for b in range(symbols)
+        ):
             return f
         level = {dfa.delta[q][a] for q in level for a in range(symbols)}
     return None
@@ -179,7 +183,9 @@ class _Classes:
     """The network over a word of symbolic length, word positions grouped by class (residue of
     the index mod the period) and symbol; see the module docstring."""
 
-    def __init__(self, z3: Any, ctx: Any, net: Network, results: Sequence[Any], min_len: int) -> None:
+    def __init__(
+        self, z3: Any, ctx: Any, net: Network, results: Sequence[Any], min_len: int
+    ) -> None:
         emb = net.embedding
         if not isinstance(emb, TokenEmbedding):
             raise Unsupported("a flat embedding has no positions")
@@ -191,32 +197,47 @@ class _Classes:
         I = self._I
         self.min_len = min_len
         self.L = z3.Int("L", ctx)
-        self.assertions.append(self.L >= I(min_len))
+        self.assertions.append(I(min_len) <= self.L)
         npre, nsuf, base = len(emb.prefix), len(emb.suffix), emb.index_base
         self.first = npre + base  # the index of the first word position
         self.n = self.L + I(npre + nsuf)
         self.n_real = self._real_affine(Fraction(1), Fraction(npre + nsuf))
         # Counts of each (class, symbol); class c holds the word indices ≡ c (mod P).
-        self.k = {(c, a): z3.Int(f"k[{c},{a}]", ctx) for c in range(self.P) for a in range(len(self.alphabet))}
+        self.k = {
+            (c, a): z3.Int(f"k[{c},{a}]", ctx)
+            for c in range(self.P)
+            for a in range(len(self.alphabet))
+        }
         for c in range(self.P):
             m = (c - self.first) % self.P  # word offsets t (index first + t) of class c are ≡ m
             size = (self.L + I(self.P - 1 - m)) / I(self.P) if self.P > 1 else self.L
-            self.assertions.append(z3.Sum([self.k[(c, a)] for a in range(len(self.alphabet))]) == size)
+            self.assertions.append(
+                z3.Sum([self.k[(c, a)] for a in range(len(self.alphabet))]) == size
+            )
             for a in range(len(self.alphabet)):
                 self.assertions.append(self.k[(c, a)] >= I(0))
-        self.K = {a: z3.Sum([self.k[(c, a)] for c in range(self.P)]) for a in range(len(self.alphabet))}
+        self.K = {
+            a: z3.Sum([self.k[(c, a)] for c in range(self.P)]) for a in range(len(self.alphabet))
+        }
         # The generic word position.
         self.i = z3.Int("i", ctx)
         self.r = z3.Int("r", ctx)
         self.sym = z3.Int("a", ctx)
         self.generic = _Place(None, self.i, self.r, "word")
-        self.fixed = [_Place(tok, I(p + base), I((p + base) % self.P), f"{tok}@{p}") for p, tok in enumerate(emb.prefix)]
+        self.fixed = [
+            _Place(tok, I(p + base), I((p + base) % self.P), f"{tok}@{p}")
+            for p, tok in enumerate(emb.prefix)
+        ]
         for s, tok in enumerate(emb.suffix):
             index = self.n - I(nsuf - s) + I(base)
             self.fixed.append(_Place(tok, index, index % I(self.P), f"{tok}@n-{nsuf - s}"))
-        self.scaled = {r.lemma.block: r for r in results if isinstance(r.lemma, ScaledBlock) and r.proved}
+        self.scaled = {
+            r.lemma.block: r for r in results if isinstance(r.lemma, ScaledBlock) and r.proved
+        }
         self._states: dict[tuple[int, str], dict[str, _V]] = {}
-        self._tokens: dict[str, tuple[Any, Any]] = {}  # selected index (sexpr) -> (index, its symbol)
+        self._tokens: dict[
+            str, tuple[Any, Any]
+        ] = {}  # selected index (sexpr) -> (index, its symbol)
         self.vals = Values(z3, ctx)
         self.targets: list[tuple[Any, Any]] = []
 
@@ -227,7 +248,7 @@ class _Classes:
 
     def _inside(self, T: Any) -> Any:
         """Whether the index T is a word position."""
-        return self.z3.And(T >= self._I(self.first), T <= self._I(self.first - 1) + self.L)
+        return self.z3.And(self._I(self.first) <= T, self._I(self.first - 1) + self.L >= T)
 
     def num(self, q: Fraction) -> Any:
         return self.z3.RealVal(str(q), self.ctx)
@@ -279,11 +300,15 @@ class _Classes:
 
     def _zero(self, v: _V) -> bool:
         t = self.z3.simplify(v.num)
-        return bool(self.z3.is_rational_value(t) and t.numerator_as_long() == 0) or bool(self.z3.is_int_value(t) and t.as_long() == 0)
+        return bool(self.z3.is_rational_value(t) and t.numerator_as_long() == 0) or bool(
+            self.z3.is_int_value(t) and t.as_long() == 0
+        )
 
     def _one(self, t: Any) -> bool:
         t = self.z3.simplify(t)
-        return bool(self.z3.is_rational_value(t) and t.numerator_as_long() == t.denominator_as_long())
+        return bool(
+            self.z3.is_rational_value(t) and t.numerator_as_long() == t.denominator_as_long()
+        )
 
     def as_int(self, t: Any) -> Any | None:
         """The Int term an integer-valued Real term stands for, or None."""
@@ -294,7 +319,11 @@ class _Classes:
             if z3.is_int(e):
                 return e
             if z3.is_rational_value(e):
-                return z3.IntVal(e.numerator_as_long(), self.ctx) if e.denominator_as_long() == 1 else None
+                return (
+                    z3.IntVal(e.numerator_as_long(), self.ctx)
+                    if e.denominator_as_long() == 1
+                    else None
+                )
             if z3.is_to_real(e):
                 return e.arg(0)
             if z3.is_add(e):
@@ -339,8 +368,13 @@ class _Classes:
             values = _PERIODIC[feat]
             t: Any = self.num(values[-1])
             for c in range(len(values) - 2, -1, -1):
-                t = z3.If(place.residue % self._I(len(values)) == self._I(c) if self.P != len(values) else place.residue == self._I(c),
-                          self.num(values[c]), t)
+                t = z3.If(
+                    place.residue % self._I(len(values)) == self._I(c)
+                    if len(values) != self.P
+                    else place.residue == self._I(c),
+                    self.num(values[c]),
+                    t,
+                )
             return _V(t, one)
         match feat:
             case "1":
@@ -361,8 +395,12 @@ class _Classes:
                 c = 0 if feat == "I[i=0]" else 1
                 return _V(z3.If(place.index == self._I(c), one, self.num(Fraction(0))), one)
             case "I[i=n-1]":
-                return _V(z3.If(place.index == self.n - self._I(1), one, self.num(Fraction(0))), one)
-        raise Unsupported(f"the positional feature {feat!r} neither repeats nor is linear in (i, n), so word positions have no finite classes")
+                return _V(
+                    z3.If(place.index == self.n - self._I(1), one, self.num(Fraction(0))), one
+                )
+        raise Unsupported(
+            f"the positional feature {feat!r} neither repeats nor is linear in (i, n), so word positions have no finite classes"
+        )
 
     def state(self, layer: int, place: _Place) -> dict[str, _V]:
         key = (layer, place.label)
@@ -388,14 +426,21 @@ class _Classes:
             case _:
                 assert_never(block)
         if sub.residual:
-            return {d: self.lin([(Fraction(1), x[d]), (Fraction(1), out[d])], Fraction(0)) if d in out else x[d] for d in self.net.dims}
+            return {
+                d: self.lin([(Fraction(1), x[d]), (Fraction(1), out[d])], Fraction(0))
+                if d in out
+                else x[d]
+                for d in self.net.dims
+            }
         zero = self.const(Fraction(0))
         return {d: out.get(d, zero) for d in self.net.dims}
 
     def affine(self, a: Affine, x: Mapping[str, _V]) -> dict[str, _V]:
         zero = self.const(Fraction(0))
-        return {o: self.lin([(w, x.get(d, zero)) for d, w in zip(a.inputs, row, strict=True)], b)
-                for o, row, b in zip(a.outputs, a.weights, a.bias, strict=True)}
+        return {
+            o: self.lin([(w, x.get(d, zero)) for d, w in zip(a.inputs, row, strict=True)], b)
+            for o, row, b in zip(a.outputs, a.weights, a.bias, strict=True)
+        }
 
     def ffn(self, block: FFN, x: Mapping[str, _V], place: _Place) -> dict[str, _V]:
         r = self.scaled.get(block.name)
@@ -417,9 +462,13 @@ class _Classes:
                     case "relu":
                         new[d] = _V(z3.If(v.num > zero, v.num, zero), v.den)
                     case "step":
-                        new[d] = _V(z3.If(v.num > zero, self.num(Fraction(1)), zero), self.num(Fraction(1)))
+                        new[d] = _V(
+                            z3.If(v.num > zero, self.num(Fraction(1)), zero), self.num(Fraction(1))
+                        )
                     case "sigma":
-                        new[d] = _V(z3.If(v.num < zero, zero, z3.If(v.num > v.den, v.den, v.num)), v.den)
+                        new[d] = _V(
+                            z3.If(v.num < zero, zero, z3.If(v.num > v.den, v.den, v.num)), v.den
+                        )
                     case _:
                         raise Unsupported(f"activation {step.kind!r}")
             cur = new
@@ -430,7 +479,9 @@ class _Classes:
         lemma = r.lemma
         unit = x.get(lemma.unit)
         if unit is None or not self._one(unit.num):
-            r.fallbacks.append(f"the unit dim {lemma.unit!r} is not 1 over a positive term (position classes)")
+            r.fallbacks.append(
+                f"the unit dim {lemma.unit!r} is not 1 over a positive term (position classes)"
+            )
             return None
         env: dict[str, Any] = {}
         for d, v in lemma.inputs.items():
@@ -440,11 +491,16 @@ class _Classes:
             else:
                 got = self.as_int(value.num) if self.same(value.den, unit.den) else None
             if got is None:
-                r.fallbacks.append(f"dim {d!r} is not an integer term over the unit (position classes)")
+                r.fallbacks.append(
+                    f"dim {d!r} is not an integer term over the unit (position classes)"
+                )
                 return None
             env[str(v)] = got
         r.uses += 1
-        return {d: _V(self.vals.arith(self.vals.formula(e, env)), unit.den) for d, e in lemma.outputs.items()}
+        return {
+            d: _V(self.vals.arith(self.vals.formula(e, env)), unit.den)
+            for d, e in lemma.outputs.items()
+        }
 
     # ------------------------------------------------------------------ attention
 
@@ -464,7 +520,9 @@ class _Classes:
         if s.sqrt_d is not None:
             root = math.isqrt(s.sqrt_d)
             if root * root != s.sqrt_d:
-                raise Unsupported(f"head {h.name!r} divides its scores by √{s.sqrt_d}, an irrational number")
+                raise Unsupported(
+                    f"head {h.name!r} divides its scores by √{s.sqrt_d}, an irrational number"
+                )
             f /= root
         return f
 
@@ -476,13 +534,19 @@ class _Classes:
         assert isinstance(norm, Softmax)
         if h.scale.log_n:
             if norm.c is None:
-                raise Unsupported(f"head {h.name!r} has the base {norm.r} and ln n scaling: its weight {norm.r}^(score·ln n) = "
-                                  f"n^(score·ln {norm.r}) is irrational")
+                raise Unsupported(
+                    f"head {h.name!r} has the base {norm.r} and ln n scaling: its weight {norm.r}^(score·ln n) = "
+                    f"n^(score·ln {norm.r}) is irrational"
+                )
             k = norm.c * score
             if k.denominator != 1:
-                raise Unsupported(f"head {h.name!r} scales its scores by ln n and has the weight n^({k}), which is irrational for most n")
+                raise Unsupported(
+                    f"head {h.name!r} scales its scores by ln n and has the weight n^({k}), which is irrational for most n"
+                )
             if k < 0:
-                raise Unsupported(f"head {h.name!r} scales its scores by ln n and has the weight n^({k}), a division by a power of the length")
+                raise Unsupported(
+                    f"head {h.name!r} scales its scores by ln n and has the weight n^({k}), a division by a power of the length"
+                )
             t: Any = self.num(Fraction(1))
             for _ in range(int(k)):
                 t = t * self.n_real
@@ -491,8 +555,10 @@ class _Classes:
             raise Unsupported(f"head {h.name!r} has the transcendental base e^{norm.c}")
         root = _root(norm.r, score.denominator)
         if root is None:
-            raise Unsupported(f"head {h.name!r} has the score {score} and the base {norm.r}, whose power is irrational")
-        return root ** score.numerator
+            raise Unsupported(
+                f"head {h.name!r} has the score {score} and the base {norm.r}, whose power is irrational"
+            )
+        return root**score.numerator
 
     def _term(self, w: Any) -> Any:
         """A weight of :meth:`_power` as a z3 Real term."""
@@ -514,13 +580,21 @@ class _Classes:
                 conditions.setdefault(e.arg(0).get_id(), e.arg(0))
             stack.extend(e.children())
         if len(conditions) > 6:
-            raise Unsupported(f"the score of head {h.name!r} at {p.label} depends on the word through {len(conditions)} conditions")
+            raise Unsupported(
+                f"the score of head {h.name!r} at {p.label} depends on the word through {len(conditions)} conditions"
+            )
 
         def split(decided: list[tuple[Any, Any]], rest: list[Any]) -> Any:
             if rest:
                 c, more = rest[0], rest[1:]
-                return z3.If(c, split([*decided, (c, z3.BoolVal(True, self.ctx))], more), split([*decided, (c, z3.BoolVal(False, self.ctx))], more))
-            value = self.fraction(_V(z3.substitute(score, *decided) if decided else score, self.num(Fraction(1))))
+                return z3.If(
+                    c,
+                    split([*decided, (c, z3.BoolVal(True, self.ctx))], more),
+                    split([*decided, (c, z3.BoolVal(False, self.ctx))], more),
+                )
+            value = self.fraction(
+                _V(z3.substitute(score, *decided) if decided else score, self.num(Fraction(1)))
+            )
             if value is None:
                 raise Unsupported(f"the score of head {h.name!r} at {p.label} depends on the word")
             return self._term(self._power(h, factor * value))
@@ -537,23 +611,42 @@ class _Classes:
         z3 = self.z3
         match h.normalizer:
             case Hardmax():
-                raise Unsupported(f"hard attention in head {h.name!r} (a maximum over the classes present) without a NearestSelection lemma")
+                raise Unsupported(
+                    f"hard attention in head {h.name!r} (a maximum over the classes present) without a NearestSelection lemma"
+                )
             case Softmax():
                 pass
             case _:
                 assert_never(h.normalizer)
-        if h.scoring != "dot" or h.relative_bias is not None or h.query_conv is not None or h.key_conv is not None:
+        if (
+            h.scoring != "dot"
+            or h.relative_bias is not None
+            or h.query_conv is not None
+            or h.key_conv is not None
+        ):
             raise Unsupported(f"head {h.name!r} scores with relative positions or −|q·k|")
         x = self.state(idx, place)
         q = self.affine(h.query, x)
         if place.token is None:
             # A query at the word position: one case per (class, symbol), where it depends on them.
-            free = [v for v in q.values() if self._mentions(v.num, (self.i,)) or self._mentions(v.den, (self.i, self.r, self.sym))]
+            free = [
+                v
+                for v in q.values()
+                if self._mentions(v.num, (self.i,))
+                or self._mentions(v.den, (self.i, self.r, self.sym))
+            ]
             if free:
-                raise Unsupported(f"the query of head {h.name!r} at a word position depends on its index")
+                raise Unsupported(
+                    f"the query of head {h.name!r} at a word position depends on its index"
+                )
             if not any(self._mentions(v.num, (self.r, self.sym)) for v in q.values()):
                 return self._head_for(idx, h, q, place)
-            cases = {(c, a): self._head_for(idx, h, {d: _V(self._at(v.num, c, a), v.den) for d, v in q.items()}, place) for c, a in self._types()}
+            cases = {
+                (c, a): self._head_for(
+                    idx, h, {d: _V(self._at(v.num, c, a), v.den) for d, v in q.items()}, place
+                )
+                for c, a in self._types()
+            }
             out: dict[str, _V] = {}
             for d in cases[(0, 0)]:
                 # Over the product of the cases' distinct normalizers, free of the position.
@@ -568,7 +661,13 @@ class _Classes:
                     for e in dens:
                         if not self.same(e, v.den):
                             term = term * e
-                    num = term if num is None else z3.If(z3.And(self.r == self._I(t[0]), self.sym == self._I(t[1])), term, num)
+                    num = (
+                        term
+                        if num is None
+                        else z3.If(
+                            z3.And(self.r == self._I(t[0]), self.sym == self._I(t[1])), term, num
+                        )
+                    )
                 common = dens[0]
                 for e in dens[1:]:
                     common = common * e
@@ -588,7 +687,14 @@ class _Classes:
 
         def score_of(state: Mapping[str, _V]) -> Any:
             k = self.affine(h.key, state)
-            return self.lin([(Fraction(1), _V(q[d].num * k[d].num, q[d].den * k[d].den)) for d in h.key.outputs if d in q], Fraction(0))
+            return self.lin(
+                [
+                    (Fraction(1), _V(q[d].num * k[d].num, q[d].den * k[d].den))
+                    for d in h.key.outputs
+                    if d in q
+                ],
+                Fraction(0),
+            )
 
         keys: list[_Place] = []
         generic = True
@@ -597,7 +703,15 @@ class _Classes:
                 raise Unsupported(f"head {h.name!r} masks positions relative to a word position")
             here = next(j for j, p in enumerate(self.fixed) if p.label == place.label)
             npre = len(self.emb.prefix)
-            before = [p for j, p in enumerate(self.fixed) if j < npre and (j < here if h.mask == "strict_causal" else j <= here)] if here < npre else None
+            before = (
+                [
+                    p
+                    for j, p in enumerate(self.fixed)
+                    if j < npre and (j < here if h.mask == "strict_causal" else j <= here)
+                ]
+                if here < npre
+                else None
+            )
             match h.mask:
                 case "causal" | "strict_causal":
                     if before is None:
@@ -606,17 +720,25 @@ class _Classes:
                 case "anticausal" | "strict_anticausal":
                     if here >= npre:
                         raise Unsupported(f"head {h.name!r} masks at a suffix position")
-                    keys = [p for j, p in enumerate(self.fixed) if (j > here if h.mask == "strict_anticausal" else j >= here)]
+                    keys = [
+                        p
+                        for j, p in enumerate(self.fixed)
+                        if (j > here if h.mask == "strict_anticausal" else j >= here)
+                    ]
                 case _:
                     raise Unsupported(f"mask {h.mask!r}")
         else:
             keys = list(self.fixed)
         if not keys and not generic:
             if h.empty == "zero":
-                return {d: zero for d in h.value.outputs}
-            raise Unsupported(f"head {h.name!r} attends to no position at {place.label} and its empty rule is an error")
+                return dict.fromkeys(h.value.outputs, zero)
+            raise Unsupported(
+                f"head {h.name!r} attends to no position at {place.label} and its empty rule is an error"
+            )
         if not keys and self.min_len == 0:
-            raise Unsupported(f"head {h.name!r} attends to the word positions only, and the empty word has none")
+            raise Unsupported(
+                f"head {h.name!r} attends to the word positions only, and the empty word has none"
+            )
         # Fixed key positions: concrete scores.
         z_parts: list[tuple[Fraction, _V]] = []
         v_parts: dict[str, list[tuple[Fraction, _V]]] = {d: [] for d in h.value.outputs}
@@ -643,7 +765,9 @@ class _Classes:
                 v_parts[d].append((Fraction(1), _V(w_term * v.num, v.den)))
         if generic:
             state = self.state(idx, self.generic)
-            z_term, sums = self._generic_sums(h, factor, score_of(state), self.affine(h.value, state))
+            z_term, sums = self._generic_sums(
+                h, factor, score_of(state), self.affine(h.value, state)
+            )
             z_parts.append((Fraction(1), _V(z_term, self.num(Fraction(1)))))
             for d, v in sums.items():
                 v_parts[d].append((Fraction(1), v))
@@ -663,20 +787,30 @@ class _Classes:
         if all(self.same(coef[t], first) for t in types):
             return z3.simplify(first * z3.ToReal(self.L))
         if all(self.same(coef[(c, a)], coef[(0, a)]) for c, a in types):
-            return z3.simplify(z3.Sum([coef[(0, a)] * z3.ToReal(self.K[a]) for a in range(len(self.alphabet))]))
+            return z3.simplify(
+                z3.Sum([coef[(0, a)] * z3.ToReal(self.K[a]) for a in range(len(self.alphabet))])
+            )
         return z3.simplify(z3.Sum([coef[t] * z3.ToReal(self.k[t]) for t in types]))
 
-    def _generic_sums(self, h: Head, factor: Fraction, score: _V, values: Mapping[str, _V]) -> tuple[Any, dict[str, _V]]:
+    def _generic_sums(
+        self, h: Head, factor: Fraction, score: _V, values: Mapping[str, _V]
+    ) -> tuple[Any, dict[str, _V]]:
         """Σ over the word positions i of base^score(i) (the normalizer's share) and of
         base^score(i)·value(i) for each value dim: per (class, symbol) where nothing depends on
         i beyond them, plus, where the score or a value holds an atom ``i = T``, the change at T."""
         z3 = self.z3
         where = (self.i, self.r, self.sym)
-        if self._mentions(score.den, where) or any(self._mentions(v.den, where) for v in values.values()):
-            raise Unsupported(f"head {h.name!r} divides a score or a value by a term that depends on the word position")
+        if self._mentions(score.den, where) or any(
+            self._mentions(v.den, where) for v in values.values()
+        ):
+            raise Unsupported(
+                f"head {h.name!r} divides a score or a value by a term that depends on the word position"
+            )
         atoms = self._selections([score.num, *(v.num for v in values.values())])
         if len(atoms) > 1:
-            raise Unsupported(f"head {h.name!r} selects two positions ({', '.join(str(t) for _a, t in atoms)}) at once")
+            raise Unsupported(
+                f"head {h.name!r} selects two positions ({', '.join(str(t) for _a, t in atoms)}) at once"
+            )
         no = [(atom, z3.BoolVal(False, self.ctx)) for group, _t in atoms for atom in group]
         s_base = z3.substitute(score.num, *no) if no else score.num
         v_base = {d: z3.substitute(v.num, *no) if no else v.num for d, v in values.items()}
@@ -684,8 +818,10 @@ class _Classes:
         for c, a in self._types():
             s = self.fraction(_V(self._at(s_base, c, a), score.den))
             if s is None:
-                raise Unsupported(f"the score of head {h.name!r} at a word position depends on the word beyond its symbol and class, "
-                                  "or on its index beyond its class")
+                raise Unsupported(
+                    f"the score of head {h.name!r} at a word position depends on the word beyond its symbol and class, "
+                    "or on its index beyond its class"
+                )
             weight[(c, a)] = self._power(h, factor * s)
         z_term = self._grouped({t: self._term(w) for t, w in weight.items()})
         sums: dict[str, Any] = {}
@@ -694,8 +830,10 @@ class _Classes:
             for c, a in self._types():
                 g = self._at(f, c, a)
                 if self._mentions(g, (self.i,)):
-                    raise Unsupported(f"the value {d!r} of head {h.name!r} at a word position depends on its index beyond its class "
-                                      "(a lemma that turns it into a selection [i = T] may help)")
+                    raise Unsupported(
+                        f"the value {d!r} of head {h.name!r} at a word position depends on its index beyond its class "
+                        "(a lemma that turns it into a selection [i = T] may help)"
+                    )
                 coef[(c, a)] = z3.simplify(self._term(weight[(c, a)]) * g)
             sums[d] = self._grouped(coef)
         for group, T in atoms:
@@ -710,7 +848,9 @@ class _Classes:
                 here = (self.i, T), (self.r, self._I(c)), (self.sym, self._I(a))
                 s = self.fraction(_V(z3.substitute(s_true, *here), score.den))
                 if s is None:
-                    raise Unsupported(f"the score of head {h.name!r} at the selected position {T} depends on the word")
+                    raise Unsupported(
+                        f"the score of head {h.name!r} at the selected position {T} depends on the word"
+                    )
                 wt, wb = self._term(self._power(h, factor * s)), self._term(weight[(c, a)])
                 is_type = z3.And(residue == self._I(c), tok == self._I(a))
                 w_true = wt if w_true is None else z3.If(is_type, wt, w_true)
@@ -771,8 +911,14 @@ class _Classes:
         for c, a in self._types():
             marks = []
             for j, (T, tok) in enumerate(self.targets):
-                new = z3.And(inside(T), (T % self._I(self.P)) == self._I(c) if self.P > 1 else z3.BoolVal(True, self.ctx), tok == self._I(a),
-                             *(T != T2 for T2, _t in self.targets[:j]))
+                new = z3.And(
+                    inside(T),
+                    (T % self._I(self.P)) == self._I(c)
+                    if self.P > 1
+                    else z3.BoolVal(True, self.ctx),
+                    tok == self._I(a),
+                    *(T != T2 for T2, _t in self.targets[:j]),
+                )
                 marks.append(z3.If(new, one, zero))
             if marks:
                 out.append(z3.Sum(marks) <= self.k[(c, a)])
@@ -799,7 +945,9 @@ class _Classes:
             return self.fixed[r.position]
         if r.position < 0 and -r.position <= nsuf:
             return self.fixed[npre + nsuf + r.position]
-        raise Unsupported(f"the readout reads position {r.position}, a word position (not a prefix or suffix token)")
+        raise Unsupported(
+            f"the readout reads position {r.position}, a word position (not a prefix or suffix token)"
+        )
 
     def logit(self) -> _V:
         """The readout's logit at its fixed position."""
@@ -817,25 +965,36 @@ class _Classes:
         are read symbol by symbol."""
         z3 = self.z3
         if dfa is None:
-            raise Unsupported(f"{name} has no automaton, so membership cannot be stated over the symbol counts")
+            raise Unsupported(
+                f"{name} has no automaton, so membership cannot be stated over the symbol counts"
+            )
         if any(len(row) != len(self.alphabet) for row in dfa.delta):
-            raise Unsupported(f"{name}'s automaton reads {len(dfa.delta[0])} symbols, the network's alphabet has {len(self.alphabet)}")
+            raise Unsupported(
+                f"{name}'s automaton reads {len(dfa.delta[0])} symbols, the network's alphabet has {len(self.alphabet)}"
+            )
         f = commutative_after(dfa, len(self.alphabet), PREFIX_LIMIT)
         if f is None:
-            raise Unsupported(f"{name} is not given as an automaton that is commutative after its first {PREFIX_LIMIT} symbols or fewer, "
-                              "so membership is not a function of the symbols at fixed first positions and the symbol counts")
+            raise Unsupported(
+                f"{name} is not given as an automaton that is commutative after its first {PREFIX_LIMIT} symbols or fewer, "
+                "so membership is not a function of the symbols at fixed first positions and the symbol counts"
+            )
         if f == 0:
-            return self._accepting(dfa, self._count_run(dfa, z3.IntVal(dfa.start, self.ctx), self.K))
+            return self._accepting(
+                dfa, self._count_run(dfa, z3.IntVal(dfa.start, self.ctx), self.K)
+            )
         zero, one = self._I(0), self._I(1)
         firsts = [self.token_at(self._I(self.first + j)) for j in range(f)]
         states: list[Any] = [z3.IntVal(dfa.start, self.ctx)]  # the state after the first j symbols
         for a in firsts:
             states.append(self._step(dfa, states[-1], a))
         # The rest of the word (L - f symbols) through its counts, from the state after f symbols.
-        rest = {b: self.K[b] - z3.Sum([z3.If(a == self._I(b), one, zero) for a in firsts]) for b in range(len(self.alphabet))}
+        rest = {
+            b: self.K[b] - z3.Sum([z3.If(a == self._I(b), one, zero) for a in firsts])
+            for b in range(len(self.alphabet))
+        }
         out = self._accepting(dfa, self._count_run(dfa, states[f], rest))
         for m in range(f - 1, -1, -1):
-            out = z3.If(self.L == self._I(m), self._accepting(dfa, states[m]), out)
+            out = z3.If(self._I(m) == self.L, self._accepting(dfa, states[m]), out)
         return out
 
     def _step(self, dfa: Automaton, state: Any, symbol: Any) -> Any:
@@ -845,12 +1004,20 @@ class _Classes:
         for q in range(dfa.states):
             for a in range(len(self.alphabet)):
                 v = z3.IntVal(dfa.delta[q][a], self.ctx)
-                out = v if out is None else z3.If(z3.And(state == self._I(q), symbol == self._I(a)), v, out)
+                out = (
+                    v
+                    if out is None
+                    else z3.If(z3.And(state == self._I(q), symbol == self._I(a)), v, out)
+                )
         return out
 
     def _accepting(self, dfa: Automaton, state: Any) -> Any:
         z3 = self.z3
-        return z3.Or([state == self._I(q) for q in sorted(dfa.accepting)]) if dfa.accepting else z3.BoolVal(False, self.ctx)
+        return (
+            z3.Or([state == self._I(q) for q in sorted(dfa.accepting)])
+            if dfa.accepting
+            else z3.BoolVal(False, self.ctx)
+        )
 
     def _count_run(self, dfa: Automaton, state: Any, counts: Mapping[int, Any]) -> Any:
         """The state after counts[0] symbols 0, then counts[1] symbols 1, ... from ``state``:
@@ -870,7 +1037,11 @@ class _Classes:
                     seq.append(nxt)
                 cyc: Any = z3.IntVal(seq[tail + period - 1], self.ctx)
                 for t in range(period - 2, -1, -1):
-                    cyc = z3.If((m - self._I(tail)) % self._I(period) == self._I(t), z3.IntVal(seq[tail + t], self.ctx), cyc)
+                    cyc = z3.If(
+                        (m - self._I(tail)) % self._I(period) == self._I(t),
+                        z3.IntVal(seq[tail + t], self.ctx),
+                        cyc,
+                    )
                 reached: Any = cyc
                 for t in range(tail - 1, -1, -1):
                     reached = z3.If(m == self._I(t), z3.IntVal(seq[t], self.ctx), reached)
@@ -901,7 +1072,9 @@ class _Classes:
         return tuple(self.alphabet[a] for a in word if a is not None)
 
 
-def class_query(net: Network, claim: Recognizes, results: Sequence[Any]) -> tuple[Any, Any, _Classes]:
+def class_query(
+    net: Network, claim: Recognizes, results: Sequence[Any]
+) -> tuple[Any, Any, _Classes]:
     """The theorem for every length ≥ ``claim.min_len`` as one query over position classes (see
     the module docstring): (z3 context, solver, the encoding). :class:`Unsupported` where the
     network or the language is outside what the encoding covers."""
@@ -911,7 +1084,9 @@ def class_query(net: Network, claim: Recognizes, results: Sequence[Any]) -> tupl
     enc = _Classes(z3, ctx, net, results, claim.min_len)
     goal = enc.accept() != enc.member(claim.language.automaton, claim.language.name)
     if enc._mentions(goal, (enc.i, enc.r, enc.sym)):
-        raise EncoderBugError(f"the readout of {net.name!r} over position classes still names the generic word position: every sum should remove it")
+        raise EncoderBugError(
+            f"the readout of {net.name!r} over position classes still names the generic word position: every sum should remove it"
+        )
     solver = z3.Solver(ctx=ctx)
     solver.add(*enc.assertions)
     solver.add(*enc.vals.assertions)
@@ -937,7 +1112,7 @@ def value_query(net: Network, claim: ValueIs, results: Sequence[Any]) -> tuple[A
     emb = enc.emb
     alphabet = list(enc.alphabet)
     zero, one = enc.num(Fraction(0)), enc.num(Fraction(1))
-    some_word_position = enc.L >= enc._I(1)
+    some_word_position = enc._I(1) <= enc.L
     points: list[tuple[_Place, _V]] = []
     if isinstance(claim.quantity, Output):
         if not isinstance(net.readout, Classifier):
@@ -946,17 +1121,23 @@ def value_query(net: Network, claim: ValueIs, results: Sequence[Any]) -> tuple[A
     else:
         names = ["input", *(sub.name for sub in net.layers)]
         if claim.quantity.after not in names:
-            raise Unsupported(f"claim {claim.id}: the network has no step named {claim.quantity.after!r}")
+            raise Unsupported(
+                f"claim {claim.id}: the network has no step named {claim.quantity.after!r}"
+            )
         layer = names.index(claim.quantity.after)
         for place in (*enc.fixed, enc.generic):
-            points.append((place, enc.state(layer, place).get(claim.quantity.dim, enc.const(Fraction(0)))))
+            points.append(
+                (place, enc.state(layer, place).get(claim.quantity.dim, enc.const(Fraction(0))))
+            )
 
     def count(a: str) -> Any:
         return z3.ToReal(enc.K[alphabet.index(a)])
 
     def indicator(j: int, a: str) -> Any:
         T = enc._I(enc.first + j - 1)
-        return z3.If(z3.And(enc._inside(T), enc.token_at(T) == enc._I(alphabet.index(a))), one, zero)
+        return z3.If(
+            z3.And(enc._inside(T), enc.token_at(T) == enc._I(alphabet.index(a))), one, zero
+        )
 
     differs = []
     for place, v in points:
@@ -965,7 +1146,11 @@ def value_query(net: Network, claim: ValueIs, results: Sequence[Any]) -> tuple[A
             index = z3.simplify(place.index).as_long()
             where = (index - emb.index_base, index, z3.ToReal(enc.n))
         else:
-            where = (z3.ToReal(place.index) - enc.num(Fraction(emb.index_base)), z3.ToReal(place.index), z3.ToReal(enc.n))
+            where = (
+                z3.ToReal(place.index) - enc.num(Fraction(emb.index_base)),
+                z3.ToReal(place.index),
+                z3.ToReal(enc.n),
+            )
         expected = closed_form_term(z3, ctx, claim.closed_form, alphabet, where, count, indicator)
         differ = v.num != expected * v.den
         differs.append(z3.And(some_word_position, differ) if place.token is None else differ)
@@ -974,8 +1159,17 @@ def value_query(net: Network, claim: ValueIs, results: Sequence[Any]) -> tuple[A
     solver.add(*enc.vals.assertions)
     if isinstance(claim.quantity, StateValue):
         # The generic word position is one of the word's positions, of its class, holding a symbol the counts hold.
-        solver.add(z3.Implies(some_word_position, z3.And(enc._inside(enc.i), enc.r == enc.i % enc._I(enc.P), enc.sym >= enc._I(0),
-                                                          enc.sym < enc._I(len(alphabet)))))
+        solver.add(
+            z3.Implies(
+                some_word_position,
+                z3.And(
+                    enc._inside(enc.i),
+                    enc.r == enc.i % enc._I(enc.P),
+                    enc.sym >= enc._I(0),
+                    enc.sym < enc._I(len(alphabet)),
+                ),
+            )
+        )
         enc.targets.append((enc.i, enc.sym))
     solver.add(*enc._target_constraints())
     solver.add(z3.Or(differs))

@@ -45,7 +45,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from netproof.symbolic import FFN, Affine, AttentionLayer, Classifier, Hardmax, LayerNorm, Network, Softmax, TokenEmbedding
+from netproof.symbolic import (
+    FFN,
+    Affine,
+    AttentionLayer,
+    Classifier,
+    Hardmax,
+    LayerNorm,
+    Network,
+    Softmax,
+    TokenEmbedding,
+)
 from netproof.verifier import smtlib
 from netproof.verifier.claims import Language, Proved, Recognizes, Refuted, Unknown
 from netproof.verifier.claims.counting import CountComparison, CounterAutomaton, UniformCount
@@ -56,8 +66,23 @@ from .arithmetic import Values, affine_map, consts, ffn_faithful
 from .lemmas import METHOD, replay
 
 __all__ = [
-    "CERTIFICATE", "HOWS", "LOGIC", "CounterSystem", "Scaled", "certificate", "counter_system", "every_length_detail", "guard_term",
-    "houdini", "is_counting", "prove_counting", "prove_counting_lemma", "read_invariant", "rebuild_counting", "spacer", "unroll_word",
+    "CERTIFICATE",
+    "HOWS",
+    "LOGIC",
+    "CounterSystem",
+    "Scaled",
+    "certificate",
+    "counter_system",
+    "every_length_detail",
+    "guard_term",
+    "houdini",
+    "is_counting",
+    "prove_counting",
+    "prove_counting_lemma",
+    "read_invariant",
+    "rebuild_counting",
+    "spacer",
+    "unroll_word",
 ]
 
 CountingLemma = UniformCount | CountComparison
@@ -106,7 +131,9 @@ def _uniform(net: Network, lemma: UniformCount) -> LemmaNode:
     why = []
     if h.mask != "causal":
         why.append(f"its mask is {h.mask!r}, not 'causal' (j <= i)")
-    if not isinstance(h.normalizer, (Hardmax, Softmax)) or (isinstance(h.normalizer, Hardmax) and h.normalizer.tie != "average"):
+    if not isinstance(h.normalizer, (Hardmax, Softmax)) or (
+        isinstance(h.normalizer, Hardmax) and h.normalizer.tie != "average"
+    ):
         why.append(f"its normalizer {h.normalizer} does not average equal scores")
     if h.relative_bias is not None or h.query_conv is not None or h.key_conv is not None:
         why.append("it has a relative bias or a convolution (scores then depend on the distance)")
@@ -115,11 +142,17 @@ def _uniform(net: Network, lemma: UniformCount) -> LemmaNode:
     if reads_query and reads_key:
         why.append("its query and its key both read dims (the score may differ from key to key)")
     elif reads_key and any(b != 0 for b in h.query.bias):
-        why.append("its key reads dims and its query is not zero (the score may differ from key to key)")
+        why.append(
+            "its key reads dims and its query is not zero (the score may differ from key to key)"
+        )
     if any(b != 0 for b in h.value.bias):
         why.append("its value map has a bias (the average is then no count over 1/(i+1))")
     if why:
-        return LemmaNode(name=lemma.id, statement=f"{lemma.statement} [refuted: head {lemma.layer}.{lemma.head}: {'; '.join(why)}]", verdict="refuted")
+        return LemmaNode(
+            name=lemma.id,
+            statement=f"{lemma.statement} [refuted: head {lemma.layer}.{lemma.head}: {'; '.join(why)}]",
+            verdict="refuted",
+        )
     return LemmaNode(
         name=lemma.id,
         statement=f"{lemma.statement} (by its structure: causal mask, one score for every key, an averaging normalizer, no value bias)",
@@ -127,7 +160,9 @@ def _uniform(net: Network, lemma: UniformCount) -> LemmaNode:
     )
 
 
-def _comparison_steps(block: FFN, lemma: CountComparison) -> tuple[Affine, list[tuple[str, str]], tuple[Any, ...]]:
+def _comparison_steps(
+    block: FFN, lemma: CountComparison
+) -> tuple[Affine, list[tuple[str, str]], tuple[Any, ...]]:
     """The block's first map (bias-free: A(v/u) = A(v)/u), the pairs (x, −x) its layer norms
     (eps = 0) normalize, covering every output of that map (LN(y/u) = LN(y): the rest never sees
     u), and the steps after them; Unsupported where the block is not of this scale-free form."""
@@ -136,11 +171,18 @@ def _comparison_steps(block: FFN, lemma: CountComparison) -> tuple[Affine, list[
         raise Unsupported(f"FFN {block.name!r} does not start with an affine map")
     first = steps[0]
     if any(b != 0 for b in first.bias):
-        raise Unsupported(f"FFN {block.name!r}'s first map has a bias, so the block is not scale-free")
+        raise Unsupported(
+            f"FFN {block.name!r}'s first map has a bias, so the block is not scale-free"
+        )
     extra = sorted(set(first.inputs) - set(lemma.counts) - {lemma.unit})
     if extra:
-        raise Unsupported(f"FFN {block.name!r} reads dims {extra} that lemma {lemma.id!r} declares neither counts nor its unit")
-    rows = {o: dict(zip(first.inputs, row, strict=True)) for o, row in zip(first.outputs, first.weights, strict=True)}
+        raise Unsupported(
+            f"FFN {block.name!r} reads dims {extra} that lemma {lemma.id!r} declares neither counts nor its unit"
+        )
+    rows = {
+        o: dict(zip(first.inputs, row, strict=True))
+        for o, row in zip(first.outputs, first.weights, strict=True)
+    }
     pairs: list[tuple[str, str]] = []
     k = 1
     while k < len(steps) and isinstance(steps[k], LayerNorm):
@@ -148,15 +190,21 @@ def _comparison_steps(block: FFN, lemma: CountComparison) -> tuple[Affine, list[
         assert isinstance(ln, LayerNorm)
         over = ln.over
         if ln.eps != 0 or over is None or len(over) != 2 or any(d not in rows for d in over):
-            raise Unsupported(f"FFN {block.name!r}: a layer norm that is not over two outputs of its first map with eps = 0")
+            raise Unsupported(
+                f"FFN {block.name!r}: a layer norm that is not over two outputs of its first map with eps = 0"
+            )
         p, m = over
         if any(rows[p][d] != -rows[m][d] for d in first.inputs):
-            raise Unsupported(f"FFN {block.name!r}: the layer norm over {p}, {m} is not over a pair (x, −x)")
+            raise Unsupported(
+                f"FFN {block.name!r}: the layer norm over {p}, {m} is not over a pair (x, −x)"
+            )
         pairs.append((p, m))
         k += 1
     covered = [d for pair in pairs for d in pair]
     if sorted(covered) != sorted(first.outputs) or len(set(covered)) != len(covered):
-        raise Unsupported(f"FFN {block.name!r}: its layer norms do not normalize every output of its first map exactly once")
+        raise Unsupported(
+            f"FFN {block.name!r}: its layer norms do not normalize every output of its first map exactly once"
+        )
     return first, pairs, steps[k:]
 
 
@@ -167,7 +215,9 @@ def _comparison(net: Network, lemma: CountComparison, timeout: float) -> tuple[L
     first, pairs, rest = _comparison_steps(block, lemma)
     written = rest[-1].outputs if rest and isinstance(rest[-1], Affine) else ()
     if sorted(written) != sorted(lemma.outputs):
-        raise Unsupported(f"FFN {lemma.block!r} writes {sorted(written)}, lemma {lemma.id!r} states {sorted(lemma.outputs)}")
+        raise Unsupported(
+            f"FFN {lemma.block!r} writes {sorted(written)}, lemma {lemma.id!r} states {sorted(lemma.outputs)}"
+        )
     ctx = z3.Context()
     vals = Values(z3, ctx)
     v = {d: z3.Int(d, ctx) for d in lemma.counts}
@@ -187,25 +237,42 @@ def _comparison(net: Network, lemma: CountComparison, timeout: float) -> tuple[L
     for d, (coefs, const) in lemma.outputs.items():
         unknown = sorted(set(coefs) - set(lemma.counts))
         if unknown:
-            raise ValueError(f"lemma {lemma.id!r}: output {d!r} reads {unknown}, which are not among its counts {lemma.counts}")
-        form = z3.Sum([z3.IntVal(0, ctx), *(z3.IntVal(int(w), ctx) * v[c] for c, w in coefs.items())]) + int(const)
+            raise ValueError(
+                f"lemma {lemma.id!r}: output {d!r} reads {unknown}, which are not among its counts {lemma.counts}"
+            )
+        form = z3.Sum(
+            [z3.IntVal(0, ctx), *(z3.IntVal(int(w), ctx) * v[c] for c, w in coefs.items())]
+        ) + int(const)
         spec = z3.If(form > 0, vals.num(Fraction(1)), vals.num(Fraction(0)))
         wrong.append(vals.arith(got[d]) != spec)
     solver = z3.Solver(ctx=ctx)
     solver.add(*vals.assertions)
     solver.add(z3.Or(*undefined, *wrong))
     query, model = smtlib.solve(
-        solver, name=lemma.id, logic="QF_LIRA", timeout=timeout,
+        solver,
+        name=lemma.id,
+        logic="QF_LIRA",
+        timeout=timeout,
         reason_unsat=f"FFN {lemma.block} is scale-free and, on every integer count, never normalizes a zero vector and writes each comparison",
     )
     if query.result == "sat":
         shown = ", ".join(f"{d}={model.eval(x, model_completion=True)}" for d, x in v.items())
-        query = SmtQuery(name=query.name, smt2=query.smt2, result="sat", reason=f"FFN {lemma.block} breaks the lemma at {shown}", seconds=query.seconds)
+        query = SmtQuery(
+            name=query.name,
+            smt2=query.smt2,
+            result="sat",
+            reason=f"FFN {lemma.block} breaks the lemma at {shown}",
+            seconds=query.seconds,
+        )
     verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
-    return LemmaNode(name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)), query.result == "unsat"  # type: ignore[arg-type]
+    return LemmaNode(
+        name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)
+    ), query.result == "unsat"  # type: ignore[arg-type]
 
 
-def prove_counting_lemma(net: Network, lemma: CountingLemma, *, timeout: float = 60.0) -> tuple[LemmaNode, bool]:
+def prove_counting_lemma(
+    net: Network, lemma: CountingLemma, *, timeout: float = 60.0
+) -> tuple[LemmaNode, bool]:
     """Prove one counting lemma over its whole domain: its node, and whether it is proved. An
     unsupported block is ``unknown``."""
     try:
@@ -214,7 +281,9 @@ def prove_counting_lemma(net: Network, lemma: CountingLemma, *, timeout: float =
             return node, node.verdict == "proved"
         return _comparison(net, lemma, timeout)
     except Unsupported as exc:
-        return LemmaNode(name=lemma.id, statement=f"{lemma.statement} [unsupported: {exc}]", verdict="unknown"), False
+        return LemmaNode(
+            name=lemma.id, statement=f"{lemma.statement} [unsupported: {exc}]", verdict="unknown"
+        ), False
 
 
 # --------------------------------------------------------------------------- the system
@@ -237,14 +306,26 @@ class CounterSystem:
     step_ok: Any
     mismatch: Any
     sym: Any
-    atoms: list[Any]  # the linear comparisons the system reads, over the state (the modes of :func:`_sampled`)
-    control: tuple[str, ...] = ("pos", "q")  # the Int state variables that are control (a mode each value), not counts
+    atoms: list[
+        Any
+    ]  # the linear comparisons the system reads, over the state (the modes of :func:`_sampled`)
+    control: tuple[str, ...] = (
+        "pos",
+        "q",
+    )  # the Int state variables that are control (a mode each value), not counts
 
 
 class _Step:
     """One token of the network as constraints between the running sums before and after it."""
 
-    def __init__(self, z3: Any, ctx: Any, net: Network, lemmas: Mapping[Any, CountingLemma], sums: dict[str, tuple[Any, Any]]) -> None:
+    def __init__(
+        self,
+        z3: Any,
+        ctx: Any,
+        net: Network,
+        lemmas: Mapping[Any, CountingLemma],
+        sums: dict[str, tuple[Any, Any]],
+    ) -> None:
         self.z3, self.ctx, self.net, self.lemmas, self.sums = z3, ctx, net, lemmas, sums
         self.vals = Values(z3, ctx)
         self.side: list[Any] = []  # assumptions of the lemmas at this step
@@ -256,10 +337,14 @@ class _Step:
         z3, ctx = self.z3, self.ctx
         if isinstance(v, Fraction):
             if v.denominator != 1:
-                raise Unsupported(f"{where} is {v}, not an integer (a running sum of it is no count)")
+                raise Unsupported(
+                    f"{where} is {v}, not an integer (a running sum of it is no count)"
+                )
             return z3.IntVal(int(v), ctx)
         if isinstance(v, Scaled) or not z3.is_bool(v):
-            raise Unsupported(f"{where} is not 0/1 or an integer at every position (a running sum of it is no count)")
+            raise Unsupported(
+                f"{where} is not 0/1 or an integer at every position (a running sum of it is no count)"
+            )
         return z3.If(v, z3.IntVal(1, ctx), z3.IntVal(0, ctx))
 
     def run(self, token: str | None, sym: Any) -> Any:
@@ -268,7 +353,9 @@ class _Step:
         emb = net.embedding
         assert isinstance(emb, TokenEmbedding)
         if emb.positional:
-            raise Unsupported("the embedding has positional features; a counting network reads positions only through its uniform heads")
+            raise Unsupported(
+                "the embedding has positional features; a counting network reads positions only through its uniform heads"
+            )
         x: dict[str, Any] = {d: Fraction(0) for d in net.dims}
         table = {t: dict(row) for t, row in emb.table}
         if token is not None:
@@ -280,28 +367,54 @@ class _Step:
                 if any(c not in (0, 1) for c in column):
                     raise Unsupported(f"the embedding writes {d!r} values other than 0 and 1")
                 ones = [sym == a for a, c in enumerate(column) if c == 1]
-                x[d] = Fraction(len(ones) == len(column)) if len(ones) in (0, len(column)) else self.vals.or_(ones)
+                x[d] = (
+                    Fraction(len(ones) == len(column))
+                    if len(ones) in (0, len(column))
+                    else self.vals.or_(ones)
+                )
         for sub in net.layers:
             if sub.post_ln is not None:
-                raise Unsupported(f"sublayer {sub.block.name!r} has a layer norm after its residual")
+                raise Unsupported(
+                    f"sublayer {sub.block.name!r} has a layer norm after its residual"
+                )
             out = self.block(sub.block, x)
-            x = {d: self.add(x[d], out.get(d, Fraction(0)), d) for d in net.dims} if sub.residual else {d: out.get(d, Fraction(0)) for d in net.dims}
+            x = (
+                {d: self.add(x[d], out.get(d, Fraction(0)), d) for d in net.dims}
+                if sub.residual
+                else {d: out.get(d, Fraction(0)) for d in net.dims}
+            )
         r = net.readout
         if not isinstance(r, Classifier) or r.position != -1:
             raise Unsupported("the readout is not a classifier at the last token")
-        if any(isinstance(x.get(d), Scaled) for row in r.logit.weights for d, w in zip(r.logit.inputs, row, strict=True) if w != 0):
+        if any(
+            isinstance(x.get(d), Scaled)
+            for row in r.logit.weights
+            for d, w in zip(r.logit.inputs, row, strict=True)
+            if w != 0
+        ):
             raise Unsupported("the readout reads a count over 1/(i+1)")
-        read = [d for row in r.logit.weights for d, w in zip(r.logit.inputs, row, strict=True) if w != 0]
+        read = [
+            d for row in r.logit.weights for d, w in zip(r.logit.inputs, row, strict=True) if w != 0
+        ]
         bools = sorted({d for d in read if not isinstance(x.get(d, Fraction(0)), Fraction)})
         if len(bools) <= TABLE_INPUTS and all(z3.is_bool(x[d]) for d in bools):
             # 0/1 inputs only: the accept bit as a Boolean (no real arithmetic in the system)
             rows = []
             for bits in range(1 << len(bools)):
-                env = {d: x.get(d, Fraction(0)) for d in r.logit.inputs} | {d: Fraction((bits >> k) & 1) for k, d in enumerate(bools)}
+                env = {d: x.get(d, Fraction(0)) for d in r.logit.inputs} | {
+                    d: Fraction((bits >> k) & 1) for k, d in enumerate(bools)
+                }
                 logit = affine_map(Values(z3, ctx), r.logit, env)[r.logit.outputs[0]]
                 assert isinstance(logit, Fraction), logit
                 if logit > 0:
-                    rows.append(self.vals.and_([x[d] if (bits >> k) & 1 else self.vals.not_(x[d]) for k, d in enumerate(bools)]))
+                    rows.append(
+                        self.vals.and_(
+                            [
+                                x[d] if (bits >> k) & 1 else self.vals.not_(x[d])
+                                for k, d in enumerate(bools)
+                            ]
+                        )
+                    )
             return self.vals.or_(rows)
         logit = affine_map(self.vals, r.logit, x)[r.logit.outputs[0]]
         if isinstance(logit, Fraction):
@@ -326,12 +439,23 @@ class _Step:
             for h in block.heads:
                 lemma = self.lemmas.get(("head", block.name, h.name))
                 if lemma is None:
-                    raise Unsupported(f"head {block.name}.{h.name} has no proved UniformCount lemma")
-                if any(isinstance(x.get(d), Scaled) for row in h.value.weights for d, w in zip(h.value.inputs, row, strict=True) if w != 0):
+                    raise Unsupported(
+                        f"head {block.name}.{h.name} has no proved UniformCount lemma"
+                    )
+                if any(
+                    isinstance(x.get(d), Scaled)
+                    for row in h.value.weights
+                    for d, w in zip(h.value.inputs, row, strict=True)
+                    if w != 0
+                ):
                     raise Unsupported(f"head {block.name}.{h.name} averages a count over 1/(i+1)")
                 for o, v in affine_map(self.vals, h.value, x).items():
                     before, after = self.sums[f"{block.name}.{h.name}.{o}"]
-                    self.updates.append(after == before + self.int_value(v, f"the value {o!r} of head {block.name}.{h.name}"))
+                    self.updates.append(
+                        after
+                        == before
+                        + self.int_value(v, f"the value {o!r} of head {block.name}.{h.name}")
+                    )
                     out[o] = Scaled(after)
             return out
         assert isinstance(block, FFN)
@@ -345,32 +469,49 @@ class _Step:
                 elif isinstance(v, Scaled):
                     ints[d] = v.k
                 else:
-                    raise Unsupported(f"FFN {block.name}: dim {d!r} does not hold a count over 1/(i+1)")
+                    raise Unsupported(
+                        f"FFN {block.name}: dim {d!r} does not hold a count over 1/(i+1)"
+                    )
             self.side.append(ints[lemma.unit] == 1)  # the unit dim holds 1/(i+1)
             got = {}
             for d, (coefs, const) in lemma.outputs.items():
-                form = z3.Sum([z3.IntVal(0, self.ctx), *(z3.IntVal(int(w), self.ctx) * ints[c] for c, w in coefs.items())]) + int(const)
+                form = z3.Sum(
+                    [
+                        z3.IntVal(0, self.ctx),
+                        *(z3.IntVal(int(w), self.ctx) * ints[c] for c, w in coefs.items()),
+                    ]
+                ) + int(const)
                 got[d] = form > 0
                 self.atoms.append(got[d])
             return got
         read = block.steps[0].inputs if block.steps and isinstance(block.steps[0], Affine) else ()
         if any(isinstance(x.get(d), Scaled) for d in read):
-            raise Unsupported(f"FFN {block.name} reads a count over 1/(i+1) and has no proved CountComparison lemma")
+            raise Unsupported(
+                f"FFN {block.name} reads a count over 1/(i+1) and has no proved CountComparison lemma"
+            )
         bools = sorted({d for d in read if not isinstance(x.get(d, Fraction(0)), Fraction)})
         if len(bools) > TABLE_INPUTS or any(not z3.is_bool(x[d]) for d in bools):
             return ffn_faithful(self.vals, block, x)
         # 0/1 inputs only: the block is its truth table, each row computed exactly
         rows: dict[str, list[tuple[Any, Fraction]]] = {}
         for bits in range(1 << len(bools)):
-            env = {d: x.get(d, Fraction(0)) for d in read} | {d: Fraction((bits >> k) & 1) for k, d in enumerate(bools)}
-            here = self.vals.and_([x[d] if (bits >> k) & 1 else self.vals.not_(x[d]) for k, d in enumerate(bools)])
+            env = {d: x.get(d, Fraction(0)) for d in read} | {
+                d: Fraction((bits >> k) & 1) for k, d in enumerate(bools)
+            }
+            here = self.vals.and_(
+                [x[d] if (bits >> k) & 1 else self.vals.not_(x[d]) for k, d in enumerate(bools)]
+            )
             for o, v in ffn_faithful(Values(z3, self.ctx), block, env).items():
                 assert isinstance(v, Fraction), v
                 rows.setdefault(o, []).append((here, v))
         out = {}
         for o, table in rows.items():
             if all(v in (0, 1) for _h, v in table):
-                out[o] = self.vals.or_([h for h, v in table if v == 1]) if any(v == 1 for _h, v in table) else Fraction(0)
+                out[o] = (
+                    self.vals.or_([h for h, v in table if v == 1])
+                    if any(v == 1 for _h, v in table)
+                    else Fraction(0)
+                )
             else:
                 term = self.vals.num(table[-1][1])
                 for h, v in reversed(table[:-1]):
@@ -379,11 +520,29 @@ class _Step:
         return out
 
 
-def guard_term(z3: Any, ctx: Any, guard: Sequence[tuple[tuple[int, ...], int]], c: Sequence[Any]) -> Any:
-    return z3.And([z3.BoolVal(True, ctx), *(z3.Sum([z3.IntVal(0, ctx), *(z3.IntVal(a, ctx) * x for a, x in zip(row, c, strict=True) if a)]) >= bound for row, bound in guard)])
+def guard_term(
+    z3: Any, ctx: Any, guard: Sequence[tuple[tuple[int, ...], int]], c: Sequence[Any]
+) -> Any:
+    return z3.And(
+        [
+            z3.BoolVal(True, ctx),
+            *(
+                z3.Sum(
+                    [
+                        z3.IntVal(0, ctx),
+                        *(z3.IntVal(a, ctx) * x for a, x in zip(row, c, strict=True) if a),
+                    ]
+                )
+                >= bound
+                for row, bound in guard
+            ),
+        ]
+    )
 
 
-def counter_system(net: Network, automaton: CounterAutomaton, results: Sequence[tuple[CountingLemma, bool]]) -> CounterSystem:
+def counter_system(
+    net: Network, automaton: CounterAutomaton, results: Sequence[tuple[CountingLemma, bool]]
+) -> CounterSystem:
     """The network with its proved counting lemmas in place, one token per step (the prefix
     tokens, then word symbols), in product with ``automaton`` (see the module docstring)."""
     import z3
@@ -392,14 +551,22 @@ def counter_system(net: Network, automaton: CounterAutomaton, results: Sequence[
     if not isinstance(emb, TokenEmbedding):
         raise Unsupported("counting proofs need a token embedding")
     if emb.suffix:
-        raise Unsupported("the network appends suffix tokens; a counting proof reads the accept bit at the last word symbol")
+        raise Unsupported(
+            "the network appends suffix tokens; a counting proof reads the accept bit at the last word symbol"
+        )
     if automaton.symbols != len(emb.alphabet):
-        raise Unsupported(f"the counter automaton reads {automaton.symbols} symbols, the network's alphabet has {len(emb.alphabet)}")
+        raise Unsupported(
+            f"the counter automaton reads {automaton.symbols} symbols, the network's alphabet has {len(emb.alphabet)}"
+        )
     ctx = z3.Context()
     lemmas: dict[Any, CountingLemma] = {}
     for lemma, proved in results:
         if proved:
-            lemmas[("head", lemma.layer, lemma.head) if isinstance(lemma, UniformCount) else ("ffn", lemma.block)] = lemma
+            lemmas[
+                ("head", lemma.layer, lemma.head)
+                if isinstance(lemma, UniformCount)
+                else ("ffn", lemma.block)
+            ] = lemma
     sums: dict[str, tuple[Any, Any]] = {}
     for sub in net.layers:
         if isinstance(sub.block, AttentionLayer):
@@ -417,7 +584,9 @@ def counter_system(net: Network, automaton: CounterAutomaton, results: Sequence[
     c1 = [z3.Int(f"c.{n}.next", ctx) for n in automaton.counters]
     alts = []
     step_ok = []
-    atoms: list[Any] = [guard_term(z3, ctx, (atom,), c) for r in automaton.rules for atom in r.guard]
+    atoms: list[Any] = [
+        guard_term(z3, ctx, (atom,), c) for r in automaton.rules for atom in r.guard
+    ]
     atoms += [guard_term(z3, ctx, (atom,), c) for _s, g in automaton.accepting for atom in g]
     for k in range(phase + 1):
         token = emb.prefix[k] if k < phase else None
@@ -430,30 +599,73 @@ def counter_system(net: Network, automaton: CounterAutomaton, results: Sequence[
             for r in reversed(automaton.rules):
                 fire = z3.And(q == r.state, sym == r.symbol, guard_term(z3, ctx, r.guard, c))
                 nq = z3.If(fire, z3.IntVal(r.target, ctx), nq)
-                nc = [z3.If(fire, x + r.add[i], y) for i, (x, y) in enumerate(zip(c, nc, strict=True))]
-            aut = [q1 == nq, *(x1 == x for x1, x in zip(c1, nc, strict=True)), sym >= 0, sym < len(emb.alphabet)]
-            where = [P == phase, P1 == phase]
+                nc = [
+                    z3.If(fire, x + r.add[i], y) for i, (x, y) in enumerate(zip(c, nc, strict=True))
+                ]
+            aut = [
+                q1 == nq,
+                *(x1 == x for x1, x in zip(c1, nc, strict=True)),
+                sym >= 0,
+                sym < len(emb.alphabet),
+            ]
+            where = [phase == P, phase == P1]
         else:
             aut = [q1 == q, *(x1 == x for x1, x in zip(c1, c, strict=True))]
-            where = [P == k, P1 == k + 1]
+            where = [k == P, k + 1 == P1]
         atoms += step.atoms
-        alts.append(z3.And(*where, *step.vals.assertions, *step.updates, *aut, acc1 == accept, viol1 == z3.Or(viol, z3.Not(ok))))
+        alts.append(
+            z3.And(
+                *where,
+                *step.vals.assertions,
+                *step.updates,
+                *aut,
+                acc1 == accept,
+                viol1 == z3.Or(viol, z3.Not(ok)),
+            )
+        )
         step_ok.append(z3.Implies(z3.And(*where), ok))
     before = [b for b, _a in sums.values()]
     after = [a for _b, a in sums.values()]
     state = [P, acc, viol, q, *c, *before]
     primed = [P1, acc1, viol1, q1, *c1, *after]
-    init = z3.And(P == 0, z3.Not(acc), z3.Not(viol), q == automaton.start, *(x == 0 for x in c), *(b == 0 for b in before))
-    member = z3.And(q >= 0, z3.Or([z3.BoolVal(False, ctx), *(z3.And(q == s, guard_term(z3, ctx, g, c)) for s, g in automaton.accepting)]))
-    mismatch = z3.And(P == phase, acc != member)
-    bad = z3.And(P == phase, z3.Or(viol, acc != member))
+    init = z3.And(
+        P == 0,
+        z3.Not(acc),
+        z3.Not(viol),
+        q == automaton.start,
+        *(x == 0 for x in c),
+        *(b == 0 for b in before),
+    )
+    member = z3.And(
+        q >= 0,
+        z3.Or(
+            [
+                z3.BoolVal(False, ctx),
+                *(z3.And(q == s, guard_term(z3, ctx, g, c)) for s, g in automaton.accepting),
+            ]
+        ),
+    )
+    mismatch = z3.And(phase == P, acc != member)
+    bad = z3.And(phase == P, z3.Or(viol, acc != member))
     unprime = list(zip(primed, state, strict=True))
     seen: dict[int, Any] = {}
     for a in atoms:
         a = z3.simplify(z3.substitute(a, *unprime))
         if not (z3.is_true(a) or z3.is_false(a)):
             seen.setdefault(a.get_id(), a)
-    return CounterSystem(z3, ctx, state, primed, init, z3.Or(alts), bad, z3.And(step_ok), mismatch, sym, list(seen.values()))
+    return CounterSystem(
+        z3,
+        ctx,
+        state,
+        primed,
+        init,
+        z3.Or(alts),
+        bad,
+        z3.And(step_ok),
+        mismatch,
+        sym,
+        list(seen.values()),
+    )
 
 
 # --------------------------------------------------------------------------- the proof
@@ -484,7 +696,9 @@ def spacer(system: CounterSystem, timeout: float) -> tuple[str, Any]:
     return "unknown", str(fp.reason_unknown())
 
 
-def _reachable_sample(system: CounterSystem, symbols: int, depth: int, cap: int) -> list[tuple[Any, ...]]:
+def _reachable_sample(
+    system: CounterSystem, symbols: int, depth: int, cap: int
+) -> list[tuple[Any, ...]]:
     """The states the system reaches on every word of up to ``depth`` tokens (at most ``cap``
     states), computed one step at a time from the transition relation (a step is a function of
     the state and the symbol)."""
@@ -507,7 +721,13 @@ def _reachable_sample(system: CounterSystem, symbols: int, depth: int, cap: int)
         for st in frontier:
             for a in range(symbols):
                 solver.push()
-                solver.add(*(v == (z3.BoolVal(x, system.ctx) if isinstance(x, bool) else x) for v, x in zip(system.state, st, strict=True)), system.sym == a)
+                solver.add(
+                    *(
+                        v == (z3.BoolVal(x, system.ctx) if isinstance(x, bool) else x)
+                        for v, x in zip(system.state, st, strict=True)
+                    ),
+                    system.sym == a,
+                )
                 if solver.check() == z3.sat:
                     m = solver.model()
                     new = tuple(value(v, m) for v in system.primed)
@@ -565,11 +785,18 @@ def _sampled(system: CounterSystem, symbols: int, depth: int = 8, cap: int = 300
     is in one of the modes seen". Houdini keeps those that are inductive."""
     z3, ctx = system.z3, system.ctx
     sample = _reachable_sample(system, symbols, depth, cap)
-    discrete = [i for i, v in enumerate(system.state) if v.sort() == z3.BoolSort(ctx) or str(v) in system.control]
+    discrete = [
+        i
+        for i, v in enumerate(system.state)
+        if v.sort() == z3.BoolSort(ctx) or str(v) in system.control
+    ]
     ints = [i for i, v in enumerate(system.state) if i not in discrete]
     modes: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
     for st in sample:
-        env = [(v, z3.BoolVal(x, ctx) if isinstance(x, bool) else z3.IntVal(x, ctx)) for v, x in zip(system.state, st, strict=True)]
+        env = [
+            (v, z3.BoolVal(x, ctx) if isinstance(x, bool) else z3.IntVal(x, ctx))
+            for v, x in zip(system.state, st, strict=True)
+        ]
         truth = tuple(z3.is_true(z3.simplify(z3.substitute(a, *env))) for a in system.atoms)
         modes.setdefault((*(st[i] for i in discrete), *truth), []).append(st)
     facts: list[Any] = []
@@ -579,15 +806,31 @@ def _sampled(system: CounterSystem, symbols: int, depth: int = 8, cap: int = 300
         for i, x in zip(discrete, key[: len(discrete)], strict=True):
             v = system.state[i]
             parts.append(v if x is True else z3.Not(v) if x is False else v == x)
-        parts += [a if t else z3.Not(a) for a, t in zip(system.atoms, key[len(discrete):], strict=True)]
+        parts += [
+            a if t else z3.Not(a) for a, t in zip(system.atoms, key[len(discrete) :], strict=True)
+        ]
         mode = z3.And(parts)
         shapes.append(mode)
         pts = [[st[i] for i in ints] for st in members]
         for coefs, b in _affine_hull(pts):
-            facts.append(z3.Implies(mode, z3.Sum([z3.IntVal(0, ctx), *(c * system.state[i] for c, i in zip(coefs, ints, strict=True) if c)]) == b))
+            facts.append(
+                z3.Implies(
+                    mode,
+                    z3.Sum(
+                        [
+                            z3.IntVal(0, ctx),
+                            *(c * system.state[i] for c, i in zip(coefs, ints, strict=True) if c),
+                        ]
+                    )
+                    == b,
+                )
+            )
         for j, i in enumerate(ints):
             lo, hi = min(p[j] for p in pts), max(p[j] for p in pts)
-            facts += [z3.Implies(mode, system.state[i] >= lo), z3.Implies(mode, system.state[i] <= hi)]
+            facts += [
+                z3.Implies(mode, system.state[i] >= lo),
+                z3.Implies(mode, system.state[i] <= hi),
+            ]
     facts.append(z3.Or(shapes))
     return facts
 
@@ -600,7 +843,11 @@ def houdini(system: CounterSystem, phases: int, timeout: float, symbols: int) ->
     ("safe", it) where it excludes every bad state, else ("unknown", why)."""
     z3, ctx = system.z3, system.ctx
     deadline = time.perf_counter() + timeout
-    bounds = [z3.And(system.state[0] >= 0, system.state[0] <= phases)] if str(system.state[0]) == "pos" else []
+    bounds = (
+        [z3.And(system.state[0] >= 0, system.state[0] <= phases)]
+        if str(system.state[0]) == "pos"
+        else []
+    )
     candidates = [*bounds, *_sampled(system, symbols)]
     primed = dict(zip(map(str, system.state), system.primed, strict=True))
 
@@ -619,13 +866,21 @@ def houdini(system: CounterSystem, phases: int, timeout: float, symbols: int) ->
         if answer != z3.sat:
             return None
         m = solver.model()
-        return [c for c, t in zip(cands, targets, strict=True) if not z3.is_true(m.eval(t, model_completion=True))]
+        return [
+            c
+            for c, t in zip(cands, targets, strict=True)
+            if not z3.is_true(m.eval(t, model_completion=True))
+        ]
 
     for assume, use_primed in (([system.init], False), (None, True)):
         while True:
             if time.perf_counter() > deadline:
                 return "unknown", "the candidate facts were not reduced to an inductive set in time"
-            drop = falsified(assume if assume is not None else [*candidates, system.trans], candidates, use_primed)
+            drop = falsified(
+                assume if assume is not None else [*candidates, system.trans],
+                candidates,
+                use_primed,
+            )
             if drop is None:
                 return "unknown", "z3 gave no answer on a candidate fact"
             if not drop:
@@ -645,27 +900,43 @@ def certificate(system: CounterSystem, invariant: Any) -> list[tuple[str, Any]]:
     z3, ctx = system.z3, system.ctx
     primed = z3.substitute(invariant, *zip(system.state, system.primed, strict=True))
     out = []
-    for name, parts in zip(CERTIFICATE, ((system.init, z3.Not(invariant)), (invariant, system.trans, z3.Not(primed)), (invariant, system.bad)), strict=True):
+    for name, parts in zip(
+        CERTIFICATE,
+        (
+            (system.init, z3.Not(invariant)),
+            (invariant, system.trans, z3.Not(primed)),
+            (invariant, system.bad),
+        ),
+        strict=True,
+    ):
         solver = z3.Solver(ctx=ctx)
         solver.add(*parts)
         out.append((name, solver))
     return out
 
 
-def unroll_word(system: CounterSystem, steps: int, max_len: int, timeout: float) -> tuple[int, ...] | None:
+def unroll_word(
+    system: CounterSystem, steps: int, max_len: int, timeout: float
+) -> tuple[int, ...] | None:
     """The symbols (indices) of the shortest word up to ``max_len``, read after ``steps``
     prefix tokens, on which the system reaches a ``mismatch`` with every step's ``step_ok``
     holding (None if there is none, or z3 gave no answer in time)."""
     z3, ctx = system.z3, system.ctx
     deadline = time.perf_counter() + timeout
     for n in range(max_len + 1):
-        frames = [[z3.Const(f"{v}@{t}", v.sort()) for v in system.state] for t in range(steps + n + 1)]
+        frames = [
+            [z3.Const(f"{v}@{t}", v.sort()) for v in system.state] for t in range(steps + n + 1)
+        ]
         syms = [z3.Int(f"sym@{t}", ctx) for t in range(steps + n)]
         solver = z3.Solver(ctx=ctx)
         solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
         solver.add(z3.substitute(system.init, *zip(system.state, frames[0], strict=True)))
         for t in range(steps + n):
-            pairs = [*zip(system.state, frames[t], strict=True), *zip(system.primed, frames[t + 1], strict=True), (system.sym, syms[t])]
+            pairs = [
+                *zip(system.state, frames[t], strict=True),
+                *zip(system.primed, frames[t + 1], strict=True),
+                (system.sym, syms[t]),
+            ]
             solver.add(z3.substitute(system.trans, *pairs), z3.substitute(system.step_ok, *pairs))
         solver.add(z3.substitute(system.mismatch, *zip(system.state, frames[-1], strict=True)))
         answer = solver.check()
@@ -677,7 +948,9 @@ def unroll_word(system: CounterSystem, steps: int, max_len: int, timeout: float)
     return None
 
 
-def _unroll(system: CounterSystem, net: Network, language: Language, max_len: int, timeout: float) -> Refuted | None:
+def _unroll(
+    system: CounterSystem, net: Network, language: Language, max_len: int, timeout: float
+) -> Refuted | None:
     """The shortest word up to ``max_len`` that the system misclassifies with every lemma's
     assumption holding on the way, replayed exactly (None if there is none)."""
     emb = net.embedding
@@ -709,13 +982,21 @@ def prove_counting(
     side = LemmaNode(name="side conditions", statement=SIDE_CONDITIONS, verdict="proved")
 
     def unknown(why: str, queries: Sequence[SmtQuery] = ()) -> Outcome:
-        tree = LemmaNode(name=claim.id, statement=root_statement, verdict="unknown", queries=tuple(queries), children=(*nodes, side))
+        tree = LemmaNode(
+            name=claim.id,
+            statement=root_statement,
+            verdict="unknown",
+            queries=tuple(queries),
+            children=(*nodes, side),
+        )
         return Outcome(Unknown(METHOD, why), (), tree)
 
     if automaton is None:
         return unknown(f"unsupported: the language {claim.language.name} has no CounterAutomaton")
     if claim.min_len != 0:
-        return unknown("unsupported: a counting proof covers every word from the empty one (min_len = 0)")
+        return unknown(
+            "unsupported: a counting proof covers every word from the empty one (min_len = 0)"
+        )
     try:
         system = counter_system(net, automaton, results)
     except Unsupported as exc:
@@ -723,17 +1004,32 @@ def prove_counting(
     emb = net.embedding
     assert isinstance(emb, TokenEmbedding)
     how = "candidate facts, Houdini"
-    status, inv = houdini(system, len(emb.prefix), max(1.0, (timeout - (time.perf_counter() - started)) / 2), len(emb.alphabet))
+    status, inv = houdini(
+        system,
+        len(emb.prefix),
+        max(1.0, (timeout - (time.perf_counter() - started)) / 2),
+        len(emb.alphabet),
+    )
     if status != "safe":
         # no invariant of the candidate facts: a misclassified word up to the bound, if any, else Spacer
-        found = _unroll(system, net, claim.language, max_len, max(1.0, timeout - (time.perf_counter() - started)))
+        found = _unroll(
+            system,
+            net,
+            claim.language,
+            max_len,
+            max(1.0, timeout - (time.perf_counter() - started)),
+        )
         if found is not None:
-            tree = LemmaNode(name=claim.id, statement=root_statement, verdict="refuted", children=(*nodes, side))
+            tree = LemmaNode(
+                name=claim.id, statement=root_statement, verdict="refuted", children=(*nodes, side)
+            )
             return Outcome(found, (), tree)
         how = "Spacer"
         status, inv = spacer(system, max(1.0, timeout - (time.perf_counter() - started)))
     if status == "unsafe":
-        return unknown(f"a bad state is reachable, but no word of length <= {max_len} is misclassified (a longer one is, or a lemma's assumption fails); raise --max-n to look further")
+        return unknown(
+            f"a bad state is reachable, but no word of length <= {max_len} is misclassified (a longer one is, or a lemma's assumption fails); raise --max-n to look further"
+        )
     if status != "safe":
         return unknown(f"Spacer: {inv} after {time.perf_counter() - started:.1f} s")
     # The certificate in a fresh system, around the invariant read back from its printed initiation
@@ -747,18 +1043,40 @@ def prove_counting(
     for name, solver in certificate(system, inv):
         text = to_smt2(solver, logic=LOGIC)
         began = time.perf_counter()
-        answer, reason, _model = smtlib.check(solver, timeout=max(60.0, timeout - (began - started)))
+        answer, reason, _model = smtlib.check(
+            solver, timeout=max(60.0, timeout - (began - started))
+        )
         if answer == "unknown":
-            return unknown(f"the invariant was found ({how}), but its query {name!r} was not answered ({reason})")
+            return unknown(
+                f"the invariant was found ({how}), but its query {name!r} was not answered ({reason})"
+            )
         if answer != "unsat":
-            raise EncoderBugError(f"the invariant ({how}) for {claim.id} fails its query {name!r} ({answer}): a bug in the counter system")
-        queries.append(SmtQuery(name=f"{claim.id} every n: {name}", smt2=text, result="unsat", reason=_REASONS[name], seconds=time.perf_counter() - began))
+            raise EncoderBugError(
+                f"the invariant ({how}) for {claim.id} fails its query {name!r} ({answer}): a bug in the counter system"
+            )
+        queries.append(
+            SmtQuery(
+                name=f"{claim.id} every n: {name}",
+                smt2=text,
+                result="unsat",
+                reason=_REASONS[name],
+                seconds=time.perf_counter() - began,
+            )
+        )
     unproved = [x.id for x, ok in results if not ok]
     if unproved:  # a lemma of a block the system never reads: no proof rests on it, but the detail counts lemmas proved
         return unknown(f"lemmas {', '.join(unproved)} are not proved")
-    words = sum(len(claim.language.alphabet) ** m for m in range(0, max_len + 1))
-    detail = every_length_detail(f"every word with 0 <= |w| <= {max_len}", len(results), claim.language.name, how)
-    tree = LemmaNode(name=claim.id, statement=root_statement, verdict="proved", queries=tuple(queries), children=(*nodes, side))
+    words = sum(len(claim.language.alphabet) ** m for m in range(max_len + 1))
+    detail = every_length_detail(
+        f"every word with 0 <= |w| <= {max_len}", len(results), claim.language.name, how
+    )
+    tree = LemmaNode(
+        name=claim.id,
+        statement=root_statement,
+        verdict="proved",
+        queries=tuple(queries),
+        children=(*nodes, side),
+    )
     return Outcome(Proved(METHOD, words, detail), (), tree)
 
 
@@ -789,7 +1107,9 @@ def read_invariant(system: CounterSystem, text: str) -> Any:
     try:
         assertions = z3.parse_smt2_string(text, ctx=system.ctx)
     except z3.Z3Exception as exc:
-        raise ValueError(f"the recorded initiation query is not SMT-LIB2 that z3 reads ({exc})") from None
+        raise ValueError(
+            f"the recorded initiation query is not SMT-LIB2 that z3 reads ({exc})"
+        ) from None
     last = assertions[len(assertions) - 1] if len(assertions) else None
     if last is None or not z3.is_not(last):
         raise ValueError("the recorded initiation query does not end with a negated invariant")
@@ -799,11 +1119,17 @@ def read_invariant(system: CounterSystem, text: str) -> Any:
 def is_counting(claim: Any, lemmas: Sequence[Any]) -> bool:
     """Whether a recognition claim's compositional proof is this module's: its language has a
     counter automaton and its construction declares counting lemmas."""
-    return getattr(getattr(claim, "language", None), "counters", None) is not None and any(isinstance(x, (UniformCount, CountComparison)) for x in lemmas)
+    return getattr(getattr(claim, "language", None), "counters", None) is not None and any(
+        isinstance(x, (UniformCount, CountComparison)) for x in lemmas
+    )
 
 
 def rebuild_counting(
-    net: Network, claim: Recognizes, lemmas: Sequence[Any], names: Sequence[str], recorded: Mapping[str, str] | None = None
+    net: Network,
+    claim: Recognizes,
+    lemmas: Sequence[Any],
+    names: Sequence[str],
+    recorded: Mapping[str, str] | None = None,
 ) -> tuple[dict[tuple[str, str], str], tuple[LemmaNode, ...]]:
     """The queries of a counting proof rebuilt for its proof log's freshness check, by (lemma
     tree node, query name), and the lemma nodes (the side conditions not included): the lemmas

@@ -61,7 +61,10 @@ def reachable(
     # the child runs this file as a script in isolated mode (-I: neither the script's folder nor
     # PYTHONPATH on sys.path), so it needs nothing but the standard library and dd
     proc = subprocess.Popen(
-        [sys.executable, "-I", str(Path(__file__).resolve())], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-I", str(Path(__file__).resolve())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     data: bytes | None = payload
     try:
@@ -84,13 +87,22 @@ def reachable(
     return pickle.loads(out)  # type: ignore[no-any-return]
 
 
-def _compute(order: Sequence[str], states: Sequence[str], primed: Sequence[str], init: Formula, trans: Formula, bad: Formula) -> tuple[str, Any]:
+def _compute(
+    order: Sequence[str],
+    states: Sequence[str],
+    primed: Sequence[str],
+    init: Formula,
+    trans: Formula,
+    bad: Formula,
+) -> tuple[str, Any]:
     try:
         from dd import cudd as module
     except ImportError:
         from dd import autoref as module
     bdd = module.BDD()
-    bdd.configure(reordering=False)  # one order: the diagram, hence the proof log, does not depend on the run
+    bdd.configure(
+        reordering=False
+    )  # one order: the diagram, hence the proof log, does not depend on the run
     bdd.declare(*order)
     i, b = (_build(bdd, f) for f in (init, bad))
     hidden = set(order) - set(primed)
@@ -150,7 +162,9 @@ CLUSTER = 20_000
 """The most nodes a cluster of a move's conjuncts grows to before the next one starts."""
 
 
-def _clusters(bdd: Any, hidden: set[str], parts: Sequence[Formula]) -> list[tuple[Any, set[str], set[str]]]:
+def _clusters(
+    bdd: Any, hidden: set[str], parts: Sequence[Formula]
+) -> list[tuple[Any, set[str], set[str]]]:
     """One move's conjuncts in their order, conjoined into clusters of up to :data:`CLUSTER`
     nodes, each with the hidden variables it or an earlier cluster mentions and those a later
     one mentions (so that they are quantified as soon as no later cluster needs them)."""
@@ -164,10 +178,19 @@ def _clusters(bdd: Any, hidden: set[str], parts: Sequence[Formula]) -> list[tupl
                 continue
         built.append(u)
     supports = [set(bdd.support(u)) & hidden for u in built]
-    return [(u, set().union(*supports[: k + 1]), set().union(*supports[k + 1:])) for k, u in enumerate(built)]
+    return [
+        (u, set().union(*supports[: k + 1]), set().union(*supports[k + 1 :]))
+        for k, u in enumerate(built)
+    ]
 
 
-def _image(bdd: Any, module: Any, frontier: Any, clusters: Sequence[tuple[Any, set[str], set[str]]], hidden: set[str]) -> Any:
+def _image(
+    bdd: Any,
+    module: Any,
+    frontier: Any,
+    clusters: Sequence[tuple[Any, set[str], set[str]]],
+    hidden: set[str],
+) -> Any:
     """∃ hidden. frontier ∧ the move's clusters, each hidden variable quantified as soon as no
     later cluster mentions it."""
     mine = set(bdd.support(frontier)) & hidden
@@ -177,7 +200,11 @@ def _image(bdd: Any, module: Any, frontier: Any, clusters: Sequence[tuple[Any, s
     for part, upto, later in clusters:
         q = (mine | upto) - later
         # CUDD's relational product; dd's own Python BDDs: the conjunction, then the quantifier
-        u = module.and_exists(u, part, q) if hasattr(module, "and_exists") else bdd.exist(q, u & part)
+        u = (
+            module.and_exists(u, part, q)
+            if hasattr(module, "and_exists")
+            else bdd.exist(q, u & part)
+        )
     return u
 
 

@@ -25,7 +25,9 @@ from .lemmas import LemmaResult
 from .system import TransitionSystem, every_length_system
 
 
-def spacer_invariant(system: TransitionSystem, timeout: float, halt: smtlib.Stop | None = None) -> tuple[str, Any]:
+def spacer_invariant(
+    system: TransitionSystem, timeout: float, halt: smtlib.Stop | None = None
+) -> tuple[str, Any]:
     """Spacer (z3's Horn solver, IC3/PDR) on the system: ("safe", an inductive invariant as a
     formula over the state), ("unsafe", None) or ("unknown", the reason). ``halt`` interrupts
     it from another thread; a Ctrl-C that reached z3 raises :class:`KeyboardInterrupt` (as in
@@ -78,7 +80,11 @@ def certificate(system: TransitionSystem, inv: Any) -> list[tuple[str, Any]]:
     z3, ctx = system.z3, system.ctx
     primed = z3.substitute(inv, *zip(system.state, system.primed, strict=True))
     out = []
-    for name, parts in zip(CERTIFICATE, ((system.init, z3.Not(inv)), (inv, system.trans, z3.Not(primed)), (inv, system.bad)), strict=True):
+    for name, parts in zip(
+        CERTIFICATE,
+        ((system.init, z3.Not(inv)), (inv, system.trans, z3.Not(primed)), (inv, system.bad)),
+        strict=True,
+    ):
         solver = z3.Solver(ctx=ctx)
         solver.add(*parts)
         out.append((name, solver))
@@ -112,7 +118,7 @@ def clauses_of(z3: Any, inv: Any) -> Clauses | None:
         return None
 
     out = []
-    for clause in (inv.children() if z3.is_and(inv) else [inv]):
+    for clause in inv.children() if z3.is_and(inv) else [inv]:
         lits = [literal(e) for e in (clause.children() if z3.is_or(clause) else [clause])]
         if any(lit is None for lit in lits):
             return None
@@ -126,8 +132,15 @@ def from_clauses(system: TransitionSystem, clauses: Clauses) -> Any:
     by_name = {str(v): v for v in system.state}
     missing = sorted({name for clause in clauses for name, _pos in clause} - set(by_name))
     if missing:
-        raise ValueError(f"the invariant names {', '.join(missing[:3])}, which are not state variables of the system")
-    return z3.And([z3.Or([by_name[name] if pos else z3.Not(by_name[name]) for name, pos in clause]) for clause in clauses])
+        raise ValueError(
+            f"the invariant names {', '.join(missing[:3])}, which are not state variables of the system"
+        )
+    return z3.And(
+        [
+            z3.Or([by_name[name] if pos else z3.Not(by_name[name]) for name, pos in clause])
+            for clause in clauses
+        ]
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +164,9 @@ def from_diagram(system: TransitionSystem, diagram: Diagram) -> Any:
     by_name = {str(v): v for v in system.state}
     missing = sorted({name for name, _lo, _hi in diagram.nodes} - set(by_name))
     if missing:
-        raise ValueError(f"the invariant names {', '.join(missing[:3])}, which are not state variables of the system")
+        raise ValueError(
+            f"the invariant names {', '.join(missing[:3])}, which are not state variables of the system"
+        )
     terms = [z3.BoolVal(False, system.ctx), z3.BoolVal(True, system.ctx)]
     for name, lo, hi in diagram.nodes:
         terms.append(z3.If(by_name[name], terms[hi], terms[lo]))
@@ -194,11 +209,17 @@ def recorded_invariant(text: str) -> Invariant:
         assertions = z3.parse_smt2_string(text, ctx=ctx)
     except z3.Z3Exception as exc:
         reason = exc.value.decode() if isinstance(exc.value, bytes) else str(exc.value)
-        raise ValueError(f"the recorded initiation query is not SMT-LIB2 that z3 reads ({reason.strip()})") from None
+        raise ValueError(
+            f"the recorded initiation query is not SMT-LIB2 that z3 reads ({reason.strip()})"
+        ) from None
     last = assertions[len(assertions) - 1] if len(assertions) else None
     inv: Invariant | None = None
     if last is not None and z3.is_not(last):
-        inv = _diagram_of_formula(z3, last.arg(0)) if z3.is_app_of(last.arg(0), z3.Z3_OP_ITE) else clauses_of(z3, last.arg(0))
+        inv = (
+            _diagram_of_formula(z3, last.arg(0))
+            if z3.is_app_of(last.arg(0), z3.Z3_OP_ITE)
+            else clauses_of(z3, last.arg(0))
+        )
     if inv is None:
         raise ValueError(
             "the recorded initiation query does not end with a negated invariant in conjunctive normal form or as a decision diagram"
@@ -207,8 +228,12 @@ def recorded_invariant(text: str) -> Invariant:
 
 
 def certificate_queries(
-    net: Network, claim: Recognizes | TraceProperty, results: Sequence[LemmaResult], invariant: Invariant,
-    readout_lemmas: dict[Any, Any] | None = None, readout_nodes: list[LemmaNode] | None = None,
+    net: Network,
+    claim: Recognizes | TraceProperty,
+    results: Sequence[LemmaResult],
+    invariant: Invariant,
+    readout_lemmas: dict[Any, Any] | None = None,
+    readout_nodes: list[LemmaNode] | None = None,
 ) -> list[tuple[str, str, Any]]:
     """The certificate of the theorem for every length with the invariant ``clauses``: (query
     name, SMT-LIB2 text, solver) for initiation, consecution and safety, over a system built
@@ -219,13 +244,31 @@ def certificate_queries(
         watch = claim.statable
         assert isinstance(watch, (PairHeights, TieRuleFree)), watch
         system = every_length_system(
-            net, None, results, {} if readout_lemmas is None else readout_lemmas, [] if readout_nodes is None else readout_nodes, claim.min_len, watch
+            net,
+            None,
+            results,
+            {} if readout_lemmas is None else readout_lemmas,
+            [] if readout_nodes is None else readout_nodes,
+            claim.min_len,
+            watch,
         )
     else:
         system = every_length_system(
-            net, claim.language, results, {} if readout_lemmas is None else readout_lemmas, [] if readout_nodes is None else readout_nodes, claim.min_len
+            net,
+            claim.language,
+            results,
+            {} if readout_lemmas is None else readout_lemmas,
+            [] if readout_nodes is None else readout_nodes,
+            claim.min_len,
         )
     for r, u in zip(results, uses, strict=True):
         r.uses = u  # the lemmas' applications were counted when the invariant was found
-    inv = from_diagram(system, invariant) if isinstance(invariant, Diagram) else from_clauses(system, invariant)
-    return [(f"{claim.id} every n: {name}", to_smt2(solver, logic="QF_UF"), solver) for name, solver in certificate(system, inv)]
+    inv = (
+        from_diagram(system, invariant)
+        if isinstance(invariant, Diagram)
+        else from_clauses(system, invariant)
+    )
+    return [
+        (f"{claim.id} every n: {name}", to_smt2(solver, logic="QF_UF"), solver)
+        for name, solver in certificate(system, inv)
+    ]

@@ -75,10 +75,18 @@ from netproof.verifier.smtlib import LemmaNode, to_smt2
 from .arithmetic import Values, certainly_equal
 from .invariants import Diagram, Invariant, certificate, from_clauses, from_diagram
 from .lemmas import LemmaResult
-from .system import TransitionSystem, head_dims, label_index, StateVars, Step
+from .system import StateVars, Step, TransitionSystem, head_dims, label_index
 
 __all__ = [
-    "KINDS", "REASONS", "check_base", "induction_certificates", "induction_detail", "induction_system", "marks_claim", "marks_detail", "step_names",
+    "KINDS",
+    "REASONS",
+    "check_base",
+    "induction_certificates",
+    "induction_detail",
+    "induction_system",
+    "marks_claim",
+    "marks_detail",
+    "step_names",
 ]
 
 KINDS = ("complete", "sound")
@@ -125,12 +133,24 @@ def marks_claim(claim: Any, watch: Any) -> tuple[Recognizes, list[str]]:
         raise Unsupported("the PairHeights form declares no induction over layers")
     L = len(plan.after)
     if (
-        tuple(label for label, _t in watch.after) != plan.after or tuple(t for _l, t in watch.after) != tuple(range(1, L + 1))
-        or watch.dim != plan.mark or watch.special != 1 or not set(watch.zero) <= {plan.error}
+        tuple(label for label, _t in watch.after) != plan.after
+        or tuple(t for _l, t in watch.after) != tuple(range(1, L + 1))
+        or watch.dim != plan.mark
+        or watch.special != 1
+        or not set(watch.zero) <= {plan.error}
     ):
-        raise Unsupported("the PairHeights form is not the marks of its induction over layers (cuts, thresholds 1..L, mark, special 1, error)")
-    rec = Recognizes(id=claim.id, statement=claim.statement, reference=claim.reference, language=watch.language, induction=plan,
-                     min_len=claim.min_len, max_len=claim.max_len)
+        raise Unsupported(
+            "the PairHeights form is not the marks of its induction over layers (cuts, thresholds 1..L, mark, special 1, error)"
+        )
+    rec = Recognizes(
+        id=claim.id,
+        statement=claim.statement,
+        reference=claim.reference,
+        language=watch.language,
+        induction=plan,
+        min_len=claim.min_len,
+        max_len=claim.max_len,
+    )
     return rec, [f"layer {ell} complete" for ell in range(1, L + 1)]
 
 
@@ -173,7 +193,9 @@ class _CutStep(Step):
 
     def state(self, layer: int, t: int) -> Any:
         if layer < self.start:
-            raise Unsupported(f"the segment from sublayer {self.start} reads the state after sublayer {layer}, before its cut")
+            raise Unsupported(
+                f"the segment from sublayer {self.start} reads the state after sublayer {layer}, before its cut"
+            )
         if layer == self.start and (layer, t) not in self._states:
             x, _scale = self.embed(t)
             for d in self.free:
@@ -190,11 +212,30 @@ class _MarkedPairs:
     :meth:`read` gives the constraints of one symbol and the Bool "this symbol breaks the
     check"; :meth:`open` "some marked push is not popped" (at the end)."""
 
-    def __init__(self, z3: Any, vals: Values, cur: StateVars, nxt: StateVars, language: Language, T: int, prefix: str) -> None:
+    def __init__(
+        self,
+        z3: Any,
+        vals: Values,
+        cur: StateVars,
+        nxt: StateVars,
+        language: Language,
+        T: int,
+        prefix: str,
+    ) -> None:
         stack = language.stack
         if stack is None:
-            raise Unsupported(f"marked pairs need a language with a StackAutomaton ({language.name} has none)")
-        self.z3, self.vals, self.cur, self.nxt, self.stack, self.T, self.p = z3, vals, cur, nxt, stack, T, prefix
+            raise Unsupported(
+                f"marked pairs need a language with a StackAutomaton ({language.name} has none)"
+            )
+        self.z3, self.vals, self.cur, self.nxt, self.stack, self.T, self.p = (
+            z3,
+            vals,
+            cur,
+            nxt,
+            stack,
+            T,
+            prefix,
+        )
         self.names = [f"{prefix}h{j}" for j in range(1, T + 1)]
 
     def init(self) -> list[Any]:
@@ -204,19 +245,34 @@ class _MarkedPairs:
         return self.cur(f"{self.p}h1") if self.T else self.z3.BoolVal(False, self.cur.ctx)
 
     def read(self, sym: Sequence[Any], mark: Any) -> tuple[list[Any], Any]:
-        z3, vals, cur, nxt, st, T, p = self.z3, self.vals, self.cur, self.nxt, self.stack, self.T, self.p
+        z3, vals, cur, nxt, st, T, p = (
+            self.z3,
+            self.vals,
+            self.cur,
+            self.nxt,
+            self.stack,
+            self.T,
+            self.p,
+        )
         ctx = cur.ctx
         false, true = z3.BoolVal(False, ctx), z3.BoolVal(True, ctx)
         push = vals.or_([sym[a] for a in range(len(sym)) if st.push[a] is not None])
         pop = vals.or_([sym[a] for a in range(len(sym)) if st.pop[a] is not None])
         h = [true, *(cur(f"{p}h{j}") for j in range(1, T + 1)), false]
-        broke = vals.or_([
-            vals.and_([vals.not_(mark), h[1]]),  # an unmarked position inside a marked pair
-            vals.and_([mark, push, h[T]]),  # a marked pair deeper than T
-            vals.and_([mark, pop, vals.not_(h[1])]),  # a marked pop with no marked push
-        ])
+        broke = vals.or_(
+            [
+                vals.and_([vals.not_(mark), h[1]]),  # an unmarked position inside a marked pair
+                vals.and_([mark, push, h[T]]),  # a marked pair deeper than T
+                vals.and_([mark, pop, vals.not_(h[1])]),  # a marked pop with no marked push
+            ]
+        )
         mpush, mpop = vals.and_([mark, push]), vals.and_([mark, pop])
-        out = [vals.iff(nxt(f"{p}h{j}"), vals.bool_ite(mpush, h[j - 1], vals.bool_ite(mpop, h[j + 1], h[j]))) for j in range(1, T + 1)]
+        out = [
+            vals.iff(
+                nxt(f"{p}h{j}"), vals.bool_ite(mpush, h[j - 1], vals.bool_ite(mpop, h[j + 1], h[j]))
+            )
+            for j in range(1, T + 1)
+        ]
         return out, broke
 
 
@@ -227,7 +283,9 @@ class _LastUnmarked:
     the last unmarked position before it is a push of its type, newly marked too
     (:meth:`read`'s "breaks" Bool)."""
 
-    def __init__(self, z3: Any, vals: Values, cur: StateVars, nxt: StateVars, language: Language) -> None:
+    def __init__(
+        self, z3: Any, vals: Values, cur: StateVars, nxt: StateVars, language: Language
+    ) -> None:
         stack = language.stack
         assert stack is not None
         self.z3, self.vals, self.cur, self.nxt, self.stack = z3, vals, cur, nxt, stack
@@ -245,14 +303,21 @@ class _LastUnmarked:
         ty = [vals.or_([sym[a] for a in range(len(sym)) if (code[a] >> b) & 1]) for b in range(nb)]  # type: ignore[operator]
         same = vals.and_([vals.iff(cur(f"r.t{b}"), ty[b]) for b in range(nb)])
         opened = vals.and_([cur("r.has"), cur("r.o")])  # the last unmarked position pushes
-        self.mistyped = vals.and_([vals.not_(m_in), pop, opened, vals.not_(same)])  # ... a type this pop does not close
-        broke = vals.and_([vals.not_(m_in), m_out, pop, vals.not_(vals.and_([opened, cur("r.new"), same]))])
+        self.mistyped = vals.and_(
+            [vals.not_(m_in), pop, opened, vals.not_(same)]
+        )  # ... a type this pop does not close
+        broke = vals.and_(
+            [vals.not_(m_in), m_out, pop, vals.not_(vals.and_([opened, cur("r.new"), same]))]
+        )
         here = vals.not_(m_in)
         out = [
             vals.iff(nxt("r.has"), vals.or_([cur("r.has"), here])),
             vals.iff(nxt("r.o"), vals.bool_ite(here, push, cur("r.o"))),
             vals.iff(nxt("r.new"), vals.bool_ite(here, m_out, cur("r.new"))),
-            *(vals.iff(nxt(f"r.t{b}"), vals.bool_ite(here, ty[b], cur(f"r.t{b}"))) for b in range(nb)),
+            *(
+                vals.iff(nxt(f"r.t{b}"), vals.bool_ite(here, ty[b], cur(f"r.t{b}")))
+                for b in range(nb)
+            ),
         ]
         return out, broke
 
@@ -270,7 +335,9 @@ class _ChildMarks:
     output breaks the guarantee" (an end's output mark other than: marked before, or every pair
     directly inside marked)."""
 
-    def __init__(self, z3: Any, vals: Values, cur: StateVars, nxt: StateVars, language: Language) -> None:
+    def __init__(
+        self, z3: Any, vals: Values, cur: StateVars, nxt: StateVars, language: Language
+    ) -> None:
         stack = language.stack
         assert stack is not None
         self.z3, self.vals, self.cur, self.nxt, self.stack = z3, vals, cur, nxt, stack
@@ -294,12 +361,31 @@ class _ChildMarks:
         fits = vals.not_(vals.or_([vals.and_([push, h[D]]), vals.and_([pop, vals.not_(h[1])])]))
 
         def at_top(field: str) -> Any:
-            return vals.or_([vals.and_([is_top[j], cur(field.format(j=j))]) for j in range(1, D + 1)])
+            return vals.or_(
+                [vals.and_([is_top[j], cur(field.format(j=j))]) for j in range(1, D + 1)]
+            )
 
         opened_in, opened_out, inner_unmarked = at_top("k{j}.0"), at_top("k{j}.1"), at_top("u{j}")
         expected = vals.or_([opened_in, vals.not_(inner_unmarked)])
-        assume = vals.and_([pop, vals.or_([vals.not_(vals.iff(m_in, opened_in)), vals.and_([opened_in, inner_unmarked])])])
-        guarantee = vals.and_([pop, vals.or_([vals.not_(vals.iff(m_out, expected)), vals.not_(vals.iff(opened_out, expected))])])
+        assume = vals.and_(
+            [
+                pop,
+                vals.or_(
+                    [vals.not_(vals.iff(m_in, opened_in)), vals.and_([opened_in, inner_unmarked])]
+                ),
+            ]
+        )
+        guarantee = vals.and_(
+            [
+                pop,
+                vals.or_(
+                    [
+                        vals.not_(vals.iff(m_out, expected)),
+                        vals.not_(vals.iff(opened_out, expected)),
+                    ]
+                ),
+            ]
+        )
         out = [fits]
         for j in range(1, D + 1):
             out.append(vals.iff(nxt(f"h{j}"), vals.bool_ite(push, h[j - 1], h[j + 1])))
@@ -307,11 +393,23 @@ class _ChildMarks:
             kept = h[j + 1]  # slot j survives a pop
             for i, mark in enumerate((m_in, m_out)):
                 k = cur(f"k{j}.{i}")
-                out.append(vals.iff(nxt(f"k{j}.{i}"), vals.bool_ite(push, vals.bool_ite(here, mark, k), vals.and_([k, kept]))))
+                out.append(
+                    vals.iff(
+                        nxt(f"k{j}.{i}"),
+                        vals.bool_ite(push, vals.bool_ite(here, mark, k), vals.and_([k, kept])),
+                    )
+                )
             u = cur(f"u{j}")
             # a pop makes slot j the top if j + 1 was: an unmarked pair closed there joins it
-            popped = vals.and_([kept, vals.or_([u, vals.and_([is_top[j + 1] if j < D else false, vals.not_(m_in)])])])
-            out.append(vals.iff(nxt(f"u{j}"), vals.bool_ite(push, vals.and_([vals.not_(here), u]), popped)))
+            popped = vals.and_(
+                [
+                    kept,
+                    vals.or_([u, vals.and_([is_top[j + 1] if j < D else false, vals.not_(m_in)])]),
+                ]
+            )
+            out.append(
+                vals.iff(nxt(f"u{j}"), vals.bool_ite(push, vals.and_([vals.not_(here), u]), popped))
+            )
         return out, assume, guarantee
 
 
@@ -325,25 +423,42 @@ def _order(name: str) -> tuple[Any, ...]:
     if name.startswith(("pre", "word", "suf", "done")) and not m:
         return (0, name)
     if name.startswith("scan"):
-        return (2, tuple((int(x), "") if x.isdigit() else (-1, x) for x in re.split(r"(\d+)", name)))
+        return (
+            2,
+            tuple((int(x), "") if x.isdigit() else (-1, x) for x in re.split(r"(\d+)", name)),
+        )
     if m:
         prefix, kind, j, rest = m.groups()
         return (3, prefix, int(j), "hku".index(kind), int(rest or 0))
     return (1, name)
 
 
-def _moves(emb: TokenEmbedding, min_len: int) -> tuple[list[str], list[tuple[str, str | None, int | None, str]]]:
+def _moves(
+    emb: TokenEmbedding, min_len: int
+) -> tuple[list[str], list[tuple[str, str | None, int | None, str]]]:
     """The phases of a run (one-hot) and its moves (from, token or None for a word symbol,
     suffix index, to): the prefix tokens, at least ``min_len`` word symbols, the suffix tokens."""
     P, S = len(emb.prefix), len(emb.suffix)
-    phases = [f"pre{i}" for i in range(P)] + [f"word{c}" for c in range(min_len + 1)] + [f"suf{s}" for s in range(1, S)] + ["done"]
+    phases = (
+        [f"pre{i}" for i in range(P)]
+        + [f"word{c}" for c in range(min_len + 1)]
+        + [f"suf{s}" for s in range(1, S)]
+        + ["done"]
+    )
     moves: list[tuple[str, str | None, int | None, str]] = []
     for i, tok in enumerate(emb.prefix):
         moves.append((f"pre{i}", tok, None, f"pre{i + 1}" if i + 1 < P else "word0"))
     for c in range(min_len + 1):
         moves.append((f"word{c}", None, None, f"word{min(c + 1, min_len)}"))
     for s, tok in enumerate(emb.suffix):
-        moves.append((f"word{min_len}" if s == 0 else f"suf{s}", tok, s, f"suf{s + 1}" if s + 1 < S else "done"))
+        moves.append(
+            (
+                f"word{min_len}" if s == 0 else f"suf{s}",
+                tok,
+                s,
+                f"suf{s + 1}" if s + 1 < S else "done",
+            )
+        )
     return phases, moves
 
 
@@ -360,7 +475,9 @@ def check_base(net: Network, plan: LayerInduction) -> None:
     token, with no error anywhere (so it satisfies both invariants at cut 0); Unsupported where not."""
     emb = net.embedding
     if not isinstance(emb, TokenEmbedding):
-        raise Unsupported("compositional proofs need a token embedding (a flat embedding has no positions)")
+        raise Unsupported(
+            "compositional proofs need a token embedding (a flat embedding has no positions)"
+        )
     table = {tok: dict(row) for tok, row in emb.table}
     for d in (plan.mark, plan.error):
         if d not in net.dims:
@@ -368,16 +485,30 @@ def check_base(net: Network, plan: LayerInduction) -> None:
         if any(d == pd for pd, _f, _c in emb.positional):
             raise Unsupported(f"dim {d!r} of the induction holds a positional feature")
     for tok in emb.alphabet:
-        if table[tok].get(plan.mark, Fraction(0)) != 0 or table[tok].get(plan.error, Fraction(0)) != 0:
-            raise Unsupported(f"the embedding of {tok!r} has {plan.mark}={table[tok].get(plan.mark, 0)}, {plan.error}={table[tok].get(plan.error, 0)}; the base case needs both 0")
+        if (
+            table[tok].get(plan.mark, Fraction(0)) != 0
+            or table[tok].get(plan.error, Fraction(0)) != 0
+        ):
+            raise Unsupported(
+                f"the embedding of {tok!r} has {plan.mark}={table[tok].get(plan.mark, 0)}, {plan.error}={table[tok].get(plan.error, 0)}; the base case needs both 0"
+            )
     for tok in (*emb.prefix, *emb.suffix):
-        if table[tok].get(plan.mark, Fraction(0)) != 1 or table[tok].get(plan.error, Fraction(0)) != 0:
-            raise Unsupported(f"the embedding of {tok!r} has {plan.mark}={table[tok].get(plan.mark, 0)}, {plan.error}={table[tok].get(plan.error, 0)}; the base case needs 1 and 0")
+        if (
+            table[tok].get(plan.mark, Fraction(0)) != 1
+            or table[tok].get(plan.error, Fraction(0)) != 0
+        ):
+            raise Unsupported(
+                f"the embedding of {tok!r} has {plan.mark}={table[tok].get(plan.mark, 0)}, {plan.error}={table[tok].get(plan.error, 0)}; the base case needs 1 and 0"
+            )
 
 
 def induction_system(
-    net: Network, claim: Recognizes, results: Sequence[LemmaResult], name: str,
-    readout_lemmas: dict[Any, Any] | None = None, readout_nodes: list[LemmaNode] | None = None,
+    net: Network,
+    claim: Recognizes,
+    results: Sequence[LemmaResult],
+    name: str,
+    readout_lemmas: dict[Any, Any] | None = None,
+    readout_nodes: list[LemmaNode] | None = None,
 ) -> TransitionSystem:
     """The transition system of one step of the induction (``name``, one of
     :func:`step_names`): segment ℓ's ``complete`` or ``sound`` query, or the ``output`` query.
@@ -390,25 +521,35 @@ def induction_system(
     language = claim.language
     stack = language.stack
     if stack is None:
-        raise Unsupported(f"an induction over layers needs a language with a StackAutomaton ({language.name} has none)")
+        raise Unsupported(
+            f"an induction over layers needs a language with a StackAutomaton ({language.name} has none)"
+        )
     L = len(plan.after)
-    if L != stack.depth:
-        raise Unsupported(f"the induction has {L} layers but {language.name}'s stack has depth {stack.depth}: the last cut must be at the depth")
+    if stack.depth != L:
+        raise Unsupported(
+            f"the induction has {L} layers but {language.name}'s stack has depth {stack.depth}: the last cut must be at the depth"
+        )
     emb = net.embedding
     r = net.readout
     if not isinstance(emb, TokenEmbedding):
-        raise Unsupported("compositional proofs need a token embedding (a flat embedding has no positions)")
+        raise Unsupported(
+            "compositional proofs need a token embedding (a flat embedding has no positions)"
+        )
     tail = name
     cuts = _cuts(net, plan)
     if tail == "output":
         kind, ell = "output", L + 1
         start, end = cuts[-1], len(net.layers)
         if not isinstance(r, Classifier) or not -len(emb.suffix) <= r.position <= -1:
-            raise Unsupported("the readout is not a classifier at a suffix token (every length needs a fixed readout position)")
+            raise Unsupported(
+                "the readout is not a classifier at a suffix token (every length needs a fixed readout position)"
+            )
     else:
         got = re.fullmatch(r"layer (\d+) (complete|sound)", tail)
         if got is None or not 1 <= int(got.group(1)) <= L:
-            raise ValueError(f"{name!r} is not a step of the induction ({', '.join(step_names(L))})")
+            raise ValueError(
+                f"{name!r} is not a step of the induction ({', '.join(step_names(L))})"
+            )
         ell, kind = int(got.group(1)), got.group(2)
         start, end = cuts[ell - 1], cuts[ell]
     ctx = z3.Context()
@@ -427,13 +568,28 @@ def induction_system(
         if (tok, s) in built:
             continue
         begin = len(vals.assertions)
-        step = _CutStep(z3, ctx, net, results, vals, tok, cur, nxt, readout_lemmas, readout_nodes, start=start, free=(plan.mark, plan.error))
+        step = _CutStep(
+            z3,
+            ctx,
+            net,
+            results,
+            vals,
+            tok,
+            cur,
+            nxt,
+            readout_lemmas,
+            readout_nodes,
+            start=start,
+            free=(plan.mark, plan.error),
+        )
         info: dict[str, Any] = {"m": step.inputs[plan.mark], "e": step.inputs[plan.error]}
         if kind == "output":
             if head is None:
                 head = step.readout_head()
                 if head is None or head[0] < start:
-                    raise Unsupported("the sublayers after the last cut are not one averaging head followed by position-wise blocks")
+                    raise Unsupported(
+                        "the sublayers after the last cut are not one averaging head followed by position-wise blocks"
+                    )
             idx, h = head
             st = step.state(idx, 0)
             bits = step.pattern_bits(head_dims(h), st)
@@ -443,7 +599,9 @@ def induction_system(
             if s is not None and s - len(emb.suffix) == r.position:  # type: ignore[union-attr]
                 plan_r = step.readout_plan(idx, h, st, r.position)  # type: ignore[union-attr]
                 if plan_r is None:
-                    raise Unsupported("the readout lemma does not hold or reads a dim that is not concrete at the readout position")
+                    raise Unsupported(
+                        "the readout lemma does not hold or reads a dim that is not concrete at the readout position"
+                    )
         else:
             cut, _ = step.state(start, 0)
             out, scale = step.state(end, 0)
@@ -461,13 +619,22 @@ def induction_system(
                     if not ba.eq(bb):  # the same term, or checked in the query
                         changed.append(vals.not_(vals.iff(ba, bb)))
                 else:
-                    raise Unsupported(f"segment {ell} does not keep dim {d!r} as the embedding has it (after {plan.after[ell - 1]!r})")
-            m_out, e_out = vals.boolish(out.get(plan.mark, Fraction(0))), vals.boolish(out.get(plan.error, Fraction(0)))
+                    raise Unsupported(
+                        f"segment {ell} does not keep dim {d!r} as the embedding has it (after {plan.after[ell - 1]!r})"
+                    )
+            m_out, e_out = (
+                vals.boolish(out.get(plan.mark, Fraction(0))),
+                vals.boolish(out.get(plan.error, Fraction(0))),
+            )
             if m_out is None or e_out is None:
-                raise Unsupported(f"dim {plan.mark!r} or {plan.error!r} after {plan.after[ell - 1]!r} is not 0/1")
+                raise Unsupported(
+                    f"dim {plan.mark!r} or {plan.error!r} after {plan.after[ell - 1]!r} is not 0/1"
+                )
             info.update(m_out=m_out, e_out=e_out, changed=vals.or_(changed))
         if step.ranked_keys:
-            raise Unsupported(f"the segment has RankedSelection scans ({', '.join(step.ranked_keys)}), which the induction over layers does not read")
+            raise Unsupported(
+                f"the segment has RankedSelection scans ({', '.join(step.ranked_keys)}), which the induction over layers does not read"
+            )
         if keys is None:
             keys = step.scan_keys
         elif keys != step.scan_keys:
@@ -488,7 +655,10 @@ def induction_system(
         last = _LastUnmarked(z3, vals, cur, nxt, language)
         flags = ["viol"]
     elif kind == "sound":
-        pairs = [_MarkedPairs(z3, vals, cur, nxt, language, ell - 1, "a"), _MarkedPairs(z3, vals, cur, nxt, language, ell, "g")]
+        pairs = [
+            _MarkedPairs(z3, vals, cur, nxt, language, ell - 1, "a"),
+            _MarkedPairs(z3, vals, cur, nxt, language, ell, "g"),
+        ]
         last = _LastUnmarked(z3, vals, cur, nxt, language)
         flags = ["avoid", "viol", "err_in"]
     else:
@@ -496,9 +666,18 @@ def induction_system(
         flags = ["unmarked", "erred"]
         patterns = plan_r[1]
         flags += [f"seen{pi}" for pi in range(len(patterns))]
-    state_names = [*phases, *flags, *(lang.names if lang is not None else ()), *(n for p in pairs for n in p.names), *(last.names if kind != "output" else ())]
+    state_names = [
+        *phases,
+        *flags,
+        *(lang.names if lang is not None else ()),
+        *(n for p in pairs for n in p.names),
+        *(last.names if kind != "output" else ()),
+    ]
     for key, (_later, outs) in keys.items():
-        state_names += [f"scan{key}.{f}" for f in ("found", "has", *(f"best.{o}" for o in outs), *(f"near.{o}" for o in outs))]
+        state_names += [
+            f"scan{key}.{f}"
+            for f in ("found", "has", *(f"best.{o}" for o in outs), *(f"near.{o}" for o in outs))
+        ]
     for n in state_names:
         cur(n), nxt(n)
     order = sorted(cur.vars, key=_order)
@@ -510,7 +689,9 @@ def induction_system(
         if kind == "output":
             dims = plan_r[0]  # type: ignore[index]
             for pi, pat in enumerate(plan_r[1]):  # type: ignore[index]
-                here = vals.and_([info["bits"][d] if pat[d] else vals.not_(info["bits"][d]) for d in dims])
+                here = vals.and_(
+                    [info["bits"][d] if pat[d] else vals.not_(info["bits"][d]) for d in dims]
+                )
                 parts.append(vals.iff(nxt(f"seen{pi}"), vals.or_([cur(f"seen{pi}"), here])))
             parts.append(vals.iff(nxt("unmarked"), vals.or_([cur("unmarked"), vals.not_(m_in)])))
             parts.append(vals.iff(nxt("erred"), vals.or_([cur("erred"), e_in])))
@@ -537,13 +718,24 @@ def induction_system(
                 cons_r, broke_r = last.read(sym, m_in, m_out)
                 parts.extend((*cons_a, *cons_g, *cons_r))
             else:
-                parts.extend(vals.iff(nxt(n), cur(n)) for n in (*pairs[0].names, *pairs[1].names, *last.names))
-                broke_a, broke_g, broke_r = vals.not_(m_in), vals.not_(m_out), z3.BoolVal(False, ctx)
+                parts.extend(
+                    vals.iff(nxt(n), cur(n))
+                    for n in (*pairs[0].names, *pairs[1].names, *last.names)
+                )
+                broke_a, broke_g, broke_r = (
+                    vals.not_(m_in),
+                    vals.not_(m_out),
+                    z3.BoolVal(False, ctx),
+                )
             assume = broke_a
             # marks only grow; the output's pairs nest; a newly marked pair has one type and nothing unmarked inside
-            guarantee = vals.or_([vals.and_([m_in, vals.not_(m_out)]), broke_g, broke_r, info["changed"]])
+            guarantee = vals.or_(
+                [vals.and_([m_in, vals.not_(m_out)]), broke_g, broke_r, info["changed"]]
+            )
             parts.append(vals.iff(nxt("err_in"), vals.or_([cur("err_in"), e_in])))
-            parts.append(vals.not_(e_out))  # a run with an error in the output is never bad: it ends here
+            parts.append(
+                vals.not_(e_out)
+            )  # a run with an error in the output is never bad: it ends here
             parts.append(vals.iff(nxt("avoid"), vals.or_([cur("avoid"), assume])))
         parts.append(vals.iff(nxt("viol"), vals.or_([cur("viol"), guarantee])))
         alts.append(vals.and_(parts))
@@ -567,7 +759,9 @@ def induction_system(
         broken = vals.or_([cur("viol"), pairs[1].open()])
         bad = z3.And(*end, z3.Or(cur("err_in"), z3.And(assumed, broken)))
     else:
-        accept = word_step.presence_formula(plan_r, [cur(f"seen{pi}") for pi in range(len(plan_r[1]))])  # type: ignore[arg-type,index]
+        accept = word_step.presence_formula(
+            plan_r, [cur(f"seen{pi}") for pi in range(len(plan_r[1]))]
+        )  # type: ignore[arg-type,index]
         clean = z3.And(z3.Not(cur("unmarked")), z3.Not(cur("erred")))
         bad = z3.And(*end, accept != clean)
     state = [cur.vars[n] for n in order]
@@ -576,8 +770,13 @@ def induction_system(
 
 
 def induction_certificates(
-    net: Network, claim: Recognizes, results: Sequence[LemmaResult], name: str, invariant: Invariant,
-    readout_lemmas: dict[Any, Any] | None = None, readout_nodes: list[LemmaNode] | None = None,
+    net: Network,
+    claim: Recognizes,
+    results: Sequence[LemmaResult],
+    name: str,
+    invariant: Invariant,
+    readout_lemmas: dict[Any, Any] | None = None,
+    readout_nodes: list[LemmaNode] | None = None,
 ) -> list[tuple[str, str, Any]]:
     """The three certificate queries of step ``name`` with ``invariant``: (query name, SMT-LIB2
     text, solver), the same text wherever they are built."""
@@ -585,5 +784,12 @@ def induction_certificates(
     system = induction_system(net, claim, results, name, readout_lemmas, readout_nodes)
     for r, u in zip(results, uses, strict=True):
         r.uses = u
-    inv = from_diagram(system, invariant) if isinstance(invariant, Diagram) else from_clauses(system, invariant)
-    return [(f"{claim.id} every n: {name}: {q}", to_smt2(solver, logic="QF_UF"), solver) for q, solver in certificate(system, inv)]
+    inv = (
+        from_diagram(system, invariant)
+        if isinstance(invariant, Diagram)
+        else from_clauses(system, invariant)
+    )
+    return [
+        (f"{claim.id} every n: {name}: {q}", to_smt2(solver, logic="QF_UF"), solver)
+        for q, solver in certificate(system, inv)
+    ]

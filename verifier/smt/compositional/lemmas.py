@@ -32,21 +32,45 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, assert_never
 
-from netproof.symbolic import FFN, Activation, Affine, AttentionLayer, Hardmax, Head, LayerNorm, Network, TokenEmbedding, render
+from netproof.symbolic import (
+    FFN,
+    Activation,
+    Affine,
+    AttentionLayer,
+    Hardmax,
+    Head,
+    LayerNorm,
+    Network,
+    TokenEmbedding,
+    render,
+)
 from netproof.verifier import smtlib
-from netproof.verifier.claims import BooleanBlock, Language, Lemma, NearestSelection, RankedSelection, Refuted, ScaledBlock, Word
+from netproof.verifier.claims import (
+    BooleanBlock,
+    Language,
+    Lemma,
+    NearestSelection,
+    RankedSelection,
+    Refuted,
+    ScaledBlock,
+    Word,
+)
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
 from .arithmetic import Values, ffn_faithful, sympy_to_z3
-
 
 METHOD = "smt (z3), compositional"
 """The method every verdict of the compositional prover names (and its proof logs record)."""
 
 
 # Positional features that stay linear in (i, n) once multiplied by n: name -> (coef of i, coef of n).
-_SCALED_FEATURES: dict[str, tuple[int, int]] = {"i/n": (1, 0), "1-i/n": (-1, 1), "1/n": (0, 0), "1": (0, 1)}
+_SCALED_FEATURES: dict[str, tuple[int, int]] = {
+    "i/n": (1, 0),
+    "1-i/n": (-1, 1),
+    "1/n": (0, 0),
+    "1": (0, 1),
+}
 
 
 @dataclass
@@ -76,20 +100,28 @@ def _find_head(net: Network, layer: str, head: str) -> Head:
             for h in sub.block.heads:
                 if h.name == head:
                     return h
-            raise ValueError(f"attention layer {layer!r} has no head {head!r}; its heads: {', '.join(h.name for h in sub.block.heads)}")
+            raise ValueError(
+                f"attention layer {layer!r} has no head {head!r}; its heads: {', '.join(h.name for h in sub.block.heads)}"
+            )
     raise ValueError(f"layer={layer!r} is not an attention layer of network {net.name!r}")
 
 
-def _prove_boolean_block(net: Network, lemma: BooleanBlock, timeout: float) -> tuple[LemmaNode, bool]:
+def _prove_boolean_block(
+    net: Network, lemma: BooleanBlock, timeout: float
+) -> tuple[LemmaNode, bool]:
     import z3
 
     block = _find_ffn(net, lemma.block)
     if not block.steps:
-        raise ValueError(f"FFN {lemma.block!r} is empty; a BooleanBlock lemma needs a block that writes dims")
+        raise ValueError(
+            f"FFN {lemma.block!r} is empty; a BooleanBlock lemma needs a block that writes dims"
+        )
     written = block.steps[-1].outputs  # type: ignore[union-attr]
     missing = [d for d in written if d not in lemma.outputs]
     if missing:
-        raise ValueError(f"lemma {lemma.id!r} leaves dims {missing} of FFN {lemma.block!r} unspecified; give a formula for each")
+        raise ValueError(
+            f"lemma {lemma.id!r} leaves dims {missing} of FFN {lemma.block!r} unspecified; give a formula for each"
+        )
     ctx = z3.Context()
     vals = Values(z3, ctx)
     reads = block.steps[0].inputs  # type: ignore[union-attr]
@@ -108,16 +140,35 @@ def _prove_boolean_block(net: Network, lemma: BooleanBlock, timeout: float) -> t
     solver.add(z3.Or(wrong))
     logic = "QF_LIRA"
     query, model = smtlib.solve(
-        solver, name=lemma.id, logic=logic, timeout=timeout,
+        solver,
+        name=lemma.id,
+        logic=logic,
+        timeout=timeout,
         reason_unsat=f"FFN {lemma.block} matches the lemma on every input with {len(lemma.boolean)} Boolean dims",
     )
     if query.result == "sat":
         shown = ", ".join(f"{d}={model.eval(env[d], model_completion=True)}" for d in reads)
-        bad = [d for d in written if not z3.is_true(model.eval(vals.arith(got[d]) == vals.arith(sympy_to_z3(vals, lemma.outputs[d], env)), model_completion=True))]
-        query = SmtQuery(name=query.name, smt2=query.smt2, result="sat",
-                         reason=f"FFN {lemma.block} differs from the lemma on dims {bad} at {shown}", seconds=query.seconds)
+        bad = [
+            d
+            for d in written
+            if not z3.is_true(
+                model.eval(
+                    vals.arith(got[d]) == vals.arith(sympy_to_z3(vals, lemma.outputs[d], env)),
+                    model_completion=True,
+                )
+            )
+        ]
+        query = SmtQuery(
+            name=query.name,
+            smt2=query.smt2,
+            result="sat",
+            reason=f"FFN {lemma.block} differs from the lemma on dims {bad} at {shown}",
+            seconds=query.seconds,
+        )
     verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
-    return LemmaNode(name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)), query.result == "unsat"  # type: ignore[arg-type]
+    return LemmaNode(
+        name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)
+    ), query.result == "unsat"  # type: ignore[arg-type]
 
 
 def nearer_is_later(mask: str) -> bool:
@@ -136,7 +187,9 @@ def _key_form(net: Network, head: Head) -> tuple[dict[str, Fraction], Fraction]:
     if not isinstance(head.normalizer, Hardmax):
         raise Unsupported(f"head {head.name!r} is soft; NearestSelection is a hardmax lemma")
     if head.scoring != "dot":
-        raise Unsupported(f"head {head.name!r} scores with {head.scoring!r}; NearestSelection covers 'dot'")
+        raise Unsupported(
+            f"head {head.name!r} scores with {head.scoring!r}; NearestSelection covers 'dot'"
+        )
     if any(w != 0 for row in head.query.weights for w in row):
         raise Unsupported(f"head {head.name!r} has a query that depends on the position's dims")
     q = dict(zip(head.query.outputs, head.query.bias, strict=True))
@@ -150,7 +203,15 @@ def _key_form(net: Network, head: Head) -> tuple[dict[str, Fraction], Fraction]:
 
 
 def _scaled_score(
-    z3: Any, ctx: Any, alpha: Mapping[str, Fraction], beta: Fraction, den: int, positional: Mapping[str, str], n: Any, pos: Any, x: Mapping[str, Any]
+    z3: Any,
+    ctx: Any,
+    alpha: Mapping[str, Fraction],
+    beta: Fraction,
+    den: int,
+    positional: Mapping[str, str],
+    n: Any,
+    pos: Any,
+    x: Mapping[str, Any],
 ) -> Any:
     """den·n·score at position ``pos`` with Boolean key dims ``x``: integer coefficients, a
     feature i/n becomes i."""
@@ -159,19 +220,29 @@ def _scaled_score(
         c = z3.IntVal(int(al * den), ctx)
         if d in positional:
             ci, cn = _SCALED_FEATURES[positional[d]]
-            total = total + c * (z3.IntVal(ci, ctx) * pos + z3.IntVal(cn, ctx) * n + (1 if positional[d] == "1/n" else 0))
+            total = total + c * (
+                z3.IntVal(ci, ctx) * pos
+                + z3.IntVal(cn, ctx) * n
+                + (1 if positional[d] == "1/n" else 0)
+            )
         else:
             total = total + c * z3.If(x[d], n, z3.IntVal(0, ctx))
     return total
 
 
-def _check_key_dims(lemma: NearestSelection | RankedSelection, alpha: Mapping[str, Fraction]) -> None:
+def _check_key_dims(
+    lemma: NearestSelection | RankedSelection, alpha: Mapping[str, Fraction]
+) -> None:
     for d in alpha:
         if d not in lemma.boolean and d not in lemma.positional:
-            raise Unsupported(f"head {lemma.head!r} reads dim {d!r}, which lemma {lemma.id!r} declares neither Boolean nor positional")
+            raise Unsupported(
+                f"head {lemma.head!r} reads dim {d!r}, which lemma {lemma.id!r} declares neither Boolean nor positional"
+            )
     for d, feat in lemma.positional.items():
         if feat not in _SCALED_FEATURES:
-            raise Unsupported(f"positional feature {feat!r} of dim {d!r} is not linear in (i, n) once multiplied by n")
+            raise Unsupported(
+                f"positional feature {feat!r} of dim {d!r} is not linear in (i, n) once multiplied by n"
+            )
 
 
 def _prove_nearest(net: Network, lemma: NearestSelection, timeout: float) -> tuple[LemmaNode, bool]:
@@ -195,25 +266,42 @@ def _prove_nearest(net: Network, lemma: NearestSelection, timeout: float) -> tup
     pa = vals.boolish(sympy_to_z3(vals, lemma.prefer, xa))
     pb = vals.boolish(sympy_to_z3(vals, lemma.prefer, xb))
     if pa is None or pb is None:
-        raise Unsupported(f"lemma {lemma.id!r}: prefer={lemma.prefer} is not a Boolean formula of Boolean dims")
+        raise Unsupported(
+            f"lemma {lemma.id!r}: prefer={lemma.prefer} is not a Boolean formula of Boolean dims"
+        )
     s_near, s_far = (score(b, xb), score(a, xa)) if later else (score(a, xa), score(b, xb))
     p_near, p_far = (pb, pa) if later else (pa, pb)
     solver = z3.Solver(ctx=ctx)
     solver.add(n >= 1, a >= base, a < b, b <= n - 1 + base)
-    solver.add(z3.Or(
-        z3.And(z3.Implies(p_far, p_near), s_near <= s_far),  # the nearer is ranked higher
-        z3.And(p_far, z3.Not(p_near), s_far <= s_near),  # the farther is preferred
-    ))
+    solver.add(
+        z3.Or(
+            z3.And(z3.Implies(p_far, p_near), s_near <= s_far),  # the nearer is ranked higher
+            z3.And(p_far, z3.Not(p_near), s_far <= s_near),  # the farther is preferred
+        )
+    )
     query, model = smtlib.solve(
-        solver, name=lemma.id, logic="QF_LIA", timeout=timeout,
+        solver,
+        name=lemma.id,
+        logic="QF_LIA",
+        timeout=timeout,
         reason_unsat=f"for every n, a better ranked position scores strictly higher under head {lemma.layer}.{lemma.head}",
     )
     if query.result == "sat":
-        shown = ", ".join(f"{v}={model.eval(v, model_completion=True)}" for v in (n, a, b, *xa.values(), *xb.values()))
-        query = SmtQuery(name=query.name, smt2=query.smt2, result="sat",
-                         reason=f"the score order breaks the ranking at {shown}", seconds=query.seconds)
+        shown = ", ".join(
+            f"{v}={model.eval(v, model_completion=True)}"
+            for v in (n, a, b, *xa.values(), *xb.values())
+        )
+        query = SmtQuery(
+            name=query.name,
+            smt2=query.smt2,
+            result="sat",
+            reason=f"the score order breaks the ranking at {shown}",
+            seconds=query.seconds,
+        )
     verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
-    return LemmaNode(name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)), query.result == "unsat"  # type: ignore[arg-type]
+    return LemmaNode(
+        name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)
+    ), query.result == "unsat"  # type: ignore[arg-type]
 
 
 def _prove_ranked(net: Network, lemma: RankedSelection, timeout: float) -> tuple[LemmaNode, bool]:
@@ -225,7 +313,9 @@ def _prove_ranked(net: Network, lemma: RankedSelection, timeout: float) -> tuple
 
     head = _find_head(net, lemma.layer, lemma.head)
     if head.relative:
-        raise Unsupported(f"head {lemma.head!r} has relative-position terms: its score is not the key's alone")
+        raise Unsupported(
+            f"head {lemma.head!r} has relative-position terms: its score is not the key's alone"
+        )
     alpha, beta = _key_form(net, head)
     _check_key_dims(lemma, alpha)
     base = net.embedding.index_base if isinstance(net.embedding, TokenEmbedding) else 0
@@ -238,8 +328,12 @@ def _prove_ranked(net: Network, lemma: RankedSelection, timeout: float) -> tuple
     ra = [vals.boolish(sympy_to_z3(vals, f, xa)) for f in lemma.ranks]
     rb = [vals.boolish(sympy_to_z3(vals, f, xb)) for f in lemma.ranks]
     if any(r is None for r in (*ra, *rb)):
-        raise Unsupported(f"lemma {lemma.id!r}: ranks={lemma.ranks} are not Boolean formulas of Boolean dims")
-    a_higher = z3.Or([z3.And(*(ra[m] == rb[m] for m in range(k)), ra[k], z3.Not(rb[k])) for k in range(len(ra))])
+        raise Unsupported(
+            f"lemma {lemma.id!r}: ranks={lemma.ranks} are not Boolean formulas of Boolean dims"
+        )
+    a_higher = z3.Or(
+        [z3.And(*(ra[m] == rb[m] for m in range(k)), ra[k], z3.Not(rb[k])) for k in range(len(ra))]
+    )
     same = z3.And([ra[k] == rb[k] for k in range(len(ra))])
     a_wins = z3.Or(a_higher, same) if lemma.end == "first" else a_higher
     s_a = _scaled_score(z3, ctx, alpha, beta, den, lemma.positional, n, a, xa)
@@ -248,15 +342,28 @@ def _prove_ranked(net: Network, lemma: RankedSelection, timeout: float) -> tuple
     solver.add(n >= 1, a >= base, a < b, b <= n - 1 + base)
     solver.add(z3.Or(z3.And(a_wins, s_a <= s_b), z3.And(z3.Not(a_wins), s_b <= s_a)))
     query, model = smtlib.solve(
-        solver, name=lemma.id, logic="QF_LIA", timeout=timeout,
+        solver,
+        name=lemma.id,
+        logic="QF_LIA",
+        timeout=timeout,
         reason_unsat=f"for every n, of two positions the higher ranked (the {lemma.end} among equal ranks) scores strictly higher under head {lemma.layer}.{lemma.head}",
     )
     if query.result == "sat":
-        shown = ", ".join(f"{v}={model.eval(v, model_completion=True)}" for v in (n, a, b, *xa.values(), *xb.values()))
-        query = SmtQuery(name=query.name, smt2=query.smt2, result="sat",
-                         reason=f"the score order breaks the ranking at {shown}", seconds=query.seconds)
+        shown = ", ".join(
+            f"{v}={model.eval(v, model_completion=True)}"
+            for v in (n, a, b, *xa.values(), *xb.values())
+        )
+        query = SmtQuery(
+            name=query.name,
+            smt2=query.smt2,
+            result="sat",
+            reason=f"the score order breaks the ranking at {shown}",
+            seconds=query.seconds,
+        )
     verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
-    return LemmaNode(name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)), query.result == "unsat"  # type: ignore[arg-type]
+    return LemmaNode(
+        name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)
+    ), query.result == "unsat"  # type: ignore[arg-type]
 
 
 def _homogeneous(block: FFN) -> bool:
@@ -274,11 +381,15 @@ def _prove_scaled_block(net: Network, lemma: ScaledBlock, timeout: float) -> tup
 
     block = _find_ffn(net, lemma.block)
     if not _homogeneous(block):
-        raise Unsupported(f"FFN {lemma.block!r} has a bias or a non-ReLU step, so it is not positively homogeneous")
+        raise Unsupported(
+            f"FFN {lemma.block!r} has a bias or a non-ReLU step, so it is not positively homogeneous"
+        )
     written = block.steps[-1].outputs if block.steps else ()  # type: ignore[union-attr]
     missing = [d for d in written if d not in lemma.outputs]
     if missing:
-        raise ValueError(f"lemma {lemma.id!r} leaves dims {missing} of FFN {lemma.block!r} unspecified; give an expression for each")
+        raise ValueError(
+            f"lemma {lemma.id!r} leaves dims {missing} of FFN {lemma.block!r} unspecified; give an expression for each"
+        )
     ctx = z3.Context()
     vals = Values(z3, ctx)
     env = {str(v): z3.Int(str(v), ctx) for v in lemma.inputs.values()}
@@ -287,18 +398,32 @@ def _prove_scaled_block(net: Network, lemma: ScaledBlock, timeout: float) -> tup
     for d, v in lemma.inputs.items():
         x[d] = z3.ToReal(env[str(v)])
     got = ffn_faithful(vals, block, x)
-    wrong = [vals.arith(got[d]) != vals.arith(sympy_to_z3(vals, lemma.outputs[d], env)) for d in written]
+    wrong = [
+        vals.arith(got[d]) != vals.arith(sympy_to_z3(vals, lemma.outputs[d], env)) for d in written
+    ]
     solver = z3.Solver(ctx=ctx)
     solver.add(*vals.assertions)
     solver.add(z3.Or(wrong))
-    query, model = smtlib.solve(solver, name=lemma.id, logic="QF_LIRA", timeout=timeout,
-                         reason_unsat=f"FFN {lemma.block} matches the lemma for all integers and every unit")
+    query, model = smtlib.solve(
+        solver,
+        name=lemma.id,
+        logic="QF_LIRA",
+        timeout=timeout,
+        reason_unsat=f"FFN {lemma.block} matches the lemma for all integers and every unit",
+    )
     if query.result == "sat":
         shown = ", ".join(f"{k}={model.eval(v, model_completion=True)}" for k, v in env.items())
-        query = SmtQuery(name=query.name, smt2=query.smt2, result="sat",
-                         reason=f"FFN {lemma.block} differs from the lemma at {shown}", seconds=query.seconds)
+        query = SmtQuery(
+            name=query.name,
+            smt2=query.smt2,
+            result="sat",
+            reason=f"FFN {lemma.block} differs from the lemma at {shown}",
+            seconds=query.seconds,
+        )
     verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
-    return LemmaNode(name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)), query.result == "unsat"  # type: ignore[arg-type]
+    return LemmaNode(
+        name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)
+    ), query.result == "unsat"  # type: ignore[arg-type]
 
 
 def prove_lemma(net: Network, lemma: Lemma, *, timeout: float = 60.0) -> tuple[LemmaNode, bool]:
@@ -317,7 +442,9 @@ def prove_lemma(net: Network, lemma: Lemma, *, timeout: float = 60.0) -> tuple[L
             case _:
                 assert_never(lemma)
     except Unsupported as exc:
-        return LemmaNode(name=lemma.id, statement=f"{lemma.statement} [unsupported: {exc}]", verdict="unknown"), False
+        return LemmaNode(
+            name=lemma.id, statement=f"{lemma.statement} [unsupported: {exc}]", verdict="unknown"
+        ), False
 
 
 def replay(net: Network, language: Language, word: Word) -> Refuted:

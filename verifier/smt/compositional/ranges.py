@@ -21,16 +21,25 @@ from typing import Any
 
 from netproof.symbolic import Network, render
 from netproof.verifier import smtlib
-from netproof.verifier.claims import Construction, Language, Lemma, Proved, Recognizes, Refuted, Unknown, Verdict, Word
+from netproof.verifier.claims import (
+    Construction,
+    Language,
+    Lemma,
+    Proved,
+    Recognizes,
+    Refuted,
+    Unknown,
+    Verdict,
+    Word,
+)
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
 from .abstraction import Abstraction
 from .invariants import CERTIFICATE
-from .lemmas import METHOD, LemmaResult, prove_lemma, replay
 from .layers import induction_detail
+from .lemmas import METHOD, LemmaResult, prove_lemma, replay
 from .search import BY_LAYERS, EveryLengthSearch
-
 
 _FIRST_RANGE = 16  # the first query over a range of lengths covers min_len..16
 
@@ -99,7 +108,12 @@ def _boolean_solver(z3: Any, ctx: Any) -> Any:
     then its SMT core. Measured on the range queries (2-core machine, one run each): Dyck(1,1)
     lengths 1025..2048 2.2 s (plain ``Solver()`` 8.7 s, ``SolverFor("QF_UF")`` 8.7 s); Dyck(2,2)
     lengths 65..128 14 s (``Solver()`` 24 s, ``SolverFor("QF_UF")`` 7 s)."""
-    return z3.Then(z3.Tactic("simplify", ctx=ctx), z3.Tactic("solve-eqs", ctx=ctx), z3.Tactic("smt", ctx=ctx), ctx=ctx).solver()
+    return z3.Then(
+        z3.Tactic("simplify", ctx=ctx),
+        z3.Tactic("solve-eqs", ctx=ctx),
+        z3.Tactic("smt", ctx=ctx),
+        ctx=ctx,
+    ).solver()
 
 
 def _shortest(ab: Abstraction, solver: Any, model: Any, deadline: float) -> Word:
@@ -113,7 +127,9 @@ def _shortest(ab: Abstraction, solver: Any, model: Any, deadline: float) -> Word
         mid = (low + high) // 2
         solver.push()
         solver.add(z3.Not(ab.present[mid]))  # length <= mid
-        answer, _reason, found = smtlib.check(solver, timeout=max(0.001, deadline - time.perf_counter()), want_model=True)
+        answer, _reason, found = smtlib.check(
+            solver, timeout=max(0.001, deadline - time.perf_counter()), want_model=True
+        )
         if answer == "sat":
             word = ab.word_of(found)
             high = len(word)
@@ -138,7 +154,9 @@ def _shrink(ab: Abstraction, solver: Any, word: Word, deadline: float) -> Word:
                 break
             solver.push()
             solver.add(*fixed, ab.is_symbol(t, a))
-            _answer, _reason, model = smtlib.check(solver, timeout=max(0.001, deadline - time.perf_counter()), want_model=True)
+            _answer, _reason, model = smtlib.check(
+                solver, timeout=max(0.001, deadline - time.perf_counter()), want_model=True
+            )
             solver.pop()
             if model is not None:
                 out = list(ab.word_of(model))
@@ -201,7 +219,9 @@ def prove_recognizes(
     proved_up_to = claim.min_len - 1
     per_length_because = ""
     last_build = 0.0  # seconds the last range's query took to build (and print, below)
-    done: list[tuple[int, int, float]] = []  # (first length, last length, seconds) of each range proved
+    done: list[
+        tuple[int, int, float]
+    ] = []  # (first length, last length, seconds) of each range proved
     every_because = ""
     every_done = False
     search: EveryLengthSearch | None = None
@@ -217,17 +237,25 @@ def prove_recognizes(
             shown = f"{a}" if a == b else f"{a}..{b}"
             left = deadline - time.perf_counter()
             if left <= 0:
-                verdict = Unknown(METHOD, f"timeout: the {timeout:g} s budget ran out before length {a} (lengths {claim.min_len}..{a - 1} proved)")
+                verdict = Unknown(
+                    METHOD,
+                    f"timeout: the {timeout:g} s budget ran out before length {a} (lengths {claim.min_len}..{a - 1} proved)",
+                )
                 break
             if a < b and 2 * last_build > left:
                 # Building a query cannot be interrupted, and a range twice as long takes about twice as long to build.
-                verdict = Unknown(METHOD, f"timeout: {left:.1f} s of the {timeout:g} s budget left, less than building lengths {shown} "
-                                          f"would take (twice the {last_build:.1f} s of the last range); lengths {claim.min_len}..{a - 1} proved")
+                verdict = Unknown(
+                    METHOD,
+                    f"timeout: {left:.1f} s of the {timeout:g} s budget left, less than building lengths {shown} "
+                    f"would take (twice the {last_build:.1f} s of the last range); lengths {claim.min_len}..{a - 1} proved",
+                )
                 break
             range_started = time.perf_counter()
             before = [(r.uses, len(r.fallbacks)) for r in results]
             try:
-                ab, solver, logic = theorem_query(net, language, results, readout_lemmas, readout_nodes, a, b)
+                ab, solver, logic = theorem_query(
+                    net, language, results, readout_lemmas, readout_nodes, a, b
+                )
             except Unsupported as exc:
                 if a < b:
                     # Not encodable over a symbolic length: one query per length from here on.
@@ -241,9 +269,14 @@ def prove_recognizes(
             words = f"length {a}" if a == b else f"length {a} to {b}"
             if search is not None and not search.claim_ranges():
                 break
-            query, model = smtlib.solve(solver, name=f"{claim.id} n={shown}", logic=logic, timeout=max(0.001, deadline - time.perf_counter()),
-                                 reason_unsat=f"no word of {words} is misclassified (lemmas in place of their blocks)",
-                                 stop=None if search is None else search.ranges)
+            query, model = smtlib.solve(
+                solver,
+                name=f"{claim.id} n={shown}",
+                logic=logic,
+                timeout=max(0.001, deadline - time.perf_counter()),
+                reason_unsat=f"no word of {words} is misclassified (lemmas in place of their blocks)",
+                stop=None if search is None else search.ranges,
+            )
             if search is not None and not search.claim_ranges():
                 break  # the proof for every length came first (and may have stopped this query)
             queries.append(query)
@@ -259,13 +292,20 @@ def prove_recognizes(
                 word = _shortest(ab, solver, model, deadline)
                 if len(word) != b or a != b:
                     # Shrink among the words of that one length, in a query of its own.
-                    ab1, solver1, _logic = theorem_query(net, language, results, readout_lemmas, readout_nodes, len(word), len(word))
+                    ab1, solver1, _logic = theorem_query(
+                        net, language, results, readout_lemmas, readout_nodes, len(word), len(word)
+                    )
                     word = _shrink(ab1, solver1, word, deadline)
                 else:
                     word = _shrink(ab, solver, word, deadline)
                 verdict = replay(net, language, word)
-                queries[-1] = SmtQuery(name=query.name, smt2=query.smt2, result="sat",
-                                       reason=f"counterexample {render(language.alphabet, word) or 'ε'!r}", seconds=query.seconds)
+                queries[-1] = SmtQuery(
+                    name=query.name,
+                    smt2=query.smt2,
+                    result="sat",
+                    reason=f"counterexample {render(language.alphabet, word) or 'ε'!r}",
+                    seconds=query.seconds,
+                )
                 proved_up_to = len(word) - 1
                 break
             reason = query.reason or "unknown"
@@ -291,16 +331,23 @@ def prove_recognizes(
                 queries[:] = search.queries
                 results, readout_nodes = search.results, search.readout_nodes
                 lengths, per_length_because = "ranges", ""
-                detail = f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: {len(results)} lemmas proved for every input, then, " + (
-                    "over the network with the lemmas in place on a word of symbolic length, its positions grouped by the "
-                    "values of their positional features and by symbol, one query, unsat"
-                    if search.how == "position classes" else
-                    induction_detail(claim)
-                    if search.how == BY_LAYERS else
-                    "over the network with the lemmas in place read as a transition system over positions, an inductive "
-                    f"invariant ({search.how}) and its three queries ({', '.join(CERTIFICATE)}), each unsat"
+                detail = (
+                    f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: {len(results)} lemmas proved for every input, then, "
+                    + (
+                        "over the network with the lemmas in place on a word of symbolic length, its positions grouped by the "
+                        "values of their positional features and by symbol, one query, unsat"
+                        if search.how == "position classes"
+                        else induction_detail(claim)
+                        if search.how == BY_LAYERS
+                        else "over the network with the lemmas in place read as a transition system over positions, an inductive "
+                        f"invariant ({search.how}) and its three queries ({', '.join(CERTIFICATE)}), each unsat"
+                    )
                 )
-                verdict = Proved(METHOD, sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)), detail)
+                verdict = Proved(
+                    METHOD,
+                    sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)),
+                    detail,
+                )
                 proved_up_to = n
                 every_done = True
                 if on_length is not None:
@@ -325,13 +372,16 @@ def prove_recognizes(
             + (f" (not over ranges of lengths: {per_length_because})" if per_length_because else "")
             + (f" (not every length at once: {every_because})" if every_because else "")
         )
-        verdict = Proved(METHOD, sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)), detail)
+        verdict = Proved(
+            METHOD, sum(len(language.alphabet) ** m for m in range(claim.min_len, n + 1)), detail
+        )
     side = LemmaNode(
         name="side conditions",
         statement="every lemma was applied only where the dims it assumes Boolean are 0/1 terms and its positional "
         "dims hold their features, at every position of every length; "
         + "; ".join(
-            f"{r.lemma.id}: applied {r.uses} times" + (f", encoded faithfully where {r.fallbacks[0]}" if r.fallbacks else "")
+            f"{r.lemma.id}: applied {r.uses} times"
+            + (f", encoded faithfully where {r.fallbacks[0]}" if r.fallbacks else "")
             for r in results
         ),
         verdict="proved",
@@ -348,7 +398,13 @@ def prove_recognizes(
 
 
 def prove_compositional(
-    construction: Construction, params: Mapping[str, str], claim_id: str, n: int, *, timeout: float = 60.0, lengths: str = "all"
+    construction: Construction,
+    params: Mapping[str, str],
+    claim_id: str,
+    n: int,
+    *,
+    timeout: float = 60.0,
+    lengths: str = "all",
 ) -> tuple[Verdict, LemmaNode]:
     """The compositional proof of claim ``claim_id`` of ``construction`` (the caller looks a name
     up in its registry) for every word length up to ``n``, within ``timeout`` seconds in all: its
@@ -362,12 +418,20 @@ def prove_compositional(
     values = construction.parse_params(dict(params))
     claims = {c.id: c for c in construction.claims(values)}
     if claim_id not in claims:
-        raise KeyError(f"claim_id={claim_id!r} is not a claim of {construction.name}; its claims: {', '.join(claims)}")
+        raise KeyError(
+            f"claim_id={claim_id!r} is not a claim of {construction.name}; its claims: {', '.join(claims)}"
+        )
     claim = claims[claim_id]
     lemmas = construction.lemmas(values) if construction.lemmas is not None else ()
-    if not isinstance(claim, Recognizes) or (claim.language.automaton is None and claim.language.stack is None):
+    if not isinstance(claim, Recognizes) or (
+        claim.language.automaton is None and claim.language.stack is None
+    ):
         reason = f"unsupported: compositional proofs cover recognition claims against a language with an automaton, not {type(claim).__name__} {claim_id}"
-        return Unknown(METHOD, reason), LemmaNode(name=claim_id, statement=claim.statement, verdict="unknown")
-    net = construction.network(values, n) if construction.per_length else construction.network(values)
+        return Unknown(METHOD, reason), LemmaNode(
+            name=claim_id, statement=claim.statement, verdict="unknown"
+        )
+    net = (
+        construction.network(values, n) if construction.per_length else construction.network(values)
+    )
     progress = prove_recognizes(net, claim, lemmas, n, timeout=timeout, lengths=lengths)
     return progress.verdict, progress.tree

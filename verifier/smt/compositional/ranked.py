@@ -80,7 +80,10 @@ def _takes(vals: Values, has: Any, best: Sequence[Any], rank: Sequence[Any], on_
     """Whether a position of rank ``rank`` replaces the scan's best (``has``: there is one, of
     rank ``best``): no best yet, a higher rank, or (``on_tie``) an equal one."""
     z3 = vals.z3
-    higher = [_and(vals, [*(vals.iff(rank[m], best[m]) for m in range(k)), rank[k], vals.not_(best[k])]) for k in range(len(rank))]
+    higher = [
+        _and(vals, [*(vals.iff(rank[m], best[m]) for m in range(k)), rank[k], vals.not_(best[k])])
+        for k in range(len(rank))
+    ]
     cases = [vals.not_(has) if not z3.is_false(has) else z3.BoolVal(True, vals.ctx), *higher]
     if on_tie:
         cases.append(_and(vals, [vals.iff(rank[k], best[k]) for k in range(len(rank))]))
@@ -118,7 +121,9 @@ def abstraction_scan(ab: Any, idx: int, h: Head, r: LemmaResult) -> list[dict[st
     outs = tuple(h.value.outputs)
     has: Any = z3.BoolVal(False, ab.ctx)
     best: list[Any] = [z3.BoolVal(False, ab.ctx)] * len(lemma.ranks)
-    val: dict[str, Any] = {o: Fraction(0) for o in outs}  # 0 until a position is taken: an empty set reads 0
+    val: dict[str, Any] = {
+        o: Fraction(0) for o in outs
+    }  # 0 until a position is taken: an empty set reads 0
     before: list[tuple[Any, dict[str, Any]]] = [(has, val)] * ab.N
     after: list[tuple[Any, dict[str, Any]]] = [(has, val)] * ab.N
     for t in range(ab.N) if ahead else range(ab.N - 1, -1, -1):
@@ -127,16 +132,27 @@ def abstraction_scan(ab: Any, idx: int, h: Head, r: LemmaResult) -> list[dict[st
         if present[t] is not True:
             take = _and(vals, [present[t], take])
         take = vals.named(take, f"rank.{h.name}.take")
-        has = z3.BoolVal(True, ab.ctx) if present[t] is True else vals.named(_or(vals, [has, present[t]]), f"rank.{h.name}.has")
-        best = [vals.named(vals.bool_ite(take, ranks[t][k], best[k]), f"rank.{h.name}.r{k}") for k in range(len(best))]
-        val = {o: vals.named(vals.ite(take, values[t][o], val[o]), f"rank.{h.name}.{o}") for o in outs}
+        has = (
+            z3.BoolVal(True, ab.ctx)
+            if present[t] is True
+            else vals.named(_or(vals, [has, present[t]]), f"rank.{h.name}.has")
+        )
+        best = [
+            vals.named(vals.bool_ite(take, ranks[t][k], best[k]), f"rank.{h.name}.r{k}")
+            for k in range(len(best))
+        ]
+        val = {
+            o: vals.named(vals.ite(take, values[t][o], val[o]), f"rank.{h.name}.{o}") for o in outs
+        }
         after[t] = (has, val)
     strict = h.mask.startswith("strict")
     out: list[dict[str, Any]] = []
     for t in range(ab.N):
         seen, got = (has, val) if h.mask == "none" else (before[t] if strict else after[t])
         if not z3.is_true(seen) and h.empty != "zero":
-            raise Unsupported(f"head {h.name!r} with empty='error' over a masked set that may be empty")
+            raise Unsupported(
+                f"head {h.name!r} with empty='error' over a masked set that may be empty"
+            )
         out.append(got)
     r.uses += 1
     return out
@@ -177,12 +193,16 @@ def step_scan(step: Any, idx: int, h: Head, r: LemmaResult) -> dict[str, Any]:
     for o, v in affine_map(vals, h.value, x).items():
         b = vals.boolish(v)
         if b is None:
-            raise Unsupported(f"head {h.name!r}: value dim {o!r} is not 0/1 (a scan's state is Boolean)")
+            raise Unsupported(
+                f"head {h.name!r}: value dim {o!r} is not 0/1 (a scan's state is Boolean)"
+            )
         value[o] = b
     ahead = forward(h.mask)
     strict = h.mask.startswith("strict")
     if strict and h.empty != "zero":
-        raise Unsupported(f"head {h.name!r} with empty='error' (the first position's masked set is empty)")
+        raise Unsupported(
+            f"head {h.name!r} with empty='error' (the first position's masked set is empty)"
+        )
     key = f"{idx}.{h.name}"
     spec = RankedScan(ahead, h.mask == "none", len(lemma.ranks), tuple(h.value.outputs))
     step.ranked_keys[key] = spec
@@ -197,7 +217,9 @@ def step_scan(step: Any, idx: int, h: Head, r: LemmaResult) -> dict[str, Any]:
     take = _takes(vals, has, best, rank, (lemma.end == "last") == ahead)
     vals.assertions.append(part(after, "has"))
     for k in range(spec.ranks):
-        vals.assertions.append(vals.iff(part(after, f"r{k}"), vals.bool_ite(take, rank[k], best[k])))
+        vals.assertions.append(
+            vals.iff(part(after, f"r{k}"), vals.bool_ite(take, rank[k], best[k]))
+        )
     new = {o: vals.bool_ite(take, value[o], part(before, f"val.{o}")) for o in spec.outs}
     for o in spec.outs:
         vals.assertions.append(vals.iff(part(after, f"val.{o}"), new[o]))
@@ -213,13 +235,19 @@ def step_scan(step: Any, idx: int, h: Head, r: LemmaResult) -> dict[str, Any]:
     return {o: vals.named(v, f"{h.name}:{o}") for o, v in out.items()}
 
 
-def scan_bounds(z3: Any, vals: Values, key: str, spec: RankedScan, cur: Any) -> tuple[list[Any], list[Any]]:
+def scan_bounds(
+    z3: Any, vals: Values, key: str, spec: RankedScan, cur: Any
+) -> tuple[list[Any], list[Any]]:
     """The scan's constraints on the first state (a forward scan starts with no position) and on
     the last (a backward scan's guess ends with no position; a guess ``fin`` equals the
     forward scan's final state), as (init, end)."""
     fields = [f for f in spec.fields() if not f.startswith("fin.")]
     empty = [z3.Not(cur(f"rank{key}.{f}")) for f in fields]
     if spec.ahead:
-        end = [vals.iff(cur(f"rank{key}.fin.{o}"), cur(f"rank{key}.val.{o}")) for o in spec.outs] if spec.everywhere else []
+        end = (
+            [vals.iff(cur(f"rank{key}.fin.{o}"), cur(f"rank{key}.val.{o}")) for o in spec.outs]
+            if spec.everywhere
+            else []
+        )
         return empty, end
     return [], empty

@@ -14,7 +14,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from netproof.symbolic import Network
-from netproof.verifier.claims import Lemma, PairHeights, Recognizes, SelectsNearest, TraceProperty, ValueIs
+from netproof.verifier.claims import (
+    Lemma,
+    PairHeights,
+    Recognizes,
+    SelectsNearest,
+    TraceProperty,
+    ValueIs,
+)
 from netproof.verifier.smtlib import LemmaNode, to_smt2
 
 from .classes import LOGIC, QUERY, class_query, value_query
@@ -27,14 +34,22 @@ from .value_claims import value_builder
 
 
 def rebuild_queries(
-    net: Network, claim: Recognizes | ValueIs, lemmas: Sequence[Lemma], names: Sequence[str], recorded: Mapping[str, str] | None = None
+    net: Network,
+    claim: Recognizes | ValueIs,
+    lemmas: Sequence[Lemma],
+    names: Sequence[str],
+    recorded: Mapping[str, str] | None = None,
 ) -> dict[tuple[str, str], str]:
     """The texts of :func:`rebuild_tree`, by (lemma tree node, query name)."""
     return rebuild_tree(net, claim, lemmas, names, recorded)[0]
 
 
 def rebuild_tree(
-    net: Network, claim: Recognizes | ValueIs | TraceProperty, lemmas: Sequence[Lemma], names: Sequence[str], recorded: Mapping[str, str] | None = None
+    net: Network,
+    claim: Recognizes | ValueIs | TraceProperty,
+    lemmas: Sequence[Lemma],
+    names: Sequence[str],
+    recorded: Mapping[str, str] | None = None,
 ) -> tuple[dict[tuple[str, str], str], tuple[LemmaNode, ...]]:
     """The SMT-LIB2 text of a compositional proof's queries, by (lemma tree node, query name),
     and the lemma tree's nodes below the theorem as the proof makes them (the block lemmas proved
@@ -55,21 +70,40 @@ def rebuild_tree(
     prefix = f"{claim.id} n="
     every = f"{claim.id} every n: {CERTIFICATE[0]}"
     if isinstance(claim, TraceProperty):
-        if isinstance(claim.statable, PairHeights) and claim.statable.induction is not None and recorded is not None and any(": layer " in n for n in names):
+        if (
+            isinstance(claim.statable, PairHeights)
+            and claim.statable.induction is not None
+            and recorded is not None
+            and any(": layer " in n for n in names)
+        ):
             rec, steps = marks_claim(claim, claim.statable)
             check_base(net, claim.statable.induction)
             for step in steps:
                 first = f"{claim.id} every n: {step}: {CERTIFICATE[0]}"
                 if first in names and first in recorded:
-                    for name, text, _solver in induction_certificates(net, rec, results, step, recorded_invariant(recorded[first])):
+                    for name, text, _solver in induction_certificates(
+                        net, rec, results, step, recorded_invariant(recorded[first])
+                    ):
                         theorem[(claim.id, name)] = text
         elif isinstance(claim.statable, SelectsNearest):
             # no theorem queries: the lemmas, and the system built (every position meets their side conditions)
             every_length_system(net, None, results, {}, [], claim.min_len, claim.statable)
         elif every in names and recorded is not None and every in recorded:
-            for name, text, _solver in certificate_queries(net, claim, results, recorded_invariant(recorded[every]), readout_lemmas, readout_nodes):
+            for name, text, _solver in certificate_queries(
+                net,
+                claim,
+                results,
+                recorded_invariant(recorded[every]),
+                readout_lemmas,
+                readout_nodes,
+            ):
                 theorem[(claim.id, name)] = text
-        out = {(node.name, q.name): q.smt2 for r in results for node in r.node.walk() for q in node.queries}
+        out = {
+            (node.name, q.name): q.smt2
+            for r in results
+            for node in r.node.walk()
+            for q in node.queries
+        }
         out.update({(node.name, q.name): q.smt2 for node in readout_nodes for q in node.queries})
         out.update(theorem)
         return out, (*(r.node for r in results), *readout_nodes)
@@ -79,28 +113,53 @@ def rebuild_tree(
         for step in step_names(len(claim.induction.after)):
             first = f"{claim.id} every n: {step}: {CERTIFICATE[0]}"
             if first in names and first in recorded:
-                for name, text, _solver in induction_certificates(net, claim, results, step, recorded_invariant(recorded[first]), readout_lemmas, readout_nodes):
+                for name, text, _solver in induction_certificates(
+                    net,
+                    claim,
+                    results,
+                    step,
+                    recorded_invariant(recorded[first]),
+                    readout_lemmas,
+                    readout_nodes,
+                ):
                     theorem[(claim.id, name)] = text
-    if isinstance(claim, Recognizes) and every in names and recorded is not None and every in recorded:
-        for name, text, _solver in certificate_queries(net, claim, results, recorded_invariant(recorded[every]), readout_lemmas, readout_nodes):
+    if (
+        isinstance(claim, Recognizes)
+        and every in names
+        and recorded is not None
+        and every in recorded
+    ):
+        for name, text, _solver in certificate_queries(
+            net, claim, results, recorded_invariant(recorded[every]), readout_lemmas, readout_nodes
+        ):
             theorem[(claim.id, name)] = text
     if f"{claim.id} every n: {QUERY}" in names:
-        _ctx, solver, _enc = class_query(net, claim, results) if isinstance(claim, Recognizes) else value_query(net, claim, results)
+        _ctx, solver, _enc = (
+            class_query(net, claim, results)
+            if isinstance(claim, Recognizes)
+            else value_query(net, claim, results)
+        )
         theorem[(claim.id, f"{claim.id} every n: {QUERY}")] = to_smt2(solver, logic=LOGIC)
     for name in names:
         if not name.startswith(prefix):
             continue
-        lo, _, hi = name[len(prefix):].partition("..")
+        lo, _, hi = name[len(prefix) :].partition("..")
         if not lo.isdigit() or not (hi or lo).isdigit():
             continue
         if isinstance(claim, ValueIs):
             if hi:
                 continue
-            solver, _word_of, logic = value_builder(claim, results, readout_lemmas, readout_nodes)(net, int(lo))
+            solver, _word_of, logic = value_builder(claim, results, readout_lemmas, readout_nodes)(
+                net, int(lo)
+            )
         else:
-            _ab, solver, logic = theorem_query(net, claim.language, results, readout_lemmas, readout_nodes, int(lo), int(hi or lo))
+            _ab, solver, logic = theorem_query(
+                net, claim.language, results, readout_lemmas, readout_nodes, int(lo), int(hi or lo)
+            )
         theorem[(claim.id, name)] = to_smt2(solver, logic=logic)
-    out = {(node.name, q.name): q.smt2 for r in results for node in r.node.walk() for q in node.queries}
+    out = {
+        (node.name, q.name): q.smt2 for r in results for node in r.node.walk() for q in node.queries
+    }
     out.update({(node.name, q.name): q.smt2 for node in readout_nodes for q in node.queries})
     out.update(theorem)
     return out, (*(r.node for r in results), *readout_nodes)

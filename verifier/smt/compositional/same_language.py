@@ -42,9 +42,28 @@ from netproof.verifier.claims import ExactFact, Proved, Refuted, SameLanguage, U
 from netproof.verifier.claims.counting import CounterAutomaton
 from netproof.verifier.smtlib import Outcome, SmtQuery, to_smt2
 
-from .counters import CERTIFICATE, HOWS, LOGIC, CounterSystem, certificate, guard_term, houdini, read_invariant, spacer, unroll_word
+from .counters import (
+    CERTIFICATE,
+    HOWS,
+    LOGIC,
+    CounterSystem,
+    certificate,
+    guard_term,
+    houdini,
+    read_invariant,
+    spacer,
+    unroll_word,
+)
 
-__all__ = ["METHOD", "product_system", "prove_same_language", "query_names", "rebuild_same_language", "same_language_detail", "words_covered"]
+__all__ = [
+    "METHOD",
+    "product_system",
+    "prove_same_language",
+    "query_names",
+    "rebuild_same_language",
+    "same_language_detail",
+    "words_covered",
+]
 
 METHOD = "smt (z3)"
 """The method a verdict of :func:`prove_same_language` names."""
@@ -68,7 +87,9 @@ def product_system(left: CounterAutomaton, right: CounterAutomaton) -> CounterSy
     import z3
 
     if left.symbols != right.symbols:
-        raise ValueError(f"the counter automata read {left.symbols} and {right.symbols} symbols; compare automata over one alphabet")
+        raise ValueError(
+            f"the counter automata read {left.symbols} and {right.symbols} symbols; compare automata over one alphabet"
+        )
     ctx = z3.Context()
     sym = z3.Int("sym", ctx)
     state: list[Any] = []
@@ -90,7 +111,17 @@ def product_system(left: CounterAutomaton, right: CounterAutomaton) -> CounterSy
         state += [q, *c]
         primed += [q1, *c1]
         init += [q == aut.start, *(x == 0 for x in c)]
-        members.append(z3.And(q >= 0, z3.Or([z3.BoolVal(False, ctx), *(z3.And(q == s, guard_term(z3, ctx, g, c)) for s, g in aut.accepting)])))
+        members.append(
+            z3.And(
+                q >= 0,
+                z3.Or(
+                    [
+                        z3.BoolVal(False, ctx),
+                        *(z3.And(q == s, guard_term(z3, ctx, g, c)) for s, g in aut.accepting),
+                    ]
+                ),
+            )
+        )
         atoms += [guard_term(z3, ctx, (atom,), c) for r in aut.rules for atom in r.guard]
         atoms += [guard_term(z3, ctx, (atom,), c) for _s, g in aut.accepting for atom in g]
     bad = members[0] != members[1]
@@ -100,7 +131,17 @@ def product_system(left: CounterAutomaton, right: CounterAutomaton) -> CounterSy
         if not (z3.is_true(a) or z3.is_false(a)):
             seen.setdefault(a.get_id(), a)
     return CounterSystem(
-        z3, ctx, state, primed, z3.And(init), z3.And(trans), bad, z3.BoolVal(True, ctx), bad, sym, list(seen.values()),
+        z3,
+        ctx,
+        state,
+        primed,
+        z3.And(init),
+        z3.And(trans),
+        bad,
+        z3.BoolVal(True, ctx),
+        bad,
+        sym,
+        list(seen.values()),
         control=tuple(f"{side}.q" for side in SIDES),
     )
 
@@ -134,14 +175,22 @@ def _replayed(statable: SameLanguage, word: tuple[str, ...]) -> Refuted | Unknow
     a, b = left.contains(word), right.contains(word)
     shown = render(left.alphabet, word) or "ε"
     if a == b:
-        return Unknown(METHOD, (
-            f"the counter automata differ on {shown!r}, but {left.name} and {right.name} both {'accept' if a else 'reject'} it: "
-            "an automaton is not its language's (Language.counters must be the same language as contains)"
-        ))
-    return Refuted(METHOD, (
-        f"{shown!r} is {'in' if a else 'not in'} {left.name} but {'in' if b else 'not in'} {right.name}; "
-        "found by z3 on their counter automata, replayed with both membership tests"
-    ), word, {})
+        return Unknown(
+            METHOD,
+            (
+                f"the counter automata differ on {shown!r}, but {left.name} and {right.name} both {'accept' if a else 'reject'} it: "
+                "an automaton is not its language's (Language.counters must be the same language as contains)"
+            ),
+        )
+    return Refuted(
+        METHOD,
+        (
+            f"{shown!r} is {'in' if a else 'not in'} {left.name} but {'in' if b else 'not in'} {right.name}; "
+            "found by z3 on their counter automata, replayed with both membership tests"
+        ),
+        word,
+        {},
+    )
 
 
 def prove_same_language(claim: ExactFact, *, timeout: float = 60.0) -> Outcome:
@@ -150,7 +199,12 @@ def prove_same_language(claim: ExactFact, *, timeout: float = 60.0) -> Outcome:
     started = time.perf_counter()
     statable = claim.statable
     if statable is None:
-        return Outcome(Unknown(METHOD, f"unsupported: {claim.id} has no form the smt method states (ExactFact.statable)"))
+        return Outcome(
+            Unknown(
+                METHOD,
+                f"unsupported: {claim.id} has no form the smt method states (ExactFact.statable)",
+            )
+        )
     why = _check(statable)
     if why is not None:
         return Outcome(Unknown(METHOD, why))
@@ -163,17 +217,29 @@ def prove_same_language(claim: ExactFact, *, timeout: float = 60.0) -> Outcome:
     if found is not None:
         return Outcome(_replayed(statable, tuple(statable.left.alphabet[a] for a in found)))
     how = HOWS[0]
-    status, inv = houdini(system, 0, max(1.0, (timeout - (time.perf_counter() - started)) / 2), symbols)
+    status, inv = houdini(
+        system, 0, max(1.0, (timeout - (time.perf_counter() - started)) / 2), symbols
+    )
     if status != "safe":
         how = HOWS[1]
         status, inv = spacer(system, max(1.0, timeout - (time.perf_counter() - started)))
     if status == "unsafe":
-        return Outcome(Unknown(METHOD, (
-            f"the counter automata differ on some word longer than {claim.max_len} (Spacer), none found up to that length; "
-            "raise the claim's bound to find it"
-        )))
+        return Outcome(
+            Unknown(
+                METHOD,
+                (
+                    f"the counter automata differ on some word longer than {claim.max_len} (Spacer), none found up to that length; "
+                    "raise the claim's bound to find it"
+                ),
+            )
+        )
     if status != "safe":
-        return Outcome(Unknown(METHOD, f"no inductive invariant found ({inv}) after {time.perf_counter() - started:.1f} s"))
+        return Outcome(
+            Unknown(
+                METHOD,
+                f"no inductive invariant found ({inv}) after {time.perf_counter() - started:.1f} s",
+            )
+        )
     # The certificate in a fresh system around the invariant read back from its printed
     # initiation query, as the rebuild does, so that the texts are the rebuild's (twice: a
     # term's printed form depends on the order its context made terms in).
@@ -185,12 +251,29 @@ def prove_same_language(claim: ExactFact, *, timeout: float = 60.0) -> Outcome:
     for name, (part, solver) in zip(query_names(claim.id), certificate(system, inv), strict=True):
         text = to_smt2(solver, logic=LOGIC)
         began = time.perf_counter()
-        answer, reason, _model = smtlib.check(solver, timeout=max(60.0, timeout - (began - started)))
+        answer, reason, _model = smtlib.check(
+            solver, timeout=max(60.0, timeout - (began - started))
+        )
         if answer != "unsat":
-            return Outcome(Unknown(METHOD, f"the invariant was found ({how}), but its query {part!r} was {answer} ({reason or 'not unsat'})"))
-        queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=_REASONS[part], seconds=time.perf_counter() - began))
+            return Outcome(
+                Unknown(
+                    METHOD,
+                    f"the invariant was found ({how}), but its query {part!r} was {answer} ({reason or 'not unsat'})",
+                )
+            )
+        queries.append(
+            SmtQuery(
+                name=name,
+                smt2=text,
+                result="unsat",
+                reason=_REASONS[part],
+                seconds=time.perf_counter() - began,
+            )
+        )
     detail = same_language_detail(statable, claim.max_len, how)
-    return Outcome(Proved(METHOD, _words(statable.left.alphabet, claim.max_len), detail), tuple(queries))
+    return Outcome(
+        Proved(METHOD, _words(statable.left.alphabet, claim.max_len), detail), tuple(queries)
+    )
 
 
 def rebuild_same_language(claim: ExactFact, recorded: Mapping[str, str]) -> dict[str, str]:
@@ -199,7 +282,9 @@ def rebuild_same_language(claim: ExactFact, recorded: Mapping[str, str]) -> dict
     where the claim has no statable form, or the recorded text holds no invariant."""
     statable = claim.statable
     if statable is None or _check(statable) is not None:
-        raise ValueError(f"{claim.id} has no form the smt method proves for every length ({'no statable form' if statable is None else _check(statable)})")
+        raise ValueError(
+            f"{claim.id} has no form the smt method proves for every length ({'no statable form' if statable is None else _check(statable)})"
+        )
     first = query_names(claim.id)[0]
     if first not in recorded:
         raise ValueError(f"the record has no query {first!r}")
@@ -207,7 +292,11 @@ def rebuild_same_language(claim: ExactFact, recorded: Mapping[str, str]) -> dict
     assert left is not None and right is not None
     system = product_system(left, right)
     out = {}
-    for name, (_part, solver) in zip(query_names(claim.id), certificate(system, read_invariant(system, recorded[first])), strict=True):
+    for name, (_part, solver) in zip(
+        query_names(claim.id),
+        certificate(system, read_invariant(system, recorded[first])),
+        strict=True,
+    ):
         out[name] = to_smt2(solver, logic=LOGIC)
     return out
 

@@ -25,13 +25,22 @@ from netproof.verifier.smtlib import LemmaNode, SmtQuery
 from .arithmetic import consts
 from .classes import LOGIC, QUERY, class_query
 from .diagrams import reachable
-from .invariants import Diagram, Invariant, certificate_queries, clauses_of, sat_solver, spacer_invariant
-from .lemmas import LemmaResult, replay
+from .invariants import (
+    Diagram,
+    Invariant,
+    certificate_queries,
+    clauses_of,
+    sat_solver,
+    spacer_invariant,
+)
 from .layers import REASONS, check_base, induction_certificates, induction_system, step_names
+from .lemmas import LemmaResult, replay
 from .system import TransitionSystem, every_length_system
 
 
-def reachable_states(system: TransitionSystem, deadline: float, stop: Callable[[], bool]) -> tuple[str, Any]:
+def reachable_states(
+    system: TransitionSystem, deadline: float, stop: Callable[[], bool]
+) -> tuple[str, Any]:
     """The reachable states of the system, by binary decision diagrams in a process of their own
     (:func:`.diagrams.reachable`: killed at the deadline or when ``stop()`` says so), from the
     initial states one step at a time until no new state comes: ("safe", the reachable
@@ -42,7 +51,9 @@ def reachable_states(system: TransitionSystem, deadline: float, stop: Callable[[
     names = [str(v) for v in system.state]
     primed = [str(v) for v in system.primed]
     inputs = sorted(
-        {str(v) for f in (system.init, system.trans, system.bad) for v in consts(z3, f).values()} - set(names) - set(primed)
+        {str(v) for f in (system.init, system.trans, system.bad) for v in consts(z3, f).values()}
+        - set(names)
+        - set(primed)
     )
     order = [*inputs, *(v for pair in zip(names, primed, strict=True) for v in pair)]
     try:
@@ -56,7 +67,15 @@ def reachable_states(system: TransitionSystem, deadline: float, stop: Callable[[
     return status, (None if status == "unsafe" else got)
 
 
-_PLAIN_OPS = {"Z3_OP_NOT": "not", "Z3_OP_AND": "and", "Z3_OP_OR": "or", "Z3_OP_IFF": "iff", "Z3_OP_XOR": "xor", "Z3_OP_IMPLIES": "implies", "Z3_OP_ITE": "ite"}
+_PLAIN_OPS = {
+    "Z3_OP_NOT": "not",
+    "Z3_OP_AND": "and",
+    "Z3_OP_OR": "or",
+    "Z3_OP_IFF": "iff",
+    "Z3_OP_XOR": "xor",
+    "Z3_OP_IMPLIES": "implies",
+    "Z3_OP_ITE": "ite",
+}
 
 
 def _plain(z3: Any, formula: Any) -> tuple[tuple[Any, ...], ...]:
@@ -73,7 +92,9 @@ def _plain(z3: Any, formula: Any) -> tuple[tuple[Any, ...], ...]:
         if z3.is_true(e) or z3.is_false(e):
             node: tuple[Any, ...] = ("const", z3.is_true(e))
         elif not z3.is_bool(e):
-            raise Unsupported(f"the transition system has a term {str(e)[:60]!r} that is not Boolean")
+            raise Unsupported(
+                f"the transition system has a term {str(e)[:60]!r} that is not Boolean"
+            )
         elif z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             node = ("var", e.decl().name())
         elif not expanded:
@@ -88,14 +109,21 @@ def _plain(z3: Any, formula: Any) -> tuple[tuple[Any, ...], ...]:
             elif kind in ops:
                 node = (ops[kind], *args)
             else:
-                raise Unsupported(f"the transition system has a term {e.decl().name()!r} that is not Boolean logic")
+                raise Unsupported(
+                    f"the transition system has a term {e.decl().name()!r} that is not Boolean logic"
+                )
         nodes.append(node)
         index[e.get_id()] = len(nodes) - 1
     return tuple(nodes)
 
 
 def _prove_every_length(
-    net: Network, claim: Recognizes, results: Sequence[LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], timeout: float,
+    net: Network,
+    claim: Recognizes,
+    results: Sequence[LemmaResult],
+    readout_lemmas: dict[Any, Any],
+    readout_nodes: list[LemmaNode],
+    timeout: float,
     halt: smtlib.Stop | None = None,
 ) -> tuple[list[SmtQuery] | None, str, str]:
     """The theorem for every length (see :func:`.ranges.prove_recognizes`): its three certificate
@@ -113,25 +141,51 @@ def _prove_every_length(
         return halt.requested
 
     try:
-        system = every_length_system(net, claim.language, results, readout_lemmas, readout_nodes, claim.min_len)
+        system = every_length_system(
+            net, claim.language, results, readout_lemmas, readout_nodes, claim.min_len
+        )
     except Unsupported as exc:
-        return _prove_by_classes(net, claim, results, timeout, halt, f"not a transition system ({exc})")
+        return _prove_by_classes(
+            net, claim, results, timeout, halt, f"not a transition system ({exc})"
+        )
     status, found = reachable_states(system, started + timeout / 2, stop)
     how = "the reachable states, by binary decision diagrams"
     if status == "unsafe":
-        return None, "a misclassified word (of some length) is reachable, so the ranges look for the shortest", how
+        return (
+            None,
+            "a misclassified word (of some length) is reachable, so the ranges look for the shortest",
+            how,
+        )
     invariant: Invariant | None = found if status == "safe" else None
     if invariant is None:
         if stop():
-            return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found", how
+            return (
+                None,
+                f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found",
+                how,
+            )
         how = "Spacer"
-        status, inv = spacer_invariant(system, max(0.001, timeout - (time.perf_counter() - started)), halt)
+        status, inv = spacer_invariant(
+            system, max(0.001, timeout - (time.perf_counter() - started)), halt
+        )
         if status == "unsafe":
-            return None, "Spacer found a misclassified word (of some length), so the ranges look for the shortest", how
+            return (
+                None,
+                "Spacer found a misclassified word (of some length), so the ranges look for the shortest",
+                how,
+            )
         if status != "safe":
             if stop():
-                return None, f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found (the reachable states: {found}; Spacer: {inv})", how
-            return None, f"the reachable states: {found}; Spacer: {inv} after {time.perf_counter() - started:.1f} s", how
+                return (
+                    None,
+                    f"stopped after {time.perf_counter() - started:.1f} s, before an invariant was found (the reachable states: {found}; Spacer: {inv})",
+                    how,
+                )
+            return (
+                None,
+                f"the reachable states: {found}; Spacer: {inv} after {time.perf_counter() - started:.1f} s",
+                how,
+            )
         invariant = clauses_of(system.z3, inv)
         if invariant is None:
             return None, "Spacer's invariant is not in conjunctive normal form over the state", how
@@ -144,14 +198,26 @@ def _prove_every_length(
         left = max(60.0, timeout - (began - started))
         answer, reason, _model = smtlib.check(sat_solver(solver), timeout=left, stop=halt)
         if answer == "unknown":  # out of time, or stopped: no proof, and no sign of a bug
-            why = "stopped" if reason == smtlib.STOPPED else f"not answered within {left:.0f} s ({reason})"
+            why = (
+                "stopped"
+                if reason == smtlib.STOPPED
+                else f"not answered within {left:.0f} s ({reason})"
+            )
             return None, f"the invariant was found ({how}), but its query {name!r} was {why}", how
         if answer != "unsat":
             raise EncoderBugError(
                 f"the invariant ({how}) for {claim.id} fails its query {name!r} ({answer}{': ' + reason if reason else ''}): "
                 "a bug in the transition system or its reading"
             )
-        queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]], seconds=time.perf_counter() - began))
+        queries.append(
+            SmtQuery(
+                name=name,
+                smt2=text,
+                result="unsat",
+                reason=CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]],
+                seconds=time.perf_counter() - began,
+            )
+        )
     return queries, "", how
 
 
@@ -160,8 +226,14 @@ BY_LAYERS = "induction over layers, each step's reachable states by binary decis
 
 
 def prove_by_layers(
-    net: Network, claim: Recognizes, results: Sequence[LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], timeout: float,
-    halt: smtlib.Stop, steps: Sequence[str] | None = None,
+    net: Network,
+    claim: Recognizes,
+    results: Sequence[LemmaResult],
+    readout_lemmas: dict[Any, Any],
+    readout_nodes: list[LemmaNode],
+    timeout: float,
+    halt: smtlib.Stop,
+    steps: Sequence[str] | None = None,
 ) -> tuple[list[SmtQuery] | None, str, str]:
     """The theorem for every length by the claim's induction over layers
     (:mod:`.layers`): every step's three certificate queries, each unsat, or None and why not.
@@ -177,45 +249,80 @@ def prove_by_layers(
     solved: dict[str, Any] = {}  # the system's text -> its invariant
     answered: set[str] = set()  # certificate texts answered unsat
     queries: list[SmtQuery] = []
-    for name in (step_names(len(claim.induction.after)) if steps is None else steps):
+    for name in step_names(len(claim.induction.after)) if steps is None else steps:
         if halt.requested:
-            return None, f"stopped after {time.perf_counter() - started:.1f} s, at step {name!r} of the induction", how
+            return (
+                None,
+                f"stopped after {time.perf_counter() - started:.1f} s, at step {name!r} of the induction",
+                how,
+            )
         try:
             system = induction_system(net, claim, results, name, readout_lemmas, readout_nodes)
         except Unsupported as exc:
             return None, f"the induction's step {name!r} is no transition system ({exc})", how
-        shape = "\n".join(str(f.sexpr()) for f in (system.init, system.trans, system.bad)) + " ".join(map(str, system.state))
+        shape = "\n".join(
+            str(f.sexpr()) for f in (system.init, system.trans, system.bad)
+        ) + " ".join(map(str, system.state))
         invariant = solved.get(shape)
         if invariant is None:
             status, found = reachable_states(system, started + timeout, lambda: halt.requested)
             if status == "unsafe":
-                return None, f"the induction's step {name!r} fails on some word (of some length), so the ranges look for the shortest misclassified one", how
+                return (
+                    None,
+                    f"the induction's step {name!r} fails on some word (of some length), so the ranges look for the shortest misclassified one",
+                    how,
+                )
             if status != "safe":
-                return None, f"the induction's step {name!r}: the reachable states: {found} (after {time.perf_counter() - started:.1f} s)", how
+                return (
+                    None,
+                    f"the induction's step {name!r}: the reachable states: {found} (after {time.perf_counter() - started:.1f} s)",
+                    how,
+                )
             invariant = solved[shape] = found
         kind = "output" if name == "output" else name.rsplit(" ", 1)[-1]
-        for qname, text, solver in induction_certificates(net, claim, results, name, invariant, readout_lemmas, readout_nodes):
+        for qname, text, solver in induction_certificates(
+            net, claim, results, name, invariant, readout_lemmas, readout_nodes
+        ):
             began = time.perf_counter()
             if text not in answered:
                 left = max(60.0, timeout - (began - started))
                 answer, reason, _model = smtlib.check(sat_solver(solver), timeout=left, stop=halt)
                 if answer == "unknown":
-                    why = "stopped" if reason == smtlib.STOPPED else f"not answered within {left:.0f} s ({reason})"
-                    return None, f"the invariant of the induction's step {name!r} was found, but its query {qname!r} was {why}", how
+                    why = (
+                        "stopped"
+                        if reason == smtlib.STOPPED
+                        else f"not answered within {left:.0f} s ({reason})"
+                    )
+                    return (
+                        None,
+                        f"the invariant of the induction's step {name!r} was found, but its query {qname!r} was {why}",
+                        how,
+                    )
                 if answer != "unsat":
                     raise EncoderBugError(
                         f"the reachable states of step {name!r} of {claim.id}'s induction fail their query {qname!r} ({answer}"
                         f"{': ' + reason if reason else ''}): a bug in the transition system or its reading"
                     )
                 answered.add(text)
-            queries.append(SmtQuery(name=qname, smt2=text, result="unsat", reason=f"{name}: {REASONS[kind][qname.rsplit(' ', 1)[-1]]}",
-                                    seconds=time.perf_counter() - began))
+            queries.append(
+                SmtQuery(
+                    name=qname,
+                    smt2=text,
+                    result="unsat",
+                    reason=f"{name}: {REASONS[kind][qname.rsplit(' ', 1)[-1]]}",
+                    seconds=time.perf_counter() - began,
+                )
+            )
     return queries, "", how
 
 
 def _prove_by_classes(
-    net: Network, claim: Recognizes, results: Sequence[LemmaResult], timeout: float,
-    halt: smtlib.Stop, why_not_system: str,
+    net: Network,
+    claim: Recognizes,
+    results: Sequence[LemmaResult],
+    timeout: float,
+    halt: smtlib.Stop,
+    why_not_system: str,
 ) -> tuple[list[SmtQuery] | None, str, str]:
     """The theorem for every length as one query over position classes (:mod:`netproof.verifier.smt.compositional.classes`),
     for a network that is no transition system (soft attention over every position): its query,
@@ -226,14 +333,26 @@ def _prove_by_classes(
         _ctx, solver, enc = class_query(net, claim, results)
     except Unsupported as exc:
         return None, f"unsupported: {why_not_system}; position classes: {exc}", ""
-    query, model = smtlib.solve(solver, name=f"{claim.id} every n: {QUERY}", logic=LOGIC, timeout=timeout, stop=halt,
-                              reason_unsat=f"no word of any length >= {claim.min_len} is misclassified (its positions grouped by class and symbol)")
+    query, model = smtlib.solve(
+        solver,
+        name=f"{claim.id} every n: {QUERY}",
+        logic=LOGIC,
+        timeout=timeout,
+        stop=halt,
+        reason_unsat=f"no word of any length >= {claim.min_len} is misclassified (its positions grouped by class and symbol)",
+    )
     if query.result == "unsat":
         return [query], "", how
     if query.result == "sat":
         word = enc.word_of(model)
-        replay(net, claim.language, word)  # raises EncoderBugError where the word is classified right
-        return None, f"a misclassified word of length {len(word)} exists (position classes), so the ranges look for the shortest", how
+        replay(
+            net, claim.language, word
+        )  # raises EncoderBugError where the word is classified right
+        return (
+            None,
+            f"a misclassified word of length {len(word)} exists (position classes), so the ranges look for the shortest",
+            how,
+        )
     if query.reason == smtlib.STOPPED and halt.requested:
         return None, "position classes: stopped before z3 answered", how
     return None, f"position classes: z3 {query.reason or 'unknown'}", how
@@ -264,7 +383,9 @@ class EveryLengthSearch:
 
     _POLL = 0.05  # seconds between repeated interrupts
 
-    def __init__(self, net: Network, claim: Recognizes, results: Sequence[LemmaResult], timeout: float) -> None:
+    def __init__(
+        self, net: Network, claim: Recognizes, results: Sequence[LemmaResult], timeout: float
+    ) -> None:
         import threading
 
         self.results = [LemmaResult(r.lemma, r.node, r.proved) for r in results]
@@ -275,18 +396,31 @@ class EveryLengthSearch:
         self.how = ""  # how the invariant was found
         self._error: BaseException | None = None
         self.halt = smtlib.Stop()  # stops this thread's checks (cancel)
-        self.ranges = smtlib.Stop()  # stops the main thread's range query, once every length is proved
+        self.ranges = (
+            smtlib.Stop()
+        )  # stops the main thread's range query, once every length is proved
         self._answered = threading.Event()  # the main thread has seen the proof (or gave up)
         self.done = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(net, claim, timeout), name=f"every-length {claim.id}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(net, claim, timeout),
+            name=f"every-length {claim.id}",
+            daemon=True,
+        )
         self._thread.start()
 
     def _run(self, net: Network, claim: Recognizes, timeout: float) -> None:
         try:
             self.queries, self.because, self.how = _prove_every_length(
-                net, claim, self.results, self.readout_lemmas, self.readout_nodes, timeout, self.halt
+                net,
+                claim,
+                self.results,
+                self.readout_lemmas,
+                self.readout_nodes,
+                timeout,
+                self.halt,
             )
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread (an EncoderBugError, a KeyboardInterrupt)
+        except BaseException as exc:
             self._error = exc
         finally:
             self.done.set()

@@ -18,7 +18,14 @@ from typing import Any
 
 from netproof.symbolic import AttentionLayer, Classifier, Head, Network, TokenEmbedding
 from netproof.symbolic.positional import feature
-from netproof.verifier.claims import Language, NearestSelection, PairHeights, RankedSelection, SelectsNearest, TieRuleFree
+from netproof.verifier.claims import (
+    Language,
+    NearestSelection,
+    PairHeights,
+    RankedSelection,
+    SelectsNearest,
+    TieRuleFree,
+)
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smtlib import LemmaNode
 
@@ -59,8 +66,17 @@ class Step(Abstraction):
     and ``has`` (some position was seen). Positional values are :class:`Pos` placeholders."""
 
     def __init__(
-        self, z3: Any, ctx: Any, net: Network, lemmas: Sequence[LemmaResult], vals: Values, token: str | None,
-        cur: StateVars, nxt: StateVars, readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode],
+        self,
+        z3: Any,
+        ctx: Any,
+        net: Network,
+        lemmas: Sequence[LemmaResult],
+        vals: Values,
+        token: str | None,
+        cur: StateVars,
+        nxt: StateVars,
+        readout_lemmas: dict[Any, Any],
+        readout_nodes: list[LemmaNode],
     ) -> None:
         super().__init__(z3, ctx, net, 1, lemmas, readout_lemmas, readout_nodes)
         self.vals = vals
@@ -71,7 +87,9 @@ class Step(Abstraction):
         self.first_slot = 0
         self.ranged = True
         self.cur, self.nxt = cur, nxt
-        self.scan_keys: dict[str, tuple[bool, tuple[str, ...]]] = {}  # key -> (toward the end?, value dims)
+        self.scan_keys: dict[
+            str, tuple[bool, tuple[str, ...]]
+        ] = {}  # key -> (toward the end?, value dims)
         self.key_base = 0  # scan keys count sublayers from here (a segment's own start)
         self.ranked_keys: dict[str, RankedScan] = {}  # the RankedSelection scans (:mod:`.ranked`)
 
@@ -81,12 +99,16 @@ class Step(Abstraction):
         return Pos(((feat, Fraction(1)),), Fraction(0), pos)
 
     def candidates(self, h: Head, t: int) -> list[int]:
-        raise Unsupported(f"head {h.name!r} without a NearestSelection lemma attends over the whole word")
+        raise Unsupported(
+            f"head {h.name!r} without a NearestSelection lemma attends over the whole word"
+        )
 
     def head(self, idx: int, layer: AttentionLayer, h: Head, t: int) -> tuple[dict[str, Any], Any]:
         r = self.head_lemmas.get((layer.name, h.name))
         if h.relative or r is None:
-            raise Unsupported(f"head {layer.name}.{h.name} has no proved NearestSelection lemma (a scan is what carries it from position to position)")
+            raise Unsupported(
+                f"head {layer.name}.{h.name} has no proved NearestSelection lemma (a scan is what carries it from position to position)"
+            )
         if isinstance(r.lemma, RankedSelection):
             return ranked_step(self, idx, h, r), None
         return self.step_scan(idx, h, r), None
@@ -114,16 +136,22 @@ class Step(Abstraction):
         for o, v in affine_map(vals, h.value, x).items():
             b = vals.boolish(v)
             if b is None:
-                raise Unsupported(f"head {h.name!r}: value dim {o!r} is not 0/1 (a scan's state is Boolean)")
+                raise Unsupported(
+                    f"head {h.name!r}: value dim {o!r} is not 0/1 (a scan's state is Boolean)"
+                )
             value[o] = b
         later = nearer_is_later(h.mask)
         strict = h.mask.startswith("strict")
         if strict and h.empty != "zero":
-            raise Unsupported(f"head {h.name!r} with empty='error' (the first position's masked set is empty)")
+            raise Unsupported(
+                f"head {h.name!r} with empty='error' (the first position's masked set is empty)"
+            )
         key = f"{idx - self.key_base}.{h.name}"
         outs = tuple(h.value.outputs)
         self.scan_keys[key] = (later, outs)
-        before = self.cur if later else self.nxt  # the positions on the side this position is added to
+        before = (
+            self.cur if later else self.nxt
+        )  # the positions on the side this position is added to
         after = self.nxt if later else self.cur
 
         def part(sv: StateVars, field: str) -> Any:
@@ -132,7 +160,19 @@ class Step(Abstraction):
         found = vals.or_([prefer, part(before, "found")])
         best = {o: vals.bool_ite(prefer, value[o], part(before, f"best.{o}")) for o in outs}
         if strict:
-            out = {o: vals.and_([part(before, "has"), vals.bool_ite(part(before, "found"), part(before, f"best.{o}"), part(before, f"near.{o}"))]) for o in outs}
+            out = {
+                o: vals.and_(
+                    [
+                        part(before, "has"),
+                        vals.bool_ite(
+                            part(before, "found"),
+                            part(before, f"best.{o}"),
+                            part(before, f"near.{o}"),
+                        ),
+                    ]
+                )
+                for o in outs
+            }
         else:
             out = {o: vals.bool_ite(found, best[o], value[o]) for o in outs}
         vals.assertions.append(vals.iff(part(after, "found"), found))
@@ -193,14 +233,26 @@ class _LanguageState:
     T, the mark its push came with (``k{j}.{i}``); a pop knows its pair's height (1 + that
     largest height) and checks both marks against "height <= T" (:meth:`read`'s second value)."""
 
-    def __init__(self, z3: Any, vals: Values, cur: StateVars, nxt: StateVars, language: Language | None, thresholds: Sequence[int] = ()) -> None:
+    def __init__(
+        self,
+        z3: Any,
+        vals: Values,
+        cur: StateVars,
+        nxt: StateVars,
+        language: Language | None,
+        thresholds: Sequence[int] = (),
+    ) -> None:
         self.z3, self.vals, self.cur, self.nxt = z3, vals, cur, nxt
         self.thresholds = tuple(thresholds)
         self.dfa = None if language is None else language.automaton
         self.stack = None if language is None else language.stack
         if self.thresholds and self.stack is None:
-            raise Unsupported(f"pair heights need a language with a StackAutomaton ({'none given' if language is None else language.name + ' has none'})")
-        if self.stack is not None and (self.thresholds or self.dfa is None or self.dfa.states > ONE_HOT_STATES):
+            raise Unsupported(
+                f"pair heights need a language with a StackAutomaton ({'none given' if language is None else language.name + ' has none'})"
+            )
+        if self.stack is not None and (
+            self.thresholds or self.dfa is None or self.dfa.states > ONE_HOT_STATES
+        ):
             self.dfa = None
         else:
             self.stack = None
@@ -220,7 +272,9 @@ class _LanguageState:
     def init(self) -> list[Any]:
         z3, cur = self.z3, self.cur
         if self.dfa is not None:
-            return [cur(q) if i == self.dfa.start else z3.Not(cur(q)) for i, q in enumerate(self.names)]
+            return [
+                cur(q) if i == self.dfa.start else z3.Not(cur(q)) for i, q in enumerate(self.names)
+            ]
         return [z3.Not(cur(name)) for name in self.names]
 
     def member(self) -> Any:
@@ -240,7 +294,12 @@ class _LanguageState:
             dfa, qs = self.dfa, self.names
             out = []
             for q2 in range(dfa.states):
-                came = [z3.And(cur(qs[q]), sym[a]) for q in range(dfa.states) for a in range(len(sym)) if dfa.delta[q][a] == q2]
+                came = [
+                    z3.And(cur(qs[q]), sym[a])
+                    for q in range(dfa.states)
+                    for a in range(len(sym))
+                    if dfa.delta[q][a] == q2
+                ]
                 out.append(vals.iff(nxt(qs[q2]), vals.or_(came)))
             return out, false
         st = self.stack
@@ -252,41 +311,90 @@ class _LanguageState:
         code = [st.push[a] if st.push[a] is not None else st.pop[a] for a in range(len(sym))]
         ty = [vals.or_([sym[a] for a in range(len(sym)) if (code[a] >> b) & 1]) for b in range(nb)]  # type: ignore[operator]
         ctx = cur.ctx
-        h = [z3.BoolVal(True, ctx), *(cur(f"h{j}") for j in range(1, D + 1)), z3.BoolVal(False, ctx)]  # h[0], h[D + 1]
-        is_top = [false, *(vals.and_([h[j], vals.not_(h[j + 1])]) for j in range(1, D + 1))]  # slot j is the top
+        h = [
+            z3.BoolVal(True, ctx),
+            *(cur(f"h{j}") for j in range(1, D + 1)),
+            z3.BoolVal(False, ctx),
+        ]  # h[0], h[D + 1]
+        is_top = [
+            false,
+            *(vals.and_([h[j], vals.not_(h[j + 1])]) for j in range(1, D + 1)),
+        ]  # slot j is the top
         slot = {(j, b): cur(f"s{j}.{b}") for j in range(1, D + 1) for b in range(nb)}
-        top = [vals.or_([vals.and_([is_top[j], slot[(j, b)]]) for j in range(1, D + 1)]) for b in range(nb)]
+        top = [
+            vals.or_([vals.and_([is_top[j], slot[(j, b)]]) for j in range(1, D + 1)])
+            for b in range(nb)
+        ]
         mismatch = vals.or_([vals.not_(vals.iff(top[b], ty[b])) for b in range(nb)])
-        dead = vals.or_([cur("dead"), vals.and_([push, h[D]]), vals.and_([pop, vals.or_([vals.not_(h[1]), mismatch])])])
+        dead = vals.or_(
+            [
+                cur("dead"),
+                vals.and_([push, h[D]]),
+                vals.and_([pop, vals.or_([vals.not_(h[1]), mismatch])]),
+            ]
+        )
         alive = vals.not_(dead)
         out = [vals.iff(nxt("dead"), dead)]
         # the height of the pair a pop closes: >= c iff the largest height inside is >= c - 1
         inner = {(j, c): cur(f"c{j}.{c}") for j in range(1, D + 1) for c in range(1, cap + 1)}
-        height_ge = {c: vals.or_([vals.and_([is_top[j], inner[(j, c - 1)]]) for j in range(1, D + 1)]) if c > 1 else z3.BoolVal(True, ctx) for c in range(1, cap + 2)}
+        height_ge = {
+            c: vals.or_([vals.and_([is_top[j], inner[(j, c - 1)]]) for j in range(1, D + 1)])
+            if c > 1
+            else z3.BoolVal(True, ctx)
+            for c in range(1, cap + 2)
+        }
         wrong = []
         for i, t in enumerate(T):
             low = vals.not_(height_ge[t + 1])  # the closed pair has height <= t
             opened = vals.or_([vals.and_([is_top[j], cur(f"k{j}.{i}")]) for j in range(1, D + 1)])
-            wrong.append(vals.or_([vals.not_(vals.iff(opened, low)), vals.not_(vals.iff(marks[i], low))]))
+            wrong.append(
+                vals.or_([vals.not_(vals.iff(opened, low)), vals.not_(vals.iff(marks[i], low))])
+            )
         self.wrong = wrong  # per threshold, for a caller that tells them apart
         bad_pair = vals.and_([alive, pop, vals.or_(wrong)]) if T else false
         for j in range(1, D + 1):
-            out.append(vals.iff(nxt(f"h{j}"), vals.and_([alive, vals.bool_ite(push, h[j - 1], h[j + 1])])))
+            out.append(
+                vals.iff(nxt(f"h{j}"), vals.and_([alive, vals.bool_ite(push, h[j - 1], h[j + 1])]))
+            )
             here = vals.and_([h[j - 1], vals.not_(h[j])])  # the slot a push writes
             kept = h[j + 1]  # slot j survives a pop
             for b in range(nb):
                 pushed = vals.bool_ite(here, ty[b], slot[(j, b)])
                 popped = vals.and_([slot[(j, b)], kept])
-                out.append(vals.iff(nxt(f"s{j}.{b}"), vals.and_([alive, vals.bool_ite(push, pushed, popped)])))
+                out.append(
+                    vals.iff(
+                        nxt(f"s{j}.{b}"), vals.and_([alive, vals.bool_ite(push, pushed, popped)])
+                    )
+                )
             for c in range(1, cap + 1):
-                pushed = vals.and_([vals.not_(here), inner[(j, c)]])  # a new slot has nothing inside yet
+                pushed = vals.and_(
+                    [vals.not_(here), inner[(j, c)]]
+                )  # a new slot has nothing inside yet
                 # a pop makes slot j the top if j + 1 was: the closed pair's height joins its largest
-                popped = vals.and_([kept, vals.or_([inner[(j, c)], vals.and_([is_top[j + 1] if j < D else false, height_ge[c]])])])
-                out.append(vals.iff(nxt(f"c{j}.{c}"), vals.and_([alive, vals.bool_ite(push, pushed, popped)])))
+                popped = vals.and_(
+                    [
+                        kept,
+                        vals.or_(
+                            [
+                                inner[(j, c)],
+                                vals.and_([is_top[j + 1] if j < D else false, height_ge[c]]),
+                            ]
+                        ),
+                    ]
+                )
+                out.append(
+                    vals.iff(
+                        nxt(f"c{j}.{c}"), vals.and_([alive, vals.bool_ite(push, pushed, popped)])
+                    )
+                )
             for i in range(len(T)):
                 pushed = vals.bool_ite(here, marks[i], cur(f"k{j}.{i}"))
                 popped = vals.and_([cur(f"k{j}.{i}"), kept])
-                out.append(vals.iff(nxt(f"k{j}.{i}"), vals.and_([alive, vals.bool_ite(push, pushed, popped)])))
+                out.append(
+                    vals.iff(
+                        nxt(f"k{j}.{i}"), vals.and_([alive, vals.bool_ite(push, pushed, popped)])
+                    )
+                )
         return out, bad_pair
 
 
@@ -295,10 +403,14 @@ def label_index(net: Network, label: str) -> int:
     for i, sub in enumerate(net.layers):
         if sub.block.name == label:
             return i + 1
-    raise Unsupported(f"no sublayer named {label!r}; the network's: {', '.join(sub.block.name for sub in net.layers)}")
+    raise Unsupported(
+        f"no sublayer named {label!r}; the network's: {', '.join(sub.block.name for sub in net.layers)}"
+    )
 
 
-def _pair_terms(step: Step, vals: Values, watch: PairHeights, special: bool) -> tuple[list[Any], Any]:
+def _pair_terms(
+    step: Step, vals: Values, watch: PairHeights, special: bool
+) -> tuple[list[Any], Any]:
     """This position's marks (the dim after each watched sublayer, a Bool) and the Bool "the
     position keeps the parts of ``watch`` that need no pair": its zero dims are 0 and, at a
     prefix or suffix token, its marks are ``watch.special``."""
@@ -326,7 +438,12 @@ def _pair_terms(step: Step, vals: Values, watch: PairHeights, special: bool) -> 
 
 
 def every_length_system(
-    net: Network, language: Language | None, results: Sequence[LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode], min_len: int,
+    net: Network,
+    language: Language | None,
+    results: Sequence[LemmaResult],
+    readout_lemmas: dict[Any, Any],
+    readout_nodes: list[LemmaNode],
+    min_len: int,
     watch: PairHeights | TieRuleFree | SelectsNearest | None = None,
 ) -> TransitionSystem:
     """The network with the proved lemmas in place as a transition system reading one token per
@@ -351,17 +468,30 @@ def every_length_system(
     if isinstance(watch, PairHeights):
         language = watch.language
     if not isinstance(emb, TokenEmbedding):
-        raise Unsupported("compositional proofs need a token embedding (a flat embedding has no positions)")
-    if watch is None and (language is None or (language.automaton is None and language.stack is None)):
-        raise Unsupported(f"the language {getattr(language, 'name', None)} has no Automaton (nor a StackAutomaton)")
+        raise Unsupported(
+            "compositional proofs need a token embedding (a flat embedding has no positions)"
+        )
+    if watch is None and (
+        language is None or (language.automaton is None and language.stack is None)
+    ):
+        raise Unsupported(
+            f"the language {getattr(language, 'name', None)} has no Automaton (nor a StackAutomaton)"
+        )
     if not isinstance(r, Classifier) or not -len(emb.suffix) <= r.position <= -1:
-        raise Unsupported("the readout is not a classifier at a suffix token (every length needs a fixed readout position)")
+        raise Unsupported(
+            "the readout is not a classifier at a suffix token (every length needs a fixed readout position)"
+        )
     ctx = z3.Context()
     vals = Values(z3, ctx)
     vals.inline = True
     cur, nxt = StateVars(z3, ctx, ""), StateVars(z3, ctx, ".next")
     P, S = len(emb.prefix), len(emb.suffix)
-    phases = [f"pre{i}" for i in range(P)] + [f"word{c}" for c in range(min_len + 1)] + [f"suf{s}" for s in range(1, S)] + ["done"]
+    phases = (
+        [f"pre{i}" for i in range(P)]
+        + [f"word{c}" for c in range(min_len + 1)]
+        + [f"suf{s}" for s in range(1, S)]
+        + ["done"]
+    )
     first_word = f"word{0}"
     moves: list[tuple[str, str | None, int | None, str]] = []  # (from, token, suffix index, to)
     for i, tok in enumerate(emb.prefix):
@@ -369,12 +499,22 @@ def every_length_system(
     for c in range(min_len + 1):
         moves.append((f"word{c}", None, None, f"word{min(c + 1, min_len)}"))
     for s, tok in enumerate(emb.suffix):
-        moves.append((f"word{min_len}" if s == 0 else f"suf{s}", tok, s, f"suf{s + 1}" if s + 1 < S else "done"))
+        moves.append(
+            (
+                f"word{min_len}" if s == 0 else f"suf{s}",
+                tok,
+                s,
+                f"suf{s + 1}" if s + 1 < S else "done",
+            )
+        )
     plan = None
     head = None
     keys: dict[str, tuple[bool, tuple[str, ...]]] | None = None
     ranked: dict[str, RankedScan] = {}
-    steps: dict[tuple[str | None, int | None], tuple[Any, dict[str, Any] | None, tuple[list[Any], Any] | None]] = {}
+    steps: dict[
+        tuple[str | None, int | None],
+        tuple[Any, dict[str, Any] | None, tuple[list[Any], Any] | None],
+    ] = {}
     symbol_steps: list[Step] = []  # the step that reads a word symbol (Bools w0.*)
     for _from, tok, s, _to in moves:
         if (tok, s) in steps:
@@ -384,9 +524,16 @@ def every_length_system(
         if head is None:
             head = step.readout_head()
             if head is None:
-                raise Unsupported("the readout is not one averaging head over Boolean dims followed by position-wise blocks")
-            if isinstance(watch, TieRuleFree) and (net.layers[head[0]].block.name, head[1].name) != (watch.layer, watch.head):
-                raise Unsupported(f"head {watch.layer}.{watch.head} is not the readout's averaging head ({net.layers[head[0]].block.name}.{head[1].name})")
+                raise Unsupported(
+                    "the readout is not one averaging head over Boolean dims followed by position-wise blocks"
+                )
+            if isinstance(watch, TieRuleFree) and (
+                net.layers[head[0]].block.name,
+                head[1].name,
+            ) != (watch.layer, watch.head):
+                raise Unsupported(
+                    f"head {watch.layer}.{watch.head} is not the readout's averaging head ({net.layers[head[0]].block.name}.{head[1].name})"
+                )
         idx, h = head
         st = step.state(idx, 0)
         dims = head_dims(h)
@@ -396,8 +543,14 @@ def every_length_system(
         if s is not None and s - S == r.position:
             plan = step.readout_plan(idx, h, st, r.position)
             if plan is None:
-                raise Unsupported("the readout lemma does not hold or reads a dim that is not concrete at the readout position")
-        pair = _pair_terms(step, vals, watch, tok is not None) if isinstance(watch, PairHeights) else None
+                raise Unsupported(
+                    "the readout lemma does not hold or reads a dim that is not concrete at the readout position"
+                )
+        pair = (
+            _pair_terms(step, vals, watch, tok is not None)
+            if isinstance(watch, PairHeights)
+            else None
+        )
         if keys is None:
             keys, ranked = step.scan_keys, step.ranked_keys
         elif keys != step.scan_keys or ranked != step.ranked_keys:
@@ -409,12 +562,24 @@ def every_length_system(
     assert plan is not None and keys is not None and head is not None
     dims, patterns, classes, signs = plan
     pres = [f"seen{pi}" for pi in range(len(patterns))]
-    lang = _LanguageState(z3, vals, cur, nxt, language, [t for _l, t in watch.after] if isinstance(watch, PairHeights) else ())
+    lang = _LanguageState(
+        z3,
+        vals,
+        cur,
+        nxt,
+        language,
+        [t for _l, t in watch.after] if isinstance(watch, PairHeights) else (),
+    )
     extra: list[str] = []
     if isinstance(watch, PairHeights):
         extra = ["viol"]
     elif isinstance(watch, TieRuleFree):
-        extra = [f"{end}{c}.{p}" for end in ("first", "last") for ci, c in enumerate(sorted(classes)) for p in classes[c]]
+        extra = [
+            f"{end}{c}.{p}"
+            for end in ("first", "last")
+            for ci, c in enumerate(sorted(classes))
+            for p in classes[c]
+        ]
     # every state variable, both copies
     for name in (*phases, *pres, *lang.names, *extra):
         cur(name), nxt(name)
@@ -434,7 +599,10 @@ def every_length_system(
         broke = z3.BoolVal(False, ctx)
         if tok is None:
             word_step = symbol_steps[0]
-            cons, broke = lang.read([word_step.is_symbol(0, a) for a in range(len(word_step.alphabet))], pair[0] if pair is not None else ())
+            cons, broke = lang.read(
+                [word_step.is_symbol(0, a) for a in range(len(word_step.alphabet))],
+                pair[0] if pair is not None else (),
+            )
             parts.extend(cons)
         else:
             parts.extend(vals.iff(nxt(q), cur(q)) for q in lang.names)
@@ -445,12 +613,25 @@ def every_length_system(
                 seen = vals.or_([cur(f"first{c}.{p}") for p in classes[c]])
                 now = vals.or_([here[p] for p in classes[c]])
                 for p in classes[c]:
-                    parts.append(vals.iff(nxt(f"first{c}.{p}"), vals.or_([cur(f"first{c}.{p}"), vals.and_([vals.not_(seen), here[p]])])))
-                    parts.append(vals.iff(nxt(f"last{c}.{p}"), vals.bool_ite(now, here[p], cur(f"last{c}.{p}"))))
+                    parts.append(
+                        vals.iff(
+                            nxt(f"first{c}.{p}"),
+                            vals.or_([cur(f"first{c}.{p}"), vals.and_([vals.not_(seen), here[p]])]),
+                        )
+                    )
+                    parts.append(
+                        vals.iff(
+                            nxt(f"last{c}.{p}"), vals.bool_ite(now, here[p], cur(f"last{c}.{p}"))
+                        )
+                    )
         alts.append(vals.and_(parts))
     trans = vals.or_(alts)
     first = phases[0]
-    init = [cur(first), *(z3.Not(cur(p)) for p in phases if p != first), *(z3.Not(cur(p)) for p in pres)]
+    init = [
+        cur(first),
+        *(z3.Not(cur(p)) for p in phases if p != first),
+        *(z3.Not(cur(p)) for p in pres),
+    ]
     init += lang.init()
     init += [z3.Not(cur(e)) for e in extra]
     end = [cur("done")]
@@ -475,9 +656,20 @@ def every_length_system(
             """The accept bit where the head takes the first (last) maximizer: its one pattern's sign."""
             cases = []
             for ci, c in enumerate(order):
-                top = vals.and_([class_present[c], *(vals.not_(class_present[c2]) for c2 in order[:ci])])
-                positive = {next(iter(subset)) for subset, pos in signs[c] if len(subset) == 1 and pos}
-                cases.append(vals.and_([top, vals.or_([cur(f"{end_}{c}.{p}") for p in classes[c] if p in positive])]))
+                top = vals.and_(
+                    [class_present[c], *(vals.not_(class_present[c2]) for c2 in order[:ci])]
+                )
+                positive = {
+                    next(iter(subset)) for subset, pos in signs[c] if len(subset) == 1 and pos
+                }
+                cases.append(
+                    vals.and_(
+                        [
+                            top,
+                            vals.or_([cur(f"{end_}{c}.{p}") for p in classes[c] if p in positive]),
+                        ]
+                    )
+                )
             return vals.or_(cases)
 
         bad = z3.And(*end, z3.Or(accept != single("first"), accept != single("last")))

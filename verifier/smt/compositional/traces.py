@@ -27,13 +27,22 @@ from dataclasses import dataclass
 
 from netproof.symbolic import Network
 from netproof.verifier import smtlib
-from netproof.verifier.claims import Lemma, NearestSelection, PairHeights, Proved, SelectsNearest, TraceProperty, Unknown, Verdict
+from netproof.verifier.claims import (
+    Lemma,
+    NearestSelection,
+    PairHeights,
+    Proved,
+    SelectsNearest,
+    TraceProperty,
+    Unknown,
+    Verdict,
+)
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
 from .invariants import CERTIFICATE, certificate_queries, sat_solver
-from .lemmas import METHOD, LemmaResult, prove_lemma
 from .layers import marks_claim, marks_detail
+from .lemmas import METHOD, LemmaResult, prove_lemma
 from .search import CERTIFICATE_REASONS, prove_by_layers, reachable_states
 from .system import every_length_system
 
@@ -81,12 +90,18 @@ def _side(results: Sequence[LemmaResult]) -> LemmaNode:
         name="side conditions",
         statement="every lemma was applied only where the dims it assumes Boolean are 0/1 terms and its positional "
         "dims hold their features, at every position of every length; "
-        + "; ".join(f"{r.lemma.id}: applied {r.uses} times" + (f", encoded faithfully where {r.fallbacks[0]}" if r.fallbacks else "") for r in results),
+        + "; ".join(
+            f"{r.lemma.id}: applied {r.uses} times"
+            + (f", encoded faithfully where {r.fallbacks[0]}" if r.fallbacks else "")
+            for r in results
+        ),
         verdict="proved",
     )
 
 
-def prove_trace(net: Network, claim: TraceProperty, lemmas: Sequence[Lemma], hi: int, *, timeout: float = 60.0) -> TraceOutcome:
+def prove_trace(
+    net: Network, claim: TraceProperty, lemmas: Sequence[Lemma], hi: int, *, timeout: float = 60.0
+) -> TraceOutcome:
     """``claim`` for every length (its bound ``claim.min_len..hi`` named in the tree), from the
     construction's ``lemmas``, within ``timeout`` seconds. Unknown where the property has no
     statable form, a lemma it needs is not proved, the network is no transition system, or no
@@ -95,33 +110,62 @@ def prove_trace(net: Network, claim: TraceProperty, lemmas: Sequence[Lemma], hi:
     watch = claim.statable
     statement = claim.statement + f" (every word with {claim.min_len} <= |w| <= {hi})"
 
-    def unknown(reason: str, results: Sequence[LemmaResult] = (), violated: bool = False) -> TraceOutcome:
-        tree = LemmaNode(name=claim.id, statement=statement, verdict="unknown", children=tuple(r.node for r in results))
+    def unknown(
+        reason: str, results: Sequence[LemmaResult] = (), violated: bool = False
+    ) -> TraceOutcome:
+        tree = LemmaNode(
+            name=claim.id,
+            statement=statement,
+            verdict="unknown",
+            children=tuple(r.node for r in results),
+        )
         return TraceOutcome(Unknown(METHOD, reason), tree, violated)
 
     if watch is None:
-        return unknown("unsupported: the trace property has no form the smt method states (TraceProperty.statable)")
+        return unknown(
+            "unsupported: the trace property has no form the smt method states (TraceProperty.statable)"
+        )
     results: list[LemmaResult] = []
     for lemma in lemmas:
-        node, ok = prove_lemma(net, lemma, timeout=max(0.001, timeout - (time.perf_counter() - started)))
+        node, ok = prove_lemma(
+            net, lemma, timeout=max(0.001, timeout - (time.perf_counter() - started))
+        )
         results.append(LemmaResult(lemma, node, ok))
     if isinstance(watch, SelectsNearest):
-        have = {(r.lemma.layer, r.lemma.head): r for r in results if isinstance(r.lemma, NearestSelection)}
+        have = {
+            (r.lemma.layer, r.lemma.head): r
+            for r in results
+            if isinstance(r.lemma, NearestSelection)
+        }
         missing = [f"{layer}.{h}" for layer, h in watch.heads if (layer, h) not in have]
         if missing:
-            return unknown(f"unsupported: no NearestSelection lemma for {', '.join(missing)}", results)
+            return unknown(
+                f"unsupported: no NearestSelection lemma for {', '.join(missing)}", results
+            )
         unproved = [f"{layer}.{h}" for layer, h in watch.heads if not have[(layer, h)].proved]
         if unproved:
-            return unknown(f"the NearestSelection lemma of {', '.join(unproved)} is not proved", results)
+            return unknown(
+                f"the NearestSelection lemma of {', '.join(unproved)} is not proved", results
+            )
         try:
             every_length_system(net, None, results, {}, [], claim.min_len, watch)
         except Unsupported as exc:
             return unknown(f"unsupported: not a transition system over positions ({exc})", results)
         unused = [f"{layer}.{h}" for layer, h in watch.heads if have[(layer, h)].uses == 0]
         if unused:
-            return unknown(f"unsupported: the lemma of {', '.join(unused)} was never applied", results)
-        tree = LemmaNode(name=claim.id, statement=statement, verdict="proved", children=(*(r.node for r in results), _side(results)))
-        return TraceOutcome(Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(results), hi)), tree)
+            return unknown(
+                f"unsupported: the lemma of {', '.join(unused)} was never applied", results
+            )
+        tree = LemmaNode(
+            name=claim.id,
+            statement=statement,
+            verdict="proved",
+            children=(*(r.node for r in results), _side(results)),
+        )
+        return TraceOutcome(
+            Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(results), hi)),
+            tree,
+        )
     layered = None
     if isinstance(watch, PairHeights) and watch.induction is not None:
         try:
@@ -130,41 +174,86 @@ def prove_trace(net: Network, claim: TraceProperty, lemmas: Sequence[Lemma], hi:
             layered = None  # another property than the induction's marks: the whole network's system watches it
     if layered is not None:
         rec, steps = layered
-        queries, because, _how = prove_by_layers(net, rec, results, {}, [], max(0.001, timeout - (time.perf_counter() - started)), smtlib.Stop(), steps)
+        queries, because, _how = prove_by_layers(
+            net,
+            rec,
+            results,
+            {},
+            [],
+            max(0.001, timeout - (time.perf_counter() - started)),
+            smtlib.Stop(),
+            steps,
+        )
         if queries is None:
             return unknown(because, results)
-        tree = LemmaNode(name=claim.id, statement=statement, verdict="proved", queries=tuple(queries), children=(*(r.node for r in results), _side(results)))
-        return TraceOutcome(Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(results), hi)), tree)
+        tree = LemmaNode(
+            name=claim.id,
+            statement=statement,
+            verdict="proved",
+            queries=tuple(queries),
+            children=(*(r.node for r in results), _side(results)),
+        )
+        return TraceOutcome(
+            Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(results), hi)),
+            tree,
+        )
     readout_lemmas: dict[object, object] = {}
     readout_nodes: list[LemmaNode] = []
     try:
-        system = every_length_system(net, None, results, readout_lemmas, readout_nodes, claim.min_len, watch)
+        system = every_length_system(
+            net, None, results, readout_lemmas, readout_nodes, claim.min_len, watch
+        )
     except Unsupported as exc:
-        return unknown(f"unsupported: not a transition system over positions that watches the property ({exc})", results)
+        return unknown(
+            f"unsupported: not a transition system over positions that watches the property ({exc})",
+            results,
+        )
     halt = smtlib.Stop()
     status, found = reachable_states(system, started + timeout, lambda: halt.requested)
     if status == "unsafe":
-        return unknown("a word that breaks the property (of some length) is reachable", results, violated=True)
+        return unknown(
+            "a word that breaks the property (of some length) is reachable", results, violated=True
+        )
     if status != "safe":
-        return unknown(f"{'timeout' if 'time ran out' in str(found) else 'unsupported'}: the reachable states: {found}", results)
+        return unknown(
+            f"{'timeout' if 'time ran out' in str(found) else 'unsupported'}: the reachable states: {found}",
+            results,
+        )
     queries = []
     fresh_readout: dict[object, object] = {}
     fresh_nodes: list[LemmaNode] = []
-    for name, text, solver in certificate_queries(net, claim, results, found, fresh_readout, fresh_nodes):
+    for name, text, solver in certificate_queries(
+        net, claim, results, found, fresh_readout, fresh_nodes
+    ):
         began = time.perf_counter()
         left = max(60.0, timeout - (began - started))
         answer, reason, _model = smtlib.check(sat_solver(solver), timeout=left)
         if answer == "unknown":  # out of time: no proof, and no sign of a bug
-            return unknown(f"timeout: the reachable states were found, but their query {name!r} was not answered within {left:.0f} s ({reason})", results)
+            return unknown(
+                f"timeout: the reachable states were found, but their query {name!r} was not answered within {left:.0f} s ({reason})",
+                results,
+            )
         if answer != "unsat":
             raise EncoderBugError(
                 f"the reachable states for {claim.id} fail their query {name!r} ({answer}{': ' + reason if reason else ''}): "
                 "a bug in the transition system or its reading"
             )
-        queries.append(SmtQuery(name=name, smt2=text, result="unsat", reason=CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]], seconds=time.perf_counter() - began))
+        queries.append(
+            SmtQuery(
+                name=name,
+                smt2=text,
+                result="unsat",
+                reason=CERTIFICATE_REASONS[name.rsplit(" ", 1)[-1]],
+                seconds=time.perf_counter() - began,
+            )
+        )
     tree = LemmaNode(
-        name=claim.id, statement=statement, verdict="proved", queries=tuple(queries),
+        name=claim.id,
+        statement=statement,
+        verdict="proved",
+        queries=tuple(queries),
         children=(*(r.node for r in results), *fresh_nodes, _side(results)),
     )
-    return TraceOutcome(Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(results), hi)), tree)
-
+    return TraceOutcome(
+        Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(results), hi)), tree
+    )

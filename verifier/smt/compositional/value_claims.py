@@ -32,12 +32,16 @@ from .lemmas import METHOD, LemmaResult, prove_lemma
 
 
 def value_builder(
-    claim: ValueIs, results: Sequence[LemmaResult], readout_lemmas: dict[Any, Any], readout_nodes: list[LemmaNode]
+    claim: ValueIs,
+    results: Sequence[LemmaResult],
+    readout_lemmas: dict[Any, Any],
+    readout_nodes: list[LemmaNode],
 ) -> Callable[[Network, int], tuple[Any, Callable[[Any], Word], str | None]]:
     """The query "some word of length m has a value other than the closed form" over the
     network with the proved lemmas in place (:data:`netproof.verifier.smt.monolithic.ValueBuilder`): the value of
     the claim's dim after its step at every token (or the logit), against the closed form, whose
     counts are the same Int variables the network's uniform heads sum into."""
+
     def build(net: Network, m: int) -> tuple[Any, Callable[[Any], Word], str | None]:
         import z3
 
@@ -71,16 +75,28 @@ def value_builder(
         else:
             names = ["input", *(sub.name for sub in net.layers)]
             if claim.quantity.after not in names:
-                raise Unsupported(f"claim {claim.id}: the network has no step named {claim.quantity.after!r}")
+                raise Unsupported(
+                    f"claim {claim.id}: the network has no step named {claim.quantity.after!r}"
+                )
             layer = names.index(claim.quantity.after)
             for t in range(ab.N):
                 x, scale = ab.state(layer, t)
                 if scale is not None:
-                    raise Unsupported(f"dim {claim.quantity.dim!r} at token {t} is scaled (an averaging head before it)")
+                    raise Unsupported(
+                        f"dim {claim.quantity.dim!r} at token {t} is scaled (an averaging head before it)"
+                    )
                 points.append((t, x.get(claim.quantity.dim, Fraction(0))))
         differs = []
         for t, value in points:
-            expected = closed_form_term(z3, ctx, claim.closed_form, alphabet, (t, emb.index_base + t, ab.N), count, indicator)
+            expected = closed_form_term(
+                z3,
+                ctx,
+                claim.closed_form,
+                alphabet,
+                (t, emb.index_base + t, ab.N),
+                count,
+                indicator,
+            )
             differs.append(ab.vals.arith(value) != expected)
         solver = z3.Solver(ctx=ctx)
         solver.add(*ab.vals.assertions)
@@ -90,7 +106,9 @@ def value_builder(
     return build
 
 
-def _value_by_classes(job: Any, claim: ValueIs, results: Sequence[LemmaResult], n: int, timeout: float) -> Outcome | str:
+def _value_by_classes(
+    job: Any, claim: ValueIs, results: Sequence[LemmaResult], n: int, timeout: float
+) -> Outcome | str:
     """The value claim for every length as one query over position classes
     (:func:`.classes.value_query`): its outcome where z3 says unsat, else why not (a
     word of the model is replayed exactly first: one on which the network agrees with the claim
@@ -102,14 +120,25 @@ def _value_by_classes(job: Any, claim: ValueIs, results: Sequence[LemmaResult], 
         _ctx, solver, enc = classes.value_query(net, claim, results)
     except Unsupported as exc:
         return f"unsupported by position classes: {exc}"
-    query, model = smtlib.solve(solver, name=f"{claim.id} every n: {classes.QUERY}", logic=classes.LOGIC, timeout=timeout,
-                              reason_unsat=f"on no word of any length >= {claim.min_len} does the value differ from the closed form "
-                              "(its positions grouped by class and symbol)")
+    query, model = smtlib.solve(
+        solver,
+        name=f"{claim.id} every n: {classes.QUERY}",
+        logic=classes.LOGIC,
+        timeout=timeout,
+        reason_unsat=f"on no word of any length >= {claim.min_len} does the value differ from the closed form "
+        "(its positions grouped by class and symbol)",
+    )
     if query.result == "unsat":
         checked = sum(len(job.alphabet) ** m for m in range(claim.min_len, n + 1))
-        return Outcome(Proved(METHOD, checked, f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: one query over "
-                              "a word of symbolic length, its positions grouped by the values of their positional features and by symbol, unsat"),
-                       (query,))
+        return Outcome(
+            Proved(
+                METHOD,
+                checked,
+                f"every word with {claim.min_len} <= |w| <= {n}, and every longer one: one query over "
+                "a word of symbolic length, its positions grouped by the values of their positional features and by symbol, unsat",
+            ),
+            (query,),
+        )
     if query.result == "sat":
         word = enc.word_of(model)
         replay_value(net, claim, job.alphabet, word, METHOD)
@@ -117,7 +146,9 @@ def _value_by_classes(job: Any, claim: ValueIs, results: Sequence[LemmaResult], 
     return f"position classes: z3 {query.reason or 'unknown'}"
 
 
-def prove_value(job: Any, claim: ValueIs, lemmas: Sequence[Lemma], n: int, *, timeout: float = 60.0) -> Outcome:
+def prove_value(
+    job: Any, claim: ValueIs, lemmas: Sequence[Lemma], n: int, *, timeout: float = 60.0
+) -> Outcome:
     """A :class:`ValueIs` with a closed form, proved compositionally: each lemma once, then one
     query for every length over position classes where the network allows it
     (:func:`_value_by_classes`), else one query per length over the network with the proved
@@ -126,7 +157,9 @@ def prove_value(job: Any, claim: ValueIs, lemmas: Sequence[Lemma], n: int, *, ti
     started = time.perf_counter()
     results: list[LemmaResult] = []
     for lemma in lemmas:
-        node, ok = prove_lemma(job.network(n), lemma, timeout=max(0.001, timeout - (time.perf_counter() - started)))
+        node, ok = prove_lemma(
+            job.network(n), lemma, timeout=max(0.001, timeout - (time.perf_counter() - started))
+        )
         results.append(LemmaResult(lemma, node, ok))
     readout_nodes: list[LemmaNode] = []
     every = _value_by_classes(job, claim, results, n, timeout / 2)
@@ -134,17 +167,32 @@ def prove_value(job: Any, claim: ValueIs, lemmas: Sequence[Lemma], n: int, *, ti
         outcome = every
     else:
         outcome = value_is_smt(
-            job, claim, claim.min_len, n, timeout=max(0.001, timeout - (time.perf_counter() - started)),
-            build=value_builder(claim, results, {}, readout_nodes), method=METHOD, name=f"{claim.id} n={{m}}",
+            job,
+            claim,
+            claim.min_len,
+            n,
+            timeout=max(0.001, timeout - (time.perf_counter() - started)),
+            build=value_builder(claim, results, {}, readout_nodes),
+            method=METHOD,
+            name=f"{claim.id} n={{m}}",
         )
         if isinstance(outcome.verdict, Proved):
-            outcome = Outcome(replace(outcome.verdict, detail=f"{outcome.verdict.detail} (not every length at once: {every})"), outcome.queries)
+            outcome = Outcome(
+                replace(
+                    outcome.verdict,
+                    detail=f"{outcome.verdict.detail} (not every length at once: {every})",
+                ),
+                outcome.queries,
+            )
     status = {Proved: "proved", Refuted: "refuted", Unknown: "unknown"}[type(outcome.verdict)]
     side = LemmaNode(
         name="side conditions",
         statement="every lemma was applied only where its assumptions hold, at every position of every length; "
-        + "; ".join(f"{r.lemma.id}: applied {r.uses} times" + (f", encoded faithfully where {r.fallbacks[0]}" if r.fallbacks else "")
-                    for r in results),
+        + "; ".join(
+            f"{r.lemma.id}: applied {r.uses} times"
+            + (f", encoded faithfully where {r.fallbacks[0]}" if r.fallbacks else "")
+            for r in results
+        ),
         verdict="proved",
     )
     tree = LemmaNode(
