@@ -424,10 +424,7 @@ def _run_head(
         mult = share // _fit(np.maximum(count, 1), obj)
         return _reduce(_fit(out, obj) * mult[..., None], v_den * share)
     # One selected position per query (leftmost, rightmost, or an average without ties).
-    if tie == "rightmost":
-        idx = n - 1 - best[:, :, ::-1].argmax(axis=2)
-    else:
-        idx = best.argmax(axis=2)
+    idx = n - 1 - best[:, :, ::-1].argmax(axis=2) if tie == "rightmost" else best.argmax(axis=2)
     out = np.take_along_axis(v, idx[..., None], axis=1)
     if empty.any():
         out[:, empty, :] = 0

@@ -130,11 +130,12 @@ class FFN:
     def __post_init__(self) -> None:
         if not self.name:
             raise NetworkValidationError("FFN.name must be non-empty")
-        if self.steps:
-            if not isinstance(self.steps[0], Affine) or not isinstance(self.steps[-1], Affine):
-                raise NetworkValidationError(
-                    f"FFN {self.name!r}: the first and last steps must be Affine maps"
-                )
+        if self.steps and (
+            not isinstance(self.steps[0], Affine) or not isinstance(self.steps[-1], Affine)
+        ):
+            raise NetworkValidationError(
+                f"FFN {self.name!r}: the first and last steps must be Affine maps"
+            )
 
 
 # --------------------------------------------------------------------------- attention

@@ -232,19 +232,19 @@ def compile_ffn(
                 continue
             if isinstance(sig, Var) and sig.name in floor:
                 carry = unit(sig, layer, 1)
-                rows[carry] = {u: w for u, w in reads}
+                rows[carry] = dict(reads)
                 bias[carry] = offset - floor[sig.name]
                 new_avail[sig] = ([(carry, Fraction(1))], floor[sig.name])
             elif isinstance(sig, Var):
                 pos, neg = unit(sig, layer, 1), unit(sig, layer, -1)
-                rows[pos] = {u: w for u, w in reads}
+                rows[pos] = dict(reads)
                 rows[neg] = {u: -w for u, w in reads}
                 if offset:
                     bias[pos], bias[neg] = offset, -offset
                 new_avail[sig] = ([(pos, Fraction(1)), (neg, Fraction(-1))], Fraction(0))
             else:
                 carry = f"L{layer}:carry({unit(sig, layer)})"
-                rows[carry] = {u: w for u, w in reads}
+                rows[carry] = dict(reads)
                 new_avail[sig] = ([(carry, Fraction(1))], Fraction(0))
         steps.append(_dense(rows, bias))
         steps.append(RELU)

@@ -249,7 +249,7 @@ def load_model(
             ) from None
     if isinstance(obj, torch.nn.Module):
         _refuse_module(obj)
-        return dict(obj.config), {k: v for k, v in obj.state_dict().items()}
+        return dict(obj.config), dict(obj.state_dict())
     if not isinstance(obj, Mapping):
         raise ImportModelError(
             f"{str(p)!r} holds a {type(obj).__name__}; expected a Recognizer, its state dict or a netproof-recognizer dict"
