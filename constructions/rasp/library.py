@@ -196,7 +196,7 @@ COUNTER_AUTOMATA: dict[str, CounterAutomaton] = {
         [
             _OPEN,
             (1, 0, (), 0, (1,)),
-            _CLOSE[:3] + (1, (-1,)),
+            (*_CLOSE[:3], 1, (-1,)),
             (1, 1, linear(_D, {"d": 1}, ">=", 1), 1, (-1,)),
         ],
         [(1, _BALANCED)],

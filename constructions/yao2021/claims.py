@@ -522,7 +522,7 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
 
     def full_strings(bound: int) -> list[tuple[str, ...]]:
         return [
-            v + (END,)
+            (*v, END)
             for v in valid_prefixes(k, D, bound)
             if lang.contains(v) and len(v) + 1 <= bound + 1
         ]

@@ -193,8 +193,6 @@ def run_ray(
                 report(refs[ref], result)
     except BaseException:
         for ref in pending:
-            try:
+            with contextlib.suppress(Exception):
                 ray.cancel(ref, force=True)
-            except Exception:
-                pass
         raise

@@ -610,10 +610,7 @@ def sample_pcfg(
         inside = False  # True: expanding A_d (just opened); False: expanding B_d
         while len(word) <= max_len:
             depth = len(stack)
-            if inside:
-                expand = depth < D and rng.random() < p_branch
-            else:
-                expand = rng.random() >= p_stop
+            expand = (depth < D and rng.random() < p_branch) if inside else rng.random() >= p_stop
             if expand:
                 t = rng.randrange(k) + 1
                 stack.append(t)
@@ -704,7 +701,7 @@ def close_accuracy(
     if counted == 0:
         raise ValueError("no position with a non-empty stack: the close accuracy is undefined")
     correct = sum(c for c, _ in per.values())
-    per_distance = {l: (c, m) for l, (c, m) in sorted(per.items())}
+    per_distance = {d: (c, m) for d, (c, m) in sorted(per.items())}
     return CloseAccuracy(
         pooled=correct / counted,
         mean_over_distance=sum(c / m for c, m in per_distance.values()) / len(per_distance),

@@ -295,9 +295,10 @@ def analyse(
     computes; ``None`` is the backend's conservative default (scores within 32·eps of the
     dot products' magnitude count as tied and are reported as unresolved), which flags a
     hardmax head as unreliable long before a plain argmax goes wrong."""
-    if dtype not in DTYPES + ("bfloat16",):
+    supported = (*DTYPES, "bfloat16")
+    if dtype not in supported:
         raise PrecisionError(
-            f"dtype={dtype!r} is not supported; choose one of {', '.join(DTYPES + ('bfloat16',))}"
+            f"dtype={dtype!r} is not supported; choose one of {', '.join(supported)}"
         )
     if max_n < 2:
         raise PrecisionError(f"max_n={max_n} must be at least 2")

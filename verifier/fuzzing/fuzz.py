@@ -185,9 +185,8 @@ def _dyck_params(job: Job) -> tuple[int, int] | None:
         and not isinstance(k, bool)
         and k >= 1
         and depth >= 1
-    ):
-        if set(dyck_alphabet(k)) <= set(job.alphabet):
-            return k, depth
+    ) and set(dyck_alphabet(k)) <= set(job.alphabet):
+        return k, depth
     return None
 
 

@@ -49,6 +49,7 @@ IR (:mod:`netproof.symbolic`); never an engine, campaigns, the CLI or a paper mo
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -507,17 +508,13 @@ def language_words(
         words(language.alphabet, min_len=min_len, max_len=max_len)
     ]
     for make in (members, non_members):
-        try:
+        with contextlib.suppress(ValueError):  # e.g. no member fits the lengths
             parts.append(make(language, min_len=min_len, max_len=max_len))
-        except ValueError:
-            pass  # e.g. no member fits the lengths
     if max_len >= 20:
         long_min = max(min_len, max_len // 2)
         if kind != "other":
-            try:
+            with contextlib.suppress(ValueError):
                 parts.append(members(language, min_len=long_min, max_len=max_len))
-            except ValueError:
-                pass
         parts.append(words(language.alphabet, min_len=long_min, max_len=max_len))
     return st.one_of(parts)
 
@@ -658,9 +655,7 @@ def networks(
 
 # --------------------------------------------------------------------------- machines
 
-_WEIGHTS = st.sampled_from(
-    tuple(Fraction(x) for x in (-2, -1, 0, 1, 2)) + (Fraction(1, 2), Fraction(-1, 2))
-)
+_WEIGHTS = st.sampled_from((*map(Fraction, (-2, -1, 0, 1, 2)), Fraction(1, 2), Fraction(-1, 2)))
 _UNIT = st.sampled_from((Fraction(0), Fraction(1, 2), Fraction(1), Fraction(1, 3)))
 
 

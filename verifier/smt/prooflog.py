@@ -30,6 +30,7 @@ registry of constructions, which the caller passes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -1063,14 +1064,13 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
         else [f"{claim.id} every n: {x}" for x in CERTIFICATE]
     )
     if isinstance(claim.statable, PairHeights) and claim.statable.induction is not None:
-        try:
+        # Unsupported: not the induction's marks; the whole network's system watched them
+        with contextlib.suppress(Unsupported):
             want = [
                 f"{claim.id} every n: {step}: {x}"
                 for step in marks_claim(claim, claim.statable)[1]
                 for x in CERTIFICATE
             ]
-        except Unsupported:
-            pass  # not the induction's marks: the whole network's system watched them
     if names != want:
         raise ProofLogError(
             f"{log.path}: the theorem's queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}"

@@ -228,10 +228,7 @@ class Abstraction:
         key = (layer, t)
         got = self._states.get(key)
         if got is None:
-            if layer == 0:
-                got = self.embed(t)
-            else:
-                got = self.sublayer(layer - 1, t)
+            got = self.embed(t) if layer == 0 else self.sublayer(layer - 1, t)
             self._states[key] = got
         return got
 

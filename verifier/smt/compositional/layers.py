@@ -62,6 +62,7 @@ May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interfac
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from fractions import Fraction
@@ -465,7 +466,7 @@ def _moves(
 def _cuts(net: Network, plan: LayerInduction) -> list[int]:
     """The sublayer counts at the cuts: 0 (the embedding), then after each ``plan.after``."""
     cuts = [0, *(label_index(net, label) for label in plan.after)]
-    if any(b <= a for a, b in zip(cuts, cuts[1:], strict=False)):
+    if any(b <= a for a, b in itertools.pairwise(cuts)):
         raise Unsupported(f"the cuts after {', '.join(plan.after)} are not in the network's order")
     return cuts
 
@@ -646,7 +647,6 @@ def induction_system(
         built[(tok, s)] = info
     assert keys is not None and word_step is not None
     sym = [word_step.is_symbol(0, a) for a in range(len(word_step.alphabet))]
-    false = z3.BoolVal(False, ctx)
     flags: list[str]
     lang: Any = None
     pairs: list[_MarkedPairs] = []
