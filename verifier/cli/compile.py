@@ -55,7 +55,13 @@ def cmd_compile(args: argparse.Namespace, session: Session) -> int:
             f"`netproof export {args.name}` writes it"
         )
     export_args = argparse.Namespace(
-        name=args.name, param=[], format=args.format, dtype="float64", n=None, out=args.out
+        name=args.name,
+        param=[],
+        format=args.format,
+        dtype="float64",
+        n=None,
+        out=args.out,
+        announce=False,
     )
     code = cmd_export(export_args, session)
     if args.out:

@@ -12,7 +12,8 @@ import os
 import sys
 from typing import Any
 
-from netproof.symbolic import RecurrentNetwork, Seq2Seq, fingerprint
+from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq, fingerprint
+from netproof.symbolic.size import network_size
 from netproof.verifier.campaign.errors import EXIT_OK
 from netproof.verifier.campaign.sources import (
     Session,
@@ -26,7 +27,7 @@ from netproof.verifier.campaign.store import write_atomic
 from .checks import nonnegative_int, output_file
 from .usage import UsageError
 
-__all__ = ["add_parser", "cmd_export"]
+__all__ = ["add_parser", "announce_written", "cmd_export"]
 
 
 def add_parser(sub: Any) -> None:
@@ -120,10 +121,22 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         finally:
             if os.path.exists(tmp):  # a failed save leaves no half-written file
                 os.remove(tmp)
+        announce_written(args.out, f"{c.name} as a {args.dtype} state dict", net)
         return EXIT_OK
     text = dumps(net, extra=extra)
     if args.out:
         write_atomic(args.out, text)
+        if getattr(args, "announce", True):
+            announce_written(args.out, f"{c.name} as a network file", net)
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def announce_written(path: str, what: str, net: Network) -> None:
+    """The one line a command prints (on stderr, so that stdout stays the data) once it has
+    written ``path``: what it holds, the network's size and the file's size in bytes."""
+    print(
+        f"wrote {path}: {what} ({network_size(net)}; {os.path.getsize(path):,} bytes)",
+        file=sys.stderr,
+    )

@@ -15,6 +15,7 @@ from netproof.verifier.campaign.errors import EXIT_OK
 from netproof.verifier.campaign.sources import Session
 from netproof.verifier.campaign.store import write_atomic
 
+from .export import announce_written
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_import"]
@@ -53,6 +54,7 @@ def cmd_import(args: argparse.Namespace, session: Session) -> int:
     text = dumps(net, extra={"imported_from": str(args.model)})
     if args.out:
         write_atomic(args.out, text)
+        announce_written(args.out, f"{args.model} imported as a network file", net)
     else:
         sys.stdout.write(text)
     return EXIT_OK
