@@ -16,4 +16,4 @@ itself, mapped by ``package-dir`` in ``pyproject.toml``. Importing :mod:`netproo
 none of its subpackages.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

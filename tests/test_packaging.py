@@ -77,6 +77,30 @@ def test_the_wheel_holds_every_subpackage_of_the_tree_with_its_data(wheel: Path)
     )
 
 
+def test_the_wheel_holds_the_license_and_its_metadata_names_it(wheel: Path) -> None:
+    zf = zipfile.ZipFile(wheel)
+    licenses = [n for n in zf.namelist() if n.endswith("/LICENSE")]
+    assert len(licenses) == 1 and ".dist-info/" in licenses[0]
+    assert zf.read(licenses[0]) == (REPO / "LICENSE").read_bytes()
+    assert b"MIT License" in zf.read(licenses[0])
+    metadata = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA")))
+    head = metadata.decode().split("\n\n", 1)[0].splitlines()
+    assert "License-Expression: MIT" in head and "License-File: LICENSE" in head
+
+
+def test_pyproject_the_package_the_wheel_and_the_changelog_state_one_version(
+    wheel: Path,
+) -> None:
+    import netproof
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    stated = config["project"]["version"]
+    assert netproof.__version__ == stated
+    assert wheel.name.startswith(f"netproof-{stated}-")
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"## [{stated}]" in changelog
+
+
 def test_pyproject_lists_every_package_folder_of_the_tree() -> None:
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert set(config["tool"]["setuptools"]["packages"]) == _packages_in_tree()

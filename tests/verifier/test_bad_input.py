@@ -23,7 +23,7 @@ import pytest
 from netproof.constructions.chiang2022 import parity_transformer
 from netproof.symbolic.netfile import dumps
 from netproof.verifier import cli
-from netproof.verifier.campaign.errors import EXIT_INTERNAL, EXIT_USAGE, ISSUES_URL
+from netproof.verifier.campaign.errors import EXIT_INTERNAL, EXIT_USAGE
 
 
 @dataclass(frozen=True)
@@ -521,8 +521,8 @@ def test_a_crash_is_one_internal_error_line_with_exit_70_and_where_to_report_it(
     code, out, err = run_in_process(("list",), capsys)
     assert (code, out) == (EXIT_INTERNAL, "")
     assert err == (
-        f"netproof: internal error: ZeroDivisionError: a bug on two lines (please report it at {ISSUES_URL} "
-        "with the command line)\n"
+        "netproof: internal error: ZeroDivisionError: a bug on two lines (please report it as an issue "
+        "in the repository you got netproof from, with what netproof --version prints and the command line)\n"
     )
 
 

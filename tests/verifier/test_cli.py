@@ -494,7 +494,7 @@ def test_a_structural_proof_is_recorded_without_a_word_length_bound(
 def test_a_checker_crash_is_an_internal_error_with_exit_70_never_a_verdict(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from netproof.verifier.campaign.errors import ISSUES_URL
+    from netproof.verifier.campaign.errors import REPORT_HINT
     from netproof.verifier.exhaustive import checker as np_checker
     from netproof.verifier.smt import prove as np_dispatch
 
@@ -512,5 +512,5 @@ def test_a_checker_crash_is_an_internal_error_with_exit_70_never_a_verdict(
     assert line.startswith(
         "netproof: internal error: RuntimeError: boom (while checking claim 'recognizes' of first)"
     )
-    assert ISSUES_URL in line
+    assert line.endswith(f"({REPORT_HINT})") and "http" not in line
     assert not list(tmp_path.rglob("*.json"))  # nothing recorded

@@ -51,7 +51,7 @@ def test_version_falls_back_to_the_checkouts_pyproject_when_netproof_is_not_inst
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "version", missing)
-    assert messages.version() == "0.1.0"
+    assert messages.version() == "0.2.0"
 
 
 def test_a_mistyped_command_exits_2_naming_it_and_the_closest_command(

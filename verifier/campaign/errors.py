@@ -18,7 +18,7 @@ __all__ = [
     "EXIT_TERMINATED",
     "EXIT_UNKNOWN",
     "EXIT_USAGE",
-    "ISSUES_URL",
+    "REPORT_HINT",
     "CampaignError",
     "InternalError",
     "Interrupted",
@@ -40,8 +40,12 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 """Stopped by SIGTERM (128 + 15), handled like Ctrl-C: the records of the finished claims kept."""
 
-ISSUES_URL = "https://github.com/netproof/netproof/issues"
-"""Where an internal error should be reported (printed with it)."""
+REPORT_HINT = (
+    "please report it as an issue in the repository you got netproof from, "
+    "with what netproof --version prints and the command line"
+)
+"""How to report an internal error (printed with it): netproof has no address of its own, so the
+hint names none."""
 
 
 class CampaignError(ValueError):

@@ -4,7 +4,7 @@ module, :func:`main` runs one command in a fresh
 stderr with exit status 2.
 
 Any other exception is a crash in netproof itself: one line ``netproof: internal error: <type>:
-<message> (please report it at <ISSUES_URL> with the command line)`` and exit status 70
+<message> (<REPORT_HINT>)`` and exit status 70
 (:data:`~netproof.verifier.campaign.errors.EXIT_INTERNAL`), never a traceback and never a
 verdict's status; ``NETPROOF_DEBUG=1`` in the environment raises it instead (the traceback, for
 developers). A file-system error on a path the user gave (a folder that cannot be made, a full
@@ -37,7 +37,7 @@ from netproof.verifier.campaign.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    ISSUES_URL,
+    REPORT_HINT,
     CampaignError,
     InternalError,
 )
@@ -172,7 +172,7 @@ def _internal(exc: Exception) -> int:
     what = str(exc) if isinstance(exc, InternalError) else f"{type(exc).__name__}: {exc}"
     what = " ".join(what.split())
     print(
-        f"netproof: internal error: {what} (please report it at {ISSUES_URL} with the command line)",
+        f"netproof: internal error: {what} ({REPORT_HINT})",
         file=sys.stderr,
     )
     return EXIT_INTERNAL
