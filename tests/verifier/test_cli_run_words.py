@@ -44,13 +44,59 @@ def test_run_over_a_file_of_words_prints_a_table_of_verdicts_and_logits(
     words = tmp_path / "words.txt"
     words.write_text("0110\n0111\n\n1\n", encoding="utf-8")
     done = netproof(capsys, "run", "parity", f"@{words}")
-    assert (done.code, done.err) == (0, "")
+    assert done.code == 0
     assert done.out.splitlines() == [
         "word  accepted  member  logit",
         "0110  no        no      -3/77",
         "0111  yes       yes     9/154",
         "1     yes       yes     3/10",
     ]
+
+
+def test_a_blank_line_in_a_word_file_is_left_out_and_the_run_says_so_with_its_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("0110\n0111\n\n1\n", encoding="utf-8")
+    done = netproof(capsys, "run", "parity", f"@{words}")
+    assert done.code == 0 and len(done.out.splitlines()) == 4
+    assert done.err == (
+        f'netproof: {words}: 1 blank line left out (line 3); a line "" is the empty word\n'
+    )
+
+
+def test_a_line_of_two_quotes_in_a_word_file_is_the_empty_word(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text('0110\n""\n', encoding="utf-8")
+    done = netproof(capsys, "run", "parity", f"@{words}", "--json")
+    records = [json.loads(line) for line in done.out.splitlines()]
+    assert (done.code, done.err) == (0, "")
+    assert [r["word"] for r in records] == ["0110", ""]
+    assert records[1] == json.loads(netproof(capsys, "run", "parity", "", "--json").out)
+
+
+def test_a_bad_word_after_a_blank_line_is_named_by_its_line_in_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("0110\n\n012\n", encoding="utf-8")
+    done = netproof(capsys, "run", "parity", f"@{words}")
+    assert done.code == 2 and done.err.startswith(f"netproof: error: {words}, line 3: symbol '2'")
+
+
+def test_a_word_file_of_blank_lines_only_is_refused_naming_how_to_list_the_empty_word(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("\n\n", encoding="utf-8")
+    done = netproof(capsys, "run", "parity", f"@{words}")
+    assert (done.code, done.out) == (2, "")
+    assert done.err == (
+        f"netproof: error: {words} holds no word (only 2 blank lines); write one word per line, "
+        '"" for the empty word\n'
+    )
 
 
 def test_run_over_standard_input_with_json_prints_one_record_per_line(

@@ -29,10 +29,12 @@ import os
 import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 
 from .usage import UsageError
 
 __all__ = [
+    "EMPTY_WORD_LINES",
     "MAX_EXACT_SYMBOLS",
     "MAX_FUZZ_LEN",
     "MAX_PLOT_LENGTH",
@@ -42,6 +44,7 @@ __all__ = [
     "MAX_RUN_LENGTH",
     "MAX_RUN_WORDS",
     "MAX_WORD_FILE_BYTES",
+    "WordLines",
     "fuzz_length",
     "nonnegative_int",
     "output_dir",
@@ -260,15 +263,49 @@ def output_path(text: str) -> str:
     return text
 
 
-def read_words(path: str, limit: int = MAX_WORD_FILE_BYTES) -> list[str]:
+EMPTY_WORD_LINES = ('""', "''")
+"""A line of a word file that is the empty word: the quotes a shell needs for it (``run NAME ""``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WordLines:
+    """The words of a word file (``run NAME @FILE``, ``-``): each with its line number, and the
+    numbers of the blank lines left out."""
+
+    words: tuple[tuple[int, str], ...]
+    blank: tuple[int, ...]
+
+    def blank_note(self) -> str:
+        """'' when no line was blank; else what was left out and how to list the empty word."""
+        if not self.blank:
+            return ""
+        lines = ", ".join(map(str, self.blank[:5])) + (", …" if len(self.blank) > 5 else "")
+        many = len(self.blank) != 1
+        return (
+            f"{len(self.blank)} blank line{'s' * many} left out (line{'s' * many} {lines}); "
+            'a line "" is the empty word'
+        )
+
+
+def read_words(path: str, limit: int = MAX_WORD_FILE_BYTES) -> WordLines:
     """The words in the text file ``path``, one per line (``run NAME @FILE``; ``-``: standard
-    input), each stripped, blank lines left out; the limits of :func:`read_word_file`."""
-    return [line.strip() for line in read_word_file(path, limit).splitlines() if line.strip()]
+    input), each stripped, with their line numbers; a line ``""`` (or ``''``) is the empty word,
+    blank lines are left out (and counted); the limits of :func:`read_word_file`."""
+    words: list[tuple[int, str]] = []
+    blank: list[int] = []
+    for number, line in enumerate(read_word_file(path, limit, strip=False).splitlines(), 1):
+        text = line.strip()
+        if not text:
+            blank.append(number)
+        else:
+            words.append((number, "" if text in EMPTY_WORD_LINES else text))
+    return WordLines(tuple(words), tuple(blank))
 
 
-def read_word_file(path: str, limit: int = MAX_WORD_FILE_BYTES) -> str:
-    """The text of the file ``path`` (``-``: standard input), stripped: read in chunks, at most
-    ``limit`` bytes (a larger file is refused with its size before it is read), UTF-8 only."""
+def read_word_file(path: str, limit: int = MAX_WORD_FILE_BYTES, *, strip: bool = True) -> str:
+    """The text of the file ``path`` (``-``: standard input), stripped (unless ``strip`` is
+    False): read in chunks, at most ``limit`` bytes (a larger file is refused with its size before
+    it is read), UTF-8 only."""
     try:
         with nullcontext(sys.stdin.buffer) if path == "-" else open(path, "rb") as fh:
             size = 0 if path == "-" else os.fstat(fh.fileno()).st_size
@@ -291,7 +328,8 @@ def read_word_file(path: str, limit: int = MAX_WORD_FILE_BYTES) -> str:
         raise UsageError(f"cannot read the word from {path!r}: {exc.strerror}") from None
     data = b"".join(chunks)
     try:
-        return data.decode("utf-8").strip()
+        text = data.decode("utf-8")
+        return text.strip() if strip else text
     except UnicodeDecodeError as exc:
         raise UsageError(
             f"the word file {path!r} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "

@@ -21,6 +21,7 @@ import argparse
 import json
 import math
 import os
+import sys
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -53,7 +54,7 @@ from netproof.verifier.campaign.sources import (
 from netproof.verifier.campaign.usermod import is_module_ref
 from netproof.verifier.claims import Construction
 
-from .checks import MAX_EXACT_SYMBOLS, MAX_RUN_WORDS, read_words, run_length
+from .checks import MAX_EXACT_SYMBOLS, MAX_RUN_WORDS, WordLines, read_words, run_length
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_run"]
@@ -140,14 +141,14 @@ def _value_text(value: Any) -> str:
     return format_value(value)
 
 
-def _word_texts(arg: str) -> tuple[list[str], str | None]:
+def _word_texts(arg: str) -> tuple[WordLines, str | None]:
     """The words ``arg`` gives and where they came from: ``-`` (standard input) and ``@FILE``
     hold one word per line (None: the word itself)."""
     if arg == "-":
         return read_words("-"), "standard input"
     if arg.startswith("@"):
         return read_words(arg[1:]), arg[1:]
-    return [arg], None
+    return WordLines(((1, arg),), ()), None
 
 
 def _run_network(
@@ -157,10 +158,12 @@ def _run_network(
     values: dict[str, Any],
     source: str,
 ) -> int:
-    texts, origin = _word_texts(args.word)
+    lines, origin = _word_texts(args.word)
+    texts = lines.words
     if not texts:
+        blank = f" (only {len(lines.blank)} blank lines)" if lines.blank else ""
         raise UsageError(
-            f"{origin} holds no word; write one word per line (`netproof run NAME ''` runs the empty word)"
+            f'{origin} holds no word{blank}; write one word per line, "" for the empty word'
         )
     if len(texts) > MAX_RUN_WORDS:
         raise UsageError(
@@ -173,13 +176,15 @@ def _run_network(
         assert c is not None
         probe = build_network(c, values, 0) if c.per_length else build_network(c, values)
     words = []
-    for line, text in enumerate(texts, 1):
+    for line, text in texts:
         try:
             words.append(tokenize(probe.alphabet, text))
         except WordError as exc:
             raise UsageError(
                 f"{origin}, line {line}: {exc}" if len(texts) > 1 else str(exc)
             ) from None
+    if lines.blank:
+        print(f"netproof: {origin}: {lines.blank_note()}", file=sys.stderr)
     if len(words) == 1:
         return _run_word(args, file_net, c, values, source, probe, words[0])
     if args.trace:
