@@ -56,6 +56,7 @@ from netproof.verifier.claims import Claim, Construction, Proved, Refuted, Unkno
 from .errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, CampaignError, InternalError, Interrupted
 from .executors import EXECUTORS, Work, ray_cluster, require_ray, run_pool, run_ray, run_serial
 from .limits import check_bounds
+from .selection import ClaimFilter
 from .sources import Session, builtin_registry, parameter_values
 from .store import claim_has_words, every_length, find_cached, record, store, verdict_of
 from .usermod import claim_code_error
@@ -515,11 +516,28 @@ def _select_claims(
         claims[:] = [(i, claim) for i, claim in claims if claim.id in wanted]
 
 
+def _select_keyword(
+    plans: list[tuple[Construction, dict[str, Any], list[tuple[int, Claim]]]], keyword: str
+) -> None:
+    """Keep only the claims the ``-k`` expression ``keyword`` matches (in place: see
+    :mod:`.selection`); an expression that matches no claim is refused."""
+    wanted = ClaimFilter.parse(None, keyword)
+    for c, _v, claims in plans:
+        claims[:] = [(i, claim) for i, claim in claims if wanted.wants(c.name, claim.id)]
+    if not any(claims for _c, _v, claims in plans):
+        names = ", ".join(dict.fromkeys(c.name for c, _v, _cl in plans))
+        raise CampaignError(
+            f"-k {keyword!r} matches no claim of {names}; a word matches a claim id or a construction name "
+            "as a substring (see `netproof list NAME` for the ids)"
+        )
+
+
 def prove(
     constructions: str | Construction | Sequence[str | Construction] | None = None,
     *,
     params: Mapping[str, Any] | None = None,
     claims: str | Collection[str] | None = None,
+    keyword: str | None = None,
     method: str = "exhaustive",
     max_n: int | None = None,
     timeout: float = 60.0,
@@ -539,7 +557,9 @@ def prove(
       list; None (or empty): every built-in construction that has all the ``params``.
     - ``params``: parameter values as text (``{"k": "2", "c": "ln(2)"}``), for every
       construction; ints and Fractions are accepted, floats refused.
-    - ``claims``: the claim ids to check (None: every claim).
+    - ``claims``: the claim ids to check (None: every claim); ``keyword``: a pytest-like
+      ``-k`` expression over claim ids and construction names (:mod:`.selection`), e.g.
+      ``"dyck and not Y5"``; a claim must pass both.
     - ``method``: ``"exhaustive"``, ``"smt"`` or ``"all"``; ``max_n``: every claim's
       word-length bound (None: each claim's own); ``timeout``: solver seconds per claim.
     - ``jobs``: worker processes (None: every core); ``out``: the records' directory (None: no
@@ -572,6 +592,8 @@ def prove(
         plans.append((c, values, list(enumerate(c.claims(values)))))
     if claims is not None:
         _select_claims(plans, _as_list(claims, "claims"))
+    if keyword is not None:
+        _select_keyword(plans, keyword)
     check_bounds(plans, method=method, max_n=max_n)
     return _run(
         plans,

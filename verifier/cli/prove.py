@@ -40,6 +40,7 @@ from netproof.verifier.campaign.sources import Session, parse_assignments
 from netproof.verifier.claims import Refuted, Unknown
 
 from .checks import nonnegative_int, output_dir, positive_int, positive_seconds
+from .claimopts import add_claim_options, claim_filter
 from .live import reporter
 from .usage import UsageError
 
@@ -53,6 +54,7 @@ def add_parser(sub: Any) -> None:
         "names", nargs="*", help="constructions or user modules FILE.py (default: every built-in)"
     )
     p_prove.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    add_claim_options(p_prove)
     p_prove.add_argument(
         "--max-n",
         type=nonnegative_int,
@@ -113,6 +115,7 @@ def cmd_prove(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(
             f"--address {args.address} is a Ray cluster's address; give it with --executor ray"
         )
+    wanted = claim_filter(args)
     display = reporter(quiet=args.quiet, json_out=args.json)
     terminated: list[bool] = []
     try:
@@ -120,6 +123,8 @@ def cmd_prove(args: argparse.Namespace, session: Session) -> int:
             result = prove(
                 args.names,
                 params=given,
+                claims=wanted.ids,
+                keyword=wanted.keyword,
                 method=args.method,
                 max_n=args.max_n,
                 timeout=args.timeout,

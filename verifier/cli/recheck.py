@@ -20,9 +20,11 @@ from collections.abc import Callable
 from typing import Any
 
 from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, EXIT_USAGE
+from netproof.verifier.campaign.selection import ClaimFilter
 from netproof.verifier.campaign.sources import Session
 
 from .checks import positive_seconds
+from .claimopts import add_claim_options, claim_filter
 from .live import EventLines, events
 from .usage import UsageError
 
@@ -53,6 +55,7 @@ def add_parser(sub: Any) -> None:
         "--json", action="store_true", help="print every log's outcome and answers as JSON"
     )
     p_recheck.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_claim_options(p_recheck)
     p_recheck.add_argument(
         "--verbose",
         action="store_true",
@@ -72,9 +75,12 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
             raise UsageError(
                 f"no proof log or directory at {p!r}; give a .json record written by `netproof prove`"
             )
+    wanted = claim_filter(args)
     paths = find_logs(args.logs)
     if not paths:
         raise UsageError(f"no .json proof logs under {' '.join(args.logs)}")
+    if not wanted.everything:
+        paths = _selected(paths, wanted, " ".join(args.logs))
     try:
         import cvc5  # noqa: F401
     except ImportError:
@@ -135,6 +141,26 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
             f"{summary['rejected']} rejected ({args.solver})"
         )
     return code
+
+
+def _selected(paths: list[str], wanted: ClaimFilter, where: str) -> list[str]:
+    """The logs of the claims ``--claims``/``-k`` ask for (a log is read for its construction and
+    claim id; one that cannot be read is kept, for the recheck to reject it with the reason)."""
+    keys: list[tuple[str, str] | None] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                rec = json.load(f)
+            keys.append((str(rec["construction"]), str(rec["claim"]["id"])))
+        except (OSError, ValueError, KeyError, TypeError):
+            keys.append(None)
+    wanted.check_ids(
+        list(dict.fromkeys(k[1] for k in keys if k is not None)), f"any log under {where}"
+    )
+    kept = [p for p, k in zip(paths, keys, strict=True) if k is None or wanted.wants(*k)]
+    if not kept:
+        raise UsageError(f"no proof log under {where} is of a claim that --claims/-k select")
+    return kept
 
 
 def _announcer(shown: EventLines, json_out: bool) -> Callable[[str], None]:

@@ -1,7 +1,8 @@
 """``netproof report``: the proof report, a static HTML site (one page per construction: claims,
 verdicts and bounds, errata with counterexample traces, links to every record and ``.smt2``
 query, copied into the site) from the proof records (:mod:`netproof.verifier.campaign.report`
-builds it), of every built-in construction or of the constructions named.
+builds it), of every built-in construction or of the constructions named; ``--claims`` and
+``-k`` keep only the claims they select (and the constructions that have one).
 
 May import the campaign.
 """
@@ -15,9 +16,11 @@ from typing import Any
 from netproof.verifier.campaign.errors import EXIT_OK
 from netproof.verifier.campaign.ledger import DEFAULT_CACHE
 from netproof.verifier.campaign.report import build_site
+from netproof.verifier.campaign.selection import select_claims
 from netproof.verifier.campaign.sources import Session
 
 from .checks import output_dir
+from .claimopts import add_claim_options, claim_filter
 from .ledger import check_readable
 from .usage import UsageError
 
@@ -49,6 +52,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="check every record anew (the results of the records' checks are otherwise kept in the user's cache directory)",
     )
+    add_claim_options(p)
     p.set_defaults(func=cmd_report)
 
 
@@ -57,19 +61,23 @@ def cmd_report(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(
             f"no proof records at {args.proofs!r}: run `netproof prove` first or pass --proofs DIR"
         )
+    wanted = claim_filter(args)
     cache = None if args.no_cache else DEFAULT_CACHE
     if args.names:
         chosen = session.select(args.names, {})
         registry = {c.name: c for c in chosen}
         sources = {c.name: src for c in chosen if (src := session.source(c.name)) is not None}
+        registry = select_claims(registry, wanted)
         check_readable(args.proofs, registry)
         pages = build_site(
             registry, args.proofs, args.out, sources, cache=cache, every_folder=False
         )
     else:
-        registry = session.registry()
+        registry = select_claims(dict(session.registry()), wanted)
         check_readable(args.proofs, registry)
-        pages = build_site(registry, args.proofs, args.out, cache=cache)
+        pages = build_site(
+            registry, args.proofs, args.out, cache=cache, every_folder=wanted.everything
+        )
     print(
         f"wrote {len(pages)} pages to {args.out}/; open {os.path.join(args.out, 'index.html')} in a browser"
     )
