@@ -437,7 +437,7 @@ def test_networks_outside_the_batched_fragment_are_refused_with_a_reason(
     assert found is not None
     with pytest.raises(NotBatchableError, match=reason):
         Evaluator(net)
-    with pytest.raises(NotBatchableError, match="evaluate it per word with symbolic.exact.run"):
+    with pytest.raises(NotBatchableError, match=r"evaluate it per word with symbolic\.exact\.run"):
         evaluate(net, ["0"])
 
 

@@ -78,7 +78,7 @@ def networks(draw: Any, integral: bool = False) -> Network:
             whole = integral and isinstance(norm, Softmax)
             reads = draw(
                 st.lists(
-                    st.sampled_from(GROUPED_READS + ("x", "y0")),
+                    st.sampled_from((*GROUPED_READS, "x", "y0")),
                     min_size=1,
                     max_size=3,
                     unique=True,

@@ -314,7 +314,9 @@ def test_a_bias_on_a_map_the_paper_writes_without_one_is_refused_with_the_consta
     None
 ):
     cell = stack_cell()
-    with pytest.raises(NetworkValidationError, match="StackRNN.W_a has a nonzero bias.*'one' = σ"):
+    with pytest.raises(
+        NetworkValidationError, match=r"StackRNN\.W_a has a nonzero bias.*'one' = σ"
+    ):
         StackRNN(
             **{
                 **{f: getattr(cell, f) for f in cell.__dataclass_fields__},
@@ -379,7 +381,7 @@ def test_the_transformer_interpreters_refuse_a_recurrent_network_and_name_symbol
 def test_network_files_refuse_a_recurrent_network() -> None:
     with pytest.raises(
         NetworkFileError,
-        match="is a RecurrentNetwork.*network files hold transformer-style Networks only",
+        match=r"is a RecurrentNetwork.*network files hold transformer-style Networks only",
     ):
         dumps(stack_rnn())  # type: ignore[arg-type]
 
@@ -395,7 +397,7 @@ def test_the_torch_export_refuses_a_recurrent_network() -> None:
 
     with pytest.raises(
         torch_export.StateDictError,
-        match="is a RecurrentNetwork.*state_dict layout covers transformer-style",
+        match=r"is a RecurrentNetwork.*state_dict layout covers transformer-style",
     ):
         torch_export.layout(stack_rnn())  # type: ignore[arg-type]
 

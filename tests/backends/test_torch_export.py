@@ -399,7 +399,7 @@ def test_save_in_float32_records_the_dtype(tmp_path: Path) -> None:
 
 def test_load_refuses_a_file_for_another_network(tmp_path: Path) -> None:
     te.save(one_weight(1), tmp_path / "w.pt")
-    with pytest.raises(te.StateDictError, match="not 'one_weight' .*: export this network again"):
+    with pytest.raises(te.StateDictError, match=r"not 'one_weight' .*: export this network again"):
         te.load(tmp_path / "w.pt", network=one_weight(2))
 
 
@@ -439,9 +439,11 @@ def test_load_refuses_a_tampered_file(tmp_path: Path, change: Any, message: str)
 
 def test_load_refuses_a_file_that_is_not_a_torch_file(tmp_path: Path) -> None:
     (tmp_path / "w.pt").write_text("not a torch file")
-    with pytest.raises(te.StateDictError, match="not a file written by symbolic.torch_export.save"):
+    with pytest.raises(
+        te.StateDictError, match=r"not a file written by symbolic\.torch_export\.save"
+    ):
         te.load(tmp_path / "w.pt")
-    with pytest.raises(FileNotFoundError, match="missing.pt"):
+    with pytest.raises(FileNotFoundError, match=r"missing\.pt"):
         te.load(tmp_path / "missing.pt")
 
 

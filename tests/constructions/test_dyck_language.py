@@ -252,7 +252,7 @@ def test_g1_allows_exactly_the_symbols_that_keep_a_prefix_of_some_dyck_word(k: i
     valid = prefixes(frozenset().union(*(grammar_words(m, D, k) for m in range(7))))
     words = set().union(*(grammar_words(m, D, k) for m in range(5)))
     for u in all_words(k, 7):
-        expected = tuple(s for s in dyck_alphabet(k) if u + (s,) in valid)
+        expected = tuple(s for s in dyck_alphabet(k) if (*u, s) in valid)
         assert allowed_next(u, k, D) == (expected, u in words), u
 
 
@@ -265,7 +265,7 @@ def test_g2_allows_exactly_the_symbols_that_complete_within_n_on_every_completab
         full = grammar_words(brackets // 2, D, k) if brackets % 2 == 0 else frozenset()
         valid = prefixes(full)
         for u in valid:
-            expected = tuple(s for s in dyck_alphabet(k) if u + (s,) in valid)
+            expected = tuple(s for s in dyck_alphabet(k) if (*u, s) in valid)
             assert allowed_next(u, k, D, n=n) == (expected, u in full), (n, u)
 
 
@@ -279,7 +279,7 @@ def test_following_the_g2_sets_generates_exactly_the_dyck_words_of_length_n(k: i
             allowed, end_ok = allowed_next(u, k, D, n=n)
             if end_ok:
                 generated.add(u)
-            frontier.extend(u + (s,) for s in allowed)
+            frontier.extend((*u, s) for s in allowed)
         expected = grammar_words((n - 2) // 2, D, k) if n % 2 == 0 else frozenset()
         assert generated == expected, n
 
@@ -299,7 +299,7 @@ def test_g2_forbids_opens_that_cannot_close_in_time_and_the_end_before_the_last_
 def test_table1_lists_the_appendix_d_lengths() -> None:
     assert K_VALUES == (2, 8, 32, 128)
     assert sorted(TABLE1) == [3, 5, 10, 15]
-    for D, ((lo, hi), (test_lo, test_hi)) in TABLE1.items():
+    for (lo, hi), (test_lo, test_hi) in TABLE1.values():
         assert (lo, test_lo, test_hi) == (1, hi + 1, 2 * hi)
     assert TABLE1[10] == ((1, 700), (701, 1400))
 
@@ -333,7 +333,7 @@ def test_the_hewitt_dataset_fills_the_token_budget_counting_end() -> None:
     words = hewitt_dataset(1, 2, 5, min_len=1, max_len=180, token_budget=3_000)
     tokens = [len(w) + 1 for w in words]
     assert sum(tokens) >= 3_000 > sum(tokens[:-1])
-    assert all(is_dyck(w, 2, 5) and 1 <= n <= 180 for w, n in zip(words, tokens))
+    assert all(is_dyck(w, 2, 5) and 1 <= n <= 180 for w, n in zip(words, tokens, strict=True))
 
 
 def test_the_hewitt_step_frequencies_match_the_pdfa() -> None:

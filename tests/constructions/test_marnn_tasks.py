@@ -166,7 +166,7 @@ def test_the_sampled_length_distribution_of_d2_words_in_2_to_50_is_the_pcfgs() -
 def test_the_sampled_depth_distribution_of_d2_words_in_2_to_50_is_the_pcfgs() -> None:
     depths = range(1, 26)
     cdf = {d: pcfg_depth_distribution(2, 25, d) for d in depths}  # P(m pairs, depth <= d)
-    rows = [m for m in range(1, 26)]
+    rows = list(range(1, 26))
     total = sum(cdf[25][m] for m in rows)
     p_depth = {
         d: (sum(cdf[d][m] for m in rows) - (sum(cdf[d - 1][m] for m in rows) if d > 1 else 0))

@@ -47,7 +47,7 @@ def test_pair_heights_count_one_plus_the_highest_nested_pair() -> None:
 
 
 def test_the_layer_invariant_fails_on_the_printed_network_for_some_valid_word() -> None:
-    job, claims = _claims(k="2", depth="2")
+    _job, claims = _claims(k="2", depth="2")
     invariant = claims["Y4"]
     assert isinstance(invariant, TraceProperty)
     paper = dyck_recognizer(k=2, depth=2, variant="paper")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -239,9 +239,10 @@ def test_a_wrong_holds_batch_is_refuted_on_the_first_word_it_flags() -> None:
 
 def test_a_holds_batch_that_returns_too_few_results_is_an_error_that_says_so() -> None:
     job, claims = _dyck(1, 1, "fixed")
-    short: Callable[[Sequence[tuple[str, ...]], Any], list[str | None]] = lambda words, trace: [
-        None
-    ]
+
+    def short(words: Sequence[tuple[str, ...]], trace: Any) -> list[str | None]:
+        return [None]
+
     with pytest.raises(ValueError, match="holds_batch returned 1 results for 2 words"):
         check(job, dataclasses.replace(claims["Y3"], holds_batch=short), max_len=2)
 

@@ -237,6 +237,6 @@ def test_a_declared_length_is_refused_for_a_network_that_reads_to_the_right() ->
 
 def test_next_symbols_refuses_an_end_symbol_it_does_not_score() -> None:
     with pytest.raises(
-        NetworkValidationError, match="NextSymbols.end='ω' is not one of the scored symbols"
+        NetworkValidationError, match=r"NextSymbols\.end='ω' is not one of the scored symbols"
     ):
         NextSymbols(scores=(("(", "s"),), threshold=Fraction(1, 2), end="ω")

@@ -44,7 +44,7 @@ def test_trace_attention_is_the_exact_weight_matrix_of_one_head(dyck_trace) -> N
 
 
 def test_trace_attention_of_an_unknown_head_names_the_heads_there_are(dyck_trace) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(KeyError, match="no attention head 'match1'/'nope'.*match1/left"):
+    with pytest.raises(KeyError, match=r"no attention head 'match1'/'nope'.*match1/left"):
         dyck_trace.attention("match1", "nope")
 
 

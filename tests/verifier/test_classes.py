@@ -148,7 +148,7 @@ def test_a_word_the_network_classifies_right_is_an_encoder_bug_not_a_counterexam
     )
     monkeypatch.setattr(_Classes, "word_of", lambda self, model: right)
     with pytest.raises(
-        EncoderBugError, match="but the exact interpreter (accepts|rejects) it, as it should"
+        EncoderBugError, match=r"but the exact interpreter (accepts|rejects) it, as it should"
     ):
         _prove_by_classes(broken, claim, results, 60, None, "not a transition system")
 

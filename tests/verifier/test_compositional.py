@@ -632,7 +632,7 @@ def test_cudd_and_the_pure_python_bdds_of_dd_give_the_same_invariant(monkeypatch
     names, primed = [str(v) for v in system.state], [str(v) for v in system.primed]
     inputs = sorted({str(v) for v in _consts(z3, system.trans).values()} - set(names) - set(primed))
     args = (
-        [*inputs, *(v for pair in zip(names, primed) for v in pair)],
+        [*inputs, *(v for pair in zip(names, primed, strict=True) for v in pair)],
         names,
         primed,
         *(_plain(z3, f) for f in (system.init, system.trans, system.bad)),
@@ -663,7 +663,7 @@ def _counter(width: int):
     def trans(add):
         carry = add("const", True)
         parts = []
-        for b, n in zip(bits, nxt):
+        for b, n in zip(bits, nxt, strict=True):
             vb, vn = add("var", b), add("var", n)
             parts.append(add("iff", vn, add("xor", vb, carry)))
             carry = add("and", vb, carry)
@@ -671,7 +671,14 @@ def _counter(width: int):
 
     init = formula(lambda add: add("and", *(add("not", add("var", b)) for b in bits)))
     bad = formula(lambda add: add("and", *(add("var", b) for b in bits)))
-    return [v for pair in zip(bits, nxt) for v in pair], bits, nxt, init, formula(trans), bad
+    return (
+        [v for pair in zip(bits, nxt, strict=True) for v in pair],
+        bits,
+        nxt,
+        init,
+        formula(trans),
+        bad,
+    )
 
 
 def test_the_reachable_states_are_computed_in_a_process_that_is_killed_when_asked_to_stop():

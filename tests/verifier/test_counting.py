@@ -506,6 +506,19 @@ def test_every_proved_uniform_count_head_writes_its_running_sum_over_i_plus_1_on
                     )
 
 
+def _rebuilt(e: object, memo: dict[object, object]) -> object:
+    """``e`` with every operation in ``memo`` replaced by its value there (shared operations
+    rebuilt once)."""
+    if e not in memo:
+        fields = {
+            f.name: _rebuilt(getattr(e, f.name), memo)
+            for f in dataclasses.fields(e)  # type: ignore[arg-type]
+            if isinstance(getattr(e, f.name), (C.BVec, C.CVec))
+        }
+        memo[e] = dataclasses.replace(e, **fields) if fields else e  # type: ignore[type-var]
+    return memo[e]
+
+
 def _program_mutants(program: C.Program) -> list[C.Program]:
     """One-site mutants of a program: a token read as the other symbol, a comparison's operands
     swapped, a constant moved by 1, a negation dropped."""
@@ -523,23 +536,11 @@ def _program_mutants(program: C.Program) -> list[C.Program]:
             new = site.arg
         else:
             continue
-        memo: dict[object, object] = {site: new}
-
-        def rebuilt(e: object) -> object:
-            if e not in memo:
-                fields = {
-                    f.name: rebuilt(getattr(e, f.name))
-                    for f in dataclasses.fields(e)
-                    if isinstance(getattr(e, f.name), (C.BVec, C.CVec))
-                }  # type: ignore[arg-type]
-                memo[e] = dataclasses.replace(e, **fields) if fields else e  # type: ignore[type-var]
-            return memo[e]
-
         out.append(
             C.Program(
                 f"{program.name}_m{len(out)}",
                 program.alphabet,
-                output=rebuilt(program.output),
+                output=_rebuilt(program.output, {site: new}),
                 empty=program.empty,
             )
         )  # type: ignore[arg-type]
@@ -764,7 +765,7 @@ def test_a_program_equals_language_proof_log_is_rebuilt_strictly_cvc5_agrees_and
     Path(path).write_text(
         json.dumps(rec, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    with pytest.raises(ProofLogError, match="rebuilds to sha256|not the claim"):
+    with pytest.raises(ProofLogError, match=r"rebuilds to sha256|not the claim"):
         verify_record(path, {c.name: c})  # type: ignore[dict-item]
     # a refutation (no queries): its word replays with both membership tests
     swapped = C.Program("swapped", ("a", "b"), output=C.count(C.token("b")) > C.count(C.token("a")))

@@ -228,13 +228,14 @@ BOUND = 6
 def _check_mutants(k: int, depth: int, every: int, reading: str = "G1") -> dict[str, int]:
     """Every ``every``-th weight of the generator of Dyck(k, depth) (``reading``) moved by
     ±1/2; fails on an unsound answer; returns the tally."""
-    job, claim, net = _setup(k=str(k), depth=str(depth), reading=reading)
+    _job, claim, net = _setup(k=str(k), depth=str(depth), reading=reading)
     tally = {"mutants": 0, "changed": 0, "refuted": 0, "proved": 0, "unknown": 0}
     if reading == "G1":
-        longer = _long_prefixes(k, depth, 3, 14, "mutants") + [tuple("(" * depth + ")(" * 6)]
+        longer = [*_long_prefixes(k, depth, 3, 14, "mutants"), tuple("(" * depth + ")(" * 6)]
     else:
-        longer = _full_words(k, depth, 3, 14, "mutants") + [
-            (*"(" * depth, *")" * depth, *"()" * 5, "ω")
+        longer = [
+            *_full_words(k, depth, 3, 14, "mutants"),
+            (*"(" * depth, *")" * depth, *"()" * 5, "ω"),
         ]
     for path in list(weight_sites(net))[::every]:
         for delta in DELTAS:
@@ -329,5 +330,5 @@ def test_the_proof_log_is_rebuilt_by_its_freshness_check_and_a_changed_lemma_is_
         "decided exactly", "decided"
     )
     write_atomic(path, json.dumps(rec, sort_keys=True))
-    with pytest.raises(ProofLogError, match="same-depth top.match"):
+    with pytest.raises(ProofLogError, match=r"same-depth top\.match"):
         check_fresh(path, REGISTRY)

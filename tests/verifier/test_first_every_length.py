@@ -228,7 +228,7 @@ def test_c11_with_ln_n_scaling_is_proved_for_every_length_in_one_query_and_every
 
 @pytest.mark.parametrize("c", ["ln(2)", "ln(4)", "ln(3/2)"])
 def test_the_value_of_first_at_a_fixed_base_is_proved_for_every_length(c: str) -> None:
-    _construction_, _values, net = _construction("first", c=c)
+    _c, _values, net = _construction("first", c=c)
     E = Fraction(c[3:-1])
     _ctx, solver, _enc = value_query(net, _first_value_claim(E), [])
     assert str(solver.check()) == "unsat"
@@ -392,14 +392,14 @@ def mutation_run(
     _c, _v, net = _construction(name, **params)
     short, longer = list(_words(0, BOUND)), list(_words(BOUND + 1, FAITHFUL))
     counts = {"mutants": 0}
+
+    def count(claim: Recognizes | ValueIs, what: str) -> None:
+        counts[f"{claim.id} {what}"] = counts.get(f"{claim.id} {what}", 0) + 1
+
     for label, mutant in _mutants(net, deltas, every):
         traces = _exact(mutant, short)
         counts["mutants"] += 1
         for claim in (_recognizes(FIRST), value_claim):
-
-            def count(what: str) -> None:
-                counts[f"{claim.id} {what}"] = counts.get(f"{claim.id} {what}", 0) + 1
-
             if isinstance(claim, Recognizes):
                 wrong = (
                     None
@@ -430,7 +430,7 @@ def mutation_run(
                 assert traces is None, (
                     f"{label} {claim.id}: unsupported ({exc}), but the exact interpreter evaluates it"
                 )
-                count("unsupported")
+                count(claim, "unsupported")
                 continue
             answer = str(solver.check())
             assert answer in ("sat", "unsat"), f"{label} {claim.id}: {answer}"
@@ -438,7 +438,7 @@ def mutation_run(
                 f"{label} {claim.id}: encoded, but the exact interpreter meets an irrational weight"
             )
             if wrong:
-                count("changed")
+                count(claim, "changed")
             if answer == "unsat":
                 assert not wrong, (
                     f"{label} {claim.id}: proved for every length, but wrong on {wrong[0]}"
@@ -451,7 +451,7 @@ def mutation_run(
                         else tr.output == claim.expected(_point(w))
                     )
                     assert ok, f"{label} {claim.id}: proved for every length, but wrong on {w}"
-                count("proved")
+                count(claim, "proved")
                 continue
             word = enc.word_of(solver.model())
             if isinstance(claim, Recognizes):
@@ -461,7 +461,7 @@ def mutation_run(
             else:
                 refuted = replay_value(mutant, claim, ALPHABET, word, "test")
                 assert isinstance(refuted, Refuted) and refuted.word == word
-            count("refuted")
+            count(claim, "refuted")
     return counts
 
 

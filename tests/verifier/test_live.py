@@ -264,7 +264,10 @@ def test_recheck_reports_each_query_solved_and_an_exhaustive_re_runs_words_up_to
     for path in find_logs([records]):
         heard: list[tuple[int, int, object]] = []
         check = recheck_log(
-            path, registry=REGISTRY, solver="z3", progress=lambda d, t, q: heard.append((d, t, q))
+            path,
+            registry=REGISTRY,
+            solver="z3",
+            progress=lambda d, t, q, heard=heard: heard.append((d, t, q)),
         )
         assert check.outcome == "agree", check.detail
         done = [d for d, _t, _q in heard]

@@ -217,7 +217,7 @@ def test_rnns_outside_the_family_are_refused_naming_the_module(tmp_path: Path) -
     ):
         import_model(tmp_path / "proj.pt")
     with pytest.raises(
-        ValueError, match="nonlinearity='relu': an nn.LSTM cell has tanh and logistic gates only"
+        ValueError, match=r"nonlinearity='relu': an nn\.LSTM cell has tanh and logistic gates only"
     ):
         RNNRecognizer(
             alphabet=["0"], embedding_dim=1, hidden_size=1, cell="lstm", nonlinearity="relu"

@@ -254,7 +254,7 @@ def test_a_changed_smt2_file_is_rejected_by_its_hash(logs: Path, tmp_path: Path)
 def test_a_missing_smt2_file_is_rejected(logs: Path, tmp_path: Path) -> None:
     root = copy_of(logs, tmp_path)
     query_file(rec_file(root, "gates", "Y1-OR.all"), "Y1-OR").unlink()
-    with pytest.raises(ProofLogError, match="query 'Y1-OR': its SMT-LIB2 file .* is missing"):
+    with pytest.raises(ProofLogError, match=r"query 'Y1-OR': its SMT-LIB2 file .* is missing"):
         read_log(str(rec_file(root, "gates", "Y1-OR.all")))
 
 
@@ -285,7 +285,7 @@ def test_a_compositional_theorem_query_that_rebuilds_to_other_text_is_stale(tmp_
     )
     with pytest.raises(
         ProofLogError,
-        match="theorem 'Y2' query 'Y2 every n: consecution' rebuilds to sha256 .* the query is not the claim's",
+        match=r"theorem 'Y2' query 'Y2 every n: consecution' rebuilds to sha256 .* the query is not the claim's",
     ):
         check_fresh(str(path), REGISTRY)
 

@@ -449,10 +449,10 @@ BOUND = 5
 MUTATED = ("ab_star", "first_eq_last")
 
 
-Path = tuple[str | int, ...]
+WeightPath = tuple[str | int, ...]
 
 
-def _weight_paths(node: Any, path: Path = ()) -> list[Path]:
+def _weight_paths(node: Any, path: WeightPath = ()) -> list[WeightPath]:
     """Paths to every nonzero Fraction of the IR (weights, biases, embedding values, positional
     coefficients), dataclass fields by name and tuple entries by index."""
     if isinstance(node, Scale | Hardmax):  # a hardmax head's scale and tie rule are no weights
@@ -470,13 +470,13 @@ def _weight_paths(node: Any, path: Path = ()) -> list[Path]:
     return []
 
 
-def _get(node: Any, path: Path) -> Any:
+def _get(node: Any, path: WeightPath) -> Any:
     for key in path:
         node = node[key] if isinstance(key, int) else getattr(node, key)
     return node
 
 
-def _replace(node: Any, path: Path, value: Any) -> Any:
+def _replace(node: Any, path: WeightPath, value: Any) -> Any:
     if not path:
         return value
     key, rest = path[0], path[1:]
@@ -650,7 +650,7 @@ def test_a_ranked_selection_query_changed_in_the_log_is_stale(
         ),
         encoding="utf-8",
     )
-    with pytest.raises(ProofLogError, match="L1.first_a.*rebuilds to sha256"):
+    with pytest.raises(ProofLogError, match=r"L1\.first_a.*rebuilds to sha256"):
         check_fresh(str(path), REGISTRY)
 
 

@@ -874,7 +874,7 @@ def test_a_closed_form_that_contradicts_its_expectation_is_a_declaration_error()
     job = Job(REGISTRY["parity"], REGISTRY["parity"].parse_params({}))
     with pytest.raises(
         ValueError,
-        match="claim C3-count: its closed_form .* and its expected disagree on '1' at token 0",
+        match=r"claim C3-count: its closed_form .* and its expected disagree on '1' at token 0",
     ):
         value_is_smt(job, claim, 0, 4)
 
