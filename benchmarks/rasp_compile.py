@@ -81,28 +81,41 @@ def crasp_program(k: int) -> C.Program:
     for t in range(k):
         kind = C_KINDS[t % len(C_KINDS)]
         b_other, c_other = bools[(t * 5) % len(bools)], counts[(t * 3) % len(counts)]
-        if kind in ("not", "and", "or", "less", "eq", "ge"):
-            new_b = {
-                "not": lambda: ~b_prev,
-                "and": lambda: b_prev & b_other,
-                "or": lambda: b_prev | b_other,
-                "less": lambda: c_prev < c_other,
-                "eq": lambda: c_prev.eq(t % 3),
-                "ge": lambda: c_prev >= 1,
-            }[kind]()
+        new_b: C.BVec | None = None
+        new_c: C.CVec | None = None
+        match kind:
+            case "not":
+                new_b = ~b_prev
+            case "and":
+                new_b = b_prev & b_other
+            case "or":
+                new_b = b_prev | b_other
+            case "less":
+                new_b = c_prev < c_other
+            case "eq":
+                new_b = c_prev.eq(t % 3)
+            case "ge":
+                new_b = c_prev >= 1
+            case "count":
+                new_c = C.count(b_prev)
+            case "add":
+                new_c = c_prev + c_other
+            case "sub":
+                new_c = c_prev - c_other
+            case "scale":
+                new_c = 2 * c_prev
+            case "const":
+                new_c = c_prev + 1
+            case "where":
+                new_c = C.where(b_prev, c_prev, c_other)
+        if new_b is not None:
             bools.append(new_b)
             b_prev = new_b
-        else:
-            new_c = {
-                "count": lambda: C.count(b_prev),
-                "add": lambda: c_prev + c_other,
-                "sub": lambda: c_prev - c_other,
-                "scale": lambda: 2 * c_prev,
-                "const": lambda: c_prev + 1,
-                "where": lambda: C.where(b_prev, c_prev, c_other),
-            }[kind]()
+        elif new_c is not None:
             counts.append(new_c)
             c_prev = new_c
+        else:
+            raise AssertionError(f"{kind=} is not a C-RASP operation of the chain")
     output = b_prev & (c_prev > c_prev - 1)  # read the last count too
     return C.Program(f"crasp_chain_{k}", ("a", "b"), output=output, empty=True)
 

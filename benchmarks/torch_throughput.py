@@ -174,7 +174,7 @@ class Direct:
                 heads, out, residual, post, post_over = spec
                 outs = []
                 delta = torch.zeros_like(x)
-                for head, w, b, dq, dv, write in heads:
+                for head, w, b, dq, _dv, write in heads:
                     qkv = F.linear(x, w, b)
                     q, k, v = qkv[..., :dq], qkv[..., dq : 2 * dq], qkv[..., 2 * dq :]
                     z = torch.cat(
