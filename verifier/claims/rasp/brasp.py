@@ -6,7 +6,7 @@ A program is frozen data built with operators, as in the papers: ``token("a")`` 
 and value read vectors at the query position (``P.at_i``) and at the key position (``P.at_j``).
 A :class:`Program` names its output vector and accepts a non-empty word iff the output is 1
 at the last position; the empty word's membership is declared (``empty``). The interpreter
-(:func:`evaluate`, :func:`accepts`) is the semantics of ``shared/specs/rasp.md`` written as
+(:func:`evaluate`, :func:`accepts`) is the semantics of ``docs/rasp-semantics.md`` written as
 plainly as possible: it is the oracle the compiled networks are checked against.
 
 "The word contains ab": some position holds b and the position just before it holds a,

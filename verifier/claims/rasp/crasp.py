@@ -6,7 +6,7 @@ is the constant count). Count vectors: ``count(P)`` is #_{j ≤ i} P(j), ``C1 + 
 ``k * C``, ``-C``, an int constant, and ``where(P, C1, C2)`` (P(i) ? C1(i) : C2(i)). A
 :class:`Program` accepts a non-empty word iff its Boolean output is 1 at the last position; the
 empty word iff ``empty``. The interpreter (:func:`evaluate`, :func:`accepts`) is the semantics
-of ``shared/specs/rasp.md`` written plainly: the oracle the compiled networks are checked against.
+of ``docs/rasp-semantics.md`` written plainly: the oracle the compiled networks are checked against.
 
 MAJORITY, more a's than b's:
 
