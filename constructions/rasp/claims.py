@@ -211,6 +211,7 @@ def _common(
                 ),
                 reference=reference,
                 check=_same_automata(program, dfa, language, language.automaton),
+                every_length=True,
                 cases=(
                     f"every word of every length: the program's automaton ({dfa.states} states, read off the program) "
                     f"and {language.name}'s ({language.automaton.states} states), compared on every reachable pair of states"
@@ -260,6 +261,7 @@ def _bounded_language(
                 check=_agrees(program, module.accepts, language, max_len),
                 cases=f"every word over {{{', '.join(program.alphabet)}}} of length 0..{max_len}",
                 max_len=max_len,
+                words=True,
                 statable=SameLanguage(left=own, right=language) if counted else None,
             )
         )

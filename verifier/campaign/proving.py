@@ -42,6 +42,7 @@ that importing the campaign loads no solver) and the campaign's lower modules.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import signal
@@ -171,6 +172,21 @@ class ClaimResult:
     cached: bool = False
     path: str | None = None
     kept: dict[str, Any] | None = field(default=None, repr=False)
+    strongest: dict[str, Any] | None = field(default=None, repr=False)
+    """A record under ``out`` of the same claim, network and parameters that is stronger than
+    this run's (a proof for every length beside this run's bounded one, as the ledger and the
+    report show it), else None."""
+    strongest_path: str | None = None
+
+    @property
+    def shown(self) -> dict[str, Any]:
+        """The record the tables show: :attr:`strongest` where there is one, else this run's."""
+        return self.strongest if self.strongest is not None else self.record
+
+    @property
+    def every_length_shown(self) -> bool:
+        """Whether the claim is proved for every length, by this run or a record under ``out``."""
+        return self.every_length or (self.strongest is not None and every_length(self.strongest))
 
     def _repr_html_(self) -> str:
         from .report import results_html
@@ -783,6 +799,8 @@ def _run(
 
     assert all(r is not None for r in results)  # every task reported every claim
     finished = [r for r in results if r is not None]
+    if out:
+        finished = [_with_strongest(out, r) for r in finished]
     verdicts = [r.verdict for r in finished]
     code = exit_code(verdicts)
     summary = {
@@ -801,6 +819,28 @@ def _run(
         results=tuple(finished),
         seconds=elapsed,
     )
+
+
+def _with_strongest(out: str, r: ClaimResult) -> ClaimResult:
+    """``r`` with the strongest record of its claim under ``out`` (the one the ledger and the
+    report show: :func:`.ledger.find_record`) where that is stronger than ``r``'s own, of the same
+    network and claim statement (a record of another network or statement is stale, not
+    stronger)."""
+    from .ledger import find_record
+    from .store import rank
+
+    found = find_record(out, r.construction, r.values, r.claim)
+    if found is None or rank(found) <= rank(r.record) or isinstance(r.verdict, Refuted):
+        return r
+    same = (found.get("network") or {}).get("fingerprint") == (r.record.get("network") or {}).get(
+        "fingerprint"
+    ) and (found.get("claim") or {}).get("statement") == r.claim.statement
+    if not same:
+        return r
+    from .ledger import PATH_KEY
+
+    path = found.pop(PATH_KEY, None)
+    return dataclasses.replace(r, strongest=found, strongest_path=path)
 
 
 def _run_pool(

@@ -340,6 +340,15 @@ class ExactFact(ClaimBase):
     """The same fact in a form the smt method proves for every word of every length (see
     :class:`SameLanguage`); ``check`` is then its check up to ``max_len`` and must say the same
     there (the tests compare the two)."""
+    every_length: bool = False
+    """``check()`` itself decides the statement for every word of every length (e.g. two finite
+    automata compared on every reachable pair of states): its proof is recorded with a
+    ``structural (…)`` method and no bound, a proof for every length (the strict reader accepts
+    that method only where this is set)."""
+    words: bool = False
+    """``check()`` goes through every word of length ``min_len..max_len`` (a program against its
+    reference language up to the bound): tables show that range as the claim's bound, not
+    "no words"."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -215,11 +215,16 @@ def sigterm_as_interrupt(terminated: list[bool]) -> Iterator[None]:
 
 
 def bound_text(r: ClaimResult) -> str:
-    """The bound column: ``every length`` for a proof of every length, ``all`` for a claim
-    without words proved for every input, ``no words`` for a fact, else ``min≤|w|≤max``."""
-    if r.every_length:
+    """The bound column, of the record the ledger and the report show for the claim (this
+    run's, or a stronger one under ``--out``): ``every length`` for a proof of every length,
+    ``all`` for a claim without words proved for every input, ``min≤|w|≤max`` for the words a
+    claim checked (a fact about the words of a bound too), ``no words`` for a fact about
+    numbers."""
+    if r.every_length_shown:
         return "every length"
     if type(r.claim).__name__ == "ExactFact":
+        if getattr(r.claim, "words", False):
+            return f"{r.claim.min_len}≤|w|≤{r.claim.max_len}"
         return "no words"
     text = "all" if r.bound is None else f"{r.claim.min_len}≤|w|≤{r.bound}"
     return f"{text} (a lemma refuted)" if refuted_lemmas(r.record) else text
@@ -249,9 +254,9 @@ def print_table(results: Sequence[ClaimResult]) -> None:
             (
                 r.construction.name,
                 r.claim.id,
-                verdict_name(r.verdict).upper(),
+                str(r.shown.get("verdict", verdict_name(r.verdict))).upper(),
                 bound_text(r),
-                r.verdict.method,
+                str(r.shown.get("method", r.verdict.method)),
                 "cached" if r.cached else f"{r.seconds:.1f}s",
             )
         )
@@ -273,6 +278,11 @@ def print_table(results: Sequence[ClaimResult]) -> None:
             print(
                 f"\n  LEMMA REFUTED {c.name} {claim.id} / {lemma['name']}: {lemma['statement']}\n      "
                 f"{claim.id} was proved without it, for {bound_text(r).removesuffix(' (a lemma refuted)')} only"
+            )
+        if r.strongest is not None and r.kept is None:
+            print(
+                f"\n  STRONGER RECORD {c.name} {claim.id}: {r.strongest_path} proves it for every length "
+                f"({r.strongest.get('method')}); this run's {verdict_name(v)} ({v.method}) is the row's time"
             )
         if r.kept is not None:
             print(

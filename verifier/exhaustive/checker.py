@@ -136,9 +136,14 @@ def check(
             assert_never(claim)
 
 
+EVERY_LENGTH_FACT = "structural (exact, every length)"
+"""The method of an :class:`ExactFact` whose check decides every length (``every_length``)."""
+
+
 def check_exact_fact(claim: ExactFact) -> Verdict:
-    """An :class:`ExactFact`: its own exact check, no words."""
-    method = "exact rational arithmetic"
+    """An :class:`ExactFact`: its own exact check, no words; one that decides every length
+    (``every_length``) is recorded as a structural proof, for every length."""
+    method = EVERY_LENGTH_FACT if claim.every_length else "exact rational arithmetic"
     checked, failure = claim.check()
     if failure is not None:
         return Refuted(method, failure, None)

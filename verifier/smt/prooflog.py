@@ -46,6 +46,7 @@ from netproof.verifier.claims import (
     Claim,
     Construction,
     ExactFact,
+    MirrorInvariant,
     PairHeights,
     Proved,
     Recognizes,
@@ -593,6 +594,14 @@ def verify_record(path: str, registry: Mapping[str, Construction]) -> ProofLog:
         if entries or rec.get("lemmas") is not None:
             raise ProofLogError(
                 f"{path}: a {type(claim).__name__} claim is not proved by solver queries, yet the record lists {len(entries)}"
+            )
+        structural = (isinstance(claim, ExactFact) and claim.every_length) or isinstance(
+            claim, MirrorInvariant
+        )
+        if str(rec["method"]).startswith("structural") and not structural:
+            raise ProofLogError(
+                f"{path}: method={rec['method']!r} claims a structural proof for every length, but {claim.id}'s "
+                "check does not decide every length; run the proof again"
             )
         rerun = True
     if rec["verdict"] == "unknown":

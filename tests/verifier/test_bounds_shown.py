@@ -1,0 +1,85 @@
+"""Bounds shown as they are: a program = language fact decided for every length (two automata
+compared) is a proof for every length in the record and the table; one that checked the words of
+a bound shows that range, never "no words"; the ``prove`` table shows the strongest record of a
+claim under ``--out`` (the one the ledger and the report show); a record that claims a structural
+proof for a fact that does not decide every length is rejected by the strict reader."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from netproof.constructions.rasp.claims import program_construction
+from netproof.verifier.campaign import prove
+from netproof.verifier.campaign.store import every_length
+from netproof.verifier.claims import Language
+from netproof.verifier.claims.rasp import brasp as B
+from netproof.verifier.cli.prove import bound_text
+from netproof.verifier.smt.prooflog import ProofLogError, verify_record
+
+REPO = Path(__file__).resolve().parents[2]
+
+_a, _b = B.token("a"), B.token("b")
+_seen_a = B.rightmost("past", score=_a.at_j, value=B.TRUE).named("seen_a")
+HAS_A = B.Program("has_a", ("a", "b"), output=_a | _seen_a)
+
+
+def _with_a(w: tuple[str, ...]) -> bool:
+    return "a" in w
+
+
+def test_an_automata_comparison_is_a_proof_for_every_length_in_record_and_table() -> None:
+    run = prove("brasp-no-aa", claims=["program=language"])
+    (r,) = run.results
+    assert r.verdict.method == "structural (exact, every length)"
+    assert r.record["bound"] is None
+    assert every_length(r.record)
+    assert bound_text(r) == "every length"
+
+
+def test_a_fact_checked_on_the_words_of_a_bound_shows_that_range_not_no_words() -> None:
+    c = program_construction(
+        "has-a", HAS_A, Language(name="HAS_A", alphabet=("a", "b"), contains=_with_a), max_len=5
+    )
+    run = prove(c, claims=["program=language"])
+    (r,) = run.results
+    assert r.verdict.method == "exact rational arithmetic"
+    assert not every_length(r.record)
+    assert bound_text(r) == "0≤|w|≤5"
+
+
+def test_a_forged_structural_method_on_a_bounded_fact_is_rejected(tmp_path: Path) -> None:
+    c = program_construction(
+        "has-a", HAS_A, Language(name="HAS_A", alphabet=("a", "b"), contains=_with_a), max_len=5
+    )
+    run = prove(c, claims=["program=language"], out=tmp_path)
+    (r,) = run.results
+    assert r.path is not None
+    rec = json.loads(Path(r.path).read_text())
+    rec["method"] = "structural (exact, every length)"
+    Path(r.path).write_text(json.dumps(rec, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    with pytest.raises(ProofLogError, match="claims a structural proof for every length"):
+        verify_record(r.path, {"has-a": c})
+
+
+def test_the_prove_table_shows_a_stronger_record_under_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    committed = REPO / "proofs" / "crasp-ambm" / "network_program.n8.smt.json"
+    assert every_length(json.loads(committed.read_text()))
+    (tmp_path / "crasp-ambm").mkdir()
+    shutil.copy(committed, tmp_path / "crasp-ambm" / committed.name)
+    exhaustive = prove("crasp-ambm", claims=["network=program"], max_n=4, out=tmp_path)
+    (r,) = exhaustive.results
+    assert not r.every_length  # this run's own proof is bounded
+    assert r.every_length_shown and r.strongest is not None
+    assert bound_text(r) == "every length"
+    from netproof.verifier.cli.prove import print_table
+
+    print_table(exhaustive.results)
+    out = capsys.readouterr().out
+    assert "every length" in out and "smt (z3), compositional" in out
+    assert "STRONGER RECORD crasp-ambm network=program" in out
