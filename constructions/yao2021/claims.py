@@ -332,8 +332,8 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
         extra.append(
             TraceProperty(
                 id="Y4",
-                statement="on every valid word, after matching layer ℓ: m_i = 1 iff token i is γ/ω or its bracket "
-                "pair has height <= ℓ, and e_i = 0",
+                statement="on every valid word, after matching layer ℓ: m_i = 1 if token i is γ/ω or its bracket "
+                "pair has height <= ℓ, else m_i = 0; and e_i = 0",
                 reference=ref,
                 holds=_invariant_holds(k, depth),  # type: ignore[arg-type]
                 holds_batch=_invariant_holds(k, depth, batch=True),  # type: ignore[arg-type]

@@ -62,7 +62,7 @@ def test_a_tampered_record_shows_as_failing_its_check_in_the_ledger_never_as_pro
 
     proofs = _parity_records(tmp_path)
     registry = {"parity": REGISTRY["parity"]}
-    assert "| proved | every n (exhaustive: 0 ≤ \\|w\\| ≤ 10) |" in _row(
+    assert "| proved | every n (exhaustive: 0 ≤ \\|w\\| ≤ 10, not rechecked) |" in _row(
         build(registry, str(proofs), cache=None), "C4"
     )
     path = proofs / "parity" / "C4.n48.json"
@@ -143,4 +143,85 @@ def test_netproof_ledger_no_cache_shows_a_tampered_record_as_failing(
     path.write_text(json.dumps(rec, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     assert cli.main(["ledger", "parity", "--proofs", str(proofs), "--no-cache"]) == 0
     row = _row(capsys.readouterr().out, "C4")
+    assert "**fails its check**" in row and "| refuted" not in row
+
+
+def _forged_c4(tmp_path: Path, edit: dict[str, object], drop: tuple[str, ...] = ()) -> Path:
+    """A proofs folder holding only PARITY's exhaustive C4 record, edited."""
+    import json
+
+    path = tmp_path / "proofs" / "parity" / "C4.n10.json"
+    path.parent.mkdir(parents=True)
+    rec = json.loads((REPO / "proofs" / "parity" / "C4.n10.json").read_text(encoding="utf-8"))
+    for key in drop:
+        del rec[key]
+    rec.update(edit)
+    path.write_text(json.dumps(rec, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return tmp_path / "proofs"
+
+
+def _site_c4(tmp_path: Path, proofs: Path) -> str:
+    """The C4 row of the report's PARITY page."""
+    from netproof.verifier.campaign.report import build_site
+
+    site = tmp_path / "site"
+    build_site({"parity": REGISTRY["parity"]}, str(proofs), str(site), cache=None)
+    page = (site / "parity.html").read_text(encoding="utf-8")
+    return page.split('<tr id="C4">', 1)[1].split("</tr>", 1)[0]
+
+
+def test_an_exhaustive_record_forged_to_refuted_with_counterexample_1_is_shown_as_failing(
+    tmp_path: Path,
+) -> None:
+    proofs = _forged_c4(
+        tmp_path, {"verdict": "refuted", "counterexample": "1", "values": {}}, drop=("checked",)
+    )
+    row = _row(build({"parity": REGISTRY["parity"]}, str(proofs), cache=None), "C4")
+    assert "**fails its check**" in row and "replayed exactly is no counterexample" in row
+    assert "| refuted" not in row
+    c4 = _site_c4(tmp_path, proofs)
+    assert "fails its check" in c4 and "refuted" not in c4.split("</td>")[3]
+
+
+def test_an_exhaustive_record_whose_detail_claims_every_longer_word_is_not_shown_as_every_n(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    detail = json.loads((REPO / "proofs" / "parity" / "C4.n10.json").read_text(encoding="utf-8"))
+    proofs = _forged_c4(tmp_path, {"detail": detail["detail"] + ", and every longer one"})
+    row = _row(build({"parity": REGISTRY["parity"]}, str(proofs), cache=None), "C4")
+    assert "every n" not in row and "0 ≤ \\|w\\| ≤ 10" in row
+    assert "**not rechecked**" in row and "| proved" not in row  # 2047 words: not re-run here
+    c4 = _site_c4(tmp_path, proofs)
+    assert "every length" not in c4 and 'class="every"' not in c4 and "not rechecked" in c4
+
+
+def test_a_small_exhaustive_record_is_run_again_and_a_wrong_one_fails_its_check(
+    tmp_path: Path,
+) -> None:
+    proofs = _forged_c4(
+        tmp_path,
+        {
+            "bound": {"min_len": 0, "max_len": 3},
+            "checked": 15,
+            "detail": "every word with 0 <= |w| <= 3",
+        },
+    )
+    (proofs / "parity" / "C4.n10.json").rename(proofs / "parity" / "C4.n3.json")
+    row = _row(build({"parity": REGISTRY["parity"]}, str(proofs), cache=None), "C4")
+    assert "| proved | 0 ≤ \\|w\\| ≤ 3 |" in row  # 15 words: run again, and it holds
+    refuted = _forged_c4(
+        tmp_path / "y",
+        {
+            "bound": {"min_len": 0, "max_len": 3},
+            "verdict": "refuted",
+            "counterexample": "0",
+            "values": {},
+            "detail": "forged",
+        },
+        drop=("checked",),
+    )
+    (refuted / "parity" / "C4.n10.json").rename(refuted / "parity" / "C4.n3.json")
+    row = _row(build({"parity": REGISTRY["parity"]}, str(refuted), cache=None), "C4")
     assert "**fails its check**" in row and "| refuted" not in row

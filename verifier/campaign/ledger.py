@@ -15,8 +15,13 @@ constructions.
 Every record the page shows is read through the checks ``netproof recheck`` starts with
 (:func:`netproof.verifier.smt.prooflog.verify_record`: its fields, network, claim, bound and
 queries rebuilt from the construction and compared): a record that fails them is shown as
-**fails its check**, with the reason, never with the verdict it states. An exhaustive proof is
-not re-run here (``netproof recheck`` does that). Those checks cost from milliseconds to half a
+**fails its check**, with the reason, never with the verdict it states. A verdict that no query
+establishes (an exhaustive proof, a fact) is confirmed where that is cheap: a recorded
+counterexample is replayed on the exact interpreter, always, and the check is run again where
+the bound holds at most :data:`REPLAY_WORDS` words; anything else is shown as **not rechecked**,
+never as the verdict it claims (``netproof recheck`` re-runs it). Whether a record is a proof for
+every length is read from its structured, checked fields (:func:`.store.every_length`), never
+from the free text of ``detail``. Those checks cost from milliseconds to half a
 minute a record (they rebuild networks and queries), so their results are kept in a
 content-addressed cache (:class:`VerificationCache`, under the user's cache directory, keyed by
 the sha256 of the record, its ``.smt2`` files and netproof's own source code): an unchanged
@@ -43,11 +48,14 @@ from .store import every_length, read_record, record_path, write_atomic
 
 __all__ = [
     "DEFAULT_CACHE",
+    "REPLAY_WORDS",
+    "Checked",
     "RecordChecks",
     "VerificationCache",
     "build",
     "claim_records",
     "default_cache_dir",
+    "exhaustive_bound",
     "find_record",
 ]
 
@@ -64,6 +72,9 @@ exhaustive bound beside it where a record has one. Of several records of a claim
 methods), the strongest is shown: a refutation, else every n, else the largest bound. Every
 record shown is read through the checks of `netproof recheck` (fields, network, claim, bound
 and queries rebuilt from the construction); one that fails them is shown as **fails its check**.
+A verdict no query establishes (an exhaustive proof, a fact) is confirmed by replaying its
+counterexample on the exact interpreter, or by running its check again where its bound holds at
+most 600 words; one that was not is shown as **not rechecked** (`netproof recheck` runs it).
 """
 
 
@@ -134,9 +145,9 @@ class VerificationCache:
     The key is the sha256 of the record's bytes, of every ``.smt2`` file under its query folder
     (name and bytes), of netproof's version and source code, and of the source file of a user's
     construction (``extra``): a record, a query or the code that checks them changed, the key
-    changed, and the record is checked anew. A value is one small JSON file, ``{"ok": true}`` or
-    ``{"ok": false, "why": ...}``. Only the results of the checks are kept (a crash in them is
-    not)."""
+    changed, and the record is checked anew. A value is one small JSON file, ``{"ok": true,
+    "rechecked": ...}`` or ``{"ok": false, "rechecked": false, "why": ...}`` (:class:`Checked`).
+    Only the results of the checks are kept (a crash in them is not)."""
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
@@ -164,25 +175,28 @@ class VerificationCache:
                     )
         return h.hexdigest()
 
-    def get(self, key: str) -> str | bool | None:
-        """The cached result: None (the record passed), its failure's text, or False (not cached)."""
+    def get(self, key: str) -> Checked | None:
+        """The cached :class:`Checked`, or None (not cached)."""
         try:
             got = json.loads((self.folder / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return False
-        if not isinstance(got, dict) or not isinstance(got.get("ok"), bool):
-            return False
-        return None if got["ok"] else str(got.get("why", ""))
+            return None
+        if (
+            not isinstance(got, dict)
+            or not isinstance(got.get("ok"), bool)
+            or not isinstance(got.get("rechecked"), bool)
+        ):
+            return None
+        return Checked(None if got["ok"] else str(got.get("why", "")), got["rechecked"])
 
-    def put(self, key: str, failure: str | None) -> None:
+    def put(self, key: str, checked: Checked) -> None:
+        value: dict[str, Any] = {"ok": checked.failure is None, "rechecked": checked.rechecked}
+        if checked.failure is not None:
+            value["why"] = checked.failure
         try:
             (self.folder / key[:2]).mkdir(parents=True, exist_ok=True)
             write_atomic(
-                str(self.folder / key[:2] / f"{key}.json"),
-                json.dumps(
-                    {"ok": True} if failure is None else {"ok": False, "why": failure},
-                    sort_keys=True,
-                ),
+                str(self.folder / key[:2] / f"{key}.json"), json.dumps(value, sort_keys=True)
             )
         except OSError:
             pass  # an unwritable cache only costs time: the record is checked again next time
@@ -211,8 +225,61 @@ def _memoized(c: Construction) -> Construction:
     )
 
 
+REPLAY_WORDS = 600
+"""A record whose verdict only its check establishes (an exhaustive proof, a fact) is re-run by
+the ledger where its bound holds at most this many words (or no words: a fact); a recorded
+counterexample is always replayed. The rest is shown as **not rechecked**. A count of words,
+not a time, so that the page is the same on every machine."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Checked:
+    """What the ledger established about one record: ``failure`` (None where it passes the
+    checks, else the first thing that is not as the evidence says) and ``rechecked`` (its
+    verdict confirmed: by its queries, rebuilt, or by its check or counterexample run again here).
+    A record that passes but is not rechecked is shown as **not rechecked**, never with its
+    verdict."""
+
+    failure: str | None
+    rechecked: bool
+
+
+def _replay(log: Any, registry: Mapping[str, Construction]) -> Checked:
+    """A verdict no query establishes, confirmed where cheap: a recorded counterexample replayed on
+    the exact interpreter, the check run again where the bound holds at most :data:`REPLAY_WORDS`
+    words."""
+    from netproof.verifier.exhaustive.checker import count_words
+    from netproof.verifier.smt.prooflog import construction_of
+    from netproof.verifier.smt.recheck import replay_counterexample, rerun_check
+
+    rec = log.record
+    c = construction_of(rec["construction"], registry)
+    if rec["verdict"] == "refuted" and isinstance(rec.get("counterexample"), str):
+        try:
+            why = replay_counterexample(log, registry)
+        except ValueError as exc:
+            why = f"the counterexample {rec['counterexample']!r} is not a word: {exc}"
+        if why:
+            return Checked(why, False)
+        return Checked(None, True)  # a word on which the claim fails refutes it
+    if rec["verdict"] != "proved":
+        return Checked(None, False)
+    bound = rec.get("bound")
+    if bound is not None:
+        from netproof.verifier.exhaustive.checker import Job
+
+        alphabet = Job(c, c.parse_params(rec["params"])).alphabet
+        if count_words(alphabet, bound["min_len"], bound["max_len"]) > REPLAY_WORDS:
+            return Checked(None, False)
+    again = rerun_check(log, registry, 3600.0, None)
+    if again.outcome == "disagree":
+        return Checked(f"run again: {again.detail}", False)
+    return Checked(None, again.outcome == "agree")
+
+
 class RecordChecks:
-    """Each shown record through ``verify_record``, once per build (and across builds through the cache)."""
+    """Each shown record through ``verify_record`` and the cheap replays (:class:`Checked`), once
+    per build (and across builds through the cache)."""
 
     def __init__(
         self,
@@ -223,10 +290,19 @@ class RecordChecks:
         self.registry = {name: _memoized(c) for name, c in registry.items()}
         self.cache = cache
         self.sources = sources
-        self._seen: dict[str, str | None] = {}
+        self._seen: dict[str, Checked] = {}
 
     def failure(self, rec: Mapping[str, Any]) -> str | None:
         """None where the record passes the checks, else the first thing that is not as the evidence says."""
+        return self.status(rec).failure
+
+    def rechecked(self, rec: Mapping[str, Any]) -> bool:
+        """Whether the record passes and its verdict was confirmed (see :class:`Checked`)."""
+        got = self.status(rec)
+        return got.failure is None and got.rechecked
+
+    def status(self, rec: Mapping[str, Any]) -> Checked:
+        """The record's :class:`Checked`."""
         from netproof.verifier.smt.prooflog import ProofLogError, verify_record
 
         path = rec[PATH_KEY]
@@ -240,18 +316,18 @@ class RecordChecks:
             )
             key = self.cache.key(path, extra)
             hit = self.cache.get(key)
-            if hit is not False:
-                self._seen[path] = hit  # type: ignore[assignment]
-                return self._seen[path]
+            if hit is not None:
+                self._seen[path] = hit
+                return hit
         try:
-            verify_record(path, self.registry)
-            failure = None
+            log = verify_record(path, self.registry)
+            got = _replay(log, self.registry) if log.rerun else Checked(None, True)
         except ProofLogError as exc:
-            failure = str(exc).removeprefix(f"{path}: ")
+            got = Checked(str(exc).removeprefix(f"{path}: "), False)
         if self.cache is not None and key is not None:
-            self.cache.put(key, failure)
-        self._seen[path] = failure
-        return failure
+            self.cache.put(key, got)
+        self._seen[path] = got
+        return got
 
 
 def _strength(rec: Mapping[str, Any]) -> tuple[int, int]:
@@ -281,31 +357,39 @@ def find_record(
     return max(records, key=_strength)  # max keeps the first of equals: file-name order
 
 
-def _exhaustive_bound(
+def exhaustive_bound(
     proofs: str,
     c: Construction,
     values: Mapping[str, Any],
     claim: Claim,
-    verified: Callable[[Mapping[str, Any]], bool],
-) -> Mapping[str, Any] | None:
-    """The largest bound of an exhaustive proof of ``claim`` that passes its checks, or None."""
-    bounds = [
-        rec["bound"]
+    checks: RecordChecks,
+) -> tuple[Mapping[str, Any], bool] | None:
+    """The largest bound of an exhaustive proof of ``claim`` that passes its checks, and whether
+    it was rechecked (see :class:`Checked`): of the rechecked ones if any, else of the others."""
+    found = [
+        (rec["bound"], checks.rechecked(rec))
         for rec in claim_records(proofs, c, values, claim)
         if rec.get("verdict") == "proved"
         and str(rec.get("method", "")).startswith("exhaustive")
         and rec.get("bound")
-        and verified(rec)
+        and checks.failure(rec) is None
     ]
-    return max(bounds, key=lambda b: int(b["max_len"]), default=None)
+    return max(found, key=lambda b: (b[1], int(b[0]["max_len"])), default=None)
 
 
-def _bound_text(record: Mapping[str, Any], exhaustive: Mapping[str, Any] | None = None) -> str:
+def _bound_text(
+    record: Mapping[str, Any], exhaustive: tuple[Mapping[str, Any], bool] | None = None
+) -> str:
     bound = record.get("bound")
     if every_length(record):
         if exhaustive is None:
             return "every n"
-        return f"every n (exhaustive: {exhaustive['min_len']} ≤ \\|w\\| ≤ {exhaustive['max_len']})"
+        (b, again) = exhaustive
+        return (
+            f"every n (exhaustive: {b['min_len']} ≤ \\|w\\| ≤ {b['max_len']}"
+            + ("" if again else ", not rechecked")
+            + ")"
+        )
     if bound is None:
         return "no words" if record["claim"]["kind"] == "ExactFact" else "all"
     return f"{bound['min_len']} ≤ \\|w\\| ≤ {bound['max_len']}"
@@ -338,9 +422,6 @@ def build(
         registry, cache if isinstance(cache, VerificationCache) else None, sources
     )
 
-    def verified(rec: Mapping[str, Any]) -> bool:
-        return checks.failure(rec) is None
-
     lines = [HEADER]
     errata: list[str] = []
     for c in registry.values():
@@ -368,12 +449,19 @@ def build(
                     f"**fails its check**: {_cell(failure)} | — | run `netproof recheck {_cell(record[PATH_KEY])}` |"
                 )
                 continue
+            if not checks.rechecked(record):
+                lines.append(
+                    f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | "
+                    f"**not rechecked** (the ledger re-runs at most {REPLAY_WORDS} words) | "
+                    f"{_bound_text(record)} | run `netproof recheck {_cell(record[PATH_KEY])}` |"
+                )
+                continue
             verdict = record["verdict"]
             if verdict == "refuted" and record.get("counterexample") is not None:
                 verdict += f": `{record['counterexample'] or 'ε'}`"
             lines.append(
                 f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | {_cell(verdict)} | "
-                f"{_bound_text(record, _exhaustive_bound(proofs, c, values, claim, verified) if every_length(record) else None)} | "
+                f"{_bound_text(record, exhaustive_bound(proofs, c, values, claim, checks) if every_length(record) else None)} | "
                 f"{_cell(record['method'])} |"
             )
         lines.append("")
@@ -386,12 +474,17 @@ def build(
                 fix_id = claim.id[: -len("-paper")]
                 fix = fixed.get(fix_id)
                 fix_record = find_record(proofs, c, values, fix) if fix is not None else None
-                if fix_record is not None and not verified(fix_record):
+                if fix_record is not None and checks.failure(fix_record) is not None:
                     fix_record = {"verdict": "fails its check"}
+                elif fix_record is not None and not checks.rechecked(fix_record):
+                    fix_record = {"verdict": "not rechecked"}
                 if record is None:
                     verdict, cx = "no record", f"run {_command(c, {'variant': 'paper'}, sources)}"
                 elif (failure := checks.failure(record)) is not None:
                     verdict, cx = "**fails its check**", failure
+                elif not checks.rechecked(record):
+                    verdict = "**not rechecked**"
+                    cx = f"run `netproof recheck {record[PATH_KEY]}`"
                 else:
                     verdict = record["verdict"]
                     if record.get("counterexample") is not None:

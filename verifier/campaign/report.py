@@ -10,7 +10,9 @@ else a proof for every length, shown as "every length" with the largest exhausti
 it, else the largest bound), and every record shown is read through the checks ``netproof
 recheck`` starts with (:class:`~netproof.verifier.campaign.ledger.RecordChecks`, with the
 ledger's verification cache): a record that fails them is shown as **fails its check**, never
-with the verdict it states.
+with the verdict it states, and one whose verdict no query establishes and that was not replayed
+(a counterexample on the exact interpreter, an exhaustive check of at most
+:data:`~netproof.verifier.campaign.ledger.REPLAY_WORDS` words) as **not rechecked**.
 
 The records are copied into the site (``proofs/<construction>/`` and ``proofs/queries/<construction>/``,
 the same tree as the repository's ``proofs/``), so every link is relative and the site works
@@ -46,10 +48,11 @@ from .evaluate import evaluate
 from .ledger import (
     DEFAULT_CACHE,
     PATH_KEY,
+    REPLAY_WORDS,
     RecordChecks,
     VerificationCache,
-    claim_records,
     default_cache_dir,
+    exhaustive_bound,
     find_record,
 )
 from .sources import build_network
@@ -140,14 +143,19 @@ def results_html(results: Any, summary: Mapping[str, Any] | None = None) -> str:
     :class:`~.fuzzrun.FuzzResult`): construction, claim, verdict (a refutation with its
     counterexample, an unknown with its reason), method, bound (``every length``, ``|w| ≤ n``, or
     ``—`` for a statement without words) and time; ``summary`` (``ProofRun.summary``) as a caption.
-    Every text is escaped; the colours are inline styles."""
+    A result whose record was reused from disk (``cached``: nothing ran) is shown as **not
+    rechecked**, never with the verdict its file states. Every text is escaped; the colours are
+    inline styles."""
     from netproof.verifier.claims import Proved, Refuted
 
     rows = []
     for r in results:
         v = r.verdict
         fuzz = hasattr(r, "float_issues")
-        if isinstance(v, Refuted):
+        if getattr(r, "cached", False) and not fuzz:
+            # a record reused from disk, not run here: its verdict is what a file says
+            kind, text = "unknown", "not rechecked (a record reused as it was: netproof recheck it)"
+        elif isinstance(v, Refuted):
             word = "(none)" if v.word is None else ("ε" if not v.word else repr(_word_text(v.word)))
             kind, text = "refuted", f"refuted on {word}: {_short(v.detail)}"
         elif isinstance(v, Proved):
@@ -158,7 +166,7 @@ def results_html(results: Any, summary: Mapping[str, Any] | None = None) -> str:
         if fuzz:
             budget = r.record.get("budget", {}) if isinstance(r.record, Mapping) else {}
             bound = f"|w| ≤ {budget['max_len']} (fuzzed)" if "max_len" in budget else "—"
-        elif getattr(r, "every_length", False):
+        elif getattr(r, "every_length", False) and not getattr(r, "cached", False):
             bound = "every length"
         else:
             bound = "—" if r.bound is None else f"|w| ≤ {r.bound}"
@@ -235,16 +243,8 @@ class _Builder:
 
     def exhaustive_bound(
         self, c: Construction, values: Mapping[str, Any], claim: Claim
-    ) -> Mapping[str, Any] | None:
-        bounds = [
-            rec["bound"]
-            for rec in claim_records(self.proofs, c, values, claim)
-            if rec.get("verdict") == "proved"
-            and str(rec.get("method", "")).startswith("exhaustive")
-            and rec.get("bound")
-            and self.checks.failure(rec) is None
-        ]
-        return max(bounds, key=lambda b: int(b["max_len"]), default=None)
+    ) -> tuple[Mapping[str, Any], bool] | None:
+        return exhaustive_bound(self.proofs, c, values, claim, self.checks)
 
     def row(
         self, c: Construction, values: Mapping[str, Any], claim: Claim, given: Mapping[str, str]
@@ -270,6 +270,16 @@ class _Builder:
                 f"fails its check: {esc(failure)}",
                 "—",
                 "—",
+                _link(site, "record") + "<br>" + recheck,
+                None,
+            )
+        if not self.checks.rechecked(rec):
+            return _Row(
+                claim,
+                "unknown",
+                f"not rechecked (the report re-runs at most {REPLAY_WORDS} words)",
+                self.bound_html(rec, None),
+                esc(rec.get("method", "")),
                 _link(site, "record") + "<br>" + recheck,
                 None,
             )
@@ -301,12 +311,19 @@ class _Builder:
         return _Row(claim, cls, text, bound, esc(rec.get("method", "")), "<br>".join(links), rec)
 
     @staticmethod
-    def bound_html(rec: Mapping[str, Any], exhaustive: Mapping[str, Any] | None) -> str:
+    def bound_html(
+        rec: Mapping[str, Any], exhaustive: tuple[Mapping[str, Any], bool] | None
+    ) -> str:
         bound = rec.get("bound")
         if every_length(rec):
             if exhaustive is None:
                 return "every length"
-            return f"every length (exhaustive: {exhaustive['min_len']} ≤ |w| ≤ {exhaustive['max_len']})"
+            (b, again) = exhaustive
+            return (
+                f"every length (exhaustive: {b['min_len']} ≤ |w| ≤ {b['max_len']}"
+                + ("" if again else ", not rechecked")
+                + ")"
+            )
         if bound is None:
             return "no words" if (rec.get("claim") or {}).get("kind") == "ExactFact" else "all"
         return esc(f"{bound['min_len']} ≤ |w| ≤ {bound['max_len']}")

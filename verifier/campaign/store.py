@@ -28,9 +28,15 @@ fingerprint(s), claim and bound are today's and whose method is the one asked fo
 (:func:`recorded_method`: ``all`` for an ``exhaustive (…) + smt (z3)…`` proof, ``smt`` for an
 SMT proof of a word claim, ``exhaustive`` for the rest); never an unknown.
 
-"Proved for every length" is a record whose proof covers every word of every length: an SMT
-proof whose ``detail`` says "and every longer one" (the compositional engines write it so) or a
-structural proof (no bound). :func:`every_length` reads it from a record.
+"Proved for every length" is a record whose proof covers every word of every length, read from
+its structured fields alone, never from the free text of ``detail``: a proved record whose
+theorem queries are all every-length queries (``<claim> every n: …``: an invariant's three
+queries, the position-class query, the layer induction's steps), in its lemma tree or at its
+top (two languages compared), a proved trace property's lemma tree (each one a proof for every
+length), or a structural proof (no bound). :func:`every_length` reads it from a record; the
+strict reader (:func:`netproof.verifier.smt.prooflog.verify_record`) checks exactly those
+fields against their rebuild, so a record that passes it cannot claim every length by its
+wording.
 
 May import the vocabulary, the IR's word functions, and the proof-log module of the SMT engine
 (lazily: importing the campaign loads no solver).
@@ -159,7 +165,16 @@ def every_length(rec: Mapping[str, Any]) -> bool:
     docstring)."""
     if rec.get("verdict") != "proved":
         return False
-    if EVERY_LONGER in str(rec.get("detail", "")):
+    claim = rec.get("claim") if isinstance(rec.get("claim"), Mapping) else {}
+    every = f"{claim.get('id')} every n: "
+    tree = rec.get("lemmas")
+    if isinstance(tree, Mapping):
+        if claim.get("kind") == "TraceProperty":
+            return True  # a trace property's lemma tree proves it for every length, or is rejected
+        names = [q.get("name") for q in tree.get("queries") or () if isinstance(q, Mapping)]
+        return bool(names) and all(str(n).startswith(every) for n in names)
+    names = [q.get("name") for q in rec.get("queries") or () if isinstance(q, Mapping)]
+    if names and all(str(n).startswith(every) for n in names):
         return True
     return rec.get("bound") is None and str(rec.get("method", "")).startswith("structural")
 

@@ -161,7 +161,7 @@ def recheck_log(
             detail=f"the verdict is unknown ({rec['reason']}): there is nothing to re-check",
         )
     if log.rerun:
-        return _recheck_exhaustive(log, registry, timeout, announce, progress)
+        return rerun_check(log, registry, timeout, announce, progress)
     entries = log.queries
     checks: list[QueryCheck] = []
     if progress is not None:
@@ -203,7 +203,7 @@ def recheck_log(
             f"query {bad.name!r}: {solver} says unknown ({bad.reason})",
         )
     if rec["verdict"] == "refuted" and isinstance(rec.get("counterexample"), str):
-        replayed = _replay(log, registry)
+        replayed = replay_counterexample(log, registry)
         if replayed:
             return LogCheck(path, "disagree", solver, tuple(checks), replayed)
     note = ""
@@ -213,8 +213,9 @@ def recheck_log(
     return LogCheck(path, "agree", solver, tuple(checks), "every answer as recorded" + note)
 
 
-def _replay(log: ProofLog, registry: Mapping[str, Construction]) -> str:
-    """Why the recorded counterexample is none (replayed through the exact interpreter), or ``""``."""
+def replay_counterexample(log: ProofLog, registry: Mapping[str, Construction]) -> str:
+    """Why the recorded counterexample is none (replayed through the exact interpreter), or ``""``
+    (it is one: the claim fails on it, whatever else the record says)."""
     rec = log.record
     c = construction_of(rec["construction"], registry)
     values = c.parse_params(rec["params"])
@@ -226,7 +227,7 @@ def _replay(log: ProofLog, registry: Mapping[str, Construction]) -> str:
     return f"the counterexample {rec['counterexample']!r} replayed exactly is {'no counterexample' if verdict is None else verdict_name(verdict)}"
 
 
-def _recheck_exhaustive(
+def rerun_check(
     log: ProofLog,
     registry: Mapping[str, Construction],
     timeout: float,
