@@ -60,6 +60,8 @@ SYMBOLIC_EXTRAS: dict[str, frozenset[str]] = {
     "netproof.symbolic.recurrent": frozenset({"mpmath"}),
     "netproof.symbolic.batched": frozenset({"numpy"}),
     "netproof.symbolic.torch_": frozenset({"torch"}),
+    # the importers (one module per source): the source's library, inside functions
+    "netproof.symbolic.importers": frozenset({"torch", "onnx", "transformer_lens", "tracr"}),
 }
 """The number libraries a symbolic module may import, by module name (as in :data:`INTERPRETERS`)."""
 
