@@ -68,8 +68,8 @@ def check_bounds(
     max_n: int | None,
 ) -> None:
     """Refuse a run whose ``max_n`` makes some claim's check too large: an exhaustive check
-    (``method`` ``exhaustive``, or ``all`` for a claim the smt method does not cover) over more
-    than :data:`MAX_EXHAUSTIVE_WORDS` words, or an smt check (``smt``, ``all``) of a word longer
+    (``method`` ``exhaustive``, or ``all``/``best`` for a claim the smt method does not cover) over
+    more than :data:`MAX_EXHAUSTIVE_WORDS` words, or an smt check (``smt``, ``all``, ``best``) of a word longer
     than :data:`MAX_SMT_LENGTH`. Each claim's own bound (``max_n`` None) is taken as it is."""
     if max_n is None:
         return
@@ -80,7 +80,7 @@ def check_bounds(
         for _i, claim in claims:
             if not claim_has_words(claim):
                 continue
-            smt = method in ("smt", "all") and smt_applicable(claim)
+            smt = method in ("smt", "all", "best") and smt_applicable(claim)
             if smt and max_n > MAX_SMT_LENGTH:
                 raise CampaignError(
                     f"--max-n {max_n}: the smt method encodes a symbolic word of every length up to the bound, at most "

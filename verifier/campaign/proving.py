@@ -52,7 +52,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, assert_never
 
-from netproof.verifier.claims import Claim, Construction, Proved, Refuted, Unknown, Verdict
+from netproof.verifier.claims import (
+    Claim,
+    Construction,
+    ExactFact,
+    Proved,
+    Refuted,
+    Unknown,
+    Verdict,
+)
 
 from .errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, CampaignError, InternalError, Interrupted
 from .executors import EXECUTORS, Work, ray_cluster, require_ray, run_pool, run_ray, run_serial
@@ -69,6 +77,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXECUTORS",
     "METHODS",
+    "REQUIREMENTS",
     "SHARDS_PER_CPU",
     "SHARD_WORDS",
     "ClaimResult",
@@ -80,18 +89,25 @@ __all__ = [
     "alphabet_of",
     "claim_bound",
     "cost",
+    "every_length_gap",
+    "every_length_route",
     "exit_code",
     "order",
     "prove",
+    "prove_best",
     "run_shard",
     "run_task",
     "share_key",
     "verdict_name",
 ]
 
-METHODS = ("exhaustive", "smt", "all")
+METHODS = ("exhaustive", "smt", "all", "best")
 """How claims may be checked: every word of the bound exactly, solver queries over a symbolic
-word, or both (see ``netproof prove --help``)."""
+word, both, or per claim the strongest that applies (a proof for every length, else the
+exhaustive bound: :func:`prove_best`; see ``netproof prove --help``)."""
+
+REQUIREMENTS = ("every-length",)
+"""What ``prove(require=...)`` may ask of every claim besides its verdict."""
 
 SHARD_WORDS = 1 << 12
 """On Ray, an exhaustive claim checked word by word is split into shards when its bound holds
@@ -177,6 +193,8 @@ class ClaimResult:
     this run's (a proof for every length beside this run's bounded one, as the ledger and the
     report show it), else None."""
     strongest_path: str | None = None
+    attempts: tuple[str, ...] = ()
+    """What ``--method best`` tried before this verdict, one line each (:func:`prove_best`)."""
 
     @property
     def shown(self) -> dict[str, Any]:
@@ -392,7 +410,11 @@ def run_task(
         try:
             if tick is not None:
                 tick(0, _words_of(job, claim, task.max_n) if task.method == "exhaustive" else 0)
-            if task.method == "exhaustive" and tick is not None:
+            if task.method == "best":
+                outcome = prove_best(
+                    job, c, values, claim, max_n=task.max_n, timeout=task.timeout, progress=tick
+                )
+            elif task.method == "exhaustive" and tick is not None:
                 log: list[Any] = []  # as prove_claim's exhaustive method, with the words' progress
                 outcome = Outcome(
                     check(job, claim, max_len=task.max_n, queries=log, progress=tick), tuple(log)
@@ -406,6 +428,140 @@ def run_task(
             raise failure from (exc if isinstance(failure, InternalError) else None)
         out.append((outcome, time.perf_counter() - started))
     return out
+
+
+def every_length_route(claim: Claim) -> str | None:
+    """None where some method can prove ``claim`` for every length (the smt method covers it, or
+    its own check decides every length), else why not: what the claim lacks."""
+    from netproof.verifier.claims import (
+        BlockIdentity,
+        ExactFact,
+        ForAll,
+        Identity,
+        MirrorInvariant,
+        TraceProperty,
+        ValueIs,
+    )
+    from netproof.verifier.smt.prove import smt_applicable
+
+    if isinstance(claim, (BlockIdentity, ForAll, Identity, MirrorInvariant)):
+        return None  # unbounded statements, or structural for every word
+    if isinstance(claim, ExactFact) and claim.every_length:
+        return None
+    if smt_applicable(claim):
+        return None
+    kind = type(claim).__name__
+    if isinstance(claim, ExactFact):
+        if claim.words:
+            return (
+                "no encoder: its reference language has no automaton or counter automaton to compare the "
+                "program's with (give the reference as a regular expression, an Automaton or a CounterAutomaton)"
+            )
+        return None  # a fact about numbers: no words, no lengths
+    if isinstance(claim, TraceProperty):
+        return "no encoder: a TraceProperty without a form the smt method states (TraceProperty.statable)"
+    if isinstance(claim, ValueIs):
+        return (
+            "no encoder: a ValueIs without a closed form (ValueIs.closed_form)"
+            if claim.closed_form is None
+            else f"no encoder: a ValueIs checked with the {claim.backend} backend"
+        )
+    if hasattr(claim, "language"):
+        return f"no encoder: a {kind} claim whose language has no automaton, stack or counter automaton"
+    return f"no encoder for {kind} claims"
+
+
+def prove_best(
+    job: Any,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    *,
+    max_n: int | None,
+    timeout: float,
+    progress: Callable[[int, int], None] | None = None,
+) -> Outcome:
+    """``--method best`` on one claim: the strongest method that applies, in order: a proof for
+    every length (the smt method where it covers the claim, or the claim's own check where that
+    decides every length), else the exhaustive check of the bound (where it holds at most
+    :data:`~.limits.MAX_EXHAUSTIVE_WORDS` words). A refutation from either is the verdict (each
+    is replayed exactly). The outcome's ``attempts`` say what each step gave, so a claim
+    proved within its bound says why it has no proof for every length."""
+    from netproof.verifier.exhaustive.checker import check, count_words
+    from netproof.verifier.smt.prove import prove_claim_smt
+    from netproof.verifier.smtlib import Outcome
+
+    from .limits import MAX_EXHAUSTIVE_WORDS
+
+    bound = claim_bound(claim, max_n)
+    attempts: list[str] = []
+    why = every_length_route(claim)
+    if why is None and not (isinstance(claim, ExactFact) and claim.every_length):
+        from netproof.verifier.smt.prove import smt_applicable
+
+        if smt_applicable(claim):
+            started = time.perf_counter()
+            smt = prove_claim_smt(job, claim, max_n, timeout=timeout)
+            took = time.perf_counter() - started
+            if isinstance(smt.verdict, Refuted):
+                return Outcome(
+                    smt.verdict, smt.queries, smt.lemmas, (f"smt: refuted ({took:.1f}s)",)
+                )
+            rec = record(c, values, claim, claim_bound(claim, max_n, smt.verdict), smt)
+            unbounded = (
+                isinstance(smt.verdict, Proved)
+                and rec.get("bound") is None
+                and not getattr(claim, "words", False)
+            )
+            if every_length(rec) or unbounded:
+                return Outcome(
+                    smt.verdict, smt.queries, smt.lemmas, (f"smt: proved ({took:.1f}s)",)
+                )
+            v = smt.verdict
+            said = (
+                f"unknown: {v.reason}"
+                if isinstance(v, Unknown)
+                else f"proved up to length {bound} only ({v.detail}); no proof for every length found "
+                f"within the {timeout:g} s of --timeout"
+            )
+            attempts.append(f"smt ({took:.1f}s): {said}")
+    elif why is not None:
+        attempts.append(why)
+    if (
+        bound is not None
+        and claim_has_words(claim)
+        and count_words(job.alphabet, claim.min_len, bound) > MAX_EXHAUSTIVE_WORDS
+    ):
+        attempts.append(
+            f"exhaustive: the bound {bound} holds more than {MAX_EXHAUSTIVE_WORDS:,} words; not run"
+        )
+        return Outcome(Unknown("best", "; ".join(attempts)), (), None, tuple(attempts))
+    log: list[Any] = []
+    found = check(job, claim, max_len=max_n, queries=log, progress=progress)
+    return Outcome(found, tuple(log), None, tuple(attempts))
+
+
+def every_length_gap(r: ClaimResult) -> str | None:
+    """None where ``r``'s claim is proved for every length (by this run or a record under
+    ``--out``), or is proved and has no words (a lemma over numbers, a fact); else why not, for
+    ``--require every-length``: refuted, unknown (with the reason), or proved within its bound
+    only (what the attempts for every length gave, or what the claim lacks for one)."""
+    if r.every_length_shown:
+        return None
+    v = r.verdict
+    if isinstance(v, Refuted):
+        return f"refuted ({v.detail})"
+    if isinstance(v, Unknown):
+        return f"unknown: {v.reason}"
+    if r.bound is None and not getattr(r.claim, "words", False):
+        return None  # proved for all inputs: no words, no lengths
+    if r.attempts:
+        return "; ".join(r.attempts)
+    why = every_length_route(r.claim)
+    return (
+        why
+        or "proved within its bound only (run it with --method best for a proof of every length)"
+    )
 
 
 def run_shard(item: ShardTask, session: Session | None = None) -> tuple[Part, float]:
@@ -565,6 +721,7 @@ def prove(
     running: Callable[[Running], None] | None = None,
     executor: str = "local",
     address: str | None = None,
+    require: str | None = None,
 ) -> ProofRun:
     """Check the claims of ``constructions`` and return their verdicts and records.
 
@@ -576,8 +733,13 @@ def prove(
     - ``claims``: the claim ids to check (None: every claim); ``keyword``: a pytest-like
       ``-k`` expression over claim ids and construction names (:mod:`.selection`), e.g.
       ``"dyck and not Y5"``; a claim must pass both.
-    - ``method``: ``"exhaustive"``, ``"smt"`` or ``"all"``; ``max_n``: every claim's
-      word-length bound (None: each claim's own); ``timeout``: solver seconds per claim.
+    - ``method``: ``"exhaustive"``, ``"smt"``, ``"all"`` or ``"best"`` (per claim, a proof for
+      every length where one can be had, else the exhaustive bound: :func:`prove_best`);
+      ``max_n``: every claim's word-length bound (None: each claim's own); ``timeout``: solver
+      seconds per claim.
+    - ``require``: ``"every-length"`` makes the exit code 3 (unknown) where every verdict is
+      proved but some claim with words is proved within its bound only
+      (:func:`every_length_gap` says why, per claim; ``summary["not_every_length"]`` counts them).
     - ``jobs``: worker processes (None: every core); ``out``: the records' directory (None: no
       files; each record is written as its claim is done); ``progress``: called with a
       :class:`Progress` once per finished claim.
@@ -599,6 +761,10 @@ def prove(
     once the workers are stopped; the records of the claims done are kept.
     """
     _check_options(method, max_n, timeout, jobs, executor, address)
+    if require is not None and require not in REQUIREMENTS:
+        raise CampaignError(
+            f"require={require!r} is not a requirement; choose one of {', '.join(REQUIREMENTS)} (or None)"
+        )
     given = _text_params(params)
     session = session if session is not None else Session()
     selected = session.select(_as_list(constructions, "constructions"), given)
@@ -625,6 +791,7 @@ def prove(
         running=running,
         executor=executor,
         address=address,
+        require=require,
     )
 
 
@@ -656,6 +823,14 @@ def methods_writing(
 
     if isinstance(claim, BlockIdentity):
         return frozenset({"exhaustive"})
+    if method == "best":
+        # a proof for every length is reused whatever wrote it (find_cached); a bounded record
+        # only where no method gives more, or where the claim has no words (a lemma, a fact)
+        from netproof.verifier.claims import ForAll, Identity
+
+        if every_length_route(claim) is not None or isinstance(claim, (ForAll, Identity)):
+            return frozenset({"exhaustive"})
+        return frozenset()
     if method != "all":
         return frozenset({method})
     if not smt_applicable(claim):
@@ -684,6 +859,7 @@ def _run(
     running: Callable[[Running], None] | None = None,
     executor: str = "local",
     address: str | None = None,
+    require: str | None = None,
 ) -> ProofRun:
     # Tasks carry only names, the user's raw parameters and the claims' indices among the
     # construction's claims (the worker rebuilds the rest).
@@ -775,7 +951,18 @@ def _run(
             stored = store(out, c, values, claim, bound, outcome)
             path, kept = stored.path, stored.kept
         results[flat_idx] = ClaimResult(
-            c, values, claim, verdict, seconds, bound, rec, every_length(rec), False, path, kept
+            c,
+            values,
+            claim,
+            verdict,
+            seconds,
+            bound,
+            rec,
+            every_length(rec),
+            False,
+            path,
+            kept,
+            attempts=outcome.attempts,
         )
         announce(flat_idx)
 
@@ -803,6 +990,9 @@ def _run(
         finished = [_with_strongest(out, r) for r in finished]
     verdicts = [r.verdict for r in finished]
     code = exit_code(verdicts)
+    short = [r for r in finished if isinstance(r.verdict, Proved) and every_length_gap(r)]
+    if require == "every-length" and code == EXIT_OK and short:
+        code = EXIT_UNKNOWN
     summary = {
         "proved": sum(isinstance(v, Proved) for v in verdicts),
         "refuted": sum(isinstance(v, Refuted) for v in verdicts),
@@ -811,6 +1001,8 @@ def _run(
         "exit_code": code,
         "cached": sum(r.cached for r in finished),
     }
+    if require is not None:
+        summary["not_every_length"] = len(short)
     return ProofRun(
         verdicts={(r.construction.name, r.claim.id): r.verdict for r in finished},
         records=tuple(r.record for r in finished),

@@ -32,12 +32,15 @@ from netproof.verifier.campaign.errors import (
 )
 from netproof.verifier.campaign.proving import (
     EXECUTORS,
+    METHODS,
+    REQUIREMENTS,
     ClaimResult,
+    every_length_gap,
     prove,
     verdict_name,
 )
 from netproof.verifier.campaign.sources import Session, parse_assignments
-from netproof.verifier.claims import Refuted, Unknown
+from netproof.verifier.claims import Proved, Refuted, Unknown
 
 from .checks import nonnegative_int, output_dir, positive_int, positive_seconds
 from .claimopts import add_claim_options, claim_filter
@@ -63,10 +66,18 @@ def add_parser(sub: Any) -> None:
     )
     p_prove.add_argument(
         "--method",
-        choices=("exhaustive", "smt", "all"),
+        choices=METHODS,
         default="exhaustive",
         help="exhaustive: every word of the bound, exactly (default); smt: z3 queries over a symbolic word, one "
-        "per length, logged as .smt2; all: exhaustive where the bound is small, smt where the claim allows, both logged",
+        "per length, logged as .smt2; all: exhaustive where the bound is small, smt where the claim allows, both logged; "
+        "best: per claim, a proof for every length where one can be had, else the exhaustive bound",
+    )
+    p_prove.add_argument(
+        "--require",
+        choices=REQUIREMENTS,
+        default=None,
+        help="every-length: exit 3 unless every claim with words is proved for every length (each one that is not "
+        "is named, with why)",
     )
     p_prove.add_argument(
         "--timeout",
@@ -136,6 +147,7 @@ def cmd_prove(args: argparse.Namespace, session: Session) -> int:
                 running=display.running,
                 executor=args.executor,
                 address=args.address,
+                require=args.require,
             )
     except Interrupted as stop:
         display.close()
@@ -151,7 +163,18 @@ def cmd_prove(args: argparse.Namespace, session: Session) -> int:
         display.close()
     if args.json:
         results = [
-            {**r.record, "every_length": r.every_length, "cached": r.cached, "record_path": r.path}
+            {
+                **r.record,
+                "every_length": r.every_length,
+                "cached": r.cached,
+                "record_path": r.path,
+                **({"attempts": list(r.attempts)} if r.attempts else {}),
+                **(
+                    {"not_every_length": every_length_gap(r)}
+                    if args.require is not None and every_length_gap(r) is not None
+                    else {}
+                ),
+            }
             for r in result.results
         ]
         print(
@@ -160,7 +183,7 @@ def cmd_prove(args: argparse.Namespace, session: Session) -> int:
             )
         )
         return result.exit_code
-    print_table(result.results)
+    print_table(result.results, gaps=args.require is not None or args.method == "best")
     summary = result.summary
     cached = f" ({summary['cached']} cached)" if summary["cached"] else ""
     print(
@@ -242,9 +265,10 @@ def refuted_lemmas(rec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return found
 
 
-def print_table(results: Sequence[ClaimResult]) -> None:
+def print_table(results: Sequence[ClaimResult], gaps: bool = False) -> None:
     """One row per claim (construction, claim, verdict, bound, method, time or ``cached``),
-    then every refutation with its counterexample, every unknown with its reason, every refuted
+    then every refutation with its counterexample, every unknown with its reason, with ``gaps``
+    every claim proved within its bound only with why it has no proof for every length, every refuted
     lemma of a compositional proof (its row's bound says it fell back) and every stronger record
     that was kept over this run's weaker verdict."""
     headers = ("construction", "claim", "verdict", "bound", "method", "time")
@@ -284,6 +308,9 @@ def print_table(results: Sequence[ClaimResult]) -> None:
                 f"\n  STRONGER RECORD {c.name} {claim.id}: {r.strongest_path} proves it for every length "
                 f"({r.strongest.get('method')}); this run's {verdict_name(v)} ({v.method}) is the row's time"
             )
+        gap = every_length_gap(r) if gaps and isinstance(v, Proved) else None
+        if gap is not None:
+            print(f"\n  NOT EVERY LENGTH {c.name} {claim.id}: {bound_text(r)} only\n      {gap}")
         if r.kept is not None:
             print(
                 f"\n  KEPT {r.path}: its {r.kept['verdict']} ({r.kept['method']}) is stronger than this run's "

@@ -76,6 +76,9 @@ class Outcome:
     verdict: Verdict
     queries: tuple[SmtQuery, ...] = ()
     lemmas: LemmaNode | None = None
+    attempts: tuple[str, ...] = ()
+    """What was tried before this verdict and what it gave, one line each (``--method best``:
+    why a claim proved within its bound has no proof for every length); not part of the record."""
 
 
 def solver_version() -> str:

@@ -1,0 +1,144 @@
+"""``prove --method best``: per claim, a proof for every length where one can be had, else the
+exhaustive bound, with each attempt's outcome kept; ``--require every-length`` exits 3 naming
+every claim proved within its bound only, with why (no encoder for its kind, a timeout), and
+the exit statuses keep their meaning."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from netproof.constructions.rasp.modules import program_constructions
+from netproof.verifier import cli
+from netproof.verifier.campaign import prove
+from netproof.verifier.campaign.errors import CampaignError
+from netproof.verifier.campaign.proving import every_length_gap
+from netproof.verifier.claims import Proved
+from netproof.verifier.claims.rasp import brasp as B
+
+_a = B.token("a")
+_seen_a = B.rightmost("past", score=_a.at_j, value=B.TRUE).named("seen_a")
+HAS_A = B.Program("has_a", ("a", "b"), output=_a | _seen_a)
+
+
+@dataclass(frozen=True)
+class Done:
+    code: int
+    out: str
+    err: str
+
+
+def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
+    capsys.readouterr()
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    cap = capsys.readouterr()
+    return Done(code, cap.out, cap.err)
+
+
+def _has_a(reference: object = lambda w: "a" in w) -> object:
+    (c,) = program_constructions({"has-a": (HAS_A, reference)}, max_len=5)
+    return c
+
+
+def test_best_proves_for_every_length_where_it_can_and_falls_back_to_the_bound() -> None:
+    run = prove(_has_a(), method="best", claims=["network=program", "operations"])
+    by_id = {r.claim.id: r for r in run.results}
+    network = by_id["network=program"]
+    assert network.every_length and network.verdict.method.startswith("smt (z3)")
+    assert network.attempts[0].startswith("smt: proved")
+    assert every_length_gap(network) is None
+    operations = by_id["operations"]
+    assert isinstance(operations.verdict, Proved) and not operations.every_length
+    assert operations.verdict.method.startswith("exhaustive")
+    gap = every_length_gap(operations)
+    assert gap is not None and "no encoder" in gap
+    assert run.exit_code == 0  # without require, a proof within the bound is a proof
+
+
+def test_a_timed_out_proof_for_every_length_falls_back_to_the_bound_saying_so() -> None:
+    run = prove(_has_a(), method="best", claims=["network=program"], timeout=0.001)
+    (r,) = run.results
+    assert isinstance(r.verdict, Proved) and not r.every_length
+    assert r.verdict.method.startswith("exhaustive")
+    assert r.attempts and r.attempts[0].startswith("smt (")
+    assert "no proof for every length found within the 0.001 s of --timeout" in r.attempts[0]
+
+
+def test_require_every_length_makes_a_bounded_proof_exit_3_naming_it_and_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    module = tmp_path / "has_a.py"
+    module.write_text(
+        "from netproof.verifier.claims.rasp import brasp as B\n"
+        "_a = B.token('a')\n"
+        "_seen = B.rightmost('past', score=_a.at_j, value=B.TRUE).named('seen_a')\n"
+        "PROGRAMS = {'has-a': (B.Program('has_a', ('a', 'b'), output=_a | _seen), lambda w: 'a' in w)}\n"
+        "MAX_LEN = 4\n"
+    )
+    done = netproof(
+        capsys,
+        "prove",
+        str(module),
+        "--claims",
+        "program=language",
+        "--method",
+        "best",
+        "--require",
+        "every-length",
+        "--out",
+        "",
+        "--quiet",
+    )
+    assert done.code == 3, done.out + done.err
+    assert "NOT EVERY LENGTH has-a program=language: 0≤|w|≤4 only" in done.out
+    assert "no encoder: its reference language has no automaton" in done.out
+    as_json = netproof(
+        capsys,
+        "prove",
+        str(module),
+        "--claims",
+        "program=language",
+        "--method",
+        "best",
+        "--require",
+        "every-length",
+        "--out",
+        "",
+        "--json",
+    )
+    assert as_json.code == 3
+    got = json.loads(as_json.out)
+    assert got["summary"]["not_every_length"] == 1
+    assert "no encoder" in got["results"][0]["not_every_length"]
+
+
+def test_require_every_length_exits_0_when_every_claim_has_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    done = netproof(
+        capsys,
+        "prove",
+        "brasp-no-aa",
+        "--claims",
+        "program=language",
+        "--method",
+        "best",
+        "--require",
+        "every-length",
+        "--out",
+        "",
+        "--quiet",
+    )
+    assert done.code == 0, done.out
+    assert "every length" in done.out and "NOT EVERY LENGTH" not in done.out
+
+
+def test_an_unknown_requirement_is_refused() -> None:
+    with pytest.raises(CampaignError, match="require='all-lengths' is not a requirement"):
+        prove("parity", require="all-lengths")
