@@ -389,7 +389,7 @@ def _run_head(
     h = ch.head
     n = x.shape[1]
     allowed_all = _allowed(h.mask, n)
-    empty_all = ~allowed_all.any(axis=1)
+    empty_all: Array = ~np.any(allowed_all, axis=1)
     if h.empty == "error" and empty_all.any():
         i = int(np.flatnonzero(empty_all)[0])
         raise UndefinedValueError(
@@ -661,7 +661,7 @@ class ExactState:
         obj = _maxabs(x) * b > LIMIT or abs(a) * self.den > LIMIT
         lhs = _fit(x, obj) * b if b != 1 else _fit(x, obj)
         rhs = a * self.den
-        return (lhs > rhs).astype(np.int64) - (lhs < rhs).astype(np.int64)  # type: ignore[no-any-return]
+        return (lhs > rhs).astype(np.int64) - (lhs < rhs).astype(np.int64)
 
     def equals(self, dim: str, q: Fraction | int) -> Array:
         """``value == q`` of ``dim`` at every (word, token), exactly: a bool array."""

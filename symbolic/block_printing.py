@@ -148,9 +148,9 @@ def block_lines(sub: Sublayer) -> list[str]:
             return lines
         case Convolution():
             norm = "none" if block.normalizer is None else normalizer_text(block.normalizer)
-            kind = "lightweight" if len(block.kernels) == 1 else "depthwise"
+            conv = "lightweight" if len(block.kernels) == 1 else "depthwise"
             lines = [
-                f"convolution {block.name} ({res}, post_ln={ln}) {kind} k={block.k} normalizer={norm}"
+                f"convolution {block.name} ({res}, post_ln={ln}) {conv} k={block.k} normalizer={norm}"
             ]
             lines += [
                 f"  {o} := conv({i})" for i, o in zip(block.inputs, block.outputs, strict=True)

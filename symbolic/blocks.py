@@ -38,9 +38,9 @@ Outside: TypeAlias = Literal["zero", "clip"]
 AcceptRule: TypeAlias = Literal["positive"]
 
 ACTIVATIONS: tuple[str, ...] = get_args(ActivationKind)
-TIE_RULES: tuple[str, ...] = get_args(TieRule)
-MASKS: tuple[str, ...] = get_args(Mask)
-SCORINGS: tuple[str, ...] = get_args(Scoring)
+TIE_RULES: tuple[TieRule, ...] = get_args(TieRule)
+MASKS: tuple[Mask, ...] = get_args(Mask)
+SCORINGS: tuple[Scoring, ...] = get_args(Scoring)
 EMPTY_RULES: tuple[str, ...] = get_args(EmptyRule)
 OUTSIDE_RULES: tuple[str, ...] = get_args(Outside)
 

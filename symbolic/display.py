@@ -171,7 +171,8 @@ def _ranges(items: Sequence[int]) -> str:
 def network_title(net: Any) -> str:
     """The network's name with its builder parameters, e.g. ``dyck(k=2, depth=2)``."""
     params = getattr(net, "params", ())
-    return net.name + (f"({', '.join(f'{k}={v}' for k, v in params)})" if params else "")
+    name: str = net.name
+    return name + (f"({', '.join(f'{k}={v}' for k, v in params)})" if params else "")
 
 
 def _selection_text(trace: Any, sel: Any) -> str:

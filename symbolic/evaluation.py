@@ -730,19 +730,19 @@ class Evaluator(Generic[V]):
                 thr = self.c(r.threshold)
                 allowed: list[tuple[str, ...]] = []
                 for t, row in enumerate(rows):
-                    values = [row[d] for _s, d in r.scores]
+                    scored = [row[d] for _s, d in r.scores]
                     if r.softmax is not None:
-                        values = self.ar.softmax(
+                        scored = self.ar.softmax(
                             r.softmax,
                             Scale(),
-                            values,
+                            scored,
                             n,
                             f"readout softmax at position {positions[t]}",
                         )
                     allowed.append(
                         tuple(
                             s
-                            for (s, _d), v in zip(r.scores, values, strict=True)
+                            for (s, _d), v in zip(r.scores, scored, strict=True)
                             if self.ar.sign(self.ar.sub(v, thr)) >= 0
                         )
                     )
@@ -808,12 +808,13 @@ class Evaluator(Generic[V]):
     def _unread(self, compute: Any, like: dict[str, V], *inputs: dict[str, V]) -> dict[str, V]:
         """Evaluate a position the readout never reads; if its value is undefined or undecided
         there (or an input already is), record None instead of failing the whole evaluation."""
+        # the rows are typed dict[str, V]; a None here is read by no one (the readout skips it)
         if any(v is None for row in inputs for v in row.values()):
-            return dict.fromkeys(like)  # type: ignore[misc]
+            return dict.fromkeys(like)  # type: ignore[return-value]
         try:
             return compute()  # type: ignore[no-any-return]
         except (UndefinedValueError, UndecidedSignError):
-            return dict.fromkeys(like)  # type: ignore[misc]
+            return dict.fromkeys(like)  # type: ignore[return-value]
 
     def _combine(
         self, sub: Sublayer, r: dict[str, V], o: dict[str, V], position: int

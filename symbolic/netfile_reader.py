@@ -542,7 +542,7 @@ def _embedding(v: JSON, path: str, dims: tuple[str, ...]) -> TokenEmbedding | Fl
         return dim, feat, coef
 
     positional = _tuple(obj["positional"], field_path(path, "positional"), positional_entry)
-    prefix = _tuple(obj["prefix"], field_path(path, "prefix"), _str)
+    specials = _tuple(obj["prefix"], field_path(path, "prefix"), _str)
     suffix = _tuple(obj["suffix"], field_path(path, "suffix"), _str)
     index_base = _int(obj["index_base"], field_path(path, "index_base"))
     return _build(
@@ -551,7 +551,7 @@ def _embedding(v: JSON, path: str, dims: tuple[str, ...]) -> TokenEmbedding | Fl
             alphabet=alphabet,
             table=table,
             positional=positional,
-            prefix=prefix,
+            prefix=specials,
             suffix=suffix,
             index_base=index_base,
         ),

@@ -413,9 +413,10 @@ class Program:
         ar = self.ar
         if isinstance(cell, BabyNTM):
             chosen = [k for k, w in enumerate(a) if not ar.is_zero(w)]
-            if len(chosen) == 1 and a[chosen[0]] == 1 and self.moves[chosen[0]] is not None:
+            moves = self.moves[chosen[0]] if len(chosen) == 1 else None
+            if moves is not None and a[chosen[0]] == 1:
                 # one op with weight 1 whose matrix only moves slots (0/1, at most one 1 per row)
-                moved = [memory[j] if j is not None else zero_el for j in self.moves[chosen[0]]]
+                moved = [memory[j] if j is not None else zero_el for j in moves]
                 moved[0] = tuple(m + nv for m, nv in zip(moved[0], n, strict=True))
                 return tuple(moved)
             empty = [self._element_zero(m) for m in memory]

@@ -205,5 +205,5 @@ def run(
     if backend == "sympy":
         from .sympy_interp import SympyArithmetic
 
-        return evaluate(net, word, SympyArithmetic(), max_steps=max_steps)  # type: ignore[arg-type]
+        return evaluate(net, word, SympyArithmetic(), max_steps=max_steps)
     raise WordError(f"backend={backend!r}: the encoder–decoder runs with exact or sympy")

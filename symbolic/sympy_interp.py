@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 import sympy
 from mpmath import iv
@@ -101,7 +102,7 @@ class SympyArithmetic:
             "the interval backend (--backend interval) decides every sign it can prove"
         )
 
-    def _enclose(self, a: sympy.Expr) -> object:
+    def _enclose(self, a: sympy.Expr) -> Any:  # an mpmath interval (mpmath has no types)
         """A rigorous interval around ``a``, evaluated over the expression DAG with a memo."""
         hit = self._memo.get(a)
         if hit is not None:
@@ -151,7 +152,7 @@ class SympyArithmetic:
         return a
 
     def is_zero(self, a: sympy.Expr) -> bool:
-        return a == 0
+        return bool(a == 0)
 
     def key(self, a: sympy.Expr) -> sympy.Expr:
         return a

@@ -71,7 +71,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .ir import Network
@@ -139,8 +139,8 @@ def _merge(
     for pos, i in enumerate(order):
         inverse[i] = pos
 
-    def pick(seq: Sequence[Any]) -> tuple[Any, ...]:
-        flat = [v for _, fb in parts for v in seq(fb)]  # type: ignore[operator]
+    def pick(seq: Callable[[FloatBatch], Sequence[Any]]) -> tuple[Any, ...]:
+        flat = [v for _, fb in parts for v in seq(fb)]
         return tuple(flat[inverse[i]] for i in range(total))
 
     logits = None

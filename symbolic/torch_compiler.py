@@ -466,9 +466,9 @@ class CompiledNetwork:
                     )
                 out = None
                 if block.output is not None:
-                    names = [o for h in block.heads for o in h.value.outputs]
+                    concat = [o for h in block.heads for o in h.value.outputs]
                     out = self._lin(
-                        block.output, names, f"attention {block.name!r} output W^O", rows=self.dims
+                        block.output, concat, f"attention {block.name!r} output W^O", rows=self.dims
                     )
                 return CompiledLayer(
                     sub, "attention", heads=tuple(heads), out=out, ln_idx=ln_idx, ln_eps=ln_eps
@@ -733,7 +733,7 @@ class CompiledNetwork:
         if hit is None:
             hit = win.index(self.torch, L, self.device)
             cache[key] = hit
-        return hit  # type: ignore[no-any-return]
+        return hit
 
     def _relative_scores(self, rel: _Relative, Q: Any, K: Any, cache: dict[str, Any]) -> Any:
         """⟨q_i, W^C_{j−i}⟩ + ⟨k_j, W^{C'}_{j−i}⟩ (words × queries × keys), 0 beyond ±k under

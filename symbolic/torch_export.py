@@ -428,6 +428,8 @@ def _specs(net: Network) -> list[_Spec]:
                             pass
                         case _:
                             assert_never(step)
+            case Convolution():  # pragma: no cover - _refuse_relative refused convolutions above
+                _refuse_relative(net)
             case _:
                 assert_never(block)
         if sub.post_ln is not None:

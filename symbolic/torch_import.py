@@ -273,7 +273,7 @@ def load_model(
         except (OSError, json.JSONDecodeError) as exc:
             raise ImportModelError(f"cannot read the config {str(cfg)!r}: {exc}") from None
     try:
-        full = (full_rnn_config if dict(cfg).get("model") == "rnn" else full_config)(dict(cfg))  # type: ignore[arg-type]
+        full = (full_rnn_config if dict(cfg).get("model") == "rnn" else full_config)(dict(cfg))
     except ValueError as exc:
         raise ImportModelError(str(exc)) from None
     return full, dict(sd)

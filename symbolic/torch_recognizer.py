@@ -55,7 +55,7 @@ __all__ = [
 
 FORMAT = "netproof-recognizer"
 
-CONFIG_KEYS: dict[str, object] = {
+CONFIG_KEYS: dict[str, Any] = {
     "alphabet": None,
     "d_model": None,
     "nhead": 1,
@@ -85,7 +85,7 @@ def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
     return table
 
 
-def full_config(config: Mapping[str, object]) -> dict[str, object]:
+def full_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with its defaults filled in; a ValueError names an unknown or missing key."""
     unknown = sorted(set(config) - set(CONFIG_KEYS))
     if unknown:
@@ -99,8 +99,8 @@ def full_config(config: Mapping[str, object]) -> dict[str, object]:
             f"recognizer config lacks {missing}; give them (e.g. alphabet ['0', '1'], d_model 8)"
         )
     if out["dim_feedforward"] is None:
-        out["dim_feedforward"] = 4 * int(out["d_model"])  # type: ignore[call-overload]
-    out["alphabet"] = [str(a) for a in out["alphabet"]]  # type: ignore[union-attr]
+        out["dim_feedforward"] = 4 * int(out["d_model"])
+    out["alphabet"] = [str(a) for a in out["alphabet"]]
     if out["readout"] not in ("first", "last"):
         raise ValueError(f"readout={out['readout']!r} must be 'first' (the <cls> token) or 'last'")
     if out["positional"] not in ("learned", "sinusoidal"):
@@ -123,34 +123,34 @@ class Recognizer(nn.Module):
     def __init__(self, **config: Any) -> None:
         super().__init__()
         cfg = full_config(config)
-        self.config: dict[str, object] = cfg
-        d = int(cfg["d_model"])  # type: ignore[call-overload]
-        alphabet: list[str] = cfg["alphabet"]  # type: ignore[assignment]
+        self.config: dict[str, Any] = cfg
+        d = int(cfg["d_model"])
+        alphabet: list[str] = cfg["alphabet"]
         self.token = nn.Embedding(len(alphabet) + 1, d)
-        self.position = nn.Embedding(int(cfg["max_len"]), d)  # type: ignore[call-overload]
+        self.position = nn.Embedding(int(cfg["max_len"]), d)
         if cfg["positional"] == "sinusoidal":
             with torch.no_grad():
-                self.position.weight.copy_(sinusoidal_table(int(cfg["max_len"]), d))  # type: ignore[call-overload]
+                self.position.weight.copy_(sinusoidal_table(int(cfg["max_len"]), d))
             self.position.weight.requires_grad_(False)
         layer = nn.TransformerEncoderLayer(
             d,
             int(cfg["nhead"]),
             int(cfg["dim_feedforward"]),
             dropout=0.0,
-            activation=str(cfg["activation"]),  # type: ignore[call-overload]
+            activation=str(cfg["activation"]),
             layer_norm_eps=float(cfg["layer_norm_eps"]),
             batch_first=True,
-            norm_first=bool(cfg["norm_first"]),  # type: ignore[arg-type]
+            norm_first=bool(cfg["norm_first"]),
         )
-        norm = nn.LayerNorm(d, eps=float(cfg["layer_norm_eps"])) if cfg["final_norm"] else None  # type: ignore[arg-type]
+        norm = nn.LayerNorm(d, eps=float(cfg["layer_norm_eps"])) if cfg["final_norm"] else None
         self.encoder = nn.TransformerEncoder(
             layer, int(cfg["num_layers"]), norm=norm, enable_nested_tensor=False
-        )  # type: ignore[call-overload]
+        )
         self.classifier = nn.Linear(d, 1)
 
     def encode(self, words: Sequence[Sequence[str]]) -> torch.Tensor:
         """Token ids ``[B, 1 + m]`` of words of one length m (``<cls>`` first)."""
-        alphabet: list[str] = self.config["alphabet"]  # type: ignore[assignment]
+        alphabet: list[str] = self.config["alphabet"]
         index = {a: k for k, a in enumerate(alphabet)}
         cls = len(alphabet)
         return torch.tensor(
@@ -166,10 +166,11 @@ class Recognizer(nn.Module):
         else:
             x = self.encoder(x)
         at = x[:, 0] if self.config["readout"] == "first" else x[:, -1]
-        return self.classifier(at).squeeze(-1)
+        logit: torch.Tensor = self.classifier(at)
+        return logit.squeeze(-1)
 
 
-RNN_CONFIG_KEYS: dict[str, object] = {
+RNN_CONFIG_KEYS: dict[str, Any] = {
     "model": "rnn",
     "alphabet": None,
     "embedding_dim": None,
@@ -181,7 +182,7 @@ RNN_CONFIG_KEYS: dict[str, object] = {
 key ``model`` = ``"rnn"`` tells it from a transformer :class:`Recognizer`'s config."""
 
 
-def full_rnn_config(config: Mapping[str, object]) -> dict[str, object]:
+def full_rnn_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """An :class:`RNNRecognizer` config with its defaults filled in; a ValueError names an
     unknown, missing or wrong key."""
     unknown = sorted(set(config) - set(RNN_CONFIG_KEYS))
@@ -207,7 +208,7 @@ def full_rnn_config(config: Mapping[str, object]) -> dict[str, object]:
         raise ValueError(
             f"nonlinearity={out['nonlinearity']!r}: an nn.LSTM cell has tanh and logistic gates only"
         )
-    out["alphabet"] = [str(a) for a in out["alphabet"]]  # type: ignore[union-attr]
+    out["alphabet"] = [str(a) for a in out["alphabet"]]
     return out
 
 
@@ -226,9 +227,9 @@ class RNNRecognizer(nn.Module):
     def __init__(self, **config: Any) -> None:
         super().__init__()
         cfg = full_rnn_config(config)
-        self.config: dict[str, object] = cfg
-        alphabet: list[str] = cfg["alphabet"]  # type: ignore[assignment]
-        e, h = int(cfg["embedding_dim"]), int(cfg["hidden_size"])  # type: ignore[call-overload]
+        self.config: dict[str, Any] = cfg
+        alphabet: list[str] = cfg["alphabet"]
+        e, h = int(cfg["embedding_dim"]), int(cfg["hidden_size"])
         self.token = nn.Embedding(len(alphabet), e)
         self.rnn: nn.RNN | nn.LSTM = (
             nn.LSTM(e, h, num_layers=1, batch_first=True)
@@ -239,7 +240,7 @@ class RNNRecognizer(nn.Module):
 
     def encode(self, words: Sequence[Sequence[str]]) -> torch.Tensor:
         """Token ids ``[B, m]`` of words of one length m."""
-        alphabet: list[str] = self.config["alphabet"]  # type: ignore[assignment]
+        alphabet: list[str] = self.config["alphabet"]
         index = {a: k for k, a in enumerate(alphabet)}
         return torch.tensor([[index[a] for a in w] for w in words], dtype=torch.long).reshape(
             len(words), -1
@@ -251,7 +252,8 @@ class RNNRecognizer(nn.Module):
         else:
             _out, state = self.rnn(self.token(tokens))
             last = (state[0] if isinstance(state, tuple) else state)[-1]
-        return self.classifier(last).squeeze(-1)
+        logit: torch.Tensor = self.classifier(last)
+        return logit.squeeze(-1)
 
 
 def save_recognizer(model: Recognizer | RNNRecognizer, path: str | Path) -> None:

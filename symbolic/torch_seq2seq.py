@@ -119,7 +119,7 @@ class _CompiledSeq2Seq(CompiledNetwork):
         parts = []
         for ch in cl.heads:
             h = ch.head
-            where = f"attention {cl.sub.block.name!r} head {h.name!r}"  # type: ignore[union-attr]
+            where = f"attention {cl.sub.block.name!r} head {h.name!r}"
             hi = m if h.mask == "none" else min(i + 1, m)  # the decoder allows none and causal only
             width = len(h.value.outputs)
             if hi == 0:
