@@ -463,7 +463,10 @@ def test_run_trace_shows_each_configuration_next_to_the_decoder_state(
 ) -> None:
     assert main(["run", "tm-sim", "0110", "-p", "machine=binary-increment", "--trace"]) == 0
     out = capsys.readouterr().out
-    assert "word: 0110   encoder tokens: 0 1 1 0 $   n = 5   d = 142" in out
+    assert (
+        "word: 0110 (4 symbols)   encoder tokens: 0 1 1 0 $ (1 special)   n = 5 positions   d = 142"
+        in out
+    )
     assert "   1  1@2        ST=1  pA=1/4  e1=1/4\n" in out
     assert (
         "   6  $@5        config 0: decoder holds right [0110 | ε]  =  machine right [0110 | ε]\n"

@@ -105,7 +105,7 @@ def test_run_check_exits_1_and_names_the_disagreement_when_float16_breaks(
         capsys, "run", "dyck", f"@{word}", "--backend", "torch", "--dtype", "float16", "--check"
     )
     assert code == 1
-    assert "word: " + "([])" * 7 + "([... (1200 symbols)   n = 1202" in out
+    assert "word: " + "([])" * 7 + "([... (1200 symbols)   n = 1202 positions" in out
     assert (
         "check: DISAGREES with the exact interpreter on the accept bit: float False, exact True"
         in out

@@ -69,3 +69,16 @@ def test_compile_to_a_file_says_what_it_wrote_once(
     assert (
         code == 0 and err == f"wrote {out}: crasp-majority compiled to 2 layers, 3 heads, 8 dims\n"
     )
+
+
+def test_run_gives_the_words_length_apart_from_the_special_tokens_and_the_positions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _main(capsys, "run", "brasp-contains-ab", "bbab")
+    assert code == 0
+    assert (
+        "word: bbab (4 symbols)   tokens: BOS b b a b EOS (2 special)   n = 6 positions"
+        in out.splitlines()
+    )
+    _, empty, _ = _main(capsys, "run", "parity", "")
+    assert "word: ε (0 symbols)   tokens: CLS (1 special)   n = 1 position" in empty.splitlines()

@@ -131,6 +131,25 @@ def cmd_run(args: argparse.Namespace, session: Session) -> int:
     return _run_network(args, None, c, values, source=c.name)
 
 
+def _positions(count: int) -> str:
+    return f"n = {count} position" + "s" * (count != 1)
+
+
+def _symbols(count: int) -> str:
+    return f"({count} symbol" + "s" * (count != 1) + ")"
+
+
+def _word_line(shown: str, word: Sequence[str], tokens: Sequence[str], what: str = "tokens") -> str:
+    """The word with its length, the tokens the network reads with the special ones counted
+    apart, and n: the positions (the ``n`` of the positional features, special tokens included)."""
+    specials = len(tokens) - len(word)
+    counted = f" ({specials} special)" if specials > 0 else ""
+    return (
+        f"word: {shown or 'ε'} {_symbols(len(word))}   {what}: {' '.join(tokens) or '(none)'}"
+        f"{counted}   {_positions(len(tokens))}"
+    )
+
+
 def _is_network_file(name: str) -> bool:
     return name.endswith(".json") or os.sep in name
 
@@ -352,9 +371,7 @@ def _run_word(
         return EXIT_OK
     print(f"{source} — {net.reference}")
     print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
-    print(
-        f"word: {record['word'] or 'ε'}   tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}"
-    )
+    print(_word_line(record["word"], word, trace.tokens))
     if args.trace:
         from .values import certified_text
 
@@ -654,14 +671,10 @@ def _run_torch(
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return code
-    shown_word = (
-        record["word"]
-        if len(word) <= 60
-        else f"{render(net.alphabet, word[:30])}... ({len(word)} symbols)"
-    )
+    shown_word = record["word"] if len(word) <= 60 else f"{render(net.alphabet, word[:30])}..."
     print(f"{source} — {net.reference}")
     print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
-    print(f"word: {shown_word or 'ε'}   n = {record['n']}")
+    print(f"word: {shown_word or 'ε'} {_symbols(len(word))}   {_positions(record['n'])}")
     where = f"torch {fb.dtype} on {fb.device}"
     if logit is not None:
         print(f"logit s = {record['output']}   ({where}: evidence, not proof)")
@@ -809,7 +822,7 @@ def _run_seq2seq(
     print(f"{source} — {net.reference}")
     print("params: " + (" ".join(f"{k}={v}" for k, v in record["params"].items()) or "(none)"))
     print(
-        f"word: {record['word'] or 'ε'}   encoder tokens: {' '.join(trace.tokens) or '(none)'}   n = {trace.n}   d = {len(net.dims)}"
+        _word_line(record["word"], word, trace.tokens, "encoder tokens") + f"   d = {len(net.dims)}"
     )
     if args.trace:
         _print_seq2seq_steps(steps, bool(machine))
