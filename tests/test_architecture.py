@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 PACKAGE = "netproof"
-SUBPACKAGES = ("symbolic", "verifier", "constructions")
+SUBPACKAGES = ("symbolic", "verifier", "constructions", "kernel")
 MAX_LINES = 1000
 ONE_PIECE = "one piece"  # the words a long module's docstring uses to say why it is not split
 
@@ -367,6 +367,49 @@ def test_symbolic_imports_only_the_standard_library_and_itself() -> None:
     assert offenders == [], "symbolic must import only the stdlib and itself:\n" + "\n".join(
         offenders
     )
+
+
+KERNEL_MAY_IMPORT = frozenset({"z3", "cvc5"})
+"""What ``netproof.kernel`` may import besides the standard library (``fractions`` included) and
+itself: the solvers' Python bindings. Nothing of netproof, nothing else."""
+
+
+def kernel_violations(root: Path = REPO) -> list[str]:
+    """Imports in ``netproof.kernel`` of anything but the stdlib, itself and the solvers."""
+    return [
+        str(imp)
+        for imp in all_imports(root)
+        if (imp.importer == "netproof.kernel" or imp.importer.startswith("netproof.kernel."))
+        and not (
+            (imp.top in STDLIB and imp.top != PACKAGE)
+            or imp.top in KERNEL_MAY_IMPORT
+            or imp.module == "netproof.kernel"
+            or imp.module.startswith("netproof.kernel.")
+        )
+    ]
+
+
+def test_the_kernel_imports_only_the_standard_library_and_the_solvers() -> None:
+    assert _imports_in("netproof.kernel")
+    assert kernel_violations() == [], (
+        "netproof.kernel must import nothing of netproof:\n" + "\n".join(kernel_violations())
+    )
+
+
+def test_a_planted_netproof_import_in_the_kernel_is_found(tmp_path: Path) -> None:
+    for what in (
+        "from netproof.symbolic import exact",
+        "import numpy",
+        "from ..verifier import smt",
+    ):
+        (tmp_path / "kernel").mkdir(exist_ok=True)
+        (tmp_path / "kernel" / "__init__.py").write_text(
+            "from .check import run\n", encoding="utf-8"
+        )
+        (tmp_path / "kernel" / "check.py").write_text(
+            f"import fractions\nimport z3\n\ndef run():\n    {what}\n", encoding="utf-8"
+        )
+        assert len(kernel_violations(tmp_path)) == 1, what
 
 
 def test_constructions_import_only_the_ir_the_claims_sympy_and_the_standard_library() -> None:

@@ -51,7 +51,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _packages_in_tree() -> set[str]:
     found = {"netproof"}
-    for sub in ("symbolic", "verifier", "constructions"):
+    for sub in ("symbolic", "verifier", "constructions", "kernel"):
         for init in (REPO / sub).rglob("__init__.py"):
             found.add(".".join(["netproof", *init.parent.relative_to(REPO).parts]))
     return found

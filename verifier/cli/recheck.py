@@ -55,6 +55,11 @@ def add_parser(sub: Any) -> None:
         "--json", action="store_true", help="print every log's outcome and answers as JSON"
     )
     p_recheck.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p_recheck.add_argument(
+        "--kernel",
+        action="store_true",
+        help="check with the independent kernel (netproof.kernel) instead: checked, refused or disagree",
+    )
     add_claim_options(p_recheck)
     p_recheck.add_argument(
         "--verbose",
@@ -81,6 +86,8 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(f"no .json proof logs under {' '.join(args.logs)}")
     if not wanted.everything:
         paths = _selected(paths, wanted, " ".join(args.logs))
+    if args.kernel:
+        return _kernel(paths, session, args.json)
     try:
         import cvc5  # noqa: F401
     except ImportError:
@@ -140,6 +147,35 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
             f"\n{summary['agree']} agree, {summary['disagree']} disagree, {summary['undecided']} undecided, "
             f"{summary['rejected']} rejected ({args.solver})"
         )
+    return code
+
+
+def _kernel(paths: list[str], session: Session, json_out: bool) -> int:
+    """``--kernel``: one line per record (``CHECKED``, ``REFUSED`` with what is outside the
+    kernel, ``DISAGREE``), then the counts per claim kind; exit 1 on a disagreement."""
+    from netproof.verifier.campaign.kernelrun import KernelRun, summary_lines
+
+    run = KernelRun(session.registry())
+    results = []
+    for path in paths:
+        r = run.check(path)
+        results.append(r)
+        if not json_out:
+            print(f"{r.outcome.upper():9} {path}  ({r.kind}: {r.detail})", flush=True)
+    code = EXIT_REFUTED if any(r.outcome == "disagree" for r in results) else EXIT_OK
+    if json_out:
+        logs = [
+            {"log": p, "outcome": r.outcome, "kind": r.kind, "detail": r.detail}
+            for p, r in zip(paths, results, strict=True)
+        ]
+        counts = {
+            o: sum(r.outcome == o for r in results) for o in ("checked", "refused", "disagree")
+        }
+        print(json.dumps({"logs": logs, "summary": {**counts, "exit_code": code}}, indent=2))
+    else:
+        print("\nthe kernel, per claim kind:")
+        for line in summary_lines(results):
+            print("  " + line)
     return code
 
 

@@ -1,0 +1,119 @@
+"""The kernel's checks of one proof record against one network file.
+
+A record is checked, refused (outside the kernel, with what is outside named) or found to
+disagree with what the kernel computes. What the kernel checks today:
+
+- a recognition claim's record whose verdict an exhaustive check establishes (``exhaustive
+  (…)``, alone or beside per-length queries): every word of the bound run through the kernel's
+  own interpreter (:mod:`.interpret`) and compared with the kernel's own definition of the
+  language (:mod:`.languages`). Rule (exhaustive proof): if every word w with lo ≤ |w| ≤ hi is
+  accepted exactly when it is in L, the claim "the network recognizes L on words of length lo..hi"
+  holds; the record's ``checked`` must be the number of those words. Rule (refutation): a word
+  on which acceptance and membership differ refutes the claim; the record's counterexample must
+  be the first such word in shortlex order (the shortest, then the first), as netproof records it.
+
+Everything else is refused, naming the claim kind and method: proofs by solver queries (per
+length, lemmas, every length) are the kernel's next rules; value, trace and simulation claims
+need definitions the kernel does not have.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .interpret import run
+from .languages import language
+from .netfile import KernelError, Refused, loads, loads_json
+
+MAX_WORDS = 50_000
+"""The most words an exhaustive record may hold for the kernel to run them all (its interpreter
+is plain Python: about a millisecond a word for the small networks, more for deep ones)."""
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    """``outcome``: ``checked``, ``refused`` or ``disagree``; ``kind``: the claim kind;
+    ``detail``: what was checked, what is outside the kernel, or what differs."""
+
+    outcome: str
+    kind: str
+    detail: str
+
+
+def _words(alphabet: tuple[str, ...], lo: int, hi: int) -> Any:
+    """Every word with lo ≤ |w| ≤ hi, shortest first, each length in the alphabet's order."""
+    for n in range(lo, hi + 1):
+        yield from itertools.product(alphabet, repeat=n)
+
+
+def _render(alphabet: tuple[str, ...], word: tuple[str, ...]) -> str:
+    return "".join(word) if all(len(s) == 1 for s in alphabet) else " ".join(word)
+
+
+def check_exhaustive(rec: dict[str, Any], net: Any, max_words: int) -> str:
+    """The exhaustive rules of the module docstring; the detail of what was checked, or KernelError
+    (the record disagrees), or Refused."""
+    bound = rec.get("bound")
+    if not isinstance(bound, dict):
+        raise Refused("an exhaustive record without a bound")
+    lo, hi = bound["min_len"], bound["max_len"]
+    if not (isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi):
+        raise KernelError(f"bound {bound} is not 0 <= min_len <= max_len")
+    count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
+    if count > max_words:
+        raise Refused(f"{count:,} words, more than the kernel's budget of {max_words:,}")
+    member = language(rec["claim"]["statement"], net.alphabet)
+    verdict = rec["verdict"]
+    for w in _words(net.alphabet, lo, hi):
+        accepted, want = run(net, w) > 0, member(w)
+        if accepted != want:
+            shown = _render(net.alphabet, w)
+            if verdict != "refuted":
+                raise KernelError(
+                    f"the record says {verdict}, but the network {'accepts' if accepted else 'rejects'} "
+                    f"{shown or 'ε'!r}, which is {'' if want else 'not '}in the language"
+                )
+            if rec.get("counterexample") != shown:
+                raise KernelError(
+                    f"counterexample {rec.get('counterexample')!r}, but the first word the network "
+                    f"misclassifies is {shown!r}"
+                )
+            return f"refuted: {shown or 'ε'!r} misclassified, every shorter word right"
+    if verdict != "proved":
+        raise KernelError(f"the record says {verdict}, but every one of the {count} words is right")
+    if rec.get("checked") != count:
+        raise KernelError(f"checked={rec.get('checked')!r}, but the bound holds {count} words")
+    return f"proved: all {count} words with {lo} <= |w| <= {hi}, each accepted iff in the language"
+
+
+def check_record(
+    record: str | Path, network: str | Path, *, max_words: int = MAX_WORDS
+) -> KernelResult:
+    """Check the proof record at ``record`` against the network file at ``network``."""
+    try:
+        rec = loads_json(Path(record).read_text(encoding="utf-8"))
+        claim = rec["claim"]
+        kind, method = str(claim["kind"]), str(rec["method"])
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        return KernelResult("disagree", "?", f"the record cannot be read: {exc}")
+    try:
+        fp = (rec.get("network") or {}).get("fingerprint")
+        if fp is None:
+            raise Refused("a per-length family of networks (one fingerprint per length)")
+        net = loads(Path(network).read_text(encoding="utf-8"))
+        if net.fingerprint != fp:
+            raise KernelError(
+                f"the network file is {net.fingerprint[:16]}…, the record's network {str(fp)[:16]}…"
+            )
+        if rec.get("verdict") not in ("proved", "refuted"):
+            raise Refused(f"verdict {rec.get('verdict')!r}: nothing to check")
+        if kind == "Recognizes" and method.startswith("exhaustive ("):
+            return KernelResult("checked", kind, check_exhaustive(rec, net, max_words))
+        raise Refused(f"claim kind {kind} by {method}")
+    except Refused as exc:
+        return KernelResult("refused", kind, f"outside the kernel: {exc}")
+    except KernelError as exc:
+        return KernelResult("disagree", kind, str(exc))

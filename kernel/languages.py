@@ -1,0 +1,73 @@
+"""The kernel's own definitions of the languages a recognition claim names, each a few lines of
+plain Python, matched to a claim by its exact statement (a statement the kernel does not know is
+refused, never guessed)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .netfile import Refused
+
+Language = Callable[[tuple[str, ...]], bool]
+BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
+
+
+def dyck(k: int, depth: int | None) -> Language:
+    """Balanced words over the first k bracket pairs, nested at most ``depth`` deep (None: any)."""
+    opens = dict(BRACKETS[:k])
+
+    def member(w: tuple[str, ...]) -> bool:
+        stack: list[str] = []
+        for s in w:
+            if s in opens:
+                stack.append(opens[s])
+                if depth is not None and len(stack) > depth:
+                    return False
+            elif not stack or stack.pop() != s:
+                return False
+        return not stack
+
+    return member
+
+
+FIXED: dict[str, Language] = {
+    "accepts exactly the words of PARITY (words over {0,1} with an odd number of 1s)": lambda w: (
+        w.count("1") % 2 == 1
+    ),
+    "accepts exactly the words of FIRST (words over {0,1} whose first symbol is 1)": lambda w: (
+        w[:1] == ("1",)
+    ),
+}
+COMPILED: dict[str, Language] = {
+    "AMBM (a^m b^m, m >= 0)": lambda w: (
+        len(w) % 2 == 0 and w == ("a",) * (len(w) // 2) + ("b",) * (len(w) // 2)
+    ),
+    "A_MINUS_2B (#a = 2·#b)": lambda w: w.count("a") == 2 * w.count("b"),
+    "DYCK1 (balanced brackets)": dyck(1, None),
+    "DYCK1_ENDS_CLOSE (non-empty balanced brackets)": lambda w: len(w) > 0 and dyck(1, None)(w),
+    "MAJORITY (more a's than b's)": lambda w: w.count("a") > w.count("b"),
+}
+_COMPILED = re.compile(
+    r"the compiled network accepts exactly the words of (.+); with network=program, "
+    r"program \w+ accepts exactly them"
+)
+_DYCK = re.compile(
+    r"the \(D\+1\)-layer network accepts γuω iff u ∈ Dyck\((\d+),(\d+)\)( \(as printed: [^()]*\))?"
+)  # "as printed" names the paper's network variant; the language is the same
+
+
+def language(statement: str, alphabet: tuple[str, ...]) -> Language:
+    """The language a recognition claim's statement names, over ``alphabet``, or Refused."""
+    if statement in FIXED and alphabet == ("0", "1"):
+        return FIXED[statement]
+    m = _COMPILED.fullmatch(statement)
+    if m and m.group(1) in COMPILED:
+        return COMPILED[m.group(1)]
+    m = _DYCK.fullmatch(statement)
+    if m and 1 <= int(m.group(1)) <= len(BRACKETS):
+        k = int(m.group(1))
+        if alphabet != tuple(s for pair in BRACKETS[:k] for s in pair):
+            raise Refused(f"Dyck({k}, ·) over the alphabet {alphabet}, not the kernel's brackets")
+        return dyck(k, int(m.group(2)))
+    raise Refused(f"a recognition claim the kernel has no language for: {statement[:80]!r}")

@@ -1,0 +1,83 @@
+"""``netproof recheck --kernel``: proof records checked by the independent kernel
+(:mod:`netproof.kernel`), each against the network file of its construction and parameters.
+
+The kernel reads files only; this module makes the network file it needs (the construction
+rebuilt from the record's parameters and written in the network file format, once per
+construction and parameters, into a temporary folder) and hands both files over. The kernel then
+checks that the file's fingerprint is the record's: a record about another network disagrees.
+
+May import the kernel, the IR's network files and the vocabulary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from netproof.kernel import KernelResult, check_record
+from netproof.verifier.claims import Construction
+
+__all__ = ["KernelRun", "summary_lines"]
+
+
+class KernelRun:
+    """Records checked by the kernel, with their network files written once per construction
+    and parameters into ``folder`` (a temporary folder of its own by default)."""
+
+    def __init__(self, registry: Mapping[str, Construction], folder: str | None = None) -> None:
+        self.registry = registry
+        self.folder = folder or tempfile.mkdtemp(prefix="netproof-kernel-")
+        self._files: dict[str, str | KernelResult] = {}
+
+    def network_file(self, rec: Mapping[str, Any]) -> str | KernelResult:
+        """The path of the network file of ``rec``'s construction and parameters, or the
+        kernel's refusal when there is none."""
+        from netproof.symbolic.netfile import dumps
+
+        key = json.dumps([rec.get("construction"), rec.get("params")], sort_keys=True)
+        if key in self._files:
+            return self._files[key]
+        kind = str((rec.get("claim") or {}).get("kind"))
+        c = self.registry.get(str(rec.get("construction")))
+        got: str | KernelResult
+        try:
+            if c is None:
+                raise ValueError(f"no construction {rec.get('construction')!r}")
+            if c.per_length:
+                raise ValueError("a network per word length")
+            text = dumps(c.network(c.parse_params(rec.get("params") or {})))
+            got = os.path.join(self.folder, f"net{len(self._files)}.json")
+            with open(got, "w", encoding="utf-8") as f:
+                f.write(text)
+        except (ValueError, TypeError, KeyError) as exc:
+            got = KernelResult("refused", kind, f"outside the kernel: no network file ({exc})")
+        self._files[key] = got
+        return got
+
+    def check(self, path: str) -> KernelResult:
+        """The kernel's result on the record at ``path``."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                rec = json.load(f)
+        except (OSError, ValueError) as exc:
+            return KernelResult("disagree", "?", f"the record cannot be read: {exc}")
+        net = self.network_file(rec if isinstance(rec, dict) else {})
+        if isinstance(net, KernelResult):
+            return net
+        return check_record(path, net)
+
+
+def summary_lines(results: Sequence[KernelResult]) -> list[str]:
+    """Per claim kind: how many records the kernel checked, refused, found to disagree."""
+    per: dict[str, Counter[str]] = {}
+    for r in results:
+        per.setdefault(r.kind, Counter())[r.outcome] += 1
+    return [
+        f"{kind:16} {n['checked']:4} checked  {n['refused']:4} refused (outside the kernel)  "
+        f"{n['disagree']:3} disagree"
+        for kind, n in sorted(per.items())
+    ]
