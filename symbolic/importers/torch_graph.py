@@ -392,19 +392,54 @@ def _target_text(node: Any) -> str:
     return f"{mod}.{getattr(t, '__name__', repr(t))}".lstrip(".")
 
 
+_FACTORIES = ("ones", "zeros", "full", "empty", "eye", "rand", "randn", "ones_like", "zeros_like")
+"""torch functions whose C signature refuses an fx proxy as a size (``torch.ones(n, n)`` with n a
+traced shape): wrapped while tracing so that they become graph nodes like any other call."""
+
+
 def _tracer(model: Any) -> Any:
     """The fx graph of ``model``: every standard ``torch.nn`` module is one node (fx's default),
-    the user's own modules are traced through."""
+    the user's own modules are traced through; tensor factories of a traced size are recorded."""
+    import torch
     import torch.fx as fx
 
+    tracer = fx.Tracer()
+    saved = {name: getattr(torch, name) for name in _FACTORIES}
+
+    def wrapped(fn: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if any(isinstance(a, fx.Proxy) for a in _flat(args, kwargs)):
+                return tracer.create_proxy("call_function", fn, args, kwargs)
+            return fn(*args, **kwargs)
+
+        return call
+
     try:
-        return fx.symbolic_trace(model)
+        for name, fn in saved.items():
+            setattr(torch, name, wrapped(fn))
+        graph = tracer.trace(model)
+        return fx.GraphModule(tracer.root, graph, type(model).__name__)
     except Exception as exc:
         raise ImporterError(
             f"torch.fx could not trace {type(model).__name__}.forward: {type(exc).__name__}: "
             f"{str(exc).splitlines()[0] if str(exc) else ''} (control flow on token values cannot "
             "be traced; a branch on a shape can: write it with x.shape)"
         ) from None
+    finally:
+        for name, fn in saved.items():
+            setattr(torch, name, fn)
+
+
+def _flat(*values: Any) -> list[Any]:
+    out: list[Any] = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            out += _flat(*v)
+        elif isinstance(v, dict):
+            out += _flat(*v.values())
+        else:
+            out.append(v)
+    return out
 
 
 def graph_of_module(

@@ -52,9 +52,12 @@ class FaithReport:
             f"{k}: largest gap {self.gaps[k]:.2g} (tolerance {self.tolerances[k]:.2g}·(1+|y|))"
             for k in self.gaps
         )
+        sampled = (
+            f", {self.sampled} random words of length <= {self.max_len}" if self.sampled else ""
+        )
         return (
-            f"faithful on {self.words} words (every word of length <= {self.exhaustive_to}, "
-            f"{self.sampled} random words of length <= {self.max_len}); {runs}"
+            f"faithful on {self.words} words (every word of length <= {self.exhaustive_to}"
+            f"{sampled}); {runs}"
         )
 
 
@@ -114,14 +117,16 @@ def check_faithful(
     the gate's words (:func:`gate_words`); an :class:`UnfaithfulImportError` names the first word
     whose output lies further than ``√eps·(1 + |y|)`` from the enclosure, and both values."""
     words, short = gate_words(net.alphabet, max_len, budget=budget, samples=samples, seed=seed)
+    emb = net.embedding
+    if not (getattr(emb, "prefix", ()) or getattr(emb, "suffix", ())):
+        words = [w for w in words if w]  # the empty word gives such a model no token at all
     bounds = _enclose(net, words)
     report = FaithReport(
         words=len(words),
         exhaustive_to=short,
-        sampled=len(words) - (len(words) and 0),
+        sampled=sum(1 for w in words if len(w) > short),
         max_len=max_len,
     )
-    report.sampled = sum(1 for w in words if len(w) > short)
     for label, (run, eps) in runs.items():
         tol = eps**0.5
         ys = list(run(words))

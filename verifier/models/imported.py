@@ -83,6 +83,7 @@ def import_torch(
     compare: bool = True,
     name: str | None = None,
     samples: int = 32,
+    budget: int = 256,
 ) -> Imported:
     """Import ``model`` (an ``nn.Module`` or a model file, see
     :func:`netproof.symbolic.importers.torch_files.load_module_file`) for words of up to
@@ -120,5 +121,5 @@ def import_torch(
         }
         if own != torch.float64:
             runs[str(own).removeprefix("torch.")] = (imported.run, dtype_eps(own))
-        imported.faith = check_faithful(net, runs, max_len=max_len, samples=samples)
+        imported.faith = check_faithful(net, runs, max_len=max_len, samples=samples, budget=budget)
     return imported
