@@ -301,7 +301,7 @@ def format_trace(
     table within ``width`` characters."""
     shown = value if value is not None else (lambda v: value_text(v, 3))
     word = "".join(trace.word) if all(len(s) == 1 for s in trace.word) else " ".join(trace.word)
-    head = f"trace of {network_title(trace.network)} on {word or 'ε'!r} ({trace.backend}, n = {trace.n})"
+    head = f"trace of {network_title(trace.network)} on {repr(word) if word else 'ε'} ({trace.backend}, n = {trace.n})"
     if trace.output is not None:
         head += f": output {value_text(trace.output) if value is None else value(trace.output)}"
     if trace.accepted is not None:

@@ -58,8 +58,13 @@ from .crasp_lemmas import crasp_lemmas, program_counters
 
 __all__ = ["brasp_claims", "crasp_claims", "program_construction", "words_upto"]
 
-REFERENCE_B = "Yang, Chiang & Angluin 2024 (B-RASP); shared/specs/rasp.md"
-REFERENCE_C = "Yang & Chiang 2024 (C-RASP); shared/specs/rasp.md"
+REFERENCE_B = "Yang, Chiang & Angluin 2024 (B-RASP); docs/rasp-semantics.md#b-rasp"
+REFERENCE_C = "Yang & Chiang 2024 (C-RASP); docs/rasp-semantics.md#c-rasp"
+
+
+def _shown(w: Word) -> str:
+    """A word in a message: quoted, or ε (unquoted) for the empty word."""
+    return repr("".join(w)) if w else "ε"
 
 
 def words_upto(alphabet: tuple[str, ...], max_len: int) -> Iterator[Word]:
@@ -77,7 +82,7 @@ def _agrees(
             cases += 1
             if accepts(program, w) != lang.contains(w):
                 return cases, (
-                    f"on {''.join(w) or 'the empty word'!r} the program says {accepts(program, w)} "
+                    f"on {_shown(w)} the program says {accepts(program, w)} "
                     f"and {lang.name} says {lang.contains(w)}"
                 )
         return cases, None
@@ -182,7 +187,7 @@ def _same_automata(
             return pairs, None
         w = tuple(program.alphabet[a] for a in word)
         return pairs, (
-            f"on {''.join(w) or 'the empty word'!r} the program says {brasp.accepts(program, w)} "
+            f"on {_shown(w)} the program says {brasp.accepts(program, w)} "
             f"and {language.name}'s automaton says {reference.accepts(word)}"
         )
 

@@ -279,3 +279,21 @@ def test_the_no_ties_claim_is_refuted_when_a_head_loses_its_position_tie_break()
     )
     verdict = check(Job(construction, {}), claim)
     assert isinstance(verdict, Refuted) and "keys tie for the top score" in verdict.detail
+
+
+def test_a_program_wrong_on_the_empty_word_is_refuted_naming_it_as_epsilon_unquoted() -> None:
+    from netproof.verifier.claims import Language
+
+    opening, closing = C.token("("), C.token(")")
+    program = C.Program(
+        "dyck1-no-empty", ("(", ")"), output=C.count(opening).eq(C.count(closing)), empty=False
+    )
+    language = Language(
+        name="EVEN", alphabet=("(", ")"), contains=lambda w: w.count("(") == w.count(")")
+    )
+    claim = next(
+        c for c in crasp_claims(program, language, max_len=2) if c.id == "program=language"
+    )
+    verdict = check(Job(program_construction("no-empty", program), {}), claim)
+    assert isinstance(verdict, Refuted)
+    assert "on ε the program says False and EVEN says True" in verdict.detail

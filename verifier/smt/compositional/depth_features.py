@@ -543,7 +543,8 @@ def prove_allowed_next(
         if word is not None:
             return DepthOutcome(
                 Unknown(
-                    METHOD, f"the prefix {''.join(word) or 'ε'!r} breaks the claim (of some length)"
+                    METHOD,
+                    f"the prefix {repr(''.join(word)) if ''.join(word) else 'ε'} breaks the claim (of some length)",
                 ),
                 tree,
                 True,
@@ -814,7 +815,7 @@ def _lemmas(
             nodes.append(
                 LemmaNode(
                     name="readout by depth features",
-                    statement=f"undecided on {''.join(word) or 'ε'!r}: {exc}",
+                    statement=f"undecided on {repr(''.join(word)) if ''.join(word) else 'ε'}: {exc}",
                     verdict="unknown",
                 )
             )
@@ -827,7 +828,7 @@ def _lemmas(
             nodes.append(
                 LemmaNode(
                     name="readout by depth features",
-                    statement=f"the prefix {''.join(word) or 'ε'!r} gets {sorted(got)}",
+                    statement=f"the prefix {repr(''.join(word)) if ''.join(word) else 'ε'} gets {sorted(got)}",
                     verdict="refuted",
                 )
             )
@@ -985,7 +986,7 @@ def _length_aware_readout(
                     nodes.append(
                         LemmaNode(
                             name="readout by depth features",
-                            statement=f"undecided after {''.join(word) or 'ε'!r} at n − i = {m}: {exc}",
+                            statement=f"undecided after {repr(''.join(word)) if ''.join(word) else 'ε'} at n − i = {m}: {exc}",
                             verdict="unknown",
                         )
                     )
@@ -996,7 +997,7 @@ def _length_aware_readout(
                     nodes.append(
                         LemmaNode(
                             name="readout by depth features",
-                            statement=f"after {''.join(word) or 'ε'!r} at n − i = {m} the network allows {sorted(got)}",
+                            statement=f"after {repr(''.join(word)) if ''.join(word) else 'ε'} at n − i = {m} the network allows {sorted(got)}",
                             verdict="refuted",
                         )
                     )
@@ -1011,7 +1012,7 @@ def _length_aware_readout(
                     nodes.append(
                         LemmaNode(
                             name="readout by depth features",
-                            statement=f"undecided after {''.join(word) or 'ε'!r} for n − i >= {M}",
+                            statement=f"undecided after {repr(''.join(word)) if ''.join(word) else 'ε'} for n − i >= {M}",
                             verdict="unknown",
                         )
                     )
@@ -1024,7 +1025,7 @@ def _length_aware_readout(
                 nodes.append(
                     LemmaNode(
                         name="readout by depth features",
-                        statement=f"after {''.join(word) or 'ε'!r} for every n − i >= {M} the network allows {sorted(got)}",
+                        statement=f"after {repr(''.join(word)) if ''.join(word) else 'ε'} for every n − i >= {M} the network allows {sorted(got)}",
                         verdict="refuted",
                     )
                 )

@@ -142,7 +142,7 @@ def _value_by_classes(
     if query.result == "sat":
         word = enc.word_of(model)
         replay_value(net, claim, job.alphabet, word, METHOD)
-        return f"position classes give the word {render(job.alphabet, word) or 'ε'!r}, so the lengths are tried one by one for the shortest"
+        return f"position classes give the word {repr(render(job.alphabet, word)) if render(job.alphabet, word) else 'ε'}, so the lengths are tried one by one for the shortest"
     return f"position classes: z3 {query.reason or 'unknown'}"
 
 
