@@ -188,8 +188,8 @@ class Network:
     def __repr__(self) -> str:
         """One line: the kind, the size and the name (the whole form: ``print(pretty(net))``)."""
         return (
-            f"<Network {_title(self.name, self.params)}: {len(self.layers)} sublayers, "
-            f"{_heads(self.layers)} heads, {len(self.dims)} dims>"
+            f"<Network {_title(self.name, self.params)}: {_count(len(self.layers), 'sublayer')}, "
+            f"{_count(_heads(self.layers), 'head')}, {_count(len(self.dims), 'dim')}>"
         )
 
     def _repr_html_(self) -> str:
@@ -199,6 +199,11 @@ class Network:
 
 def _title(name: str, params: tuple[tuple[str, str], ...]) -> str:
     return name + (f"({', '.join(f'{k}={v}' for k, v in params)})" if params else "")
+
+
+def _count(k: int, what: str) -> str:
+    """``1 head``, ``2 heads``: a count with its noun in the number it takes."""
+    return f"{k} {what}" if k == 1 else f"{k} {what}s"
 
 
 def _heads(layers: tuple[Sublayer, ...]) -> int:
@@ -268,8 +273,10 @@ class Seq2Seq:
             *(s for d in self.decoder for s in (d.self_attention, d.cross_attention, d.ffn)),
         )
         return (
-            f"<Seq2Seq {_title(self.name, self.params)}: {len(self.encoder)} encoder sublayers, "
-            f"{len(self.decoder)} decoder layers, {_heads(layers)} heads, {len(self.dims)} dims>"
+            f"<Seq2Seq {_title(self.name, self.params)}: "
+            f"{_count(len(self.encoder), 'encoder sublayer')}, "
+            f"{_count(len(self.decoder), 'decoder layer')}, {_count(_heads(layers), 'head')}, "
+            f"{_count(len(self.dims), 'dim')}>"
         )
 
     def _repr_html_(self) -> str:

@@ -101,3 +101,27 @@ def test_a_refuted_verdict_shows_its_counterexample_in_a_notebook() -> None:
         "<th>counterexample</th><td>&#x27;()&#x27;</td>" in page
         and "<th>value logit</th><td>1/2</td>" in page
     )
+
+
+def test_a_one_line_repr_puts_each_count_in_the_number_it_takes() -> None:
+    from netproof.symbolic import Network, classifier, token_embedding
+    from netproof.symbolic.gadgets import attention, sublayers, uniform_average
+
+    ones = uniform_average("ones", {"frac": {"is1": 1}}, mask="none")
+    net = Network(
+        name="demo",
+        dims=("is1", "frac"),
+        embedding=token_embedding(("0", "1"), {"0": {}, "1": {"is1": 1}}),
+        layers=sublayers(attention("count", ones)),
+        readout=classifier({"frac": 1}, bias="-1/2"),
+    )
+    assert repr(net) == "<Network demo: 1 sublayer, 1 head, 2 dims>"
+
+
+def test_a_trace_of_the_empty_word_names_it_epsilon_without_quotes() -> None:
+    from netproof.symbolic.display import format_trace
+    from netproof.symbolic.exact import run
+
+    assert format_trace(run(parity_transformer(), "")).startswith(
+        "trace of parity(c=ln(2)) on ε (exact, n = 1)"
+    )
