@@ -254,7 +254,9 @@ def _state_lines(
         ]
     hidden = 0 if max_dims is None else len(shown) - max_dims
     shown = shown if max_dims is None else shown[:max_dims]
-    name_width = max([5, *(len(d) for d in shown)])
+    # a dim named like a header row ("i", "token") is labelled "dim i": no two rows read "i"
+    labels = [f"dim {d}" if d in _HEADER_ROWS else d for d in shown]
+    name_width = max([5, *(len(label) for label in labels)])
     table = [[str(p) for p in positions[: len(state.rows)]], [_cut(t) for t in tokens]]
     table += [[_cut(value(row[dims.index(d)]), 2 * CELL) for row in state.rows] for d in shown]
     cols = [max(len(r[c]) for r in table) for c in range(len(state.rows))]
@@ -271,7 +273,7 @@ def _state_lines(
     for block in blocks:
         if len(blocks) > 1:
             lines.append(f"  positions {positions[block[0]]}–{positions[block[-1]]}:")
-        for name, cells in zip(["i", "token", *shown], table, strict=True):
+        for name, cells in zip([*_HEADER_ROWS, *labels], table, strict=True):
             lines.append(
                 f"  {name:<{name_width}} " + " ".join(f"{cells[c]:>{cols[c]}}" for c in block)
             )
@@ -280,6 +282,9 @@ def _state_lines(
     if not shown:
         lines.append("  (every dim is 0)")
     return lines
+
+
+_HEADER_ROWS = ("i", "token")  # the rows above a state table's dims: positions, tokens
 
 
 def format_trace(

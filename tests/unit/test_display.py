@@ -125,3 +125,33 @@ def test_a_trace_of_the_empty_word_names_it_epsilon_without_quotes() -> None:
     assert format_trace(run(parity_transformer(), "")).startswith(
         "trace of parity(c=ln(2)) on ε (exact, n = 1)"
     )
+
+
+def test_a_dim_named_like_a_header_row_is_labelled_as_a_dim_so_no_two_rows_read_i() -> None:
+    from netproof.symbolic import Network, classifier, token_embedding
+    from netproof.symbolic.display import format_trace
+    from netproof.symbolic.exact import run
+    from netproof.symbolic.gadgets import attention, select_position, sublayers
+
+    embedding = token_embedding(
+        ("0", "1"), {"0": {}, "1": {"is1": 1}}, positional={"i": "i"}, index_base=1
+    )
+    first = select_position("first", key_dim="i", query=1, values={"w1": {"is1": 1}})
+    net = Network(
+        name="demo",
+        dims=("is1", "i", "w1"),
+        embedding=embedding,
+        layers=sublayers(attention("look", first)),
+        readout=classifier("w1", position=-1),
+    )
+    lines = format_trace(run(net, "10")).splitlines()
+    table = lines[
+        lines.index("state after 'look' (dims not zero everywhere; columns are positions):") + 1 :
+    ]
+    assert [line[:8] for line in table[:5]] == [
+        "  i     ",
+        "  token ",
+        "  is1   ",
+        "  dim i ",
+        "  w1    ",
+    ]
