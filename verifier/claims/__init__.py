@@ -73,6 +73,7 @@ from .kinds import (
     StateValue,
     TieRuleFree,
     TraceProperty,
+    UniqueSelections,
     ValueIs,
 )
 from .languages import Automaton, Language, SequenceTask, StackAutomaton, Word
@@ -132,6 +133,7 @@ __all__ = [
     "TieRuleFree",
     "TraceProperty",
     "UniformCount",
+    "UniqueSelections",
     "Unknown",
     "ValueIs",
     "Verdict",

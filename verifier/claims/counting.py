@@ -29,10 +29,20 @@ May import: the standard library only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Atom", "CountComparison", "CounterAutomaton", "CounterRule", "UniformCount", "linear"]
+__all__ = [
+    "Atom",
+    "CountComparison",
+    "CounterAutomaton",
+    "CounterRule",
+    "UniformCount",
+    "linear",
+    "parse_guard",
+]
 
 Atom = tuple[tuple[int, ...], int]
 """A linear constraint Σ_k coef_k·c_k ≥ bound over a counter automaton's counters: (the
@@ -66,6 +76,44 @@ def linear(
     if op == "==":
         return ((row, bound), (neg, -bound))
     raise ValueError(f"linear: op={op!r} is not one of >=, >, <=, <, ==")
+
+
+_TERM = re.compile(r"\s*([+-]?)\s*(\d*)\s*\*?\s*([A-Za-z_][A-Za-z_0-9]*)?\s*")
+_COMPARISON = re.compile(r"^(.*?)(>=|<=|==|>|<)\s*([+-]?\d+)\s*$")
+
+
+def parse_guard(counters: Sequence[str], text: str) -> tuple[Atom, ...]:
+    """A guard written as text: linear comparisons of counters with an integer on the right,
+    joined by ``and`` (``"d >= 1 and 2*a - b == 0"``; ``""`` is always true).
+
+    >>> parse_guard(("a", "b"), "2*a - b == 0 and a > 0")
+    (((2, -1), 0), ((-2, 1), 0), ((1, 0), 1))
+    """
+    atoms: list[Atom] = []
+    for part in [p for p in re.split(r"\band\b", text) if p.strip()]:
+        m = _COMPARISON.match(part.strip())
+        if m is None:
+            raise ValueError(
+                f"guard {text!r}: {part.strip()!r} is not a comparison; write e.g. 'd >= 1' or '2*a - b == 0'"
+            )
+        left, op, bound = m.group(1), m.group(2), int(m.group(3))
+        coefs: dict[str, int] = {}
+        pos, left = 0, left.strip()
+        while pos < len(left):
+            t = _TERM.match(left, pos)
+            if t is None or t.end() == pos or t.group(3) is None:
+                raise ValueError(
+                    f"guard {text!r}: {left!r} is not a sum of counters with integer factors; write e.g. '2*a - b'"
+                )
+            factor = int(t.group(2) or 1) * (-1 if t.group(1) == "-" else 1)
+            if pos > 0 and not t.group(1):
+                raise ValueError(f"guard {text!r}: a + or - is missing before {t.group(3)!r}")
+            coefs[t.group(3)] = coefs.get(t.group(3), 0) + factor
+            pos = t.end()
+        if not coefs:
+            raise ValueError(f"guard {text!r}: {part.strip()!r} compares no counter")
+        atoms.extend(linear(counters, coefs, op, bound))
+    return tuple(atoms)
 
 
 def holds(guard: Sequence[Atom], values: Sequence[int]) -> bool:
@@ -138,6 +186,112 @@ class CounterAutomaton:
                 raise ValueError(
                     f"CounterAutomaton accepting state {q} is outside 0..{self.states - 1}"
                 )
+
+    @classmethod
+    def from_automaton(cls, dfa: Any) -> CounterAutomaton:
+        """A finite automaton (:class:`~netproof.verifier.claims.Automaton`) as a counter
+        automaton with no counters: the same language, for the proofs that compare counter
+        automata (a regular reference of a C-RASP program). States from which no accepting state
+        can be reached are left out (a word that enters one is rejected because no rule applies,
+        as before); the others keep their order, the start state first.
+
+        >>> from netproof.verifier.claims import Automaton
+        >>> even_a = Automaton(states=2, start=0, accepting=frozenset({0}), delta=((1, 0), (0, 1)))
+        >>> ca = CounterAutomaton.from_automaton(even_a)
+        >>> ca.counters, [ca.accepts(w) for w in ((), (0,), (0, 1, 0))]
+        ((), [True, False, True])
+        """
+        symbols = len(dfa.delta[0]) if dfa.delta else 0
+        alive = set(dfa.accepting)
+        grown = True
+        while grown:
+            grown = False
+            for q in range(dfa.states):
+                if q not in alive and any(t in alive for t in dfa.delta[q]):
+                    alive.add(q)
+                    grown = True
+        keep = [dfa.start] + [q for q in range(dfa.states) if q in alive and q != dfa.start]
+        number = {q: k for k, q in enumerate(keep)}
+        rules = tuple(
+            CounterRule(state=number[q], symbol=a, guard=(), target=number[t], add=())
+            for q in keep
+            if q in alive
+            for a, t in enumerate(dfa.delta[q])
+            if t in alive
+        )
+        accepting = tuple((number[q], ()) for q in keep if q in dfa.accepting)
+        return cls(
+            states=len(keep),
+            counters=(),
+            symbols=max(symbols, 1),
+            start=0,
+            rules=rules,
+            accepting=accepting,
+        )
+
+    @classmethod
+    def from_steps(
+        cls,
+        alphabet: Sequence[str],
+        counters: Sequence[str],
+        steps: Sequence[tuple[str, str, str, str, Mapping[str, int]]],
+        accept: Sequence[tuple[str, str]],
+        start: str | None = None,
+    ) -> CounterAutomaton:
+        """A counter automaton written with names: ``steps`` are (state, symbol, guard, target,
+        increments), tried in order (the first whose state and symbol match and whose guard
+        holds is taken; none: the word is rejected); a guard is linear comparisons of counters
+        joined by ``and`` (``"d >= 1"``, ``"2*a - b == 0 and a > 0"``; ``""``: always);
+        increments map counter names to what the step adds (missing: 0); ``accept`` lists
+        (state, guard) pairs; ``start`` is the start state (default: the first step's state).
+        States are numbered in order of first mention, symbols by their place in ``alphabet``.
+
+        Dyck-1 (balanced brackets): one state, one counter, the depth.
+
+        >>> dyck1 = CounterAutomaton.from_steps(
+        ...     alphabet=("(", ")"),
+        ...     counters=("d",),
+        ...     steps=[("q", "(", "", "q", {"d": 1}), ("q", ")", "d >= 1", "q", {"d": -1})],
+        ...     accept=[("q", "d == 0")],
+        ... )
+        >>> [dyck1.accepts(w) for w in ((), (0, 1), (1, 0), (0, 0, 1))]
+        [True, True, False, False]
+        """
+        names: dict[str, int] = {}
+        order = ([start] if start is not None else []) + [s[0] for s in steps]
+        for st in [*order, *(s[3] for s in steps), *(a[0] for a in accept)]:
+            names.setdefault(st, len(names))
+        index = {a: k for k, a in enumerate(alphabet)}
+        rules = []
+        for state, symbol, guard, target, add in steps:
+            if symbol not in index:
+                raise ValueError(
+                    f"CounterAutomaton.from_steps: the step ({state!r}, {symbol!r}, ...) reads {symbol!r}, not a "
+                    f"symbol of the alphabet {tuple(alphabet)}"
+                )
+            unknown = sorted(set(add) - set(counters))
+            if unknown:
+                raise ValueError(
+                    f"CounterAutomaton.from_steps: the step ({state!r}, {symbol!r}, ...) adds to {unknown}, not "
+                    f"among the counters {tuple(counters)}"
+                )
+            rules.append(
+                CounterRule(
+                    state=names[state],
+                    symbol=index[symbol],
+                    guard=parse_guard(counters, guard),
+                    target=names[target],
+                    add=tuple(int(add.get(c, 0)) for c in counters),
+                )
+            )
+        return cls(
+            states=len(names),
+            counters=tuple(counters),
+            symbols=len(alphabet),
+            start=names[order[0]] if order else 0,
+            rules=tuple(rules),
+            accepting=tuple((names[q], parse_guard(counters, g)) for q, g in accept),
+        )
 
     def run(self, word_indices: Sequence[int]) -> tuple[int, tuple[int, ...]] | None:
         """The control state and counters after the word, or None where no rule applied."""

@@ -317,7 +317,8 @@ a dead state); a larger Dyck(k, D) gives only its :class:`StackAutomaton` (Dyck(
 
 
 def _stacks(k: int, D: int) -> int:
-    return sum(k**h for h in range(D + 1)) + 1
+    stacks: int = sum(k**h for h in range(D + 1)) + 1
+    return stacks
 
 
 def dyck_stack(k: int, D: int) -> StackAutomaton:

@@ -77,6 +77,7 @@ __all__ = [
     "StateValue",
     "TieRuleFree",
     "TraceProperty",
+    "UniqueSelections",
     "ValueIs",
 ]
 
@@ -294,7 +295,23 @@ class AllowedNext:
     length_aware: bool = False
 
 
-StateProperty: TypeAlias = SelectsNearest | PairHeights | TieRuleFree | AllowedNext
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UniqueSelections:
+    """A trace property's SMT form: each hardmax head ``(layer, head)`` selects exactly one
+    position of its masked set, or none where that set is empty: its top score is never shared
+    (so its tie rule never matters). What a proved NearestSelection or RankedSelection lemma of
+    the head says (pairwise score comparisons with a strict margin) about every input that meets
+    its side conditions: the smt method proves it for every length where each listed head has
+    such a lemma, proved, and the network with its lemmas in place is the transition system over
+    positions, each listed head's lemma applied at every position (then every position of every
+    word meets the side conditions)."""
+
+    heads: tuple[tuple[str, str], ...]
+
+
+StateProperty: TypeAlias = (
+    SelectsNearest | PairHeights | TieRuleFree | AllowedNext | UniqueSelections
+)
 """The trace properties the smt method states over the transition system of every length."""
 
 

@@ -382,7 +382,7 @@ class TwoStackMachine:
         halts or ``max_steps`` transitions were made (stacks bottom first)."""
         w = _check_word(word, self.input_alphabet, "two-stack machine")
         table = self.table()
-        s1, s2 = list(reversed(w)), []
+        s1, s2 = list(reversed(w)), list[str]()
         state = self.start
         out = [Configuration(state, tuple(s1), tuple(s2))]
         for _ in range(max_steps):
@@ -409,7 +409,7 @@ class TwoStackMachine:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0:
             raise MachineError(f"max_steps={max_steps!r} must be an int >= 0")
         table = self.table()
-        s1, s2 = list(reversed(w)), []  # bottom first: the first input symbol is on top
+        s1, s2 = list(reversed(w)), list[str]()  # bottom first: the first input symbol is on top
         state = self.start
         for steps in range(max_steps + 1):
             t = table.get((state, s1[-1] if s1 else EMPTY, s2[-1] if s2 else EMPTY))

@@ -256,16 +256,18 @@ def check_block_identity(
         timeout=20.0,
         reason_unsat=f"the block's outputs equal the lemma's for all {claim.domain} {shown}",
     )
+    refuted: Refuted | None = None
     if query.result == "sat":
         values = {v: str(model.eval(ints[v], model_completion=True)) for v in claim.variables}
         detail = f"fails at {', '.join(f'{k}={v}' for k, v in values.items())}"
         query = dataclasses.replace(query, reason=detail)
+        refuted = Refuted(method, detail, None, values)
     if queries is not None:
         queries.append(query)
+    if refuted is not None:
+        return refuted
     if query.result == "unsat":
         return Proved(method, 1, f"for all {claim.domain} {shown} (unbounded)")
-    if query.result == "sat":
-        return Refuted(method, detail, None, values)
     return Unknown(method, f"z3: {query.reason}")
 
 

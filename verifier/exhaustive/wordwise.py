@@ -27,7 +27,6 @@ from mpmath import iv
 
 from netproof.symbolic import Network, NotRationalError
 from netproof.symbolic.evaluation import Trace, UndecidedSignError, UndefinedValueError
-from netproof.symbolic.seq2seq import Seq2SeqTrace
 from netproof.symbolic.sympy_interp import SympyArithmetic
 from netproof.verifier.claims import (
     Bound,
@@ -84,9 +83,7 @@ Body = Callable[[Word, Trace[Any]], Verdict | None]
 """The verdict on one word's trace (None: the claim holds on it)."""
 
 
-def traced(
-    job: Job, w: Word, backend: str, method: str
-) -> Trace[Any] | Seq2SeqTrace[Any] | Verdict:
+def traced(job: Job, w: Word, backend: str, method: str) -> Trace[Any] | Verdict:
     """The trace of ``w``, or the verdict its evaluation already decides (unsupported or
     undecided: Unknown; an undefined output: Refuted)."""
     try:
@@ -375,7 +372,7 @@ def _equal(backend: str, value: Any, expected: Any) -> bool | None:
         return bool(value == Fraction(expected))
     if backend == "symbolic":
         diff = sympy.cancel(sympy.together(sympy.sympify(value) - expected))
-        return diff == 0
+        return bool(diff == 0)
     if backend == "sympy":
         diff = sympy.sympify(value) - sympy.sympify(expected)
         if diff == 0:

@@ -73,7 +73,7 @@ def _pyplot() -> Any:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise MissingExtraError(
-            f"attention maps need matplotlib ({exc}); install the plot extra: pip install 'netproof[plot]'"
+            f"attention maps need matplotlib ({exc}); install the plot extra: pip install -e '.[plot]'"
         ) from exc
     return plt
 

@@ -192,7 +192,7 @@ def torch_runner(*, dtype: str = "float64", device: str = "cpu") -> Runner:
         from netproof.symbolic.torch_backend import run_batch, unsupported
     except ImportError as exc:
         raise MissingExtraError(
-            f"the figures run on the torch backend, which needs torch ({exc}); pip install 'netproof[torch]'"
+            f"the figures run on the torch backend, which needs torch ({exc}); pip install -e '.[torch]'"
         ) from exc
 
     def run(net: Network, words: Sequence[tuple[str, ...]]) -> list[float]:
@@ -251,7 +251,7 @@ def _pyplot() -> Any:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise MissingExtraError(
-            f"plots need matplotlib ({exc}); install the plot extra: pip install 'netproof[plot]'"
+            f"plots need matplotlib ({exc}); install the plot extra: pip install -e '.[plot]'"
         ) from exc
     return plt
 

@@ -54,7 +54,7 @@ from typing import Any
 from netproof.symbolic import Network, Seq2Seq
 from netproof.symbolic.errors import MissingExtraError, NotRationalError, SymbolicError
 from netproof.symbolic.ir import FlatEmbedding, NextSymbols
-from netproof.verifier.claims import Construction, WordFamily
+from netproof.verifier.claims import Construction, NextSets, WordFamily
 
 __all__ = [
     "DTYPES",
@@ -309,7 +309,7 @@ def analyse(
         from netproof.symbolic.torch_backend import run_batch, unsupported
     except ImportError as exc:
         raise MissingExtraError(
-            f"precision runs need torch ({exc}); pip install 'netproof[torch]'"
+            f"precision runs need torch ({exc}); pip install -e '.[torch]'"
         ) from exc
     params = {k: str(v) for k, v in values.items()}
     if not c.per_length and isinstance(c.build(values), Seq2Seq):
@@ -339,11 +339,17 @@ def analyse(
             )
     levels: list[Level] = []
     rng = random.Random(seed)
+    net0: Network | None = None
+    compiled: Any = None
+    exact: Callable[[Sequence[Word]], list[tuple[bool | None, Any]]] | None = None
+    next_sets: NextSets | None = None
     if c.per_length:
         reference = "exact"
         grid = [n for n in _grid(max_n) if n <= 64]  # a network per length: n × n weights
     else:
-        net0 = c.build(values)
+        built = c.build(values)
+        assert isinstance(built, Network)  # unsupported() refused the others above
+        net0 = built
         if isinstance(net0.embedding, FlatEmbedding):
             raise PrecisionError(
                 f"construction {c.name!r} has a fixed input size ({net0.embedding.length} inputs): "
@@ -371,8 +377,12 @@ def analyse(
         exact = _exact_runner(net0) if reference == "exact" else None
     lo = 0
     for n in grid:
-        if c.per_length:
-            net = c.build(values, n)
+        if net0 is None:  # a network per length
+            built = c.build(values, n)
+            reason = unsupported(built)
+            if reason is not None or not isinstance(built, Network):
+                raise PrecisionError(reason or f"{built.name!r} is not a Network")
+            net = built
             compiled = compile_net(net, dtype=dtype, device=device, tie_rtol=tie_rtol)
             exact = _exact_runner(net)
             ws = list({tuple(rng.choice(net.alphabet) for _ in range(n)) for _ in range(words)})
@@ -392,6 +402,7 @@ def analyse(
         undefined = 0
         min_f = min_e = max_err = None
         if reference == "allowed sets":
+            assert next_sets is not None
             got = fb.next_symbols or ()
             for w, sets in zip(ws, got, strict=True):
                 want = next_sets(values, w)
@@ -436,14 +447,14 @@ def analyse(
                 lang = c.reference_language(values)
                 assert lang is not None
                 for w, fa, x in zip(ws, fb.accepted, logits, strict=True):
-                    want = lang.contains(w)
+                    member = lang.contains(w)
                     if fa is None:
                         undefined += 1
-                    if fa != want:
+                    if fa != member:
                         shown = "NaN" if x is None or math.isnan(x) else f"{x:.3g}"
                         bad.append(
                             f"{_fmt_word(w)}: float {_verdict(fa)} (logit {shown}), "
-                            f"{lang.name} {_verdict(want)}"
+                            f"{lang.name} {_verdict(member)}"
                         )
         gap = fb.min_gap
         lv = Level(
@@ -650,8 +661,8 @@ def markdown_report(analyses: Sequence[Analysis], *, command: str = REPORT_COMMA
     ]
     for a in analyses:
         b = a.broken_at
-        shown = {k: v for k, v in a.params.items() if k != "variant" or v != "fixed"}
-        params = " ".join(f"{k}={v}" for k, v in shown.items()) or "—"
+        kept = {k: v for k, v in a.params.items() if k != "variant" or v != "fixed"}
+        params = " ".join(f"{k}={v}" for k, v in kept.items()) or "—"
         limit = (
             f"≥ {a.limit} (all tested)"
             if b is None

@@ -728,7 +728,7 @@ def fuzz(
     word = _polish(tuple(found), fails, the_plan.admissible, alphabet, POLISH_BUDGET)
     replay = check_word(job, claim, word)
     if not isinstance(replay, Refuted):
-        shown = "holds" if replay is None else f"is undecided ({replay.reason})"
+        shown = f"is undecided ({replay.reason})" if isinstance(replay, Unknown) else "holds"
         return Unknown(
             method,
             f"the search flagged {_show(word, alphabet)} but the replay through the per-word checker says the claim {shown} "

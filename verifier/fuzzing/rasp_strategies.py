@@ -39,7 +39,7 @@ def rasp_words(
 
 
 @st.composite
-def _pair(draw: Any, pool: list[B.BVec]) -> B.BVec:
+def _pair(draw: st.DrawFn, pool: list[B.BVec]) -> B.BVec:
     """A Boolean combination of at most one vector read at i and up to two read at j."""
     j1 = draw(st.sampled_from(pool)).at_j
     kind = draw(st.sampled_from(("j", "not_j", "and_i", "or_jj", "const")))

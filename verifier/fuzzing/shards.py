@@ -72,7 +72,11 @@ def merge(verdicts: Sequence[Verdict], alphabet: Sequence[str]) -> Verdict:
     if refuted:
         _i, best = min(
             refuted,
-            key=lambda iv: (len(iv[1].word), [order.get(s, len(order)) for s in iv[1].word], iv[0]),
+            key=lambda iv: (
+                len(iv[1].word or ()),
+                [order.get(s, len(order)) for s in iv[1].word or ()],
+                iv[0],
+            ),
         )
         return best
     found = [_NONE_FOUND.match(v.reason) if isinstance(v, Unknown) else None for v in verdicts]

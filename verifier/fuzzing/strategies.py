@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, TypeAlias
 
@@ -259,7 +259,7 @@ def _depths(w: Word) -> list[int]:
     return dyck.depth_profile(w)
 
 
-Draw: TypeAlias = Callable[[st.SearchStrategy[Any]], Any]
+Draw: TypeAlias = st.DrawFn
 
 
 def _edit(draw: Draw, kind: str, w: Word, k: int, depth: int, max_len: int) -> Word:
@@ -538,7 +538,7 @@ def _network(draw: Draw, alphabet: tuple[str, ...], max_layers: int, softmax: bo
         table,
         positional={
             "p": draw(st.sampled_from(_FEATURES)),
-            "d0": ("1/n", draw(st.sampled_from((1, Fraction(1, 2))))),
+            "d0": ("1/n", draw(st.sampled_from((Fraction(1), Fraction(1, 2))))),
         },
         prefix=("S",),
         suffix=("E",) if draw(st.booleans()) else (),
@@ -675,7 +675,7 @@ def sigma_rnns(
         d = draw(st.integers(1, max_units))
 
         def vec(n: int, xs: st.SearchStrategy[Fraction] = _WEIGHTS) -> list[Fraction]:
-            return draw(st.lists(xs, min_size=n, max_size=n))  # type: ignore[no-any-return]
+            return draw(st.lists(xs, min_size=n, max_size=n))
 
         return sigma_rnn(
             symbols,
@@ -712,7 +712,7 @@ def two_stack_machines(
             choices: list[StackOp] = [KEEP, *(push(s) for s in gamma)] + (
                 [POP] if top != EMPTY else []
             )
-            return draw(st.sampled_from(choices))  # type: ignore[no-any-return]
+            return draw(st.sampled_from(choices))
 
         transitions: list[Transition] = []
         for q in states:

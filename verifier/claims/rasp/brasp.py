@@ -408,12 +408,12 @@ def names(program: Program) -> dict[BVec, str]:
     out: dict[BVec, str] = {}
     k = 0
     for op in operations(program.output):
-        if isinstance(op, Attend) or getattr(op, "name", None):
-            if getattr(op, "name", None):
-                out[op] = op.name  # type: ignore[union-attr]
-            else:
-                k += 1
-                out[op] = f"P{k}"
+        name: str | None = getattr(op, "name", None)
+        if name:
+            out[op] = name
+        elif isinstance(op, Attend):
+            k += 1
+            out[op] = f"P{k}"
     return out
 
 

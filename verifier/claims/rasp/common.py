@@ -38,18 +38,20 @@ def hash_once(cls: type) -> type:
     times, and the generated hash recurses into every operand, which re-walks shared operands on
     every call (exponential in the depth of a chain, and past Python's recursion limit for long
     ones). Operands are made first, so each object's hash reads its operands' kept ones."""
-    structural = cls.__hash__
-    init = cls.__init__
+    klass: Any = cls  # any dataclass: its own methods, called on its instances
+    structural: Callable[[Any], int] = klass.__hash__
+    init: Callable[..., None] = klass.__init__
 
-    def __init__(self: object, *args: object, **kwargs: object) -> None:
-        init(self, *args, **kwargs)  # type: ignore[misc]
-        object.__setattr__(self, "_hash", structural(self))  # type: ignore[misc]
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        object.__setattr__(self, "_hash", structural(self))
 
-    def __hash__(self: object) -> int:
+    def __hash__(self: Any) -> int:
         try:
-            return self._hash  # type: ignore[attr-defined,no-any-return]
+            kept: int = self._hash
+            return kept
         except AttributeError:
-            h = structural(self)  # type: ignore[misc]
+            h = structural(self)
             object.__setattr__(self, "_hash", h)
             return h
 

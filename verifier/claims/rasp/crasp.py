@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from ..languages import Language, Word
 from .common import (
@@ -72,11 +73,16 @@ __all__ = [
 ]
 
 
+def _text(x: object) -> str:
+    """A value in a message: a C-RASP vector in the papers' notation, anything else as repr."""
+    return show_expr(x) if isinstance(x, (BVec, CVec)) else repr(x)
+
+
 def _as_count(x: object, op: str) -> CVec:
     if isinstance(x, bool) or not isinstance(x, (int, CVec)):
         raise TypeError(
-            f"C-RASP {op} got {x!r} ({type(x).__name__}); give a count vector such as count(token('a')) "
-            "or an int constant"
+            f"C-RASP {op} got {_text(x)} ({type(x).__name__}); give a count vector such as "
+            "count(token('a')) or an int constant"
         )
     return Number(x) if isinstance(x, int) else x
 
@@ -86,7 +92,9 @@ def _as_bool(x: object, op: str) -> BVec:
         return TRUE if x else FALSE
     if not isinstance(x, BVec):
         raise TypeError(
-            f"C-RASP {op} got {x!r} ({type(x).__name__}); give a Boolean vector such as token('a')"
+            f"C-RASP {op} got {_text(x)} ({type(x).__name__}); give a Boolean vector such as "
+            "token('a')"
+            + (", or compare the count, e.g. count(token('a')) > 0" if isinstance(x, CVec) else "")
         )
     return x
 
@@ -171,18 +179,63 @@ class CVec(Expr):
         c = _as_count(other, "ne")
         return Or(Less(self, c), Less(c, self))
 
+    def __mod__(self, other: object) -> CVec:
+        raise TypeError(_NO_MODULO.format(f"{show_expr(self)} % {_text(other)}"))
+
+    def __rmod__(self, other: object) -> CVec:
+        raise TypeError(_NO_MODULO.format(f"{_text(other)} % {show_expr(self)}"))
+
+    def __floordiv__(self, other: object) -> CVec:
+        raise TypeError(_NO_DIVISION.format(f"{show_expr(self)} // {_text(other)}"))
+
+    def __truediv__(self, other: object) -> CVec:
+        raise TypeError(_NO_DIVISION.format(f"{show_expr(self)} / {_text(other)}"))
+
     def named(self, name: str) -> CVec:
         """The same operation, with a name (its residual dim and printed line)."""
         return _named(self, name)
 
 
-def _named(x, name):  # type: ignore[no-untyped-def]
+_NO_MODULO = (
+    "{}: C-RASP has no modular counting: counts are only added, subtracted, scaled by int "
+    "constants, compared and chosen with where, so a count mod m (PARITY: #1 mod 2) is not "
+    "expressible in C-RASP (Yang & Chiang 2024; the `parity` construction, Chiang & Cholak 2022, "
+    "needs the positional feature cos(iπ))"
+)
+_NO_DIVISION = (
+    "{}: C-RASP counts are integers, added, subtracted and scaled by int constants only; "
+    "compare scaled counts instead (2 * count(token('a')) < count(token('b')))"
+)
+
+
+def _no_equality(cls: type) -> None:
+    """``==`` of a count with anything but a C-RASP vector raises: Python would answer a bool
+    (``count(x) == 0`` is False) where the program means the vector ``count(x).eq(0)``. Between
+    two vectors ``==`` stays the expressions' structural equality (programs are DAGs whose
+    operations are dict keys)."""
+    structural = cls.__eq__
+
+    def __eq__(self: CVec, other: object) -> Any:  # bool, or NotImplemented from another class
+        if not isinstance(other, (BVec, CVec)):
+            raise TypeError(
+                f"{show_expr(self)} == {_text(other)}: == on a C-RASP count is not a comparison; "
+                f"use .eq(...) (and .ne(...) for !=), e.g. count(token('a')).eq({_text(other)})"
+            )
+        return structural(self, other)
+
+    cls.__eq__ = __eq__  # type: ignore[assignment,method-assign]
+
+
+_V = TypeVar("_V", BVec, CVec)
+
+
+def _named(x: _V, name: str) -> _V:
     check_name(name, "balance")
     if isinstance(x, (Token, Truth, Number)):
         raise TypeError(
             f"{show_expr(x)} cannot be named; name an operation (count, <, where, &, ...)"
         )
-    return replace(x, name=name)
+    return replace(x, name=name)  # type: ignore[type-var]  # each BVec, CVec subclass is a dataclass
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +328,8 @@ FALSE = Truth(False)
 
 for _cls in (Token, Truth, Not, And, Or, Less, Count, Number, Add, Scale, Where):
     hash_once(_cls)
+for _cls in (Count, Number, Add, Scale, Where):
+    _no_equality(_cls)
 
 
 def token(symbol: str) -> Token:
@@ -304,10 +359,15 @@ class Program:
 
     def __post_init__(self) -> None:
         check_alphabet(self.name, self.alphabet)
+        if isinstance(self.output, CVec):
+            raise TypeError(
+                f"program {self.name!r}: output={show_expr(self.output)} is a count; the output must be "
+                "a Boolean vector: compare it, e.g. count(token('a')) > 0"
+            )
         if not isinstance(self.output, BVec):
             raise TypeError(
-                f"program {self.name!r}: output={self.output!r} must be a Boolean vector (a count is not "
-                "accepted: compare it, e.g. count(token('a')) > 0)"
+                f"program {self.name!r}: output={self.output!r} ({type(self.output).__name__}) must be "
+                "a Boolean vector, e.g. count(token('a')) > 0"
             )
         check_tokens(
             self.name,
@@ -323,17 +383,17 @@ Vec = BVec | CVec
 
 def evaluate(expr: Vec, word: Sequence[str]) -> tuple[bool, ...] | tuple[int, ...]:
     """The vector ``expr`` on ``word``: one value per position 1..n (index 0 is position 1)."""
-    memo: dict[Vec, tuple] = {}  # type: ignore[type-arg]
+    memo: dict[Vec, tuple[Any, ...]] = {}
     return _vector(expr, tuple(word), memo)
 
 
-def _vector(expr: Vec, w: Word, memo: dict) -> tuple:  # type: ignore[type-arg]
+def _vector(expr: Vec, w: Word, memo: dict[Vec, tuple[Any, ...]]) -> tuple[Any, ...]:
     if expr in memo:
         return memo[expr]
     n = len(w)
     positions = range(n)
     if isinstance(expr, Token):
-        out: tuple = tuple(w[i] == expr.symbol for i in positions)  # type: ignore[type-arg]
+        out: tuple[Any, ...] = tuple(w[i] == expr.symbol for i in positions)
     elif isinstance(expr, Truth):
         out = tuple(expr.value for _ in positions)
     elif isinstance(expr, Not):
