@@ -50,7 +50,7 @@ def load_torch() -> Any:
         import torch
     except ImportError as exc:
         raise MissingExtraError(
-            "the torch backend needs torch; install the extra: pip install 'netproof[torch]'"
+            "the torch backend needs torch; install the extra: pip install -e '.[torch]'"
         ) from exc
     return torch
 

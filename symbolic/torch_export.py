@@ -10,7 +10,7 @@ not a tensor (masks, tie rules, scoring, scale, activations, positional feature 
 reference, and the layout says where a float could not hold a weight exactly.
 
 Only :func:`state_dict`, :func:`save` and :func:`load` need torch (the ``torch`` extra:
-``pip install 'netproof[torch]'``); importing this module and calling :func:`layout` do not.
+``pip install -e '.[torch]'``); importing this module and calling :func:`layout` do not.
 
 **Conversion.** Each rational is rounded to the nearest value of the chosen format (ties to
 even, subnormals included), exactly as ``float(Fraction)`` does for float64; a value too large
@@ -676,7 +676,7 @@ def _torch() -> Any:
         import torch
     except ImportError as exc:
         raise MissingExtraError(
-            "exporting weights to torch tensors needs torch; install the extra: pip install 'netproof[torch]'"
+            "exporting weights to torch tensors needs torch; install the extra: pip install -e '.[torch]'"
         ) from exc
     return torch
 

@@ -102,7 +102,7 @@ def _torch() -> Any:
         import torch
     except ImportError as exc:
         raise MissingExtraError(
-            "importing a torch model needs torch; install the extra: pip install 'netproof[torch]'"
+            "importing a torch model needs torch; install the extra: pip install -e '.[torch]'"
         ) from exc
     return torch
 

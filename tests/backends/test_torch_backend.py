@@ -494,7 +494,7 @@ def test_without_torch_the_backend_names_the_extra_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)
-    with pytest.raises(MissingExtraError, match=r"pip install 'netproof\[torch\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[torch\]'"):
         torch_backend.compile(network_of("parity"))
 
 

@@ -349,7 +349,7 @@ def test_layout_needs_no_torch_and_state_dict_names_the_extra_without_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
     assert te.layout(one_weight(1))["tensors"][KEY]["exact"] is True
-    with pytest.raises(MissingExtraError, match=r"pip install 'netproof\[torch\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[torch\]'"):
         te.state_dict(one_weight(1))
 
 

@@ -17,7 +17,7 @@ from netproof.verifier.campaign import CampaignError, Progress, ProofRun, Sessio
 from netproof.verifier.campaign.store import dumps
 from netproof.verifier.campaign.usermod import render_template
 from netproof.verifier.claims import Proved, Refuted
-from netproof.verifier.cli import main
+from netproof.verifier.cli import main, messages
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -205,7 +205,7 @@ def test_the_ray_executor_without_ray_installed_fails_in_one_line_naming_the_ext
         sys.modules, "ray", None
     )  # `import ray` raises ImportError, as without the extra
     with pytest.raises(
-        CampaignError, match=r"executor='ray' needs Ray, .*pip install 'netproof\[ray\]'"
+        CampaignError, match=r"executor='ray' needs Ray, .*pip install -e '\.\[ray\]'"
     ):
         prove("parity", claims=["C4"], max_n=2, executor="ray")
     code = main(
@@ -215,7 +215,8 @@ def test_the_ray_executor_without_ray_installed_fails_in_one_line_naming_the_ext
     assert code == 2
     assert (
         err
-        == "netproof: error: executor='ray' needs Ray, which is not installed; install the extra: pip install 'netproof[ray]'\n"
+        == "netproof: error: executor='ray' needs Ray, which is not installed; install the extra: "
+        f"{messages.install_command('ray')}\n"
     )
     assert not list(tmp_path.iterdir())
 

@@ -126,6 +126,9 @@ class _Dist:
         return None if self.direct is None else json.dumps(self.direct)
 
 
+WHEEL = "file:///srv/dist/netproof-0.2.0-py3-none-any.whl"
+
+
 @pytest.mark.parametrize(
     ("direct", "prefix", "expected"),
     [
@@ -134,17 +137,47 @@ class _Dist:
             "/venv",
             "pip install -e '/work/src/netproof[torch]'",
         ),
-        (None, "/venv", "pip install 'netproof[torch]'"),
-        (None, "/home/u/.local/pipx/venvs/netproof", "pipx install --force 'netproof[torch]'"),
+        (
+            {"archive_info": {}, "url": WHEEL},
+            "/venv",
+            "pip install '/srv/dist/netproof-0.2.0-py3-none-any.whl[torch]'",
+        ),
+        (
+            {"dir_info": {}, "url": "file:///work/src/netproof"},
+            "/venv",
+            "pip install '/work/src/netproof[torch]'",
+        ),
+        (
+            {"archive_info": {}, "url": WHEEL},
+            "/home/u/.local/pipx/venvs/netproof",
+            "pipx install --force '/srv/dist/netproof-0.2.0-py3-none-any.whl[torch]'",
+        ),
+        (None, "/venv", "pip install 'netproof-0.2.0-py3-none-any.whl[torch]'"),
     ],
-    ids=["editable", "wheel", "pipx"],
+    ids=["editable", "wheel", "folder", "pipx", "unrecorded"],
 )
-def test_install_hints_fit_how_netproof_was_installed(
-    monkeypatch: pytest.MonkeyPatch, direct: dict[str, object] | None, prefix: str, expected: str
+def test_install_hints_fit_how_netproof_was_installed_and_never_name_a_package_index(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    direct: dict[str, object] | None,
+    prefix: str,
+    expected: str,
 ) -> None:
     monkeypatch.setattr(metadata, "distribution", lambda name: _Dist(direct))
+    monkeypatch.setattr(messages, "version", lambda: "0.2.0")
+    monkeypatch.setattr(messages, "_ROOT", tmp_path)  # an installed package: no pyproject.toml
     monkeypatch.setattr(messages.sys, "prefix", prefix)
     assert messages.install_command("torch") == expected
+
+
+def test_install_hint_in_a_checkout_beside_metadata_without_a_source_is_the_editable_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`python -m netproof` in a checkout whose folder holds a built `netproof.egg-info` (no
+    direct_url.json): the checkout's install, not a wheel's."""
+    monkeypatch.setattr(metadata, "distribution", lambda name: _Dist(None))
+    monkeypatch.chdir(REPO)
+    assert messages.install_command("ray") == "pip install -e '.[ray]'"
 
 
 def test_install_hint_from_inside_an_editable_checkout_is_a_relative_editable_install(
@@ -164,7 +197,7 @@ def test_a_user_message_drops_the_class_name_and_fits_the_install_hint(
 ) -> None:
     monkeypatch.setattr(messages, "install_command", lambda extra: f"HINT[{extra}]")
     text = messages.user_message(
-        "MissingExtraError: run needs torch; install the extra: pip install 'netproof[torch]'"
+        "MissingExtraError: run needs torch; install the extra: pip install -e '.[torch]'"
     )
     assert text == "run needs torch; install the extra: HINT[torch]"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from netproof.verifier.cli import main
+from netproof.verifier.cli import main, messages
 
 pytest.importorskip("matplotlib")
 
@@ -195,7 +195,8 @@ def test_without_matplotlib_show_names_the_plot_extra(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert main(["show", "parity", "0110", "--out", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install 'netproof[plot]'" in err
+    assert err.count("\n") == 1 and messages.install_command("plot") in err
+    assert "pip install" in err and "[plot]'" in err and "'netproof[plot]'" not in err
 
 
 def test_a_certified_decimal_bounds_its_distance_to_every_point_of_the_enclosure() -> None:

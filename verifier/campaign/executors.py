@@ -54,7 +54,7 @@ def require_ray() -> Any:
         import ray
     except ImportError:
         raise CampaignError(
-            "executor='ray' needs Ray, which is not installed; install the extra: pip install 'netproof[ray]'"
+            "executor='ray' needs Ray, which is not installed; install the extra: pip install -e '.[ray]'"
         ) from None
     return ray
 

@@ -13,8 +13,9 @@ of a user module raising ``TypeError``) is the user's error too: exit 2, one lin
 file, line and function.
 
 User-facing lines never start with a Python class name (``WordError: ...`` prints as ``...``),
-install hints fit how netproof was installed (``pip install -e
-'.[torch]'`` from a checkout, ``pipx install --force 'netproof[torch]'`` under pipx), a
+install hints fit where netproof was installed from (``pip install -e '.[torch]'`` in a
+checkout, ``pip install 'PATH/netproof-0.2.0-py3-none-any.whl[torch]'`` for a wheel; never a
+package index), a
 mistyped command gets a "did you mean" (difflib), and ``netproof --version`` prints the
 installed version (these messages are :mod:`.messages`'s).
 

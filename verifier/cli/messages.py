@@ -3,11 +3,11 @@ hints that fit how netproof was installed, errors in the user's own code named a
 version.
 
 - :func:`one_line`: an error message as one line of sensible length;
-- :func:`user_message`: a usage error as printed (no leading ``WordError:``; every ``pip install
-  'netproof[EXTRA]'`` replaced by :func:`install_command`);
-- :func:`install_command`: ``pip install -e '.[torch]'`` for an editable install run from its
-  folder (a checkout), ``pipx install --force 'netproof[torch]'`` under pipx, else ``pip install
-  'netproof[torch]'``;
+- :func:`user_message`: a usage error as printed (no leading ``WordError:``; every install hint
+  of a message, ``pip install -e '.[EXTRA]'``, replaced by :func:`install_command`);
+- :func:`install_command`: the command that installs an extra where this netproof came from
+  (netproof is on no package index): ``pip install -e '.[torch]'`` in a checkout, ``pip install
+  'PATH/netproof-0.2.0-py3-none-any.whl[torch]'`` for the wheel it was installed from;
 - :func:`user_code_error`: the message for an exception raised in a user's own module (a builder
   raising ``TypeError``), naming their file, line and function;
 - :func:`version`: the installed version, else the checkout's ``pyproject.toml``'s.
@@ -64,10 +64,17 @@ def version() -> str:
 
 
 def install_command(extra: str) -> str:
-    """The command that installs the optional ``extra`` the way this netproof was installed:
-    ``pip install -e '.[extra]'`` for an editable install run from its folder (the folder's
-    path elsewhere) or a checkout run without installing, ``pipx install --force
-    'netproof[extra]'`` under pipx, else ``pip install 'netproof[extra]'``."""
+    """The command that installs the optional ``extra`` from where this netproof came from
+    (netproof is on no package index, so never ``pip install 'netproof[extra]'``):
+
+    - a checkout (run without installing, or installed editable): ``pip install -e
+      '.[extra]'`` in its folder, the folder's path elsewhere;
+    - installed from a folder or a wheel file (pip's ``direct_url.json`` names it): ``pip install
+      'FOLDER[extra]'`` or ``pip install 'PATH/netproof-VERSION-py3-none-any.whl[extra]'``
+      (``pipx install --force ...`` under pipx);
+    - else (where it came from is not recorded): the wheel by its name,
+      ``pip install 'netproof-VERSION-py3-none-any.whl[extra]'``.
+    """
     from importlib import metadata
 
     try:
@@ -79,24 +86,36 @@ def install_command(extra: str) -> str:
     except ValueError:
         direct = {}
     url = str(direct.get("url", ""))
-    if direct.get("dir_info", {}).get("editable") and url.startswith("file://"):
+    installer = (
+        "pipx install --force"
+        if f"{os.sep}pipx{os.sep}venvs{os.sep}" in sys.prefix + os.sep
+        else "pip install"
+    )
+    if url.startswith("file://"):
         from urllib.parse import unquote, urlparse
 
-        return _editable(unquote(urlparse(url).path), extra)
-    if f"{os.sep}pipx{os.sep}venvs{os.sep}" in sys.prefix + os.sep:
-        return f"pipx install --force 'netproof[{extra}]'"
-    return f"pip install 'netproof[{extra}]'"
+        source = unquote(urlparse(url).path)
+        if direct.get("dir_info", {}).get("editable"):
+            return _editable(source, extra)
+        return f"{installer} '{_here_or(source)}[{extra}]'"
+    if not url and (_ROOT / "pyproject.toml").is_file():
+        return _editable(str(_ROOT), extra)  # run from a checkout beside stale metadata
+    return f"{installer} 'netproof-{version()}-py3-none-any.whl[{extra}]'"
+
+
+def _here_or(folder: str) -> str:
+    try:
+        return "." if os.path.samefile(folder, os.getcwd()) else folder
+    except OSError:
+        return folder
 
 
 def _editable(folder: str, extra: str) -> str:
-    try:
-        here = os.path.samefile(folder, os.getcwd())
-    except OSError:
-        here = False
-    return f"pip install -e '{'.' if here else folder}[{extra}]'"
+    return f"pip install -e '{_here_or(folder)}[{extra}]'"
 
 
-_HINT = re.compile(r"pip install '?netproof\[(\w+)\]'?")
+_HINT = re.compile(r"pip install (?:-e )?'(?:\.|netproof)\[(\w+)\]'")
+"""An install hint as netproof's messages write it (``pip install -e '.[torch]'``)."""
 _CLASS_PREFIX = re.compile(r"^(?:[A-Z][A-Za-z]*(?:Error|Exception|Warning)): ")
 
 

@@ -93,7 +93,7 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
     except ImportError:
         if args.solver == "cvc5":
             raise UsageError(
-                "--solver cvc5 needs the smt extra: pip install 'netproof[smt]' (PyPI cvc5)"
+                "--solver cvc5 needs the smt extra: pip install -e '.[smt]' (PyPI cvc5)"
             ) from None
     checks = []
     shown = events(quiet=args.quiet, json_out=args.json, verbose=args.verbose)

@@ -74,7 +74,7 @@ def _torch() -> Any:
         import torch
     except ImportError as exc:
         raise MissingExtraError(
-            "checking a model needs torch; install the extra: pip install 'netproof[torch]'"
+            "checking a model needs torch; install the extra: pip install -e '.[torch]'"
         ) from exc
     return torch
 

@@ -24,7 +24,7 @@ def _pyplot() -> Any:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise MissingExtraError(
-            f"the margin picture needs matplotlib ({exc}); install the plot extra: pip install 'netproof[plot]'"
+            f"the margin picture needs matplotlib ({exc}); install the plot extra: pip install -e '.[plot]'"
         ) from exc
     return plt
 

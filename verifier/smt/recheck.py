@@ -83,7 +83,7 @@ def _cvc5(text: str, timeout: float) -> tuple[str, str]:
         import cvc5
     except ImportError:
         raise ImportError(
-            "recheck with cvc5 needs the smt extra: pip install 'netproof[smt]' (PyPI cvc5)"
+            "recheck with cvc5 needs the smt extra: pip install -e '.[smt]' (PyPI cvc5)"
         ) from None
     tm = cvc5.TermManager()
     s = cvc5.Solver(tm)
