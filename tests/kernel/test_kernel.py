@@ -1,0 +1,295 @@
+"""The independent kernel (netproof.kernel): faithful to netproof's exact interpreter, strict with
+tampered records and malformed files, named refusals, and seeded bugs in netproof's own code that
+produce a wrong record ``recheck`` accepts but the kernel rejects."""
+
+from __future__ import annotations
+
+import ast
+import io
+import itertools
+import json
+import tokenize
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from netproof.constructions import REGISTRY
+from netproof.kernel import KernelError, Refused, check_record
+from netproof.kernel.interpret import run as kernel_run
+from netproof.kernel.netfile import loads as kernel_loads
+from netproof.symbolic.exact import run as exact_run
+from netproof.symbolic.netfile import dumps
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _netfile(tmp_path: Path, name: str, **params: str) -> Path:
+    c = REGISTRY[name]
+    path = tmp_path / f"{name}.net.json"
+    path.write_text(dumps(c.network(c.parse_params(params))), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "max_len"), [("parity", 5), ("first", 5), ("crasp-dyck1", 5), ("dyck", 2)]
+)
+def test_the_kernels_interpreter_gives_the_exact_interpreters_logit_on_every_short_word(
+    tmp_path: Path, name: str, max_len: int
+) -> None:
+    text = _netfile(tmp_path, name).read_text(encoding="utf-8")
+    net = kernel_loads(text)
+    c = REGISTRY[name]
+    ref = c.network(c.parse_params({}))
+    words = [w for n in range(max_len + 1) for w in itertools.product(net.alphabet, repeat=n)]
+    assert all(kernel_run(net, w) == exact_run(ref, w).output for w in words)
+
+
+SMALL = {
+    "bound": {"min_len": 0, "max_len": 5},
+    "checked": 63,
+    "detail": "every word with 0 <= |w| <= 5",
+}
+"""A committed exhaustive record cut to the words up to length 5 (63 words): what netproof writes
+for --max-n 5, and quick for the kernel."""
+
+
+def _record(tmp_path: Path, source: str, edit: dict[str, object] | None = None) -> Path:
+    rec = json.loads((REPO / "proofs" / source).read_text(encoding="utf-8"))
+    rec.update(SMALL)
+    rec.update(edit or {})
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(rec, indent=2, sort_keys=True), encoding="utf-8")
+    return path
+
+
+def test_a_small_exhaustive_record_is_checked(tmp_path: Path) -> None:
+    got = check_record(_record(tmp_path, "first/recognizes.n10.json"), _netfile(tmp_path, "first"))
+    assert got.outcome == "checked" and got.detail.startswith("proved: all 63 words")
+
+
+@pytest.mark.slow
+def test_the_committed_exhaustive_first_record_is_checked(tmp_path: Path) -> None:
+    got = check_record(
+        REPO / "proofs" / "first" / "recognizes.n10.json", _netfile(tmp_path, "first")
+    )
+    assert (got.outcome, got.kind) == ("checked", "Recognizes")
+    assert got.detail.startswith("proved: all 2047 words")
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (
+            {"verdict": "refuted", "counterexample": "1", "values": {}},
+            "every one of the 63 words is right",
+        ),
+        ({"checked": 62}, "checked=62, but the bound holds 63 words"),
+        ({"bound": {"min_len": 0, "max_len": 6}}, "checked=63, but the bound holds 127 words"),
+        (
+            {"network": {"fingerprint": "0" * 64, "name": "first"}},
+            "the record's network 0000000000000000",
+        ),
+        (
+            {
+                "claim": {
+                    "id": "C4",
+                    "kind": "Recognizes",
+                    "reference": "",
+                    "statement": (
+                        "accepts exactly the words of PARITY (words over {0,1} with an odd number of 1s)"
+                    ),
+                }
+            },
+            "the network rejects '01', which is in the language",
+        ),
+    ],
+)
+def test_a_tampered_record_disagrees_with_the_kernel(
+    tmp_path: Path, edit: dict[str, object], why: str
+) -> None:
+    got = check_record(
+        _record(tmp_path, "first/recognizes.n10.json", edit), _netfile(tmp_path, "first")
+    )
+    assert got.outcome == "disagree" and why in got.detail, got.detail
+
+
+def test_a_record_about_another_network_disagrees_on_the_fingerprint(tmp_path: Path) -> None:
+    got = check_record(
+        REPO / "proofs" / "first" / "recognizes.n10.json", _netfile(tmp_path, "parity")
+    )
+    assert got.outcome == "disagree" and "the network file is" in got.detail
+
+
+def test_a_refutation_must_name_the_first_misclassified_word(tmp_path: Path) -> None:
+    net = _netfile(tmp_path, "parity")
+    rec = {
+        "verdict": "refuted",
+        "counterexample": "0",
+        "values": {},
+        "bound": {"min_len": 0, "max_len": 3},
+        "claim": {
+            "id": "C4",
+            "kind": "Recognizes",
+            "reference": "",
+            "statement": "accepts exactly the words of FIRST (words over {0,1} whose first symbol is 1)",
+        },
+    }
+    got = check_record(_record(tmp_path, "parity/C4.n10.json", rec), net)  # parity's network, FIRST
+    assert (
+        got.outcome == "disagree"
+        and "the first word the network misclassifies is '01'" in got.detail
+    )
+    right = check_record(
+        _record(tmp_path, "parity/C4.n10.json", {**rec, "counterexample": "01"}), net
+    )
+    assert right.outcome == "checked" and right.detail.startswith("refuted: '01'")
+
+
+@pytest.mark.parametrize(
+    ("record", "network", "why"),
+    [
+        ("parity/C3-count.n10.json", "parity", "claim kind ValueIs by exhaustive (exact)"),
+        ("parity/C4.n48.json", "parity", "claim kind Recognizes by smt (z3), compositional"),
+        ("first-ln/C7.n10.json", "first-ln", "√"),
+        ("parity-ln/C7.n10.json", "parity-ln", "√"),
+    ],
+)
+def test_what_the_kernel_does_not_check_is_refused_and_named(
+    tmp_path: Path, record: str, network: str, why: str
+) -> None:
+    c = REGISTRY[network]
+    params = json.loads((REPO / "proofs" / record).read_text(encoding="utf-8"))["params"]
+    path = tmp_path / "net.json"
+    path.write_text(dumps(c.network(c.parse_params(params))), encoding="utf-8")
+    got = check_record(REPO / "proofs" / record, path)
+    assert (
+        got.outcome == "refused"
+        and got.detail.startswith("outside the kernel")
+        and why in got.detail
+    ), got.detail
+
+
+def test_a_float_or_a_repeated_key_in_a_network_file_is_malformed(tmp_path: Path) -> None:
+    text = _netfile(tmp_path, "first").read_text(encoding="utf-8")
+    with pytest.raises(KernelError, match=r"0\.5 is not a rational written as a string"):
+        kernel_loads(
+            text.replace('"index_base": 0', '"index_base": 0, "x": 1', 1).replace(
+                '"coef": "1"', '"coef": 0.5', 1
+            )
+        )
+    with pytest.raises(KernelError, match="duplicate key 'format'"):
+        kernel_loads(
+            text.replace(
+                '"format": "netproof-network"', '"format": "netproof-network", "format": "x"'
+            )
+        )
+    with pytest.raises(Refused, match="softmax with base e"):
+        kernel_loads(_netfile(tmp_path, "parity", c="1").read_text(encoding="utf-8"))  # base e
+
+
+# ------------------------------------------------------------------ seeded bugs in netproof
+
+
+def _relu_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """netproof's exact arithmetic drops the ReLU (one constraint of every FFN gone)."""
+    import netproof.symbolic.exact as exact
+
+    monkeypatch.setattr(exact.FractionArithmetic, "relu", lambda self, a: a)
+
+
+def _tie_swapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """netproof's hardmax takes the leftmost maximum where the head says average."""
+    import netproof.symbolic.evaluation as ev
+
+    argmax = ev.Evaluator._argmax
+    monkeypatch.setattr(ev.Evaluator, "_argmax", lambda self, s: argmax(self, s)[:1])
+    monkeypatch.setattr(ev, "GROUPED_MAX", -1)  # every head through the per-position path
+
+
+def _position_off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """netproof's positional feature i/n is (i+1)/n: every position one class off."""
+    import netproof.symbolic.positional as positional
+
+    monkeypatch.setitem(
+        positional._REGISTRY,
+        "i/n",
+        positional.FeatureDef("i/n", lambda i, n: Fraction(i + 1, n), ""),
+    )
+
+
+@pytest.mark.parametrize(
+    ("seed", "args"),
+    [
+        (_relu_dropped, ["parity", "--claims", "C4", "--max-n", "4"]),
+        (_tie_swapped, ["crasp-dyck1", "--claims", "network=language", "--max-n", "5"]),
+        (_position_off_by_one, ["parity", "--claims", "C4", "--max-n", "4"]),
+    ],
+)
+def test_a_seeded_bug_in_netproof_gives_a_wrong_record_recheck_accepts_and_the_kernel_rejects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: object, args: list[str]
+) -> None:
+    from netproof.verifier.campaign.kernelrun import KernelRun
+    from netproof.verifier.cli import main
+    from netproof.verifier.smt.recheck import recheck_log
+
+    kernel = KernelRun(REGISTRY, str(tmp_path))  # the network files written before the bug
+    net = kernel.network_file(
+        {"construction": args[0], "params": REGISTRY[args[0]].parse_params({}) and {}}
+    )
+    assert isinstance(net, str)
+    seed(monkeypatch)  # type: ignore[operator]
+    out = tmp_path / "proofs"
+    assert (
+        main(
+            ["prove", *args, "--method", "exhaustive", "--out", str(out), "--jobs", "1", "--quiet"]
+        )
+        == 1
+    )
+    (record,) = (out / args[0]).glob("*.json")
+    assert json.loads(record.read_text(encoding="utf-8"))["verdict"] == "refuted"  # wrong: it holds
+    assert recheck_log(str(record), registry=REGISTRY).outcome == "agree"  # the same bug, again
+    got = check_record(record, net)
+    assert (
+        got.outcome == "disagree"
+        and "every one of the" in got.detail
+        and "words is right" in got.detail
+    )
+
+
+# ------------------------------------------------------------------ size
+
+
+def kernel_lines(root: Path = REPO / "kernel") -> int:
+    """Lines of the kernel's code: blank lines, comments and docstrings excluded."""
+    total = 0
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        skip: set[int] = set()
+        for node in ast.walk(ast.parse(text)):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+                value = body[0].value
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    skip.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+        code = {
+            tok.start[0]
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type
+            not in (
+                tokenize.COMMENT,
+                tokenize.NL,
+                tokenize.NEWLINE,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+                tokenize.ENDMARKER,
+            )
+        }
+        total += len(code - skip)
+    return total
+
+
+def test_the_kernel_is_under_its_size_goal_of_2500_lines_of_code() -> None:
+    n = kernel_lines()
+    print(f"netproof.kernel: {n} lines of code (comments, docstrings and blank lines excluded)")
+    assert 0 < n <= 2500
