@@ -102,6 +102,27 @@ def test_crasp_printer_uses_the_papers_notation() -> None:
     assert "neg(i) = bal(i) < 0" in text
 
 
+def test_equality_of_a_count_with_a_number_is_refused_naming_eq() -> None:
+    x = C.token("a")
+    with pytest.raises(TypeError, match=r"use \.eq\(\.\.\.\).*count\(token\('a'\)\)\.eq\(0\)"):
+        C.count(x) == 0  # noqa: B015
+    with pytest.raises(TypeError, match=r"== on a C-RASP count is not a comparison"):
+        C.count(x) != 0  # noqa: B015
+    assert C.count(x) == C.count(x) and C.count(x) != C.count(C.token("b"))  # structural
+
+
+def test_a_count_modulo_a_number_is_refused_saying_parity_is_not_expressible_in_crasp() -> None:
+    with pytest.raises(
+        TypeError, match=r"#_\{j≤i\} Q_a\(j\) % 2: C-RASP has no modular counting.*PARITY"
+    ):
+        C.count(C.token("a")) % 2
+
+
+def test_a_message_about_a_wrong_operand_shows_the_vector_in_the_papers_notation() -> None:
+    with pytest.raises(TypeError, match=r"C-RASP count got #_\{j≤i\} Q_a\(j\) \(Count\)"):
+        C.count(C.count(C.token("a")))
+
+
 def test_bad_crasp_programs_get_errors_that_name_the_value_and_the_fix() -> None:
     x = C.token("a")
     with pytest.raises(TypeError, match=r"multiplies a count by an int constant only, got 0.5"):
@@ -109,7 +130,9 @@ def test_bad_crasp_programs_get_errors_that_name_the_value_and_the_fix() -> None
     with pytest.raises(TypeError, match=r"C-RASP \+ got 'b' \(str\); give a count vector"):
         C.count(x) + "b"  # type: ignore[operator]
     with pytest.raises(
-        TypeError, match=r"output=.* must be a Boolean vector \(a count is not accepted"
+        TypeError,
+        match=r"output=#_\{j≤i\} Q_a\(j\) is a count; the output must be a Boolean vector: "
+        r"compare it",
     ):
         C.Program("p", ("a",), output=C.count(x))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"not a Python bool"):
