@@ -82,3 +82,46 @@ def test_run_gives_the_words_length_apart_from_the_special_tokens_and_the_positi
     )
     _, empty, _ = _main(capsys, "run", "parity", "")
     assert "word: ε (0 symbols)   tokens: CLS (1 special)   n = 1 position" in empty.splitlines()
+
+
+@pytest.mark.parametrize("status", [0, 3])
+@pytest.mark.parametrize(
+    "command", [("prove", "--json"), ("run", "0110"), ("list",)], ids=["prove", "run", "list"]
+)
+def test_a_user_build_that_raises_system_exit_is_a_usage_error_naming_the_file_line_and_function(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: tuple[str, ...],
+    status: int,
+) -> None:
+    from netproof.verifier.campaign.usermod import render_template
+
+    monkeypatch.chdir(tmp_path)
+    text = render_template("my-majority").replace(
+        '    # The embedding: dim "is1"',
+        f'    raise SystemExit({status})\n    # The embedding: dim "is1"',
+        1,
+    )
+    (tmp_path / "bad.py").write_text(text, encoding="utf-8")
+    line = text.splitlines().index(f"    raise SystemExit({status})") + 1
+    args = [command[0], "bad.py", *command[1:]]
+    if command[0] == "prove":
+        args += ["--out", str(tmp_path / "out")]
+    code, out, err = _main(capsys, *args)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"netproof: error: bad.py:{line}: your code (build) raised SystemExit: {status} in "
+        f"`raise SystemExit({status})`; fix it and run again\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_system_exit_at_a_user_modules_top_level_is_a_usage_error_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.py").write_text("import sys\n\nsys.exit(0)\n", encoding="utf-8")
+    code, out, err = _main(capsys, "list", "bad.py")
+    assert (code, out) == (2, "")
+    assert err.startswith("netproof: error: bad.py:3: your code (<module>) raised SystemExit: 0")

@@ -126,6 +126,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("netproof: interrupted; no record was half-written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except SystemExit as exc:  # sys.exit() in a user's module would pass for netproof's status
+        users = None if _debugging() else user_code_error(exc)
+        if users is None:
+            raise
+        print(f"netproof: error: {one_line(users)}", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:  # e.g. `netproof list | head`
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
