@@ -481,11 +481,11 @@ def graph_of_module(
             out = Walker(imp, ids).run(gm, Tok(pos))
     finally:
         model.train(was_training)
-    g.readout = _readout(imp, out, positions)
+    g.readout = readout_of(imp, out, positions)
     return g
 
 
-def _readout(imp: Importer, out: Any, positions: int) -> Readout:
+def readout_of(imp: Importer, out: Any, positions: int) -> Readout:
     imp.where = "the output"
     if isinstance(out, (tuple, list)) and out:
         out = out[0]

@@ -137,6 +137,7 @@ class Importer:
         self.index: dict[str, int] = {}
         self.where = ""
         self.stem = "v"
+        self.positions = g.positions
 
     # ------------------------------------------------------------------ names
 

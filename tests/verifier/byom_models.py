@@ -73,7 +73,9 @@ class HandWritten(nn.Module):
     """A GPT-style classifier written by hand: pre-norm blocks of :class:`Attention` and a GELU
     MLP, a sinusoidal table computed in ``forward``, the logit of the last position."""
 
-    def __init__(self, vocab_size: int = 2, d: int = 8, heads: int = 2, layers: int = 1) -> None:
+    def __init__(
+        self, vocab_size: int = 2, d: int = 8, heads: int = 2, layers: int = 1, act: str = "gelu"
+    ) -> None:
         super().__init__()
         self.d = d
         self.tok = nn.Embedding(vocab_size, d)
@@ -83,7 +85,11 @@ class HandWritten(nn.Module):
                     "ln1": nn.LayerNorm(d),
                     "attn": Attention(d, heads),
                     "ln2": nn.LayerNorm(d),
-                    "mlp": nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d)),
+                    "mlp": nn.Sequential(
+                        nn.Linear(d, 2 * d),
+                        nn.GELU() if act == "gelu" else nn.ReLU(),
+                        nn.Linear(2 * d, d),
+                    ),
                 }
             )
             for _ in range(layers)

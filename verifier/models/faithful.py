@@ -111,12 +111,21 @@ def check_faithful(
     budget: int = 256,
     samples: int = 32,
     seed: int = 0,
+    words: Sequence[tuple[str, ...]] | None = None,
 ) -> FaithReport:
     """Compare ``net``'s enclosure with each source run (``runs[label] = (run, eps)``: ``run``
     maps a list of words to the source model's outputs, ``eps`` its dtype's machine epsilon) on
-    the gate's words (:func:`gate_words`); an :class:`UnfaithfulImportError` names the first word
+    the gate's words (:func:`gate_words`, or ``words``: those of a recording); an :class:`UnfaithfulImportError` names the first word
     whose output lies further than ``√eps·(1 + |y|)`` from the enclosure, and both values."""
-    words, short = gate_words(net.alphabet, max_len, budget=budget, samples=samples, seed=seed)
+    if words is None:
+        words, short = gate_words(net.alphabet, max_len, budget=budget, samples=samples, seed=seed)
+    else:  # the words a recording holds (the source model ran where its library is installed)
+        words = [tuple(w) for w in words if len(w) <= max_len]
+        k, short = len(net.alphabet), 0
+        while short < max_len and len([w for w in words if len(w) == short + 1]) == k ** (
+            short + 1
+        ):
+            short += 1
     emb = net.embedding
     if not (getattr(emb, "prefix", ()) or getattr(emb, "suffix", ())):
         words = [w for w in words if w]  # the empty word gives such a model no token at all

@@ -18,7 +18,7 @@ from netproof.symbolic.ir import Network
 
 from .faithful import FaithReport, check_faithful, dtype_eps
 
-__all__ = ["Imported", "import_torch"]
+__all__ = ["Imported", "import_file", "import_onnx", "import_torch", "import_transformerlens"]
 
 
 @dataclass(slots=True)
@@ -122,4 +122,231 @@ def import_torch(
         if own != torch.float64:
             runs[str(own).removeprefix("torch.")] = (imported.run, dtype_eps(own))
         imported.faith = check_faithful(net, runs, max_len=max_len, samples=samples, budget=budget)
+    return imported
+
+
+class _LogitOf:
+    """A model returning logits ``[B, n, vocabulary]`` read as one logit: ``accept`` minus
+    ``reject`` (or ``accept`` alone) at ``position`` (an ``nn.Module`` built on first use)."""
+
+    @staticmethod
+    def wrap(model: Any, accept: int, reject: int | None, position: int) -> Any:
+        import torch
+
+        class LogitOf(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.model = model
+
+            def forward(self, ids: Any) -> Any:
+                y = self.model(ids)[:, position]
+                return y[:, accept] - (y[:, reject] if reject is not None else 0)
+
+        return LogitOf().eval()
+
+
+def import_transformerlens(
+    source: Any,
+    *,
+    alphabet: Sequence[str] | None = None,
+    vocab: Sequence[str] | None = None,
+    prefix: Sequence[str] | None = None,
+    suffix: Sequence[str] | None = None,
+    accept: int | None = None,
+    reject: int | None = None,
+    position: int | None = None,
+    max_len: int = 8,
+    compare: bool = True,
+    name: str | None = None,
+    samples: int = 32,
+    budget: int = 256,
+) -> Imported:
+    """Import a TransformerLens-layout model: a live ``HookedTransformer`` (``.cfg``,
+    ``.state_dict()``, logits ``[B, n, d_vocab]``) or a dump file
+    (:data:`netproof.symbolic.importers.transformerlens.DUMP_FORMAT`, e.g. a compiled tracr
+    model written by ``examples/tracr_dump.py``; its ``vocab``, ``readout`` … are defaults for the
+    arguments). The gate runs the live model, or compares with the outputs a dump recorded where
+    its source library ran; a dump without a recording needs ``compare=False``."""
+    import torch
+
+    from netproof.symbolic.importers import ImporterError
+    from netproof.symbolic.importers.transformerlens import DUMP_FORMAT, graph_of_transformerlens
+
+    dump: dict[str, Any] = {}
+    if isinstance(source, (str, Path)):
+        label = name or Path(source).stem
+        try:
+            dump = dict(torch.load(str(source), map_location="cpu", weights_only=True))
+        except Exception as exc:
+            raise ImporterError(
+                f"cannot read {str(source)!r}: {type(exc).__name__}: {exc}"
+            ) from None
+        if dump.get("format") != DUMP_FORMAT or dump.get("version") != 1:
+            raise ImporterError(
+                f"{str(source)!r} has format {dump.get('format')!r} version {dump.get('version')!r}; "
+                f"expected {DUMP_FORMAT!r} version 1 (docs/models.md)"
+            )
+        cfg, sd, live = dump["cfg"], dump["state_dict"], None
+    else:
+        label = name or type(source).__name__
+        cfg, sd, live = source.cfg, source.state_dict(), source.eval()
+    ro = dict(dump.get("readout", {}))
+    vocab = tuple(vocab if vocab is not None else dump.get("vocab", ()))
+    alphabet = tuple(alphabet if alphabet is not None else dump.get("alphabet", ()))
+    prefix = tuple(prefix if prefix is not None else dump.get("prefix", ()))
+    suffix = tuple(suffix if suffix is not None else dump.get("suffix", ()))
+    accept = accept if accept is not None else ro.get("accept")
+    reject = reject if reject is not None else ro.get("reject")
+    position = position if position is not None else ro.get("position", -1)
+    if not vocab or not alphabet or accept is None:
+        raise ImporterError(
+            "a TransformerLens model needs its vocab (token of each id), alphabet and the "
+            "accept logit's index (the readout)"
+        )
+    g = graph_of_transformerlens(
+        cfg,
+        sd,
+        vocab=vocab,
+        alphabet=alphabet,
+        prefix=prefix,
+        suffix=suffix,
+        positions=max_len + len(prefix) + len(suffix),
+        accept=int(accept),
+        reject=None if reject is None else int(reject),
+        position=int(position),
+    )
+    net = lower(g, name=label, params=(("vocab", " ".join(vocab)),))
+    model = None if live is None else _LogitOf.wrap(live, int(accept), reject, int(position))
+    imported = Imported(net, model, vocab, prefix, suffix, None)
+    if not compare:
+        return imported
+    recorded = dump.get("recorded")
+    if model is not None:
+        own = imported.dtype
+        runs: dict[str, tuple[Any, float]] = {
+            "float64": (lambda ws: imported.run(ws, float64=True), dtype_eps(torch.float64))
+        }
+        if own != torch.float64:
+            runs[str(own).removeprefix("torch.")] = (imported.run, dtype_eps(own))
+        imported.faith = check_faithful(net, runs, max_len=max_len, samples=samples, budget=budget)
+    elif recorded:
+        table = {
+            tuple(w.split()): float(y)
+            for w, y in zip(recorded["words"], recorded["outputs"], strict=True)
+        }
+        eps = dtype_eps(getattr(torch, str(recorded.get("dtype", "float32"))))
+        label_ = f"recorded ({recorded.get('source', 'the source library')})"
+        imported.faith = check_faithful(
+            net,
+            {label_: (lambda ws: [table[tuple(w)] for w in ws], eps)},
+            max_len=max_len,
+            words=list(table),
+        )
+    else:
+        raise ImporterError(
+            "this dump holds no recorded outputs of its source model, so the import cannot be "
+            "compared with it; rerun the dump script where the source library is installed, or "
+            "pass compare=False (--no-compare) to skip the gate"
+        )
+    return imported
+
+
+def import_file(path: str | Path, **options: Any) -> Imported:
+    """Any model file: a TransformerLens/tracr dump, an ONNX file or a torch model file."""
+    import torch
+
+    from netproof.symbolic.importers.transformerlens import DUMP_FORMAT
+
+    p = Path(path)
+    if p.suffix == ".onnx":
+        keep = {
+            k: v
+            for k, v in options.items()
+            if k not in ("module", "kwargs", "accept", "reject", "position")
+        }
+        return import_onnx(p, **keep)
+    try:
+        peek = torch.load(str(p), map_location="cpu", weights_only=True)
+    except Exception:
+        peek = None
+    if isinstance(peek, dict) and peek.get("format") == DUMP_FORMAT:
+        keep = {
+            k: v
+            for k, v in options.items()
+            if k not in ("module", "kwargs") and v not in (None, ())
+        }
+        return import_transformerlens(p, **keep)
+    options = {k: v for k, v in options.items() if k not in ("accept", "reject", "position")}
+    return import_torch(p, **options)
+
+
+class _OnnxRunner:
+    """An ONNX model run by ``onnx``'s reference evaluator (numpy, the file's own dtype)."""
+
+    def __init__(self, path: Path) -> None:
+        import onnx
+        from onnx.reference import ReferenceEvaluator
+
+        self.proto = onnx.load(str(path))
+        self.session = ReferenceEvaluator(self.proto)
+        init = {i.name for i in self.proto.graph.initializer}
+        self.input = next(i.name for i in self.proto.graph.input if i.name not in init)
+
+    def __call__(self, ids: Any) -> Any:
+        import torch
+
+        out = self.session.run(None, {self.input: ids.numpy()})[0]
+        return torch.from_numpy(out.copy())
+
+    def parameters(self) -> Any:
+        import torch
+
+        return iter([torch.zeros(1, dtype=torch.float32)])
+
+    def eval(self) -> _OnnxRunner:
+        return self
+
+
+def import_onnx(
+    path: str | Path,
+    *,
+    alphabet: Sequence[str],
+    vocab: Sequence[str] | None = None,
+    prefix: Sequence[str] = (),
+    suffix: Sequence[str] = (),
+    max_len: int = 16,
+    compare: bool = True,
+    name: str | None = None,
+    samples: int = 32,
+    budget: int = 256,
+) -> Imported:
+    """Import the ONNX file at ``path`` (first input: token ids ``[batch, length]``; output one
+    logit, ``[B]``/``[B, 1]``, or two classes) with the ``onnx`` package; the gate runs the file
+    itself with ``onnx``'s reference evaluator, in the file's dtype."""
+    import torch
+
+    from netproof.symbolic.importers.onnx_graph import graph_of_onnx
+
+    p = Path(path)
+    vocab = tuple(vocab if vocab is not None else alphabet)
+    g = graph_of_onnx(
+        p,
+        vocab=vocab,
+        alphabet=tuple(alphabet),
+        prefix=tuple(prefix),
+        suffix=tuple(suffix),
+        positions=max_len + len(prefix) + len(suffix),
+    )
+    net = lower(g, name=name or p.stem, params=(("vocab", " ".join(vocab)),))
+    runner = _OnnxRunner(p)
+    imported = Imported(net, runner, vocab, tuple(prefix), tuple(suffix), None)
+    imported._model64 = runner  # the file's own dtype only: onnx runs it as it is
+    if compare:
+        imported.faith = check_faithful(
+            net,
+            {"float32 (onnx reference evaluator)": (imported.run, dtype_eps(torch.float32))},
+            max_len=max_len,
+            samples=samples,
+            budget=budget,
+        )
     return imported
