@@ -116,6 +116,23 @@ def add_parser(sub: Any) -> None:
         metavar="FILE.png",
         help="write the margin histogram as a picture (the plot extra)",
     )
+    p.add_argument(
+        "--search",
+        choices=("enumerate", "bnb"),
+        default="enumerate",
+        help="enumerate every word (default) or branch and bound over the word trie: a subtree "
+        "whose membership is constant (the language's automaton) and whose logit bound over "
+        "every completion has that sign is settled without enumerating it; same verdicts, "
+        "the report adds a search section (words settled, words enumerated)",
+    )
+    p.add_argument(
+        "--leaf",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --search bnb: enumerate subtrees of at most N words instead of branching "
+        "(default 1024)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_check_model)
 
@@ -205,6 +222,14 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
         )
     if args.batch < 1 or args.threads < 1 or args.jobs < 1:
         raise UsageError("--batch, --threads and --jobs must be >= 1")
+    if args.leaf is not None and (args.search != "bnb" or args.leaf < 1):
+        raise UsageError(
+            f"--leaf {args.leaf} needs --search bnb and a value >= 1 (the largest subtree enumerated)"
+        )
+    if args.search == "bnb" and (args.jobs > 1 or args.executor == "ray"):
+        raise UsageError(
+            "--search bnb runs in one process; drop --jobs/--executor ray (or use --search enumerate)"
+        )
     if args.address is not None and args.executor != "ray":
         raise UsageError(
             f"--address {args.address} is a Ray cluster's address; give it with --executor ray"
@@ -226,6 +251,20 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
             report = _on_ray(args, lang.alphabet)
         elif args.jobs > 1:
             report = _sharded(args, net, lang.alphabet)
+        elif args.search == "bnb":
+            from netproof.verifier.models.bnb import LEAF, check_model_bnb
+
+            report = check_model_bnb(
+                net,
+                lang,
+                max_n=args.max_n,
+                min_n=args.min_n,
+                float32=float32,
+                batch=args.batch,
+                digits=args.digits,
+                exact=args.exact,
+                leaf=LEAF if args.leaf is None else args.leaf,
+            )
         else:
             report = check_model(
                 net,
@@ -549,5 +588,12 @@ def render(report: Any) -> str:
             lines.append(
                 f"  [1e{e}, 1e{e + 1}) {count:>9} {'#' * max(1, round(40 * count / width))}"
             )
+    search = getattr(report, "search", None)
+    if search is not None:
+        lines.append(
+            f"branch and bound: {search['settled']} words settled by bounds, {search['enumerated']} "
+            f"enumerated, {search['bounds']} subtree bounds (membership from the language's {search['membership']}); "
+            "margins and float32 differences cover the enumerated words"
+        )
     lines.append(f"status: {report.status}")
     return "\n".join(lines)

@@ -92,6 +92,9 @@ class ModelReport:
     trace: list[dict[str, object]] = field(default_factory=list)
     """The shortest wrong word's rigorous trace at the readout token: every residual state (the
     midpoints of its dims' intervals) and every head's attention weights from that token."""
+    search: dict[str, object] | None = None
+    """How a branch-and-bound run (:mod:`.bnb`) got there: words settled by bounds, words
+    enumerated, per length and depth; None for plain enumeration."""
 
     @property
     def totals(self) -> LengthRow:
@@ -131,6 +134,8 @@ class ModelReport:
                 for w, x, a in self.float32_differences
             ],
         }
+        if self.search is not None:
+            doc["search"] = self.search
         return json.dumps(doc, sort_keys=True, indent=2)
 
 

@@ -158,6 +158,9 @@ class Enclosure:
             self._check(sub.block)
         self._linears: dict[tuple[int, tuple[str, ...]], _Linear] = {}
         self._positions: dict[int, MR] = {}
+        self.word_sets = False
+        """Inputs are sets of words (wide intervals): each head's output is intersected with the
+        hull of its values and layer norms take :meth:`_layernorm_sets`."""
 
     # ------------------------------------------------------------------ compile
 
@@ -267,6 +270,8 @@ class Enclosure:
         return MR(m, _grow(r, k))
 
     def layernorm(self, ln: LayerNorm, x: MR, names: dict[str, int], where: str) -> MR:
+        if self.word_sets:
+            return self._layernorm_sets(ln, x, names, where)
         over = list(names) if ln.over is None else list(ln.over)
         idx = [names[o] for o in over]
         whole = idx == list(range(x.m.shape[-1]))
@@ -282,6 +287,66 @@ class Enclosure:
             _grow(sq.r / d + U * (sq.m / d).abs() + er + 2 * U * (sq.m / d + em).abs(), 3),
         )
         z = self.div(c, self.sqrt(var, where), where)
+        if whole:
+            return z
+        out_m, out_r = x.m.clone(), x.r.clone()
+        out_m[..., idx], out_r[..., idx] = z.m, z.r
+        return MR(out_m, out_r)
+
+    def _layernorm_sets(self, ln: LayerNorm, x: MR, names: dict[str, int], where: str) -> MR:
+        """Layer norm over wide intervals. z_i = c_i / √(c_i²/d + R_i/d + ε) with c = x − mean(x)
+        and R_i = Σ_{j≠i} c_j² is increasing in c_i, decreasing in R_i where c_i ≥ 0 and
+        increasing where c_i < 0: each end of z_i's enclosure is that function at one corner of
+        the box of (c_i, R_i), evaluated with point intervals (the centred vector and the sums of
+        squares are enclosed with outward rounding). The quotient of the enclosed c and √var
+        alone is unbounded as soon as var's enclosure reaches 0. Finally |z_i| ≤ √d (Σ z_j² =
+        d·var/(var + ε) ≤ d)."""
+        torch = self.torch
+        over = list(names) if ln.over is None else list(ln.over)
+        idx = [names[o] for o in over]
+        whole = idx == list(range(x.m.shape[-1]))
+        sub = x if whole else MR(x.m[..., idx], x.r[..., idx])
+        d = len(idx)
+        fd = float(d)
+        s = self.total(sub, -1)
+        mean = MR(s.m / fd, _grow(s.r / fd + U * (s.m / fd).abs(), 2))
+        c = self.add(sub, MR(-mean.m, mean.r))
+        inf = torch.tensor(math.inf, dtype=c.m.dtype)
+        c_lo = torch.nextafter(c.m - c.r, -inf)
+        c_hi = torch.nextafter(c.m + c.r, inf)
+        near = torch.nextafter(c.am - c.r, -inf).clamp_min(0.0)  # min |c_i| over its interval
+        far = torch.nextafter(c.am + c.r, inf)
+        sq_lo = torch.nextafter(near * near, -inf)
+        sq_hi = torch.nextafter(far * far, inf)
+        shrink, grow = 1.0 - 2.0 * _gamma(d), 1.0 + 2.0 * _gamma(d)
+        s_lo = torch.nextafter(sq_lo.sum(-1, keepdim=True) * shrink, -inf)  # sums of nonnegatives
+        s_hi = _grow(sq_hi.sum(-1, keepdim=True) * grow, d)
+        r_lo = torch.nextafter(s_lo - sq_lo, -inf).clamp_min(0.0)
+        r_hi = torch.nextafter(s_hi - sq_hi, inf).nan_to_num(math.inf, math.inf, math.inf)
+        em, er = _const(ln.eps)
+        eps = MR(torch.tensor(em, dtype=c.m.dtype), torch.tensor(er, dtype=c.m.dtype))
+        zero = torch.zeros_like(c.m)
+
+        def g(cv: Any, rv: Any) -> MR:
+            cp, rp = MR(cv, zero), MR(rv, zero)
+            c2 = self.mul(cp, cp)
+            den = self.add(
+                self.add(
+                    MR(c2.m / fd, _grow(c2.r / fd + U * (c2.m / fd).abs(), 2)),
+                    MR(rp.m / fd, _grow(U * (rp.m / fd).abs(), 2)),
+                ),
+                eps,
+            )
+            return self.div(cp, self.sqrt(den, where), where)
+
+        up = g(c_hi, torch.where(c_hi >= 0, r_lo, r_hi))
+        down = g(c_lo, torch.where(c_lo >= 0, r_hi, r_lo))
+        box = math.nextafter(math.sqrt(fd), math.inf) * (1 + 4 * U)
+        z_hi = torch.nextafter(up.m + up.r, inf).nan_to_num(box, box, box).clamp_max(box)
+        z_lo = torch.nextafter(down.m - down.r, -inf).nan_to_num(-box, -box, -box).clamp_min(-box)
+        z_hi = torch.where(torch.isfinite(c_hi), z_hi, box)
+        z_lo = torch.where(torch.isfinite(c_lo), z_lo, -box)
+        z = from_bounds(torch, z_lo, z_hi)
         if whole:
             return z
         out_m, out_r = x.m.clone(), x.r.clone()
@@ -347,6 +412,8 @@ class Enclosure:
             o = self.div(
                 self.matmul(e, v), self.total(e, -1), f"attention {block.name!r} head {h.name!r}"
             )
+            if self.word_sets:
+                o = self._within_values(o, v, h.mask, e, visible)
             outs_m.append(o.m)
             outs_r.append(o.r)
             names += list(h.value.outputs)
@@ -357,6 +424,72 @@ class Enclosure:
             )
         return names, cat
 
+    def _within_values(self, o: MR, v: MR, mask: str, e: MR, visible: Any) -> MR:
+        """``o`` intersected with the hull of the values each query sees (a softmax head's
+        output is a convex combination of them: the weights are positive and sum to 1 in the
+        reals) and with :meth:`_weighted_average`'s bounds. Used for inputs that are sets of
+        words (wide intervals), where the quotient of the separately enclosed numerator and
+        denominator is loose."""
+        torch = self.torch
+        up = self._weighted_average(e, v.m + v.r, visible)
+        down = -self._weighted_average(e, -(v.m - v.r), visible)
+        lo = add_down(torch, v.m, -v.r)  # [B, n, dv]
+        hi = add_up(torch, v.m, v.r)
+        if mask == "none":
+            lo = lo.amin(-2, keepdim=True).expand_as(lo)
+            hi = hi.amax(-2, keepdim=True).expand_as(hi)
+        elif mask == "causal":  # query i sees j <= i
+            lo, hi = lo.cummin(-2).values, hi.cummax(-2).values
+        else:  # anticausal: query i sees j >= i
+            lo = lo.flip(-2).cummin(-2).values.flip(-2)
+            hi = hi.flip(-2).cummax(-2).values.flip(-2)
+        olo = torch.maximum(torch.maximum(add_down(torch, o.m, -o.r), lo), down)
+        ohi = torch.minimum(torch.minimum(add_up(torch, o.m, o.r), hi), up)
+        return from_bounds(torch, olo, ohi)
+
+    def _weighted_average(self, e: MR, vu: Any, visible: Any) -> Any:
+        """An upper bound of Σ_j e_j v_j / Σ_j e_j over every e_j in e's intervals and v_j ≤ vu_j
+        (``e``: [B, n, n] weights of query i on key j; ``vu``: [B, n, dv] upper ends of the
+        values, before rounding: the bound holds for vu_j + |vu_j|·u): [B, n, dv].
+
+        The maximum U* over the box is where F(U) = Σ_j max_e e_j (vu_j − U) is 0; it is the
+        largest of the ratios that put the upper end of e on the t largest values and the lower
+        end on the rest (Σ b·v + Σ a·v)/(Σ b + Σ a). A candidate U is computed so in float and
+        then proved: F(U) ≤ 0 with every term rounded upward and the sum's error bound added
+        makes U an upper bound (Σ e_j (v_j − U) ≤ 0 for every e, v in the box, Σ e_j > 0).
+        Where the proof fails (a non-finite end, a candidate off by rounding) the bound is +∞."""
+        torch = self.torch
+        inf = torch.tensor(math.inf, dtype=vu.dtype)
+        vu = torch.nextafter(vu, inf)
+        a = torch.nextafter(e.m - e.r, -inf).clamp_min(0.0)
+        b = torch.nextafter(e.m + e.r, inf)
+        a = torch.where(visible, a, 0.0).unsqueeze(-1)  # [B, n, n, 1]
+        b = torch.where(visible, b, 0.0).unsqueeze(-1)
+        n, dv = vu.shape[-2], vu.shape[-1]
+        vals = vu.unsqueeze(1).expand(-1, n, -1, -1)  # [B, n(query), n(key), dv]
+        vals = torch.where(visible.unsqueeze(-1), vals, 0.0)
+        order = vals.argsort(dim=2, descending=True)
+        vs = vals.gather(2, order)
+        as_ = a.expand(-1, -1, -1, dv).gather(2, order)
+        bs = b.expand(-1, -1, -1, dv).gather(2, order)
+        zero = torch.zeros_like(vs[:, :, :1])
+        cb = torch.cat([zero, (bs * vs).cumsum(2)], 2)
+        cbd = torch.cat([zero, bs.cumsum(2)], 2)
+        ca = torch.cat([zero, (as_ * vs).cumsum(2)], 2)
+        cad = torch.cat([zero, as_.cumsum(2)], 2)
+        num = cb + (ca[:, :, -1:] - ca)
+        den = cbd + (cad[:, :, -1:] - cad)
+        ratio = torch.where(den > 0, num / den, -inf).nan_to_num(math.inf, math.inf, -math.inf)
+        cand = ratio.amax(2)  # [B, n, dv]
+        cand = cand + cand.abs() * 2.0**-40 + 2.0**-1000
+        # the proof: F(cand) <= 0, each term e_j·(v_j − U) bounded above
+        d = torch.nextafter(vals - cand.unsqueeze(2), inf)
+        terms = torch.nextafter(torch.where(d > 0, b * d, a * d), inf)
+        terms = torch.where(visible.unsqueeze(-1), terms, 0.0)
+        total = terms.sum(2) + 2.0 * _gamma(n) * terms.abs().sum(2) * (1 + 8 * U)
+        ok = (total <= 0) & torch.isfinite(total) & torch.isfinite(cand)
+        return torch.where(ok, cand, inf)
+
     def ffn(self, block: FFN, x: MR) -> tuple[list[str], MR]:
         names = {d: i for i, d in enumerate(self.dims)}
         for idx, step in enumerate(block.steps):
@@ -364,7 +497,14 @@ class Enclosure:
                 x = self.affine(step, x, names)
                 names = {o: i for i, o in enumerate(step.outputs)}
             elif isinstance(step, Activation):
-                x = MR(x.m.clamp_min(0.0), x.r) if step.kind == "relu" else self.gelu(x)
+                if step.kind != "relu":
+                    x = self.gelu(x)
+                elif self.word_sets:  # [max(lo, 0), max(hi, 0)]: 0 where the interval is <= 0
+                    torch = self.torch
+                    lo = add_down(torch, x.m, -x.r).clamp_min(0.0)
+                    x = from_bounds(torch, lo, add_up(torch, x.m, x.r).clamp_min(0.0))
+                else:
+                    x = MR(x.m.clamp_min(0.0), x.r)
             else:
                 x = self.layernorm(step, x, names, f"ffn {block.name!r} step [{idx}]")
         return list(names), x
@@ -456,6 +596,7 @@ class RNNEnclosure:
         um = torch.zeros(len(net.alphabet), len(outputs), dtype=torch.float64)
         ur = torch.zeros_like(um)
         b_hh = dict(zip(net.W_hh.outputs, net.W_hh.bias, strict=True))
+        exact: dict[str, list[Fraction]] = {a: [Fraction(0)] * len(outputs) for a in net.alphabet}
         for a, k in self.token_index.items():
             x = rows[a]
             for o, row, b in zip(net.W_ih.outputs, net.W_ih.weights, net.W_ih.bias, strict=True):
@@ -471,7 +612,10 @@ class RNNEnclosure:
                     )
                 )
                 um[k, outputs[o]], ur[k, outputs[o]] = _const(q)
+                exact[a][outputs[o]] = q
         self.drive = MR(um, ur)
+        self.drive_exact = exact
+        """Each symbol's drive u_a as Fractions (by output index)."""
         no_bias = Affine(
             inputs=net.W_hh.inputs,
             outputs=net.W_hh.outputs,
@@ -552,6 +696,31 @@ def _compile_linear(torch: Any, a: Affine, names: dict[str, int]) -> _Linear:
         (br + g * bm.abs()) * (1 + 4 * U),
         k,
     )
+
+
+def add_up(torch: Any, a: Any, b: Any) -> Any:
+    """An upper bound of a + b (float tensors): the rounded sum, one ulp up where Knuth's TwoSum
+    shows that rounding went down (so that an exact sum stays exact)."""
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
+    up = torch.where(err > 0, torch.nextafter(s, torch.full_like(s, math.inf)), s)
+    big = torch.finfo(s.dtype).max
+    return torch.where(torch.isneginf(up) & torch.isfinite(a) & torch.isfinite(b), -big, up)
+
+
+def add_down(torch: Any, a: Any, b: Any) -> Any:
+    """A lower bound of a + b (see :func:`add_up`)."""
+    return -add_up(torch, -a, -b)
+
+
+def from_bounds(torch: Any, lo: Any, hi: Any) -> MR:
+    """The intervals [lo, hi] (float tensors, lo <= hi) as midpoints and radii that enclose them:
+    the midpoint rounded to nearest, the radius the half-width rounded up (exact where it is)."""
+    m = lo + (hi - lo) / 2
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    r = torch.maximum(add_up(torch, hi, -m), add_up(torch, m, -lo))
+    return MR(m, r.nan_to_num(math.inf, math.inf, math.inf))
 
 
 def _apply_linear(lin: _Linear, x: MR) -> MR:

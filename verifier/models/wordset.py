@@ -1,0 +1,114 @@
+"""Bounds over sets of words: a rigorous enclosure of a recognizer's logit over **every**
+completion of a prefix to a length, in one evaluation (:class:`WordSetBound`).
+
+Each free position's input is any of the alphabet's embeddings: the enclosure gets one more
+table row, the interval hull of the alphabet's rows (for a transformer its token embeddings, for
+an RNN recognizer its input drives W_ih x_a + b), and the batched midpoint–radius arithmetic of
+:mod:`.enclosure` carries it through attention, softmax, layer norm, FFNs and the readout (every
+operation there is an interval operation with outward rounding, sound for wide intervals as for
+the rounding radii of one word). A softmax head's output is a convex combination of the values
+it sees, so for sets of words each head's output is intersected with the hull of those values
+(:meth:`.enclosure.Enclosure._within_values`); the quotient of separately enclosed sums alone is
+loose (or unbounded) once scores are wide.
+
+Interval bound propagation only: the bound treats the free positions as independent boxes (two
+positions, or a position's query and its value, that are the same symbol in every word are not
+tied), so it is loose where the model's logit depends on the free positions; it is meant for
+the subtrees of the word trie whose completions the model (nearly) ignores, as branch and bound
+(:mod:`.bnb`) uses it.
+
+May import :mod:`.enclosure` (torch inside functions).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from .enclosure import MR, Enclosure, RNNEnclosure, _torch, add_down, add_up, from_bounds
+
+__all__ = ["WordSetBound"]
+
+
+def _down(q: Fraction) -> float:
+    f = float(q)
+    return math.nextafter(f, -math.inf) if Fraction(f) > q else f
+
+
+def _up(q: Fraction) -> float:
+    f = float(q)
+    return math.nextafter(f, math.inf) if Fraction(f) < q else f
+
+
+def _hull(torch: Any, rows: Sequence[Sequence[Fraction]]) -> MR:
+    """The interval hull of exact rows (one per symbol, the same length) as one row ``[1, d]``:
+    the exact minimum and maximum of each column rounded outward (exact where a float holds
+    them), then as midpoint and radius (:func:`.enclosure.from_bounds`)."""
+    lo = torch.tensor([[_down(min(col)) for col in zip(*rows, strict=True)]], dtype=torch.float64)
+    hi = torch.tensor([[_up(max(col)) for col in zip(*rows, strict=True)]], dtype=torch.float64)
+    return from_bounds(torch, lo, hi)
+
+
+class WordSetBound:
+    """The logit's enclosure over every completion of prefixes (see the module docstring).
+
+    ``bound(prefixes, length)`` takes prefixes of one length m (tuples of symbol indices into
+    ``alphabet``) and the words' length n >= m and returns (low, high) float64 tensors: for each
+    prefix p, every word p·s with |s| = n − m has a logit in [low, high]."""
+
+    def __init__(self, enclosure: Enclosure | RNNEnclosure, alphabet: Sequence[str]) -> None:
+        torch = _torch()
+        self.torch = torch
+        self.alphabet = tuple(alphabet)
+        self.ids = [enclosure.token_index[a] for a in self.alphabet]
+        enc = copy.copy(enclosure)  # the per-word enclosure is left as it is
+        if isinstance(enclosure, RNNEnclosure):
+            d = enclosure.drive
+            row = _hull(torch, [enclosure.drive_exact[a] for a in self.alphabet])
+            enc.drive = MR(torch.cat([d.m, row.m]), torch.cat([d.r, row.r]))
+            self.free = d.m.shape[0]
+            self.pre: list[int] = []
+            self.suf: list[int] = []
+        else:
+            t = enclosure.table
+            emb = enclosure.net.embedding
+            table: dict[str, dict[str, Fraction]] = {}
+            for tok, entries in emb.table:  # type: ignore[union-attr]
+                into = table.setdefault(tok, {})
+                for d, v in entries:
+                    into[d] = into.get(d, Fraction(0)) + v
+            row = _hull(
+                torch,
+                [[table[a].get(d, Fraction(0)) for d in enclosure.dims] for a in self.alphabet],
+            )
+            enc.table = MR(torch.cat([t.m, row.m]), torch.cat([t.r, row.r]))
+            enc._positions = {}
+            enc.word_sets = True
+            self.free = t.m.shape[0]
+            self.pre = [enclosure.token_index[s] for s in emb.prefix]  # type: ignore[union-attr]
+            self.suf = [enclosure.token_index[s] for s in emb.suffix]  # type: ignore[union-attr]
+        self.enclosure = enc
+
+    def tokens(self, prefixes: Sequence[Sequence[int]], length: int) -> Any:
+        """The token rows of ``prefixes`` completed by free positions to ``length`` symbols."""
+        torch = self.torch
+        m = len(prefixes[0]) if prefixes else 0
+        rows = [
+            [*self.pre, *(self.ids[a] for a in p), *([self.free] * (length - m)), *self.suf]
+            for p in prefixes
+        ]
+        return torch.tensor(rows, dtype=torch.long).reshape(len(rows), -1)
+
+    def bound(self, prefixes: Sequence[Sequence[int]], length: int) -> tuple[Any, Any]:
+        if any(len(p) > length for p in prefixes) or len({len(p) for p in prefixes}) > 1:
+            raise ValueError(f"prefixes must have one length <= {length}")
+        tokens = self.tokens(prefixes, length)
+        with self.torch.no_grad():
+            y = self.enclosure.logits(tokens, tokens.shape[1])
+        low = add_down(self.torch, y.m, -y.r)
+        high = add_up(self.torch, y.m, y.r)
+        bad = ~(self.torch.isfinite(low) & self.torch.isfinite(high))
+        return low.masked_fill(bad, -math.inf), high.masked_fill(bad, math.inf)
