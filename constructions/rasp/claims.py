@@ -44,9 +44,12 @@ from netproof.verifier.claims import (
     Construction,
     ExactFact,
     Language,
+    NearestSelection,
+    RankedSelection,
     Recognizes,
     SameLanguage,
     TraceProperty,
+    UniqueSelections,
     Word,
 )
 from netproof.verifier.claims.rasp import brasp, crasp
@@ -273,10 +276,48 @@ def _bounded_language(
     return claims
 
 
+def _tie_ruled_heads(network: Network) -> tuple[tuple[str, str], ...] | None:
+    """The (layer, head) of every attention head that ``no-ties`` is about (all but the ones that
+    average their maximizers), or None where some head is not a hardmax head with a tie rule."""
+    heads = []
+    for layer in network.layers:
+        if not isinstance(layer.block, AttentionLayer):
+            continue
+        for head in layer.block.heads:
+            tie = getattr(head.normalizer, "tie", None)
+            if tie == "average":
+                continue
+            if tie not in ("leftmost", "rightmost"):
+                return None
+            heads.append((layer.name, head.name))
+    return tuple(heads)
+
+
+def _no_ties_form(program: brasp.Program, network: Network) -> UniqueSelections | None:
+    """``no-ties`` as the smt method states it for every length: every tie-ruled head selects
+    one position or none (:class:`UniqueSelections`), where each such head has a selection
+    lemma among the program's block lemmas (else None: the form would say less than the claim)."""
+    heads = _tie_ruled_heads(network)
+    if heads is None:
+        return None
+    lemmas = {
+        (lemma.layer, lemma.head)
+        for lemma in brasp_lemmas(program)
+        if isinstance(lemma, (NearestSelection, RankedSelection))
+    }
+    return UniqueSelections(heads=heads) if set(heads) <= lemmas else None
+
+
 def brasp_claims(
-    program: brasp.Program, language: Language | None = None, *, max_len: int = 8
+    program: brasp.Program,
+    language: Language | None = None,
+    *,
+    max_len: int = 8,
+    network: Network | None = None,
 ) -> tuple[Any, ...]:
-    """network = program, operations, program = language (if given) and no ties, to ``max_len``."""
+    """network = program, operations, program = language (if given) and no ties, to ``max_len``
+    (``network``: the compiled program, compiled here if not given, for the form of ``no-ties``
+    that the smt method proves for every length)."""
     claims = _common(program, brasp, REFERENCE_B, language, max_len)
     claims.append(
         TraceProperty(
@@ -296,6 +337,9 @@ def brasp_claims(
             holds=_no_ties,
             min_len=1,
             max_len=max_len,
+            statable=_no_ties_form(
+                program, network if network is not None else compile_brasp(program)
+            ),
         )
     )
     return tuple(claims)
@@ -348,7 +392,6 @@ def program_construction(
     first build) and its claims."""
     is_b = isinstance(program, brasp.Program)
     compile_ = compile_brasp if is_b else compile_crasp
-    declare = brasp_claims if is_b else crasp_claims
     compiled: list[Network] = []
 
     def build(values: Any) -> Network:
@@ -363,7 +406,11 @@ def program_construction(
         reference=REFERENCE_B if is_b else REFERENCE_C,
         params=(),
         build=build,
-        claims=lambda values: declare(program, language, max_len=max_len),  # type: ignore[arg-type]
+        claims=(
+            lambda values: brasp_claims(program, language, max_len=max_len, network=build(values))
+        )  # type: ignore[arg-type]
+        if is_b
+        else (lambda values: crasp_claims(program, language, max_len=max_len)),  # type: ignore[arg-type]
         lemmas=(lambda values: brasp_lemmas(program))
         if is_b
         else (lambda values: crasp_lemmas(program, build(values))),  # type: ignore[arg-type]

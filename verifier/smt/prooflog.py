@@ -53,6 +53,7 @@ from netproof.verifier.claims import (
     Refuted,
     SelectsNearest,
     TraceProperty,
+    UniqueSelections,
     Unknown,
     ValueIs,
     Verdict,
@@ -1069,7 +1070,7 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
     names = [q["name"] for q in theorem]
     want = (
         []
-        if isinstance(claim.statable, SelectsNearest | AllowedNext)
+        if isinstance(claim.statable, SelectsNearest | AllowedNext | UniqueSelections)
         else [f"{claim.id} every n: {x}" for x in CERTIFICATE]
     )
     if isinstance(claim.statable, PairHeights) and claim.statable.induction is not None:

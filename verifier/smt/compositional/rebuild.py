@@ -20,6 +20,7 @@ from netproof.verifier.claims import (
     Recognizes,
     SelectsNearest,
     TraceProperty,
+    UniqueSelections,
     ValueIs,
 )
 from netproof.verifier.smtlib import LemmaNode, to_smt2
@@ -85,7 +86,7 @@ def rebuild_tree(
                         net, rec, results, step, recorded_invariant(recorded[first])
                     ):
                         theorem[(claim.id, name)] = text
-        elif isinstance(claim.statable, SelectsNearest):
+        elif isinstance(claim.statable, (SelectsNearest, UniqueSelections)):
             # no theorem queries: the lemmas, and the system built (every position meets their side conditions)
             every_length_system(net, None, results, {}, [], claim.min_len, claim.statable)
         elif every in names and recorded is not None and every in recorded:

@@ -25,6 +25,7 @@ from netproof.verifier.claims import (
     RankedSelection,
     SelectsNearest,
     TieRuleFree,
+    UniqueSelections,
 )
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smtlib import LemmaNode
@@ -444,7 +445,7 @@ def every_length_system(
     readout_lemmas: dict[Any, Any],
     readout_nodes: list[LemmaNode],
     min_len: int,
-    watch: PairHeights | TieRuleFree | SelectsNearest | None = None,
+    watch: PairHeights | TieRuleFree | SelectsNearest | UniqueSelections | None = None,
 ) -> TransitionSystem:
     """The network with the proved lemmas in place as a transition system reading one token per
     step: the prefix tokens, ``min_len`` or more word symbols, the suffix tokens. A state holds
@@ -646,7 +647,7 @@ def every_length_system(
     accept = step.presence_formula(plan, [cur(p) for p in pres])
     if isinstance(watch, PairHeights):
         bad = z3.And(*end, lang.member(), cur("viol"))
-    elif isinstance(watch, SelectsNearest):
+    elif isinstance(watch, (SelectsNearest, UniqueSelections)):
         bad = z3.BoolVal(False, ctx)
     elif isinstance(watch, TieRuleFree):
         order = sorted(classes, reverse=True)

@@ -32,8 +32,10 @@ from netproof.verifier.claims import (
     NearestSelection,
     PairHeights,
     Proved,
+    RankedSelection,
     SelectsNearest,
     TraceProperty,
+    UniqueSelections,
     Unknown,
     Verdict,
 )
@@ -68,6 +70,13 @@ def trace_detail(claim: TraceProperty, lemmas: int, hi: int) -> str:
             return head + marks_detail(marks_claim(claim, claim.statable)[0])
         except Unsupported:
             pass  # not the induction's marks: the whole network's system
+    if isinstance(claim.statable, UniqueSelections):
+        heads = ", ".join(f"{layer}.{h}" for layer, h in claim.statable.heads)
+        return head + (
+            f"the network with the lemmas in place read as a transition system over positions, so every position of every word "
+            f"meets the side conditions of the selection lemmas of {heads} (each applied at every position), whose strict "
+            "score margins leave each head one maximizer"
+        )
     if isinstance(claim.statable, SelectsNearest):
         heads = ", ".join(f"{layer}.{h}" for layer, h in claim.statable.heads)
         return head + (
@@ -131,22 +140,24 @@ def prove_trace(
             net, lemma, timeout=max(0.001, timeout - (time.perf_counter() - started))
         )
         results.append(LemmaResult(lemma, node, ok))
-    if isinstance(watch, SelectsNearest):
-        have = {
-            (r.lemma.layer, r.lemma.head): r
-            for r in results
-            if isinstance(r.lemma, NearestSelection)
-        }
+    if isinstance(watch, (SelectsNearest, UniqueSelections)):
+        kinds = (
+            (NearestSelection,)
+            if isinstance(watch, SelectsNearest)
+            else (NearestSelection, RankedSelection)
+        )
+        what = (
+            "NearestSelection"
+            if isinstance(watch, SelectsNearest)
+            else "NearestSelection or RankedSelection"
+        )
+        have = {(r.lemma.layer, r.lemma.head): r for r in results if isinstance(r.lemma, kinds)}
         missing = [f"{layer}.{h}" for layer, h in watch.heads if (layer, h) not in have]
         if missing:
-            return unknown(
-                f"unsupported: no NearestSelection lemma for {', '.join(missing)}", results
-            )
+            return unknown(f"unsupported: no {what} lemma for {', '.join(missing)}", results)
         unproved = [f"{layer}.{h}" for layer, h in watch.heads if not have[(layer, h)].proved]
         if unproved:
-            return unknown(
-                f"the NearestSelection lemma of {', '.join(unproved)} is not proved", results
-            )
+            return unknown(f"the {what} lemma of {', '.join(unproved)} is not proved", results)
         try:
             every_length_system(net, None, results, {}, [], claim.min_len, watch)
         except Unsupported as exc:
@@ -155,6 +166,16 @@ def prove_trace(
         if unused:
             return unknown(
                 f"unsupported: the lemma of {', '.join(unused)} was never applied", results
+            )
+        partial = [
+            f"{layer}.{h} ({have[(layer, h)].fallbacks[0]})"
+            for layer, h in watch.heads
+            if isinstance(watch, UniqueSelections) and have[(layer, h)].fallbacks
+        ]
+        if partial:
+            return unknown(
+                f"unsupported: the lemma of {', '.join(partial)} is not applied at every position",
+                results,
             )
         tree = LemmaNode(
             name=claim.id,

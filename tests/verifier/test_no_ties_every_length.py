@@ -1,0 +1,186 @@
+"""``no-ties`` of a compiled B-RASP program for every length (its :class:`UniqueSelections` form:
+each tie-ruled head's NearestSelection or RankedSelection lemma, proved, applied at every
+position of the transition system over positions), against the exhaustive check and against
+single-weight mutants of a compiled network:
+
+- every library B-RASP program's ``no-ties`` is proved for every length, its record passes the
+  strict reader, and the exhaustive check agrees on every word of the bound;
+- the form is declared only where every tie-ruled head has a selection lemma (else it would say
+  less than the claim);
+- a mutant that makes some head tie on a word of the bound is never proved by the smt method
+  (a lemma's strict margin fails, or it is not applied everywhere), and ``--method best`` refutes
+  it with a word on which the exact interpreter shows the tie; a mutant proved for every length
+  has no tie on any word of the bound nor on random longer words.
+
+The mutants move one weight of a head's query or key map (what can make a head tie): of the
+first attention layer by -1 in the default run, of every layer by -1, 1/2, -1/2 and 1 with
+``-m slow``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import random
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netproof.constructions import REGISTRY
+from netproof.constructions.rasp.claims import _no_ties, _no_ties_form, brasp_claims
+from netproof.constructions.rasp.compile_brasp import compile_brasp
+from netproof.constructions.rasp.library import BRASP_PROGRAMS
+from netproof.symbolic import Hardmax, LayerNorm, Network, Scale, Softmax
+from netproof.symbolic.errors import NetworkValidationError
+from netproof.symbolic.exact import run as run_exact
+from netproof.verifier.campaign import prove
+from netproof.verifier.campaign.sources import builtin_registry
+from netproof.verifier.claims import Construction, Proved, Refuted, TraceProperty, UniqueSelections
+from netproof.verifier.exhaustive.checker import Job, check
+from netproof.verifier.smt.prooflog import verify_record
+from netproof.verifier.smt.prove import prove_claim_smt
+
+pytestmark = pytest.mark.z3
+
+BOUND = 5
+LONGER = 10
+NOT_WEIGHTS = (Scale, Softmax, Hardmax, LayerNorm)
+
+
+def _sites(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(node, NOT_WEIGHTS):
+        return
+    if isinstance(node, Fraction):
+        yield path
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            yield from _sites(getattr(node, f.name), (*path, f.name))
+    elif isinstance(node, tuple):
+        for i, item in enumerate(node):
+            yield from _sites(item, (*path, i))
+
+
+def _get(node: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        node = node[key] if isinstance(key, int) else getattr(node, key)
+    return node
+
+
+def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    key, rest = path[0], path[1:]
+    if isinstance(key, int):
+        return (*node[:key], _replace(node[key], rest, value), *node[key + 1 :])
+    return dataclasses.replace(node, **{key: _replace(getattr(node, key), rest, value)})
+
+
+def _words(alphabet: tuple[str, ...], lo: int, hi: int) -> Iterator[tuple[str, ...]]:
+    for m in range(lo, hi + 1):
+        yield from itertools.product(alphabet, repeat=m)
+
+
+def _no_ties_claim(name: str) -> tuple[Construction, TraceProperty]:
+    c = REGISTRY[name]
+    claim = next(cl for cl in c.claims({}) if cl.id == "no-ties")
+    assert isinstance(claim, TraceProperty)
+    return c, claim
+
+
+@pytest.mark.parametrize("name", ["brasp-no-aa", "brasp-ab-star"])
+def test_no_ties_is_proved_for_every_length_and_its_record_passes_the_strict_reader(
+    name: str, tmp_path: Path
+) -> None:
+    run = prove(name, claims=["no-ties"], method="smt", out=tmp_path)
+    (r,) = run.results
+    assert isinstance(r.verdict, Proved) and r.every_length, r.verdict
+    assert r.path is not None
+    assert not verify_record(r.path, builtin_registry()).rerun
+    c, claim = _no_ties_claim(name)
+    assert isinstance(check(Job(c, {}), claim, max_len=BOUND), Proved)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", sorted(BRASP_PROGRAMS))
+def test_every_library_programs_no_ties_is_proved_for_every_length(key: str) -> None:
+    run = prove(f"brasp-{key.replace('_', '-')}", claims=["no-ties"], method="smt")
+    assert run.results[0].every_length, run.results[0].verdict
+
+
+def test_the_form_is_declared_only_where_every_tie_ruled_head_has_a_selection_lemma() -> None:
+    program = BRASP_PROGRAMS["ab_star"]
+    net = compile_brasp(program)
+    form = _no_ties_form(program, net)
+    assert isinstance(form, UniqueSelections)
+    assert ("L1", "first_a") in form.heads and ("verdict", "verdict") not in form.heads
+    # a network with tie-ruled heads the program's lemmas do not cover (another program's): no form
+    other = compile_brasp(BRASP_PROGRAMS["a_then_b"])
+    assert _no_ties_form(program, other) is None
+    claims = {cl.id: cl for cl in brasp_claims(program, network=other)}
+    assert claims["no-ties"].statable is None
+
+
+def _mutants(deltas: tuple[Fraction, ...], layer: str | None) -> Iterator[tuple[str, Network]]:
+    """Single-weight mutants of brasp-a-then-b's attention scores (a query or key weight or
+    bias of a head, of the layer named ``layer`` or of every layer, moved by each of
+    ``deltas``): the weights that can make a head tie."""
+    net = REGISTRY["brasp-a-then-b"].network({})
+    for path in _sites(net):
+        if "query" not in path and "key" not in path:
+            continue
+        if layer is not None and net.layers[path[1]].name != layer:
+            continue
+        for delta in deltas:
+            try:
+                mutant = _replace(net, path, _get(net, path) + delta)
+            except (NetworkValidationError, ValueError):
+                continue
+            yield f"{'.'.join(map(str, path))} {delta}", mutant
+
+
+def _check_mutant(label: str, mutant: Network) -> str:
+    c, claim = _no_ties_claim("brasp-a-then-b")
+    wrapped = dataclasses.replace(c, name="a-then-b-mutant", build=lambda _v: mutant)
+    ties = [w for w in _words(mutant.alphabet, 1, BOUND) if _no_ties(w, run_exact(mutant, w))]
+    smt = prove_claim_smt(Job(wrapped, {}), claim, BOUND, timeout=60).verdict
+    if ties:
+        assert not isinstance(smt, Proved), f"{label}: proved, but {ties[0]} has a tie"
+        best = prove(wrapped, claims=["no-ties"], method="best", max_n=BOUND).results[0].verdict
+        assert isinstance(best, Refuted) and best.word is not None, label
+        assert _no_ties(best.word, run_exact(mutant, best.word)) is not None, label
+        assert best.word == ties[0], f"{label}: {best.word} is not the shortlex-first {ties[0]}"
+        return "refuted"
+    if isinstance(smt, Proved):
+        rng = random.Random(label)
+        for _ in range(LONGER):
+            w = tuple(rng.choice(mutant.alphabet) for _ in range(rng.randint(BOUND + 1, 14)))
+            assert _no_ties(w, run_exact(mutant, w)) is None, f"{label}: proved, but {w} ties"
+        return "proved"
+    return "unknown"
+
+
+@pytest.mark.parametrize(
+    ("deltas", "layer"),
+    [
+        pytest.param((Fraction(-1),), "L1", id="L1 -1"),
+        pytest.param(
+            (Fraction(-1), Fraction(1, 2), Fraction(-1, 2), Fraction(1)),
+            None,
+            id="all",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_single_weight_mutants_that_tie_within_the_bound_are_never_proved(
+    deltas: tuple[Fraction, ...], layer: str | None
+) -> None:
+    tally: dict[str, int] = {}
+    for label, mutant in _mutants(deltas, layer):
+        got = _check_mutant(label, mutant)
+        tally[got] = tally.get(got, 0) + 1
+    print(f"no-ties mutants of brasp-a-then-b's scores ({deltas}): {tally}")
+    if Fraction(-1) in deltas:
+        assert tally.get("refuted", 0) >= 1  # the sample does contain mutants that tie
