@@ -49,6 +49,7 @@ from typing import Any
 from netproof.verifier.claims import Automaton, Construction, Language, Word
 from netproof.verifier.claims.counting import CounterAutomaton
 from netproof.verifier.claims.rasp import brasp, crasp
+from netproof.verifier.claims.regular import RegexError, minimal_automaton, regex_automaton
 
 from .claims import program_construction
 
@@ -94,11 +95,21 @@ def _regex(program: Any, pattern: str, where: str) -> Language:
         raise ProgramModuleError(
             f"{where}: the regular expression {pattern!r} does not compile: {exc}; fix it"
         ) from None
+    try:
+        dfa: Automaton | None = regex_automaton(pattern, program.alphabet)
+        why = ""
+    except RegexError as exc:
+        if "not a symbol of the alphabet" in str(exc):
+            raise ProgramModuleError(f"{where}: {exc}") from None
+        dfa, why = None, f" (no automaton: {exc}; checked up to the bound only)"
+    size = "" if dfa is None else f", a minimal DFA of {dfa.states} states"
     return Language(
         name=f"/{pattern}/",
         alphabet=program.alphabet,
         contains=lambda w: compiled.fullmatch("".join(w)) is not None,
-        description=f"the words matching the regular expression {pattern}",
+        description=f"the words matching the regular expression {pattern}{size}{why}",
+        automaton=dfa,
+        counters=None if dfa is None else CounterAutomaton.from_automaton(dfa),
     )
 
 
@@ -110,12 +121,16 @@ def _automaton(program: Any, dfa: Automaton, where: str) -> Language:
             f"{len(program.alphabet)} symbols; give one column per symbol, in the alphabet's order"
         )
     index = {s: k for k, s in enumerate(program.alphabet)}
+    minimal = minimal_automaton(dfa)
     return Language(
         name=f"DFA({program.name})",
         alphabet=program.alphabet,
         contains=lambda w: dfa.accepts([index[s] for s in w]),
-        description=f"the words a {dfa.states}-state automaton accepts",
-        automaton=dfa,
+        description=(
+            f"the words a {dfa.states}-state automaton accepts (minimal DFA: {minimal.states} states)"
+        ),
+        automaton=minimal,
+        counters=CounterAutomaton.from_automaton(minimal),
     )
 
 
