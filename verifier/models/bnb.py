@@ -166,6 +166,17 @@ class _Ranges:
             self.pending = None
 
 
+def _bounds(
+    sets: WordSetBound, prefixes: list[tuple[int, ...]], m: int, row: SearchRow
+) -> list[tuple[float, float]]:
+    """The bounds over the completions of ``prefixes`` (one length) to length m, counted."""
+    low, high = sets.bound(prefixes, m)
+    row.bounds += len(prefixes)
+    entry = row.by_depth.setdefault(len(prefixes[0]), [0, 0, 0])
+    entry[2] += len(prefixes)
+    return list(zip(low.tolist(), high.tolist(), strict=True))
+
+
 def _settled_part(report: ModelReport, m: int, words: int, wrong: bool) -> ModelReport:
     part = ModelReport(report.network, report.fingerprint, report.language, m)
     row = LengthRow(length=m, words=words)
@@ -221,6 +232,7 @@ def check_model_bnb(
     rows: list[SearchRow] = []
 
     def run_range(m: int, start: int, stop: int) -> None:
+        met_wrong = any(p.shortest_wrong is not None for p in parts)
         parts.append(
             check_model(
                 net,
@@ -233,6 +245,7 @@ def check_model_bnb(
                 exact=exact,
                 enclosure=enc,
                 shard=(m, start, stop),
+                trace=not met_wrong,
             )
         )
 
@@ -241,10 +254,13 @@ def check_model_bnb(
         row = SearchRow(length=m)
         ranges = _Ranges(m, row, run_range, 16 * batch)
         enum, flush = ranges.add, ranges.flush
-        # depth-first in shortlex order: a stack of (prefix, state, shortlex index of the prefix)
-        stack: list[tuple[tuple[int, ...], Any, int]] = [((), member.start, 0)]
+        # depth-first in shortlex order: a stack of (prefix, state, shortlex index of the prefix,
+        # the bound over its completions where it was computed with its siblings')
+        stack: list[tuple[tuple[int, ...], Any, int, tuple[float, float] | None]] = [
+            ((), member.start, 0, None)
+        ]
         while stack:
-            prefix, state, index = stack.pop()
+            prefix, state, index, bound = stack.pop()
             d = len(prefix)
             r = m - d
             size = k**r
@@ -253,14 +269,13 @@ def check_model_bnb(
                 enum(start, start + 1)
                 continue
             can_accept, can_reject = member.reach(state, r)
-            if can_accept != can_reject:  # constant membership: try the bound
-                low, high = sets.bound([prefix], m)
-                row.bounds += 1
-                entry = row.by_depth.setdefault(d, [0, 0, 0])
-                entry[2] += 1
-                lo, hi = float(low[0]), float(high[0])
+            if can_accept != can_reject:  # constant membership: the bound may settle it
+                if bound is None:
+                    bound = _bounds(sets, [prefix], m, row)[0]
+                lo, hi = bound
                 verdict = True if lo > 0 else (False if hi < 0 else None)
                 if verdict is not None:
+                    entry = row.by_depth[d]
                     entry[0] += 1
                     entry[1] += size
                     row.settled += size
@@ -279,8 +294,17 @@ def check_model_bnb(
             if size <= leaf:
                 enum(start, start + size)
                 continue
-            for a in reversed(range(k)):
-                stack.append(((*prefix, a), member.step(state, a), index * k + a))
+            children = [((*prefix, a), member.step(state, a), index * k + a) for a in range(k)]
+            bounded = [c for c in children if r > 1 and len(set(member.reach(c[1], r - 1))) == 2]
+            found = dict(
+                zip(
+                    (c[0] for c in bounded),
+                    _bounds(sets, [c[0] for c in bounded], m, row) if bounded else [],
+                    strict=True,
+                )
+            )
+            for c in reversed(children):
+                stack.append((*c, found.get(c[0])))
         flush()
         row.seconds = time.process_time() - t0
         rows.append(row)

@@ -255,11 +255,14 @@ def check_model(
     enclosure: Enclosure | RNNEnclosure | None = None,
     progress: Callable[[int, int], None] | None = None,
     shard: tuple[int, int, int] | None = None,
+    trace: bool = True,
 ) -> ModelReport:
     """Decide every word of length ``min_n..max_n`` of ``language``'s alphabet rigorously and
     compare with membership (see the module docstring). ``float32(words)`` returns the model's
     own float32 logits; ``progress(length, words_done)`` is called after each batch; ``exact``
-    sends the words the interval interpreter leaves open on to the sympy interpreter.
+    sends the words the interval interpreter leaves open on to the sympy interpreter; without
+    ``trace`` the shortest wrong word's rigorous trace is not computed (a part of a search that
+    already met a shorter wrong word).
 
     ``shard=(m, start, stop)`` checks only the words of length m with shortlex index in
     [start, stop) (a work item of a sharded run; :func:`merge_reports` joins the parts)."""
@@ -366,7 +369,7 @@ def check_model(
                     float(high[b]),
                     "batched",
                 )
-                report.trace = readout_trace(net, words[b], digits)
+                report.trace = readout_trace(net, words[b], digits) if trace else []
             if f32 is not None:
                 differs = decided & ((f32 > 0) != accepted)
                 row.float32_differs += int(differs.sum())
