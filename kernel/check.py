@@ -12,8 +12,12 @@ disagree with what the kernel computes. What the kernel checks today:
   on which acceptance and membership differ refutes the claim; the record's counterexample must
   be the first such word in shortlex order (the shortest, then the first), as netproof records it.
 
-Everything else is refused, naming the claim kind and method: proofs by solver queries (per
-length, lemmas, every length) are the kernel's next rules; value, trace and simulation claims
+- a recognition claim proved by solver queries (per length, by lemmas, for every length): the
+  kernel does not read the queries but re-derives the theorem outright for every length by its
+  rule of position classes (:mod:`.classes`), which implies the record's claim whatever its
+  bound; a network outside that rule is refused, named.
+
+Everything else is refused, naming the claim kind and method: value, trace and simulation claims
 need definitions the kernel does not have.
 """
 
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .classes import prove_every_length
 from .interpret import run
 from .languages import language
 from .netfile import KernelError, Refused, loads, loads_json
@@ -112,6 +117,9 @@ def check_record(
             raise Refused(f"verdict {rec.get('verdict')!r}: nothing to check")
         if kind == "Recognizes" and method.startswith("exhaustive ("):
             return KernelResult("checked", kind, check_exhaustive(rec, net, max_words))
+        if kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
+            lo = (rec.get("bound") or {}).get("min_len", 0)
+            return KernelResult("checked", kind, prove_every_length(net, claim["statement"], lo))
         raise Refused(f"claim kind {kind} by {method}")
     except Refused as exc:
         return KernelResult("refused", kind, f"outside the kernel: {exc}")

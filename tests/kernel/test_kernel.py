@@ -150,7 +150,11 @@ def test_a_refutation_must_name_the_first_misclassified_word(tmp_path: Path) -> 
     ("record", "network", "why"),
     [
         ("parity/C3-count.n10.json", "parity", "claim kind ValueIs by exhaustive (exact)"),
-        ("parity/C4.n48.json", "parity", "claim kind Recognizes by smt (z3), compositional"),
+        (
+            "parity/C4.n48.json",
+            "parity",
+            "positional feature 'i/n' is not a function of a position class",
+        ),
         ("first-ln/C7.n10.json", "first-ln", "√"),
         ("parity-ln/C7.n10.json", "parity-ln", "√"),
     ],
@@ -293,3 +297,114 @@ def test_the_kernel_is_under_its_size_goal_of_2500_lines_of_code() -> None:
     n = kernel_lines()
     print(f"netproof.kernel: {n} lines of code (comments, docstrings and blank lines excluded)")
     assert 0 < n <= 2500
+
+
+# ------------------------------------------------------------------ every length: position classes
+
+
+def test_firsts_proof_for_every_length_is_checked_by_position_classes(tmp_path: Path) -> None:
+    got = check_record(
+        REPO / "proofs" / "first" / "recognizes.n48.json", _netfile(tmp_path, "first")
+    )
+    assert got.outcome == "checked" and "every length >= 1 by position classes" in got.detail
+
+
+def _mutants(text: str) -> list[str]:
+    """The network file's text with one weight or bias of an affine map changed by +1, each."""
+    doc = json.loads(text)
+    found: list[tuple[dict[str, object], str]] = []
+
+    def walk(x: object) -> None:
+        if isinstance(x, dict):
+            if x.get("type") == "Affine":
+                found.extend((row, k) for row in x["weights"].values() for k in row)  # type: ignore[union-attr]
+                found.extend((x["bias"], k) for k in x["bias"])  # type: ignore[arg-type]
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(doc["network"])
+    out = []
+    for row, k in found:
+        old = row[k]
+        row[k] = str(Fraction(str(old)) + 1)
+        out.append(json.dumps(doc))
+        row[k] = old
+    return out
+
+
+def test_every_mutant_of_first_the_class_rule_proves_has_no_short_counterexample_and_the_rest_have_one(
+    tmp_path: Path,
+) -> None:
+    from netproof.kernel.classes import prove_every_length
+
+    statement = "accepts exactly the words of FIRST (words over {0,1} whose first symbol is 1)"
+    verdicts = []
+    for text in _mutants(_netfile(tmp_path, "first").read_text(encoding="utf-8")):
+        net = kernel_loads(text)
+        words = [w for n in range(7) for w in itertools.product(net.alphabet, repeat=n)]
+        wrong = [w for w in words if (kernel_run(net, w) > 0) != (w[:1] == ("1",))]
+        try:
+            prove_every_length(net, statement, 0)
+            verdicts.append("proved")
+            assert wrong == [], "the class rule proved a mutant the interpreter refutes"
+        except KernelError:
+            verdicts.append("refuted")
+            assert wrong, "the class rule refuted a mutant right on every word up to length 6"
+    assert "refuted" in verdicts and len(verdicts) >= 4
+
+
+def test_a_seeded_bug_in_netproofs_position_classes_proves_a_wrong_network_and_the_kernel_rejects_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """netproof's position-class query asserts only one direction of "accept ≠ member" (a member
+    rejected): a FIRST network made to accept every non-empty word is then proved for every
+    length, and recheck, rebuilding the query with the same code, agrees."""
+    import netproof.verifier.smt.compositional.classes as classes
+    from netproof.symbolic.netfile import NetworkFileError
+    from netproof.symbolic.netfile import loads as netproof_loads
+    from netproof.verifier.campaign.sources import Session
+    from netproof.verifier.cli import main
+    from netproof.verifier.smt.recheck import recheck_log
+
+    exported = tmp_path / "first.json"
+    assert main(["export", "first", "--out", str(exported)]) == 0  # with its claims in extra
+    doc = json.loads(exported.read_text(encoding="utf-8"))
+    doc["network"]["layers"][2]["block"]["heads"][0]["value"]["weights"]["s"]["I[i=1]"] = "1/2"
+    del doc["fingerprint"]
+    with pytest.raises(NetworkFileError, match="fingerprint") as err:
+        netproof_loads(json.dumps(doc))
+    doc["fingerprint"] = str(err.value).split('"fingerprint": "')[1].split('"')[0]
+    mutant = tmp_path / "first-mutant.json"
+    mutant.write_text(json.dumps(doc, indent=2, sort_keys=True), encoding="utf-8")
+    query = classes.class_query
+
+    def one_direction(net, claim, results):  # type: ignore[no-untyped-def]
+        ctx, solver, enc = query(net, claim, results)
+        z3 = enc.z3
+        bug = z3.Solver(ctx=ctx)
+        bug.add(*solver.assertions()[:-1])
+        bug.add(
+            z3.And(enc.member(claim.language.automaton, claim.language.name), z3.Not(enc.accept()))
+        )
+        return ctx, bug, enc
+
+    import netproof.verifier.smt.compositional.rebuild as rebuild
+    import netproof.verifier.smt.compositional.search as search
+
+    for module in (classes, rebuild, search):  # the prover and the rebuild recheck runs
+        monkeypatch.setattr(module, "class_query", one_direction)
+    out = tmp_path / "proofs"
+    args = ["prove", str(mutant), "--claims", "recognizes", "--method", "smt", "--max-n", "4"]
+    assert main([*args, "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    (record,) = (p for p in out.rglob("*.json") if p.is_file())
+    rec = json.loads(record.read_text(encoding="utf-8"))
+    assert (
+        rec["verdict"] == "proved" and "every longer one" in rec["detail"]
+    )  # wrong: '0' is accepted
+    c = Session().file_construction(str(mutant))
+    assert recheck_log(str(record), registry={**REGISTRY, c.name: c}).outcome == "agree"
+    got = check_record(record, mutant)
+    assert got.outcome == "disagree" and "a word of length 1 is misclassified" in got.detail
