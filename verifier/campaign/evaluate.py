@@ -2,7 +2,9 @@
 backend choice.
 
 ``auto`` takes the first of exact rationals, sympy and intervals that can: exact where the
-network stays rational, sympy where √ or e^x enter, intervals where sympy cannot decide a sign.
+network stays rational, sympy where √ or e^x enter, intervals where sympy cannot decide a sign;
+for an imported trained model (its reference says "imported from"), exact, then intervals
+(``--backend sympy`` still runs sympy, slowly).
 A network no backend can evaluate on the word (an undefined value, a symbol outside the
 alphabet) is a :class:`~netproof.verifier.campaign.errors.CampaignError` with the interpreter's
 message.
@@ -40,6 +42,10 @@ def evaluate(
     if backend not in BACKENDS:
         raise CampaignError(f"backend={backend!r}: choose one of {', '.join(BACKENDS)}")
     order = ("exact", "sympy", "interval") if backend == "auto" else (backend,)
+    if backend == "auto" and str(getattr(net, "reference", "")).startswith("imported from"):
+        # a trained model's weights are dyadic rationals of 24–53 bits: sympy's expressions of
+        # its softmax and layer norms grow for minutes, the interval interpreter takes milliseconds
+        order = ("exact", "interval")
     last: Exception | None = None
     for name in order:
         if name == "exact":

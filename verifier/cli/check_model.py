@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from netproof.verifier.campaign.sources import Session, parse_assignments
 from netproof.verifier.claims.dyck import DYCK
 from netproof.verifier.claims.languages import FIRST, PARITY, Language
 
+from .model_sources import add_model_options, faith_line, import_structural, is_structural, tokens
 from .usage import UsageError
 
 __all__ = ["add_parser", "cmd_check_model", "resolve_language"]
@@ -48,35 +48,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--max-n", type=int, required=True, help="check every word of length <= this")
     p.add_argument("--min-n", type=int, default=0)
     p.add_argument("--config", default=None, help="the JSON config of a bare state dict")
-    p.add_argument(
-        "--vocab",
-        default=None,
-        metavar="T0,T1,...",
-        help="any nn.Module (imported by its structure): the token of each id, in id order "
-        "(default: the language's alphabet, ids 0, 1, ...), e.g. '<cls>,0,1'",
-    )
-    p.add_argument(
-        "--prefix",
-        default="",
-        metavar="TOKENS",
-        help="tokens put before every word (comma-separated, e.g. '<cls>')",
-    )
-    p.add_argument("--suffix", default="", metavar="TOKENS", help="tokens put after every word")
-    p.add_argument(
-        "--module",
-        default=None,
-        metavar="FILE.py:Class",
-        help="the module class of a state dict (FILE.py:Class or package.module:Class)",
-    )
-    p.add_argument(
-        "--kwargs", default=None, metavar="JSON", help="the keyword arguments of --module's class"
-    )
-    p.add_argument(
-        "--no-compare",
-        action="store_true",
-        help="skip the faithfulness gate (the model's own runs compared with the imported "
-        "network on every short word and random longer ones before the check)",
-    )
+    add_model_options(p)
     p.add_argument("--batch", type=int, default=4096, help="words per float64 batch (default 4096)")
     p.add_argument("--threads", type=int, default=1, help="torch threads per process (default 1)")
     p.add_argument(
@@ -241,7 +213,7 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
             "check-model needs torch; install the extra: pip install -e '.[torch]'"
         ) from None
     torch.set_num_threads(args.threads)
-    if _structural(args):
+    if is_structural(args.model, args):
         lang, net, float32 = _load_structural(args)
     else:
         net, float32 = _load(args.model, args.config, args.max_n)
@@ -293,69 +265,25 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
     return {"correct": EXIT_OK, "wrong": EXIT_REFUTED, "undecided": EXIT_UNKNOWN}[report.status]
 
 
-def _structural(args: argparse.Namespace) -> bool:
-    """Whether ``args.model`` goes through the structural importer (any ``nn.Module``): a
-    structural option is given, the file is a ``torch.export`` archive, or it holds a torch
-    module that is not one of netproof's own recognizers."""
-    if args.vocab or args.prefix or args.suffix or args.module or args.model.endswith(".pt2"):
-        return True
-    if args.model.endswith(".json") or args.config is not None:
-        return False
-    try:
-        import torch
-
-        from netproof.symbolic.torch_recognizer import Recognizer, RNNRecognizer
-
-        obj = torch.load(args.model, map_location="cpu", weights_only=False)
-    except Exception:
-        return False
-    return isinstance(obj, torch.nn.Module) and not isinstance(obj, (Recognizer, RNNRecognizer))
-
-
 def _load_structural(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """The language, the network and the model's own run of any ``nn.Module`` (the structural
-    importer and the faithfulness gate, :mod:`netproof.verifier.models.imported`)."""
-    from netproof.symbolic.errors import MissingExtraError
-    from netproof.symbolic.importers import ImporterError
-    from netproof.verifier.models.faithful import UnfaithfulImportError
-    from netproof.verifier.models.imported import import_torch
-
+    """The language, the network and the model's own run of a model brought from elsewhere
+    (:mod:`.model_sources`: the structural importer and the faithfulness gate)."""
     if args.jobs > 1 or args.executor == "ray":
         raise UsageError(
             "a model imported by its structure is checked in one process; drop --jobs/--executor"
         )
-
-    def tokens(text: str) -> tuple[str, ...]:
-        return tuple(t for t in text.split(",") if t)
-
     prefix, suffix = tokens(args.prefix), tokens(args.suffix)
-    if not (prefix or suffix) and args.min_n == 0:
-        args.min_n = 1  # the empty word would give the model no token at all
-    vocab = tokens(args.vocab) if args.vocab else None
-    guess = [t for t in (vocab or ()) if t not in (*prefix, *suffix)]
+    guess = [t for t in tokens(args.vocab) if t not in (*prefix, *suffix)]
     lang = resolve_language(args.language, parse_assignments(args.param), guess)
-    try:
-        imported = import_torch(
-            args.model,
-            alphabet=lang.alphabet,
-            vocab=vocab,
-            prefix=prefix,
-            suffix=suffix,
-            max_len=args.max_n,
-            module=args.module,
-            kwargs=args.kwargs,
-            compare=not args.no_compare,
-        )
-    except (ImporterError, UnfaithfulImportError, MissingExtraError) as exc:
-        raise UsageError(str(exc)) from None
-    said = (
-        f"import: {imported.faith.summary()}"
-        if imported.faith is not None
-        else "import: not compared with the model (--no-compare): the imported network was not "
-        "run against the model's own outputs, so a wrong import convention would go unnoticed"
-    )
-    print(said, file=sys.stderr if args.json else sys.stdout)
-    return lang, imported.net, imported.run
+    imported = import_structural(args.model, args, lang.alphabet or None, args.max_n)
+    if not lang.alphabet:  # a predicate language: the alphabet the model's file gives
+        lang = resolve_language(args.language, parse_assignments(args.param), imported.net.alphabet)
+    emb = imported.net.embedding
+    if not (emb.prefix or emb.suffix) and args.min_n == 0:
+        args.min_n = 1  # the empty word would give the model no token at all
+    faith_line(imported, args.json)
+    # the float32≠ column: the model's own run (a dump's source model is not here to run)
+    return lang, imported.net, (imported.run if imported.model is not None else None)
 
 
 def _load(

@@ -72,6 +72,19 @@ def cmd_show(args: argparse.Namespace, session: Session) -> int:
     suffix = args.out.rsplit(".", 1)[-1].lower() if "." in args.out else ""
     if suffix not in FORMATS:
         raise UsageError(f"--out {args.out!r}: give a file ending in .png, .svg or .html")
+    imported = _imported_file(args.name)
+    if imported is not None:  # a network file of an imported model (`netproof import`)
+        try:
+            word = tokenize(imported.alphabet, args.word)
+        except WordError as exc:
+            raise UsageError(str(exc)) from None
+        _backend, trace = evaluate(imported, word)
+        try:
+            out = draw(trace, args.out)
+        except (PictureError, MissingExtraError) as exc:
+            raise UsageError(str(exc)) from None
+        print(f"wrote {out}")
+        return EXIT_OK
     c = session.one(args.name, "show")
     values = parameter_values(c, parse_assignments(args.param))
     probe = build_network(c, values, 0) if c.per_length else build_network(c, values)
@@ -99,6 +112,22 @@ def cmd_show(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(str(exc)) from None
     print(f"wrote {out}")
     return EXIT_OK
+
+
+def _imported_file(name: str) -> Any:
+    """The network of a file ``netproof import`` wrote (its extra names where it came from), else
+    None."""
+    from pathlib import Path
+
+    if not name.endswith(".json") or not Path(name).is_file():
+        return None
+    from netproof.symbolic.netfile import load_file
+
+    try:
+        net, extra = load_file(name)
+    except Exception:
+        return None
+    return net if isinstance(extra, dict) and "imported_from" in extra else None
 
 
 def _seq2seq(

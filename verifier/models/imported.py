@@ -73,7 +73,7 @@ class Imported:
 def import_torch(
     model: Any,
     *,
-    alphabet: Sequence[str],
+    alphabet: Sequence[str] | None,
     vocab: Sequence[str] | None = None,
     prefix: Sequence[str] = (),
     suffix: Sequence[str] = (),
@@ -96,6 +96,13 @@ def import_torch(
     from netproof.symbolic.importers.torch_files import load_module_file
     from netproof.symbolic.importers.torch_graph import graph_of_module
 
+    from netproof.symbolic.importers import ImporterError
+
+    if not alphabet:
+        raise ImporterError(
+            "the word alphabet is needed to import a torch model: give the vocabulary (--vocab, "
+            "with --prefix/--suffix for special tokens) or a language with an alphabet"
+        )
     if isinstance(model, (str, Path)):
         label = name or Path(model).stem
         model = load_module_file(model, module=module, kwargs=kwargs)
@@ -328,6 +335,13 @@ def import_onnx(
     from netproof.symbolic.importers.onnx_graph import graph_of_onnx
 
     p = Path(path)
+    if not alphabet:
+        from netproof.symbolic.importers import ImporterError
+
+        raise ImporterError(
+            "the word alphabet is needed to import an ONNX file: give the vocabulary (--vocab, "
+            "with --prefix/--suffix for special tokens) or a language with an alphabet"
+        )
     vocab = tuple(vocab if vocab is not None else alphabet)
     g = graph_of_onnx(
         p,
