@@ -93,10 +93,9 @@ def import_torch(
     :class:`~netproof.verifier.models.faithful.UnfaithfulImportError` refuses the import."""
     import torch
 
+    from netproof.symbolic.importers import ImporterError
     from netproof.symbolic.importers.torch_files import load_module_file
     from netproof.symbolic.importers.torch_graph import graph_of_module
-
-    from netproof.symbolic.importers import ImporterError
 
     if not alphabet:
         raise ImporterError(
