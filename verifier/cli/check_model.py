@@ -14,6 +14,7 @@ import argparse
 import importlib.util
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +23,15 @@ from netproof.verifier.campaign.sources import Session, parse_assignments
 from netproof.verifier.claims.dyck import DYCK
 from netproof.verifier.claims.languages import FIRST, PARITY, Language
 
+from .checks import MAX_INTERVAL_DIGITS, MIN_INTERVAL_DIGITS, interval_digits, positive_seconds
 from .model_sources import add_model_options, faith_line, import_structural, is_structural, tokens
 from .usage import UsageError
 
-__all__ = ["add_parser", "cmd_check_model", "resolve_language"]
+__all__ = ["LANGUAGE_TIMEOUT", "add_parser", "cmd_check_model", "resolve_language"]
 
 LANGUAGES = ("parity", "first", "dyck", "FILE.py:NAME")
+LANGUAGE_TIMEOUT = 10.0
+"""The default of ``--language-timeout``: the seconds a user's language may take on one word."""
 
 
 def add_parser(sub: Any) -> None:
@@ -74,7 +78,19 @@ def add_parser(sub: Any) -> None:
         "default: a Ray instance on this machine for the run",
     )
     p.add_argument(
-        "--digits", type=int, default=50, help="digits of the slow interval fallback (default 50)"
+        "--digits",
+        type=interval_digits,
+        default=50,
+        help=f"digits of the slow interval fallback ({MIN_INTERVAL_DIGITS} to "
+        f"{MAX_INTERVAL_DIGITS}; default 50)",
+    )
+    p.add_argument(
+        "--language-timeout",
+        type=positive_seconds,
+        default=LANGUAGE_TIMEOUT,
+        metavar="SECONDS",
+        help="with --language FILE.py:NAME: the most seconds the function may take on one word "
+        f"(default {LANGUAGE_TIMEOUT:g}); past it the run stops, exit 2, naming the word",
     )
     p.add_argument(
         "--exact",
@@ -90,12 +106,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--search",
-        choices=("enumerate", "bnb"),
+        choices=("enumerate", "bnb", "prefix"),
         default="enumerate",
-        help="enumerate every word (default) or branch and bound over the word trie: a subtree "
-        "whose membership is constant (the language's automaton) and whose logit bound over "
-        "every completion has that sign is settled without enumerating it; same verdicts, "
-        "the report adds a search section (words settled, words enumerated)",
+        help="enumerate every word (default); bnb: branch and bound over the word trie (a "
+        "subtree whose membership is constant, from the language's automaton, and whose logit "
+        "bound over every completion has that sign is settled without enumerating it; same "
+        "verdicts, the report adds a search section: words settled, words enumerated); prefix: "
+        "every word, each prefix's states computed once (causal models read at the last token)",
     )
     p.add_argument(
         "--leaf",
@@ -109,8 +126,17 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_check_model)
 
 
-def resolve_language(spec: str, params: dict[str, str], alphabet: Sequence[str]) -> Language:
-    """The language named ``spec`` (see :data:`LANGUAGES`), or a :class:`UsageError`."""
+def resolve_language(
+    spec: str,
+    params: dict[str, str],
+    alphabet: Sequence[str],
+    *,
+    timeout: float = LANGUAGE_TIMEOUT,
+) -> Language:
+    """The language named ``spec`` (see :data:`LANGUAGES`), or a :class:`UsageError`. A user's
+    language (``FILE.py:NAME``) is checked on every word it answers: an answer that is not a
+    bool, an exception or more than ``timeout`` seconds on one word is a :class:`UsageError`
+    naming the file, the word and (for an exception) the line."""
 
     def number(key: str, default: int) -> int:
         try:
@@ -145,12 +171,12 @@ def resolve_language(spec: str, params: dict[str, str], alphabet: Sequence[str])
             ) from None
         obj = getattr(module, name, None)
         if isinstance(obj, Language):
-            lang = obj
+            lang = replace(obj, contains=_checked(obj.contains, spec, path, timeout))
         elif callable(obj):
             lang = Language(
                 name=name,
                 alphabet=tuple(alphabet),
-                contains=obj,
+                contains=_checked(obj, spec, path, timeout),
                 description=f"{spec} (a user predicate)",
             )
         else:
@@ -164,6 +190,69 @@ def resolve_language(spec: str, params: dict[str, str], alphabet: Sequence[str])
             f"-p {', '.join(sorted(params))}: not a parameter of {lang.name} (dyck takes k and depth)"
         )
     return lang
+
+
+class _LanguageTimeout(Exception):
+    """Raised by the alarm inside a user's language function that ran past its time limit."""
+
+
+def _checked(
+    contains: Callable[[tuple[str, ...]], object], spec: str, path: str, timeout: float
+) -> Callable[[tuple[str, ...]], bool]:
+    """``contains`` (a user's membership function) made strict: its answer must be a bool
+    (``'yes'`` is not taken by truthiness), an exception it raises becomes one line naming the
+    file, line and word, and (in a main thread, where a timer signal can interrupt it) it has
+    ``timeout`` seconds per word."""
+    import signal
+    import threading
+    import traceback
+
+    where = os.path.abspath(path)
+    can_stop = (
+        hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    )
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise _LanguageTimeout
+
+    def checked(word: tuple[str, ...]) -> bool:
+        shown = repr("".join(word)) if all(len(s) == 1 for s in word) else repr(" ".join(word))
+        shown = shown if word else "ε"
+        previous = signal.signal(signal.SIGALRM, alarm) if can_stop else None
+        try:
+            if can_stop:
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+            answer = contains(word)
+        except _LanguageTimeout:
+            raise UsageError(
+                f"--language {spec}: no answer on the word {shown} within {timeout:g} s "
+                "(--language-timeout SECONDS gives it longer); a language function must return "
+                "True or False"
+            ) from None
+        except Exception as exc:
+            frames = [
+                f
+                for f in traceback.extract_tb(exc.__traceback__)
+                if os.path.abspath(f.filename) == where
+            ]
+            line = f"{path}:{frames[-1].lineno}: " if frames else f"{path}: "
+            code = f" in `{frames[-1].line.strip()}`" if frames and frames[-1].line else ""
+            raise UsageError(
+                f"{line}--language {spec} raised {type(exc).__name__}: {exc}{code} on the word "
+                f"{shown}; fix it and run again"
+            ) from None
+        finally:
+            if can_stop:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+        if not isinstance(answer, bool) and type(answer).__name__ not in ("bool_", "bool"):
+            raise UsageError(
+                f"--language {spec} answered {answer!r} ({type(answer).__name__}) on the word {shown}; "
+                "a language answers True or False (truthiness is not taken: 'no' would count as a member)"
+            )
+        return bool(answer)
+
+    return checked
 
 
 def _float32(path: str, config: str | None) -> Callable[[list[tuple[str, ...]]], list[float]]:
@@ -198,9 +287,9 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(
             f"--leaf {args.leaf} needs --search bnb and a value >= 1 (the largest subtree enumerated)"
         )
-    if args.search == "bnb" and (args.jobs > 1 or args.executor == "ray"):
+    if args.search != "enumerate" and (args.jobs > 1 or args.executor == "ray"):
         raise UsageError(
-            "--search bnb runs in one process; drop --jobs/--executor ray (or use --search enumerate)"
+            f"--search {args.search} runs in one process; drop --jobs/--executor ray (or use --search enumerate)"
         )
     if args.address is not None and args.executor != "ray":
         raise UsageError(
@@ -217,7 +306,12 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
         lang, net, float32 = _load_structural(args)
     else:
         net, float32 = _load(args.model, args.config, args.max_n)
-        lang = resolve_language(args.language, parse_assignments(args.param), net.alphabet)
+        lang = resolve_language(
+            args.language,
+            parse_assignments(args.param),
+            net.alphabet,
+            timeout=args.language_timeout,
+        )
     try:
         if args.executor == "ray":
             report = _on_ray(args, lang.alphabet)
@@ -238,6 +332,18 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
                 leaf=LEAF if args.leaf is None else args.leaf,
             )
         else:
+            enclosure = None
+            if args.search == "prefix":
+                from netproof.verifier.models import compile_enclosure
+                from netproof.verifier.models.prefix import CausalPrefixEnclosure
+
+                base = compile_enclosure(net)
+                if not hasattr(base, "positions"):
+                    raise UsageError(
+                        "--search prefix shares the prefixes of a causal transformer; an RNN "
+                        "recognizer already runs one step per symbol (use --search enumerate)"
+                    )
+                enclosure = CausalPrefixEnclosure(base, lang.alphabet, args.max_n)  # type: ignore[arg-type]
             report = check_model(
                 net,
                 lang,
@@ -247,6 +353,7 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
                 batch=args.batch,
                 digits=args.digits,
                 exact=args.exact,
+                enclosure=enclosure,  # type: ignore[arg-type]
             )
     except (EnclosureError, ValueError) as exc:
         raise UsageError(str(exc)) from None
@@ -274,10 +381,17 @@ def _load_structural(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         )
     prefix, suffix = tokens(args.prefix), tokens(args.suffix)
     guess = [t for t in tokens(args.vocab) if t not in (*prefix, *suffix)]
-    lang = resolve_language(args.language, parse_assignments(args.param), guess)
+    lang = resolve_language(
+        args.language, parse_assignments(args.param), guess, timeout=args.language_timeout
+    )
     imported = import_structural(args.model, args, lang.alphabet or None, args.max_n)
     if not lang.alphabet:  # a predicate language: the alphabet the model's file gives
-        lang = resolve_language(args.language, parse_assignments(args.param), imported.net.alphabet)
+        lang = resolve_language(
+            args.language,
+            parse_assignments(args.param),
+            imported.net.alphabet,
+            timeout=args.language_timeout,
+        )
     emb = imported.net.embedding
     if not (emb.prefix or emb.suffix) and args.min_n == 0:
         args.min_n = 1  # the empty word would give the model no token at all
@@ -348,6 +462,7 @@ def shard_work(
     exact: bool,
     threads: int,
     shipped: tuple[bytes, str | None] | None = None,
+    language_timeout: float = LANGUAGE_TIMEOUT,
 ) -> Any:
     """One shard of a sharded ``check-model`` run, in a worker process (the model is loaded once
     per process). ``shipped`` (a Ray run): the model file's bytes and the config file's text,
@@ -372,7 +487,7 @@ def shard_work(
             key=(model, config, name), net=net, float32=float32, enclosure=compile_enclosure(net)
         )
     net = _WORKER["net"]
-    lang = resolve_language(language, dict(params), net.alphabet)
+    lang = resolve_language(language, dict(params), net.alphabet, timeout=language_timeout)
     return check_model(
         net,
         lang,
@@ -432,6 +547,7 @@ def _on_ray(args: argparse.Namespace, alphabet: Sequence[str]) -> Any:
                     args.exact,
                     args.threads,
                     shipped,
+                    args.language_timeout,
                 ),
             )
             for sh in work_shards
@@ -459,6 +575,8 @@ def _sharded(args: argparse.Namespace, net: Any, alphabet: Sequence[str]) -> Any
                 args.digits,
                 args.exact,
                 args.threads,
+                None,
+                args.language_timeout,
             ),
         )
         for sh in work_shards

@@ -511,9 +511,51 @@ class Enclosure:
 
     # ------------------------------------------------------------------ whole network
 
+    def combine(self, sub: Any, x: MR, names: list[str], o: MR | None) -> MR:
+        """The sublayer ``sub``'s residual and layer norm: ``x`` updated by the block's output
+        ``o`` on the dims ``names``."""
+        torch = self.torch
+        cols = [self.index[nm] for nm in names]
+        if o is not None and cols == list(
+            range(len(self.dims))
+        ):  # the block writes every dim, in order
+            x = self.add(x, o) if sub.residual else o
+        elif sub.residual:
+            if o is not None:
+                upd = self.add(MR(x.m[..., cols], x.r[..., cols]), o)
+                m, r = x.m.clone(), x.r.clone()
+                m[..., cols], r[..., cols] = upd.m, upd.r
+                x = MR(m, r)
+        else:
+            m, r = torch.zeros_like(x.m), torch.zeros_like(x.r)
+            if o is not None:
+                m[..., cols], r[..., cols] = o.m, o.r
+            x = MR(m, r)
+        if sub.post_ln is not None:
+            x = self.layernorm(sub.post_ln, x, self.index, f"layer norm after {sub.name!r}")
+        return x
+
     def logits(self, tokens: Any, n_tokens: int) -> MR:
         """The logit enclosure of every row of ``tokens`` (``[B, n]`` indices into the table,
         specials included; ``n_tokens`` = n)."""
+        x = self.add(MR(self.table.m[tokens], self.table.r[tokens]), self.positions(n_tokens))
+        for sub in self.net.layers:
+            block = sub.block
+            o: MR | None
+            if isinstance(block, AttentionLayer):
+                names, o = self.attention(block, x)
+            else:
+                assert isinstance(block, FFN)  # checked in __init__
+                names, o = self.ffn(block, x) if block.steps else ([], None)
+            x = self.combine(sub, x, names, o)
+        ro = self.net.readout
+        assert isinstance(ro, Classifier)  # checked in __init__
+        at = ro.position if ro.position >= 0 else n_tokens + ro.position
+        y = self.affine(ro.logit, MR(x.m[:, at, :], x.r[:, at, :]), self.index)
+        return MR(y.m[:, 0], y.r[:, 0])
+
+    def positions(self, n_tokens: int) -> MR:
+        """The positional rows of a sequence of ``n_tokens`` tokens, ``[n, dims]`` (cached)."""
         torch = self.torch
         emb = self.net.embedding
         assert isinstance(emb, TokenEmbedding)  # checked in __init__
@@ -531,38 +573,7 @@ class Enclosure:
             for (t, d), q in exact.items():
                 pm[t, d], pr[t, d] = _const(q)
             pos = self._positions[n_tokens] = MR(pm, pr)
-        x = self.add(MR(self.table.m[tokens], self.table.r[tokens]), pos)
-        for sub in self.net.layers:
-            block = sub.block
-            o: MR | None
-            if isinstance(block, AttentionLayer):
-                names, o = self.attention(block, x)
-            else:
-                assert isinstance(block, FFN)  # checked in __init__
-                names, o = self.ffn(block, x) if block.steps else ([], None)
-            cols = [self.index[nm] for nm in names]
-            if o is not None and cols == list(
-                range(len(self.dims))
-            ):  # the block writes every dim, in order
-                x = self.add(x, o) if sub.residual else o
-            elif sub.residual:
-                if o is not None:
-                    upd = self.add(MR(x.m[..., cols], x.r[..., cols]), o)
-                    m, r = x.m.clone(), x.r.clone()
-                    m[..., cols], r[..., cols] = upd.m, upd.r
-                    x = MR(m, r)
-            else:
-                m, r = torch.zeros_like(x.m), torch.zeros_like(x.r)
-                if o is not None:
-                    m[..., cols], r[..., cols] = o.m, o.r
-                x = MR(m, r)
-            if sub.post_ln is not None:
-                x = self.layernorm(sub.post_ln, x, self.index, f"layer norm after {sub.name!r}")
-        ro = self.net.readout
-        assert isinstance(ro, Classifier)  # checked in __init__
-        at = ro.position if ro.position >= 0 else n_tokens + ro.position
-        y = self.affine(ro.logit, MR(x.m[:, at, :], x.r[:, at, :]), self.index)
-        return MR(y.m[:, 0], y.r[:, 0])
+        return pos
 
 
 class RNNEnclosure:
