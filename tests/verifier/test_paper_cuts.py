@@ -4,6 +4,7 @@ and the messages of C-RASP and of user code that misbehaves."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,98 @@ def test_system_exit_at_a_user_modules_top_level_is_a_usage_error_too(
     code, out, err = _main(capsys, "list", "bad.py")
     assert (code, out) == (2, "")
     assert err.startswith("netproof: error: bad.py:3: your code (<module>) raised SystemExit: 0")
+
+
+LANGUAGES = """def yes(w):
+    return "yes"
+
+
+def boom(w):
+    if len(w) == 2:
+        raise ValueError("boom")
+    return w.count("1") % 2 == 1
+
+
+def forever(w):
+    while True:
+        pass
+"""
+
+
+@pytest.fixture
+def parity_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    pytest.importorskip("torch")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lang.py").write_text(LANGUAGES, encoding="utf-8")
+    return Path(__file__).parent.parent / "fixtures" / "models" / "parity.pt"
+
+
+@pytest.mark.torch
+def test_a_language_answering_a_non_bool_is_refused_naming_the_word_and_the_value(
+    parity_model: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _main(
+        capsys, "check-model", str(parity_model), "--language", "lang.py:yes", "--max-n", "2"
+    )
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        "netproof: error: --language lang.py:yes answered 'yes' (str) on the word ε; "
+        "a language answers True or False"
+    )
+
+
+@pytest.mark.torch
+def test_a_language_that_raises_is_named_with_its_file_line_and_word(
+    parity_model: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _main(
+        capsys, "check-model", str(parity_model), "--language", "lang.py:boom", "--max-n", "2"
+    )
+    assert code == 2
+    assert err == (
+        "netproof: error: lang.py:7: --language lang.py:boom raised ValueError: boom in "
+        "`raise ValueError(\"boom\")` on the word '00'; fix it and run again\n"
+    )
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_language_that_never_returns_is_stopped_at_its_time_limit_naming_the_word(
+    parity_model: Path, capsys: pytest.CaptureFixture[str], jobs: str
+) -> None:
+    code, _, err = _main(
+        capsys,
+        "check-model",
+        str(parity_model),
+        "--language",
+        "lang.py:forever",
+        "--max-n",
+        "11",
+        "--batch",
+        "1024",
+        "--jobs",
+        jobs,
+        "--language-timeout",
+        "0.2",
+    )
+    assert code == 2
+    # with --jobs 2 the first shard to stop may be another length's first word
+    assert re.fullmatch(
+        r"netproof: error: --language lang\.py:forever: no answer on the word (ε|'0+') within "
+        r"0\.2 s \(--language-timeout SECONDS gives it longer\); a language function must return "
+        r"True or False\n",
+        err,
+    ), err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("digits", ["0", "15", "1001", "x"])
+def test_check_model_refuses_digits_outside_the_valid_range_naming_it(
+    capsys: pytest.CaptureFixture[str], digits: str
+) -> None:
+    with pytest.raises(SystemExit, match="2"):
+        cli.main(
+            ["check-model", "m.pt", "--language", "parity", "--max-n", "2", "--digits", digits]
+        )
+    err = capsys.readouterr().err
+    assert err.startswith("netproof: error: argument --digits: ") and "16" in err and "1000" in err

@@ -163,3 +163,37 @@ def test_sigterm_stops_a_run_on_a_local_ray_instance_and_leaves_no_process_of_it
     while [pid for pid in ray_processes if alive(pid)] and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not [pid for pid in ray_processes if alive(pid)], "a Ray process of the run outlived it"
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc"
+)
+def test_sigterm_with_claims_still_queued_prints_no_traceback_only_its_line(
+    tmp_path: Path,
+) -> None:
+    """More claims than workers: the queued ones are not cancelled under the pool (Python 3.11's
+    pool raised InvalidStateError: CANCELLED in its own thread, a traceback before the line)."""
+    out = tmp_path / "records"
+    command = [sys.executable, "-m", "netproof", "prove", "parity", "first", "--out", str(out)]
+    proc = subprocess.Popen(
+        [*command, "--jobs", "2"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (out.is_dir() and any(out.rglob("*.json"))):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no record was written in 120 s"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == EXIT_TERMINATED, stderr
+    assert "Traceback" not in stderr and "InvalidStateError" not in stderr, stderr
+    assert stderr.strip().splitlines()[-1].startswith("netproof: terminated (SIGTERM): ")

@@ -102,8 +102,9 @@ def run_pool(
         if poll is not None:
             poll()
     except BaseException:  # Ctrl-C, SIGTERM, or an error from a worker: stop the others too
-        for f in futures:
-            f.cancel()
+        # No future is cancelled: once its workers are stopped the pool marks every unfinished
+        # one broken itself, and (Python 3.11) marking a cancelled one raises InvalidStateError
+        # in the pool's thread, a traceback before the run's one line.
         stopping = set(multiprocessing.active_children()) - before
         for proc in stopping:
             proc.terminate()
@@ -111,7 +112,7 @@ def run_pool(
             proc.join(timeout=5)
             if proc.is_alive():
                 proc.kill()
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True)
         raise
     pool.shutdown(wait=True)
 

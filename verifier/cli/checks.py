@@ -46,6 +46,7 @@ __all__ = [
     "MAX_WORD_FILE_BYTES",
     "WordLines",
     "fuzz_length",
+    "interval_digits",
     "nonnegative_int",
     "output_dir",
     "output_file",
@@ -200,6 +201,31 @@ def plot_strings(text: str) -> int:
         "a point's cost grows with its words, and 100,000 already pin the mean to about 0.3% of its spread; "
         "give --strings 100000 or less (the spec uses 1000)",
     )
+
+
+MIN_INTERVAL_DIGITS = 16
+"""The fewest ``check-model --digits``: fewer decide nothing the float64 batches leave open."""
+MAX_INTERVAL_DIGITS = 1000
+"""The most ``check-model --digits``: mpmath's cost grows with them; 1000 settle any margin a
+model's weights can give without an exact run (``--exact``)."""
+
+
+def interval_digits(text: str) -> int:
+    """The digits of the rigorous interval fallback (``check-model --digits``): an integer from
+    :data:`MIN_INTERVAL_DIGITS` to :data:`MAX_INTERVAL_DIGITS`."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an integer; give {MIN_INTERVAL_DIGITS} to {MAX_INTERVAL_DIGITS} digits"
+        ) from None
+    if not MIN_INTERVAL_DIGITS <= value <= MAX_INTERVAL_DIGITS:
+        raise argparse.ArgumentTypeError(
+            f"{value:,} digits is outside {MIN_INTERVAL_DIGITS}..{MAX_INTERVAL_DIGITS}: fewer than "
+            f"{MIN_INTERVAL_DIGITS} decide nothing the float64 batches leave open, more cost time "
+            "for no gain (--exact decides what intervals leave open)"
+        )
+    return value
 
 
 def positive_seconds(text: str) -> float:
