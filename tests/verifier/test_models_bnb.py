@@ -226,10 +226,10 @@ def _same(a: object, b: object) -> None:
 @pytest.mark.parametrize(
     ("name", "n", "leaf"),
     [
-        ("first", 8, 2),
+        ("first", 7, 2),
         ("parity", 6, 2),
         ("parity_lstm", 7, 4),
-        ("dyck12", 10, 2),
+        ("dyck12", 9, 2),
         ("dyck22", 4, 16),
     ],
 )
@@ -254,7 +254,11 @@ share of 1s becomes (#1 + 7/4)/(n + 1) on words of length >= 24, above the trap'
 position-table trigger, on a network whose bounds are tight."""
 
 
-def _first_with_a_trigger(trigger: Fraction | None = TRIGGER) -> Network:
+TRIGGER_14 = (14, Fraction(7, 4))
+"""The same trigger at position 14: (14 + 7/4)/15 > 101/100 > (13 + 7/4)/15."""
+
+
+def _first_with_a_trigger(trigger: Fraction | tuple[int, Fraction] | None = TRIGGER) -> Network:
     """FIRST by softmax attention (one head reads position 1 with scale 40), a uniform head
     measuring the share of 1s, and a ReLU trap above a share of 101/100, which no word reaches;
     the trigger (a position-24 row) makes the network wrong on exactly one word of length 24."""
@@ -275,7 +279,8 @@ def _first_with_a_trigger(trigger: Fraction | None = TRIGGER) -> Network:
     )
     positional: dict[str, str | tuple[str, Fraction]] = {"p1": "I[i=1]"}
     if trigger is not None:
-        positional["one"] = ("I[i=24]", trigger)
+        at, shift = trigger if isinstance(trigger, tuple) else (24, trigger)
+        positional["one"] = (f"I[i={at}]", shift)
     return Network(
         name="first_with_trigger",
         dims=("one", "p1", "f", "share", "trap"),
@@ -336,3 +341,50 @@ def test_check_model_cli_searches_by_branch_and_bound_with_the_same_verdict(
     assert doc["rows"] == plain["rows"] and doc["shortest_wrong"] == plain["shortest_wrong"]
     assert main([*args, "--search", "bnb", "--leaf", "0"]) == 2
     assert "--leaf 0" in capsys.readouterr().err
+
+
+def _verdicts(report: object) -> dict[str, object]:
+    doc = json.loads(report.to_json())  # type: ignore[attr-defined]
+    for key in ("search", "margin_histogram", "wrong_margin_histogram"):
+        doc.pop(key, None)
+    return doc
+
+
+def test_subtree_shards_merged_give_one_process_s_report() -> None:
+    from netproof.verifier.models.bnb import bnb_shards, merge_bnb
+
+    for net, lang, n in [
+        (_first_with_a_trigger(TRIGGER_14), FIRST, 14),
+        (import_model(FIXTURES / "dyck12.pt"), DYCK(1, 2), 6),
+    ]:
+        enc = compile_enclosure(net)
+        one = check_model_bnb(net, lang, max_n=n, leaf=4, enclosure=enc)
+        shards = bnb_shards(lang.alphabet, 0, n, 2)
+        assert shards[-1] == (n, tuple(lang.alphabet[-1:] * 3))  # 8 subtrees per long length
+        parts = [
+            check_model_bnb(net, lang, max_n=m, min_n=m, leaf=4, root=root, enclosure=enc)
+            for m, root in shards
+        ]
+        merged = merge_bnb(parts, max_n=n)
+        assert _verdicts(merged) == _verdicts(one)
+        assert one.status == ("wrong" if lang is FIRST else one.status)
+        assert merged.search is not None and one.search is not None
+        for a, b in zip(merged.search["rows"], one.search["rows"], strict=True):  # type: ignore[arg-type]
+            assert a["settled"] + a["enumerated"] == b["settled"] + b["enumerated"]
+
+
+def test_check_model_cli_shards_branch_and_bound_over_the_local_pool(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    dyck12 = str(FIXTURES / "dyck12.pt")
+    args = ["check-model", dyck12, "--language", "dyck", "--max-n", "7", "--json"]
+    args += ["--search", "bnb", "--leaf", "2"]
+    code = main(args)
+    one = json.loads(capsys.readouterr().out)
+    assert main([*args, "--jobs", "2"]) == code
+    pooled = json.loads(capsys.readouterr().out)
+    assert pooled["search"]["shards"] == 4 + 4 * 8
+    for doc in (one, pooled):
+        for key in ("search", "margin_histogram", "wrong_margin_histogram"):
+            doc.pop(key)
+    assert pooled == one

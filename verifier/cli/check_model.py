@@ -287,9 +287,9 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(
             f"--leaf {args.leaf} needs --search bnb and a value >= 1 (the largest subtree enumerated)"
         )
-    if args.search != "enumerate" and (args.jobs > 1 or args.executor == "ray"):
+    if args.search == "prefix" and (args.jobs > 1 or args.executor == "ray"):
         raise UsageError(
-            f"--search {args.search} runs in one process; drop --jobs/--executor ray (or use --search enumerate)"
+            "--search prefix runs in one process; drop --jobs/--executor ray (or use --search enumerate)"
         )
     if args.address is not None and args.executor != "ray":
         raise UsageError(
@@ -313,7 +313,9 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
             timeout=args.language_timeout,
         )
     try:
-        if args.executor == "ray":
+        if args.search == "bnb" and (args.jobs > 1 or args.executor == "ray"):
+            report = _bnb_sharded(args, lang.alphabet)
+        elif args.executor == "ray":
             report = _on_ray(args, lang.alphabet)
         elif args.jobs > 1:
             report = _sharded(args, net, lang.alphabet)
@@ -500,6 +502,98 @@ def shard_work(
         enclosure=_WORKER["enclosure"],
         shard=shard,
     )
+
+
+def bnb_shard_work(
+    model: str,
+    config: str | None,
+    language: str,
+    params: dict[str, str],
+    shard: tuple[int, tuple[str, ...]],
+    options: dict[str, Any],
+    shipped: tuple[bytes, str | None] | None = None,
+) -> Any:
+    """One subtree of a sharded ``check-model --search bnb`` run (``shard``: the length and the
+    root prefix), in a worker process; the model is loaded once per process, as in
+    :func:`shard_work`."""
+    import torch
+
+    from netproof.verifier.models import compile_enclosure
+    from netproof.verifier.models.bnb import check_model_bnb
+
+    torch.set_num_threads(options["threads"])
+    name = None
+    if shipped is not None:
+        name = None if model.endswith(".json") else Path(model).stem
+        model, config = (
+            _materialize(model, shipped[0]),
+            None
+            if shipped[1] is None
+            else _materialize(config or "config.json", shipped[1].encode()),
+        )
+    if _WORKER.get("key") != (model, config, name):
+        net, float32 = _load(model, config, shard[0], name)
+        _WORKER.update(
+            key=(model, config, name), net=net, float32=float32, enclosure=compile_enclosure(net)
+        )
+    net = _WORKER["net"]
+    lang = resolve_language(language, dict(params), net.alphabet)
+    return check_model_bnb(
+        net,
+        lang,
+        max_n=shard[0],
+        min_n=shard[0],
+        float32=_WORKER["float32"],
+        batch=options["batch"],
+        digits=options["digits"],
+        exact=options["exact"],
+        enclosure=_WORKER["enclosure"],
+        leaf=options["leaf"],
+        root=shard[1],
+    )
+
+
+def _bnb_sharded(args: argparse.Namespace, alphabet: Sequence[str]) -> Any:
+    """Branch and bound with the subtrees as shards, on the local pool or a Ray cluster; the
+    merged report's verdicts are one process's."""
+    from netproof.verifier.models.bnb import LEAF, bnb_shards, merge_bnb
+
+    params = parse_assignments(args.param)
+    options = {
+        "threads": args.threads,
+        "batch": args.batch,
+        "digits": args.digits,
+        "exact": args.exact,
+        "leaf": LEAF if args.leaf is None else args.leaf,
+    }
+    parts: dict[int, Any] = {}
+    if args.executor == "ray":
+        from netproof.verifier.campaign.executors import ray_cluster, run_ray
+
+        shipped = (
+            Path(args.model).read_bytes(),
+            None if args.config is None else Path(args.config).read_text(),
+        )
+        with ray_cluster(args.address) as cpus:
+            work_shards = bnb_shards(alphabet, args.min_n, args.max_n, max(cpus, args.jobs))
+            work = [
+                (
+                    bnb_shard_work,
+                    (args.model, args.config, args.language, params, sh, options, shipped),
+                )
+                for sh in work_shards
+            ]
+            run_ray(work, range(len(work)), lambda i, rep: parts.__setitem__(i, rep))
+    else:
+        from netproof.verifier.campaign.executors import run_pool
+
+        work_shards = bnb_shards(alphabet, args.min_n, args.max_n, args.jobs)
+        work = [
+            (bnb_shard_work, (args.model, args.config, args.language, params, sh, options))
+            for sh in work_shards
+        ]
+        run_pool(work, range(len(work)), args.jobs, lambda i, rep: parts.__setitem__(i, rep))
+    return merge_bnb([parts[i] for i in range(len(work))], max_n=args.max_n)
 
 
 def _materialize(name: str, data: bytes) -> str:

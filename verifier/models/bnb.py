@@ -27,6 +27,7 @@ functions.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from .check import LengthRow, ModelReport, check_model, merge_reports
 from .enclosure import Enclosure, EnclosureError, RNNEnclosure, compile_enclosure
 from .wordset import WordSetBound
 
-__all__ = ["Membership", "SearchRow", "check_model_bnb"]
+__all__ = ["Membership", "SearchRow", "bnb_shards", "check_model_bnb", "merge_bnb"]
 
 LEAF = 1024
 """Default size of the subtrees enumerated rather than branched (when their membership is not
@@ -201,10 +202,12 @@ def check_model_bnb(
     enclosure: Enclosure | RNNEnclosure | None = None,
     leaf: int = LEAF,
     progress: Callable[[int, int], None] | None = None,
+    root: tuple[str, ...] = (),
 ) -> ModelReport:
     """Every word of length ``min_n..max_n`` decided by branch and bound over the trie (see the
     module docstring); the arguments are :func:`.check.check_model`'s, and ``leaf``: the largest
-    subtree enumerated instead of branched."""
+    subtree enumerated instead of branched; ``root``: only the words that start with it (a
+    shard of a run split by prefixes, :func:`bnb_shards`; :func:`merge_bnb` joins them)."""
     if isinstance(net, Network) and not isinstance(net.embedding, TokenEmbedding):
         raise EnclosureError(
             f"network {net.name!r} has a {type(net.embedding).__name__}; check-model needs a TokenEmbedding"
@@ -218,6 +221,11 @@ def check_model_bnb(
         raise ValueError(f"max_n={max_n} must be >= min_n={min_n} >= 0")
     if leaf < 1:
         raise ValueError(f"leaf={leaf} must be >= 1")
+    if root and (min_n != max_n or len(root) > max_n or set(root) - set(language.alphabet)):
+        raise ValueError(
+            f"root {' '.join(root)!r}: a shard is one length (min_n = max_n >= {len(root)}) "
+            f"and a prefix over {list(language.alphabet)}"
+        )
     enc = enclosure or compile_enclosure(net)
     sets = WordSetBound(enc, language.alphabet)
     member = Membership(language)
@@ -256,8 +264,12 @@ def check_model_bnb(
         enum, flush = ranges.add, ranges.flush
         # depth-first in shortlex order: a stack of (prefix, state, shortlex index of the prefix,
         # the bound over its completions where it was computed with its siblings')
+        top = tuple(language.alphabet.index(a) for a in root)
+        state, index = member.start, 0
+        for a in top:
+            state, index = member.step(state, a), index * k + a
         stack: list[tuple[tuple[int, ...], Any, int, tuple[float, float] | None]] = [
-            ((), member.start, 0, None)
+            (top, state, index, None)
         ]
         while stack:
             prefix, state, index, bound = stack.pop()
@@ -319,5 +331,63 @@ def check_model_bnb(
         "enumerated": sum(r.enumerated for r in rows),
         "bounds": sum(r.bounds for r in rows),
         "rows": [r.as_dict() for r in rows],
+    }
+    return report
+
+
+def bnb_shards(
+    alphabet: Sequence[str], min_n: int, max_n: int, jobs: int
+) -> list[tuple[int, tuple[str, ...]]]:
+    """The work of a branch-and-bound run split over ``jobs`` processes, in shortlex order:
+    ``(length, root)``, every length's trie cut at the depth where it has at least 4·jobs
+    subtrees (a length that short is one shard)."""
+    k = len(alphabet)
+    depth = 0
+    while k**depth < 4 * jobs:
+        depth += 1
+    out: list[tuple[int, tuple[str, ...]]] = []
+    for m in range(min_n, max_n + 1):
+        if m <= depth:
+            out.append((m, ()))
+        else:
+            out += [(m, tuple(p)) for p in itertools.product(alphabet, repeat=depth)]
+    return out
+
+
+def merge_bnb(parts: Sequence[ModelReport], *, max_n: int) -> ModelReport:
+    """One report from shards' reports given in shortlex order (:func:`bnb_shards`): the
+    verdicts as :func:`.check.merge_reports` joins them, the search counts added up."""
+    report = merge_reports(parts, max_n=max_n)
+    rows: dict[int, dict[str, Any]] = {}
+    for part in parts:
+        if part.search is None:
+            raise ValueError("merge_bnb joins the reports of check_model_bnb")
+        for r in part.search["rows"]:  # type: ignore[union-attr]
+            into = rows.setdefault(
+                r["length"],
+                {"length": r["length"], "settled": 0, "settled_wrong": 0, "enumerated": 0}
+                | {"bounds": 0, "seconds": 0.0, "by_depth": {}},
+            )
+            for key in ("settled", "settled_wrong", "enumerated", "bounds", "seconds"):
+                into[key] += r[key]
+            for d, v in r["by_depth"].items():
+                got = into["by_depth"].setdefault(d, [0, 0, 0])
+                for i in range(3):
+                    got[i] += v[i]
+    first = parts[0].search
+    assert first is not None
+    merged = [rows[m] for m in sorted(rows)]
+    for r in merged:
+        r["seconds"] = round(r["seconds"], 3)
+        r["by_depth"] = dict(sorted(r["by_depth"].items(), key=lambda kv: int(kv[0])))
+    report.search = {
+        "method": "bnb",
+        "membership": first["membership"],
+        "leaf": first["leaf"],
+        "settled": sum(r["settled"] for r in merged),
+        "enumerated": sum(r["enumerated"] for r in merged),
+        "bounds": sum(r["bounds"] for r in merged),
+        "rows": merged,
+        "shards": len(parts),
     }
     return report
