@@ -43,6 +43,7 @@ from netproof.verifier.claims import (
     Automaton,
     Construction,
     ExactFact,
+    FollowsAutomaton,
     Language,
     NearestSelection,
     RankedSelection,
@@ -308,6 +309,59 @@ def _no_ties_form(program: brasp.Program, network: Network) -> UniqueSelections 
     return UniqueSelections(heads=heads) if set(heads) <= lemmas else None
 
 
+MAX_OPERATION_STATES = 4096
+"""The most states the automaton of a program's operations (:func:`_operations_form`) may have."""
+
+
+def _operations_form(program: brasp.Program) -> FollowsAutomaton | None:
+    """``operations`` as the smt method states it for every length, for a program whose attention
+    operations all look at the past (each one's vector at position t then depends on the first t
+    symbols only): the product of the automata of the programs that output each operation
+    (:func:`.brasp_lemmas.program_automaton`: its state after t symbols accepts iff the
+    operation is 1 at t), with the operation's dim 1 exactly at the states whose component
+    accepts. None where an operation looks beyond the past, or the product passes
+    :data:`MAX_OPERATION_STATES` states."""
+    named = {op: name for op, name in brasp.names(program).items() if isinstance(op, brasp.Attend)}
+    ops = brasp.operations(program.output)
+    if any(isinstance(op, brasp.Attend) and op.mask != "past" for op in ops):
+        return None
+    parts = []
+    for op, name in named.items():
+        own = program_automaton(
+            brasp.Program(f"{program.name}.{name}", program.alphabet, output=op)
+        )
+        if own is None:
+            return None
+        parts.append(own)
+    start = tuple(a.start for a in parts)
+    index = {start: 0}
+    delta: list[list[int]] = []
+    todo = [start]
+    while todo:
+        state = todo.pop(0)
+        row = []
+        for s in range(len(program.alphabet)):
+            target = tuple(a.delta[q][s] for a, q in zip(parts, state, strict=True))
+            if target not in index:
+                if len(index) >= MAX_OPERATION_STATES:
+                    return None
+                index[target] = len(index)
+                todo.append(target)
+            row.append(index[target])
+        delta.append(row)
+    machine = Automaton(
+        states=len(index),
+        start=0,
+        accepting=frozenset(),
+        delta=tuple(tuple(r) for r in delta),
+    )
+    ones = tuple(
+        (name, frozenset(i for st, i in index.items() if st[k] in parts[k].accepting))
+        for k, name in enumerate(named.values())
+    )
+    return FollowsAutomaton(automaton=machine, ones=ones)
+
+
 def brasp_claims(
     program: brasp.Program,
     language: Language | None = None,
@@ -327,6 +381,7 @@ def brasp_claims(
             holds=_brasp_operations(program),
             min_len=1,
             max_len=max_len,
+            statable=_operations_form(program),
         )
     )
     claims.append(

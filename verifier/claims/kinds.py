@@ -47,7 +47,7 @@ from typing import Any, Literal, TypeAlias
 
 from netproof.symbolic import RecurrentNetwork
 
-from .languages import Language, SequenceTask, Word
+from .languages import Automaton, Language, SequenceTask, Word
 from .machines import Configuration, SigmaRNN
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "CrossEntropy",
     "ExactFact",
     "Expectation",
+    "FollowsAutomaton",
     "ForAll",
     "Identity",
     "MirrorInvariant",
@@ -309,8 +310,22 @@ class UniqueSelections:
     heads: tuple[tuple[str, str], ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FollowsAutomaton:
+    """A trace property's SMT form: at every word position t of every word (the prefix and
+    suffix tokens left out), after the network's last sublayer, each dim d of ``ones`` holds 1
+    where the state ``automaton`` reaches on the word's first t symbols is in ``ones[d]``, and 0
+    where it is not (a Moore machine over the network's alphabet says what each dim must hold).
+    The smt method proves it for every length on the network with its lemmas in place, read as
+    a transition system over positions in product with the automaton (an inductive invariant
+    and its three certificate queries, as for recognition)."""
+
+    automaton: Automaton
+    ones: tuple[tuple[str, frozenset[int]], ...]
+
+
 StateProperty: TypeAlias = (
-    SelectsNearest | PairHeights | TieRuleFree | AllowedNext | UniqueSelections
+    SelectsNearest | PairHeights | TieRuleFree | AllowedNext | UniqueSelections | FollowsAutomaton
 )
 """The trace properties the smt method states over the transition system of every length."""
 

@@ -17,7 +17,13 @@ from typing import Any
 
 from netproof.symbolic import Network
 from netproof.verifier import smtlib
-from netproof.verifier.claims import PairHeights, Recognizes, TieRuleFree, TraceProperty
+from netproof.verifier.claims import (
+    FollowsAutomaton,
+    PairHeights,
+    Recognizes,
+    TieRuleFree,
+    TraceProperty,
+)
 from netproof.verifier.smtlib import LemmaNode, to_smt2
 
 from .arithmetic import consts
@@ -242,7 +248,7 @@ def certificate_queries(
     uses = [r.uses for r in results]
     if isinstance(claim, TraceProperty):
         watch = claim.statable
-        assert isinstance(watch, (PairHeights, TieRuleFree)), watch
+        assert isinstance(watch, (PairHeights, TieRuleFree, FollowsAutomaton)), watch
         system = every_length_system(
             net,
             None,

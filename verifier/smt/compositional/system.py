@@ -11,14 +11,16 @@ May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interfac
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from netproof.symbolic import AttentionLayer, Classifier, Head, Network, TokenEmbedding
+from netproof.symbolic import Affine, AttentionLayer, Classifier, Head, Network, TokenEmbedding
 from netproof.symbolic.positional import feature
 from netproof.verifier.claims import (
+    FollowsAutomaton,
     Language,
     NearestSelection,
     PairHeights,
@@ -438,6 +440,42 @@ def _pair_terms(
     return marks, vals.and_(ok)
 
 
+def _written(node: Any) -> set[str]:
+    """Every dim an affine map inside ``node`` (a block, a head) writes: more than the block
+    writes into the residual stream (its hidden dims too), never less."""
+    if isinstance(node, Affine):
+        return set(node.outputs)
+    out: set[str] = set()
+    if isinstance(node, tuple):
+        for item in node:
+            out |= _written(item)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            out |= _written(getattr(node, f.name))
+    return out
+
+
+def _followed_dims(step: Step, vals: Values, watch: FollowsAutomaton, readout: int) -> list[Any]:
+    """This word position's dims of ``watch.ones`` as Bools, from the state before the readout's
+    averaging head (sublayer ``readout``), where no sublayer from it on writes them (so they are
+    the final state's); Unsupported where one is written there or is not 0/1."""
+    watched = {d for d, _ones in watch.ones}
+    for sub in step.net.layers[readout:]:
+        late = sorted(watched & _written(sub.block))
+        if late:
+            raise Unsupported(f"sublayer {sub.name!r}, at or after the readout, writes {late}")
+    x, scale = step.state(readout, 0)
+    if scale is not None:
+        raise Unsupported("the state before the readout is scaled")
+    out = []
+    for d, _ones in watch.ones:
+        b = vals.boolish(x.get(d, Fraction(0)))
+        if b is None:
+            raise Unsupported(f"dim {d!r} after the last sublayer is not 0/1")
+        out.append(b)
+    return out
+
+
 def every_length_system(
     net: Network,
     language: Language | None,
@@ -445,7 +483,12 @@ def every_length_system(
     readout_lemmas: dict[Any, Any],
     readout_nodes: list[LemmaNode],
     min_len: int,
-    watch: PairHeights | TieRuleFree | SelectsNearest | UniqueSelections | None = None,
+    watch: PairHeights
+    | TieRuleFree
+    | SelectsNearest
+    | UniqueSelections
+    | FollowsAutomaton
+    | None = None,
 ) -> TransitionSystem:
     """The network with the proved lemmas in place as a transition system reading one token per
     step: the prefix tokens, ``min_len`` or more word symbols, the suffix tokens. A state holds
@@ -468,6 +511,13 @@ def every_length_system(
     r = net.readout
     if isinstance(watch, PairHeights):
         language = watch.language
+    if isinstance(watch, FollowsAutomaton):  # the Moore machine runs beside the network
+        language = Language(
+            name="follows",
+            alphabet=net.alphabet,
+            contains=lambda w: True,
+            automaton=watch.automaton,
+        )
     if not isinstance(emb, TokenEmbedding):
         raise Unsupported(
             "compositional proofs need a token embedding (a flat embedding has no positions)"
@@ -552,6 +602,8 @@ def every_length_system(
             if isinstance(watch, PairHeights)
             else None
         )
+        if isinstance(watch, FollowsAutomaton) and tok is None:
+            pair = (_followed_dims(step, vals, watch, idx), vals.z3.BoolVal(True, ctx))
         if keys is None:
             keys, ranked = step.scan_keys, step.ranked_keys
         elif keys != step.scan_keys or ranked != step.ranked_keys:
@@ -572,7 +624,7 @@ def every_length_system(
         [t for _l, t in watch.after] if isinstance(watch, PairHeights) else (),
     )
     extra: list[str] = []
-    if isinstance(watch, PairHeights):
+    if isinstance(watch, (PairHeights, FollowsAutomaton)):
         extra = ["viol"]
     elif isinstance(watch, TieRuleFree):
         extra = [
@@ -607,7 +659,18 @@ def every_length_system(
             parts.extend(cons)
         else:
             parts.extend(vals.iff(nxt(q), cur(q)) for q in lang.names)
-        if pair is not None:
+        if isinstance(watch, FollowsAutomaton):
+            # at a word position: some dim differs from what the machine's state after it says
+            wrong = (
+                []
+                if pair is None
+                else [
+                    vals.not_(vals.iff(b, vals.or_([nxt(lang.names[q]) for q in sorted(ones)])))
+                    for b, ones in zip(pair[0], (o for _d, o in watch.ones), strict=True)
+                ]
+            )
+            parts.append(vals.iff(nxt("viol"), vals.or_([cur("viol"), *wrong])))
+        elif pair is not None:
             parts.append(vals.iff(nxt("viol"), vals.or_([cur("viol"), broke, vals.not_(pair[1])])))
         if isinstance(watch, TieRuleFree):
             for c in sorted(classes):
@@ -644,11 +707,14 @@ def every_length_system(
         first_state, last_state = ranked_bounds(z3, vals, key, spec, cur)
         init += first_state
         end += last_state
+    assert step is not None  # moves always holds the word symbols' moves
     accept = step.presence_formula(plan, [cur(p) for p in pres])
     if isinstance(watch, PairHeights):
         bad = z3.And(*end, lang.member(), cur("viol"))
     elif isinstance(watch, (SelectsNearest, UniqueSelections)):
         bad = z3.BoolVal(False, ctx)
+    elif isinstance(watch, FollowsAutomaton):
+        bad = z3.And(*end, cur("viol"))
     elif isinstance(watch, TieRuleFree):
         order = sorted(classes, reverse=True)
         class_present = {c: vals.or_([cur(pres[p]) for p in classes[c]]) for c in order}

@@ -1,7 +1,12 @@
-"""``no-ties`` of a compiled B-RASP program for every length (its :class:`UniqueSelections` form:
-each tie-ruled head's NearestSelection or RankedSelection lemma, proved, applied at every
-position of the transition system over positions), against the exhaustive check and against
-single-weight mutants of a compiled network:
+"""``no-ties`` and ``operations`` of a compiled B-RASP program for every length, against the
+exhaustive check and against single-weight mutants of a compiled network.
+
+``no-ties`` by its :class:`UniqueSelections` form: each tie-ruled head's NearestSelection or
+RankedSelection lemma, proved, applied at every position of the transition system over
+positions. ``operations`` by its :class:`FollowsAutomaton` form: the transition system watches
+each operation's dim against a Moore machine read off the program (the product of the
+automata of the programs that output each operation), an inductive invariant and its three
+certificate queries.
 
 - every library B-RASP program's ``no-ties`` is proved for every length, its record passes the
   strict reader, and the exhaustive check agrees on every word of the bound;
@@ -12,7 +17,12 @@ single-weight mutants of a compiled network:
   it with a word on which the exact interpreter shows the tie; a mutant proved for every length
   has no tie on any word of the bound nor on random longer words.
 
-The mutants move one weight of a head's query or key map (what can make a head tie): of the
+``operations``: every past-only library program's is proved for every length and passes the
+strict reader; a single-weight mutant whose operation dims differ from the program's on a word of
+the bound is never proved, and ``--method best`` refutes it with the shortlex-first such word,
+which the exact interpreter reproduces.
+
+The no-ties mutants move one weight of a head's query or key map (what can make a head tie): of the
 first attention layer by -1 in the default run, of every layer by -1, 1/2, -1/2 and 1 with
 ``-m slow``.
 """
@@ -38,35 +48,39 @@ from netproof.symbolic.errors import NetworkValidationError
 from netproof.symbolic.exact import run as run_exact
 from netproof.verifier.campaign import prove
 from netproof.verifier.campaign.sources import builtin_registry
-from netproof.verifier.claims import Construction, Proved, Refuted, TraceProperty, UniqueSelections
+from netproof.verifier.claims import (
+    Construction,
+    FollowsAutomaton,
+    Proved,
+    Refuted,
+    TraceProperty,
+    UniqueSelections,
+)
 from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.smt.prooflog import verify_record
 from netproof.verifier.smt.prove import prove_claim_smt
 
 pytestmark = pytest.mark.z3
 
-BOUND = 5
-LONGER = 10
 NOT_WEIGHTS = (Scale, Softmax, Hardmax, LayerNorm)
 
 
-def _sites(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+def weight_sites(
+    node: Any, path: tuple[Any, ...] = (), *, zeros: bool = False
+) -> Iterator[tuple[Any, ...]]:
+    """Paths to every Fraction of the IR that is a weight, bias, embedding value or positional
+    coefficient (the nonzero ones, every one with ``zeros``)."""
     if isinstance(node, NOT_WEIGHTS):
         return
     if isinstance(node, Fraction):
-        yield path
+        if zeros or node != 0:
+            yield path
     elif dataclasses.is_dataclass(node) and not isinstance(node, type):
         for f in dataclasses.fields(node):
-            yield from _sites(getattr(node, f.name), (*path, f.name))
+            yield from weight_sites(getattr(node, f.name), (*path, f.name), zeros=zeros)
     elif isinstance(node, tuple):
         for i, item in enumerate(node):
-            yield from _sites(item, (*path, i))
-
-
-def _get(node: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        node = node[key] if isinstance(key, int) else getattr(node, key)
-    return node
+            yield from weight_sites(item, (*path, i), zeros=zeros)
 
 
 def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
@@ -76,6 +90,18 @@ def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
     if isinstance(key, int):
         return (*node[:key], _replace(node[key], rest, value), *node[key + 1 :])
     return dataclasses.replace(node, **{key: _replace(getattr(node, key), rest, value)})
+
+
+def with_weight(net: Network, path: tuple[Any, ...], delta: Fraction) -> Network:
+    node: Any = net
+    for key in path:
+        node = node[key] if isinstance(key, int) else getattr(node, key)
+    mutant: Network = _replace(net, path, node + delta)
+    return mutant
+
+
+BOUND = 5
+LONGER = 10
 
 
 def _words(alphabet: tuple[str, ...], lo: int, hi: int) -> Iterator[tuple[str, ...]]:
@@ -128,14 +154,14 @@ def _mutants(deltas: tuple[Fraction, ...], layer: str | None) -> Iterator[tuple[
     bias of a head, of the layer named ``layer`` or of every layer, moved by each of
     ``deltas``): the weights that can make a head tie."""
     net = REGISTRY["brasp-a-then-b"].network({})
-    for path in _sites(net):
+    for path in weight_sites(net, zeros=True):
         if "query" not in path and "key" not in path:
             continue
         if layer is not None and net.layers[path[1]].name != layer:
             continue
         for delta in deltas:
             try:
-                mutant = _replace(net, path, _get(net, path) + delta)
+                mutant = with_weight(net, path, delta)
             except (NetworkValidationError, ValueError):
                 continue
             yield f"{'.'.join(map(str, path))} {delta}", mutant
@@ -184,3 +210,94 @@ def test_single_weight_mutants_that_tie_within_the_bound_are_never_proved(
     print(f"no-ties mutants of brasp-a-then-b's scores ({deltas}): {tally}")
     if Fraction(-1) in deltas:
         assert tally.get("refuted", 0) >= 1  # the sample does contain mutants that tie
+
+
+def _operations_claim(name: str) -> tuple[Construction, TraceProperty]:
+    c = REGISTRY[name]
+    claim = next(cl for cl in c.claims({}) if cl.id == "operations")
+    assert isinstance(claim, TraceProperty)
+    return c, claim
+
+
+@pytest.mark.parametrize("name", ["brasp-a-then-b", "brasp-dyck1-depth2"])
+def test_operations_are_proved_for_every_length_and_the_record_passes_the_strict_reader(
+    name: str, tmp_path: Path
+) -> None:
+    c, claim = _operations_claim(name)
+    assert isinstance(claim.statable, FollowsAutomaton)
+    run = prove(name, claims=["operations"], method="smt", out=tmp_path)
+    (r,) = run.results
+    assert isinstance(r.verdict, Proved) and r.every_length, r.verdict
+    assert r.path is not None
+    assert not verify_record(r.path, builtin_registry()).rerun
+    assert isinstance(check(Job(c, {}), claim, max_len=BOUND), Proved)
+
+
+def test_a_program_that_looks_beyond_the_past_has_no_operations_form() -> None:
+    # first_eq_last reads the first symbol with an "all" mask: position t's vector is not a
+    # function of the first t symbols
+    _c, claim = _operations_claim("brasp-first-eq-last")
+    assert claim.statable is None
+
+
+def _check_operations_mutant(label: str, mutant: Network) -> str:
+    c, claim = _operations_claim("brasp-a-then-b")
+    wrapped = dataclasses.replace(c, name="a-then-b-mutant", build=lambda _v: mutant)
+    wrong = [w for w in _words(mutant.alphabet, 1, BOUND) if claim.holds(w, run_exact(mutant, w))]
+    smt = prove_claim_smt(Job(wrapped, {}), claim, BOUND, timeout=60).verdict
+    if wrong:
+        assert not isinstance(smt, Proved), f"{label}: proved, but {wrong[0]} breaks it"
+        best = prove(wrapped, claims=["operations"], method="best", max_n=BOUND).results[0].verdict
+        assert isinstance(best, Refuted) and best.word is not None, label
+        assert claim.holds(best.word, run_exact(mutant, best.word)) is not None, label
+        assert best.word == wrong[0], f"{label}: {best.word} is not the shortlex-first {wrong[0]}"
+        return "refuted"
+    if isinstance(smt, Proved):
+        rng = random.Random(label)
+        for _ in range(LONGER):
+            w = tuple(rng.choice(mutant.alphabet) for _ in range(rng.randint(BOUND + 1, 14)))
+            assert claim.holds(w, run_exact(mutant, w)) is None, (
+                f"{label}: proved, but {w} breaks it"
+            )
+        return "proved"
+    return "unknown"
+
+
+def _operations_mutants(every: int) -> Iterator[tuple[str, Network, bool]]:
+    """Single-weight mutants (every ``every``-th weight of brasp-a-then-b, moved by ±1/2), each
+    with whether its operation dims differ from the program's on some word of the bound."""
+    _c, claim = _operations_claim("brasp-a-then-b")
+    net = REGISTRY["brasp-a-then-b"].network({})
+    for path in list(weight_sites(net, zeros=True))[::every]:
+        for delta in (Fraction(1, 2), Fraction(-1, 2)):
+            try:
+                mutant = with_weight(net, path, delta)
+            except (NetworkValidationError, ValueError):
+                continue
+            breaks = any(
+                claim.holds(w, run_exact(mutant, w)) for w in _words(mutant.alphabet, 1, BOUND)
+            )
+            yield f"{'.'.join(map(str, path))} {delta}", mutant, breaks
+
+
+@pytest.mark.parametrize(
+    ("every", "each"),
+    [pytest.param(15, 2, id="sample"), pytest.param(1, None, id="all", marks=pytest.mark.slow)],
+)
+def test_single_weight_mutants_that_break_operations_within_the_bound_are_never_proved(
+    every: int, each: int | None
+) -> None:
+    """The default run checks the first ``each`` mutants (of every 15th weight) that break the
+    claim within the bound and the first ``each`` that do not; ``-m slow`` every mutant."""
+    tally: dict[str, int] = {}
+    taken = {True: 0, False: 0}
+    for label, mutant, breaks in _operations_mutants(every):
+        if each is not None and min(taken.values()) >= each:
+            break
+        if each is not None and taken[breaks] >= each:
+            continue
+        taken[breaks] += 1
+        got = _check_operations_mutant(label, mutant)
+        tally[got] = tally.get(got, 0) + 1
+    print(f"operations mutants of brasp-a-then-b (every {every}th weight): {tally}")
+    assert tally.get("refuted", 0) >= 1  # the sample does contain mutants that break it
