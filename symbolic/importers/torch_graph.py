@@ -6,6 +6,7 @@ point. torch inside functions only.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 from collections.abc import Sequence
@@ -109,7 +110,48 @@ def _fn_name(fn: Any) -> str:
     for k, v in table.items():
         if fn is k:
             return v
+    overload = getattr(fn, "_overloadpacket", None)  # an aten operator of a torch.export graph
+    if overload is not None:
+        return ATEN.get(str(getattr(overload, "__name__", "")), "aten." + str(overload))
     return getattr(fn, "__name__", repr(fn))
+
+
+ATEN = {
+    "add": "add",
+    "sub": "sub",
+    "mul": "mul",
+    "div": "div",
+    "linear": "linear",
+    "matmul": "matmul",
+    "bmm": "matmul",
+    "relu": "relu",
+    "gelu": "gelu",
+    "layer_norm": "layer_norm",
+    "softmax": "softmax",
+    "_softmax": "softmax",
+    "embedding": "aten_embedding",
+    "dropout": "identity",
+    "clone": "identity",
+    "alias": "identity",
+    "masked_fill": "masked_fill",
+    "mean": "mean",
+    "scaled_dot_product_attention": "sdpa",
+    "transpose": "method:transpose",
+    "view": "method:view",
+    "reshape": "method:reshape",
+    "_unsafe_view": "method:reshape",
+    "unsqueeze": "method:unsqueeze",
+    "squeeze": "method:squeeze",
+    "permute": "method:permute",
+    "expand": "method:expand",
+    "flatten": "method:flatten",
+    "select": "method:select",
+    "contiguous": "identity",
+    "slice": "aten_slice",
+    "sym_size": "method:size",
+}
+"""The aten operators of a ``torch.export`` graph, by the handler they share with the traced
+functions (``method:NAME``: as the tensor method)."""
 
 
 class Walker:
@@ -193,6 +235,15 @@ class Walker:
             return getattr(obj, attr)
         if name == "identity":
             return args[0]
+        if name.startswith("method:"):
+            return self.method(name.removeprefix("method:"), args[0], list(args[1:]), kw)
+        if name == "aten_embedding":
+            return self.function("embedding", [args[1], args[0]], kw)
+        if name == "aten_slice" and isinstance(args[0], (Sym, Tok)):
+            dim, start, end, step = ([*args[1:], None, None, None, None])[:4]
+            index: list[Any] = [slice(None)] * len(args[0].shape)
+            index[dim or 0] = slice(start, end, step)
+            return self.function("getitem", [args[0], tuple(index)], {})
         if name in ("add", "sub", "mul", "div"):
             a, b = args[0], args[1] if len(args) > 1 else kw.get("other")
             if name == "add" and "alpha" in kw:
@@ -315,6 +366,8 @@ class Walker:
         stem = imp.stem
         if not _has_sym([args, kw]):
             return self.concrete(mod, args, kw)
+        if type(mod).__name__ == "GuardsFn":  # a torch.export graph's input-shape checks
+            return None
         x = args[0] if args else None
         if isinstance(mod, (nn.Dropout, nn.Identity)):
             return x
@@ -382,6 +435,12 @@ class Walker:
                         f"function {_target_text(node)} on a token-dependent value"
                     ) from None
         raise imp.refuse("the graph has no output")
+
+
+def _eval(model: Any) -> None:
+    """Eval mode (dropout off); a ``torch.export`` module has no mode to set."""
+    with contextlib.suppress(NotImplementedError):
+        model.eval()
 
 
 def _target_text(node: Any) -> str:
@@ -469,18 +528,26 @@ def graph_of_module(
         positions=positions,
         source=f"imported from {type(model).__name__} by its torch.fx graph",
     )
+    import torch.fx as fx
+
     was_training = model.training
-    model.eval()
+    _eval(model)
     try:
-        gm = _tracer(model)
+        gm = model if isinstance(model, fx.GraphModule) else _tracer(model)
         dtype = next((p.dtype for p in model.parameters()), torch.float32)
         imp = Importer(g, dtype)
         ids = sorted({vocab.index(t) for t in (*alphabet, *prefix, *suffix)})
-        pos = torch.arange(positions, dtype=torch.long).unsqueeze(0).expand(2, positions).clone()
+        # a torch.export graph may hold the batch size it was exported with (1, usually)
+        batch = 1 if gm is model else 2
+        pos = (
+            torch.arange(positions, dtype=torch.long).unsqueeze(0).expand(batch, positions).clone()
+        )
         with torch.no_grad():
             out = Walker(imp, ids).run(gm, Tok(pos))
     finally:
-        model.train(was_training)
+        if was_training:
+            with contextlib.suppress(NotImplementedError):
+                model.train(True)
     g.readout = readout_of(imp, out, positions)
     return g
 

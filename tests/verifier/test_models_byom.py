@@ -4,6 +4,7 @@ convention is refused, the right import of the same model never is."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.torch
 
 HERE = Path(__file__).parent
 CLS: dict[str, object] = {"alphabet": ["0", "1"], "vocab": ["<cls>", "0", "1"], "prefix": ["<cls>"]}
-SMALL: dict[str, object] = {"max_len": 5, "samples": 4, "budget": 64}
+SMALL: dict[str, object] = {"max_len": 4, "samples": 2, "budget": 32}
 
 
 def textbook(**kw: object) -> Textbook:
@@ -116,14 +117,19 @@ WRONG = {
 }
 
 
+@functools.cache
+def _right_import(kw: tuple[tuple[str, object], ...]) -> object:
+    """The gate's report on the right import of a model (once per model)."""
+    return import_torch(textbook(**dict(kw)), **CLS, **SMALL).faith  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("convention", list(WRONG))
 def test_each_wrong_convention_is_refused_by_the_gate_and_the_right_one_is_not(
     convention: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wrong, kw = WRONG[convention]
     model = textbook(**kw)
-    right = import_torch(model, **CLS, **SMALL)  # type: ignore[arg-type]
-    assert right.faith is not None
+    assert _right_import(tuple(sorted(kw.items()))) is not None
     wrong(monkeypatch)
     with pytest.raises(UnfaithfulImportError, match=r"not the model: on the word '.*' .* gives"):
         import_torch(model, **CLS, **SMALL)  # type: ignore[arg-type]
@@ -200,3 +206,11 @@ def test_a_state_dict_without_its_class_is_refused_with_the_fix_named(tmp_path: 
     torch.save(textbook().state_dict(), path)
     with pytest.raises(ImporterError, match=r"is a state dict; give its module class: --module"):
         import_torch(path, **CLS, **SMALL)  # type: ignore[arg-type]
+
+
+def test_a_torch_export_archive_goes_through_the_same_path() -> None:
+    path = HERE.parent / "fixtures" / "models" / "hand_written.pt2"
+    imp = import_torch(path, alphabet=["a", "b"], **SMALL)  # type: ignore[arg-type]
+    assert imp.faith is not None and set(imp.faith.gaps) == {"float64", "float32"}
+    heads = [h for s in imp.net.layers if hasattr(s.block, "heads") for h in s.block.heads]
+    assert len(heads) == 2 and {h.mask for h in heads} == {"causal"}

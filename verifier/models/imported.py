@@ -7,7 +7,9 @@ May import the importers, the gate, the IR; torch inside functions.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +47,11 @@ class Imported:
         import torch
 
         if float64 and self._model64 is None:
-            self._model64 = copy.deepcopy(self.model).double().eval()
+            with warnings.catch_warnings():  # torch.export modules warn of a deprecation inside
+                warnings.simplefilter("ignore", FutureWarning)
+                self._model64 = copy.deepcopy(self.model).double()
+            with contextlib.suppress(NotImplementedError):
+                self._model64.eval()
         model = self._model64 if float64 else self.model
         index = {t: k for k, t in enumerate(self.vocab)}
         out = [0.0] * len(words)
@@ -58,9 +64,13 @@ class Imported:
                 dtype=torch.long,
             ).reshape(len(idx), -1)
             with torch.no_grad():
-                y = model(ids)
-            if isinstance(y, (tuple, list)):
-                y = y[0]
+                try:
+                    y = model(ids)
+                except Exception:  # a torch.export module holds its batch size: one word a call
+                    if len(idx) == 1:
+                        raise
+                    y = torch.cat([_first(model(row.unsqueeze(0))) for row in ids])
+            y = _first(y)
             y = y.to(torch.float64)
             if y.dim() == 2 and y.shape[1] == 2:
                 y = y[:, 1] - y[:, 0]
@@ -68,6 +78,10 @@ class Imported:
             for j, i in enumerate(idx):
                 out[i] = float(y[j])
         return out
+
+
+def _first(y: Any) -> Any:
+    return y[0] if isinstance(y, (tuple, list)) else y
 
 
 def import_torch(
@@ -107,7 +121,8 @@ def import_torch(
         model = load_module_file(model, module=module, kwargs=kwargs)
     else:
         label = name or type(model).__name__
-    model.eval()
+    with contextlib.suppress(NotImplementedError):  # a torch.export module has no mode
+        model.eval()
     vocab = tuple(vocab if vocab is not None else alphabet)
     positions = max_len + len(prefix) + len(suffix)
     g = graph_of_module(
