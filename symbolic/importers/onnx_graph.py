@@ -77,7 +77,7 @@ class OnnxWalker:
     def node(self, op: str, ins: list[Any], attrs: dict[str, Any]) -> Any:
         torch = torch_lib()
         imp = self.imp
-        x = ins[0] if ins else None
+        x: Any = ins[0] if ins else None
         if op in ("Identity", "Cast", "Dropout"):
             if op == "Cast" and not _sym(x):
                 to = {
@@ -103,7 +103,7 @@ class OnnxWalker:
                 shape = [cur[i] if s == 0 else s for i, s in enumerate(shape)]
             return self.shape_op(x, lambda t: t.reshape(shape))
         if op in ("Unsqueeze", "Squeeze"):
-            axes = attrs.get("axes")
+            axes: Any = attrs.get("axes")
             if axes is None and len(ins) > 1 and ins[1] is not None:
                 axes = [int(a) for a in torch.as_tensor(ins[1]).reshape(-1).tolist()]
             if op == "Unsqueeze":
@@ -241,7 +241,7 @@ class OnnxWalker:
 
     def constant(self, op: str, ins: list[Any], attrs: dict[str, Any]) -> Any:
         torch = torch_lib()
-        t = [torch.as_tensor(v) if v is not None else None for v in ins]
+        t: list[Any] = [torch.as_tensor(v) if v is not None else None for v in ins]
         simple = {
             "Sqrt": torch.sqrt,
             "Neg": torch.neg,

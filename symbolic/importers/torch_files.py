@@ -86,14 +86,15 @@ def load_module_file(
             raise ImporterError(f"cannot read {str(p)!r}: {type(exc).__name__}: {exc}") from None
     if isinstance(obj, torch.nn.Module):
         return obj.eval()
+    given: dict[str, Any] = dict(kwargs) if isinstance(kwargs, Mapping) else {}
     if isinstance(obj, Mapping) and module is not None:
         cls = load_class(module)
         try:
-            model = cls(**dict(kwargs or {}))
+            model = cls(**given)
             model.load_state_dict(dict(obj))
         except Exception as exc:
             raise ImporterError(
-                f"{module}(**{dict(kwargs or {})}) does not take the state dict {str(p)!r}: "
+                f"{module}(**{given}) does not take the state dict {str(p)!r}: "
                 f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
             ) from None
         return model.eval()

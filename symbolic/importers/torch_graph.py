@@ -230,7 +230,7 @@ class Walker:
                 if attr == "dtype":
                     return imp.dtype
                 if attr == "ndim":
-                    return len(obj.shape)
+                    return len(obj.visible.shape if isinstance(obj, Scores) else obj.shape)
                 raise imp.refuse(f"attribute .{attr} of a token-dependent value")
             return getattr(obj, attr)
         if name == "identity":

@@ -41,7 +41,7 @@ def evaluate(
 
     if backend not in BACKENDS:
         raise CampaignError(f"backend={backend!r}: choose one of {', '.join(BACKENDS)}")
-    order = ("exact", "sympy", "interval") if backend == "auto" else (backend,)
+    order: tuple[str, ...] = ("exact", "sympy", "interval") if backend == "auto" else (backend,)
     if backend == "auto" and str(getattr(net, "reference", "")).startswith("imported from"):
         # a trained model's weights are dyadic rationals of 24–53 bits: sympy's expressions of
         # its softmax and layer norms grow for minutes, the interval interpreter takes milliseconds

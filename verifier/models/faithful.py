@@ -87,8 +87,8 @@ def _enclose(net: Network, words: list[tuple[str, ...]]) -> list[tuple[float, fl
 
     enc = compile_enclosure(net)
     emb = net.embedding
-    pre = [enc.token_index[t] for t in emb.prefix]  # type: ignore[union-attr]
-    suf = [enc.token_index[t] for t in emb.suffix]  # type: ignore[union-attr]
+    pre = [enc.token_index[t] for t in getattr(emb, "prefix", ())]
+    suf = [enc.token_index[t] for t in getattr(emb, "suffix", ())]
     by_len: dict[int, list[int]] = {}
     for i, w in enumerate(words):
         by_len.setdefault(len(w), []).append(i)

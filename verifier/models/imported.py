@@ -316,7 +316,9 @@ class _OnnxRunner:
     def __call__(self, ids: Any) -> Any:
         import torch
 
-        out = self.session.run(None, {self.input: ids.numpy()})[0]
+        feeds: dict[str, Any] = {self.input: ids.numpy()}
+        results: Any = self.session.run(None, feeds)
+        out = results[0]
         return torch.from_numpy(out.copy())
 
     def parameters(self) -> Any:
