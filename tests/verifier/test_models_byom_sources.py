@@ -6,6 +6,7 @@ imported, gated and checked; a wrong weight map refused by the gate on each path
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,74 @@ def test_an_onnx_operator_outside_the_subset_is_refused_naming_the_node(tmp_path
     onnx.save(helper.make_model(graph), str(path))
     with pytest.raises(ImporterError, match=r"node squash \(Tanh\): operator Tanh on a token"):
         import_file(path, alphabet=["a", "b"], max_len=3)
+
+
+def test_a_live_transformerlens_style_model_is_run_by_the_gate_in_both_dtypes() -> None:
+    spec = importlib.util.spec_from_file_location("make_tl", FIXTURES / "make_transformerlens.py")
+    assert spec is not None and spec.loader is not None
+    make_tl = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_tl)
+    dump = torch.load(FIXTURES / "tl_tiny.pt", weights_only=True)
+
+    class Hooked(torch.nn.Module):  # HookedTransformer's interface: .cfg, .state_dict(), logits
+        def __init__(self) -> None:
+            super().__init__()
+            self.cfg = dump["cfg"]
+            self.weights = torch.nn.ParameterDict(
+                {k.replace(".", "/"): torch.nn.Parameter(v) for k, v in dump["state_dict"].items()}
+            )
+
+        def state_dict(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            return {k.replace("/", "."): v for k, v in self.weights.items()}
+
+        def forward(self, ids):  # type: ignore[no-untyped-def]
+            return make_tl.forward(self.cfg, self.state_dict(), ids)
+
+    from netproof.verifier.models.imported import import_transformerlens
+
+    imp = import_transformerlens(
+        Hooked(), alphabet=["0", "1"], vocab=["0", "1"], accept=1, reject=0, max_len=4
+    )
+    assert imp.faith is not None and set(imp.faith.gaps) == {"float64", "float32"}
+    assert imp.faith.gaps["float64"] <= 1e-12
+
+
+def test_an_imported_model_round_trips_through_its_network_file_and_runs_in_intervals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("onnx")
+    from netproof.symbolic.netfile import load_file
+    from netproof.symbolic.printing import fingerprint
+    from netproof.verifier.cli import main
+
+    out = tmp_path / "net.json"
+    src = str(FIXTURES / "hand_written.onnx")
+    args = ["import", src, "--alphabet", "a,b", "--max-len", "4", "--out", str(out)]
+    assert main(args) == 0
+    assert "import: faithful on 30 words" in capsys.readouterr().out
+    net, extra = load_file(out)
+    imp = import_file(FIXTURES / "hand_written.onnx", alphabet=["a", "b"], max_len=4)
+    assert fingerprint(net) == fingerprint(imp.net) and extra["imported_from"] == src
+    assert main(["run", str(out), "abba", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["backend"] == "interval"
+    assert main(["show", str(out), "ab", "--out", str(tmp_path / "ab.html")]) == 0
+
+
+def test_check_model_says_what_no_compare_skips(capsys: pytest.CaptureFixture[str]) -> None:
+    from netproof.verifier.cli import main
+
+    code = main(
+        [
+            "check-model",
+            str(FIXTURES / "tl_tiny.pt"),
+            "--language",
+            "parity",
+            "--max-n",
+            "3",
+            "--no-compare",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code in (0, 1)
+    assert "not compared with the model (--no-compare)" in out and "would go unnoticed" in out
