@@ -211,6 +211,7 @@ def test_a_small_exhaustive_record_is_run_again_and_a_wrong_one_fails_its_check(
     (proofs / "parity" / "C4.n10.json").rename(proofs / "parity" / "C4.n3.json")
     row = _row(build({"parity": REGISTRY["parity"]}, str(proofs), cache=None), "C4")
     assert "| proved | 0 ≤ \\|w\\| ≤ 3 |" in row  # 15 words: run again, and it holds
+    assert row.endswith("| exhaustive (exact) | checked |")  # and the independent kernel agrees
     refuted = _forged_c4(
         tmp_path / "y",
         {

@@ -75,6 +75,9 @@ and queries rebuilt from the construction); one that fails them is shown as **fa
 A verdict no query establishes (an exhaustive proof, a fact) is confirmed by replaying its
 counterexample on the exact interpreter, or by running its check again where its bound holds at
 most 600 words; one that was not is shown as **not rechecked** (`netproof recheck` runs it).
+The last column says what the independent kernel (`netproof recheck --kernel`, docs/kernel.md)
+makes of the record shown: **checked** from the network file alone, **refused** (what is outside
+the kernel is named), or **disagrees**.
 """
 
 
@@ -131,7 +134,7 @@ def _code_digest() -> str:
     a verification result holds only for the code that computed it."""
     root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256()
-    for sub in ("symbolic", "verifier", "constructions"):
+    for sub in ("symbolic", "verifier", "constructions", "kernel"):
         for f in sorted((root / sub).rglob("*.py")):
             h.update(str(f.relative_to(root)).encode())
             h.update(f.read_bytes())
@@ -188,6 +191,23 @@ class VerificationCache:
         ):
             return None
         return Checked(None if got["ok"] else str(got.get("why", "")), got["rechecked"])
+
+    def get_text(self, key: str) -> str | None:
+        """A cached text result (the kernel's, under ``key``), or None."""
+        try:
+            got = json.loads((self.folder / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return (
+            got.get("text") if isinstance(got, dict) and isinstance(got.get("text"), str) else None
+        )
+
+    def put_text(self, key: str, text: str) -> None:
+        try:
+            (self.folder / key[:2]).mkdir(parents=True, exist_ok=True)
+            write_atomic(str(self.folder / key[:2] / f"{key}.json"), json.dumps({"text": text}))
+        except OSError:
+            pass
 
     def put(self, key: str, checked: Checked) -> None:
         value: dict[str, Any] = {"ok": checked.failure is None, "rechecked": checked.rechecked}
@@ -291,6 +311,7 @@ class RecordChecks:
         self.cache = cache
         self.sources = sources
         self._seen: dict[str, Checked] = {}
+        self._kernel: Any = None  # a KernelRun, made when first asked
 
     def failure(self, rec: Mapping[str, Any]) -> str | None:
         """None where the record passes the checks, else the first thing that is not as the evidence says."""
@@ -300,6 +321,33 @@ class RecordChecks:
         """Whether the record passes and its verdict was confirmed (see :class:`Checked`)."""
         got = self.status(rec)
         return got.failure is None and got.rechecked
+
+    def kernel(self, rec: Mapping[str, Any]) -> str:
+        """What the independent kernel (:mod:`netproof.kernel`) says of the record, as a cell:
+        ``checked``, ``refused: …`` (what is outside it) or ``**disagrees**: …``; cached like the
+        checks (the kernel's source is part of the key)."""
+        from .kernelrun import KernelRun
+
+        path = rec[PATH_KEY]
+        key = None
+        if self.cache is not None:
+            key = self.cache.key(path, b"kernel")
+            hit = self.cache.get_text(key)
+            if hit is not None:
+                return hit
+        if self._kernel is None:
+            self._kernel = KernelRun(self.registry)
+        got = self._kernel.check(path)
+        if got.outcome == "checked":
+            text = "checked"
+        elif got.outcome == "refused":
+            why = got.detail.removeprefix("outside the kernel: ")
+            text = "refused: " + (why if len(why) <= 70 else why[:69] + "…")
+        else:
+            text = f"**disagrees**: {got.detail}"
+        if self.cache is not None and key is not None:
+            self.cache.put_text(key, text)
+        return text
 
     def status(self, rec: Mapping[str, Any]) -> Checked:
         """The record's :class:`Checked`."""
@@ -432,28 +480,29 @@ def build(
             + (", ".join(f"{p.name}={p.default}" for p in c.params) or "none")
             + ".\n"
         )
-        lines.append("| claim | statement | paper | verdict | bound | method |")
-        lines.append("|---|---|---|---|---|---|")
+        lines.append("| claim | statement | paper | verdict | bound | method | kernel |")
+        lines.append("|---|---|---|---|---|---|---|")
         fixed = {cl.id: cl for cl in c.claims(values)}
         for claim in fixed.values():
             record = find_record(proofs, c, values, claim)
             if record is None:
                 lines.append(
-                    f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | no record | — | run {_command(c, {}, sources)} |"
+                    f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | no record | — | run {_command(c, {}, sources)} | — |"
                 )
                 continue
             failure = checks.failure(record)
             if failure is not None:
                 lines.append(
                     f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | "
-                    f"**fails its check**: {_cell(failure)} | — | run `netproof recheck {_cell(record[PATH_KEY])}` |"
+                    f"**fails its check**: {_cell(failure)} | — | run `netproof recheck {_cell(record[PATH_KEY])}` | — |"
                 )
                 continue
             if not checks.rechecked(record):
                 lines.append(
                     f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | "
                     f"**not rechecked** (the ledger re-runs at most {REPLAY_WORDS} words) | "
-                    f"{_bound_text(record)} | run `netproof recheck {_cell(record[PATH_KEY])}` |"
+                    f"{_bound_text(record)} | run `netproof recheck {_cell(record[PATH_KEY])}` | "
+                    f"{_cell(checks.kernel(record))} |"
                 )
                 continue
             verdict = record["verdict"]
@@ -462,7 +511,7 @@ def build(
             lines.append(
                 f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | {_cell(verdict)} | "
                 f"{_bound_text(record, exhaustive_bound(proofs, c, values, claim, checks) if every_length(record) else None)} | "
-                f"{_cell(record['method'])} |"
+                f"{_cell(record['method'])} | {_cell(checks.kernel(record))} |"
             )
         lines.append("")
         if any(p.name == "variant" for p in c.params):

@@ -208,6 +208,7 @@ class _Row:
     method_html: str
     links_html: str
     record: Mapping[str, Any] | None
+    kernel_html: str = "—"
 
 
 class _Builder:
@@ -282,6 +283,7 @@ class _Builder:
                 esc(rec.get("method", "")),
                 _link(site, "record") + "<br>" + recheck,
                 None,
+                esc(self.checks.kernel(rec)).replace("**", ""),
             )
         verdict = str(rec["verdict"])
         cls = (
@@ -308,7 +310,16 @@ class _Builder:
         bound = self.bound_html(
             rec, self.exhaustive_bound(c, values, claim) if cls == "every" else None
         )
-        return _Row(claim, cls, text, bound, esc(rec.get("method", "")), "<br>".join(links), rec)
+        return _Row(
+            claim,
+            cls,
+            text,
+            bound,
+            esc(rec.get("method", "")),
+            "<br>".join(links),
+            rec,
+            esc(self.checks.kernel(rec)).replace("**", ""),
+        )
 
     @staticmethod
     def bound_html(
@@ -334,14 +345,14 @@ class _Builder:
         out = [
             (
                 "<table><tr><th>claim</th><th>statement</th><th>paper</th><th>verdict</th><th>bound</th>"
-                "<th>method</th><th>record, queries, re-check</th></tr>"
+                "<th>method</th><th>record, queries, re-check</th><th>kernel</th></tr>"
             )
         ]
         for r in rows:
             out.append(
                 f'<tr id="{esc(r.claim.id)}"><td><code>{esc(r.claim.id)}</code></td><td>{esc(r.claim.statement)}</td>'
                 f'<td>{esc(r.claim.reference)}</td><td class="{r.verdict}">{r.verdict_html}</td><td>{r.bound_html}</td>'
-                f"<td>{r.method_html}</td><td>{r.links_html}</td></tr>"
+                f"<td>{r.method_html}</td><td>{r.links_html}</td><td>{r.kernel_html}</td></tr>"
             )
         out.append("</table>")
         return "\n".join(out)
