@@ -28,26 +28,23 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import pytest
 import sympy
+from weight_mutants import get_at, replace_at, weight_sites, with_weight
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.chiang2022 import first_transformer, parity_transformer
 from netproof.symbolic import (
     Affine,
-    Hardmax,
     InexactNumberError,
-    LayerNorm,
     Network,
     NetworkValidationError,
     NotRationalError,
-    Scale,
-    Softmax,
 )
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.sympy_interp import run as run_sympy
@@ -72,45 +69,6 @@ DELTAS = (Fraction(1, 2), Fraction(-1, 2))
 Path = tuple[str | int, ...]
 
 # Numbers that are not weights: the softmax base, score scales, layer-norm epsilons.
-NOT_WEIGHTS = (Scale, Softmax, Hardmax, LayerNorm)
-
-
-def weight_sites(node: Any, path: Path = ()) -> Iterator[Path]:
-    """Paths to every nonzero Fraction of the IR that is a weight, bias, embedding value or
-    positional coefficient (dataclass fields by name, tuple entries by index)."""
-    if isinstance(node, NOT_WEIGHTS):
-        return
-    if isinstance(node, Fraction):
-        if node != 0:
-            yield path
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from weight_sites(getattr(node, f.name), (*path, f.name))
-    elif isinstance(node, tuple):
-        for i, item in enumerate(node):
-            yield from weight_sites(item, (*path, i))
-
-
-def get_at(node: Any, path: Path) -> Any:
-    for key in path:
-        node = node[key] if isinstance(key, int) else getattr(node, key)
-    return node
-
-
-def replace_at(node: Any, path: Path, value: Any) -> Any:
-    """A copy of the frozen IR with the entry at ``path`` replaced: tuples are rebuilt and
-    dataclasses go through ``dataclasses.replace``, so every node (and finally the Network)
-    is validated again by its ``__post_init__``."""
-    if not path:
-        return value
-    key, rest = path[0], path[1:]
-    if isinstance(key, int):
-        return (*node[:key], replace_at(node[key], rest, value), *node[key + 1 :])
-    return dataclasses.replace(node, **{key: replace_at(getattr(node, key), rest, value)})
-
-
-def with_weight(net: Network, path: Path, delta: Fraction) -> Network:
-    return replace_at(net, path, get_at(net, path) + delta)  # type: ignore[no-any-return]
 
 
 def job_for(net: Network, language: Language) -> Job:

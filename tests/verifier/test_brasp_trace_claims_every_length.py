@@ -35,15 +35,15 @@ import random
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 import pytest
+from weight_mutants import weight_sites, with_weight
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.rasp.claims import _no_ties, _no_ties_form, brasp_claims
 from netproof.constructions.rasp.compile_brasp import compile_brasp
 from netproof.constructions.rasp.library import BRASP_PROGRAMS
-from netproof.symbolic import Hardmax, LayerNorm, Network, Scale, Softmax
+from netproof.symbolic import Network
 from netproof.symbolic.errors import NetworkValidationError
 from netproof.symbolic.exact import run as run_exact
 from netproof.verifier.campaign import prove
@@ -61,44 +61,6 @@ from netproof.verifier.smt.prooflog import verify_record
 from netproof.verifier.smt.prove import prove_claim_smt
 
 pytestmark = pytest.mark.z3
-
-NOT_WEIGHTS = (Scale, Softmax, Hardmax, LayerNorm)
-
-
-def weight_sites(
-    node: Any, path: tuple[Any, ...] = (), *, zeros: bool = False
-) -> Iterator[tuple[Any, ...]]:
-    """Paths to every Fraction of the IR that is a weight, bias, embedding value or positional
-    coefficient (the nonzero ones, every one with ``zeros``)."""
-    if isinstance(node, NOT_WEIGHTS):
-        return
-    if isinstance(node, Fraction):
-        if zeros or node != 0:
-            yield path
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from weight_sites(getattr(node, f.name), (*path, f.name), zeros=zeros)
-    elif isinstance(node, tuple):
-        for i, item in enumerate(node):
-            yield from weight_sites(item, (*path, i), zeros=zeros)
-
-
-def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    key, rest = path[0], path[1:]
-    if isinstance(key, int):
-        return (*node[:key], _replace(node[key], rest, value), *node[key + 1 :])
-    return dataclasses.replace(node, **{key: _replace(getattr(node, key), rest, value)})
-
-
-def with_weight(net: Network, path: tuple[Any, ...], delta: Fraction) -> Network:
-    node: Any = net
-    for key in path:
-        node = node[key] if isinstance(key, int) else getattr(node, key)
-    mutant: Network = _replace(net, path, node + delta)
-    return mutant
-
 
 BOUND = 5
 LONGER = 10

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
 import pytest
+from weight_mutants import weight_sites, with_weight
 
 from netproof.constructions import REGISTRY
-from netproof.symbolic import Hardmax, LayerNorm, Network, Scale, Softmax, interval, sympy_interp
+from netproof.symbolic import Network, interval, sympy_interp
 from netproof.symbolic.errors import NetworkValidationError
 from netproof.symbolic.evaluation import UndecidedSignError
 from netproof.verifier.claims import (
@@ -36,7 +36,6 @@ from netproof.verifier.smt.prove import prove_claim
 
 Path = tuple[str | int, ...]
 PAIRS = [("(", ")"), ("[", "]")]  # the generator's brackets for k <= 2
-NOT_WEIGHTS = (Scale, Softmax, Hardmax, LayerNorm)
 DELTAS = (Fraction(1, 2), Fraction(-1, 2))
 
 
@@ -191,37 +190,6 @@ def test_a_statable_form_over_a_language_without_a_stack_is_unsupported() -> Non
 # --------------------------------------------------------------------------- mutants
 
 
-def weight_sites(node: Any, path: Path = ()) -> Iterator[Path]:
-    """Paths to every nonzero Fraction of the IR that is a weight, bias, embedding value or
-    positional coefficient."""
-    if isinstance(node, NOT_WEIGHTS):
-        return
-    if isinstance(node, Fraction):
-        if node != 0:
-            yield path
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from weight_sites(getattr(node, f.name), (*path, f.name))
-    elif isinstance(node, tuple):
-        for i, item in enumerate(node):
-            yield from weight_sites(item, (*path, i))
-
-
-def _get(node: Any, path: Path) -> Any:
-    for key in path:
-        node = node[key] if isinstance(key, int) else getattr(node, key)
-    return node
-
-
-def _replace(node: Any, path: Path, value: Any) -> Any:
-    if not path:
-        return value
-    key, rest = path[0], path[1:]
-    if isinstance(key, int):
-        return (*node[:key], _replace(node[key], rest, value), *node[key + 1 :])
-    return dataclasses.replace(node, **{key: _replace(getattr(node, key), rest, value)})
-
-
 BOUND = 6
 
 
@@ -240,7 +208,7 @@ def _check_mutants(k: int, depth: int, every: int, reading: str = "G1") -> dict[
     for path in list(weight_sites(net))[::every]:
         for delta in DELTAS:
             try:
-                mutant = _replace(net, path, _get(net, path) + delta)
+                mutant = with_weight(net, path, delta)
             except (NetworkValidationError, ValueError):
                 continue
             wrapped = Construction(

@@ -26,7 +26,6 @@ length by position classes with word position 1 fixed, or refuted.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import random
 from collections.abc import Iterator
@@ -36,9 +35,10 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from weight_mutants import weight_sites, with_weight
 
 from netproof.constructions import REGISTRY
-from netproof.symbolic import Hardmax, LayerNorm, Network, Scale, Softmax
+from netproof.symbolic import Network
 from netproof.symbolic.errors import NetworkValidationError, NotRationalError
 from netproof.symbolic.exact import run as run_exact
 from netproof.verifier.claims import Construction, Proved, Recognizes, Refuted, Unknown, Verdict
@@ -48,7 +48,6 @@ from netproof.verifier.smt.prove import prove_claim
 pytestmark = pytest.mark.z3
 
 Path = tuple[str | int, ...]
-NOT_WEIGHTS = (Scale, Softmax, Hardmax, LayerNorm)  # the softmax base, score scales, epsilons
 DELTAS = (Fraction(1, 2), Fraction(-1, 2))
 RERUNS = 10
 LONGER = 20  # random longer words each proof for every length is tried on
@@ -61,37 +60,6 @@ NETWORKS = {
     "dyck11": ({"k": "1", "depth": "1"}, 4, 6),
     "dyck12": ({"k": "1", "depth": "2"}, 4, 6),
 }
-
-
-def weight_sites(node: Any, path: Path = ()) -> Iterator[Path]:
-    """Paths to every nonzero Fraction of the IR that is a weight, bias, embedding value or
-    positional coefficient (dataclass fields by name, tuple entries by index)."""
-    if isinstance(node, NOT_WEIGHTS):
-        return
-    if isinstance(node, Fraction):
-        if node != 0:
-            yield path
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from weight_sites(getattr(node, f.name), (*path, f.name))
-    elif isinstance(node, tuple):
-        for i, item in enumerate(node):
-            yield from weight_sites(item, (*path, i))
-
-
-def _get(node: Any, path: Path) -> Any:
-    for key in path:
-        node = node[key] if isinstance(key, int) else getattr(node, key)
-    return node
-
-
-def _replace(node: Any, path: Path, value: Any) -> Any:
-    if not path:
-        return value
-    key, rest = path[0], path[1:]
-    if isinstance(key, int):
-        return (*node[:key], _replace(node[key], rest, value), *node[key + 1 :])
-    return dataclasses.replace(node, **{key: _replace(getattr(node, key), rest, value)})
 
 
 @dataclass(frozen=True)
@@ -137,7 +105,7 @@ def state_changing_mutants(name: str, every: int = 1) -> tuple[int, list[Mutant]
     for path in list(weight_sites(net))[::every]:
         for delta in DELTAS:
             try:
-                mutant = _replace(net, path, _get(net, path) + delta)
+                mutant = with_weight(net, path, delta)
             except (NetworkValidationError, ValueError):
                 continue
             total += 1

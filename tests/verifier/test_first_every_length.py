@@ -18,6 +18,7 @@ import pytest
 import sympy
 from hypothesis import HealthCheck, event, given, reject, settings
 from hypothesis import strategies as st
+from weight_mutants import weight_sites, with_weight
 
 from netproof.constructions import REGISTRY
 from netproof.symbolic import Network
@@ -324,46 +325,13 @@ def _point(w: tuple[str, ...]) -> Any:
 # --------------------------------------------------------------------------- single-weight mutants
 
 
-def _sites(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    """Paths to every nonzero weight, bias, embedding value or positional coefficient (not the
-    softmax base or the score scale)."""
-    from netproof.symbolic import Hardmax, LayerNorm, Scale, Softmax
-
-    if isinstance(node, (Scale, Softmax, Hardmax, LayerNorm)):
-        return
-    if isinstance(node, Fraction):
-        if node != 0:
-            yield path
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from _sites(getattr(node, f.name), (*path, f.name))
-    elif isinstance(node, tuple):
-        for i, item in enumerate(node):
-            yield from _sites(item, (*path, i))
-
-
-def _get(node: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        node = node[key] if isinstance(key, int) else getattr(node, key)
-    return node
-
-
-def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    key, rest = path[0], path[1:]
-    if isinstance(key, int):
-        return (*node[:key], _replace(node[key], rest, value), *node[key + 1 :])
-    return dataclasses.replace(node, **{key: _replace(getattr(node, key), rest, value)})
-
-
 def _mutants(
     net: Network, deltas: tuple[Fraction, ...], every: int
 ) -> Iterator[tuple[str, Network]]:
-    for path in list(_sites(net))[::every]:
+    for path in list(weight_sites(net))[::every]:
         for delta in deltas:
             try:
-                mutant = _replace(net, path, _get(net, path) + delta)
+                mutant = with_weight(net, path, delta)
             except (NetworkValidationError, ValueError):
                 continue
             yield f"{'.'.join(map(str, path))} {'+' if delta > 0 else ''}{delta}", mutant
@@ -542,7 +510,7 @@ def test_through_the_smt_method_a_mutant_is_refuted_with_its_shortlex_first_wron
         0,
         0,
     )  # value −½·I[i=1] becomes −1·I[i=1]
-    mutant = _replace(net, path, _get(net, path) - Fraction(1, 2))
+    mutant = with_weight(net, path, -Fraction(1, 2))
     lemmas = construction.lemmas(values)
     wrapped = Construction(
         name="first-logn-mutant",

@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weight_mutants import weight_sites, with_weight
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.yao2021.recognizer import dyck_recognizer
-from netproof.symbolic import Hardmax, LayerNorm, Network, Scale, Softmax
+from netproof.symbolic import Network
 from netproof.symbolic.errors import NetworkValidationError
 from netproof.symbolic.exact import run as run_exact
 from netproof.verifier.claims import LayerInduction, Proved, Recognizes
@@ -39,8 +40,6 @@ from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smt.prove import prove_claim
 
 pytestmark = pytest.mark.z3
-
-NOT_WEIGHTS = (Scale, Softmax, Hardmax, LayerNorm)
 
 
 def _plan(depth: int) -> LayerInduction:
@@ -227,45 +226,16 @@ def test_a_tampered_step_of_a_proof_by_layers_is_rejected(tmp_path: Path) -> Non
 # ----------------------------------------------------------------------------- mutants
 
 
-def _weight_sites(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    if isinstance(node, NOT_WEIGHTS):
-        return
-    if isinstance(node, Fraction):
-        if node != 0:
-            yield path
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from _weight_sites(getattr(node, f.name), (*path, f.name))
-    elif isinstance(node, tuple):
-        for i, item in enumerate(node):
-            yield from _weight_sites(item, (*path, i))
-
-
-def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    key, rest = path[0], path[1:]
-    if isinstance(key, int):
-        return (*node[:key], _replace(node[key], rest, value), *node[key + 1 :])
-    return dataclasses.replace(node, **{key: _replace(getattr(node, key), rest, value)})
-
-
-def _get(node: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        node = node[key] if isinstance(key, int) else getattr(node, key)
-    return node
-
-
 def _mutants(
     k: int, depth: int, every: int, bound: int
 ) -> Iterator[tuple[str, Network, list[tuple[str, ...]]]]:
     net = dyck_recognizer(k=k, depth=depth)
     lang = DYCK(k, depth)
     words = [w for m in range(bound + 1) for w in itertools.product(net.alphabet, repeat=m)]
-    for path in list(_weight_sites(net))[::every]:
+    for path in list(weight_sites(net))[::every]:
         for delta in (Fraction(1, 2), Fraction(-1, 2)):
             try:
-                mutant = _replace(net, path, _get(net, path) + delta)
+                mutant = with_weight(net, path, delta)
             except (NetworkValidationError, ValueError):
                 continue
             wrong = [w for w in words if run_exact(mutant, w).accepted != lang.contains(w)]

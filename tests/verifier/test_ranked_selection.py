@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import sympy
 from hypothesis import HealthCheck, assume, given, settings
+from weight_mutants import get_at, weight_sites, with_weight
 
 from netproof.constructions.rasp import BRASP_PROGRAMS, REFERENCE_LANGUAGES, program_construction
 from netproof.constructions.rasp.brasp_lemmas import brasp_lemmas, program_automaton
@@ -452,39 +453,6 @@ MUTATED = ("ab_star", "first_eq_last")
 WeightPath = tuple[str | int, ...]
 
 
-def _weight_paths(node: Any, path: WeightPath = ()) -> list[WeightPath]:
-    """Paths to every nonzero Fraction of the IR (weights, biases, embedding values, positional
-    coefficients), dataclass fields by name and tuple entries by index."""
-    if isinstance(node, Scale | Hardmax):  # a hardmax head's scale and tie rule are no weights
-        return []
-    if isinstance(node, Fraction):
-        return [path] if node != 0 else []
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        return [
-            p
-            for f in dataclasses.fields(node)
-            for p in _weight_paths(getattr(node, f.name), (*path, f.name))
-        ]
-    if isinstance(node, tuple):
-        return [p for i, item in enumerate(node) for p in _weight_paths(item, (*path, i))]
-    return []
-
-
-def _get(node: Any, path: WeightPath) -> Any:
-    for key in path:
-        node = node[key] if isinstance(key, int) else getattr(node, key)
-    return node
-
-
-def _replace(node: Any, path: WeightPath, value: Any) -> Any:
-    if not path:
-        return value
-    key, rest = path[0], path[1:]
-    if isinstance(key, int):
-        return (*node[:key], _replace(node[key], rest, value), *node[key + 1 :])
-    return dataclasses.replace(node, **{key: _replace(getattr(node, key), rest, value)})
-
-
 def _mutants(name: str) -> tuple[Any, Recognizes, list[tuple[str, bool, Network]]]:
     """The construction of library program ``name``, its network=program claim, and each
     single-weight mutant (±1/2): its label, whether the weight is a RankedSelection head's, and
@@ -495,13 +463,14 @@ def _mutants(name: str) -> tuple[Any, Recognizes, list[tuple[str, bool, Network]
     net = c.network({})
     ranked = {x.head for x in brasp_lemmas(program) if isinstance(x, RankedSelection)}
     out = []
-    for path in _weight_paths(net):
+    for path in weight_sites(net, skip=(Scale, Hardmax)):
         in_ranked = (
-            path[:4] == ("layers", path[1], "block", "heads") and _get(net, path[:5]).name in ranked
+            path[:4] == ("layers", path[1], "block", "heads")
+            and get_at(net, path[:5]).name in ranked
         )
         for delta in (Fraction(1, 2), Fraction(-1, 2)):
             try:
-                m = _replace(net, path, _get(net, path) + delta)
+                m = with_weight(net, path, delta)
             except (NetworkValidationError, ValueError):
                 continue
             out.append(

@@ -20,9 +20,10 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from weight_mutants import weight_sites, with_weight
 
 from netproof.constructions import REGISTRY
-from netproof.symbolic import Hardmax, LayerNorm, Network, Scale, Softmax
+from netproof.symbolic import Network
 from netproof.symbolic.errors import NetworkValidationError
 from netproof.symbolic.exact import run as run_exact
 from netproof.verifier.claims import (
@@ -174,47 +175,16 @@ def test_a_trace_property_without_a_statable_form_is_unknown_and_says_so() -> No
 
 # --------------------------------------------------------------------------- mutants
 
-NOT_WEIGHTS = (Scale, Softmax, Hardmax, LayerNorm)
-
-
-def _sites(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    if isinstance(node, NOT_WEIGHTS):
-        return
-    if isinstance(node, Fraction):
-        if node != 0:
-            yield path
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from _sites(getattr(node, f.name), (*path, f.name))
-    elif isinstance(node, tuple):
-        for i, item in enumerate(node):
-            yield from _sites(item, (*path, i))
-
-
-def _at(node: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        node = node[key] if isinstance(key, int) else getattr(node, key)
-    return node
-
-
-def _put(node: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    key, rest = path[0], path[1:]
-    if isinstance(key, int):
-        return (*node[:key], _put(node[key], rest, value), *node[key + 1 :])
-    return dataclasses.replace(node, **{key: _put(getattr(node, key), rest, value)})
-
 
 def _mutants(net: Network, every: int) -> Iterator[tuple[str, Network]]:
     """Single-weight mutants (±1/2 of every ``every``-th weight) whose states differ from the
     original's on some word of length <= 4."""
     shorts = list(_words(net.alphabet, 4))
     original = [run_exact(net, w).states for w in shorts]
-    for path in list(_sites(net))[::every]:
+    for path in list(weight_sites(net))[::every]:
         for delta in (Fraction(1, 2), Fraction(-1, 2)):
             try:
-                mutant = _put(net, path, _at(net, path) + delta)
+                mutant = with_weight(net, path, delta)
             except (NetworkValidationError, ValueError):
                 continue
             if [run_exact(mutant, w).states for w in shorts] != original:
