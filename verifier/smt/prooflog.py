@@ -110,6 +110,24 @@ def safe(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
 
 
+def claim_reference(c: Construction, claim: Claim) -> str:
+    """The reference a record gives ``claim``: the construction's citation (its reference up to
+    the first comma, e.g. ``Yao et al. 2021``) before the claim's own reference (``Theorem
+    4.1``), once: a claim whose reference already starts with that citation (the claims of a
+    B-RASP or C-RASP program cite ``Yang, Chiang & Angluin 2024 (B-RASP); ...`` in full) is
+    given as it is, not as ``Yang, Yang, Chiang & Angluin 2024``.
+
+    >>> from types import SimpleNamespace as N
+    >>> claim_reference(N(reference="Yao et al. 2021, §5.1"), N(reference="Theorem 4.1"))
+    'Yao et al. 2021, Theorem 4.1'
+    >>> brasp = "Yang, Chiang & Angluin 2024 (B-RASP)"
+    >>> claim_reference(N(reference=brasp), N(reference=brasp))
+    'Yang, Chiang & Angluin 2024 (B-RASP)'
+    """
+    cite = c.reference.split(",")[0]
+    return claim.reference if claim.reference.startswith(cite) else f"{cite}, {claim.reference}"
+
+
 def _query_entry(q: SmtQuery, file: str) -> dict[str, Any]:
     return {
         "name": q.name,
@@ -148,7 +166,7 @@ def record(
             "id": claim.id,
             "kind": type(claim).__name__,
             "statement": claim.statement,
-            "reference": f"{c.reference.split(',')[0]}, {claim.reference}",
+            "reference": claim_reference(c, claim),
         },
         "bound": None if bound is None else {"min_len": claim.min_len, "max_len": bound},
         "method": verdict.method,
@@ -638,7 +656,7 @@ def _check_header(log: ProofLog, c: Construction, claim: Claim, net: Any) -> Non
         "id": claim.id,
         "kind": type(claim).__name__,
         "statement": claim.statement,
-        "reference": f"{c.reference.split(',')[0]}, {claim.reference}",
+        "reference": claim_reference(c, claim),
     }
     for key, want in expected.items():
         if rec["claim"][key] != want:
