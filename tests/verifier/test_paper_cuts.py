@@ -221,3 +221,63 @@ def test_check_model_refuses_digits_outside_the_valid_range_naming_it(
         )
     err = capsys.readouterr().err
     assert err.startswith("netproof: error: argument --digits: ") and "16" in err and "1000" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("prove", "parity", "--executor", "ray", "--address", "127.0.0.1:1"),
+        ("check-model", "m.pt", "--language", "parity", "--max-n", "2", "--executor", "ray"),
+    ],
+    ids=["prove", "check-model"],
+)
+def test_a_ray_address_where_nothing_listens_is_one_line_and_exit_2_before_any_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    args = [*command, "--out", str(tmp_path / "out")] if command[0] == "prove" else [*command]
+    if command[0] == "check-model":
+        args += ["--address", "127.0.0.1:1"]
+    code, out, err = _main(capsys, *args)
+    assert (code, out) == (2, "")
+    assert err == (
+        "netproof: error: cannot connect to the Ray cluster at '127.0.0.1:1': Connection refused; "
+        "start one with `ray start --head` and pass its address (e.g. --address 127.0.0.1:6379), "
+        "or leave --address out for a local instance\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_ray_address_that_is_not_host_and_port_is_refused_naming_the_form() -> None:
+    from netproof.verifier.campaign.errors import CampaignError
+    from netproof.verifier.campaign.executors import probe_address
+
+    with pytest.raises(
+        CampaignError, match=r"--address 'localhost' is not a Ray cluster's address"
+    ):
+        probe_address("localhost")
+
+
+def test_rays_token_authentication_notice_is_dropped_and_its_other_warnings_kept() -> None:
+    import inspect
+    import logging
+
+    pytest.importorskip("ray")
+    from ray._private.authentication import authentication_token_setup as setup
+
+    from netproof.verifier.campaign.executors import TOKEN_AUTH_NOTICE, quiet_token_auth_notice
+
+    assert TOKEN_AUTH_NOTICE in inspect.getsource(setup)  # Ray still says it, from this logger
+    quiet_token_auth_notice()
+    quiet_token_auth_notice()  # once is enough: no second filter
+    logger = logging.getLogger(setup.__name__)
+    seen: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    logger.addHandler(handler)
+    try:
+        setup._warn_token_auth_enabled()
+        setup._warn_token_auth_disabled()
+    finally:
+        logger.removeHandler(handler)
+    assert [m[:46] for m in seen] == ["Token authentication is disabled for this Ray "]
+    assert len(logger.filters) == 1

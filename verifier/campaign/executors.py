@@ -21,8 +21,10 @@ May import the campaign's error module; Ray inside functions.
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing
 import signal
+import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -32,8 +34,12 @@ from .errors import CampaignError
 
 __all__ = [
     "EXECUTORS",
+    "TOKEN_AUTH_NOTICE",
+    "DropTokenAuthNotice",
     "Work",
     "connect",
+    "probe_address",
+    "quiet_token_auth_notice",
     "ray_cluster",
     "require_ray",
     "run_pool",
@@ -125,12 +131,13 @@ def connect(address: str | None) -> bool:
     ray = require_ray()
     if ray.is_initialized():
         return False
-    import logging
-
     main = threading.current_thread() is threading.main_thread()
     sigterm = signal.getsignal(signal.SIGTERM) if main else None
+    if address is not None:
+        probe_address(address)
     try:
         if address is None:
+            quiet_token_auth_notice()
             ray.init(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
         else:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
@@ -146,6 +153,62 @@ def connect(address: str | None) -> bool:
             "(e.g. --address 127.0.0.1:6379), or leave --address out for a local instance"
         ) from None
     return True
+
+
+TOKEN_AUTH_NOTICE = "Token authentication is enabled for this Ray cluster."
+
+
+class DropTokenAuthNotice(logging.Filter):
+    """Drops Ray's notice that the local instance it starts uses token authentication (Ray's
+    default since 2.5x, printed on every run), and nothing else: the notice that token
+    authentication is *disabled*, and every other warning, still show."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(TOKEN_AUTH_NOTICE)
+
+
+def quiet_token_auth_notice() -> None:
+    """Install :class:`DropTokenAuthNotice` on the logger Ray's notice comes from (once).
+    Setting ``RAY_AUTH_MODE=token`` would silence it too, but only if set before Ray is
+    imported (the driver reads its mode at import; set later, the cluster's processes
+    authenticate and the driver does not)."""
+    logger = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    if not any(isinstance(f, DropTokenAuthNotice) for f in logger.filters):
+        logger.addFilter(DropTokenAuthNotice())
+
+
+PROBE_SECONDS = 3.0
+"""How long :func:`probe_address` waits for a cluster's port to answer."""
+
+
+def probe_address(address: str) -> None:
+    """Refuse (a :class:`CampaignError`, in at most :data:`PROBE_SECONDS`) a cluster address
+    ``HOST:PORT`` (or ``ray://HOST:PORT``) where nothing answers: ``ray.init`` would retry for a
+    minute or more, printing its connection warnings. ``auto`` and ``local`` are Ray's own."""
+    if address in ("auto", "local"):
+        return
+    where = address.removeprefix("ray://")
+    host, _, port = where.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise CampaignError(
+            f"--address {address!r} is not a Ray cluster's address; give HOST:PORT "
+            "(e.g. 127.0.0.1:6379, printed by `ray start --head`)"
+        )
+    try:
+        with socket.create_connection((host, int(port)), timeout=PROBE_SECONDS):
+            pass
+    except OSError as exc:
+        why = (
+            f"no answer within {PROBE_SECONDS:g} s"
+            if isinstance(exc, TimeoutError)
+            else exc.strerror or str(exc)
+        )
+        raise CampaignError(
+            f"cannot connect to the Ray cluster at {address!r}: {why}; "
+            "start one with `ray start --head` and pass its address (e.g. --address 127.0.0.1:6379), "
+            "or leave --address out for a local instance"
+        ) from None
 
 
 @contextlib.contextmanager

@@ -295,6 +295,10 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(
             f"--address {args.address} is a Ray cluster's address; give it with --executor ray"
         )
+    if args.address is not None:  # before any work: nothing listening there is one line, now
+        from netproof.verifier.campaign.executors import probe_address
+
+        probe_address(args.address)
     try:
         import torch
     except ImportError:

@@ -126,6 +126,10 @@ def cmd_prove(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(
             f"--address {args.address} is a Ray cluster's address; give it with --executor ray"
         )
+    if args.address is not None:  # before any work: nothing listening there is one line, now
+        from netproof.verifier.campaign.executors import probe_address
+
+        probe_address(args.address)
     wanted = claim_filter(args)
     display = reporter(quiet=args.quiet, json_out=args.json)
     terminated: list[bool] = []
