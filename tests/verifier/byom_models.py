@@ -11,8 +11,9 @@ from torch import nn
 
 class Textbook(nn.Module):
     """A textbook encoder classifier: ``<cls>`` at index 0 of ``embed``, a learned ``pos`` table,
-    the embedding scaled by √d, ``dropout`` after the embedding, ``nn.TransformerEncoder``, and
-    ``fc`` on the ``<cls>`` position (or the mean over positions)."""
+    the embedding scaled by √d, ``dropout`` after the embedding, ``nn.TransformerEncoder`` (with a
+    padding mask of the ``pad`` token), and ``fc`` on the ``<cls>`` position (``pooling="cls"``),
+    the last position (``"last"``) or the mean over positions (``"mean"``)."""
 
     def __init__(
         self,
@@ -26,9 +27,10 @@ class Textbook(nn.Module):
         pooling: str = "cls",
         causal: bool = False,
         norm_first: bool = False,
+        pad: int | None = None,
     ) -> None:
         super().__init__()
-        self.d_model, self.pooling, self.causal = d_model, pooling, causal
+        self.d_model, self.pooling, self.causal, self.pad = d_model, pooling, causal, pad
         self.embed = nn.Embedding(vocab_size, d_model)
         self.pos = nn.Embedding(max_len, d_model)
         self.dropout = nn.Dropout(dropout)
@@ -43,8 +45,12 @@ class Textbook(nn.Module):
         h = self.embed(x) * math.sqrt(self.d_model) + self.pos(torch.arange(n, device=x.device))
         h = self.dropout(h)
         mask = nn.Transformer.generate_square_subsequent_mask(n) if self.causal else None
-        h = self.encoder(h, mask=mask)
-        h = h.mean(dim=1) if self.pooling == "mean" else h[:, 0]
+        padding = None if self.pad is None else x == self.pad
+        h = self.encoder(h, mask=mask, src_key_padding_mask=padding)
+        if self.pooling == "mean":
+            h = h.mean(dim=1)
+        else:
+            h = h[:, -1] if self.pooling == "last" else h[:, 0]
         return self.fc(h).squeeze(-1)
 
 

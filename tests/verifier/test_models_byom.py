@@ -50,6 +50,20 @@ def test_a_textbook_model_is_the_imported_network_on_every_short_word() -> None:
     assert [h.mask for h in heads] == ["causal", "causal"]
 
 
+def test_a_cls_token_at_the_end_and_a_padding_mask_the_words_never_trigger_import() -> None:
+    model = textbook(vocab_size=4, pooling="last", pad=3)
+    imp = import_torch(
+        model, alphabet=["0", "1"], vocab=["0", "1", "<cls>", "<pad>"], suffix=["<cls>"], **SMALL
+    )  # type: ignore[arg-type]
+    assert imp.net.readout.position == -1 and imp.net.embedding.suffix == ("<cls>",)  # type: ignore[union-attr]
+    assert imp.faith is not None and imp.faith.gaps["float64"] <= 1e-12
+
+
+def test_a_padding_mask_on_a_token_the_words_use_is_refused() -> None:
+    with pytest.raises(ImporterError, match=r"tokens compared with id 1, a token the words use"):
+        import_torch(textbook(pad=1), **CLS, **SMALL)  # type: ignore[arg-type]
+
+
 def test_hand_written_attention_is_read_from_the_code() -> None:
     torch.manual_seed(3)
     imp = import_torch(HandWritten().eval(), alphabet=["a", "b"], **SMALL)  # type: ignore[arg-type]
