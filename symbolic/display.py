@@ -36,6 +36,7 @@ __all__ = [
     "pre_html",
     "rows_table",
     "state_html",
+    "summary_html",
     "to_float",
     "trace_html",
     "trace_repr",
@@ -424,6 +425,18 @@ def trace_html(trace: Any) -> str:
 def pre_html(text: str) -> str:
     """Text (a network's printed form) as an escaped ``<pre>`` block."""
     return f"<pre>{html.escape(text)}</pre>"
+
+
+def summary_html(title: str, rows: Sequence[tuple[str, str]], text: str, what: str) -> str:
+    """A notebook display that starts with a summary: ``title`` in bold, the key–value ``rows``,
+    then ``text`` (a network's printed form) folded under a ``<details>`` line naming ``what``
+    it is and how many lines it has (no JavaScript)."""
+    lines = text.count("\n") + 1
+    return (
+        f"<div><b>{html.escape(title)}</b>{rows_table(rows)}"
+        f"<details><summary>{html.escape(what)} ({lines} lines)</summary>{pre_html(text)}"
+        "</details></div>"
+    )
 
 
 def rows_table(rows: Sequence[tuple[str, str]]) -> str:

@@ -43,7 +43,8 @@ IR. It imports the blocks, the field checks, the validation of a network's parts
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, is_dataclass
 from fractions import Fraction
 from typing import TypeAlias
 
@@ -96,7 +97,7 @@ from .blocks import (
     relative_index,
 )
 from .checks import check_fraction, check_names
-from .display import pre_html
+from .display import pre_html, summary_html
 from .positional import feature
 from .validate import (
     check_reads,
@@ -193,8 +194,45 @@ class Network:
         )
 
     def _repr_html_(self) -> str:
-        """The printed form, for notebooks."""
-        return pre_html("\n".join(network_lines(self)))
+        """For notebooks: a summary (name, reference, blocks, dims, heads, parameters), then the
+        printed form folded."""
+        blocks = [s.name for s in self.layers]
+        rows = [
+            ("reference", self.reference or "—"),
+            ("alphabet", " ".join(self.alphabet)),
+            ("sublayers", f"{len(blocks)}: {_listed(blocks)}"),
+            ("heads", str(_heads(self.layers))),
+            ("dims", f"{len(self.dims)}: {_listed(self.dims)}"),
+            ("parameters", _parameters(self)),
+        ]
+        return summary_html(
+            f"Network {_title(self.name, self.params)}",
+            rows,
+            "\n".join(network_lines(self)),
+            "the printed form, every weight exact",
+        )
+
+
+def _listed(names: Sequence[str], most: int = 12) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f", … ({len(names) - most} more)" if len(names) > most else "")
+
+
+def _parameters(net: Network) -> str:
+    """How many rationals the network holds (weights, biases, embedding values, positional
+    coefficients, scales) and how many of them are not 0."""
+    total = nonzero = 0
+    stack: list[object] = [net]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Fraction):
+            total += 1
+            nonzero += node != 0
+        elif isinstance(node, tuple):
+            stack.extend(node)
+        elif is_dataclass(node) and not isinstance(node, type):
+            stack.extend(getattr(node, f.name) for f in fields(node))
+    return f"{total:,} exact rationals, {nonzero:,} of them nonzero"
 
 
 def _title(name: str, params: tuple[tuple[str, str], ...]) -> str:

@@ -62,7 +62,8 @@ def test_the_example_notebook_runs_and_shows_what_its_text_says(
         for number in set(plt.get_fignums()) - before:
             plt.close(number)
     # what the text promises: a network in one line, an accepted word, a proof, a refutation
-    assert shown[0].startswith("<pre>network dyck\n")
+    assert shown[0].startswith("<div><b>Network dyck(k=2, depth=2, variant=fixed)</b><table>")
+    assert "<details><summary>the printed form" in shown[0]
     assert (
         shown[1] == "'<Network dyck(k=2, depth=2, variant=fixed): 6 sublayers, 5 heads, 17 dims>'"
     )

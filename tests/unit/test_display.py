@@ -67,7 +67,9 @@ def test_a_network_prints_as_one_line_and_keeps_its_equality_and_fingerprint() -
     net = parity_transformer()
     assert repr(net) == "<Network parity(c=ln(2)): 4 sublayers, 3 heads, 9 dims>"
     assert net == parity_transformer() and hash(net) == hash(parity_transformer())
-    assert net._repr_html_() == "<pre>" + html.escape(pretty(net).rstrip("\n")) + "</pre>"
+    page = net._repr_html_()
+    printed = "<pre>" + html.escape(pretty(net).rstrip("\n")) + "</pre>"
+    assert page.endswith(printed + "</details></div>")
     assert len(fingerprint(net)) == 64
 
 
@@ -155,3 +157,20 @@ def test_a_dim_named_like_a_header_row_is_labelled_as_a_dim_so_no_two_rows_read_
         "  dim i ",
         "  w1    ",
     ]
+
+
+def test_a_network_in_a_notebook_starts_with_a_summary_and_folds_its_printed_form() -> None:
+    from netproof.constructions.yao2021 import dyck_recognizer
+
+    page = dyck_recognizer(k=2, depth=2)._repr_html_()
+    summary, folded = page.split("<details>", 1)
+    assert summary.startswith("<div><b>Network dyck(k=2, depth=2, variant=fixed)</b><table>")
+    assert "<th>sublayers</th><td>6: match1, logic1, match2, logic2, final, accept</td>" in summary
+    assert "<th>heads</th><td>5</td>" in summary
+    assert (
+        "<th>dims</th><td>17: t0, t1, o, p, m, e, l:t0, l:t1, l:o, l:m, r:t0, r:t1, … (5 more)"
+        in summary
+    )
+    assert "<th>parameters</th><td>5,582 exact rationals, 626 of them nonzero</td>" in summary
+    assert len(summary.splitlines()) == 1  # the wall of blocks is folded, not shown
+    assert folded.startswith("<summary>the printed form, every weight exact (346 lines)</summary>")
