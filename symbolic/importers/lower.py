@@ -86,6 +86,7 @@ class _Pending:
     outputs: tuple[str, ...]
     out_map: Lin | None = None  # an attention's output map
     extra: list[str] = field(default_factory=list)
+    at: int = -1  # the index of its last op
 
 
 def lower(g: Graph, *, name: str, params: tuple[tuple[str, str], ...] = ()) -> Network:
@@ -282,7 +283,51 @@ def lower(g: Graph, *, name: str, params: tuple[tuple[str, str], ...] = ()) -> N
             block = FFN(name=block_name("ffn"), steps=tuple(steps))
         subs.append(Sublayer(block=block, residual=True))
 
+    def in_place_norm(p: _Pending) -> bool:
+        """A layer norm whose input is read by nothing after it overwrites its input's dims:
+        x + (γ·LN(x) + β − x), the FFN carrying a copy of x past the norm of the other copy."""
+        op = p.ops[0]
+        if len(p.ops) != 1 or not isinstance(op, Norm):
+            return False
+        x = tuple(alias.get(n, n) for n in op.inputs)
+        if len(set(x)) != len(x) or not all(n in dims for n in x):
+            return False
+        if not all(last.get(n, -1) == p.at for n in op.inputs):
+            return False
+        k = len(x)
+        tmp = tuple(f"{o}~in" for o in op.outputs)
+        keep = tuple(f"{o}~x" for o in op.outputs)
+        steps: list[FFNStep] = [
+            Affine(
+                inputs=x,
+                outputs=tmp + keep,
+                weights=tuple(
+                    tuple(_ONE if j == r % k else _ZERO for j in range(k)) for r in range(2 * k)
+                ),
+                bias=(_ZERO,) * (2 * k),
+            ),
+            LayerNorm(eps=op.eps, over=tmp),
+            Affine(
+                inputs=tmp + keep,
+                outputs=x,
+                weights=tuple(
+                    tuple(
+                        op.gamma[r] if j == r else (-_ONE if j == k + r else _ZERO)
+                        for j in range(2 * k)
+                    )
+                    for r in range(k)
+                ),
+                bias=op.beta,
+            ),
+        ]
+        subs.append(Sublayer(block=FFN(name=block_name("ffn"), steps=tuple(steps)), residual=True))
+        for o, n in zip(op.outputs, x, strict=True):
+            alias[o] = n
+        return True
+
     def materialize(p: _Pending) -> None:
+        if in_place_norm(p):
+            return
         dims.extend(p.outputs)
         emit(p, p.outputs, False)
 
@@ -325,7 +370,7 @@ def lower(g: Graph, *, name: str, params: tuple[tuple[str, str], ...] = ()) -> N
                 and pending.out_map is None
                 and set(op.inputs) <= set(pending.outputs)
             ):
-                pending = _Pending(pending.ops, op.outputs, out_map=op)
+                pending = _Pending(pending.ops, op.outputs, out_map=op, at=i)
                 continue
             if (
                 only_here
@@ -333,11 +378,11 @@ def lower(g: Graph, *, name: str, params: tuple[tuple[str, str], ...] = ()) -> N
                 and isinstance(op, (Lin, Act, Norm))
                 and set(reads(op)) <= set(pending.outputs)
             ):
-                pending = _Pending([*pending.ops, op], op.outputs)
+                pending = _Pending([*pending.ops, op], op.outputs, at=i)
                 continue
             materialize(pending)
             pending = None
-        pending = _Pending([op], op.outputs)
+        pending = _Pending([op], op.outputs, at=i)
     if pending is not None:
         materialize(pending)
     ro = g.readout
