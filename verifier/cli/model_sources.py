@@ -71,7 +71,10 @@ def is_structural(model: str, args: argparse.Namespace) -> bool:
         from netproof.symbolic.importers.transformerlens import DUMP_FORMAT
         from netproof.symbolic.torch_recognizer import Recognizer, RNNRecognizer
 
-        obj = torch.load(model, map_location="cpu", weights_only=False)
+        try:
+            obj = torch.load(model, map_location="cpu", weights_only=True)
+        except Exception:  # a whole pickled module (a pickle: only files you trust)
+            obj = torch.load(model, map_location="cpu", weights_only=False)
     except Exception:
         return False
     if isinstance(obj, dict) and obj.get("format") == DUMP_FORMAT:
