@@ -229,3 +229,36 @@ def test_run_prints_a_long_irrational_logit_as_a_certified_decimal_and_keeps_the
     assert main(["run", "parity-ln", "0110", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["output_decimal"] == "-0.130761573121031 ± 2e-16" and "sqrt" in record["output"]
+
+
+def test_show_marks_a_hard_head_that_found_no_key_and_puts_an_operations_own_dims_last_in_grey(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "contains.svg"
+    assert main(["show", "brasp-contains-ab", "bbab", "--out", str(out)]) == 0
+    texts = _texts(out.read_text(encoding="utf-8"))
+    assert texts.count("∅ no key") == 3  # prev_a, seen_ab and last at BOS: nothing before it
+    labels = [t for t in texts if t in ("Q_a", "prev_a", "last", "prev_a.k0", "seen_ab.val0")]
+    assert labels == ["Q_a", "prev_a", "last", "prev_a.k0", "seen_ab.val0"]
+    assert any("in grey, last: 8 dims an operation keeps for itself" in t for t in texts)
+
+
+def test_the_state_table_fills_its_panel_so_no_blank_band_stands_above_it() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from netproof.constructions import REGISTRY
+    from netproof.symbolic.exact import run
+    from netproof.verifier.floats.pictures import attention_figure
+
+    fig = attention_figure(run(REGISTRY["brasp-contains-ab"].network({}), "bbab"))
+    try:
+        fig.canvas.draw()
+        panel = fig.axes[-1]
+        (table,) = panel.tables
+        top = table.get_window_extent(fig.canvas.get_renderer()).y1
+        assert abs(top - panel.get_window_extent().y1) < 2  # pixels: the table starts at the top
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

@@ -86,6 +86,12 @@ def _cell_text(w: Any) -> str:
     return text if len(text) <= 5 else f"{f:.2f}"
 
 
+def is_internal_dim(name: str) -> bool:
+    """Whether dim ``name`` is one an operation keeps for itself, named ``OPERATION.PART`` by the
+    RASP compilers (``seen_ab.k0``, ``count3.arg``), not one of the program's own values."""
+    return "." in name
+
+
 def _word(trace: Any) -> str:
     return "".join(trace.word) if all(len(s) == 1 for s in trace.word) else " ".join(trace.word)
 
@@ -97,10 +103,14 @@ def attention_figure(trace: Any) -> Any:
     labels = [f"{p}\n{t}" for p, t in zip(trace.positions, trace.tokens, strict=False)]
     state = trace.final
     dims = trace.network.dims
-    shown = [
+    nonzero = [
         d
         for k, d in enumerate(dims)
         if any(r[k] is not None and to_float(r[k]) != 0 for r in state.rows)
+    ]
+    # the program's dims first, then the dims an operation keeps for itself (`seen_ab.k0`)
+    shown = [d for d in nonzero if not is_internal_dim(d)] + [
+        d for d in nonzero if is_internal_dim(d)
     ]
     cols = max(1, min(len(heads), 4))
     rows = -(-len(heads) // cols) if heads else 0
@@ -127,7 +137,24 @@ def attention_figure(trace: Any) -> Any:
         ax.set_yticks(range(len(m)), labels[: len(m)], fontsize=7)
         ax.set_xlabel("key position", fontsize=8)
         ax.set_ylabel("query position", fontsize=8)
+        empty = {
+            s.position
+            for s in trace.selections
+            if s.layer == layer and s.head == head and s.selected == ()
+        }
         for i, row in enumerate(m):
+            if i in empty:  # a hard head whose masked set was empty: it found no key
+                ax.axhspan(i - 0.5, i + 0.5, facecolor="none", edgecolor="darkred", hatch="///")
+                ax.text(
+                    (len(row) - 1) / 2,
+                    i,
+                    "∅ no key",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="darkred",
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1},
+                )
             for j, w in enumerate(row):
                 text = _cell_text(w)
                 if text:
@@ -148,11 +175,31 @@ def attention_figure(trace: Any) -> Any:
             : len(state.rows)
         ]
         table = ax.table(
-            cellText=cells, rowLabels=shown, colLabels=tokens, loc="center", cellLoc="center"
+            cellText=cells,
+            rowLabels=shown,
+            colLabels=tokens,
+            cellLoc="center",
+            bbox=(0, 0, 1, 1),  # the table fills its panel: no blank band above or below it
         )
         table.auto_set_font_size(False)
         table.set_fontsize(7)
-    ax.set_title(f"residual state after {state.label!r} (dims not zero everywhere)", fontsize=9)
+        for r, d in enumerate(shown, start=1):
+            if is_internal_dim(d):
+                for c in range(-1, len(tokens)):
+                    table[r, c].get_text().set_color("0.45")
+                    table[r, c].set_facecolor("0.96")
+    internal = sum(is_internal_dim(d) for d in shown)
+    ax.set_title(
+        f"residual state after {state.label!r} (dims not zero everywhere"
+        + (
+            f"; in grey, last: {internal} {'dim' if internal == 1 else 'dims'} an operation keeps "
+            "for itself"
+            if internal
+            else ""
+        )
+        + ")",
+        fontsize=9,
+    )
     fig.tight_layout()
     return fig
 
