@@ -68,8 +68,18 @@ def check_exhaustive(rec: dict[str, Any], net: Any, max_words: int) -> str:
     if not (isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi):
         raise KernelError(f"bound {bound} is not 0 <= min_len <= max_len")
     count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
-    if count > max_words:
-        raise Refused(f"{count:,} words, more than the kernel's budget of {max_words:,}")
+    need = count
+    cx = rec.get("counterexample")
+    if rec["verdict"] == "refuted" and isinstance(cx, str):
+        word = tuple(cx) if all(len(s) == 1 for s in net.alphabet) else tuple(cx.split())
+        if all(s in net.alphabet for s in word) and lo <= len(word) <= hi:
+            rank = sum(  # the words before it in shortlex order, and itself
+                net.alphabet.index(s) * len(net.alphabet) ** (len(word) - 1 - k)
+                for k, s in enumerate(word)
+            )
+            need = sum(len(net.alphabet) ** n for n in range(lo, len(word))) + rank + 1
+    if need > max_words:
+        raise Refused(f"{need:,} words, more than the kernel's budget of {max_words:,}")
     member = language(rec["claim"]["statement"], net.alphabet)
     verdict = rec["verdict"]
     for w in _words(net.alphabet, lo, hi):

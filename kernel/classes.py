@@ -174,16 +174,16 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
                 ks = [_affine(z3, h.key, r) for r in rows]
                 vs = [_affine(z3, h.value, r) for r in rows]
                 for i in range(len(rows)):
-                    scores = [
-                        h.coef
-                        * _constant(
+                    dots = [
+                        _constant(
                             z3,
                             sum((qs[i][o] * ks[j][o] for o in h.query.outputs), z3.RealVal(0)),
                             where,
                         )
                         for j in range(len(rows))
-                    ]
-                    scores = [-abs(s) for s in scores] if h.scoring == "neg_abs_dot" else scores
+                    ]  # the score ⟨q, k⟩ or −|⟨q, k⟩|, then scaled (as the interpreter does)
+                    neg = h.scoring == "neg_abs_dot"
+                    scores = [h.coef * (-abs(d) if neg else d) for d in dots]
                     if any(s.denominator != 1 for s in scores):
                         raise Refused(f"{where}: a softmax weight {h.base}^(non-integer)")
                     assert h.base is not None

@@ -154,6 +154,8 @@ def _head(h: dict[str, Any], where: str) -> Head:
                 f"{where}: softmax with base e^c is outside the kernel (e^x is not rational)"
             )
         base = q(nz["r"], where)
+        if base <= 0:
+            raise KernelError(f"{where}: softmax base {base} must be > 0")
     coef = q(sc["coef"], where)
     if hardmax and coef <= 0:
         raise Refused(f"{where}: hardmax with a scale coef <= 0 is outside the kernel")

@@ -408,3 +408,15 @@ def test_a_seeded_bug_in_netproofs_position_classes_proves_a_wrong_network_and_t
     assert recheck_log(str(record), registry={**REGISTRY, c.name: c}).outcome == "agree"
     got = check_record(record, mutant)
     assert got.outcome == "disagree" and "a word of length 1 is misclassified" in got.detail
+
+
+def test_a_refutation_is_checked_up_to_its_counterexample_even_in_a_bound_over_the_budget(
+    tmp_path: Path,
+) -> None:
+    record = REPO / "proofs" / "dyck" / "Y2-paper.n8.292921db.json"  # 87,381 words, refuted on ()
+    params = json.loads(record.read_text(encoding="utf-8"))["params"]
+    got = check_record(record, _netfile(tmp_path, "dyck", **params))
+    assert got.outcome == "checked" and got.detail.startswith("refuted: '()'")
+    assert (
+        check_record(record, _netfile(tmp_path, "dyck", **params), max_words=3).outcome == "refused"
+    )
