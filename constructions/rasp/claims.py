@@ -33,9 +33,10 @@ proves it, and ``network=language``, for every length over integer counts.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from itertools import product
+from types import SimpleNamespace
 from typing import Any
 
 from netproof.symbolic import Affine, AttentionLayer, Network
@@ -143,6 +144,53 @@ def _no_ties(word: Word, trace: Any) -> str | None:
     return None
 
 
+def _rows(state: Any, w: int, dims: Sequence[str]) -> list[tuple[Fraction, ...]]:
+    """Word ``w``'s rows of a batched state, each in the order ``dims`` (a dim the state lacks
+    is 0), as exact Fractions."""
+    cols = [state.dims.index(d) if d in state.dims else None for d in dims]
+    return [
+        tuple(
+            Fraction(0) if c is None else Fraction(int(state.num[w, t, c]), state.den) for c in cols
+        )
+        for t in range(state.num.shape[1])
+    ]
+
+
+class _Rows:
+    """One word's residual states out of a batched trace, in the shape :func:`_no_ties` and the
+    operations checks read (``network``, ``states[k].rows``, ``final.rows``): exact Fractions,
+    the same values the exact interpreter gives."""
+
+    def __init__(self, batch: Any, w: int) -> None:
+        self.network = batch.network
+        self.states = tuple(
+            SimpleNamespace(rows=_rows(st, w, batch.network.dims)) for st in batch.states
+        )
+        self.final = self.states[-1]
+
+
+def _no_ties_batch(words: Sequence[Word], batch: Any) -> list[str | None]:
+    """:func:`_no_ties` over a batched trace: a word whose every checked head has at most one
+    maximizer at every query position (the batch's selection counts) holds; the others get
+    :func:`_no_ties`'s own text, from their exact states. A head without a selection summary
+    (not hardmax) sends every word through :func:`_no_ties`."""
+    net = batch.network
+    suspect = batch.xp.zeros(len(words), dtype=bool)
+    for layer in net.layers:
+        if not isinstance(layer.block, AttentionLayer):
+            continue
+        for head in layer.block.heads:
+            if getattr(head.normalizer, "tie", None) == "average":
+                continue
+            try:
+                sel = batch.selection(layer.name, head.name)
+            except KeyError:
+                suspect[:] = True
+                continue
+            suspect |= (sel.count > 1).any(axis=1)
+    return [_no_ties(w, _Rows(batch, k)) if suspect[k] else None for k, w in enumerate(words)]
+
+
 def _brasp_operations(program: brasp.Program) -> Callable[[Word, Any], str | None]:
     named = {op: name for op, name in brasp.names(program).items() if isinstance(op, brasp.Attend)}
 
@@ -178,6 +226,57 @@ def _crasp_operations(program: crasp.Program) -> Callable[[Word, Any], str | Non
         return None
 
     return holds
+
+
+def _operations_batch(
+    program: Any, module: Any, holds: Callable[[Word, Any], str | None]
+) -> Callable[[Sequence[Word], Any], list[str | None]]:
+    """The operations check over a batched trace: each operation's dim at every word position
+    compared, as integers, with the program's vector (the network runs once per chunk, the
+    program word by word); a word where some dim differs gets ``holds``'s own text, from its
+    exact final state."""
+    if module is brasp:
+        named = {
+            op: name for op, name in brasp.names(program).items() if isinstance(op, brasp.Attend)
+        }
+    else:
+        named = operation_dims(program)
+
+    def holds_batch(words: Sequence[Word], batch: Any) -> list[str | None]:
+        final = batch.states[-1]
+        n = final.num.shape[1]
+        word_rows = slice(1, n - 1) if module is brasp else slice(1, n)
+        bad = [False] * len(words)
+        for op, name in named.items():
+            if name not in final.dims:
+                bad = [True] * len(words)
+                break
+            got = final.numerators(name)[:, word_rows]
+            for k, w in enumerate(words):
+                if bad[k]:
+                    continue
+                want = module.evaluate(op, w)
+                for t, x in enumerate(got[k]):
+                    if module is brasp or isinstance(op, crasp.Less):
+                        expected = int(want[t]) * final.den
+                        if int(x) != expected:
+                            bad[k] = True
+                            break
+                    elif int(x) * (t + 2) != int(want[t]) * final.den:
+                        bad[k] = True
+                        break
+        out: list[str | None] = []
+        for k, w in enumerate(words):
+            if not bad[k]:
+                out.append(None)
+                continue
+            rows = _rows(final, k, batch.network.dims)
+            out.append(
+                holds(w, SimpleNamespace(network=batch.network, final=SimpleNamespace(rows=rows)))
+            )
+        return out
+
+    return holds_batch
 
 
 def _same_automata(
@@ -379,6 +478,7 @@ def brasp_claims(
             statement="every attention operation's residual dim holds the program's vector at every position",
             reference=REFERENCE_B,
             holds=_brasp_operations(program),
+            holds_batch=_operations_batch(program, brasp, _brasp_operations(program)),
             min_len=1,
             max_len=max_len,
             statable=_operations_form(program),
@@ -390,6 +490,7 @@ def brasp_claims(
             statement="every leftmost or rightmost head selects exactly one key or none: the network never relies on a tie rule",
             reference=REFERENCE_B,
             holds=_no_ties,
+            holds_batch=_no_ties_batch,
             min_len=1,
             max_len=max_len,
             statable=_no_ties_form(
@@ -428,6 +529,7 @@ def crasp_claims(
             statement="every count, comparison and conditional dim holds the program's value (count-valued and conditional dims as C(i)/(i+1), comparisons as 0/1)",
             reference=REFERENCE_C,
             holds=_crasp_operations(program),
+            holds_batch=_operations_batch(program, crasp, _crasp_operations(program)),
             min_len=1,
             max_len=max_len,
         )
