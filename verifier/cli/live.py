@@ -1,7 +1,8 @@
 """Live progress of a proof run on stderr: on a terminal, one bar per running claim (words checked
 of the total, elapsed time and an ETA for exhaustive checks) under the lines of the finished
 claims, drawn by rich; elsewhere (a pipe, a file, ``NO_COLOR`` set, or rich not installed) one
-line per event: a long exhaustive check announces its number of words as it starts, and each
+line per event: a long exhaustive check announces its number of words as it starts and, every
+:data:`PERIOD_SECONDS` while it runs, its words done of the total with the rate and an ETA; each
 finished claim prints ``[3/7] parity C4: proved (0.2s)`` (``cached`` for a reused record).
 ``--quiet`` prints nothing.
 
@@ -34,6 +35,7 @@ __all__ = [
     "QuietEvents",
     "events",
     "finished_line",
+    "progress_line",
     "reporter",
 ]
 
@@ -47,16 +49,50 @@ def finished_line(p: Progress) -> str:
     return f"[{p.done}/{p.total}] {p.construction} {p.claim}: {verdict_name(p.verdict)} ({took})"
 
 
-class Lines:
-    """One line per event on ``stream``: a long exhaustive check's start (its number of words)
-    and every finished claim."""
+PERIOD_SECONDS = 30.0
+"""Without a terminal, a running exhaustive check prints its progress at most this often."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+
+def _duration(seconds: float) -> str:
+    """``42s``, ``3m 05s``, ``2h 10m``."""
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {s % 3600 // 60:02d}m"
+
+
+def progress_line(r: Running, elapsed: float) -> str:
+    """``[..] construction claim: done of total words (pct), rate words/s, ETA`` for a running
+    exhaustive check ``elapsed`` seconds after it started."""
+    rate = r.done / elapsed if elapsed > 0 else 0.0
+    eta = f", ETA {_duration((r.total - r.done) / rate)}" if rate > 0 else ""
+    pct = 100 * r.done / r.total if r.total else 0.0
+    return (
+        f"[..] {r.construction} {r.claim}: {r.done:,} of {r.total:,} words ({pct:.1f}%), "
+        f"{rate:,.0f} words/s{eta}"
+    )
+
+
+class Lines:
+    """One line per event on ``stream``: a long exhaustive check's start (its number of words),
+    its progress every :data:`PERIOD_SECONDS` while it runs (words done of the total, the rate
+    and an ETA), and every finished claim."""
+
+    def __init__(self, stream: TextIO | None = None, period: float = PERIOD_SECONDS) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.announced: set[tuple[str, str]] = set()
+        self.period = period
+        self.started: dict[tuple[str, str], float] = {}
+        self.last: dict[tuple[str, str], float] = {}
 
     def running(self, r: Running) -> None:
         key = (r.construction, r.claim)
+        now = time.monotonic()
+        if r.done == 0 or key not in self.started:
+            self.started.setdefault(key, now)
+            self.last.setdefault(key, now)
         if r.done == 0 and r.total >= ANNOUNCE_WORDS and key not in self.announced:
             self.announced.add(key)
             print(
@@ -64,6 +100,9 @@ class Lines:
                 file=self.stream,
                 flush=True,
             )
+        elif 0 < r.done < r.total and now - self.last[key] >= self.period:
+            self.last[key] = now
+            print(progress_line(r, now - self.started[key]), file=self.stream, flush=True)
 
     def finished(self, p: Progress) -> None:
         print(finished_line(p), file=self.stream, flush=True)
