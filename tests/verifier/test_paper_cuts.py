@@ -281,3 +281,63 @@ def test_rays_token_authentication_notice_is_dropped_and_its_other_warnings_kept
         logger.removeHandler(handler)
     assert [m[:46] for m in seen] == ["Token authentication is disabled for this Ray "]
     assert len(logger.filters) == 1
+
+
+def _near_boundary() -> object:
+    """b - a at the last token, where a 1 adds 10^-17 to b and a 0 takes it away: 1/10 and
+    1/10 ± 10^-17 are the same double, so the float64 batches decide no word."""
+    from fractions import Fraction
+
+    from netproof.symbolic import Network, classifier, token_embedding
+
+    tenth, tiny = Fraction(1, 10), Fraction(1, 10**17)
+    return Network(
+        name="near-boundary",
+        dims=("a", "b"),
+        embedding=token_embedding(
+            ("0", "1"), {"0": {"a": tenth, "b": tenth - tiny}, "1": {"a": tenth, "b": tenth + tiny}}
+        ),
+        layers=(),
+        readout=classifier({"b": 1, "a": -1}, position=-1),
+    )
+
+
+@pytest.mark.torch
+def test_every_word_sent_to_the_slow_fallback_is_counted_for_the_progress_line() -> None:
+    pytest.importorskip("torch")
+    from netproof.verifier.claims.languages import Language
+    from netproof.verifier.models import check_model
+
+    language = Language(name="ENDS1", alphabet=("0", "1"), contains=lambda w: w[-1:] == ("1",))
+    calls: list[tuple[int, int]] = []
+    report = check_model(
+        _near_boundary(),  # type: ignore[arg-type]
+        language,
+        min_n=1,
+        max_n=3,
+        batch=4,
+        on_slow=lambda m, sent: calls.append((m, sent)),
+    )
+    assert report.status == "correct" and report.totals.slow == 14
+    assert calls == [(1, 1), (1, 2), *((2, s) for s in range(1, 5)), *((3, s) for s in range(1, 9))]
+
+
+def test_the_slow_fallbacks_progress_line_comes_every_two_seconds_with_count_and_rate() -> None:
+    import io
+
+    from netproof.verifier.cli.check_model import SlowProgress
+
+    now = [0.0]
+    out = io.StringIO()
+    progress = SlowProgress(50, out=out, clock=lambda: now[0])
+    for t in range(6):  # a word a second, seconds 0..5: lines at 2 and 4
+        now[0] = float(t)
+        progress(7, 10 * (t + 1))
+    assert out.getvalue().splitlines() == [
+        "netproof: length 7: 30 words sent to the rigorous fallback so far (15.0 words/s at 50 "
+        "digits; the float64 batches leave them open)",
+        "netproof: length 7: 50 words sent to the rigorous fallback so far (12.5 words/s at 50 "
+        "digits; the float64 batches leave them open)",
+    ]
+    progress(8, 1)  # a new length starts its own count, silently
+    assert len(out.getvalue().splitlines()) == 2

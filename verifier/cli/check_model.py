@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -192,6 +193,43 @@ def resolve_language(
     return lang
 
 
+class SlowProgress:
+    """The line on stderr, at most every :attr:`every` seconds, while words go through the slow
+    rigorous fallback (the interval interpreter, one word at a time, tens of milliseconds a
+    word): how many words of the length so far, and how fast. A length whose fallback takes
+    less than :attr:`every` seconds prints nothing."""
+
+    every = 2.0
+
+    def __init__(
+        self, digits: int, *, out: Any = None, clock: Callable[[], float] | None = None
+    ) -> None:
+        import time
+
+        self.digits = digits
+        self.out = out
+        self.clock = clock or time.monotonic
+        self.started = 0.0
+        self.shown = 0.0
+        self.length = -1
+
+    def __call__(self, length: int, sent: int) -> None:
+        now = self.clock()
+        if length != self.length:
+            self.length, self.started, self.shown = length, now, now
+            return
+        if now - self.shown < self.every:
+            return
+        self.shown = now
+        rate = sent / (now - self.started) if now > self.started else 0.0
+        print(
+            f"netproof: length {length}: {sent:,} words sent to the rigorous fallback so far "
+            f"({rate:,.1f} words/s at {self.digits} digits; the float64 batches leave them open)",
+            file=self.out if self.out is not None else sys.stderr,
+            flush=True,
+        )
+
+
 class _LanguageTimeout(Exception):
     """Raised by the alarm inside a user's language function that ran past its time limit."""
 
@@ -360,6 +398,7 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
                 digits=args.digits,
                 exact=args.exact,
                 enclosure=enclosure,  # type: ignore[arg-type]
+                on_slow=SlowProgress(args.digits),
             )
     except (EnclosureError, ValueError) as exc:
         raise UsageError(str(exc)) from None

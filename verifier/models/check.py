@@ -256,10 +256,12 @@ def check_model(
     progress: Callable[[int, int], None] | None = None,
     shard: tuple[int, int, int] | None = None,
     trace: bool = True,
+    on_slow: Callable[[int, int], None] | None = None,
 ) -> ModelReport:
     """Decide every word of length ``min_n..max_n`` of ``language``'s alphabet rigorously and
     compare with membership (see the module docstring). ``float32(words)`` returns the model's
-    own float32 logits; ``progress(length, words_done)`` is called after each batch; ``exact``
+    own float32 logits; ``progress(length, words_done)`` is called after each batch and
+    ``on_slow(length, words_sent)`` after each word sent to the slow rigorous fallback; ``exact``
     sends the words the interval interpreter leaves open on to the sympy interpreter; without
     ``trace`` the shortest wrong word's rigorous trace is not computed (a part of a search that
     already met a shorter wrong word).
@@ -332,6 +334,8 @@ def check_model(
             slow: dict[int, WordVerdict] = {}
             for b in torch.nonzero(~decided).flatten().tolist():
                 slow[b] = slow_verdict(net, words[b], bool(expected[b]), digits, exact)
+                if on_slow is not None:
+                    on_slow(m, row.slow + len(slow))
                 if slow[b].accepted is not None:
                     decided[b], accepted[b] = True, bool(slow[b].accepted)
                     low[b], high[b] = slow[b].low, slow[b].high
