@@ -420,3 +420,24 @@ def test_a_refutation_is_checked_up_to_its_counterexample_even_in_a_bound_over_t
     assert (
         check_record(record, _netfile(tmp_path, "dyck", **params), max_words=3).outcome == "refused"
     )
+
+
+def test_netproof_recheck_kernel_prints_one_line_per_record_and_exits_1_on_a_disagreement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from netproof.verifier.cli import main
+
+    folder = tmp_path / "proofs" / "first"
+    folder.mkdir(parents=True)
+    rec = json.loads(
+        (REPO / "proofs" / "first" / "recognizes.n10.json").read_text(encoding="utf-8")
+    )
+    rec.update(SMALL)
+    (folder / "recognizes.n5.json").write_text(json.dumps(rec), encoding="utf-8")
+    assert main(["recheck", "--kernel", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("CHECKED   ") and "Recognizes          1 checked" in out
+    rec["checked"] = 64
+    (folder / "recognizes.n5.json").write_text(json.dumps(rec), encoding="utf-8")
+    assert main(["recheck", "--kernel", str(folder)]) == 1
+    assert capsys.readouterr().out.startswith("DISAGREE  ")
