@@ -51,6 +51,7 @@ COMMITTED = {
     "parity_lstm": (PARITY, 5),
     "dyck12": (DYCK(1, 2), 5),
     "dyck22": (DYCK(2, 2), 3),
+    "first_focused": (FIRST, 5),
 }
 """Every committed model, its language and the length to which its bounds are compared with
 enumeration (every prefix of every word of that length)."""
@@ -388,3 +389,27 @@ def test_check_model_cli_shards_branch_and_bound_over_the_local_pool(
         for key in ("search", "margin_histogram", "wrong_margin_histogram"):
             doc.pop(key)
     assert pooled == one
+
+
+def test_free_positions_kept_as_symbols_up_to_the_first_attention_tighten_the_bound() -> None:
+    """Measured on the focused FIRST model (examples/train_focused_first.py): with the free
+    positions as boxes the bound over every completion of `1` to length 24 is the whole
+    layer-norm box; with the alternatives it settles the subtree."""
+    net = import_model(FIXTURES / "first_focused.pt")
+    ws = WordSetBound(compile_enclosure(net), FIRST.alphabet)
+    low, high = ws.bound([(0,), (1,)], 24)
+    assert float(high[0]) < 0 < float(low[1])
+    ws.symbolic = False
+    low, high = ws.bound([(0,), (1,)], 24)
+    assert float(low[0]) < 0 < float(high[0]) and float(low[1]) < 0 < float(high[1])
+
+
+def test_the_focused_trained_model_is_decided_on_every_word_to_length_40_mostly_by_bounds() -> None:
+    net = import_model(FIXTURES / "first_focused.pt")
+    report = check_model_bnb(net, FIRST, max_n=40, leaf=64)
+    assert report.totals.words == 2**41 - 1 and report.totals.undecided == 0
+    # it accepts the empty word (trained on lengths 1..64) and nothing else wrongly
+    assert report.totals.wrong == 1 and report.shortest_wrong is not None
+    assert report.shortest_wrong.word == () and report.shortest_wrong.accepted is True
+    assert report.search is not None
+    assert report.search["enumerated"] < 10_000  # type: ignore[operator]

@@ -379,21 +379,43 @@ class Enclosure:
             rel += U + (cr / abs(cm) if cm else 0.0)
         return m, abs(m) * rel * (1 + 64 * U) + TINY
 
-    def attention(self, block: AttentionLayer, x: MR) -> tuple[list[str], MR]:
+    def attention(
+        self, block: AttentionLayer, x: MR, alternatives: list[MR] | None = None
+    ) -> tuple[list[str], MR]:
+        """The heads' outputs on ``x``. With ``alternatives`` (sets of words whose rows are
+        still those of single symbols: the states of the words that put one symbol a on every
+        free position, one per a) each score is enclosed over every pair of alternatives for
+        its query and its key (exact per pair, a bilinear form of the two symbols) and each
+        value over every alternative: the hull of the images, not the image of the hull."""
         torch = self.torch
         n = x.m.shape[-2]
         outs_m, outs_r, names = [], [], []
         for h in block.heads:
-            q = self.affine(h.query, x, self.index)
-            k = self.affine(h.key, x, self.index)
-            v = self.affine(h.value, x, self.index)
             km, kr = self._kappa(h, n)
-            q = self.mul(
-                q, MR(torch.tensor(km, dtype=torch.float64), torch.tensor(kr, dtype=torch.float64))
-            )  # κ·q
-            logits = self.matmul(
-                q, MR(k.m.transpose(-1, -2), k.r.transpose(-1, -2))
-            )  # [B, n, n]: ⟨κq_i, k_j⟩
+            kappa = MR(torch.tensor(km, dtype=torch.float64), torch.tensor(kr, dtype=torch.float64))
+            if alternatives is None:
+                q = self.affine(h.query, x, self.index)
+                k = self.affine(h.key, x, self.index)
+                v = self.affine(h.value, x, self.index)
+                q = self.mul(q, kappa)  # κ·q
+                logits = self.matmul(
+                    q, MR(k.m.transpose(-1, -2), k.r.transpose(-1, -2))
+                )  # [B, n, n]: ⟨κq_i, k_j⟩
+            else:
+                qs = [self.mul(self.affine(h.query, a, self.index), kappa) for a in alternatives]
+                ks = [self.affine(h.key, a, self.index) for a in alternatives]
+                vs = [self.affine(h.value, a, self.index) for a in alternatives]
+                lo = hi = None
+                for qa in qs:
+                    for kb in ks:
+                        s = self.matmul(qa, MR(kb.m.transpose(-1, -2), kb.r.transpose(-1, -2)))
+                        slo, shi = add_down(torch, s.m, -s.r), add_up(torch, s.m, s.r)
+                        lo = slo if lo is None else torch.minimum(lo, slo)
+                        hi = shi if hi is None else torch.maximum(hi, shi)
+                logits = from_bounds(torch, lo, hi)
+                vlo = torch.stack([add_down(torch, va.m, -va.r) for va in vs]).amin(0)
+                vhi = torch.stack([add_up(torch, va.m, va.r) for va in vs]).amax(0)
+                v = from_bounds(torch, vlo, vhi)
             i = torch.arange(n).unsqueeze(1)
             j = torch.arange(n).unsqueeze(0)
             visible = {

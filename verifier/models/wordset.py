@@ -91,6 +91,8 @@ class WordSetBound:
             self.pre = [enclosure.token_index[s] for s in emb.prefix]  # type: ignore[union-attr]
             self.suf = [enclosure.token_index[s] for s in emb.suffix]  # type: ignore[union-attr]
         self.enclosure = enc
+        self.symbolic = True
+        """Keep free positions as alternatives up to the first attention layer (else: boxes)."""
 
     def tokens(self, prefixes: Sequence[Sequence[int]], length: int) -> Any:
         """The token rows of ``prefixes`` completed by free positions to ``length`` symbols."""
@@ -107,8 +109,57 @@ class WordSetBound:
             raise ValueError(f"prefixes must have one length <= {length}")
         tokens = self.tokens(prefixes, length)
         with self.torch.no_grad():
-            y = self.enclosure.logits(tokens, tokens.shape[1])
+            if isinstance(self.enclosure, Enclosure) and self.symbolic:
+                y = self._transformer(tokens)
+            else:
+                y = self.enclosure.logits(tokens, tokens.shape[1])
         low = add_down(self.torch, y.m, -y.r)
         high = add_up(self.torch, y.m, y.r)
         bad = ~(self.torch.isfinite(low) & self.torch.isfinite(high))
         return low.masked_fill(bad, -math.inf), high.masked_fill(bad, math.inf)
+
+    def _transformer(self, tokens: Any) -> MR:
+        """The logit's enclosure with the free positions kept as alternatives up to the first
+        attention layer: every per-row block before it runs on the k words that put one symbol
+        on every free position (a row of a free position there is exactly some symbol's row),
+        the first attention layer bounds its scores and values over the alternatives
+        (:meth:`.enclosure.Enclosure.attention`), and from then on rows are intervals (the hull
+        of the alternatives' rows first)."""
+        from netproof.symbolic.ir import FFN, AttentionLayer, Classifier
+
+        torch = self.torch
+        enc = self.enclosure
+        assert isinstance(enc, Enclosure)
+        n = tokens.shape[1]
+        pos = enc.positions(n)
+        free = tokens == self.free
+        alts = []
+        for a in self.ids:
+            t = torch.where(free, a, tokens)
+            alts.append(enc.add(MR(enc.table.m[t], enc.table.r[t]), pos))
+        layers = list(enc.net.layers)
+        i = 0
+        while i < len(layers) and not isinstance(layers[i].block, AttentionLayer):
+            sub = layers[i]
+            assert isinstance(sub.block, FFN)
+            for j, x in enumerate(alts):
+                names, o = enc.ffn(sub.block, x) if sub.block.steps else ([], None)
+                alts[j] = enc.combine(sub, x, names, o)
+            i += 1
+        lo = torch.stack([add_down(torch, x.m, -x.r) for x in alts]).amin(0)
+        hi = torch.stack([add_up(torch, x.m, x.r) for x in alts]).amax(0)
+        x = from_bounds(torch, lo, hi)
+        for k, sub in enumerate(layers[i:]):
+            block = sub.block
+            o: MR | None
+            if isinstance(block, AttentionLayer):
+                names, o = enc.attention(block, x, alts if k == 0 else None)
+            else:
+                assert isinstance(block, FFN)
+                names, o = enc.ffn(block, x) if block.steps else ([], None)
+            x = enc.combine(sub, x, names, o)
+        ro = enc.net.readout
+        assert isinstance(ro, Classifier)
+        at = ro.position if ro.position >= 0 else n + ro.position
+        y = enc.affine(ro.logit, MR(x.m[:, at, :], x.r[:, at, :]), enc.index)
+        return MR(y.m[:, 0], y.r[:, 0])
