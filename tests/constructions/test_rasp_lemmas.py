@@ -12,6 +12,7 @@ from itertools import product
 import pytest
 import sympy
 from hypothesis import HealthCheck, assume, given, settings
+from weight_mutants import affine_site_path, with_weight
 
 from netproof.constructions.rasp import (
     BRASP_PROGRAMS,
@@ -176,32 +177,6 @@ def _affine_sites(net: Network) -> list[tuple[int, str, str, int, int]]:
     return sites
 
 
-def _mutant(net: Network, site: tuple[int, str, str, int, int], delta: Fraction) -> Network:
-    k, part, head, row, col = site
-
-    def moved(a: Affine) -> Affine:
-        weights = [list(r) for r in a.weights]
-        weights[row][col] += delta
-        return dataclasses.replace(a, weights=tuple(tuple(r) for r in weights))
-
-    block = net.layers[k].block
-    if isinstance(block, FFN):
-        s = int(part[4:])
-        block = dataclasses.replace(
-            block, steps=tuple(moved(x) if i == s else x for i, x in enumerate(block.steps))
-        )  # type: ignore[arg-type]
-    else:
-        heads = tuple(
-            dataclasses.replace(h, **{part: moved(getattr(h, part))}) if h.name == head else h
-            for h in block.heads
-        )  # type: ignore[union-attr]
-        block = dataclasses.replace(block, heads=heads)
-    layers = tuple(
-        dataclasses.replace(x, block=block) if i == k else x for i, x in enumerate(net.layers)
-    )
-    return dataclasses.replace(net, layers=layers)
-
-
 def test_network_equals_program_is_proved_for_every_length_and_its_function_changing_mutants_never_are() -> (
     None
 ):
@@ -221,7 +196,7 @@ def test_network_equals_program_is_proved_for_every_length_and_its_function_chan
     rng = random.Random(0)
     changed = 0
     for site in rng.sample(_affine_sites(net), 40):
-        mutant = _mutant(net, site, Fraction(rng.choice((-1, 1)), 2))
+        mutant = with_weight(net, affine_site_path(net, site), Fraction(rng.choice((-1, 1)), 2))
         wrong = [w for w in words if run(mutant, w).accepted != B.accepts(program, w)]
         if not wrong:
             continue

@@ -16,7 +16,16 @@ from typing import Any
 
 from netproof.symbolic import Hardmax, LayerNorm, Network, Scale, Softmax
 
-__all__ = ["NOT_WEIGHTS", "Path", "get_at", "replace_at", "weight_sites", "with_weight"]
+__all__ = [
+    "NOT_WEIGHTS",
+    "AffineSite",
+    "Path",
+    "affine_site_path",
+    "get_at",
+    "replace_at",
+    "weight_sites",
+    "with_weight",
+]
 
 Path = tuple[str | int, ...]
 """Dataclass fields by name, tuple entries by index, from the network down to one Fraction."""
@@ -68,3 +77,18 @@ def with_weight(net: Network, path: Path, delta: Fraction) -> Network:
     """``net`` with the value at ``path`` moved by ``delta``."""
     mutant: Network = replace_at(net, path, get_at(net, path) + delta)
     return mutant
+
+
+AffineSite = tuple[int, str, str, int, int]
+"""One weight of a sublayer's affine map, as the RASP mutation tests list them: (sublayer index,
+part, head name, row, column), the part ``"stepS"`` (an FFN's S-th step, head ``""``) or a head's
+``"query"``, ``"key"`` or ``"value"``."""
+
+
+def affine_site_path(net: Network, site: AffineSite) -> Path:
+    """The :data:`Path` of ``site`` in ``net`` (for :func:`with_weight`)."""
+    k, part, head, row, col = site
+    if part.startswith("step"):
+        return ("layers", k, "block", "steps", int(part[4:]), "weights", row, col)
+    heads = [h.name for h in get_at(net, ("layers", k, "block", "heads"))]
+    return ("layers", k, "block", "heads", heads.index(head), part, "weights", row, col)

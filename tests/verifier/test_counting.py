@@ -13,6 +13,7 @@ from itertools import product
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from weight_mutants import affine_site_path, with_weight
 
 from netproof.constructions.rasp.claims import program_construction
 from netproof.constructions.rasp.compile_crasp import INV_I, compile_crasp
@@ -318,29 +319,6 @@ def _affine_sites(net: Network) -> list[tuple[int, str, str, int, int]]:
     return sites
 
 
-def _mutant(net: Network, site: tuple[int, str, str, int, int], delta: Fraction) -> Network:
-    k, part, head, row, col = site
-
-    def moved(a: Affine) -> Affine:
-        weights = [list(r) for r in a.weights]
-        weights[row][col] += delta
-        return dataclasses.replace(a, weights=tuple(tuple(r) for r in weights))
-
-    block = net.layers[k].block
-    if isinstance(block, FFN):
-        s = int(part[4:])
-        block = dataclasses.replace(
-            block, steps=tuple(moved(x) if i == s else x for i, x in enumerate(block.steps))
-        )  # type: ignore[arg-type]
-    else:
-        heads = tuple(
-            dataclasses.replace(h, value=moved(h.value)) if h.name == head else h
-            for h in block.heads
-        )  # type: ignore[union-attr]
-        block = dataclasses.replace(block, heads=heads)
-    return _with_block(net, block)
-
-
 @pytest.mark.parametrize(("name", "seed"), [("majority", 0), ("dyck1", 1)])
 def test_single_weight_mutants_that_change_the_function_are_never_proved_and_refutations_replay_exactly(
     name: str, seed: int
@@ -356,7 +334,7 @@ def test_single_weight_mutants_that_change_the_function_are_never_proved_and_ref
     changed = refuted = 0
     sites = _affine_sites(net)
     for site in rng.sample(sites, min(30, len(sites))):
-        mutant = _mutant(net, site, Fraction(rng.choice((-1, 1)), 2))
+        mutant = with_weight(net, affine_site_path(net, site), Fraction(rng.choice((-1, 1)), 2))
         wrong = [w for w in words if _accepts(mutant, w) != C.accepts(program, w)]
         if not wrong:
             continue
