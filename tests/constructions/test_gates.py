@@ -47,7 +47,7 @@ def test_a_greater_than_claim_with_half_the_margin_is_refuted() -> None:
     assert isinstance(gt, BlockIdentity)
     X, Y, out = sympy.Symbol("x", real=True), sympy.Symbol("y", real=True), sympy.Symbol("GT(x,y)")
     wrong = dataclasses.replace(
-        gt, conditions=(sympy.Implies(Y + sympy.Rational(1, 20) <= X, sympy.Eq(out, 1)),)
+        gt, conditions=(sympy.Implies(X >= Y + sympy.Rational(1, 20), sympy.Eq(out, 1)),)
     )
     assert isinstance(check(job, wrong), Refuted)
 

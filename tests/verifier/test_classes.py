@@ -235,7 +235,7 @@ def test_the_automaton_run_on_the_counts_agrees_with_the_automaton_on_every_word
     for m in range(8):
         for w in itertools.product((0, 1), repeat=m):
             solver = z3.Solver(ctx=ctx)
-            solver.add(*enc.assertions, m == enc.L)
+            solver.add(*enc.assertions, enc.L == m)
             for (c, a), k in enc.k.items():
                 solver.add(
                     k == sum(1 for t, s in enumerate(w) if (t + enc.first) % enc.P == c and s == a)
