@@ -125,3 +125,16 @@ def test_require_every_length_exits_0_when_every_claim_has_it(
 def test_an_unknown_requirement_is_refused() -> None:
     with pytest.raises(CampaignError, match="require='all-lengths' is not a requirement"):
         prove("parity", require="all-lengths")
+
+
+def test_best_reuses_a_record_where_no_method_gives_more(tmp_path: Path) -> None:
+    # a fact about numbers (no words), a bounded fact of a predicate reference: one way to check
+    first = prove(_has_a(), method="best", claims=["program=language"], out=tmp_path)
+    again = prove(_has_a(), method="best", claims=["program=language"], out=tmp_path)
+    assert not first.results[0].cached and again.results[0].cached
+    facts = prove("baby-ntm", method="best", claims=["M2-no-op-identity"], out=tmp_path)
+    assert (
+        prove("baby-ntm", method="best", claims=["M2-no-op-identity"], out=tmp_path)
+        .results[0]
+        .cached
+    ), facts.results[0].verdict

@@ -303,7 +303,8 @@ def cost(claim: Claim, max_n: int | None) -> int:
     if bound is None:
         return 1
     slow = getattr(claim, "backend", "exact") in ("interval", "sympy")
-    return 2 ** min(bound, 30) * (20 if slow else 1)
+    words: int = 2 ** min(bound, 30)
+    return words * (20 if slow else 1)
 
 
 def alphabet_of(c: Construction, values: Mapping[str, Any]) -> tuple[str, ...]:
@@ -827,9 +828,12 @@ def methods_writing(
         # a proof for every length is reused whatever wrote it (find_cached); a bounded record
         # only where no method gives more, or where the claim has no words (a lemma, a fact)
         from netproof.verifier.claims import ForAll, Identity
+        from netproof.verifier.smt.prove import smt_applicable
 
         if every_length_route(claim) is not None or isinstance(claim, (ForAll, Identity)):
             return frozenset({"exhaustive"})
+        if not smt_applicable(claim) and not getattr(claim, "every_length", False):
+            return frozenset({"exhaustive"})  # a fact about numbers, a structural check: one way
         return frozenset()
     if method != "all":
         return frozenset({method})
