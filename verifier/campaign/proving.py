@@ -440,6 +440,7 @@ def every_length_route(claim: Claim) -> str | None:
         ForAll,
         Identity,
         MirrorInvariant,
+        Recognizes,
         TraceProperty,
         ValueIs,
     )
@@ -467,7 +468,7 @@ def every_length_route(claim: Claim) -> str | None:
             if claim.closed_form is None
             else f"no encoder: a ValueIs checked with the {claim.backend} backend"
         )
-    if hasattr(claim, "language"):
+    if isinstance(claim, Recognizes):
         return f"no encoder: a {kind} claim whose language has no automaton, stack or counter automaton"
     return f"no encoder for {kind} claims"
 
