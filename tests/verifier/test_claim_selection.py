@@ -6,33 +6,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runs import netproof
 
-from netproof.verifier import cli
 from netproof.verifier.campaign import prove
 from netproof.verifier.campaign.errors import CampaignError
 from netproof.verifier.campaign.selection import ClaimFilter, keyword_matcher, select_claims
 from netproof.verifier.campaign.sources import builtin_registry
-
-
-@dataclass(frozen=True)
-class Done:
-    code: int
-    out: str
-    err: str
-
-
-def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
-    capsys.readouterr()
-    try:
-        code = cli.main(list(args))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    cap = capsys.readouterr()
-    return Done(code, cap.out, cap.err)
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+from cli_runs import netproof
 
 from netproof.verifier import cli
 from netproof.verifier.campaign.usermod import render_template
@@ -20,23 +20,6 @@ from netproof.verifier.cli import messages
 from netproof.verifier.cli.completion import completion_script
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass(frozen=True)
-class Done:
-    code: int
-    out: str
-    err: str
-
-
-def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
-    capsys.readouterr()
-    try:
-        code = cli.main(list(args))
-    except SystemExit as exc:  # argparse: --version, a usage error
-        code = int(exc.code or 0)
-    cap = capsys.readouterr()
-    return Done(code, cap.out, cap.err)
 
 
 def test_version_prints_the_installed_packages_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,35 +7,20 @@ from __future__ import annotations
 import io
 import json
 import sys
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
 import mpmath
 import pytest
+from cli_runs import netproof
 
 from netproof.constructions.chiang2022 import parity_transformer
 from netproof.constructions.yao2021 import dyck_recognizer
 from netproof.symbolic.display import format_trace
 from netproof.symbolic.exact import run
-from netproof.verifier import cli
 from netproof.verifier.campaign.usermod import render_template
 from netproof.verifier.cli.values import certified_rounding, certified_text
-
-
-@dataclass(frozen=True)
-class Done:
-    code: int
-    out: str
-    err: str
-
-
-def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
-    capsys.readouterr()
-    code = cli.main(list(args))
-    cap = capsys.readouterr()
-    return Done(code, cap.out, cap.err)
 
 
 def test_run_over_a_file_of_words_prints_a_table_of_verdicts_and_logits(

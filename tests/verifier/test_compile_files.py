@@ -8,38 +8,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from cli_runs import netproof
 
 from netproof.symbolic import Network, classifier
 from netproof.symbolic.netfile import dumps, load_file
-from netproof.verifier import cli
-
-
-@dataclass(frozen=True)
-class Done:
-    code: int
-    out: str
-    err: str
 
 
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
-    capsys.readouterr()
-    try:
-        code = cli.main(list(args))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    cap = capsys.readouterr()
-    return Done(code, cap.out, cap.err)
 
 
 PROG = """

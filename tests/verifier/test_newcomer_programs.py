@@ -12,12 +12,10 @@ no hand-written automaton, through ``netproof prove MODULE --method best --requi
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from netproof.verifier import cli
+from cli_runs import netproof
 
 pytestmark = pytest.mark.z3
 
@@ -54,23 +52,6 @@ PROGRAMS = {
 }
 MAX_LEN = 6
 """
-
-
-@dataclass(frozen=True)
-class Done:
-    code: int
-    out: str
-    err: str
-
-
-def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
-    capsys.readouterr()
-    try:
-        code = cli.main(list(args))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    cap = capsys.readouterr()
-    return Done(code, cap.out, cap.err)
 
 
 def test_the_brasp_program_is_proved_for_every_length_claim_by_claim(

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runs import netproof
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.rasp import (
@@ -24,7 +24,6 @@ from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq, fingerprint
 from netproof.symbolic.exact import run
 from netproof.symbolic.netfile import load_file
 from netproof.symbolic.size import NetworkSize, network_size
-from netproof.verifier import cli
 from netproof.verifier.campaign.templates import render_program_template
 from netproof.verifier.campaign.usermod import UserModuleError, load
 from netproof.verifier.claims import Automaton, Language
@@ -32,27 +31,10 @@ from netproof.verifier.claims.rasp import brasp as B
 from netproof.verifier.claims.rasp import crasp as C
 
 
-@dataclass(frozen=True)
-class Done:
-    code: int
-    out: str
-    err: str
-
-
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
-    capsys.readouterr()
-    try:
-        code = cli.main(list(args))
-    except SystemExit as exc:  # argparse refuses a flag value before main runs a command
-        code = int(exc.code or 0)
-    cap = capsys.readouterr()
-    return Done(code, cap.out, cap.err)
 
 
 PROG = """

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runs import netproof
 
 from netproof.constructions import REGISTRY
 from netproof.verifier import cli as np_cli
@@ -24,19 +24,6 @@ from netproof.verifier.smt.prooflog import (
 pytestmark = pytest.mark.z3
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass(frozen=True)
-class Done:
-    code: int
-    out: str
-    err: str
-
-
-def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
-    code = np_cli.main(list(args))
-    cap = capsys.readouterr()
-    return Done(code, cap.out, cap.err)
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,11 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runs import netproof
 
-from netproof.verifier import cli
 from netproof.verifier.campaign.proving import Task, run_task
 from netproof.verifier.campaign.usermod import TEMPLATE, UserModuleError, load, render_template
 from netproof.verifier.claims import Proved
@@ -22,25 +21,11 @@ from netproof.verifier.claims import Proved
 REPO = Path(__file__).resolve().parents[2]
 
 
-@dataclass(frozen=True)
-class Done:
-    code: int
-    out: str
-    err: str
-
-
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh working directory."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def netproof(capsys: pytest.CaptureFixture[str], *args: str) -> Done:
-    capsys.readouterr()
-    code = cli.main(list(args))
-    cap = capsys.readouterr()
-    return Done(code, cap.out, cap.err)
 
 
 def module(construction: str = "my-majority", /, **edits: str) -> str:
