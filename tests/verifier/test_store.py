@@ -35,7 +35,7 @@ from netproof.verifier.campaign.store import (
 from netproof.verifier.campaign.usermod import render_template
 from netproof.verifier.claims import Proved, Refuted, Unknown
 from netproof.verifier.cli import main
-from netproof.verifier.smtlib import Outcome
+from netproof.verifier.smtlib import LemmaNode, Outcome, SmtQuery
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -87,7 +87,10 @@ def test_the_readme_smt_example_after_the_default_proof_leaves_every_record_as_i
         and "| proved | every n (exhaustive: 0 ≤ \\|w\\| ≤ 10, not rechecked) | smt (z3), compositional |"
         in page  # 2047 words: more than the ledger re-runs
     )
-    assert "| C5 | s = " in page and "| proved | 0 ≤ \\|w\\| ≤ 8 | exhaustive (symbolic) |" in page
+    assert (
+        "| C5 | s = " in page
+        and "**not rechecked**" in page.split("| C5 | s = ", 1)[1].split("\n")[0]
+    )
 
 
 def test_a_weaker_verdict_never_replaces_a_stronger_record_and_the_other_kind_goes_beside_it(
@@ -129,7 +132,17 @@ def test_a_weaker_verdict_never_replaces_a_stronger_record_and_the_other_kind_go
                 "smt (z3), compositional",
                 31,
                 "every word with 0 <= |w| <= 4, and every longer one: ...",
-            )
+            ),
+            lemmas=LemmaNode(  # every length is read from the theorem's queries, not the detail
+                name="C4",
+                statement=claim.statement,
+                verdict="proved",
+                queries=(
+                    SmtQuery(
+                        name="C4 every n: position classes", smt2="(check-sat)\n", result="unsat"
+                    ),
+                ),
+            ),
         ),
     )
     assert strong.kept is None and strong.path == other.path
@@ -180,14 +193,37 @@ def test_ranks_and_every_length_are_read_from_the_records() -> None:
         == rank({"verdict": "proved", "detail": "every word with 0 <= |w| <= 8"})
         == 1
     )
+    every_n = {"name": "C4 every n: position classes"}
     assert (
         rank(
             {
                 "verdict": "proved",
-                "detail": "every word with 0 <= |w| <= 48, and every longer one: ...",
+                "claim": {"id": "C4"},
+                "lemmas": {"name": "C4", "queries": [every_n], "children": []},
             }
         )
         == 2
+    )
+    # the wording of detail is not evidence: every length is read from the theorem's queries
+    assert (
+        rank(
+            {"verdict": "proved", "detail": "every word with 0 <= |w| <= 48, and every longer one"}
+        )
+        == 1
+    )
+    assert every_length(
+        {
+            "verdict": "proved",
+            "claim": {"id": "C"},
+            "queries": [{"name": "C every n: initiation"}, {"name": "C every n: safety"}],
+        }
+    )
+    assert not every_length(
+        {
+            "verdict": "proved",
+            "claim": {"id": "C"},
+            "queries": [{"name": "C every n: initiation"}, {"name": "n=3"}],
+        }
     )
     assert every_length({"verdict": "proved", "bound": None, "method": "structural (IR)"})
     assert not every_length(
