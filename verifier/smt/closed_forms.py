@@ -113,7 +113,7 @@ def closed_form_term(
                 v = go(value)
                 out = v if out is None or cond is sympy.true else z3.If(go(cond), v, out)
             return out
-        relations = {
+        relations: dict[Any, Callable[[Any, Any], Any]] = {
             sympy.Eq: lambda a, b: a == b,
             sympy.Ne: lambda a, b: a != b,
             sympy.Lt: lambda a, b: a < b,

@@ -37,8 +37,9 @@ word-independent layer norms), the claims vocabulary and :mod:`netproof.verifier
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TypeAlias, assert_never
@@ -260,9 +261,12 @@ class Encoder:
                         min(one, v.hi),
                     )
             if isinstance(r, Sym) and v.vals is not None:
-                fn = {"relu": lambda q: max(q, zero), "step": lambda q: one if q > 0 else zero}.get(
-                    kind, lambda q: min(max(q, zero), one)
-                )
+                acts: dict[str, Callable[[Fraction], Fraction]] = {
+                    "relu": lambda q: max(q, zero),
+                    "step": lambda q: one if q > 0 else zero,
+                    "sigma": lambda q: min(max(q, zero), one),
+                }
+                fn = acts.get(kind, acts["sigma"])
                 r = Sym(r.term, r.lo, r.hi, frozenset(fn(q) for q in v.vals))
             out[d] = self.name(r, f"{label}.{d}")
         return out
@@ -447,11 +451,8 @@ class Encoder:
                     v = self.ite(sel[j], vs[j][o], v)
                 out[o] = self.name(v, f"{label}.{o}")
             return out
-        sets = [_vals(sc) for _, sc in cand]
-        if all(x is not None for x in sets) and all(
-            not (a & b)
-            for a, b in itertools.combinations(sets, 2)  # type: ignore[operator]
-        ):
+        sets = [x for _, sc in cand if (x := _vals(sc)) is not None]
+        if len(sets) == len(cand) and all(not (a & b) for a, b in itertools.combinations(sets, 2)):
             # No two scores can ever be equal (their value sets are disjoint): exactly one
             # position is selected, every tie rule picks it, and no count is needed.
             for o in outs:
@@ -518,15 +519,16 @@ class Encoder:
         except NotRationalError as exc:
             raise Unsupported(str(exc)) from exc
         weight = dict(zip(values, shares, strict=True))  # ∝ base^(κ·s): only ratios matter
-        if all(isinstance(sc, Fraction) for sc in scores):
-            total = sum((weight[sc] for sc in scores), Fraction(0))  # type: ignore[index]
+        fixed = [sc for sc in scores if isinstance(sc, Fraction)]
+        if len(fixed) == len(scores):
+            total = sum((weight[sc] for sc in fixed), Fraction(0))
             return {
                 o: self.name(
                     self.linear(
                         [
                             (weight[sc] / total, vs[j][o])
-                            for j, sc in zip(allowed, scores, strict=True)
-                        ],  # type: ignore[index]
+                            for j, sc in zip(allowed, fixed, strict=True)
+                        ],
                         Fraction(0),
                     ),
                     f"{h.name}@{i}.{o}",
@@ -534,10 +536,11 @@ class Encoder:
                 for o in h.value.outputs
             }
 
-        def chain(sc: Val, value_of: Any) -> Val:
+        def chain(sc: Val, value_of: Callable[[Fraction], Val]) -> Val:
             if isinstance(sc, Fraction):
                 return value_of(sc)
-            options = sorted(sc.vals)  # type: ignore[arg-type]
+            assert sc.vals is not None  # checked above: every score has a known value set
+            options = sorted(sc.vals)
             v: Val = value_of(options[-1])
             for x in reversed(options[:-1]):
                 v = self.ite(self.term(sc) == self.num(x), value_of(x), v)
@@ -553,9 +556,13 @@ class Encoder:
             )
         z_term = self.name(z_val, f"{h.name}@{i}.Z")
         out: dict[str, Val] = {}
+
+        def weighted(x: Fraction, vj: Val) -> Val:
+            return self.linear([(weight[x], vj)], Fraction(0))
+
         for o in h.value.outputs:
             parts = [
-                chain(sc, lambda x, vj=vs[j][o]: self.linear([(weight[x], vj)], Fraction(0)))
+                chain(sc, functools.partial(weighted, vj=vs[j][o]))
                 for j, sc in zip(allowed, scores, strict=True)
             ]
             numer = self.name(

@@ -72,7 +72,8 @@ def recognition_query(
         raise Unsupported(
             f"{net.name!r} is a {type(net).__name__}; the encoder covers encoder-style Networks only"
         )
-    if getattr(language, "automaton", None) is None and getattr(language, "stack", None) is None:
+    machine = language.automaton if language.automaton is not None else language.stack
+    if machine is None:
         raise Unsupported(
             f"the language {language.name} has no symbolic encoding (an Automaton); give its "
             "Language an automaton= to prove it with SMT"
@@ -84,7 +85,7 @@ def recognition_query(
     ctx = z3.Context()
     enc = Encoder(z3, ctx, net, m, word, hardmax)
     logit = enc.logit()
-    member = enc.member(language.automaton if language.automaton is not None else language.stack)
+    member = enc.member(machine)
     accept = z3.BoolVal(logit > 0, ctx) if isinstance(logit, Fraction) else enc.term(logit) > 0
     solver = z3.Solver(ctx=ctx)
     for a in enc.assertions:

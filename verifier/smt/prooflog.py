@@ -39,13 +39,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from netproof.symbolic import fingerprint, render, tokenize
+from netproof.symbolic import Network, fingerprint, render, tokenize
 from netproof.verifier.claims import (
     AllowedNext,
     BlockIdentity,
     Claim,
     Construction,
     ExactFact,
+    Lemma,
     MirrorInvariant,
     PairHeights,
     Proved,
@@ -392,8 +393,12 @@ def _texts(path: str, where: str, obj: Mapping[str, Any], keys: Sequence[str]) -
 
 
 def _fields(
-    path: str, where: str, obj: Any, required: set[str], optional: set[str] = frozenset()
-) -> None:  # type: ignore[assignment]
+    path: str,
+    where: str,
+    obj: Any,
+    required: set[str] | frozenset[str],
+    optional: set[str] | frozenset[str] = frozenset(),
+) -> None:
     if not isinstance(obj, dict):
         raise ProofLogError(f"{path}: {where} must be a JSON object, got {type(obj).__name__}")
     unknown = sorted(set(obj) - required - optional)
@@ -691,6 +696,25 @@ MAX_BOUND = 1_000_000
 """The largest word length a record's bound may name (a bound beyond it is no run's)."""
 
 
+def _network(log: ProofLog, c: Construction, values: Mapping[str, Any], hi: int) -> Network:
+    """The network a compositional proof is about (of length ``hi`` for a per-length one)."""
+    net = c.network(values, hi) if c.per_length else c.network(values)
+    if not isinstance(net, Network):
+        raise ProofLogError(
+            f"{log.path}: {c.name} builds a {type(net).__name__}; a proof for every length is about a transformer-style Network"
+        )
+    return net
+
+
+def _lemmas(log: ProofLog, c: Construction, values: Mapping[str, Any]) -> tuple[Lemma, ...]:
+    """The lemmas a compositional proof is made of."""
+    if c.lemmas is None:
+        raise ProofLogError(
+            f"{log.path}: {c.name} declares no lemmas, and a proof for every length is made of them"
+        )
+    return tuple(c.lemmas(values))
+
+
 def _bound(log: ProofLog, claim: Claim) -> int | None:
     b = log.record["bound"]
     if b is None:
@@ -709,14 +733,15 @@ def _bound(log: ProofLog, claim: Claim) -> int | None:
         )
     if not lo <= hi <= MAX_BOUND:
         raise ProofLogError(f"{log.path}: bound.max_len={hi} must be in {lo}..{MAX_BOUND}")
-    return hi
+    return int(hi)
 
 
 def _count(alphabet: Sequence[str], lo: int, hi: int) -> int:
     k = len(alphabet)
     if k == 1:
         return hi - lo + 1
-    return (k ** (hi + 1) - k**lo) // (k - 1)
+    words: int = (k ** (hi + 1) - k**lo) // (k - 1)
+    return words
 
 
 def _result_needed(
@@ -794,10 +819,8 @@ def _check_words_claim(log: ProofLog, job: Job, claim: Recognizes | ValueIs, hi:
         rebuilt = rebuild_queries(job.construction, job.values, claim, rec)
         for entry in top:
             _same_text(log, entry, rebuilt.get(entry["name"]), "")
-        if not smt:
-            return (
-                verdict != "unknown"
-            )  # queries beside an exhaustive verdict (``--method all``): the check decides
+        if not smt:  # queries beside an exhaustive verdict (``--method all``): the check decides
+            return bool(verdict != "unknown")
         if verdict != "unknown":
             _result_needed(log, "", top, verdict == "refuted")
         if verdict == "refuted":
@@ -987,19 +1010,19 @@ def _check_compositional(
             raise ProofLogError(
                 f"{log.path}: a refutation comes from a range of lengths, not from an every-length query"
             )
-    net = c.network(values, hi) if c.per_length else c.network(values)
+    net = _network(log, c, values, hi)
     texts = {
         q["name"]: log.smt2[q["sha256"]]
         for q in theorem
         if q["name"].startswith(f"{claim.id} every n: ")
     }
     try:
-        lemmas = c.lemmas(values)
+        lemmas = _lemmas(log, c, values)
         rebuilt, nodes = (
             rebuild_counting(net, claim, lemmas, names, texts)
-            if is_counting(claim, lemmas)
+            if isinstance(claim, Recognizes) and is_counting(claim, lemmas)
             else rebuild_tree(net, claim, lemmas, names, texts)
-        )  # type: ignore[arg-type]
+        )
     except ValueError as exc:  # a recorded invariant that is not one (or not readable)
         raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
     except (
@@ -1104,13 +1127,13 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
             f"{log.path}: the theorem's queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}"
         )
     _result_needed(log, f"theorem {claim.id!r}", theorem, False)
-    net = c.network(values, hi) if c.per_length else c.network(values)
+    net = _network(log, c, values, hi)
     texts = {q["name"]: log.smt2[q["sha256"]] for q in theorem}
     try:
         rebuilt, nodes = (
             ({}, depth_feature_tree(net, claim))
             if depth_features
-            else rebuild_tree(net, claim, c.lemmas(values), names, texts)
+            else rebuild_tree(net, claim, _lemmas(log, c, values), names, texts)
         )
     except ValueError as exc:
         raise ProofLogError(f"{log.path}: {exc}; run the proof again") from None
@@ -1149,7 +1172,7 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
     detail = (
         allowed_next_detail(claim, hi)
         if depth_features
-        else trace_detail(claim, len(c.lemmas(values)), hi)
+        else trace_detail(claim, len(_lemmas(log, c, values)), hi)
     )
     if rec["detail"] != detail:
         raise ProofLogError(
@@ -1332,12 +1355,11 @@ def rebuild_queries(
             if name.startswith("n=") and name[2:].isdigit() and str(int(name[2:])) == name[2:]:
                 m = int(name[2:])
                 if isinstance(claim, Recognizes):
-                    q = recognition_query(job.network(m), claim.language, m)
+                    rq = recognition_query(job.network(m), claim.language, m)
+                    out[name] = to_smt2(rq.solver, logic=rq.logic)
                 elif claim.closed_form is not None:
-                    q = value_query(job.network(m), claim, m)
-                else:
-                    continue
-                out[name] = to_smt2(q.solver, logic=q.logic)
+                    vq = value_query(job.network(m), claim, m)
+                    out[name] = to_smt2(vq.solver, logic=vq.logic)
     return out
 
 

@@ -33,8 +33,9 @@ from netproof.verifier.claims import (
 from netproof.verifier.exhaustive.checker import Job, check, count_words
 from netproof.verifier.smt.compositional import prove_recognizes, prove_trace, prove_value
 from netproof.verifier.smt.compositional.counters import prove_counting
-from netproof.verifier.smt.compositional.depth_features import prove_allowed_next
+from netproof.verifier.smt.compositional.depth_features import DepthOutcome, prove_allowed_next
 from netproof.verifier.smt.compositional.same_language import prove_same_language
+from netproof.verifier.smt.compositional.traces import TraceOutcome
 from netproof.verifier.smt.monolithic import recognizes_smt, value_is_smt
 from netproof.verifier.smtlib import Outcome, SmtQuery
 
@@ -168,6 +169,7 @@ def prove_claim_smt(
                 )
             )
         started = time.perf_counter()
+        traced: DepthOutcome | TraceOutcome
         if depth_features:
             traced = prove_allowed_next(job.network(bound), claim, bound, timeout=timeout)
         else:

@@ -290,7 +290,7 @@ def rerun_check(
                 f"{key}: the log says {recorded!r}, the check run again says {now!r}",
             )
     cx = getattr(verdict, "word", None)
-    if again == "refuted":
+    if isinstance(verdict, Refuted):
         shown = None if cx is None else render(c.network(values, len(cx)).alphabet, cx)
         if shown != rec.get("counterexample"):
             return LogCheck(

@@ -39,9 +39,11 @@ def stack_member(
     dead: Any = false
     h: list[Any] = [true, *([false] * D), false]  # h[0] = true, h[D + 1] = false
     slot = {(j, b): false for j in range(1, D + 1) for b in range(nb)}
-    code = [
-        stack.push[a] if stack.push[a] is not None else stack.pop[a] for a in range(len(stack.push))
-    ]
+    code: list[int] = []  # the type each symbol pushes or pops
+    for u, o in zip(stack.push, stack.pop, strict=True):
+        typ = u if u is not None else o
+        assert typ is not None  # StackAutomaton checks that each symbol pushes or pops
+        code.append(typ)
 
     def fresh(name: str, value: Any) -> Any:
         if z3.is_true(value) or z3.is_false(value):
@@ -56,7 +58,7 @@ def stack_member(
         ty = [
             z3.Or([sym[a] for a in range(len(sym)) if (code[a] >> b) & 1] or [false])
             for b in range(nb)
-        ]  # type: ignore[operator]
+        ]
         top = [
             z3.Or([z3.And(h[j], z3.Not(h[j + 1]), slot[(j, b)]) for j in range(1, D + 1)])
             for b in range(nb)

@@ -20,6 +20,13 @@ from netproof.verifier.claims import Verdict
 from .printer import to_smt2
 
 SmtResult: TypeAlias = Literal["unsat", "sat", "unknown"]
+LemmaVerdict: TypeAlias = Literal["proved", "refuted", "unknown"]
+VERDICT_OF: dict[SmtResult, LemmaVerdict] = {
+    "unsat": "proved",
+    "sat": "refuted",
+    "unknown": "unknown",
+}
+"""A lemma's verdict from the result of its one query (the query asks for a counterexample)."""
 SOLVER = "z3"
 
 
@@ -57,7 +64,7 @@ class LemmaNode:
 
     name: str
     statement: str
-    verdict: Literal["proved", "refuted", "unknown"]
+    verdict: LemmaVerdict
     queries: tuple[SmtQuery, ...] = ()
     children: tuple[LemmaNode, ...] = ()
 

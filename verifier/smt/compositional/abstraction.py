@@ -131,7 +131,8 @@ class Abstraction:
             if isinstance(r.lemma, NearestSelection | RankedSelection) and r.proved
         }
         self._states: dict[tuple[int, int], State] = {}
-        self._scans: dict[tuple[int, str], list[dict[str, Any] | None]] = {}
+        # per (sublayer, head): the selected value at each position, or None (no scan: fallback)
+        self._scans: dict[tuple[int, str], Sequence[dict[str, Any] | None] | None] = {}
         self._same_query: dict[Any, tuple[dict[str, Any], Any]] = {}
         self.readout_lemmas: dict[Any, PresenceSigns | bool] = (
             readout_lemmas if readout_lemmas is not None else {}
@@ -380,7 +381,7 @@ class Abstraction:
         if r is not None and isinstance(r.lemma, RankedSelection):
             key = (idx, h.name)
             if key not in self._scans:
-                self._scans[key] = abstraction_scan(self, idx, h, r)  # type: ignore[assignment]
+                self._scans[key] = abstraction_scan(self, idx, h, r)
             ranked = self._scans[key]
             if ranked is not None:
                 got = ranked[t]
@@ -396,7 +397,7 @@ class Abstraction:
 
     def scan(
         self, idx: int, layer: AttentionLayer, h: Head, r: LemmaResult
-    ) -> list[dict[str, Any] | None] | None:
+    ) -> Sequence[dict[str, Any] | None] | None:
         """The proved NearestSelection as a prefix scan over the positions: the selected value
         at each query position. None (with a recorded fallback) where a side condition fails."""
         key = (idx, h.name)
@@ -643,8 +644,8 @@ class Abstraction:
         if plan is None:
             return None
         dims, patterns = plan[0], plan[1]
-        bits = [self.pattern_bits(dims, self.state(idx, j)) for j in cands]
-        if any(b is None for b in bits):
+        bits = [b for j in cands if (b := self.pattern_bits(dims, self.state(idx, j))) is not None]
+        if len(bits) < len(cands):
             return None
         z3 = self.z3
         there = [self.present_at(j) for j in cands]

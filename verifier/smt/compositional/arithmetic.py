@@ -182,9 +182,9 @@ class Values:
             return const
         if len(bools) == 1 and not ariths:
             c, b = bools[0]
-            if (const, const + c) == (0, 1):
+            if const == 0 and const + c == 1:
                 return b
-            if (const, const + c) == (1, 0):
+            if const == 1 and const + c == 0:
                 return z3.Not(b)
         parts = [z3.If(b, self.num(c), self.num(Fraction(0))) for c, b in bools]
         parts += [v if c == 1 else self.num(c) * v for c, v in ariths]

@@ -330,12 +330,12 @@ class _Classes:
                 args = [go(a) for a in e.children()]
                 return None if any(a is None for a in args) else z3.Sum(args)
             if z3.is_mul(e):
-                args = [go(a) for a in e.children()]
-                if any(a is None for a in args):
+                factors = [f for a in e.children() if (f := go(a)) is not None]
+                if len(factors) < len(e.children()):
                     return None
-                out = args[0]
-                for a in args[1:]:
-                    out = out * a
+                out = factors[0]
+                for f in factors[1:]:
+                    out = out * f
                 return out
             return None
 
@@ -1028,13 +1028,12 @@ class _Classes:
             new: Any = None
             for q in range(dfa.states):
                 seq, first_seen = [q], {q: 0}
-                while True:
-                    nxt = dfa.delta[seq[-1]][a]
-                    if nxt in first_seen:
-                        tail, period = first_seen[nxt], len(seq) - first_seen[nxt]
-                        break
+                nxt = dfa.delta[q][a]
+                while nxt not in first_seen:
                     first_seen[nxt] = len(seq)
                     seq.append(nxt)
+                    nxt = dfa.delta[nxt][a]
+                tail, period = first_seen[nxt], len(seq) - first_seen[nxt]
                 cyc: Any = z3.IntVal(seq[tail + period - 1], self.ctx)
                 for t in range(period - 2, -1, -1):
                     cyc = z3.If(

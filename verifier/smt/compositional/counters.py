@@ -60,7 +60,7 @@ from netproof.verifier import smtlib
 from netproof.verifier.claims import Language, Proved, Recognizes, Refuted, Unknown
 from netproof.verifier.claims.counting import CountComparison, CounterAutomaton, UniformCount
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
-from netproof.verifier.smtlib import LemmaNode, Outcome, SmtQuery, to_smt2
+from netproof.verifier.smtlib import VERDICT_OF, LemmaNode, Outcome, SmtQuery, to_smt2
 
 from .arithmetic import Values, affine_map, consts, ffn_faithful
 from .lemmas import METHOD, replay
@@ -264,10 +264,10 @@ def _comparison(net: Network, lemma: CountComparison, timeout: float) -> tuple[L
             reason=f"FFN {lemma.block} breaks the lemma at {shown}",
             seconds=query.seconds,
         )
-    verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
+    verdict = VERDICT_OF[query.result]
     return LemmaNode(
         name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)
-    ), query.result == "unsat"  # type: ignore[arg-type]
+    ), query.result == "unsat"
 
 
 def prove_counting_lemma(

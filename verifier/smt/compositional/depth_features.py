@@ -436,8 +436,11 @@ def _representative(
     if stack.push[i] is not None:
         return (last,) * h  # so that the prefixes of one word cover every height
     opener = next(a for j, a in enumerate(alphabet) if stack.push[j] == stack.pop[i])
-    under = () if h == 0 else (top,) * h
-    return (*under, opener, last)  # type: ignore[return-value]
+    under: tuple[str, ...] = ()
+    if h > 0:
+        assert top is not None  # a non-empty stack has a top
+        under = (top,) * h
+    return (*under, opener, last)
 
 
 def _allowed(
@@ -561,7 +564,7 @@ def prove_allowed_next(
         verdict="proved",
     )
     tree = LemmaNode(name=claim.id, statement=statement, verdict="proved", children=(*nodes, side))
-    k = len(net.embedding.alphabet)  # type: ignore[union-attr]
+    k = len(net.embedding.alphabet)
     checked = sum(k**m for m in range(claim.min_len, hi + 1))
     return DepthOutcome(Proved(METHOD, checked, allowed_next_detail(claim, hi)), tree)
 
@@ -970,7 +973,9 @@ def _length_aware_readout(
         t_last = len(word)
         row_sel = {d: trace.value(labels[shape.selection_index + 1], t_last, d) for d in net.dims}
         row_rem = (
-            {d: trace.value(labels[shape.rem_ffn], t_last, d) for d in net.dims} if rem_dims else {}
+            {d: trace.value(labels[shape.rem_ffn], t_last, d) for d in net.dims}
+            if rem_dims and shape.rem_ffn is not None
+            else {}
         )
         h = len(completion(word, 1)) - len(word) - 1  # the stack height after the word
         M = stack.depth + 3

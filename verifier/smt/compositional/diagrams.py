@@ -67,11 +67,11 @@ def reachable(
         stderr=subprocess.PIPE,
     )
     data: bytes | None = payload
+    done: tuple[bytes, bytes] | None = None
     try:
-        while True:
+        while done is None:
             try:
-                out, err = proc.communicate(data, timeout=_POLL)
-                break
+                done = proc.communicate(data, timeout=_POLL)
             except subprocess.TimeoutExpired:
                 data = None  # sent with the first call
                 if stop() or time.perf_counter() > deadline:
@@ -81,6 +81,7 @@ def reachable(
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+    out, err = done
     if proc.returncode != 0:
         tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
         return "unsupported", f"the BDD process failed (exit {proc.returncode}: {tail[0]})"

@@ -125,10 +125,11 @@ def clauses_of(z3: Any, inv: Any) -> Clauses | None:
 
     out = []
     for clause in inv.children() if z3.is_and(inv) else [inv]:
-        lits = [literal(e) for e in (clause.children() if z3.is_or(clause) else [clause])]
-        if any(lit is None for lit in lits):
+        atoms = clause.children() if z3.is_or(clause) else [clause]
+        lits = [lit for e in atoms if (lit := literal(e)) is not None]
+        if len(lits) < len(atoms):
             return None
-        out.append(tuple(sorted(set(lits))))  # type: ignore[arg-type]
+        out.append(tuple(sorted(set(lits))))
     return tuple(sorted(set(out)))
 
 

@@ -650,6 +650,7 @@ def induction_system(
     flags: list[str]
     lang: Any = None
     pairs: list[_MarkedPairs] = []
+    last: _LastUnmarked | None = None  # kinds complete and sound
     if kind == "complete":
         lang = _ChildMarks(z3, vals, cur, nxt, language)
         last = _LastUnmarked(z3, vals, cur, nxt, language)
@@ -671,7 +672,7 @@ def induction_system(
         *flags,
         *(lang.names if lang is not None else ()),
         *(n for p in pairs for n in p.names),
-        *(last.names if kind != "output" else ()),
+        *(last.names if last is not None else ()),
     ]
     for key, (_later, outs) in keys.items():
         state_names += [
@@ -698,6 +699,7 @@ def induction_system(
             alts.append(vals.and_(parts))
             continue
         m_out, e_out = info["m_out"], info["e_out"]
+        assert last is not None  # kinds complete and sound
         if kind == "complete":
             if tok is None:
                 cons, broke_in, broke_out = lang.read(sym, m_in, m_out)
@@ -743,27 +745,28 @@ def induction_system(
     init = [cur(phases[0]), *(z3.Not(cur(p)) for p in phases[1:]), *(z3.Not(cur(f)) for f in flags)]
     if lang is not None:
         init += lang.init()
-    if kind != "output":
+    if last is not None:
         init += last.init()
     for p in pairs:
         init += p.init()
 
-    end = [cur("done")]
+    done = [cur("done")]
     for key, (later, outs) in keys.items():
         for f in ("found", "has", *(f"best.{o}" for o in outs), *(f"near.{o}" for o in outs)):
-            (init if later else end).append(z3.Not(cur(f"scan{key}.{f}")))
+            (init if later else done).append(z3.Not(cur(f"scan{key}.{f}")))
     if kind == "complete":
-        bad = z3.And(*end, lang.balanced(), cur("viol"))
+        bad = z3.And(*done, lang.balanced(), cur("viol"))
     elif kind == "sound":
         assumed = vals.not_(vals.or_([cur("avoid"), pairs[0].open()]))
         broken = vals.or_([cur("viol"), pairs[1].open()])
-        bad = z3.And(*end, z3.Or(cur("err_in"), z3.And(assumed, broken)))
+        bad = z3.And(*done, z3.Or(cur("err_in"), z3.And(assumed, broken)))
     else:
+        assert plan_r is not None
         accept = word_step.presence_formula(
             plan_r, [cur(f"seen{pi}") for pi in range(len(plan_r[1]))]
-        )  # type: ignore[arg-type,index]
+        )
         clean = z3.And(z3.Not(cur("unmarked")), z3.Not(cur("erred")))
-        bad = z3.And(*end, accept != clean)
+        bad = z3.And(*done, accept != clean)
     state = [cur.vars[n] for n in order]
     primed = [nxt.vars[n] for n in order]
     return TransitionSystem(z3, ctx, state, primed, z3.And(init), trans, bad)

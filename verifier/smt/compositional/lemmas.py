@@ -56,7 +56,7 @@ from netproof.verifier.claims import (
     Word,
 )
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
-from netproof.verifier.smtlib import LemmaNode, SmtQuery
+from netproof.verifier.smtlib import VERDICT_OF, LemmaNode, SmtQuery
 
 from .arithmetic import Values, ffn_faithful, sympy_to_z3
 
@@ -165,10 +165,10 @@ def _prove_boolean_block(
             reason=f"FFN {lemma.block} differs from the lemma on dims {bad} at {shown}",
             seconds=query.seconds,
         )
-    verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
+    verdict = VERDICT_OF[query.result]
     return LemmaNode(
         name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)
-    ), query.result == "unsat"  # type: ignore[arg-type]
+    ), query.result == "unsat"
 
 
 def nearer_is_later(mask: str) -> bool:
@@ -298,10 +298,10 @@ def _prove_nearest(net: Network, lemma: NearestSelection, timeout: float) -> tup
             reason=f"the score order breaks the ranking at {shown}",
             seconds=query.seconds,
         )
-    verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
+    verdict = VERDICT_OF[query.result]
     return LemmaNode(
         name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)
-    ), query.result == "unsat"  # type: ignore[arg-type]
+    ), query.result == "unsat"
 
 
 def _prove_ranked(net: Network, lemma: RankedSelection, timeout: float) -> tuple[LemmaNode, bool]:
@@ -360,10 +360,10 @@ def _prove_ranked(net: Network, lemma: RankedSelection, timeout: float) -> tuple
             reason=f"the score order breaks the ranking at {shown}",
             seconds=query.seconds,
         )
-    verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
+    verdict = VERDICT_OF[query.result]
     return LemmaNode(
         name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)
-    ), query.result == "unsat"  # type: ignore[arg-type]
+    ), query.result == "unsat"
 
 
 def _homogeneous(block: FFN) -> bool:
@@ -420,10 +420,10 @@ def _prove_scaled_block(net: Network, lemma: ScaledBlock, timeout: float) -> tup
             reason=f"FFN {lemma.block} differs from the lemma at {shown}",
             seconds=query.seconds,
         )
-    verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[query.result]
+    verdict = VERDICT_OF[query.result]
     return LemmaNode(
         name=lemma.id, statement=lemma.statement, verdict=verdict, queries=(query,)
-    ), query.result == "unsat"  # type: ignore[arg-type]
+    ), query.result == "unsat"
 
 
 def prove_lemma(net: Network, lemma: Lemma, *, timeout: float = 60.0) -> tuple[LemmaNode, bool]:

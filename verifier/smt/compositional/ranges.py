@@ -433,5 +433,10 @@ def prove_compositional(
     net = (
         construction.network(values, n) if construction.per_length else construction.network(values)
     )
+    if not isinstance(net, Network):
+        reason = f"unsupported: compositional proofs cover transformer-style networks, not a {type(net).__name__}"
+        return Unknown(METHOD, reason), LemmaNode(
+            name=claim_id, statement=claim.statement, verdict="unknown"
+        )
     progress = prove_recognizes(net, claim, lemmas, n, timeout=timeout, lengths=lengths)
     return progress.verdict, progress.tree

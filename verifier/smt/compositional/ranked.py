@@ -148,12 +148,12 @@ def abstraction_scan(ab: Any, idx: int, h: Head, r: LemmaResult) -> list[dict[st
     strict = h.mask.startswith("strict")
     out: list[dict[str, Any]] = []
     for t in range(ab.N):
-        seen, got = (has, val) if h.mask == "none" else (before[t] if strict else after[t])
+        seen, picked = (has, val) if h.mask == "none" else (before[t] if strict else after[t])
         if not z3.is_true(seen) and h.empty != "zero":
             raise Unsupported(
                 f"head {h.name!r} with empty='error' over a masked set that may be empty"
             )
-        out.append(got)
+        out.append(picked)
     r.uses += 1
     return out
 

@@ -545,17 +545,17 @@ def every_length_system(
     )
     first_word = f"word{0}"
     moves: list[tuple[str, str | None, int | None, str]] = []  # (from, token, suffix index, to)
-    for i, tok in enumerate(emb.prefix):
-        moves.append((f"pre{i}", tok, None, f"pre{i + 1}" if i + 1 < P else first_word))
-    for c in range(min_len + 1):
-        moves.append((f"word{c}", None, None, f"word{min(c + 1, min_len)}"))
-    for s, tok in enumerate(emb.suffix):
+    for i, special in enumerate(emb.prefix):
+        moves.append((f"pre{i}", special, None, f"pre{i + 1}" if i + 1 < P else first_word))
+    for m in range(min_len + 1):
+        moves.append((f"word{m}", None, None, f"word{min(m + 1, min_len)}"))
+    for k, special in enumerate(emb.suffix):
         moves.append(
             (
-                f"word{min_len}" if s == 0 else f"suf{s}",
-                tok,
-                s,
-                f"suf{s + 1}" if s + 1 < S else "done",
+                f"word{min_len}" if k == 0 else f"suf{k}",
+                special,
+                k,
+                f"suf{k + 1}" if k + 1 < S else "done",
             )
         )
     plan = None
@@ -567,6 +567,7 @@ def every_length_system(
         tuple[Any, dict[str, Any] | None, tuple[list[Any], Any] | None],
     ] = {}
     symbol_steps: list[Step] = []  # the step that reads a word symbol (Bools w0.*)
+    step: Step | None = None
     for _from, tok, s, _to in moves:
         if (tok, s) in steps:
             continue

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from netproof.symbolic import Network
 from netproof.verifier import smtlib
 from netproof.verifier.claims import (
+    AllowedNext,
     Lemma,
     NearestSelection,
     PairHeights,
@@ -134,6 +135,8 @@ def prove_trace(
         return unknown(
             "unsupported: the trace property has no form the smt method states (TraceProperty.statable)"
         )
+    if isinstance(watch, AllowedNext):  # proved from depth features (prove_allowed_next)
+        return unknown("unsupported: an AllowedNext property is proved from depth features")
     results: list[LemmaResult] = []
     for lemma in lemmas:
         node, ok = prove_lemma(
