@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from netproof.symbolic import SymbolicError, render
+from netproof.symbolic import Network, SymbolicError, render
 from netproof.verifier.claims import Claim, Construction, Refuted, Unknown, Verdict
 
 from .errors import EXIT_OK, EXIT_REFUTED, CampaignError
@@ -124,7 +124,7 @@ def _torch_unsupported(
             unsupported[c.name] = reason
             if on_unsupported is not None:
                 on_unsupported(c, reason)
-        elif not compiled_one:
+        elif not compiled_one and isinstance(net, Network):  # unsupported() refused the others
             try:
                 torch_backend.compile(net)
             except SymbolicError as exc:

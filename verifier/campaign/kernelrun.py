@@ -36,6 +36,7 @@ class KernelRun:
     def network_file(self, rec: Mapping[str, Any]) -> str | KernelResult:
         """The path of the network file of ``rec``'s construction and parameters, or the
         kernel's refusal when there is none."""
+        from netproof.symbolic import Network
         from netproof.symbolic.netfile import dumps
 
         key = json.dumps([rec.get("construction"), rec.get("params")], sort_keys=True)
@@ -49,7 +50,10 @@ class KernelRun:
                 raise ValueError(f"no construction {rec.get('construction')!r}")
             if c.per_length:
                 raise ValueError("a network per word length")
-            text = dumps(c.network(c.parse_params(rec.get("params") or {})))
+            net = c.network(c.parse_params(rec.get("params") or {}))
+            if not isinstance(net, Network):
+                raise ValueError(f"a {type(net).__name__}, not a transformer-style Network")
+            text = dumps(net)
             got = os.path.join(self.folder, f"net{len(self._files)}.json")
             with open(got, "w", encoding="utf-8") as f:
                 f.write(text)

@@ -25,8 +25,9 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from netproof.verifier.claims import Construction
+from netproof.verifier.claims import Claim, Construction
 
 from .errors import CampaignError
 
@@ -168,12 +169,13 @@ def select_claims(
         ids = [claim.id for claim in c.claims(parameter_values(c, {}))]
         known.extend(i for i in ids if i not in known)
         if any(wanted.wants(name, i) for i in ids):
-            kept[name] = dataclasses.replace(
-                c,
-                claims=lambda values, c=c, name=name: tuple(
-                    cl for cl in c.claims(values) if wanted.wants(name, cl.id)
-                ),
-            )
+
+            def selected(
+                values: Mapping[str, Any], c: Construction = c, name: str = name
+            ) -> tuple[Claim, ...]:
+                return tuple(cl for cl in c.claims(values) if wanted.wants(name, cl.id))
+
+            kept[name] = dataclasses.replace(c, claims=selected)
     wanted.check_ids(known, ", ".join(registry))
     if not kept:
         raise CampaignError(f"no claim of {', '.join(registry)} is selected by --claims/-k")

@@ -165,7 +165,8 @@ def every_length(rec: Mapping[str, Any]) -> bool:
     docstring)."""
     if rec.get("verdict") != "proved":
         return False
-    claim = rec.get("claim") if isinstance(rec.get("claim"), Mapping) else {}
+    given = rec.get("claim")
+    claim: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     every = f"{claim.get('id')} every n: "
     tree = rec.get("lemmas")
     if isinstance(tree, Mapping):

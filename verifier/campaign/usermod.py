@@ -34,7 +34,7 @@ import re
 import sys
 import traceback
 from collections.abc import Collection
-from types import ModuleType
+from types import FrameType, ModuleType
 
 from netproof.symbolic import Network
 from netproof.verifier.claims import ClaimBase, Construction
@@ -154,7 +154,7 @@ def claim_code_error(
     if module is None or module.endswith(".json"):
         return None
     folder = os.path.dirname(os.path.abspath(module)) + os.sep
-    frames: list[tuple[object, int]] = []
+    frames: list[tuple[FrameType, int]] = []
     tb = exc.__traceback__
     while tb is not None:
         frames.append((tb.tb_frame, tb.tb_lineno))
@@ -163,17 +163,17 @@ def claim_code_error(
         (f, line)
         for f, line in frames
         if os.path.abspath(f.f_code.co_filename).startswith(folder)
-        and _is_users(f.f_code.co_filename)  # type: ignore[attr-defined]
+        and _is_users(f.f_code.co_filename)
     ]
     if not users:
         return None
     frame, line = users[-1]
-    code = frame.f_code  # type: ignore[attr-defined]
-    word = _word_in(list(frame.f_locals.values()))  # type: ignore[attr-defined]
+    code = frame.f_code
+    word = _word_in(list(frame.f_locals.values()))
     for outer, _line in reversed(frames):
         if word is not None:
             break
-        word = _word_in([v for k, v in outer.f_locals.items() if k in ("w", "word", "p", "point")])  # type: ignore[attr-defined]
+        word = _word_in([v for k, v in outer.f_locals.items() if k in ("w", "word", "p", "point")])
     text = traceback.extract_tb(exc.__traceback__)
     source = (
         next(

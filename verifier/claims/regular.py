@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from typing import Any, TypeAlias
 
 from .languages import Automaton
 
@@ -83,7 +84,8 @@ class _Nfa:
         return a, b
 
 
-_Node = tuple  # ("sym", frozenset[int]) | ("eps",) | ("cat", n, n) | ("alt", n, n) | ("star", n)
+_Node: TypeAlias = tuple[Any, ...]
+"""("sym", frozenset[int]) | ("eps",) | ("cat", n, n) | ("alt", n, n) | ("star", n)"""
 _EPS: _Node = ("eps",)
 
 
@@ -131,14 +133,13 @@ class _Parser:
 
     def sequence(self) -> _Node:
         node = _EPS
-        while self.peek() is not None and self.peek() not in "|)":
+        while (c := self.peek()) is not None and c not in "|)":
             node = _cat(node, self.repeat())
         return node
 
     def repeat(self) -> _Node:
         node = self.atom()
-        while self.peek() is not None and self.peek() in "*+?{":
-            op = self.peek()
+        while (op := self.peek()) is not None and op in "*+?{":
             if op == "{":
                 lo, hi = self.braces()
                 node = _repeat(node, lo, hi)
@@ -154,6 +155,7 @@ class _Parser:
         end = self.p.find("}", start)
         body = self.p[start + 1 : end] if end > 0 else ""
         parts = body.split(",")
+        hi: int | None
         try:
             if len(parts) == 1:
                 lo, hi = int(parts[0]), int(parts[0])

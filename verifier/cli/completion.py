@@ -18,7 +18,7 @@ May import the campaign's sources (the construction names) and argparse.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from netproof.verifier.campaign.errors import EXIT_OK
@@ -77,7 +77,7 @@ def _options(
     return options, choices, None if first is None else [str(c) for c in first]
 
 
-def _words(items: Sequence[str]) -> str:
+def _words(items: Iterable[str]) -> str:
     return " ".join(items)
 
 

@@ -107,7 +107,8 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
             "built": fingerprint(net),
         }
     if args.format == "state_dict":
-        from netproof.symbolic.torch_export import MissingExtraError, save
+        from netproof.symbolic import MissingExtraError
+        from netproof.symbolic.torch_export import save
 
         if not args.out:
             raise UsageError("--format state_dict writes a binary torch file: give --out FILE.pt")

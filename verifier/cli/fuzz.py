@@ -20,7 +20,7 @@ from netproof.symbolic import render
 from netproof.verifier.campaign.fuzzrun import FuzzResult, Trying, fuzz_claims, fuzz_verdict_name
 from netproof.verifier.campaign.proving import alphabet_of
 from netproof.verifier.campaign.sources import Session, parse_assignments
-from netproof.verifier.claims import Construction, Refuted
+from netproof.verifier.claims import Construction, Refuted, Unknown
 
 from .checks import fuzz_length, output_dir
 from .live import events
@@ -149,8 +149,8 @@ def cmd_fuzz(args: argparse.Namespace, session: Session) -> int:
     searched = [
         r
         for r in run.results
-        if not isinstance(r.verdict, Refuted) and not r.verdict.reason.startswith("not fuzzable")
-    ]  # type: ignore[union-attr]
+        if isinstance(r.verdict, Unknown) and not r.verdict.reason.startswith("not fuzzable")
+    ]
     print(
         f"\n{len(refuted)} refuted, {len(searched)} with no counterexample found (not a proof), "
         f"{len(run.results) - len(refuted) - len(searched)} not fuzzable"

@@ -27,7 +27,7 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_list(args: argparse.Namespace, session: Session) -> int:
-    rows = []
+    rows: list[dict[str, Any]] = []
     listed = (
         [c for name in args.names for c in session.resolve(name)]
         if args.names

@@ -189,6 +189,7 @@ def _run_network(
             f"{origin} holds {len(texts):,} words; run takes at most {MAX_RUN_WORDS:,} at once (an exact run of "
             "a few hundred symbols can take a second per word): split the file"
         )
+    probe: Network | RecurrentNetwork | Seq2Seq
     if file_net is not None:
         probe = file_net
     else:
@@ -521,7 +522,11 @@ def _run_recurrent(
             ]
         steps.append(row)
     decided = all(st.predicted is not None for st in trace.steps)
-    accepted = None if task is None or not decided else task.accepts(tuple(word), trace.predictions)
+    accepted = (
+        None
+        if task is None or not decided
+        else task.accepts(tuple(word), tuple(p for p in trace.predictions if p is not None))
+    )
     right = (
         None
         if targets is None

@@ -97,9 +97,9 @@ def certified_rounding(enclosure: Any, digits: int = 6) -> str:
     for k in range(digits, 0, -1):
         d = _round(lo, k)
         if d == _round(hi, k):
-            fixed = (
-                d.as_tuple().exponent <= 0 and d.adjusted() >= -5
-            )  # no zeros that are not digits
+            exponent = d.as_tuple().exponent  # an int: d is finite
+            fixed = isinstance(exponent, int) and exponent <= 0 and d.adjusted() >= -5
+            # (no zeros that are not digits)
             text = format(d, "f") if fixed else format(d, f".{k - 1}e")
             return f"≈{text}"
     return certified_decimal(enclosure, 2)

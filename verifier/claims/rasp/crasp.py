@@ -27,7 +27,7 @@ May import: the standard library, :mod:`netproof.verifier.claims.languages` and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -213,7 +213,8 @@ def _no_equality(cls: type) -> None:
     (``count(x) == 0`` is False) where the program means the vector ``count(x).eq(0)``. Between
     two vectors ``==`` stays the expressions' structural equality (programs are DAGs whose
     operations are dict keys)."""
-    structural = cls.__eq__
+    klass: Any = cls  # the dataclass's own __eq__, called on its instances
+    structural: Callable[[Any, object], Any] = klass.__eq__
 
     def __eq__(self: CVec, other: object) -> Any:  # bool, or NotImplemented from another class
         if not isinstance(other, (BVec, CVec)):
