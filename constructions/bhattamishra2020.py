@@ -82,7 +82,7 @@ from netproof.symbolic import (
     ffn,
     token_embedding,
 )
-from netproof.symbolic.ir import Affine
+from netproof.symbolic.ir import Affine, Mask
 from netproof.verifier.claims import (
     VARIANT,
     Claim,
@@ -109,11 +109,11 @@ def _none() -> Affine:
     return affine({}, inputs=(), outputs=())
 
 
-def _v0_head(name: str, mask: str) -> Head:
+def _v0_head(name: str, mask: Mask) -> Head:
     """An attention head with W_V = 0: its output is 0 whatever it attends to."""
     return Head(
         name=name, query=_none(), key=_none(), value=_none(), normalizer=Hardmax(), mask=mask
-    )  # type: ignore[arg-type]
+    )
 
 
 def _halting(halt: Mapping[str, Fraction], prefix: str) -> Halting:

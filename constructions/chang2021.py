@@ -644,11 +644,11 @@ def _permutations(n: int) -> list[sympy.Matrix]:
 
 
 def _softmax2(logits: Sequence[Fraction]) -> list[Fraction]:
-    raw = [Fraction(2) ** int(x) if x.denominator == 1 else None for x in logits]
-    if any(w is None for w in raw):
+    if any(x.denominator != 1 for x in logits):
         raise ValueError("witness logits must be integers")
-    total = sum(raw, Fraction(0))  # type: ignore[arg-type]
-    return [w / total for w in raw]  # type: ignore[operator]
+    raw = [Fraction(2) ** int(x) for x in logits]
+    total = sum(raw, Fraction(0))
+    return [w / total for w in raw]
 
 
 def _witness_pre_post() -> tuple[int, str | None]:
@@ -698,8 +698,11 @@ def _witness_equivariance() -> tuple[int, str | None]:
         n = len(x)
         return [
             sum(
-                w * x[j]
-                for j, w in enumerate(_softmax2([x[i] * x[j] + beta[j - i] for j in range(n)]))
+                (
+                    w * x[j]
+                    for j, w in enumerate(_softmax2([x[i] * x[j] + beta[j - i] for j in range(n)]))
+                ),
+                Fraction(0),
             )
             for i in range(n)
         ]

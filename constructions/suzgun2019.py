@@ -257,10 +257,16 @@ def _maps(ctl: Controller, scale: int | None) -> dict[str, Any]:
     W_hh = affine(hh, inputs=hidden, outputs=hidden)
     route = Fraction(1) if K is None else Fraction(2)
     W_sh = affine({u: {e: route} for u, e in ctl.slots.items()}, inputs=ctl.element, outputs=hidden)
+    y: dict[str, dict[str, Fraction]]
+    a: dict[str, dict[str, Fraction]]
+    n: dict[str, dict[str, Fraction]]
     if K is None:
         y = {f"y:{s}": {u: Fraction(w) for u, w in row.items()} for s, row in ctl.y.items()}
-        a = {"PUSH": dict(ctl.push), "POP": dict(ctl.pop)}
-        n = {e: dict(row) for e, row in ctl.n.items()}
+        a = {
+            "PUSH": {u: Fraction(w) for u, w in ctl.push.items()},
+            "POP": {u: Fraction(w) for u, w in ctl.pop.items()},
+        }
+        n = {e: {u: Fraction(w) for u, w in row.items()} for e, row in ctl.n.items()}
     else:
         y = {f"y:{s}": soft_row(row, -half) for s, row in ctl.y.items()}
         a = {op: soft_row(row, Fraction(0)) for op, row in (("PUSH", ctl.push), ("POP", ctl.pop))}
@@ -324,7 +330,7 @@ def stack_rnn(*, task: str = "d2", scale: int | None = None) -> RecurrentNetwork
         W_n=m["W_n"],
         activation="tanh" if soft else "sigma",
         gate="logistic" if soft else "sigma",
-        decision=Softmax(c=Fraction(scale)) if soft else Hardmax(),
+        decision=Softmax(c=Fraction(scale)) if scale is not None else Hardmax(),
     )
     params = {"task": task, **({"scale": str(scale)} if soft else {})}
     return _network(ctl, "stack-rnn", cell, m["W_y"], scale, params)
@@ -358,7 +364,7 @@ def baby_ntm(*, task: str = "d2", slots: int = 104, scale: int | None = None) ->
         W_n=m["W_n"],
         activation="tanh" if soft else "sigma",
         gate="logistic" if soft else "sigma",
-        decision=Softmax(c=Fraction(scale)) if soft else Hardmax(),
+        decision=Softmax(c=Fraction(scale)) if scale is not None else Hardmax(),
     )
     params = {"task": task, "slots": str(slots), **({"scale": str(scale)} if soft else {})}
     return _network(ctl, "baby-ntm", cell, m["W_y"], scale, params)

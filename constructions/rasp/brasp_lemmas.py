@@ -140,7 +140,10 @@ def program_automaton(program: brasp.Program, *, max_states: int = 4096) -> Auto
             new.append(tuple(row))
         return tuple(new), here[program.output]
 
-    start = (tuple(tuple(None for _ in bits[op][0]) for op in attends), program.empty)
+    start: tuple[tuple[tuple[tuple[bool, ...] | None, ...], ...], bool] = (
+        tuple(tuple(None for _ in bits[op][0]) for op in attends),
+        program.empty,
+    )
     index = {start: 0}
     delta: list[list[int]] = []
     todo = deque([start])
@@ -268,7 +271,7 @@ def _guessing_automaton(program: brasp.Program, max_states: int) -> Automaton | 
     first_wins = {op: op.side == "leftmost" for op in g.attends}
 
     def starts() -> list[_Guess]:
-        choices = []
+        choices: list[list[tuple[_Table, ...]]] = []
         for op in g.attends:
             if op.mask == "past":
                 choices.append([(g.empty(op),)])
@@ -291,13 +294,17 @@ def _guessing_automaton(program: brasp.Program, max_states: int) -> Automaton | 
 
     def moves(state: _Guess, symbol: str) -> list[_Guess]:
         parts, _out = state
-        found = []
+        found: list[_Guess] = []
         for after in product(*futures):
-            seen = {}
+            seen: dict[brasp.BVec, _Table] = {}
             for op, part, f in zip(g.attends, parts, after, strict=True):
-                seen[op] = part[0] if op.mask != "future" else f
+                if op.mask != "future":
+                    seen[op] = part[0]
+                else:
+                    assert f is not None  # a future mask's guess
+                    seen[op] = f
             here = g.here(symbol, seen)
-            new = []
+            new: list[tuple[_Table, ...]] = []
             for op, part, f in zip(g.attends, parts, after, strict=True):
                 if op.mask == "past":
                     new.append((g.add(op, part[0], here, first_wins[op]),))

@@ -351,8 +351,9 @@ class _Compiler:
                 dims += list(items)
                 continue
             if kind == "attn":
-                heads = tuple(
-                    uniform_average(d, {d: {arg: 1}}, mask="causal") for d, arg in items.items()
+                heads = tuple(  # an attention item is the dim its head averages
+                    uniform_average(d, {d: {str(arg): 1}}, mask="causal")
+                    for d, arg in items.items()
                 )
                 block = AttentionLayer(name=name, heads=heads)
             else:
@@ -369,7 +370,7 @@ class _Compiler:
                 dims += list(items)
                 continue
             dims += list(items)
-            layers.append(Sublayer(block=block, residual=True))  # type: ignore[arg-type]
+            layers.append(Sublayer(block=block, residual=True))
         return Network(
             name=f"crasp.{prog.name}",
             dims=tuple(dims),
@@ -442,7 +443,7 @@ def _gate_levels(name: str, items: dict[str, Node]) -> list[tuple[str, dict[str,
     home: dict[Relu, str] = {}
     for r in sorted((r for r in level if read_at.get(r, 0) > level[r]), key=lambda r: level[r]):
         home[r] = f"{name}.r{len(home) + 1}"
-    memo: dict[int, Node] = {}
+    memo: dict[tuple[int, int], Node] = {}
 
     def rewrite(node: Node, at: int) -> Node:
         if isinstance(node, Relu) and node in home and level[node] < at:

@@ -43,6 +43,12 @@ REFERENCE = "Yang & Chiang 2024 (C-RASP); compiled by netproof.constructions.ras
 _Linear = tuple[dict[str, int], int]  # (coefficients by count name, constant)
 
 
+def _count_value(x: bool | _Linear) -> _Linear:
+    """A count's value (a linear form), never a Boolean's (the program is well typed)."""
+    assert isinstance(x, tuple)
+    return x
+
+
 def _add(a: _Linear, b: _Linear, k: int = 1) -> _Linear:
     coefs = dict(a[0])
     for d, w in b[0].items():
@@ -85,9 +91,8 @@ def program_counters(
     for a, symbol in enumerate(program.alphabet):
         for bits in product((False, True), repeat=len(less)):
             truth = dict(zip(less, bits, strict=True))
-            here: dict[
-                crasp.Vec, object
-            ] = {}  # Booleans, and counts at i as linear forms of the counts at i − 1
+            # Booleans, and counts at i as linear forms of the counts at i − 1
+            here: dict[crasp.Vec, bool | _Linear] = {}
             guard: list[Atom] = []
             for op in ops:
                 if isinstance(op, crasp.Token):
@@ -105,20 +110,22 @@ def program_counters(
                 elif isinstance(op, crasp.Number):
                     here[op] = ({}, op.value)
                 elif isinstance(op, crasp.Add):
-                    here[op] = _add(here[op.left], here[op.right])  # type: ignore[arg-type]
+                    here[op] = _add(_count_value(here[op.left]), _count_value(here[op.right]))
                 elif isinstance(op, crasp.Scale):
-                    coefs, const = here[op.arg]  # type: ignore[misc]
+                    coefs, const = _count_value(here[op.arg])
                     here[op] = ({d: op.k * w for d, w in coefs.items() if op.k * w}, op.k * const)
                 elif isinstance(op, crasp.Where):
                     here[op] = here[op.then] if here[op.cond] else here[op.otherwise]
                 elif isinstance(op, crasp.Less):
                     # right − left > 0 (true) or left − right >= 0 (false), over the counts at i − 1
-                    coefs, const = _add(here[op.right], here[op.left], -1)  # type: ignore[arg-type]
+                    coefs, const = _add(
+                        _count_value(here[op.right]), _count_value(here[op.left]), -1
+                    )
                     sign = 1 if truth[op] else -1
                     row = tuple(sign * coefs.get(n, 0) for n in names)
                     guard.append((row, 1 - const if truth[op] else const))
                     here[op] = truth[op]
-            add = tuple(here[c][1] for c in counts)  # type: ignore[index]
+            add = tuple(_count_value(here[c])[1] for c in counts)
             target = int(bool(here[program.output]))
             for q in (0, 1):
                 rules.append(

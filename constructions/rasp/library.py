@@ -8,6 +8,9 @@ compiled program (``brasp-…``, ``crasp-…``) with its claims (:mod:`.claims`)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from netproof.verifier.claims import Automaton, Language, Word
 from netproof.verifier.claims.counting import CounterAutomaton, CounterRule, linear
 from netproof.verifier.claims.rasp import brasp as B
@@ -126,11 +129,11 @@ def _ambm(w: Word) -> bool:
 def _lang(
     name: str,
     alphabet: tuple[str, ...],
-    contains,
+    contains: Callable[[Word], bool],
     description: str,
     dfa: Automaton | None = None,
     counters: CounterAutomaton | None = None,
-) -> Language:  # type: ignore[no-untyped-def]
+) -> Language:
     return Language(
         name=name,
         alphabet=alphabet,
@@ -144,9 +147,9 @@ def _lang(
 def _counters(
     names: tuple[str, ...],
     states: int,
-    rules: list[tuple[int, int, tuple, int, tuple[int, ...]]],
-    accepting: list[tuple[int, tuple]],
-) -> CounterAutomaton:  # type: ignore[type-arg]
+    rules: list[tuple[int, int, tuple[Any, ...], int, tuple[int, ...]]],
+    accepting: list[tuple[int, tuple[Any, ...]]],
+) -> CounterAutomaton:
     """A counter automaton with start state 0; a rule is (state, symbol, guard, target, increments)."""
     return CounterAutomaton(
         states=states,

@@ -462,7 +462,7 @@ def _stack_positions(word: tuple[str, ...], k: int) -> list[list[int]]:
     """For every token index t (γ = 0), the token indices of the unmatched opens after token t."""
     opens = {op for op, _cl in symbols(k)}
     stack: list[int] = []
-    out = [[]]
+    out: list[list[int]] = [[]]
     for t, s in enumerate(word, start=1):
         if s in opens:
             stack.append(t)
@@ -618,7 +618,7 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             + (" of every valid γuω" if g2 else where)
             + ", d = 1 + depth",
             reference=ref,
-            holds=layer1,  # type: ignore[arg-type]
+            holds=layer1,
             domain=domain,
             domain_text=domain_text,
             backend="sympy",
@@ -630,7 +630,7 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             + (" (and (cφ, sφ) = θ(n − i))" if g2 else "")
             + f", at every position{where}",
             reference="Appendix B, Lemma B.1",
-            holds=angles,  # type: ignore[arg-type]
+            holds=angles,
             domain=domain,
             domain_text=domain_text,
             backend="sympy",
@@ -673,7 +673,7 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
                 statement="the layer-2 hard head selects exactly one token: the top of the stack, or γ when the stack is empty"
                 + f", at every position{where}",
                 reference=ref,
-                holds=stack_top,  # type: ignore[arg-type]
+                holds=stack_top,
                 domain=domain,
                 domain_text=domain_text,
                 backend="interval",
@@ -692,7 +692,7 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             + (f" (soft layer 2, λ₂ = {values['lambda2']}·n ln n)" if soft else "")
             + (" (as printed: opens tested at d = D, no ω row)" if paper else ""),
             reference=ref,
-            holds=next_sets,  # type: ignore[arg-type]
+            holds=next_sets,
             domain=domain,
             domain_text=domain_text,
             backend="interval",
@@ -705,7 +705,7 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             statement=f"Definition 3.1 ({reading}): every token of γuω gets probability >= ε iff u ∈ {lang.name}, "
             + ("for every u over the brackets and ω" if g2 else "for every bracket string u"),
             reference="§3, Definition 3.1",
-            holds=def31,  # type: ignore[arg-type]
+            holds=def31,
             domain=def31_domain,
             domain_text="word uω" + (" (ω also inside u)" if g2 else ""),
             backend="interval",

@@ -382,10 +382,10 @@ def dyck_generator(
     out_bias: dict[str, int] = {}
     for tau, (op, cl) in enumerate(pairs, start=1):
         out_rows[score[op]] = {"open_ok": B}
-        code = [(tau >> b) & 1 for b in range(B)]
+        bits = [(tau >> b) & 1 for b in range(B)]
         # Σ_b code_b·top_b + (1 − code_b)(1 − top_b): B iff top = code(τ).
-        out_rows[score[cl]] = {top[b]: 1 if code[b] else -1 for b in range(B)}
-        out_bias[score[cl]] = sum(1 - c for c in code)
+        out_rows[score[cl]] = {top[b]: 1 if bits[b] else -1 for b in range(B)}
+        out_bias[score[cl]] = sum(1 - c for c in bits)
     if fixed:
         out_rows[score[END]] = {"end_ok": B}
     layers = (
