@@ -154,9 +154,9 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
     for idx, sub in enumerate(net.layers):
         where = f"sublayer {idx} ({sub.block.name})"
         if sub.block.kind == "ffn":
-            outs = []
-            for r in rows:
-                x = dict(r)
+            outs: list[dict[str, Any]] = []
+            for row in rows:
+                x = dict(row)
                 if not sub.block.steps:
                     outs.append({})
                     continue
@@ -187,19 +187,22 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
                     if any(s.denominator != 1 for s in scores):
                         raise Refused(f"{where}: a softmax weight {h.base}^(non-integer)")
                     assert h.base is not None
-                    w = [z3.RealVal(h.base ** int(s)) * classes[j][2] for j, s in enumerate(scores)]
-                    total = sum(w, z3.RealVal(0))
+                    weights = [
+                        z3.RealVal(h.base ** int(s)) * classes[j][2] for j, s in enumerate(scores)
+                    ]
+                    total = sum(weights, z3.RealVal(0))
                     for o in h.value.outputs:
                         outs[i][o] = (
-                            sum((w[j] * vs[j][o] for j in range(len(rows))), z3.RealVal(0)) / total
+                            sum((weights[j] * vs[j][o] for j in range(len(rows))), z3.RealVal(0))
+                            / total
                         )
             if sub.block.output is not None:
                 full = {o: z3.RealVal(0) for h in sub.block.heads for o in h.value.outputs}
                 outs = [_affine(z3, sub.block.output, {**full, **o}) for o in outs]
         new = []
-        for r, o in zip(rows, outs, strict=True):
-            x = dict(r) if sub.residual else {d: z3.RealVal(0) for d in r}
-            for d, v in o.items():
+        for row, out in zip(rows, outs, strict=True):
+            x = dict(row) if sub.residual else {d: z3.RealVal(0) for d in row}
+            for d, v in out.items():
                 x[d] = x[d] + v
             new.append(x)
         rows = new
