@@ -65,9 +65,16 @@ from netproof.verifier.claims import (
 from .errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, CampaignError, InternalError, Interrupted
 from .executors import EXECUTORS, Work, ray_cluster, require_ray, run_pool, run_ray, run_serial
 from .limits import check_bounds
-from .selection import ClaimFilter
+from .selection import select_ids, select_keyword
 from .sources import Session, builtin_registry, parameter_values
 from .store import claim_has_words, every_length, find_cached, record, store, verdict_of
+from .strongest import (
+    best_methods,
+    every_length_gap,
+    every_length_route,
+    prove_best,
+    with_strongest,
+)
 from .usermod import claim_code_error
 
 if TYPE_CHECKING:
@@ -260,7 +267,7 @@ def exit_code(verdicts: Collection[Verdict]) -> int:
 def claim_bound(claim: Claim, max_n: int | None, verdict: Verdict | None = None) -> int | None:
     """The word-length bound a verdict covers; None for statements without one (lemmas over all
     integers or reals, identities, structural proofs that hold for every length)."""
-    from netproof.verifier.claims import BlockIdentity, ExactFact, ForAll, Identity
+    from netproof.verifier.claims import BlockIdentity, ForAll, Identity
 
     if isinstance(claim, (BlockIdentity, Identity, ExactFact, ForAll)):
         return None
@@ -273,7 +280,6 @@ def share_key(claim: Claim, idx: int) -> object:
     """Claims of one construction with equal keys run in one task (and share traces)."""
     from netproof.verifier.claims import (
         BlockIdentity,
-        ExactFact,
         ForAll,
         Identity,
         PredictsNext,
@@ -413,7 +419,14 @@ def run_task(
                 tick(0, _words_of(job, claim, task.max_n) if task.method == "exhaustive" else 0)
             if task.method == "best":
                 outcome = prove_best(
-                    job, c, values, claim, max_n=task.max_n, timeout=task.timeout, progress=tick
+                    job,
+                    c,
+                    values,
+                    claim,
+                    max_n=task.max_n,
+                    timeout=task.timeout,
+                    progress=tick,
+                    bound_of=claim_bound,
                 )
             elif task.method == "exhaustive" and tick is not None:
                 log: list[Any] = []  # as prove_claim's exhaustive method, with the words' progress
@@ -429,141 +442,6 @@ def run_task(
             raise failure from (exc if isinstance(failure, InternalError) else None)
         out.append((outcome, time.perf_counter() - started))
     return out
-
-
-def every_length_route(claim: Claim) -> str | None:
-    """None where some method can prove ``claim`` for every length (the smt method covers it, or
-    its own check decides every length), else why not: what the claim lacks."""
-    from netproof.verifier.claims import (
-        BlockIdentity,
-        ExactFact,
-        ForAll,
-        Identity,
-        MirrorInvariant,
-        Recognizes,
-        TraceProperty,
-        ValueIs,
-    )
-    from netproof.verifier.smt.prove import smt_applicable
-
-    if isinstance(claim, (BlockIdentity, ForAll, Identity, MirrorInvariant)):
-        return None  # unbounded statements, or structural for every word
-    if isinstance(claim, ExactFact) and claim.every_length:
-        return None
-    if smt_applicable(claim):
-        return None
-    kind = type(claim).__name__
-    if isinstance(claim, ExactFact):
-        if claim.words:
-            return (
-                "no encoder: its reference language has no automaton or counter automaton to compare the "
-                "program's with (give the reference as a regular expression, an Automaton or a CounterAutomaton)"
-            )
-        return None  # a fact about numbers: no words, no lengths
-    if isinstance(claim, TraceProperty):
-        return "no encoder: a TraceProperty without a form the smt method states (TraceProperty.statable)"
-    if isinstance(claim, ValueIs):
-        return (
-            "no encoder: a ValueIs without a closed form (ValueIs.closed_form)"
-            if claim.closed_form is None
-            else f"no encoder: a ValueIs checked with the {claim.backend} backend"
-        )
-    if isinstance(claim, Recognizes):
-        return f"no encoder: a {kind} claim whose language has no automaton, stack or counter automaton"
-    return f"no encoder for {kind} claims"
-
-
-def prove_best(
-    job: Any,
-    c: Construction,
-    values: Mapping[str, Any],
-    claim: Claim,
-    *,
-    max_n: int | None,
-    timeout: float,
-    progress: Callable[[int, int], None] | None = None,
-) -> Outcome:
-    """``--method best`` on one claim: the strongest method that applies, in order: a proof for
-    every length (the smt method where it covers the claim, or the claim's own check where that
-    decides every length), else the exhaustive check of the bound (where it holds at most
-    :data:`~.limits.MAX_EXHAUSTIVE_WORDS` words). A refutation from either is the verdict (each
-    is replayed exactly). The outcome's ``attempts`` say what each step gave, so a claim
-    proved within its bound says why it has no proof for every length."""
-    from netproof.verifier.exhaustive.checker import check, count_words
-    from netproof.verifier.smt.prove import prove_claim_smt
-    from netproof.verifier.smtlib import Outcome
-
-    from .limits import MAX_EXHAUSTIVE_WORDS
-
-    bound = claim_bound(claim, max_n)
-    attempts: list[str] = []
-    why = every_length_route(claim)
-    if why is None and not (isinstance(claim, ExactFact) and claim.every_length):
-        from netproof.verifier.smt.prove import smt_applicable
-
-        if smt_applicable(claim):
-            started = time.perf_counter()
-            smt = prove_claim_smt(job, claim, max_n, timeout=timeout)
-            took = time.perf_counter() - started
-            if isinstance(smt.verdict, Refuted):
-                return Outcome(
-                    smt.verdict, smt.queries, smt.lemmas, (f"smt: refuted ({took:.1f}s)",)
-                )
-            rec = record(c, values, claim, claim_bound(claim, max_n, smt.verdict), smt)
-            unbounded = (
-                isinstance(smt.verdict, Proved)
-                and rec.get("bound") is None
-                and not getattr(claim, "words", False)
-            )
-            if every_length(rec) or unbounded:
-                return Outcome(
-                    smt.verdict, smt.queries, smt.lemmas, (f"smt: proved ({took:.1f}s)",)
-                )
-            v = smt.verdict
-            said = (
-                f"unknown: {v.reason}"
-                if isinstance(v, Unknown)
-                else f"proved up to length {bound} only ({v.detail}); no proof for every length found "
-                f"within the {timeout:g} s of --timeout"
-            )
-            attempts.append(f"smt ({took:.1f}s): {said}")
-    elif why is not None:
-        attempts.append(why)
-    if (
-        bound is not None
-        and claim_has_words(claim)
-        and count_words(job.alphabet, claim.min_len, bound) > MAX_EXHAUSTIVE_WORDS
-    ):
-        attempts.append(
-            f"exhaustive: the bound {bound} holds more than {MAX_EXHAUSTIVE_WORDS:,} words; not run"
-        )
-        return Outcome(Unknown("best", "; ".join(attempts)), (), None, tuple(attempts))
-    log: list[Any] = []
-    found = check(job, claim, max_len=max_n, queries=log, progress=progress)
-    return Outcome(found, tuple(log), None, tuple(attempts))
-
-
-def every_length_gap(r: ClaimResult) -> str | None:
-    """None where ``r``'s claim is proved for every length (by this run or a record under
-    ``--out``), or is proved and has no words (a lemma over numbers, a fact); else why not, for
-    ``--require every-length``: refuted, unknown (with the reason), or proved within its bound
-    only (what the attempts for every length gave, or what the claim lacks for one)."""
-    if r.every_length_shown:
-        return None
-    v = r.verdict
-    if isinstance(v, Refuted):
-        return f"refuted ({v.detail})"
-    if isinstance(v, Unknown):
-        return f"unknown: {v.reason}"
-    if r.bound is None and not getattr(r.claim, "words", False):
-        return None  # proved for all inputs: no words, no lengths
-    if r.attempts:
-        return "; ".join(r.attempts)
-    why = every_length_route(r.claim)
-    return (
-        why
-        or "proved within its bound only (run it with --method best for a proof of every length)"
-    )
 
 
 def run_shard(item: ShardTask, session: Session | None = None) -> tuple[Part, float]:
@@ -674,38 +552,6 @@ def _check_options(
         require_ray()
 
 
-def _select_claims(
-    plans: list[tuple[Construction, dict[str, Any], list[tuple[int, Claim]]]], wanted: list[str]
-) -> None:
-    """Keep only the claims whose id is in ``wanted`` (in place); an id no construction has is
-    refused, naming the ids there are."""
-    known = list(dict.fromkeys(claim.id for _c, _v, claims in plans for _i, claim in claims))
-    for cid in wanted:
-        if not isinstance(cid, str) or cid not in known:
-            names = ", ".join(dict.fromkeys(c.name for c, _v, _cl in plans))
-            raise CampaignError(
-                f"claims: {cid!r} is not a claim of {names}; its claims: {', '.join(known)} (see `netproof list`)"
-            )
-    for _c, _v, claims in plans:
-        claims[:] = [(i, claim) for i, claim in claims if claim.id in wanted]
-
-
-def _select_keyword(
-    plans: list[tuple[Construction, dict[str, Any], list[tuple[int, Claim]]]], keyword: str
-) -> None:
-    """Keep only the claims the ``-k`` expression ``keyword`` matches (in place: see
-    :mod:`.selection`); an expression that matches no claim is refused."""
-    wanted = ClaimFilter.parse(None, keyword)
-    for c, _v, claims in plans:
-        claims[:] = [(i, claim) for i, claim in claims if wanted.wants(c.name, claim.id)]
-    if not any(claims for _c, _v, claims in plans):
-        names = ", ".join(dict.fromkeys(c.name for c, _v, _cl in plans))
-        raise CampaignError(
-            f"-k {keyword!r} matches no claim of {names}; a word matches a claim id or a construction name "
-            "as a substring (see `netproof list NAME` for the ids)"
-        )
-
-
 def prove(
     constructions: str | Construction | Sequence[str | Construction] | None = None,
     *,
@@ -775,9 +621,9 @@ def prove(
         values = parameter_values(c, given)
         plans.append((c, values, list(enumerate(c.claims(values)))))
     if claims is not None:
-        _select_claims(plans, _as_list(claims, "claims"))
+        select_ids(plans, _as_list(claims, "claims"))
     if keyword is not None:
-        _select_keyword(plans, keyword)
+        select_keyword(plans, keyword)
     check_bounds(plans, method=method, max_n=max_n)
     return _run(
         plans,
@@ -826,16 +672,7 @@ def methods_writing(
     if isinstance(claim, BlockIdentity):
         return frozenset({"exhaustive"})
     if method == "best":
-        # a proof for every length is reused whatever wrote it (find_cached); a bounded record
-        # only where no method gives more, or where the claim has no words (a lemma, a fact)
-        from netproof.verifier.claims import ForAll, Identity
-        from netproof.verifier.smt.prove import smt_applicable
-
-        if every_length_route(claim) is not None or isinstance(claim, (ForAll, Identity)):
-            return frozenset({"exhaustive"})
-        if not smt_applicable(claim) and not getattr(claim, "every_length", False):
-            return frozenset({"exhaustive"})  # a fact about numbers, a structural check: one way
-        return frozenset()
+        return best_methods(claim)
     if method != "all":
         return frozenset({method})
     if not smt_applicable(claim):
@@ -955,20 +792,10 @@ def _run(
         if out:
             stored = store(out, c, values, claim, bound, outcome)
             path, kept = stored.path, stored.kept
-        results[flat_idx] = ClaimResult(
-            c,
-            values,
-            claim,
-            verdict,
-            seconds,
-            bound,
-            rec,
-            every_length(rec),
-            False,
-            path,
-            kept,
-            attempts=outcome.attempts,
+        made = ClaimResult(
+            c, values, claim, verdict, seconds, bound, rec, every_length(rec), False, path, kept
         )
+        results[flat_idx] = dataclasses.replace(made, attempts=outcome.attempts)
         announce(flat_idx)
 
     def report(task_idx: int, done_here: list[tuple[Any, float]]) -> None:
@@ -992,7 +819,7 @@ def _run(
     assert all(r is not None for r in results)  # every task reported every claim
     finished = [r for r in results if r is not None]
     if out:
-        finished = [_with_strongest(out, r) for r in finished]
+        finished = [with_strongest(out, r) for r in finished]
     verdicts = [r.verdict for r in finished]
     code = exit_code(verdicts)
     short = [r for r in finished if isinstance(r.verdict, Proved) and every_length_gap(r)]
@@ -1016,28 +843,6 @@ def _run(
         results=tuple(finished),
         seconds=elapsed,
     )
-
-
-def _with_strongest(out: str, r: ClaimResult) -> ClaimResult:
-    """``r`` with the strongest record of its claim under ``out`` (the one the ledger and the
-    report show: :func:`.ledger.find_record`) where that is stronger than ``r``'s own, of the same
-    network and claim statement (a record of another network or statement is stale, not
-    stronger)."""
-    from .ledger import find_record
-    from .store import rank
-
-    found = find_record(out, r.construction, r.values, r.claim)
-    if found is None or rank(found) <= rank(r.record) or isinstance(r.verdict, Refuted):
-        return r
-    same = (found.get("network") or {}).get("fingerprint") == (r.record.get("network") or {}).get(
-        "fingerprint"
-    ) and (found.get("claim") or {}).get("statement") == r.claim.statement
-    if not same:
-        return r
-    from .ledger import PATH_KEY
-
-    path = found.pop(PATH_KEY, None)
-    return dataclasses.replace(r, strongest=found, strongest_path=path)
 
 
 def _run_pool(

@@ -31,7 +31,14 @@ from netproof.verifier.claims import Claim, Construction
 
 from .errors import CampaignError
 
-__all__ = ["ClaimFilter", "keyword_matcher", "select_claims", "split_ids"]
+__all__ = [
+    "ClaimFilter",
+    "keyword_matcher",
+    "select_claims",
+    "select_ids",
+    "select_keyword",
+    "split_ids",
+]
 
 _TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
 
@@ -180,3 +187,34 @@ def select_claims(
     if not kept:
         raise CampaignError(f"no claim of {', '.join(registry)} is selected by --claims/-k")
     return kept
+
+
+def select_ids(
+    plans: list[tuple[Construction, dict[str, Any], list[tuple[int, Claim]]]], wanted: list[str]
+) -> None:
+    """Keep only the claims whose id is in ``wanted`` (in place); an id no construction has is
+    refused, naming the ids there are."""
+    known = list(dict.fromkeys(claim.id for _c, _v, claims in plans for _i, claim in claims))
+    for cid in wanted:
+        if not isinstance(cid, str) or cid not in known:
+            names = ", ".join(dict.fromkeys(c.name for c, _v, _cl in plans))
+            raise CampaignError(
+                f"claims: {cid!r} is not a claim of {names}; its claims: {', '.join(known)} (see `netproof list`)"
+            )
+    for _c, _v, claims in plans:
+        claims[:] = [(i, claim) for i, claim in claims if claim.id in wanted]
+
+
+def select_keyword(
+    plans: list[tuple[Construction, dict[str, Any], list[tuple[int, Claim]]]], keyword: str
+) -> None:
+    """Keep only the claims the ``-k`` expression ``keyword`` matches (in place); an expression that matches no claim is refused."""
+    wanted = ClaimFilter.parse(None, keyword)
+    for c, _v, claims in plans:
+        claims[:] = [(i, claim) for i, claim in claims if wanted.wants(c.name, claim.id)]
+    if not any(claims for _c, _v, claims in plans):
+        names = ", ".join(dict.fromkeys(c.name for c, _v, _cl in plans))
+        raise CampaignError(
+            f"-k {keyword!r} matches no claim of {names}; a word matches a claim id or a construction name "
+            "as a substring (see `netproof list NAME` for the ids)"
+        )
