@@ -333,7 +333,7 @@ def test_check_model_cli_searches_by_branch_and_bound_with_the_same_verdict(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     dyck12 = str(FIXTURES / "dyck12.pt")
-    args = ["check-model", dyck12, "--language", "dyck", "--max-n", "8", "--json"]
+    args = ["check-model", dyck12, "--language", "dyck", "--max-n", "6", "--json"]
     code = main(args)
     plain = json.loads(capsys.readouterr().out)
     assert main([*args, "--search", "bnb", "--leaf", "2"]) == code
@@ -351,6 +351,7 @@ def _verdicts(report: object) -> dict[str, object]:
     return doc
 
 
+@pytest.mark.slow
 def test_subtree_shards_merged_give_one_process_s_report() -> None:
     from netproof.verifier.models.bnb import bnb_shards, merge_bnb
 
@@ -378,13 +379,13 @@ def test_check_model_cli_shards_branch_and_bound_over_the_local_pool(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     dyck12 = str(FIXTURES / "dyck12.pt")
-    args = ["check-model", dyck12, "--language", "dyck", "--max-n", "7", "--json"]
+    args = ["check-model", dyck12, "--language", "dyck", "--max-n", "5", "--json"]
     args += ["--search", "bnb", "--leaf", "2"]
     code = main(args)
     one = json.loads(capsys.readouterr().out)
     assert main([*args, "--jobs", "2"]) == code
     pooled = json.loads(capsys.readouterr().out)
-    assert pooled["search"]["shards"] == 4 + 4 * 8
+    assert pooled["search"]["shards"] == 4 + 2 * 8  # lengths 0..3 whole, 4 and 5 in 8 subtrees
     for doc in (one, pooled):
         for key in ("search", "margin_histogram", "wrong_margin_histogram"):
             doc.pop(key)
@@ -404,12 +405,24 @@ def test_free_positions_kept_as_symbols_up_to_the_first_attention_tighten_the_bo
     assert float(low[0]) < 0 < float(high[0]) and float(low[1]) < 0 < float(high[1])
 
 
-def test_the_focused_trained_model_is_decided_on_every_word_to_length_40_mostly_by_bounds() -> None:
+def test_the_focused_trained_model_is_decided_on_every_word_to_length_30_mostly_by_bounds() -> None:
     net = import_model(FIXTURES / "first_focused.pt")
-    report = check_model_bnb(net, FIRST, max_n=40, leaf=64)
-    assert report.totals.words == 2**41 - 1 and report.totals.undecided == 0
+    report = check_model_bnb(net, FIRST, max_n=30, leaf=64)
+    assert report.totals.words == 2**31 - 1 and report.totals.undecided == 0
     # it accepts the empty word (trained on lengths 1..64) and nothing else wrongly
     assert report.totals.wrong == 1 and report.shortest_wrong is not None
     assert report.shortest_wrong.word == () and report.shortest_wrong.accepted is True
     assert report.search is not None
     assert report.search["enumerated"] < 10_000  # type: ignore[operator]
+
+
+def test_the_search_picture_is_a_png_and_a_plain_report_is_refused(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from netproof.verifier.models.plot import plot_search
+
+    net = import_model(FIXTURES / "dyck12.pt")
+    report = check_model_bnb(net, DYCK(1, 2), max_n=5, leaf=4)
+    plot_search(report, tmp_path / "trie.png")
+    assert (tmp_path / "trie.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="needs the report of a branch-and-bound run"):
+        plot_search(check_model(net, DYCK(1, 2), max_n=2), tmp_path / "no.png")

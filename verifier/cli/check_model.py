@@ -610,6 +610,7 @@ def _bnb_sharded(args: argparse.Namespace, alphabet: Sequence[str]) -> Any:
         "leaf": LEAF if args.leaf is None else args.leaf,
     }
     parts: dict[int, Any] = {}
+    work: list[tuple[Any, tuple[Any, ...]]]
     if args.executor == "ray":
         from netproof.verifier.campaign.executors import ray_cluster, run_ray
 

@@ -6,18 +6,25 @@ May import: the claims vocabulary (languages), :mod:`netproof.symbolic` and its 
 (torch inside functions); never SMT, fuzzing, campaigns, the CLI or a paper module.
 """
 
+from .bnb import check_model_bnb, merge_bnb
 from .check import LengthRow, ModelReport, WordVerdict, check_model, merge_reports
 from .enclosure import LIBM_REL, Enclosure, EnclosureError, RNNEnclosure, compile_enclosure
+from .prefix import CausalPrefixEnclosure
+from .wordset import WordSetBound
 
 __all__ = [
     "LIBM_REL",
+    "CausalPrefixEnclosure",
     "Enclosure",
     "EnclosureError",
     "LengthRow",
     "ModelReport",
     "RNNEnclosure",
+    "WordSetBound",
     "WordVerdict",
     "check_model",
+    "check_model_bnb",
     "compile_enclosure",
+    "merge_bnb",
     "merge_reports",
 ]

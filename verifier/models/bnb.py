@@ -362,7 +362,7 @@ def merge_bnb(parts: Sequence[ModelReport], *, max_n: int) -> ModelReport:
     for part in parts:
         if part.search is None:
             raise ValueError("merge_bnb joins the reports of check_model_bnb")
-        for r in part.search["rows"]:  # type: ignore[union-attr]
+        for r in part.search["rows"]:
             into = rows.setdefault(
                 r["length"],
                 {"length": r["length"], "settled": 0, "settled_wrong": 0, "enumerated": 0}

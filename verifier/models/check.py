@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from netproof.symbolic import interval
 from netproof.symbolic.errors import NotRationalError
@@ -92,7 +93,7 @@ class ModelReport:
     trace: list[dict[str, object]] = field(default_factory=list)
     """The shortest wrong word's rigorous trace at the readout token: every residual state (the
     midpoints of its dims' intervals) and every head's attention weights from that token."""
-    search: dict[str, object] | None = None
+    search: dict[str, Any] | None = None
     """How a branch-and-bound run (:mod:`.bnb`) got there: words settled by bounds, words
     enumerated, per length and depth; None for plain enumeration."""
 

@@ -79,6 +79,17 @@ def _torch() -> Any:
     return torch
 
 
+def require_torch() -> Any:
+    """torch, or a :class:`MissingExtraError` naming the extra to install."""
+    return _torch()
+
+
+def grow(r: Any, k: int) -> Any:
+    """``r`` (a float sum of k nonnegative terms) raised in place to an upper bound of its exact
+    value (the a-priori growth every operation here applies)."""
+    return _grow(r, k)
+
+
 def _grow(r: Any, k: int) -> Any:
     """``r`` (a float sum of k nonnegative terms, a fresh tensor: it is updated in place) raised
     to an upper bound of its exact value."""
@@ -560,6 +571,16 @@ class Enclosure:
     def logits(self, tokens: Any, n_tokens: int) -> MR:
         """The logit enclosure of every row of ``tokens`` (``[B, n]`` indices into the table,
         specials included; ``n_tokens`` = n)."""
+        x = self.residual(tokens, n_tokens)
+        ro = self.net.readout
+        assert isinstance(ro, Classifier)  # checked in __init__
+        at = ro.position if ro.position >= 0 else n_tokens + ro.position
+        y = self.affine(ro.logit, MR(x.m[:, at, :], x.r[:, at, :]), self.index)
+        return MR(y.m[:, 0], y.r[:, 0])
+
+    def residual(self, tokens: Any, n_tokens: int) -> MR:
+        """The enclosure of the last residual stream ``[B, n, dims]`` at every position (what
+        the readout reads; a per-position output reads it too)."""
         x = self.add(MR(self.table.m[tokens], self.table.r[tokens]), self.positions(n_tokens))
         for sub in self.net.layers:
             block = sub.block
@@ -570,11 +591,7 @@ class Enclosure:
                 assert isinstance(block, FFN)  # checked in __init__
                 names, o = self.ffn(block, x) if block.steps else ([], None)
             x = self.combine(sub, x, names, o)
-        ro = self.net.readout
-        assert isinstance(ro, Classifier)  # checked in __init__
-        at = ro.position if ro.position >= 0 else n_tokens + ro.position
-        y = self.affine(ro.logit, MR(x.m[:, at, :], x.r[:, at, :]), self.index)
-        return MR(y.m[:, 0], y.r[:, 0])
+        return x
 
     def positions(self, n_tokens: int) -> MR:
         """The positional rows of a sequence of ``n_tokens`` tokens, ``[n, dims]`` (cached)."""
@@ -592,8 +609,8 @@ class Enclosure:
                     if value:
                         key = (t, self.index[d])
                         exact[key] = exact.get(key, Fraction(0)) + coef * value
-            for (t, d), q in exact.items():
-                pm[t, d], pr[t, d] = _const(q)
+            for (t, col), q in exact.items():
+                pm[t, col], pr[t, col] = _const(q)
             pos = self._positions[n_tokens] = MR(pm, pr)
         return pos
 

@@ -70,7 +70,7 @@ def plot_search(report: ModelReport, path: str | Path, *, title: str = "") -> No
     plt = _pyplot()
     import math
 
-    rows = report.search["rows"]  # type: ignore[index]
+    rows = report.search["rows"]
     lengths = [r["length"] for r in rows]
     depth = max([int(d) for r in rows for d in r["by_depth"]] + [1])
     grid = [[math.nan] * (depth + 1) for _ in rows]

@@ -217,7 +217,6 @@ class CausalPrefixEnclosure:
 
 def _grow(enc: Enclosure, r: Any, shifted: Any) -> Any:
     """The radius of the shifted scores, as :meth:`.enclosure.Enclosure.attention` bounds it."""
-    from .enclosure import U
-    from .enclosure import _grow as grow
+    from .enclosure import U, grow
 
     return grow(r + U * shifted.abs().nan_to_num(0.0, 0.0, 0.0), 2)

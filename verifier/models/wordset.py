@@ -28,7 +28,9 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from .enclosure import MR, Enclosure, RNNEnclosure, _torch, add_down, add_up, from_bounds
+from netproof.symbolic.ir import TokenEmbedding
+
+from .enclosure import MR, Enclosure, RNNEnclosure, add_down, add_up, from_bounds, require_torch
 
 __all__ = ["WordSetBound"]
 
@@ -60,36 +62,41 @@ class WordSetBound:
     prefix p, every word p·s with |s| = n − m has a logit in [low, high]."""
 
     def __init__(self, enclosure: Enclosure | RNNEnclosure, alphabet: Sequence[str]) -> None:
-        torch = _torch()
+        torch = require_torch()
         self.torch = torch
         self.alphabet = tuple(alphabet)
         self.ids = [enclosure.token_index[a] for a in self.alphabet]
-        enc = copy.copy(enclosure)  # the per-word enclosure is left as it is
+        enc: Enclosure | RNNEnclosure
         if isinstance(enclosure, RNNEnclosure):
-            d = enclosure.drive
+            rnn = copy.copy(enclosure)  # the per-word enclosure is left as it is
+            dr = enclosure.drive
             row = _hull(torch, [enclosure.drive_exact[a] for a in self.alphabet])
-            enc.drive = MR(torch.cat([d.m, row.m]), torch.cat([d.r, row.r]))
-            self.free = d.m.shape[0]
+            rnn.drive = MR(torch.cat([dr.m, row.m]), torch.cat([dr.r, row.r]))
+            self.free = dr.m.shape[0]
             self.pre: list[int] = []
             self.suf: list[int] = []
+            enc = rnn
         else:
+            tf = copy.copy(enclosure)
             t = enclosure.table
             emb = enclosure.net.embedding
+            assert isinstance(emb, TokenEmbedding)  # Enclosure checks it
             table: dict[str, dict[str, Fraction]] = {}
-            for tok, entries in emb.table:  # type: ignore[union-attr]
+            for tok, entries in emb.table:
                 into = table.setdefault(tok, {})
-                for d, v in entries:
-                    into[d] = into.get(d, Fraction(0)) + v
+                for dim, v in entries:
+                    into[dim] = into.get(dim, Fraction(0)) + v
             row = _hull(
                 torch,
-                [[table[a].get(d, Fraction(0)) for d in enclosure.dims] for a in self.alphabet],
+                [[table[a].get(dim, Fraction(0)) for dim in enclosure.dims] for a in self.alphabet],
             )
-            enc.table = MR(torch.cat([t.m, row.m]), torch.cat([t.r, row.r]))
-            enc._positions = {}
-            enc.word_sets = True
+            tf.table = MR(torch.cat([t.m, row.m]), torch.cat([t.r, row.r]))
+            tf._positions = {}
+            tf.word_sets = True
             self.free = t.m.shape[0]
-            self.pre = [enclosure.token_index[s] for s in emb.prefix]  # type: ignore[union-attr]
-            self.suf = [enclosure.token_index[s] for s in emb.suffix]  # type: ignore[union-attr]
+            self.pre = [enclosure.token_index[s] for s in emb.prefix]
+            self.suf = [enclosure.token_index[s] for s in emb.suffix]
+            enc = tf
         self.enclosure = enc
         self.symbolic = True
         """Keep free positions as alternatives up to the first attention layer (else: boxes)."""
@@ -143,6 +150,7 @@ class WordSetBound:
             sub = layers[i]
             assert isinstance(sub.block, FFN)
             for j, x in enumerate(alts):
+                o: MR | None
                 names, o = enc.ffn(sub.block, x) if sub.block.steps else ([], None)
                 alts[j] = enc.combine(sub, x, names, o)
             i += 1
@@ -151,7 +159,6 @@ class WordSetBound:
         x = from_bounds(torch, lo, hi)
         for k, sub in enumerate(layers[i:]):
             block = sub.block
-            o: MR | None
             if isinstance(block, AttentionLayer):
                 names, o = enc.attention(block, x, alts if k == 0 else None)
             else:
