@@ -103,7 +103,7 @@ def _apply(a: Affine, row: dict[str, Fraction]) -> dict[str, Fraction]:
     }
 
 
-_ALLOWED = {
+_ALLOWED: dict[str, Callable[[int, int], bool]] = {
     "none": lambda i, j: True,
     "strict_causal": lambda i, j: j < i,
     "strict_anticausal": lambda i, j: j > i,
@@ -235,6 +235,7 @@ def _operations_batch(
     compared, as integers, with the program's vector (the network runs once per chunk, the
     program word by word); a word where some dim differs gets ``holds``'s own text, from its
     exact final state."""
+    named: dict[Any, str]
     if module is brasp:
         named = {
             op: name for op, name in brasp.names(program).items() if isinstance(op, brasp.Attend)
@@ -548,13 +549,26 @@ def program_construction(
     """A registered construction for ``program``: its compiled network (compiled once, on the
     first build) and its claims."""
     is_b = isinstance(program, brasp.Program)
-    compile_ = compile_brasp if is_b else compile_crasp
     compiled: list[Network] = []
 
     def build(values: Any) -> Network:
         if not compiled:
-            compiled.append(compile_(program))  # type: ignore[arg-type]
+            compiled.append(
+                compile_brasp(program)
+                if isinstance(program, brasp.Program)
+                else compile_crasp(program)
+            )
         return compiled[0]
+
+    def claims(values: Any) -> tuple[Any, ...]:
+        if isinstance(program, brasp.Program):
+            return brasp_claims(program, language, max_len=max_len, network=build(values))
+        return crasp_claims(program, language, max_len=max_len)
+
+    def lemmas(values: Any) -> tuple[Any, ...]:
+        if isinstance(program, brasp.Program):
+            return brasp_lemmas(program)
+        return crasp_lemmas(program, build(values))
 
     return Construction(
         name=name,
@@ -563,13 +577,7 @@ def program_construction(
         reference=REFERENCE_B if is_b else REFERENCE_C,
         params=(),
         build=build,
-        claims=(
-            lambda values: brasp_claims(program, language, max_len=max_len, network=build(values))
-        )  # type: ignore[arg-type]
-        if is_b
-        else (lambda values: crasp_claims(program, language, max_len=max_len)),  # type: ignore[arg-type]
-        lemmas=(lambda values: brasp_lemmas(program))
-        if is_b
-        else (lambda values: crasp_lemmas(program, build(values))),  # type: ignore[arg-type]
+        claims=claims,
+        lemmas=lemmas,
         language=language or (brasp if is_b else crasp).language(program),
     )
