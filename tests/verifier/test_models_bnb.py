@@ -229,6 +229,8 @@ def _same(a: object, b: object) -> None:
     [
         ("first", 7, 2),
         ("parity", 6, 2),
+        ("parity_gelu", 5, 2),
+        ("first_focused", 8, 2),
         ("parity_lstm", 7, 4),
         ("dyck12", 9, 2),
         ("dyck22", 4, 16),
