@@ -63,11 +63,14 @@ def test_a_model_in_the_layout_of_a_compiled_tracr_model_imports_with_its_bos_to
 def test_a_compiled_tracr_program_dumps_imports_and_checks(tmp_path: Path) -> None:
     import runpy
 
+    from netproof.verifier.models.sequence import check_sequence, load_sequence_dump
+
     dump = runpy.run_path(str(Path(__file__).parents[2] / "examples" / "tracr_dump.py"))
-    path = tmp_path / "frac.pt"
+    path = tmp_path / "hist.pt"
     dump["dump_example"](path)
-    imp = import_file(path, max_len=4)
-    assert imp.faith is not None
+    imported, kw = load_sequence_dump(path)
+    assert imported.faith is not None
+    assert check_sequence(imported.net, **kw).status == "correct"
 
 
 def test_an_onnx_file_imports_and_matches_the_onnx_reference_evaluator() -> None:

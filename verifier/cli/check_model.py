@@ -45,9 +45,31 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--language",
-        required=True,
+        default=None,
         help="parity, first, dyck (-p k=K -p depth=D) or FILE.py:NAME "
         "(a Language, or a function word -> bool over the model's alphabet)",
+    )
+    p.add_argument(
+        "--reference",
+        default=None,
+        metavar="FILE.py:NAME",
+        help="check the output at every position: a function word (a list of symbols) -> the "
+        "expected output per position (None: don't care); default for a dump that records its "
+        "program's outputs (examples/tracr_dump.py)",
+    )
+    p.add_argument(
+        "--output",
+        choices=("categorical", "accept"),
+        default=None,
+        help="categorical: the argmax of the logits at each position (with --reference); "
+        "accept: one logit, against --language (the default)",
+    )
+    p.add_argument(
+        "--wrong",
+        default=None,
+        metavar="FILE",
+        help="with --output categorical: every wrong and undecided position as JSON lines "
+        "(input, position, expected, got, margin)",
     )
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--max-n", type=int, required=True, help="check every word of length <= this")
@@ -315,6 +337,12 @@ def _float32(path: str, config: str | None) -> Callable[[list[tuple[str, ...]]],
 def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
     from netproof.verifier.models import EnclosureError, check_model
 
+    if args.reference is not None or args.output == "categorical":
+        from .check_sequence import cmd_check_sequence
+
+        return cmd_check_sequence(args)
+    if args.language is None:
+        raise UsageError("check-model needs --language (or --reference with --output categorical)")
     if args.max_n < 0 or args.min_n < 0 or args.min_n > args.max_n:
         raise UsageError(
             f"--min-n {args.min_n} and --max-n {args.max_n} must satisfy 0 <= min-n <= max-n"

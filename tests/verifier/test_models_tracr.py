@@ -1,0 +1,138 @@
+"""tracr's library programs compiled by tracr (committed dumps written by examples/tracr_dump.py
+where tracr is installed: weights, tracr's own outputs and its RASP evaluator's outputs for every
+input up to the program's max_seq_len) imported through the TransformerLens-layout importer,
+gated on tracr's recorded outputs, and checked at every position against the RASP program."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from netproof.verifier.cli.app import main
+from netproof.verifier.models.faithful import UnfaithfulImportError
+from netproof.verifier.models.imported import import_file
+from netproof.verifier.models.sequence import check_sequence, load_sequence_dump
+
+pytestmark = pytest.mark.torch
+
+TRACR = Path(__file__).parents[1] / "fixtures" / "models" / "tracr"
+CATEGORICAL = ["length", "reverse", "hist", "sort_unique", "sort", "count_less_freq", "count_a"]
+NUMERICAL = ["frac_prevs", "pair_balance"]
+FAST = {"hist", "sort_unique", "count_less_freq"}
+
+
+def _marks(name: str) -> object:
+    return pytest.param(name, marks=() if name in FAST else pytest.mark.slow)
+
+
+@pytest.mark.parametrize("name", [_marks(n) for n in CATEGORICAL])
+def test_a_compiled_tracr_library_program_imports_and_computes_its_rasp_program(
+    name: str,
+) -> None:
+    imported, kw = load_sequence_dump(TRACR / f"{name}.pt")
+    assert imported.faith is not None and imported.faith.exhaustive_to == kw["max_n"]
+    report = check_sequence(imported.net, **kw)
+    t = report.totals
+    assert (report.status, t.wrong, t.undecided) == ("correct", 0, 0)
+    assert t.words == sum(len(imported.net.alphabet) ** m for m in range(1, kw["max_n"] + 1))
+    assert t.correct == t.positions > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NUMERICAL)
+def test_a_numerical_tracr_program_imports_and_matches_tracrs_outputs(name: str) -> None:
+    dump = torch.load(TRACR / f"{name}.pt", weights_only=True)
+    imp = import_file(TRACR / f"{name}.pt", max_len=dump["cfg"]["n_ctx"] - 1)
+    assert imp.faith is not None and imp.faith.words == len(dump["recorded"]["words"])
+
+
+def test_two_logits_equal_in_exact_arithmetic_are_undecided_never_decided() -> None:
+    imported, kw = load_sequence_dump(TRACR / "hist.pt", compare=False)
+    same = kw["unembed"][1]
+    kw.update(unembed=[same, same], values=["x", "y"], bias=[Fraction(0)] * 2, max_n=2)
+    report = check_sequence(imported.net, **{**kw, "reference": lambda w: ["x"] * len(w)})
+    t = report.totals
+    assert (t.positions, t.undecided, t.correct, t.wrong) == (21, 21, 0, 0)
+    assert report.status == "undecided" and all(v.got is None for v in report.listed)
+
+
+def test_a_planted_wrong_output_in_a_long_word_is_found_and_nothing_else() -> None:
+    imported, kw = load_sequence_dump(TRACR / "sort_unique.pt", compare=False)
+    recorded = kw["reference"]
+    planted = ("3", "1", "2", "1")
+
+    def reference(w: tuple[str, ...]) -> list[object]:
+        out = list(recorded(w))
+        return [*out[:2], 9, *out[3:]] if tuple(w) == planted else out
+
+    report = check_sequence(imported.net, **{**kw, "reference": reference})
+    assert report.totals.wrong == 1 and report.totals.undecided == 0
+    sw = report.shortest_wrong
+    assert sw is not None and (sw.word, sw.position, sw.expected) == (planted, 2, 9)
+    assert [v.word for v in report.listed] == [planted]
+
+
+def test_swapped_output_columns_are_caught_with_the_word_tracr_disagrees_on() -> None:
+    imported, kw = load_sequence_dump(TRACR / "count_less_freq.pt", compare=False)
+    u = list(kw["unembed"])
+    u[0], u[1] = u[1], u[0]  # a wrong reading of the unembedding: values 0 and 1 swapped
+    report = check_sequence(imported.net, **{**kw, "unembed": u})
+    assert report.status == "wrong" and report.shortest_wrong is not None
+    sw = report.shortest_wrong
+    expected = kw["reference"](sw.word)[sw.position]
+    assert sw.expected == expected and sw.got != expected and {sw.got, expected} <= {0, 1}
+
+
+def test_a_mutated_tracr_weight_is_refused_by_the_gate(tmp_path: Path) -> None:
+    dump = torch.load(TRACR / "hist.pt", weights_only=True)
+    w = dump["state_dict"]["blocks.0.mlp.W_out"]
+    writes = (w @ dump["state_dict"]["unembed.W_U"]).abs().sum(1)
+    w[int(torch.nonzero(writes)[0, 0]), :] *= 0.5  # a hidden unit that writes the output
+    torch.save(dump, tmp_path / "hist.pt")
+    with pytest.raises(UnfaithfulImportError, match=r"is not the model: on the word '.*' at"):
+        load_sequence_dump(tmp_path / "hist.pt")
+
+
+def test_check_model_reference_json_and_wrong_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = tmp_path / "ref.py"
+    ref.write_text(
+        "def hist(word):\n"
+        "    out = [word.count(a) for a in word]\n"
+        "    return [None, None, 5] if word == ['a', 'b', 'a'] else out\n"
+    )
+    wrong = tmp_path / "wrong.jsonl"
+    code = main(
+        [
+            "check-model",
+            str(TRACR / "hist.pt"),
+            "--reference",
+            f"{ref}:hist",
+            "--max-n",
+            "3",
+            "--json",
+            "--wrong",
+            str(wrong),
+        ]
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and doc["status"] == "wrong"
+    assert doc["totals"]["words"] == 39 and doc["totals"]["wrong"] == 1
+    assert (doc["shortest_wrong"]["word"], doc["shortest_wrong"]["position"]) == ("a b a", 2)
+    lines = [json.loads(x) for x in wrong.read_text().splitlines()]
+    assert lines == [
+        {"input": "a b a", "position": 2, "expected": 5, "got": 2, "margin": lines[0]["margin"]}
+    ]
+
+
+def test_check_model_without_language_or_reference_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["check-model", str(TRACR / "hist.pt"), "--max-n", "3"])
+    assert code == 2 and "needs --language" in capsys.readouterr().err

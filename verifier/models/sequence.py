@@ -1,0 +1,331 @@
+"""Outputs per position: every word up to a length checked at every position against a
+reference (a function from a word to the expected output of each position, ``None``: don't care),
+with a categorical output read rigorously: :func:`check_sequence`.
+
+The model's output at a position is a row of logits, ``unembed`` applied to the last residual
+stream there. The verdict is the argmax, **decided** when the enclosure of top-1 minus every
+other logit excludes 0 (each difference enclosed directly, from the exact difference of the
+unembedding's columns, by the batched enclosure of :mod:`.enclosure`); otherwise the position is
+**undecided** and named, never counted correct (two logits equal in exact arithmetic are
+undecided). Words are enumerated in shortlex order, in batches, as :func:`.check.check_model`
+does; positions left open are not yet sent to the slow rigorous interpreter.
+
+May import the IR and the enclosure; torch inside functions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from netproof.symbolic.blocks import Affine, Classifier
+from netproof.symbolic.ir import Network, TokenEmbedding
+
+from .enclosure import MR, Enclosure, EnclosureError
+
+__all__ = [
+    "PositionVerdict",
+    "SequenceReport",
+    "check_sequence",
+    "load_sequence_dump",
+    "same_value",
+]
+
+Reference = Callable[[tuple[str, ...]], Sequence[Any]]
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether an expected output and an output value are the same (``3`` and ``"3"`` are)."""
+    return a == b or str(a) == str(b)
+
+
+@dataclass(frozen=True, slots=True)
+class PositionVerdict:
+    """One checked position of one word: ``got`` the rigorous argmax (None: undecided),
+    ``margin`` the lower bound of top-1 minus the runner-up (≤ 0: undecided)."""
+
+    word: tuple[str, ...]
+    position: int
+    expected: Any
+    got: Any
+    margin: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input": " ".join(self.word),
+            "position": self.position,
+            "expected": self.expected,
+            "got": self.got,
+            "margin": self.margin,
+        }
+
+
+@dataclass(slots=True)
+class SequenceRow:
+    length: int
+    words: int = 0
+    positions: int = 0
+    correct: int = 0
+    wrong: int = 0
+    undecided: int = 0
+    wrong_words: int = 0
+
+
+@dataclass(slots=True)
+class SequenceReport:
+    """The check of every word up to ``max_n``: per length, the positions checked (those with an
+    expected output), correct, wrong and undecided; every wrong and undecided position in
+    ``listed`` (shortlex order), the first wrong one in ``shortest_wrong``."""
+
+    network: str
+    reference: str
+    max_n: int
+    values: tuple[Any, ...]
+    rows: list[SequenceRow] = field(default_factory=list)
+    listed: list[PositionVerdict] = field(default_factory=list)
+    shortest_wrong: PositionVerdict | None = None
+
+    @property
+    def totals(self) -> SequenceRow:
+        t = SequenceRow(length=self.max_n)
+        for r in self.rows:
+            for k in ("words", "positions", "correct", "wrong", "undecided", "wrong_words"):
+                setattr(t, k, getattr(t, k) + getattr(r, k))
+        return t
+
+    @property
+    def status(self) -> str:
+        t = self.totals
+        return "wrong" if t.wrong else ("undecided" if t.undecided else "correct")
+
+    def to_json(self) -> str:
+        sw = self.shortest_wrong
+        return json.dumps(
+            {
+                "network": self.network,
+                "reference": self.reference,
+                "output": "categorical",
+                "max_n": self.max_n,
+                "status": self.status,
+                "rows": [asdict(r) for r in self.rows],
+                "totals": asdict(self.totals),
+                "shortest_wrong": None
+                if sw is None
+                else {**sw.to_dict(), "word": " ".join(sw.word)},
+                "undecided": [v.to_dict() for v in self.listed if v.got is None][:10],
+            },
+            sort_keys=True,
+            indent=2,
+            default=str,
+        )
+
+
+def _differences(
+    inputs: tuple[str, ...], unembed: Sequence[Sequence[Fraction]], bias: Sequence[Fraction]
+) -> Affine:
+    """Every logit minus every other, as one Affine over the readout's inputs (exact weights):
+    output ``i*(k-1) + j'`` is logit i minus the j'-th other logit."""
+    k = len(unembed)
+    rows, bs, names = [], [], []
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                rows.append(tuple(a - b for a, b in zip(unembed[i], unembed[j], strict=True)))
+                bs.append(bias[i] - bias[j])
+                names.append(f"diff_{i}_{j}")
+    return Affine(inputs=inputs, outputs=tuple(names), weights=tuple(rows), bias=tuple(bs))
+
+
+def check_sequence(
+    net: Network,
+    reference: Reference,
+    *,
+    unembed: Sequence[Sequence[Fraction]],
+    values: Sequence[Any],
+    max_n: int,
+    min_n: int = 1,
+    bias: Sequence[Fraction] | None = None,
+    reference_name: str = "reference",
+    batch: int = 1024,
+) -> SequenceReport:
+    """Check every word of length ``min_n..max_n`` at every word position (see the module
+    docstring). ``unembed[c]`` is output ``c``'s weights over ``net.readout``'s inputs (the last
+    residual stream), ``values[c]`` its value; ``reference(word)`` the expected value at each of
+    the word's positions (``None``: not checked)."""
+    import torch
+
+    emb, ro = net.embedding, net.readout
+    if not isinstance(emb, TokenEmbedding) or not isinstance(ro, Classifier):
+        raise EnclosureError(
+            f"network {net.name!r}: a per-position output needs a TokenEmbedding and a readout"
+        )
+    k = len(values)
+    if k < 2 or len(unembed) != k:
+        raise ValueError(f"a categorical output needs >= 2 values with one column each, got {k}")
+    enc = Enclosure(net)
+    lin = _differences(ro.logit.inputs, unembed, bias or [Fraction(0)] * k)
+    alphabet = list(net.alphabet)
+    a = len(alphabet)
+    ids = torch.tensor([enc.token_index[s] for s in alphabet], dtype=torch.long)
+    pre = [enc.token_index[t] for t in emb.prefix]
+    suf = [enc.token_index[t] for t in emb.suffix]
+    report = SequenceReport(net.name, reference_name, max_n, tuple(values))
+    for m in range(min_n, max_n + 1):
+        row = SequenceRow(length=m)
+        n_tokens = len(pre) + m + len(suf)
+        for start in range(0, a**m, batch):
+            idx = torch.arange(start, min(a**m, start + batch), dtype=torch.long)
+            digits = torch.stack([(idx // a ** (m - 1 - p)) % a for p in range(m)], 1)
+            tokens = torch.cat(
+                [
+                    torch.tensor(pre, dtype=torch.long).expand(len(idx), -1),
+                    ids[digits],
+                    torch.tensor(suf, dtype=torch.long).expand(len(idx), -1),
+                ],
+                1,
+            )
+            with torch.no_grad():
+                x = enc.residual(tokens, n_tokens)
+                at = slice(len(pre), len(pre) + m)
+                d = enc.affine(lin, MR(x.m[:, at, :], x.r[:, at, :]), enc.index)
+            low = (d.m - d.r).reshape(len(idx), m, k, k - 1).min(dim=3).values  # [B, m, k]
+            best = low.max(dim=2)
+            for b, w in enumerate(digits.tolist()):
+                word = tuple(alphabet[s] for s in w)
+                expected = list(reference(word))
+                if len(expected) != m:
+                    raise ValueError(
+                        f"the reference gives {len(expected)} outputs for the word "
+                        f"{' '.join(word)!r} of length {m}; it must give one per position"
+                    )
+                row.words += 1
+                bad = False
+                for p, e in enumerate(expected):
+                    if e is None:
+                        continue
+                    row.positions += 1
+                    margin = float(best.values[b, p])
+                    if margin > 0:
+                        got = values[int(best.indices[b, p])]
+                        if same_value(got, e):
+                            row.correct += 1
+                            continue
+                        row.wrong += 1
+                        bad = True
+                        v = PositionVerdict(word, p, e, got, margin)
+                        if report.shortest_wrong is None:
+                            report.shortest_wrong = v
+                    else:
+                        row.undecided += 1
+                        v = PositionVerdict(word, p, e, None, margin)
+                    report.listed.append(v)
+                row.wrong_words += bad
+        report.rows.append(row)
+    return report
+
+
+def gate_positions(
+    net: Network,
+    unembed: Sequence[Sequence[Fraction]],
+    bias: Sequence[Fraction],
+    words: Sequence[tuple[str, ...]],
+    logits: Any,
+    eps: float,
+) -> float:
+    """The faithfulness gate at every position and output: each recorded float logit
+    (``logits[i, p, c]`` of ``words[i]``, NaN past the word) lies within ``√eps·(1 + |y|)`` of
+    the imported network's enclosure, or an :class:`UnfaithfulImportError` names the first word,
+    position and output that does not; the largest gap otherwise."""
+    import torch
+
+    from .faithful import UnfaithfulImportError
+
+    emb, ro = net.embedding, net.readout
+    assert isinstance(emb, TokenEmbedding) and isinstance(ro, Classifier)
+    enc = Enclosure(net)
+    k = len(unembed)
+    lin = Affine(
+        inputs=ro.logit.inputs,
+        outputs=tuple(f"out_{c}" for c in range(k)),
+        weights=tuple(tuple(col) for col in unembed),
+        bias=tuple(bias),
+    )
+    pre = [enc.token_index[t] for t in emb.prefix]
+    suf = [enc.token_index[t] for t in emb.suffix]
+    by_len: dict[int, list[int]] = {}
+    for i, w in enumerate(words):
+        by_len.setdefault(len(w), []).append(i)
+    tol, worst = eps**0.5, 0.0
+    for m, idx in sorted(by_len.items()):
+        n = len(pre) + m + len(suf)
+        tokens = torch.tensor(
+            [pre + [enc.token_index[a] for a in words[i]] + suf for i in idx], dtype=torch.long
+        )
+        with torch.no_grad():
+            y = enc.affine(lin, enc.residual(tokens, n), enc.index)
+        lo, hi = y.m - y.r, y.m + y.r
+        got = torch.as_tensor(logits, dtype=torch.float64)[idx][:, :n, :]
+        gap = torch.clamp(torch.maximum(lo - got, got - hi), min=0.0)
+        bad = gap > tol * (1 + got.abs())
+        if bool(bad.any()):
+            b, p, c = (int(v) for v in torch.nonzero(bad)[0])
+            raise UnfaithfulImportError(
+                f"the imported network is not the model: on the word "
+                f"{' '.join(words[idx[b]])!r} at position {p}, output {c}, the model's recorded "
+                f"run gives {float(got[b, p, c]):.10g} and the imported network "
+                f"[{float(lo[b, p, c]):.10g}, {float(hi[b, p, c]):.10g}]; the mapping of the "
+                "model is wrong (a convention of the import), please report it"
+            )
+        worst = max(worst, float(gap.max()))
+    return worst
+
+
+def load_sequence_dump(path: str | Path, *, compare: bool = True) -> tuple[Any, dict[str, Any]]:
+    """A dump with per-position outputs (``examples/tracr_dump.py``): the imported model (gated
+    on its recording) and the keyword arguments of :func:`check_sequence` (``unembed``,
+    ``values``, ``max_n``, ``reference``: the recorded expected outputs, BOS dropped)."""
+    import torch
+
+    from netproof.symbolic.importers import ImporterError
+    from netproof.symbolic.importers.torch_module import exact
+
+    from .imported import import_file
+
+    dump = torch.load(str(path), map_location="cpu", weights_only=True)
+    outs = dump.get("outputs")
+    if not outs or outs.get("kind") != "categorical":
+        raise ImporterError(
+            f"{str(path)!r} has no categorical per-position outputs (its 'outputs' is "
+            f"{outs!r}); check it as a recognizer (--language) instead"
+        )
+    max_n = int(dump["cfg"]["n_ctx"]) - len(dump.get("prefix", ())) - len(dump.get("suffix", ()))
+    imported = import_file(path, max_len=max_n, compare=compare)
+    W_U, b_U = dump["state_dict"]["unembed.W_U"], dump["state_dict"]["unembed.b_U"]
+    unembed = [tuple(exact(W_U[:, c])) for c in range(W_U.shape[1])]
+    rec = dump.get("recorded") or {}
+    if compare and "logits" in rec:  # the gate at every position and output, not one logit
+        gate_positions(
+            imported.net,
+            unembed,
+            list(exact(b_U)),
+            [tuple(w.split()) for w in rec["words"]],
+            rec["logits"],
+            float(torch.finfo(getattr(torch, str(rec.get("dtype", "float32")))).eps),
+        )
+    skip = int(outs.get("positions", 0))
+    table = {
+        tuple(w.split()): list(e)[skip:]
+        for w, e in zip(rec.get("words", []), rec.get("expected", []), strict=True)
+    }
+    return imported, {
+        "unembed": unembed,
+        "bias": list(exact(b_U)),
+        "values": list(outs["values"]),
+        "max_n": max(len(w) for w in table) if table else max_n,
+        "reference": lambda w: table[tuple(w)],
+        "reference_name": "the RASP program (rasp.evaluate, recorded in the dump)",
+    }
