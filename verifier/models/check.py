@@ -167,6 +167,7 @@ def slow_verdict(
     try:
         tr = interval.run(net, word, digits=digits)
         out = tr.output
+        assert out is not None  # an imported recognizer's readout is a classifier: one logit
         v = WordVerdict(
             word,
             expected,
