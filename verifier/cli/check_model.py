@@ -483,6 +483,7 @@ def _load(
     from netproof.symbolic.torch_import import ImportModelError, import_model
 
     float32 = None
+    net: Any  # a Network, or an RNN recognizer from import_model
     try:
         if model.endswith(".json"):
             net, _extra = load_file(model)
