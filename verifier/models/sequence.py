@@ -308,14 +308,18 @@ def load_sequence_dump(path: str | Path, *, compare: bool = True) -> tuple[Any, 
     unembed = [tuple(exact(W_U[:, c])) for c in range(W_U.shape[1])]
     rec = dump.get("recorded") or {}
     if compare and "logits" in rec:  # the gate at every position and output, not one logit
-        gate_positions(
+        eps = float(torch.finfo(getattr(torch, str(rec.get("dtype", "float32")))).eps)
+        worst = gate_positions(
             imported.net,
             unembed,
             list(exact(b_U)),
             [tuple(w.split()) for w in rec["words"]],
             rec["logits"],
-            float(torch.finfo(getattr(torch, str(rec.get("dtype", "float32")))).eps),
+            eps,
         )
+        if imported.faith is not None:
+            imported.faith.gaps["every output at every position"] = worst
+            imported.faith.tolerances["every output at every position"] = eps**0.5
     skip = int(outs.get("positions", 0))
     table = {
         tuple(w.split()): list(e)[skip:]
