@@ -51,6 +51,34 @@ def test_a_numerical_tracr_program_imports_and_matches_tracrs_outputs(name: str)
     assert imp.faith is not None and imp.faith.words == len(dump["recorded"]["words"])
 
 
+@pytest.mark.parametrize("name", [pytest.param("frac_prevs"), _marks("pair_balance")])
+def test_a_numerical_tracr_program_is_within_a_millionth_of_its_rasp_program(name: str) -> None:
+    imported, kw = load_sequence_dump(TRACR / f"{name}.pt")
+    report = check_sequence(imported.net, tolerance=1e-6, **kw)
+    t = report.totals
+    assert (report.status, t.words, t.positions, t.correct) == ("correct", 62, 258, 258)
+
+
+def test_a_numerical_value_off_by_more_than_the_tolerance_is_wrong_and_one_inside_it_is_not() -> (
+    None
+):
+    imported, kw = load_sequence_dump(TRACR / "frac_prevs.pt", compare=False)
+    recorded = kw["reference"]
+
+    def reference(w: tuple[str, ...]) -> list[object]:
+        out = list(recorded(w))
+        if tuple(w) == ("x", "y", "x", "x", "y"):
+            out[4] += 0.01  # planted: off by 1e-2
+        if tuple(w) == ("y", "y"):
+            out[1] += 1e-9  # inside the tolerance
+        return out
+
+    report = check_sequence(imported.net, **{**kw, "reference": reference, "tolerance": 1e-3})
+    assert report.totals.wrong == 1 and report.totals.undecided == 0
+    sw = report.shortest_wrong
+    assert sw is not None and (sw.word, sw.position) == (("x", "y", "x", "x", "y"), 4)
+
+
 def test_two_logits_equal_in_exact_arithmetic_are_undecided_never_decided() -> None:
     imported, kw = load_sequence_dump(TRACR / "hist.pt", compare=False)
     same = kw["unembed"][1]

@@ -7,7 +7,9 @@ stream there. The verdict is the argmax, **decided** when the enclosure of top-1
 other logit excludes 0 (each difference enclosed directly, from the exact difference of the
 unembedding's columns, by the batched enclosure of :mod:`.enclosure`); otherwise the position is
 **undecided** and named, never counted correct (two logits equal in exact arithmetic are
-undecided). Words are enumerated in shortlex order, in batches, as :func:`.check.check_model`
+undecided). A numerical output (one column, with a tolerance) is correct where its whole
+enclosure lies within the tolerance of the expected number, wrong where none of it does,
+undecided otherwise. Words are enumerated in shortlex order, in batches, as :func:`.check.check_model`
 does; positions left open are not yet sent to the slow rigorous interpreter.
 
 May import the IR and the enclosure; torch inside functions.
@@ -151,11 +153,14 @@ def check_sequence(
     bias: Sequence[Fraction] | None = None,
     reference_name: str = "reference",
     batch: int = 1024,
+    tolerance: float | None = None,
 ) -> SequenceReport:
     """Check every word of length ``min_n..max_n`` at every word position (see the module
     docstring). ``unembed[c]`` is output ``c``'s weights over ``net.readout``'s inputs (the last
     residual stream), ``values[c]`` its value; ``reference(word)`` the expected value at each of
-    the word's positions (``None``: not checked)."""
+    the word's positions (``None``: not checked). With ``tolerance`` the output is numerical
+    (one column): a position is correct when the whole enclosure of its value lies within
+    ``tolerance`` of the expected number, wrong when none of it does, undecided otherwise."""
     import torch
 
     emb, ro = net.embedding, net.readout
@@ -164,10 +169,21 @@ def check_sequence(
             f"network {net.name!r}: a per-position output needs a TokenEmbedding and a readout"
         )
     k = len(values)
-    if k < 2 or len(unembed) != k:
+    if tolerance is not None and (k != 1 or len(unembed) != 1 or not tolerance >= 0):
+        raise ValueError(f"a numerical output has one column and a tolerance >= 0, got {k}")
+    if tolerance is None and (k < 2 or len(unembed) != k):
         raise ValueError(f"a categorical output needs >= 2 values with one column each, got {k}")
     enc = Enclosure(net)
-    lin = _differences(ro.logit.inputs, unembed, bias or [Fraction(0)] * k)
+    lin = (
+        _differences(ro.logit.inputs, unembed, bias or [Fraction(0)] * k)
+        if tolerance is None
+        else Affine(
+            inputs=ro.logit.inputs,
+            outputs=("value",),
+            weights=(tuple(unembed[0]),),
+            bias=((bias or [Fraction(0)])[0],),
+        )
+    )
     alphabet = list(net.alphabet)
     a = len(alphabet)
     ids = torch.tensor([enc.token_index[s] for s in alphabet], dtype=torch.long)
@@ -192,8 +208,11 @@ def check_sequence(
                 x = enc.residual(tokens, n_tokens)
                 at = slice(len(pre), len(pre) + m)
                 d = enc.affine(lin, MR(x.m[:, at, :], x.r[:, at, :]), enc.index)
-            low = (d.m - d.r).reshape(len(idx), m, k, k - 1).min(dim=3).values  # [B, m, k]
-            best = low.max(dim=2)
+            if tolerance is None:
+                low = (d.m - d.r).reshape(len(idx), m, k, k - 1).min(dim=3).values  # [B, m, k]
+                best = low.max(dim=2)
+            else:
+                vlo, vhi = (d.m - d.r)[..., 0], (d.m + d.r)[..., 0]
             for b, w in enumerate(digits.tolist()):
                 word = tuple(alphabet[s] for s in w)
                 expected = list(reference(word))
@@ -208,6 +227,25 @@ def check_sequence(
                     if e is None:
                         continue
                     row.positions += 1
+                    if tolerance is not None:
+                        lo, hi, x0 = float(vlo[b, p]), float(vhi[b, p]), float(e)
+                        inside = min(x0 + tolerance - hi, lo - (x0 - tolerance))
+                        outside = max(lo - (x0 + tolerance), (x0 - tolerance) - hi)
+                        if inside >= 0:
+                            row.correct += 1
+                            continue
+                        got = float(d.m[b, p, 0])
+                        if outside > 0:
+                            row.wrong += 1
+                            bad = True
+                            v = PositionVerdict(word, p, e, got, outside)
+                            if report.shortest_wrong is None:
+                                report.shortest_wrong = v
+                        else:
+                            row.undecided += 1
+                            v = PositionVerdict(word, p, e, None, inside)
+                        report.listed.append(v)
+                        continue
                     margin = float(best.values[b, p])
                     if margin > 0:
                         got = values[int(best.indices[b, p])]
@@ -297,7 +335,7 @@ def load_sequence_dump(path: str | Path, *, compare: bool = True) -> tuple[Any, 
 
     dump = torch.load(str(path), map_location="cpu", weights_only=True)
     outs = dump.get("outputs")
-    if not outs or outs.get("kind") != "categorical":
+    if not outs or outs.get("kind") not in ("categorical", "numerical"):
         raise ImporterError(
             f"{str(path)!r} has no categorical per-position outputs (its 'outputs' is "
             f"{outs!r}); check it as a recognizer (--language) instead"
