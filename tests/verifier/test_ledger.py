@@ -235,3 +235,17 @@ def test_a_small_exhaustive_record_is_run_again_and_a_wrong_one_fails_its_check(
     (refuted / "parity" / "C4.n10.json").rename(refuted / "parity" / "C4.n3.json")
     row = _row(build({"parity": REGISTRY["parity"]}, str(refuted), cache=None), "C4")
     assert "**fails its check**" in row and "| refuted" not in row
+
+
+def test_a_refutation_the_exact_interpreter_cannot_replay_is_run_again_not_shown_as_failing() -> (
+    None
+):
+    # parity-ln's C7-mirror-paper is refuted on ε by the interval check (layer norm's √): the exact
+    # interpreter answers unknown on that word, so the ledger runs the record's own check again
+    page = build({"parity-ln": REGISTRY["parity-ln"]}, "proofs", cache=None)
+    errata = page.split("## Errata", 1)[1]
+    row = next(
+        ln for ln in errata.splitlines() if ln.startswith("| `parity-ln` | C7-mirror-paper |")
+    )
+    assert "fails its check" not in row and "not rechecked" not in row
+    assert "| refuted | `ε`" in row

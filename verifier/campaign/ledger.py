@@ -271,21 +271,27 @@ def _replay(log: Any, registry: Mapping[str, Construction]) -> Checked:
     """A verdict no query establishes, confirmed where cheap: a recorded counterexample replayed on
     the exact interpreter, the check run again where the bound holds at most :data:`REPLAY_WORDS`
     words."""
+    from netproof.verifier.claims.verdicts import Unknown
     from netproof.verifier.exhaustive.checker import count_words
     from netproof.verifier.smt.prooflog import construction_of
-    from netproof.verifier.smt.recheck import replay_counterexample, rerun_check
+    from netproof.verifier.smt.recheck import replay_counterexample, replayed_verdict, rerun_check
 
     rec = log.record
     c = construction_of(rec["construction"], registry)
+    undecided_replay = False
     if rec["verdict"] == "refuted" and isinstance(rec.get("counterexample"), str):
         try:
-            why = replay_counterexample(log, registry)
+            undecided_replay = isinstance(replayed_verdict(log, registry), Unknown)
+            why = "" if undecided_replay else replay_counterexample(log, registry)
         except ValueError as exc:
             why = f"the counterexample {rec['counterexample']!r} is not a word: {exc}"
         if why:
             return Checked(why, False)
-        return Checked(None, True)  # a word on which the claim fails refutes it
-    if rec["verdict"] != "proved":
+        if not undecided_replay:
+            return Checked(None, True)  # a word on which the claim fails refutes it
+        # the exact interpreter cannot decide the word (e.g. √): the record's own check, run
+        # again below where it is cheap, decides; otherwise the record is not rechecked
+    if rec["verdict"] != "proved" and not undecided_replay:
         return Checked(None, False)
     bound = rec.get("bound")
     if bound is not None:

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from netproof.symbolic import render, tokenize
 from netproof.verifier import smtlib
-from netproof.verifier.claims import Construction, Refuted
+from netproof.verifier.claims import Construction, Refuted, Verdict
 from netproof.verifier.exhaustive.checker import Job, check, check_word, count_words
 from netproof.verifier.smt.prooflog import (
     ProofLog,
@@ -213,15 +213,23 @@ def recheck_log(
     return LogCheck(path, "agree", solver, tuple(checks), "every answer as recorded" + note)
 
 
-def replay_counterexample(log: ProofLog, registry: Mapping[str, Construction]) -> str:
-    """Why the recorded counterexample is none (replayed through the exact interpreter), or ``""``
-    (it is one: the claim fails on it, whatever else the record says)."""
+def replayed_verdict(log: ProofLog, registry: Mapping[str, Construction]) -> Verdict | None:
+    """The claim's verdict on the recorded counterexample, replayed through the exact interpreter
+    (``None``: the claim holds on it; :class:`Unknown`: the exact interpreter cannot decide it,
+    e.g. a network with √ whose check needs intervals)."""
     rec = log.record
     c = construction_of(rec["construction"], registry)
     values = c.parse_params(rec["params"])
     job = Job(c, values)
     word = tokenize(job.alphabet, rec["counterexample"])
-    verdict = check_word(job, claim_of(log, c, values), word)
+    return check_word(job, claim_of(log, c, values), word)
+
+
+def replay_counterexample(log: ProofLog, registry: Mapping[str, Construction]) -> str:
+    """Why the recorded counterexample is none (replayed through the exact interpreter), or ``""``
+    (it is one: the claim fails on it, whatever else the record says)."""
+    rec = log.record
+    verdict = replayed_verdict(log, registry)
     if isinstance(verdict, Refuted):
         return ""
     return f"the counterexample {rec['counterexample']!r} replayed exactly is {'no counterexample' if verdict is None else verdict_name(verdict)}"
