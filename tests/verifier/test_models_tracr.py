@@ -164,3 +164,14 @@ def test_check_model_without_language_or_reference_is_a_usage_error(
 ) -> None:
     code = main(["check-model", str(TRACR / "hist.pt"), "--max-n", "3"])
     assert code == 2 and "needs --language" in capsys.readouterr().err
+
+
+def test_check_model_output_numeric_checks_a_numerical_dump_and_refuses_the_wrong_kind(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = str(TRACR / "frac_prevs.pt")
+    code = main(["check-model", path, "--output", "numeric", "--max-n", "3", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["output"] == "numeric" and doc["totals"]["positions"] == 34
+    code = main(["check-model", path, "--output", "categorical", "--max-n", "3"])
+    assert code == 2 and "has a numerical output; give --output numeric" in capsys.readouterr().err

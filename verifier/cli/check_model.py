@@ -59,10 +59,18 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--output",
-        choices=("categorical", "accept"),
+        choices=("categorical", "numeric", "accept"),
         default=None,
         help="categorical: the argmax of the logits at each position (with --reference); "
+        "numeric: one value per position, within --tolerance; "
         "accept: one logit, against --language (the default)",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=None,
+        metavar="T",
+        help="with --output numeric: the largest distance to the expected value (default 1e-6)",
     )
     p.add_argument(
         "--wrong",
@@ -337,7 +345,7 @@ def _float32(path: str, config: str | None) -> Callable[[list[tuple[str, ...]]],
 def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
     from netproof.verifier.models import EnclosureError, check_model
 
-    if args.reference is not None or args.output == "categorical":
+    if args.reference is not None or args.output in ("categorical", "numeric"):
         from .check_sequence import cmd_check_sequence
 
         return cmd_check_sequence(args)

@@ -51,7 +51,8 @@ def load_reference(spec: str) -> Any:
 def _render(report: Any) -> str:
     t = report.totals
     lines = [
-        f"model {report.network} against {report.reference}, categorical output at every "
+        f"model {report.network} against {report.reference}, "
+        f"{'numerical' if len(report.values) == 1 else 'categorical'} output at every "
         f"position, every word of length <= {report.max_n}",
         f"{'length':>6} {'words':>7} {'positions':>9} {'correct':>8} {'wrong':>6} {'undecided':>9}",
     ]
@@ -70,7 +71,7 @@ def _render(report: Any) -> str:
     for v in undecided[:10]:
         lines.append(
             f"undecided: {' '.join(v.word)!r} at position {v.position} (expected {v.expected!r}; "
-            f"top-1 minus the runner-up encloses 0: lower bound {v.margin:.3g})"
+            f"the enclosure straddles the boundary: {v.margin:.3g})"
         )
     lines.append(f"status: {report.status}")
     return "\n".join(lines)
@@ -83,10 +84,11 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
     from netproof.verifier.models.faithful import UnfaithfulImportError
     from netproof.verifier.models.sequence import check_sequence, load_sequence_dump
 
-    if args.output not in (None, "categorical"):
-        raise UsageError(
-            f"--output {args.output}: only categorical (and accept, with --language) is built so far"
-        )
+    if args.output == "accept":
+        raise UsageError("--output accept checks one logit against --language, not --reference")
+    tolerance = args.tolerance if args.tolerance is not None else 1e-6
+    if args.tolerance is not None and (args.output != "numeric" or not tolerance >= 0):
+        raise UsageError(f"--tolerance {args.tolerance}: give a number >= 0, with --output numeric")
     if args.language is not None:
         raise UsageError("give --language (accept/reject) or --reference (per position), not both")
     try:
@@ -108,7 +110,16 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
             f"{kw['max_n']}; give --max-n <= {kw['max_n']} or a --reference"
         )
     kw["max_n"] = args.max_n
-    report = check_sequence(imported.net, min_n=max(1, args.min_n), **kw)
+    numeric = len(kw["values"]) == 1
+    if args.output is not None and numeric != (args.output == "numeric"):
+        raise UsageError(
+            f"--output {args.output}: {args.model} has a "
+            f"{'numerical' if numeric else 'categorical'} output; give --output "
+            f"{'numeric' if numeric else 'categorical'}"
+        )
+    report = check_sequence(
+        imported.net, min_n=max(1, args.min_n), tolerance=tolerance if numeric else None, **kw
+    )
     if imported.faith is not None:
         import sys
 

@@ -110,7 +110,7 @@ class SequenceReport:
             {
                 "network": self.network,
                 "reference": self.reference,
-                "output": "categorical",
+                "output": "numeric" if len(self.values) == 1 else "categorical",
                 "max_n": self.max_n,
                 "status": self.status,
                 "rows": [asdict(r) for r in self.rows],
