@@ -83,3 +83,21 @@ def test_the_prove_table_shows_a_stronger_record_under_out(
     out = capsys.readouterr().out
     assert "every length" in out and "smt (z3), compositional" in out
     assert "STRONGER RECORD crasp-ambm network=program" in out
+
+
+def test_a_stronger_record_that_is_bounded_is_named_with_its_bound_never_as_every_length(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    committed = REPO / "proofs" / "brasp-ab-star" / "operations.n8.json"
+    assert not every_length(json.loads(committed.read_text()))
+    (tmp_path / "brasp-ab-star").mkdir()
+    shutil.copy(committed, tmp_path / "brasp-ab-star" / committed.name)
+    run = prove("brasp-ab-star", claims=["operations"], method="smt", out=tmp_path)
+    (r,) = run.results
+    assert r.strongest is not None and not r.every_length_shown
+    from netproof.verifier.cli.prove import print_table
+
+    print_table(run.results)
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "STRONGER RECORD brasp-ab-star operations" in ln)
+    assert "proves it for 1 ≤ |w| ≤ 8" in line and "every length" not in line

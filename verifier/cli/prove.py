@@ -50,6 +50,21 @@ from .usage import UsageError
 __all__ = ["add_parser", "cmd_prove"]
 
 
+def _what_it_establishes(rec: Mapping[str, Any]) -> str:
+    """A stronger record's verdict and reach, read from its structured fields: "proves it for
+    every length" only where :func:`~netproof.verifier.campaign.store.every_length` says so."""
+    from netproof.verifier.campaign.store import every_length
+
+    if rec.get("verdict") == "refuted":
+        return f"refutes it (counterexample {rec.get('counterexample')!r})"
+    if every_length(rec):
+        return "proves it for every length"
+    bound = rec.get("bound")
+    if isinstance(bound, Mapping):
+        return f"proves it for {bound.get('min_len')} ≤ |w| ≤ {bound.get('max_len')}"
+    return "proves it within its bound"
+
+
 def add_parser(sub: Any) -> None:
     """Register ``netproof prove`` on the CLI's subparsers."""
     p_prove = sub.add_parser("prove", help="check the claims of constructions")
@@ -309,7 +324,8 @@ def print_table(results: Sequence[ClaimResult], gaps: bool = False) -> None:
             )
         if r.strongest is not None and r.kept is None:
             print(
-                f"\n  STRONGER RECORD {c.name} {claim.id}: {r.strongest_path} proves it for every length "
+                f"\n  STRONGER RECORD {c.name} {claim.id}: {r.strongest_path} "
+                f"{_what_it_establishes(r.strongest)} "
                 f"({r.strongest.get('method')}); this run's {verdict_name(v)} ({v.method}) is the row's time"
             )
         gap = every_length_gap(r) if gaps and isinstance(v, Proved) else None
