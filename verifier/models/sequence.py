@@ -208,6 +208,10 @@ def check_sequence(
                 x = enc.residual(tokens, n_tokens)
                 at = slice(len(pre), len(pre) + m)
                 d = enc.affine(lin, MR(x.m[:, at, :], x.r[:, at, :]), enc.index)
+            # the class margins (no tolerance), or the value bounds (torch tensors)
+            best: Any = None
+            vlo: Any = None
+            vhi: Any = None
             if tolerance is None:
                 low = (d.m - d.r).reshape(len(idx), m, k, k - 1).min(dim=3).values  # [B, m, k]
                 best = low.max(dim=2)
