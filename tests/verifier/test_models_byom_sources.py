@@ -179,3 +179,32 @@ def test_check_model_says_what_no_compare_skips(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert code in (0, 1)
     assert "not compared with the model (--no-compare)" in out and "would go unnoticed" in out
+
+
+def test_a_real_hookedtransformer_imports_and_passes_the_gate_in_both_dtypes() -> None:
+    tl = pytest.importorskip("transformer_lens")
+    if not hasattr(tl, "HookedTransformer"):
+        pytest.skip("this transformer_lens has no HookedTransformer (4.x moved it); 2.x has it")
+    torch.manual_seed(0)
+    for norm, attn_only in (("LN", False), ("LNPre", True), (None, False)):
+        cfg = tl.HookedTransformerConfig(
+            n_layers=2,
+            d_model=8,
+            n_heads=2,
+            d_head=4,
+            d_mlp=None if attn_only else 16,
+            act_fn="relu",
+            normalization_type=norm,
+            attn_only=attn_only,
+            d_vocab=3,
+            n_ctx=8,
+            seed=0,
+        )
+        model = tl.HookedTransformer(cfg).eval()
+        from netproof.verifier.models.imported import import_transformerlens
+
+        imp = import_transformerlens(
+            model, alphabet=["0", "1"], vocab=["0", "1", "2"], accept=1, reject=0, max_len=4
+        )
+        assert imp.faith is not None and set(imp.faith.gaps) == {"float64", "float32"}, norm
+        assert imp.faith.gaps["float64"] <= 1e-9, (norm, imp.faith.gaps)

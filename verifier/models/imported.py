@@ -163,6 +163,14 @@ class _LogitOf:
                 y = self.model(ids)[:, position]
                 return y[:, accept] - (y[:, reject] if reject is not None else 0)
 
+            def double(self) -> Any:
+                # a HookedTransformer casts its activations to cfg.dtype: the float64 copy the
+                # gate runs (made by deepcopy first, so the user's model keeps its cfg) says so
+                cfg = getattr(self.model, "cfg", None)
+                if cfg is not None and hasattr(cfg, "dtype"):
+                    cfg.dtype = torch.float64
+                return super().double()
+
         return LogitOf().eval()
 
 
