@@ -33,7 +33,7 @@ May import: its own package's modules, the IR and the vocabulary.
 ['majority']
 >>> (c,) = program_constructions({"my-majority": (majority, r"(a|b)*")}, max_len=4)
 >>> c.name, is_program(c), [claim.id for claim in c.claims({})]
-('my-majority', True, ['network=program', 'program=language', 'operations'])
+('my-majority', True, ['network=program', 'program=language', 'network=language', 'operations'])
 >>> program_constructions({"my-majority": (majority, 3)})
 Traceback (most recent call last):
 ...

@@ -277,7 +277,9 @@ def test_without_matplotlib_the_error_names_the_plot_extra(
         return real(name, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    with pytest.raises(plots.MissingExtraError, match=r"netproof\[plot\]"):
+    with pytest.raises(
+        plots.MissingExtraError, match=r"install the plot extra: pip install .*\[plot\]"
+    ):
         plots.plot_rows([], tmp_path / "x.png")
 
 
