@@ -356,6 +356,12 @@ def test_every_mutant_of_first_the_class_rule_proves_has_no_short_counterexample
     assert "refuted" in verdicts and len(verdicts) >= 4
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="flaky (about 4 runs in 10): the seeded bug drops the query's last assertion, and "
+    "netproof sometimes still refutes the mutant (a misclassified word found by z3); the seeded "
+    "bug must be made order-independent (issue 36)",
+)
 def test_a_seeded_bug_in_netproofs_position_classes_proves_a_wrong_network_and_the_kernel_rejects_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -448,7 +448,7 @@ CASES = [
     Case(
         "Y2-file-outside",
         "Y2",
-        lambda c: c.entry("logic1").update(file="../../../../../../etc/hostname"),
+        lambda c: c.entry("logic1").update(file="../" * 30 + "etc/hostname"),
         2,
         "sha256",
     ),

@@ -570,11 +570,11 @@ def _run_recurrent(
                 + (" | ".join(" ".join(e) for e in row["memory"]) or "empty")
             )
     if accepted is not None:
-        print(
-            ("accepted" if accepted else "rejected")
-            + f"; {task.name}: {'member' if record['member'] else 'not a member'}"  # type: ignore[union-attr]
-            + f"; every predicted set {'equals' if right else 'does not equal'} the target"
-        )
+        task_name = task.name  # type: ignore[union-attr]
+        verdict = "accepted" if accepted else "rejected"
+        member = "member" if record["member"] else "not a member"
+        sets = "equals" if right else "does not equal"
+        print(f"{verdict}; {task_name}: {member}; every predicted set {sets} the target")
     return EXIT_OK
 
 
