@@ -708,27 +708,29 @@ def _on_ray(args: argparse.Namespace, alphabet: Sequence[str]) -> Any:
         work_shards = shards(
             len(alphabet), args.min_n, args.max_n, max(cpus, args.jobs), args.batch
         )
-        work = [
-            (
-                shard_work,
-                (
-                    args.model,
-                    args.config,
-                    args.language,
-                    params,
-                    sh,
-                    args.batch,
-                    args.digits,
-                    args.exact,
-                    args.threads,
-                    shipped,
-                    args.language_timeout,
-                ),
-            )
-            for sh in work_shards
-        ]
+        work = [_shard_task(args, params, sh, shipped) for sh in work_shards]
         run_ray(work, range(len(work)), lambda i, rep: parts.__setitem__(i, rep))
     return merge_reports([parts[i] for i in range(len(work))], max_n=args.max_n)
+
+
+def _shard_task(args: argparse.Namespace, params: Any, sh: Any, shipped: Any) -> tuple[Any, ...]:
+    """One shard's task for an executor (the local pool ships nothing: ``shipped`` is None)."""
+    return (
+        shard_work,
+        (
+            args.model,
+            args.config,
+            args.language,
+            params,
+            sh,
+            args.batch,
+            args.digits,
+            args.exact,
+            args.threads,
+            shipped,
+            args.language_timeout,
+        ),
+    )
 
 
 def _sharded(args: argparse.Namespace, net: Any, alphabet: Sequence[str]) -> Any:
@@ -737,25 +739,7 @@ def _sharded(args: argparse.Namespace, net: Any, alphabet: Sequence[str]) -> Any
 
     work_shards = shards(len(alphabet), args.min_n, args.max_n, args.jobs, args.batch)
     params = parse_assignments(args.param)
-    work = [
-        (
-            shard_work,
-            (
-                args.model,
-                args.config,
-                args.language,
-                params,
-                sh,
-                args.batch,
-                args.digits,
-                args.exact,
-                args.threads,
-                None,
-                args.language_timeout,
-            ),
-        )
-        for sh in work_shards
-    ]
+    work = [_shard_task(args, params, sh, None) for sh in work_shards]
     parts: dict[int, Any] = {}
     run_pool(work, range(len(work)), args.jobs, lambda i, rep: parts.__setitem__(i, rep))
     return merge_reports([parts[i] for i in range(len(work))], max_n=args.max_n)
