@@ -249,3 +249,36 @@ def test_a_refutation_the_exact_interpreter_cannot_replay_is_run_again_not_shown
     )
     assert "fails its check" not in row and "not rechecked" not in row
     assert "| refuted | `ε`" in row
+
+
+def _why_row(page: str, construction: str, claim: str) -> str:
+    section = page.split("## Proved within a bound only", 1)[1].split("\n## ", 1)[0]
+    return next(
+        line for line in section.splitlines() if line.startswith(f"| `{construction}` | {claim} |")
+    )
+
+
+def test_every_claim_proved_within_a_bound_only_is_listed_with_why_it_has_no_proof_for_every_length(
+    tmp_path: Path,
+) -> None:
+    """A claim without an encoder says what it lacks; a claim with an smt attempt that ended
+    unknown says the attempt's reason; one with none says the command that tries one; a claim
+    proved for every length is not listed."""
+    import json
+    import shutil
+
+    proofs = _parity_records(tmp_path)
+    page = build({"parity": REGISTRY["parity"]}, str(proofs), cache=None)
+    assert "no encoder for SignForAllBases claims" in _why_row(page, "parity", "C4-all-c")
+    assert "C4 |" not in page.split("## Proved within a bound only", 1)[1].split("\n## ", 1)[0]
+    # parity-ln's C7: the exhaustive record alone, then with the smt method's unknown beside it
+    shutil.copytree(REPO / "proofs" / "parity-ln", proofs / "parity-ln")
+    smt = proofs / "parity-ln" / "C7.n10.smt.json"
+    unknown = json.loads(smt.read_text(encoding="utf-8"))
+    smt.unlink()
+    one = {"parity-ln": REGISTRY["parity-ln"]}
+    row = _why_row(build(one, str(proofs), cache=None), "parity-ln", "C7")
+    assert "try `netproof prove parity-ln --claims C7 --method best`" in row
+    smt.write_text(json.dumps(unknown), encoding="utf-8")
+    row = _why_row(build(one, str(proofs), cache=None), "parity-ln", "C7")
+    assert "attempt ended unknown" in row and "√(1/3), which is not rational" in row

@@ -28,7 +28,8 @@ the sha256 of the record, its ``.smt2`` files and netproof's own source code): a
 record is checked once. ``cache=None`` (``netproof ledger --no-cache``) checks every record anew.
 
 May import the vocabulary, the SMT engine's proof-log reader (:mod:`netproof.verifier.smt.prooflog`)
-and the campaign's record store (:mod:`.store`) and sources (:mod:`.sources`).
+and the campaign's record store (:mod:`.store`), sources (:mod:`.sources`) and
+:mod:`.routes`.
 """
 
 from __future__ import annotations
@@ -452,6 +453,59 @@ def _bound_text(
     return f"{bound['min_len']} ≤ \\|w\\| ≤ {bound['max_len']}"
 
 
+def _kind(record: Mapping[str, Any]) -> str:
+    """The ledger's count a shown record falls in: ``every n``, ``all`` (proved, no words),
+    ``bounded``, ``refuted`` or ``other``."""
+    verdict = record.get("verdict")
+    if verdict == "refuted":
+        return "refuted"
+    if verdict != "proved":
+        return "other"
+    if every_length(record):
+        return "every n"
+    return "all" if record.get("bound") is None else "bounded"
+
+
+def _why_bounded(
+    proofs: str,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    sources: Mapping[str, str],
+) -> str:
+    """Why ``claim``, proved within a bound, has no proof for every length in the records: what
+    it lacks for one (:func:`.routes.every_length_route`), the reason of a recorded attempt that
+    ended unknown, or that no record tried the route netproof has."""
+    from .routes import every_length_route
+
+    why = every_length_route(claim)
+    if why is not None:
+        return why
+    records = claim_records(proofs, c, values, claim)
+    tried = [str(rec.get("reason") or "") for rec in records if rec.get("verdict") == "unknown"]
+    if tried:
+        return f"the smt method's attempt ended unknown: {tried[0]}"
+    per_length = [
+        rec["bound"]["max_len"]
+        for rec in records
+        if rec.get("verdict") == "proved"
+        and str(rec.get("method", "")).startswith("smt")
+        and rec.get("bound")
+        and not every_length(rec)
+    ]
+    if per_length:
+        return (
+            f"the smt method proves it one length at a time (a query per length, up to "
+            f"{max(per_length)}); it has no form of this claim for every length (lemmas with an "
+            "invariant, position classes)"
+        )
+    name = sources.get(c.name, c.name)
+    return (
+        "the smt method applies to this claim, but no committed record has a proof for every "
+        f"length from it (try `netproof prove {name} --claims {claim.id} --method best`)"
+    )
+
+
 def _command(c: Construction, given: Mapping[str, str], sources: Mapping[str, str]) -> str:
     params = "".join(f" -p {k}={v}" for k, v in given.items())
     return f"`netproof prove {sources.get(c.name, c.name)}{params}`"
@@ -481,6 +535,8 @@ def build(
 
     lines = [HEADER]
     errata: list[str] = []
+    bounded: list[str] = []
+    counts = dict.fromkeys(("every n", "all", "bounded", "refuted", "other"), 0)
     for c in registry.values():
         values = c.parse_params({})
         lines.append(f"## `{c.name}`: {c.title}\n")
@@ -506,6 +562,13 @@ def build(
                     f"**fails its check**: {_cell(failure)} | — | run `netproof recheck {_cell(record[PATH_KEY])}` | — |"
                 )
                 continue
+            kind = _kind(record)
+            counts[kind] += 1
+            if kind == "bounded":
+                bounded.append(
+                    f"| `{c.name}` | {claim.id} | {_bound_text(record)} | "
+                    f"{_cell(_why_bounded(proofs, c, values, claim, sources))} |"
+                )
             if not checks.rechecked(record):
                 lines.append(
                     f"| {claim.id} | {_cell(claim.statement)} | {_cell(claim.reference)} | "
@@ -557,6 +620,19 @@ def build(
                 errata.append(
                     f"| `{c.name}` | {claim.id} | {_cell(claim.statement)} | {_cell(verdict)} | {_cell(cx)} | {_cell(fix_text)} |"
                 )
+    lines.append("## Proved within a bound only: why not for every length\n")
+    lines.append(
+        f"Of the claims above with a record that passes its checks, {counts['every n']} are proved "
+        f"for every length, {counts['all']} for all inputs (statements without words), "
+        f"{counts['bounded']} within a bound only, {counts['refuted']} refuted and {counts['other']} "
+        "otherwise (unknown). Each claim proved within a bound only is listed here with the reason it "
+        "has no proof for every length: what the claim lacks for one, what a recorded attempt "
+        "gave, or the command that tries one.\n"
+    )
+    lines.append("| construction | claim | bound | why not every length |")
+    lines.append("|---|---|---|---|")
+    lines.extend(bounded)
+    lines.append("")
     lines.append("## Errata: the papers' printed claims\n")
     lines.append(
         "Each row is a claim as the paper prints it (`-p variant=paper`), its verdict with the shortest "

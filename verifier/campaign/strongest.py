@@ -4,7 +4,8 @@ claim has no proof for every length (:func:`every_length_route`, :func:`every_le
 ``--require every-length``), and the strongest record of a claim under ``--out`` that a run's
 table shows (:func:`with_strongest`, the one the ledger and the report show).
 
-May import the vocabulary, the engines (lazily), :mod:`.limits`, :mod:`.store` and :mod:`.ledger`.
+May import the vocabulary, the engines (lazily), :mod:`.limits`, :mod:`.routes`, :mod:`.store` and
+:mod:`.ledger`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from netproof.verifier.claims import Claim, Construction, ExactFact, Proved, Refuted, Unknown
 
+from .routes import every_length_route
 from .store import claim_has_words, every_length, rank, record
 
 if TYPE_CHECKING:
@@ -28,48 +30,6 @@ __all__ = [
     "prove_best",
     "with_strongest",
 ]
-
-
-def every_length_route(claim: Claim) -> str | None:
-    """None where some method can prove ``claim`` for every length (the smt method covers it, or
-    its own check decides every length), else why not: what the claim lacks."""
-    from netproof.verifier.claims import (
-        BlockIdentity,
-        ExactFact,
-        ForAll,
-        Identity,
-        MirrorInvariant,
-        Recognizes,
-        TraceProperty,
-        ValueIs,
-    )
-    from netproof.verifier.smt.prove import smt_applicable
-
-    if isinstance(claim, (BlockIdentity, ForAll, Identity, MirrorInvariant)):
-        return None  # unbounded statements, or structural for every word
-    if isinstance(claim, ExactFact) and claim.every_length:
-        return None
-    if smt_applicable(claim):
-        return None
-    kind = type(claim).__name__
-    if isinstance(claim, ExactFact):
-        if claim.words:
-            return (
-                "no encoder: its reference language has no automaton or counter automaton to compare the "
-                "program's with (give the reference as a regular expression, an Automaton or a CounterAutomaton)"
-            )
-        return None  # a fact about numbers: no words, no lengths
-    if isinstance(claim, TraceProperty):
-        return "no encoder: a TraceProperty without a form the smt method states (TraceProperty.statable)"
-    if isinstance(claim, ValueIs):
-        return (
-            "no encoder: a ValueIs without a closed form (ValueIs.closed_form)"
-            if claim.closed_form is None
-            else f"no encoder: a ValueIs checked with the {claim.backend} backend"
-        )
-    if isinstance(claim, Recognizes):
-        return f"no encoder: a {kind} claim whose language has no automaton, stack or counter automaton"
-    return f"no encoder for {kind} claims"
 
 
 def prove_best(
