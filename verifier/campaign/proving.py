@@ -48,6 +48,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, assert_never
@@ -167,12 +168,14 @@ class Progress:
 class Running:
     """A claim being checked, as :func:`prove` reports it to its ``running`` callback: ``done``
     of ``total`` words checked (``total`` 0 where the method does not go word by word: a solver
-    query, a lemma)."""
+    query, a lemma); ``phase``: what an SMT proof is doing (:mod:`netproof.verifier.smt.phases`:
+    ``lemmas 3/9: match1.left``, ``every length: certificate query 'consecution'``), else ""."""
 
     construction: str
     claim: str
     done: int
     total: int
+    phase: str = ""
 
 
 @dataclass(frozen=True)
@@ -400,9 +403,8 @@ def run_task(
     ``running`` (else the queue of the pool this worker belongs to, if any) hears a
     :class:`Running` as each claim starts and, for exhaustive checks, as its words go by (at
     most every :data:`TICK_SECONDS`)."""
-    from netproof.verifier.exhaustive.checker import Job, check
-    from netproof.verifier.smt.prove import prove_claim
-    from netproof.verifier.smtlib import Outcome
+    from netproof.verifier.exhaustive.checker import Job
+    from netproof.verifier.smt.phases import listening
 
     c = _where(session).for_task(task.construction, task.module)
     values = c.parse_params(dict(task.given))
@@ -417,31 +419,68 @@ def run_task(
         try:
             if tick is not None:
                 tick(0, _words_of(job, claim, task.max_n) if task.method == "exhaustive" else 0)
-            if task.method == "best":
-                outcome = prove_best(
-                    job,
-                    c,
-                    values,
-                    claim,
-                    max_n=task.max_n,
-                    timeout=task.timeout,
-                    progress=tick,
-                    bound_of=claim_bound,
-                )
-            elif task.method == "exhaustive" and tick is not None:
-                log: list[Any] = []  # as prove_claim's exhaustive method, with the words' progress
-                outcome = Outcome(
-                    check(job, claim, max_len=task.max_n, queries=log, progress=tick), tuple(log)
-                )
-            else:
-                outcome = prove_claim(
-                    job, claim, method=task.method, max_len=task.max_n, timeout=task.timeout
-                )
+            hear = nullcontext() if send is None else listening(_phases(send, c.name, claim.id))
+            with hear:
+                outcome = _run_claim(task, job, c, values, claim, tick)
         except Exception as exc:
             failure = _failure(exc, c, claim, job.alphabet, task.module)
             raise failure from (exc if isinstance(failure, InternalError) else None)
         out.append((outcome, time.perf_counter() - started))
     return out
+
+
+def _run_claim(
+    task: Task,
+    job: Any,
+    c: Construction,
+    values: Mapping[str, Any],
+    claim: Claim,
+    tick: Callable[[int, int], None] | None,
+) -> Outcome:
+    """One claim of :func:`run_task` by the task's method."""
+    from netproof.verifier.exhaustive.checker import check
+    from netproof.verifier.smt.prove import prove_claim
+    from netproof.verifier.smtlib import Outcome
+
+    if task.method == "best":
+        outcome = prove_best(
+            job,
+            c,
+            values,
+            claim,
+            max_n=task.max_n,
+            timeout=task.timeout,
+            progress=tick,
+            bound_of=claim_bound,
+        )
+    elif task.method == "exhaustive" and tick is not None:
+        log: list[Any] = []  # as prove_claim's exhaustive method, with the words' progress
+        outcome = Outcome(
+            check(job, claim, max_len=task.max_n, queries=log, progress=tick), tuple(log)
+        )
+    else:
+        outcome = prove_claim(
+            job, claim, method=task.method, max_len=task.max_n, timeout=task.timeout
+        )
+    return outcome
+
+
+def _phases(
+    send: Callable[[Running], None], construction: str, claim: str
+) -> Callable[[str], None]:
+    """A listener of :mod:`netproof.verifier.smt.phases` that sends a :class:`Running` with the
+    phase: each new phase, except one that comes less than :data:`TICK_SECONDS` after the last
+    one sent (dropped: a display shows a phase at most that often anyway)."""
+    last_time, last_text = -TICK_SECONDS, ""
+
+    def heard(text: str) -> None:
+        nonlocal last_time, last_text
+        now = time.monotonic()
+        if text != last_text and now - last_time >= TICK_SECONDS:
+            last_time, last_text = now, text
+            send(Running(construction, claim, 0, 0, text))
+
+    return heard
 
 
 def run_shard(item: ShardTask, session: Session | None = None) -> tuple[Part, float]:

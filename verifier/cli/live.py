@@ -3,8 +3,10 @@ of the total, elapsed time and an ETA for exhaustive checks) under the lines of 
 claims, drawn by rich; elsewhere (a pipe, a file, ``NO_COLOR`` set, or rich not installed) one
 line per event: a long exhaustive check announces its number of words as it starts and, every
 :data:`PERIOD_SECONDS` while it runs, its words done of the total with the rate and an ETA; each
-finished claim prints ``[3/7] parity C4: proved (0.2s)`` (``cached`` for a reused record).
-``--quiet`` prints nothing.
+finished claim prints ``[3/7] parity C4: proved (0.2s)`` (``cached`` for a reused record). A
+running SMT proof shows its phase (:mod:`netproof.verifier.smt.phases`: ``lemmas 3/9:
+match1.left``, ``every length: certificate query 'consecution'``): in its bar on a terminal, in a
+line at most every :data:`PERIOD_SECONDS` elsewhere. ``--quiet`` prints nothing.
 
 The other long-running commands (``recheck``, ``fuzz``, ``precision``, ``plot``) use
 :func:`events`, the same design over named steps: :class:`EventBars` on a terminal (one rich line
@@ -35,6 +37,7 @@ __all__ = [
     "QuietEvents",
     "events",
     "finished_line",
+    "phase_line",
     "progress_line",
     "reporter",
 ]
@@ -75,10 +78,16 @@ def progress_line(r: Running, elapsed: float) -> str:
     )
 
 
+def phase_line(r: Running, elapsed: float) -> str:
+    """``[..] construction claim: phase (elapsed)`` for a running SMT proof."""
+    return f"[..] {r.construction} {r.claim}: {r.phase} ({_duration(elapsed)} so far)"
+
+
 class Lines:
     """One line per event on ``stream``: a long exhaustive check's start (its number of words),
     its progress every :data:`PERIOD_SECONDS` while it runs (words done of the total, the rate
-    and an ETA), and every finished claim."""
+    and an ETA), a running SMT proof's phase at most as often (lemmas k/n, the reachable
+    states, a certificate query), and every finished claim."""
 
     def __init__(self, stream: TextIO | None = None, period: float = PERIOD_SECONDS) -> None:
         self.stream = stream if stream is not None else sys.stderr
@@ -103,6 +112,9 @@ class Lines:
         elif 0 < r.done < r.total and now - self.last[key] >= self.period:
             self.last[key] = now
             print(progress_line(r, now - self.started[key]), file=self.stream, flush=True)
+        elif r.phase and now - self.last[key] >= self.period:
+            self.last[key] = now
+            print(phase_line(r, now - self.started[key]), file=self.stream, flush=True)
 
     def finished(self, p: Progress) -> None:
         print(finished_line(p), file=self.stream, flush=True)
@@ -159,12 +171,11 @@ class Bars:
         if key in self.done:
             return  # a late tick of a claim already finished
         total = r.total if r.total > 0 else None
+        what = f"{r.construction} {r.claim}" + (f": {r.phase}" if r.phase else "")
         if key not in self.tasks:
-            self.tasks[key] = self.bars.add_task(
-                f"{r.construction} {r.claim}", total=total, completed=r.done
-            )
+            self.tasks[key] = self.bars.add_task(what, total=total, completed=r.done)
         else:
-            self.bars.update(self.tasks[key], total=total, completed=r.done)
+            self.bars.update(self.tasks[key], total=total, completed=r.done, description=what)
 
     def finished(self, p: Progress) -> None:
         key = (p.construction, p.claim)

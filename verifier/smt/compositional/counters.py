@@ -60,6 +60,7 @@ from netproof.verifier import smtlib
 from netproof.verifier.claims import Language, Proved, Recognizes, Refuted, Unknown
 from netproof.verifier.claims.counting import CountComparison, CounterAutomaton, UniformCount
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
+from netproof.verifier.smt.phases import phase
 from netproof.verifier.smtlib import VERDICT_OF, LemmaNode, Outcome, SmtQuery, to_smt2
 
 from .arithmetic import Values, affine_map, consts, ffn_faithful
@@ -974,7 +975,8 @@ def prove_counting(
     counting = [x for x in lemmas if isinstance(x, (UniformCount, CountComparison))]
     nodes: list[LemmaNode] = []
     results: list[tuple[CountingLemma, bool]] = []
-    for lemma in counting:
+    for k, lemma in enumerate(counting, 1):
+        phase(f"counting lemmas {k}/{len(counting)}: {lemma.id}")
         node, proved = prove_counting_lemma(net, lemma, timeout=timeout)
         nodes.append(node)
         results.append((lemma, proved))

@@ -33,6 +33,7 @@ from netproof.verifier.claims import (
     Word,
 )
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
+from netproof.verifier.smt.phases import phase
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
 from .abstraction import Abstraction
@@ -208,7 +209,8 @@ def prove_recognizes(
     started = time.perf_counter()
     deadline = started + timeout
     results: list[LemmaResult] = []
-    for lemma in lemmas:
+    for k, lemma in enumerate(lemmas, 1):
+        phase(f"lemmas {k}/{len(lemmas)}: {lemma.id}")
         node, ok = prove_lemma(net, lemma, timeout=max(0.001, deadline - time.perf_counter()))
         results.append(LemmaResult(lemma, node, ok))
     language = claim.language
@@ -251,6 +253,7 @@ def prove_recognizes(
                 )
                 break
             range_started = time.perf_counter()
+            phase(f"length {shown} of {claim.min_len}..{n}")
             before = [(r.uses, len(r.fallbacks)) for r in results]
             try:
                 ab, solver, logic = theorem_query(

@@ -20,6 +20,7 @@ from netproof.symbolic import Network
 from netproof.verifier import smtlib
 from netproof.verifier.claims import Recognizes
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
+from netproof.verifier.smt.phases import phase
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
 from .arithmetic import consts
@@ -148,6 +149,7 @@ def _prove_every_length(
         return _prove_by_classes(
             net, claim, results, timeout, halt, f"not a transition system ({exc})"
         )
+    phase("every length: the reachable states (decision diagrams)")
     status, found = reachable_states(system, started + timeout / 2, stop)
     how = "the reachable states, by binary decision diagrams"
     if status == "unsafe":
@@ -165,6 +167,7 @@ def _prove_every_length(
                 how,
             )
         how = "Spacer"
+        phase("every length: an invariant by Spacer")
         status, inv = spacer_invariant(
             system, max(0.001, timeout - (time.perf_counter() - started)), halt
         )
@@ -193,6 +196,7 @@ def _prove_every_length(
     # (certificate_queries) makes the same terms in the same order, hence the same text.
     queries = []
     for name, text, solver in certificate_queries(net, claim, results, invariant, readout_lemmas):
+        phase(f"every length: certificate query {name!r}")
         began = time.perf_counter()
         # the budget left, at least a minute: the invariant is found, and only its check is left
         left = max(60.0, timeout - (began - started))
@@ -249,7 +253,9 @@ def prove_by_layers(
     solved: dict[str, Any] = {}  # the system's text -> its invariant
     answered: set[str] = set()  # certificate texts answered unsat
     queries: list[SmtQuery] = []
-    for name in step_names(len(claim.induction.after)) if steps is None else steps:
+    names = step_names(len(claim.induction.after)) if steps is None else steps
+    for k, name in enumerate(names, 1):
+        phase(f"every length: induction step {k}/{len(names)} ({name})")
         if halt.requested:
             return (
                 None,
@@ -329,6 +335,7 @@ def _prove_by_classes(
     unsat, or None and why not. A model is a word; one the exact interpreter does not
     misclassify is an encoder bug."""
     how = "position classes"
+    phase("every length: the position-classes query")
     try:
         _ctx, solver, enc = class_query(net, claim, results)
     except Unsupported as exc:

@@ -41,6 +41,7 @@ from netproof.verifier.claims import (
     Verdict,
 )
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
+from netproof.verifier.smt.phases import phase
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
 from .invariants import CERTIFICATE, certificate_queries, sat_solver
@@ -138,7 +139,8 @@ def prove_trace(
     if isinstance(watch, AllowedNext):  # proved from depth features (prove_allowed_next)
         return unknown("unsupported: an AllowedNext property is proved from depth features")
     results: list[LemmaResult] = []
-    for lemma in lemmas:
+    for k, lemma in enumerate(lemmas, 1):
+        phase(f"lemmas {k}/{len(lemmas)}: {lemma.id}")
         node, ok = prove_lemma(
             net, lemma, timeout=max(0.001, timeout - (time.perf_counter() - started))
         )

@@ -23,6 +23,7 @@ from netproof.verifier.claims import Lemma, Output, Proved, Refuted, Unknown, Va
 from netproof.verifier.smt.closed_forms import closed_form_term, replay_value
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smt.monolithic import value_is_smt
+from netproof.verifier.smt.phases import phase
 from netproof.verifier.smtlib import LemmaNode, Outcome
 
 from . import classes
@@ -156,7 +157,8 @@ def prove_value(
     carries the lemma tree (the claim at the root with its queries, the lemmas below)."""
     started = time.perf_counter()
     results: list[LemmaResult] = []
-    for lemma in lemmas:
+    for k, lemma in enumerate(lemmas, 1):
+        phase(f"lemmas {k}/{len(lemmas)}: {lemma.id}")
         node, ok = prove_lemma(
             job.network(n), lemma, timeout=max(0.001, timeout - (time.perf_counter() - started))
         )
