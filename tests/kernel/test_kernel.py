@@ -418,6 +418,48 @@ def _first_mutant(tmp_path: Path) -> Path:
     return mutant
 
 
+@pytest.mark.parametrize(
+    ("max_n", "verdict", "why"),
+    [
+        ("1", "proved", "the record says proved, but the network accepts '0'"),
+        (
+            "3",
+            "refuted",
+            "counterexample '01', but the first word the network misclassifies is '0'",
+        ),
+    ],
+)
+def test_a_seeded_bug_in_netproofs_word_enumeration_skips_a_word_recheck_agrees_and_the_kernel_rejects_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_n: str, verdict: str, why: str
+) -> None:
+    """netproof's exhaustive checker enumerates the words of each length from shortlex rank 1
+    and checks the last word twice (the count stays right): the FIRST mutant that accepts every
+    non-empty word is proved up to length 1 ('0', the misclassified word, never run), or refuted
+    up to length 3 on '01' instead of '0'; recheck, re-running the same enumeration, agrees."""
+    import netproof.verifier.exhaustive.job as job
+    from netproof.verifier.campaign.sources import Session
+    from netproof.verifier.cli import main
+    from netproof.verifier.smt.recheck import recheck_log
+
+    mutant = _first_mutant(tmp_path)
+    words_of_length = job.Shard.words_of_length
+
+    def off_by_one(self, alphabet, m):  # type: ignore[no-untyped-def]
+        words = list(words_of_length(self, alphabet, m))
+        return iter(words[1:] + words[-1:])
+
+    monkeypatch.setattr(job.Shard, "words_of_length", off_by_one)
+    out = tmp_path / "proofs"
+    args = ["prove", str(mutant), "--claims", "recognizes", "--method", "exhaustive"]
+    main([*args, "--max-n", max_n, "--out", str(out), "--jobs", "1", "--quiet"])
+    (record,) = (p for p in out.rglob("*.json") if p.is_file())
+    assert json.loads(record.read_text(encoding="utf-8"))["verdict"] == verdict
+    c = Session().file_construction(str(mutant))
+    assert recheck_log(str(record), registry={**REGISTRY, c.name: c}).outcome == "agree"
+    got = check_record(record, mutant)
+    assert got.outcome == "disagree" and why in got.detail, got.detail
+
+
 def test_a_refutation_is_checked_up_to_its_counterexample_even_in_a_bound_over_the_budget(
     tmp_path: Path,
 ) -> None:
