@@ -155,8 +155,68 @@ def test_check_model_reference_json_and_wrong_file(
     assert (doc["shortest_wrong"]["word"], doc["shortest_wrong"]["position"]) == ("a b a", 2)
     lines = [json.loads(x) for x in wrong.read_text().splitlines()]
     assert lines == [
-        {"input": "a b a", "position": 2, "expected": 5, "got": 2, "margin": lines[0]["margin"]}
+        {
+            "input": "a b a",
+            "position": 2,
+            "expected": 5,
+            "got": 2,
+            "margin": lines[0]["margin"],
+            "sampled": False,
+        }
     ]
+    assert [r["error_rate"] for r in doc["rows"]] == [0.0, 0.0, 1 / 27]
+
+
+def test_wrong_inputs_go_to_a_csv_file_that_reads_back_with_one_row_per_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import csv
+
+    ref = tmp_path / "ref.py"
+    ref.write_text(
+        "def hist(word):\n"
+        "    out = [word.count(a) for a in word]\n"
+        "    return [9] * len(word) if word[:2] == ['c', 'c'] else out\n"
+    )
+    wrong = tmp_path / "wrong.csv"
+    argv = ["check-model", str(TRACR / "hist.pt"), "--reference", f"{ref}:hist"]
+    code = main([*argv, "--max-n", "3", "--wrong", str(wrong)])
+    out = capsys.readouterr().out
+    assert code == 1 and "shortest wrong: 'c c' at position 0" in out
+    with wrong.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    # c c (2 positions) and c c a, c c b, c c c (3 each): every position is wrong
+    assert len(rows) == 2 + 3 * 3
+    assert {r["input"] for r in rows} == {"c c", "c c a", "c c b", "c c c"}
+    assert all(r["expected"] == "9" and r["sampled"] == "False" for r in rows)
+    assert list(rows[0]) == ["input", "position", "expected", "got", "margin", "sampled"]
+
+
+def test_sampled_lengths_beyond_the_bound_are_labelled_estimates_with_an_interval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every word up to 3 is right; beyond it the reference is wrong on the words that start
+    with 'a' (a third of them): sampling finds such a word (status wrong, exit 1), never calls it
+    the shortest, and its interval holds the true rate 1/3."""
+    ref = tmp_path / "ref.py"
+    ref.write_text(
+        "def hist(word):\n"
+        "    out = [word.count(a) for a in word]\n"
+        "    return [9] + out[1:] if len(word) > 3 and word[0] == 'a' else out\n"
+    )
+    argv = ["check-model", str(TRACR / "hist.pt"), "--reference", f"{ref}:hist", "--json"]
+    code = main([*argv, "--max-n", "3", "--sample", "300", "--sample-max-n", "5", "--seed", "1"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and doc["status"] == "wrong" and doc["shortest_wrong"] is None
+    assert doc["totals"]["wrong"] == 0 and doc["totals"]["words"] == 39
+    sampled = [r for r in doc["rows"] if r["sampled"]]
+    assert [(r["length"], r["words"]) for r in sampled] == [(4, 300), (5, 300)]
+    for r in sampled:
+        lo, hi = r["error_rate_95"]
+        assert lo < 1 / 3 < hi and 0.2 < r["error_rate"] < 0.45
+    assert doc["sampled_wrong"]["word"].startswith("a ") and doc["sampled_wrong"]["position"] == 0
+    code = main([*argv[:-1], "--max-n", "3", "--sample", "10"])
+    assert code == 2 and "--sample-max-n" in capsys.readouterr().err
 
 
 def test_check_model_without_language_or_reference_is_a_usage_error(

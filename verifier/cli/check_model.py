@@ -76,9 +76,25 @@ def add_parser(sub: Any) -> None:
         "--wrong",
         default=None,
         metavar="FILE",
-        help="with --output categorical: every wrong and undecided position as JSON lines "
-        "(input, position, expected, got, margin)",
+        help="with --output categorical or numeric: every wrong and undecided position as JSON "
+        "lines, or CSV for a FILE ending in .csv (input, position, expected, got, margin, sampled)",
     )
+    p.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --reference: also check N random words per length beyond --max-n, up to "
+        "--sample-max-n (an estimate of the error rate with its 95%% interval, labelled sampled)",
+    )
+    p.add_argument(
+        "--sample-max-n",
+        type=int,
+        default=None,
+        metavar="M",
+        help="with --sample: the longest length sampled",
+    )
+    p.add_argument("--seed", type=int, default=0, help="with --sample: the random seed (default 0)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--max-n", type=int, required=True, help="check every word of length <= this")
     p.add_argument("--min-n", type=int, default=0)

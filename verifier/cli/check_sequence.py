@@ -3,8 +3,11 @@ checked against a reference on every word up to ``--max-n`` (:mod:`netproof.veri
 sequence` does the work): ``--reference FILE.py:NAME`` (a function from a word, a list of
 symbols, to the expected output of each position, ``None``: don't care), or the expected outputs
 a dump recorded (``examples/tracr_dump.py``: tracr's own RASP evaluator). ``--wrong FILE``
-writes every wrong and undecided position as JSON lines (input, position, expected, got,
-margin). Exit 0: every position correct; 1: some wrong; 3: none wrong, some undecided; 2: usage.
+writes every wrong and undecided position as JSON lines, or CSV for a ``.csv`` name (input,
+position, expected, got, margin, sampled). The table gives each length's wrong words and error
+rate; ``--sample N --sample-max-n M`` adds N random words per length beyond ``--max-n`` up to M,
+an estimate with its 95% interval, labelled as sampled. Exit 0: every position correct; 1: some
+wrong (sampled ones too); 3: none wrong, some undecided; 2: usage.
 
 May import the models engine (torch loads when the command runs).
 """
@@ -18,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from netproof.verifier.campaign.errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN
+from netproof.verifier.models.sequence import wilson
 
 from .usage import UsageError
 
-__all__ = ["cmd_check_sequence", "load_reference"]
+__all__ = ["cmd_check_sequence", "load_reference", "write_wrong"]
 
 
 def load_reference(spec: str) -> Any:
@@ -54,18 +58,41 @@ def _render(report: Any) -> str:
         f"model {report.network} against {report.reference}, "
         f"{'numerical' if len(report.values) == 1 else 'categorical'} output at every "
         f"position, every word of length <= {report.max_n}",
-        f"{'length':>6} {'words':>7} {'positions':>9} {'correct':>8} {'wrong':>6} {'undecided':>9}",
+        f"{'length':>6} {'words':>7} {'positions':>9} {'correct':>8} {'wrong':>6} "
+        f"{'undecided':>9} {'wrong words':>11}",
     ]
-    for r in [*report.rows, t]:
+    exhaustive = [r for r in report.rows if not r.sampled]
+    sampled = [r for r in report.rows if r.sampled]
+    for r in [*exhaustive, t]:
         label = "all" if r is t else str(r.length)
         lines.append(
-            f"{label:>6} {r.words:>7} {r.positions:>9} {r.correct:>8} {r.wrong:>6} {r.undecided:>9}"
+            f"{label:>6} {r.words:>7} {r.positions:>9} {r.correct:>8} {r.wrong:>6} "
+            f"{r.undecided:>9} {r.wrong_words:>4} ({100 * r.error_rate:.1f}%)"
         )
+    if sampled:
+        lines.append(
+            "sampled (an estimate, not a verdict: words drawn uniformly at random per length; "
+            "wrong-word rate with its 95% Wilson interval):"
+        )
+        for r in sampled:
+            lo, hi = wilson(r.wrong_words, r.words)
+            lines.append(
+                f"{r.length:>6} {r.words:>7} {r.positions:>9} {r.correct:>8} {r.wrong:>6} "
+                f"{r.undecided:>9} {r.wrong_words:>4} ({100 * r.error_rate:.1f}%, 95% "
+                f"{100 * lo:.1f}%..{100 * hi:.1f}%)"
+            )
     sw = report.shortest_wrong
     if sw is not None:
         lines.append(
             f"shortest wrong: {' '.join(sw.word)!r} at position {sw.position}: expected "
             f"{sw.expected!r}, got {sw.got!r} (margin >= {sw.margin:.3g})"
+        )
+    sampled_wrong = report.sampled_wrong
+    if sampled_wrong is not None:
+        lines.append(
+            f"wrong (found by sampling, not the shortest): {' '.join(sampled_wrong.word)!r} at "
+            f"position {sampled_wrong.position}: expected {sampled_wrong.expected!r}, got "
+            f"{sampled_wrong.got!r}"
         )
     undecided = [v for v in report.listed if v.got is None]
     for v in undecided[:10]:
@@ -75,6 +102,38 @@ def _render(report: Any) -> str:
         )
     lines.append(f"status: {report.status}")
     return "\n".join(lines)
+
+
+def write_wrong(path: str, listed: Any) -> None:
+    """Every wrong and undecided position to ``path``: CSV where it ends in ``.csv`` (a header
+    row, then input, position, expected, got, margin, sampled), else JSON lines with those
+    keys. Written through a temporary file and renamed: never half a file."""
+    import csv
+    import io
+    import os
+    import tempfile
+
+    from netproof.verifier.models.sequence import WRONG_FIELDS
+
+    buf = io.StringIO()
+    if path.lower().endswith(".csv"):
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(WRONG_FIELDS)
+        for v in listed:
+            row = v.to_dict()
+            writer.writerow(["" if row[k] is None else row[k] for k in WRONG_FIELDS])
+    else:
+        for v in listed:
+            buf.write(json.dumps(v.to_dict(), default=str) + "\n")
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".wrong-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(buf.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def cmd_check_sequence(args: argparse.Namespace) -> int:
@@ -117,17 +176,40 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
             f"{'numerical' if numeric else 'categorical'} output; give --output "
             f"{'numeric' if numeric else 'categorical'}"
         )
+    sample, sample_max_n = args.sample, args.sample_max_n
+    if sample < 0 or (sample > 0) != (sample_max_n is not None):
+        raise UsageError(
+            f"--sample {sample} --sample-max-n {sample_max_n}: give both (a number of words > 0 "
+            "per length, and the longest length to sample), or neither"
+        )
+    if sample_max_n is not None and sample_max_n <= args.max_n:
+        raise UsageError(
+            f"--sample-max-n {sample_max_n}: sampling covers the lengths beyond --max-n "
+            f"{args.max_n}; give a larger one"
+        )
+    if sample_max_n is not None and args.reference is None:
+        raise UsageError(
+            "--sample needs a --reference: the dump records its program's outputs only up to "
+            f"length {kw['max_n']}"
+        )
     report = check_sequence(
-        imported.net, min_n=max(1, args.min_n), tolerance=tolerance if numeric else None, **kw
+        imported.net,
+        min_n=max(1, args.min_n),
+        tolerance=tolerance if numeric else None,
+        sample=sample,
+        sample_max_n=sample_max_n,
+        seed=args.seed,
+        **kw,
     )
     if imported.faith is not None:
         import sys
 
         print(f"import: {imported.faith.summary()}", file=sys.stderr if args.json else None)
     if args.wrong:
-        with open(args.wrong, "w", encoding="utf-8") as fh:
-            for v in report.listed:
-                fh.write(json.dumps(v.to_dict(), default=str) + "\n")
+        try:
+            write_wrong(args.wrong, report.listed)
+        except OSError as exc:
+            raise UsageError(f"--wrong {args.wrong}: cannot write it ({exc.strerror})") from None
     print(report.to_json() if args.json else _render(report))
     codes: dict[str, int] = {"correct": EXIT_OK, "wrong": EXIT_REFUTED}
     return codes.get(report.status, int(EXIT_UNKNOWN))

@@ -12,12 +12,20 @@ enclosure lies within the tolerance of the expected number, wrong where none of 
 undecided otherwise. Words are enumerated in shortlex order, in batches, as :func:`.check.check_model`
 does; positions left open are not yet sent to the slow rigorous interpreter.
 
+Beyond the exhaustive bound, ``sample`` words drawn uniformly at random (seeded) per length up
+to ``sample_max_n`` are checked the same way, rigorously; their rows are marked ``sampled`` and
+carry the wrong-word rate with its 95% Wilson interval, an estimate and never a verdict for the
+length. A wrong word found by sampling is a real wrong word (its status is ``wrong``), listed
+with ``sampled`` set, but it is not the shortest wrong word: ``shortest_wrong`` comes from the
+exhaustive lengths only (``sampled_wrong`` is the first one sampling found).
+
 May import the IR and the enclosure; torch inside functions.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
@@ -30,11 +38,13 @@ from netproof.symbolic.ir import Network, TokenEmbedding
 from .enclosure import MR, Enclosure, EnclosureError
 
 __all__ = [
+    "WRONG_FIELDS",
     "PositionVerdict",
     "SequenceReport",
     "check_sequence",
     "load_sequence_dump",
     "same_value",
+    "wilson",
 ]
 
 Reference = Callable[[tuple[str, ...]], Sequence[Any]]
@@ -55,6 +65,7 @@ class PositionVerdict:
     expected: Any
     got: Any
     margin: float
+    sampled: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,7 +74,26 @@ class PositionVerdict:
             "expected": self.expected,
             "got": self.got,
             "margin": self.margin,
+            "sampled": self.sampled,
         }
+
+
+WRONG_FIELDS = ("input", "position", "expected", "got", "margin", "sampled")
+"""The columns of ``--wrong FILE.csv`` (and the keys of each JSON line of ``--wrong FILE``)."""
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a rate ``k/n`` (``(0, 1)`` for ``n = 0``).
+
+    >>> [round(x, 3) for x in wilson(0, 100)]
+    [0.0, 0.037]
+    """
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(slots=True)
@@ -75,6 +105,18 @@ class SequenceRow:
     wrong: int = 0
     undecided: int = 0
     wrong_words: int = 0
+    sampled: bool = False
+
+    @property
+    def error_rate(self) -> float:
+        """Wrong words of the words checked at this length (of the sample, for a sampled row)."""
+        return self.wrong_words / self.words if self.words else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {**asdict(self), "error_rate": self.error_rate}
+        if self.sampled:
+            out["error_rate_95"] = list(wilson(self.wrong_words, self.words))
+        return out
 
 
 @dataclass(slots=True)
@@ -90,19 +132,28 @@ class SequenceReport:
     rows: list[SequenceRow] = field(default_factory=list)
     listed: list[PositionVerdict] = field(default_factory=list)
     shortest_wrong: PositionVerdict | None = None
+    sampled_wrong: PositionVerdict | None = None
 
     @property
     def totals(self) -> SequenceRow:
+        """The exhaustive lengths' counts added up (sampled rows are not in it)."""
         t = SequenceRow(length=self.max_n)
         for r in self.rows:
+            if r.sampled:
+                continue
             for k in ("words", "positions", "correct", "wrong", "undecided", "wrong_words"):
                 setattr(t, k, getattr(t, k) + getattr(r, k))
         return t
 
     @property
     def status(self) -> str:
+        """``wrong`` where any word checked is wrong (sampled ones too: each is a real wrong
+        word), else ``undecided`` where an exhaustive length has an undecided position, else
+        ``correct`` (every word of every exhaustive length)."""
         t = self.totals
-        return "wrong" if t.wrong else ("undecided" if t.undecided else "correct")
+        if t.wrong or self.sampled_wrong is not None:
+            return "wrong"
+        return "undecided" if t.undecided else "correct"
 
     def to_json(self) -> str:
         sw = self.shortest_wrong
@@ -113,11 +164,14 @@ class SequenceReport:
                 "output": "numeric" if len(self.values) == 1 else "categorical",
                 "max_n": self.max_n,
                 "status": self.status,
-                "rows": [asdict(r) for r in self.rows],
-                "totals": asdict(self.totals),
+                "rows": [r.to_dict() for r in self.rows],
+                "totals": self.totals.to_dict(),
                 "shortest_wrong": None
                 if sw is None
                 else {**sw.to_dict(), "word": " ".join(sw.word)},
+                "sampled_wrong": None
+                if self.sampled_wrong is None
+                else {**self.sampled_wrong.to_dict(), "word": " ".join(self.sampled_wrong.word)},
                 "undecided": [v.to_dict() for v in self.listed if v.got is None][:10],
             },
             sort_keys=True,
@@ -154,13 +208,18 @@ def check_sequence(
     reference_name: str = "reference",
     batch: int = 1024,
     tolerance: float | None = None,
+    sample: int = 0,
+    sample_max_n: int | None = None,
+    seed: int = 0,
 ) -> SequenceReport:
     """Check every word of length ``min_n..max_n`` at every word position (see the module
     docstring). ``unembed[c]`` is output ``c``'s weights over ``net.readout``'s inputs (the last
     residual stream), ``values[c]`` its value; ``reference(word)`` the expected value at each of
     the word's positions (``None``: not checked). With ``tolerance`` the output is numerical
     (one column): a position is correct when the whole enclosure of its value lies within
-    ``tolerance`` of the expected number, wrong when none of it does, undecided otherwise."""
+    ``tolerance`` of the expected number, wrong when none of it does, undecided otherwise.
+    ``sample`` words per length from ``max_n + 1`` to ``sample_max_n`` are drawn with the seed
+    ``seed`` and checked the same way (rows marked ``sampled``; see the module docstring)."""
     import torch
 
     emb, ro = net.embedding, net.readout
@@ -190,82 +249,93 @@ def check_sequence(
     pre = [enc.token_index[t] for t in emb.prefix]
     suf = [enc.token_index[t] for t in emb.suffix]
     report = SequenceReport(net.name, reference_name, max_n, tuple(values))
+    if sample < 0 or (sample and (sample_max_n is None or sample_max_n <= max_n)):
+        raise ValueError(
+            f"sample={sample}, sample_max_n={sample_max_n}: sample words per length beyond "
+            f"max_n={max_n} need sample > 0 and sample_max_n > max_n"
+        )
+
+    def check_batch(digits: Any, m: int, row: SequenceRow) -> None:
+        n_tokens = len(pre) + m + len(suf)
+        tokens = torch.cat(
+            [
+                torch.tensor(pre, dtype=torch.long).expand(len(digits), -1),
+                ids[digits],
+                torch.tensor(suf, dtype=torch.long).expand(len(digits), -1),
+            ],
+            1,
+        )
+        with torch.no_grad():
+            x = enc.residual(tokens, n_tokens)
+            at = slice(len(pre), len(pre) + m)
+            d = enc.affine(lin, MR(x.m[:, at, :], x.r[:, at, :]), enc.index)
+        # the class margins (no tolerance), or the value bounds (torch tensors)
+        best: Any = None
+        vlo: Any = None
+        vhi: Any = None
+        if tolerance is None:
+            low = (d.m - d.r).reshape(len(digits), m, k, k - 1).min(dim=3).values  # [B, m, k]
+            best = low.max(dim=2)
+        else:
+            vlo, vhi = (d.m - d.r)[..., 0], (d.m + d.r)[..., 0]
+        for b, w in enumerate(digits.tolist()):
+            word = tuple(alphabet[s] for s in w)
+            expected = list(reference(word))
+            if len(expected) != m:
+                raise ValueError(
+                    f"the reference gives {len(expected)} outputs for the word "
+                    f"{' '.join(word)!r} of length {m}; it must give one per position"
+                )
+            row.words += 1
+            bad = False
+            for p, e in enumerate(expected):
+                if e is None:
+                    continue
+                row.positions += 1
+                if tolerance is not None:
+                    lo, hi, x0 = float(vlo[b, p]), float(vhi[b, p]), float(e)
+                    inside = min(x0 + tolerance - hi, lo - (x0 - tolerance))
+                    outside = max(lo - (x0 + tolerance), (x0 - tolerance) - hi)
+                    if inside >= 0:
+                        row.correct += 1
+                        continue
+                    if outside > 0:
+                        verdict = PositionVerdict(
+                            word, p, e, float(d.m[b, p, 0]), outside, row.sampled
+                        )
+                    else:
+                        verdict = PositionVerdict(word, p, e, None, inside, row.sampled)
+                else:
+                    margin = float(best.values[b, p])
+                    got = values[int(best.indices[b, p])] if margin > 0 else None
+                    if margin > 0 and same_value(got, e):
+                        row.correct += 1
+                        continue
+                    verdict = PositionVerdict(word, p, e, got, margin, row.sampled)
+                if verdict.got is None:
+                    row.undecided += 1
+                else:
+                    row.wrong += 1
+                    bad = True
+                    if row.sampled and report.sampled_wrong is None:
+                        report.sampled_wrong = verdict
+                    elif not row.sampled and report.shortest_wrong is None:
+                        report.shortest_wrong = verdict
+                report.listed.append(verdict)
+            row.wrong_words += bad
+
     for m in range(min_n, max_n + 1):
         row = SequenceRow(length=m)
-        n_tokens = len(pre) + m + len(suf)
         for start in range(0, a**m, batch):
             idx = torch.arange(start, min(a**m, start + batch), dtype=torch.long)
-            digits = torch.stack([(idx // a ** (m - 1 - p)) % a for p in range(m)], 1)
-            tokens = torch.cat(
-                [
-                    torch.tensor(pre, dtype=torch.long).expand(len(idx), -1),
-                    ids[digits],
-                    torch.tensor(suf, dtype=torch.long).expand(len(idx), -1),
-                ],
-                1,
-            )
-            with torch.no_grad():
-                x = enc.residual(tokens, n_tokens)
-                at = slice(len(pre), len(pre) + m)
-                d = enc.affine(lin, MR(x.m[:, at, :], x.r[:, at, :]), enc.index)
-            # the class margins (no tolerance), or the value bounds (torch tensors)
-            best: Any = None
-            vlo: Any = None
-            vhi: Any = None
-            if tolerance is None:
-                low = (d.m - d.r).reshape(len(idx), m, k, k - 1).min(dim=3).values  # [B, m, k]
-                best = low.max(dim=2)
-            else:
-                vlo, vhi = (d.m - d.r)[..., 0], (d.m + d.r)[..., 0]
-            for b, w in enumerate(digits.tolist()):
-                word = tuple(alphabet[s] for s in w)
-                expected = list(reference(word))
-                if len(expected) != m:
-                    raise ValueError(
-                        f"the reference gives {len(expected)} outputs for the word "
-                        f"{' '.join(word)!r} of length {m}; it must give one per position"
-                    )
-                row.words += 1
-                bad = False
-                for p, e in enumerate(expected):
-                    if e is None:
-                        continue
-                    row.positions += 1
-                    if tolerance is not None:
-                        lo, hi, x0 = float(vlo[b, p]), float(vhi[b, p]), float(e)
-                        inside = min(x0 + tolerance - hi, lo - (x0 - tolerance))
-                        outside = max(lo - (x0 + tolerance), (x0 - tolerance) - hi)
-                        if inside >= 0:
-                            row.correct += 1
-                            continue
-                        got = float(d.m[b, p, 0])
-                        if outside > 0:
-                            row.wrong += 1
-                            bad = True
-                            v = PositionVerdict(word, p, e, got, outside)
-                            if report.shortest_wrong is None:
-                                report.shortest_wrong = v
-                        else:
-                            row.undecided += 1
-                            v = PositionVerdict(word, p, e, None, inside)
-                        report.listed.append(v)
-                        continue
-                    margin = float(best.values[b, p])
-                    if margin > 0:
-                        got = values[int(best.indices[b, p])]
-                        if same_value(got, e):
-                            row.correct += 1
-                            continue
-                        row.wrong += 1
-                        bad = True
-                        v = PositionVerdict(word, p, e, got, margin)
-                        if report.shortest_wrong is None:
-                            report.shortest_wrong = v
-                    else:
-                        row.undecided += 1
-                        v = PositionVerdict(word, p, e, None, margin)
-                    report.listed.append(v)
-                row.wrong_words += bad
+            check_batch(torch.stack([(idx // a ** (m - 1 - p)) % a for p in range(m)], 1), m, row)
+        report.rows.append(row)
+    generator = torch.Generator().manual_seed(seed)
+    for m in range(max_n + 1, (sample_max_n or max_n) + 1 if sample else max_n + 1):
+        row = SequenceRow(length=m, sampled=True)
+        for start in range(0, sample, batch):
+            size = min(batch, sample - start)
+            check_batch(torch.randint(0, a, (size, m), generator=generator), m, row)
         report.rows.append(row)
     return report
 
