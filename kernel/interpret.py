@@ -14,8 +14,10 @@ that is not rational, a softmax weight that is not, an activation other than ReL
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from math import isqrt
+from math import gcd, isqrt
+from typing import Any
 
 from .netfile import Affine, Block, Head, KernelError, Net, Refused
 
@@ -99,6 +101,9 @@ def ffn(block: Block, x: Row, where: str) -> Row:
         else:
             x = layernorm(step[1], step[2], x, where)
     return x
+
+
+MASKS = ("none", "causal", "strict_causal", "anticausal", "strict_anticausal")
 
 
 def visible(mask: str, i: int, n: int) -> range:
@@ -207,3 +212,233 @@ def run(net: Net, word: tuple[str, ...]) -> Fraction:
                 x = layernorm(sub.post_ln[0], sub.post_ln[1], x, where + " post layer norm")
             rows[t] = x
     return affine(net.logit, rows[readout])[net.logit.outputs[0]]
+
+
+# ---------------------------------------------------------------- the fast path: integers, one length
+
+
+def _lcm(*xs: int) -> int:
+    out = 1
+    for x in xs:
+        out = out * x // gcd(out, x)
+    return out
+
+
+class _Lin:
+    """An affine map over one denominator: y = (b·D + W·X) / (D·den) for X over D."""
+
+    def __init__(self, a: Affine, index: dict[str, int]) -> None:
+        coeffs = [w for row in a.weights.values() for w in row.values()] + list(a.bias.values())
+        self.den = _lcm(*(c.denominator for c in coeffs))
+        try:
+            self.rows = [
+                (
+                    int(a.bias.get(o, ZERO) * self.den),
+                    [(index[i], int(w * self.den)) for i, w in a.weights[o].items() if w],
+                )
+                for o in a.outputs
+            ]
+        except KeyError as exc:
+            raise KernelError(
+                f"an affine map reads {exc}, which is not written before it"
+            ) from None
+        self.outputs = a.outputs
+
+    def __call__(self, x: tuple[int, ...], d: int) -> tuple[int, ...]:
+        return tuple(b * d + sum(w * x[i] for i, w in terms) for b, terms in self.rows)
+
+
+class Exhaustive:
+    """:func:`run` on every word of one length, in integers: the same semantics, faster.
+
+    Every value at one point of the network (a sublayer's input, a head's query, …) is held as
+    an integer numerator over one denominator that depends only on that point and the length,
+    never on the word: an affine map multiplies it by the lcm of its coefficients' denominators,
+    a hardmax average over c maximizers by lcm(1..n) (the sum times lcm(1..n)/c), a residual sum
+    takes the lcm of its two sides'. Comparisons (ReLU, step, σ's clip, argmax) are then
+    comparisons of integers over one positive denominator, and the logit is the exact rational
+    numerator/denominator, equal to :func:`run`'s (``tests/kernel/test_kernel_exhaustive.py``).
+    Position-wise blocks are memoized by their input row (a function of the row alone).
+    Softmax attention and layer norms are not on this path: :func:`evaluator` falls back to
+    :func:`run` for such networks.
+    """
+
+    def __init__(self, net: Net, length: int) -> None:
+        self.net, self.dims = net, net.dims
+        idx = {d: k for k, d in enumerate(net.dims)}
+        n = len(net.prefix) + length + len(net.suffix)
+        self.n, self.length = n, length
+        self.readout = net.position if net.position >= 0 else n + net.position
+        if not 0 <= self.readout < n:
+            raise KernelError(f"readout position {net.position} is outside the {n} tokens")
+        emb: dict[tuple[int, str], list[Fraction]] = {}
+        for t in range(n):
+            for tok in net.table:
+                row = [ZERO] * len(net.dims)
+                for dim, v in net.table[tok]:
+                    row[idx[dim]] += v
+                for dim, f, c in net.positional:
+                    row[idx[dim]] += c * feature(f, net.index_base + t, n)
+                emb[t, tok] = row
+        d0 = _lcm(*(v.denominator for row in emb.values() for v in row))
+        self.emb = {key: tuple(int(v * d0) for v in row) for key, row in emb.items()}
+        self.d0, d = d0, d0
+        self.steps: list[tuple[Any, ...]] = []  # compiled sublayers, each with its denominators
+        last_attention = max(
+            (i for i, s in enumerate(net.layers) if s.block.kind == "attention"), default=-1
+        )
+        lcm_n = _lcm(*range(1, n + 1))
+        self.visible = {m: [visible(m, i, n) for i in range(n)] for m in MASKS}
+        for k, sub in enumerate(net.layers):
+            if sub.post_ln is not None:
+                raise Refused("a layer norm (the fast path has none)")
+            b = sub.block
+            if b.kind == "attention":
+                heads: list[tuple[Any, ...]] = []
+                for h in b.heads:
+                    if not h.hardmax:
+                        raise Refused("softmax attention (the fast path has none)")
+                    if h.mask not in MASKS:
+                        raise KernelError(f"unknown mask {h.mask!r}")
+                    lq, lk, lv = _Lin(h.query, idx), _Lin(h.key, idx), _Lin(h.value, idx)
+                    avg = lcm_n if h.tie == "average" else 1
+                    heads.append((h, lq, lk, lv, avg, d * lv.den * avg, {}))
+                dh = _lcm(*(hd[5] for hd in heads))
+                names = [o for h in b.heads for o in h.value.outputs]
+                out = None
+                if b.output is not None:
+                    out = _Lin(b.output, {o: j for j, o in enumerate(names)})
+                    do, onames = dh * out.den, list(b.output.outputs)
+                else:
+                    do, onames = dh, names
+                kind: tuple[Any, ...] = ("attention", heads, dh, out)
+            else:
+                ffn_steps: list[tuple[Any, ...]] = []
+                cur, do = {name: j for j, name in enumerate(net.dims)}, d
+                onames = [] if not b.steps else list(net.dims)
+                for s in b.steps:
+                    if isinstance(s, Affine):
+                        lin = _Lin(s, cur)
+                        ffn_steps.append(("lin", lin, do))
+                        do, onames = do * lin.den, list(s.outputs)
+                        cur = {name: j for j, name in enumerate(onames)}
+                    elif s[0] == "act":
+                        ffn_steps.append(("act", s[1], do))
+                    else:
+                        raise Refused("a layer norm (the fast path has none)")
+                kind = ("ffn", ffn_steps, {})
+            if any(o not in idx for o in onames):
+                raise KernelError(f"sublayer {k} ({b.name}) writes a name that is not a dim")
+            new = _lcm(d, do) if sub.residual else do
+            sx, so = (new // d if sub.residual else 0), new // do
+            self.steps.append((kind, sx, so, [idx[o] for o in onames], k > last_attention, d, new))
+            d = new
+        self.logit_map = _Lin(net.logit, idx)
+
+    def _head(self, hd: tuple[Any, ...], rows: list[tuple[int, ...]], d: int) -> list[Any]:
+        h, lq, lk, lv, avg, _, memo = hd
+        neg, scalar = h.scoring == "neg_abs_dot", len(lq.outputs) == 1
+        qkv = []
+        for r in rows:  # the head's maps are position-wise: memoized by the row
+            if r not in memo:
+                q, k = lq(r, d), lk(r, d)
+                memo[r] = (q[0], k[0], lv(r, d)) if scalar else (q, k, lv(r, d))
+            qkv.append(memo[r])
+        ks, vs = [x[1] for x in qkv], [x[2] for x in qkv]
+        out = []
+        for i, keys in enumerate(self.visible[h.mask]):
+            if not keys:
+                if h.empty == "error":
+                    raise Refused(f"position {i} sees no key and the empty rule is 'error'")
+                out.append((0,) * len(lv.outputs))
+                continue
+            qi, a = qkv[i][0], keys.start
+            if scalar:
+                sc = [qi * k for k in ks[a : keys.stop]]
+            else:
+                sc = [sum(x * y for x, y in zip(qi, k, strict=True)) for k in ks[a : keys.stop]]
+            if neg:
+                sc = [-abs(x) for x in sc]
+            top = max(sc)
+            if h.tie == "leftmost":
+                best = [a + sc.index(top)]
+            elif h.tie == "rightmost":
+                best = [a + len(sc) - 1 - sc[::-1].index(top)]
+            else:
+                best = [a + j for j, x in enumerate(sc) if x == top]
+            if len(best) == 1:
+                v: tuple[int, ...] = vs[best[0]]
+                out.append(v if avg == 1 else tuple(avg * x for x in v))
+            else:
+                m = avg // len(best)
+                out.append(tuple(m * sum(c) for c in zip(*(vs[j] for j in best), strict=True)))
+        return out
+
+    def logit(self, word: tuple[str, ...]) -> Fraction:
+        """:func:`run`'s logit on ``word`` (of this evaluator's length)."""
+        net, n = self.net, self.n
+        toks = (*net.prefix, *word, *net.suffix)
+        rows = [self.emb[t, tok] for t, tok in enumerate(toks)]
+        d = self.d0
+        for kind, sx, so, where, late, d, dnew in self.steps:
+            live = [self.readout] if late else range(n)
+            parts: list[tuple[int, ...]]
+            if kind[0] == "attention":
+                _, heads, dh, out = kind
+                parts = [()] * n
+                for hd in heads:
+                    m = dh // hd[5]
+                    got = self._head(hd, rows, d)
+                    parts = [p + tuple(m * v for v in g) for p, g in zip(parts, got, strict=True)]
+                if out is not None:
+                    parts = [out(p, dh) for p in parts]
+            else:
+                memo = kind[2]
+                parts = [()] * n
+                for t in live:
+                    r = rows[t]
+                    if r not in memo:
+                        memo[r] = _ffn(kind[1], r)
+                    parts[t] = memo[r]
+            for t in live:
+                x = list(rows[t]) if sx == 1 else [v * sx for v in rows[t]]
+                if so == 1:
+                    for k, v in zip(where, parts[t], strict=True):
+                        x[k] += v
+                else:
+                    for k, v in zip(where, parts[t], strict=True):
+                        x[k] += v * so
+                rows[t] = tuple(x)
+            d = dnew
+        return Fraction(self.logit_map(rows[self.readout], d)[0], d * self.logit_map.den)
+
+
+def _ffn(steps: list[tuple[Any, ...]], x: tuple[int, ...]) -> tuple[int, ...]:
+    """An FFN's steps on integers (each step's input denominator compiled beside it)."""
+    for kind, f, d in steps:
+        if kind == "lin":
+            x = f(x, d)
+        elif f == "relu":
+            x = tuple(v if v > 0 else 0 for v in x)
+        elif f == "step":
+            x = tuple(d if v > 0 else 0 for v in x)
+        else:  # sigma: clip to [0, 1], i.e. to [0, d] over d
+            x = tuple(min(max(v, 0), d) for v in x)
+    return x
+
+
+def evaluator(net: Net) -> Callable[[tuple[str, ...]], Fraction]:
+    """``word -> run(net, word)``: by :class:`Exhaustive` (one per length, built when first
+    needed) where the network is on its path, else by :func:`run` itself."""
+    fast: dict[int, Exhaustive | None] = {}
+
+    def logit(word: tuple[str, ...]) -> Fraction:
+        if len(word) not in fast:
+            try:
+                fast[len(word)] = Exhaustive(net, len(word))
+            except Refused:
+                fast[len(word)] = None
+        ev = fast[len(word)]
+        return run(net, word) if ev is None else ev.logit(word)
+
+    return logit

@@ -1,0 +1,169 @@
+"""The kernel's exhaustive checks beyond its plain interpreter: the fast integer path
+(:class:`netproof.kernel.interpret.Exhaustive`) equal to the plain one on every short word, and
+mutants of a network that the kernel finds wrong, with a word its plain interpreter reproduces."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from netproof.constructions import REGISTRY
+from netproof.kernel import Refused, check_record
+from netproof.kernel.interpret import Exhaustive, evaluator, run
+from netproof.kernel.netfile import loads
+from netproof.symbolic.netfile import dumps
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _text(name: str, **params: str) -> str:
+    c = REGISTRY[name]
+    return dumps(c.network(c.parse_params(params)))
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "max_len"),
+    [
+        ("brasp-dyck1-depth2", {}, 6),
+        ("brasp-first-eq-last", {}, 6),
+        ("dyck", {"k": "1", "depth": "3"}, 6),
+        ("dyck", {"k": "2", "depth": "2", "variant": "paper"}, 3),
+        ("dyck", {"k": "2", "depth": "2"}, 3),
+    ],
+)
+def test_the_fast_path_gives_the_plain_interpreters_logit_on_every_short_word(
+    name: str, params: dict[str, str], max_len: int
+) -> None:
+    net = loads(_text(name, **params))
+    for n in range(max_len + 1):
+        ev = Exhaustive(net, n)
+        for w in itertools.product(net.alphabet, repeat=n):
+            assert ev.logit(w) == run(net, w), (name, w)
+
+
+def test_softmax_and_layer_norms_are_off_the_fast_path_and_the_evaluator_falls_back_to_the_plain_one() -> (
+    None
+):
+    net = loads(_text("parity"))
+    with pytest.raises(Refused, match="softmax"):
+        Exhaustive(net, 3)
+    ev = evaluator(net)
+    assert all(ev(w) == run(net, w) for w in itertools.product(net.alphabet, repeat=4))
+    net = loads(_text("first-ln"))
+    with pytest.raises(Refused, match="layer norm"):
+        Exhaustive(net, 3)
+    with pytest.raises(Refused, match="is not rational"):  # the plain interpreter's own refusal
+        evaluator(net)(("1", "0", "1"))
+
+
+def _mutants(text: str) -> list[str]:
+    """The network file's text with one weight or bias of an affine map changed by +1, each (the
+    fingerprint kept: the kernel ties the file to the record by it, and does not recompute it)."""
+    doc = json.loads(text)
+    found: list[tuple[dict[str, str], str]] = []
+
+    def walk(x: object) -> None:
+        if isinstance(x, dict):
+            if x.get("type") == "Affine":
+                found.extend((row, k) for row in x["weights"].values() for k in row)
+                found.extend((x["bias"], k) for k in x["bias"])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(doc["network"])
+    out = []
+    for row, k in found:
+        old = row[k]
+        row[k] = str(Fraction(str(old)) + 1)
+        out.append(json.dumps(doc))
+        row[k] = old
+    return out
+
+
+def _cut(tmp_path: Path, source: str, hi: int, count: int) -> Path:
+    rec = json.loads((REPO / "proofs" / source).read_text(encoding="utf-8"))
+    rec.update(bound={"min_len": 0, "max_len": hi}, checked=count)
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    return path
+
+
+_NAMED = re.compile(r"the network (accepts|rejects) '(.*)', which is (not )?in the language")
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "params", "hi", "every"),
+    [
+        pytest.param(
+            "dyck/Y2.n15.156f5a2d.json",
+            "dyck",
+            {"k": "1", "depth": "3"},
+            4,
+            5,
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "dyck/Y2.n8.json", "dyck", {"k": "2", "depth": "2"}, 3, 11, marks=pytest.mark.slow
+        ),
+    ],
+)
+def test_every_mutant_that_misclassifies_a_short_word_disagrees_naming_a_word_the_plain_interpreter_misclassifies(
+    tmp_path: Path, source: str, name: str, params: dict[str, str], hi: int, every: int
+) -> None:
+    """Each +1 mutant (every ``every``-th: Dyck's networks have hundreds of weights) of the
+    record's network: the
+    kernel (fast path) disagrees exactly when the plain interpreter misclassifies a word of the
+    bound, and the word it names is one the plain interpreter misclassifies."""
+    net = loads(_text(name, **params))
+    alphabet = net.alphabet
+    count = sum(len(alphabet) ** n for n in range(hi + 1))
+    record = _cut(tmp_path, source, hi, count)
+    assert check_record(record, _write(tmp_path, _text(name, **params))).outcome == "checked"
+    member = _member(int(params["depth"]))
+    words = [w for n in range(hi + 1) for w in itertools.product(alphabet, repeat=n)]
+    seen = {"disagree": 0, "checked": 0}
+    for text in _mutants(_text(name, **params))[::every]:
+        got = check_record(record, _write(tmp_path, text))
+        seen[got.outcome] += 1
+        mutant = loads(text)
+        m = _NAMED.search(got.detail)
+        if got.outcome == "disagree":
+            assert m is not None, got.detail
+            word = tuple(m.group(2)) if m.group(2) != "ε" else ()
+            assert (run(mutant, word) > 0) != member(word)
+        else:
+            assert got.outcome == "checked", got.detail
+            first_wrong = next((w for w in words if (run(mutant, w) > 0) != member(w)), None)
+            assert first_wrong is None
+    assert seen["disagree"] > 0 and seen["checked"] > 0  # both kinds of mutant met
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "net.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _member(depth: int):  # type: ignore[no-untyped-def]
+    """Dyck(k, depth) over ( ) [ ], written here again (the test's own reading)."""
+
+    def dyck(w: tuple[str, ...]) -> bool:
+        stack: list[str] = []
+        for s in w:
+            if s in "([":
+                stack.append(s)
+                if len(stack) > depth:
+                    return False
+            elif not stack or {"(": ")", "[": "]"}[stack.pop()] != s:
+                return False
+        return not stack
+
+    return dyck
