@@ -1,6 +1,7 @@
 """LTL formulas compiled to B-RASP programs: the constructive direction of Yang, Chiang & Angluin
-2024 ("Masked hard-attention transformers recognize exactly the star-free languages", §4, the
-translation of LTL into B-RASP), for the LTL of :mod:`netproof.verifier.claims.ltl`.
+2024 ("Masked hard-attention transformers recognize exactly the star-free languages": every LTL
+formula has a B-RASP program, by induction on the formula), for the LTL of
+:mod:`netproof.verifier.claims.ltl`.
 
 Each distinct subformula becomes one B-RASP vector (a subformula written twice is computed
 once), with the formula's value at every position:

@@ -9,18 +9,25 @@ past-only formulas. A program whose since is built wrong is refuted with a word.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import random
 import re
 
 import pytest
+from weight_mutants import get_at, weight_sites, with_weight
 
 from netproof.constructions.rasp import program_construction
 from netproof.constructions.rasp.brasp_lemmas import automata_agree, program_automaton
 from netproof.constructions.rasp.from_ltl import ltl_program
+from netproof.symbolic import Network
+from netproof.symbolic.exact import run
 from netproof.verifier.campaign import prove
 from netproof.verifier.claims import Proved, Refuted
 from netproof.verifier.claims import ltl as L
 from netproof.verifier.claims.rasp import brasp as B
+from netproof.verifier.exhaustive.checker import Job
+from netproof.verifier.smt.prove import prove_claim
 
 ABC = ("a", "b", "c")
 
@@ -158,3 +165,44 @@ def test_a_since_built_without_the_negation_is_refuted_against_the_formula_with_
     assert found is not None, r.verdict.detail
     w = tuple(found.group(1))
     assert w == ("b", "a", "a") and B.accepts(program, w) != L.holds(f, w)
+
+
+@pytest.mark.z3
+def test_network_equals_program_for_a_future_formula_is_never_proved_for_a_mutant_that_changes_it() -> (
+    None
+):
+    """The compositional proof over a program with future masks is not vacuous: single-weight
+    mutants of the compiled network of H(a -> F b) that change its function on a word of the
+    bound are never proved, and a refutation's word is one the exact interpreter gets wrong."""
+    ab = ("a", "b")
+    f = L.parse_ltl("H(a -> F b)", ab)
+    program = ltl_program(f, ab, "spec")
+    c = program_construction("ltl-future", program, L.ltl_language(f, ab), max_len=4)
+    claim = next(x for x in c.claims({}) if x.id == "network=program")
+    net = c.network({})
+    assert isinstance(net, Network)
+
+    def verdict(candidate: Network) -> object:
+        job = Job(dataclasses.replace(c, build=lambda _v, m=candidate: m), {})
+        return prove_claim(job, claim, method="smt", max_len=4, timeout=60).verdict
+
+    proved = verdict(net)
+    assert isinstance(proved, Proved) and "every longer one" in proved.detail
+    words = [w for n in range(5) for w in itertools.product(ab, repeat=n)]
+    rng = random.Random(37)
+    sites = list(weight_sites(net))
+    changed = 0
+    for path in rng.sample(sites, len(sites)):
+        mutant = with_weight(net, path, get_at(net, path) + rng.choice((-1, 1)))
+        wrong = [w for w in words if run(mutant, w).accepted != B.accepts(program, w)]
+        if not wrong:
+            continue
+        changed += 1
+        v = verdict(mutant)
+        assert not isinstance(v, Proved), path
+        if isinstance(v, Refuted):
+            assert v.word is not None
+            assert run(mutant, v.word).accepted != B.accepts(program, v.word)
+        if changed == 3:
+            break
+    assert changed == 3

@@ -2,9 +2,11 @@
 language: formulas, their text syntax, a direct evaluator and the minimal DFA of a formula.
 
 Yang, Chiang & Angluin 2024 ("Masked hard-attention transformers recognize exactly the star-free
-languages", §4) relate B-RASP to LTL with the strict operators *since* and *until*, a formula
-defining the language of the words whose **last position** satisfies it (a transformer outputs
-at the last position). netproof follows that convention and adds the usual derived operators.
+languages", arXiv:2310.13897) prove B-RASP equivalent to LTL with the strict operators *since*
+and *until*, a formula defining the language of the words whose **last position** satisfies it
+(a transformer outputs at the last position). netproof follows that convention and adds the
+usual derived operators; the definitions below are the standard ones, and they are what the
+code and its tests follow.
 On a word w = w_1 … w_n and a position 1 ≤ i ≤ n:
 
 - ``a`` (Q_a): w_i = a, for a symbol a of the alphabet; ``true`` / ``⊤`` and ``false`` / ``⊥``;
