@@ -25,6 +25,7 @@ from netproof.symbolic.exact import run
 from netproof.verifier.campaign import prove
 from netproof.verifier.claims import Proved, Refuted
 from netproof.verifier.claims import ltl as L
+from netproof.verifier.claims.monoid import star_freeness
 from netproof.verifier.claims.rasp import brasp as B
 from netproof.verifier.exhaustive.checker import Job
 from netproof.verifier.smt.prove import prove_claim
@@ -206,3 +207,50 @@ def test_network_equals_program_for_a_future_formula_is_never_proved_for_a_mutan
         if changed == 3:
             break
     assert changed == 3
+
+
+def _random_formula(rng: random.Random, depth: int) -> L.Formula:
+    if depth == 0 or rng.random() < 0.25:
+        return rng.choice([L.Atom("a"), L.Atom("b"), L.TRUE, L.FALSE])
+    kind = rng.choice(
+        [L.Not, L.Yesterday, L.Once, L.Historically, L.Next, L.Eventually, L.Always]
+        + [L.And, L.Or, L.Implies, L.Since, L.Until] * 2
+    )
+    if kind in (L.And, L.Or, L.Implies, L.Since, L.Until):
+        return kind(_random_formula(rng, depth - 1), _random_formula(rng, depth - 1))  # type: ignore[call-arg]
+    return kind(_random_formula(rng, depth - 1))  # type: ignore[call-arg]
+
+
+def test_on_random_formulas_the_program_the_automaton_and_the_evaluator_agree_and_are_star_free() -> (
+    None
+):
+    """Three independent readings of a formula (the evaluator, the automaton built without
+    B-RASP, the compiled B-RASP program's interpreter) agree on every word up to length 5, the
+    program's own automaton equals the formula's (where at most two heads look at the future:
+    the guessing automaton grows with every guess of every such head), and the language is
+    star-free (Kamp: LTL
+    defines only star-free languages), decided on the syntactic monoid."""
+    ab = ("a", "b")
+    words = [w for n in range(6) for w in itertools.product(ab, repeat=n)]
+    rng = random.Random(2024)
+    compared = 0
+    for _ in range(60):
+        f = _random_formula(rng, 4)
+        empty = rng.random() < 0.5
+        dfa = L.ltl_automaton(f, ab, empty=empty)
+        program = ltl_program(f, ab, "spec", empty=empty)
+        for w in words:
+            want = L.holds(f, w, empty=empty)
+            assert dfa.accepts([ab.index(s) for s in w]) == want, (L.show(f), w)
+            assert B.accepts(program, w) == want, (L.show(f), w)
+        future = [
+            op
+            for op in B.operations(program.output)
+            if isinstance(op, B.Attend) and op.mask != "past"
+        ]
+        if len(future) <= 2:  # the guessing automaton enumerates every guess of every head
+            own = program_automaton(program)
+            assert own is not None and automata_agree(own, dfa)[1] is None, L.show(f)
+            compared += 1
+        assert star_freeness(dfa, ab).star_free, L.show(f)
+    assert compared >= 30, compared
