@@ -58,7 +58,7 @@ _NAMES = {
 
 
 def ltl_program(
-    formula: L.Formula, alphabet: Sequence[str], name: str, *, empty: bool = False
+    formula: L.Formula, alphabet: Sequence[str], name: str, empty: bool = False
 ) -> B.Program:
     """The B-RASP program of ``formula`` over ``alphabet`` (see the module docstring): it accepts
     a non-empty word iff ``formula`` holds at its last position, the empty word iff ``empty``.

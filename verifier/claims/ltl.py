@@ -234,8 +234,10 @@ def _children(f: Formula) -> tuple[Formula, ...]:
     return (f.left, f.right)
 
 
-def subformulas(f: Formula) -> tuple[Formula, ...]:
-    """Every distinct subformula of ``f``, each once, operands before the formulas using them."""
+def subformulas(formula: Formula) -> tuple[Formula, ...]:
+    """Every distinct subformula of ``formula``, each once, operands before the formulas using
+    them."""
+    f = formula
     seen: dict[Formula, None] = {}
     stack: list[tuple[Formula, bool]] = [(f, False)]
     while stack:
@@ -250,16 +252,16 @@ def subformulas(f: Formula) -> tuple[Formula, ...]:
     return tuple(seen)
 
 
-def size(f: Formula) -> int:
-    """The number of operators, symbols and constants in ``f`` (its syntax tree's nodes)."""
-    return 1 + sum(size(c) for c in _children(f))
+def size(formula: Formula) -> int:
+    """The number of operators, symbols and constants in ``formula`` (its syntax tree's nodes)."""
+    return 1 + sum(size(c) for c in _children(formula))
 
 
 # --------------------------------------------------------------------------- semantics
 
 
-def holds_at(f: Formula, word: Sequence[str], i: int) -> bool:
-    """Whether ``f`` holds at position ``i`` (1..n) of ``word``: the definitions of the module
+def holds_at(formula: Formula, word: Sequence[str], i: int) -> bool:
+    """Whether ``formula`` holds at position ``i`` (1..n) of ``word``: the definitions of the module
     docstring, written as quantifiers over positions (each subformula's value at a position
     computed once)."""
     w = tuple(word)
@@ -309,14 +311,14 @@ def holds_at(f: Formula, word: Sequence[str], i: int) -> bool:
             )
         raise TypeError(f"{g!r} is not an LTL formula")
 
-    return at(f, i)
+    return at(formula, i)
 
 
-def holds(f: Formula, word: Sequence[str], *, empty: bool = False) -> bool:
-    """Whether ``word`` is in the language of ``f``: ``f`` at the last position (``empty`` for
-    the empty word)."""
+def holds(formula: Formula, word: Sequence[str], empty: bool = False) -> bool:
+    """Whether ``word`` is in the language of ``formula``: ``formula`` at the last position
+    (``empty`` for the empty word)."""
     w = tuple(word)
-    return empty if not w else holds_at(f, w, len(w))
+    return empty if not w else holds_at(formula, w, len(w))
 
 
 # --------------------------------------------------------------------------- text
@@ -515,9 +517,10 @@ def _symbol(s: str) -> str:
     return s if plain and not (set(s[:1]) & _LETTERS) else repr(s)
 
 
-def show(f: Formula) -> str:
-    """``f`` in the papers' notation (¬ ∧ ∨ → ⊤ ⊥, Y X O H F G, S U); :func:`parse_ltl` reads
-    it back to ``f``."""
+def show(formula: Formula) -> str:
+    """``formula`` in the papers' notation (¬ ∧ ∨ → ⊤ ⊥, Y X O H F G, S U); :func:`parse_ltl`
+    reads it back to ``formula``."""
+    f = formula
     if isinstance(f, Atom):
         return _symbol(f.symbol)
     if isinstance(f, Const):
@@ -549,9 +552,13 @@ _Type = tuple[bool, ...]  # one truth value per subformula, in subformulas() ord
 
 
 def ltl_automaton(
-    f: Formula, alphabet: Sequence[str], *, empty: bool = False, max_states: int = MAX_STATES
+    formula: Formula,
+    alphabet: Sequence[str],
+    empty: bool = False,
+    *,
+    max_states: int = MAX_STATES,
 ) -> Automaton:
-    """The minimal DFA of the words over ``alphabet`` in the language of ``f`` (``empty``: the
+    """The minimal DFA of the words over ``alphabet`` in the language of ``formula`` (``empty``: the
     empty word's membership), built without B-RASP.
 
     Construction. A *type* gives a truth value to every subformula. Read the word left to right
@@ -572,6 +579,7 @@ def ltl_automaton(
     are the true values, and it accepts iff f holds at n. The subset construction makes the
     automaton deterministic and :func:`.regular.minimal_automaton` minimal.
     :class:`LtlError` past ``max_states`` subsets."""
+    f = formula
     sigma = tuple(alphabet)
     subs = subformulas(f)
     pos = {g: k for k, g in enumerate(subs)}
@@ -637,10 +645,11 @@ def ltl_automaton(
 
 
 def ltl_language(
-    f: Formula, alphabet: Sequence[str], *, empty: bool = False, name: str = ""
+    formula: Formula, alphabet: Sequence[str], empty: bool = False, *, name: str = ""
 ) -> Language:
-    """The language of ``f`` as a reference: membership by :func:`holds`, and the automaton
+    """The language of ``formula`` as a reference: membership by :func:`holds`, and the automaton
     :func:`ltl_automaton` (so proofs against it hold for every length)."""
+    f = formula
     sigma = tuple(alphabet)
 
     def contains(w: Word) -> bool:
