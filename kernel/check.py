@@ -59,7 +59,9 @@ def _render(alphabet: tuple[str, ...], word: tuple[str, ...]) -> str:
     return "".join(word) if all(len(s) == 1 for s in alphabet) else " ".join(word)
 
 
-def check_exhaustive(rec: dict[str, Any], net: Any, max_words: int) -> str:
+def check_exhaustive(
+    rec: dict[str, Any], net: Any, max_words: int, folder: Path | None = None
+) -> str:
     """The exhaustive rules of the module docstring; the detail of what was checked, or KernelError
     (the record disagrees), or Refused."""
     bound = rec.get("bound")
@@ -81,7 +83,7 @@ def check_exhaustive(rec: dict[str, Any], net: Any, max_words: int) -> str:
             need = sum(len(net.alphabet) ** n for n in range(lo, len(word))) + rank + 1
     if need > max_words:
         raise Refused(f"{need:,} words, more than the kernel's budget of {max_words:,}")
-    member = language(rec["claim"]["statement"], net.alphabet)
+    member = language(rec["claim"]["statement"], net.alphabet, folder)
     verdict, run = rec["verdict"], evaluator(net)
     for w in _words(net.alphabet, lo, hi):
         accepted, want = run(w) > 0, member(w)
@@ -127,7 +129,8 @@ def check_record(
         if rec.get("verdict") not in ("proved", "refuted"):
             raise Refused(f"verdict {rec.get('verdict')!r}: nothing to check")
         if kind == "Recognizes" and method.startswith("exhaustive ("):
-            return KernelResult("checked", kind, check_exhaustive(rec, net, max_words))
+            detail = check_exhaustive(rec, net, max_words, Path(record).parent)
+            return KernelResult("checked", kind, detail)
         if kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             lo = (rec.get("bound") or {}).get("min_len", 0)
             return KernelResult("checked", kind, prove_every_length(net, claim["statement"], lo))

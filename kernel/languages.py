@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
-from .netfile import Refused
+from . import programs
+from .netfile import KernelError, Refused, loads_json
 
 Language = Callable[[tuple[str, ...]], bool]
 BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
@@ -57,10 +59,27 @@ _DYCK = re.compile(
 )  # "as printed" names the paper's network variant; the language is the same
 
 
-def language(statement: str, alphabet: tuple[str, ...]) -> Language:
-    """The language a recognition claim's statement names, over ``alphabet``, or Refused."""
+_PROGRAM = re.compile(r"the compiled network accepts exactly the words program (\w+) accepts")
+
+
+def language(statement: str, alphabet: tuple[str, ...], folder: Path | None = None) -> Language:
+    """The language a recognition claim's statement names, over ``alphabet``, or Refused. A
+    statement naming a program X reads ``program.rasp`` in ``folder`` (beside the record), which
+    must be program X over ``alphabet``: its language by the kernel's interpreter (:mod:`.programs`)."""
     if statement in FIXED and alphabet == ("0", "1"):
         return FIXED[statement]
+    m = _PROGRAM.fullmatch(statement)
+    if m:
+        path = (folder or Path(".")) / "program.rasp"
+        if folder is None or not path.is_file():
+            raise Refused(f"program {m.group(1)}: no program file (program.rasp) beside the record")
+        doc = programs.read(loads_json(path.read_text(encoding="utf-8")))
+        if doc.get("name") != m.group(1) or tuple(doc["alphabet"]) != alphabet:
+            raise KernelError(
+                f"program.rasp is program {doc.get('name')!r} over {doc['alphabet']}, the claim's "
+                f"is {m.group(1)!r} over the network's {list(alphabet)}"
+            )
+        return programs.language(doc)
     m = _COMPILED.fullmatch(statement)
     if m and m.group(1) in COMPILED:
         return COMPILED[m.group(1)]

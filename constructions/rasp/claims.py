@@ -55,6 +55,7 @@ from netproof.verifier.claims import (
     Word,
 )
 from netproof.verifier.claims.rasp import brasp, crasp
+from netproof.verifier.claims.rasp.common import program_file
 
 from .brasp_lemmas import automata_agree, brasp_lemmas, program_automaton
 from .compile_brasp import compile_brasp
@@ -580,4 +581,5 @@ def program_construction(
         claims=claims,
         lemmas=lemmas,
         language=language or (brasp if is_b else crasp).language(program),
+        program_file=lambda: program_file(program, "B-RASP" if is_b else "C-RASP"),
     )

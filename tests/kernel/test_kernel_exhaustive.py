@@ -167,3 +167,161 @@ def _member(depth: int):  # type: ignore[no-untyped-def]
         return not stack
 
     return dyck
+
+
+# ------------------------------------------------------------------ B-RASP and C-RASP programs
+
+
+def _library() -> list[tuple[str, object, object, str]]:
+    from netproof.constructions.rasp.library import BRASP_PROGRAMS, CRASP_PROGRAMS
+    from netproof.verifier.claims.rasp import brasp, crasp
+
+    return [("B-RASP", p, brasp, k) for k, p in BRASP_PROGRAMS.items()] + [
+        ("C-RASP", p, crasp, k) for k, p in CRASP_PROGRAMS.items()
+    ]
+
+
+def test_the_kernels_program_interpreter_accepts_what_netprooofs_accepts_on_every_short_word() -> (
+    None
+):
+    from netproof.kernel import programs
+    from netproof.verifier.claims.rasp.common import program_file
+
+    for kind, program, module, _ in _library():
+        member = programs.language(programs.read(json.loads(program_file(program, kind))))
+        for n in range(7):
+            for w in itertools.product(program.alphabet, repeat=n):  # type: ignore[attr-defined]
+                assert member(w) == module.accepts(program, w), (program, w)  # type: ignore[attr-defined]
+
+
+def test_the_committed_program_files_are_what_netproof_writes_today() -> None:
+    for kind, _program, _, key in _library():
+        c = REGISTRY[f"{'brasp' if kind == 'B-RASP' else 'crasp'}-{key.replace('_', '-')}"]
+        assert c.program_file is not None
+        assert (REPO / "proofs" / c.name / "program.rasp").read_text(encoding="utf-8") == (
+            c.program_file()
+        )
+
+
+def _program_record(tmp_path: Path, name: str, hi: int, program: str | None) -> Path:
+    folder = tmp_path / name
+    folder.mkdir(exist_ok=True)
+    rec = json.loads((REPO / "proofs" / name / "network_program.n8.json").read_text("utf-8"))
+    count = sum(2**n for n in range(hi + 1))
+    rec.update(bound={"min_len": 0, "max_len": hi}, checked=count)
+    (folder / "record.json").write_text(json.dumps(rec), encoding="utf-8")
+    if program is not None:
+        (folder / "program.rasp").write_text(program, encoding="utf-8")
+    return folder / "record.json"
+
+
+def test_a_program_record_is_checked_and_refused_without_its_program_file(tmp_path: Path) -> None:
+    program = (REPO / "proofs" / "brasp-contains-ab" / "program.rasp").read_text("utf-8")
+    net = _write(tmp_path, _text("brasp-contains-ab"))
+    got = check_record(_program_record(tmp_path, "brasp-contains-ab", 6, program), net)
+    assert got.outcome == "checked" and got.detail.startswith("proved: all 127 words")
+    (tmp_path / "brasp-contains-ab" / "program.rasp").unlink()
+    got = check_record(tmp_path / "brasp-contains-ab" / "record.json", net)
+    assert got.outcome == "refused" and "no program file (program.rasp)" in got.detail
+
+
+def test_a_program_file_of_another_program_or_malformed_disagrees(tmp_path: Path) -> None:
+    other = (REPO / "proofs" / "brasp-no-aa" / "program.rasp").read_text("utf-8")
+    net = _write(tmp_path, _text("brasp-contains-ab"))
+    got = check_record(_program_record(tmp_path, "brasp-contains-ab", 4, other), net)
+    assert got.outcome == "disagree" and "program.rasp is program 'no_aa'" in got.detail
+    doc = json.loads((REPO / "proofs" / "brasp-contains-ab" / "program.rasp").read_text("utf-8"))
+    doc["vectors"][0] = ["attend", "leftmost", "past", 5, 0, 0]  # an operand not yet defined
+    got = check_record(_program_record(tmp_path, "brasp-contains-ab", 4, json.dumps(doc)), net)
+    assert got.outcome == "disagree" and "is not an earlier entry" in got.detail
+
+
+_SWAP = {
+    "leftmost": "rightmost", "rightmost": "leftmost", "past": "future", "future": "all",
+    "all": "past", "and": "or", "or": "and", True: False, False: True,
+}  # fmt: skip
+
+
+def _program_mutants(text: str) -> list[str]:
+    """The program file with one field of one operation changed: a side, mask, Boolean operator
+    or constant swapped (_SWAP), an integer +1, the operands of a comparison swapped."""
+    doc = json.loads(text)
+    out = []
+    for e in doc["vectors"]:
+        for f, v in enumerate(e):
+            if (f == 0 and v in ("and", "or")) or (
+                f > 0 and isinstance(v, str | bool) and v in _SWAP
+            ):
+                if e[0] == "token":
+                    continue
+                e[f] = _SWAP[v]
+                out.append(json.dumps(doc))
+                e[f] = v
+            elif e[0] in ("number", "scale") and f == 1:
+                e[f] = v + 1
+                out.append(json.dumps(doc))
+                e[f] = v
+        if e[0] == "less":
+            e[1], e[2] = e[2], e[1]
+            out.append(json.dumps(doc))
+            e[1], e[2] = e[2], e[1]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "hi"), [("brasp-contains-ab", 6), ("brasp-first-eq-last", 6), ("crasp-dyck1", 5)]
+)
+def test_every_program_mutant_that_changes_a_short_words_verdict_disagrees_naming_a_word_both_interpreters_reproduce(
+    tmp_path: Path, name: str, hi: int
+) -> None:
+    from netproof.kernel import programs
+
+    text = (REPO / "proofs" / name / "program.rasp").read_text(encoding="utf-8")
+    net_text = _text(name)
+    net, path = loads(net_text), _write(tmp_path, net_text)
+    words = [w for n in range(hi + 1) for w in itertools.product(net.alphabet, repeat=n)]
+    seen = {"disagree": 0, "checked": 0}
+    mutants = _program_mutants(text)
+    assert len(mutants) >= 4
+    for mutant in mutants:
+        got = check_record(_program_record(tmp_path, name, hi, mutant), path)
+        seen[got.outcome] += 1
+        member = programs.language(programs.read(json.loads(mutant)))
+        wrong = [w for w in words if (run(net, w) > 0) != member(w)]
+        if got.outcome == "disagree":
+            m = _NAMED.search(got.detail)
+            assert m is not None, got.detail
+            word = () if m.group(2) == "ε" else tuple(m.group(2))
+            assert word == wrong[0]  # the shortlex-first word the network and program differ on
+        else:
+            assert got.outcome == "checked" and wrong == [], got.detail
+    assert seen["disagree"] > 0
+
+
+def test_every_network_mutant_of_a_compiled_program_that_misclassifies_a_short_word_disagrees(
+    tmp_path: Path,
+) -> None:
+    """+1 mutants (every third) of brasp-no-aa's compiled network against its program (fast
+    path): the kernel disagrees naming a word the plain interpreter misclassifies, or checks a
+    mutant the plain interpreter finds right on every word up to length 4."""
+    from netproof.kernel import programs
+
+    name, hi = "brasp-no-aa", 4
+    text = (REPO / "proofs" / name / "program.rasp").read_text(encoding="utf-8")
+    member = programs.language(programs.read(json.loads(text)))
+    record = _program_record(tmp_path, name, hi, text)
+    words = [w for n in range(hi + 1) for w in itertools.product(("a", "b"), repeat=n)]
+    seen = {"disagree": 0, "checked": 0}
+    for mutant in _mutants(_text(name))[::3]:
+        got = check_record(record, _write(tmp_path, mutant))
+        seen[got.outcome] += 1
+        net = loads(mutant)
+        if got.outcome == "disagree":
+            m = _NAMED.search(got.detail)
+            assert m is not None, got.detail
+            word = () if m.group(2) == "ε" else tuple(m.group(2))
+            assert (run(net, word) > 0) != member(word)
+        else:
+            assert got.outcome == "checked", got.detail
+            assert all((run(net, w) > 0) == member(w) for w in words)
+    assert seen["disagree"] > 0 and seen["checked"] > 0

@@ -313,7 +313,8 @@ def store(
     outcome: Outcome,
 ) -> Stored:
     """Write the record of ``outcome`` under ``out`` in its file (:func:`slot`; query files
-    first, the record last, each atomically), unless that file already holds a stronger record
+    first, the record last, each atomically; a compiled program's ``program.rasp`` beside it,
+    always), unless that file already holds a stronger record
     of the same claim, network and bound (:func:`rank`: that one is kept and returned as
     ``kept``) or one that says the same (kept as it is)."""
     rec = record(c, values, claim, bound, outcome)
@@ -321,6 +322,8 @@ def store(
     target = slot(out, c, values, claim, bound, kind_of(rec))
     if target != plain:
         _retarget(rec, target, plain)
+    if c.program_file is not None:  # a compiled program: its file beside, for the kernel
+        write_atomic(os.path.join(os.path.dirname(target), "program.rasp"), c.program_file())
     old = read_record(target)
     if old is not None and identity(old) == identity(rec):
         if rank(old) > rank(rec):

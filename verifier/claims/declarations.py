@@ -68,6 +68,10 @@ class Construction:
     precision: Precision | None = None
     """What the float precision search needs beyond the network (worst-case words, a sampler,
     a generator's reference sets, the documented runs); None: sampled words only."""
+    program_file: Callable[[], str] | None = None
+    """For a compiled B-RASP or C-RASP program: its program file's text (``program.rasp``, read
+    by the independent kernel; :func:`netproof.verifier.claims.rasp.common.program_file`), written
+    beside the construction's records; None for every other construction."""
 
     def reference_language(self, values: Mapping[str, Any]) -> Language | None:
         """The language the construction recognizes for these parameters, if it has one."""

@@ -6,6 +6,7 @@ May import: the standard library and :mod:`netproof.verifier.claims.languages`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
@@ -20,6 +21,7 @@ __all__ = [
     "check_tokens",
     "check_word",
     "hash_once",
+    "program_file",
     "program_language",
     "show_program",
 ]
@@ -162,3 +164,39 @@ def show_program(
     )
     lines.append(f"output(i) = {out}")
     return "\n".join(lines)
+
+
+def program_file(program: Any, kind: str) -> str:
+    """The program file of a B-RASP or C-RASP ``program`` (``kind``), which the independent kernel
+    reads (``docs/kernel.md``, its own interpreter in ``kernel/programs.py``): a JSON document with
+    ``format: netproof-rasp-program``, ``format_version: 1``, ``language`` (``kind``), ``name``,
+    ``alphabet``, ``empty``, ``vectors`` (every operation once, operands first, each a list
+    ``[op, field, ...]``: the class name in lower case, then its fields in order, an operand
+    written as the index of its entry, ``name`` left out) and ``output`` (the output's index)."""
+    index: dict[Any, int] = {}
+    entries: list[list[Any]] = []
+
+    def visit(e: Any) -> int:
+        if e in index:
+            return index[e]
+        row: list[Any] = [type(e).__name__.lower()]
+        for f in fields(e):
+            if f.name != "name":
+                v = getattr(e, f.name)
+                row.append(visit(v) if isinstance(v, Expr) else v)
+        index[e] = len(entries)
+        entries.append(row)
+        return index[e]
+
+    out = visit(program.output)
+    head = {
+        "format": "netproof-rasp-program",
+        "format_version": 1,
+        "language": kind,
+        "name": program.name,
+        "alphabet": list(program.alphabet),
+        "empty": program.empty,
+    }
+    lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
+    rows = ",\n".join("    " + json.dumps(r, ensure_ascii=False) for r in entries)
+    return "{\n" + "\n".join(lines) + f'\n  "vectors": [\n{rows}\n  ],\n  "output": {out}\n}}\n'
