@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .classes import prove_every_length
-from .interpret import evaluator
+from .interpret import Exhaustive, evaluator
 from .languages import language
 from .netfile import KernelError, Refused, loads, loads_json
 
@@ -107,6 +107,46 @@ def check_exhaustive(
     return f"proved: all {count} words with {lo} <= |w| <= {hi}, each accepted iff in the language"
 
 
+NO_TIES = (
+    "every leftmost or rightmost head selects exactly one key or none: the network never relies "
+    "on a tie rule"
+)
+
+
+def check_no_ties(rec: dict[str, Any], net: Any, max_words: int) -> str:
+    """Rule (no ties, exhaustive): if on every word w with lo ≤ |w| ≤ hi, at every query
+    position, every hardmax head whose tie rule is leftmost or rightmost has at most one key of
+    maximal score among those its mask lets it see, then no tie rule decided any selection (the
+    ``NO_TIES`` statement, read so: the heads that average their maximizers are not about ties).
+    A word with such a tie refutes it; a refutation must name the shortlex-first one."""
+    bound = rec.get("bound") or {}
+    lo, hi = bound.get("min_len"), bound.get("max_len")
+    if not (isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi):
+        raise KernelError(f"bound {bound} is not 0 <= min_len <= max_len")
+    count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
+    if count > max_words:
+        raise Refused(f"{count:,} words, more than the kernel's budget of {max_words:,}")
+    for n in range(lo, hi + 1):
+        ev = Exhaustive(net, n)
+        for w in itertools.product(net.alphabet, repeat=n):
+            ev.logit(w)
+            if ev.tied is not None:
+                shown = _render(net.alphabet, w)
+                if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
+                    return f"refuted: on {shown!r} head {ev.tied[0]} ties at token {ev.tied[1]}"
+                raise KernelError(
+                    f"the record says {rec['verdict']} (counterexample "
+                    f"{rec.get('counterexample')!r}), but the first word with a tie is {shown!r}: "
+                    f"head {ev.tied[0]} at token {ev.tied[1]}"
+                )
+    if rec["verdict"] != "proved" or rec.get("checked") != count:
+        raise KernelError(
+            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but none of "
+            f"the {count} words has a tie"
+        )
+    return f"proved: no tie on any of the {count} words with {lo} <= |w| <= {hi}"
+
+
 def check_record(
     record: str | Path, network: str | Path, *, max_words: int = MAX_WORDS
 ) -> KernelResult:
@@ -131,6 +171,12 @@ def check_record(
         if kind == "Recognizes" and method.startswith("exhaustive ("):
             detail = check_exhaustive(rec, net, max_words, Path(record).parent)
             return KernelResult("checked", kind, detail)
+        if (
+            kind == "TraceProperty"
+            and method.startswith("exhaustive (")
+            and (claim["statement"] == NO_TIES)
+        ):
+            return KernelResult("checked", kind, check_no_ties(rec, net, max_words))
         if kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             lo = (rec.get("bound") or {}).get("min_len", 0)
             return KernelResult("checked", kind, prove_every_length(net, claim["statement"], lo))

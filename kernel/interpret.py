@@ -265,6 +265,7 @@ class Exhaustive:
 
     def __init__(self, net: Net, length: int) -> None:
         self.net, self.dims = net, net.dims
+        self.tied: tuple[str, int] | None = None
         idx = {d: k for k, d in enumerate(net.dims)}
         n = len(net.prefix) + length + len(net.suffix)
         self.n, self.length = n, length
@@ -360,6 +361,8 @@ class Exhaustive:
             if neg:
                 sc = [-abs(x) for x in sc]
             top = max(sc)
+            if h.tie != "average" and self.tied is None and sc.count(top) > 1:
+                self.tied = (h.name, i)  # the tie rule decided: kept for the no-ties rule
             if h.tie == "leftmost":
                 best = [a + sc.index(top)]
             elif h.tie == "rightmost":
@@ -375,8 +378,11 @@ class Exhaustive:
         return out
 
     def logit(self, word: tuple[str, ...]) -> Fraction:
-        """:func:`run`'s logit on ``word`` (of this evaluator's length)."""
+        """:func:`run`'s logit on ``word`` (of this evaluator's length); ``tied`` is then the
+        first (head, position) where a leftmost or rightmost head had more than one maximizer,
+        or None."""
         net, n = self.net, self.n
+        self.tied = None
         toks = (*net.prefix, *word, *net.suffix)
         rows = [self.emb[t, tok] for t, tok in enumerate(toks)]
         d = self.d0

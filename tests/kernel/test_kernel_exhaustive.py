@@ -325,3 +325,95 @@ def test_every_network_mutant_of_a_compiled_program_that_misclassifies_a_short_w
             assert got.outcome == "checked", got.detail
             assert all((run(net, w) > 0) == member(w) for w in words)
     assert seen["disagree"] > 0 and seen["checked"] > 0
+
+
+# ------------------------------------------------------------------ trace property: no ties
+
+
+def _zeroed(text: str) -> list[str]:
+    """The network file's text with one weight or bias of a head's query or key map set to 0."""
+    doc = json.loads(text)
+    found: list[tuple[dict[str, str], str]] = []
+
+    def walk(x: object) -> None:
+        if isinstance(x, dict):
+            if x.get("type") == "Head":
+                for a in (x["query"], x["key"]):
+                    found.extend((row, k) for row in a["weights"].values() for k in row)
+                    found.extend((a["bias"], k) for k in a["bias"])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(doc["network"])
+    out = []
+    for row, k in found:
+        old, row[k] = row[k], "0"
+        out.append(json.dumps(doc))
+        row[k] = old
+    return out
+
+
+def _netproof_network(text: str):  # type: ignore[no-untyped-def]
+    """netproof's own reading of a (mutated) network file, its fingerprint made right."""
+    from netproof.symbolic.netfile import NetworkFileError
+    from netproof.symbolic.netfile import loads as netproof_loads
+
+    doc = json.loads(text)
+    del doc["fingerprint"]
+    with pytest.raises(NetworkFileError, match="fingerprint") as err:
+        netproof_loads(json.dumps(doc))
+    doc["fingerprint"] = str(err.value).split('"fingerprint": "')[1].split('"')[0]
+    return netproof_loads(json.dumps(doc))
+
+
+def test_the_committed_no_ties_records_are_checked_and_a_false_verdict_disagrees(
+    tmp_path: Path,
+) -> None:
+    net = _write(tmp_path, _text("brasp-no-aa"))
+    record = REPO / "proofs" / "brasp-no-aa" / "no-ties.n8.json"
+    got = check_record(record, net)
+    assert got.outcome == "checked" and got.detail == (
+        "proved: no tie on any of the 510 words with 1 <= |w| <= 8"
+    )
+    rec = json.loads(record.read_text(encoding="utf-8"))
+    rec.update(verdict="refuted", counterexample="ab")
+    (tmp_path / "r.json").write_text(json.dumps(rec), encoding="utf-8")
+    got = check_record(tmp_path / "r.json", net)
+    assert got.outcome == "disagree" and "none of the 510 words has a tie" in got.detail
+
+
+def test_every_network_mutant_with_a_tie_disagrees_on_no_ties_naming_the_first_word_netproof_finds_tied(
+    tmp_path: Path,
+) -> None:
+    """Mutants of brasp-contains-ab's network, each with one weight or bias of a head's query or
+    key map set to 0 (+1 changes keep the wide score gaps of a compiled program and never tie),
+    the no-ties record cut to lengths 1..4: the kernel disagrees exactly on the mutants where
+    netproof's own trace check (its exact interpreter, its no-ties predicate) finds a tie, naming
+    the first such word."""
+    from netproof.constructions.rasp.claims import _no_ties
+    from netproof.symbolic.exact import run as exact_run
+
+    name, hi = "brasp-contains-ab", 4
+    rec = json.loads((REPO / "proofs" / name / "no-ties.n8.json").read_text(encoding="utf-8"))
+    rec.update(bound={"min_len": 1, "max_len": hi}, checked=sum(2**n for n in range(1, hi + 1)))
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps(rec), encoding="utf-8")
+    words = [w for n in range(1, hi + 1) for w in itertools.product(("a", "b"), repeat=n)]
+    seen = {"disagree": 0, "checked": 0, "refused": 0}
+    for mutant in _zeroed(_text(name)):
+        got = check_record(record, _write(tmp_path, mutant))
+        seen[got.outcome] += 1
+        if got.outcome == "refused":  # a mutant with a layer the fast path does not cover
+            continue
+        ref = _netproof_network(mutant)
+        tied = next((w for w in words if _no_ties(w, exact_run(ref, w)) is not None), None)
+        if got.outcome == "disagree":
+            assert tied is not None and f"the first word with a tie is {''.join(tied)!r}" in (
+                got.detail
+            ), got.detail
+        else:
+            assert tied is None, (got.detail, tied)
+    assert seen["disagree"] > 0 and seen["checked"] > 0
