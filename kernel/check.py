@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from . import programs
 from .classes import prove_every_length
 from .interpret import Exhaustive, evaluator
-from .languages import language
+from .languages import language, program_beside
 from .netfile import KernelError, Refused, loads, loads_json
 
 MAX_WORDS = 200_000
@@ -107,6 +109,18 @@ def check_exhaustive(
     return f"proved: all {count} words with {lo} <= |w| <= {hi}, each accepted iff in the language"
 
 
+def _bounded(rec: dict[str, Any], net: Any, max_words: int) -> tuple[int, int, int]:
+    """The record's bound lo..hi and its number of words, within the budget (else Refused)."""
+    bound = rec.get("bound") or {}
+    lo, hi = bound.get("min_len"), bound.get("max_len")
+    if not (isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi):
+        raise KernelError(f"bound {bound} is not 0 <= min_len <= max_len")
+    count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
+    if count > max_words:
+        raise Refused(f"{count:,} words, more than the kernel's budget of {max_words:,}")
+    return lo, hi, count
+
+
 NO_TIES = (
     "every leftmost or rightmost head selects exactly one key or none: the network never relies "
     "on a tie rule"
@@ -119,13 +133,7 @@ def check_no_ties(rec: dict[str, Any], net: Any, max_words: int) -> str:
     maximal score among those its mask lets it see, then no tie rule decided any selection (the
     ``NO_TIES`` statement, read so: the heads that average their maximizers are not about ties).
     A word with such a tie refutes it; a refutation must name the shortlex-first one."""
-    bound = rec.get("bound") or {}
-    lo, hi = bound.get("min_len"), bound.get("max_len")
-    if not (isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi):
-        raise KernelError(f"bound {bound} is not 0 <= min_len <= max_len")
-    count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
-    if count > max_words:
-        raise Refused(f"{count:,} words, more than the kernel's budget of {max_words:,}")
+    lo, hi, count = _bounded(rec, net, max_words)
     for n in range(lo, hi + 1):
         ev = Exhaustive(net, n)
         for w in itertools.product(net.alphabet, repeat=n):
@@ -145,6 +153,46 @@ def check_no_ties(rec: dict[str, Any], net: Any, max_words: int) -> str:
             f"the {count} words has a tie"
         )
     return f"proved: no tie on any of the {count} words with {lo} <= |w| <= {hi}"
+
+
+OPERATIONS = "every attention operation's residual dim holds the program's vector at every position"
+
+
+def check_operations(rec: dict[str, Any], net: Any, max_words: int, folder: Path) -> str:
+    """Rule (operations, exhaustive; B-RASP): the program file beside the record names the
+    residual dim of every attention operation (``dims``: each ``attend`` entry has one); if on
+    every word w of the bound, at every position t of w (the prefix and suffix tokens left out),
+    the final residual state's dim equals the operation's vector at t as 1 or 0 (the kernel's
+    program interpreter), the statement ``OPERATIONS`` holds on the bound."""
+    doc = program_beside(folder, net.alphabet, None)
+    held: dict[int, str] = dict(doc["dims"])
+    attends = [k for k, e in enumerate(doc["vectors"]) if e[0] == "attend"]
+    if doc["language"] != "B-RASP" or sorted(held) != attends:
+        raise Refused("operations of a program whose file does not name every attention dim")
+    if any(d not in net.dims for d in held.values()):
+        raise KernelError(f"a dim of {sorted(held.values())} is not one of the network's")
+    lo, hi, count = _bounded(rec, net, max_words)
+    at = len(net.prefix)
+    for n in range(lo, hi + 1):
+        ev = Exhaustive(net, n, every_position=True)
+        for w in itertools.product(net.alphabet, repeat=n):
+            ev.logit(w)
+            vecs = programs.vectors(doc, w)
+            for k, d in held.items():
+                col = net.dims.index(d)
+                for t in range(n):
+                    if ev.rows[at + t][col] != ev.d * int(vecs[k][t]):
+                        raise KernelError(
+                            f"the record says {rec['verdict']}, but on {_render(net.alphabet, w)!r} "
+                            f"dim {d} at position {t + 1} is {Fraction(ev.rows[at + t][col], ev.d)}"
+                            f", the program's {int(vecs[k][t])}"
+                        )
+    if rec["verdict"] != "proved" or rec.get("checked") != count:
+        raise KernelError(
+            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but every "
+            f"dim holds its operation on all {count} words"
+        )
+    return f"proved: every attention dim holds its operation on all {count} words"
 
 
 def check_record(
@@ -177,6 +225,13 @@ def check_record(
             and (claim["statement"] == NO_TIES)
         ):
             return KernelResult("checked", kind, check_no_ties(rec, net, max_words))
+        if (
+            kind == "TraceProperty"
+            and method.startswith("exhaustive (")
+            and (claim["statement"] == OPERATIONS)
+        ):
+            detail = check_operations(rec, net, max_words, Path(record).parent)
+            return KernelResult("checked", kind, detail)
         if kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             lo = (rec.get("bound") or {}).get("min_len", 0)
             return KernelResult("checked", kind, prove_every_length(net, claim["statement"], lo))

@@ -258,12 +258,14 @@ class Exhaustive:
     takes the lcm of its two sides'. Comparisons (ReLU, step, σ's clip, argmax) are then
     comparisons of integers over one positive denominator, and the logit is the exact rational
     numerator/denominator, equal to :func:`run`'s (``tests/kernel/test_kernel_exhaustive.py``).
-    Position-wise blocks are memoized by their input row (a function of the row alone).
+    Position-wise blocks are memoized by their input row (a function of the row alone). After
+    the last attention layer only the readout's position is computed, unless ``every_position``
+    (then ``rows`` holds every position's final row, for trace properties).
     Softmax attention and layer norms are not on this path: :func:`evaluator` falls back to
     :func:`run` for such networks.
     """
 
-    def __init__(self, net: Net, length: int) -> None:
+    def __init__(self, net: Net, length: int, every_position: bool = False) -> None:
         self.net, self.dims = net, net.dims
         self.tied: tuple[str, int] | None = None
         idx = {d: k for k, d in enumerate(net.dims)}
@@ -332,9 +334,11 @@ class Exhaustive:
                 raise KernelError(f"sublayer {k} ({b.name}) writes a name that is not a dim")
             new = _lcm(d, do) if sub.residual else do
             sx, so = (new // d if sub.residual else 0), new // do
-            self.steps.append((kind, sx, so, [idx[o] for o in onames], k > last_attention, d, new))
+            late = k > last_attention and not every_position
+            self.steps.append((kind, sx, so, [idx[o] for o in onames], late, d, new))
             d = new
-        self.logit_map = _Lin(net.logit, idx)
+        self.logit_map, self.d = _Lin(net.logit, idx), d
+        self.rows: list[tuple[int, ...]] = []  # the last word's rows (numerators over self.d)
 
     def _head(self, hd: tuple[Any, ...], rows: list[tuple[int, ...]], d: int) -> list[Any]:
         h, lq, lk, lv, avg, _, memo = hd
@@ -416,6 +420,7 @@ class Exhaustive:
                         x[k] += v * so
                 rows[t] = tuple(x)
             d = dnew
+        self.rows = rows
         return Fraction(self.logit_map(rows[self.readout], d)[0], d * self.logit_map.den)
 
 

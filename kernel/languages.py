@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from . import programs
 from .netfile import KernelError, Refused, loads_json
@@ -62,6 +63,22 @@ _DYCK = re.compile(
 _PROGRAM = re.compile(r"the compiled network accepts exactly the words program (\w+) accepts")
 
 
+def program_beside(folder: Path | None, alphabet: tuple[str, ...], name: str | None) -> Any:
+    """The program file ``program.rasp`` in ``folder`` (beside the record), read by
+    :func:`.programs.read`: program ``name`` (any name when None) over ``alphabet``, or Refused
+    when there is none, KernelError when it is another program."""
+    path = (folder or Path(".")) / "program.rasp"
+    if folder is None or not path.is_file():
+        raise Refused(f"program {name or ''}: no program file (program.rasp) beside the record")
+    doc = programs.read(loads_json(path.read_text(encoding="utf-8")))
+    if (name is not None and doc.get("name") != name) or tuple(doc["alphabet"]) != alphabet:
+        raise KernelError(
+            f"program.rasp is program {doc.get('name')!r} over {doc['alphabet']}, the claim's "
+            f"is {name!r} over the network's {list(alphabet)}"
+        )
+    return doc
+
+
 def language(statement: str, alphabet: tuple[str, ...], folder: Path | None = None) -> Language:
     """The language a recognition claim's statement names, over ``alphabet``, or Refused. A
     statement naming a program X reads ``program.rasp`` in ``folder`` (beside the record), which
@@ -70,16 +87,7 @@ def language(statement: str, alphabet: tuple[str, ...], folder: Path | None = No
         return FIXED[statement]
     m = _PROGRAM.fullmatch(statement)
     if m:
-        path = (folder or Path(".")) / "program.rasp"
-        if folder is None or not path.is_file():
-            raise Refused(f"program {m.group(1)}: no program file (program.rasp) beside the record")
-        doc = programs.read(loads_json(path.read_text(encoding="utf-8")))
-        if doc.get("name") != m.group(1) or tuple(doc["alphabet"]) != alphabet:
-            raise KernelError(
-                f"program.rasp is program {doc.get('name')!r} over {doc['alphabet']}, the claim's "
-                f"is {m.group(1)!r} over the network's {list(alphabet)}"
-            )
-        return programs.language(doc)
+        return programs.language(program_beside(folder, alphabet, m.group(1)))
     m = _COMPILED.fullmatch(statement)
     if m and m.group(1) in COMPILED:
         return COMPILED[m.group(1)]

@@ -63,6 +63,12 @@ def read(doc: Any) -> dict[str, Any]:
     out = doc.get("output")
     if not (isinstance(out, int) and 0 <= out < len(vectors)):
         raise KernelError(f"output {out!r} is not an entry")
+    dims = doc.setdefault("dims", [])
+    if not isinstance(dims, list) or not all(
+        isinstance(x, list) and len(x) == 2 and isinstance(x[0], int) and isinstance(x[1], str)
+        and 0 <= x[0] < len(vectors) for x in dims
+    ):  # fmt: skip
+        raise KernelError("the program file's dims are not a list of [entry, dim name]")
     return doc
 
 

@@ -539,6 +539,14 @@ def crasp_claims(
     return tuple(claims)
 
 
+def _attention_dims(program: brasp.Program | crasp.Program) -> dict[Any, str] | None:
+    """A B-RASP program's attention operations with the residual dims they are compiled to (the
+    ``operations`` claim's dims); None for C-RASP (its dims hold scaled counts)."""
+    if not isinstance(program, brasp.Program):
+        return None
+    return {op: n for op, n in brasp.names(program).items() if isinstance(op, brasp.Attend)}
+
+
 def program_construction(
     name: str,
     program: brasp.Program | crasp.Program,
@@ -581,5 +589,7 @@ def program_construction(
         claims=claims,
         lemmas=lemmas,
         language=language or (brasp if is_b else crasp).language(program),
-        program_file=lambda: program_file(program, "B-RASP" if is_b else "C-RASP"),
+        program_file=lambda: program_file(
+            program, "B-RASP" if is_b else "C-RASP", _attention_dims(program)
+        ),
     )

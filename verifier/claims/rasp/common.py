@@ -166,13 +166,15 @@ def show_program(
     return "\n".join(lines)
 
 
-def program_file(program: Any, kind: str) -> str:
+def program_file(program: Any, kind: str, dims: Mapping[Any, str] | None = None) -> str:
     """The program file of a B-RASP or C-RASP ``program`` (``kind``), which the independent kernel
     reads (``docs/kernel.md``, its own interpreter in ``kernel/programs.py``): a JSON document with
     ``format: netproof-rasp-program``, ``format_version: 1``, ``language`` (``kind``), ``name``,
     ``alphabet``, ``empty``, ``vectors`` (every operation once, operands first, each a list
     ``[op, field, ...]``: the class name in lower case, then its fields in order, an operand
-    written as the index of its entry, ``name`` left out) and ``output`` (the output's index)."""
+    written as the index of its entry, ``name`` left out), ``output`` (the output's index) and
+    ``dims`` (``[index, residual dim]`` of the operations in ``dims``: where the compiled network
+    holds them)."""
     index: dict[Any, int] = {}
     entries: list[list[Any]] = []
 
@@ -199,4 +201,8 @@ def program_file(program: Any, kind: str) -> str:
     }
     lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
     rows = ",\n".join("    " + json.dumps(r, ensure_ascii=False) for r in entries)
-    return "{\n" + "\n".join(lines) + f'\n  "vectors": [\n{rows}\n  ],\n  "output": {out}\n}}\n'
+    held = json.dumps(sorted([index[e], d] for e, d in (dims or {}).items() if e in index))
+    return (
+        "{\n" + "\n".join(lines) + f'\n  "vectors": [\n{rows}\n  ],\n  "output": {out},\n'
+        f'  "dims": {held}\n}}\n'
+    )
