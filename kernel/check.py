@@ -31,7 +31,7 @@ from typing import Any
 
 from . import programs
 from .classes import prove_every_length
-from .interpret import Exhaustive, evaluator
+from .interpret import Exhaustive, evaluator, forward
 from .languages import language, program_beside
 from .netfile import KernelError, Refused, loads, loads_json
 
@@ -156,43 +156,66 @@ def check_no_ties(rec: dict[str, Any], net: Any, max_words: int) -> str:
 
 
 OPERATIONS = "every attention operation's residual dim holds the program's vector at every position"
+CRASP_OPERATIONS = (
+    "every count, comparison and conditional dim holds the program's value (count-valued and "
+    "conditional dims as C(i)/(i+1), comparisons as 0/1)"
+)
 
 
 def check_operations(rec: dict[str, Any], net: Any, max_words: int, folder: Path) -> str:
-    """Rule (operations, exhaustive; B-RASP): the program file beside the record names the
-    residual dim of every attention operation (``dims``: each ``attend`` entry has one); if on
-    every word w of the bound, at every position t of w (the prefix and suffix tokens left out),
-    the final residual state's dim equals the operation's vector at t as 1 or 0 (the kernel's
-    program interpreter), the statement ``OPERATIONS`` holds on the bound."""
+    """Rule (operations, exhaustive): the program file beside the record names the residual dim
+    of every operation the statement is about (``dims``): B-RASP's attention operations, held as
+    1 or 0 (``OPERATIONS``), C-RASP's counts, comparisons and conditionals, a comparison as 1 or
+    0 and a count-valued one as C(i)/(i+1) at word position i (1-based; the start token makes the
+    denominator i + 1: ``CRASP_OPERATIONS``). If on every word w of the bound, at every position
+    of w, the final residual state's dim equals that value of the operation's vector (the
+    kernel's program interpreter), the statement holds on the bound."""
     doc = program_beside(folder, net.alphabet, None)
     held: dict[int, str] = dict(doc["dims"])
-    attends = [k for k, e in enumerate(doc["vectors"]) if e[0] == "attend"]
-    if doc["language"] != "B-RASP" or sorted(held) != attends:
-        raise Refused("operations of a program whose file does not name every attention dim")
+    about = ("attend",) if doc["language"] == "B-RASP" else ("count", "less", "where")
+    if sorted(held) != [k for k, e in enumerate(doc["vectors"]) if e[0] in about]:
+        raise Refused(f"a program file that does not name every {'/'.join(about)} dim")
     if any(d not in net.dims for d in held.values()):
         raise KernelError(f"a dim of {sorted(held.values())} is not one of the network's")
+    if (rec["claim"]["statement"] == OPERATIONS) != (doc["language"] == "B-RASP"):
+        raise KernelError(f"the statement is not the one of a {doc['language']} program")
     lo, hi, count = _bounded(rec, net, max_words)
     at = len(net.prefix)
     for n in range(lo, hi + 1):
-        ev = Exhaustive(net, n, every_position=True)
+        rows = _final_rows(net, n)
         for w in itertools.product(net.alphabet, repeat=n):
-            ev.logit(w)
-            vecs = programs.vectors(doc, w)
+            got, vecs = rows(w), programs.vectors(doc, w)
             for k, d in held.items():
-                col = net.dims.index(d)
                 for t in range(n):
-                    if ev.rows[at + t][col] != ev.d * int(vecs[k][t]):
+                    v = vecs[k][t]
+                    want = Fraction(int(v)) if isinstance(v, bool) else Fraction(v, t + 2)
+                    if got(at + t, d) != want:
                         raise KernelError(
                             f"the record says {rec['verdict']}, but on {_render(net.alphabet, w)!r} "
-                            f"dim {d} at position {t + 1} is {Fraction(ev.rows[at + t][col], ev.d)}"
-                            f", the program's {int(vecs[k][t])}"
+                            f"dim {d} at position {t + 1} is {got(at + t, d)}, the program's {want}"
                         )
     if rec["verdict"] != "proved" or rec.get("checked") != count:
         raise KernelError(
             f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but every "
             f"dim holds its operation on all {count} words"
         )
-    return f"proved: every attention dim holds its operation on all {count} words"
+    return f"proved: every operation's dim holds its value on all {count} words"
+
+
+def _final_rows(net: Any, n: int) -> Any:
+    """``word -> (token, dim) -> value`` of the final rows, every position computed: by the fast
+    path where the network is on it, else by the plain interpreter."""
+    try:
+        ev = Exhaustive(net, n, every_position=True)
+    except Refused:
+        return lambda w: (lambda rows: lambda t, d: rows[t][d])(forward(net, w, True)[0])
+    col = {d: k for k, d in enumerate(net.dims)}
+
+    def rows(w: tuple[str, ...]) -> Any:
+        ev.logit(w)
+        return lambda t, d: Fraction(ev.rows[t][col[d]], ev.d)
+
+    return rows
 
 
 def check_record(
@@ -228,7 +251,7 @@ def check_record(
         if (
             kind == "TraceProperty"
             and method.startswith("exhaustive (")
-            and (claim["statement"] == OPERATIONS)
+            and (claim["statement"] in (OPERATIONS, CRASP_OPERATIONS))
         ):
             detail = check_operations(rec, net, max_words, Path(record).parent)
             return KernelResult("checked", kind, detail)

@@ -169,6 +169,13 @@ def head(h: Head, rows: list[Row], where: str) -> list[Row]:
 
 def run(net: Net, word: tuple[str, ...]) -> Fraction:
     """The readout logit of ``net`` on ``word`` (accepted iff > 0)."""
+    rows, readout = forward(net, word)
+    return affine(net.logit, rows[readout])[net.logit.outputs[0]]
+
+
+def forward(net: Net, word: tuple[str, ...], every_position: bool = False) -> tuple[list[Row], int]:
+    """The final rows of ``net`` on ``word`` and the readout's position: after the last attention
+    layer only the readout's row is computed, unless ``every_position``."""
     tokens = (*net.prefix, *word, *net.suffix)
     n = len(tokens)
     rows: list[Row] = []
@@ -187,7 +194,7 @@ def run(net: Net, word: tuple[str, ...]) -> Fraction:
     )
     for idx, sub in enumerate(net.layers):
         where = f"sublayer {idx} ({sub.block.name})"
-        live = range(n) if idx <= last_attention else [readout]  # later: position-wise, one read
+        live = range(n) if idx <= last_attention or every_position else [readout]
         if sub.block.kind == "attention":
             parts: list[Row] = [{} for _ in range(n)]
             for h in sub.block.heads:
@@ -211,7 +218,7 @@ def run(net: Net, word: tuple[str, ...]) -> Fraction:
             if sub.post_ln is not None:
                 x = layernorm(sub.post_ln[0], sub.post_ln[1], x, where + " post layer norm")
             rows[t] = x
-    return affine(net.logit, rows[readout])[net.logit.outputs[0]]
+    return rows, readout
 
 
 # ---------------------------------------------------------------- the fast path: integers, one length

@@ -539,11 +539,12 @@ def crasp_claims(
     return tuple(claims)
 
 
-def _attention_dims(program: brasp.Program | crasp.Program) -> dict[Any, str] | None:
-    """A B-RASP program's attention operations with the residual dims they are compiled to (the
-    ``operations`` claim's dims); None for C-RASP (its dims hold scaled counts)."""
+def _operation_dims(program: brasp.Program | crasp.Program) -> dict[Any, str]:
+    """The operations the ``operations`` claim is about, with the residual dims they are compiled
+    to: a B-RASP program's attention operations, a C-RASP program's counts, comparisons and
+    conditionals (:func:`.compile_crasp.operation_dims`)."""
     if not isinstance(program, brasp.Program):
-        return None
+        return dict(operation_dims(program))
     return {op: n for op, n in brasp.names(program).items() if isinstance(op, brasp.Attend)}
 
 
@@ -590,6 +591,6 @@ def program_construction(
         lemmas=lemmas,
         language=language or (brasp if is_b else crasp).language(program),
         program_file=lambda: program_file(
-            program, "B-RASP" if is_b else "C-RASP", _attention_dims(program)
+            program, "B-RASP" if is_b else "C-RASP", _operation_dims(program)
         ),
     )

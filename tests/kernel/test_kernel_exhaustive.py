@@ -471,4 +471,44 @@ def test_a_program_file_without_every_attention_dim_is_refused_for_operations(
     rec = (REPO / "proofs" / name / "operations.n8.json").read_text(encoding="utf-8")
     (folder / "record.json").write_text(rec, encoding="utf-8")
     got = check_record(folder / "record.json", _write(tmp_path, _text(name)))
-    assert got.outcome == "refused" and "does not name every attention dim" in got.detail
+    assert got.outcome == "refused" and "does not name every attend dim" in got.detail
+
+
+def test_every_network_mutant_breaking_a_count_dim_disagrees_on_crasp_operations_as_netproofs_check_does(
+    tmp_path: Path,
+) -> None:
+    """Every +1 mutant of crasp-majority's network (layer norms: the plain
+    interpreter's path), the operations record cut to lengths 1..3: the kernel disagrees exactly
+    on the mutants where netproof's own operations check fails on a word, naming such a word."""
+    from netproof.constructions.rasp.claims import _crasp_operations
+    from netproof.constructions.rasp.library import CRASP_PROGRAMS
+    from netproof.symbolic.exact import run as exact_run
+
+    name, hi = "crasp-majority", 3
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "program.rasp").write_text(
+        (REPO / "proofs" / name / "program.rasp").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    rec = json.loads((REPO / "proofs" / name / "operations.n8.json").read_text(encoding="utf-8"))
+    rec.update(bound={"min_len": 1, "max_len": hi}, checked=sum(2**n for n in range(1, hi + 1)))
+    record = folder / "record.json"
+    record.write_text(json.dumps(rec), encoding="utf-8")
+    holds = _crasp_operations(CRASP_PROGRAMS["majority"])
+    words = [w for n in range(1, hi + 1) for w in itertools.product(("a", "b"), repeat=n)]
+    assert check_record(record, _write(tmp_path, _text(name))).outcome == "checked"
+    seen = {"disagree": 0, "checked": 0, "refused": 0}
+    for mutant in _mutants(_text(name)):
+        got = check_record(record, _write(tmp_path, mutant))
+        seen[got.outcome] += 1
+        if got.outcome == "refused":  # a layer norm whose variance is no longer a square, or 0
+            assert "is not rational" in got.detail or "eps = 0 is undefined" in got.detail
+            continue
+        ref = _netproof_network(mutant)
+        broken = [w for w in words if holds(w, exact_run(ref, w)) is not None]
+        if got.outcome == "disagree":
+            m = re.search(r"but on '(\w+)' dim", got.detail)
+            assert m is not None and tuple(m.group(1)) in broken, got.detail
+        else:
+            assert got.outcome == "checked" and broken == [], got.detail
+    assert seen["disagree"] > 0 and seen["checked"] > 0
