@@ -32,7 +32,7 @@ from typing import Any
 from . import programs
 from .classes import prove_every_length
 from .interpret import Exhaustive, evaluator, forward
-from .languages import language, program_beside
+from .languages import BRACKETS, dyck, language, pair_heights, program_beside
 from .netfile import KernelError, Refused, loads, loads_json
 
 MAX_WORDS = 200_000
@@ -218,6 +218,59 @@ def _final_rows(net: Any, n: int) -> Any:
     return rows
 
 
+HEIGHTS = (
+    "on every valid word, after matching layer ℓ: m_i = 1 if token i is γ/ω or its bracket pair "
+    "has height <= ℓ, else m_i = 0; and e_i = 0"
+)
+
+
+def check_heights(rec: dict[str, Any], net: Any, max_words: int) -> str:
+    """Rule (Dyck's pair heights, exhaustive; ``HEIGHTS``): the network's FFN sublayers named
+    ``logic1``..``logicD`` are the matching layers ℓ = 1..D, its alphabet the first k bracket
+    pairs; the valid words are Dyck(k, D)'s (:func:`.languages.dyck`). If on every valid word of
+    the bound, after sublayer logicℓ, every token's dim ``m`` is 1 when the token is a prefix or
+    suffix token (γ, ω) or its bracket pair's height (:func:`.languages.pair_heights`) is <= ℓ,
+    else 0, and its dim ``e`` is 0, the statement holds on the bound; ``checked`` must be the
+    number of valid words."""
+    names = [sub.block.name for sub in net.layers]
+    layers: list[int] = []
+    while f"logic{len(layers) + 1}" in names:
+        layers.append(names.index(f"logic{len(layers) + 1}"))
+    k = len(net.alphabet) // 2
+    if not layers or net.alphabet != tuple(s for p in BRACKETS[:k] for s in p):
+        raise Refused("pair heights of a network without logic1.. sublayers over brackets")
+    if "m" not in net.dims or "e" not in net.dims:
+        raise KernelError("the network has no dims m and e")
+    member, cm, ce = dyck(k, len(layers)), net.dims.index("m"), net.dims.index("e")
+    lo, hi, _ = _bounded(rec, net, max_words * 8)  # the valid words only are run
+    count, at = 0, len(net.prefix)
+    for n in range(lo, hi + 1):
+        ev = Exhaustive(net, n, keep=tuple(layers))
+        for w in itertools.product(net.alphabet, repeat=n):
+            if not member(w):
+                continue
+            count += 1
+            ev.logit(w)
+            heights = pair_heights(w, k)
+            for ell, step in enumerate(layers, start=1):
+                rows, d = ev.kept[step], ev.steps[step][-1]
+                for t, row in enumerate(rows):
+                    h = heights.get(t - at, len(layers) + 1)
+                    want = 1 if not at <= t < at + n or h <= ell else 0
+                    if row[cm] != want * d or row[ce] != 0:
+                        raise KernelError(
+                            f"the record says {rec['verdict']}, but on {_render(net.alphabet, w)!r}"
+                            f" after logic{ell} token {t} has m = {Fraction(row[cm], d)}, e = "
+                            f"{Fraction(row[ce], d)} (want m = {want}, e = 0)"
+                        )
+    if rec["verdict"] != "proved" or rec.get("checked") != count:
+        raise KernelError(
+            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but the "
+            f"statement holds on all {count} valid words"
+        )
+    return f"proved: m and e as stated after each of the {len(layers)} layers, {count} valid words"
+
+
 def check_record(
     record: str | Path, network: str | Path, *, max_words: int = MAX_WORDS
 ) -> KernelResult:
@@ -255,6 +308,12 @@ def check_record(
         ):
             detail = check_operations(rec, net, max_words, Path(record).parent)
             return KernelResult("checked", kind, detail)
+        if (
+            kind == "TraceProperty"
+            and method.startswith("exhaustive (")
+            and (claim["statement"] == HEIGHTS)
+        ):
+            return KernelResult("checked", kind, check_heights(rec, net, max_words))
         if kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             lo = (rec.get("bound") or {}).get("min_len", 0)
             return KernelResult("checked", kind, prove_every_length(net, claim["statement"], lo))

@@ -267,14 +267,19 @@ class Exhaustive:
     numerator/denominator, equal to :func:`run`'s (``tests/kernel/test_kernel_exhaustive.py``).
     Position-wise blocks are memoized by their input row (a function of the row alone). After
     the last attention layer only the readout's position is computed, unless ``every_position``
-    (then ``rows`` holds every position's final row, for trace properties).
+    (then ``rows`` holds every position's final row, for trace properties); ``kept`` holds the
+    rows after the sublayers in ``keep``.
     Softmax attention and layer norms are not on this path: :func:`evaluator` falls back to
     :func:`run` for such networks.
     """
 
-    def __init__(self, net: Net, length: int, every_position: bool = False) -> None:
+    def __init__(
+        self, net: Net, length: int, every_position: bool = False, keep: tuple[int, ...] = ()
+    ) -> None:
         self.net, self.dims = net, net.dims
         self.tied: tuple[str, int] | None = None
+        self.keep = keep
+        self.kept: dict[int, list[tuple[int, ...]]] = {}  # sublayer -> its rows (over steps[k][-1])
         idx = {d: k for k, d in enumerate(net.dims)}
         n = len(net.prefix) + length + len(net.suffix)
         self.n, self.length = n, length
@@ -397,7 +402,7 @@ class Exhaustive:
         toks = (*net.prefix, *word, *net.suffix)
         rows = [self.emb[t, tok] for t, tok in enumerate(toks)]
         d = self.d0
-        for kind, sx, so, where, late, d, dnew in self.steps:
+        for step, (kind, sx, so, where, late, d, dnew) in enumerate(self.steps):
             live = [self.readout] if late else range(n)
             parts: list[tuple[int, ...]]
             if kind[0] == "attention":
@@ -426,6 +431,8 @@ class Exhaustive:
                     for k, v in zip(where, parts[t], strict=True):
                         x[k] += v * so
                 rows[t] = tuple(x)
+            if step in self.keep:
+                self.kept[step] = rows[:]
             d = dnew
         self.rows = rows
         return Fraction(self.logit_map(rows[self.readout], d)[0], d * self.logit_map.den)

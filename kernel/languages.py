@@ -34,6 +34,23 @@ def dyck(k: int, depth: int | None) -> Language:
     return member
 
 
+def pair_heights(w: tuple[str, ...], k: int) -> dict[int, int]:
+    """Position in w (0-based) -> the height of its bracket pair (1 + the largest height of the
+    pairs directly inside it), for every matched bracket of w over the first k pairs."""
+    opens = dict(BRACKETS[:k])
+    stack: list[tuple[int, int]] = []  # (position of the open bracket, largest height inside)
+    out: dict[int, int] = {}
+    for i, s in enumerate(w):
+        if s in opens:
+            stack.append((i, 0))
+        elif stack:
+            j, inner = stack.pop()
+            out[i] = out[j] = inner + 1
+            if stack:
+                stack[-1] = (stack[-1][0], max(stack[-1][1], inner + 1))
+    return out
+
+
 FIXED: dict[str, Language] = {
     "accepts exactly the words of PARITY (words over {0,1} with an odd number of 1s)": lambda w: (
         w.count("1") % 2 == 1

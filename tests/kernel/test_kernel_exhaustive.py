@@ -512,3 +512,39 @@ def test_every_network_mutant_breaking_a_count_dim_disagrees_on_crasp_operations
         else:
             assert got.outcome == "checked" and broken == [], got.detail
     assert seen["disagree"] > 0 and seen["checked"] > 0
+
+
+# ------------------------------------------------------------------ trace property: Dyck's heights
+
+
+def test_every_network_mutant_breaking_the_pair_heights_disagrees_as_netproofs_check_does(
+    tmp_path: Path,
+) -> None:
+    """+1 mutants (every 30th) of Dyck(1, 3)'s network, the Y4 record cut to lengths 0..6 (9
+    valid words): the kernel disagrees exactly on the mutants where netproof's own Y4 check (its
+    exact interpreter, its pair heights) fails on a valid word, naming such a word."""
+    from netproof.constructions.yao2021.claims import _invariant_holds
+    from netproof.symbolic.exact import run as exact_run
+
+    params = {"k": "1", "depth": "3"}
+    rec = json.loads((REPO / "proofs" / "dyck" / "Y4.n15.156f5a2d.json").read_text("utf-8"))
+    rec.update(bound={"min_len": 0, "max_len": 6}, checked=9)
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps(rec), encoding="utf-8")
+    holds = _invariant_holds(1, 3)
+    member = _member(3)
+    words = [w for n in range(7) for w in itertools.product("()", repeat=n) if member(w)]
+    assert len(words) == 9
+    assert check_record(record, _write(tmp_path, _text("dyck", **params))).outcome == "checked"
+    seen = {"disagree": 0, "checked": 0}
+    for mutant in _mutants(_text("dyck", **params))[::30]:
+        got = check_record(record, _write(tmp_path, mutant))
+        seen[got.outcome] += 1
+        ref = _netproof_network(mutant)
+        broken = [w for w in words if holds(w, exact_run(ref, w)) is not None]  # type: ignore[operator]
+        if got.outcome == "disagree":
+            m = re.search(r"but on '([()]*)' after", got.detail)
+            assert m is not None and tuple(m.group(1)) in broken, got.detail
+        else:
+            assert got.outcome == "checked" and broken == [], got.detail
+    assert seen["disagree"] > 0 and seen["checked"] > 0
