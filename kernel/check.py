@@ -271,6 +271,42 @@ def check_heights(rec: dict[str, Any], net: Any, max_words: int) -> str:
     return f"proved: m and e as stated after each of the {len(layers)} layers, {count} valid words"
 
 
+TIE_FREE = (
+    "the accept bit is the same under the average, leftmost and rightmost tie rules of the final "
+    "layer"
+)
+
+
+def check_tie_free(rec: dict[str, Any], net: Any, max_words: int) -> str:
+    """Rule (tie-rule free acceptance, exhaustive; ``TIE_FREE``): the final layer is the last
+    attention sublayer, named ``final``. If on every word of the bound the logit's sign (> 0
+    accepts) is the same with every head of that layer given the tie rule average, leftmost and
+    rightmost in turn (the layers before it unchanged), the statement holds on the bound; a
+    word where they differ refutes it (the record must name the first)."""
+    attention = [s.block.name for s in net.layers if s.block.kind == "attention"]
+    if not attention or attention[-1] != "final":
+        raise Refused("tie rules of a final layer the network does not name 'final'")
+    lo, hi, count = _bounded(rec, net, max_words)
+    for n in range(lo, hi + 1):
+        ev = Exhaustive(net, n)
+        for w in itertools.product(net.alphabet, repeat=n):
+            bits = {t: v > 0 for t, v in ev.logits_by_tie(w).items()}
+            if len(set(bits.values())) > 1:
+                shown = _render(net.alphabet, w)
+                if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
+                    return f"refuted: on {shown!r} the accept bits differ: {bits}"
+                raise KernelError(
+                    f"the record says {rec['verdict']}, but on {shown!r} the accept bits "
+                    f"differ: {bits}"
+                )
+    if rec["verdict"] != "proved" or rec.get("checked") != count:
+        raise KernelError(
+            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but the "
+            f"accept bit is the same on all {count} words"
+        )
+    return f"proved: the same accept bit under the three tie rules on all {count} words"
+
+
 def check_record(
     record: str | Path, network: str | Path, *, max_words: int = MAX_WORDS
 ) -> KernelResult:
@@ -314,6 +350,12 @@ def check_record(
             and (claim["statement"] == HEIGHTS)
         ):
             return KernelResult("checked", kind, check_heights(rec, net, max_words))
+        if (
+            kind == "TraceProperty"
+            and method.startswith("exhaustive (")
+            and (claim["statement"] == TIE_FREE)
+        ):
+            return KernelResult("checked", kind, check_tie_free(rec, net, max_words))
         if kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             lo = (rec.get("bound") or {}).get("min_len", 0)
             return KernelResult("checked", kind, prove_every_length(net, claim["statement"], lo))

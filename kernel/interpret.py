@@ -103,6 +103,7 @@ def ffn(block: Block, x: Row, where: str) -> Row:
     return x
 
 
+TIES = ("average", "leftmost", "rightmost")
 MASKS = ("none", "causal", "strict_causal", "anticausal", "strict_anticausal")
 
 
@@ -316,7 +317,7 @@ class Exhaustive:
                     if h.mask not in MASKS:
                         raise KernelError(f"unknown mask {h.mask!r}")
                     lq, lk, lv = _Lin(h.query, idx), _Lin(h.key, idx), _Lin(h.value, idx)
-                    avg = lcm_n if h.tie == "average" else 1
+                    avg = lcm_n if h.tie == "average" or k == last_attention else 1
                     heads.append((h, lq, lk, lv, avg, d * lv.den * avg, {}))
                 dh = _lcm(*(hd[5] for hd in heads))
                 names = [o for h in b.heads for o in h.value.outputs]
@@ -352,8 +353,13 @@ class Exhaustive:
         self.logit_map, self.d = _Lin(net.logit, idx), d
         self.rows: list[tuple[int, ...]] = []  # the last word's rows (numerators over self.d)
 
-    def _head(self, hd: tuple[Any, ...], rows: list[tuple[int, ...]], d: int) -> list[Any]:
+    def _head(
+        self, hd: tuple[Any, ...], rows: list[tuple[int, ...]], d: int, tie: str | None = None
+    ) -> list[Any]:
+        """The head's output at every position (with ``tie``: at the readout's position only, the
+        others ``()``, under that tie rule)."""
         h, lq, lk, lv, avg, _, memo = hd
+        rule = tie or h.tie
         neg, scalar = h.scoring == "neg_abs_dot", len(lq.outputs) == 1
         qkv = []
         for r in rows:  # the head's maps are position-wise: memoized by the row
@@ -362,8 +368,11 @@ class Exhaustive:
                 memo[r] = (q[0], k[0], lv(r, d)) if scalar else (q, k, lv(r, d))
             qkv.append(memo[r])
         ks, vs = [x[1] for x in qkv], [x[2] for x in qkv]
-        out = []
+        out: list[tuple[int, ...]] = []
         for i, keys in enumerate(self.visible[h.mask]):
+            if tie is not None and i != self.readout:
+                out.append(())
+                continue
             if not keys:
                 if h.empty == "error":
                     raise Refused(f"position {i} sees no key and the empty rule is 'error'")
@@ -377,11 +386,11 @@ class Exhaustive:
             if neg:
                 sc = [-abs(x) for x in sc]
             top = max(sc)
-            if h.tie != "average" and self.tied is None and sc.count(top) > 1:
+            if rule != "average" and self.tied is None and sc.count(top) > 1:
                 self.tied = (h.name, i)  # the tie rule decided: kept for the no-ties rule
-            if h.tie == "leftmost":
+            if rule == "leftmost":
                 best = [a + sc.index(top)]
-            elif h.tie == "rightmost":
+            elif rule == "rightmost":
                 best = [a + len(sc) - 1 - sc[::-1].index(top)]
             else:
                 best = [a + j for j, x in enumerate(sc) if x == top]
@@ -397,23 +406,43 @@ class Exhaustive:
         """:func:`run`'s logit on ``word`` (of this evaluator's length); ``tied`` is then the
         first (head, position) where a leftmost or rightmost head had more than one maximizer,
         or None."""
-        net, n = self.net, self.n
+        net = self.net
         self.tied = None
         toks = (*net.prefix, *word, *net.suffix)
-        rows = [self.emb[t, tok] for t, tok in enumerate(toks)]
+        return self._forward([self.emb[t, tok] for t, tok in enumerate(toks)], 0)
+
+    def logits_by_tie(self, word: tuple[str, ...]) -> dict[str, Fraction]:
+        """The logit on ``word`` with every head of the last attention layer given each tie rule
+        (``average``, ``leftmost``, ``rightmost``) in turn, the layers before it shared."""
+        last = max(k for k, s in enumerate(self.steps) if s[0][0] == "attention")
+        if last - 1 not in self.keep:
+            self.keep = (*self.keep, last - 1)
+        self.logit(word)
+        before = self.kept[last - 1] if last > 0 else None
+        if before is None:
+            toks = (*self.net.prefix, *word, *self.net.suffix)
+            before = [self.emb[t, tok] for t, tok in enumerate(toks)]
+        return {tie: self._forward(before[:], last, tie) for tie in TIES}
+
+    def _forward(self, rows: list[tuple[int, ...]], start: int, tie: str | None = None) -> Fraction:
+        """The steps from ``start`` on ``rows`` (over that step's input denominator), in place;
+        the logit. ``tie``: the tie rule of every head of step ``start`` instead of its own."""
+        n = self.n
         d = self.d0
         for step, (kind, sx, so, where, late, d, dnew) in enumerate(self.steps):
-            live = [self.readout] if late else range(n)
+            if step < start:
+                continue
+            live = [self.readout] if late or tie is not None else range(n)
             parts: list[tuple[int, ...]]
             if kind[0] == "attention":
                 _, heads, dh, out = kind
                 parts = [()] * n
                 for hd in heads:
                     m = dh // hd[5]
-                    got = self._head(hd, rows, d)
+                    got = self._head(hd, rows, d, tie if step == start else None)
                     parts = [p + tuple(m * v for v in g) for p, g in zip(parts, got, strict=True)]
                 if out is not None:
-                    parts = [out(p, dh) for p in parts]
+                    parts = [out(p, dh) if t in live else () for t, p in enumerate(parts)]
             else:
                 memo = kind[2]
                 parts = [()] * n

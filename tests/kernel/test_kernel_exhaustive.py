@@ -269,7 +269,12 @@ def _program_mutants(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("name", "hi"), [("brasp-contains-ab", 6), ("brasp-first-eq-last", 6), ("crasp-dyck1", 5)]
+    ("name", "hi"),
+    [
+        ("brasp-contains-ab", 6),
+        pytest.param("brasp-first-eq-last", 6, marks=pytest.mark.slow),
+        ("crasp-dyck1", 5),
+    ],
 )
 def test_every_program_mutant_that_changes_a_short_words_verdict_disagrees_naming_a_word_both_interpreters_reproduce(
     tmp_path: Path, name: str, hi: int
@@ -547,4 +552,66 @@ def test_every_network_mutant_breaking_the_pair_heights_disagrees_as_netproofs_c
             assert m is not None and tuple(m.group(1)) in broken, got.detail
         else:
             assert got.outcome == "checked" and broken == [], got.detail
+    assert seen["disagree"] > 0 and seen["checked"] > 0
+
+
+# ------------------------------------------------------------------ trace property: Dyck's tie rules
+
+
+def _final_tie(text: str, tie: str) -> str:
+    """The network file with every head of its layer ``final`` given the tie rule ``tie``."""
+    doc = json.loads(text)
+    for sub in doc["network"]["layers"]:
+        if sub["block"]["type"] == "AttentionLayer" and sub["block"]["name"] == "final":
+            for h in sub["block"]["heads"]:
+                h["normalizer"]["tie"] = tie
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize("variant", ["fixed", "paper"])
+def test_the_logits_under_each_final_tie_rule_are_the_plain_interpreters_on_the_edited_network(
+    variant: str,
+) -> None:
+    text = _text("dyck", k="2", depth="2", variant=variant)
+    net = loads(text)
+    edited = {t: loads(_final_tie(text, t)) for t in ("average", "leftmost", "rightmost")}
+    for n in range(3):
+        ev = Exhaustive(net, n)
+        for w in itertools.product(net.alphabet, repeat=n):
+            got = ev.logits_by_tie(w)
+            assert got == {t: run(edited[t], w) for t in edited}, w
+            assert ev.logit(w) == run(net, w)
+
+
+def test_every_network_mutant_whose_accept_bit_depends_on_the_final_tie_rule_disagrees(
+    tmp_path: Path,
+) -> None:
+    """Mutants of Dyck(1, 3)'s network, each with one weight or bias of a head's query or key
+    map set to 0 (+1 changes never make the accept bit depend on the tie rule), the Y5 record
+    cut to lengths 0..5: the kernel disagrees exactly on the mutants whose three tie-rule
+    versions (the network file edited, each run by itself) accept some word differently,
+    naming such a word, which the plain interpreter confirms."""
+    params = {"k": "1", "depth": "3"}
+    rec = json.loads((REPO / "proofs" / "dyck" / "Y5.n15.156f5a2d.json").read_text("utf-8"))
+    rec.update(bound={"min_len": 0, "max_len": 5}, checked=63)
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps(rec), encoding="utf-8")
+    assert check_record(record, _write(tmp_path, _text("dyck", **params))).outcome == "checked"
+    ties = ("average", "leftmost", "rightmost")
+    seen = {"disagree": 0, "checked": 0}
+    for mutant in _zeroed(_text("dyck", **params)):
+        got = check_record(record, _write(tmp_path, mutant))
+        seen[got.outcome] += 1
+        edited = [loads(_final_tie(mutant, t)) for t in ties]
+        if got.outcome == "disagree":
+            m = re.search(r"but on '([()]*)' the accept bits differ", got.detail)
+            assert m is not None, got.detail
+            word = tuple(m.group(1))
+            assert len({run(e, word) > 0 for e in edited}) == 2
+        else:
+            assert got.outcome == "checked", got.detail
+            for n in range(6):
+                evs = [Exhaustive(e, n) for e in edited]
+                for w in itertools.product("()", repeat=n):
+                    assert len({ev.logit(w) > 0 for ev in evs}) == 1
     assert seen["disagree"] > 0 and seen["checked"] > 0
