@@ -307,6 +307,55 @@ def check_tie_free(rec: dict[str, Any], net: Any, max_words: int) -> str:
     return f"proved: the same accept bit under the three tie rules on all {count} words"
 
 
+VALUES: dict[str, tuple[str, str, Any]] = {  # statement -> (sublayer, dim, value at (w, i, n))
+    "layer 1 writes k/n at every position": (
+        "count",
+        "k/n",
+        lambda w, i, n: Fraction(w.count("1"), n),
+    ),
+    "layer 1 writes 1/n at every position": ("count", "1/n", lambda w, i, n: Fraction(1, n)),
+    "FFN 1 writes I[i=k]/n at every position": (
+        "fig1",
+        "I[i=k]/n",
+        lambda w, i, n: Fraction(int(i == w.count("1")), n),
+    ),
+}
+"""The value claims the kernel reads (Chiang & Cholak's PARITY, §2.2): k is the number of 1s of
+the word, n the number of tokens (start and end tokens included), i a token's position as the
+network's positional features number it (its index plus the file's ``index_base``)."""
+
+
+def check_values(rec: dict[str, Any], net: Any, max_words: int) -> str:
+    """Rule (a value claim, exhaustive; ``VALUES``): if on every word of the bound, at every
+    token, the residual dim after the named sublayer equals the kernel's own value of the
+    statement, the claim holds on the bound; the first word where it does not refutes it."""
+    after, dim, value = VALUES[rec["claim"]["statement"]]
+    names = [sub.block.name for sub in net.layers]
+    if after not in names or dim not in net.dims:
+        raise KernelError(f"the network has no sublayer {after!r} or no dim {dim!r}")
+    lo, hi, count = _bounded(rec, net, max_words)
+    stop = names.index(after)
+    for n in range(lo, hi + 1):
+        for w in itertools.product(net.alphabet, repeat=n):
+            rows = forward(net, w, stop=stop)[0]
+            for t, row in enumerate(rows):
+                want = value(w, net.index_base + t, len(rows))
+                if row[dim] != want:
+                    shown = _render(net.alphabet, w)
+                    if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
+                        return f"refuted: on {shown!r} dim {dim} at token {t} is {row[dim]}"
+                    raise KernelError(
+                        f"the record says {rec['verdict']}, but on {shown!r} after {after} dim "
+                        f"{dim} at token {t} is {row[dim]}, the statement's {want}"
+                    )
+    if rec["verdict"] != "proved" or rec.get("checked") != count:
+        raise KernelError(
+            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but the "
+            f"value is right on all {count} words"
+        )
+    return f"proved: {dim} after {after} as stated at every token of all {count} words"
+
+
 def check_record(
     record: str | Path, network: str | Path, *, max_words: int = MAX_WORDS
 ) -> KernelResult:
@@ -356,6 +405,12 @@ def check_record(
             and (claim["statement"] == TIE_FREE)
         ):
             return KernelResult("checked", kind, check_tie_free(rec, net, max_words))
+        if (
+            kind == "ValueIs"
+            and method.startswith("exhaustive (")
+            and (claim["statement"] in VALUES)
+        ):
+            return KernelResult("checked", kind, check_values(rec, net, max_words))
         if kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             lo = (rec.get("bound") or {}).get("min_len", 0)
             return KernelResult("checked", kind, prove_every_length(net, claim["statement"], lo))

@@ -174,9 +174,12 @@ def run(net: Net, word: tuple[str, ...]) -> Fraction:
     return affine(net.logit, rows[readout])[net.logit.outputs[0]]
 
 
-def forward(net: Net, word: tuple[str, ...], every_position: bool = False) -> tuple[list[Row], int]:
-    """The final rows of ``net`` on ``word`` and the readout's position: after the last attention
-    layer only the readout's row is computed, unless ``every_position``."""
+def forward(
+    net: Net, word: tuple[str, ...], every_position: bool = False, stop: int | None = None
+) -> tuple[list[Row], int]:
+    """The final rows of ``net`` on ``word`` (with ``stop``: the rows after sublayer ``stop``,
+    every position computed) and the readout's position: after the last attention layer only
+    the readout's row is computed, unless ``every_position``."""
     tokens = (*net.prefix, *word, *net.suffix)
     n = len(tokens)
     rows: list[Row] = []
@@ -194,8 +197,11 @@ def forward(net: Net, word: tuple[str, ...], every_position: bool = False) -> tu
         (i for i, s in enumerate(net.layers) if s.block.kind == "attention"), default=-1
     )
     for idx, sub in enumerate(net.layers):
+        if stop is not None and idx > stop:
+            break
         where = f"sublayer {idx} ({sub.block.name})"
-        live = range(n) if idx <= last_attention or every_position else [readout]
+        late = idx > last_attention and not every_position and stop is None
+        live = [readout] if late else range(n)
         if sub.block.kind == "attention":
             parts: list[Row] = [{} for _ in range(n)]
             for h in sub.block.heads:

@@ -149,7 +149,7 @@ def test_a_refutation_must_name_the_first_misclassified_word(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("record", "network", "why"),
     [
-        ("parity/C3-count.n10.json", "parity", "claim kind ValueIs by exhaustive (exact)"),
+        ("parity/C5.n8.json", "parity", "claim kind ValueIs by exhaustive (symbolic)"),
         (
             "parity/C4.n48.json",
             "parity",

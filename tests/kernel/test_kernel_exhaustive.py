@@ -615,3 +615,48 @@ def test_every_network_mutant_whose_accept_bit_depends_on_the_final_tie_rule_dis
                 for w in itertools.product("()", repeat=n):
                     assert len({ev.logit(w) > 0 for ev in evs}) == 1
     assert seen["disagree"] > 0 and seen["checked"] > 0
+
+
+# ------------------------------------------------------------------ value claims: PARITY's C3
+
+
+@pytest.mark.parametrize(
+    ("record", "after", "dim"),
+    [("C3-count.n10.json", "count", "k/n"), ("C3-fig1.n10.json", "fig1", "I[i=k]/n")],
+)
+def test_every_network_mutant_changing_a_stated_value_disagrees_as_netproofs_trace_shows(
+    tmp_path: Path, record: str, after: str, dim: str
+) -> None:
+    """Every +1 mutant of PARITY's network, the record cut to lengths 0..3: the kernel
+    disagrees exactly on the mutants where netproof's exact trace has another value of ``dim``
+    after ``after`` than the statement's (k the number of 1s, n the tokens, i the position), on
+    a word it names."""
+    from netproof.symbolic.exact import run as exact_run
+
+    rec = json.loads((REPO / "proofs" / "parity" / record).read_text(encoding="utf-8"))
+    rec.update(bound={"min_len": 0, "max_len": 3}, checked=15)
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    words = [w for n in range(4) for w in itertools.product("01", repeat=n)]
+    base = loads(_text("parity")).index_base
+
+    def wrong(ref: object, w: tuple[str, ...]) -> bool:
+        trace = exact_run(ref, w)  # type: ignore[arg-type]
+        k, n = w.count("1"), trace.n
+        want = [
+            Fraction(k, n) if dim == "k/n" else Fraction(int(base + t == k), n) for t in range(n)
+        ]
+        return [trace.value(after, t, dim) for t in range(n)] != want
+
+    assert check_record(path, _write(tmp_path, _text("parity"))).outcome == "checked"
+    seen = {"disagree": 0, "checked": 0}
+    for mutant in _mutants(_text("parity")):
+        got = check_record(path, _write(tmp_path, mutant))
+        seen[got.outcome] += 1
+        ref = _netproof_network(mutant)
+        if got.outcome == "disagree":
+            m = re.search(r"but on '([01]*)' after", got.detail)
+            assert m is not None and wrong(ref, tuple(m.group(1))), got.detail
+        else:
+            assert got.outcome == "checked" and not any(wrong(ref, w) for w in words), got.detail
+    assert seen["disagree"] > 0 and seen["checked"] > 0
