@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_import(sub)
     add_check_model(sub)
+    from .synth import add_parser as add_synth
+
+    add_synth(sub)
     add_completion(sub, parser)
     return parser
 
