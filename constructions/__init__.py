@@ -21,7 +21,7 @@ from netproof.constructions import (
     suzgun2019,
     yao2021,
 )
-from netproof.constructions.rasp import ProgramModuleError, is_program, program_constructions
+from netproof.constructions.rasp import ProgramModuleError, is_program, program_constructions, synth
 from netproof.verifier.claims import Construction, Experiment
 
 REGISTRY: dict[str, Construction] = {
@@ -38,4 +38,11 @@ REGISTRY: dict[str, Construction] = {
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in chiang2022.EXPERIMENTS}
 
-__all__ = ["EXPERIMENTS", "REGISTRY", "ProgramModuleError", "is_program", "program_constructions"]
+__all__ = [
+    "EXPERIMENTS",
+    "REGISTRY",
+    "ProgramModuleError",
+    "is_program",
+    "program_constructions",
+    "synth",
+]

@@ -48,6 +48,7 @@ __all__ = [
     "Spec",
     "SpecError",
     "Synthesis",
+    "compiled",
     "dfa_spec",
     "ltl_spec",
     "network_sizes",
@@ -174,6 +175,13 @@ def _reference(spec: Spec) -> tuple[Automaton, Any, int]:
             )
         return minimal_automaton(spec.dfa), None, spec.dfa.states
     raise SpecError(f"spec kind {spec.kind!r} is not regex, ltl or dfa")
+
+
+def compiled(program: B.Program) -> Any:
+    """The program's compiled network (:func:`.compile_brasp.compile_brasp`)."""
+    from .compile_brasp import compile_brasp
+
+    return compile_brasp(program)
 
 
 def network_sizes(program: B.Program) -> dict[str, int]:

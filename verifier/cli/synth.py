@@ -97,7 +97,7 @@ def module_text(name: str, program: Any, reference: Any, spec_line: str) -> str:
 
 
 def _spec(args: argparse.Namespace) -> Any:
-    from netproof.constructions.rasp import synth as S
+    from netproof.constructions import synth as S
 
     if args.dfa is not None:
         if args.alphabet:
@@ -121,7 +121,7 @@ def _spec(args: argparse.Namespace) -> Any:
 
 
 def cmd_synth(args: argparse.Namespace, session: Session) -> int:
-    from netproof.constructions.rasp import synth as S
+    from netproof.constructions import synth as S
     from netproof.verifier.claims.monoid import NotStarFree
     from netproof.verifier.claims.rasp import brasp as B
 
@@ -158,7 +158,6 @@ def cmd_synth(args: argparse.Namespace, session: Session) -> int:
     written: list[str] = []
     out = args.out
     if out:
-        from netproof.constructions.rasp.compile_brasp import compile_brasp
         from netproof.symbolic.netfile_writer import dumps
 
         base = os.path.join(out, args.name.replace("-", "_"))
@@ -166,7 +165,7 @@ def cmd_synth(args: argparse.Namespace, session: Session) -> int:
         write_atomic(base + ".py", module_text(args.name, syn.program, syn.reference, spec_line))
         write_atomic(
             base + ".net.json",
-            dumps(compile_brasp(syn.program), extra={"construction": args.name, "spec": spec_line}),
+            dumps(S.compiled(syn.program), extra={"construction": args.name, "spec": spec_line}),
         )
         written = [base + ext for ext in (".rasp", ".py", ".net.json")]
     verdicts: list[dict[str, Any]] = []
