@@ -1,31 +1,42 @@
-"""The kernel's rule for every length: position classes.
+"""The kernel's rule for every length: position classes, with selections.
 
 Rule (position classes). Let every positional feature of the network be one of ``1``,
-``cos(iπ)`` and the indicators ``I[i=k]``, every attention head have mask ``none`` and a
-softmax normalizer, and the network have no layer norm. Let ``f`` be one more than the largest
-fixed position (an ``I[i=k]``'s k, or the last prefix token), and ``p`` the period of the
-features (2 with ``cos(iπ)``, else 1). Call the class of a position its index if it is below
-``f``, else its residue mod p. Then:
+``cos(iπ)``, ``i/n`` and the indicators ``I[i=k]``, positions numbered from 0, every attention
+head have mask ``none`` and a softmax normalizer with a rational base, and the network have no
+layer norm. Let ``f`` be one more than the largest fixed position (an ``I[i=k]``'s k, or the
+last prefix token), and ``p`` the period of the features (2 with ``cos(iπ)``, else 1). Call the
+class of a position its index if it is below ``f``, else its residue mod p. Then:
 
-1. At the embedding, a position's row is a function of its class and token (the features are
-   functions of the class; the table of the token).
-2. If every row before a sublayer is a function of (class, token) and of the word's counts
-   ``c[r][a]`` (how many positions of residue class r at or after f hold symbol a), so is every
-   row after it: an FFN is position-wise; a head's query and key are then functions of
-   (class, token, counts), and a softmax over all positions (mask ``none``) is
-   Σ_j b^(κ·s_ij)·v_j / Σ_j b^(κ·s_ij), where the positions below f contribute one term each
-   and the others, grouped by (residue, symbol), contribute ``c[r][a]`` equal terms. The kernel
-   requires each score κ·s_ij to be a rational constant (it does not depend on the counts), so
-   each weight is a rational number and the sum is a rational function of the counts.
-3. Hence the readout's logit is a rational function of the fixed positions' symbols and the
-   counts, for every word of length m ≥ f − (prefix length) (its fixed positions all inside the
-   word), and a word is accepted iff it is > 0.
+1. At the embedding, a position's row is a function of its class, token and index i (the
+   index only through ``i/n``, which is i over n, n = the number of positions).
+2. Every value is kept as num/den with den a product of positive terms (n, and softmax
+   normalizers: each is Σ weight·multiplicity, positive since the first prefix position has
+   multiplicity 1 and every weight is > 0), so ReLU, step and σ act on num alone (for den > 0,
+   relu(x/d) = relu(x)/d, σ clips x to [0, d]) and no division is asserted.
+3. If every row before a sublayer is a function of (class, token, i) and of the word's counts
+   ``c[r][a]`` (positions of residue r at or after f holding symbol a), so is every row after it:
+   an FFN is position-wise; a head's scores must be rational constants per (query class,
+   key class) (checked: the kernel refuses otherwise), so each weight is a rational number, and
+   Σ_j w_j·v_j groups into one term per fixed position and ``c[r][a]`` equal terms per class,
+   where v does not depend on the key's index; a head whose weights are all equal divides by n
+   (Σ of the multiplicities is n under the count constraints).
+4. Rule (selection): where v_j at the positions j >= f depends on j's index (``i/n`` through an
+   FFN, as in Chiang & Cholak's Fig. 1, whose output is I[i = k]/n), the kernel first proves,
+   by one solver query, that at most one position j >= f has v_j ≠ 0; then the sum over them is
+   v at one position J (of a class and symbol the counts hold, with v_J ≠ 0), or 0 where every
+   position j >= f holds a symbol of its class with v = 0 (a quantified constraint). The real
+   word satisfies these constraints with J its one nonzero position (or ``none``): the query
+   ranges over more than the real words, so its unsat is sound; a model is replayed on the
+   kernel's interpreter and refused as undecided where it is not a misclassified word.
+5. Hence the readout's logit is num/den with den > 0, for every word of length m >= f − P
+   (the fixed positions all inside the word), and a word is accepted iff num > 0.
 
-So "no word of length ≥ f − P is misclassified" is the unsatisfiability, over non-negative
+So "no word of length >= f − P is misclassified" is the unsatisfiability, over non-negative
 integer counts with Σ_a c[r][a] = the number of positions of residue r in f .. P+m−1 (for some
-m), and over the symbols at the fixed positions, of "accepted ≠ member", where membership is the
-kernel's own symbolic form of the language on the same data (:data:`SYMBOLIC`). The shorter
-words are checked one by one by the exact interpreter. Both together: every word of every length.
+m), over the symbols at the fixed positions and the selections, of "accepted ≠ member", where
+membership is the kernel's own symbolic form of the language on the same data
+(:data:`SYMBOLIC`). The shorter words are checked one by one by the exact interpreter. Both
+together: every word of every length.
 """
 
 from __future__ import annotations
@@ -39,7 +50,7 @@ from .interpret import run
 from .languages import language
 from .netfile import Affine, KernelError, Net, Refused
 
-CLASS_FEATURES = ("1", "cos(iπ)")
+CLASS_FEATURES = ("1", "cos(iπ)", "i/n")
 
 # The kernel's symbolic form of the languages the rule covers: (fixed symbols by word position
 # 1.., count of symbol a over the other positions) -> z3 Bool.
@@ -66,6 +77,8 @@ def _shape(net: Net) -> tuple[int, int]:
             raise Refused(f"positional feature {name!r} is not a function of a position class")
     if net.suffix:
         raise Refused("suffix tokens (their positions move with the length)")
+    if net.index_base != 0:
+        raise Refused(f"index base {net.index_base} (the rule numbers positions from 0)")
     for sub in net.layers:
         if sub.post_ln is not None or any(
             not isinstance(s, Affine) and s[0] == "ln" for s in sub.block.steps
@@ -77,89 +90,145 @@ def _shape(net: Net) -> tuple[int, int]:
     return f, p
 
 
-def _feature(name: str, cls: tuple[str, int]) -> Fraction:
-    kind, v = cls
-    if name == "1":
-        return Fraction(1)
-    if name == "cos(iπ)":
-        return Fraction((-1) ** v)  # fixed: v is the index; else the residue mod 2: same parity
-    return Fraction(int(kind == "fixed" and v == int(name[4:-1])))
+# A value is (num, dens): num over the product of dens, each den a term the rule shows positive
+# (n, or a softmax normalizer), so that ReLU, σ and the readout's sign act on num alone.
+Val = tuple[Any, tuple[Any, ...]]
 
 
-def _affine(z3: Any, a: Affine, x: dict[str, Any]) -> dict[str, Any]:
+def _key(z3: Any, t: Any) -> str:
+    return str(z3.simplify(t).sexpr())
+
+
+def _sum(z3: Any, terms: list[tuple[Any, Val]], bias: Fraction = Fraction(0)) -> Val:
+    """Σ coef·value + bias over the union of the values' denominators (coef: a z3 term)."""
+    dens: dict[str, Any] = {}
+    for _c, (_n, ds) in terms:
+        for d in ds:
+            dens.setdefault(_key(z3, d), d)
+    parts = []
+    for c, (num, ds) in terms:
+        own = {_key(z3, d) for d in ds}
+        for k, d in dens.items():
+            if k not in own:
+                num = num * d
+        parts.append(c * num)
+    if bias:
+        parts.append(z3.RealVal(bias) * _prod(z3, tuple(dens.values())))
+    return z3.simplify(sum(parts, z3.RealVal(0))), tuple(dens.values())
+
+
+def _prod(z3: Any, ds: tuple[Any, ...]) -> Any:
+    out = z3.RealVal(1)
+    for d in ds:
+        out = out * d
+    return out
+
+
+def _affine(z3: Any, a: Affine, x: dict[str, Val]) -> dict[str, Val]:
+    zero: Val = (z3.RealVal(0), ())
     return {
-        o: z3.simplify(
-            sum((w * x[i] for i, w in a.weights[o].items()), z3.RealVal(a.bias.get(o, 0)))
+        o: _sum(
+            z3,
+            [(z3.RealVal(w), x.get(i, zero)) for i, w in a.weights[o].items()],
+            a.bias.get(o, Fraction(0)),
         )
         for o in a.outputs
     }
 
 
-def _act(z3: Any, kind: str, v: Any) -> Any:
+def _act(z3: Any, kind: str, v: Val) -> Val:
+    num, ds = v
     if kind == "relu":
-        return z3.If(v > 0, v, 0)
+        return z3.If(num > 0, num, 0), ds
     if kind == "step":
-        return z3.If(v > 0, z3.RealVal(1), z3.RealVal(0))
-    return z3.If(v < 0, z3.RealVal(0), z3.If(v > 1, z3.RealVal(1), v))
+        return z3.If(num > 0, z3.RealVal(1), z3.RealVal(0)), ()
+    top = _prod(z3, ds)  # σ clips num/top to [0, 1]
+    return z3.If(num < 0, z3.RealVal(0), z3.If(num > top, top, num)), ds
 
 
-def _constant(z3: Any, t: Any, where: str) -> Fraction:
-    t = z3.simplify(t)
+def _mentions(t: Any, var: Any) -> bool:
+    stack, seen = [t], set()
+    while stack:
+        e = stack.pop()
+        if e.eq(var):
+            return True
+        if e.get_id() not in seen:
+            seen.add(e.get_id())
+            stack.extend(e.children())
+    return False
+
+
+def _constant(z3: Any, v: Val, where: str) -> Fraction:
+    t = z3.simplify(v[0] / _prod(z3, v[1]))
     if not z3.is_rational_value(t):
-        raise Refused(f"{where}: a score that depends on the word's counts")
+        raise Refused(f"{where}: a score that depends on the word's counts or positions")
     return Fraction(t.numerator_as_long(), t.denominator_as_long())
 
 
 def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.0) -> str:
     """The rule of the module docstring: the detail of what was proved, or KernelError (a word
-    is misclassified: the counts of one), or Refused."""
+    the kernel's interpreter misclassifies, found from the query's model), or Refused."""
     import z3
 
     if statement not in SYMBOLIC or net.alphabet != ("0", "1"):
         raise Refused(f"no symbolic form of the language in the kernel: {statement[:60]!r}")
     f, p = _shape(net)
     P = len(net.prefix)
+    if net.position != 0 or P == 0:
+        raise Refused("a readout at a position other than the first prefix token")
     short = max(lo, 0), max(f - P - 1, lo - 1)
     member_of = language(statement, net.alphabet)
     for n in range(short[0], short[1] + 1):
         for w in itertools.product(net.alphabet, repeat=n):
             if (run(net, w) > 0) != member_of(w):
                 raise KernelError(f"the network misclassifies {''.join(w)!r}")
-    alphabet = net.alphabet
-    ctx_counts = {(r, a): z3.Int(f"c[{r},{a}]") for r in range(p) for a in range(len(alphabet))}
+    alphabet, A = net.alphabet, len(net.alphabet)
+    c = {(r, a): z3.Int(f"c[{r},{a}]") for r in range(p) for a in range(A)}
     m = z3.Int("m")  # the word's length
-    fixed_word = range(P, f)  # fixed positions inside the word
-    sym = {i: z3.Int(f"a@{i - P + 1}") for i in fixed_word}
-    # rows per class: fixed (index i, token) and residue (r, symbol a), as z3 terms
-    classes: list[
-        tuple[tuple[str, int], Any, Any]
-    ] = []  # (class, token index or term, multiplicity)
+    N = z3.ToReal(m + P)  # n, the number of positions: >= 1
+    ivar = z3.Int("i")  # the index of the generic position of a residue class
+    sym = {i: z3.Int(f"a@{i - P + 1}") for i in range(P, f)}
+    start = max(lo, f - P)
+    last = P + m - 1  # the last position
+    base = [m >= start, *(x >= 0 for x in c.values())]
+    base += [z3.And(x >= 0, x < A) for x in sym.values()]
+    for r in range(p):  # positions i in f..last with i ≡ r (mod p)
+        n_r = (last - r) / p - (f - 1 - r) // p if p > 1 else last - f + 1  # z3 Int / is floor
+        base.append(sum((c[(r, a)] for a in range(A)), z3.IntVal(0)) == n_r)
+    # places: (index, residue or None, token, multiplicity); generic places have index ivar
+    places: list[tuple[Any, int | None, str, Any]] = []
     for i in range(f):
         if i < P:
-            classes.append((("fixed", i), net.prefix[i], z3.IntVal(1)))
+            places.append((i, None, net.prefix[i], z3.IntVal(1)))
         else:
-            for a in range(len(alphabet)):
-                classes.append((("fixed", i), alphabet[a], z3.If(sym[i] == a, 1, 0)))
-    for r in range(p):
-        for a in range(len(alphabet)):
-            classes.append((("res", r), alphabet[a], ctx_counts[(r, a)]))
-    rows = []
-    for cls, tok, _mult in classes:
-        row = {d: z3.RealVal(0) for d in net.dims}
+            places += [(i, None, alphabet[a], z3.If(sym[i] == a, 1, 0)) for a in range(A)]
+    places += [(ivar, r, alphabet[a], c[(r, a)]) for r in range(p) for a in range(A)]
+    rows: list[dict[str, Val]] = []
+    for index, res, tok, _mult in places:
+        row: dict[str, Val] = {d: (z3.RealVal(0), ()) for d in net.dims}
         for d, v in net.table[tok]:
-            row[d] = row[d] + z3.RealVal(v)
-        for d, name, c in net.positional:
-            row[d] = row[d] + z3.RealVal(c * _feature(name, cls))
+            row[d] = _sum(z3, [(z3.RealVal(1), row[d])], v)
+        for d, name, k in net.positional:
+            if name == "i/n":
+                val: Val = (z3.ToReal(z3.IntVal(index) if res is None else ivar), (N,))
+            elif name == "cos(iπ)":
+                val = (z3.RealVal((-1) ** (index if res is None else res)), ())
+            else:
+                val = (
+                    z3.RealVal(int(name == "1" or (res is None and name == f"I[i={index}]"))),
+                    (),
+                )
+            row[d] = _sum(z3, [(z3.RealVal(1), row[d]), (z3.RealVal(k), val)])
         rows.append(row)
+    selections: list[str] = []
     for idx, sub in enumerate(net.layers):
         where = f"sublayer {idx} ({sub.block.name})"
         if sub.block.kind == "ffn":
-            outs: list[dict[str, Any]] = []
+            outs: list[dict[str, Val]] = []
             for row in rows:
                 x = dict(row)
                 if not sub.block.steps:
-                    outs.append({})
-                    continue
+                    x = {}
                 for s in sub.block.steps:
                     x = (
                         _affine(z3, s, x)
@@ -170,73 +239,223 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
         else:
             outs = [{} for _ in rows]
             for h in sub.block.heads:
-                qs = [_affine(z3, h.query, r) for r in rows]
-                ks = [_affine(z3, h.key, r) for r in rows]
-                vs = [_affine(z3, h.value, r) for r in rows]
-                for i in range(len(rows)):
-                    dots = [
-                        _constant(
-                            z3,
-                            sum((qs[i][o] * ks[j][o] for o in h.query.outputs), z3.RealVal(0)),
-                            where,
-                        )
-                        for j in range(len(rows))
-                    ]  # the score ⟨q, k⟩ or −|⟨q, k⟩|, then scaled (as the interpreter does)
-                    neg = h.scoring == "neg_abs_dot"
-                    scores = [h.coef * (-abs(d) if neg else d) for d in dots]
-                    if any(s.denominator != 1 for s in scores):
-                        raise Refused(f"{where}: a softmax weight {h.base}^(non-integer)")
-                    assert h.base is not None
-                    weights = [
-                        z3.RealVal(h.base ** int(s)) * classes[j][2] for j, s in enumerate(scores)
-                    ]
-                    total = sum(weights, z3.RealVal(0))
-                    for o in h.value.outputs:
-                        outs[i][o] = (
-                            sum((weights[j] * vs[j][o] for j in range(len(rows))), z3.RealVal(0))
-                            / total
-                        )
+                outs = _head(
+                    z3,
+                    h,
+                    rows,
+                    places,
+                    outs,
+                    where,
+                    (N, f, p, last, c, base, ivar, timeout_s),
+                    selections,
+                )
             if sub.block.output is not None:
-                full = {o: z3.RealVal(0) for h in sub.block.heads for o in h.value.outputs}
+                full = {o: (z3.RealVal(0), ()) for h in sub.block.heads for o in h.value.outputs}
                 outs = [_affine(z3, sub.block.output, {**full, **o}) for o in outs]
         new = []
         for row, out in zip(rows, outs, strict=True):
-            x = dict(row) if sub.residual else {d: z3.RealVal(0) for d in row}
-            for d, v in out.items():
-                x[d] = x[d] + v
+            x = dict(row) if sub.residual else {d: (z3.RealVal(0), ()) for d in row}
+            for d, got in out.items():
+                x[d] = _sum(z3, [(z3.RealVal(1), x[d]), (z3.RealVal(1), got)])
             new.append(x)
         rows = new
-    if net.position != 0 or P == 0:
-        raise Refused("a readout at a position other than the first prefix token")
-    logit = _affine(z3, net.logit, rows[0])[net.logit.outputs[0]]
+    logit = _affine(z3, net.logit, rows[0])[net.logit.outputs[0]][0]
+    if _mentions(logit, ivar):
+        raise Refused("the logit still names the generic position (a sum the rule did not resolve)")
     s = z3.Solver()
     s.set("timeout", int(timeout_s * 1000))
-    start = max(lo, f - P)
-    s.add(m >= start)
-    for i in fixed_word:
-        s.add(sym[i] >= 0, sym[i] < len(alphabet))
-    last = P + m - 1  # the last position
-    for r in range(p):
-        # positions i in f..last with i ≡ r (mod p)
-        n_r = (last - r) / p - (f - 1 - r) // p if p > 1 else last - f + 1  # z3 Int / is floor
-        s.add(sum((ctx_counts[(r, a)] for a in range(len(alphabet))), z3.IntVal(0)) == n_r)
-        for a in range(len(alphabet)):
-            s.add(ctx_counts[(r, a)] >= 0)
-    count = lambda sym_name: sum(  # noqa: E731
-        (ctx_counts[(r, alphabet.index(sym_name))] for r in range(p)), z3.IntVal(0)
+    s.add(*base)
+    count = lambda name: sum(  # noqa: E731
+        (c[(r, alphabet.index(name))] for r in range(p)), z3.IntVal(0)
     )
-    member = SYMBOLIC[statement](z3, {i - P + 1: sym[i] for i in fixed_word}, count)
+    member = SYMBOLIC[statement](z3, {i - P + 1: sym[i] for i in sym}, count)
     s.add((logit > 0) != member)
     got = s.check()
     if got == z3.sat:
-        raise KernelError(
-            f"a word of length {s.model()[m]} is misclassified (position classes: {s.model()})"
+        word = _word(s.model(), m, c, sym, P, p, A)
+        shown = "".join(alphabet[a] for a in word)
+        if (run(net, tuple(alphabet[a] for a in word)) > 0) != member_of(
+            tuple(alphabet[a] for a in word)
+        ):
+            raise KernelError(
+                f"a word of length {len(word)} is misclassified: {shown!r} (position classes)"
+            )
+        raise Refused(
+            f"undecided: the position-class query has a model, but its word {shown!r} is classified "
+            "right (the selections over-approximate the sums)"
         )
     if got != z3.unsat:
         raise Refused(
             f"undecided: z3 says {got} on the position-class query ({s.reason_unknown()})"
         )
+    sel = f", selections {', '.join(selections)}" if selections else ""
     return (
         f"proved for every length >= {lo}: lengths {short[0]}..{short[1]} word by word, "
-        f"every length >= {start} by position classes (f={f}, period {p}), unsat"
+        f"every length >= {start} by position classes (f={f}, period {p}{sel}), unsat"
     )
+
+
+def _word(
+    model: Any, m: Any, c: dict[tuple[int, int], Any], sym: dict[int, Any], P: int, p: int, A: int
+) -> list[int]:
+    """A word with the model's length, fixed symbols and counts per (residue, symbol)."""
+
+    def val(t: Any) -> int:
+        return int(model.eval(t, model_completion=True).as_long())
+
+    left = {k: val(v) for k, v in c.items()}
+    word = []
+    for t in range(val(m)):
+        i = P + t
+        if i in sym:
+            word.append(val(sym[i]))
+        else:
+            a = next((a for a in range(A) if left[(i % p, a)] > 0), 0)
+            left[(i % p, a)] -= 1
+            word.append(a)
+    return word
+
+
+def _head(
+    z3: Any,
+    h: Any,
+    rows: list[dict[str, Val]],
+    places: list[Any],
+    outs: list[dict[str, Val]],
+    where: str,
+    env: tuple[Any, ...],
+    selections: list[str],
+) -> list[dict[str, Val]]:
+    """One softmax head over every position, at every place (rule step 3 and the selections)."""
+    N, p, ivar = env[0], env[2], env[6]
+    qs = [_affine(z3, h.query, r) for r in rows]
+    ks = [_affine(z3, h.key, r) for r in rows]
+    vs = [_affine(z3, h.value, r) for r in rows]
+    generic = [j for j, pl in enumerate(places) if pl[1] is not None]
+    selected: dict[str, tuple[Any, Any, Any]] = {}
+    for o in h.value.outputs:
+        if any(_mentions(vs[j][o][0], ivar) for j in generic):
+            selected[o] = _select(z3, h, o, vs, places, generic, env, f"{where} head {h.name!r}")
+            selections.append(f"{h.name}.{o}")
+    new = []
+    for x in range(len(rows)):
+        dots = [
+            _constant(
+                z3,
+                _sum(
+                    z3,
+                    [
+                        (z3.RealVal(1), (qs[x][o][0] * ks[y][o][0], qs[x][o][1] + ks[y][o][1]))
+                        for o in h.query.outputs
+                    ],
+                ),
+                where,
+            )
+            for y in range(len(rows))
+        ]  # the score ⟨q, k⟩ or −|⟨q, k⟩|, then scaled (as the interpreter does)
+        scores = [h.coef * (-abs(d) if h.scoring == "neg_abs_dot" else d) for d in dots]
+        if any(sc.denominator != 1 for sc in scores):
+            raise Refused(f"{where}: a softmax weight {h.base}^(non-integer)")
+        weights = [h.base ** int(sc) for sc in scores]
+        uniform = len(set(weights)) == 1  # then Σ weight·mult = weight·n: divide by n
+        if uniform:
+            weights = [Fraction(1)] * len(weights)
+            norm = N
+        else:
+            norm = z3.simplify(
+                sum(
+                    (z3.RealVal(w) * z3.ToReal(places[y][3]) for y, w in enumerate(weights)),
+                    z3.RealVal(0),
+                )
+            )
+        out = dict(outs[x])
+        for o in h.value.outputs:
+            terms = [
+                (z3.RealVal(weights[y]) * z3.ToReal(places[y][3]), vs[y][o])
+                for y in range(len(rows))
+                if not (o in selected and y in generic)
+            ]
+            if o in selected:
+                J, aJ, none = selected[o]
+                for y in generic:
+                    on = z3.And(
+                        z3.Not(none), J % p == places[y][1], aJ == _symbol(places[y][2], places, y)
+                    )
+                    v = vs[y][o]
+                    terms.append(
+                        (
+                            z3.If(on, z3.RealVal(weights[y]), z3.RealVal(0)),
+                            (z3.substitute(v[0], (ivar, J)), v[1]),
+                        )
+                    )
+            num, ds = _sum(z3, terms)
+            out[o] = (num, (*ds, norm))
+        new.append(out)
+    return new
+
+
+def _symbol(tok: str, places: list[Any], y: int) -> int:
+    generic = [pl for pl in places if pl[1] == places[y][1]]
+    return [pl[2] for pl in generic].index(tok)
+
+
+def _select(
+    z3: Any,
+    h: Any,
+    o: str,
+    vs: list[dict[str, Val]],
+    places: list[Any],
+    generic: list[int],
+    env: tuple[Any, ...],
+    where: str,
+) -> tuple[Any, Any, Any]:
+    """Rule (selection): where the value o at word positions depends on the position's index,
+    the kernel proves (one query) that at most one word position i >= f has a nonzero value o;
+    then the sum over those positions is the term at one position J (its class, symbol a_J
+    with c[class, a_J] >= 1), or 0 (``none``): the query ranges over every J, so it over-
+    approximates the sum, which is sound for unsat. The new variables and their constraints
+    join the query's."""
+    _N, f, p, last, c, base, ivar, timeout_s = env
+    j1, j2 = z3.Ints(f"j1_{len(base)} j2_{len(base)}")
+    pairs = []
+    for y1 in generic:
+        for y2 in generic:
+            (_, r1, _t1, m1), (_, r2, _t2, m2) = places[y1], places[y2]
+            pairs.append(
+                z3.And(
+                    j1 % p == r1,
+                    j2 % p == r2,
+                    m1 >= 1,
+                    m2 >= 1,
+                    z3.substitute(vs[y1][o][0], (ivar, j1)) != 0,
+                    z3.substitute(vs[y2][o][0], (ivar, j2)) != 0,
+                )
+            )
+    s = z3.Solver()
+    s.set("timeout", int(timeout_s * 1000))
+    s.add(*base, j1 != j2, f <= j1, j1 <= last, f <= j2, j2 <= last, z3.Or(pairs))
+    got = s.check()
+    if got != z3.unsat:
+        raise Refused(
+            f"{where}: value {o!r} depends on the position's index and is not shown nonzero at one word position at most (z3: {got})"
+        )
+    k = len(base)
+    J, aJ, none, j = z3.Int(f"J{k}"), z3.Int(f"aJ{k}"), z3.Bool(f"none{k}"), z3.Int(f"j{k}")
+
+    def nonzero(at: Any, sym: Any, y: int) -> Any:  # position `at` of place y's class, holding sym
+        r, a = places[y][1], _symbol(places[y][2], places, y)
+        v = z3.substitute(vs[y][o][0], (ivar, at))
+        return z3.And(at % p == r, sym == a, c[(r, a)] >= 1, v != 0)
+
+    some = z3.And(f <= J, J <= last, z3.Or([nonzero(J, aJ, y) for y in generic]))
+    # none: every word position j holds some symbol present in its class whose value o is 0
+    zero_at = z3.Or(
+        [
+            z3.And(j % p == r, c[(r, a)] >= 1, z3.substitute(vs[y][o][0], (ivar, j)) == 0)
+            for y in generic
+            for r, a in [(places[y][1], _symbol(places[y][2], places, y))]
+        ]
+    )
+    nothing = z3.ForAll([j], z3.Implies(z3.And(f <= j, j <= last), zero_at))
+    base.append(z3.If(none, nothing, some))
+    return J, aJ, none

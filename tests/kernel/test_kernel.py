@@ -150,11 +150,6 @@ def test_a_refutation_must_name_the_first_misclassified_word(tmp_path: Path) -> 
     ("record", "network", "why"),
     [
         ("parity/C5.n8.json", "parity", "claim kind ValueIs by exhaustive (symbolic)"),
-        (
-            "parity/C4.n48.json",
-            "parity",
-            "positional feature 'i/n' is not a function of a position class",
-        ),
         ("first-ln/C7.n10.json", "first-ln", "√"),
         ("parity-ln/C7.n10.json", "parity-ln", "√"),
     ],
@@ -491,3 +486,45 @@ def test_netproof_recheck_kernel_prints_one_line_per_record_and_exits_1_on_a_dis
     (folder / "recognizes.n5.json").write_text(json.dumps(rec), encoding="utf-8")
     assert main(["recheck", "--kernel", str(folder)]) == 1
     assert capsys.readouterr().out.startswith("DISAGREE  ")
+
+
+# ------------------------------------------------------------------ every length: selections
+
+
+def test_paritys_proof_for_every_length_is_checked_by_position_classes_with_selections(
+    tmp_path: Path,
+) -> None:
+    got = check_record(REPO / "proofs" / "parity" / "C4.n48.json", _netfile(tmp_path, "parity"))
+    assert got.outcome == "checked", got.detail
+    assert "selections odd.s_odd, even.s_even" in got.detail
+
+
+@pytest.mark.slow
+def test_every_mutant_of_parity_the_class_rule_proves_is_right_up_to_length_10_and_every_refutation_replays(
+    tmp_path: Path,
+) -> None:
+    """Mutation and faithfulness test of the selection rule: each PARITY mutant (one affine
+    weight or bias +1) is proved (then the exhaustive check up to length 10 finds no
+    misclassified word), refuted (the word named is one the interpreter misclassifies) or
+    refused; at least one is refuted and the unmutated network is proved."""
+    from netproof.kernel.classes import prove_every_length
+
+    statement = "accepts exactly the words of PARITY (words over {0,1} with an odd number of 1s)"
+    text = _netfile(tmp_path, "parity").read_text(encoding="utf-8")
+    verdicts = []
+    for t in [text, *_mutants(text)]:
+        net = kernel_loads(t)
+        words = [w for n in range(11) for w in itertools.product(net.alphabet, repeat=n)]
+        wrong = [w for w in words if (kernel_run(net, w) > 0) != (w.count("1") % 2 == 1)]
+        try:
+            prove_every_length(net, statement, 0, timeout_s=20)
+            verdicts.append("proved")
+            assert wrong == [], "the class rule proved a mutant the interpreter refutes"
+        except KernelError as exc:
+            verdicts.append("refuted")
+            word = tuple(str(exc).split("'")[1])
+            assert (kernel_run(net, word) > 0) != (word.count("1") % 2 == 1), str(exc)
+        except Refused:
+            verdicts.append("refused")
+    assert verdicts[0] == "proved" and "refuted" in verdicts, verdicts
+    print(verdicts)
