@@ -290,8 +290,9 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
         )
     sel = f", selections {', '.join(selections)}" if selections else ""
     return (
-        f"proved for every length >= {lo}: lengths {short[0]}..{short[1]} word by word, "
-        f"every length >= {start} by position classes (f={f}, period {p}{sel}), unsat"
+        f"proved for every length >= {lo}: "
+        + (f"lengths {short[0]}..{short[1]} word by word, " if short[0] <= short[1] else "")
+        + f"every length >= {start} by position classes (f={f}, period {p}{sel}), unsat"
     )
 
 
