@@ -198,3 +198,20 @@ def test_the_cli_refuses_a_bad_formula_and_a_missing_alphabet_with_exit_2(capsys
     assert "write a formula after 'S'" in capsys.readouterr().err
     assert main(["synth", "--ltl", "a"]) == 2
     assert "--alphabet a,b,c" in capsys.readouterr().err
+
+
+def test_a_dfa_file_is_read_and_a_parity_dfa_is_refused_with_exit_2(tmp_path, capsys) -> None:
+    parity = {
+        "alphabet": ["0", "1"],
+        "states": 2,
+        "start": 0,
+        "accepting": [1],
+        "delta": [[0, 1], [1, 0]],
+    }
+    path = tmp_path / "parity.json"
+    path.write_text(json.dumps(parity), encoding="utf-8")
+    assert main(["synth", "--dfa", str(path)]) == 2
+    assert "not star-free (witness u = '1'" in capsys.readouterr().err
+    path.write_text(json.dumps({**parity, "delta": [[0], [1, 0]]}), encoding="utf-8")
+    assert main(["synth", "--dfa", str(path)]) == 2
+    assert "delta must be a list of rows of 2 states" in capsys.readouterr().err

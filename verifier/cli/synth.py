@@ -106,6 +106,8 @@ def _spec(args: argparse.Namespace) -> Any:
             return S.read_dfa_file(args.dfa)
         except OSError as exc:
             raise UsageError(f"cannot read --dfa {args.dfa}: {exc.strerror}") from None
+        except S.SpecError as exc:
+            raise UsageError(str(exc)) from None
     if not args.alphabet:
         raise UsageError("give the symbols: --alphabet a,b,c")
     alphabet = tuple(s.strip() for s in args.alphabet.split(","))
