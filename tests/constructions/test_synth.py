@@ -49,7 +49,18 @@ def test_each_spec_s_predicate_agrees_with_its_reference_automaton_up_to_length_
         assert dfa.accepts([al.index(x) for x in w]) == s.predicate(w), (s.name, w)
 
 
-@pytest.mark.parametrize("s", [s for s in SPECS if _routable(s)], ids=lambda s: s.name)
+HEAVY = {"dyck1-depth3", "dyck1-depth4", "subword-abc"}
+"""Specs whose DFA route builds programs of thousands of operations (minutes to synthesize and
+compile): in the slow run only."""
+
+
+def _heavy_marked(s: object) -> object:
+    return pytest.param(s, marks=pytest.mark.slow, id=s.name) if s.name in HEAVY else s  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "s", [_heavy_marked(s) for s in SPECS if _routable(s)], ids=lambda s: s.name
+)
 def test_each_synthesized_program_accepts_exactly_its_predicate_s_words_up_to_length_6(s) -> None:
     syn = synthesize(s.spec, f"synth-{s.name}")
     assert syn.verdict.star_free
