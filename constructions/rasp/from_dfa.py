@@ -100,7 +100,7 @@ class _Builder:
         key = (states, letters, beta, rows)
         if key in self.memo:
             return self.memo[key]
-        ident = {(p, q): B.Const(p == q) for p in rows for q in states}
+        ident: _Matrix = {(p, q): B.Const(p == q) for p in rows for q in states}
         moving = [(m, ind) for m, ind in letters if any(p != q for p, q in m)]
         if len(states) == 1 or not moving:
             self.memo[key] = ident
@@ -132,8 +132,8 @@ class _Builder:
         gens = [dict(m) for m, _ind in others]
         while todo:
             t = todo.pop()
-            for g in gens:
-                nt = tuple(g[x] for x in t)
+            for gen in gens:
+                nt = tuple(gen[x] for x in t)
                 if nt not in found:
                     found.add(nt)
                     todo.append(nt)

@@ -135,7 +135,7 @@ def cmd_synth(args: argparse.Namespace, session: Session) -> int:
     except NotStarFree as exc:
         v = exc.result
         line = (
-            f"refused: the language is not star-free (witness u = {''.join(v.witness) or 'ε'!r}: "
+            f"refused: the language is not star-free (witness u = {''.join(v.witness or ()) or 'ε'!r}: "
             f"u^n and u^(n+1) differ for every n); no masked hard-attention transformer (B-RASP "
             "program) recognizes it (Yang, Chiang & Angluin 2024; Schützenberger 1965). Fix: "
             "give a star-free spec, or a C-RASP program for a counting language"
@@ -223,7 +223,7 @@ def cmd_synth(args: argparse.Namespace, session: Session) -> int:
     )
     for w in written:
         print(f"wrote {w}")
-    for v in verdicts:
-        span = "every length" if v["every_length"] else f"words up to {v['bound']['max_len']}"
-        print(f"  {v['claim']}: {v['verdict']} ({span}; {v['method']})")
+    for row in verdicts:
+        span = "every length" if row["every_length"] else f"words up to {row['bound']['max_len']}"
+        print(f"  {row['claim']}: {row['verdict']} ({span}; {row['method']})")
     return code
