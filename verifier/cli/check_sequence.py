@@ -107,12 +107,13 @@ def _render(report: Any) -> str:
 def write_wrong(path: str, listed: Any) -> None:
     """Every wrong and undecided position to ``path``: CSV where it ends in ``.csv`` (a header
     row, then input, position, expected, got, margin, sampled), else JSON lines with those
-    keys. Written through a temporary file and renamed: never half a file."""
+    keys. Written atomically (:func:`~netproof.verifier.campaign.store.write_atomic`): never
+    half a file; a folder that does not exist is an OSError, not made."""
     import csv
     import io
     import os
-    import tempfile
 
+    from netproof.verifier.campaign.store import write_atomic
     from netproof.verifier.models.sequence import WRONG_FIELDS
 
     buf = io.StringIO()
@@ -126,14 +127,9 @@ def write_wrong(path: str, listed: Any) -> None:
         for v in listed:
             buf.write(json.dumps(v.to_dict(), default=str) + "\n")
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".wrong-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(buf.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(2, "No such file or directory", folder)
+    write_atomic(path, buf.getvalue())
 
 
 def cmd_check_sequence(args: argparse.Namespace) -> int:
