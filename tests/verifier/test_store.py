@@ -20,6 +20,7 @@ import pytest
 
 from netproof.constructions import REGISTRY
 from netproof.verifier.campaign import prove
+from netproof.verifier.campaign.errors import Interrupted
 from netproof.verifier.campaign.ledger import build
 from netproof.verifier.campaign.store import (
     every_length,
@@ -550,3 +551,32 @@ def test_the_ledger_of_a_network_file_lists_its_claims_with_their_records(
         "| recognizes | accepts exactly the words of FIRST (words over {0,1} whose first symbol is 1) | §2.3 | proved | 0 ≤ \\|w\\| ≤ 3 | exhaustive (exact) |"
         in page
     )
+
+
+def test_an_interrupt_arriving_while_a_record_is_written_counts_that_claim_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the signal comes the moment the first record is on disk, before the run has counted it:
+    # the count given to the user must still match the records kept
+    import netproof.verifier.campaign.proving as proving
+
+    if not hasattr(signal, "pthread_sigmask"):
+        pytest.skip("signals cannot be held on this platform")
+    path = tmp_path / "slow_maj.py"
+    path.write_text(render_template("slow-maj"), encoding="utf-8")
+    real_store = proving.store
+
+    def store_then_interrupt(*args: object, **kwargs: object) -> object:
+        stored = real_store(*args, **kwargs)  # type: ignore[arg-type]
+        os.kill(os.getpid(), signal.SIGINT)
+        return stored
+
+    monkeypatch.setattr(proving, "store", store_then_interrupt)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(Interrupted, match="interrupted: 1 of 2 claims done"):
+            prove([str(path)], out=str(tmp_path / "records"), jobs=1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    kept = sorted(p.name for p in (tmp_path / "records" / "slow-maj").iterdir())
+    assert len(kept) == 1

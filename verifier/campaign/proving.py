@@ -46,11 +46,13 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import threading
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import FrameType
 from typing import TYPE_CHECKING, Any, assert_never
 
 from netproof.verifier.claims import (
@@ -124,6 +126,39 @@ at least this many words (smaller ones run whole, as one task)."""
 SHARDS_PER_CPU = 4
 """On Ray, a large claim is split into at least this many shards per CPU of the cluster (so
 that workers that finish early take more)."""
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Within the block, Ctrl-C and SIGTERM wait: their handlers are swapped for one that notes
+    the signal, and the noted signal is handed to the handler it would have reached as the block
+    ends. So the block is done whole or not begun when the run stops. Signal handlers belong to
+    the main thread: elsewhere the block runs unguarded (no signal interrupts it there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        noted.append(signum)
+
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    held = [s for s, h in previous.items() if h is not None]  # None: installed outside Python
+    for s in held:
+        signal.signal(s, note)
+    try:
+        yield
+    finally:
+        for s in held:
+            signal.signal(s, previous[s])
+        for s in noted[:1]:  # the first one decides, as it would have without the block
+            handler = previous[s]
+            if callable(handler):
+                handler(s, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(s)
 
 
 @dataclass(frozen=True)
@@ -752,8 +787,9 @@ def _run(
     total = len(flat)
     done_count = [0]
 
-    def announce(flat_idx: int) -> None:
-        done_count[0] += 1
+    def announce(flat_idx: int, *, counted: bool = False) -> None:
+        if not counted:
+            done_count[0] += 1
         r = results[flat_idx]
         assert r is not None
         if progress is not None:
@@ -828,14 +864,19 @@ def _run(
         bound = claim_bound(claim, max_n, verdict)
         rec = record(c, values, claim, bound, outcome)
         path, kept = None, None
-        if out:
-            stored = store(out, c, values, claim, bound, outcome)
-            path, kept = stored.path, stored.kept
-        made = ClaimResult(
-            c, values, claim, verdict, seconds, bound, rec, every_length(rec), False, path, kept
-        )
-        results[flat_idx] = dataclasses.replace(made, attempts=outcome.attempts)
-        announce(flat_idx)
+        # The record made visible and the claim counted done are one step to an interrupt: a
+        # Ctrl-C or SIGTERM arriving in between would report one claim fewer than the records
+        # on disk.
+        with signals_held():
+            if out:
+                stored = store(out, c, values, claim, bound, outcome)
+                path, kept = stored.path, stored.kept
+            made = ClaimResult(
+                c, values, claim, verdict, seconds, bound, rec, every_length(rec), False, path, kept
+            )
+            results[flat_idx] = dataclasses.replace(made, attempts=outcome.attempts)
+            done_count[0] += 1
+        announce(flat_idx, counted=True)
 
     def report(task_idx: int, done_here: list[tuple[Any, float]]) -> None:
         for flat_idx, (outcome, seconds) in zip(tasks[task_idx][2], done_here, strict=True):
