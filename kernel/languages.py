@@ -115,3 +115,27 @@ def language(statement: str, alphabet: tuple[str, ...], folder: Path | None = No
             raise Refused(f"Dyck({k}, ·) over the alphabet {alphabet}, not the kernel's brackets")
         return dyck(k, int(m.group(2)))
     raise Refused(f"a recognition claim the kernel has no language for: {statement[:80]!r}")
+
+
+Automaton = tuple[Any, Callable[[Any, str], Any], Callable[[Any], bool]]
+
+
+def dyck_automaton(statement: str, alphabet: tuple[str, ...]) -> Automaton:
+    """(start, step, accepting) of the kernel's automaton of the Dyck(k, D) statement (the
+    language of :func:`dyck`): a state is the stack of the open brackets' closers, at most D
+    of them, or None once the word can no longer be in the language; or Refused."""
+    m = _DYCK.fullmatch(statement)
+    if not m:
+        raise Refused(f"no automaton of the language of {statement[:80]!r}")
+    language(statement, alphabet)  # the alphabet must be the kernel's brackets
+    k, depth = int(m.group(1)), int(m.group(2))
+    opens = dict(BRACKETS[:k])
+
+    def step(state: Any, s: str) -> Any:
+        if state is None:
+            return None
+        if s in opens:
+            return None if len(state) >= depth else (*state, opens[s])
+        return state[:-1] if state and state[-1] == s else None
+
+    return (), step, lambda state: state == ()

@@ -1,0 +1,518 @@
+"""The kernel's rule for every length: a hardmax network whose every head is a nearest
+selection, read as a finite-state machine.
+
+Rule (nearest selections). Premises, each checked from the network file:
+
+1. The positional features are ``1`` and ``i/n`` only, positions numbered from 0 or 1 (so the
+   feature p = i/n of a position lies in [0, 1], rises strictly with the position, and two
+   positions of one word differ by less than 1 in p); no layer norm; the readout reads the
+   last position.
+2. Every row is a + p·b with (a, b) one of finitely many *classes*. The embedding's rows are
+   classes (a: the table row and the constant features, b: the ``i/n`` coefficients); an affine
+   map sends (a, b) to (W·a + c, W·b); ReLU, step and σ act on a coordinate a_k + p·b_k only
+   where it lies on one side of 0 (for σ, also of 1) at p = 0 and at p = 1, hence on all of
+   [0, 1] (it is linear in p): there they are the identity, 0 or 1; elsewhere refused. The
+   kernel computes a set C_ℓ of classes before each attention layer ℓ: the embedding's, then
+   every class of C_ℓ with every combination of its heads' possible outputs (below), through the
+   layer and the FFNs after it. C_ℓ holds every class any word produces there.
+3. Every attention layer but the last has hardmax heads scoring ⟨q_i, k_j⟩ with mask j < i
+   (*left*) or j > i (*right*) and empty rule zero, whose query and value have no p part, and
+   for every query vector q of C_ℓ: ⟨q, k(κ)⟩ = s(κ) + c·p for every key class κ ∈ C_ℓ with one
+   c, c > 0 for a left head and c < 0 for a right one, and |s(κ) − s(κ')| >= |c| wherever they
+   differ. Then for two keys j ≠ j' of one word: if s(κ_j) > s(κ_j'), j's score is larger
+   (|c·(p_j − p_j')| < |c|); if equal, the score of the nearer key to i is strictly larger. So the
+   hardmax has one maximizer whatever its tie rule: the nearest key among those of the largest
+   s; the output is that key's value (a function of its class), and 0 where the mask is empty.
+   Hence the output at i is a *fold* over the keys taken from the far end towards i: per query
+   vector, the pair (s, value) of the best key so far, replaced by a new key whose s is >= its
+   s (the new key is nearer). ``None`` while no key was seen.
+4. The last attention layer has hardmax heads with mask none scoring ⟨q, k⟩ with no p part in
+   q, in v and in any ⟨q, k(κ)⟩ (the score is a constant s(q, κ)); after it come FFNs only.
+   At the readout the output is then the average of v over the positions of the largest score:
+   Σ λ_v·v over the set V of values of the top-score classes present, every λ_v > 0, Σ λ_v = 1
+   (with tie rule leftmost or rightmost, only where V has one element). The logit's sign is
+   decided for all such λ and every p in [0, 1] at once, by z3 (where V has one element, by
+   the class computation alone); where it is not the same for all of them, refused.
+
+The machine. Reading the tokens left to right, a state holds per nearest layer the left fold of
+the keys read so far and a *guessed* right fold (of the keys after the current position), the
+set of final-layer key signatures read so far, and the state of the kernel's automaton of the
+language (:func:`.languages.dyck_automaton`). Reading token t at position i: the class at each
+layer is computed from its class below, the left fold and a guess R_i of the right fold, which
+must satisfy R_{i-1} = fold(R_i, key of i) (nothing is required of the first guess); the last
+guess must be the empty fold. In an accepting run (all last guesses empty) every guess is the
+real right fold: by induction on the layer, then backwards on the position (R_last is the real
+one, and R_{i-1} = fold(R_i, κ_i) with κ_i real). So every word has exactly one accepting run,
+and its end state's acceptance (4.) is the network's. The kernel explores every reachable
+state (breadth first) and checks that at every reachable accepting end state the acceptance
+is the automaton's membership: then the network recognizes the language on every word of every
+length. A reachable end state where they differ names its word (the path to it), replayed on
+the kernel's exact interpreter: a misclassified word refutes the claim.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from fractions import Fraction
+from typing import Any
+
+from .interpret import run
+from .languages import dyck_automaton
+from .netfile import Affine, Block, Head, KernelError, Net, Refused
+
+MAX_STATES = 400_000
+"""The most states of the machine times the automaton the kernel explores before refusing."""
+
+Lin = tuple[Fraction, Fraction]  # a + p·b
+Row = dict[str, Lin]
+ZERO = Fraction(0)
+LEFT, RIGHT = "strict_causal", "strict_anticausal"
+
+
+def _int(v: Fraction) -> Fraction | int:
+    """An integer-valued rational as an int (equal, same hash, and faster to add)."""
+    return v.numerator if v.denominator == 1 else v
+
+
+_MAPS: dict[int, tuple[Affine, list[Any]]] = {}
+
+
+def _lin(a: Affine, x: Row) -> Row:
+    """y_o = c_o + Σ W[o][i]·x_i, on both parts (the zero inputs skipped)."""
+    if id(a) not in _MAPS:
+        _MAPS[id(a)] = (
+            a,
+            [
+                (o, _int(a.bias.get(o, ZERO)), [(i, _int(w)) for i, w in a.weights[o].items()])
+                for o in a.outputs
+            ],
+        )
+    out: Row = {}
+    try:
+        for o, s0, terms in _MAPS[id(a)][1]:
+            s1 = 0
+            for i, w in terms:
+                v0, v1 = x[i]
+                if v0:
+                    s0 += w * v0
+                if v1:
+                    s1 += w * v1
+            out[o] = (s0, s1)
+    except KeyError as exc:
+        raise KernelError(f"an affine map reads {exc}, which is not written before it") from None
+    return out
+
+
+def _act(kind: str, v: Lin, where: str) -> Lin:
+    """ReLU, step or σ of a + p·b for every p in [0, 1], or Refused (premise 2)."""
+    ends = (v[0], v[0] + v[1])
+    if ends[0] <= 0 and ends[1] <= 0:
+        return (0, 0)
+    if kind == "step" and ends[0] > 0 and ends[1] > 0:
+        return (1, 0)
+    if kind == "sigma" and ends[0] >= 1 and ends[1] >= 1:
+        return (1, 0)
+    if all(e >= 0 for e in ends) and (kind == "relu" or (kind == "sigma" and max(ends) <= 1)):
+        return v
+    raise Refused(f"{where}: {kind} of {v[0]} + {v[1]}·p changes with the position p")
+
+
+def _ffn(block: Block, x: Row, where: str) -> Row:
+    if not block.steps:
+        return {}
+    for step in block.steps:
+        if isinstance(step, Affine):
+            x = _lin(step, x)
+        elif step[0] == "act":
+            x = {k: _act(step[1], v, where) for k, v in x.items()}
+        else:
+            raise Refused(f"{where}: a layer norm")
+    return x
+
+
+def _finite(row: Row, where: str) -> tuple[Fraction, ...]:
+    if any(b for _, b in row.values()):
+        raise Refused(f"{where} depends on the position p (premises 3-4)")
+    return tuple(a for a, _ in row.values())
+
+
+class _Layer:
+    """A nearest-selection attention layer (premise 3) over the classes ``C``, numbered."""
+
+    def __init__(self, block: Block, rows: list[Row], where: str) -> None:
+        self.heads: list[tuple[str, list[int], list[Fraction], list[tuple[Fraction, ...]]]] = []
+        for h in block.heads:
+            at = f"{where} head {h.name}"
+            if not h.hardmax or h.scoring != "dot" or h.mask not in (LEFT, RIGHT):
+                raise Refused(f"{at}: not a hardmax dot-product head with a strict mask")
+            if h.empty != "zero":
+                raise Refused(f"{at}: empty rule {h.empty!r} (the first position sees no key)")
+            qs = [_finite(_lin(h.query, r), f"{at}'s query") for r in rows]
+            ks = [_lin(h.key, r) for r in rows]
+            vals = [_finite(_lin(h.value, r), f"{at}'s value") for r in rows]
+            qids = sorted(set(qs))
+            ks = [[kk[o] for o in h.query.outputs] for kk in ks]
+            s = [
+                [sum((x * k[0] for x, k in zip(q, kk, strict=True)), ZERO) for kk in ks]
+                for q in qids
+            ]
+            for q, sq in zip(qids, s, strict=True):
+                cs = {sum((x * k[1] for x, k in zip(q, kk, strict=True)), ZERO) for kk in ks}
+                c = cs.pop()
+                if cs or (c <= 0 if h.mask == LEFT else c >= 0):
+                    raise Refused(
+                        f"{at}: the position's weight in the score is not one constant "
+                        f"of the sign that prefers the nearest key"
+                    )
+                ss = sorted(set(sq))
+                if any(b - a < abs(c) for a, b in itertools.pairwise(ss)):
+                    raise Refused(
+                        f"{at}: key scores {ss} closer than the position's weight {abs(c)}"
+                    )
+            self.heads.append((h.mask, [qids.index(q) for q in qs], [list(x) for x in s], vals))
+        self.nq = [len(s) for _, _, s, _ in self.heads]
+
+    def fold(self, side: str, state: tuple[Any, ...], key: int) -> tuple[Any, ...]:
+        """The fold of premise 3 for the heads on ``side``, one key (class ``key``) nearer."""
+        out = []
+        for (_, _, s, vals), st in zip(self.side(side), state, strict=True):
+            out.append(
+                tuple(
+                    e if e is not None and e[0] > sq[key] else (sq[key], vals[key])
+                    for sq, e in zip(s, st, strict=True)
+                )
+            )
+        return tuple(out)
+
+    def side(self, side: str) -> list[Any]:
+        return [h for h in self.heads if h[0] == side]
+
+    def empty(self, side: str) -> tuple[Any, ...]:
+        return tuple((None,) * len(s) for _, _, s, _ in self.side(side))
+
+    def unfold(self, side: str, target: tuple[Any, ...], key: int) -> list[tuple[Any, ...]]:
+        """Every fold state R with fold(R, key) = target."""
+        per: list[list[Any]] = []
+        for (_, _, s, vals), t in zip(self.side(side), target, strict=True):
+            for sq, e in zip(s, t, strict=True):
+                new = (sq[key], vals[key])
+                if e == new:
+                    per.append(
+                        [None, *{(x, v) for x, v in zip(sq, vals, strict=True) if x <= new[0]}]
+                    )
+                elif e is not None and e[0] > new[0]:
+                    per.append([e])
+                else:
+                    return []
+        shapes = [len(s) for _, _, s, _ in self.side(side)]
+        out = []
+        for flat in itertools.product(*per):
+            it = iter(flat)
+            out.append(tuple(tuple(next(it) for _ in range(m)) for m in shapes))
+        return out
+
+    def every(self, side: str) -> list[tuple[Any, ...]]:
+        """Every fold state of the heads on ``side`` (the first guess's choices)."""
+        per = [
+            [None, *set(zip(sq, vals, strict=True))]
+            for _, _, s, vals in self.side(side)
+            for sq in s
+        ]
+        shapes = [len(s) for _, _, s, _ in self.side(side)]
+        out = []
+        for flat in itertools.product(*per):
+            it = iter(flat)
+            out.append(tuple(tuple(next(it) for _ in range(m)) for m in shapes))
+        return out
+
+    def outputs(self, key: int, left: tuple[Any, ...], right: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Each head's output at a query of class ``key`` (None: the mask is empty, 0)."""
+        states = {LEFT: iter(left), RIGHT: iter(right)}
+        out = []
+        for mask, qid, _, _ in self.heads:
+            e = next(states[mask])[qid[key]]
+            out.append(None if e is None else e[1])
+        return tuple(out)
+
+
+class Machine:
+    """The classes, layers and the class-level semantics of a network meeting premises 1-4."""
+
+    def __init__(self, net: Net) -> None:
+        self.net = net
+        if net.index_base not in (0, 1) or net.position != -1:
+            raise Refused("positions not numbered from 0 or 1, or a readout not at the last one")
+        if any(s.post_ln is not None for s in net.layers):
+            raise Refused("a layer norm")
+        self.emb: dict[str, int] = {}
+        self.classes: list[list[tuple[Lin, ...]]] = [[]]
+        self.ids: list[dict[tuple[Lin, ...], int]] = [{}]
+        att = [i for i, s in enumerate(net.layers) if s.block.kind == "attention"]
+        if not att:
+            raise Refused("no attention layer")
+        self.stages = [
+            net.layers[a:b] for a, b in zip([0, *att], [*att, len(net.layers)], strict=True)
+        ]
+        for tok in (*net.prefix, *net.alphabet, *net.suffix):
+            row = dict.fromkeys(net.dims, (ZERO, ZERO))
+            for d, v in net.table[tok]:
+                row[d] = (row[d][0] + v, ZERO)
+            for d, f, c in net.positional:
+                if f not in ("1", "i/n"):
+                    raise Refused(f"positional feature {f!r} (the rule reads 1 and i/n)")
+                a, b = row[d]
+                row[d] = (a + c, b) if f == "1" else (a, b + c)
+            row = {d: (_int(a), _int(b)) for d, (a, b) in row.items()}
+            self.emb[tok] = self._id(0, self._subs(self.stages[0], row))
+        self.layers: list[_Layer] = []
+        self.memo: list[dict[Any, int]] = []
+        for ell, stage in enumerate(self.stages[1:-1], start=1):
+            rows = [dict(zip(net.dims, c, strict=True)) for c in self.classes[ell - 1]]
+            layer = _Layer(stage[0].block, rows, f"layer {stage[0].block.name}")
+            self.layers.append(layer)
+            self.classes.append([])
+            self.ids.append({})
+            self.memo.append({})
+            for key in range(len(rows)):
+                for outs in itertools.product(*[[None, *set(v)] for *_, v in layer.heads]):
+                    self.step(ell, key, outs)
+        if any(s.block.kind == "attention" for s in self.stages[-1][1:]):
+            raise Refused("attention after the last layer")
+        self._final()
+
+    def _id(self, ell: int, row: Row) -> int:
+        c = tuple(row[d] for d in self.net.dims)
+        if c not in self.ids[ell]:
+            self.ids[ell][c] = len(self.classes[ell])
+            self.classes[ell].append(c)
+        return self.ids[ell][c]
+
+    def _subs(self, subs: Any, row: Row, part: Row | None = None) -> Row:
+        """The sublayers ``subs`` on a row; ``part``: the first one's (attention) output."""
+        for k, sub in enumerate(subs):
+            where = f"sublayer {sub.block.name}"
+            o = part if k == 0 and part is not None else _ffn(sub.block, row, where)
+            if any(d not in row for d in o):
+                raise KernelError(f"{where} writes a dim that is not one")
+            if sub.residual:
+                row = {
+                    d: (v[0] + o.get(d, (ZERO, ZERO))[0], v[1] + o.get(d, (ZERO, ZERO))[1])
+                    for d, v in row.items()
+                }
+            else:
+                row = {d: o.get(d, (ZERO, ZERO)) for d in row}
+        return row
+
+    def _attend(self, block: Block, outs: list[tuple[Head, Any]]) -> Row:
+        part: Row = {}
+        for h, v in outs:
+            vals = (ZERO,) * len(h.value.outputs) if v is None else v
+            part.update({o: (x, ZERO) for o, x in zip(h.value.outputs, vals, strict=True)})
+        if block.output is not None:
+            full = {o: (ZERO, ZERO) for h, _ in outs for o in h.value.outputs}
+            part = _lin(block.output, {**full, **part})
+        return part
+
+    def step(self, ell: int, key: int, outs: tuple[Any, ...]) -> int:
+        """The class after layer ``ell`` (and its FFNs) of class ``key`` given its heads' outputs."""
+        memo = self.memo[ell - 1]
+        if (key, outs) not in memo:
+            stage = self.stages[ell]
+            row = dict(zip(self.net.dims, self.classes[ell - 1][key], strict=True))
+            part = self._attend(stage[0].block, list(zip(stage[0].block.heads, outs, strict=True)))
+            memo[key, outs] = self._id(ell, self._subs(stage, row, part))
+        return memo[key, outs]
+
+    def _final(self) -> None:
+        """Premise 4 over the classes before the last attention layer."""
+        stage, ell = self.stages[-1], len(self.stages) - 1
+        rows = [dict(zip(self.net.dims, c, strict=True)) for c in self.classes[ell - 1]]
+        self.sig: list[tuple[Any, ...]] = [() for _ in rows]
+        self.queries: list[list[tuple[Fraction, ...]]] = [[] for _ in rows]
+        for h in stage[0].block.heads:
+            at = f"layer {stage[0].block.name} head {h.name}"
+            if not h.hardmax or h.scoring != "dot" or h.mask != "none":
+                raise Refused(f"{at}: not a hardmax dot-product head with mask none")
+            ks = [[kk[o] for o in h.query.outputs] for kk in (_lin(h.key, r) for r in rows)]
+            for j, r in enumerate(rows):
+                q = _finite(_lin(h.query, r), f"{at}'s query")
+                if any(sum((x * k[1] for x, k in zip(q, kk, strict=True)), ZERO) for kk in ks):
+                    raise Refused(f"{at}: a score that depends on the position p")
+                self.queries[j].append(q)
+                ka = tuple(k[0] for k in ks[j])
+                self.sig[j] = (*self.sig[j], (ka, _finite(_lin(h.value, r), f"{at}'s value")))
+        self.accepts: dict[Any, bool] = {}
+
+    def accept(self, last: int, present: frozenset[Any]) -> bool:
+        """The readout's acceptance (premise 4): the last position of class ``last``, the final
+        layer's key signatures ``present``."""
+        if (last, present) in self.accepts:
+            return self.accepts[last, present]
+        stage, ell = self.stages[-1], len(self.stages) - 1
+        tiers = []
+        for k, h in enumerate(stage[0].block.heads):
+            q = self.queries[last][k]
+            scored = [
+                (sum((x * y for x, y in zip(q, sg[k][0], strict=True)), ZERO), sg[k][1])
+                for sg in present
+            ]
+            top = max(s for s, _ in scored)
+            tier = sorted({v for s, v in scored if s == top})
+            if len(tier) > 1 and h.tie != "average":
+                raise Refused(f"head {h.name}: tie rule {h.tie} over several values")
+            tiers.append((h, tier))
+        row = dict(zip(self.net.dims, self.classes[ell - 1][last], strict=True))
+        if all(len(t) == 1 for _, t in tiers):
+            out = _lin(
+                self.net.logit,
+                self._subs(stage, row, self._attend(stage[0].block, [(h, t[0]) for h, t in tiers])),
+            )[self.net.logit.outputs[0]]
+            if (out[0] > 0) != (out[0] + out[1] > 0):
+                raise Refused("the logit's sign changes with the position p")
+            got = out[0] > 0
+        else:
+            got = _decide(self.net, stage, row, tiers)
+        self.accepts[last, present] = got
+        return got
+
+
+def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]]) -> bool:
+    """The logit's sign for every average of each tier (λ > 0, Σ λ = 1) and p in [0, 1], by z3."""
+    import z3
+
+    p = z3.Real("p")
+    cons = [p >= 0, p <= 1]
+    x: dict[str, Any] = {d: z3.RealVal(a) + z3.RealVal(b) * p for d, (a, b) in row.items()}
+    part: dict[str, Any] = {}
+    for k, (h, tier) in enumerate(tiers):
+        lam = [z3.Real(f"l{k}_{j}") for j in range(len(tier))]
+        cons += [*(v > 0 for v in lam), sum(lam) == 1]
+        for c, o in enumerate(h.value.outputs):
+            part[o] = sum(
+                (w * z3.RealVal(v[c]) for w, v in zip(lam, tier, strict=True)), z3.RealVal(0)
+            )
+
+    def lin(a: Affine, y: dict[str, Any]) -> dict[str, Any]:
+        return {
+            o: z3.RealVal(a.bias.get(o, ZERO))
+            + sum((z3.RealVal(w) * y[i] for i, w in a.weights[o].items()), z3.RealVal(0))
+            for o in a.outputs
+        }
+
+    acts = {
+        "relu": lambda v: z3.If(v > 0, v, 0),
+        "step": lambda v: z3.If(v > 0, 1, 0),
+        "sigma": lambda v: z3.If(v < 0, 0, z3.If(v > 1, 1, v)),
+    }
+    for k, sub in enumerate(stage):
+        o = part
+        if k == 0 and sub.block.output is not None:
+            full = {n: z3.RealVal(0) for h, _ in tiers for n in h.value.outputs}
+            o = lin(sub.block.output, {**full, **part})
+        elif k > 0:
+            o = dict(x) if sub.block.steps else {}
+            for step in sub.block.steps:
+                if not isinstance(step, Affine) and step[0] != "act":
+                    raise Refused(f"sublayer {sub.block.name}: a layer norm")
+                o = (
+                    lin(step, o)
+                    if isinstance(step, Affine)
+                    else {n: acts[step[1]](v) for n, v in o.items()}
+                )
+        x = {
+            d: (v + o[d] if d in o else v) if sub.residual else o.get(d, z3.RealVal(0))
+            for d, v in x.items()
+        }
+    logit = lin(net.logit, x)[net.logit.outputs[0]]
+    seen = []
+    for goal in (logit > 0, logit <= 0):
+        s = z3.Solver()
+        s.set("timeout", 20_000)
+        s.add(*cons, goal)
+        r = s.check()
+        if r == z3.unknown:
+            raise Refused("z3 did not decide the final layer's average (unknown)")
+        seen.append(r == z3.sat)
+    if seen != [True, False] and seen != [False, True]:
+        raise Refused("the accept bit depends on the final layer's average (not one sign)")
+    return seen[0]
+
+
+def prove_by_nearest(net: Net, statement: str, max_states: int = MAX_STATES) -> str:
+    """The rule of the module docstring on ``net`` and the language of ``statement``: the detail
+    of what was checked, or KernelError naming a misclassified word, or Refused."""
+    start, delta, final = dyck_automaton(statement, net.alphabet)
+    m = Machine(net)
+    layers = m.layers
+    n = len(layers)
+
+    def advance(state: Any, tok: str) -> list[tuple[Any, int]]:
+        """Every successor of ``state`` reading ``tok``, with the token's class at the last layer."""
+        lefts, rights, present, dstate = state
+        out = []
+
+        def go(ell: int, key: int, nl: tuple[Any, ...], nr: tuple[Any, ...]) -> None:
+            if ell == n:
+                sig = m.sig[key]
+                out.append(((nl, nr, present | {sig}, dstate), key))
+                return
+            layer = layers[ell]
+            guesses = (
+                layer.every(RIGHT) if rights is None else layer.unfold(RIGHT, rights[ell], key)
+            )
+            for g in guesses:
+                nxt = m.step(ell + 1, key, layer.outputs(key, lefts[ell], g))
+                go(ell + 1, nxt, (*nl, layer.fold(LEFT, lefts[ell], key)), (*nr, g))
+
+        go(0, m.emb[tok], (), ())
+        return out
+
+    init = (tuple(x.empty(LEFT) for x in layers), None, frozenset(), start)
+    states = [(init, None)]
+    for tok in net.prefix:
+        states = [(s, None) for st, _ in states for s, _ in advance(st, tok)]
+    parent: dict[Any, Any] = {s: None for s, _ in states}
+    todo = deque(parent)
+    ends = 0
+    while todo:
+        st = todo.popleft()
+        runs = [(st, None)]
+        for tok in net.suffix:
+            runs = [x for s, _ in runs for x in advance(s, tok)]
+        for (_, rights, present, dstate), last in runs:
+            if any(r != x.empty(RIGHT) for r, x in zip(rights, layers, strict=True)):
+                continue
+            ends += 1
+            if m.accept(last, present) != final(dstate):
+                _witness(net, st, parent, final(dstate))
+        for sym in net.alphabet:
+            for nxt, _ in advance(st, sym):
+                nxt = (*nxt[:3], delta(nxt[3], sym))
+                if nxt not in parent:
+                    parent[nxt] = (st, sym)
+                    todo.append(nxt)
+                    if len(parent) > max_states:
+                        raise Refused(f"the finite-state reading has over {max_states} states")
+    return (
+        f"proved for every length by nearest selections: {len(parent)} states of the network's "
+        f"machine (classes per layer {[len(c) for c in m.classes]}) with the language's "
+        f"automaton, {ends} accepting end states, acceptance = membership at each"
+    )
+
+
+def _witness(net: Net, st: Any, parent: dict[Any, Any], member: bool) -> None:
+    """The word reaching ``st``, replayed on the exact interpreter: KernelError naming it where
+    the network misclassifies it, else Refused (the finite-state reading was not faithful)."""
+    word: list[str] = []
+    while parent[st] is not None:
+        st, sym = parent[st]
+        word.append(sym)
+    w = tuple(reversed(word))
+    shown = "".join(w) if all(len(s) == 1 for s in w) else " ".join(w)
+    if (run(net, w) > 0) != member:
+        raise KernelError(
+            f"the network {'rejects' if member else 'accepts'} {shown!r}, "
+            f"which is {'' if member else 'not '}in the language"
+        )
+    raise Refused(f"the finite-state reading differs from the interpreter on {shown!r}")
