@@ -138,3 +138,30 @@ def test_best_reuses_a_record_where_no_method_gives_more(tmp_path: Path) -> None
         .results[0]
         .cached
     ), facts.results[0].verdict
+
+
+def test_best_does_not_retry_an_smt_method_that_does_not_cover_the_network_and_says_so(
+    tmp_path: Path,
+) -> None:
+    # FIRST with layer norm: the smt method answers "unsupported" (an irrational layer norm);
+    # no timeout changes that, so once it and the bound's exhaustive record are in the store, a
+    # best run takes both from there, with the attempt named (--force tries again)
+    out = str(tmp_path)
+    smt = prove(["first-ln"], claims=["C7"], max_n=3, method="smt", out=out)
+    assert smt.results[0].verdict.reason.startswith("unsupported:")  # type: ignore[union-attr]
+    prove(["first-ln"], claims=["C7"], max_n=3, out=out)
+    best = prove(["first-ln"], claims=["C7"], max_n=3, method="best", out=out)
+    (r,) = best.results
+    assert r.cached and isinstance(r.verdict, Proved)
+    assert r.verdict.method.startswith("exhaustive")
+    assert len(r.attempts) == 1 and "unknown: unsupported: layer norm" in r.attempts[0]
+    assert "C7.n3" in r.attempts[0]  # the record it read
+    forced = prove(["first-ln"], claims=["C7"], max_n=3, method="best", out=out, force=True)
+    assert not forced.results[0].cached
+
+
+def test_best_retries_where_only_the_smt_record_is_there(tmp_path: Path) -> None:
+    out = str(tmp_path)
+    prove(["first-ln"], claims=["C7"], max_n=3, method="smt", out=out)
+    (r,) = prove(["first-ln"], claims=["C7"], max_n=3, method="best", out=out).results
+    assert not r.cached and r.attempts[0].startswith("smt (")

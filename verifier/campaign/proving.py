@@ -73,6 +73,7 @@ from .sources import Session, builtin_registry, parameter_values
 from .store import claim_has_words, every_length, find_cached, record, store, verdict_of
 from .strongest import (
     best_methods,
+    best_shortcut,
     every_length_gap,
     every_length_route,
     prove_best,
@@ -820,6 +821,11 @@ def _run(
                     claim, method, alphabet_of(c, values) if method == "all" else (), bound
                 ),
             )
+            attempts: tuple[str, ...] = ()
+            if hit is None and method == "best":
+                shortcut = best_shortcut(out, c, values, claim, bound)
+                if shortcut is not None:
+                    hit, attempts = shortcut[:2], (shortcut[2],)
             if hit is not None:
                 path, rec = hit
                 verdict = verdict_of(rec, alphabet_of(c, values))
@@ -834,6 +840,7 @@ def _run(
                     every_length(rec),
                     True,
                     path,
+                    attempts=attempts,
                 )
                 cached_here.append(flat_idx)
     tasks: list[tuple[list[Claim], Task, list[int]]] = []
