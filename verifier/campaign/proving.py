@@ -154,12 +154,12 @@ def signals_held() -> Iterator[None]:
     finally:
         for s in held:
             signal.signal(s, previous[s])
-        for s in noted[:1]:  # the first one decides, as it would have without the block
-            handler = previous[s]
+        for signum in noted[:1]:  # the first one decides, as it would have without the block
+            handler = previous[signal.Signals(signum)]
             if callable(handler):
-                handler(s, None)
+                handler(signum, None)
             elif handler == signal.SIG_DFL:
-                signal.raise_signal(s)
+                signal.raise_signal(signum)
 
 
 @dataclass(frozen=True)
