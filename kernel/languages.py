@@ -120,6 +120,11 @@ def language(statement: str, alphabet: tuple[str, ...], folder: Path | None = No
 Automaton = tuple[Any, Callable[[Any, str], Any], Callable[[Any], bool]]
 
 
+def has_automaton(statement: str) -> bool:
+    """Whether the kernel has an automaton of the statement's language (Dyck(k, D))."""
+    return _DYCK.fullmatch(statement) is not None
+
+
 def dyck_automaton(statement: str, alphabet: tuple[str, ...]) -> Automaton:
     """(start, step, accepting) of the kernel's automaton of the Dyck(k, D) statement (the
     language of :func:`dyck`): a state is the stack of the open brackets' closers, at most D

@@ -58,8 +58,10 @@ from fractions import Fraction
 from typing import Any
 
 from .interpret import run
-from .languages import dyck_automaton
+from .languages import dyck_automaton, has_automaton
 from .netfile import Affine, Block, Head, KernelError, Net, Refused
+
+__all__ = ["has_automaton", "prove_by_nearest"]
 
 MAX_STATES = 400_000
 """The most states of the machine times the automaton the kernel explores before refusing."""

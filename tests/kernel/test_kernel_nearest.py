@@ -1,0 +1,112 @@
+"""The kernel's nearest-selection rule (kernel/nearest.py): Dyck(k, D)'s proofs for every length
+checked from the network file, mutants rejected with a word both exact interpreters misclassify,
+a network outside the premises refused, and the rule's verdicts faithful to the exhaustive check."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from netproof.constructions import REGISTRY
+from netproof.kernel import KernelError, Refused, check_record
+from netproof.kernel.interpret import run as kernel_run
+from netproof.kernel.languages import dyck, dyck_automaton
+from netproof.kernel.nearest import prove_by_nearest
+from netproof.kernel.netfile import loads
+from netproof.symbolic.exact import run as exact_run
+from netproof.symbolic.netfile import dumps
+from netproof.symbolic.netfile import loads as netproof_loads
+from netproof.symbolic.netfile_format import NetworkFileError
+
+REPO = Path(__file__).resolve().parents[2]
+DYCK22 = "the (D+1)-layer network accepts γuω iff u ∈ Dyck(2,2)"
+
+
+def _text(**params: str) -> str:
+    c = REGISTRY["dyck"]
+    return dumps(c.network(c.parse_params(params)))
+
+
+@pytest.fixture(scope="module")
+def dyck22() -> str:
+    return _text(k="2", depth="2")
+
+
+def _edit(text: str, where: list[object], value: str) -> str:
+    """The network file's text with the number at path ``where`` (inside ``network``) set."""
+    doc = json.loads(text)
+    node = doc["network"]
+    for step in where[:-1]:
+        node = node[step]  # type: ignore[index]
+    node[where[-1]] = value  # type: ignore[index]
+    return json.dumps(doc)
+
+
+LEFT_M = ["layers", 2, "block", "heads", 0, "key", "weights", "q", "m"]
+"""The left head's weight of m in its score p − m, at the second matching layer."""
+NOT_RO = ["layers", 1, "block", "steps", 0, "weights", "L1.1:NOT", "r:o"]
+"""The first logic FFN's weight of r:o in its gate NOT(r:o) (−1)."""
+
+
+def _misclassified(text: str, edit: list[object], value: str) -> tuple[str, ...]:
+    """The word the kernel names for the edited network, after checking that the kernel's and
+    netproof's exact interpreters both misclassify it."""
+    edited = _edit(text, edit, value)
+    with pytest.raises(KernelError, match=r"the network (accepts|rejects) '[()\[\]]*'") as exc:
+        prove_by_nearest(loads(edited), DYCK22)
+    word = tuple(str(exc.value).split("'")[1])
+    assert (kernel_run(loads(edited), word) > 0) != dyck(2, 2)(word)
+    doc = json.loads(edited)
+    with pytest.raises(NetworkFileError, match="the network was edited") as err:
+        netproof_loads(edited)
+    doc["fingerprint"] = str(err.value).split()[-1]  # the edited network's own, as the error says
+    assert exact_run(netproof_loads(json.dumps(doc)), "".join(word)).accepted != dyck(2, 2)(word)
+    return word
+
+
+def test_the_kernels_dyck_automaton_is_its_dyck_language_on_every_word_up_to_length_8() -> None:
+    start, step, final = dyck_automaton(DYCK22, ("(", ")", "[", "]"))
+    member = dyck(2, 2)
+    for n in range(9):
+        for w in itertools.product("()[]", repeat=n):
+            state = start
+            for s in w:
+                state = step(state, s)
+            assert final(state) == member(w)
+
+
+def test_dycks_proof_for_every_length_at_k2_d2_is_checked_by_nearest_selections(
+    tmp_path: Path, dyck22: str
+) -> None:
+    net = tmp_path / "dyck.net.json"
+    net.write_text(dyck22, encoding="utf-8")
+    got = check_record(REPO / "proofs" / "dyck" / "Y2.n8.smt.json", net)
+    assert got.outcome == "checked", got.detail
+    assert got.detail.startswith("proved for every length by nearest selections")
+
+
+def test_the_left_heads_score_without_m_is_rejected_with_a_word_both_interpreters_misclassify(
+    dyck22: str,
+) -> None:
+    assert _misclassified(dyck22, LEFT_M, "0") == tuple("(())")
+
+
+def test_a_logic_ffn_weight_changed_is_rejected_with_a_word_both_interpreters_misclassify(
+    dyck22: str,
+) -> None:
+    assert _misclassified(dyck22, NOT_RO, "0") == tuple("(()")
+
+
+def test_a_score_gap_smaller_than_the_positions_weight_is_refused_not_passed(dyck22: str) -> None:
+    with pytest.raises(Refused, match=r"closer than the position's weight 1"):
+        prove_by_nearest(loads(_edit(dyck22, LEFT_M, "-1/2")), DYCK22)
+
+
+def test_the_k8_d10_record_is_refused_and_named(tmp_path: Path) -> None:
+    net = tmp_path / "dyck.net.json"
+    net.write_text(_text(k="8", depth="10"), encoding="utf-8")
+    got = check_record(REPO / "proofs" / "dyck" / "Y2.n4.7e4147e4.json", net)
+    assert got.outcome == "refused" and "Dyck(8,10)" in got.detail
