@@ -354,28 +354,30 @@ def _bounded_language(
     max_len: int,
     own: Language,
 ) -> list[Any]:
-    claims: list[Any] = []
-    if language is not None:
+    if language is None:
+        return []
+    counted = own.counters is not None and language.counters is not None
+
+    def fact(bound: int) -> ExactFact:
         statement = f"program {program.name} accepts exactly the words of {language.name} ({language.description})"
-        counted = own.counters is not None and language.counters is not None
         if counted:  # C-RASP: the smt method compares the two counter automata, for every length
             statement += (
-                f": the program's interpreter on every word up to length {max_len} (exhaustive), and, of every length, the "
+                f": the program's interpreter on every word up to length {bound} (exhaustive), and, of every length, the "
                 f"program's counter automaton (read off the program) against {language.name}'s (smt)"
             )
-        claims.append(
-            ExactFact(
-                id="program=language",
-                statement=statement,
-                reference=reference,
-                check=_agrees(program, module.accepts, language, max_len),
-                cases=f"every word over {{{', '.join(program.alphabet)}}} of length 0..{max_len}",
-                max_len=max_len,
-                words=True,
-                statable=SameLanguage(left=own, right=language) if counted else None,
-            )
+        return ExactFact(
+            id="program=language",
+            statement=statement,
+            reference=reference,
+            check=_agrees(program, module.accepts, language, bound),
+            cases=f"every word over {{{', '.join(program.alphabet)}}} of length 0..{bound}",
+            max_len=bound,
+            words=True,
+            statable=SameLanguage(left=own, right=language) if counted else None,
+            bounded=fact,
         )
-    return claims
+
+    return [fact(max_len)]
 
 
 def _tie_ruled_heads(network: Network) -> tuple[tuple[str, str], ...] | None:

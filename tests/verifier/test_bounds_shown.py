@@ -101,3 +101,25 @@ def test_a_stronger_record_that_is_bounded_is_named_with_its_bound_never_as_ever
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if "STRONGER RECORD brasp-ab-star operations" in ln)
     assert "proves it for 1 ≤ |w| ≤ 8" in line and "every length" not in line
+
+
+def test_max_n_reaches_a_fact_about_the_words_of_a_bound_and_its_record_names_it(
+    tmp_path: Path,
+) -> None:
+    c = program_construction(
+        "has-a", HAS_A, Language(name="HAS_A", alphabet=("a", "b"), contains=_with_a), max_len=5
+    )
+    (r,) = prove(c, claims=["program=language"], max_n=3, out=tmp_path).results
+    assert bound_text(r) == "0≤|w|≤3" and r.verdict.checked == 15  # type: ignore[union-attr]
+    assert r.record["bound"] == {"min_len": 0, "max_len": 3}
+    assert r.path is not None and r.path.endswith("program_language.n3.json")
+    # a record of the words up to 3 is not a record of the words up to 6: checked again
+    (again,) = prove(c, claims=["program=language"], max_n=6, out=tmp_path).results
+    assert not again.cached and again.verdict.checked == 127  # type: ignore[union-attr]
+    assert verify_record(again.path, {"has-a": c}).rerun  # type: ignore[arg-type]
+
+
+def test_a_counting_programs_fact_moves_its_statement_with_max_n() -> None:
+    (r,) = prove("crasp-dyck1", claims=["program=language"], max_n=4).results
+    assert "every word up to length 4 (exhaustive)" in r.claim.statement
+    assert r.verdict.checked == 31  # type: ignore[union-attr]

@@ -63,6 +63,7 @@ from netproof.verifier.claims import (
     Refuted,
     Unknown,
     Verdict,
+    fact_at,
 )
 
 from .errors import EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, CampaignError, InternalError, Interrupted
@@ -303,11 +304,20 @@ def exit_code(verdicts: Collection[Verdict]) -> int:
     return EXIT_OK
 
 
+def at_bound(claim: Claim, max_n: int | None) -> Claim:
+    """``claim`` as a run to ``max_n`` checks it: a fact about the words of a bound moved to that
+    bound (its statement, check and cases with it: :func:`~netproof.verifier.claims.fact_at`);
+    every other claim as it is (its bound is the run's, given apart)."""
+    return fact_at(claim, max_n) if isinstance(claim, ExactFact) else claim
+
+
 def claim_bound(claim: Claim, max_n: int | None, verdict: Verdict | None = None) -> int | None:
     """The word-length bound a verdict covers; None for statements without one (lemmas over all
     integers or reals, identities, structural proofs that hold for every length)."""
     from netproof.verifier.claims import BlockIdentity, ForAll, Identity
 
+    if isinstance(claim, ExactFact) and claim.words and not claim.every_length:
+        return fact_at(claim, max_n).max_len  # the words of its bound, --max-n's where it can
     if isinstance(claim, (BlockIdentity, Identity, ExactFact, ForAll)):
         return None
     if isinstance(verdict, Proved) and verdict.method.startswith("structural"):
@@ -694,7 +704,9 @@ def prove(
     plans: list[tuple[Construction, dict[str, Any], list[tuple[int, Claim]]]] = []
     for c in selected:
         values = parameter_values(c, given)
-        plans.append((c, values, list(enumerate(c.claims(values)))))
+        plans.append(
+            (c, values, [(i, at_bound(cl, max_n)) for i, cl in enumerate(c.claims(values))])
+        )
     if claims is not None:
         select_ids(plans, _as_list(claims, "claims"))
     if keyword is not None:

@@ -76,6 +76,7 @@ from .kinds import (
     TraceProperty,
     UniqueSelections,
     ValueIs,
+    fact_at,
 )
 from .languages import Automaton, Language, SequenceTask, StackAutomaton, Word
 from .lemmas import BooleanBlock, Lemma, NearestSelection, RankedSelection, ScaledBlock
@@ -141,6 +142,7 @@ __all__ = [
     "Verdict",
     "Word",
     "WordFamily",
+    "fact_at",
     "linear",
     "parse_fraction",
     "parse_int",

@@ -51,6 +51,7 @@ from .languages import Automaton, Language, SequenceTask, Word
 from .machines import Configuration, SigmaRNN
 
 __all__ = [
+    "fact_at",
     "Backend",
     "BlockIdentity",
     "Bound",
@@ -363,8 +364,9 @@ class ExactFact(ClaimBase):
     """A statement about numbers, not about a network (e.g. a bound on the constants a
     construction uses), checked by exact rational arithmetic in plain Python: ``check()``
     returns (the number of cases checked, None) when it holds for all of them, else (cases
-    checked so far, the failing case). It has no word-length bound: ``cases`` says what it
-    covers, and ``--max-n`` does not change it."""
+    checked so far, the failing case). ``cases`` says what it covers. A fact about numbers has
+    no word-length bound; a fact about the words of a bound (``words``) is checked to
+    ``--max-n`` where it has ``bounded``, and its record names that bound."""
 
     check: Callable[[], tuple[int, str | None]]
     cases: str
@@ -381,6 +383,25 @@ class ExactFact(ClaimBase):
     """``check()`` goes through every word of length ``min_len..max_len`` (a program against its
     reference language up to the bound): tables show that range as the claim's bound, not
     "no words"."""
+    bounded: Callable[[int], ExactFact] | None = None
+    """For a fact about the words of a bound (``words``): the same fact with ``max_len`` (and
+    its check, statement and cases) at another bound, which ``--max-n`` asks for
+    (:func:`fact_at`); None where the fact has its one bound only."""
+
+
+def fact_at(claim: ExactFact, max_len: int | None) -> ExactFact:
+    """``claim`` checked to ``max_len``: its ``bounded`` form there where it has one and
+    ``max_len`` is another bound, else ``claim`` itself."""
+    if max_len is None or max_len == claim.max_len or not claim.words or claim.bounded is None:
+        return claim
+    moved = claim.bounded(max_len)
+    if moved.id != claim.id or moved.max_len != max_len or not moved.words:
+        raise ValueError(
+            f"claim {claim.id!r}: its bounded({max_len}) is claim {moved.id!r} up to {moved.max_len}; "
+            "it must be the same claim with max_len set"
+        )
+    return moved
+
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -266,7 +266,7 @@ def bound_text(r: ClaimResult) -> str:
         return "every length"
     if type(r.claim).__name__ == "ExactFact":
         if getattr(r.claim, "words", False):
-            return f"{r.claim.min_len}≤|w|≤{r.claim.max_len}"
+            return f"{r.claim.min_len}≤|w|≤{r.claim.max_len if r.bound is None else r.bound}"
         return "no words"
     text = "all" if r.bound is None else f"{r.claim.min_len}≤|w|≤{r.bound}"
     return f"{text} (a lemma refuted)" if refuted_lemmas(r.record) else text

@@ -51,6 +51,7 @@ from netproof.verifier.claims import (
     ValueIs,
     Verdict,
     Word,
+    fact_at,
 )
 
 from .job import TRACE_CACHE, TRACES, Job, Progress, count_words, format_value, words
@@ -123,7 +124,7 @@ def check(
         case TraceProperty():
             return check_trace_property(job, claim, bound, progress)
         case ExactFact():
-            return check_exact_fact(claim)
+            return check_exact_fact(fact_at(claim, max_len))
         case PredictsNext():
             return check_predicts_next(job, claim, bound, progress)
         case SoftAgrees():

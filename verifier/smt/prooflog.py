@@ -58,6 +58,7 @@ from netproof.verifier.claims import (
     Unknown,
     ValueIs,
     Verdict,
+    fact_at,
 )
 from netproof.verifier.exhaustive.checker import Job, block_identity_query, check_word
 from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
@@ -235,15 +236,15 @@ def record_path(
     kind: str = "prove",
 ) -> str:
     """``<out>/<construction>/<claim id>.n<bound>[.<params hash>].json`` (``.all`` for
-    unbounded claims, ``.fact`` for facts about numbers, ``.fuzz`` for fuzz logs)."""
+    unbounded claims, ``.fact`` for facts without a word bound, ``.fuzz`` for fuzz logs)."""
     defaults = c.parse_params({})
     tag = ""
     if show_params(values) != show_params(defaults):
         blob = json.dumps(show_params(values), sort_keys=True).encode()
         tag = "." + hashlib.sha256(blob).hexdigest()[:8]
     n = "all" if bound is None else f"n{bound}"
-    if type(claim).__name__ == "ExactFact":
-        n = "fact"
+    if type(claim).__name__ == "ExactFact" and bound is None:
+        n = "fact"  # a fact about the words of a bound is named by its bound
     if kind == "fuzz":
         n = "fuzz"
     return os.path.join(out, c.name, f"{safe(claim.id)}.{n}{tag}.json")
@@ -530,8 +531,12 @@ def claim_of(log: ProofLog, c: Construction, values: Mapping[str, Any]) -> Claim
     """The claim of ``c`` (with parameters ``values``) that the log is about (ProofLogError where
     the construction no longer has it)."""
     cid = log.record["claim"]["id"]
+    bound = log.record.get("bound")
     for claim in c.claims(values):
         if claim.id == cid:
+            if isinstance(claim, ExactFact) and isinstance(bound, Mapping):
+                given = bound.get("max_len")
+                return fact_at(claim, given if isinstance(given, int) else None)
             return claim
     raise ProofLogError(
         f"{log.path}: claim {cid!r} is no longer a claim of {c.name}; regenerate the log"

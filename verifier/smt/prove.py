@@ -29,6 +29,7 @@ from netproof.verifier.claims import (
     Unknown,
     ValueIs,
     Verdict,
+    fact_at,
 )
 from netproof.verifier.exhaustive.checker import Job, check, count_words
 from netproof.verifier.smt.compositional import prove_recognizes, prove_trace, prove_value
@@ -133,8 +134,8 @@ def prove_claim_smt(
         )
     if isinstance(claim, ExactFact) and claim.statable is not None:
         # Two languages of counts: their counter automata side by side, for every length
-        # (compositional.same_language); its own bound, whatever --max-n says.
-        return prove_same_language(claim, timeout=timeout)
+        # (compositional.same_language); the words of --max-n searched first for a difference.
+        return prove_same_language(fact_at(claim, max_len), timeout=timeout)
     if isinstance(claim, BlockIdentity):
         log: list[SmtQuery] = []
         verdict = check(job, claim, queries=log)
