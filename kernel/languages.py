@@ -132,8 +132,14 @@ def dyck_automaton(statement: str, alphabet: tuple[str, ...]) -> Automaton:
     m = _DYCK.fullmatch(statement)
     if not m:
         raise Refused(f"no automaton of the language of {statement[:80]!r}")
-    language(statement, alphabet)  # the alphabet must be the kernel's brackets
     k, depth = int(m.group(1)), int(m.group(2))
+    if k > len(BRACKETS):
+        raise Refused(
+            f"Dyck({k},{depth}): the kernel's brackets are {len(BRACKETS)} types, and the "
+            f"explicit state space of its nearest-selection rule grows about 30-fold per depth "
+            f"(3,421 states at Dyck(2,2), 99,363 at Dyck(2,3)): out of reach at this size"
+        )
+    language(statement, alphabet)  # the alphabet must be the kernel's brackets
     opens = dict(BRACKETS[:k])
 
     def step(state: Any, s: str) -> Any:

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import itertools
 import json
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from netproof.constructions import REGISTRY
 from netproof.kernel import KernelError, Refused, check_record
+from netproof.kernel.interpret import Exhaustive
 from netproof.kernel.interpret import run as kernel_run
 from netproof.kernel.languages import dyck, dyck_automaton
 from netproof.kernel.nearest import prove_by_nearest
@@ -109,4 +112,73 @@ def test_the_k8_d10_record_is_refused_and_named(tmp_path: Path) -> None:
     net = tmp_path / "dyck.net.json"
     net.write_text(_text(k="8", depth="10"), encoding="utf-8")
     got = check_record(REPO / "proofs" / "dyck" / "Y2.n4.7e4147e4.json", net)
-    assert got.outcome == "refused" and "Dyck(8,10)" in got.detail
+    assert (
+        got.outcome == "refused" and "Dyck(8,10): the kernel's brackets are 3 types" in got.detail
+    )
+
+
+@pytest.mark.slow
+def test_dycks_proof_for_every_length_at_k2_d3_is_checked_by_nearest_selections(
+    tmp_path: Path,
+) -> None:
+    net = tmp_path / "dyck.net.json"
+    net.write_text(_text(k="2", depth="3"), encoding="utf-8")
+    got = check_record(REPO / "proofs" / "dyck" / "Y2.n64.090ff490.json", net)
+    assert got.outcome == "checked", got.detail
+    assert got.detail.startswith("proved for every length by nearest selections")
+
+
+def _mutants(text: str) -> list[tuple[list[object], str]]:
+    """(path, value): every weight and bias of the matching layers' heads and of the accept FFN,
+    and of the first affine map of the first logic FFN, +1."""
+    doc = json.loads(text)["network"]
+    out: list[tuple[list[object], str]] = []
+
+    def affine(where: list[object], a: dict[str, Any]) -> None:
+        for o, row in a["weights"].items():
+            out.extend(([*where, "weights", o, i], str(Fraction(w) + 1)) for i, w in row.items())
+        out.extend(([*where, "bias", o], str(Fraction(b) + 1)) for o, b in a["bias"].items())
+
+    for li, sub in enumerate(doc["layers"]):
+        block = sub["block"]
+        for hi, h in enumerate(block.get("heads", ())):
+            for part in ("key", "value"):
+                affine(["layers", li, "block", "heads", hi, part], h[part])
+        if block["name"] in ("logic1", "accept"):
+            affine(["layers", li, "block", "steps", 0], block["steps"][0])
+    return out
+
+
+@pytest.mark.slow
+def test_every_mutant_the_rule_proves_is_right_up_to_length_6_and_every_rejection_replays(
+    dyck22: str,
+) -> None:
+    member, counts = dyck(2, 2), {"proved": 0, "rejected": 0, "refused": 0}
+    for where, value in _mutants(dyck22):
+        net = loads(_edit(dyck22, where, value))
+        first = None
+        for n in range(7):
+            ev = Exhaustive(net, n)
+            first = next(
+                (
+                    w
+                    for w in itertools.product(net.alphabet, repeat=n)
+                    if (ev.logit(w) > 0) != member(w)
+                ),
+                None,
+            )
+            if first is not None:
+                break
+        try:
+            prove_by_nearest(net, DYCK22)
+            counts["proved"] += 1
+            assert first is None, (where, value, first)
+        except KernelError as exc:
+            counts["rejected"] += 1
+            word = tuple(str(exc).split("'")[1])
+            assert (kernel_run(net, word) > 0) != member(word), (where, value)
+            assert first is None or len(word) == len(first), (where, value, word, first)
+        except Refused:
+            counts["refused"] += 1
+    print(f"{len(_mutants(dyck22))} mutants of Dyck(2,2): {counts}")
+    assert counts["rejected"] > 0 and counts["proved"] > 0
