@@ -143,7 +143,8 @@ class _Layer:
     """A nearest-selection attention layer (premise 3) over the classes ``C``, numbered."""
 
     def __init__(self, block: Block, rows: list[Row], where: str) -> None:
-        self.heads: list[tuple[str, list[int], list[Fraction], list[tuple[Fraction, ...]]]] = []
+        self.heads: list[tuple[str, list[int], list[list[Any]], list[int]]] = []
+        self.values: list[tuple[Fraction, ...]] = []  # a value's id: its index here
         for h in block.heads:
             at = f"{where} head {h.name}"
             if not h.hardmax or h.scoring != "dot" or h.mask not in (LEFT, RIGHT):
@@ -152,7 +153,7 @@ class _Layer:
                 raise Refused(f"{at}: empty rule {h.empty!r} (the first position sees no key)")
             qs = [_finite(_lin(h.query, r), f"{at}'s query") for r in rows]
             ks = [_lin(h.key, r) for r in rows]
-            vals = [_finite(_lin(h.value, r), f"{at}'s value") for r in rows]
+            vals = [self._val(_finite(_lin(h.value, r), f"{at}'s value")) for r in rows]
             qids = sorted(set(qs))
             ks = [[kk[o] for o in h.query.outputs] for kk in ks]
             s = [
@@ -172,8 +173,14 @@ class _Layer:
                     raise Refused(
                         f"{at}: key scores {ss} closer than the position's weight {abs(c)}"
                     )
-            self.heads.append((h.mask, [qids.index(q) for q in qs], [list(x) for x in s], vals))
+            s = [[_int(x) for x in sq] for sq in s]
+            self.heads.append((h.mask, [qids.index(q) for q in qs], s, vals))
         self.nq = [len(s) for _, _, s, _ in self.heads]
+
+    def _val(self, v: tuple[Fraction, ...]) -> int:
+        if v not in self.values:
+            self.values.append(v)
+        return self.values.index(v)
 
     def fold(self, side: str, state: tuple[Any, ...], key: int) -> tuple[Any, ...]:
         """The fold of premise 3 for the heads on ``side``, one key (class ``key``) nearer."""
@@ -322,7 +329,8 @@ class Machine:
         if (key, outs) not in memo:
             stage = self.stages[ell]
             row = dict(zip(self.net.dims, self.classes[ell - 1][key], strict=True))
-            part = self._attend(stage[0].block, list(zip(stage[0].block.heads, outs, strict=True)))
+            vs = [None if v is None else self.layers[ell - 1].values[v] for v in outs]
+            part = self._attend(stage[0].block, list(zip(stage[0].block.heads, vs, strict=True)))
             memo[key, outs] = self._id(ell, self._subs(stage, row, part))
         return memo[key, outs]
 
@@ -330,7 +338,7 @@ class Machine:
         """Premise 4 over the classes before the last attention layer."""
         stage, ell = self.stages[-1], len(self.stages) - 1
         rows = [dict(zip(self.net.dims, c, strict=True)) for c in self.classes[ell - 1]]
-        self.sig: list[tuple[Any, ...]] = [() for _ in rows]
+        sig: list[tuple[Any, ...]] = [() for _ in rows]
         self.queries: list[list[tuple[Fraction, ...]]] = [[] for _ in rows]
         for h in stage[0].block.heads:
             at = f"layer {stage[0].block.name} head {h.name}"
@@ -343,7 +351,9 @@ class Machine:
                     raise Refused(f"{at}: a score that depends on the position p")
                 self.queries[j].append(q)
                 ka = tuple(k[0] for k in ks[j])
-                self.sig[j] = (*self.sig[j], (ka, _finite(_lin(h.value, r), f"{at}'s value")))
+                sig[j] = (*sig[j], (ka, _finite(_lin(h.value, r), f"{at}'s value")))
+        self.sigs = sorted(set(sig))  # a signature's id: its index here
+        self.sig = [self.sigs.index(x) for x in sig]
         self.accepts: dict[Any, bool] = {}
 
     def accept(self, last: int, present: frozenset[Any]) -> bool:
@@ -357,7 +367,7 @@ class Machine:
             q = self.queries[last][k]
             scored = [
                 (sum((x * y for x, y in zip(q, sg[k][0], strict=True)), ZERO), sg[k][1])
-                for sg in present
+                for sg in map(self.sigs.__getitem__, present)
             ]
             top = max(s for s, _ in scored)
             tier = sorted({v for s, v in scored if s == top})
