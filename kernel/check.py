@@ -29,7 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from . import programs
+from . import nextsym, programs, traces
 from .classes import prove_every_length
 from .interpret import Exhaustive, evaluator, forward
 from .languages import BRACKETS, dyck, language, pair_heights, program_beside
@@ -39,6 +39,7 @@ MAX_WORDS = 200_000
 """The most words an exhaustive record may hold for the kernel to run them all (its fast path,
 :class:`.interpret.Exhaustive`, runs a few thousand words a second on Dyck(2, 2); the plain
 interpreter, for softmax and layer norms, about a millisecond a word for the small networks)."""
+MORE = "pass --max-words N to `netproof recheck --kernel` to run them"
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def check_exhaustive(
             )
             need = sum(len(net.alphabet) ** n for n in range(lo, len(word))) + rank + 1
     if need > max_words:
-        raise Refused(f"{need:,} words, more than the kernel's budget of {max_words:,}")
+        raise Refused(f"{need:,} words, over the kernel's budget of {max_words:,}: {MORE}")
     member = language(rec["claim"]["statement"], net.alphabet, folder)
     verdict, run = rec["verdict"], evaluator(net)
     for w in _words(net.alphabet, lo, hi):
@@ -117,7 +118,7 @@ def _bounded(rec: dict[str, Any], net: Any, max_words: int) -> tuple[int, int, i
         raise KernelError(f"bound {bound} is not 0 <= min_len <= max_len")
     count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
     if count > max_words:
-        raise Refused(f"{count:,} words, more than the kernel's budget of {max_words:,}")
+        raise Refused(f"{count:,} words, over the kernel's budget of {max_words:,}: {MORE}")
     return lo, hi, count
 
 
@@ -370,6 +371,8 @@ def check_record(
         fp = (rec.get("network") or {}).get("fingerprint")
         if fp is None:
             raise Refused("a per-length family of networks (one fingerprint per length)")
+        if kind == "ExactFact" and claim["statement"] in (nextsym.EQ7, nextsym.GAPS):
+            return KernelResult("checked", kind, nextsym.check_fact(rec))  # no network in it
         net = loads(Path(network).read_text(encoding="utf-8"))
         if net.fingerprint != fp:
             raise KernelError(
@@ -377,6 +380,8 @@ def check_record(
             )
         if rec.get("verdict") not in ("proved", "refuted"):
             raise Refused(f"verdict {rec.get('verdict')!r}: nothing to check")
+        if net.next_symbols is not None:  # a generator: only the rules of nextsym read it
+            return KernelResult("checked", kind, nextsym.check(rec, net, kind, method, max_words))
         if kind == "Recognizes" and method.startswith("exhaustive ("):
             detail = check_exhaustive(rec, net, max_words, Path(record).parent)
             return KernelResult("checked", kind, detail)
@@ -399,6 +404,13 @@ def check_record(
             and (claim["statement"] == HEIGHTS)
         ):
             return KernelResult("checked", kind, check_heights(rec, net, max_words))
+        if (
+            kind == "TraceProperty"
+            and method.startswith("exhaustive (")
+            and (claim["statement"] == traces.NEAREST)
+        ):
+            lo, hi, count = _bounded(rec, net, max_words)
+            return KernelResult("checked", kind, traces.check_nearest(rec, net, count, lo, hi))
         if (
             kind == "TraceProperty"
             and method.startswith("exhaustive (")

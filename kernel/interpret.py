@@ -285,6 +285,8 @@ class Exhaustive:
     ) -> None:
         self.net, self.dims = net, net.dims
         self.tied: tuple[str, int] | None = None
+        self.maxima: dict[tuple[int, str], list[tuple[int, ...]]] | None = None  # see _head
+        self.at = 0  # the sublayer _head is run for
         self.keep = keep
         self.kept: dict[int, list[tuple[int, ...]]] = {}  # sublayer -> its rows (over steps[k][-1])
         idx = {d: k for k, d in enumerate(net.dims)}
@@ -366,6 +368,10 @@ class Exhaustive:
         others ``()``, under that tie rule)."""
         h, lq, lk, lv, avg, _, memo = hd
         rule = tie or h.tie
+        tops: list[tuple[int, ...]] = []  # each position's maximizers, kept when maxima is set
+        watch = self.maxima is not None and tie is None
+        if watch:
+            self.maxima[self.at, h.name] = tops  # type: ignore[index]
         neg, scalar = h.scoring == "neg_abs_dot", len(lq.outputs) == 1
         qkv = []
         for r in rows:  # the head's maps are position-wise: memoized by the row
@@ -383,6 +389,8 @@ class Exhaustive:
                 if h.empty == "error":
                     raise Refused(f"position {i} sees no key and the empty rule is 'error'")
                 out.append((0,) * len(lv.outputs))
+                if watch:
+                    tops.append(())
                 continue
             qi, a = qkv[i][0], keys.start
             if scalar:
@@ -392,6 +400,8 @@ class Exhaustive:
             if neg:
                 sc = [-abs(x) for x in sc]
             top = max(sc)
+            if watch:
+                tops.append(tuple(a + j for j, x in enumerate(sc) if x == top))
             if rule != "average" and self.tied is None and sc.count(top) > 1:
                 self.tied = (h.name, i)  # the tie rule decided: kept for the no-ties rule
             if rule == "leftmost":
@@ -443,6 +453,7 @@ class Exhaustive:
             if kind[0] == "attention":
                 _, heads, dh, out = kind
                 parts = [()] * n
+                self.at = step
                 for hd in heads:
                     m = dh // hd[5]
                     got = self._head(hd, rows, d, tie if step == start else None)

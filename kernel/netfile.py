@@ -3,9 +3,9 @@ version 1), written from the format's documentation, sharing no code with netpro
 
 It keeps only what the kernel's interpreter needs and refuses, with :class:`Refused`, every
 block it does not interpret (a convolution, a flat embedding, relative positions, a next-symbol
-readout): what it does not read it cannot misread. Every number is a :class:`fractions.Fraction`
-from a string ``"p/q"`` or an integer; a JSON float is malformed, never rounded. Duplicate keys
-are malformed. The file's ``fingerprint`` is read as given: the kernel checks it equals the one
+softmax with base e^c): what it does not read it cannot misread. Every number is a
+:class:`fractions.Fraction` from a string ``"p/q"`` or an integer; a JSON float is malformed,
+never rounded. Duplicate keys are malformed. The file's ``fingerprint`` is read as given: the kernel checks it equals the one
 the proof record names, which ties the two files together (the fingerprint's own definition,
 sha256 of netproof's printed form, is netproof's and is not recomputed here).
 """
@@ -80,6 +80,7 @@ class Net:
     logit: Affine
     position: int
     fingerprint: str
+    next_symbols: tuple[Any, ...] | None = None  # NextSymbols: ((symbol, dim), …), threshold, base
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -214,6 +215,30 @@ def _block(b: dict[str, Any], where: str) -> Block:
     raise Refused(f"{where}: block {b.get('type')!r} is outside the kernel")
 
 
+NO_LOGIT = {
+    "type": "Classifier",
+    "logit": {"type": "Affine", "inputs": [], "outputs": ["none"], "weights": {}, "bias": {}},
+    "position": 0,
+    "accept": "positive",
+}
+
+
+def _next_symbols(r: dict[str, Any]) -> tuple[Any, ...]:
+    """A NextSymbols readout: symbol s may come next at a position iff its value there, the dim
+    paired with it or with ``softmax`` base r the probability r^v_s / Σ r^v_s', is >= the
+    threshold (docs/semantics.md, §7); a base e^c is refused (not rational)."""
+    sm = r["softmax"]
+    if sm is not None and (sm.get("type") != "Softmax" or sm.get("r") is None):
+        raise Refused("a next-symbol softmax with base e^c is outside the kernel (not rational)")
+    scores = tuple(_names(pair, "readout.scores") for pair in r["scores"])
+    if any(len(pair) != 2 for pair in scores):
+        raise KernelError("readout.scores: expected [symbol, dim] pairs")
+    base = None if sm is None else q(sm["r"], "readout.softmax")
+    if base is not None and base <= 0:
+        raise KernelError(f"readout.softmax: base {base} must be > 0")
+    return scores, q(r["threshold"], "readout.threshold"), base
+
+
 def loads(text: str) -> Net:
     """The network of a network file's text (see the module docstring)."""
     doc = loads_json(text)
@@ -229,7 +254,9 @@ def loads(text: str) -> Net:
         emb = net["embedding"]
         if emb.get("type") != "TokenEmbedding":
             raise Refused(f"embedding {emb.get('type')!r} is outside the kernel")
-        readout = net["readout"]
+        readout, nexts = net["readout"], None
+        if readout.get("type") == "NextSymbols":  # a generator: no logit (its rules read nexts)
+            nexts, readout = _next_symbols(readout), NO_LOGIT
         if readout.get("type") != "Classifier" or readout.get("accept") != "positive":
             raise Refused(f"readout {readout.get('type')!r} is outside the kernel")
         layers = []
@@ -253,6 +280,7 @@ def loads(text: str) -> Net:
             layers=tuple(layers),
             logit=_affine(readout["logit"], "network.readout.logit"),
             position=int(readout["position"]),
+            next_symbols=nexts,
             fingerprint=fp,
         )
     except (KeyError, TypeError, ValueError) as exc:

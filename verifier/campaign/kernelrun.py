@@ -28,8 +28,14 @@ class KernelRun:
     """Records checked by the kernel, with their network files written once per construction
     and parameters into ``folder`` (a temporary folder of its own by default)."""
 
-    def __init__(self, registry: Mapping[str, Construction], folder: str | None = None) -> None:
+    def __init__(
+        self,
+        registry: Mapping[str, Construction],
+        folder: str | None = None,
+        max_words: int | None = None,
+    ) -> None:
         self.registry = registry
+        self.max_words = max_words  # the kernel's budget of words (None: its default)
         self.folder = folder or tempfile.mkdtemp(prefix="netproof-kernel-")
         self._files: dict[str, str | KernelResult] = {}
 
@@ -72,7 +78,9 @@ class KernelRun:
         net = self.network_file(rec if isinstance(rec, dict) else {})
         if isinstance(net, KernelResult):
             return net
-        return check_record(path, net)
+        if self.max_words is None:
+            return check_record(path, net)
+        return check_record(path, net, max_words=self.max_words)
 
 
 def summary_lines(results: Sequence[KernelResult]) -> list[str]:

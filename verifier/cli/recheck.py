@@ -60,6 +60,14 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="check with the independent kernel (netproof.kernel) instead: checked, refused or disagree",
     )
+    p_recheck.add_argument(
+        "--max-words",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --kernel: run exhaustive records of up to N words (default 200,000; "
+        "Dyck's 1,398,101-word records take minutes each)",
+    )
     add_claim_options(p_recheck)
     p_recheck.add_argument(
         "--verbose",
@@ -86,8 +94,10 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(f"no .json proof logs under {' '.join(args.logs)}")
     if not wanted.everything:
         paths = _selected(paths, wanted, " ".join(args.logs))
+    if args.max_words is not None and (not args.kernel or args.max_words < 1):
+        raise UsageError(f"--max-words {args.max_words} needs --kernel and a count >= 1")
     if args.kernel:
-        return _kernel(paths, session, args.json)
+        return _kernel(paths, session, args.json, args.max_words)
     try:
         import cvc5  # noqa: F401
     except ImportError:
@@ -150,12 +160,12 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
     return code
 
 
-def _kernel(paths: list[str], session: Session, json_out: bool) -> int:
+def _kernel(paths: list[str], session: Session, json_out: bool, max_words: int | None) -> int:
     """``--kernel``: one line per record (``CHECKED``, ``REFUSED`` with what is outside the
     kernel, ``DISAGREE``), then the counts per claim kind; exit 1 on a disagreement."""
     from netproof.verifier.campaign.kernelrun import KernelRun, summary_lines
 
-    run = KernelRun(session.registry())
+    run = KernelRun(session.registry(), max_words=max_words)
     results = []
     for path in paths:
         r = run.check(path)
