@@ -66,13 +66,14 @@ __all__ = ["has_automaton", "prove_by_nearest"]
 MAX_STATES = 400_000
 """The most states of the machine times the automaton the kernel explores before refusing."""
 
-Lin = tuple[Fraction, Fraction]  # a + p·b
+Num = Fraction | int  # an integer-valued rational kept as an int (equal, and faster)
+Lin = tuple[Num, Num]  # a + p·b
 Row = dict[str, Lin]
 ZERO = Fraction(0)
 LEFT, RIGHT = "strict_causal", "strict_anticausal"
 
 
-def _int(v: Fraction) -> Fraction | int:
+def _int(v: Num) -> Num:
     """An integer-valued rational as an int (equal, same hash, and faster to add)."""
     return v.numerator if v.denominator == 1 else v
 
@@ -133,7 +134,7 @@ def _ffn(block: Block, x: Row, where: str) -> Row:
     return x
 
 
-def _finite(row: Row, where: str) -> tuple[Fraction, ...]:
+def _finite(row: Row, where: str) -> tuple[Num, ...]:
     if any(b for _, b in row.values()):
         raise Refused(f"{where} depends on the position p (premises 3-4)")
     return tuple(a for a, _ in row.values())
@@ -144,7 +145,7 @@ class _Layer:
 
     def __init__(self, block: Block, rows: list[Row], where: str) -> None:
         self.heads: list[tuple[str, list[int], list[list[Any]], list[int]]] = []
-        self.values: list[tuple[Fraction, ...]] = []  # a value's id: its index here
+        self.values: list[tuple[Num, ...]] = []  # a value's id: its index here
         for h in block.heads:
             at = f"{where} head {h.name}"
             if not h.hardmax or h.scoring != "dot" or h.mask not in (LEFT, RIGHT):
@@ -155,13 +156,13 @@ class _Layer:
             ks = [_lin(h.key, r) for r in rows]
             vals = [self._val(_finite(_lin(h.value, r), f"{at}'s value")) for r in rows]
             qids = sorted(set(qs))
-            ks = [[kk[o] for o in h.query.outputs] for kk in ks]
+            kv = [[kk[o] for o in h.query.outputs] for kk in ks]
             s = [
-                [sum((x * k[0] for x, k in zip(q, kk, strict=True)), ZERO) for kk in ks]
+                [sum((x * k[0] for x, k in zip(q, kk, strict=True)), ZERO) for kk in kv]
                 for q in qids
             ]
             for q, sq in zip(qids, s, strict=True):
-                cs = {sum((x * k[1] for x, k in zip(q, kk, strict=True)), ZERO) for kk in ks}
+                cs = {sum((x * k[1] for x, k in zip(q, kk, strict=True)), ZERO) for kk in kv}
                 c = cs.pop()
                 if cs or (c <= 0 if h.mask == LEFT else c >= 0):
                     raise Refused(
@@ -169,7 +170,7 @@ class _Layer:
                         f"of the sign that prefers the nearest key"
                     )
                 ss = sorted(set(sq))
-                if any(b - a < abs(c) for a, b in itertools.pairwise(ss)):
+                if any(b - a < abs(Fraction(c)) for a, b in itertools.pairwise(ss)):
                     raise Refused(
                         f"{at}: key scores {ss} closer than the position's weight {abs(c)}"
                     )
@@ -177,7 +178,7 @@ class _Layer:
             self.heads.append((h.mask, [qids.index(q) for q in qs], s, vals))
         self.nq = [len(s) for _, _, s, _ in self.heads]
 
-    def _val(self, v: tuple[Fraction, ...]) -> int:
+    def _val(self, v: tuple[Num, ...]) -> int:
         if v not in self.values:
             self.values.append(v)
         return self.values.index(v)
@@ -264,9 +265,9 @@ class Machine:
             net.layers[a:b] for a, b in zip([0, *att], [*att, len(net.layers)], strict=True)
         ]
         for tok in (*net.prefix, *net.alphabet, *net.suffix):
-            row = dict.fromkeys(net.dims, (ZERO, ZERO))
+            row: Row = dict.fromkeys(net.dims, (0, 0))
             for d, v in net.table[tok]:
-                row[d] = (row[d][0] + v, ZERO)
+                row[d] = (row[d][0] + v, 0)
             for d, f, c in net.positional:
                 if f not in ("1", "i/n"):
                     raise Refused(f"positional feature {f!r} (the rule reads 1 and i/n)")
@@ -306,20 +307,20 @@ class Machine:
                 raise KernelError(f"{where} writes a dim that is not one")
             if sub.residual:
                 row = {
-                    d: (v[0] + o.get(d, (ZERO, ZERO))[0], v[1] + o.get(d, (ZERO, ZERO))[1])
+                    d: (v[0] + o.get(d, (0, 0))[0], v[1] + o.get(d, (0, 0))[1])
                     for d, v in row.items()
                 }
             else:
-                row = {d: o.get(d, (ZERO, ZERO)) for d in row}
+                row = {d: o.get(d, (0, 0)) for d in row}
         return row
 
     def _attend(self, block: Block, outs: list[tuple[Head, Any]]) -> Row:
         part: Row = {}
         for h, v in outs:
-            vals = (ZERO,) * len(h.value.outputs) if v is None else v
-            part.update({o: (x, ZERO) for o, x in zip(h.value.outputs, vals, strict=True)})
+            vals = (0,) * len(h.value.outputs) if v is None else v
+            part.update({o: (x, 0) for o, x in zip(h.value.outputs, vals, strict=True)})
         if block.output is not None:
-            full = {o: (ZERO, ZERO) for h, _ in outs for o in h.value.outputs}
+            full = {o: (0, 0) for h, _ in outs for o in h.value.outputs}
             part = _lin(block.output, {**full, **part})
         return part
 
@@ -339,7 +340,7 @@ class Machine:
         stage, ell = self.stages[-1], len(self.stages) - 1
         rows = [dict(zip(self.net.dims, c, strict=True)) for c in self.classes[ell - 1]]
         sig: list[tuple[Any, ...]] = [() for _ in rows]
-        self.queries: list[list[tuple[Fraction, ...]]] = [[] for _ in rows]
+        self.queries: list[list[tuple[Num, ...]]] = [[] for _ in rows]
         for h in stage[0].block.heads:
             at = f"layer {stage[0].block.name} head {h.name}"
             if not h.hardmax or h.scoring != "dot" or h.mask != "none":
@@ -400,8 +401,8 @@ def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]])
     for k, (h, tier) in enumerate(tiers):
         lam = [z3.Real(f"l{k}_{j}") for j in range(len(tier))]
         cons += [*(v > 0 for v in lam), sum(lam) == 1]
-        for c, o in enumerate(h.value.outputs):
-            part[o] = sum(
+        for c, name in enumerate(h.value.outputs):
+            part[name] = sum(
                 (w * z3.RealVal(v[c]) for w, v in zip(lam, tier, strict=True)), z3.RealVal(0)
             )
 
@@ -448,7 +449,7 @@ def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]])
         seen.append(r == z3.sat)
     if seen != [True, False] and seen != [False, True]:
         raise Refused("the accept bit depends on the final layer's average (not one sign)")
-    return seen[0]
+    return bool(seen[0])
 
 
 def prove_by_nearest(net: Net, statement: str, max_states: int = MAX_STATES) -> str:
@@ -480,8 +481,10 @@ def prove_by_nearest(net: Net, statement: str, max_states: int = MAX_STATES) -> 
         go(0, m.emb[tok], (), ())
         return out
 
-    init = (tuple(x.empty(LEFT) for x in layers), None, frozenset(), start)
-    states = [(init, None)]
+    if not net.suffix:
+        raise Refused("no suffix token (the rule reads the last position's class after it)")
+    init: Any = (tuple(x.empty(LEFT) for x in layers), None, frozenset(), start)
+    states: list[tuple[Any, Any]] = [(init, None)]
     for tok in net.prefix:
         states = [(s, None) for st, _ in states for s, _ in advance(st, tok)]
     parent: dict[Any, Any] = {s: None for s, _ in states}
@@ -489,7 +492,7 @@ def prove_by_nearest(net: Net, statement: str, max_states: int = MAX_STATES) -> 
     ends = 0
     while todo:
         st = todo.popleft()
-        runs = [(st, None)]
+        runs: list[tuple[Any, Any]] = [(st, None)]
         for tok in net.suffix:
             runs = [x for s, _ in runs for x in advance(s, tok)]
         for (_, rights, present, dstate), last in runs:
