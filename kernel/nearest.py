@@ -176,7 +176,8 @@ class _Layer:
                     )
             s = [[_int(x) for x in sq] for sq in s]
             self.heads.append((h.mask, [qids.index(q) for q in qs], s, vals))
-        self.nq = [len(s) for _, _, s, _ in self.heads]
+        self.memo: dict[Any, list[tuple[Any, ...]]] = {}
+        self.folds: dict[Any, tuple[Any, ...]] = {}
 
     def _val(self, v: tuple[Num, ...]) -> int:
         if v not in self.values:
@@ -185,15 +186,15 @@ class _Layer:
 
     def fold(self, side: str, state: tuple[Any, ...], key: int) -> tuple[Any, ...]:
         """The fold of premise 3 for the heads on ``side``, one key (class ``key``) nearer."""
-        out = []
-        for (_, _, s, vals), st in zip(self.side(side), state, strict=True):
-            out.append(
+        if (side, state, key) not in self.folds:
+            self.folds[side, state, key] = tuple(
                 tuple(
                     e if e is not None and e[0] > sq[key] else (sq[key], vals[key])
                     for sq, e in zip(s, st, strict=True)
                 )
+                for (_, _, s, vals), st in zip(self.side(side), state, strict=True)
             )
-        return tuple(out)
+        return self.folds[side, state, key]
 
     def side(self, side: str) -> list[Any]:
         return [h for h in self.heads if h[0] == side]
@@ -202,38 +203,32 @@ class _Layer:
         return tuple((None,) * len(s) for _, _, s, _ in self.side(side))
 
     def unfold(self, side: str, target: tuple[Any, ...], key: int) -> list[tuple[Any, ...]]:
-        """Every fold state R with fold(R, key) = target."""
-        per: list[list[Any]] = []
-        for (_, _, s, vals), t in zip(self.side(side), target, strict=True):
-            for sq, e in zip(s, t, strict=True):
-                new = (sq[key], vals[key])
-                if e == new:
-                    per.append(
-                        [None, *{(x, v) for x, v in zip(sq, vals, strict=True) if x <= new[0]}]
-                    )
-                elif e is not None and e[0] > new[0]:
-                    per.append([e])
-                else:
-                    return []
-        shapes = [len(s) for _, _, s, _ in self.side(side)]
-        out = []
-        for flat in itertools.product(*per):
-            it = iter(flat)
-            out.append(tuple(tuple(next(it) for _ in range(m)) for m in shapes))
-        return out
+        """Every fold state R with fold(R, key) = target (memoized)."""
+        if (side, target, key) not in self.memo:
+            per: list[list[Any]] = []
+            for (_, _, s, vals), t in zip(self.side(side), target, strict=True):
+                for sq, e in zip(s, t, strict=True):
+                    new = (sq[key], vals[key])
+                    if e == new:
+                        per.append(
+                            [None, *{(x, v) for x, v in zip(sq, vals, strict=True) if x <= new[0]}]
+                        )
+                    else:
+                        per.append([e] if e is not None and e[0] > new[0] else [])
+            self.memo[side, target, key] = self._states(side, per)
+        return self.memo[side, target, key]
 
     def every(self, side: str) -> list[tuple[Any, ...]]:
         """Every fold state of the heads on ``side`` (the first guess's choices)."""
-        per = [
-            [None, *set(zip(sq, vals, strict=True))]
-            for _, _, s, vals in self.side(side)
-            for sq in s
-        ]
-        shapes = [len(s) for _, _, s, _ in self.side(side)]
+        per = [[None, *set(zip(sq, v, strict=True))] for _, _, s, v in self.side(side) for sq in s]
+        return self._states(side, per)
+
+    def _states(self, side: str, per: list[list[Any]]) -> list[tuple[Any, ...]]:
+        """The fold states with each head's entry per query vector drawn from ``per``."""
         out = []
         for flat in itertools.product(*per):
             it = iter(flat)
-            out.append(tuple(tuple(next(it) for _ in range(m)) for m in shapes))
+            out.append(tuple(tuple(next(it) for _ in s) for _, _, s, _ in self.side(side)))
         return out
 
     def outputs(self, key: int, left: tuple[Any, ...], right: tuple[Any, ...]) -> tuple[Any, ...]:
