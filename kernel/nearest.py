@@ -172,7 +172,7 @@ class _Layer:
                 ss = sorted(set(sq))
                 if any(b - a < abs(Fraction(c)) for a, b in itertools.pairwise(ss)):
                     raise Refused(
-                        f"{at}: key scores {ss} closer than the position's weight {abs(c)}"
+                        f"{at}: key scores {', '.join(map(str, ss))} closer than the position's weight {abs(c)}"
                     )
             s = [[_int(x) for x in sq] for sq in s]
             self.heads.append((h.mask, [qids.index(q) for q in qs], s, vals))
