@@ -140,28 +140,32 @@ def test_best_reuses_a_record_where_no_method_gives_more(tmp_path: Path) -> None
     ), facts.results[0].verdict
 
 
-def test_best_does_not_retry_an_smt_method_that_does_not_cover_the_network_and_says_so(
+def test_a_construction_without_block_lemmas_has_no_route_for_every_length_and_best_says_so(
     tmp_path: Path,
 ) -> None:
-    # FIRST with layer norm: the smt method answers "unsupported" (an irrational layer norm);
-    # no timeout changes that, so once it and the bound's exhaustive record are in the store, a
-    # best run takes both from there, with the attempt named (--force tries again)
+    # first-flawed-logn declares no block lemmas: the smt method would prove it one length at a
+    # time, so best does not try, says why, and reuses the bound's exhaustive record
     out = str(tmp_path)
-    smt = prove(["first-ln"], claims=["C7"], max_n=3, method="smt", out=out)
-    assert smt.results[0].verdict.reason.startswith("unsupported:")  # type: ignore[union-attr]
-    prove(["first-ln"], claims=["C7"], max_n=3, out=out)
-    best = prove(["first-ln"], claims=["C7"], max_n=3, method="best", out=out)
-    (r,) = best.results
-    assert r.cached and isinstance(r.verdict, Proved)
-    assert r.verdict.method.startswith("exhaustive")
-    assert len(r.attempts) == 1 and "unknown: unsupported: layer norm" in r.attempts[0]
-    assert "C7.n3" in r.attempts[0]  # the record it read
-    forced = prove(["first-ln"], claims=["C7"], max_n=3, method="best", out=out, force=True)
-    assert not forced.results[0].cached
+    first = prove(["first-flawed-logn"], claims=["recognizes"], max_n=3, method="best", out=out)
+    (r,) = first.results
+    assert not r.cached and r.verdict.method.startswith("exhaustive")
+    assert r.attempts == (
+        "no route: first-flawed-logn declares no block lemmas, so the smt method proves it one "
+        "length at a time (its proofs for every length start from lemmas)",
+    )
+    assert every_length_gap(r) == r.attempts[0]
+    (again,) = prove(
+        ["first-flawed-logn"], claims=["recognizes"], max_n=3, method="best", out=out
+    ).results
+    assert again.cached
 
 
-def test_best_retries_where_only_the_smt_record_is_there(tmp_path: Path) -> None:
-    out = str(tmp_path)
-    prove(["first-ln"], claims=["C7"], max_n=3, method="smt", out=out)
-    (r,) = prove(["first-ln"], claims=["C7"], max_n=3, method="best", out=out).results
-    assert not r.cached and r.attempts[0].startswith("smt (")
+def test_a_family_with_a_network_per_length_has_no_route_for_every_length() -> None:
+    from netproof.constructions import REGISTRY
+    from netproof.verifier.campaign.routes import every_length_route
+
+    c = REGISTRY["rumelhart"]
+    (claim,) = [cl for cl in c.claims(c.parse_params({})) if cl.id == "C1"]
+    assert every_length_route(claim) is None  # the claim alone: the smt method covers its kind
+    why = every_length_route(claim, c, c.parse_params({}))
+    assert why is not None and "a network per word length" in why

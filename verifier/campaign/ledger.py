@@ -478,7 +478,7 @@ def _why_bounded(
     ended unknown, or that no record tried the route netproof has."""
     from .routes import every_length_route
 
-    why = every_length_route(claim)
+    why = every_length_route(claim, c, values)
     if why is not None:
         return why
     records = claim_records(proofs, c, values, claim)

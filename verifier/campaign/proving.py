@@ -74,7 +74,6 @@ from .sources import Session, builtin_registry, parameter_values
 from .store import claim_has_words, every_length, find_cached, record, store, verdict_of
 from .strongest import (
     best_methods,
-    best_shortcut,
     every_length_gap,
     every_length_route,
     prove_best,
@@ -745,7 +744,12 @@ def order(costs: Sequence[int]) -> list[int]:
 
 
 def methods_writing(
-    claim: Claim, method: str, alphabet: Sequence[str], bound: int | None
+    claim: Claim,
+    method: str,
+    alphabet: Sequence[str],
+    bound: int | None,
+    c: Construction | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> frozenset[str]:
     """The methods (as :func:`~netproof.verifier.campaign.store.recorded_method` reads them off a
     record) whose record a run with ``--method method`` would write for ``claim`` at ``bound``, so
@@ -759,7 +763,7 @@ def methods_writing(
     if isinstance(claim, BlockIdentity):
         return frozenset({"exhaustive"})
     if method == "best":
-        return best_methods(claim)
+        return best_methods(claim, c, values)
     if method != "all":
         return frozenset({method})
     if not smt_applicable(claim):
@@ -830,14 +834,14 @@ def _run(
                 claim,
                 (bound, None) if claim_has_words(claim) and bound is not None else (bound,),
                 methods_writing(
-                    claim, method, alphabet_of(c, values) if method == "all" else (), bound
+                    claim,
+                    method,
+                    alphabet_of(c, values) if method == "all" else (),
+                    bound,
+                    c,
+                    values,
                 ),
             )
-            attempts: tuple[str, ...] = ()
-            if hit is None and method == "best":
-                shortcut = best_shortcut(out, c, values, claim, bound)
-                if shortcut is not None:
-                    hit, attempts = shortcut[:2], (shortcut[2],)
             if hit is not None:
                 path, rec = hit
                 verdict = verdict_of(rec, alphabet_of(c, values))
@@ -852,7 +856,6 @@ def _run(
                     every_length(rec),
                     True,
                     path,
-                    attempts=attempts,
                 )
                 cached_here.append(flat_idx)
     tasks: list[tuple[list[Claim], Task, list[int]]] = []

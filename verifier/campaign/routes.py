@@ -8,14 +8,22 @@ May import the vocabulary and the SMT engine (lazily).
 
 from __future__ import annotations
 
-from netproof.verifier.claims import Claim
+from collections.abc import Mapping
+from typing import Any
+
+from netproof.verifier.claims import Claim, Construction
 
 __all__ = ["every_length_route"]
 
 
-def every_length_route(claim: Claim) -> str | None:
+def every_length_route(
+    claim: Claim, c: Construction | None = None, values: Mapping[str, Any] | None = None
+) -> str | None:
     """None where some method can prove ``claim`` for every length (the smt method covers it, or
-    its own check decides every length), else why not: what the claim lacks."""
+    its own check decides every length), else why not: what the claim lacks, or, given its
+    construction ``c`` (with parameters ``values``), what the construction lacks: a recognition
+    or value claim is proved for every length only over a construction's block lemmas, and a
+    family with a network per length has no one network to prove it of."""
     from netproof.verifier.claims import (
         BlockIdentity,
         ExactFact,
@@ -33,6 +41,18 @@ def every_length_route(claim: Claim) -> str | None:
     if isinstance(claim, ExactFact) and claim.every_length:
         return None
     if smt_applicable(claim):
+        if c is not None and isinstance(claim, (Recognizes, ValueIs)):
+            if c.per_length:
+                return (
+                    f"no route: {c.name} is a network per word length, so the smt method proves "
+                    "it one length at a time"
+                )
+            declared = c.lemmas({} if values is None else values) if c.lemmas is not None else ()
+            if not declared:
+                return (
+                    f"no route: {c.name} declares no block lemmas, so the smt method proves it one "
+                    "length at a time (its proofs for every length start from lemmas)"
+                )
         return None
     kind = type(claim).__name__
     if isinstance(claim, ExactFact):

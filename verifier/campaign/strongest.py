@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "best_methods",
-    "best_shortcut",
     "every_length_gap",
     "every_length_route",
     "prove_best",
@@ -58,7 +57,7 @@ def prove_best(
 
     bound = bound_of(claim, max_n)
     attempts: list[str] = []
-    why = every_length_route(claim)
+    why = every_length_route(claim, c, values)
     if why is None and not (isinstance(claim, ExactFact) and claim.every_length):
         from netproof.verifier.smt.prove import smt_applicable
 
@@ -120,7 +119,7 @@ def every_length_gap(r: Any) -> str | None:
         return None  # proved for all inputs: no words, no lengths
     if r.attempts:
         return "; ".join(r.attempts)
-    why = every_length_route(r.claim)
+    why = every_length_route(r.claim, r.construction, r.values)
     return (
         why
         or "proved within its bound only (run it with --method best for a proof of every length)"
@@ -148,7 +147,9 @@ def with_strongest(out: str, r: Any) -> Any:
     return dataclasses.replace(r, strongest=found, strongest_path=path)
 
 
-def best_methods(claim: Claim) -> frozenset[str]:
+def best_methods(
+    claim: Claim, c: Construction | None = None, values: Mapping[str, Any] | None = None
+) -> frozenset[str]:
     """The methods whose record ``--method best`` reuses for ``claim`` (as
     :func:`~.store.recorded_method` reads them off a record): a proof for every length whatever
     wrote it (:func:`~.store.find_cached` takes those anyway), and a bounded record only where no
@@ -156,46 +157,8 @@ def best_methods(claim: Claim) -> frozenset[str]:
     from netproof.verifier.claims import ForAll, Identity
     from netproof.verifier.smt.prove import smt_applicable
 
-    if every_length_route(claim) is not None or isinstance(claim, (ForAll, Identity)):
+    if every_length_route(claim, c, values) is not None or isinstance(claim, (ForAll, Identity)):
         return frozenset({"exhaustive"})
     if not smt_applicable(claim) and not getattr(claim, "every_length", False):
         return frozenset({"exhaustive"})  # a fact about numbers, a structural check: one way
     return frozenset()
-
-
-UNSUPPORTED = "unsupported:"
-"""How an smt record's reason begins where the smt method does not cover the network at all (an
-irrational layer norm, a feature the encoder lacks): no timeout changes that answer."""
-
-
-def best_shortcut(
-    out: str, c: Construction, values: Mapping[str, Any], claim: Claim, bound: int | None
-) -> tuple[str, dict[str, Any], str] | None:
-    """What ``--method best`` would do again for ``claim``, read off the store instead: where
-    the smt method's record of this very claim, network and bound says the method does not cover
-    it (``unsupported: …``, an answer no timeout changes) and the exhaustive record of the bound
-    is there, that record's path and contents, with the attempt as the run would have said it.
-    None otherwise (the claim is tried again). ``--force`` tries everything again, e.g. after an
-    upgrade whose encoder covers more."""
-    from .store import KINDS, find_cached, identity, read_record, record_path
-
-    if bound is None or not claim_has_words(claim):
-        return None
-    plain = record_path(out, c, values, claim, bound)
-    wanted = identity(record(c, values, claim, bound, Unknown("cache lookup", "")))
-    for path in (plain, *(f"{plain[: -len('.json')]}.{kind}.json" for kind in KINDS)):
-        rec = read_record(path)
-        if (
-            rec is None
-            or identity(rec) != wanted
-            or rec.get("verdict") != "unknown"
-            or not str(rec.get("method", "")).startswith("smt (")
-            or not str(rec.get("reason", "")).startswith(UNSUPPORTED)
-        ):
-            continue
-        hit = find_cached(out, c, values, claim, (bound,), "exhaustive")
-        if hit is None:
-            return None
-        said = f"smt (recorded in {path}): unknown: {rec['reason']}"
-        return hit[0], hit[1], said
-    return None
