@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun seen_a () Bool)
+(declare-fun Q_a () Bool)
+(declare-fun Q_b () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x79 (or BOS (and (not BOS) (or Q_b (not (or Q_a seen_a))))))) (let ((?x80 (ite $x79 1.0 0.0))) (let ((?x13 (ite seen_a (- 1.0) 0.0))) (let ((?x12 (ite Q_a (- 1.0) 0.0))) (let ((?x15 (+ ?x12 ?x13 1.0))) (let ((?x19 (ite (< 0.0 ?x15) ?x15 0.0))) (let ((?x17 (ite Q_b (- 1.0) 0.0))) (let ((?x23 (ite (< 0.0 ?x17) ?x17 0.0))) (let ((?x31 (+ ?x17 ?x23))) (let ((?x28 (ite Q_b 1.0 0.0))) (let ((?x30 (+ ?x28 (* (- 1.0) ?x23)))) (let ((?x44 (+ (* (- 1.0) (ite (< 0.0 ?x30) ?x30 0.0)) (ite (< 0.0 ?x31) ?x31 0.0) (* (- 1.0) (ite (< 0.0 ?x19) ?x19 0.0)) 1.0))) (let ((?x57 (+ (ite (not BOS) 1.0 0.0) (* (- 1.0) (ite (< 0.0 ?x44) ?x44 0.0))))) (let ((?x16 (ite BOS (- 1.0) 0.0))) (let ((?x21 (ite (< 0.0 ?x16) ?x16 0.0))) (let ((?x27 (+ ?x16 ?x21))) (let ((?x37 (ite (< 0.0 ?x27) ?x27 0.0))) (let ((?x24 (ite BOS 1.0 0.0))) (let ((?x26 (+ ?x24 (* (- 1.0) ?x21)))) (let ((?x35 (ite (< 0.0 ?x26) ?x26 0.0))) (let ((?x48 (+ (* (- 1.0) ?x35) ?x37))) (let ((?x54 (ite (< 0.0 ?x48) ?x48 0.0))) (let ((?x46 (+ ?x35 (* (- 1.0) ?x37)))) (let ((?x52 (ite (< 0.0 ?x46) ?x46 0.0))) (let ((?x61 (+ (* (- 1.0) ?x52) ?x54))) (let ((?x59 (+ ?x52 (* (- 1.0) ?x54)))) (let ((?x70 (+ (* (- 1.0) (ite (< 0.0 ?x59) ?x59 0.0)) (ite (< 0.0 ?x61) ?x61 0.0) (* (- 1.0) (ite (< 0.0 ?x57) ?x57 0.0)) 1.0))) (let ((?x74 (+ (* (- 1.0) (ite (< 0.0 ?x70) ?x70 0.0)) 1.0))) (let (($x81 (and (distinct ?x74 ?x80) true))) (or $x81)))))))))))))))))))))))))))))))
+(check-sat)

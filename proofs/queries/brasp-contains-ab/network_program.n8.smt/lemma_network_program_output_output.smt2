@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun prev_a () Bool)
+(declare-fun Q_b () Bool)
+(declare-fun seen_ab () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x9 (not BOS))) (let (($x32 (and $x9 (or seen_ab (and Q_b prev_a))))) (let ((?x33 (ite $x32 1.0 0.0))) (let ((?x13 (ite prev_a 1.0 0.0))) (let ((?x12 (ite Q_b 1.0 0.0))) (let ((?x15 (+ ?x12 ?x13 (- 1.0)))) (let ((?x16 (ite seen_ab (- 1.0) 0.0))) (let ((?x22 (+ ?x16 (ite (< 0.0 ?x16) ?x16 0.0) (* (- 1.0) (ite (< 0.0 ?x15) ?x15 0.0)) 1.0))) (let ((?x27 (+ (ite $x9 1.0 0.0) (* (- 1.0) (ite (< 0.0 ?x22) ?x22 0.0))))) (let ((?x29 (ite (< 0.0 ?x27) ?x27 0.0))) (let (($x34 (and (distinct ?x29 ?x33) true))) (or $x34)))))))))))))
+(check-sat)

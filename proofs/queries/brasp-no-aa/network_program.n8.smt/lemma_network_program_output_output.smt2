@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun prev_a () Bool)
+(declare-fun Q_a () Bool)
+(declare-fun seen_aa () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x69 (or BOS (and (not BOS) (not (or seen_aa (and Q_a prev_a))))))) (let ((?x70 (ite $x69 1.0 0.0))) (let ((?x13 (ite prev_a 1.0 0.0))) (let ((?x12 (ite Q_a 1.0 0.0))) (let ((?x15 (+ ?x12 ?x13 (- 1.0)))) (let ((?x17 (ite seen_aa (- 1.0) 0.0))) (let ((?x25 (+ ?x17 (ite (< 0.0 ?x17) ?x17 0.0) (* (- 1.0) (ite (< 0.0 ?x15) ?x15 0.0)) 1.0))) (let ((?x31 (ite (< 0.0 ?x25) ?x25 0.0))) (let ((?x47 (+ (ite (not BOS) 1.0 0.0) (ite (< 0.0 ?x31) ?x31 0.0) (- 1.0)))) (let ((?x16 (ite BOS (- 1.0) 0.0))) (let ((?x21 (ite (< 0.0 ?x16) ?x16 0.0))) (let ((?x29 (+ ?x16 ?x21))) (let ((?x35 (ite (< 0.0 ?x29) ?x29 0.0))) (let ((?x26 (ite BOS 1.0 0.0))) (let ((?x28 (+ ?x26 (* (- 1.0) ?x21)))) (let ((?x33 (ite (< 0.0 ?x28) ?x28 0.0))) (let ((?x39 (+ (* (- 1.0) ?x33) ?x35))) (let ((?x45 (ite (< 0.0 ?x39) ?x39 0.0))) (let ((?x37 (+ ?x33 (* (- 1.0) ?x35)))) (let ((?x43 (ite (< 0.0 ?x37) ?x37 0.0))) (let ((?x51 (+ (* (- 1.0) ?x43) ?x45))) (let ((?x49 (+ ?x43 (* (- 1.0) ?x45)))) (let ((?x60 (+ (* (- 1.0) (ite (< 0.0 ?x49) ?x49 0.0)) (ite (< 0.0 ?x51) ?x51 0.0) (* (- 1.0) (ite (< 0.0 ?x47) ?x47 0.0)) 1.0))) (let ((?x64 (+ (* (- 1.0) (ite (< 0.0 ?x60) ?x60 0.0)) 1.0))) (let (($x71 (and (distinct ?x64 ?x70) true))) (or $x71)))))))))))))))))))))))))))
+(check-sat)
