@@ -298,7 +298,7 @@ class Machine:
         for k, sub in enumerate(subs):
             where = f"sublayer {sub.block.name}"
             o = part if k == 0 and part is not None else _ffn(sub.block, row, where)
-            if any(d not in row for d in o):
+            if sub.residual and any(d not in row for d in o):
                 raise KernelError(f"{where} writes a dim that is not one")
             if sub.residual:
                 row = {

@@ -108,6 +108,14 @@ def test_a_score_gap_smaller_than_the_positions_weight_is_refused_not_passed(dyc
         prove_by_nearest(loads(_edit(dyck22, LEFT_M, "-1/2")), DYCK22)
 
 
+def test_an_accept_bit_that_depends_on_the_final_layers_average_is_refused_not_passed(
+    dyck22: str,
+) -> None:
+    final_m = ["layers", 4, "block", "heads", 0, "key", "weights", "q", "m"]
+    with pytest.raises(Refused, match=r"the accept bit depends on the final layer's average"):
+        prove_by_nearest(loads(_edit(dyck22, final_m, "0")), DYCK22)
+
+
 def test_the_k8_d10_record_is_refused_and_named(tmp_path: Path) -> None:
     net = tmp_path / "dyck.net.json"
     net.write_text(_text(k="8", depth="10"), encoding="utf-8")
