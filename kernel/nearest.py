@@ -6,7 +6,7 @@ Rule (nearest selections). Premises, each checked from the network file:
 1. The positional features are ``1`` and ``i/n`` only, positions numbered from 0 or 1 (so the
    feature p = i/n of a position lies in [0, 1], rises strictly with the position, and two
    positions of one word differ by less than 1 in p); no layer norm; the readout reads the
-   last position.
+   last position, a suffix token's.
 2. Every row is a + p·b with (a, b) one of finitely many *classes*. The embedding's rows are
    classes (a: the table row and the constant features, b: the ``i/n`` coefficients); an affine
    map sends (a, b) to (W·a + c, W·b); ReLU, step and σ act on a coordinate a_k + p·b_k only
