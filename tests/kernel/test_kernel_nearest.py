@@ -43,8 +43,8 @@ def _edit(text: str, where: list[object], value: str) -> str:
     doc = json.loads(text)
     node = doc["network"]
     for step in where[:-1]:
-        node = node[step]  # type: ignore[index]
-    node[where[-1]] = value  # type: ignore[index]
+        node = node[step]
+    node[where[-1]] = value
     return json.dumps(doc)
 
 
