@@ -7,7 +7,12 @@ For a program P, its compiled network N and optionally a reference language L:
   language is P's interpreter), every word up to the bound, the empty word included;
 - ``operations``: after the last sublayer, every residual dim named after an operation holds
   that operation's vector (0/1 for Boolean vectors, C(i)/(i+1) for counts) at every word position — the
-  compiled blocks compute the program step by step, not just its output;
+  compiled blocks compute the program step by step, not just its output. For a B-RASP program
+  with past masks only, of every length with the smt method (its :class:`FollowsAutomaton`
+  form); for a C-RASP program without conditionals, also of every length (its
+  :class:`FollowsCounts` form, :func:`.crasp_lemmas.operations_form`: the counting lemmas in
+  place, the network read as a counter system in product with the program's counter automaton,
+  every operation's dim watched);
 - ``program=language`` (when L is given): P's interpreter agrees with L on every word up to the
   bound, the empty word included (an :class:`ExactFact`: no network); for a B-RASP program with
   past masks only and an L with an automaton, on every word of every length instead: the
@@ -60,7 +65,7 @@ from netproof.verifier.claims.rasp.common import program_file
 from .brasp_lemmas import automata_agree, brasp_lemmas, program_automaton
 from .compile_brasp import compile_brasp
 from .compile_crasp import compile_crasp, operation_dims
-from .crasp_lemmas import crasp_lemmas, program_counters
+from .crasp_lemmas import crasp_lemmas, operations_form, program_counters
 
 __all__ = ["brasp_claims", "crasp_claims", "program_construction", "words_upto"]
 
@@ -536,6 +541,7 @@ def crasp_claims(
             holds_batch=_operations_batch(program, crasp, _crasp_operations(program)),
             min_len=1,
             max_len=max_len,
+            statable=operations_form(program),
         )
     )
     return tuple(claims)

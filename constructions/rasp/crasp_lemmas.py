@@ -10,6 +10,13 @@ automaton and one block lemma per counting block.
   :class:`~netproof.verifier.claims.counting.CounterAutomaton` whose control state is the
   output bit at the last position read. It is the program's language exactly, for every length
   (None past ``max_comparisons`` comparisons: 2^m rules per symbol).
+- :func:`operations_form`: the ``operations`` claim (every count, comparison and conditional dim
+  holds the program's value at every position) as the smt method states it for every length:
+  the program's counter automaton (its counters after t symbols are the counts at t) and, per
+  dim, what it must hold: a count's dim its counter over 1/(i+1), a comparison's dim 1 exactly
+  where the counters satisfy C2 − C1 ≥ 1 (a :class:`~netproof.verifier.claims.FollowsCounts`).
+  None for a program with a conditional (its value is no linear form of the counts alone) or
+  past ``max_comparisons`` comparisons.
 - :func:`crasp_lemmas`: a :class:`~netproof.verifier.claims.counting.UniformCount` for every
   head the compiler wrote (each averages over j ≤ i with equal scores) and a
   :class:`~netproof.verifier.claims.counting.CountComparison` for every comparison FFN, its
@@ -25,6 +32,7 @@ from __future__ import annotations
 from itertools import product
 
 from netproof.symbolic import FFN, Affine, AttentionLayer, Network
+from netproof.verifier.claims import FollowsCounts
 from netproof.verifier.claims.counting import (
     Atom,
     CountComparison,
@@ -36,7 +44,7 @@ from netproof.verifier.claims.rasp import crasp
 
 from .compile_crasp import INV_I, operation_dims
 
-__all__ = ["crasp_lemmas", "program_counters"]
+__all__ = ["crasp_lemmas", "operations_form", "program_counters"]
 
 REFERENCE = "Yang & Chiang 2024 (C-RASP); compiled by netproof.constructions.rasp"
 
@@ -139,6 +147,32 @@ def program_counters(
         rules=tuple(rules),
         accepting=((1, ()),),
     )
+
+
+def operations_form(program: crasp.Program, *, max_comparisons: int = 10) -> FollowsCounts | None:
+    """The ``operations`` claim of ``program`` as the smt method states it for every length (see
+    the module docstring), or None where the program has a conditional or more than
+    ``max_comparisons`` comparisons."""
+    automaton = program_counters(program, max_comparisons=max_comparisons)
+    if automaton is None:
+        return None
+    dims = operation_dims(program)
+    counts: list[str] = []
+    comparisons: list[tuple[str, tuple[Atom, ...]]] = []
+    for op, d in dims.items():
+        if isinstance(op, crasp.Count):
+            counts.append(d)
+        elif isinstance(op, crasp.Less):
+            left, right = _linear(op.left, dims), _linear(op.right, dims)
+            if left is None or right is None:
+                return None
+            # left < right over the integers: right − left ≥ 1
+            coefs, const = _add(right, left, -1)
+            row = tuple(coefs.get(n, 0) for n in automaton.counters)
+            comparisons.append((d, ((row, 1 - const),)))
+        else:
+            return None  # a conditional: its value is the count of one branch or the other
+    return FollowsCounts(automaton=automaton, counts=tuple(counts), comparisons=tuple(comparisons))
 
 
 def crasp_lemmas(

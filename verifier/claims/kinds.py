@@ -21,7 +21,8 @@ constructions can declare claims without importing an interpreter, z3 or torch.
 - :class:`Identity`: a closed-form mathematical identity in sympy (no network).
 - :class:`TraceProperty`: a property of every word's trace (states and attention selections),
   optionally with a form the smt method can state for every length (:data:`StateProperty`:
-  :class:`SelectsNearest`, :class:`PairHeights`, :class:`TieRuleFree`).
+  :class:`SelectsNearest`, :class:`PairHeights`, :class:`TieRuleFree`, :class:`UniqueSelections`,
+  :class:`FollowsAutomaton`, :class:`FollowsCounts`).
 - :class:`ExactFact`: a statement about numbers checked by exact rational arithmetic (no network),
   optionally with a form the smt method proves for every length (:class:`SameLanguage`).
 - :class:`PredictsNext`: a recurrent network's k-hot next-symbol sets equal a task's targets
@@ -34,8 +35,8 @@ constructions can declare claims without importing an interpreter, z3 or torch.
   every decoder step and halts when it does; optionally the RNN holds a two-stack machine's
   configurations at given ticks.
 
-May import: the IR (:mod:`netproof.symbolic`), the languages and the reference machines of this
-package; never an interpreter, an engine, z3 or torch.
+May import: the IR (:mod:`netproof.symbolic`), the languages, the counter automata and the
+reference machines of this package; never an interpreter, an engine, z3 or torch.
 """
 
 from __future__ import annotations
@@ -47,11 +48,11 @@ from typing import Any, Literal, TypeAlias
 
 from netproof.symbolic import RecurrentNetwork
 
+from .counting import Atom, CounterAutomaton
 from .languages import Automaton, Language, SequenceTask, Word
 from .machines import Configuration, SigmaRNN
 
 __all__ = [
-    "fact_at",
     "Backend",
     "BlockIdentity",
     "Bound",
@@ -61,6 +62,7 @@ __all__ = [
     "ExactFact",
     "Expectation",
     "FollowsAutomaton",
+    "FollowsCounts",
     "ForAll",
     "Identity",
     "MirrorInvariant",
@@ -81,6 +83,7 @@ __all__ = [
     "TraceProperty",
     "UniqueSelections",
     "ValueIs",
+    "fact_at",
 ]
 
 Backend: TypeAlias = Literal["exact", "sympy", "symbolic", "interval"]
@@ -325,8 +328,32 @@ class FollowsAutomaton:
     ones: tuple[tuple[str, frozenset[int]], ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FollowsCounts:
+    """A trace property's SMT form, for a counting network: at every word position t of every
+    word (the prefix tokens left out; u tokens read in all, the prefix included), after the
+    network's last sublayer, with c the counters of ``automaton`` after the word's first t
+    symbols, each dim d of ``counts`` holds c_d/u (``d`` is one of the automaton's counters),
+    and each dim d of ``comparisons`` holds 1 where c satisfies its guard and 0 where it does
+    not (a counter automaton says what each dim must hold, as :class:`FollowsAutomaton`'s Moore
+    machine does for 0/1 dims); the automaton must have a rule for every step. The smt method
+    proves it for every length on the network with its counting lemmas in place, read as a
+    counter system over positions in product with the automaton (an inductive invariant over
+    the integers and its three certificate queries, as for recognition)."""
+
+    automaton: CounterAutomaton
+    counts: tuple[str, ...]
+    comparisons: tuple[tuple[str, tuple[Atom, ...]], ...]
+
+
 StateProperty: TypeAlias = (
-    SelectsNearest | PairHeights | TieRuleFree | AllowedNext | UniqueSelections | FollowsAutomaton
+    SelectsNearest
+    | PairHeights
+    | TieRuleFree
+    | AllowedNext
+    | UniqueSelections
+    | FollowsAutomaton
+    | FollowsCounts
 )
 """The trace properties the smt method states over the transition system of every length."""
 
@@ -401,7 +428,6 @@ def fact_at(claim: ExactFact, max_len: int | None) -> ExactFact:
             "it must be the same claim with max_len set"
         )
     return moved
-
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

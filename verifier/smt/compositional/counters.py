@@ -57,7 +57,7 @@ from netproof.symbolic import (
     TokenEmbedding,
 )
 from netproof.verifier import smtlib
-from netproof.verifier.claims import Language, Proved, Recognizes, Refuted, Unknown
+from netproof.verifier.claims import FollowsCounts, Language, Proved, Recognizes, Refuted, Unknown
 from netproof.verifier.claims.counting import CountComparison, CounterAutomaton, UniformCount
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 from netproof.verifier.smt.phases import phase
@@ -332,6 +332,7 @@ class _Step:
         self.side: list[Any] = []  # assumptions of the lemmas at this step
         self.updates: list[Any] = []  # the running sums after the step
         self.atoms: list[Any] = []  # the comparisons made, over the sums after the step
+        self.final: dict[str, Any] = {}  # the residual values after the last sublayer
 
     def int_value(self, v: Any, where: str) -> Any:
         """An integer-valued value (0/1 Bool, an integer Fraction) as an Int term."""
@@ -348,8 +349,10 @@ class _Step:
             )
         return z3.If(v, z3.IntVal(1, ctx), z3.IntVal(0, ctx))
 
-    def run(self, token: str | None, sym: Any) -> Any:
-        """The accept bit after this token (the token ``token``, or the word symbol ``sym``)."""
+    def run(self, token: str | None, sym: Any, *, readout: bool = True) -> Any:
+        """The accept bit after this token (the token ``token``, or the word symbol ``sym``);
+        the residual values after the last sublayer are kept in ``final`` (with ``readout``
+        False, they are all: the accept bit is not encoded, and None is returned)."""
         z3, ctx, net = self.z3, self.ctx, self.net
         emb = net.embedding
         assert isinstance(emb, TokenEmbedding)
@@ -384,6 +387,11 @@ class _Step:
                 if sub.residual
                 else {d: out.get(d, Fraction(0)) for d in net.dims}
             )
+        if not readout:
+            # kept only here: a term kept alive changes the ids later terms get, so the printed
+            # form of a recognition proof's queries (the records rebuild them to the byte)
+            self.final = x
+            return None
         r = net.readout
         if not isinstance(r, Classifier) or r.position != -1:
             raise Unsupported("the readout is not a classifier at the last token")
@@ -541,11 +549,56 @@ def guard_term(
     )
 
 
+def _watched_wrong(step: _Step, watch: FollowsCounts, c1: Sequence[Any]) -> Any:
+    """Whether some dim ``watch`` names holds, after the step's last sublayer, another value
+    than ``watch`` says, given the counters ``c1`` of its automaton after the step (a Bool
+    term); Unsupported where a dim's value is not of a form compared over the integers (a
+    count dim that is no count over 1/(i+1), a comparison dim that is one)."""
+    z3, ctx = step.z3, step.ctx
+    counters = watch.automaton.counters
+    wrong: list[Any] = []
+    for d in watch.counts:
+        if d not in step.final or d not in counters:
+            raise Unsupported(f"dim {d!r} is not both a dim of the network and a counter")
+        v, want = step.final[d], c1[counters.index(d)]
+        if isinstance(v, Scaled):
+            wrong.append(v.k != want)
+        elif isinstance(v, Fraction) and v == 0:
+            wrong.append(want != 0)
+        else:
+            raise Unsupported(
+                f"dim {d!r} does not hold a count over 1/(i+1) after the last sublayer"
+            )
+    for d, guard in watch.comparisons:
+        if d not in step.final:
+            raise Unsupported(f"dim {d!r} is not a dim of the network")
+        v, want = step.final[d], guard_term(z3, ctx, guard, c1)
+        if isinstance(v, Scaled):
+            raise Unsupported(f"dim {d!r}, a comparison, holds a count over 1/(i+1)")
+        if isinstance(v, Fraction):
+            wrong.append(z3.Not(want) if v == 1 else want if v == 0 else z3.BoolVal(True, ctx))
+        elif z3.is_bool(v):
+            wrong.append(v != want)
+        else:
+            one, zero = step.vals.num(Fraction(1)), step.vals.num(Fraction(0))
+            wrong.append(step.vals.arith(v) != z3.If(want, one, zero))
+    return z3.Or([z3.BoolVal(False, ctx), *wrong])
+
+
 def counter_system(
-    net: Network, automaton: CounterAutomaton, results: Sequence[tuple[CountingLemma, bool]]
+    net: Network,
+    automaton: CounterAutomaton,
+    results: Sequence[tuple[CountingLemma, bool]],
+    watch: FollowsCounts | None = None,
 ) -> CounterSystem:
     """The network with its proved counting lemmas in place, one token per step (the prefix
-    tokens, then word symbols), in product with ``automaton`` (see the module docstring)."""
+    tokens, then word symbols), in product with ``automaton`` (see the module docstring).
+
+    With ``watch`` (whose automaton is ``automaton``), the system watches the dims it names
+    instead of the accept bit: a Bool ``wrong`` is set after a word symbol where some watched
+    dim differs from what ``watch`` says (``mismatch``), and a bad state is one after a word
+    symbol with ``wrong``, a failed lemma assumption, or the automaton without a rule (dead);
+    the readout is not encoded."""
     import z3
 
     emb = net.embedding
@@ -581,6 +634,10 @@ def counter_system(
     acc, acc1 = z3.Bool("acc", ctx), z3.Bool("acc.next", ctx)
     viol, viol1 = z3.Bool("viol", ctx), z3.Bool("viol.next", ctx)
     q, q1 = z3.Int("q", ctx), z3.Int("q.next", ctx)
+    wrong: Any = None
+    wrong1: Any = None
+    if watch is not None:  # made only here: a context's terms print in the order they were made
+        wrong, wrong1 = z3.Bool("wrong", ctx), z3.Bool("wrong.next", ctx)
     c = [z3.Int(f"c.{n}", ctx) for n in automaton.counters]
     c1 = [z3.Int(f"c.{n}.next", ctx) for n in automaton.counters]
     alts = []
@@ -589,10 +646,13 @@ def counter_system(
         guard_term(z3, ctx, (atom,), c) for r in automaton.rules for atom in r.guard
     ]
     atoms += [guard_term(z3, ctx, (atom,), c) for _s, g in automaton.accepting for atom in g]
+    if watch is not None:
+        atoms += [guard_term(z3, ctx, (atom,), c) for _d, g in watch.comparisons for atom in g]
     for k in range(phase + 1):
         token = emb.prefix[k] if k < phase else None
         step = _Step(z3, ctx, net, lemmas, sums)
-        accept = step.run(token, sym)
+        accept = step.run(token, sym, readout=watch is None)
+        watched: list[Any] = []
         ok = z3.And([z3.BoolVal(True, ctx), *step.side])
         if token is None:
             # the automaton reads the symbol: the first rule that applies, else dead (q = -1)
@@ -610,9 +670,13 @@ def counter_system(
                 sym < len(emb.alphabet),
             ]
             where = [phase == P, phase == P1]
+            if watch is not None:  # a dead automaton is bad, never a mismatch
+                watched = [wrong1 == z3.And(q1 >= 0, _watched_wrong(step, watch, c1))]
         else:
             aut = [q1 == q, *(x1 == x for x1, x in zip(c1, c, strict=True))]
             where = [k == P, k + 1 == P1]
+            if watch is not None:
+                watched = [z3.Not(wrong1)]
         atoms += step.atoms
         alts.append(
             z3.And(
@@ -620,19 +684,21 @@ def counter_system(
                 *step.vals.assertions,
                 *step.updates,
                 *aut,
-                acc1 == accept,
+                acc1 == (z3.BoolVal(False, ctx) if accept is None else accept),
                 viol1 == z3.Or(viol, z3.Not(ok)),
+                *watched,
             )
         )
         step_ok.append(z3.Implies(z3.And(*where), ok))
     before = [b for b, _a in sums.values()]
     after = [a for _b, a in sums.values()]
-    state = [P, acc, viol, q, *c, *before]
-    primed = [P1, acc1, viol1, q1, *c1, *after]
+    state = [P, acc, viol, *([wrong] if watch else []), q, *c, *before]
+    primed = [P1, acc1, viol1, *([wrong1] if watch else []), q1, *c1, *after]
     init = z3.And(
         P == 0,
         z3.Not(acc),
         z3.Not(viol),
+        *([z3.Not(wrong)] if watch else []),
         q == automaton.start,
         *(x == 0 for x in c),
         *(b == 0 for b in before),
@@ -648,6 +714,9 @@ def counter_system(
     )
     mismatch = z3.And(phase == P, acc != member)
     bad = z3.And(phase == P, z3.Or(viol, acc != member))
+    if watch is not None:
+        mismatch = z3.And(phase == P, wrong)
+        bad = z3.And(phase == P, z3.Or(viol, wrong, q < 0))
     unprime = list(zip(primed, state, strict=True))
     seen: dict[int, Any] = {}
     for a in atoms:

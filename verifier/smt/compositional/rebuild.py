@@ -15,16 +15,20 @@ from typing import Any
 
 from netproof.symbolic import Network
 from netproof.verifier.claims import (
+    CountComparison,
+    FollowsCounts,
     Lemma,
     PairHeights,
     Recognizes,
     SelectsNearest,
     TraceProperty,
+    UniformCount,
     UniqueSelections,
     ValueIs,
 )
 from netproof.verifier.smtlib import LemmaNode, to_smt2
 
+from . import counters
 from .classes import LOGIC, QUERY, class_query, value_query
 from .invariants import CERTIFICATE, certificate_queries, recorded_invariant
 from .layers import check_base, induction_certificates, marks_claim, step_names
@@ -61,6 +65,8 @@ def rebuild_tree(
     are built and printed, not solved. The certificate of a proof for every length is rebuilt
     around the invariant read from its recorded initiation query (``recorded``: query name ->
     recorded text); the rebuilt initiation query must then be that text again."""
+    if isinstance(claim, TraceProperty) and isinstance(claim.statable, FollowsCounts):
+        return _rebuild_follows_counts(net, claim, claim.statable, lemmas, names, recorded)
     results: list[LemmaResult] = []
     for lemma in lemmas:
         node, ok = prove_lemma(net, lemma)
@@ -164,3 +170,32 @@ def rebuild_tree(
     out.update({(node.name, q.name): q.smt2 for node in readout_nodes for q in node.queries})
     out.update(theorem)
     return out, (*(r.node for r in results), *readout_nodes)
+
+
+def _rebuild_follows_counts(
+    net: Network,
+    claim: TraceProperty,
+    watch: FollowsCounts,
+    lemmas: Sequence[object],
+    names: Sequence[str],
+    recorded: Mapping[str, str] | None,
+) -> tuple[dict[tuple[str, str], str], tuple[LemmaNode, ...]]:
+    """:func:`rebuild_tree` for a :class:`FollowsCounts` property
+    (:func:`.traces.prove_follows_counts`): the counting lemmas proved again, and the
+    certificate of the counter system that watches the dims rebuilt around the recorded
+    invariant."""
+    nodes: list[LemmaNode] = []
+    results: list[tuple[UniformCount | CountComparison, bool]] = []
+    for lemma in lemmas:
+        if isinstance(lemma, (UniformCount, CountComparison)):
+            node, ok = counters.prove_counting_lemma(net, lemma)
+            nodes.append(node)
+            results.append((lemma, ok))
+    out = {(node.name, q.name): q.smt2 for node in nodes for q in node.queries}
+    first = f"{claim.id} every n: {CERTIFICATE[0]}"
+    if first in names and recorded is not None and first in recorded:
+        system = counters.counter_system(net, watch.automaton, results, watch)
+        invariant = counters.read_invariant(system, recorded[first])
+        for name, solver in counters.certificate(system, invariant):
+            out[(claim.id, f"{claim.id} every n: {name}")] = to_smt2(solver, logic=counters.LOGIC)
+    return out, tuple(nodes)

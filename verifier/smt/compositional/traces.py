@@ -9,14 +9,20 @@
 - :class:`PairHeights` and :class:`TieRuleFree`: the system watches the property
   (:func:`.system.every_length_system` with ``watch``), and its reachable states, by binary
   decision diagrams, are the invariant of three certificate queries, as for recognition.
+- :class:`FollowsCounts` (a compiled C-RASP program's ``operations``): its counting lemmas
+  proved, the network with them in place read as a counter system over positions in product
+  with the form's counter automaton, watching every named dim
+  (:func:`.counters.counter_system` with ``watch``); an inductive invariant over the integers
+  (candidate facts by Houdini, else Spacer) and its three certificate queries, as for a
+  counting recognition proof (:func:`prove_follows_counts`).
 
 A reachable violation is no verdict here: the caller looks for the shortest violating word
 among the words of the bound (exhaustively, with the exact interpreter), and says ``unknown``
 where none is that short.
 
 May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interface,
-:mod:`netproof.verifier.smt.errors`, :mod:`.lemmas`, :mod:`.system`, :mod:`.invariants` and
-:mod:`.search`.
+:mod:`netproof.verifier.smt.errors`, :mod:`.lemmas`, :mod:`.system`, :mod:`.invariants`,
+:mod:`.search` and :mod:`.counters`.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from netproof.symbolic import Network
 from netproof.verifier import smtlib
 from netproof.verifier.claims import (
     AllowedNext,
+    CountComparison,
+    FollowsCounts,
     Lemma,
     NearestSelection,
     PairHeights,
@@ -36,6 +44,7 @@ from netproof.verifier.claims import (
     RankedSelection,
     SelectsNearest,
     TraceProperty,
+    UniformCount,
     UniqueSelections,
     Unknown,
     Verdict,
@@ -44,13 +53,14 @@ from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 from netproof.verifier.smt.phases import phase
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
+from . import counters
 from .invariants import CERTIFICATE, certificate_queries, sat_solver
 from .layers import marks_claim, marks_detail
 from .lemmas import METHOD, LemmaResult, prove_lemma
 from .search import CERTIFICATE_REASONS, prove_by_layers, reachable_states
 from .system import every_length_system
 
-__all__ = ["TraceOutcome", "prove_trace", "trace_detail"]
+__all__ = ["TraceOutcome", "prove_follows_counts", "prove_trace", "trace_detail"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +88,15 @@ def trace_detail(claim: TraceProperty, lemmas: int, hi: int) -> str:
             f"the network with the lemmas in place read as a transition system over positions, so every position of every word "
             f"meets the side conditions of the selection lemmas of {heads} (each applied at every position), whose strict "
             "score margins leave each head one maximizer"
+        )
+    if isinstance(claim.statable, FollowsCounts):
+        watch = claim.statable
+        return head + (
+            f"the network with the lemmas in place read as a counter system over positions (integer running sums), in "
+            f"product with the counter automaton of what each dim must hold ({len(watch.counts)} count dims, "
+            f"{len(watch.comparisons)} comparison dims, each watched after the last sublayer at every word position), "
+            f"an inductive invariant (candidate facts by Houdini, else Spacer) and its three queries "
+            f"({', '.join(CERTIFICATE)}), each unsat"
         )
     if isinstance(claim.statable, SelectsNearest):
         heads = ", ".join(f"{layer}.{h}" for layer, h in claim.statable.heads)
@@ -138,6 +157,8 @@ def prove_trace(
         )
     if isinstance(watch, AllowedNext):  # proved from depth features (prove_allowed_next)
         return unknown("unsupported: an AllowedNext property is proved from depth features")
+    if isinstance(watch, FollowsCounts):  # counting lemmas, not block lemmas
+        return prove_follows_counts(net, claim, lemmas, hi, timeout=timeout)
     results: list[LemmaResult] = []
     for k, lemma in enumerate(lemmas, 1):
         phase(f"lemmas {k}/{len(lemmas)}: {lemma.id}")
@@ -283,3 +304,135 @@ def prove_trace(
     return TraceOutcome(
         Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(results), hi)), tree
     )
+
+
+def prove_follows_counts(
+    net: Network, claim: TraceProperty, lemmas: Sequence[object], hi: int, *, timeout: float = 60.0
+) -> TraceOutcome:
+    """A :class:`FollowsCounts` property for every length (see the module docstring): the
+    counting lemmas among ``lemmas`` proved, then the counter system that watches the dims, an
+    inductive invariant and its three certificate queries. Unknown where a lemma is not proved,
+    the network is no counter system that states the dims, or no invariant is found in time;
+    ``violated`` where a word up to ``hi`` reaches a watched dim with another value (found by
+    unrolling the system, and replayed with the exact interpreter and ``claim.holds``: the
+    caller then finds the shortlex-first such word exhaustively)."""
+    from netproof.symbolic.exact import run
+
+    started = time.perf_counter()
+    watch = claim.statable
+    assert isinstance(watch, FollowsCounts)
+    statement = claim.statement + f" (every word with {claim.min_len} <= |w| <= {hi})"
+    counting = [x for x in lemmas if isinstance(x, (UniformCount, CountComparison))]
+    nodes: list[LemmaNode] = []
+    results: list[tuple[UniformCount | CountComparison, bool]] = []
+    for k, lemma in enumerate(counting, 1):
+        phase(f"counting lemmas {k}/{len(counting)}: {lemma.id}")
+        node, ok = counters.prove_counting_lemma(
+            net, lemma, timeout=max(1.0, timeout - (time.perf_counter() - started))
+        )
+        nodes.append(node)
+        results.append((lemma, ok))
+    side = LemmaNode(name="side conditions", statement=counters.SIDE_CONDITIONS, verdict="proved")
+
+    def unknown(reason: str, violated: bool = False) -> TraceOutcome:
+        tree = LemmaNode(
+            name=claim.id, statement=statement, verdict="unknown", children=(*nodes, side)
+        )
+        return TraceOutcome(Unknown(METHOD, reason), tree, violated)
+
+    if not counting:
+        return unknown("unsupported: no counting lemmas (UniformCount, CountComparison) declared")
+    unproved = [x.id for x, ok in results if not ok]
+    if unproved:
+        return unknown(f"the counting lemmas {', '.join(unproved)} are not proved")
+    try:
+        system = counters.counter_system(net, watch.automaton, results, watch)
+    except Unsupported as exc:
+        return unknown(f"unsupported: not a counter system that states the watched dims ({exc})")
+    emb = net.embedding
+    prefix = len(getattr(emb, "prefix", ()))
+    symbols = len(net.alphabet)
+    phase("counter system: candidate facts (Houdini)")
+    how = "candidate facts, Houdini"
+    status, inv = counters.houdini(
+        system, prefix, max(1.0, (timeout - (time.perf_counter() - started)) / 2), symbols
+    )
+    if status != "safe":
+        phase(f"counter system: a word up to length {hi} that breaks the property")
+        found = counters.unroll_word(
+            system, prefix, hi, max(1.0, (timeout - (time.perf_counter() - started)) / 2)
+        )
+        if found is not None:
+            word = tuple(net.alphabet[a] for a in found)
+            if claim.holds(word, run(net, word)) is None:
+                raise EncoderBugError(
+                    f"the counter system of {claim.id} says a dim differs on {''.join(word)!r}, but the exact "
+                    "interpreter's trace meets the claim: the system or the form's automaton is wrong; please "
+                    "report this with the network file"
+                )
+            return unknown(
+                f"a word of length {len(word)} breaks the property (found by the counter system, "
+                "replayed exactly)",
+                violated=True,
+            )
+        how = "Spacer"
+        phase("counter system: Spacer")
+        status, inv = counters.spacer(system, max(1.0, timeout - (time.perf_counter() - started)))
+    if status == "unsafe":
+        return unknown(
+            f"a bad state of the counter system is reachable, but no word of length <= {hi} breaks the "
+            "property (a longer one does, or a lemma's assumption fails, or the form's automaton has "
+            "no rule for some step); raise --max-n to look further",
+            violated=True,
+        )
+    if status != "safe":
+        return unknown(f"Spacer: {inv} after {time.perf_counter() - started:.1f} s")
+    # the certificate around the invariant read back from its printed initiation query, twice, as
+    # the proof log's rebuild does (a term's printed form depends on the order terms were made)
+    for _ in range(2):
+        text = smtlib.to_smt2(counters.certificate(system, inv)[0][1], logic=counters.LOGIC)
+        system = counters.counter_system(net, watch.automaton, results, watch)
+        inv = counters.read_invariant(system, text)
+    queries: list[SmtQuery] = []
+    for name, solver in counters.certificate(system, inv):
+        phase(f"certificate query {name}")
+        text = smtlib.to_smt2(solver, logic=counters.LOGIC)
+        began = time.perf_counter()
+        answer, reason, _model = smtlib.check(
+            solver, timeout=max(60.0, timeout - (began - started))
+        )
+        if answer == "unknown":
+            return unknown(
+                f"timeout: the invariant was found ({how}), but its query {name!r} was not answered ({reason})"
+            )
+        if answer != "unsat":
+            raise EncoderBugError(
+                f"the invariant ({how}) for {claim.id} fails its query {name!r} ({answer}): a bug in the counter system"
+            )
+        queries.append(
+            SmtQuery(
+                name=f"{claim.id} every n: {name}",
+                smt2=text,
+                result="unsat",
+                reason=_FOLLOWS_REASONS[name],
+                seconds=time.perf_counter() - began,
+            )
+        )
+    tree = LemmaNode(
+        name=claim.id,
+        statement=statement,
+        verdict="proved",
+        queries=tuple(queries),
+        children=(*nodes, side),
+    )
+    return TraceOutcome(
+        Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(lemmas), hi)), tree
+    )
+
+
+_FOLLOWS_REASONS = {
+    "initiation": "the invariant holds before the first token",
+    "consecution": "reading one more token keeps the invariant",
+    "safety": "no state of the invariant, after a word symbol, has a watched dim other than the form's value, a "
+    "failed lemma assumption or the form's automaton without a rule",
+}
