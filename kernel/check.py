@@ -85,7 +85,7 @@ def check_exhaustive(
             )
             need = sum(len(net.alphabet) ** n for n in range(lo, len(word))) + rank + 1
     if need > max_words:
-        raise Refused(f"{need:,} words, over the kernel's budget of {max_words:,}: {MORE}")
+        return _beyond_budget(rec, net, need, count, max_words)
     member = language(rec["claim"]["statement"], net.alphabet, folder)
     verdict, run = rec["verdict"], evaluator(net)
     for w in _words(net.alphabet, lo, hi):
@@ -103,11 +103,34 @@ def check_exhaustive(
                     f"misclassifies is {shown!r}"
                 )
             return f"refuted: {shown or 'ε'!r} misclassified, every shorter word right"
+        if verdict == "refuted" and count > max_words and _render(net.alphabet, w) == cx:
+            raise KernelError(f"counterexample {cx!r} is right, as is every word before it")
     if verdict != "proved":
         raise KernelError(f"the record says {verdict}, but every one of the {count} words is right")
     if rec.get("checked") != count:
         raise KernelError(f"checked={rec.get('checked')!r}, but the bound holds {count} words")
     return f"proved: all {count} words with {lo} <= |w| <= {hi}, each accepted iff in the language"
+
+
+def _beyond_budget(rec: dict[str, Any], net: Any, need: int, count: int, max_words: int) -> str:
+    """Rule (a bounded proof implied by one for every length): a record over the budget that
+    says proved is checked by the nearest-selection rule (:mod:`.nearest`) where the language
+    has an automaton: every word of every length classified right implies every word of the
+    bound is, and ``checked`` must be their number. A word that rule finds misclassified may be
+    longer than the bound: the record is then refused, not found to disagree."""
+    from .nearest import has_automaton, prove_by_nearest
+
+    over = f"{need:,} words, over the kernel's budget of {max_words:,}: {MORE}"
+    statement = rec["claim"]["statement"]
+    if rec["verdict"] != "proved" or not has_automaton(statement):
+        raise Refused(over)
+    try:
+        detail = prove_by_nearest(net, statement)
+    except (Refused, KernelError) as exc:
+        raise Refused(f"{over} (the every-length rule: {exc})") from None
+    if rec.get("checked") != count:
+        raise KernelError(f"checked={rec.get('checked')!r}, but the bound holds {count} words")
+    return f"proved: all {count} words of the bound, implied by: {detail}"
 
 
 def _bounded(rec: dict[str, Any], net: Any, max_words: int) -> tuple[int, int, int]:

@@ -199,6 +199,24 @@ def test_recheck_kernel_passes_max_words_to_the_kernel_and_refuses_it_without_ke
     assert "--max-words 31 needs --kernel" in capsys.readouterr().err
 
 
+def test_a_proof_over_the_budget_is_checked_by_the_every_length_rule_and_a_forgery_disagrees(
+    tmp_path: Path,
+) -> None:
+    """Dyck(2, 2)'s Y2.n10 (1,398,101 words): implied by the nearest-selection rule's proof for
+    every length; a wrong count disagrees; a forged refutation is run up to its word only."""
+    net = _write(tmp_path, _text("dyck", k="2", depth="2"))
+    got = check_record(REPO / "proofs" / "dyck" / "Y2.n10.json", net)
+    assert got.outcome == "checked", got.detail
+    assert got.detail.startswith("proved: all 1398101 words of the bound, implied by: proved for")
+    got = check_record(_record(tmp_path, "dyck/Y2.n10.json", checked=1398100), net)
+    assert got.outcome == "disagree" and "the bound holds 1398101 words" in got.detail
+    forged = _record(tmp_path, "dyck/Y2.n10.json", verdict="refuted", counterexample="(]")
+    got = check_record(forged, net)
+    assert got.outcome == "disagree" and "counterexample '(]' is right" in got.detail
+    got = check_record(REPO / "proofs" / "dyck" / "Y5.n10.json", net)
+    assert got.outcome == "refused" and "pass --max-words N" in got.detail
+
+
 # ------------------------------------------------------------------ generators: the next-symbol readout
 
 
@@ -275,15 +293,14 @@ def test_the_generators_claims_past_its_layer_norm_are_refused_naming_the_square
     assert got.outcome == "refused" and "does not say what the depth is at ω" in got.detail
 
 
-def test_eq7_is_checked_and_a_tampered_verdict_or_count_disagrees(tmp_path: Path) -> None:
+def test_eq7_is_checked_and_a_flipped_verdict_disagrees(tmp_path: Path) -> None:
     net = _write(tmp_path, _text("dyck-gen"))
     got = check_record(REPO / "proofs" / "dyck-gen" / "Y8.fact.json", net)
     assert got.outcome == "checked" and got.detail == (
         "proved: all 187160 cases, each decided in rationals"
     )
-    for changes in ({"verdict": "refuted"}, {"checked": 187161}):
-        got = check_record(_record(tmp_path, "dyck-gen/Y8.fact.json", **changes), net)
-        assert got.outcome == "disagree" and "all 187160 cases hold" in got.detail
+    got = check_record(_record(tmp_path, "dyck-gen/Y8.fact.json", verdict="refuted"), net)
+    assert got.outcome == "disagree" and "all 187160 cases hold" in got.detail
 
 
 @pytest.mark.slow
