@@ -33,6 +33,7 @@ from . import nextsym, programs, traces
 from .classes import prove_every_length
 from .interpret import Exhaustive, evaluator, forward
 from .languages import BRACKETS, dyck, language, pair_heights, program_beside
+from .nearest import has_automaton, prove_by_nearest
 from .netfile import KernelError, Refused, loads, loads_json
 
 MAX_WORDS = 200_000
@@ -447,6 +448,8 @@ def check_record(
         ):
             return KernelResult("checked", kind, check_values(rec, net, max_words))
         if kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
+            if has_automaton(claim["statement"]):
+                return KernelResult("checked", kind, prove_by_nearest(net, claim["statement"]))
             lo = (rec.get("bound") or {}).get("min_len", 0)
             return KernelResult("checked", kind, prove_every_length(net, claim["statement"], lo))
         raise Refused(f"claim kind {kind} by {method}")
