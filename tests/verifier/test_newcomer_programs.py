@@ -7,7 +7,7 @@ no hand-written automaton, through ``netproof prove MODULE --method best --requi
   language proved for every length (the regex's minimal DFA as a counter automaton with no
   counters), and ``operations`` by its counter-system form (the counting lemmas in place, the
   program's counter automaton watching every count and comparison dim), exit 0 (``-m slow``:
-  about two minutes of CPU, four and a half on a loaded machine).
+  under two minutes of CPU, three to four on a loaded machine).
 """
 
 from __future__ import annotations

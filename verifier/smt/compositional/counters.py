@@ -851,8 +851,11 @@ def _sampled(system: CounterSystem, symbols: int, depth: int = 8, cap: int = 300
     """Candidate facts read off the states reached on short words: the states split into modes
     (the value of each Bool and of the control state ``q`` and the token count ``pos``, and the
     truth of each comparison the system reads); per mode, the affine hull of its integer
-    variables (equalities) and each variable's least and largest value seen; and "the state
-    is in one of the modes seen". Houdini keeps those that are inductive."""
+    variables (equalities) and each variable's least and largest value seen; "the state is in
+    one of the modes seen"; and, over every state seen at once, the Booleans that never change,
+    the affine hull of every Int variable (the control ones included) and the control ones'
+    ranges (facts that still speak of the modes short words never reach). Houdini keeps those
+    that are inductive."""
     z3, ctx = system.z3, system.ctx
     sample = _reachable_sample(system, symbols, depth, cap)
     discrete = [
@@ -902,6 +905,29 @@ def _sampled(system: CounterSystem, symbols: int, depth: int = 8, cap: int = 300
                 z3.Implies(mode, system.state[i] <= hi),
             ]
     facts.append(z3.Or(shapes))
+    # the same facts over every sampled state at once (no mode): they still hold in the modes
+    # short words never reach, where the facts of one mode say nothing
+    for i, v in enumerate(system.state):
+        if i in discrete and v.sort() == z3.BoolSort(ctx):
+            seen = {st[i] for st in sample}
+            if len(seen) == 1:
+                facts.append(v if seen.pop() else z3.Not(v))
+    numbers = [i for i, v in enumerate(system.state) if v.sort() != z3.BoolSort(ctx)]
+    everywhere = [[st[i] for i in numbers] for st in sample]
+    for coefs, b in _affine_hull(everywhere):
+        facts.append(
+            z3.Sum(
+                [
+                    z3.IntVal(0, ctx),
+                    *(c * system.state[i] for c, i in zip(coefs, numbers, strict=True) if c),
+                ]
+            )
+            == b
+        )
+    for i in numbers:
+        if i in discrete:  # the control state and the token count: their range
+            lo, hi = min(st[i] for st in sample), max(st[i] for st in sample)
+            facts += [system.state[i] >= lo, system.state[i] <= hi]
     return facts
 
 
