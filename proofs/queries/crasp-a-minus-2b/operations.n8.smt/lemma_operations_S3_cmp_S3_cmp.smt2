@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun count2 () Int)
+(declare-fun count1 () Int)
+(assert (let ((?x52 (ite (> (+ (+ 0 (* 1 count1) (* (- 2) count2)) 0) 0) 1.0 0.0))) (let ((?x8 (to_real count2))) (let ((?x16 (* (- 2.0) ?x8))) (let ((?x7 (to_real count1))) (let ((?x19 (+ ?x7 ?x16 (- (/ 1.0 2.0))))) (let (($x28 (> ?x19 0.0))) (let ((?x29 (ite $x28 1.0 (- 1.0)))) (let ((?x34 (+ (* (/ 1.0 2.0) ?x29) (/ 1.0 2.0)))) (let (($x53 (and (distinct ?x34 ?x52) true))) (let ((?x43 (ite (> (+ (+ 0 (* (- 1) count1) (* 2 count2)) 0) 0) 1.0 0.0))) (let ((?x12 (* 2.0 ?x8))) (let ((?x10 (* (- 1.0) ?x7))) (let ((?x14 (+ ?x10 ?x12 (- (/ 1.0 2.0))))) (let (($x23 (> ?x14 0.0))) (let ((?x25 (ite $x23 1.0 (- 1.0)))) (let ((?x32 (+ (* (/ 1.0 2.0) ?x25) (/ 1.0 2.0)))) (let (($x44 (and (distinct ?x32 ?x43) true))) (let (($x27 (= ?x19 0.0))) (let (($x22 (= ?x14 0.0))) (or $x22 $x27 $x44 $x53)))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun count1 () Int)
+(declare-fun count3 () Int)
+(assert (let ((?x60 (ite (> (+ (+ 0 (* 1 count3) (* (- 1) count1)) 0) 0) 1.0 0.0))) (let ((?x8 (to_real count3))) (let ((?x7 (to_real count1))) (let ((?x12 (* (- 1.0) ?x7))) (let ((?x18 (+ ?x12 ?x8 (- (/ 1.0 2.0))))) (let (($x31 (> ?x18 0.0))) (let ((?x32 (ite $x31 1.0 (- 1.0)))) (let ((?x39 (+ (* (/ 1.0 2.0) ?x32) (/ 1.0 2.0)))) (let (($x61 (and (distinct ?x39 ?x60) true))) (let ((?x53 (ite (> (+ (+ 0 (* 1 count1) (* (- 1) count3)) 0) 0) 1.0 0.0))) (let ((?x15 (* (- 1.0) ?x8))) (let ((?x16 (+ ?x7 ?x15 (- (/ 1.0 2.0))))) (let (($x27 (> ?x16 0.0))) (let ((?x28 (ite $x27 1.0 (- 1.0)))) (let ((?x37 (+ (* (/ 1.0 2.0) ?x28) (/ 1.0 2.0)))) (let (($x54 (and (distinct ?x37 ?x53) true))) (let ((?x35 (+ (* (/ 1.0 2.0) (ite (> (+ ?x7 (- (/ 1.0 2.0))) 0.0) 1.0 (- 1.0))) (/ 1.0 2.0)))) (let (($x47 (and (distinct ?x35 (ite (> (+ (+ 0 (* 1 count1)) 0) 0) 1.0 0.0)) true))) (let (($x30 (= ?x18 0.0))) (let (($x26 (= ?x16 0.0))) (let ((?x10 (+ ?x7 (- (/ 1.0 2.0))))) (let (($x21 (= ?x10 0.0))) (or $x21 $x26 $x30 $x47 $x54 $x61))))))))))))))))))))))))
+(check-sat)

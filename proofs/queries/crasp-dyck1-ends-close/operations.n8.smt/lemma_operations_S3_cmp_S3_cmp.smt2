@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun count2 () Int)
+(declare-fun count1 () Int)
+(assert (let ((?x47 (ite (> (+ (+ 0 (* 1 count1) (* (- 1) count2)) 0) 0) 1.0 0.0))) (let ((?x7 (to_real count1))) (let ((?x8 (to_real count2))) (let ((?x13 (* (- 1.0) ?x8))) (let ((?x16 (+ ?x13 ?x7 (- (/ 1.0 2.0))))) (let (($x25 (> ?x16 0.0))) (let ((?x26 (ite $x25 1.0 (- 1.0)))) (let ((?x31 (+ (* (/ 1.0 2.0) ?x26) (/ 1.0 2.0)))) (let (($x48 (and (distinct ?x31 ?x47) true))) (let ((?x40 (ite (> (+ (+ 0 (* 1 count2) (* (- 1) count1)) 0) 0) 1.0 0.0))) (let ((?x10 (* (- 1.0) ?x7))) (let ((?x12 (+ ?x8 ?x10 (- (/ 1.0 2.0))))) (let (($x20 (> ?x12 0.0))) (let ((?x22 (ite $x20 1.0 (- 1.0)))) (let ((?x29 (+ (* (/ 1.0 2.0) ?x22) (/ 1.0 2.0)))) (let (($x41 (and (distinct ?x29 ?x40) true))) (let (($x24 (= ?x16 0.0))) (let (($x19 (= ?x12 0.0))) (or $x19 $x24 $x41 $x48))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun count1 () Int)
+(declare-fun count2 () Int)
+(assert (let ((?x32 (ite (> (+ (+ 0 (* 1 count2) (* (- 1) count1)) 0) 0) 1.0 0.0))) (let ((?x7 (to_real count1))) (let ((?x10 (* (- 1.0) ?x7))) (let ((?x8 (to_real count2))) (let ((?x12 (+ ?x8 ?x10 (- (/ 1.0 2.0))))) (let (($x18 (> ?x12 0.0))) (let ((?x20 (ite $x18 1.0 (- 1.0)))) (let ((?x23 (+ (* (/ 1.0 2.0) ?x20) (/ 1.0 2.0)))) (let (($x33 (and (distinct ?x23 ?x32) true))) (let (($x17 (= ?x12 0.0))) (or $x17 $x33))))))))))))
+(check-sat)
