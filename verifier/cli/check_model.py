@@ -59,10 +59,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--output",
-        choices=("categorical", "numeric", "accept"),
+        choices=("categorical", "numeric", "next-set", "accept"),
         default=None,
         help="categorical: the argmax of the logits at each position (with --reference); "
         "numeric: one value per position, within --tolerance; "
+        "next-set: the set of symbols whose score is > --threshold at each position; "
         "accept: one logit, against --language (the default)",
     )
     p.add_argument(
@@ -73,10 +74,18 @@ def add_parser(sub: Any) -> None:
         help="with --output numeric: the largest distance to the expected value (default 1e-6)",
     )
     p.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="with --output next-set: a symbol is allowed where its score is > T (default: the "
+        "dump's, else 0)",
+    )
+    p.add_argument(
         "--wrong",
         default=None,
         metavar="FILE",
-        help="with --output categorical or numeric: every wrong and undecided position as JSON "
+        help="with --output categorical, numeric or next-set: every wrong and undecided position as JSON "
         "lines, or CSV for a FILE ending in .csv (input, position, expected, got, margin, sampled)",
     )
     p.add_argument(
@@ -361,7 +370,7 @@ def _float32(path: str, config: str | None) -> Callable[[list[tuple[str, ...]]],
 def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
     from netproof.verifier.models import EnclosureError, check_model
 
-    if args.reference is not None or args.output in ("categorical", "numeric"):
+    if args.reference is not None or args.output in ("categorical", "numeric", "next-set"):
         from .check_sequence import cmd_check_sequence
 
         return cmd_check_sequence(args)

@@ -1,10 +1,12 @@
-"""``netproof check-model MODEL --output categorical``: a model's output at every position
+"""``netproof check-model MODEL --output categorical|numeric|next-set``: a model's output at every position
 checked against a reference on every word up to ``--max-n`` (:mod:`netproof.verifier.models.
 sequence` does the work): ``--reference FILE.py:NAME`` (a function from a word, a list of
 symbols, to the expected output of each position, ``None``: don't care), or the expected outputs
 a dump recorded (``examples/tracr_dump.py``: tracr's own RASP evaluator). ``--wrong FILE``
 writes every wrong and undecided position as JSON lines, or CSV for a ``.csv`` name (input,
-position, expected, got, margin, sampled). The table gives each length's wrong words and error
+position, expected, got, margin, sampled; a set of next symbols as a list). ``--output
+next-set`` reads one score per symbol at each position, a symbol allowed where its score is >
+``--threshold`` (default: the dump's, else 0). The table gives each length's wrong words and error
 rate; ``--sample N --sample-max-n M`` adds N random words per length beyond ``--max-n`` up to M,
 an estimate with its 95% interval, labelled as sampled. Exit 0: every position correct; 1: some
 wrong (sampled ones too); 3: none wrong, some undecided; 2: usage.
@@ -56,8 +58,8 @@ def _render(report: Any) -> str:
     t = report.totals
     lines = [
         f"model {report.network} against {report.reference}, "
-        f"{'numerical' if len(report.values) == 1 else 'categorical'} output at every "
-        f"position, every word of length <= {report.max_n}",
+        f"{ {'numeric': 'numerical', 'next-set': 'next-symbol-set'}.get(report.output, report.output) } "
+        f"output at every position, every word of length <= {report.max_n}",
         f"{'length':>6} {'words':>7} {'positions':>9} {'correct':>8} {'wrong':>6} "
         f"{'undecided':>9} {'wrong words':>11}",
     ]
@@ -122,7 +124,16 @@ def write_wrong(path: str, listed: Any) -> None:
         writer.writerow(WRONG_FIELDS)
         for v in listed:
             row = v.to_dict()
-            writer.writerow(["" if row[k] is None else row[k] for k in WRONG_FIELDS])
+            writer.writerow(
+                [
+                    ""
+                    if row[k] is None
+                    else json.dumps(row[k])
+                    if isinstance(row[k], list)
+                    else row[k]
+                    for k in WRONG_FIELDS
+                ]
+            )
     else:
         for v in listed:
             buf.write(json.dumps(v.to_dict(), default=str) + "\n")
@@ -144,6 +155,9 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
     tolerance = args.tolerance if args.tolerance is not None else 1e-6
     if args.tolerance is not None and (args.output != "numeric" or not tolerance >= 0):
         raise UsageError(f"--tolerance {args.tolerance}: give a number >= 0, with --output numeric")
+    threshold = getattr(args, "threshold", None)
+    if threshold is not None and (args.output != "next-set" or threshold != threshold):
+        raise UsageError(f"--threshold {threshold}: give a number, with --output next-set")
     if args.language is not None:
         raise UsageError("give --language (accept/reject) or --reference (per position), not both")
     try:
@@ -159,19 +173,28 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
         fn = load_reference(args.reference)
         kw["reference"] = lambda w: fn(list(w))
         kw["reference_name"] = args.reference
+    elif kw["reference"] is None:
+        raise UsageError(
+            f"{args.model} records no expected outputs; give --reference FILE.py:NAME (a "
+            "function word -> the expected output per position)"
+        )
     if args.max_n > kw["max_n"] and args.reference is None:
         raise UsageError(
             f"--max-n {args.max_n}: the dump records its program's outputs up to length "
             f"{kw['max_n']}; give --max-n <= {kw['max_n']} or a --reference"
         )
     kw["max_n"] = args.max_n
-    numeric = len(kw["values"]) == 1
-    if args.output is not None and numeric != (args.output == "numeric"):
+    kind = (
+        "next-set" if "threshold" in kw else "numeric" if len(kw["values"]) == 1 else "categorical"
+    )
+    numeric = kind == "numeric"
+    if args.output is not None and args.output != kind:
         raise UsageError(
             f"--output {args.output}: {args.model} has a "
-            f"{'numerical' if numeric else 'categorical'} output; give --output "
-            f"{'numeric' if numeric else 'categorical'}"
+            f"{'numerical' if numeric else kind} output; give --output {kind}"
         )
+    if threshold is not None:
+        kw["threshold"] = threshold
     sample, sample_max_n = args.sample, args.sample_max_n
     if sample < 0 or (sample > 0) != (sample_max_n is not None):
         raise UsageError(

@@ -9,7 +9,11 @@ unembedding's columns, by the batched enclosure of :mod:`.enclosure`); otherwise
 **undecided** and named, never counted correct (two logits equal in exact arithmetic are
 undecided). A numerical output (one column, with a tolerance) is correct where its whole
 enclosure lies within the tolerance of the expected number, wrong where none of it does,
-undecided otherwise. Words are enumerated in shortlex order, in batches, as :func:`.check.check_model`
+undecided otherwise. A next-symbol-set output (``threshold``) has one score per symbol: a
+symbol is allowed where its score is > the threshold; the position is decided where every
+symbol's enclosure lies strictly on one side of it (a score equal to the threshold in exact
+arithmetic is undecided), and wrong where the decided set differs from the expected one.
+Words are enumerated in shortlex order, in batches, as :func:`.check.check_model`
 does; positions left open are not yet sent to the slow rigorous interpreter.
 
 Beyond the exhaustive bound, ``sample`` words drawn uniformly at random (seeded) per length up
@@ -68,11 +72,14 @@ class PositionVerdict:
     sampled: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        def plain(v: Any) -> Any:  # a set of next symbols (a sorted tuple) as a list
+            return list(v) if isinstance(v, tuple) else v
+
         return {
             "input": " ".join(self.word),
             "position": self.position,
-            "expected": self.expected,
-            "got": self.got,
+            "expected": plain(self.expected),
+            "got": plain(self.got),
             "margin": self.margin,
             "sampled": self.sampled,
         }
@@ -133,6 +140,12 @@ class SequenceReport:
     listed: list[PositionVerdict] = field(default_factory=list)
     shortest_wrong: PositionVerdict | None = None
     sampled_wrong: PositionVerdict | None = None
+    kind: str = ""
+
+    @property
+    def output(self) -> str:
+        """``categorical``, ``numeric`` or ``next-set``."""
+        return self.kind or ("numeric" if len(self.values) == 1 else "categorical")
 
     @property
     def totals(self) -> SequenceRow:
@@ -161,7 +174,7 @@ class SequenceReport:
             {
                 "network": self.network,
                 "reference": self.reference,
-                "output": "numeric" if len(self.values) == 1 else "categorical",
+                "output": self.output,
                 "max_n": self.max_n,
                 "status": self.status,
                 "rows": [r.to_dict() for r in self.rows],
@@ -211,6 +224,7 @@ def check_sequence(
     sample: int = 0,
     sample_max_n: int | None = None,
     seed: int = 0,
+    threshold: float | Fraction | None = None,
 ) -> SequenceReport:
     """Check every word of length ``min_n..max_n`` at every word position (see the module
     docstring). ``unembed[c]`` is output ``c``'s weights over ``net.readout``'s inputs (the last
@@ -218,7 +232,9 @@ def check_sequence(
     the word's positions (``None``: not checked). With ``tolerance`` the output is numerical
     (one column): a position is correct when the whole enclosure of its value lies within
     ``tolerance`` of the expected number, wrong when none of it does, undecided otherwise.
-    ``sample`` words per length from ``max_n + 1`` to ``sample_max_n`` are drawn with the seed
+    With ``threshold`` the output is a set of next symbols (``values[c]`` the symbol of column
+    ``c``, allowed where its score is > ``threshold``; the reference gives a set or list of
+    symbols per position). ``sample`` words per length from ``max_n + 1`` to ``sample_max_n`` are drawn with the seed
     ``seed`` and checked the same way (rows marked ``sampled``; see the module docstring)."""
     import torch
 
@@ -230,11 +246,23 @@ def check_sequence(
     k = len(values)
     if tolerance is not None and (k != 1 or len(unembed) != 1 or not tolerance >= 0):
         raise ValueError(f"a numerical output has one column and a tolerance >= 0, got {k}")
-    if tolerance is None and (k < 2 or len(unembed) != k):
+    if threshold is not None and (tolerance is not None or k < 1 or len(unembed) != k):
+        raise ValueError(
+            f"a next-symbol-set output has one column per symbol and no tolerance, got {k}"
+        )
+    if threshold is None and tolerance is None and (k < 2 or len(unembed) != k):
         raise ValueError(f"a categorical output needs >= 2 values with one column each, got {k}")
     enc = Enclosure(net)
+    theta = None if threshold is None else Fraction(threshold)
     lin = (
-        _differences(ro.logit.inputs, unembed, bias or [Fraction(0)] * k)
+        Affine(  # every score minus the threshold, exactly
+            inputs=ro.logit.inputs,
+            outputs=tuple(f"score_{c}" for c in range(k)),
+            weights=tuple(tuple(col) for col in unembed),
+            bias=tuple(b - theta for b in (bias or [Fraction(0)] * k)),
+        )
+        if theta is not None
+        else _differences(ro.logit.inputs, unembed, bias or [Fraction(0)] * k)
         if tolerance is None
         else Affine(
             inputs=ro.logit.inputs,
@@ -248,7 +276,9 @@ def check_sequence(
     ids = torch.tensor([enc.token_index[s] for s in alphabet], dtype=torch.long)
     pre = [enc.token_index[t] for t in emb.prefix]
     suf = [enc.token_index[t] for t in emb.suffix]
-    report = SequenceReport(net.name, reference_name, max_n, tuple(values))
+    report = SequenceReport(
+        net.name, reference_name, max_n, tuple(values), kind="" if theta is None else "next-set"
+    )
     if sample < 0 or (sample and (sample_max_n is None or sample_max_n <= max_n)):
         raise ValueError(
             f"sample={sample}, sample_max_n={sample_max_n}: sample words per length beyond "
@@ -273,7 +303,9 @@ def check_sequence(
         best: Any = None
         vlo: Any = None
         vhi: Any = None
-        if tolerance is None:
+        if theta is not None:
+            vlo, vhi = d.m - d.r, d.m + d.r  # [B, m, k], the scores minus the threshold
+        elif tolerance is None:
             low = (d.m - d.r).reshape(len(digits), m, k, k - 1).min(dim=3).values  # [B, m, k]
             best = low.max(dim=2)
         else:
@@ -292,7 +324,22 @@ def check_sequence(
                 if e is None:
                     continue
                 row.positions += 1
-                if tolerance is not None:
+                if theta is not None:
+                    want = tuple(sorted({str(x) for x in e}))
+                    lo_s, hi_s = vlo[b, p].tolist(), vhi[b, p].tolist()
+                    # per symbol: > 0 where decided (allowed or not), <= 0 where it straddles
+                    sides = [max(lo, -hi) for lo, hi in zip(lo_s, hi_s, strict=True)]
+                    margin = min(sides)
+                    got_set = (
+                        tuple(sorted(str(values[c]) for c in range(k) if lo_s[c] > 0))
+                        if margin > 0
+                        else None
+                    )
+                    if got_set == want:
+                        row.correct += 1
+                        continue
+                    verdict = PositionVerdict(word, p, want, got_set, margin, row.sampled)
+                elif tolerance is not None:
                     lo, hi, x0 = float(vlo[b, p]), float(vhi[b, p]), float(e)
                     inside = min(x0 + tolerance - hi, lo - (x0 - tolerance))
                     outside = max(lo - (x0 + tolerance), (x0 - tolerance) - hi)
@@ -399,7 +446,8 @@ def gate_positions(
 def load_sequence_dump(path: str | Path, *, compare: bool = True) -> tuple[Any, dict[str, Any]]:
     """A dump with per-position outputs (``examples/tracr_dump.py``): the imported model (gated
     on its recording) and the keyword arguments of :func:`check_sequence` (``unembed``,
-    ``values``, ``max_n``, ``reference``: the recorded expected outputs, BOS dropped)."""
+    ``values``, ``max_n``, ``reference``: the recorded expected outputs, BOS dropped, or None
+    where the dump records none; ``threshold`` for a ``next-set`` output)."""
     import torch
 
     from netproof.symbolic.importers import ImporterError
@@ -409,7 +457,7 @@ def load_sequence_dump(path: str | Path, *, compare: bool = True) -> tuple[Any, 
 
     dump = torch.load(str(path), map_location="cpu", weights_only=True)
     outs = dump.get("outputs")
-    if not outs or outs.get("kind") not in ("categorical", "numerical"):
+    if not outs or outs.get("kind") not in ("categorical", "numerical", "next-set"):
         raise ImporterError(
             f"{str(path)!r} has no categorical per-position outputs (its 'outputs' is "
             f"{outs!r}); check it as a recognizer (--language) instead"
@@ -432,12 +480,24 @@ def load_sequence_dump(path: str | Path, *, compare: bool = True) -> tuple[Any, 
         if imported.faith is not None:
             imported.faith.gaps["every output at every position"] = worst
             imported.faith.tolerances["every output at every position"] = eps**0.5
+    extra = {"threshold": float(outs.get("threshold", 0.0))} if outs["kind"] == "next-set" else {}
+    if "expected" not in rec:  # no recorded program: the caller gives the reference
+        return imported, {
+            **extra,
+            "unembed": unembed,
+            "bias": list(exact(b_U)),
+            "values": list(outs["values"]),
+            "max_n": max_n,
+            "reference": None,
+            "reference_name": "",
+        }
     skip = int(outs.get("positions", 0))
     table = {
         tuple(w.split()): list(e)[skip:]
         for w, e in zip(rec.get("words", []), rec.get("expected", []), strict=True)
     }
     return imported, {
+        **extra,
         "unembed": unembed,
         "bias": list(exact(b_U)),
         "values": list(outs["values"]),
