@@ -1,6 +1,0 @@
-(set-logic QF_LIRA)
-(declare-fun |I[w=CLS]| () Bool)
-(declare-fun |I[w=0]| () Bool)
-(declare-fun |I[i=1]| () Bool)
-(assert (let (($x19 (and |I[i=1]| (not |I[w=0]|) (not |I[w=CLS]|)))) (let ((?x20 (ite $x19 1.0 0.0))) (let ((?x14 (+ (ite |I[w=0]| (- 1.0) 0.0) (ite |I[w=CLS]| (- 1.0) 0.0) (ite |I[i=1]| 1.0 0.0)))) (let ((?x16 (ite (< 0.0 ?x14) ?x14 0.0))) (let (($x21 (and (distinct ?x16 ?x20) true))) (or $x21)))))))
-(check-sat)

@@ -1,5 +1,0 @@
-(set-logic QF_LIRA)
-(declare-fun k () Int)
-(declare-fun i () Int)
-(assert (let ((?x8 (to_real k))) (let ((?x7 (to_real i))) (let ((?x10 (* (- 1.0) ?x7))) (let ((?x14 (+ ?x10 ?x8 1.0))) (let ((?x24 (+ (ite (< 0.0 (+ ?x10 ?x8 (- 1.0))) (+ ?x10 ?x8 (- 1.0)) 0.0) (* (- 2.0) (ite (< 0.0 (+ ?x10 ?x8)) (+ ?x10 ?x8) 0.0)) (ite (< 0.0 ?x14) ?x14 0.0)))) (let (($x28 (and (distinct ?x24 (ite (ite (= i k) true false) 1.0 0.0)) true))) (or $x28))))))))
-(check-sat)
