@@ -54,6 +54,11 @@ def load_reference(spec: str) -> Any:
     return fn
 
 
+def _shown(v: Any) -> str:
+    """An output as printed: a set of next symbols (a sorted tuple) as ``{a, b}``."""
+    return "{" + ", ".join(map(str, v)) + "}" if isinstance(v, tuple) else repr(v)
+
+
 def _render(report: Any) -> str:
     t = report.totals
     lines = [
@@ -87,19 +92,19 @@ def _render(report: Any) -> str:
     if sw is not None:
         lines.append(
             f"shortest wrong: {' '.join(sw.word)!r} at position {sw.position}: expected "
-            f"{sw.expected!r}, got {sw.got!r} (margin >= {sw.margin:.3g})"
+            f"{_shown(sw.expected)}, got {_shown(sw.got)} (margin >= {sw.margin:.3g})"
         )
     sampled_wrong = report.sampled_wrong
     if sampled_wrong is not None:
         lines.append(
             f"wrong (found by sampling, not the shortest): {' '.join(sampled_wrong.word)!r} at "
-            f"position {sampled_wrong.position}: expected {sampled_wrong.expected!r}, got "
-            f"{sampled_wrong.got!r}"
+            f"position {sampled_wrong.position}: expected {_shown(sampled_wrong.expected)}, got "
+            f"{_shown(sampled_wrong.got)}"
         )
     undecided = [v for v in report.listed if v.got is None]
     for v in undecided[:10]:
         lines.append(
-            f"undecided: {' '.join(v.word)!r} at position {v.position} (expected {v.expected!r}; "
+            f"undecided: {' '.join(v.word)!r} at position {v.position} (expected {_shown(v.expected)}; "
             f"the enclosure straddles the boundary: {v.margin:.3g})"
         )
     lines.append(f"status: {report.status}")
