@@ -6,6 +6,7 @@ threshold, and mutants whose rigorous verdicts agree with a float64 run."""
 from __future__ import annotations
 
 import csv
+import functools
 import itertools
 import json
 import sys
@@ -16,15 +17,16 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from netproof.symbolic.importers import ImporterError
 from netproof.verifier.cli.app import main
-from netproof.verifier.models.sequence import check_sequence, load_sequence_dump
+from netproof.verifier.models.sequence import check_sequence, import_columns, load_sequence_dump
 
 pytestmark = pytest.mark.torch
 
 MODELS = Path(__file__).parents[1] / "fixtures" / "models"
 sys.path.insert(0, str(MODELS))
 
-from make_next_symbol import CFG, SYMBOLS, dyck_next
+from make_next_symbol import CFG, SYMBOLS, NextDyck, dyck_next
 from make_transformerlens import forward
 
 REFERENCE = f"{MODELS / 'make_next_symbol.py'}:dyck_next"
@@ -191,3 +193,60 @@ def test_a_reference_giving_the_wrong_number_of_positions_is_refused() -> None:
     imported, kw = load_sequence_dump(MODELS / "next_dyck.pt")
     with pytest.raises(ValueError, match="it must give one per position"):
         check_sequence(imported.net, **{**kw, "reference": lambda w: [None], "max_n": 2})
+
+
+@functools.cache
+def _columns(planted: bool) -> list:
+    columns, gap = import_columns(
+        NextDyck(planted), alphabet=["(", ")"], vocab=["BOS", "(", ")"], prefix=["BOS"], max_len=10
+    )
+    assert gap is not None and gap < 1e-9  # the gate ran: every column at every position
+    return columns
+
+
+def test_a_module_returning_batch_length_vocabulary_is_checked_per_position_as_next_sets() -> None:
+    """The same network as a plain nn.Module (one row of scores per position): correct at every
+    position unplanted (up to length 6), the one planted position found and nothing else at
+    length 10 (every length: the dump's test above)."""
+    for planted, min_n, wrong in ((False, 1, set()), (True, 10, {(LONG, 9)})):
+        report = check_sequence(
+            None,  # type: ignore[arg-type]  # the columns carry the network
+            dyck_next,
+            unembed=[],
+            values=SYMBOLS,
+            min_n=min_n,
+            max_n=10 if planted else 6,
+            threshold=0,
+            columns=_columns(planted),
+        )
+        assert report.totals.undecided == 0 and report.totals.words == (1024 if planted else 126)
+        assert {(v.word, v.position) for v in report.listed} == wrong
+
+
+def test_a_module_returning_batch_length_vocabulary_is_read_as_categorical_by_default() -> None:
+    """The argmax of the planted module's three scores is ``(`` everywhere but on ten ``(`` at
+    the last position, where ``)`` wins: that one position is wrong, nothing undecided."""
+    report = check_sequence(
+        None,  # type: ignore[arg-type]
+        lambda w: ["("] * len(w),
+        unembed=[],
+        values=SYMBOLS,
+        min_n=10,
+        max_n=10,
+        columns=_columns(True),
+    )
+    assert report.output == "categorical" and report.totals.undecided == 0
+    assert [(v.word, v.position, v.got) for v in report.listed] == [(LONG, 9, ")")]
+
+
+def test_a_module_with_one_output_row_per_word_is_refused_as_not_per_position() -> None:
+    class Last(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = NextDyck()
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return self.inner(ids)[:, -1]
+
+    with pytest.raises(ImporterError, match=r"a per-position output is \[batch, length"):
+        import_columns(Last(), alphabet=["(", ")"], vocab=["BOS", "(", ")"], prefix=["BOS"])

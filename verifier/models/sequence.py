@@ -46,6 +46,7 @@ __all__ = [
     "PositionVerdict",
     "SequenceReport",
     "check_sequence",
+    "import_columns",
     "load_sequence_dump",
     "same_value",
     "wilson",
@@ -225,6 +226,7 @@ def check_sequence(
     sample_max_n: int | None = None,
     seed: int = 0,
     threshold: float | Fraction | None = None,
+    columns: Sequence[Network] | None = None,
 ) -> SequenceReport:
     """Check every word of length ``min_n..max_n`` at every word position (see the module
     docstring). ``unembed[c]`` is output ``c``'s weights over ``net.readout``'s inputs (the last
@@ -234,10 +236,16 @@ def check_sequence(
     ``tolerance`` of the expected number, wrong when none of it does, undecided otherwise.
     With ``threshold`` the output is a set of next symbols (``values[c]`` the symbol of column
     ``c``, allowed where its score is > ``threshold``; the reference gives a set or list of
-    symbols per position). ``sample`` words per length from ``max_n + 1`` to ``sample_max_n`` are drawn with the seed
+    symbols per position). With ``columns`` (one network per output, :func:`import_columns`: a
+    model whose forward returns ``[batch, length, vocabulary]``) output ``c`` at each position
+    is ``columns[c]``'s readout there (``net``, ``unembed`` and ``bias`` are then not read); a
+    categorical output's differences are then enclosed from the columns' enclosures apart. ``sample`` words per length from ``max_n + 1`` to ``sample_max_n`` are drawn with the seed
     ``seed`` and checked the same way (rows marked ``sampled``; see the module docstring)."""
     import torch
 
+    if columns is not None:
+        net = columns[0]
+        unembed = [(Fraction(1),)] * len(columns)  # placeholders: the columns' own readouts
     emb, ro = net.embedding, net.readout
     if not isinstance(emb, TokenEmbedding) or not isinstance(ro, Classifier):
         raise EnclosureError(
@@ -253,6 +261,7 @@ def check_sequence(
     if threshold is None and tolerance is None and (k < 2 or len(unembed) != k):
         raise ValueError(f"a categorical output needs >= 2 values with one column each, got {k}")
     enc = Enclosure(net)
+    encs = [Enclosure(c) for c in columns] if columns is not None else []
     theta = None if threshold is None else Fraction(threshold)
     lin = (
         Affine(  # every score minus the threshold, exactly
@@ -295,10 +304,13 @@ def check_sequence(
             ],
             1,
         )
+        at = slice(len(pre), len(pre) + m)
         with torch.no_grad():
-            x = enc.residual(tokens, n_tokens)
-            at = slice(len(pre), len(pre) + m)
-            d = enc.affine(lin, MR(x.m[:, at, :], x.r[:, at, :]), enc.index)
+            if columns is not None:
+                d = _column_scores(columns, encs, tokens, n_tokens, at, theta, tolerance)
+            else:
+                x = enc.residual(tokens, n_tokens)
+                d = enc.affine(lin, MR(x.m[:, at, :], x.r[:, at, :]), enc.index)
         # the class margins (no tolerance), or the value bounds (torch tensors)
         best: Any = None
         vlo: Any = None
@@ -385,6 +397,154 @@ def check_sequence(
             check_batch(torch.randint(0, a, (size, m), generator=generator), m, row)
         report.rows.append(row)
     return report
+
+
+def _column_scores(
+    columns: Sequence[Network],
+    encs: Sequence[Enclosure],
+    tokens: Any,
+    n_tokens: int,
+    at: slice,
+    theta: Fraction | None,
+    tolerance: float | None,
+) -> MR:
+    """The enclosures of every column's readout at the positions ``at`` (each column minus
+    ``theta``, exactly, for a next-set output), or, for a categorical output, every column minus
+    every other in :func:`_differences`'s order, from the columns' enclosures apart."""
+    import torch
+
+    ms, rs = [], []
+    for net, enc in zip(columns, encs, strict=True):
+        ro = net.readout
+        assert isinstance(ro, Classifier)
+        lin = ro.logit
+        if theta is not None:
+            lin = Affine(
+                inputs=lin.inputs,
+                outputs=lin.outputs,
+                weights=lin.weights,
+                bias=tuple(b - theta for b in lin.bias),
+            )
+        x = enc.residual(tokens, n_tokens)
+        y = enc.affine(lin, MR(x.m[:, at, :], x.r[:, at, :]), enc.index)
+        ms.append(y.m[..., 0])
+        rs.append(y.r[..., 0])
+    m, r = torch.stack(ms, -1), torch.stack(rs, -1)
+    if theta is not None or tolerance is not None:
+        return MR(m, r)
+    k = m.shape[-1]
+    dm, dr = [], []
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                diff = m[..., i] - m[..., j]
+                # the float difference's rounding (half an ulp) added to the radius, rounded up
+                err = diff.abs() * 2.0**-52 + 2.0**-1074
+                dm.append(diff)
+                dr.append((r[..., i] + r[..., j] + err) * (1 + 2.0**-50))
+    return MR(torch.stack(dm, -1), torch.stack(dr, -1))
+
+
+def import_columns(
+    model: Any,
+    *,
+    alphabet: Sequence[str],
+    vocab: Sequence[str] | None = None,
+    prefix: Sequence[str] = (),
+    suffix: Sequence[str] = (),
+    max_len: int = 16,
+    compare: bool = True,
+    samples: int = 32,
+    budget: int = 256,
+    name: str | None = None,
+) -> tuple[list[Network], float | None]:
+    """A model whose forward returns ``[batch, length, vocabulary]`` (an ``nn.Module``), read
+    per position: one network per output column (the structural importer, column ``c`` at the
+    last position as its readout; the layers are the same at every position). With ``compare``
+    the gate checks every column at every position of every word up to the longest length with
+    at most ``budget`` words, and ``samples`` random longer ones, against the model's own float64
+    run (:func:`gate_positions`); an :class:`UnfaithfulImportError` refuses the import. Returns
+    the networks and the largest gap (None without ``compare``)."""
+    import copy
+    import itertools
+    import random
+
+    import torch
+
+    from netproof.symbolic.importers import ImporterError
+
+    from .imported import import_torch
+
+    class Column(torch.nn.Module):  # output c at the last position, one logit per word
+        def __init__(self, c: int) -> None:
+            super().__init__()
+            self.model, self.c = model, c
+
+        def forward(self, ids: Any) -> Any:
+            return self.model(ids)[:, -1, self.c]
+
+    vocab = tuple(vocab if vocab is not None else alphabet)
+    index = {t: i for i, t in enumerate(vocab)}
+    model.eval()
+    probe = [index[t] for t in (*prefix, alphabet[0], *suffix)]
+    with torch.no_grad():
+        y = model(torch.tensor([probe]))
+    if getattr(y, "dim", lambda: 0)() != 3 or y.shape[1] != len(probe):
+        raise ImporterError(
+            f"the model returns {tuple(getattr(y, 'shape', ()))} for one word of "
+            f"{len(probe)} tokens; a per-position output is [batch, length, vocabulary]"
+        )
+    label = name or type(model).__name__
+    columns = [
+        import_torch(
+            Column(c).eval(),
+            alphabet=alphabet,
+            vocab=vocab,
+            prefix=prefix,
+            suffix=suffix,
+            max_len=max_len,
+            compare=False,
+            name=f"{label}[{c}]",
+        ).net
+        for c in range(int(y.shape[2]))
+    ]
+    if not compare:
+        return columns, None
+    words: list[tuple[str, ...]] = []
+    for m in range(1, max_len + 1):
+        if len(words) + len(alphabet) ** m > budget:
+            break
+        words += list(itertools.product(alphabet, repeat=m))
+    rng = random.Random(0)
+    words += [
+        tuple(rng.choice(alphabet) for _ in range(rng.randint(1, max_len))) for _ in range(samples)
+    ]
+    model64 = copy.deepcopy(model).double().eval()
+    n = max(len(w) for w in words) + len(prefix) + len(suffix)
+    logits = torch.full((len(words), n, len(columns)), float("nan"), dtype=torch.float64)
+    by_len: dict[int, list[int]] = {}
+    for i, w in enumerate(words):
+        by_len.setdefault(len(w), []).append(i)
+    with torch.no_grad():
+        for idx in by_len.values():
+            ids = torch.tensor([[index[t] for t in (*prefix, *words[i], *suffix)] for i in idx])
+            logits[idx, : ids.shape[1]] = model64(ids)
+    worst = 0.0
+    for c, net in enumerate(columns):
+        ro = net.readout
+        assert isinstance(ro, Classifier)
+        worst = max(
+            worst,
+            gate_positions(
+                net,
+                [ro.logit.weights[0]],
+                [ro.logit.bias[0]],
+                words,
+                logits[..., c : c + 1],
+                float(torch.finfo(torch.float64).eps),
+            ),
+        )
+    return columns, worst
 
 
 def gate_positions(
