@@ -9,6 +9,9 @@ import pytest
 from netproof.constructions import REGISTRY
 from netproof.verifier import cli
 from netproof.verifier.campaign.ledger import build
+from netproof.verifier.campaign.store import record
+from netproof.verifier.claims import Unknown
+from netproof.verifier.smtlib import Outcome
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -271,14 +274,21 @@ def test_every_claim_proved_within_a_bound_only_is_listed_with_why_it_has_no_pro
     page = build({"parity": REGISTRY["parity"]}, str(proofs), cache=None)
     assert "no encoder for SignForAllBases claims" in _why_row(page, "parity", "C4-all-c")
     assert "C4 |" not in page.split("## Proved within a bound only", 1)[1].split("\n## ", 1)[0]
-    # parity-ln's C7: the exhaustive record alone, then with the smt method's unknown beside it
+    # parity-ln declares no block lemmas: no route, whatever records there are
     shutil.copytree(REPO / "proofs" / "parity-ln", proofs / "parity-ln")
-    smt = proofs / "parity-ln" / "C7.n10.smt.json"
-    unknown = json.loads(smt.read_text(encoding="utf-8"))
-    smt.unlink()
     one = {"parity-ln": REGISTRY["parity-ln"]}
     row = _why_row(build(one, str(proofs), cache=None), "parity-ln", "C7")
-    assert "try `netproof prove parity-ln --claims C7 --method best`" in row
-    smt.write_text(json.dumps(unknown), encoding="utf-8")
-    row = _why_row(build(one, str(proofs), cache=None), "parity-ln", "C7")
-    assert "attempt ended unknown" in row and "√(1/3), which is not rational" in row
+    assert "no route: parity-ln declares no block lemmas" in row
+    # parity's C4 has a route: with its exhaustive record alone, the command that tries it;
+    # with an smt attempt that ended unknown beside it, that attempt's reason
+    (proofs / "parity" / "C4.n48.json").unlink()
+    parity = {"parity": REGISTRY["parity"]}
+    row = _why_row(build(parity, str(proofs), cache=None), "parity", "C4")
+    assert "try `netproof prove parity --claims C4 --method best`" in row
+    c = REGISTRY["parity"]
+    values = c.parse_params({})
+    (claim,) = [cl for cl in c.claims(values) if cl.id == "C4"]
+    tried = record(c, values, claim, 10, Outcome(Unknown("smt (z3)", "timed out after 0.1 s")))
+    (proofs / "parity" / "C4.n10.smt.json").write_text(json.dumps(tried), encoding="utf-8")
+    row = _why_row(build(parity, str(proofs), cache=None), "parity", "C4")
+    assert "attempt ended unknown: timed out after 0.1 s" in row
