@@ -13,14 +13,15 @@ May import: its own package's modules and the vocabulary.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from netproof.constructions.rasp.synth import Spec, ltl_spec, regex_spec
-from netproof.verifier.claims import Word
+from netproof.verifier.claims import Construction, Word
 
-__all__ = ["SPECS", "SynthSpec", "spec_named"]
+__all__ = ["GROUP", "SPECS", "SynthSpec", "construction", "spec_named"]
 
 ABC = ("a", "b", "c")
 AB = ("a", "b")
@@ -244,6 +245,27 @@ def spec_named(name: str) -> SynthSpec:
         if s.name == name:
             return s
     raise KeyError(f"no synth spec {name!r}; the specs: {', '.join(s.name for s in SPECS)}")
+
+
+@functools.cache
+def construction(name: str) -> Construction:
+    """The construction ``synth-NAME`` of the spec ``NAME`` (synthesized on this call, once per
+    process): the claims a ``PROGRAMS`` entry of this module gets when it is loaded as a user
+    module, so records written either way are the same records."""
+    from netproof.constructions.rasp.modules import program_constructions
+    from netproof.constructions.rasp.synth import synthesize
+
+    s = spec_named(name)
+    syn = synthesize(s.spec, f"synth-{s.name}")
+    return program_constructions({f"synth-{s.name}": (syn.program, syn.reference)})[0]
+
+
+GROUP: dict[str, Callable[[], Construction]] = {
+    f"synth-{s.name}": functools.partial(construction, s.name) for s in SPECS
+}
+"""The opt-in group ``synth`` of :data:`netproof.constructions.GROUPS`: each spec's construction
+by name, built only when named (``netproof prove synth``, ``netproof recheck proofs/synth-*``),
+never part of the default set."""
 
 
 def __getattr__(attr: str) -> Any:  # PROGRAMS, synthesized on first access

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_runs import netproof
 
-from netproof.constructions import REGISTRY
+from netproof.constructions import GROUPS, REGISTRY
 from netproof.verifier import cli as np_cli
 from netproof.verifier import smtlib as smt
 from netproof.verifier.smt.prooflog import (
@@ -468,8 +468,11 @@ def test_every_committed_proof_log_is_fresh_without_solving_a_theorem_query(
 
     paths = find_logs([str(REPO / "proofs")])
     assert len(paths) > 100
+    # the opt-in groups' records (synth-*): in the slow run, tests/constructions/test_synth_records.py
+    opted = {name for group in GROUPS.values() for name in group}
     for path in paths:
-        check_fresh(path, REGISTRY)
+        if Path(path).parent.name not in opted:
+            check_fresh(path, REGISTRY)
     assert lemmas_solved  # the compositional records (dyck Y2, parity C4) were rebuilt
 
 

@@ -10,6 +10,9 @@ that did not inherit the session can load it again (:meth:`Session.for_task`).
 Construction arguments, as the command line takes them (:meth:`Session.resolve`):
 
 - a built-in ``NAME`` (``netproof list``);
+- an opt-in group ``GROUP`` of :data:`netproof.constructions.GROUPS` (``synth``: all of its
+  constructions) or one of its members by name (``synth-contains-ab``), built when named: the
+  default selection (no arguments) leaves the groups out;
 - a user module ``FILE.py`` (all of its constructions) or ``FILE.py:NAME`` (one of them), see
   :mod:`netproof.verifier.campaign.usermod`;
 - a network file ``FILE.json`` (``netproof export``): the file's network with the claims of the
@@ -36,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq, fingerprint
@@ -49,6 +52,7 @@ __all__ = [
     "Session",
     "build_network",
     "builtin_experiments",
+    "builtin_groups",
     "builtin_registry",
     "parameter_values",
     "parse_assignments",
@@ -61,6 +65,14 @@ def builtin_registry() -> Mapping[str, Construction]:
     from netproof.constructions import REGISTRY
 
     return REGISTRY
+
+
+def builtin_groups() -> Mapping[str, Mapping[str, Callable[[], Construction]]]:
+    """The opt-in groups (:data:`netproof.constructions.GROUPS`): outside the default set, each
+    construction built when named."""
+    from netproof.constructions import GROUPS
+
+    return GROUPS
 
 
 def builtin_experiments() -> Mapping[str, Experiment]:
@@ -123,6 +135,7 @@ class Session:
         self._user: dict[str, Construction] = {}
         self._source: dict[str, str | None] = {}
         self._loaded: dict[str, tuple[Construction, ...]] = {}
+        self._opted: set[str] = set()
 
     def registry(self) -> Mapping[str, Construction]:
         """Every construction by name: the built-ins, then those this session added."""
@@ -132,15 +145,42 @@ class Session:
         return {**builtin, **self._user}
 
     def construction(self, name: str) -> Construction:
-        """The construction called ``name`` (built-in or added)."""
+        """The construction called ``name`` (built-in, added, or of an opt-in group)."""
         reg = self.registry()
+        if name not in reg and self.opt_in(name) is not None:
+            reg = self.registry()
         if name not in reg:
-            close = difflib.get_close_matches(name, list(reg), n=1)
+            groups = builtin_groups()
+            members = [m for group in groups.values() for m in group]
+            close = difflib.get_close_matches(name, [*reg, *groups, *members], n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
+            opt = "".join(f"; the opt-in group {g!r}: {', '.join(m)}" for g, m in groups.items())
             raise CampaignError(
-                f"unknown construction {name!r}; {hint}known: {', '.join(reg)} (see `netproof list`)"
+                f"unknown construction {name!r}; {hint}known: {', '.join(reg)}{opt} (see `netproof list`)"
             )
         return reg[name]
+
+    def opt_in(self, name: str) -> Construction | None:
+        """The construction ``name`` of an opt-in group (:data:`netproof.constructions.GROUPS`),
+        built now and added to this session; None where no group has it (or it is already
+        here)."""
+        if name in self.registry():
+            return None
+        for group in builtin_groups().values():
+            if name in group:
+                c = group[name]()
+                self._user[c.name] = c
+                self._source[c.name] = None
+                self._opted.add(c.name)
+                return c
+        return None
+
+    def group(self, name: str) -> list[Construction] | None:
+        """Every construction of the opt-in group ``name`` (built now), or None for no group."""
+        group = builtin_groups().get(name)
+        if group is None:
+            return None
+        return [self.construction(member) for member in group]
 
     def source(self, name: str) -> str | None:
         """The user module or network file the construction ``name`` came from (as given), or
@@ -283,6 +323,8 @@ class Session:
                 raise CampaignError(f"cannot read the network file {arg!r}: no such file")
             return [self.file_construction(arg)]
         if not is_module_ref(arg):
+            if arg not in self.registry() and (members := self.group(arg)) is not None:
+                return members
             if arg not in self.registry():
                 for guess in (f"{arg}.py", module_filename(arg)):
                     if os.path.isfile(guess):
@@ -317,13 +359,14 @@ class Session:
         self, args: Sequence[str | Construction], given: Mapping[str, str]
     ) -> list[Construction]:
         """The constructions ``args`` name, in order; with no ``args``, every construction of the
-        registry that has all the ``given`` parameters (none: a :class:`CampaignError`)."""
+        registry that has all the ``given`` parameters (none: a :class:`CampaignError`), the
+        opt-in groups' constructions left out."""
         if args:
             return [c for arg in args for c in self.resolve(arg)]
         selected = [
             c
             for c in self.registry().values()
-            if all(any(p.name == k for p in c.params) for k in given)
+            if c.name not in self._opted and all(any(p.name == k for p in c.params) for k in given)
         ]
         if not selected:
             raise CampaignError(f"no construction has all of the parameters {', '.join(given)}")
@@ -333,6 +376,8 @@ class Session:
         """The construction ``name`` for a worker: from this session, else loaded from the user
         module or network file ``module`` it came from."""
         reg = self.registry()
+        if name not in reg and self.opt_in(name) is not None:
+            reg = self.registry()
         if name not in reg and module is not None:
             if module.endswith(".json"):
                 self.file_construction(module)

@@ -94,6 +94,7 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(f"no .json proof logs under {' '.join(args.logs)}")
     if not wanted.everything:
         paths = _selected(paths, wanted, " ".join(args.logs))
+    _opt_in(paths, session)
     if args.max_words is not None and (not args.kernel or args.max_words < 1):
         raise UsageError(f"--max-words {args.max_words} needs --kernel and a count >= 1")
     if args.kernel:
@@ -158,6 +159,20 @@ def cmd_recheck(args: argparse.Namespace, session: Session) -> int:
             f"{summary['rejected']} rejected ({args.solver})"
         )
     return code
+
+
+def _opt_in(paths: list[str], session: Session) -> None:
+    """Add to the session the opt-in groups' constructions (``synth-*``) that these records name,
+    so that their records are checked like every other (a record that is not JSON is left to the
+    checks, which name it)."""
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                name = json.load(fh).get("construction")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(name, str):
+            session.opt_in(name)
 
 
 def _kernel(paths: list[str], session: Session, json_out: bool, max_words: int | None) -> int:
