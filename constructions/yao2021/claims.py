@@ -616,7 +616,8 @@ def _gen_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             id="Y6",
             statement="layer 1 (uniform causal head, value (2o − 1, g)) gives (a₁, a₂) = (d_i/i, 1/i) exactly at every position"
             + (" of every valid γuω" if g2 else where)
-            + ", d = 1 + depth",
+            + ", d = 1 + depth"
+            + (" (ω counted as a closing bracket: d = 0 at ω)" if g2 else ""),
             reference=ref,
             holds=layer1,
             domain=domain,
