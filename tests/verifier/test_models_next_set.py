@@ -250,3 +250,42 @@ def test_a_module_with_one_output_row_per_word_is_refused_as_not_per_position() 
 
     with pytest.raises(ImporterError, match=r"a per-position output is \[batch, length"):
         import_columns(Last(), alphabet=["(", ")"], vocab=["BOS", "(", ")"], prefix=["BOS"])
+
+
+MODULE = [
+    str(MODELS / "next_dyck_planted_sd.pt"),
+    "--module",
+    f"{MODELS / 'make_next_symbol.py'}:NextDyck",
+    "--kwargs",
+    '{"planted": true}',
+    "--vocab",
+    "BOS,(,)",
+    "--prefix",
+    "BOS",
+]
+
+
+def test_check_model_reads_a_module_file_per_position_categorical_by_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = tmp_path / "ref.py"
+    ref.write_text("def first_column(word):\n    return [0] * len(word)\n")
+    argv = ["check-model", *MODULE, "--reference", f"{ref}:first_column", "--min-n", "10"]
+    code = main([*argv, "--max-n", "10", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and doc["output"] == "categorical"
+    assert (doc["totals"]["words"], doc["totals"]["wrong"], doc["totals"]["undecided"]) == (
+        1024,
+        1,
+        0,
+    )
+    sw = doc["shortest_wrong"]
+    assert (sw["word"], sw["position"], sw["expected"], sw["got"]) == (" ".join(LONG), 9, 0, 1)
+
+
+def test_a_module_file_without_its_vocabulary_is_refused_with_the_fix_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["check-model", *MODULE[:5], "--reference", REFERENCE, "--max-n", "3"]
+    assert main([*argv, "--output", "next-set"]) == 2
+    assert "give the vocabulary (--vocab T0,T1,..." in capsys.readouterr().err

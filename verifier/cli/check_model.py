@@ -82,6 +82,13 @@ def add_parser(sub: Any) -> None:
         "dump's, else 0)",
     )
     p.add_argument(
+        "--values",
+        default=None,
+        metavar="V0,V1,...",
+        help="with --reference and a model file whose forward returns [batch, length, vocabulary]: "
+        "the value (or next symbol) of each output column, in order (default 0,1,...)",
+    )
+    p.add_argument(
         "--wrong",
         default=None,
         metavar="FILE",

@@ -148,6 +148,110 @@ def write_wrong(path: str, listed: Any) -> None:
     write_atomic(path, buf.getvalue())
 
 
+def _is_dump(path: str) -> bool:
+    """Whether ``path`` is a TransformerLens/tracr-layout dump (else a model file)."""
+    import torch
+
+    from netproof.symbolic.importers.transformerlens import DUMP_FORMAT
+
+    try:
+        peek = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:
+        return False
+    return isinstance(peek, dict) and peek.get("format") == DUMP_FORMAT
+
+
+def _finish(args: argparse.Namespace, report: Any, summary: str | None) -> int:
+    if summary is not None:
+        import sys
+
+        print(f"import: {summary}", file=sys.stderr if args.json else None)
+    if args.wrong:
+        try:
+            write_wrong(args.wrong, report.listed)
+        except OSError as exc:
+            raise UsageError(f"--wrong {args.wrong}: cannot write it ({exc.strerror})") from None
+    print(report.to_json() if args.json else _render(report))
+    codes: dict[str, int] = {"correct": EXIT_OK, "wrong": EXIT_REFUTED}
+    return codes.get(report.status, int(EXIT_UNKNOWN))
+
+
+def _check_columns(args: argparse.Namespace, threshold: float | None) -> int:
+    """A model file whose forward returns ``[batch, length, vocabulary]``: one network per
+    output column (:func:`~netproof.verifier.models.sequence.import_columns`), categorical
+    unless ``--output`` says otherwise; the output values are ``--values`` (default the column
+    indices)."""
+    from netproof.symbolic.errors import MissingExtraError
+    from netproof.symbolic.importers import ImporterError
+    from netproof.symbolic.importers.torch_files import load_module_file
+    from netproof.verifier.models.faithful import UnfaithfulImportError
+    from netproof.verifier.models.sequence import check_sequence, import_columns
+
+    from .model_sources import tokens
+
+    if args.reference is None:
+        raise UsageError(
+            f"{args.model} is a model file: give --reference FILE.py:NAME (a function word -> "
+            "the expected output per position)"
+        )
+    if args.sample:
+        raise UsageError("--sample reads dumps so far; drop it for a model file")
+    prefix, suffix = tokens(args.prefix), tokens(args.suffix)
+    vocab = tokens(args.vocab)
+    alphabet = [t for t in vocab if t not in (*prefix, *suffix)]
+    if not alphabet:
+        raise UsageError(
+            f"{args.model}: give the vocabulary (--vocab T0,T1,... in token-id order, with "
+            "--prefix/--suffix for special tokens)"
+        )
+    try:
+        model = load_module_file(args.model, module=args.module, kwargs=args.kwargs)
+        columns, gap = import_columns(
+            model,
+            alphabet=alphabet,
+            vocab=vocab,
+            prefix=prefix,
+            suffix=suffix,
+            max_len=args.max_n,
+            compare=not args.no_compare,
+            name=Path(args.model).stem,
+        )
+    except (ImporterError, UnfaithfulImportError, MissingExtraError) as exc:
+        raise UsageError(str(exc)) from None
+    output = args.output or "categorical"
+    if output == "numeric" and len(columns) != 1:
+        raise UsageError(f"--output numeric: {args.model} has {len(columns)} outputs, not one")
+    values: list[Any] = list(tokens(getattr(args, "values", None))) or list(range(len(columns)))
+    if len(values) != len(columns):
+        raise UsageError(
+            f"--values {args.values}: {args.model} has {len(columns)} outputs per position; "
+            f"give {len(columns)} values"
+        )
+    fn = load_reference(args.reference)
+    report = check_sequence(
+        columns[0],
+        lambda w: fn(list(w)),
+        unembed=[],
+        values=values,
+        max_n=args.max_n,
+        min_n=max(1, args.min_n),
+        reference_name=args.reference,
+        tolerance=(args.tolerance if args.tolerance is not None else 1e-6)
+        if output == "numeric"
+        else None,
+        threshold=(threshold or 0.0) if output == "next-set" else None,
+        columns=columns,
+    )
+    report.network = Path(args.model).stem
+    summary = (
+        None
+        if gap is None
+        else f"every output at every position gated against the model's float64 run "
+        f"(largest gap {gap:.2g})"
+    )
+    return _finish(args, report, summary)
+
+
 def cmd_check_sequence(args: argparse.Namespace) -> int:
     """The per-position check (see the module docstring)."""
     from netproof.symbolic.errors import MissingExtraError
@@ -165,6 +269,8 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
         raise UsageError(f"--threshold {threshold}: give a number, with --output next-set")
     if args.language is not None:
         raise UsageError("give --language (accept/reject) or --reference (per position), not both")
+    if not _is_dump(args.model):
+        return _check_columns(args, threshold)
     try:
         imported, kw = load_sequence_dump(args.model, compare=not args.no_compare)
     except (ImporterError, UnfaithfulImportError, MissingExtraError) as exc:
