@@ -29,7 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from . import nextsym, programs, traces
+from . import nextsym, programs, relative, traces
 from .classes import prove_every_length
 from .interpret import Exhaustive, evaluator, forward
 from .languages import BRACKETS, dyck, language, pair_heights, program_beside
@@ -397,6 +397,8 @@ def check_record(
             raise Refused("a per-length family of networks (one fingerprint per length)")
         if kind == "ExactFact" and claim["statement"] in (nextsym.EQ7, nextsym.GAPS):
             return KernelResult("checked", kind, nextsym.check_fact(rec))  # no network in it
+        if kind == "ExactFact" and claim["statement"] in relative.FACTS:
+            return KernelResult("checked", kind, relative.check_fact(rec))  # a witness, no network
         net = loads(Path(network).read_text(encoding="utf-8"))
         if net.fingerprint != fp:
             raise KernelError(
@@ -447,6 +449,13 @@ def check_record(
             and (claim["statement"] in VALUES)
         ):
             return KernelResult("checked", kind, check_values(rec, net, max_words))
+        if (
+            kind == "ValueIs"
+            and method.startswith("exhaustive (")
+            and relative.covers(claim["statement"])
+        ):
+            lo, hi, count = _bounded(rec, net, max_words)
+            return KernelResult("checked", kind, relative.check_values(rec, net, lo, hi, count))
         if kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             if has_automaton(claim["statement"]):
                 return KernelResult("checked", kind, prove_by_nearest(net, claim["statement"]))

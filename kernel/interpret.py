@@ -19,7 +19,7 @@ from fractions import Fraction
 from math import gcd, isqrt
 from typing import Any
 
-from .netfile import Affine, Block, Head, KernelError, Net, Refused
+from .netfile import Affine, Block, Head, KernelError, Net, Refused, power
 
 Row = dict[str, Fraction]
 ZERO, ONE = Fraction(0), Fraction(1)
@@ -142,6 +142,11 @@ def head(h: Head, rows: list[Row], where: str) -> list[Row]:
         for j in keys:
             s = sum((qs[i][o] * ks[j][o] for o in h.query.outputs), ZERO)
             scores.append(-abs(s) if h.scoring == "neg_abs_dot" else s)
+        if h.rel is not None:
+            scores = [
+                relative_logit(h, s, qs[i], ks[j], j - i, n)
+                for s, j in zip(scores, keys, strict=True)
+            ]
         if h.hardmax:
             top = max(scores)
             best = [j for j, s in zip(keys, scores, strict=True) if s == top]
@@ -152,20 +157,41 @@ def head(h: Head, rows: list[Row], where: str) -> list[Row]:
             weights = {j: Fraction(1, len(best)) for j in best}
         else:
             assert h.base is not None
-            k = h.coef * (n if h.times_n else 1)
+            k = h.coef * (n if h.times_n else 1) if h.rel is None else 1  # rel: scaled already
             top = max(k * s for s in scores)
             raw = {}
             for j, s in zip(keys, scores, strict=True):
-                e = k * s - top
-                if e.denominator != 1:
-                    raise Refused(f"{where}: softmax weight {h.base}^({e}) is outside the kernel")
-                raw[j] = h.base ** int(e)
+                raw[j] = power(h.base, k * s - top, f"{where}: softmax")
             total = sum(raw.values(), ZERO)
             weights = {j: w / total for j, w in raw.items()}
         out.append(
             {o: sum((w * vs[j][o] for j, w in weights.items()), ZERO) for o in h.value.outputs}
         )
     return out
+
+
+def _window_at(win: tuple[Any, ...] | None, offset: int) -> Any:
+    """The entry of a relative window (k, outside, entries) at offset j − i, or None."""
+    if win is None:
+        return None
+    k, outside, vals = win
+    if -k <= offset <= k:
+        return vals[offset + k]
+    return (vals[-1] if offset > k else vals[0]) if outside == "clip" else None
+
+
+def relative_logit(h: Head, s: Fraction, qi: Row, kj: Row, offset: int, n: int) -> Fraction:
+    """factor·(s + ⟨q_i, W^C_{j−i}⟩ + ⟨k_j, W^{C'}_{j−i}⟩) + β_{j−i} (factor = coef, times n)."""
+    assert h.rel is not None
+    beta, qconv, kconv = h.rel
+    for win, vec in ((qconv, qi), (kconv, kj)):
+        col = _window_at(win, offset)
+        if col is not None:
+            if len(col) != len(h.query.outputs):
+                raise KernelError(f"head {h.name!r}: a relative kernel column is not q/k-wide")
+            s += sum((w * vec[o] for o, w in zip(h.query.outputs, col, strict=True)), ZERO)
+    b = _window_at(beta, offset)
+    return h.coef * (n if h.times_n else 1) * s + (ZERO if b is None else b)
 
 
 def run(net: Net, word: tuple[str, ...]) -> Fraction:
@@ -193,9 +219,7 @@ def forward(
     readout = net.position if net.position >= 0 else n + net.position
     if not 0 <= readout < n:
         raise KernelError(f"readout position {net.position} is outside the {n} tokens")
-    last_attention = max(
-        (i for i, s in enumerate(net.layers) if s.block.kind == "attention"), default=-1
-    )
+    last_attention = max((i for i, s in enumerate(net.layers) if s.block.kind != "ffn"), default=-1)
     for idx, sub in enumerate(net.layers):
         if stop is not None and idx > stop:
             break
@@ -210,6 +234,23 @@ def forward(
             if sub.block.output is not None:
                 full = {o: ZERO for h in sub.block.heads for o in h.value.outputs}
                 parts = [affine(sub.block.output, {**full, **p}) for p in parts]
+        elif sub.block.kind == "conv":
+            ins, outs, kernels = sub.block.steps[:3]
+            k = len(kernels[0]) // 2
+            parts = [
+                {
+                    y: sum(
+                        (
+                            kernels[c % len(kernels)][j - i + k] * rows[j][x]
+                            for j in visible("none", i, n)
+                            if abs(j - i) <= k
+                        ),
+                        ZERO,
+                    )
+                    for c, (x, y) in enumerate(zip(ins, outs, strict=True))
+                }
+                for i in range(n)
+            ]
         else:
             parts = [ffn(sub.block, rows[t], where) if t in live else {} for t in range(n)]
         for t in live:
@@ -317,11 +358,15 @@ class Exhaustive:
             if sub.post_ln is not None:
                 raise Refused("a layer norm (the fast path has none)")
             b = sub.block
+            if b.kind == "conv":
+                raise Refused("a convolution (the fast path has none)")
             if b.kind == "attention":
                 heads: list[tuple[Any, ...]] = []
                 for h in b.heads:
                     if not h.hardmax:
                         raise Refused("softmax attention (the fast path has none)")
+                    if h.rel is not None:
+                        raise Refused("relative positions (the fast path has none)")
                     if h.mask not in MASKS:
                         raise KernelError(f"unknown mask {h.mask!r}")
                     lq, lk, lv = _Lin(h.query, idx), _Lin(h.key, idx), _Lin(h.value, idx)

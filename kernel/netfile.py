@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from fractions import Fraction
+from math import isqrt
 from typing import Any
 
 
@@ -48,6 +49,7 @@ class Head:
     scoring: str  # dot | neg_abs_dot
     mask: str
     empty: str  # zero | error
+    rel: tuple[Any, ...] | None = None  # relative positions: (β, W^C, W^{C'}), see _relative
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,25 @@ def q(v: Any, where: str) -> Fraction:
         raise KernelError(f"{where}: {v!r} is not a rational") from None
 
 
+def _root(x: int, m: int) -> int | None:
+    """The integer m-th root of x >= 0, or None where there is none."""
+    r = 1 << -(-x.bit_length() // m)
+    while (t := ((m - 1) * r + x // r ** (m - 1)) // m) < r:
+        r = t
+    return r if r**m == x else None
+
+
+def power(base: Fraction, e: Fraction, where: str) -> Fraction:
+    """base^e exactly (base > 0), or Refused where it is not rational."""
+    if base <= 0:
+        raise KernelError(f"{where}: a softmax base {base} must be > 0")
+    m = e.denominator
+    r, t = _root(base.numerator, m), _root(base.denominator, m)
+    if m > 64 or r is None or t is None:
+        raise Refused(f"{where}: the weight {base}^({e}) is not rational")
+    return Fraction(r, t) ** e.numerator
+
+
 def _obj(v: Any, kind: str, where: str) -> dict[str, Any]:
     if not isinstance(v, dict) or v.get("type") != kind:
         raise KernelError(f"{where}: expected a {kind} object")
@@ -140,13 +161,31 @@ def _affine(v: Any, where: str) -> Affine:
     return Affine(inputs, outputs, weights, bias)
 
 
+def _window(v: Any, type_: str, field: str, where: str) -> tuple[Any, ...] | None:
+    """A relative window (k, outside, entries) of the file's RelativeBias / RelativeKernel."""
+    if v is None:
+        return None
+    o = _obj(v, type_, f"{where}.{field}")
+    rows = o["beta"] if type_ == "RelativeBias" else o["columns"]
+    if not isinstance(rows, list) or len(rows) % 2 != 1 or o["outside"] not in ("zero", "clip"):
+        raise KernelError(f"{where}.{field}: expected an odd-length window and outside zero|clip")
+    vals = [q(x, where) if type_ == "RelativeBias" else [q(y, where) for y in x] for x in rows]
+    return (len(rows) // 2, o["outside"], vals)
+
+
+def _relative(h: dict[str, Any], where: str) -> tuple[Any, ...] | None:
+    """The head's relative-position fields (the logit of key j for query i is
+    factor·(score + ⟨q_i, W^C_{j−i}⟩ + ⟨k_j, W^{C'}_{j−i}⟩) + β_{j−i}), or None."""
+    kinds = (("relative_bias", "RelativeBias"), ("query_conv", "RelativeKernel"))
+    rel = tuple(_window(h.get(f), t, f, where) for f, t in (*kinds, ("key_conv", "RelativeKernel")))
+    return None if rel == (None, None, None) else rel
+
+
 def _head(h: dict[str, Any], where: str) -> Head:
-    for field in ("relative_bias", "query_conv", "key_conv"):
-        if h.get(field) is not None:
-            raise Refused(f"{where}: relative positions ({field}) are outside the kernel")
     nz, sc = h["normalizer"], _obj(h["scale"], "Scale", where)
-    if sc["sqrt_d"] is not None or sc["log_n"]:
-        raise Refused(f"{where}: a 1/√d or ln n scale is outside the kernel (irrational weights)")
+    root = 1 if sc["sqrt_d"] is None else isqrt(max(int(sc["sqrt_d"]), 0))
+    if root * root != (sc["sqrt_d"] or 1) or root == 0 or sc["log_n"]:
+        raise Refused(f"{where}: a 1/√d (d not a square) or ln n scale is outside the kernel")
     hardmax = nz.get("type") == "Hardmax"
     base = None
     if not hardmax:
@@ -157,7 +196,7 @@ def _head(h: dict[str, Any], where: str) -> Head:
         base = q(nz["r"], where)
         if base <= 0:
             raise KernelError(f"{where}: softmax base {base} must be > 0")
-    coef = q(sc["coef"], where)
+    coef = q(sc["coef"], where) / root
     if hardmax and coef <= 0:
         raise Refused(f"{where}: hardmax with a scale coef <= 0 is outside the kernel")
     if h["scoring"] not in ("dot", "neg_abs_dot") or h["empty"] not in ("zero", "error"):
@@ -173,6 +212,7 @@ def _head(h: dict[str, Any], where: str) -> Head:
         hardmax=hardmax,
         tie=tie,
         base=base,
+        rel=_relative(h, where),
         coef=coef,
         times_n=bool(sc["times_n"]),
         scoring=h["scoring"],
@@ -212,6 +252,22 @@ def _block(b: dict[str, Any], where: str) -> Block:
         )
         out = None if b["output"] is None else _affine(b["output"], where + ".output")
         return Block("attention", b["name"], heads=heads, output=out)
+    if b.get("type") == "Convolution":  # y[out_c]_i = Σ_{|j−i|≤k} w_{j−i,c}·x[in_c]_j
+        ins, outs = _names(b["inputs"], where), _names(b["outputs"], where)
+        rows = [[q(w, where) for w in row] for row in b["kernels"]]
+        if len(ins) != len(outs) or len(rows) not in (1, len(ins)) or len(set(map(len, rows))) != 1:
+            raise KernelError(f"{where}: a convolution needs one kernel row or one per channel")
+        if len(rows[0]) % 2 != 1:
+            raise KernelError(f"{where}: a kernel row has 2k+1 weights")
+        base, ws = None, rows
+        if b["normalizer"] is not None:  # w_r = base^β_r / Σ base^β_r' (Wu et al.)
+            nz = _obj(b["normalizer"], "Softmax", where)
+            if nz.get("r") is None:
+                raise Refused(f"{where}: a kernel softmax with base e^c (not rational)")
+            base = q(nz["r"], where)
+            exps = [[power(base, w, where) for w in row] for row in rows]
+            ws = [[w / sum(row, Fraction(0)) for w in row] for row in exps]
+        return Block("conv", b["name"], steps=(ins, outs, ws, rows, base))  # (…, raw rows, base)
     raise Refused(f"{where}: block {b.get('type')!r} is outside the kernel")
 
 

@@ -1,0 +1,213 @@
+"""Rules for relative positions (Chang et al. 2021, §2–§3): the kernel's own transcriptions of
+the paper's equations, against which the network file's heads and convolutions are checked.
+
+A ``ValueIs`` record here says that a head (or a convolution channel) of the network computes
+one of the paper's equations at every position of every word of the bound. The rule recomputes
+the equation from the paper's text with the parameters the file gives the head (W^Q, W^K, W^V,
+the window entries β, W^C, W^{C'}, the softmax base), but with the equation's own structure:
+which terms are present, zero beyond ±k or clipped to ±k (Shaw), 1/√d_h with d_h the width of
+the query, a softmax over every key. A head whose fields differ from the equation (a term too
+many, the wrong outside rule, another scale or mask) therefore disagrees on a word where that
+matters. Three ``ExactFact`` records state that a witness exists (n and base given); the kernel
+exhibits its own witness and evaluates both sides exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from .interpret import affine, forward
+from .netfile import KernelError, Net, Refused, power
+
+ALL = ", at every position of every word"
+HEADS: dict[str, tuple[str, str | None, str | None, str | None]] = {
+    # statement: (head, β rule, W^C rule, W^{C'} rule); a rule is "zero" (beyond ±k) or "clip"
+    "head 'fixed' computes Eq. 4: y_i = Σ_j softmax_j(A_ij + β_{j−i}[|j−i| ≤ k]) v_j" + ALL: (
+        "fixed",
+        "zero",
+        None,
+        None,
+    ),
+    "head 'dynamic' computes Eq. 5: logits (x_iW^Q)(x_jW^K + W^C_{j−i})ᵀ/√d_h, zero beyond ±k"
+    + ALL: ("dynamic", None, "zero", None),
+    "head 'shaw' computes Shaw et al.'s logits with j − i clipped to ±k" + ALL: (
+        "shaw",
+        None,
+        "clip",
+        None,
+    ),
+    "head 'composite' computes Eq. 6: Eq. 5 + β_{j−i}" + ALL: ("composite", "zero", "zero", None),
+    "head 'key' computes the key-based dynamic convolution A_ij + (x_jW^K)(W^{C'}_{j−i})ᵀ/√d_h"
+    + ALL: ("key", None, None, "zero"),
+}
+CONV = re.compile(
+    r"channel (\d+) of block '([^']+)' is (Eq\. 3 with Wu et al\.'s softmax-normalized kernel "
+    r"\(base 2\)|Eq\. 2), zero padding"
+)
+FACTS = {
+    "Eq. 4 (β before the softmax) and the text's 'add the attention map' (after it) are "
+    "different operators: a witness X with softmax(A + T)V ≠ softmax(A)V + TV (n = 2, base 2)": "I4c",
+    "Eq. 5 (zero beyond ±k) and Shaw's clipped embeddings differ as soon as n > k + 1: a witness "
+    "(n = 3, k = 1) where the logits differ at |j − i| = 2": "I6b",
+    "with a Toeplitz bias (Eq. 4) self-attention is not permutation-equivariant: a witness X, P "
+    "with SA_T(PX) ≠ P·SA_T(X) (n = 2, base 2)": "I9b",
+}
+Rows = list[dict[str, Fraction]]
+
+
+def covers(statement: str) -> bool:
+    return statement in HEADS or CONV.fullmatch(statement) is not None
+
+
+def _at(vals: Any, offset: int, rule: str) -> Any:
+    """Entry j − i of a window of 2k+1 (zero beyond ±k: None; clip: the nearest end)."""
+    k = len(vals) // 2
+    if -k <= offset <= k:
+        return vals[offset + k]
+    return (vals[-1] if offset > k else vals[0]) if rule == "clip" else None
+
+
+def _dot(u: Any, v: Any) -> Fraction:
+    return sum((a * b for a, b in zip(u, v, strict=True)), Fraction(0))
+
+
+def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], list[Fraction]]]:
+    name, b_rule, c_rule, ck_rule = HEADS[statement]
+    found = [(i, h) for i, s in enumerate(net.layers) for h in s.block.heads if h.name == name]
+    if len(found) != 1 or len(found[0][1].value.outputs) != 1 or found[0][1].base is None:
+        raise KernelError(f"the network has no single softmax head {name!r} with one output")
+    idx, h = found[0]
+    beta, wc, wck = h.rel or (None, None, None)
+    for rule, win, what in ((b_rule, beta, "β"), (c_rule, wc, "W^C"), (ck_rule, wck, "W^{C'}")):
+        if rule is not None and win is None:
+            raise KernelError(f"head {name!r} has no {what}, which its statement uses")
+    qo = h.query.outputs
+    root = power(Fraction(len(qo)), Fraction(1, 2), f"head {name!r}: √d_h")
+    base = h.base
+
+    def ref(rows: Rows) -> list[Fraction]:
+        qs = [[affine(h.query, r)[o] for o in qo] for r in rows]
+        ks = [[affine(h.key, r)[o] for o in qo] for r in rows]
+        vs = [affine(h.value, r)[h.value.outputs[0]] for r in rows]
+        out = []
+        for i in range(len(rows)):
+            logits = []
+            for j in range(len(rows)):
+                s = _dot(qs[i], ks[j])
+                for rule, win, vec in ((c_rule, wc, qs[i]), (ck_rule, wck, ks[j])):
+                    col = None if rule is None else _at(win[2], j - i, rule)
+                    s += ZERO if col is None else _dot(vec, col)
+                b = None if b_rule is None else _at(beta[2], j - i, b_rule)
+                logits.append(s / root + (ZERO if b is None else b))
+            ws = [power(base, a - max(logits), "the softmax") for a in logits]
+            out.append(_dot(ws, vs) / sum(ws, ZERO))
+        return out
+
+    return idx, h.value.outputs[0], ref
+
+
+ZERO = Fraction(0)
+
+
+def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], list[Fraction]]]:
+    m = CONV.fullmatch(statement)
+    assert m is not None
+    c, name, eq3 = int(m[1]) - 1, m[2], m[3].startswith("Eq. 3")
+    found = [i for i, s in enumerate(net.layers) if s.block.kind == "conv" and s.block.name == name]
+    if len(found) != 1:
+        raise KernelError(f"the network has no single convolution {name!r}")
+    ins, outs, _, raw, base = net.layers[found[0]].block.steps
+    if not 0 <= c < len(ins):
+        raise KernelError(f"convolution {name!r} has no channel {c + 1}")
+    if eq3:  # Eq. 3: one kernel row shared by every channel, softmax-normalized (base 2)
+        if len(raw) != 1 or base != 2:
+            raise KernelError(f"convolution {name!r} is not one shared row normalized in base 2")
+        exps = [Fraction(2) ** int(b) if b.denominator == 1 else None for b in raw[0]]
+        if None in exps:
+            raise Refused(f"convolution {name!r}: a non-integer kernel exponent")
+        w = [e / sum(exps, ZERO) for e in exps]  # type: ignore[operator, arg-type]
+    elif base is not None:  # Eq. 2 is a depthwise convolution without a normalization
+        raise KernelError(f"convolution {name!r} normalizes its kernel, which Eq. 2 does not")
+    else:
+        w = list(raw[c] if len(raw) > 1 else raw[0])
+    k = len(w) // 2
+
+    def ref(rows: Rows) -> list[Fraction]:
+        n = len(rows)
+        x = [r[ins[c]] for r in rows]
+        return [
+            sum((w[j - i + k] * x[j] for j in range(max(0, i - k), min(n, i + k + 1))), ZERO)
+            for i in range(n)
+        ]
+
+    return found[0], outs[c], ref
+
+
+def check_values(rec: dict[str, Any], net: Net, lo: int, hi: int, count: int) -> str:
+    """Rule (a head or convolution channel computes the paper's equation, exhaustive): on every
+    word of the bound, at every token, the dim the record names after that sublayer equals the
+    kernel's own evaluation of the equation on the rows before it; the first word where it does
+    not refutes the claim (a refuted record must name that word)."""
+    statement = rec["claim"]["statement"]
+    rule = _head_rule if statement in HEADS else _conv_rule
+    idx, dim, ref = rule(net, statement)
+    for n in range(lo, hi + 1):
+        for w in itertools.product(net.alphabet, repeat=n):
+            want = ref(forward(net, w, stop=idx - 1)[0])
+            for t, row in enumerate(forward(net, w, stop=idx)[0]):
+                if row[dim] == want[t]:
+                    continue
+                shown = ("" if all(len(a) == 1 for a in net.alphabet) else " ").join(w)
+                if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
+                    return f"refuted: on {shown!r} {dim} at token {t} is {row[dim]}, not {want[t]}"
+                raise KernelError(
+                    f"the record says {rec['verdict']}, but on {shown!r} {dim} at token {t} is "
+                    f"{row[dim]}, the equation's {want[t]}"
+                )
+    if rec["verdict"] != "proved" or rec.get("checked") != count:
+        raise KernelError(
+            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but the "
+            f"equation holds on all {count} words"
+        )
+    return f"proved: {dim} is the paper's equation at every token of all {count} words"
+
+
+def _attend(x: list[Fraction], beta: tuple[int, ...], clip: bool = False) -> list[Fraction]:
+    """softmax_j(x_i·x_j + β_{j−i}) x_j in base 2, d = 1, W^Q = W^K = W^V = 1, k = 1."""
+    out = []
+    for i in range(len(x)):
+        logits = [
+            x[i] * x[j] + (_at(beta, j - i, "clip" if clip else "zero") or 0) for j in range(len(x))
+        ]
+        ws = [power(Fraction(2), a - max(logits), "base 2") for a in logits]
+        out.append(_dot(ws, x) / sum(ws, ZERO))
+    return out
+
+
+def check_fact(rec: dict[str, Any]) -> str:
+    """Rule (a witness exists, exact arithmetic): the kernel's own witness (d = 1, k = 1, the
+    weights 1, β = (0, 0, 1) at offsets −1, 0, 1) makes the two sides differ exactly."""
+    which = FACTS[rec["claim"]["statement"]]
+    if rec.get("verdict") != "proved":
+        raise KernelError(f"the record says {rec.get('verdict')}, but a witness exists")
+    beta, x = (0, 0, 1), [Fraction(1), Fraction(0)]
+    if which == "I4c":  # softmax(A + T)V vs softmax(A)V + TV
+        lhs = _attend(x, beta)
+        soft = _attend(x, (0, 0, 0))
+        rhs = [
+            soft[i] + sum((_at(beta, j - i, "zero") or 0) * x[j] for j in range(2))
+            for i in range(2)
+        ]
+    elif which == "I6b":  # logit terms q_i·W^C_{j−i}, q = 1: zero beyond ±k vs clipped, n = 3
+        lhs = [_at(beta, j - i, "zero") or 0 for i in range(3) for j in range(3) if abs(j - i) == 2]
+        rhs = [_at(beta, j - i, "clip") for i in range(3) for j in range(3) if abs(j - i) == 2]
+    else:  # I9b: SA_T(PX) vs P·SA_T(X), P the swap
+        lhs, rhs = _attend(x[::-1], beta), _attend(x, beta)[::-1]
+    if lhs == rhs:  # pragma: no cover - the witness is fixed; a failure is a kernel bug
+        raise KernelError(f"{which}: the kernel's witness does not separate the two sides")
+    shown = [", ".join(map(str, side)) for side in (lhs, rhs)]
+    return f"proved: a witness (X = (1, 0), β = (0, 0, 1), base 2): ({shown[0]}) ≠ ({shown[1]})"
