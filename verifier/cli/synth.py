@@ -62,7 +62,9 @@ def add_parser(sub: Any) -> None:
         "(through the minimal DFA)",
     )
     p.add_argument(
-        "--minimize", action="store_true", help="build every route and keep the smallest program"
+        "--minimize",
+        action="store_true",
+        help="build every route, share subformulas and simplify each, keep the smallest program",
     )
     p.add_argument(
         "--out",
