@@ -175,7 +175,9 @@ def check(rec: dict[str, Any], net: Any, kind: str, method: str, max_words: int)
     exhaustive = method.startswith("exhaustive (")
     if kind == "TraceProperty" and exhaustive and LAYER1.fullmatch(rec["claim"]["statement"]):
         return check_layer1(rec, net, max_words)
-    if rec["claim"]["statement"].endswith("of every valid γuω, d = 1 + depth"):
-        raise Refused("(a₁, a₂) at ω: the statement does not say what the depth is at ω")
+    if "of every valid γuω, d = 1 + depth" in rec["claim"]["statement"]:
+        raise Refused(
+            "layer 1 over the words γuω (ω read as a closing bracket): the kernel's rule reads prefixes"
+        )
     forward(net, net.alphabet[:1])  # Refused with the reason (√, e^c) where values are irrational
     raise Refused(f"claim kind {kind} by {method} of a generator")

@@ -290,7 +290,7 @@ def test_the_generators_claims_past_its_layer_norm_are_refused_naming_the_square
         assert got.outcome == "refused" and "√(5/2) is not rational" in got.detail, source
     g2 = _write(tmp_path, _text("dyck-gen", reading="G2"))
     got = check_record(REPO / "proofs" / "dyck-gen" / "Y6.n8.3734fcf0.json", g2)
-    assert got.outcome == "refused" and "does not say what the depth is at ω" in got.detail
+    assert got.outcome == "refused" and "the kernel's rule reads prefixes" in got.detail
 
 
 def test_eq7_is_checked_and_a_flipped_verdict_disagrees(tmp_path: Path) -> None:
