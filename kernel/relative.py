@@ -88,6 +88,7 @@ def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], lis
     qo = h.query.outputs
     root = power(Fraction(len(qo)), Fraction(1, 2), f"head {name!r}: √d_h")
     base = h.base
+    assert base is not None  # checked above
 
     def ref(rows: Rows) -> list[Fraction]:
         qs = [[affine(h.query, r)[o] for o in qo] for r in rows]
@@ -126,10 +127,10 @@ def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], lis
     if eq3:  # Eq. 3: one kernel row shared by every channel, softmax-normalized (base 2)
         if len(raw) != 1 or base != 2:
             raise KernelError(f"convolution {name!r} is not one shared row normalized in base 2")
-        exps = [Fraction(2) ** int(b) if b.denominator == 1 else None for b in raw[0]]
-        if None in exps:
+        if any(b.denominator != 1 for b in raw[0]):
             raise Refused(f"convolution {name!r}: a non-integer kernel exponent")
-        w = [e / sum(exps, ZERO) for e in exps]  # type: ignore[operator, arg-type]
+        exps = [Fraction(2) ** int(b) for b in raw[0]]
+        w = [e / sum(exps, ZERO) for e in exps]
     elif base is not None:  # Eq. 2 is a depthwise convolution without a normalization
         raise KernelError(f"convolution {name!r} normalizes its kernel, which Eq. 2 does not")
     else:
@@ -203,7 +204,9 @@ def check_fact(rec: dict[str, Any]) -> str:
             for i in range(2)
         ]
     elif which == "I6b":  # logit terms q_i·W^C_{j−i}, q = 1: zero beyond ±k vs clipped, n = 3
-        lhs = [_at(beta, j - i, "zero") or 0 for i in range(3) for j in range(3) if abs(j - i) == 2]
+        lhs = [
+            _at(beta, j - i, "zero") or ZERO for i in range(3) for j in range(3) if abs(j - i) == 2
+        ]
         rhs = [_at(beta, j - i, "clip") for i in range(3) for j in range(3) if abs(j - i) == 2]
     else:  # I9b: SA_T(PX) vs P·SA_T(X), P the swap
         lhs, rhs = _attend(x[::-1], beta), _attend(x, beta)[::-1]

@@ -105,8 +105,8 @@ def simplify_attend(op: B.Attend) -> B.BVec | None:
         return op.default
     if isinstance(op.value, B.AtI) and op.value.vec is op.default:
         return op.default
-    same_const = isinstance(op.value, B.Const) and isinstance(op.default, B.Const)
-    if same_const and op.value.value is op.default.value:  # type: ignore[union-attr]
+    value, default = op.value, op.default
+    if isinstance(value, B.Const) and isinstance(default, B.Const) and value.value is default.value:
         return op.default
     return None
 
@@ -157,8 +157,8 @@ class _Sharer:
             if s is not None:
                 return self.leaf(s) if isinstance(s, B.Const) else s
             kind = "and" if isinstance(op, B.And) else "or"
-            a, b = sorted((self.num(left), self.num(right)))
-            return self.share((kind, a, b), type(op)(left, right, name))
+            lo, hi = sorted((self.num(left), self.num(right)))
+            return self.share((kind, lo, hi), type(op)(left, right, name))
         assert isinstance(op, B.Attend)
         built = B.Attend(op.side, op.mask, new[op.score], new[op.value], new[op.default], name)
         s = simplify_attend(built)
