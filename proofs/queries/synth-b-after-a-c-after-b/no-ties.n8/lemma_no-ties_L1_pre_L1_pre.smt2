@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(declare-fun Q_b () Bool)
+(declare-fun Q_a () Bool)
+(assert (let (($x49 (and (distinct 1.0 (ite true 1.0 0.0)) true))) (let ((?x46 (ite (and Q_b (not BOS) (not EOS)) 1.0 0.0))) (let ((?x13 (ite Q_b (- 1.0) 0.0))) (let ((?x23 (ite Q_b 1.0 0.0))) (let (($x10 (not EOS))) (let ((?x21 (ite $x10 1.0 0.0))) (let (($x9 (not BOS))) (let ((?x20 (ite $x9 1.0 0.0))) (let ((?x26 (+ ?x20 ?x21 ?x23 (* (- 1.0) (ite (< 0.0 ?x13) ?x13 0.0)) (- 2.0)))) (let ((?x34 (ite (< 0.0 ?x26) ?x26 0.0))) (let (($x47 (and (distinct ?x34 ?x46) true))) (let ((?x27 (ite Q_a 1.0 0.0))) (let ((?x14 (ite Q_a (- 1.0) 0.0))) (let ((?x18 (ite (< 0.0 ?x14) ?x14 0.0))) (let ((?x30 (+ ?x14 ?x18))) (let ((?x29 (+ ?x27 (* (- 1.0) ?x18)))) (let ((?x40 (+ (ite (< 0.0 ?x29) ?x29 0.0) (* (- 1.0) (ite (< 0.0 ?x30) ?x30 0.0))))) (let (($x44 (and (distinct ?x40 ?x27) true))) (let ((?x42 (ite (and $x9 $x10) 1.0 0.0))) (let ((?x22 (+ ?x20 ?x21 (- 1.0)))) (let ((?x32 (ite (< 0.0 ?x22) ?x22 0.0))) (let (($x43 (and (distinct ?x32 ?x42) true))) (or $x43 $x44 $x47 $x49))))))))))))))))))))))))
+(check-sat)

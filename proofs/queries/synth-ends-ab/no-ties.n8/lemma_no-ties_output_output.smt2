@@ -1,0 +1,6 @@
+(set-logic QF_LIRA)
+(declare-fun BOS () Bool)
+(declare-fun yesterday1 () Bool)
+(declare-fun Q_b () Bool)
+(assert (let (($x8 (not BOS))) (let (($x21 (and Q_b yesterday1 $x8))) (let ((?x22 (ite $x21 1.0 0.0))) (let ((?x12 (ite yesterday1 1.0 0.0))) (let ((?x11 (ite Q_b 1.0 0.0))) (let ((?x14 (+ ?x11 ?x12 (- 1.0)))) (let ((?x18 (+ (ite $x8 1.0 0.0) (ite (< 0.0 ?x14) ?x14 0.0) (- 1.0)))) (let ((?x20 (ite (< 0.0 ?x18) ?x18 0.0))) (let (($x23 (and (distinct ?x20 ?x22) true))) (or $x23)))))))))))
+(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun hist3.val0 () Bool)
+(declare-fun hist3.found0 () Bool)
+(declare-fun hist2.val0 () Bool)
+(declare-fun hist2.found0 () Bool)
+(assert (let (($x10 (not hist3.found0))) (let (($x51 (or $x10 (and hist3.found0 hist3.val0)))) (let ((?x52 (ite $x51 1.0 0.0))) (let ((?x14 (ite hist3.found0 (- 1.0) 0.0))) (let ((?x25 (ite hist3.val0 1.0 0.0))) (let ((?x24 (ite hist3.found0 1.0 0.0))) (let ((?x27 (+ ?x24 ?x25 (* (- 1.0) (ite (< 0.0 ?x14) ?x14 0.0)) (- 1.0)))) (let ((?x37 (+ (ite $x10 (- 1.0) 0.0) (* (- 1.0) (ite (< 0.0 ?x27) ?x27 0.0)) 1.0))) (let ((?x45 (+ (* (- 1.0) (ite (< 0.0 ?x37) ?x37 0.0)) 1.0))) (let (($x53 (and (distinct ?x45 ?x52) true))) (let ((?x48 (ite (or (not hist2.found0) (and hist2.found0 hist2.val0)) 1.0 0.0))) (let ((?x13 (ite hist2.found0 (- 1.0) 0.0))) (let ((?x21 (ite hist2.val0 1.0 0.0))) (let ((?x20 (ite hist2.found0 1.0 0.0))) (let ((?x23 (+ ?x20 ?x21 (* (- 1.0) (ite (< 0.0 ?x13) ?x13 0.0)) (- 1.0)))) (let ((?x34 (+ (ite (not hist2.found0) (- 1.0) 0.0) (* (- 1.0) (ite (< 0.0 ?x23) ?x23 0.0)) 1.0))) (let ((?x43 (+ (* (- 1.0) (ite (< 0.0 ?x34) ?x34 0.0)) 1.0))) (let (($x49 (and (distinct ?x43 ?x48) true))) (or $x49 $x53))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,8 @@
+(set-logic QF_LIRA)
+(declare-fun yesterday1 () Bool)
+(declare-fun Q_b () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(declare-fun Q_a () Bool)
+(assert (let (($x43 (and (distinct 0.0 (ite false 1.0 0.0)) true))) (let ((?x47 (ite (and (not BOS) (not EOS) (not (or Q_b yesterday1))) 1.0 0.0))) (let ((?x18 (ite Q_b (- 1.0) 0.0))) (let ((?x14 (ite yesterday1 (- 1.0) 0.0))) (let ((?x19 (+ ?x14 ?x18 1.0))) (let ((?x23 (ite (< 0.0 ?x19) ?x19 0.0))) (let (($x11 (not EOS))) (let ((?x29 (ite $x11 1.0 0.0))) (let (($x10 (not BOS))) (let ((?x28 (ite $x10 1.0 0.0))) (let ((?x32 (+ ?x28 ?x29 (ite (< 0.0 ?x23) ?x23 0.0) (- 2.0)))) (let ((?x36 (ite (< 0.0 ?x32) ?x32 0.0))) (let (($x48 (and (distinct ?x36 ?x47) true))) (let ((?x40 (ite (and $x10 $x11 (not (or Q_a yesterday1))) 1.0 0.0))) (let ((?x15 (ite Q_a (- 1.0) 0.0))) (let ((?x17 (+ ?x14 ?x15 1.0))) (let ((?x21 (ite (< 0.0 ?x17) ?x17 0.0))) (let ((?x31 (+ ?x28 ?x29 (ite (< 0.0 ?x21) ?x21 0.0) (- 2.0)))) (let ((?x34 (ite (< 0.0 ?x31) ?x31 0.0))) (let (($x41 (and (distinct ?x34 ?x40) true))) (or $x41 $x43 $x48 $x43))))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x21 (and (distinct 1.0 (ite true 1.0 0.0)) true))) (let ((?x18 (ite (and (not BOS) (not EOS)) 1.0 0.0))) (let ((?x14 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (- 1.0)))) (let ((?x16 (ite (< 0.0 ?x14) ?x14 0.0))) (let (($x19 (and (distinct ?x16 ?x18) true))) (or $x19 $x21)))))))
+(check-sat)

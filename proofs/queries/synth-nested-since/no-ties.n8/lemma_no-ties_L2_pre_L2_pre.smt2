@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun Q_c () Bool)
+(declare-fun since1 () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let ((?x20 (ite Q_c 1.0 0.0))) (let ((?x14 (ite Q_c (- 1.0) 0.0))) (let ((?x16 (ite (< 0.0 ?x14) ?x14 0.0))) (let ((?x23 (+ ?x14 ?x16))) (let ((?x29 (ite (< 0.0 ?x23) ?x23 0.0))) (let ((?x22 (+ ?x20 (* (- 1.0) ?x16)))) (let ((?x27 (ite (< 0.0 ?x22) ?x22 0.0))) (let ((?x37 (+ (* (- 1.0) ?x27) ?x29))) (let ((?x35 (+ ?x27 (* (- 1.0) ?x29)))) (let ((?x45 (+ (ite (< 0.0 ?x35) ?x35 0.0) (* (- 1.0) (ite (< 0.0 ?x37) ?x37 0.0))))) (let (($x50 (and (distinct ?x45 ?x20) true))) (let ((?x48 (ite (and (not BOS) (not EOS) (or Q_c (not since1))) 1.0 0.0))) (let ((?x19 (+ (ite (not since1) (- 1.0) 0.0) ?x14 ?x16 1.0))) (let ((?x33 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (* (- 1.0) (ite (< 0.0 ?x19) ?x19 0.0)) (- 1.0)))) (let ((?x39 (ite (< 0.0 ?x33) ?x33 0.0))) (let (($x49 (and (distinct ?x39 ?x48) true))) (or $x49 $x50))))))))))))))))))
+(check-sat)

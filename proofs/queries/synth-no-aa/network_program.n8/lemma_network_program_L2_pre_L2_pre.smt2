@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun yesterday1 () Bool)
+(declare-fun Q_a () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x35 (and (distinct 0.0 (ite false 1.0 0.0)) true))) (let (($x10 (not EOS))) (let (($x9 (not BOS))) (let ((?x32 (ite (and $x9 $x10 (not (or (not Q_a) (not yesterday1)))) 1.0 0.0))) (let ((?x18 (+ (ite (not Q_a) (- 1.0) 0.0) (ite (not yesterday1) (- 1.0) 0.0) 1.0))) (let ((?x20 (ite (< 0.0 ?x18) ?x18 0.0))) (let ((?x26 (+ (ite $x9 1.0 0.0) (ite $x10 1.0 0.0) (ite (< 0.0 ?x20) ?x20 0.0) (- 2.0)))) (let ((?x28 (ite (< 0.0 ?x26) ?x26 0.0))) (let (($x33 (and (distinct ?x28 ?x32) true))) (or $x33 $x35)))))))))))
+(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun yesterday1 () Bool)
+(declare-fun Q_a () Bool)
+(declare-fun BOS () Bool)
+(declare-fun hist2 () Bool)
+(assert (let (($x76 (or BOS (and hist2 (not BOS) (or (not Q_a) (not yesterday1)))))) (let ((?x77 (ite $x76 1.0 0.0))) (let ((?x15 (ite hist2 (- 1.0) 0.0))) (let ((?x19 (ite (< 0.0 ?x15) ?x15 0.0))) (let ((?x31 (+ ?x15 ?x19))) (let ((?x28 (ite hist2 1.0 0.0))) (let ((?x30 (+ ?x28 (* (- 1.0) ?x19)))) (let ((?x23 (+ (ite (not Q_a) (- 1.0) 0.0) (ite (not yesterday1) (- 1.0) 0.0) 1.0))) (let ((?x44 (+ (* (- 1.0) (ite (< 0.0 ?x23) ?x23 0.0)) (ite (< 0.0 ?x30) ?x30 0.0) (* (- 1.0) (ite (< 0.0 ?x31) ?x31 0.0))))) (let ((?x56 (+ (ite (not BOS) 1.0 0.0) (ite (< 0.0 ?x44) ?x44 0.0) (- 1.0)))) (let ((?x14 (ite BOS (- 1.0) 0.0))) (let ((?x17 (ite (< 0.0 ?x14) ?x14 0.0))) (let ((?x27 (+ ?x14 ?x17))) (let ((?x37 (ite (< 0.0 ?x27) ?x27 0.0))) (let ((?x24 (ite BOS 1.0 0.0))) (let ((?x26 (+ ?x24 (* (- 1.0) ?x17)))) (let ((?x35 (ite (< 0.0 ?x26) ?x26 0.0))) (let ((?x48 (+ (* (- 1.0) ?x35) ?x37))) (let ((?x54 (ite (< 0.0 ?x48) ?x48 0.0))) (let ((?x46 (+ ?x35 (* (- 1.0) ?x37)))) (let ((?x52 (ite (< 0.0 ?x46) ?x46 0.0))) (let ((?x60 (+ (* (- 1.0) ?x52) ?x54))) (let ((?x58 (+ ?x52 (* (- 1.0) ?x54)))) (let ((?x69 (+ (* (- 1.0) (ite (< 0.0 ?x58) ?x58 0.0)) (ite (< 0.0 ?x60) ?x60 0.0) (* (- 1.0) (ite (< 0.0 ?x56) ?x56 0.0)) 1.0))) (let ((?x73 (+ (* (- 1.0) (ite (< 0.0 ?x69) ?x69 0.0)) 1.0))) (let (($x78 (and (distinct ?x73 ?x77) true))) (or $x78))))))))))))))))))))))))))))
+(check-sat)

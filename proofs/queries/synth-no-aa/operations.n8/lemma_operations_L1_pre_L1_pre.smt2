@@ -1,0 +1,6 @@
+(set-logic QF_LIRA)
+(declare-fun Q_a () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let ((?x19 (ite Q_a 1.0 0.0))) (let ((?x12 (ite Q_a (- 1.0) 0.0))) (let ((?x14 (ite (< 0.0 ?x12) ?x12 0.0))) (let ((?x22 (+ ?x12 ?x14))) (let ((?x21 (+ ?x19 (* (- 1.0) ?x14)))) (let ((?x30 (+ (ite (< 0.0 ?x21) ?x21 0.0) (* (- 1.0) (ite (< 0.0 ?x22) ?x22 0.0))))) (let (($x34 (and (distinct ?x30 ?x19) true))) (let ((?x32 (ite (and (not BOS) (not EOS)) 1.0 0.0))) (let ((?x18 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (- 1.0)))) (let ((?x24 (ite (< 0.0 ?x18) ?x18 0.0))) (let (($x33 (and (distinct ?x24 ?x32) true))) (or $x33 $x34)))))))))))))
+(check-sat)

@@ -1,0 +1,8 @@
+(set-logic QF_LIRA)
+(declare-fun once1 () Bool)
+(declare-fun Q_c () Bool)
+(declare-fun Q_b () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x44 (and (distinct 0.0 (ite false 1.0 0.0)) true))) (let (($x11 (not EOS))) (let (($x10 (not BOS))) (let ((?x41 (ite (and $x10 $x11 (not (or (not Q_b) (not (or Q_c once1))))) 1.0 0.0))) (let ((?x16 (ite once1 (- 1.0) 0.0))) (let ((?x15 (ite Q_c (- 1.0) 0.0))) (let ((?x18 (+ ?x15 ?x16 1.0))) (let ((?x20 (ite (< 0.0 ?x18) ?x18 0.0))) (let ((?x25 (+ (ite (not Q_b) (- 1.0) 0.0) (* (- 1.0) (ite (< 0.0 ?x20) ?x20 0.0)) 1.0))) (let ((?x27 (ite (< 0.0 ?x25) ?x25 0.0))) (let ((?x33 (+ (ite $x10 1.0 0.0) (ite $x11 1.0 0.0) (ite (< 0.0 ?x27) ?x27 0.0) (- 2.0)))) (let ((?x35 (ite (< 0.0 ?x33) ?x33 0.0))) (let (($x42 (and (distinct ?x35 ?x41) true))) (or $x42 $x44)))))))))))))))
+(check-sat)
