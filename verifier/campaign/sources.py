@@ -154,7 +154,11 @@ class Session:
             members = [m for group in groups.values() for m in group]
             close = difflib.get_close_matches(name, [*reg, *groups, *members], n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            opt = "".join(f"; the opt-in group {g!r}: {', '.join(m)}" for g, m in groups.items())
+            opt = "".join(
+                f"; the opt-in group {g!r} ({len(m)} members, e.g. {next(iter(m))!r})"
+                for g, m in groups.items()
+                if m
+            )
             raise CampaignError(
                 f"unknown construction {name!r}; {hint}known: {', '.join(reg)}{opt} (see `netproof list`)"
             )
