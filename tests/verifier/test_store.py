@@ -580,3 +580,28 @@ def test_an_interrupt_arriving_while_a_record_is_written_counts_that_claim_done(
         signal.signal(signal.SIGINT, previous)
     kept = sorted(p.name for p in (tmp_path / "records" / "slow-maj").iterdir())
     assert len(kept) == 1
+
+
+def test_a_stop_asked_for_whose_interrupt_was_swallowed_still_stops_the_run_after_that_claim(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SIGTERM's handler asks the run to stop and raises; should the raise land where Python
+    # ignores exceptions (a finalizer), the run still stops at the end of the claim
+    import netproof.verifier.campaign.proving as proving
+
+    path = tmp_path / "slow_maj.py"
+    path.write_text(render_template("slow-maj"), encoding="utf-8")
+    real_store = proving.store
+
+    def store_then_ask(*args: object, **kwargs: object) -> object:
+        stored = real_store(*args, **kwargs)  # type: ignore[arg-type]
+        proving.request_stop()  # the interrupt itself lost
+        return stored
+
+    monkeypatch.setattr(proving, "store", store_then_ask)
+    with pytest.raises(Interrupted, match="interrupted: 1 of 2 claims done"):
+        prove([str(path)], out=str(tmp_path / "records"), jobs=1)
+    # the next run starts afresh: the stop asked of the last one does not stop it
+    monkeypatch.setattr(proving, "store", real_store)
+    again = prove([str(path)], out=str(tmp_path / "records"), jobs=1)
+    assert sorted(r.cached for r in again.results) == [False, True]

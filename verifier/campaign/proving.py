@@ -130,6 +130,22 @@ that workers that finish early take more)."""
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+STOP = threading.Event()
+"""Set by a handler that stops the run (:func:`request_stop`; the command line's SIGTERM
+handler): each claim's end and each progress report raise KeyboardInterrupt while it is set, in
+case the handler's own interrupt landed where Python ignores exceptions (a finalizer run by the
+garbage collector). Cleared as a run starts."""
+
+
+def request_stop() -> None:
+    """Ask the run in progress to stop at its next claim end or progress report."""
+    STOP.set()
+
+
+def _stop_if_asked() -> None:
+    if STOP.is_set():
+        raise KeyboardInterrupt
+
 
 @contextmanager
 def signals_held() -> Iterator[None]:
@@ -822,6 +838,14 @@ def _run(
                 )
             )
 
+    STOP.clear()
+    if running is not None:
+        shown = running
+
+        def running(r: Running) -> None:
+            _stop_if_asked()
+            shown(r)
+
     started = time.perf_counter()
     cached_here: list[int] = []
     if out and not force:
@@ -899,6 +923,7 @@ def _run(
             results[flat_idx] = dataclasses.replace(made, attempts=outcome.attempts)
             done_count[0] += 1
         announce(flat_idx, counted=True)
+        _stop_if_asked()
 
     def report(task_idx: int, done_here: list[tuple[Any, float]]) -> None:
         for flat_idx, (outcome, seconds) in zip(tasks[task_idx][2], done_here, strict=True):

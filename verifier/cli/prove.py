@@ -37,6 +37,7 @@ from netproof.verifier.campaign.proving import (
     ClaimResult,
     every_length_gap,
     prove,
+    request_stop,
     verdict_name,
 )
 from netproof.verifier.campaign.sources import Session, parse_assignments
@@ -245,6 +246,7 @@ def sigterm_as_interrupt(terminated: list[bool]) -> Iterator[None]:
         timer.daemon = True
         timer.start()
         timers.append(timer)
+        request_stop()  # should this interrupt be swallowed, the run stops at its next step
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
