@@ -331,15 +331,4 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
         seed=args.seed,
         **kw,
     )
-    if imported.faith is not None:
-        import sys
-
-        print(f"import: {imported.faith.summary()}", file=sys.stderr if args.json else None)
-    if args.wrong:
-        try:
-            write_wrong(args.wrong, report.listed)
-        except OSError as exc:
-            raise UsageError(f"--wrong {args.wrong}: cannot write it ({exc.strerror})") from None
-    print(report.to_json() if args.json else _render(report))
-    codes: dict[str, int] = {"correct": EXIT_OK, "wrong": EXIT_REFUTED}
-    return codes.get(report.status, int(EXIT_UNKNOWN))
+    return _finish(args, report, None if imported.faith is None else imported.faith.summary())
