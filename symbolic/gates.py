@@ -27,7 +27,7 @@ plain FFN of the IR: every interpreter runs it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from .builders import RELU
@@ -66,6 +66,15 @@ class Lin:
 
     terms: tuple[tuple[Node, Fraction], ...]
     bias: Fraction
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # circuits are DAGs with much sharing: a hash recomputed through the tree on every
+        # dict lookup costs time exponential in the depth, so each node keeps its own
+        object.__setattr__(self, "_hash", hash((self.terms, self.bias)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +83,13 @@ class Relu:
 
     arg: Lin
     kind: str
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.arg, self.kind)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 Node = Var | Lin | Relu
@@ -179,6 +195,7 @@ def compile_ffn(
     floor = {d: as_fraction(b, f"lower[{d!r}]") for d, b in (lower or {}).items()}
     level: dict[Relu, int] = {}
     order: list[Relu] = []
+    index: dict[Relu, int] = {}
 
     def visit(node: Node) -> int:
         if isinstance(node, Var):
@@ -187,6 +204,7 @@ def compile_ffn(
             return max((visit(s) for s, _ in node.terms), default=0)
         if node not in level:
             level[node] = 1 + visit(node.arg)
+            index[node] = len(order)
             order.append(node)
         return level[node]
 
@@ -208,7 +226,7 @@ def compile_ffn(
     def unit(sig: Var | Relu, layer: int, sign: int = 1) -> str:
         if isinstance(sig, Var):
             return f"L{layer}:{'+' if sign > 0 else '−'}{sig.name}"
-        return f"L{level[sig]}.{order.index(sig)}:{sig.kind}"
+        return f"L{level[sig]}.{index[sig]}:{sig.kind}"
 
     steps: list[FFNStep] = []
     # ``avail`` maps each signal to how it is read from the previous layer: a list of
