@@ -5,6 +5,7 @@ against the program."""
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -68,3 +69,93 @@ def test_the_network_accepts_what_the_program_accepts_up_to_6(name: str) -> None
     net = compile_crasp(syn.program)
     for w in _words(spec.alphabet, 6):
         assert run(net, w).accepted == C.accepts(syn.program, w), w
+
+
+# --------------------------------------------------------------------------- netproof synth --counting
+
+
+def _load_module(path) -> dict:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("counting_synth_written", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PROGRAMS
+
+
+def test_synth_counting_writes_the_program_its_module_and_the_network_and_prints_the_sizes(
+    tmp_path, capsys
+) -> None:
+    from cli_runs import netproof
+
+    from netproof.symbolic import fingerprint
+    from netproof.symbolic.netfile_reader import load_file
+
+    out = tmp_path / "out"
+    argv = ["synth", "--counting", "#(a) > #(b)", "--alphabet", "a,b", "--name", "maj"]
+    done = netproof(capsys, *argv, "--out", str(out))
+    assert done.code == 0, done.err
+    assert "maj: --counting '#(a) > #(b)' over a,b, route counting (C-RASP)" in done.out
+    assert "program 3 operations (2 counts, 1 comparison)" in done.out
+    assert sorted(p.name for p in out.iterdir()) == ["maj.net.json", "maj.py", "maj.rasp"]
+    syn = synthesize_counting("#(a) > #(b)", ("a", "b"), "maj")
+    assert (out / "maj.rasp").read_text(encoding="utf-8") == C.show(syn.program) + "\n"
+    program, reference = _load_module(out / "maj.py")["maj"]
+    assert program == syn.program
+    assert reference.counters == syn.reference.counters
+    net, _meta = load_file(out / "maj.net.json")
+    assert fingerprint(net) == fingerprint(compile_crasp(syn.program))
+
+    done = netproof(capsys, *argv, "--json")
+    data = json.loads(done.out)
+    assert data["spec"] == {"kind": "counting", "text": "#(a) > #(b)", "alphabet": ["a", "b"]}
+    assert data["route"] == "counting" and data["empty"] is False and data["written"] == []
+    assert data["sizes"] == syn.sizes and data["claims"] == []
+
+
+def test_synth_counting_prove_shows_network_program_and_language_equal_for_every_length(
+    tmp_path, capsys
+) -> None:
+    from cli_runs import netproof
+
+    out = tmp_path / "out"
+    done = netproof(
+        capsys,
+        *("synth", "--counting", "#(a) > #(b)", "--alphabet", "a,b", "--name", "maj"),
+        *("--out", str(out), "--prove", "--json"),
+    )
+    assert done.code == 0, done.err
+    rows = {r["claim"]: r for r in json.loads(done.out)["claims"]}
+    for claim in ("network=program", "program=language", "network=language"):
+        assert rows[claim]["verdict"] == "proved" and rows[claim]["every_length"], rows[claim]
+    # the written module is what `netproof prove` reads
+    done = netproof(
+        capsys, "prove", f"{out / 'maj.py'}:maj", "--max-n", "4", "--out", str(tmp_path / "rec")
+    )
+    assert done.code == 0, done.out + done.err
+    assert "4 proved, 0 refuted, 0 unknown" in done.out
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["--counting", "#(a) >", "--alphabet", "a,b"], "ends at offset 6 where a term is"),
+        (["--counting", "#(c) > 0", "--alphabet", "a,b"], "'c' at offset 2, which is not a symbol"),
+        (["--counting", "#(a) > 0"], "give the symbols: --alphabet a,b,c"),
+        (["--counting", "#(a) > 0", "--alphabet", "a,,b"], "must be distinct, non-empty"),
+        (["--counting", "#(a) > 0", "--alphabet", "a,b", "--minimize"], "drop --minimize"),
+        (["--counting", "#(a) > 0", "--alphabet", "a,b", "--via", "dfa"], "drop --via"),
+        (["--counting", "#(a) > 0", "--alphabet", "a,b", "--name", "2x"], "name '2x' must be"),
+    ],
+)
+def test_synth_counting_refuses_bad_input_with_one_line_exit_2_and_nothing_written(
+    argv: list[str], match: str, tmp_path, capsys
+) -> None:
+    from cli_runs import netproof
+
+    out = tmp_path / "out"
+    done = netproof(capsys, "synth", *argv, "--out", str(out))
+    assert done.code == 2
+    assert match in done.err and len(done.err.strip().splitlines()) == 1, done.err
+    assert not out.exists()

@@ -1,10 +1,13 @@
 """``netproof synth``: a star-free specification (a regular expression, an LTL formula or a DFA
-file) synthesized into a B-RASP program and its compiled network (:mod:`netproof.constructions.rasp.synth`);
-``--out`` writes them, ``--prove`` proves network = program = language.
+file) synthesized into a B-RASP program and its compiled network (:mod:`netproof.constructions.rasp.synth`),
+or a counting formula (K_t[#], ``--counting``) into a C-RASP program and its network
+(:mod:`netproof.constructions.rasp.from_counting`); ``--out`` writes them, ``--prove`` proves
+network = program = language.
 
 Exit status: 0 synthesized (and, with ``--prove``, every claim proved); 1 a claim refuted; 2 a
 usage error, an unreadable spec, or a language that is not star-free (refused: no B-RASP program
-recognizes it; the line names the witness); 3 a claim unknown.
+recognizes it; the line names the witness; a counting formula is never refused so); 3 a claim
+unknown.
 
 May import the campaign (proving, atomic writes), the constructions' RASP package and the IR's
 network files.
@@ -31,7 +34,8 @@ def add_parser(sub: Any) -> None:
     """Register ``netproof synth`` on the CLI's subparsers."""
     p = sub.add_parser(
         "synth",
-        help="synthesize a B-RASP program and network from a star-free regex, LTL formula or DFA",
+        help="synthesize a B-RASP program and network from a star-free regex, LTL formula or DFA, "
+        "or a C-RASP program and network from a counting formula",
     )
     spec = p.add_mutually_exclusive_group(required=True)
     spec.add_argument(
@@ -45,13 +49,20 @@ def add_parser(sub: Any) -> None:
         metavar="FILE.json",
         help='a DFA file: {"alphabet": [...], "states": n, "start": q, "accepting": [...], "delta": [[...], ...]}',
     )
+    spec.add_argument(
+        "--counting",
+        metavar="FORMULA",
+        help="a counting formula (K_t[#], e.g. '#(a) > #(b)'): a C-RASP program",
+    )
     p.add_argument(
-        "--alphabet", metavar="a,b,c", help="the symbols, comma-separated (--regex, --ltl)"
+        "--alphabet",
+        metavar="a,b,c",
+        help="the symbols, comma-separated (--regex, --ltl, --counting)",
     )
     p.add_argument(
         "--empty",
         action="store_true",
-        help="--ltl: the empty word is in the language (default: not)",
+        help="--ltl, --counting: the empty word is in the language (default: not)",
     )
     p.add_argument("--name", default="synth", help="the program's and construction's name")
     p.add_argument(
@@ -59,12 +70,13 @@ def add_parser(sub: Any) -> None:
         choices=("ltl", "dfa"),
         default=None,
         help="the route: ltl (an LTL spec's direct construction, the default for --ltl) or dfa "
-        "(through the minimal DFA)",
+        "(through the minimal DFA); not for --counting",
     )
     p.add_argument(
         "--minimize",
         action="store_true",
-        help="build every route, share subformulas and simplify each, keep the smallest program",
+        help="build every route, share subformulas and simplify each, keep the smallest program "
+        "(not for --counting: its program has one operation per distinct subformula already)",
     )
     p.add_argument(
         "--out",
@@ -98,6 +110,15 @@ def module_text(name: str, program: Any, reference: Any, spec_line: str) -> str:
     )
 
 
+def _alphabet(args: argparse.Namespace) -> tuple[str, ...]:
+    if not args.alphabet:
+        raise UsageError("give the symbols: --alphabet a,b,c")
+    alphabet = tuple(s.strip() for s in args.alphabet.split(","))
+    if any(not s for s in alphabet) or len(set(alphabet)) != len(alphabet):
+        raise UsageError(f"--alphabet {args.alphabet!r} must be distinct, non-empty symbols: a,b,c")
+    return alphabet
+
+
 def _spec(args: argparse.Namespace) -> Any:
     from netproof.constructions import synth as S
 
@@ -110,11 +131,7 @@ def _spec(args: argparse.Namespace) -> Any:
             raise UsageError(f"cannot read --dfa {args.dfa}: {exc.strerror}") from None
         except S.SpecError as exc:
             raise UsageError(str(exc)) from None
-    if not args.alphabet:
-        raise UsageError("give the symbols: --alphabet a,b,c")
-    alphabet = tuple(s.strip() for s in args.alphabet.split(","))
-    if any(not s for s in alphabet) or len(set(alphabet)) != len(alphabet):
-        raise UsageError(f"--alphabet {args.alphabet!r} must be distinct, non-empty symbols: a,b,c")
+    alphabet = _alphabet(args)
     if args.regex is not None:
         if args.empty:
             raise UsageError(
@@ -129,6 +146,8 @@ def cmd_synth(args: argparse.Namespace, session: Session) -> int:
     from netproof.verifier.claims.monoid import NotStarFree
     from netproof.verifier.claims.rasp import brasp as B
 
+    if args.counting is not None:
+        return _cmd_counting(args, session)
     spec = _spec(args)
     try:
         syn = S.synthesize(spec, args.name, via=args.via, minimize=args.minimize)
@@ -172,29 +191,16 @@ def cmd_synth(args: argparse.Namespace, session: Session) -> int:
             dumps(S.compiled(syn.program), extra={"construction": args.name, "spec": spec_line}),
         )
         written = [base + ext for ext in (".rasp", ".py", ".net.json")]
-    verdicts: list[dict[str, Any]] = []
-    code = EXIT_OK
-    if args.prove:
-        from netproof.verifier.campaign.proving import prove
-
-        with tempfile.TemporaryDirectory() as tmp:
-            module = written[1] if written else os.path.join(tmp, "synth_module.py")
-            if not written:
-                write_atomic(module, module_text(args.name, syn.program, syn.reference, spec_line))
-            run = prove(
-                [f"{module}:{args.name}"], method="best", max_n=args.max_n, jobs=1, session=session
-            )
-        code = run.exit_code
-        for r in run.results:
-            verdicts.append(
-                {
-                    "claim": r.record["claim"]["id"],
-                    "verdict": r.record["verdict"],
-                    "method": r.record["method"],
-                    "every_length": bool(r.every_length),
-                    "bound": r.record.get("bound"),
-                }
-            )
+    code, verdicts = (
+        _prove(
+            args,
+            session,
+            written[1] if written else None,
+            module_text(args.name, syn.program, syn.reference, spec_line),
+        )
+        if args.prove
+        else (EXIT_OK, [])
+    )
     if args.json:
         print(
             json.dumps(
@@ -223,9 +229,114 @@ def cmd_synth(args: argparse.Namespace, session: Session) -> int:
         f"{sz['dims']} dims"
         + (f"; --minimize saved {sz['saved_ops']} operations" if "saved_ops" in sz else "")
     )
+    _print_written_and_verdicts(written, verdicts)
+    return code
+
+
+def _prove(
+    args: argparse.Namespace, session: Session, module: str | None, text: str
+) -> tuple[int, list[dict[str, Any]]]:
+    """``prove MODULE:NAME --method best`` on the written module (or on ``text`` written to a
+    temporary one): the exit status and one row per claim."""
+    from netproof.verifier.campaign.proving import prove
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if module is None:
+            module = os.path.join(tmp, "synth_module.py")
+            write_atomic(module, text)
+        run = prove(
+            [f"{module}:{args.name}"], method="best", max_n=args.max_n, jobs=1, session=session
+        )
+    rows = [
+        {
+            "claim": r.record["claim"]["id"],
+            "verdict": r.record["verdict"],
+            "method": r.record["method"],
+            "every_length": bool(r.every_length),
+            "bound": r.record.get("bound"),
+        }
+        for r in run.results
+    ]
+    return run.exit_code, rows
+
+
+def _print_written_and_verdicts(written: list[str], verdicts: list[dict[str, Any]]) -> None:
     for w in written:
         print(f"wrote {w}")
     for row in verdicts:
         span = "every length" if row["every_length"] else f"words up to {row['bound']['max_len']}"
         print(f"  {row['claim']}: {row['verdict']} ({span}; {row['method']})")
+
+
+def _n(k: int, noun: str) -> str:
+    return f"{k} {noun}" + ("" if k == 1 else "s")
+
+
+def _cmd_counting(args: argparse.Namespace, session: Session) -> int:
+    """``--counting FORMULA``: the formula's C-RASP program (one operation per distinct
+    subformula), its network, and the formula's own language (its evaluator and its counter
+    automaton) as the reference."""
+    from netproof.constructions.rasp import from_counting as F
+    from netproof.constructions.rasp.compile_crasp import compile_crasp
+    from netproof.constructions.rasp.synth import SpecError
+    from netproof.verifier.claims.rasp import crasp as C
+
+    if args.via is not None or args.minimize:
+        flag = "--via" if args.via is not None else "--minimize"
+        raise UsageError(
+            f"{flag} is for the B-RASP routes; a --counting formula has one route, one C-RASP "
+            f"operation per distinct subformula: drop {flag}"
+        )
+    alphabet = _alphabet(args)
+    try:
+        syn = F.synthesize_counting(args.counting, alphabet, args.name, empty=args.empty)
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
+    spec_line = f"--counting {syn.text!r} over {','.join(alphabet)}"
+    written: list[str] = []
+    if args.out:
+        from netproof.symbolic.netfile_writer import dumps
+
+        base = os.path.join(args.out, args.name.replace("-", "_"))
+        write_atomic(base + ".rasp", C.show(syn.program) + "\n")
+        write_atomic(base + ".py", F.module_source(syn, spec_line))
+        write_atomic(
+            base + ".net.json",
+            dumps(compile_crasp(syn.program), extra={"construction": args.name, "spec": spec_line}),
+        )
+        written = [base + ext for ext in (".rasp", ".py", ".net.json")]
+    code, verdicts = (
+        _prove(args, session, written[1] if written else None, F.module_source(syn, spec_line))
+        if args.prove
+        else (EXIT_OK, [])
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "name": args.name,
+                    "spec": {"kind": "counting", "text": syn.text, "alphabet": list(alphabet)},
+                    "empty": syn.empty,
+                    "route": "counting",
+                    "sizes": syn.sizes,
+                    "program": C.show(syn.program),
+                    "written": written,
+                    "claims": verdicts,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return code
+    sz = syn.sizes
+    print(C.show(syn.program))
+    print(
+        f"\n{args.name}: {spec_line}, route counting (C-RASP); spec size {sz['spec_size']}, "
+        f"{_n(sz['counters'], 'count term')} (reference: the formula's counter automaton, "
+        f"{_n(sz['reference_rules'], 'rule')}); program {_n(sz['program_ops'], 'operation')} "
+        f"({_n(sz['counts'], 'count')}, {_n(sz['comparisons'], 'comparison')}); network "
+        f"{_n(sz['layers'], 'attention layer')} ({_n(sz['sublayers'], 'sublayer')}), "
+        f"{_n(sz['heads'], 'head')}, {_n(sz['dims'], 'dim')}"
+    )
+    _print_written_and_verdicts(written, verdicts)
     return code
