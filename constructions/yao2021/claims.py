@@ -324,7 +324,9 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             reference=ref,
             holds=_tie_free_accept(depth),  # type: ignore[arg-type]
             holds_batch=_tie_free_accept(depth, batch=True),  # type: ignore[arg-type]
-            statable=TieRuleFree(layer="final", head="any_open_or_error"),
+            statable=TieRuleFree(
+                layer="final", head="any_open_or_error", induction=induction, language=lang
+            ),
             max_len=bound,
         ),
     ]

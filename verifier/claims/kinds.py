@@ -277,10 +277,18 @@ class PairHeights:
 class TieRuleFree:
     """A trace property's SMT form: the accept bit is the same whether the hardmax head
     ``(layer, head)`` of the readout averages its maximizers, takes the leftmost one or the
-    rightmost one."""
+    rightmost one.
+
+    ``induction`` and ``language``: the induction over layers that the network's recognition
+    is proved by (:class:`LayerInduction`), where it has one. The smt method then proves the
+    property at the last cut, over any 0/1 marks and errors there, once it has checked that
+    every segment keeps that form on every input (smaller than the whole network's system,
+    whose states grow with the depth)."""
 
     layer: str
     head: str
+    induction: LayerInduction | None = None
+    language: Language | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

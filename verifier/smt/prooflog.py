@@ -53,6 +53,7 @@ from netproof.verifier.claims import (
     Recognizes,
     Refuted,
     SelectsNearest,
+    TieRuleFree,
     TraceProperty,
     UniqueSelections,
     Unknown,
@@ -72,7 +73,12 @@ from netproof.verifier.smt.compositional.depth_features import (
     depth_feature_tree,
 )
 from netproof.verifier.smt.compositional.invariants import CERTIFICATE
-from netproof.verifier.smt.compositional.layers import induction_detail, marks_claim, step_names
+from netproof.verifier.smt.compositional.layers import (
+    induction_detail,
+    marks_claim,
+    step_names,
+    ties_claim,
+)
 from netproof.verifier.smt.compositional.traces import trace_detail
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smt.monolithic import recognition_query, value_query
@@ -1127,6 +1133,12 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
                 for step in marks_claim(claim, claim.statable)[1]
                 for x in CERTIFICATE
             ]
+    if isinstance(claim.statable, TieRuleFree) and claim.statable.induction is not None:
+        want = [
+            f"{claim.id} every n: {step}: {x}"
+            for step in ties_claim(claim, claim.statable)[1]
+            for x in CERTIFICATE
+        ]
     if names != want:
         raise ProofLogError(
             f"{log.path}: the theorem's queries are {_span(names)}, but a proof of {claim.id} for every length makes {_span(want)}"

@@ -69,14 +69,22 @@ from fractions import Fraction
 from typing import Any
 
 from netproof.symbolic import Classifier, Network, TokenEmbedding
-from netproof.verifier.claims import Language, LayerInduction, Recognizes
+from netproof.verifier.claims import Language, LayerInduction, Recognizes, TieRuleFree
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smtlib import LemmaNode, to_smt2
 
 from .arithmetic import Values, certainly_equal
 from .invariants import Diagram, Invariant, certificate, from_clauses, from_diagram
 from .lemmas import LemmaResult
-from .system import StateVars, Step, TransitionSystem, head_dims, label_index
+from .system import (
+    StateVars,
+    Step,
+    TransitionSystem,
+    head_dims,
+    label_index,
+    tie_ends,
+    tie_single,
+)
 
 __all__ = [
     "KINDS",
@@ -118,6 +126,12 @@ REASONS = {
         "initiation": "the invariant holds before the first token",
         "consecution": "reading one more token keeps the invariant",
         "safety": "the network accepts iff every position is marked and none has an error",
+    },
+    "ties": {
+        "initiation": "the invariant holds before the first token",
+        "consecution": "reading one more token keeps the invariant",
+        "safety": "whatever the marks and errors at the last cut, the accept bit under the leftmost and under the rightmost "
+        "maximizer of the readout head is the average's",
     },
 }
 """The reason of each certificate query, by the step's kind."""
@@ -177,6 +191,68 @@ def induction_detail(claim: Recognizes) -> str:
         f"by induction over the {L} layers cut after {', '.join(plan.after)} (marks {plan.mark!r}, errors {plan.error!r}): "
         f"per layer a transition system over positions for completeness and one for soundness, and one for the output, "
         f"{2 * L + 1} in all, each with an inductive invariant (the reachable states, by binary decision diagrams) and its "
+        "three queries (initiation, consecution, safety), each unsat"
+    )
+
+
+TIES = "output ties"
+"""The step of :func:`ties_claim`: the sublayers after the last cut watched for their tie rules."""
+
+
+def ties_claim(claim: Any, watch: TieRuleFree) -> tuple[Recognizes, list[str]]:
+    """For a trace property whose :class:`~netproof.verifier.claims.TieRuleFree` form declares
+    the induction over layers its network is proved by (``induction`` and ``language``): the
+    recognition claim whose cuts the proof uses, and its one step, :data:`TIES`. The theorem
+    (Y5 for every word of every length) then rests on three premises, each checked:
+
+    - *base*: at cut 0 the state is the embedding's, marks and errors 0/1 (:func:`check_base`);
+    - *form*: every segment maps a state "the embedding's, with any 0/1 marks and errors" to one
+      of that form, on every input, by the weights alone (:func:`keeps_form`: every other dim
+      equal to the embedding's term by term, no query needed, and the mark and error 0/1 terms),
+      so every word's state at the last cut is of that form, whatever the word;
+    - *ties*: over every word with any 0/1 marks and errors at every position of the last cut
+      (more states than the words reach), the sublayers after the cut accept under the leftmost
+      and under the rightmost maximizer of the readout head exactly when under the average of
+      them: a transition system over positions with no reachable bad state.
+
+    The third alone would not do: a segment that changed another dim on some word would leave
+    states the system never reads. Unsupported where the form declares no induction."""
+    plan, language = watch.induction, watch.language
+    if plan is None or language is None:
+        raise Unsupported("the TieRuleFree form declares no induction over layers (and language)")
+    rec = Recognizes(
+        id=claim.id,
+        statement=claim.statement,
+        reference=claim.reference,
+        language=language,
+        induction=plan,
+        min_len=claim.min_len,
+        max_len=claim.max_len,
+    )
+    return rec, [TIES]
+
+
+def keeps_form(net: Network, claim: Recognizes, results: Sequence[LemmaResult]) -> None:
+    """The *form* premise of :func:`ties_claim`: every segment of ``claim``'s induction keeps
+    every dim other than the mark and the error as the embedding has it and leaves those two
+    0/1, on every input (by the terms, never by a query, so on every word, in the language or
+    not); Unsupported naming the first segment and dim where not."""
+    plan = claim.induction
+    assert plan is not None
+    for ell in range(1, len(plan.after) + 1):
+        induction_system(net, claim, results, f"layer {ell} complete", strict=True)
+
+
+def ties_detail(claim: Recognizes) -> str:
+    """What a proof of a tie-rule property by the induction's last cut did."""
+    plan = claim.induction
+    assert plan is not None
+    return (
+        f"by the induction over the {len(plan.after)} layers cut after {', '.join(plan.after)} (marks {plan.mark!r}, "
+        f"errors {plan.error!r}): the embedding's marks and errors are 0/1, every segment keeps every other dim as the "
+        "embedding has it and its marks and errors 0/1 on every input (checked term by term), and over any 0/1 marks "
+        "and errors at the last cut a transition system over positions that watches the readout head's leftmost and "
+        "rightmost maximizers, with an inductive invariant (the reachable states, by binary decision diagrams) and its "
         "three queries (initiation, consecution, safety), each unsat"
     )
 
@@ -510,10 +586,15 @@ def induction_system(
     name: str,
     readout_lemmas: dict[Any, Any] | None = None,
     readout_nodes: list[LemmaNode] | None = None,
+    *,
+    strict: bool = False,
+    watch: TieRuleFree | None = None,
 ) -> TransitionSystem:
     """The transition system of one step of the induction (``name``, one of
-    :func:`step_names`): segment ℓ's ``complete`` or ``sound`` query, or the ``output`` query.
-    No reachable bad state = that step for every length."""
+    :func:`step_names`, or :data:`TIES` with ``watch``): segment ℓ's ``complete`` or ``sound``
+    query, the ``output`` query, or the tie rules of the sublayers after the last cut. No
+    reachable bad state = that step for every length. ``strict``: Unsupported where the segment
+    keeps a dim other than the mark and the error only up to a query (:func:`keeps_form`)."""
     import z3
 
     plan = claim.induction
@@ -538,8 +619,10 @@ def induction_system(
         )
     tail = name
     cuts = _cuts(net, plan)
-    if tail == "output":
-        kind, ell = "output", L + 1
+    if tail in ("output", TIES):
+        kind, ell = ("output" if tail == "output" else "ties"), L + 1
+        if kind == "ties" and watch is None:
+            raise ValueError(f"step {TIES!r} needs the TieRuleFree form it watches")
         start, end = cuts[-1], len(net.layers)
         if not isinstance(r, Classifier) or not -len(emb.suffix) <= r.position <= -1:
             raise Unsupported(
@@ -584,12 +667,20 @@ def induction_system(
             free=(plan.mark, plan.error),
         )
         info: dict[str, Any] = {"m": step.inputs[plan.mark], "e": step.inputs[plan.error]}
-        if kind == "output":
+        if kind in ("output", "ties"):
             if head is None:
                 head = step.readout_head()
                 if head is None or head[0] < start:
                     raise Unsupported(
                         "the sublayers after the last cut are not one averaging head followed by position-wise blocks"
+                    )
+                if watch is not None and (net.layers[head[0]].block.name, head[1].name) != (
+                    watch.layer,
+                    watch.head,
+                ):
+                    raise Unsupported(
+                        f"head {watch.layer}.{watch.head} is not the readout's averaging head "
+                        f"({net.layers[head[0]].block.name}.{head[1].name})"
                     )
             idx, h = head
             st = step.state(idx, 0)
@@ -618,6 +709,11 @@ def induction_system(
                 ba, bb = vals.boolish(a), vals.boolish(b)
                 if ba is not None and bb is not None:
                     if not ba.eq(bb):  # the same term, or checked in the query
+                        if strict:
+                            raise Unsupported(
+                                f"segment {ell} keeps dim {d!r} as the embedding has it only on some inputs "
+                                f"(after {plan.after[ell - 1]!r}): not on every word"
+                            )
                         changed.append(vals.not_(vals.iff(ba, bb)))
                 else:
                     raise Unsupported(
@@ -667,6 +763,14 @@ def induction_system(
         flags = ["unmarked", "erred"]
         patterns = plan_r[1]
         flags += [f"seen{pi}" for pi in range(len(patterns))]
+        if kind == "ties":
+            classes = plan_r[2]
+            flags += [
+                f"{end_}{c}.{p}"
+                for end_ in ("first", "last")
+                for c in sorted(classes)
+                for p in classes[c]
+            ]
     state_names = [
         *phases,
         *flags,
@@ -687,13 +791,16 @@ def induction_system(
         info = built[(tok, s)]
         parts = [cur(frm), nxt(to), *(z3.Not(nxt(p)) for p in phases if p != to), info["formula"]]
         m_in, e_in = info["m"], info["e"]
-        if kind == "output":
+        if kind in ("output", "ties"):
             dims = plan_r[0]  # type: ignore[index]
+            here = {}
             for pi, pat in enumerate(plan_r[1]):  # type: ignore[index]
-                here = vals.and_(
+                here[pi] = vals.and_(
                     [info["bits"][d] if pat[d] else vals.not_(info["bits"][d]) for d in dims]
                 )
-                parts.append(vals.iff(nxt(f"seen{pi}"), vals.or_([cur(f"seen{pi}"), here])))
+                parts.append(vals.iff(nxt(f"seen{pi}"), vals.or_([cur(f"seen{pi}"), here[pi]])))
+            if kind == "ties":
+                parts += tie_ends(vals, cur, nxt, plan_r[2], here)  # type: ignore[index]
             parts.append(vals.iff(nxt("unmarked"), vals.or_([cur("unmarked"), vals.not_(m_in)])))
             parts.append(vals.iff(nxt("erred"), vals.or_([cur("erred"), e_in])))
             alts.append(vals.and_(parts))
@@ -765,8 +872,16 @@ def induction_system(
         accept = word_step.presence_formula(
             plan_r, [cur(f"seen{pi}") for pi in range(len(plan_r[1]))]
         )
-        clean = z3.And(z3.Not(cur("unmarked")), z3.Not(cur("erred")))
-        bad = z3.And(*done, accept != clean)
+        if kind == "ties":
+            bad = z3.And(
+                *done,
+                z3.Or(
+                    *(accept != tie_single(vals, cur, plan_r, end_) for end_ in ("first", "last"))
+                ),
+            )
+        else:
+            clean = z3.And(z3.Not(cur("unmarked")), z3.Not(cur("erred")))
+            bad = z3.And(*done, accept != clean)
     state = [cur.vars[n] for n in order]
     primed = [nxt.vars[n] for n in order]
     return TransitionSystem(z3, ctx, state, primed, z3.And(init), trans, bad)
@@ -780,11 +895,12 @@ def induction_certificates(
     invariant: Invariant,
     readout_lemmas: dict[Any, Any] | None = None,
     readout_nodes: list[LemmaNode] | None = None,
+    watch: TieRuleFree | None = None,
 ) -> list[tuple[str, str, Any]]:
     """The three certificate queries of step ``name`` with ``invariant``: (query name, SMT-LIB2
     text, solver), the same text wherever they are built."""
     uses = [r.uses for r in results]
-    system = induction_system(net, claim, results, name, readout_lemmas, readout_nodes)
+    system = induction_system(net, claim, results, name, readout_lemmas, readout_nodes, watch=watch)
     for r, u in zip(results, uses, strict=True):
         r.uses = u
     inv = (

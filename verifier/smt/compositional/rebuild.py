@@ -21,6 +21,7 @@ from netproof.verifier.claims import (
     PairHeights,
     Recognizes,
     SelectsNearest,
+    TieRuleFree,
     TraceProperty,
     UniformCount,
     UniqueSelections,
@@ -31,7 +32,15 @@ from netproof.verifier.smtlib import LemmaNode, to_smt2
 from . import counters
 from .classes import LOGIC, QUERY, class_query, value_query
 from .invariants import CERTIFICATE, certificate_queries, recorded_invariant
-from .layers import check_base, induction_certificates, marks_claim, step_names
+from .layers import (
+    TIES,
+    check_base,
+    induction_certificates,
+    keeps_form,
+    marks_claim,
+    step_names,
+    ties_claim,
+)
 from .lemmas import LemmaResult, prove_lemma
 from .ranges import theorem_query
 from .system import every_length_system
@@ -92,6 +101,28 @@ def rebuild_tree(
                         net, rec, results, step, recorded_invariant(recorded[first])
                     ):
                         theorem[(claim.id, name)] = text
+        elif (
+            isinstance(claim.statable, TieRuleFree)
+            and claim.statable.induction is not None
+            and recorded is not None
+            and any(f": {TIES}: " in n for n in names)
+        ):
+            rec, steps = ties_claim(claim, claim.statable)
+            check_base(net, claim.statable.induction)
+            keeps_form(net, rec, results)
+            first = f"{claim.id} every n: {TIES}: {CERTIFICATE[0]}"
+            if first in names and first in recorded:
+                for name, text, _solver in induction_certificates(
+                    net,
+                    rec,
+                    results,
+                    TIES,
+                    recorded_invariant(recorded[first]),
+                    readout_lemmas,
+                    readout_nodes,
+                    watch=claim.statable,
+                ):
+                    theorem[(claim.id, name)] = text
         elif isinstance(claim.statable, (SelectsNearest, UniqueSelections)):
             # no theorem queries: the lemmas, and the system built (every position meets their side conditions)
             every_length_system(net, None, results, {}, [], claim.min_len, claim.statable)

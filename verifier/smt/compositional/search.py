@@ -18,7 +18,7 @@ from typing import Any
 
 from netproof.symbolic import Network
 from netproof.verifier import smtlib
-from netproof.verifier.claims import Recognizes
+from netproof.verifier.claims import Recognizes, TieRuleFree
 from netproof.verifier.smt.errors import EncoderBugError, Unsupported
 from netproof.verifier.smt.phases import phase
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
@@ -238,9 +238,11 @@ def prove_by_layers(
     timeout: float,
     halt: smtlib.Stop,
     steps: Sequence[str] | None = None,
+    watch: TieRuleFree | None = None,
 ) -> tuple[list[SmtQuery] | None, str, str]:
     """The theorem for every length by the claim's induction over layers
-    (:mod:`.layers`): every step's three certificate queries, each unsat, or None and why not.
+    (:mod:`.layers`): every step's three certificate queries, each unsat, or None and why not
+    (``watch``: the tie rules the step :data:`.layers.TIES` watches).
     A step whose system is the one of an earlier step (identical segments) reuses its invariant
     and answers: the queries are the same text."""
     assert claim.induction is not None
@@ -263,7 +265,9 @@ def prove_by_layers(
                 how,
             )
         try:
-            system = induction_system(net, claim, results, name, readout_lemmas, readout_nodes)
+            system = induction_system(
+                net, claim, results, name, readout_lemmas, readout_nodes, watch=watch
+            )
         except Unsupported as exc:
             return None, f"the induction's step {name!r} is no transition system ({exc})", how
         shape = "\n".join(
@@ -287,7 +291,7 @@ def prove_by_layers(
             invariant = solved[shape] = found
         kind = "output" if name == "output" else name.rsplit(" ", 1)[-1]
         for qname, text, solver in induction_certificates(
-            net, claim, results, name, invariant, readout_lemmas, readout_nodes
+            net, claim, results, name, invariant, readout_lemmas, readout_nodes, watch
         ):
             began = time.perf_counter()
             if text not in answered:

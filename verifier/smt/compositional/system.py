@@ -476,6 +476,41 @@ def _followed_dims(step: Step, vals: Values, watch: FollowsAutomaton, readout: i
     return out
 
 
+def tie_ends(
+    vals: Values, cur: StateVars, nxt: StateVars, classes: Any, here: dict[int, Any]
+) -> list[Any]:
+    """The value pattern of the first and of the last position of each score class of the
+    readout head (``first{c}.{p}``, ``last{c}.{p}``), updated by one position whose patterns
+    are ``here``."""
+    parts = []
+    for c in sorted(classes):
+        seen = vals.or_([cur(f"first{c}.{p}") for p in classes[c]])
+        now = vals.or_([here[p] for p in classes[c]])
+        for p in classes[c]:
+            first = vals.or_([cur(f"first{c}.{p}"), vals.and_([vals.not_(seen), here[p]])])
+            parts.append(vals.iff(nxt(f"first{c}.{p}"), first))
+            parts.append(
+                vals.iff(nxt(f"last{c}.{p}"), vals.bool_ite(now, here[p], cur(f"last{c}.{p}")))
+            )
+    return parts
+
+
+def tie_single(vals: Values, cur: StateVars, plan: Any, end: str) -> Any:
+    """The accept bit where the readout head takes the first (``end`` = "first") or the last
+    maximizer: the sign of its one pattern in the highest score class present."""
+    _dims, _patterns, classes, signs = plan
+    order = sorted(classes, reverse=True)
+    present = {c: vals.or_([cur(f"seen{p}") for p in classes[c]]) for c in order}
+    cases = []
+    for ci, c in enumerate(order):
+        top = vals.and_([present[c], *(vals.not_(present[c2]) for c2 in order[:ci])])
+        positive = {next(iter(subset)) for subset, pos in signs[c] if len(subset) == 1 and pos}
+        cases.append(
+            vals.and_([top, vals.or_([cur(f"{end}{c}.{p}") for p in classes[c] if p in positive])])
+        )
+    return vals.or_(cases)
+
+
 def every_length_system(
     net: Network,
     language: Language | None,
@@ -614,7 +649,7 @@ def every_length_system(
         steps[(tok, s)] = (vals.and_(vals.assertions[start:]), bits, pair)
         del vals.assertions[start:]
     assert plan is not None and keys is not None and head is not None
-    dims, patterns, classes, signs = plan
+    dims, patterns, classes, _signs = plan
     pres = [f"seen{pi}" for pi in range(len(patterns))]
     lang = _LanguageState(
         z3,
@@ -674,21 +709,7 @@ def every_length_system(
         elif pair is not None:
             parts.append(vals.iff(nxt("viol"), vals.or_([cur("viol"), broke, vals.not_(pair[1])])))
         if isinstance(watch, TieRuleFree):
-            for c in sorted(classes):
-                seen = vals.or_([cur(f"first{c}.{p}") for p in classes[c]])
-                now = vals.or_([here[p] for p in classes[c]])
-                for p in classes[c]:
-                    parts.append(
-                        vals.iff(
-                            nxt(f"first{c}.{p}"),
-                            vals.or_([cur(f"first{c}.{p}"), vals.and_([vals.not_(seen), here[p]])]),
-                        )
-                    )
-                    parts.append(
-                        vals.iff(
-                            nxt(f"last{c}.{p}"), vals.bool_ite(now, here[p], cur(f"last{c}.{p}"))
-                        )
-                    )
+            parts += tie_ends(vals, cur, nxt, classes, here)
         alts.append(vals.and_(parts))
     trans = vals.or_(alts)
     first = phases[0]
@@ -717,30 +738,10 @@ def every_length_system(
     elif isinstance(watch, FollowsAutomaton):
         bad = z3.And(*end, cur("viol"))
     elif isinstance(watch, TieRuleFree):
-        order = sorted(classes, reverse=True)
-        class_present = {c: vals.or_([cur(pres[p]) for p in classes[c]]) for c in order}
-
-        def single(end_: str) -> Any:
-            """The accept bit where the head takes the first (last) maximizer: its one pattern's sign."""
-            cases = []
-            for ci, c in enumerate(order):
-                top = vals.and_(
-                    [class_present[c], *(vals.not_(class_present[c2]) for c2 in order[:ci])]
-                )
-                positive = {
-                    next(iter(subset)) for subset, pos in signs[c] if len(subset) == 1 and pos
-                }
-                cases.append(
-                    vals.and_(
-                        [
-                            top,
-                            vals.or_([cur(f"{end_}{c}.{p}") for p in classes[c] if p in positive]),
-                        ]
-                    )
-                )
-            return vals.or_(cases)
-
-        bad = z3.And(*end, z3.Or(accept != single("first"), accept != single("last")))
+        bad = z3.And(
+            *end,
+            z3.Or(*(accept != tie_single(vals, cur, plan, e) for e in ("first", "last"))),
+        )
     else:
         bad = z3.And(*end, accept != lang.member())
     state = [cur.vars[n] for n in names]

@@ -43,6 +43,7 @@ from netproof.verifier.claims import (
     Proved,
     RankedSelection,
     SelectsNearest,
+    TieRuleFree,
     TraceProperty,
     UniformCount,
     UniqueSelections,
@@ -55,7 +56,7 @@ from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
 from . import counters
 from .invariants import CERTIFICATE, certificate_queries, sat_solver
-from .layers import marks_claim, marks_detail
+from .layers import keeps_form, marks_claim, marks_detail, ties_claim, ties_detail
 from .lemmas import METHOD, LemmaResult, prove_lemma
 from .search import CERTIFICATE_REASONS, prove_by_layers, reachable_states
 from .system import every_length_system
@@ -82,6 +83,8 @@ def trace_detail(claim: TraceProperty, lemmas: int, hi: int) -> str:
             return head + marks_detail(marks_claim(claim, claim.statable)[0])
         except Unsupported:
             pass  # not the induction's marks: the whole network's system
+    if isinstance(claim.statable, TieRuleFree) and claim.statable.induction is not None:
+        return head + ties_detail(ties_claim(claim, claim.statable)[0])
     if isinstance(claim.statable, UniqueSelections):
         heads = ", ".join(f"{layer}.{h}" for layer, h in claim.statable.heads)
         return head + (
@@ -219,17 +222,30 @@ def prove_trace(
             layered = marks_claim(claim, watch)
         except Unsupported:
             layered = None  # another property than the induction's marks: the whole network's system watches it
+    ties = None
+    if isinstance(watch, TieRuleFree) and watch.induction is not None:
+        ties = watch
+        layered = ties_claim(claim, watch)
+        try:
+            keeps_form(net, layered[0], results)
+        except Unsupported as exc:
+            return unknown(
+                f"unsupported: the segments of the induction do not keep their form on every input ({exc})",
+                results,
+            )
     if layered is not None:
         rec, steps = layered
+        layer_readout: list[LemmaNode] = []  # the tie step's readout lemma, proved on the way
         queries, because, _how = prove_by_layers(
             net,
             rec,
             results,
             {},
-            [],
+            layer_readout,
             max(0.001, timeout - (time.perf_counter() - started)),
             smtlib.Stop(),
             steps,
+            ties,
         )
         if queries is None:
             return unknown(because, results)
@@ -238,7 +254,7 @@ def prove_trace(
             statement=statement,
             verdict="proved",
             queries=tuple(queries),
-            children=(*(r.node for r in results), _side(results)),
+            children=(*(r.node for r in results), *layer_readout, _side(results)),
         )
         return TraceOutcome(
             Proved(METHOD, _words(net, claim.min_len, hi), trace_detail(claim, len(results), hi)),
