@@ -41,13 +41,23 @@ def add_parser(sub: Any) -> None:
     p_export.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     p_export.add_argument(
         "--format",
-        choices=("json", "state_dict"),
+        choices=("json", "state_dict", "torch"),
         default="json",
         help="json: the netproof network format (version 1); state_dict: torch tensors with their layout "
-        "(symbolic/torch_export.py), needs --out and the torch extra",
+        "(symbolic/torch_export.py); torch: a standard PyTorch module in a torch.export archive "
+        "(.pt2, symbolic/torch_pt2.py) that check-model reads back; both need --out and the torch extra",
     )
     p_export.add_argument(
-        "--dtype", choices=("float64", "float32"), default="float64", help="for --format state_dict"
+        "--dtype",
+        choices=("float64", "float32"),
+        default="float64",
+        help="for --format state_dict and torch",
+    )
+    p_export.add_argument(
+        "--max-len",
+        type=int,
+        default=64,
+        help="for --format torch: the longest token sequence the module runs (specials included)",
     )
     p_export.add_argument(
         "--n",
@@ -106,6 +116,9 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
             "module": os.path.relpath(os.path.abspath(source), here),
             "built": fingerprint(net),
         }
+    if args.format == "torch":
+        _write_torch(args, c.name, net)
+        return EXIT_OK
     if args.format == "state_dict":
         from netproof.symbolic import MissingExtraError
         from netproof.symbolic.torch_export import save
@@ -132,6 +145,34 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def _write_torch(args: argparse.Namespace, name: str, net: Network) -> None:
+    """``--format torch``: the network as a torch module in a torch.export archive, atomically."""
+    from netproof.symbolic import MissingExtraError
+    from netproof.symbolic.torch_export import StateDictError
+    from netproof.symbolic.torch_pt2 import save_pt2
+
+    if not args.out or not args.out.endswith(".pt2"):
+        raise UsageError(
+            "--format torch writes a torch.export archive: give --out FILE.pt2 "
+            "(read it with torch.export.load(FILE).module(), or netproof check-model FILE.pt2)"
+        )
+    if args.max_len < 1:
+        raise UsageError(f"--max-len {args.max_len}: give the longest token sequence, >= 1")
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    tmp = f"{args.out}.tmp-{os.getpid()}.pt2"
+    try:
+        save_pt2(net, tmp, dtype=args.dtype, max_len=args.max_len)
+        os.replace(tmp, args.out)
+    except (MissingExtraError, StateDictError) as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        if os.path.exists(tmp):  # a failed save leaves no half-written file
+            os.remove(tmp)
+    announce_written(
+        args.out, f"{name} as a {args.dtype} torch module (up to {args.max_len} tokens)", net
+    )
 
 
 def announce_written(path: str, what: str, net: Network) -> None:

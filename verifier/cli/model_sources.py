@@ -89,10 +89,18 @@ def import_structural(
     names what went wrong: an unmapped node, a refused import, a missing extra)."""
     from netproof.symbolic.errors import MissingExtraError
     from netproof.symbolic.importers import ImporterError
+    from netproof.verifier.models.exported import import_exported, is_exported_file
     from netproof.verifier.models.faithful import UnfaithfulImportError
     from netproof.verifier.models.imported import import_file
 
     try:
+        if is_exported_file(model):  # netproof export --format torch: its layout says the rest
+            return import_exported(
+                model,
+                max_len=max_len,
+                compare=not args.no_compare,
+                name=getattr(args, "name", None),
+            )
         return import_file(
             model,
             alphabet=alphabet,

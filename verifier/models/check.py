@@ -34,7 +34,8 @@ from netproof.symbolic.rnn_recognizers import (
 )
 from netproof.verifier.claims.languages import Language
 
-from .enclosure import Enclosure, EnclosureError, RNNEnclosure, compile_enclosure
+from .enclosure import Enclosure, EnclosureError, RNNEnclosure
+from .exact_enclosure import ExactLogits, batched_logits
 
 __all__ = ["LengthRow", "ModelReport", "WordVerdict", "check_model", "merge_reports"]
 
@@ -254,7 +255,7 @@ def check_model(
     batch: int = 4096,
     digits: int = 50,
     exact: bool = False,
-    enclosure: Enclosure | RNNEnclosure | None = None,
+    enclosure: Enclosure | RNNEnclosure | ExactLogits | None = None,
     progress: Callable[[int, int], None] | None = None,
     shard: tuple[int, int, int] | None = None,
     trace: bool = True,
@@ -288,7 +289,7 @@ def check_model(
         )
     if max_n < min_n or min_n < 0:
         raise ValueError(f"max_n={max_n} must be >= min_n={min_n} >= 0")
-    enc = enclosure or compile_enclosure(net)
+    enc = enclosure or batched_logits(net)  # exact logits for a hardmax network
     alphabet = list(language.alphabet)
     k = len(alphabet)
     ids = torch.tensor([enc.token_index[a] for a in alphabet], dtype=torch.long)

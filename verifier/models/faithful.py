@@ -23,7 +23,7 @@ from typing import Any
 from netproof.symbolic.errors import SymbolicError
 from netproof.symbolic.ir import Network
 
-from .enclosure import compile_enclosure
+from .exact_enclosure import batched_logits
 
 __all__ = ["FaithReport", "UnfaithfulImportError", "check_faithful", "gate_words"]
 
@@ -85,7 +85,7 @@ def gate_words(
 def _enclose(net: Network, words: list[tuple[str, ...]]) -> list[tuple[float, float]]:
     import torch
 
-    enc = compile_enclosure(net)
+    enc = batched_logits(net)
     emb = net.embedding
     pre = [enc.token_index[t] for t in getattr(emb, "prefix", ())]
     suf = [enc.token_index[t] for t in getattr(emb, "suffix", ())]
