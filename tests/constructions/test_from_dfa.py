@@ -1,4 +1,5 @@
-"""Aperiodic DFAs compiled to past-only B-RASP programs (constructions/rasp/from_dfa.py): the
+"""Aperiodic DFAs compiled to past-only B-RASP programs (constructions/rasp/from_dfa.py), by
+either route (the cut route for every DFA, the ordered route for a partially ordered one): the
 program equals the DFA on every short word and, through its own automaton, on every word of
 every length; non-star-free DFAs are refused with the monoid's witness; compiled networks are
 proved equal to the program and to the language."""
@@ -45,18 +46,58 @@ def _agrees_up_to(program: B.Program, dfa: Automaton, alphabet: str, n: int) -> 
     )
 
 
+def _routes(dfa: Automaton) -> list[str]:
+    """The routes that apply: the cut route always, the ordered one for a partially ordered DFA
+    (every cycle a self-loop)."""
+    ordered = all(
+        dfa.delta[q][a] == q or not _reaches(dfa, dfa.delta[q][a], q)
+        for q in range(dfa.states)
+        for a in range(len(dfa.delta[q]))
+    )
+    return ["cut", "ordered"] if ordered else ["cut"]
+
+
+def _reaches(dfa: Automaton, p: int, q: int) -> bool:
+    seen, todo = {p}, [p]
+    while todo:
+        r = todo.pop()
+        for s in dfa.delta[r]:
+            if s not in seen:
+                seen.add(s)
+                todo.append(s)
+    return q in seen
+
+
 @pytest.mark.parametrize(("pattern", "alphabet"), STAR_FREE)
 def test_a_star_free_regex_becomes_a_past_only_program_with_its_language_for_every_length(
     pattern: str, alphabet: str
 ) -> None:
     dfa = _dfa(pattern, alphabet)
-    program = dfa_program(dfa, alphabet, "p")
-    assert all(op.mask == "past" for op in B.operations(program.output) if isinstance(op, B.Attend))
-    assert _agrees_up_to(program, dfa, alphabet, 6)
-    own = program_automaton(program)
-    assert own is not None
-    _pairs, word = automata_agree(own, dfa)
-    assert word is None
+    for route in [None, *_routes(dfa)]:
+        program = dfa_program(dfa, alphabet, "p", route)
+        ops = B.operations(program.output)
+        assert all(op.mask == "past" for op in ops if isinstance(op, B.Attend))
+        assert _agrees_up_to(program, dfa, alphabet, 6)
+        own = program_automaton(program)
+        assert own is not None
+        _pairs, word = automata_agree(own, dfa)
+        assert word is None
+
+
+def test_the_default_route_keeps_the_smaller_program_and_the_ordered_one_wins_on_a_chain() -> None:
+    dfa = _dfa("[abc]*a[abc]*b[abc]*c[abc]*", "abc")  # a, b, c as a subword: a chain of 4 states
+    assert _routes(dfa) == ["cut", "ordered"]
+    sizes = {r: len(B.operations(dfa_program(dfa, "abc", "p", r).output)) for r in _routes(dfa)}
+    assert sizes["ordered"] < sizes["cut"]
+    assert len(B.operations(dfa_program(dfa, "abc", "p").output)) == sizes["ordered"]
+
+
+def test_the_ordered_route_refuses_a_dfa_with_a_cycle_and_a_bad_route_is_named() -> None:
+    dfa = _dfa("(ab)*", "ab")
+    with pytest.raises(ValueError, match="route='ordered' needs a partially ordered DFA"):
+        dfa_program(dfa, "ab", "p", "ordered")
+    with pytest.raises(ValueError, match="route='fast': give 'ordered', 'cut' or None"):
+        dfa_program(dfa, "ab", "p", "fast")
 
 
 def _random_dfa(rng: random.Random, states: int, symbols: int) -> Automaton:
@@ -76,10 +117,11 @@ def test_random_aperiodic_dfas_compile_to_programs_with_their_languages_and_othe
             if aperiodic >= 30:
                 continue
             aperiodic += 1
-            program = dfa_program(dfa, "ab", "r")
-            assert _agrees_up_to(program, dfa, "ab", 6)
-            own = program_automaton(program)
-            assert own is not None and automata_agree(own, dfa)[1] is None
+            for route in _routes(minimal_automaton(dfa)):
+                program = dfa_program(dfa, "ab", "r", route)
+                assert _agrees_up_to(program, dfa, "ab", 6)
+                own = program_automaton(program)
+                assert own is not None and automata_agree(own, dfa)[1] is None
         else:
             if periodic >= 10:
                 continue
