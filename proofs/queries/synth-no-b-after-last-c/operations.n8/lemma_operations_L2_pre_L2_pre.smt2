@@ -1,8 +1,0 @@
-(set-logic QF_LIRA)
-(declare-fun Q_c () Bool)
-(declare-fun P2 () Bool)
-(declare-fun Q_b () Bool)
-(declare-fun EOS () Bool)
-(declare-fun BOS () Bool)
-(assert (let (($x66 (and (distinct 1.0 (ite true 1.0 0.0)) true))) (let (($x11 (not EOS))) (let (($x10 (not BOS))) (let ((?x63 (ite (and $x10 $x11 (or Q_c (and Q_b (not P2) (not Q_c)))) 1.0 0.0))) (let ((?x16 (ite Q_c (- 1.0) 0.0))) (let ((?x19 (ite (< 0.0 ?x16) ?x16 0.0))) (let ((?x30 (+ ?x16 ?x19))) (let ((?x36 (ite (< 0.0 ?x30) ?x30 0.0))) (let ((?x27 (ite Q_c 1.0 0.0))) (let ((?x29 (+ ?x27 (* (- 1.0) ?x19)))) (let ((?x34 (ite (< 0.0 ?x29) ?x29 0.0))) (let ((?x42 (+ (* (- 1.0) ?x34) ?x36))) (let ((?x40 (+ ?x34 (* (- 1.0) ?x36)))) (let ((?x17 (ite Q_b (- 1.0) 0.0))) (let ((?x23 (ite Q_b 1.0 0.0))) (let ((?x26 (+ ?x23 (ite (not Q_c) 1.0 0.0) (* (- 1.0) (ite (< 0.0 ?x17) ?x17 0.0)) (- 1.0)))) (let ((?x38 (+ (ite (not P2) 1.0 0.0) (ite (< 0.0 ?x26) ?x26 0.0) (- 1.0)))) (let ((?x51 (+ (* (- 1.0) (ite (< 0.0 ?x38) ?x38 0.0)) (* (- 1.0) (ite (< 0.0 ?x40) ?x40 0.0)) (ite (< 0.0 ?x42) ?x42 0.0) 1.0))) (let ((?x57 (+ (ite $x10 1.0 0.0) (ite $x11 1.0 0.0) (* (- 1.0) (ite (< 0.0 ?x51) ?x51 0.0)) (- 1.0)))) (let ((?x59 (ite (< 0.0 ?x57) ?x57 0.0))) (let (($x64 (and (distinct ?x59 ?x63) true))) (or $x64 $x66)))))))))))))))))))))))
-(check-sat)

@@ -1,8 +1,0 @@
-(set-logic QF_LIRA)
-(declare-fun P4 () Bool)
-(declare-fun P1 () Bool)
-(declare-fun EOS () Bool)
-(declare-fun BOS () Bool)
-(declare-fun Q_c () Bool)
-(assert (let ((?x26 (ite P4 1.0 0.0))) (let ((?x16 (ite P4 (- 1.0) 0.0))) (let ((?x20 (ite (< 0.0 ?x16) ?x16 0.0))) (let ((?x29 (+ ?x16 ?x20))) (let ((?x35 (ite (< 0.0 ?x29) ?x29 0.0))) (let ((?x28 (+ ?x26 (* (- 1.0) ?x20)))) (let ((?x33 (ite (< 0.0 ?x28) ?x28 0.0))) (let ((?x43 (+ (* (- 1.0) ?x33) ?x35))) (let ((?x41 (+ ?x33 (* (- 1.0) ?x35)))) (let ((?x51 (+ (ite (< 0.0 ?x41) ?x41 0.0) (* (- 1.0) (ite (< 0.0 ?x43) ?x43 0.0))))) (let (($x55 (and (distinct ?x51 ?x26) true))) (let ((?x53 (ite (and Q_c (not BOS) (not EOS) (not P1)) 1.0 0.0))) (let ((?x15 (ite Q_c (- 1.0) 0.0))) (let ((?x22 (ite Q_c 1.0 0.0))) (let ((?x25 (+ ?x22 (ite (not P1) 1.0 0.0) (* (- 1.0) (ite (< 0.0 ?x15) ?x15 0.0)) (- 1.0)))) (let ((?x39 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (ite (< 0.0 ?x25) ?x25 0.0) (- 2.0)))) (let ((?x45 (ite (< 0.0 ?x39) ?x39 0.0))) (let (($x54 (and (distinct ?x45 ?x53) true))) (or $x54 $x55))))))))))))))))))))
-(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun Q_c () Bool)
+(declare-fun Q_b () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x33 (and (distinct 1.0 (ite true 1.0 0.0)) true))) (let ((?x30 (ite (and (not BOS) (not EOS) (not (or Q_b Q_c))) 1.0 0.0))) (let ((?x14 (ite Q_c (- 1.0) 0.0))) (let ((?x13 (ite Q_b (- 1.0) 0.0))) (let ((?x16 (+ ?x13 ?x14 1.0))) (let ((?x18 (ite (< 0.0 ?x16) ?x16 0.0))) (let ((?x24 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (ite (< 0.0 ?x18) ?x18 0.0) (- 2.0)))) (let ((?x26 (ite (< 0.0 ?x24) ?x24 0.0))) (let (($x31 (and (distinct ?x26 ?x30) true))) (or $x31 $x33)))))))))))
+(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(declare-fun Q_a () Bool)
+(declare-fun P2 () Bool)
+(assert (let (($x29 (and (distinct 1.0 (ite true 1.0 0.0)) true))) (let ((?x26 (ite (and P2 Q_a (not BOS) (not EOS)) 1.0 0.0))) (let ((?x14 (ite P2 1.0 0.0))) (let ((?x13 (ite Q_a 1.0 0.0))) (let ((?x16 (+ ?x13 ?x14 (- 1.0)))) (let ((?x22 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (ite (< 0.0 ?x16) ?x16 0.0) (- 2.0)))) (let ((?x24 (ite (< 0.0 ?x22) ?x22 0.0))) (let (($x27 (and (distinct ?x24 ?x26) true))) (or $x27 $x29))))))))))
+(check-sat)

@@ -1,0 +1,8 @@
+(set-logic QF_LIRA)
+(declare-fun Q_b () Bool)
+(declare-fun Q_a () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(declare-fun P6 () Bool)
+(assert (let (($x49 (and (distinct 1.0 (ite true 1.0 0.0)) true))) (let ((?x46 (ite (and P6 (not BOS) (not EOS) (not (or Q_a Q_b))) 1.0 0.0))) (let ((?x18 (ite P6 (- 1.0) 0.0))) (let ((?x22 (ite (< 0.0 ?x18) ?x18 0.0))) (let ((?x26 (+ ?x18 ?x22))) (let ((?x23 (ite P6 1.0 0.0))) (let ((?x25 (+ ?x23 (* (- 1.0) ?x22)))) (let ((?x15 (ite Q_b (- 1.0) 0.0))) (let ((?x14 (ite Q_a (- 1.0) 0.0))) (let ((?x17 (+ ?x14 ?x15 1.0))) (let ((?x20 (ite (< 0.0 ?x17) ?x17 0.0))) (let ((?x34 (+ (ite (< 0.0 ?x20) ?x20 0.0) (ite (< 0.0 ?x25) ?x25 0.0) (* (- 1.0) (ite (< 0.0 ?x26) ?x26 0.0)) (- 1.0)))) (let ((?x40 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (ite (< 0.0 ?x34) ?x34 0.0) (- 2.0)))) (let ((?x42 (ite (< 0.0 ?x40) ?x40 0.0))) (let (($x47 (and (distinct ?x42 ?x46) true))) (or $x47 $x49)))))))))))))))))
+(check-sat)

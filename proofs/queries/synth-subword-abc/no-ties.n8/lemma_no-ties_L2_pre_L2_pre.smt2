@@ -1,0 +1,8 @@
+(set-logic QF_LIRA)
+(declare-fun Q_c () Bool)
+(declare-fun Q_b () Bool)
+(declare-fun P1 () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let ((?x18 (ite P1 (- 1.0) 0.0))) (let ((?x22 (ite (< 0.0 ?x18) ?x18 0.0))) (let ((?x29 (+ ?x18 ?x22))) (let ((?x26 (ite P1 1.0 0.0))) (let ((?x28 (+ ?x26 (* (- 1.0) ?x22)))) (let ((?x15 (ite Q_c (- 1.0) 0.0))) (let ((?x14 (ite Q_b (- 1.0) 0.0))) (let ((?x17 (+ ?x14 ?x15 1.0))) (let ((?x20 (ite (< 0.0 ?x17) ?x17 0.0))) (let ((?x40 (+ (* (- 1.0) (ite (< 0.0 ?x20) ?x20 0.0)) (* (- 1.0) (ite (< 0.0 ?x28) ?x28 0.0)) (ite (< 0.0 ?x29) ?x29 0.0) 1.0))) (let ((?x42 (ite (< 0.0 ?x40) ?x40 0.0))) (let ((?x46 (ite (< 0.0 ?x42) ?x42 0.0))) (let (($x57 (and (distinct ?x46 (ite (not (or P1 (not (or Q_b Q_c)))) 1.0 0.0)) true))) (let ((?x50 (ite (and (not BOS) (not EOS)) 1.0 0.0))) (let ((?x25 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (- 1.0)))) (let ((?x31 (ite (< 0.0 ?x25) ?x25 0.0))) (let ((?x44 (ite (< 0.0 ?x31) ?x31 0.0))) (let ((?x48 (ite (< 0.0 ?x44) ?x44 0.0))) (let (($x51 (and (distinct ?x48 ?x50) true))) (or $x51 $x57)))))))))))))))))))))
+(check-sat)
