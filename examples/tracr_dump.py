@@ -1,7 +1,8 @@
 """Dump compiled tracr models (``AssembledTransformerModel``) in netproof's TransformerLens-
 layout dump format, with their own outputs and their RASP program's outputs recorded:
 
-    python examples/tracr_dump.py OUTDIR [NAME ...]    # tracr's library programs (LIBRARY)
+    python examples/tracr_dump.py OUTDIR [NAME ...]    # tracr's library programs (the fixtures)
+    python examples/tracr_dump.py OUTDIR --benchmark   # all 20, thousands of inputs each
     netproof check-model OUTDIR/hist.pt --output categorical --max-n 4
 
 tracr (github.com/google-deepmind/tracr) is not on PyPI; install it from its repository. Nothing
@@ -134,17 +135,27 @@ def dump(
     words = [w for k in range(1, max_len + 1) for w in itertools.product(vocab, repeat=k)]
     recorded, expected, decoded = [], [], []
     logits = np.full((len(words), max_len + 1, len(cols)), np.nan, dtype=np.float32)
-    for i, w in enumerate(words):
-        out = assembled.apply([bos, *w])
-        resid = np.asarray(out.residuals[-1])[0]  # the final residual stream, every position
+    encode = assembled.input_encoder.encode
+    done = 0
+    for k in range(1, max_len + 1):  # one batch per length: assembled.apply's forward, batched
+        batch = words[done : done + len(vocab) ** k]
+        out = assembled.forward(
+            assembled.params, np.asarray([encode([bos, *w]) for w in batch], dtype=np.int32)
+        )
+        resid = np.asarray(out.transformer_output.residuals[-1])  # [B, 1 + k, d], every position
         y = resid @ W_U
-        logits[i, : len(w) + 1] = y
-        recorded.append(float(y[-1, ia] - (y[-1, ir] if ir is not None else 0.0)))
-        decoded.append([None] + [_value(v) for v in out.decoded[1:]])
-        if program is not None:
-            from tracr.rasp import rasp
+        logits[done : done + len(batch), : k + 1] = y
+        unembedded = np.asarray(out.unembedded_output).tolist()
+        for i, w in enumerate(batch):
+            recorded.append(float(y[i, -1, ia] - (y[i, -1, ir] if ir is not None else 0.0)))
+            row = unembedded[i]
+            got = out_enc.decode(row) if out_enc is not None else row
+            decoded.append([None] + [_value(v) for v in got[1:]])
+            if program is not None:
+                from tracr.rasp import rasp
 
-            expected.append([None] + [_value(v) for v in rasp.evaluate(program, list(w))])
+                expected.append([None] + [_value(v) for v in rasp.evaluate(program, list(w))])
+        done += len(batch)
     torch.save(
         {
             "format": "netproof-transformerlens",
@@ -186,47 +197,130 @@ def dump(
     )
 
 
-def library() -> dict[str, tuple[Any, list[Any], int]]:
-    """tracr's library programs (tracr.compiler.lib) with a small vocabulary and length: name ->
-    (program, vocabulary, max_seq_len)."""
+FIXTURE_LENGTHS = {
+    "length": 5,
+    "reverse": 4,
+    "hist": 5,
+    "sort_unique": 4,
+    "sort": 4,
+    "sort_freq": 4,
+    "frac_prevs": 5,
+    "pair_balance": 5,
+    "shuffle_dyck": 5,
+    "shuffle_dyck2": 4,
+    "count_less_freq": 4,
+    "count_a": 5,
+}
+"""The ``max_seq_len`` of the committed fixtures (tests/fixtures/models/tracr/)."""
+
+BENCHMARK_LENGTHS = {
+    "length": 7,
+    "length_numerical": 7,
+    "reverse": 7,
+    "hist": 7,
+    "sort_unique": 7,
+    "sort": 7,
+    "sort_by_position": 7,
+    "sort_freq": 7,
+    "frac_prevs": 11,
+    "pair_balance": 11,
+    "shuffle_dyck": 11,
+    "shuffle_dyck2": 6,
+    "count_less_freq": 7,
+    "count_less_freq_numerical": 7,
+    "count_a": 7,
+    "shift_by_1": 7,
+    "shift_by_2": 7,
+    "detect_pattern_ab": 11,
+    "detect_pattern_abc": 7,
+    "nary_sequencemap": 7,
+}
+"""Every library program and variant, with a ``max_seq_len`` giving thousands of inputs each
+(2 symbols up to 11, 3 up to 7, 4 up to 6): ``benchmarks/tracr_library.py``."""
+
+
+def library(lengths: dict[str, int] | None = None) -> dict[str, tuple[Any, list[Any], int]]:
+    """tracr's library programs (tracr.compiler.lib: every function of it, with the variants of
+    its own test cases) with a small vocabulary: name -> (program, vocabulary, max_seq_len), for
+    the names of ``lengths`` (default :data:`FIXTURE_LENGTHS`)."""
     from tracr.compiler import lib
     from tracr.rasp import rasp
 
-    abc = ["a", "b", "c"]
-    programs = {
-        "length": (lib.make_length(), abc, 5),
-        "reverse": (lib.make_reverse(rasp.tokens), abc, 4),
-        "hist": (lib.make_hist(), abc, 5),
-        "sort_unique": (lib.make_sort_unique(rasp.tokens, rasp.tokens), [1, 2, 3], 4),
-        "sort": (lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=4, min_key=1), [1, 2, 3], 4),
-        "sort_freq": (lib.make_sort_freq(max_seq_len=4), abc, 4),
-        "frac_prevs": (lib.make_frac_prevs(rasp.tokens == "x"), ["x", "y"], 5),
-        "pair_balance": (lib.make_pair_balance(rasp.tokens, "(", ")"), ["(", ")"], 5),
-        "shuffle_dyck": (lib.make_shuffle_dyck(["()"]), ["(", ")"], 5),
-        "shuffle_dyck2": (lib.make_shuffle_dyck2(), ["(", ")", "{", "}"], 4),
-        "count_less_freq": (lib.make_count_less_freq(2), ["a", "b", "c"], 4),
-        "count_a": (lib.make_count(rasp.tokens, "a"), abc, 5),
+    abc, nums = ["a", "b", "c"], [1, 2, 3]
+    lengths = FIXTURE_LENGTHS if lengths is None else lengths
+    build: dict[str, tuple[Any, list[Any]]] = {
+        "length": (lambda n: lib.make_length(), abc),
+        "length_numerical": (lambda n: rasp.numerical(lib.make_length()), abc),
+        "reverse": (lambda n: lib.make_reverse(rasp.tokens), abc),
+        "hist": (lambda n: lib.make_hist(), abc),
+        "sort_unique": (lambda n: lib.make_sort_unique(rasp.tokens, rasp.tokens), nums),
+        "sort": (
+            lambda n: lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=n, min_key=1),
+            nums,
+        ),
+        "sort_by_position": (
+            lambda n: lib.make_sort(rasp.tokens, 1 - rasp.indices, max_seq_len=n, min_key=1),
+            abc,
+        ),
+        "sort_freq": (lambda n: lib.make_sort_freq(max_seq_len=n), abc),
+        "frac_prevs": (lambda n: lib.make_frac_prevs(rasp.tokens == "x"), ["x", "y"]),
+        "pair_balance": (lambda n: lib.make_pair_balance(rasp.tokens, "(", ")"), ["(", ")"]),
+        "shuffle_dyck": (lambda n: lib.make_shuffle_dyck(["()"]), ["(", ")"]),
+        "shuffle_dyck2": (lambda n: lib.make_shuffle_dyck2(), ["(", ")", "{", "}"]),
+        "count_less_freq": (lambda n: lib.make_count_less_freq(2), abc),
+        "count_less_freq_numerical": (
+            lambda n: rasp.numerical(lib.make_count_less_freq(2)),
+            abc,
+        ),
+        "count_a": (lambda n: lib.make_count(rasp.tokens, "a"), abc),
+        "shift_by_1": (lambda n: lib.shift_by(1, rasp.tokens), abc),
+        "shift_by_2": (lambda n: lib.shift_by(2, rasp.tokens), abc),
+        "detect_pattern_ab": (lambda n: lib.detect_pattern(rasp.tokens, "ab"), ["a", "b"]),
+        "detect_pattern_abc": (lambda n: lib.detect_pattern(rasp.tokens, "abc"), abc),
+        "nary_sequencemap": (
+            lambda n: lib.make_nary_sequencemap(
+                lambda x, y, z: x + y - z, rasp.tokens, rasp.tokens, rasp.indices
+            ),
+            nums,
+        ),
     }
-    return {k: (prog.named(k), v, n) for k, (prog, v, n) in programs.items()}
+    out = {}
+    for name, n in lengths.items():
+        make, vocab = build[name]
+        out[name] = (make(n).named(name), vocab, n)
+    return out
 
 
-def dump_library(out: Path, names: list[str] | None = None) -> None:
+def dump_library(
+    out: Path, names: list[str] | None = None, lengths: dict[str, int] | None = None
+) -> list[str]:
+    """Compile and dump the programs of :func:`library` (those of ``names``, default all) into
+    ``out``; returns the names dumped (a program tracr does not compile is said and skipped)."""
+    import time
+
     from tracr.compiler import compiling
 
     out.mkdir(parents=True, exist_ok=True)
-    for name, (program, vocab, n) in library().items():
+    dumped = []
+    for name, (program, vocab, n) in library(lengths).items():
         if names and name not in names:
             continue
+        t0 = time.perf_counter()
         try:
             assembled = compiling.compile_rasp_to_model(
                 program, vocab=set(vocab), max_seq_len=n, compiler_bos="BOS"
             )
         except Exception as exc:  # a program tracr does not compile: said, not dumped
-            print(f"{name}: tracr does not compile it: {type(exc).__name__}: {exc}")
+            print(f"{name}: tracr does not compile it: {type(exc).__name__}: {exc}", flush=True)
             continue
         path = out / f"{name}.pt"
         dump(assembled, path, vocab=vocab, max_len=n, program=program)
-        print(f"{name}: {path} ({path.stat().st_size} bytes)")
+        dumped.append(name)
+        print(
+            f"{name}: {path} ({path.stat().st_size} bytes, {time.perf_counter() - t0:.1f} s)",
+            flush=True,
+        )
+    return dumped
 
 
 def dump_example(path: Path) -> None:
@@ -241,4 +335,11 @@ def dump_example(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    dump_library(Path(sys.argv[1] if len(sys.argv) > 1 else "tracr"), sys.argv[2:] or None)
+    args = sys.argv[1:]
+    big = "--benchmark" in args  # every program at BENCHMARK_LENGTHS (benchmarks/tracr_library.py)
+    args = [a for a in args if a != "--benchmark"]
+    dump_library(
+        Path(args[0] if args else "tracr"),
+        args[1:] or None,
+        BENCHMARK_LENGTHS if big else None,
+    )

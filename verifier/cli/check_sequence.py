@@ -66,15 +66,16 @@ def _render(report: Any) -> str:
         f"{ {'numeric': 'numerical', 'next-set': 'next-symbol-set'}.get(report.output, report.output) } "
         f"output at every position, every word of length <= {report.max_n}",
         f"{'length':>6} {'words':>7} {'positions':>9} {'correct':>8} {'wrong':>6} "
-        f"{'undecided':>9} {'wrong words':>11}",
+        f"{'undecided':>9} {'slow':>5} {'float32 wrong':>13} {'wrong words':>11}",
     ]
     exhaustive = [r for r in report.rows if not r.sampled]
     sampled = [r for r in report.rows if r.sampled]
     for r in [*exhaustive, t]:
         label = "all" if r is t else str(r.length)
+        f32 = f"{r.float32_wrong} ({r.float32_wrong_words})" if report.float32 else "-"
         lines.append(
             f"{label:>6} {r.words:>7} {r.positions:>9} {r.correct:>8} {r.wrong:>6} "
-            f"{r.undecided:>9} {r.wrong_words:>4} ({100 * r.error_rate:.1f}%)"
+            f"{r.undecided:>9} {r.slow:>5} {f32:>13} {r.wrong_words:>4} ({100 * r.error_rate:.1f}%)"
         )
     if sampled:
         lines.append(
@@ -107,6 +108,23 @@ def _render(report: Any) -> str:
             f"undecided: {' '.join(v.word)!r} at position {v.position} (expected {_shown(v.expected)}; "
             f"the enclosure straddles the boundary: {v.margin:.3g})"
         )
+    if report.float32:
+        lines.append(
+            f"float32 wrong: positions (words) where a plain float32 run "
+            f"({report.float32}) is wrong; its verdict differs from the rigorous one at "
+            f"{t.float32_differs} decided positions"
+        )
+    if report.margins:
+        lines.append(
+            "margins (distance of the deciding enclosure from the boundary, decided positions):"
+        )
+        width = max(report.margins.values())
+        for e, count in sorted(report.margins.items()):
+            wrong = report.wrong_margins.get(e, 0)
+            lines.append(
+                f"  [1e{e}, 1e{e + 1}) {count:>9} {'#' * max(1, round(40 * count / width))}"
+                + (f" ({wrong} wrong)" if wrong else "")
+            )
     lines.append(f"status: {report.status}")
     return "\n".join(lines)
 
@@ -227,21 +245,34 @@ def _check_columns(args: argparse.Namespace, threshold: float | None) -> int:
             f"--values {args.values}: {args.model} has {len(columns)} outputs per position; "
             f"give {len(columns)} values"
         )
+    if args.executor == "ray":
+        raise UsageError(
+            "--executor ray ships dumps; a model file per position runs on the local pool "
+            "(--jobs N)"
+        )
     fn = load_reference(args.reference)
-    report = check_sequence(
-        columns[0],
-        lambda w: fn(list(w)),
-        unembed=[],
-        values=values,
-        max_n=args.max_n,
-        min_n=max(1, args.min_n),
-        reference_name=args.reference,
-        tolerance=(args.tolerance if args.tolerance is not None else 1e-6)
+    kw: dict[str, Any] = {
+        "reference": lambda w: fn(list(w)),
+        "unembed": [],
+        "values": values,
+        "max_n": args.max_n,
+        "reference_name": args.reference,
+        "threshold": (threshold or 0.0) if output == "next-set" else None,
+        "columns": columns,
+        "float32": _float32_run(model, vocab, prefix, suffix),
+    }
+    options = {
+        "min_n": max(1, args.min_n),
+        "tolerance": (args.tolerance if args.tolerance is not None else 1e-6)
         if output == "numeric"
         else None,
-        threshold=(threshold or 0.0) if output == "next-set" else None,
-        columns=columns,
-    )
+        "batch": args.batch,
+        "digits": args.digits,
+    }
+    if args.jobs > 1:
+        report = _sharded(args, columns[0], kw, options, 0, None)
+    else:
+        report = check_sequence(columns[0], **options, **kw)
     report.network = Path(args.model).stem
     summary = (
         None
@@ -250,6 +281,35 @@ def _check_columns(args: argparse.Namespace, threshold: float | None) -> int:
         f"(largest gap {gap:.2g})"
     )
     return _finish(args, report, summary)
+
+
+def _float32_of(model: str, max_n: int, path: str | None = None) -> dict[str, Any]:
+    """The keyword arguments of a dump's recorded run as the float32 column (its source model's
+    own outputs: tracr's float32 run), where it records every word up to ``max_n``."""
+    from netproof.verifier.models.sequence import recorded_run
+
+    found = recorded_run(path or model)
+    if found is None or found[0].max_n < max_n:
+        return {}
+    return {"float32": found[0], "float32_name": found[1]}
+
+
+def _float32_run(model: Any, vocab: Any, prefix: Any, suffix: Any) -> Any:
+    """The model's own float32 run: its outputs at the word positions of words of one length."""
+    import copy
+
+    import torch
+
+    model32 = copy.deepcopy(model).float().eval()
+    index = {t: i for i, t in enumerate(vocab)}
+
+    def run(words: list[tuple[str, ...]]) -> Any:
+        ids = torch.tensor([[index[t] for t in (*prefix, *w, *suffix)] for w in words])
+        with torch.no_grad():
+            y = model32(ids)
+        return y[:, len(prefix) : len(prefix) + len(words[0]), :].double()
+
+    return run
 
 
 def cmd_check_sequence(args: argparse.Namespace) -> int:
@@ -261,6 +321,11 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
 
     if args.output == "accept":
         raise UsageError("--output accept checks one logit against --language, not --reference")
+    if args.batch < 1 or args.threads < 1 or args.jobs < 1:
+        raise UsageError("--batch, --threads and --jobs must be >= 1")
+    import torch
+
+    torch.set_num_threads(args.threads)  # before any work: a forked worker inherits no pool
     tolerance = args.tolerance if args.tolerance is not None else 1e-6
     if args.tolerance is not None and (args.output != "numeric" or not tolerance >= 0):
         raise UsageError(f"--tolerance {args.tolerance}: give a number >= 0, with --output numeric")
@@ -322,13 +387,115 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
             "--sample needs a --reference: the dump records its program's outputs only up to "
             f"length {kw['max_n']}"
         )
-    report = check_sequence(
-        imported.net,
-        min_n=max(1, args.min_n),
-        tolerance=tolerance if numeric else None,
-        sample=sample,
-        sample_max_n=sample_max_n,
-        seed=args.seed,
-        **kw,
-    )
+    kw.update(_float32_of(args.model, args.max_n))
+    options = {
+        "min_n": max(1, args.min_n),
+        "tolerance": tolerance if numeric else None,
+        "batch": args.batch,
+        "digits": args.digits,
+    }
+    if args.jobs > 1 or args.executor == "ray":
+        report = _sharded(args, imported.net, kw, options, sample, sample_max_n)
+    else:
+        report = check_sequence(
+            imported.net,
+            sample=sample,
+            sample_max_n=sample_max_n,
+            seed=args.seed,
+            **options,
+            **kw,
+        )
     return _finish(args, report, None if imported.faith is None else imported.faith.summary())
+
+
+_SHARED: dict[str, Any] = {}
+"""The network and keyword arguments of a sharded run, set before the local pool forks (its
+workers inherit them)."""
+
+
+def sequence_shard_work(
+    shard: tuple[int, int, int],
+    shipped: tuple[bytes, str, str | None, dict[str, Any], dict[str, Any]] | None = None,
+) -> Any:
+    """One shard of a sharded per-position run, in a worker process: from the forked parent's
+    :data:`_SHARED` (the local pool), or, on Ray, from ``shipped`` (the dump's bytes and name,
+    the ``--reference`` or None for the recorded outputs, the options and the keyword arguments
+    that are plain data), the dump loaded once per process without its gate (the parent gated
+    it)."""
+    from netproof.verifier.models.sequence import check_sequence, load_sequence_dump
+
+    if shipped is not None:
+        data, name, reference, options, plain = shipped
+        from .check_model import _materialize
+
+        key = (name, reference, len(data))
+        if _SHARED.get("key") != key:
+            imported, kw = load_sequence_dump(_materialize(name, data), compare=False)
+            if reference is not None:
+                fn = load_reference(reference)
+                kw["reference"] = lambda w: fn(list(w))
+                kw["reference_name"] = reference
+            kw.update(plain)
+            kw.update(_float32_of(name, kw["max_n"], _materialize(name, data)))
+            _SHARED.update(key=key, net=imported.net, kw=kw, options=options)
+    return check_sequence(_SHARED["net"], shard=shard, **_SHARED["options"], **_SHARED["kw"])
+
+
+def _sharded(
+    args: argparse.Namespace,
+    net: Any,
+    kw: dict[str, Any],
+    options: dict[str, Any],
+    sample: int,
+    sample_max_n: int | None,
+) -> Any:
+    """The words of each length in shards by shortlex index (:func:`~.check_model.shards`) on
+    the local pool (``--jobs``) or a Ray cluster (``--executor ray``); the sampled lengths run
+    here; the parts merged in shortlex order give one process's report."""
+    from netproof.verifier.models.sequence import check_sequence, merge_sequence_reports
+
+    from .check_model import shards
+
+    a = len(net.alphabet)
+    parts: dict[int, Any] = {}
+    work: list[tuple[Any, tuple[Any, ...]]]
+    if args.executor == "ray":
+        from netproof.verifier.campaign.executors import ray_cluster, run_ray
+
+        plain = {key: kw[key] for key in ("max_n", "tolerance", "threshold") if key in kw}
+        shipped = (
+            Path(args.model).read_bytes(),
+            args.model,
+            args.reference,
+            options,
+            plain,
+        )
+        with ray_cluster(args.address) as cpus:
+            work_shards = shards(a, options["min_n"], kw["max_n"], max(cpus, args.jobs), args.batch)
+            work = [(sequence_shard_work, (sh, shipped)) for sh in work_shards]
+            run_ray(work, range(len(work)), lambda i, rep: parts.__setitem__(i, rep))
+    else:
+        from netproof.verifier.campaign.executors import run_pool
+
+        _SHARED.update(key=None, net=net, kw=kw, options=options)
+        try:
+            work_shards = shards(a, options["min_n"], kw["max_n"], args.jobs, args.batch)
+            work = [(sequence_shard_work, (sh,)) for sh in work_shards]
+            run_pool(work, range(len(work)), args.jobs, lambda i, rep: parts.__setitem__(i, rep))
+        finally:
+            _SHARED.clear()
+    merged = [parts[i] for i in range(len(work))]
+    if sample:
+        merged.append(
+            check_sequence(
+                net,
+                sample=sample,
+                sample_max_n=sample_max_n,
+                seed=args.seed,
+                **{**options, "min_n": kw["max_n"] + 1},
+                **kw,
+            )
+        )
+    report = merge_sequence_reports(merged)
+    report.max_n = kw["max_n"]
+    return report

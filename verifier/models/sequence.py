@@ -14,7 +14,9 @@ symbol is allowed where its score is > the threshold; the position is decided wh
 symbol's enclosure lies strictly on one side of it (a score equal to the threshold in exact
 arithmetic is undecided), and wrong where the decided set differs from the expected one.
 Words are enumerated in shortlex order, in batches, as :func:`.check.check_model`
-does; positions left open are not yet sent to the slow rigorous interpreter.
+does; positions left open go to the slow rigorous interpreter (:func:`slow_outputs`), as a
+recognizer's words do. A plain float run's verdicts are counted beside the rigorous ones, and
+the decided positions' margins make a histogram per decade, as for a recognizer.
 
 Beyond the exhaustive bound, ``sample`` words drawn uniformly at random (seeded) per length up
 to ``sample_max_n`` are checked the same way, rigorously; their rows are marked ``sampled`` and
@@ -44,10 +46,13 @@ from .enclosure import MR, Enclosure, EnclosureError
 __all__ = [
     "WRONG_FIELDS",
     "PositionVerdict",
+    "RecordedRun",
     "SequenceReport",
     "check_sequence",
     "import_columns",
     "load_sequence_dump",
+    "merge_sequence_reports",
+    "recorded_run",
     "same_value",
     "wilson",
 ]
@@ -104,6 +109,20 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+ROW_COUNTS = (
+    "words",
+    "positions",
+    "correct",
+    "wrong",
+    "undecided",
+    "wrong_words",
+    "slow",
+    "float32_wrong",
+    "float32_wrong_words",
+    "float32_differs",
+)
+
+
 @dataclass(slots=True)
 class SequenceRow:
     length: int
@@ -114,6 +133,10 @@ class SequenceRow:
     undecided: int = 0
     wrong_words: int = 0
     sampled: bool = False
+    slow: int = 0
+    float32_wrong: int = 0
+    float32_wrong_words: int = 0
+    float32_differs: int = 0
 
     @property
     def error_rate(self) -> float:
@@ -142,6 +165,16 @@ class SequenceReport:
     shortest_wrong: PositionVerdict | None = None
     sampled_wrong: PositionVerdict | None = None
     kind: str = ""
+    float32: str = ""
+    """The plain float32 run whose verdicts the rows count, named ("": none; ``float32_wrong``:
+    positions where it disagrees with the reference; ``float32_differs``: decided positions
+    where it disagrees with the rigorous verdict)."""
+    margins: dict[int, int] = field(default_factory=dict)
+    """The margin histogram of the exhaustive lengths' decided positions: for each decade e, how
+    many have a margin in [10^e, 10^(e+1)) (the distance of the deciding enclosure from the
+    boundary: top-1 minus the runner-up, the tolerance's edge, or the threshold)."""
+    wrong_margins: dict[int, int] = field(default_factory=dict)
+    """The same histogram over the wrong positions only."""
 
     @property
     def output(self) -> str:
@@ -155,7 +188,7 @@ class SequenceReport:
         for r in self.rows:
             if r.sampled:
                 continue
-            for k in ("words", "positions", "correct", "wrong", "undecided", "wrong_words"):
+            for k in ROW_COUNTS:
                 setattr(t, k, getattr(t, k) + getattr(r, k))
         return t
 
@@ -187,6 +220,11 @@ class SequenceReport:
                 if self.sampled_wrong is None
                 else {**self.sampled_wrong.to_dict(), "word": " ".join(self.sampled_wrong.word)},
                 "undecided": [v.to_dict() for v in self.listed if v.got is None][:10],
+                "float32": self.float32,
+                "margin_histogram": {f"1e{e}": c for e, c in sorted(self.margins.items())},
+                "wrong_margin_histogram": {
+                    f"1e{e}": c for e, c in sorted(self.wrong_margins.items())
+                },
             },
             sort_keys=True,
             indent=2,
@@ -227,6 +265,12 @@ def check_sequence(
     seed: int = 0,
     threshold: float | Fraction | None = None,
     columns: Sequence[Network] | None = None,
+    float32: Callable[[list[tuple[str, ...]]], Any] | None = None,
+    float32_name: str = "the model itself",
+    slow: bool = True,
+    digits: int = 50,
+    shard: tuple[int, int, int] | None = None,
+    enclosure: Enclosure | None = None,
 ) -> SequenceReport:
     """Check every word of length ``min_n..max_n`` at every word position (see the module
     docstring). ``unembed[c]`` is output ``c``'s weights over ``net.readout``'s inputs (the last
@@ -240,7 +284,19 @@ def check_sequence(
     model whose forward returns ``[batch, length, vocabulary]``) output ``c`` at each position
     is ``columns[c]``'s readout there (``net``, ``unembed`` and ``bias`` are then not read); a
     categorical output's differences are then enclosed from the columns' enclosures apart. ``sample`` words per length from ``max_n + 1`` to ``sample_max_n`` are drawn with the seed
-    ``seed`` and checked the same way (rows marked ``sampled``; see the module docstring)."""
+    ``seed`` and checked the same way (rows marked ``sampled``; see the module docstring).
+
+    A position the batched enclosure leaves undecided goes, with ``slow``, to the slow rigorous
+    interpreter (:func:`slow_outputs`, ``digits`` digits; counted in the row's ``slow``), and is
+    undecided only if it stays open there. ``float32(words)`` (a plain float run of the model:
+    outputs ``[words, length, outputs]`` at the word positions, e.g. a dump's
+    :class:`RecordedRun`) gives each exhaustive row's ``float32_wrong`` (positions where that
+    run's own verdict, argmax, value within the tolerance or set above the threshold, is not
+    the reference's), ``float32_wrong_words`` and ``float32_differs`` (decided positions where
+    it disagrees with the rigorous verdict). ``shard=(m, start, stop)`` checks only the words of
+    length m with shortlex index in [start, stop) (:func:`merge_sequence_reports` joins the
+    parts). ``enclosure`` replaces ``Enclosure(net)`` (e.g. one that also encloses hardmax
+    heads: :class:`~netproof.verifier.models.next_claims.NextSetEnclosure`)."""
     import torch
 
     if columns is not None:
@@ -260,7 +316,7 @@ def check_sequence(
         )
     if threshold is None and tolerance is None and (k < 2 or len(unembed) != k):
         raise ValueError(f"a categorical output needs >= 2 values with one column each, got {k}")
-    enc = Enclosure(net)
+    enc = enclosure if enclosure is not None else Enclosure(net)
     encs = [Enclosure(c) for c in columns] if columns is not None else []
     theta = None if threshold is None else Fraction(threshold)
     lin = (
@@ -286,7 +342,12 @@ def check_sequence(
     pre = [enc.token_index[t] for t in emb.prefix]
     suf = [enc.token_index[t] for t in emb.suffix]
     report = SequenceReport(
-        net.name, reference_name, max_n, tuple(values), kind="" if theta is None else "next-set"
+        net.name,
+        reference_name,
+        max_n,
+        tuple(values),
+        kind="" if theta is None else "next-set",
+        float32="" if float32 is None else float32_name,
     )
     if sample < 0 or (sample and (sample_max_n is None or sample_max_n <= max_n)):
         raise ValueError(
@@ -294,13 +355,38 @@ def check_sequence(
             f"max_n={max_n} need sample > 0 and sample_max_n > max_n"
         )
 
-    def check_batch(digits: Any, m: int, row: SequenceRow) -> None:
+    def judge(lo: list[float], hi: list[float], mid: list[float], e: Any) -> tuple[Any, float]:
+        """The verdict at one position from its outputs' bounds (in ``lin``'s order): the value
+        got (None: undecided) and the margin (> 0 where decided)."""
+        if theta is not None:
+            sides = [max(x, -y) for x, y in zip(lo, hi, strict=True)]
+            margin = min(sides)
+            got = tuple(sorted(str(values[c]) for c in range(k) if lo[c] > 0))
+            return (got if margin > 0 else None), margin
+        if tolerance is not None:
+            x0 = float(e)
+            inside = min(x0 + tolerance - hi[0], lo[0] - (x0 - tolerance))
+            outside = max(lo[0] - (x0 + tolerance), (x0 - tolerance) - hi[0])
+            if inside >= 0:
+                return e, inside
+            return (mid[0], outside) if outside > 0 else (None, inside)
+        low = [min(lo[i * (k - 1) : (i + 1) * (k - 1)]) for i in range(k)]
+        i = max(range(k), key=lambda c: low[c])
+        return (values[i] if low[i] > 0 else None), low[i]
+
+    def slow_judge(word: tuple[str, ...], p: int, e: Any) -> tuple[Any, float]:
+        """One position through the slow rigorous interpreter (:mod:`netproof.symbolic.
+        interval`, ``digits`` digits, the readout moved to the position)."""
+        lo, hi, mid = slow_outputs(net, columns, lin, word, len(pre) + p, digits, theta)
+        return judge(lo, hi, mid, e)
+
+    def check_batch(digits_: Any, m: int, row: SequenceRow) -> None:
         n_tokens = len(pre) + m + len(suf)
         tokens = torch.cat(
             [
-                torch.tensor(pre, dtype=torch.long).expand(len(digits), -1),
-                ids[digits],
-                torch.tensor(suf, dtype=torch.long).expand(len(digits), -1),
+                torch.tensor(pre, dtype=torch.long).expand(len(digits_), -1),
+                ids[digits_],
+                torch.tensor(suf, dtype=torch.long).expand(len(digits_), -1),
             ],
             1,
         )
@@ -318,12 +404,19 @@ def check_sequence(
         if theta is not None:
             vlo, vhi = d.m - d.r, d.m + d.r  # [B, m, k], the scores minus the threshold
         elif tolerance is None:
-            low = (d.m - d.r).reshape(len(digits), m, k, k - 1).min(dim=3).values  # [B, m, k]
+            low = (d.m - d.r).reshape(len(digits_), m, k, k - 1).min(dim=3).values  # [B, m, k]
             best = low.max(dim=2)
         else:
             vlo, vhi = (d.m - d.r)[..., 0], (d.m + d.r)[..., 0]
-        for b, w in enumerate(digits.tolist()):
-            word = tuple(alphabet[s] for s in w)
+        words = [tuple(alphabet[s] for s in w) for w in digits_.tolist()]
+        f32: Any = None
+        f32_arg: Any = None
+        if float32 is not None and not row.sampled:
+            f32 = torch.as_tensor(float32(words), dtype=torch.float64)  # [B, m, k]
+            f32_arg = f32.argmax(dim=2).tolist() if theta is None and tolerance is None else None
+        margins: list[float] = []
+        wrong_margins: list[float] = []
+        for b, word in enumerate(words):
             expected = list(reference(word))
             if len(expected) != m:
                 raise ValueError(
@@ -331,46 +424,52 @@ def check_sequence(
                     f"{' '.join(word)!r} of length {m}; it must give one per position"
                 )
             row.words += 1
-            bad = False
+            bad = f32_bad = False
             for p, e in enumerate(expected):
                 if e is None:
                     continue
                 row.positions += 1
                 if theta is not None:
-                    want = tuple(sorted({str(x) for x in e}))
-                    lo_s, hi_s = vlo[b, p].tolist(), vhi[b, p].tolist()
-                    # per symbol: > 0 where decided (allowed or not), <= 0 where it straddles
-                    sides = [max(lo, -hi) for lo, hi in zip(lo_s, hi_s, strict=True)]
-                    margin = min(sides)
-                    got_set = (
-                        tuple(sorted(str(values[c]) for c in range(k) if lo_s[c] > 0))
-                        if margin > 0
-                        else None
-                    )
-                    if got_set == want:
-                        row.correct += 1
-                        continue
-                    verdict = PositionVerdict(word, p, want, got_set, margin, row.sampled)
+                    e = tuple(sorted({str(x) for x in e}))
+                    got, margin = judge(vlo[b, p].tolist(), vhi[b, p].tolist(), [], e)
                 elif tolerance is not None:
-                    lo, hi, x0 = float(vlo[b, p]), float(vhi[b, p]), float(e)
-                    inside = min(x0 + tolerance - hi, lo - (x0 - tolerance))
-                    outside = max(lo - (x0 + tolerance), (x0 - tolerance) - hi)
-                    if inside >= 0:
-                        row.correct += 1
-                        continue
-                    if outside > 0:
-                        verdict = PositionVerdict(
-                            word, p, e, float(d.m[b, p, 0]), outside, row.sampled
-                        )
-                    else:
-                        verdict = PositionVerdict(word, p, e, None, inside, row.sampled)
+                    got, margin = judge(
+                        [float(vlo[b, p])], [float(vhi[b, p])], [float(d.m[b, p, 0])], e
+                    )
                 else:
                     margin = float(best.values[b, p])
                     got = values[int(best.indices[b, p])] if margin > 0 else None
-                    if margin > 0 and same_value(got, e):
-                        row.correct += 1
-                        continue
-                    verdict = PositionVerdict(word, p, e, got, margin, row.sampled)
+                if got is None and slow:
+                    row.slow += 1
+                    got, margin = slow_judge(word, p, e)
+                right = got is not None and (
+                    (got == e) if theta is not None else same_value(got, e)
+                )
+                if f32 is not None:
+                    if theta is not None:
+                        f_got: Any = tuple(
+                            sorted(str(values[c]) for c in range(k) if float(f32[b, p, c]) > theta)
+                        )
+                        f_right = f_got == e
+                    elif tolerance is not None:
+                        f_got = float(f32[b, p, 0])
+                        f_right = abs(f_got - float(e)) <= tolerance
+                    else:
+                        f_got = values[f32_arg[b][p]]
+                        f_right = same_value(f_got, e)
+                    if not f_right:
+                        row.float32_wrong += 1
+                        f32_bad = True
+                    if got is not None and f_right != right:
+                        row.float32_differs += 1
+                if got is not None and not row.sampled:
+                    margins.append(margin)
+                    if not right:
+                        wrong_margins.append(margin)
+                if right:
+                    row.correct += 1
+                    continue
+                verdict = PositionVerdict(word, p, e, got, margin, row.sampled)
                 if verdict.got is None:
                     row.undecided += 1
                 else:
@@ -382,11 +481,19 @@ def check_sequence(
                         report.shortest_wrong = verdict
                 report.listed.append(verdict)
             row.wrong_words += bad
+            row.float32_wrong_words += f32_bad
+        for ms, hist in ((margins, report.margins), (wrong_margins, report.wrong_margins)):
+            if ms:
+                decades = torch.floor(torch.log10(torch.tensor(ms, dtype=torch.float64)))
+                for dec, c in zip(*torch.unique(decades, return_counts=True), strict=True):
+                    hist[int(dec)] = hist.get(int(dec), 0) + int(c)
 
-    for m in range(min_n, max_n + 1):
+    lengths = range(min_n, max_n + 1) if shard is None else range(shard[0], shard[0] + 1)
+    for m in lengths:
         row = SequenceRow(length=m)
-        for start in range(0, a**m, batch):
-            idx = torch.arange(start, min(a**m, start + batch), dtype=torch.long)
+        start0, stop = (0, a**m) if shard is None else (shard[1], min(shard[2], a**m))
+        for start in range(start0, stop, batch):
+            idx = torch.arange(start, min(stop, start + batch), dtype=torch.long)
             check_batch(torch.stack([(idx // a ** (m - 1 - p)) % a for p in range(m)], 1), m, row)
         report.rows.append(row)
     generator = torch.Generator().manual_seed(seed)
@@ -397,6 +504,101 @@ def check_sequence(
             check_batch(torch.randint(0, a, (size, m), generator=generator), m, row)
         report.rows.append(row)
     return report
+
+
+def slow_outputs(
+    net: Network,
+    columns: Sequence[Network] | None,
+    lin: Affine,
+    word: tuple[str, ...],
+    t: int,
+    digits: int,
+    theta: Fraction | None,
+) -> tuple[list[float], list[float], list[float]]:
+    """The outputs at token ``t`` of ``word``, in the order of the batched enclosure's (``lin``
+    over the last residual stream; with ``columns``, each column's readout, then for a
+    categorical output every column minus every other), by the rigorous interval interpreter
+    at ``digits`` digits: lower bounds (rounded down to floats), upper bounds (rounded up) and
+    midpoints. The readout is moved to token ``t`` (the blocks after the last attention are
+    computed only where the readout reads)."""
+    import dataclasses
+    import math
+
+    from netproof.symbolic import interval
+
+    ar = interval.IntervalArithmetic(digits)
+
+    def outputs(n: Network, f: Affine) -> list[Any]:
+        ro = n.readout
+        assert isinstance(ro, Classifier)
+        moved = dataclasses.replace(n, readout=dataclasses.replace(ro, position=t))
+        state = interval.run(moved, word, digits=digits).states[-1]
+        x = dict(zip(n.dims, state.rows[t], strict=True))
+        out = []
+        for ws, b in zip(f.weights, f.bias, strict=True):
+            acc = ar.const(b)
+            for name, w in zip(f.inputs, ws, strict=True):
+                if w:
+                    acc = ar.add(acc, ar.mul(ar.const(w), x[name]))
+            out.append(acc)
+        return out
+
+    if columns is None:
+        ys = outputs(net, lin)
+    else:
+        cols = []
+        for c in columns:
+            ro = c.readout
+            assert isinstance(ro, Classifier)
+            f = ro.logit
+            if theta is not None:
+                f = dataclasses.replace(f, bias=tuple(b - theta for b in f.bias))
+            cols += outputs(c, f)
+        k = len(cols)
+        ys = (
+            cols
+            if theta is not None or len(lin.outputs) == 1
+            else [ar.sub(cols[i], cols[j]) for i in range(k) for j in range(k) if i != j]
+        )
+    lo = [math.nextafter(float(y.a), -math.inf) for y in ys]
+    hi = [math.nextafter(float(y.b), math.inf) for y in ys]
+    return lo, hi, [float(y.mid) for y in ys]
+
+
+def merge_sequence_reports(parts: Sequence[SequenceReport]) -> SequenceReport:
+    """One report from the reports of shards (:func:`check_sequence` with ``shard``), given in
+    shortlex order of their words: the rows added up per length, the listed positions joined in
+    that order (so the first wrong one is the shortest of all), the histograms added up."""
+    if not parts:
+        raise ValueError("merge_sequence_reports needs at least one part")
+    first = parts[0]
+    out = SequenceReport(
+        first.network,
+        first.reference,
+        max(p.max_n for p in parts),
+        first.values,
+        kind=first.kind,
+        float32=first.float32,
+    )
+    rows: dict[tuple[bool, int], SequenceRow] = {}
+    for part in parts:
+        for r in part.rows:
+            into = rows.setdefault((r.sampled, r.length), SequenceRow(r.length, sampled=r.sampled))
+            for key in ROW_COUNTS:
+                setattr(into, key, getattr(into, key) + getattr(r, key))
+        out.listed += part.listed
+        if out.shortest_wrong is None:
+            out.shortest_wrong = part.shortest_wrong
+        if out.sampled_wrong is None:
+            out.sampled_wrong = part.sampled_wrong
+        for hist, into_hist in (
+            (part.margins, out.margins),
+            (part.wrong_margins, out.wrong_margins),
+        ):
+            for e, c in hist.items():
+                into_hist[e] = into_hist.get(e, 0) + c
+    out.rows = [rows[key] for key in sorted(rows)]
+    return out
 
 
 def _column_scores(
@@ -603,6 +805,53 @@ def gate_positions(
     return worst
 
 
+class RecordedRun:
+    """A dump's recorded run as the plain float run of :func:`check_sequence`'s ``float32``:
+    called with words of one length, it gives their recorded outputs at the word positions
+    (``[words, length, outputs]``). :attr:`max_n` is the longest length whose every word is
+    recorded (a word not recorded is a KeyError)."""
+
+    def __init__(self, words: Sequence[tuple[str, ...]], logits: Any, skip: int, a: int) -> None:
+        import torch
+
+        self.logits = torch.as_tensor(logits, dtype=torch.float64)
+        self.row = {w: i for i, w in enumerate(words)}
+        self.skip = skip
+        by_len: dict[int, int] = {}
+        for w in self.row:
+            by_len[len(w)] = by_len.get(len(w), 0) + 1
+        self.max_n = 0
+        while by_len.get(self.max_n + 1, 0) == a ** (self.max_n + 1):
+            self.max_n += 1
+
+    def __call__(self, words: list[tuple[str, ...]]) -> Any:
+        m = len(words[0]) if words else 0
+        return self.logits[[self.row[w] for w in words], self.skip : self.skip + m, :]
+
+
+def recorded_run(path: str | Path) -> tuple[RecordedRun, str] | None:
+    """A dump's recorded run (its source model's own outputs at every position, e.g. tracr's
+    float32 run) as :func:`check_sequence`'s ``float32``, with its name; None where the dump
+    records no per-position outputs."""
+    import torch
+
+    dump = torch.load(str(path), map_location="cpu", weights_only=True)
+    rec = dump.get("recorded") or {}
+    if "logits" not in rec:
+        return None
+    source = str(rec.get("source", "the dump's source model")).split(";")[0]
+    alphabet = dump.get("alphabet") or [
+        t for t in dump["vocab"] if t not in (*dump.get("prefix", ()), *dump.get("suffix", ()))
+    ]
+    run = RecordedRun(
+        [tuple(w.split()) for w in rec["words"]],
+        rec["logits"],
+        len(dump.get("prefix", ())),
+        len(alphabet),
+    )
+    return run, f"{source}, recorded"
+
+
 def load_sequence_dump(path: str | Path, *, compare: bool = True) -> tuple[Any, dict[str, Any]]:
     """A dump with per-position outputs (``examples/tracr_dump.py``): the imported model (gated
     on its recording) and the keyword arguments of :func:`check_sequence` (``unembed``,
@@ -640,7 +889,9 @@ def load_sequence_dump(path: str | Path, *, compare: bool = True) -> tuple[Any, 
         if imported.faith is not None:
             imported.faith.gaps["every output at every position"] = worst
             imported.faith.tolerances["every output at every position"] = eps**0.5
-    extra = {"threshold": float(outs.get("threshold", 0.0))} if outs["kind"] == "next-set" else {}
+    extra: dict[str, Any] = (
+        {"threshold": float(outs.get("threshold", 0.0))} if outs["kind"] == "next-set" else {}
+    )
     if "expected" not in rec:  # no recorded program: the caller gives the reference
         return imported, {
             **extra,
