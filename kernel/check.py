@@ -32,9 +32,10 @@ from typing import Any
 from . import nextsym, programs, relative, traces
 from .classes import prove_every_length
 from .interpret import Exhaustive, evaluator, forward
-from .languages import BRACKETS, dyck, language, pair_heights, program_beside
-from .nearest import has_automaton, prove_by_nearest
-from .netfile import KernelError, Refused, loads, loads_json
+from .languages import brackets, dyck, language, pair_heights, program_beside
+from .nearest import has_automaton
+from .netfile import KernelError, Refused, loads, loads_json, must_be_proved
+from .rounds import prove_dyck
 
 MAX_WORDS = 200_000
 """The most words an exhaustive record may hold for the kernel to run them all (its fast path,
@@ -115,18 +116,16 @@ def check_exhaustive(
 
 def _beyond_budget(rec: dict[str, Any], net: Any, need: int, count: int, max_words: int) -> str:
     """Rule (a bounded proof implied by one for every length): a record over the budget that
-    says proved is checked by the nearest-selection rule (:mod:`.nearest`) where the language
+    says proved is checked by the rounds or nearest-selection rule (:mod:`.rounds`) where the language
     has an automaton: every word of every length classified right implies every word of the
     bound is, and ``checked`` must be their number. A word that rule finds misclassified may be
     longer than the bound: the record is then refused, not found to disagree."""
-    from .nearest import has_automaton, prove_by_nearest
-
     over = f"{need:,} words, over the kernel's budget of {max_words:,}: {MORE}"
     statement = rec["claim"]["statement"]
     if rec["verdict"] != "proved" or not has_automaton(statement):
         raise Refused(over)
     try:
-        detail = prove_by_nearest(net, statement)
+        detail = prove_dyck(net, statement)
     except (Refused, KernelError) as exc:
         raise Refused(f"{over} (the every-length rule: {exc})") from None
     if rec.get("checked") != count:
@@ -172,11 +171,7 @@ def check_no_ties(rec: dict[str, Any], net: Any, max_words: int) -> str:
                     f"{rec.get('counterexample')!r}), but the first word with a tie is {shown!r}: "
                     f"head {ev.tied[0]} at token {ev.tied[1]}"
                 )
-    if rec["verdict"] != "proved" or rec.get("checked") != count:
-        raise KernelError(
-            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but none of "
-            f"the {count} words has a tie"
-        )
+    must_be_proved(rec, count, f"none of the {count} words has a tie")
     return f"proved: no tie on any of the {count} words with {lo} <= |w| <= {hi}"
 
 
@@ -219,11 +214,7 @@ def check_operations(rec: dict[str, Any], net: Any, max_words: int, folder: Path
                             f"the record says {rec['verdict']}, but on {_render(net.alphabet, w)!r} "
                             f"dim {d} at position {t + 1} is {got(at + t, d)}, the program's {want}"
                         )
-    if rec["verdict"] != "proved" or rec.get("checked") != count:
-        raise KernelError(
-            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but every "
-            f"dim holds its operation on all {count} words"
-        )
+    must_be_proved(rec, count, f"every dim holds its operation on all {count} words")
     return f"proved: every operation's dim holds its value on all {count} words"
 
 
@@ -262,7 +253,7 @@ def check_heights(rec: dict[str, Any], net: Any, max_words: int) -> str:
     while f"logic{len(layers) + 1}" in names:
         layers.append(names.index(f"logic{len(layers) + 1}"))
     k = len(net.alphabet) // 2
-    if not layers or net.alphabet != tuple(s for p in BRACKETS[:k] for s in p):
+    if not layers or net.alphabet != tuple(s for p in brackets(k) for s in p):
         raise Refused("pair heights of a network without logic1.. sublayers over brackets")
     if "m" not in net.dims or "e" not in net.dims:
         raise KernelError("the network has no dims m and e")
@@ -288,11 +279,7 @@ def check_heights(rec: dict[str, Any], net: Any, max_words: int) -> str:
                             f" after logic{ell} token {t} has m = {Fraction(row[cm], d)}, e = "
                             f"{Fraction(row[ce], d)} (want m = {want}, e = 0)"
                         )
-    if rec["verdict"] != "proved" or rec.get("checked") != count:
-        raise KernelError(
-            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but the "
-            f"statement holds on all {count} valid words"
-        )
+    must_be_proved(rec, count, f"the statement holds on all {count} valid words")
     return f"proved: m and e as stated after each of the {len(layers)} layers, {count} valid words"
 
 
@@ -324,11 +311,7 @@ def check_tie_free(rec: dict[str, Any], net: Any, max_words: int) -> str:
                     f"the record says {rec['verdict']}, but on {shown!r} the accept bits "
                     f"differ: {bits}"
                 )
-    if rec["verdict"] != "proved" or rec.get("checked") != count:
-        raise KernelError(
-            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but the "
-            f"accept bit is the same on all {count} words"
-        )
+    must_be_proved(rec, count, f"the accept bit is the same on all {count} words")
     return f"proved: the same accept bit under the three tie rules on all {count} words"
 
 
@@ -373,11 +356,7 @@ def check_values(rec: dict[str, Any], net: Any, max_words: int) -> str:
                         f"the record says {rec['verdict']}, but on {shown!r} after {after} dim "
                         f"{dim} at token {t} is {row[dim]}, the statement's {want}"
                     )
-    if rec["verdict"] != "proved" or rec.get("checked") != count:
-        raise KernelError(
-            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but the "
-            f"value is right on all {count} words"
-        )
+    must_be_proved(rec, count, f"the value is right on all {count} words")
     return f"proved: {dim} after {after} as stated at every token of all {count} words"
 
 
@@ -408,60 +387,32 @@ def check_record(
             raise Refused(f"verdict {rec.get('verdict')!r}: nothing to check")
         if net.next_symbols is not None:  # a generator: only the rules of nextsym read it
             return KernelResult("checked", kind, nextsym.check(rec, net, kind, method, max_words))
-        if kind == "Recognizes" and method.startswith("exhaustive ("):
-            detail = check_exhaustive(rec, net, max_words, Path(record).parent)
-            return KernelResult("checked", kind, detail)
-        if (
-            kind == "TraceProperty"
-            and method.startswith("exhaustive (")
-            and (claim["statement"] == NO_TIES)
-        ):
-            return KernelResult("checked", kind, check_no_ties(rec, net, max_words))
-        if (
-            kind == "TraceProperty"
-            and method.startswith("exhaustive (")
-            and (claim["statement"] in (OPERATIONS, CRASP_OPERATIONS))
-        ):
-            detail = check_operations(rec, net, max_words, Path(record).parent)
-            return KernelResult("checked", kind, detail)
-        if (
-            kind == "TraceProperty"
-            and method.startswith("exhaustive (")
-            and (claim["statement"] == HEIGHTS)
-        ):
-            return KernelResult("checked", kind, check_heights(rec, net, max_words))
-        if (
-            kind == "TraceProperty"
-            and method.startswith("exhaustive (")
-            and (claim["statement"] == traces.NEAREST)
-        ):
+        st, exh, folder = claim["statement"], method.startswith("exhaustive ("), Path(record).parent
+        trace, value = exh and kind == "TraceProperty", exh and kind == "ValueIs"
+        if kind == "Recognizes" and exh:
+            detail = check_exhaustive(rec, net, max_words, folder)
+        elif trace and st == NO_TIES:
+            detail = check_no_ties(rec, net, max_words)
+        elif trace and st in (OPERATIONS, CRASP_OPERATIONS):
+            detail = check_operations(rec, net, max_words, folder)
+        elif trace and st == HEIGHTS:
+            detail = check_heights(rec, net, max_words)
+        elif trace and st == traces.NEAREST:
             lo, hi, count = _bounded(rec, net, max_words)
-            return KernelResult("checked", kind, traces.check_nearest(rec, net, count, lo, hi))
-        if (
-            kind == "TraceProperty"
-            and method.startswith("exhaustive (")
-            and (claim["statement"] == TIE_FREE)
-        ):
-            return KernelResult("checked", kind, check_tie_free(rec, net, max_words))
-        if (
-            kind == "ValueIs"
-            and method.startswith("exhaustive (")
-            and (claim["statement"] in VALUES)
-        ):
-            return KernelResult("checked", kind, check_values(rec, net, max_words))
-        if (
-            kind == "ValueIs"
-            and method.startswith("exhaustive (")
-            and relative.covers(claim["statement"])
-        ):
+            detail = traces.check_nearest(rec, net, count, lo, hi)
+        elif trace and st == TIE_FREE:
+            detail = check_tie_free(rec, net, max_words)
+        elif value and st in VALUES:
+            detail = check_values(rec, net, max_words)
+        elif value and relative.covers(st):
             lo, hi, count = _bounded(rec, net, max_words)
-            return KernelResult("checked", kind, relative.check_values(rec, net, lo, hi, count))
-        if kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
-            if has_automaton(claim["statement"]):
-                return KernelResult("checked", kind, prove_by_nearest(net, claim["statement"]))
+            detail = relative.check_values(rec, net, lo, hi, count)
+        elif kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             lo = (rec.get("bound") or {}).get("min_len", 0)
-            return KernelResult("checked", kind, prove_every_length(net, claim["statement"], lo))
-        raise Refused(f"claim kind {kind} by {method}")
+            detail = prove_dyck(net, st) if has_automaton(st) else prove_every_length(net, st, lo)
+        else:
+            raise Refused(f"claim kind {kind} by {method}")
+        return KernelResult("checked", kind, detail)
     except Refused as exc:
         return KernelResult("refused", kind, f"outside the kernel: {exc}")
     except KernelError as exc:

@@ -13,12 +13,18 @@ from . import programs
 from .netfile import KernelError, Refused, loads_json
 
 Language = Callable[[tuple[str, ...]], bool]
-BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
+
+
+def brackets(k: int) -> tuple[tuple[str, str], ...]:
+    """The (open, close) symbols of k bracket types: ``()[]{}<>`` for k <= 4, else ``(1 )1 ...``."""
+    if k <= 4:
+        return tuple(zip("([{<"[:k], ")]}>", strict=False))
+    return tuple((f"({t}", f"){t}") for t in range(1, k + 1))
 
 
 def dyck(k: int, depth: int | None) -> Language:
     """Balanced words over the first k bracket pairs, nested at most ``depth`` deep (None: any)."""
-    opens = dict(BRACKETS[:k])
+    opens = dict(brackets(k))
 
     def member(w: tuple[str, ...]) -> bool:
         stack: list[str] = []
@@ -37,7 +43,7 @@ def dyck(k: int, depth: int | None) -> Language:
 def pair_heights(w: tuple[str, ...], k: int) -> dict[int, int]:
     """Position in w (0-based) -> the height of its bracket pair (1 + the largest height of the
     pairs directly inside it), for every matched bracket of w over the first k pairs."""
-    opens = dict(BRACKETS[:k])
+    opens = dict(brackets(k))
     stack: list[tuple[int, int]] = []  # (position of the open bracket, largest height inside)
     out: dict[int, int] = {}
     for i, s in enumerate(w):
@@ -72,7 +78,7 @@ _COMPILED = re.compile(
     r"the compiled network accepts exactly the words of (.+); with network=program, "
     r"program \w+ accepts exactly them"
 )
-_DYCK = re.compile(
+DYCK = re.compile(
     r"the \(D\+1\)-layer network accepts γuω iff u ∈ Dyck\((\d+),(\d+)\)( \(as printed: [^()]*\))?"
 )  # "as printed" names the paper's network variant; the language is the same
 
@@ -108,10 +114,10 @@ def language(statement: str, alphabet: tuple[str, ...], folder: Path | None = No
     m = _COMPILED.fullmatch(statement)
     if m and m.group(1) in COMPILED:
         return COMPILED[m.group(1)]
-    m = _DYCK.fullmatch(statement)
-    if m and 1 <= int(m.group(1)) <= len(BRACKETS):
+    m = DYCK.fullmatch(statement)
+    if m and int(m.group(1)) >= 1:
         k = int(m.group(1))
-        if alphabet != tuple(s for pair in BRACKETS[:k] for s in pair):
+        if alphabet != tuple(s for pair in brackets(k) for s in pair):
             raise Refused(f"Dyck({k}, ·) over the alphabet {alphabet}, not the kernel's brackets")
         return dyck(k, int(m.group(2)))
     raise Refused(f"a recognition claim the kernel has no language for: {statement[:80]!r}")
@@ -122,25 +128,25 @@ Automaton = tuple[Any, Callable[[Any, str], Any], Callable[[Any], bool]]
 
 def has_automaton(statement: str) -> bool:
     """Whether the kernel has an automaton of the statement's language (Dyck(k, D))."""
-    return _DYCK.fullmatch(statement) is not None
+    return DYCK.fullmatch(statement) is not None
 
 
 def dyck_automaton(statement: str, alphabet: tuple[str, ...]) -> Automaton:
     """(start, step, accepting) of the kernel's automaton of the Dyck(k, D) statement (the
     language of :func:`dyck`): a state is the stack of the open brackets' closers, at most D
     of them, or None once the word can no longer be in the language; or Refused."""
-    m = _DYCK.fullmatch(statement)
+    m = DYCK.fullmatch(statement)
     if not m:
         raise Refused(f"no automaton of the language of {statement[:80]!r}")
     k, depth = int(m.group(1)), int(m.group(2))
-    if k > len(BRACKETS):
+    if k > 3:
         raise Refused(
-            f"Dyck({k},{depth}): the kernel's brackets are {len(BRACKETS)} types, and the "
-            f"explicit state space of its nearest-selection rule grows about 30-fold per depth "
+            f"Dyck({k},{depth}): the nearest-selection rule reads 3 bracket types at most: its "
+            f"explicit state space grows about 30-fold per depth "
             f"(3,421 states at Dyck(2,2), 99,363 at Dyck(2,3)): out of reach at this size"
         )
     language(statement, alphabet)  # the alphabet must be the kernel's brackets
-    opens = dict(BRACKETS[:k])
+    opens = dict(brackets(k))
 
     def step(state: Any, s: str) -> Any:
         if state is None:

@@ -52,6 +52,7 @@ the kernel's exact interpreter: a misclassified word refutes the claim.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import deque
 from fractions import Fraction
@@ -241,6 +242,11 @@ class _Layer:
         return tuple(out)
 
 
+def _anon(stage: Any) -> list[Any]:
+    """A stage's sublayers with their blocks' names blanked (two layers alike but for names)."""
+    return [dataclasses.replace(s, block=dataclasses.replace(s.block, name="")) for s in stage]
+
+
 class Machine:
     """The classes, layers and the class-level semantics of a network meeting premises 1-4."""
 
@@ -273,6 +279,12 @@ class Machine:
         self.layers: list[_Layer] = []
         self.memo: list[dict[Any, int]] = []
         for ell, stage in enumerate(self.stages[1:-1], start=1):
+            same = ell > 1 and _anon(stage) == _anon(self.stages[ell - 1])
+            if same and self.classes[-1] is self.classes[-2]:  # the same map on the same classes
+                shared: list[list[Any]] = [self.layers, self.memo, self.classes, self.ids]
+                for x in shared:
+                    x.append(x[-1])
+                continue
             rows = [dict(zip(net.dims, c, strict=True)) for c in self.classes[ell - 1]]
             layer = _Layer(stage[0].block, rows, f"layer {stage[0].block.name}")
             self.layers.append(layer)
@@ -282,6 +294,10 @@ class Machine:
             for key in range(len(rows)):
                 for outs in itertools.product(*[[None, *set(v)] for *_, v in layer.heads]):
                     self.step(ell, key, outs)
+            old, new = self.ids[ell - 1], self.classes[ell]
+            if set(new) == set(self.classes[ell - 1]):  # the same classes: numbered as before
+                self.memo[-1] = {k: old[new[v]] for k, v in self.memo[-1].items()}
+                self.classes[ell], self.ids[ell] = self.classes[ell - 1], self.ids[ell - 1]
         if any(s.block.kind == "attention" for s in self.stages[-1][1:]):
             raise Refused("attention after the last layer")
         self._final()

@@ -27,6 +27,14 @@ class Refused(Exception):
     """Something outside what the kernel checks (a block, a function, a claim kind): named, never passed."""
 
 
+def must_be_proved(rec: dict[str, Any], count: int, but: str) -> None:
+    """KernelError unless the record says proved with ``checked`` the ``count`` words checked."""
+    if rec["verdict"] != "proved" or rec.get("checked") != count:
+        raise KernelError(
+            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but {but}"
+        )
+
+
 @dataclass(frozen=True)
 class Affine:
     inputs: tuple[str, ...]

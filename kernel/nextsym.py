@@ -15,8 +15,8 @@ from fractions import Fraction
 from typing import Any
 
 from .interpret import forward
-from .languages import BRACKETS
-from .netfile import Affine, KernelError, Refused
+from .languages import brackets
+from .netfile import Affine, KernelError, Refused, must_be_proved
 
 
 def next_sets(net: Any, rows: list[dict[str, Fraction]]) -> list[tuple[str, ...]]:
@@ -42,7 +42,7 @@ def next_sets(net: Any, rows: list[dict[str, Fraction]]) -> list[tuple[str, ...]
 
 def _stack(w: tuple[str, ...], k: int, depth: int) -> list[str] | None:
     """The closers still open after w, or None when w is no prefix of a word of Dyck(k, depth)."""
-    opens, stack = dict(BRACKETS[:k]), list[str]()
+    opens, stack = dict(brackets(k)), list[str]()
     for s in w:
         if s in opens and len(stack) < depth:
             stack.append(opens[s])
@@ -69,7 +69,7 @@ def check_layer1(rec: dict[str, Any], net: Any, max_words: int) -> str:
     exactly), the statement holds on the bound; ``checked`` must be the number of those words."""
     m = LAYER1.fullmatch(rec["claim"]["statement"])
     k, depth = int(m.group(1)), int(m.group(2))  # type: ignore[union-attr]
-    if net.alphabet[: 2 * k] != tuple(s for p in BRACKETS[:k] for s in p) or net.prefix != ("γ",):
+    if net.alphabet[: 2 * k] != tuple(s for p in brackets(k) for s in p) or net.prefix != ("γ",):
         raise KernelError(f"the network does not read γ then the brackets of Dyck({k},{depth})")
     sub = net.layers[0] if net.layers else None
     one, two = Fraction(1), Fraction(2)
@@ -100,11 +100,7 @@ def check_layer1(rec: dict[str, Any], net: Any, max_words: int) -> str:
                         f"the record says {rec['verdict']}, but on {''.join(w)!r} at i={t + 1} "
                         f"(a₁, a₂) = ({row['a1']}, {row['a2']}), the statement's {want}"
                     )
-    if rec["verdict"] != "proved" or rec.get("checked") != count:
-        raise KernelError(
-            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but (a₁, a₂) "
-            f"is as stated on all {count} prefixes"
-        )
+    must_be_proved(rec, count, f"(a₁, a₂) is as stated on all {count} prefixes")
     return f"proved: (a₁, a₂) = (d_i/i, 1/i) at every position of all {count} prefixes"
 
 

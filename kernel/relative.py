@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from .interpret import affine, forward
-from .netfile import KernelError, Net, Refused, power
+from .netfile import KernelError, Net, Refused, must_be_proved, power
 
 ALL = ", at every position of every word"
 HEADS: dict[str, tuple[str, str | None, str | None, str | None]] = {
@@ -169,11 +169,7 @@ def check_values(rec: dict[str, Any], net: Net, lo: int, hi: int, count: int) ->
                     f"the record says {rec['verdict']}, but on {shown!r} {dim} at token {t} is "
                     f"{row[dim]}, the equation's {want[t]}"
                 )
-    if rec["verdict"] != "proved" or rec.get("checked") != count:
-        raise KernelError(
-            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but the "
-            f"equation holds on all {count} words"
-        )
+    must_be_proved(rec, count, f"the equation holds on all {count} words")
     return f"proved: {dim} is the paper's equation at every token of all {count} words"
 
 

@@ -11,7 +11,7 @@ import itertools
 from typing import Any
 
 from .interpret import Exhaustive
-from .netfile import KernelError, Refused
+from .netfile import KernelError, Refused, must_be_proved
 
 NEAREST = (
     "every matching-layer head with tokens on its side selects exactly one (no score ties): the "
@@ -82,9 +82,5 @@ def check_nearest(rec: dict[str, Any], net: Any, count: int, lo: int, hi: int) -
                     f"the record says {rec['verdict']} (counterexample "
                     f"{rec.get('counterexample')!r}), but on {shown!r} {bad}"
                 )
-    if rec["verdict"] != "proved" or rec.get("checked") != count:
-        raise KernelError(
-            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but every "
-            f"matching head selects as stated on all {count} words"
-        )
+    must_be_proved(rec, count, f"every matching head selects as stated on all {count} words")
     return f"proved: every matching head selects the nearest unmatched token on all {count} words"
