@@ -43,9 +43,8 @@ accepting one. The segments and the construction, by induction on (|Q'|, the num
     at such a c, the restriction of F to R' (one indicator per map: the and of its entries of
     F); its monoid divides the DFA's, so it is aperiodic, and it has fewer states:
     E = ``trans(R', those letters, β ∨ the first c, the entry states)``;
-  - G(i) = F at the first c of the segment (F itself at that c, else a past head on "first c":
-    the rightmost first c before i is the segment's own when i has seen one; a constant entry
-    of F is its own G);
+  - G(i) = F at the first c of the segment (F itself at that c, else a past head on "first c
+    or β", which also forgets the value at a boundary; a constant entry of F is its own G);
   - T(i) = A(i) before the segment's first c, else (G ∘ E) ∘ A (Boolean matrix products,
     G ∘ E first: |rows|·|R'|² + |rows|·|R'|·|Q'| conjunctions instead of their product).
 
@@ -55,7 +54,7 @@ the DFA, for every length where the routes apply. Cost of the cut route: each le
 |rows|·|Q'| vectors for T (only the start state's row at the top), and the letters of E are at
 most |R|^|R| maps; on the examples of ``docs/synth.md`` the programs have tens to hundreds of
 operations. Small, not minimal: Dyck-1 of depth ≤ 3 as a regular expression (a cyclic DFA of
-five states) gives 457 operations.
+five states) gives 461 operations.
 
 May import: its own package's modules and the vocabulary.
 """
@@ -211,7 +210,9 @@ class _Builder:
         g = {
             (p, r): f[p, r]
             if isinstance(f[p, r], B.Const)
-            else _or(_and(first, f[p, r]), _and(_not(first), _last(first, f[p, r], B.FALSE)))
+            else _or(
+                _and(first, f[p, r]), _and(_not(first), _last(_or(first, beta), f[p, r], B.FALSE))
+            )
             for p in rows
             for r in entry
         }
