@@ -168,6 +168,7 @@ def test_a_proof_for_every_length_shows_as_every_length_with_its_exhaustive_boun
         and "netproof recheck proofs/parity/C4.n48.json" in row
     )
     assert 'href="proofs/queries/parity/C4.n48/' in row  # its .smt2 queries
+    assert row.endswith("<td>checked</td></tr>")  # the kernel's cell: it checked the record
 
 
 def test_every_claim_shows_the_verdict_the_claims_ledger_shows_for_it(site: Path) -> None:
