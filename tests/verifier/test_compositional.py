@@ -361,19 +361,29 @@ def test_a_recorded_initiation_query_without_an_invariant_in_cnf_or_as_a_diagram
         _recorded_invariant(
             "(declare-fun a () Bool)\n(declare-fun b () Bool)\n(assert (not (= a (and a b))))\n(check-sat)\n"
         )
-    with pytest.raises(
-        ValueError,
-        match="does not end with a negated invariant in conjunctive normal form or as a decision diagram",
+    for diagram in (
+        "(ite a (and a b) false)",  # a child that is no node
+        "(ite (and a b) true false)",  # a test that is no state variable
+        "(ite (p 1) true false)",  # an application, not a variable
     ):
-        _recorded_invariant(
-            "(declare-fun a () Bool)\n(declare-fun b () Bool)\n(assert (not (ite a (and a b) false)))\n(check-sat)\n"
-        )
+        with pytest.raises(
+            ValueError,
+            match="does not end with a negated invariant in conjunctive normal form or as a decision diagram",
+        ):
+            _recorded_invariant(
+                "(declare-fun a () Bool)\n(declare-fun b () Bool)\n(declare-fun p (Int) Bool)\n"
+                f"(assert (not {diagram}))\n(check-sat)\n"
+            )
 
 
 def test_a_recorded_decision_diagram_reads_back_as_the_diagram_that_was_written():
     text = "(declare-fun a () Bool)\n(declare-fun b () Bool)\n(assert (not (ite a (ite b true false) (ite b false true))))\n(check-sat)\n"
     assert _recorded_invariant(text) == Diagram(
         nodes=(("b", 1, 0), ("b", 0, 1), ("a", 2, 3)), root=4
+    )
+    shared = "(declare-fun a () Bool)\n(declare-fun b () Bool)\n(assert (not (let ((x (ite b true false))) (ite a x (ite b x false)))))\n(check-sat)\n"
+    assert _recorded_invariant(shared) == Diagram(  # a node below two parents is read once
+        nodes=(("b", 0, 1), ("b", 0, 2), ("a", 3, 2)), root=4
     )
 
 

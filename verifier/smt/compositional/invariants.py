@@ -11,6 +11,7 @@ May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interfac
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -182,33 +183,66 @@ def from_diagram(system: TransitionSystem, diagram: Diagram) -> Any:
 
 def _diagram_of_formula(z3: Any, inv: Any) -> Diagram | None:
     """The diagram a formula of nested ``ite`` over state variables writes (as
-    :func:`from_diagram` prints it), or None where it is not one."""
+    :func:`from_diagram` prints it), or None where it is not one.
+
+    Walked through z3's C API on the formula's own nodes (each kept alive by ``inv``): a recorded
+    diagram has tens of thousands of nodes, and wrapping each in a Python expression object took
+    most of a proof log's freshness check."""
+    ctx = inv.ctx_ref()
+    ast_id, ast_kind, app_decl, decl_kind = (
+        z3.Z3_get_ast_id,
+        z3.Z3_get_ast_kind,
+        z3.Z3_get_app_decl,
+        z3.Z3_get_decl_kind,
+    )
+    app, ite, true, false = z3.Z3_APP_AST, z3.Z3_OP_ITE, z3.Z3_OP_TRUE, z3.Z3_OP_FALSE
+    uninterpreted, arg = z3.Z3_OP_UNINTERPRETED, z3.Z3_get_app_arg
     index: dict[int, int] = {}
     nodes: list[tuple[str, int, int]] = []
-    stack: list[tuple[Any, bool]] = [(inv, False)]
+    names: dict[int, str] = {}  # a state variable's name, by its node's id
+    stack: list[tuple[Any, bool]] = [(inv.as_ast(), False)]
     while stack:
         e, expanded = stack.pop()
-        if e.get_id() in index:
+        eid = ast_id(ctx, e)
+        if eid in index:
             continue
-        if z3.is_false(e) or z3.is_true(e):
-            index[e.get_id()] = int(z3.is_true(e))
+        if ast_kind(ctx, e) != app:
+            return None
+        kind = decl_kind(ctx, app_decl(ctx, e))
+        if kind in (true, false):
+            index[eid] = int(kind == true)
             continue
-        if not z3.is_app_of(e, z3.Z3_OP_ITE):
+        if kind != ite:
             return None
-        var, hi, lo = e.arg(0), e.arg(1), e.arg(2)
-        if not (z3.is_const(var) and var.decl().kind() == z3.Z3_OP_UNINTERPRETED):
-            return None
+        var, hi, lo = arg(ctx, e, 0), arg(ctx, e, 1), arg(ctx, e, 2)
         if not expanded:
+            vid = ast_id(ctx, var)
+            if vid not in names:
+                if not (
+                    ast_kind(ctx, var) == app
+                    and z3.Z3_get_app_num_args(ctx, var) == 0
+                    and decl_kind(ctx, app_decl(ctx, var)) == uninterpreted
+                ):
+                    return None
+                symbol = z3.Z3_get_decl_name(ctx, app_decl(ctx, var))
+                names[vid] = (
+                    f"k!{z3.Z3_get_symbol_int(ctx, symbol)}"
+                    if z3.Z3_get_symbol_kind(ctx, symbol) == z3.Z3_INT_SYMBOL
+                    else z3.Z3_get_symbol_string(ctx, symbol)
+                )
             stack.extend(((e, True), (hi, False), (lo, False)))  # the false child first
             continue
-        nodes.append((var.decl().name(), index[lo.get_id()], index[hi.get_id()]))
-        index[e.get_id()] = len(nodes) + 1
-    return Diagram(tuple(nodes), index[inv.get_id()])
+        nodes.append((names[ast_id(ctx, var)], index[ast_id(ctx, lo)], index[ast_id(ctx, hi)]))
+        index[eid] = len(nodes) + 1
+    return Diagram(tuple(nodes), index[ast_id(ctx, inv.as_ast())])
 
 
+@functools.lru_cache(maxsize=16)
 def recorded_invariant(text: str) -> Invariant:
     """The invariant of a recorded initiation query (its last assertion is ``not Inv``), parsed
-    in a context of its own: clauses (Spacer's) or a decision diagram (the reachable states)."""
+    in a context of its own: clauses (Spacer's) or a decision diagram (the reachable states).
+    Kept per text (the value is immutable): an induction over layers records the same invariant
+    for every layer, and a diagram's query runs to 100 kB."""
     import z3
 
     ctx = z3.Context()
