@@ -187,14 +187,15 @@ class NextSetEnclosure(Enclosure):
         if nz is None:
             return x
         torch = self.torch
-        if nz.r is not None:
-            km = math.log(
-                float(nz.r)
-            )  # ln r, within LIBM_REL of its float (as the enclosure's exp)
-            kr = abs(km) * (LIBM_REL + 2.0**-52) + float(abs(nz.r - Fraction(float(nz.r))))
+        if nz.r is not None:  # κ = ln r: libm's error, and ln's change from r to its float
+            fr = float(nz.r)
+            km = math.log(fr)
+            shift = abs(nz.r - Fraction(fr)) / min(nz.r, Fraction(fr))
+            kr = (abs(km) * (LIBM_REL + 2.0**-52) + float(shift)) * (1 + 2.0**-50)
         else:
-            km = float(nz.c)  # type: ignore[arg-type]
-            kr = abs(km) * 2.0**-52
+            assert nz.c is not None  # a Softmax has r or c
+            km = float(nz.c)
+            kr = float(abs(nz.c - Fraction(km))) * (1 + 2.0**-50) + 2.0**-1074
         kappa = MR(torch.tensor(km, dtype=torch.float64), torch.tensor(kr, dtype=torch.float64))
         cols = [self.index[d] for _, d in self.readout.scores]
         sm, sr = x.m[..., cols], x.r[..., cols]  # [B, n, K]
