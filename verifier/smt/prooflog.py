@@ -79,6 +79,8 @@ from netproof.verifier.smt.compositional.layers import (
     step_names,
     ties_claim,
 )
+from netproof.verifier.smt.compositional.symmetry import DETAIL as SYMMETRY_DETAIL
+from netproof.verifier.smt.compositional.symmetry import QUERY as SYMMETRY
 from netproof.verifier.smt.compositional.traces import trace_detail
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smt.monolithic import recognition_query, value_query
@@ -950,6 +952,7 @@ def _compositional_details(
                     + re.escape(
                         f", and every longer one: {lemmas} lemmas proved for every input, then, {induction_detail(claim)}"
                     )
+                    + SYMMETRY_DETAIL
                 ]
                 if isinstance(claim, Recognizes) and claim.induction is not None
                 else []
@@ -1002,7 +1005,16 @@ def _check_compositional(
                 for x in CERTIFICATE
             ]
         )
-    every = names in every_names
+    # a layer induction reduced by the type symmetry: its invariance queries come first
+    # (rebuilt below with the premise checked again; a query not rebuilt is refused there)
+    sym = f"{claim.id} every n: {SYMMETRY}: "
+    lead = next((j for j, n in enumerate(names) if not n.startswith(sym)), len(names))
+    every = names in every_names or (
+        lead > 0
+        and isinstance(claim, Recognizes)
+        and claim.induction is not None
+        and names[lead:] == every_names[-1]
+    )
     if verdict != "unknown" and not every:
         covered = _ranges(claim.id, names)
         if (

@@ -68,6 +68,8 @@ The package, bottom to top (each module imports only those before it):
 - :mod:`.diagrams`: the reachable states by binary decision diagrams, in a child process
   (standard library and dd only);
 - :mod:`.classes`: every length at once by position classes (soft attention);
+- :mod:`.symmetry`: the type symmetry of a layer induction (words of three types suffice where
+  the network compares types only for equality; its premise checked on the weights);
 - :mod:`.search`: the search for a proof for every length, in a thread beside the ranges;
 - :mod:`.ranges`: the range queries and the recognition theorem (:func:`prove_recognizes`,
   :func:`prove_compositional`);

@@ -76,6 +76,7 @@ from netproof.verifier.smtlib import LemmaNode, to_smt2
 from .arithmetic import Values, certainly_equal
 from .invariants import Diagram, Invariant, certificate, from_clauses, from_diagram
 from .lemmas import LemmaResult
+from .symmetry import restricted
 from .system import (
     StateVars,
     Step,
@@ -181,9 +182,10 @@ def marks_detail(claim: Recognizes) -> str:
     )
 
 
-def induction_detail(claim: Recognizes) -> str:
+def induction_detail(claim: Recognizes, symmetry: str = "") -> str:
     """What a proof by ``claim``'s induction over layers did (after "… every longer one: N
-    lemmas proved for every input, then, "), as its detail says it."""
+    lemmas proved for every input, then, "), as its detail says it; ``symmetry``: the type
+    symmetry's :attr:`~.symmetry.TypeSymmetry.detail` where the steps read fewer types."""
     plan = claim.induction
     assert plan is not None
     L = len(plan.after)
@@ -192,6 +194,7 @@ def induction_detail(claim: Recognizes) -> str:
         f"per layer a transition system over positions for completeness and one for soundness, and one for the output, "
         f"{2 * L + 1} in all, each with an inductive invariant (the reachable states, by binary decision diagrams) and its "
         "three queries (initiation, consecution, safety), each unsat"
+        + (f"; {symmetry}" if symmetry else "")
     )
 
 
@@ -589,14 +592,19 @@ def induction_system(
     *,
     strict: bool = False,
     watch: TieRuleFree | None = None,
+    types: int | None = None,
 ) -> TransitionSystem:
     """The transition system of one step of the induction (``name``, one of
     :func:`step_names`, or :data:`TIES` with ``watch``): segment ℓ's ``complete`` or ``sound``
     query, the ``output`` query, or the tie rules of the sublayers after the last cut. No
     reachable bad state = that step for every length. ``strict``: Unsupported where the segment
-    keeps a dim other than the mark and the error only up to a query (:func:`keeps_form`)."""
+    keeps a dim other than the mark and the error only up to a query (:func:`keeps_form`).
+    ``types``: words of the language's first ``types`` types only (the reduction of
+    :mod:`.symmetry`, whose premise the caller has checked)."""
     import z3
 
+    if types is not None:  # the network on those words is the network with those rows only
+        net, claim = restricted(net, claim, types)
     plan = claim.induction
     if plan is None:
         raise Unsupported(f"claim {claim.id} declares no induction over layers")
@@ -896,11 +904,14 @@ def induction_certificates(
     readout_lemmas: dict[Any, Any] | None = None,
     readout_nodes: list[LemmaNode] | None = None,
     watch: TieRuleFree | None = None,
+    types: int | None = None,
 ) -> list[tuple[str, str, Any]]:
     """The three certificate queries of step ``name`` with ``invariant``: (query name, SMT-LIB2
-    text, solver), the same text wherever they are built."""
+    text, solver), the same text wherever they are built (``types``: see :func:`induction_system`)."""
     uses = [r.uses for r in results]
-    system = induction_system(net, claim, results, name, readout_lemmas, readout_nodes, watch=watch)
+    system = induction_system(
+        net, claim, results, name, readout_lemmas, readout_nodes, watch=watch, types=types
+    )
     for r, u in zip(results, uses, strict=True):
         r.uses = u
     inv = (

@@ -340,8 +340,8 @@ def prove_recognizes(
                         "over the network with the lemmas in place on a word of symbolic length, its positions grouped by the "
                         "values of their positional features and by symbol, one query, unsat"
                         if search.how == "position classes"
-                        else induction_detail(claim)
-                        if search.how == BY_LAYERS
+                        else induction_detail(claim, search.how[len(BY_LAYERS) + 2 :])
+                        if search.how.startswith(BY_LAYERS)
                         else "over the network with the lemmas in place read as a transition system over positions, an inductive "
                         f"invariant ({search.how}) and its three queries ({', '.join(CERTIFICATE)}), each unsat"
                     )

@@ -27,6 +27,7 @@ from netproof.verifier.claims import (
     UniqueSelections,
     ValueIs,
 )
+from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smtlib import LemmaNode, to_smt2
 
 from . import counters
@@ -43,6 +44,8 @@ from .layers import (
 )
 from .lemmas import LemmaResult, prove_lemma
 from .ranges import theorem_query
+from .symmetry import QUERY as SYMMETRY
+from .symmetry import type_symmetry
 from .system import every_length_system
 from .value_claims import value_builder
 
@@ -148,6 +151,16 @@ def rebuild_tree(
     if isinstance(claim, Recognizes) and claim.induction is not None and recorded is not None:
         # an induction over layers: each step's certificate around its recorded invariant
         check_base(net, claim.induction)
+        types = None  # the reduction by the type symmetry, where the record used it
+        if any(n.startswith(f"{claim.id} every n: {SYMMETRY}: ") for n in names):
+            try:
+                sym = type_symmetry(net, claim, results)
+            except Unsupported:
+                sym = None  # the premise fails now: the recorded queries are not rebuilt
+            if sym is not None:
+                types = sym.kept
+                for name, text, _reason, _solver in sym.queries:
+                    theorem[(claim.id, name)] = text
         for step in step_names(len(claim.induction.after)):
             first = f"{claim.id} every n: {step}: {CERTIFICATE[0]}"
             if first in names and first in recorded:
@@ -159,6 +172,7 @@ def rebuild_tree(
                     recorded_invariant(recorded[first]),
                     readout_lemmas,
                     readout_nodes,
+                    types=types,
                 ):
                     theorem[(claim.id, name)] = text
     if (

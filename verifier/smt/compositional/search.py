@@ -7,7 +7,8 @@ and either side interrupts the other when it wins.
 
 May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interface,
 :mod:`netproof.verifier.smt.errors`, :mod:`.arithmetic`, :mod:`.lemmas`, :mod:`.system`,
-:mod:`.invariants`, :mod:`.classes` and :mod:`.diagrams`; z3 handed in with the system.
+:mod:`.invariants`, :mod:`.classes`, :mod:`.diagrams` and :mod:`.symmetry`; z3 handed in with
+the system.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .invariants import (
 )
 from .layers import REASONS, check_base, induction_certificates, induction_system, step_names
 from .lemmas import LemmaResult, replay
+from .symmetry import TypeSymmetry, type_symmetry
 from .system import TransitionSystem, every_length_system
 
 
@@ -136,7 +138,9 @@ def _prove_every_length(
     started = time.perf_counter()
     halt = smtlib.Stop() if halt is None else halt
     if claim.induction is not None:
-        return prove_by_layers(net, claim, results, readout_lemmas, readout_nodes, timeout, halt)
+        return prove_by_layers(
+            net, claim, results, readout_lemmas, readout_nodes, timeout, halt, reduce_types=True
+        )
 
     def stop() -> bool:
         return halt.requested
@@ -239,12 +243,15 @@ def prove_by_layers(
     halt: smtlib.Stop,
     steps: Sequence[str] | None = None,
     watch: TieRuleFree | None = None,
+    reduce_types: bool = False,
 ) -> tuple[list[SmtQuery] | None, str, str]:
     """The theorem for every length by the claim's induction over layers
     (:mod:`.layers`): every step's three certificate queries, each unsat, or None and why not
     (``watch``: the tie rules the step :data:`.layers.TIES` watches).
     A step whose system is the one of an earlier step (identical segments) reuses its invariant
-    and answers: the queries are the same text."""
+    and answers: the queries are the same text. ``reduce_types``: where the type symmetry's
+    premise holds (:mod:`.symmetry`, its invariance queries solved first and recorded), the
+    steps read the words of :data:`.symmetry.KEPT` types only; where it fails, every type."""
     assert claim.induction is not None
     started = time.perf_counter()
     how = BY_LAYERS
@@ -255,6 +262,14 @@ def prove_by_layers(
     solved: dict[str, Any] = {}  # the system's text -> its invariant
     answered: set[str] = set()  # certificate texts answered unsat
     queries: list[SmtQuery] = []
+    types: int | None = None
+    if reduce_types and steps is None and watch is None:
+        sym, why = _symmetry(claim, net, results, halt, answered, queries)
+        if sym is not None:
+            types = sym.kept
+            how = f"{BY_LAYERS}; {sym.detail}"
+        elif why:
+            phase(f"every length: the induction over every type ({why})")
     names = step_names(len(claim.induction.after)) if steps is None else steps
     for k, name in enumerate(names, 1):
         phase(f"every length: induction step {k}/{len(names)} ({name})")
@@ -266,7 +281,7 @@ def prove_by_layers(
             )
         try:
             system = induction_system(
-                net, claim, results, name, readout_lemmas, readout_nodes, watch=watch
+                net, claim, results, name, readout_lemmas, readout_nodes, watch=watch, types=types
             )
         except Unsupported as exc:
             return None, f"the induction's step {name!r} is no transition system ({exc})", how
@@ -291,7 +306,7 @@ def prove_by_layers(
             invariant = solved[shape] = found
         kind = "output" if name == "output" else name.rsplit(" ", 1)[-1]
         for qname, text, solver in induction_certificates(
-            net, claim, results, name, invariant, readout_lemmas, readout_nodes, watch
+            net, claim, results, name, invariant, readout_lemmas, readout_nodes, watch, types
         ):
             began = time.perf_counter()
             if text not in answered:
@@ -324,6 +339,45 @@ def prove_by_layers(
                 )
             )
     return queries, "", how
+
+
+def _symmetry(
+    claim: Recognizes,
+    net: Network,
+    results: Sequence[LemmaResult],
+    halt: smtlib.Stop,
+    answered: set[str],
+    queries: list[SmtQuery],
+) -> tuple[TypeSymmetry | None, str]:
+    """The type symmetry's premise (:func:`.symmetry.type_symmetry`) with its invariance queries
+    solved (each unsat, appended to ``queries``): the symmetry, or None and why not ("" where
+    the language has too few types to reduce)."""
+    try:
+        sym = type_symmetry(net, claim, results)
+    except Unsupported as exc:
+        return None, f"no type symmetry: {exc}"
+    if sym is None:
+        return None, ""
+    phase(f"every length: the type symmetry ({len(sym.queries)} invariance queries)")
+    got: list[SmtQuery] = []
+    for qname, text, reason, solver in sym.queries:
+        began = time.perf_counter()
+        if text not in answered:
+            answer, why, _model = smtlib.check(solver, timeout=60.0, stop=halt)
+            if answer != "unsat":
+                return None, f"no type symmetry: query {qname!r} answered {answer} {why}".rstrip()
+            answered.add(text)
+        got.append(
+            SmtQuery(
+                name=qname,
+                smt2=text,
+                result="unsat",
+                reason=reason,
+                seconds=time.perf_counter() - began,
+            )
+        )
+    queries.extend(got)
+    return sym, ""
 
 
 def _prove_by_classes(
