@@ -220,77 +220,64 @@ def _invariant_holds(k: int, depth: int, *, batch: bool = False) -> object:
     return holds_batch if batch else holds
 
 
-def _tie_variants(net: Any) -> dict[str, Any]:
-    """``net`` with the heads of its layer ``final`` under the leftmost and the rightmost tie
-    rule (by rule), built once per network object."""
-    import dataclasses
-
-    from netproof.symbolic import AttentionLayer, Hardmax
-
-    key = id(net)
-    if key in _VARIANTS and _VARIANTS[key][0] is net:
-        return _VARIANTS[key][1]
-    finals = [
-        i
-        for i, sub in enumerate(net.layers)
-        if isinstance(sub.block, AttentionLayer) and sub.block.name == "final"
-    ]
-    if len(finals) != 1:
-        raise ValueError(
-            f"Y5 reads the attention layer 'final', but network {net.name!r} has {len(finals)}"
-        )
-    out = {}
-    for tie in ("leftmost", "rightmost"):
-        layers = list(net.layers)
-        sub = layers[finals[0]]
-        heads = tuple(
-            dataclasses.replace(h, normalizer=Hardmax(tie=tie))
-            for h in sub.block.heads  # type: ignore[union-attr]
-        )
-        block = dataclasses.replace(sub.block, heads=heads)  # type: ignore[type-var]
-        layers[finals[0]] = dataclasses.replace(sub, block=block)
-        out[tie] = dataclasses.replace(net, layers=tuple(layers))
-    _VARIANTS.clear()  # one network at a time: a mutation test's mutants never pile up
-    _EVALUATORS.clear()
-    _VARIANTS[key] = (net, out)
-    return out
-
-
-_VARIANTS: dict[int, tuple[Any, dict[str, Any]]] = {}
-_EVALUATORS: dict[int, Any] = {}  # the batched evaluators of the networks in _VARIANTS
-
-
 def _tie_free_accept(depth: int, *, batch: bool = False) -> object:
-    """Y5 on one word's trace (``holds``), or with ``batch`` on a batched trace (``holds_batch``):
-    the network of the trace run again with the heads of its layer ``final`` under the
-    leftmost and the rightmost tie rule (the trace is the average's), and the three accept
-    bits compared. The network's own layer, not the paper's formula for it: a network whose
-    final layer or readout differs from the paper's is judged by what it computes."""
-    del depth  # the layer is found by name
+    """Y5 on one word's trace (``holds``), or with ``batch`` on a batched trace (``holds_batch``;
+    it reads ``n``, ``xp`` and ``state(label).numerators(dim)`` over ``state(label).den``)."""
+    from fractions import Fraction as Q
 
-    def holds(word: tuple[str, ...], trace: Any) -> str | None:
-        from netproof.symbolic.exact import run as run_exact
+    def y(a1: Q, a2: Q) -> Q:
+        return max(Q(0), max(Q(0), 1 - a1) + a2 - 1)
 
-        bits = {"average": bool(trace.accepted)}
-        for tie, net in _tie_variants(trace.network).items():
-            bits[tie] = bool(run_exact(net, word).accepted)
+    def holds(word: tuple[str, ...], trace: object) -> str | None:
+        n = trace.n  # type: ignore[attr-defined]
+        before = f"logic{depth}"
+        e = [trace.value(before, t, "e") for t in range(n)]  # type: ignore[attr-defined]
+        m = [trace.value(before, t, "m") for t in range(n)]  # type: ignore[attr-defined]
+        score = [e[t] - m[t] + 1 for t in range(n)]
+        top = max(score)
+        best = [t for t in range(n) if score[t] == top]
+        rules = {
+            "average": y(
+                sum((e[t] for t in best), Q(0)) / len(best),
+                sum((m[t] for t in best), Q(0)) / len(best),
+            ),
+            "leftmost": y(e[best[0]], m[best[0]]),
+            "rightmost": y(e[best[-1]], m[best[-1]]),
+        }
+        bits = {rule: value > Q(1, 2) for rule, value in rules.items()}
         if len(set(bits.values())) != 1:
             return f"the accept bit depends on the tie rule: {bits}"
         return None
 
     def holds_batch(words: Sequence[tuple[str, ...]], trace: Any) -> list[str | None]:
-        from netproof.symbolic.batched import Evaluator
-
-        if len(words) == 0:
+        xp, n, size = trace.xp, trace.n, len(words)
+        if size == 0:
             return []
-        xp = trace.xp
-        bits = {"average": xp.asarray(trace.accepted, dtype=bool)}
-        for tie, net in _tie_variants(trace.network).items():
-            if id(net) not in _EVALUATORS:
-                _EVALUATORS[id(net)] = Evaluator(net)
-            bits[tie] = xp.asarray(_EVALUATORS[id(net)].run(trace.indices).accepted, dtype=bool)
+        state = trace.state(f"logic{depth}")
+        e, m, den = state.numerators("e"), state.numerators("m"), state.den
+        # With a1 = E/d and a2 = M/d over one d > 0, y(a1, a2) > 1/2 iff
+        # 2·max(0, max(0, d − E) + M − d) > d: integers below 8·n·(den + max|e| + max|m|), in
+        # Python ints when that bound passes int64.
+        big = max((abs(int(a.max())) + abs(int(a.min())) for a in (e, m)), default=0)
+        if 8 * n * (den + 2 * big) > 1 << 62:
+            e, m = e.astype(object), m.astype(object)
+        score = e - m + den
+        best = score == score.max(axis=1, keepdims=True)
+        count = best.sum(axis=1).astype(e.dtype)
+        first = best.argmax(axis=1)
+        last = n - 1 - best[:, ::-1].argmax(axis=1)
+        rows = xp.arange(size)
+
+        def accept(E: Any, M: Any, d: Any) -> Any:
+            return 2 * xp.maximum(0, xp.maximum(0, d - E) + M - d) > d
+
+        bits = {
+            "average": accept((e * best).sum(axis=1), (m * best).sum(axis=1), count * den),
+            "leftmost": accept(e[rows, first], m[rows, first], den),
+            "rightmost": accept(e[rows, last], m[rows, last], den),
+        }
         differ = (bits["average"] != bits["leftmost"]) | (bits["average"] != bits["rightmost"])
-        out: list[str | None] = [None] * len(words)
+        out: list[str | None] = [None] * size
         for w in xp.flatnonzero(differ).tolist():
             shown = {rule: bool(bit[w]) for rule, bit in bits.items()}
             out[w] = f"the accept bit depends on the tie rule: {shown}"
