@@ -83,3 +83,26 @@ def test_an_address_without_the_ray_executor_is_a_usage_error(
         "--address 127.0.0.1:6379 is a Ray cluster's address; give it with --executor ray"
         in capsys.readouterr().err
     )
+
+
+@pytest.mark.slow  # starting Ray and its workers' imports
+def test_a_per_position_check_sharded_on_ray_prints_the_same_report_as_one_process(
+    cluster: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = tmp_path / "ref.py"
+    ref.write_text("def descending(word):\n    return sorted(word, reverse=True)\n")
+    argv = ["check-model", str(FIXTURES / "tracr" / "sort.pt"), "--reference", f"{ref}:descending"]
+    argv += ["--max-n", "3", "--json", "--batch", "8", "--no-compare"]
+    assert main(argv) == 1
+    local = capsys.readouterr().out
+    assert main([*argv, "--executor", "ray"]) == 1
+    assert capsys.readouterr().out == local
+    assert json.loads(local)["totals"]["wrong"] == 60
+
+
+def test_an_address_without_the_ray_executor_is_refused_per_position_too(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["check-model", str(FIXTURES / "tracr" / "hist.pt"), "--output", "categorical"]
+    assert main([*argv, "--max-n", "2", "--address", "127.0.0.1:6379"]) == 2
+    assert "--address 127.0.0.1:6379 is a Ray cluster's address" in capsys.readouterr().err

@@ -323,6 +323,14 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
         raise UsageError("--output accept checks one logit against --language, not --reference")
     if args.batch < 1 or args.threads < 1 or args.jobs < 1:
         raise UsageError("--batch, --threads and --jobs must be >= 1")
+    if args.address is not None and args.executor != "ray":
+        raise UsageError(
+            f"--address {args.address} is a Ray cluster's address; give it with --executor ray"
+        )
+    if args.address is not None:  # before any work: nothing listening there is one line, now
+        from netproof.verifier.campaign.executors import probe_address
+
+        probe_address(args.address)
     import torch
 
     torch.set_num_threads(args.threads)  # before any work: a forked worker inherits no pool
@@ -498,4 +506,5 @@ def _sharded(
         )
     report = merge_sequence_reports(merged)
     report.max_n = kw["max_n"]
+    report.network = net.name  # a Ray worker's copy of the dump has a file name of its own
     return report

@@ -730,9 +730,14 @@ def _compile_linear(torch: Any, a: Affine, names: dict[str, int]) -> _Linear:
     k = len(a.inputs)
     wm = torch.zeros(len(names), len(a.outputs), dtype=torch.float64)
     wr = torch.zeros_like(wm)
+    seen: dict[Fraction, tuple[float, float]] = {}  # compiled (tracr) weights repeat a few values
     for o, row in enumerate(a.weights):
         for i, w in zip(a.inputs, row, strict=True):
-            wm[names[i], o], wr[names[i], o] = _const(w)
+            if w:  # a zero weight is (0, 0), as the zeros already there
+                c = seen.get(w)
+                if c is None:
+                    c = seen[w] = _const(w)
+                wm[names[i], o], wr[names[i], o] = c
     bm = torch.tensor([_const(b)[0] for b in a.bias], dtype=torch.float64)
     br = torch.tensor([_const(b)[1] for b in a.bias], dtype=torch.float64)
     g = _gamma(k + 1)
