@@ -159,3 +159,40 @@ def test_synth_counting_refuses_bad_input_with_one_line_exit_2_and_nothing_writt
     assert done.code == 2
     assert match in done.err and len(done.err.strip().splitlines()) == 1, done.err
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- invariants
+
+
+@pytest.mark.z3
+@pytest.mark.parametrize(
+    ("formula", "proved"),
+    [
+        ("#(#(a) > #(b)) > #(#(b) > #(a))", True),
+        pytest.param("#(#(a) > #(b)) >= #(#(b) > #(a))", False, marks=pytest.mark.slow),
+    ],
+)
+def test_leads_more_often_s_product_gets_an_invariant_its_three_queries_certify_and_a_variant_none(
+    formula: str, proved: bool
+) -> None:
+    """The program of "more prefixes where a leads than where b leads" read side by side with the
+    formula's counter automaton (control states: the output bit and the last symbol): Houdini's
+    facts per control value (the output bit tied to a comparison of the nested counts) give an
+    invariant, and its initiation, consecution and safety queries are unsat; against the
+    automaton of a slightly different formula (>=, another language) no invariant is claimed."""
+    import z3
+
+    from netproof.constructions.rasp.crasp_lemmas import program_counters
+    from netproof.verifier.smt.compositional import counters
+    from netproof.verifier.smt.compositional.same_language import product_system
+
+    spec = next(s for s in SPECS if s.name == "leads-more-often")
+    syn = synthesize_counting(spec.formula, spec.alphabet, "x")
+    other = synthesize_counting(formula, spec.alphabet, "y")
+    assert other.reference.counters is not None
+    system = product_system(program_counters(syn.program), other.reference.counters)
+    status, inv = counters.houdini(system, 0, 60.0 if proved else 5.0, len(spec.alphabet))
+    assert (status == "safe") == proved, inv
+    if proved:
+        for name, solver in counters.certificate(system, inv):
+            assert solver.check() == z3.unsat, name
