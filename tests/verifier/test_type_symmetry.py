@@ -240,7 +240,7 @@ def get_dim(net: Network, path: tuple[Any, ...]) -> str:
 def test_single_weight_mutants_of_dyck_4_1_are_never_proved_by_the_reduction_when_wrong() -> None:
     net = dyck_recognizer(k=4, depth=1)
     figures = {"mutants": 0, "changed": 0, "proved": 0}
-    for path in list(weight_sites(net))[::7]:
+    for path in list(weight_sites(net))[::29]:
         for delta in (Fraction(1, 2), Fraction(-1, 2)):
             try:
                 mutant = with_weight(net, path, delta)
