@@ -26,6 +26,8 @@ from netproof.constructions import (
 )
 from netproof.constructions.rasp import (
     ProgramModuleError,
+    compile_crasp,
+    from_counting,
     is_program,
     program_constructions,
     synth,
@@ -58,6 +60,8 @@ __all__ = [
     "GROUPS",
     "REGISTRY",
     "ProgramModuleError",
+    "compile_crasp",
+    "from_counting",
     "is_program",
     "program_constructions",
     "synth",

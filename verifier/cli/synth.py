@@ -276,9 +276,9 @@ def _cmd_counting(args: argparse.Namespace, session: Session) -> int:
     """``--counting FORMULA``: the formula's C-RASP program (one operation per distinct
     subformula), its network, and the formula's own language (its evaluator and its counter
     automaton) as the reference."""
-    from netproof.constructions.rasp import from_counting as F
-    from netproof.constructions.rasp.compile_crasp import compile_crasp
-    from netproof.constructions.rasp.synth import SpecError
+    from netproof.constructions import compile_crasp
+    from netproof.constructions import from_counting as F
+    from netproof.constructions import synth as S
     from netproof.verifier.claims.rasp import crasp as C
 
     if args.via is not None or args.minimize:
@@ -290,7 +290,7 @@ def _cmd_counting(args: argparse.Namespace, session: Session) -> int:
     alphabet = _alphabet(args)
     try:
         syn = F.synthesize_counting(args.counting, alphabet, args.name, empty=args.empty)
-    except SpecError as exc:
+    except S.SpecError as exc:
         raise UsageError(str(exc)) from None
     spec_line = f"--counting {syn.text!r} over {','.join(alphabet)}"
     written: list[str] = []
