@@ -27,7 +27,7 @@ from netproof.verifier.models.sequence import wilson
 
 from .usage import UsageError
 
-__all__ = ["cmd_check_sequence", "load_reference", "write_wrong"]
+__all__ = ["cmd_check_sequence", "load_reference", "shards", "write_wrong"]
 
 
 def load_reference(spec: str) -> Any:
@@ -416,6 +416,34 @@ def cmd_check_sequence(args: argparse.Namespace) -> int:
     return _finish(args, report, None if imported.faith is None else imported.faith.summary())
 
 
+def shards(a: int, min_n: int, max_n: int, jobs: int, batch: int) -> list[tuple[int, int, int]]:
+    """The work of a sharded run in shortlex order: ``(m, start, stop)`` ranges of the word
+    indices of length m, a length split into ``jobs`` pieces once it has ``batch`` words a piece
+    (as a recognizer's run splits them)."""
+    out = []
+    for m in range(min_n, max_n + 1):
+        total = a**m
+        size = -(-total // max(1, min(jobs, total // batch)))
+        out += [(m, s, min(total, s + size)) for s in range(0, total, size)]
+    return out
+
+
+def _materialize(name: str, data: bytes) -> str:
+    """A shipped dump as a file in this worker's temporary directory, named by its sha256."""
+    import hashlib
+    import os
+    import tempfile
+
+    path = Path(tempfile.gettempdir()) / (
+        f"netproof-check-sequence-{hashlib.sha256(data).hexdigest()[:16]}{Path(name).suffix}"
+    )
+    if not path.is_file() or path.read_bytes() != data:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return str(path)
+
+
 _SHARED: dict[str, Any] = {}
 """The network and keyword arguments of a sharded run, set before the local pool forks (its
 workers inherit them)."""
@@ -434,8 +462,6 @@ def sequence_shard_work(
 
     if shipped is not None:
         data, name, reference, options, plain = shipped
-        from .check_model import _materialize
-
         key = (name, reference, len(data))
         if _SHARED.get("key") != key:
             imported, kw = load_sequence_dump(_materialize(name, data), compare=False)
@@ -457,12 +483,10 @@ def _sharded(
     sample: int,
     sample_max_n: int | None,
 ) -> Any:
-    """The words of each length in shards by shortlex index (:func:`~.check_model.shards`) on
+    """The words of each length in shards by shortlex index (:func:`shards`) on
     the local pool (``--jobs``) or a Ray cluster (``--executor ray``); the sampled lengths run
     here; the parts merged in shortlex order give one process's report."""
     from netproof.verifier.models.sequence import check_sequence, merge_sequence_reports
-
-    from .check_model import shards
 
     a = len(net.alphabet)
     parts: dict[int, Any] = {}
