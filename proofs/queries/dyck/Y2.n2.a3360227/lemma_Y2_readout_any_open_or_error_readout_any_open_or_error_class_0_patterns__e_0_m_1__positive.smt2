@@ -1,0 +1,6 @@
+(set-logic QF_LRA)
+(declare-fun lambda2 () Real)
+(assert (> lambda2 0.0))
+(assert (= lambda2 1.0))
+(assert (let ((?x28 (* lambda2 1.0))) (let ((?x146 (* (- 1.0) ?x28))) (let ((?x148 (+ (* (- 1.0) (* lambda2 0.0)) 1.0))) (let ((?x22 (+ (ite (< 0.0 ?x148) ?x148 0.0) (ite (< 0.0 ?x28) ?x28 0.0) (* (- 1.0) (ite (< 0.0 ?x146) ?x146 0.0)) (- 1.0)))) (let ((?x42 (ite (< 0.0 ?x22) ?x22 0.0))) (let ((?x29 (+ ?x42 (- (/ 1.0 2.0))))) (> ?x29 0.0))))))))
+(check-sat)

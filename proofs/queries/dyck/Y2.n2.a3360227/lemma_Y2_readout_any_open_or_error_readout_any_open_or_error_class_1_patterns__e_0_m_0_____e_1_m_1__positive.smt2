@@ -1,0 +1,8 @@
+(set-logic QF_LRA)
+(declare-fun lambda0 () Real)
+(declare-fun lambda3 () Real)
+(assert (> lambda0 0.0))
+(assert (> lambda3 0.0))
+(assert (= (+ lambda0 lambda3) 1.0))
+(assert (let ((?x88 (+ (* lambda0 0.0) (* lambda3 1.0)))) (let ((?x87 (* (- 1.0) ?x88))) (let ((?x8 (+ (ite (< 0.0 (+ ?x87 1.0)) (+ ?x87 1.0) 0.0) (ite (< 0.0 ?x88) ?x88 0.0) (* (- 1.0) (ite (< 0.0 ?x87) ?x87 0.0)) (- 1.0)))) (let ((?x91 (ite (< 0.0 ?x8) ?x8 0.0))) (let ((?x83 (+ ?x91 (- (/ 1.0 2.0))))) (> ?x83 0.0)))))))
+(check-sat)

@@ -1,0 +1,6 @@
+(set-logic QF_LRA)
+(declare-fun lambda0 () Real)
+(assert (> lambda0 0.0))
+(assert (= lambda0 1.0))
+(assert (let ((?x8 (* lambda0 0.0))) (let ((?x10 (* (- 1.0) ?x8))) (let ((?x20 (+ (ite (< 0.0 (+ ?x10 1.0)) (+ ?x10 1.0) 0.0) (ite (< 0.0 ?x8) ?x8 0.0) (* (- 1.0) (ite (< 0.0 ?x10) ?x10 0.0)) (- 1.0)))) (let ((?x22 (ite (< 0.0 ?x20) ?x20 0.0))) (let ((?x24 (+ ?x22 (- (/ 1.0 2.0))))) (> ?x24 0.0)))))))
+(check-sat)

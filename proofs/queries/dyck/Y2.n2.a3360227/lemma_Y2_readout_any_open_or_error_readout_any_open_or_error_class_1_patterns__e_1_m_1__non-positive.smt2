@@ -1,0 +1,6 @@
+(set-logic QF_LRA)
+(declare-fun lambda3 () Real)
+(assert (> lambda3 0.0))
+(assert (= lambda3 1.0))
+(assert (let ((?x57 (* lambda3 1.0))) (let ((?x32 (* (- 1.0) ?x57))) (let ((?x65 (+ (ite (< 0.0 (+ ?x32 1.0)) (+ ?x32 1.0) 0.0) (ite (< 0.0 ?x57) ?x57 0.0) (* (- 1.0) (ite (< 0.0 ?x32) ?x32 0.0)) (- 1.0)))) (let ((?x67 (ite (< 0.0 ?x65) ?x65 0.0))) (let ((?x68 (+ ?x67 (- (/ 1.0 2.0))))) (<= ?x68 0.0)))))))
+(check-sat)

@@ -1,0 +1,6 @@
+(set-logic QF_LRA)
+(declare-fun lambda1 () Real)
+(assert (> lambda1 0.0))
+(assert (= lambda1 1.0))
+(assert (let ((?x160 (* lambda1 0.0))) (let ((?x105 (* (- 1.0) ?x160))) (let ((?x159 (+ (* (- 1.0) (* lambda1 1.0)) 1.0))) (let ((?x152 (+ (ite (< 0.0 ?x159) ?x159 0.0) (ite (< 0.0 ?x160) ?x160 0.0) (* (- 1.0) (ite (< 0.0 ?x105) ?x105 0.0)) (- 1.0)))) (let ((?x58 (ite (< 0.0 ?x152) ?x152 0.0))) (let ((?x141 (+ ?x58 (- (/ 1.0 2.0))))) (<= ?x141 0.0))))))))
+(check-sat)
