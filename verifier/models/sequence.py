@@ -18,6 +18,15 @@ does; positions left open go to the slow rigorous interpreter (:func:`slow_outpu
 recognizer's words do. A plain float run's verdicts are counted beside the rigorous ones, and
 the decided positions' margins make a histogram per decade, as for a recognizer.
 
+A network the enclosure does not cover but that evaluates exactly (a recurrent network, an
+encoder–decoder: a construction's own claim, :mod:`.exact_claims`) comes as an
+:class:`ExactOutputs`: its outputs at every position of a word, exactly. The verdicts are then
+decided in exact arithmetic: the argmax where the top logit is strictly above every other (a tie
+undecided), the symbols whose score is > the threshold (a score equal to it undecided), a value
+within the tolerance, or (no ``values``) an output that is a value of its own, right where it
+equals the expected one (its margin is 0: equal or not, no distance). Its positions need not be
+the word's: an encoder–decoder has one per decoder step.
+
 Beyond the exhaustive bound, ``sample`` words drawn uniformly at random (seeded) per length up
 to ``sample_max_n`` are checked the same way, rigorously; their rows are marked ``sampled`` and
 carry the wrong-word rate with its 95% Wilson interval, an estimate and never a verdict for the
@@ -36,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from netproof.symbolic.blocks import Affine, Classifier
 from netproof.symbolic.ir import Network, TokenEmbedding
@@ -45,6 +54,7 @@ from .enclosure import MR, Enclosure, EnclosureError
 
 __all__ = [
     "WRONG_FIELDS",
+    "ExactOutputs",
     "PositionVerdict",
     "RecordedRun",
     "SequenceReport",
@@ -58,6 +68,54 @@ __all__ = [
 ]
 
 Reference = Callable[[tuple[str, ...]], Sequence[Any]]
+
+
+@runtime_checkable
+class ExactOutputs(Protocol):
+    """A network evaluated exactly, word by word (see the module docstring): ``name``, the
+    ``alphabet`` it reads, and called with words of one length, for each word its outputs at
+    each of its positions: a tuple of Fractions (a categorical output's logits, one per value;
+    a next-set output's scores, one per symbol), a Fraction (a numerical output) or a value
+    compared as it is (no ``values``)."""
+
+    name: str
+    alphabet: tuple[str, ...]
+
+    def __call__(self, words: Sequence[tuple[str, ...]]) -> list[list[Any]]: ...
+
+
+def _down(q: Fraction) -> float:
+    """The largest float <= q."""
+    f = float(q)
+    return math.nextafter(f, -math.inf) if Fraction(f) > q else f
+
+
+def exact_judge(
+    out: Any,
+    e: Any,
+    values: Sequence[Any],
+    theta: Fraction | None,
+    tolerance: float | None,
+) -> tuple[Any, float]:
+    """The verdict at one position from its exact outputs ``out`` (see :class:`ExactOutputs`):
+    the value got (None: undecided, a tie or a score at the threshold) and the margin (a lower
+    bound, > 0 where decided; 0 for a value compared as it is)."""
+    if not values:
+        return out, 0.0
+    if theta is not None:
+        sides = [abs(s - theta) for s in out]
+        got = tuple(sorted(str(values[c]) for c, s in enumerate(out) if s > theta))
+        margin = min(sides)
+        return (got if margin > 0 else None), _down(margin)
+    if tolerance is not None:
+        gap, tol = abs(out - Fraction(e)), Fraction(tolerance)
+        if gap <= tol:
+            return e, _down(tol - gap)
+        return float(out), _down(gap - tol)
+    top = max(out)
+    i = out.index(top)
+    margin = min((top - x for c, x in enumerate(out) if c != i), default=Fraction(0))
+    return (values[i] if margin > 0 else None), _down(margin)
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -178,7 +236,8 @@ class SequenceReport:
 
     @property
     def output(self) -> str:
-        """``categorical``, ``numeric`` or ``next-set``."""
+        """``categorical``, ``numeric``, ``next-set`` or ``value`` (an :class:`ExactOutputs`'s
+        outputs compared as they are)."""
         return self.kind or ("numeric" if len(self.values) == 1 else "categorical")
 
     @property
@@ -249,7 +308,7 @@ def _differences(
 
 
 def check_sequence(
-    net: Network,
+    net: Network | ExactOutputs,
     reference: Reference,
     *,
     unembed: Sequence[Sequence[Fraction]],
@@ -296,9 +355,29 @@ def check_sequence(
     it disagrees with the rigorous verdict). ``shard=(m, start, stop)`` checks only the words of
     length m with shortlex index in [start, stop) (:func:`merge_sequence_reports` joins the
     parts). ``enclosure`` replaces ``Enclosure(net)`` (e.g. one that also encloses hardmax
-    heads: :class:`~netproof.verifier.models.next_claims.NextSetEnclosure`)."""
+    heads: :class:`~netproof.verifier.models.next_claims.NextSetEnclosure`).
+
+    ``net`` may instead be an :class:`ExactOutputs` (``unembed``, ``columns``, ``enclosure``,
+    ``slow`` and ``float32`` are then not read; no ``values``: each output is a value compared
+    as it is); its words may be empty (``min_n=0``) and its positions per word are its own."""
     import torch
 
+    if isinstance(net, ExactOutputs):
+        return _check_exact(
+            net,
+            reference,
+            values=values,
+            max_n=max_n,
+            min_n=min_n,
+            reference_name=reference_name,
+            batch=batch,
+            tolerance=tolerance,
+            sample=sample,
+            sample_max_n=sample_max_n,
+            seed=seed,
+            threshold=threshold,
+            shard=shard,
+        )
     if columns is not None:
         net = columns[0]
         unembed = [(Fraction(1),)] * len(columns)  # placeholders: the columns' own readouts
@@ -308,14 +387,7 @@ def check_sequence(
             f"network {net.name!r}: a per-position output needs a TokenEmbedding and a readout"
         )
     k = len(values)
-    if tolerance is not None and (k != 1 or len(unembed) != 1 or not tolerance >= 0):
-        raise ValueError(f"a numerical output has one column and a tolerance >= 0, got {k}")
-    if threshold is not None and (tolerance is not None or k < 1 or len(unembed) != k):
-        raise ValueError(
-            f"a next-symbol-set output has one column per symbol and no tolerance, got {k}"
-        )
-    if threshold is None and tolerance is None and (k < 2 or len(unembed) != k):
-        raise ValueError(f"a categorical output needs >= 2 values with one column each, got {k}")
+    _check_kind(k, len(unembed), tolerance, threshold)
     enc = enclosure if enclosure is not None else Enclosure(net)
     encs = [Enclosure(c) for c in columns] if columns is not None else []
     theta = None if threshold is None else Fraction(threshold)
@@ -493,8 +565,137 @@ def check_sequence(
         row = SequenceRow(length=m)
         start0, stop = (0, a**m) if shard is None else (shard[1], min(shard[2], a**m))
         for start in range(start0, stop, batch):
-            idx = torch.arange(start, min(stop, start + batch), dtype=torch.long)
-            check_batch(torch.stack([(idx // a ** (m - 1 - p)) % a for p in range(m)], 1), m, row)
+            check_batch(_shortlex(a, m, start, min(stop, start + batch)), m, row)
+        report.rows.append(row)
+    generator = torch.Generator().manual_seed(seed)
+    for m in range(max_n + 1, (sample_max_n or max_n) + 1 if sample else max_n + 1):
+        row = SequenceRow(length=m, sampled=True)
+        for start in range(0, sample, batch):
+            size = min(batch, sample - start)
+            check_batch(torch.randint(0, a, (size, m), generator=generator), m, row)
+        report.rows.append(row)
+    return report
+
+
+def _check_kind(
+    k: int, columns: int, tolerance: float | None, threshold: float | Fraction | None
+) -> None:
+    if tolerance is not None and (k != 1 or columns != 1 or not tolerance >= 0):
+        raise ValueError(f"a numerical output has one column and a tolerance >= 0, got {k}")
+    if threshold is not None and (tolerance is not None or k < 1 or columns != k):
+        raise ValueError(
+            f"a next-symbol-set output has one column per symbol and no tolerance, got {k}"
+        )
+    if threshold is None and tolerance is None and (k < 2 or columns != k):
+        raise ValueError(f"a categorical output needs >= 2 values with one column each, got {k}")
+
+
+def _shortlex(a: int, m: int, start: int, stop: int) -> Any:
+    """The words of length ``m`` with shortlex index in [start, stop), as digit rows."""
+    import torch
+
+    idx = torch.arange(start, stop, dtype=torch.long)
+    if m == 0:
+        return torch.zeros((len(idx), 0), dtype=torch.long)
+    return torch.stack([(idx // a ** (m - 1 - p)) % a for p in range(m)], 1)
+
+
+def _check_exact(
+    source: ExactOutputs,
+    reference: Reference,
+    *,
+    values: Sequence[Any],
+    max_n: int,
+    min_n: int,
+    reference_name: str,
+    batch: int,
+    tolerance: float | None,
+    sample: int,
+    sample_max_n: int | None,
+    seed: int,
+    threshold: float | Fraction | None,
+    shard: tuple[int, int, int] | None,
+) -> SequenceReport:
+    """:func:`check_sequence` for an :class:`ExactOutputs`: the same enumeration, rows, listed
+    positions and histograms, every verdict decided in exact arithmetic (:func:`exact_judge`)."""
+    import torch
+
+    k = len(values)
+    if k:
+        _check_kind(k, k, tolerance, threshold)
+    elif tolerance is not None or threshold is not None:
+        raise ValueError("an output compared as a value (no values) has no tolerance or threshold")
+    if min_n < 0 or sample < 0 or (sample and (sample_max_n is None or sample_max_n <= max_n)):
+        raise ValueError(
+            f"min_n={min_n}, sample={sample}, sample_max_n={sample_max_n}: min_n >= 0, and sample "
+            f"words per length beyond max_n={max_n} need sample > 0 and sample_max_n > max_n"
+        )
+    theta = None if threshold is None else Fraction(threshold)
+    alphabet = list(source.alphabet)
+    a = len(alphabet)
+    report = SequenceReport(
+        source.name,
+        reference_name,
+        max_n,
+        tuple(values),
+        kind="next-set" if theta is not None else "" if k else "value",
+    )
+
+    def check_batch(digits_: Any, m: int, row: SequenceRow) -> None:
+        words = [tuple(alphabet[s] for s in w) for w in digits_.tolist()]
+        outs = source(words)
+        margins: list[float] = []
+        wrong_margins: list[float] = []
+        for word, out in zip(words, outs, strict=True):
+            expected = list(reference(word))
+            if len(expected) != len(out):
+                raise ValueError(
+                    f"the reference gives {len(expected)} outputs for the word "
+                    f"{' '.join(word)!r}; {source.name} has {len(out)} positions there"
+                )
+            row.words += 1
+            bad = False
+            for p, e in enumerate(expected):
+                if e is None:
+                    continue
+                row.positions += 1
+                if theta is not None:
+                    e = tuple(sorted({str(x) for x in e}))
+                got, margin = exact_judge(out[p], e, values, theta, tolerance)
+                right = got is not None and (
+                    (got == e) if theta is not None or not k else same_value(got, e)
+                )
+                if got is not None and not row.sampled and k:
+                    margins.append(margin)
+                    if not right:
+                        wrong_margins.append(margin)
+                if right:
+                    row.correct += 1
+                    continue
+                verdict = PositionVerdict(word, p, e, got, margin, row.sampled)
+                if got is None:
+                    row.undecided += 1
+                else:
+                    row.wrong += 1
+                    bad = True
+                    if row.sampled and report.sampled_wrong is None:
+                        report.sampled_wrong = verdict
+                    elif not row.sampled and report.shortest_wrong is None:
+                        report.shortest_wrong = verdict
+                report.listed.append(verdict)
+            row.wrong_words += bad
+        for ms, hist in ((margins, report.margins), (wrong_margins, report.wrong_margins)):
+            for x in ms:
+                if x > 0:
+                    dec = math.floor(math.log10(x))
+                    hist[dec] = hist.get(dec, 0) + 1
+
+    lengths = range(min_n, max_n + 1) if shard is None else range(shard[0], shard[0] + 1)
+    for m in lengths:
+        row = SequenceRow(length=m)
+        start0, stop = (0, a**m) if shard is None else (shard[1], min(shard[2], a**m))
+        for start in range(start0, stop, batch):
+            check_batch(_shortlex(a, m, start, min(stop, start + batch)), m, row)
         report.rows.append(row)
     generator = torch.Generator().manual_seed(seed)
     for m in range(max_n + 1, (sample_max_n or max_n) + 1 if sample else max_n + 1):
