@@ -23,6 +23,7 @@ need definitions the kernel does not have.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
@@ -32,10 +33,9 @@ from typing import Any
 from . import nextsym, programs, relative, traces
 from .classes import prove_every_length
 from .interpret import Exhaustive, evaluator, forward
-from .languages import brackets, dyck, language, pair_heights, program_beside
-from .nearest import has_automaton
-from .netfile import KernelError, Refused, loads, loads_json, must_be_proved
-from .rounds import prove_dyck
+from .languages import brackets, dyck, has_automaton, language, pair_heights, program_beside
+from .netfile import KernelError, Refused, bounds, loads, loads_json, must_be_proved, render, sweep
+from .rounds import prove_by_rounds
 
 MAX_WORDS = 200_000
 """The most words an exhaustive record may hold for the kernel to run them all (its fast path,
@@ -54,46 +54,33 @@ class KernelResult:
     detail: str
 
 
-def _words(alphabet: tuple[str, ...], lo: int, hi: int) -> Any:
-    """Every word with lo ≤ |w| ≤ hi, shortest first, each length in the alphabet's order."""
-    for n in range(lo, hi + 1):
-        yield from itertools.product(alphabet, repeat=n)
-
-
-def _render(alphabet: tuple[str, ...], word: tuple[str, ...]) -> str:
-    return "".join(word) if all(len(s) == 1 for s in alphabet) else " ".join(word)
-
-
 def check_exhaustive(
     rec: dict[str, Any], net: Any, max_words: int, folder: Path | None = None
 ) -> str:
     """The exhaustive rules of the module docstring; the detail of what was checked, or KernelError
     (the record disagrees), or Refused."""
-    bound = rec.get("bound")
-    if not isinstance(bound, dict):
+    if not isinstance(rec.get("bound"), dict):
         raise Refused("an exhaustive record without a bound")
-    lo, hi = bound["min_len"], bound["max_len"]
-    if not (isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi):
-        raise KernelError(f"bound {bound} is not 0 <= min_len <= max_len")
-    count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
-    need = count
-    cx = rec.get("counterexample")
-    if rec["verdict"] == "refuted" and isinstance(cx, str):
-        word = tuple(cx) if all(len(s) == 1 for s in net.alphabet) else tuple(cx.split())
-        if all(s in net.alphabet for s in word) and lo <= len(word) <= hi:
-            rank = sum(  # the words before it in shortlex order, and itself
-                net.alphabet.index(s) * len(net.alphabet) ** (len(word) - 1 - k)
-                for k, s in enumerate(word)
-            )
-            need = sum(len(net.alphabet) ** n for n in range(lo, len(word))) + rank + 1
+    (lo, hi), a, cx = bounds(rec), len(net.alphabet), rec.get("counterexample")
+    count = need = sum(a**n for n in range(lo, hi + 1))
+    word = (
+        ()
+        if not isinstance(cx, str)
+        else tuple(cx)
+        if render(net.alphabet, tuple(cx)) == cx
+        else tuple(cx.split())
+    )
+    if rec["verdict"] == "refuted" and set(word) <= set(net.alphabet) and lo <= len(word) <= hi:
+        rank = functools.reduce(lambda r, s: r * a + net.alphabet.index(s), word, 0)  # shortlex
+        need = sum(a**n for n in range(lo, len(word))) + rank + 1
     if need > max_words:
         return _beyond_budget(rec, net, need, count, max_words)
     member = language(rec["claim"]["statement"], net.alphabet, folder)
     verdict, run = rec["verdict"], evaluator(net)
-    for w in _words(net.alphabet, lo, hi):
+    for w in (w for n in range(lo, hi + 1) for w in itertools.product(net.alphabet, repeat=n)):
         accepted, want = run(w) > 0, member(w)
         if accepted != want:
-            shown = _render(net.alphabet, w)
+            shown = render(net.alphabet, w)
             if verdict != "refuted":
                 raise KernelError(
                     f"the record says {verdict}, but the network {'accepts' if accepted else 'rejects'} "
@@ -105,7 +92,7 @@ def check_exhaustive(
                     f"misclassifies is {shown!r}"
                 )
             return f"refuted: {shown or 'ε'!r} misclassified, every shorter word right"
-        if verdict == "refuted" and count > max_words and _render(net.alphabet, w) == cx:
+        if verdict == "refuted" and count > max_words and render(net.alphabet, w) == cx:
             raise KernelError(f"counterexample {cx!r} is right, as is every word before it")
     if verdict != "proved":
         raise KernelError(f"the record says {verdict}, but every one of the {count} words is right")
@@ -116,8 +103,8 @@ def check_exhaustive(
 
 def _beyond_budget(rec: dict[str, Any], net: Any, need: int, count: int, max_words: int) -> str:
     """Rule (a bounded proof implied by one for every length): a record over the budget that
-    says proved is checked by the rounds or nearest-selection rule (:mod:`.rounds`) where the language
-    has an automaton: every word of every length classified right implies every word of the
+    says proved is checked by the rounds rule (:mod:`.rounds`) where the language is Dyck(k, D):
+    every word of every length classified right implies every word of the
     bound is, and ``checked`` must be their number. A word that rule finds misclassified may be
     longer than the bound: the record is then refused, not found to disagree."""
     over = f"{need:,} words, over the kernel's budget of {max_words:,}: {MORE}"
@@ -125,7 +112,7 @@ def _beyond_budget(rec: dict[str, Any], net: Any, need: int, count: int, max_wor
     if rec["verdict"] != "proved" or not has_automaton(statement):
         raise Refused(over)
     try:
-        detail = prove_dyck(net, statement)
+        detail = prove_by_rounds(net, statement)
     except (Refused, KernelError) as exc:
         raise Refused(f"{over} (the every-length rule: {exc})") from None
     if rec.get("checked") != count:
@@ -135,10 +122,7 @@ def _beyond_budget(rec: dict[str, Any], net: Any, need: int, count: int, max_wor
 
 def _bounded(rec: dict[str, Any], net: Any, max_words: int) -> tuple[int, int, int]:
     """The record's bound lo..hi and its number of words, within the budget (else Refused)."""
-    bound = rec.get("bound") or {}
-    lo, hi = bound.get("min_len"), bound.get("max_len")
-    if not (isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi):
-        raise KernelError(f"bound {bound} is not 0 <= min_len <= max_len")
+    lo, hi = bounds(rec)
     count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
     if count > max_words:
         raise Refused(f"{count:,} words, over the kernel's budget of {max_words:,}: {MORE}")
@@ -157,22 +141,18 @@ def check_no_ties(rec: dict[str, Any], net: Any, max_words: int) -> str:
     maximal score among those its mask lets it see, then no tie rule decided any selection (the
     ``NO_TIES`` statement, read so: the heads that average their maximizers are not about ties).
     A word with such a tie refutes it; a refutation must name the shortlex-first one."""
-    lo, hi, count = _bounded(rec, net, max_words)
-    for n in range(lo, hi + 1):
+
+    def fault(n: int) -> Any:
         ev = Exhaustive(net, n)
-        for w in itertools.product(net.alphabet, repeat=n):
+
+        def tie(w: tuple[str, ...]) -> str | None:
             ev.logit(w)
-            if ev.tied is not None:
-                shown = _render(net.alphabet, w)
-                if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
-                    return f"refuted: on {shown!r} head {ev.tied[0]} ties at token {ev.tied[1]}"
-                raise KernelError(
-                    f"the record says {rec['verdict']} (counterexample "
-                    f"{rec.get('counterexample')!r}), but the first word with a tie is {shown!r}: "
-                    f"head {ev.tied[0]} at token {ev.tied[1]}"
-                )
-    must_be_proved(rec, count, f"none of the {count} words has a tie")
-    return f"proved: no tie on any of the {count} words with {lo} <= |w| <= {hi}"
+            return ev.tied and f"head {ev.tied[0]} ties at token {ev.tied[1]}"
+
+        return tie
+
+    bound = _bounded(rec, net, max_words)
+    return sweep(rec, net, bound, fault, f"none of the {bound[2]} words has a tie")
 
 
 OPERATIONS = "every attention operation's residual dim holds the program's vector at every position"
@@ -199,23 +179,25 @@ def check_operations(rec: dict[str, Any], net: Any, max_words: int, folder: Path
         raise KernelError(f"a dim of {sorted(held.values())} is not one of the network's")
     if (rec["claim"]["statement"] == OPERATIONS) != (doc["language"] == "B-RASP"):
         raise KernelError(f"the statement is not the one of a {doc['language']} program")
-    lo, hi, count = _bounded(rec, net, max_words)
-    at = len(net.prefix)
-    for n in range(lo, hi + 1):
+    bound, at = _bounded(rec, net, max_words), len(net.prefix)
+
+    def fault(n: int) -> Any:
         rows = _final_rows(net, n)
-        for w in itertools.product(net.alphabet, repeat=n):
+
+        def bad(w: tuple[str, ...]) -> str | None:
             got, vecs = rows(w), programs.vectors(doc, w)
             for k, d in held.items():
-                for t in range(n):
-                    v = vecs[k][t]
+                for t, v in enumerate(vecs[k]):
                     want = Fraction(int(v)) if isinstance(v, bool) else Fraction(v, t + 2)
                     if got(at + t, d) != want:
-                        raise KernelError(
-                            f"the record says {rec['verdict']}, but on {_render(net.alphabet, w)!r} "
+                        return (
                             f"dim {d} at position {t + 1} is {got(at + t, d)}, the program's {want}"
                         )
-    must_be_proved(rec, count, f"every dim holds its operation on all {count} words")
-    return f"proved: every operation's dim holds its value on all {count} words"
+            return None
+
+        return bad
+
+    return sweep(rec, net, bound, fault, f"every dim holds its operation on all {bound[2]} words")
 
 
 def _final_rows(net: Any, n: int) -> Any:
@@ -275,7 +257,7 @@ def check_heights(rec: dict[str, Any], net: Any, max_words: int) -> str:
                     want = 1 if not at <= t < at + n or h <= ell else 0
                     if row[cm] != want * d or row[ce] != 0:
                         raise KernelError(
-                            f"the record says {rec['verdict']}, but on {_render(net.alphabet, w)!r}"
+                            f"the record says {rec['verdict']}, but on {render(net.alphabet, w)!r}"
                             f" after logic{ell} token {t} has m = {Fraction(row[cm], d)}, e = "
                             f"{Fraction(row[ce], d)} (want m = {want}, e = 0)"
                         )
@@ -298,21 +280,18 @@ def check_tie_free(rec: dict[str, Any], net: Any, max_words: int) -> str:
     attention = [s.block.name for s in net.layers if s.block.kind == "attention"]
     if not attention or attention[-1] != "final":
         raise Refused("tie rules of a final layer the network does not name 'final'")
-    lo, hi, count = _bounded(rec, net, max_words)
-    for n in range(lo, hi + 1):
+
+    def fault(n: int) -> Any:
         ev = Exhaustive(net, n)
-        for w in itertools.product(net.alphabet, repeat=n):
+
+        def differ(w: tuple[str, ...]) -> str | None:
             bits = {t: v > 0 for t, v in ev.logits_by_tie(w).items()}
-            if len(set(bits.values())) > 1:
-                shown = _render(net.alphabet, w)
-                if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
-                    return f"refuted: on {shown!r} the accept bits differ: {bits}"
-                raise KernelError(
-                    f"the record says {rec['verdict']}, but on {shown!r} the accept bits "
-                    f"differ: {bits}"
-                )
-    must_be_proved(rec, count, f"the accept bit is the same on all {count} words")
-    return f"proved: the same accept bit under the three tie rules on all {count} words"
+            return f"the accept bits differ: {bits}" if len(set(bits.values())) > 1 else None
+
+        return differ
+
+    bound = _bounded(rec, net, max_words)
+    return sweep(rec, net, bound, fault, f"the accept bit is the same on all {bound[2]} words")
 
 
 VALUES: dict[str, tuple[str, str, Any]] = {  # statement -> (sublayer, dim, value at (w, i, n))
@@ -341,23 +320,18 @@ def check_values(rec: dict[str, Any], net: Any, max_words: int) -> str:
     names = [sub.block.name for sub in net.layers]
     if after not in names or dim not in net.dims:
         raise KernelError(f"the network has no sublayer {after!r} or no dim {dim!r}")
-    lo, hi, count = _bounded(rec, net, max_words)
-    stop = names.index(after)
-    for n in range(lo, hi + 1):
-        for w in itertools.product(net.alphabet, repeat=n):
-            rows = forward(net, w, stop=stop)[0]
-            for t, row in enumerate(rows):
-                want = value(w, net.index_base + t, len(rows))
-                if row[dim] != want:
-                    shown = _render(net.alphabet, w)
-                    if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
-                        return f"refuted: on {shown!r} dim {dim} at token {t} is {row[dim]}"
-                    raise KernelError(
-                        f"the record says {rec['verdict']}, but on {shown!r} after {after} dim "
-                        f"{dim} at token {t} is {row[dim]}, the statement's {want}"
-                    )
-    must_be_proved(rec, count, f"the value is right on all {count} words")
-    return f"proved: {dim} after {after} as stated at every token of all {count} words"
+
+    def bad(w: tuple[str, ...]) -> str | None:
+        rows = forward(net, w, stop=names.index(after))[0]
+        wrong = [
+            (t, r[dim])
+            for t, r in enumerate(rows)
+            if r[dim] != value(w, net.index_base + t, len(rows))
+        ]
+        return f"after {after} dim {dim} at token {wrong[0][0]} is {wrong[0][1]}" if wrong else None
+
+    bound = _bounded(rec, net, max_words)
+    return sweep(rec, net, bound, lambda n: bad, f"the value is right on all {bound[2]} words")
 
 
 def check_record(
@@ -409,7 +383,9 @@ def check_record(
             detail = relative.check_values(rec, net, lo, hi, count)
         elif kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             lo = (rec.get("bound") or {}).get("min_len", 0)
-            detail = prove_dyck(net, st) if has_automaton(st) else prove_every_length(net, st, lo)
+            detail = (
+                prove_by_rounds(net, st) if has_automaton(st) else prove_every_length(net, st, lo)
+            )
         else:
             raise Refused(f"claim kind {kind} by {method}")
         return KernelResult("checked", kind, detail)

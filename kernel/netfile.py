@@ -12,6 +12,7 @@ sha256 of netproof's printed form, is netproof's and is not recomputed here).
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 from fractions import Fraction
@@ -33,6 +34,41 @@ def must_be_proved(rec: dict[str, Any], count: int, but: str) -> None:
         raise KernelError(
             f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but {but}"
         )
+
+
+def bounds(rec: dict[str, Any]) -> tuple[int, int]:
+    """The record's bound lo..hi on word lengths (KernelError unless 0 <= lo <= hi)."""
+    bound = rec.get("bound") or {}
+    lo, hi = bound.get("min_len"), bound.get("max_len")
+    if not (isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi):
+        raise KernelError(f"bound {bound} is not 0 <= min_len <= max_len")
+    return lo, hi
+
+
+def render(alphabet: tuple[str, ...], word: tuple[str, ...]) -> str:
+    """A word as records write it: its symbols joined, by spaces where a symbol is longer."""
+    return "".join(word) if all(len(s) == 1 for s in alphabet) else " ".join(word)
+
+
+def sweep(
+    rec: dict[str, Any], net: Any, bound: tuple[int, int, int], fault: Any, holds: str
+) -> str:
+    """The exhaustive rules' common part: every word w with lo <= |w| <= hi (``bound`` = lo, hi
+    and their number of words), shortest first, each length in the alphabet's order, goes to
+    ``fault(n)(w)``: None, or what fails on w. The first word with a fault refutes the statement:
+    the record must say refuted with that word as its counterexample, else it disagrees. With
+    none, the record must say proved with ``checked`` the number of words; ``holds`` says what."""
+    lo, hi, count = bound
+    for n in range(lo, hi + 1):
+        test = fault(n)
+        for w in itertools.product(net.alphabet, repeat=n):
+            if (bad := test(w)) is not None:
+                shown = render(net.alphabet, w)
+                if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
+                    return f"refuted: on {shown!r} {bad}"
+                raise KernelError(f"the record says {rec['verdict']}, but on {shown!r} {bad}")
+    must_be_proved(rec, count, holds)
+    return f"proved: {holds}"
 
 
 @dataclass(frozen=True)

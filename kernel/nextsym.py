@@ -16,7 +16,7 @@ from typing import Any
 
 from .interpret import forward
 from .languages import brackets
-from .netfile import Affine, KernelError, Refused, must_be_proved
+from .netfile import Affine, KernelError, Refused, bounds, must_be_proved
 
 
 def next_sets(net: Any, rows: list[dict[str, Fraction]]) -> list[tuple[str, ...]]:
@@ -79,10 +79,7 @@ def check_layer1(rec: dict[str, Any], net: Any, max_words: int) -> str:
         raise KernelError("layer 1 is not one causal head with an empty query (scores 0: uniform)")
     if (heads[0].value, sub.block.output, sub.residual, sub.post_ln) != (value, None, True, None):  # type: ignore[union-attr]
         raise KernelError("layer 1's value map is not (a₁, a₂) = (2o − 1, g) added to the stream")
-    bound = rec.get("bound") or {}
-    lo, hi, count = bound.get("min_len"), bound.get("max_len"), 0
-    if not (isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi):
-        raise KernelError(f"bound {bound} is not 0 <= min_len <= max_len")
+    (lo, hi), count = bounds(rec), 0
     for n in range(lo, hi + 1):
         for w in itertools.product(net.alphabet[: 2 * k], repeat=n):
             stack = _stack(w, k, depth)
@@ -157,11 +154,7 @@ def check_fact(rec: dict[str, Any]) -> str:
                 x, y = _theta(d, depth)[which], _theta(d + 1, depth)[which]
                 if not (_at_least(x, y, gap) or _at_least(y, x, gap)):
                     raise KernelError(f"the record says proved, but D={depth}, d={d}: gap < {gap}")
-    if rec["verdict"] != "proved" or rec.get("checked") != cases:
-        raise KernelError(
-            f"the record says {rec['verdict']} with checked={rec.get('checked')!r}, but all "
-            f"{cases} cases hold"
-        )
+    must_be_proved(rec, cases, f"all {cases} cases hold")
     return f"proved: all {cases} cases, each decided in rationals"
 
 

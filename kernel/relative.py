@@ -14,14 +14,13 @@ exhibits its own witness and evaluates both sides exactly.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
 from .interpret import affine, forward
-from .netfile import KernelError, Net, Refused, must_be_proved, power
+from .netfile import KernelError, Net, Refused, power, sweep
 
 ALL = ", at every position of every word"
 HEADS: dict[str, tuple[str, str | None, str | None, str | None]] = {
@@ -156,21 +155,16 @@ def check_values(rec: dict[str, Any], net: Net, lo: int, hi: int, count: int) ->
     statement = rec["claim"]["statement"]
     rule = _head_rule if statement in HEADS else _conv_rule
     idx, dim, ref = rule(net, statement)
-    for n in range(lo, hi + 1):
-        for w in itertools.product(net.alphabet, repeat=n):
-            want = ref(forward(net, w, stop=idx - 1)[0])
-            for t, row in enumerate(forward(net, w, stop=idx)[0]):
-                if row[dim] == want[t]:
-                    continue
-                shown = ("" if all(len(a) == 1 for a in net.alphabet) else " ").join(w)
-                if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
-                    return f"refuted: on {shown!r} {dim} at token {t} is {row[dim]}, not {want[t]}"
-                raise KernelError(
-                    f"the record says {rec['verdict']}, but on {shown!r} {dim} at token {t} is "
-                    f"{row[dim]}, the equation's {want[t]}"
-                )
-    must_be_proved(rec, count, f"the equation holds on all {count} words")
-    return f"proved: {dim} is the paper's equation at every token of all {count} words"
+
+    def bad(w: tuple[str, ...]) -> str | None:
+        want, rows = ref(forward(net, w, stop=idx - 1)[0]), forward(net, w, stop=idx)[0]
+        wrong = [(t, r[dim], want[t]) for t, r in enumerate(rows) if r[dim] != want[t]]
+        return (
+            f"{dim} at token {wrong[0][0]} is {wrong[0][1]}, not {wrong[0][2]}" if wrong else None
+        )
+
+    holds = f"the equation holds on all {count} words"
+    return sweep(rec, net, (lo, hi, count), lambda n: bad, holds)
 
 
 def _attend(x: list[Fraction], beta: tuple[int, ...], clip: bool = False) -> list[Fraction]:

@@ -7,21 +7,16 @@ keeps every matching head's maximizers at every position when asked (``maxima``)
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 from .interpret import Exhaustive
-from .netfile import KernelError, Refused, must_be_proved
+from .netfile import KernelError, Refused, sweep
 
 NEAREST = (
     "every matching-layer head with tokens on its side selects exactly one (no score ties): the "
     "nearest unmatched one on its side (the nearest matched one if there is none); the left head "
     "at γ and the right head at ω select none"
 )
-
-
-def _render(alphabet: tuple[str, ...], word: tuple[str, ...]) -> str:
-    return "".join(word) if all(len(s) == 1 for s in alphabet) else " ".join(word)
 
 
 def _violation(ev: Exhaustive, layers: list[int], cm: int, word: tuple[str, ...]) -> str | None:
@@ -70,17 +65,10 @@ def check_nearest(rec: dict[str, Any], net: Any, count: int, lo: int, hi: int) -
     if "m" not in net.dims:
         raise KernelError("the network has no dim m")
     cm = net.dims.index("m")
-    for n in range(lo, hi + 1):
+
+    def fault(n: int) -> Any:
         ev = Exhaustive(net, n, keep=tuple(k - 1 for k in layers if k > 0))
-        for w in itertools.product(net.alphabet, repeat=n):
-            bad = _violation(ev, layers, cm, w)
-            if bad is not None:
-                shown = _render(net.alphabet, w)
-                if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
-                    return f"refuted: on {shown!r} {bad}"
-                raise KernelError(
-                    f"the record says {rec['verdict']} (counterexample "
-                    f"{rec.get('counterexample')!r}), but on {shown!r} {bad}"
-                )
-    must_be_proved(rec, count, f"every matching head selects as stated on all {count} words")
-    return f"proved: every matching head selects the nearest unmatched token on all {count} words"
+        return lambda w: _violation(ev, layers, cm, w)
+
+    holds = f"every matching head selects as stated on all {count} words"
+    return sweep(rec, net, (lo, hi, count), fault, holds)

@@ -92,7 +92,7 @@ def test_the_nearest_selections_record_cut_to_length_6_is_checked_and_tampered_o
     )
     assert got.outcome == "checked", got.detail
     assert got.detail == (
-        "proved: every matching head selects the nearest unmatched token on all 127 words"
+        "proved: every matching head selects as stated on all 127 words"
     )
     flipped = _record(
         tmp_path, Y3_K1, bound={"min_len": 0, "max_len": 6}, verdict="refuted", counterexample="("
