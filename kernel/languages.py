@@ -123,36 +123,6 @@ def language(statement: str, alphabet: tuple[str, ...], folder: Path | None = No
     raise Refused(f"a recognition claim the kernel has no language for: {statement[:80]!r}")
 
 
-Automaton = tuple[Any, Callable[[Any, str], Any], Callable[[Any], bool]]
-
-
 def has_automaton(statement: str) -> bool:
-    """Whether the kernel has an automaton of the statement's language (Dyck(k, D))."""
+    """Whether the statement is Dyck(k, D)'s (the rounds rule's language, :mod:`.rounds`)."""
     return DYCK.fullmatch(statement) is not None
-
-
-def dyck_automaton(statement: str, alphabet: tuple[str, ...]) -> Automaton:
-    """(start, step, accepting) of the kernel's automaton of the Dyck(k, D) statement (the
-    language of :func:`dyck`): a state is the stack of the open brackets' closers, at most D
-    of them, or None once the word can no longer be in the language; or Refused."""
-    m = DYCK.fullmatch(statement)
-    if not m:
-        raise Refused(f"no automaton of the language of {statement[:80]!r}")
-    k, depth = int(m.group(1)), int(m.group(2))
-    if k > 3:
-        raise Refused(
-            f"Dyck({k},{depth}): the nearest-selection rule reads 3 bracket types at most: its "
-            f"explicit state space grows about 30-fold per depth "
-            f"(3,421 states at Dyck(2,2), 99,363 at Dyck(2,3)): out of reach at this size"
-        )
-    language(statement, alphabet)  # the alphabet must be the kernel's brackets
-    opens = dict(brackets(k))
-
-    def step(state: Any, s: str) -> Any:
-        if state is None:
-            return None
-        if s in opens:
-            return None if len(state) >= depth else (*state, opens[s])
-        return state[:-1] if state and state[-1] == s else None
-
-    return (), step, lambda state: state == ()

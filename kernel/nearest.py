@@ -1,7 +1,7 @@
-"""The kernel's rule for every length: a hardmax network whose every head is a nearest
-selection, read as a finite-state machine.
+"""The classes of a hardmax network whose every head is a nearest selection (``Machine``): what
+the rounds rule (:mod:`.rounds`) reads, layer by layer.
 
-Rule (nearest selections). Premises, each checked from the network file:
+Premises, each checked from the network file:
 
 1. The positional features are ``1`` and ``i/n`` only, positions numbered from 0 or 1 (so the
    feature p = i/n of a position lies in [0, 1], rises strictly with the position, and two
@@ -34,38 +34,29 @@ Rule (nearest selections). Premises, each checked from the network file:
    decided for all such λ and every p in [0, 1] at once, by z3 (where V has one element, by
    the class computation alone); where it is not the same for all of them, refused.
 
-The machine. Reading the tokens left to right, a state holds per nearest layer the left fold of
-the keys read so far and a *guessed* right fold (of the keys after the current position), the
-set of final-layer key signatures read so far, and the state of the kernel's automaton of the
-language (:func:`.languages.dyck_automaton`). Reading token t at position i: the class at each
-layer is computed from its class below, the left fold and a guess R_i of the right fold, which
-must satisfy R_{i-1} = fold(R_i, key of i) (nothing is required of the first guess); the last
-guess must be the empty fold. In an accepting run (all last guesses empty) every guess is the
-real right fold: by induction on the layer, then backwards on the position (R_last is the real
-one, and R_{i-1} = fold(R_i, κ_i) with κ_i real). So every word has exactly one accepting run,
-and its end state's acceptance (4.) is the network's. The kernel explores every reachable
-state (breadth first) and checks that at every reachable accepting end state the acceptance
-is the automaton's membership: then the network recognizes the language on every word of every
-length. A reachable end state where they differ names its word (the path to it), replayed on
-the kernel's exact interpreter: a misclassified word refutes the claim.
+So every token's row after a nearest layer is the class ``Machine.memo`` gives for its class
+before it and its heads' outputs, each the value of the class of the nearest key of the best
+score on its side (None where the side is empty), and the readout's acceptance is
+``Machine.accept`` of the last token's class and the set of final-layer signatures present.
+(Until the type symmetry, a second rule explored this machine's states with the language's
+automaton; the rounds rule checks every record it checked, and it was removed for the size.)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections import deque
+import math
 from fractions import Fraction
 from typing import Any
 
-from .interpret import run
-from .languages import dyck_automaton, has_automaton
 from .netfile import Affine, Block, Head, KernelError, Net, Refused
 
-__all__ = ["has_automaton", "prove_by_nearest"]
+__all__ = ["MAX_STEPS", "Machine"]
 
-MAX_STATES = 400_000
-"""The most states of the machine times the automaton the kernel explores before refusing."""
+MAX_STEPS = 1_000_000
+"""The most class steps (a class with one combination of its heads' outputs) per layer, and the
+rounds rule's class triples, before the rule refuses: Dyck(8, D) needs 71,824 and 287,496."""
 
 Num = Fraction | int  # an integer-valued rational kept as an int (equal, and faster)
 Lin = tuple[Num, Num]  # a + p·b
@@ -177,69 +168,11 @@ class _Layer:
                     )
             s = [[_int(x) for x in sq] for sq in s]
             self.heads.append((h.mask, [qids.index(q) for q in qs], s, vals))
-        self.memo: dict[Any, list[tuple[Any, ...]]] = {}
-        self.folds: dict[Any, tuple[Any, ...]] = {}
 
     def _val(self, v: tuple[Num, ...]) -> int:
         if v not in self.values:
             self.values.append(v)
         return self.values.index(v)
-
-    def fold(self, side: str, state: tuple[Any, ...], key: int) -> tuple[Any, ...]:
-        """The fold of premise 3 for the heads on ``side``, one key (class ``key``) nearer."""
-        if (side, state, key) not in self.folds:
-            self.folds[side, state, key] = tuple(
-                tuple(
-                    e if e is not None and e[0] > sq[key] else (sq[key], vals[key])
-                    for sq, e in zip(s, st, strict=True)
-                )
-                for (_, _, s, vals), st in zip(self.side(side), state, strict=True)
-            )
-        return self.folds[side, state, key]
-
-    def side(self, side: str) -> list[Any]:
-        return [h for h in self.heads if h[0] == side]
-
-    def empty(self, side: str) -> tuple[Any, ...]:
-        return tuple((None,) * len(s) for _, _, s, _ in self.side(side))
-
-    def unfold(self, side: str, target: tuple[Any, ...], key: int) -> list[tuple[Any, ...]]:
-        """Every fold state R with fold(R, key) = target (memoized)."""
-        if (side, target, key) not in self.memo:
-            per: list[list[Any]] = []
-            for (_, _, s, vals), t in zip(self.side(side), target, strict=True):
-                for sq, e in zip(s, t, strict=True):
-                    new = (sq[key], vals[key])
-                    if e == new:
-                        per.append(
-                            [None, *{(x, v) for x, v in zip(sq, vals, strict=True) if x <= new[0]}]
-                        )
-                    else:
-                        per.append([e] if e is not None and e[0] > new[0] else [])
-            self.memo[side, target, key] = self._states(side, per)
-        return self.memo[side, target, key]
-
-    def every(self, side: str) -> list[tuple[Any, ...]]:
-        """Every fold state of the heads on ``side`` (the first guess's choices)."""
-        per = [[None, *set(zip(sq, v, strict=True))] for _, _, s, v in self.side(side) for sq in s]
-        return self._states(side, per)
-
-    def _states(self, side: str, per: list[list[Any]]) -> list[tuple[Any, ...]]:
-        """The fold states with each head's entry per query vector drawn from ``per``."""
-        out = []
-        for flat in itertools.product(*per):
-            it = iter(flat)
-            out.append(tuple(tuple(next(it) for _ in s) for _, _, s, _ in self.side(side)))
-        return out
-
-    def outputs(self, key: int, left: tuple[Any, ...], right: tuple[Any, ...]) -> tuple[Any, ...]:
-        """Each head's output at a query of class ``key`` (None: the mask is empty, 0)."""
-        states = {LEFT: iter(left), RIGHT: iter(right)}
-        out = []
-        for mask, qid, _, _ in self.heads:
-            e = next(states[mask])[qid[key]]
-            out.append(None if e is None else e[1])
-        return tuple(out)
 
 
 def _anon(stage: Any) -> list[Any]:
@@ -291,6 +224,11 @@ class Machine:
             self.classes.append([])
             self.ids.append({})
             self.memo.append({})
+            work = len(rows) * math.prod(1 + len(set(v)) for *_, v in layer.heads)
+            if work > MAX_STEPS:
+                raise Refused(
+                    f"{work:,} class steps at layer {ell}, over the budget of {MAX_STEPS:,}"
+                )
             for key in range(len(rows)):
                 for outs in itertools.product(*[[None, *set(v)] for *_, v in layer.heads]):
                     self.step(ell, key, outs)
@@ -335,15 +273,21 @@ class Machine:
             part = _lin(block.output, {**full, **part})
         return part
 
+    def pre(self, ell: int, key: int, outs: tuple[Any, ...]) -> Row:
+        """The row after layer ``ell``'s attention sublayer at class ``key``, its heads' outputs."""
+        stage = self.stages[ell]
+        row = dict(zip(self.net.dims, self.classes[ell - 1][key], strict=True))
+        vs = [None if v is None else self.layers[ell - 1].values[v] for v in outs]
+        part = self._attend(stage[0].block, list(zip(stage[0].block.heads, vs, strict=True)))
+        return self._subs(stage[:1], row, part)
+
     def step(self, ell: int, key: int, outs: tuple[Any, ...]) -> int:
         """The class after layer ``ell`` (and its FFNs) of class ``key`` given its heads' outputs."""
         memo = self.memo[ell - 1]
         if (key, outs) not in memo:
-            stage = self.stages[ell]
-            row = dict(zip(self.net.dims, self.classes[ell - 1][key], strict=True))
-            vs = [None if v is None else self.layers[ell - 1].values[v] for v in outs]
-            part = self._attend(stage[0].block, list(zip(stage[0].block.heads, vs, strict=True)))
-            memo[key, outs] = self._id(ell, self._subs(stage, row, part))
+            memo[key, outs] = self._id(
+                ell, self._subs(self.stages[ell][1:], self.pre(ell, key, outs))
+            )
         return memo[key, outs]
 
     def _final(self) -> None:
@@ -401,6 +345,30 @@ class Machine:
         return got
 
 
+def z3_ffn(steps: tuple[Any, ...], x: dict[str, Any]) -> dict[str, Any]:
+    """An FFN's affine maps, ReLU, step and σ on z3 terms (a layer norm refused); {} if empty."""
+    import z3
+
+    acts = {
+        "relu": lambda v: z3.If(v > 0, v, 0),
+        "step": lambda v: z3.If(v > 0, 1, 0),
+        "sigma": lambda v: z3.If(v < 0, 0, z3.If(v > 1, 1, v)),
+    }
+    x = dict(x) if steps else {}
+    for a in steps:
+        if isinstance(a, Affine):
+            x = {
+                o: z3.RealVal(a.bias.get(o, ZERO))
+                + sum((z3.RealVal(w) * x[i] for i, w in a.weights[o].items()), z3.RealVal(0))
+                for o in a.outputs
+            }
+        elif a[0] == "act":
+            x = {n: acts[a[1]](v) for n, v in x.items()}
+        else:
+            raise Refused("a layer norm")
+    return x
+
+
 def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]]) -> bool:
     """The logit's sign for every average of each tier (λ > 0, Σ λ = 1) and p in [0, 1], by z3."""
     import z3
@@ -417,38 +385,18 @@ def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]])
                 (w * z3.RealVal(v[c]) for w, v in zip(lam, tier, strict=True)), z3.RealVal(0)
             )
 
-    def lin(a: Affine, y: dict[str, Any]) -> dict[str, Any]:
-        return {
-            o: z3.RealVal(a.bias.get(o, ZERO))
-            + sum((z3.RealVal(w) * y[i] for i, w in a.weights[o].items()), z3.RealVal(0))
-            for o in a.outputs
-        }
-
-    acts = {
-        "relu": lambda v: z3.If(v > 0, v, 0),
-        "step": lambda v: z3.If(v > 0, 1, 0),
-        "sigma": lambda v: z3.If(v < 0, 0, z3.If(v > 1, 1, v)),
-    }
     for k, sub in enumerate(stage):
         o = part
         if k == 0 and sub.block.output is not None:
             full = {n: z3.RealVal(0) for h, _ in tiers for n in h.value.outputs}
-            o = lin(sub.block.output, {**full, **part})
+            o = z3_ffn((sub.block.output,), {**full, **part})
         elif k > 0:
-            o = dict(x) if sub.block.steps else {}
-            for step in sub.block.steps:
-                if not isinstance(step, Affine) and step[0] != "act":
-                    raise Refused(f"sublayer {sub.block.name}: a layer norm")
-                o = (
-                    lin(step, o)
-                    if isinstance(step, Affine)
-                    else {n: acts[step[1]](v) for n, v in o.items()}
-                )
+            o = z3_ffn(sub.block.steps, x)
         x = {
             d: (v + o[d] if d in o else v) if sub.residual else o.get(d, z3.RealVal(0))
             for d, v in x.items()
         }
-    logit = lin(net.logit, x)[net.logit.outputs[0]]
+    logit = z3_ffn((net.logit,), x)[net.logit.outputs[0]]
     seen = []
     for goal in (logit > 0, logit <= 0):
         s = z3.Solver()
@@ -461,84 +409,3 @@ def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]])
     if seen != [True, False] and seen != [False, True]:
         raise Refused("the accept bit depends on the final layer's average (not one sign)")
     return bool(seen[0])
-
-
-def prove_by_nearest(net: Net, statement: str, max_states: int = MAX_STATES) -> str:
-    """The rule of the module docstring on ``net`` and the language of ``statement``: the detail
-    of what was checked, or KernelError naming a misclassified word, or Refused."""
-    start, delta, final = dyck_automaton(statement, net.alphabet)
-    m = Machine(net)
-    layers = m.layers
-    n = len(layers)
-
-    def advance(state: Any, tok: str) -> list[tuple[Any, int]]:
-        """Every successor of ``state`` reading ``tok``, with the token's class at the last layer."""
-        lefts, rights, present, dstate = state
-        out = []
-
-        def go(ell: int, key: int, nl: tuple[Any, ...], nr: tuple[Any, ...]) -> None:
-            if ell == n:
-                sig = m.sig[key]
-                out.append(((nl, nr, present | {sig}, dstate), key))
-                return
-            layer = layers[ell]
-            guesses = (
-                layer.every(RIGHT) if rights is None else layer.unfold(RIGHT, rights[ell], key)
-            )
-            for g in guesses:
-                nxt = m.step(ell + 1, key, layer.outputs(key, lefts[ell], g))
-                go(ell + 1, nxt, (*nl, layer.fold(LEFT, lefts[ell], key)), (*nr, g))
-
-        go(0, m.emb[tok], (), ())
-        return out
-
-    if not net.suffix:
-        raise Refused("no suffix token (the rule reads the last position's class after it)")
-    init: Any = (tuple(x.empty(LEFT) for x in layers), None, frozenset(), start)
-    states: list[tuple[Any, Any]] = [(init, None)]
-    for tok in net.prefix:
-        states = [(s, None) for st, _ in states for s, _ in advance(st, tok)]
-    parent: dict[Any, Any] = {s: None for s, _ in states}
-    todo = deque(parent)
-    ends = 0
-    while todo:
-        st = todo.popleft()
-        runs: list[tuple[Any, Any]] = [(st, None)]
-        for tok in net.suffix:
-            runs = [x for s, _ in runs for x in advance(s, tok)]
-        for (_, rights, present, dstate), last in runs:
-            if any(r != x.empty(RIGHT) for r, x in zip(rights, layers, strict=True)):
-                continue
-            ends += 1
-            if m.accept(last, present) != final(dstate):
-                _witness(net, st, parent, final(dstate))
-        for sym in net.alphabet:
-            for nxt, _ in advance(st, sym):
-                nxt = (*nxt[:3], delta(nxt[3], sym))
-                if nxt not in parent:
-                    parent[nxt] = (st, sym)
-                    todo.append(nxt)
-                    if len(parent) > max_states:
-                        raise Refused(f"the finite-state reading has over {max_states} states")
-    return (
-        f"proved for every length by nearest selections: {len(parent)} states of the network's "
-        f"machine (classes per layer {[len(c) for c in m.classes]}) with the language's "
-        f"automaton, {ends} accepting end states, acceptance = membership at each"
-    )
-
-
-def _witness(net: Net, st: Any, parent: dict[Any, Any], member: bool) -> None:
-    """The word reaching ``st``, replayed on the exact interpreter: KernelError naming it where
-    the network misclassifies it, else Refused (the finite-state reading was not faithful)."""
-    word: list[str] = []
-    while parent[st] is not None:
-        st, sym = parent[st]
-        word.append(sym)
-    w = tuple(reversed(word))
-    shown = "".join(w) if all(len(s) == 1 for s in w) else " ".join(w)
-    if (run(net, w) > 0) != member:
-        raise KernelError(
-            f"the network {'rejects' if member else 'accepts'} {shown!r}, "
-            f"which is {'' if member else 'not '}in the language"
-        )
-    raise Refused(f"the finite-state reading differs from the interpreter on {shown!r}")

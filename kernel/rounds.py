@@ -41,19 +41,62 @@ At the end, every signature of the final layer belongs to classes that are all a
 them), the network's acceptance is "all of them accepted". By induction on ℓ, every token's class
 after ℓ layers has R's state after ℓ rounds, so the network accepts γuω iff R does after N = D
 rounds, iff u ∈ Dyck(k, D): for every length. A layer that repeats the one before it on the same
-classes (``Machine`` shares them) repeats its check: it is checked once.
+classes (``Machine`` shares them) repeats its check: it is checked once. The checks are
+O(classes³) per layer: over ``MAX_STEPS`` class steps or triples the rule refuses, at once.
+
+Rule (type symmetry), for k > KEPT = 3 types (Yao et al.'s k = 128): the rounds above run on the
+network restricted to the words of types 1..3 (N3: the same file, the alphabet cut to 6 symbols),
+and these premises carry them to every word of the k types (N). Checked from the file:
+(S1) T, the dims on which two open (or two close) brackets' rows differ, holds a code of the
+type: the same for the open and the close bracket of a type, different for two types and from
+γ's, ω's and the zero vector (the *special* codes); no positional feature writes T. So a
+bracket's row is its shape's row plus its type's code on T. (S2) Every attention layer but the
+last (a matching layer) is residual with no output map and no layer norm, and is followed by
+exactly one FFN, without residual; each of its heads' value map copies T into *copy* dims of
+its own (weight 1 from each dim of T, nothing else, bias 0), and its other outputs read no code
+dim (T or a copy); the copies are 0 in every embedding row, written by no positional feature and
+by no FFN. (S3) No query or key, no value of the last attention layer, no affine map after it
+and not the readout reads a code dim. A permutation σ of the types acts on a row by replacing
+the code of type τ by the code of σ(τ) in T and in each copy (the special codes stay); it does
+not change the *other* dims. (S4, :meth:`Symmetry.closed`, at every level of N3) every class
+of a state holds its symbol's code in T (no p part) and 0 in the copies, and its images under
+(1 2) and (1 2 3) are classes of the images of its state (σ acting on the state's symbol), so
+the classes of states and their states are closed under all permutations of types 1..3.
+(S5, :meth:`Symmetry.invariant`, by z3) each matching FFN F, on every input whose T and copies
+hold any codes (the k types' or special) and whose other dims are those of a class step of N3
+at a layer it serves (``Machine.pre``, p ∈ [0, 1]), passes T through and has its other outputs
+the same on σ·x as on x, for σ = (1 2) and σ = (1 2 … k); these generate all permutations, and
+the inputs are closed under them, so F(σ·x) = σ·F(x) for every σ.
+Soundness, by induction on ℓ, for every word of N and every token i with R's state a_i after ℓ
+rounds: row_ℓ(i) has 0 in the copies and, for every σ mapping i's type into 1..3, σ·row_ℓ(i) is
+a class of N3 at level ℓ of state σ(a_i). ℓ = 0 by (S1). Step: the heads' scores read no code
+dim (S3), so they are those of the classes σ·row_ℓ(j), whose checked scores make each head select
+R's neighbour L, R of i; take σ mapping the (at most 3) types of i, L and R into 1..3 (γ and ω
+have none): by (S2) the heads copy the codes (σ·v(j) = v(σ·row(j))), and by (S5)
+σ·row_{ℓ+1}(i) = F(σ·row_ℓ(i) + σ-outputs) is the class N3 computes from the classes
+σ·row_ℓ(i), σ·row_ℓ(L), σ·row_ℓ(R), which the per-layer check gave state R(σa_i, σa_L, σa_R) =
+σ(a_i') (R compares types only for equality); (S4) extends it from this σ to every σ mapping
+i's type into 1..3 (they differ only there, by a permutation of 1..3). The copies are 0 again
+after the FFN (S2). At the end the final layer and readout read no code dim (S3): each token's
+signature and ω's acceptance are those of N3's classes σ_i·row(i), checked as above: N accepts
+γuω iff every token has R's m = 1, e = 0 after D rounds, iff u ∈ Dyck(k, D).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 from .languages import DYCK, brackets, language
-from .nearest import LEFT, Machine, prove_by_nearest
-from .netfile import Net, Refused
+from .nearest import LEFT, MAX_STEPS, Machine, z3_ffn
+from .netfile import Affine, Net, Refused
 
 State = tuple[str, int, int]
+KEPT = 3
+"""The bracket types the rounds rule reads where the type symmetry holds (module docstring)."""
 
 
 def round_(me: State, left: State | None, right: State | None, kinds: dict[str, Any]) -> State:
@@ -75,7 +118,17 @@ def prove_by_rounds(net: Net, statement: str) -> str:
     language(statement, net.alphabet)  # the alphabet must be the kernel's brackets
     kinds = {s: (t, 1 - 2 * j) for t, p in enumerate(brackets(k)) for j, s in enumerate(p)}
     (g,), (w,) = net.prefix, net.suffix
-    m = Machine(net)
+    sym, why = None, ""
+    if k > KEPT:
+        try:
+            sym = Symmetry(net, k)
+            net = dataclasses.replace(net, alphabet=net.alphabet[: 2 * KEPT])
+        except Refused as exc:
+            why = f" (type symmetry refused: {exc})"
+    try:
+        m = Machine(net)
+    except Refused as exc:
+        raise Refused(f"{exc}{why}") from None
     if len(m.layers) != depth:
         raise Refused(f"{len(m.layers)} nearest layers for Dyck({k},{depth}): rounds != D")
     alpha: dict[int, State] = {}
@@ -83,9 +136,13 @@ def prove_by_rounds(net: Net, statement: str) -> str:
         _put(alpha, m.emb[tok], (tok, int(tok in (g, w)), 0), "the embedding")
     seen: list[Any] = []
     for ell, layer in enumerate(m.layers):
+        if sym:
+            sym.closed(m, ell, alpha, kinds)
         if seen and seen[-1][0] is layer and seen[-1][1] is m.memo[ell] and seen[-1][2] == alpha:
             continue  # the same check as the layer before: its result is alpha again
         seen.append((layer, m.memo[ell], dict(alpha)))
+        if len(alpha) ** 3 > MAX_STEPS:
+            raise Refused(f"{len(alpha) ** 3:,} class triples, over the budget of {MAX_STEPS:,}")
         for mask, qid, s, _ in layer.heads:
             for sq in {tuple(s[qid[c]]) for c in alpha}:
                 top, low = ({sq[c] for c, a in alpha.items() if a[1] == b} for b in (0, 1))
@@ -102,6 +159,9 @@ def prove_by_rounds(net: Net, statement: str) -> str:
                 want = round_(a, near[kl], near[kr], kinds)
                 _put(nxt, m.memo[ell][c, outs], want, f"layer {ell + 1}")
         alpha = nxt
+    if sym:
+        sym.closed(m, len(m.layers), alpha, kinds)
+        why = sym.invariant(m)
     good: dict[int, Any] = {}
     for c, a in alpha.items():
         _put(good, m.sig[c], a[1:] == (1, 0), "a final signature, accepted")
@@ -113,21 +173,158 @@ def prove_by_rounds(net: Net, statement: str) -> str:
                     raise Refused("the final layer's acceptance is not 'every token matched'")
     return (
         f"proved for every length by {depth} matching rounds (height lemma, rounds = D = {depth}): "
-        f"classes per layer {[len(c) for c in m.classes]}, {len(seen)} distinct layer checks"
+        f"classes per layer {[len(c) for c in m.classes]}, {len(seen)} distinct layer checks{why}"
     )
-
-
-def prove_dyck(net: Net, statement: str) -> str:
-    """Rounds (this module), and where they are refused, nearest selections (:mod:`.nearest`)."""
-    try:
-        return prove_by_rounds(net, statement)
-    except Refused as exc:
-        try:
-            return prove_by_nearest(net, statement)
-        except Refused as again:
-            raise Refused(f"{again}; rounds: {exc}") from None
 
 
 def _put(alpha: dict[int, Any], c: int, want: Any, where: str) -> None:
     if alpha.setdefault(c, want) != want:
         raise Refused(f"{where}: one class for the token states {alpha[c]} and {want}")
+
+
+class Symmetry:
+    """The type symmetry's premises (S1)-(S3) on a network of k types (module docstring); (S4)
+    by :meth:`closed` at every level, (S5) by :meth:`invariant`."""
+
+    def __init__(self, net: Net, k: int) -> None:
+        rows = {s: dict(net.table[s]) for s in (*net.prefix, *net.alphabet, *net.suffix)}
+        pairs, att = (
+            brackets(k),
+            [i for i, x in enumerate(net.layers) if x.block.kind == "attention"],
+        )
+        diff = [
+            {rows[s].get(d, 0) for s in side}
+            for side in zip(*pairs, strict=False)
+            for d in net.dims
+        ]
+        self.T = tuple(
+            d for j, d in enumerate(net.dims) if len(diff[j]) + len(diff[j + len(net.dims)]) > 2
+        )
+        self.code = code = {s: tuple(rows[s].get(d, 0) for d in self.T) for s in rows}
+        self.special = sorted({code[s] for s in (*net.prefix, *net.suffix)} | {(0,) * len(self.T)})
+        self.codes = self.special + [code[o] for o, _ in pairs]  # none, γ's, ω's; types 1..k
+        self.sym = {(t, j): p[j] for t, p in enumerate(pairs) for j in (0, 1)}
+        if len(set(self.codes)) < len(self.codes) or any(code[o] != code[c] for o, c in pairs):
+            raise Refused("the dims the types change are not a code of the type alone")
+        self.regs, self.ffns, heads = [self.T], [net.layers[i + 1].block for i in att[:-1]], []
+        for i in att[:-1]:
+            sub, ffn, mine = net.layers[i], net.layers[i + 1], set[str]()
+            if i + 2 not in (*att, len(net.layers)) or ffn.block.kind != "ffn" or ffn.residual:
+                raise Refused("a matching layer not attention then one FFN without residual")
+            if not sub.residual or sub.post_ln or sub.block.output or ffn.post_ln:
+                raise Refused("a matching layer with a layer norm, output map or no residual")
+            for h in sub.block.heads:
+                w, b = h.value.weights, h.value.bias
+                reg = tuple(o for d in self.T for o in h.value.outputs if d in w[o])
+                if [(w[o], b.get(o)) for o in reg] != [
+                    ({d: Fraction(1)}, None) for d in self.T
+                ] or (mine & {*reg}):
+                    raise Refused(f"head {h.name}'s value does not copy the code to own dims")
+                self.regs += [reg] if reg not in self.regs else []
+                mine |= {*reg}
+                heads += [(h.value, o) for o in reg]
+        regs = {d for r in self.regs for d in r}
+        self.copies, self.other = regs - {*self.T}, [d for d in net.dims if d not in regs]
+        maps = [
+            a for i in att for h in net.layers[i].block.heads for a in (h.query, h.key, h.value)
+        ]
+        maps += [a for x in net.layers[att[-1] :] for a in x.block.steps if isinstance(a, Affine)]
+        kept = {
+            o for b in self.ffns for o in [a for a in b.steps if isinstance(a, Affine)][-1].outputs
+        }
+        kept |= {d for x in rows.values() for d, v in x.items() if v} | {
+            d for d, *_ in net.positional
+        }
+        reads = [(a, o) for a in [*maps, net.logit] for o in a.outputs if {*a.weights[o]} & regs]
+        if (
+            att[0]
+            or any(x not in heads for x in reads)
+            or self.copies & kept
+            or {*self.T} & {d for d, *_ in net.positional}
+            or any(
+                o in regs
+                for i in att[:-1]
+                for h in net.layers[i].block.heads
+                for o in h.value.outputs
+                if (h.value, o) not in heads
+            )
+        ):
+            raise Refused("a score, readout, value or FFN output reads or keeps a code dim")
+
+    def closed(self, m: Machine, ell: int, alpha: dict[int, State], kinds: dict[str, Any]) -> None:
+        """(S4) at level ``ell``: each class of a state holds its symbol's code in T, with no p
+        part, and 0 in the copies; and its images under the permutations (1 2) and (1 2 3) of
+        the types (the code in T replaced) are classes of the images of its state."""
+        for c, a in alpha.items():
+            row, (t, side) = (
+                dict(zip(m.net.dims, m.classes[ell][c], strict=False)),
+                kinds.get(a[0], (-1, 0)),
+            )
+            if [row[d] for d in self.T] != [(v, 0) for v in self.code[a[0]]] or any(
+                row[d] != (0, 0) for d in self.copies
+            ):
+                raise Refused(f"level {ell}: a class of state {a} does not hold its code alone")
+            for to in [self.sym[(1, 0, 2)[t], side < 0], self.sym[(1, 2, 0)[t], side < 0]] * (
+                t >= 0
+            ):
+                img = {**row, **{d: (v, 0) for d, v in zip(self.T, self.code[to], strict=False)}}
+                if alpha.get(m.ids[ell].get(tuple(img[d] for d in m.net.dims), -1)) != (to, *a[1:]):
+                    raise Refused(
+                        f"level {ell}: the classes are not closed under permuting 3 types"
+                    )
+
+    def invariant(self, m: Machine) -> str:
+        """(S5) by z3, for each distinct matching FFN (its inputs' other dims those of every
+        class step of the layers it serves) and each generator: the query is unsat."""
+        import z3
+
+        s0, n, p = len(self.special), len(self.codes), z3.Real("p")
+        tau = [z3.Int(f"reg{j}") for j in range(len(self.regs))]
+        gens: tuple[Callable[[Any], Any], ...] = (
+            lambda t: z3.If(t == s0, s0 + 1, z3.If(t == s0 + 1, s0, t)),
+            lambda t: z3.If(t < s0, t, z3.If(t == n - 1, s0, t + 1)),
+        )  # (1 2), (1 2 … k)
+
+        def row(ts: list[Any], x: dict[str, Any]) -> dict[str, Any]:
+            for r, t in zip(self.regs, ts, strict=True):
+                for i, d in enumerate(r):
+                    x[d] = z3.RealVal(self.codes[-1][i])
+                    for j in range(n - 1):
+                        x[d] = z3.If(t == j, z3.RealVal(self.codes[j][i]), x[d])
+            return x
+
+        groups: list[list[Any]] = []  # [the FFN's steps, its inputs' other dims]
+        for ell, ffn in enumerate(self.ffns, start=1):
+            if not any(gr[0] == ffn.steps for gr in groups):
+                groups.append([ffn.steps, set()])
+            if ell == 1 or m.memo[ell - 1] is not m.memo[ell - 2]:
+                next(gr[1] for gr in groups if gr[0] == ffn.steps).update(
+                    tuple(m.pre(ell, c, o)[d] for d in self.other) for c, o in m.memo[ell - 1]
+                )
+        for steps, dom in groups:
+            x = {d: z3.Real(d) for d in self.other}
+            at = [
+                z3.And(
+                    [
+                        x[d] == z3.RealVal(a) + z3.RealVal(b) * p
+                        for d, (a, b) in zip(x, v, strict=False)
+                    ]
+                )
+                for v in dom
+            ]
+            base = [p >= 0, p <= 1, z3.Or(at), *(z3.And(0 <= t, t < n) for t in tau)]
+            out = z3_ffn(steps, xs := row(tau, dict(x)))
+            for g in gens:
+                img = z3_ffn(steps, row([g(t) for t in tau], dict(x)))
+                bad = [out[d] != xs[d] if d in out else xs[d] != 0 for d in self.T]
+                solver = z3.Solver()
+                solver.set("timeout", 120_000)
+                solver.add(
+                    *base, z3.Or(bad + [img[o] != v for o, v in out.items() if o not in self.T])
+                )
+                if (r := solver.check()) != z3.unsat:
+                    raise Refused(
+                        f"a matching FFN is not invariant under permuting the types ({r})"
+                    )
+        queries = f"{2 * len(groups)} z3 queries"
+        return f" on {KEPT} of the {n - s0} types, the rest by the type symmetry ({queries})"

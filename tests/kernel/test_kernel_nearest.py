@@ -1,7 +1,8 @@
-"""The kernel's rules for Dyck(k, D) for every length: nearest selections (kernel/nearest.py) and
-matching rounds (kernel/rounds.py). Proofs checked from the network file, mutants rejected (the
-nearest rule with a word both exact interpreters misclassify, the rounds rule by refusing), a
-network outside the premises refused, and the rules' verdicts faithful to the exhaustive check."""
+"""The kernel's rule for Dyck(k, D) for every length: matching rounds (kernel/rounds.py) over the
+classes of a nearest-selection network (kernel/nearest.py), with the type symmetry for k > 3.
+Proofs checked from the network file, mutants refused (the word they misclassify replayed on the
+kernel's interpreter), a network outside the premises refused, and the rule's verdicts faithful
+to the exhaustive check."""
 
 from __future__ import annotations
 
@@ -14,17 +15,13 @@ from typing import Any
 import pytest
 
 from netproof.constructions import REGISTRY
-from netproof.kernel import KernelError, Refused, check_record
+from netproof.kernel import Refused, check_record
 from netproof.kernel.interpret import Exhaustive
 from netproof.kernel.interpret import run as kernel_run
-from netproof.kernel.languages import dyck, dyck_automaton
-from netproof.kernel.nearest import prove_by_nearest
+from netproof.kernel.languages import dyck
 from netproof.kernel.netfile import loads
 from netproof.kernel.rounds import prove_by_rounds, round_
-from netproof.symbolic.exact import run as exact_run
 from netproof.symbolic.netfile import dumps
-from netproof.symbolic.netfile import loads as netproof_loads
-from netproof.symbolic.netfile_format import NetworkFileError
 
 REPO = Path(__file__).resolve().parents[2]
 DYCK22 = "the (D+1)-layer network accepts γuω iff u ∈ Dyck(2,2)"
@@ -56,55 +53,9 @@ NOT_RO = ["layers", 1, "block", "steps", 0, "weights", "L1.1:NOT", "r:o"]
 """The first logic FFN's weight of r:o in its gate NOT(r:o) (−1)."""
 
 
-def _misclassified(text: str, edit: list[object], value: str) -> tuple[str, ...]:
-    """The word the kernel names for the edited network, after checking that the kernel's and
-    netproof's exact interpreters both misclassify it."""
-    edited = _edit(text, edit, value)
-    with pytest.raises(KernelError, match=r"the network (accepts|rejects) '[()\[\]]*'") as exc:
-        prove_by_nearest(loads(edited), DYCK22)
-    word = tuple(str(exc.value).split("'")[1])
-    assert (kernel_run(loads(edited), word) > 0) != dyck(2, 2)(word)
-    doc = json.loads(edited)
-    with pytest.raises(NetworkFileError, match="the network was edited") as err:
-        netproof_loads(edited)
-    doc["fingerprint"] = str(err.value).split()[-1]  # the edited network's own, as the error says
-    assert exact_run(netproof_loads(json.dumps(doc)), "".join(word)).accepted != dyck(2, 2)(word)
-    return word
-
-
-def test_the_kernels_dyck_automaton_is_its_dyck_language_on_every_word_up_to_length_8() -> None:
-    start, step, final = dyck_automaton(DYCK22, ("(", ")", "[", "]"))
-    member = dyck(2, 2)
-    for n in range(9):
-        for w in itertools.product("()[]", repeat=n):
-            state = start
-            for s in w:
-                state = step(state, s)
-            assert final(state) == member(w)
-
-
-def test_dycks_network_at_k2_d2_is_proved_for_every_length_by_nearest_selections(
-    dyck22: str,
-) -> None:
-    got = prove_by_nearest(loads(dyck22), DYCK22)
-    assert got.startswith("proved for every length by nearest selections")
-
-
-def test_the_left_heads_score_without_m_is_rejected_with_a_word_both_interpreters_misclassify(
-    dyck22: str,
-) -> None:
-    assert _misclassified(dyck22, LEFT_M, "0") == tuple("(())")
-
-
-def test_a_logic_ffn_weight_changed_is_rejected_with_a_word_both_interpreters_misclassify(
-    dyck22: str,
-) -> None:
-    assert _misclassified(dyck22, NOT_RO, "0") == tuple("(()")
-
-
 def test_a_score_gap_smaller_than_the_positions_weight_is_refused_not_passed(dyck22: str) -> None:
     with pytest.raises(Refused, match=r"closer than the position's weight 1"):
-        prove_by_nearest(loads(_edit(dyck22, LEFT_M, "-1/2")), DYCK22)
+        prove_by_rounds(loads(_edit(dyck22, LEFT_M, "-1/2")), DYCK22)
 
 
 def test_an_accept_bit_that_depends_on_the_final_layers_average_is_refused_not_passed(
@@ -112,18 +63,7 @@ def test_an_accept_bit_that_depends_on_the_final_layers_average_is_refused_not_p
 ) -> None:
     final_m = ["layers", 4, "block", "heads", 0, "key", "weights", "q", "m"]
     with pytest.raises(Refused, match=r"the accept bit depends on the final layer's average"):
-        prove_by_nearest(loads(_edit(dyck22, final_m, "0")), DYCK22)
-
-
-def test_the_nearest_rule_refuses_eight_bracket_types_naming_why() -> None:
-    with pytest.raises(Refused, match=r"Dyck\(8,10\): the nearest-selection rule reads 3 bracket"):
-        prove_by_nearest(loads(_text(k="8", depth="10")), DYCK22.replace("(2,2)", "(8,10)"))
-
-
-@pytest.mark.slow
-def test_dycks_network_at_k2_d3_is_proved_for_every_length_by_nearest_selections() -> None:
-    got = prove_by_nearest(loads(_text(k="2", depth="3")), DYCK22.replace("(2,2)", "(2,3)"))
-    assert got.startswith("proved for every length by nearest selections")
+        prove_by_rounds(loads(_edit(dyck22, final_m, "0")), DYCK22)
 
 
 def _mutants(text: str) -> list[tuple[list[object], str]]:
@@ -145,41 +85,6 @@ def _mutants(text: str) -> list[tuple[list[object], str]]:
         if block["name"] in ("logic1", "accept"):
             affine(["layers", li, "block", "steps", 0], block["steps"][0])
     return out
-
-
-@pytest.mark.slow
-def test_every_mutant_the_rule_proves_is_right_up_to_length_6_and_every_rejection_replays(
-    dyck22: str,
-) -> None:
-    member, counts = dyck(2, 2), {"proved": 0, "rejected": 0, "refused": 0}
-    for where, value in _mutants(dyck22):
-        net = loads(_edit(dyck22, where, value))
-        first = None
-        for n in range(7):
-            ev = Exhaustive(net, n)
-            first = next(
-                (
-                    w
-                    for w in itertools.product(net.alphabet, repeat=n)
-                    if (ev.logit(w) > 0) != member(w)
-                ),
-                None,
-            )
-            if first is not None:
-                break
-        try:
-            prove_by_nearest(net, DYCK22)
-            counts["proved"] += 1
-            assert first is None, (where, value, first)
-        except KernelError as exc:
-            counts["rejected"] += 1
-            word = tuple(str(exc).split("'")[1])
-            assert (kernel_run(net, word) > 0) != member(word), (where, value)
-            assert first is None or len(word) == len(first), (where, value, word, first)
-        except Refused:
-            counts["refused"] += 1
-    print(f"{len(_mutants(dyck22))} mutants of Dyck(2,2): {counts}")
-    assert counts["rejected"] > 0 and counts["proved"] > 0
 
 
 # ------------------------------------------------------------------ matching rounds (kernel/rounds.py)
@@ -290,3 +195,106 @@ def test_the_papers_size_k8_d10_is_checked_for_every_length_by_ten_rounds(tmp_pa
     assert kernel_run(mutant, word) <= 0 and dyck(8, 10)(word)
     with pytest.raises(Refused, match=r"scores not 'unmatched first'"):
         prove_by_rounds(mutant, DYCK810)
+
+
+# ------------------------------------------------------------------ the type symmetry (kernel/rounds.py)
+
+DYCK52 = DYCK22.replace("(2,2)", "(5,2)")
+R_T2 = [
+    ["layers", 1, "block", "steps", 0, "weights", o, "r:t2"]
+    for o in ("L1.14:NOT", "L1:+r:t2", "L1:−r:t2")
+]
+"""logic1's weights of r:t2, the third bit of the right neighbour's code: set to 0, the FFN
+compares only the first two bits on the right, which types 1..3 (codes 001, 010, 011) never
+need and types 4, 5 (100, 101) do."""
+
+
+def _edits(text: str, edits: list[list[object]], value: str) -> str:
+    for where in edits:
+        text = _edit(text, where, value)
+    return text
+
+
+def test_the_type_symmetry_reduces_dyck_5_2_to_three_types_and_the_network_is_right_on_every_short_word() -> (
+    None
+):
+    net = loads(_text(k="5", depth="2"))
+    got = prove_by_rounds(net, DYCK52)
+    assert "on 3 of the 5 types, the rest by the type symmetry (2 z3 queries)" in got, got
+    member = dyck(5, 2)
+    for n in range(5):
+        ev = Exhaustive(net, n)
+        for w in itertools.product(net.alphabet, repeat=n):
+            assert (ev.logit(w) > 0) == member(w), w
+
+
+def test_a_mutant_wrong_only_on_the_fourth_type_is_refused_by_the_type_symmetrys_invariance_query() -> (
+    None
+):
+    text = _text(k="5", depth="2")
+    assert [
+        json.loads(text)["network"]["layers"][1]["block"]["steps"][0]["weights"][w[6]]["r:t2"]
+        for w in R_T2
+    ]
+    mutant = loads(_edits(text, R_T2, "0"))
+    word = ("(4", ")4")  # in Dyck(5, 2); the mutant's open bracket sees another type on its right
+    assert kernel_run(mutant, word) <= 0 and dyck(5, 2)(word)
+    assert all(kernel_run(mutant, w) > 0 for w in [("(1", ")1"), ("(2", ")2"), ("(3", ")3")])
+    with pytest.raises(Refused, match=r"not invariant under permuting the types \(sat\)"):
+        prove_by_rounds(mutant, DYCK52)
+
+
+def test_a_score_that_reads_a_code_dim_is_refused_at_once_at_k128_naming_the_budget_and_the_symmetry() -> (
+    None
+):
+    doc = json.loads(_text(k="128", depth="1"))
+    key = doc["network"]["layers"][0]["block"]["heads"][0]["key"]  # match1's left head
+    key["inputs"].append("t0")
+    key["weights"]["q"]["t0"] = "1"
+    with pytest.raises(
+        Refused, match=r"over the budget of 1,000,000 \(type symmetry refused: a score"
+    ):
+        prove_by_rounds(loads(json.dumps(doc)), DYCK22.replace("(2,2)", "(128,1)"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("record", ["Y2.n2.eae0e307.json", "Y2.n2.a3360227.json"])
+def test_yao_et_als_k128_records_are_checked_for_every_length_by_the_type_symmetry(
+    tmp_path: Path, record: str
+) -> None:
+    rec = json.loads((REPO / "proofs" / "dyck" / record).read_text(encoding="utf-8"))
+    depth = rec["claim"]["statement"].split(",")[-1].rstrip(")")
+    net = tmp_path / "dyck.net.json"
+    net.write_text(_text(k="128", depth=depth), encoding="utf-8")
+    got = check_record(REPO / "proofs" / "dyck" / record, net)
+    assert got.outcome == "checked", got.detail
+    assert f"by {depth} matching rounds" in got.detail and "on 3 of the 128 types" in got.detail
+
+
+@pytest.mark.slow
+def test_every_code_reading_mutant_the_type_symmetry_proves_is_right_up_to_length_3() -> None:
+    """Every weight from a code dim (t*, l:t*, r:t*) in logic1's first affine map and in the
+    heads' value maps of Dyck(5, 1) set to 0, one at a time (+1 changes no word: the gates are
+    robust): each mutant the rule proves (by the type symmetry, or at k = 5 directly over all
+    types where a premise fails) is right on every word up to length 3 by the fast interpreter,
+    and each one wrong on one of them is refused."""
+    text, member = _text(k="5", depth="1"), dyck(5, 1)
+    codes = ("t0", "t1", "t2", "l:t0", "l:t1", "l:t2", "r:t0", "r:t1", "r:t2")
+    mutants = [w for w, _ in _mutants(text) if w[-1] in codes and "weights" in w]
+    counts = {"by symmetry": 0, "directly": 0, "refused, wrong": 0, "refused, right": 0}
+    for where in mutants:
+        net = loads(_edit(text, where, "0"))
+        wrong = any(
+            (ev.logit(w) > 0) != member(w)
+            for n in range(4)
+            for ev in [Exhaustive(net, n)]
+            for w in itertools.product(net.alphabet, repeat=n)
+        )
+        try:
+            got = prove_by_rounds(net, DYCK22.replace("(2,2)", "(5,1)"))
+            counts["by symmetry" if "on 3 of the 5 types" in got else "directly"] += 1
+            assert not wrong, (where, got)
+        except Refused:
+            counts["refused, wrong" if wrong else "refused, right"] += 1
+    print(f"{len(mutants)} code-reading mutants (a weight set to 0) of Dyck(5,1): {counts}")
+    assert counts["refused, wrong"] > 0
