@@ -9,6 +9,8 @@
   status, 0 otherwise); a line
   whose comment contains "slow" or "not run" is skipped. ``> FILE`` writes the command's standard
   output to FILE. ``netproof prove`` runs with ``--jobs 1`` unless the line gives ``--jobs``.
+  The pages in ``SLOW_COMMAND_PAGES`` prove whole constructions afresh (about a minute each:
+  every claim of relpos in both variants, of tm-sim in three) and run with ``-m slow``.
 - A ```text block whose first line is ``$ netproof ...`` is pasted output: the command runs the
   same way and its standard output must equal the rest of the block exactly.
 """
@@ -30,6 +32,7 @@ from netproof.verifier.cli import main
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 NOT_HERE = {"tutorial.md", "CLAIMS.md"}
 COMMAND_PAGES = ("semantics.md", "cli.md", "papers/*.md")
+SLOW_COMMAND_PAGES = {"papers/chang2021.md", "papers/bhattamishra2020.md"}
 
 
 @dataclass(frozen=True)
@@ -198,7 +201,14 @@ def test_the_python_blocks_of_a_page_run_in_order(
             exec(code, namespace)
 
 
-@pytest.mark.parametrize("page", command_pages(), ids=_rel)
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(p, marks=pytest.mark.slow) if _rel(p) in SLOW_COMMAND_PAGES else p
+        for p in command_pages()
+    ],
+    ids=_rel,
+)
 def test_the_netproof_lines_of_a_page_run_with_the_exit_status_it_states(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,6 +38,7 @@ from netproof.verifier.smt.compositional.depth_features import DepthOutcome, pro
 from netproof.verifier.smt.compositional.same_language import prove_same_language
 from netproof.verifier.smt.compositional.traces import TraceOutcome
 from netproof.verifier.smt.monolithic import recognizes_smt, value_is_smt
+from netproof.verifier.smt.phases import phase
 from netproof.verifier.smtlib import Outcome, SmtQuery
 
 SMT_KINDS = (
@@ -94,10 +95,19 @@ def prove_claim_smt(
                 if isinstance(counted.verdict, Refuted):
                     return counted
             else:
-                # No proof for every length: the shortlex-first misclassified word of the bound, exactly, if any.
-                found = check(job, claim, max_len=bound)
+                # No proof for every length: the shortlex-first misclassified word of the bound,
+                # exactly, if any, within what is left of the budget.
+                found = _check_until(job, claim, bound, started + timeout)
                 if isinstance(found, Refuted):
                     return Outcome(found)
+                if isinstance(found, _OutOfTime):
+                    if isinstance(counted.verdict, Refuted):
+                        return counted  # replayed exactly, if not the shortlex-first
+                    return Outcome(
+                        Unknown(counted.verdict.method, f"{counted.verdict.reason}; {found}"),
+                        (),
+                        counted.lemmas,
+                    )
                 if (
                     claim.language.automaton is None
                     and claim.language.stack is None
@@ -181,9 +191,15 @@ def prove_claim_smt(
         ):
             # No proof for every length: a word of the bound that breaks the claim, if there is
             # one, the shortlex-first, exactly (a violation may be known to exist, or not).
-            found = check(job, claim, max_len=bound)
+            found = _check_until(job, claim, bound, started + timeout)
             if isinstance(found, Refuted):
                 return Outcome(found)
+            if isinstance(found, _OutOfTime):
+                return Outcome(
+                    Unknown(traced.verdict.method, f"{traced.verdict.reason}; {found}"),
+                    (),
+                    traced.tree,
+                )
             if traced.violated:
                 spent = time.perf_counter() - started
                 return Outcome(
@@ -211,6 +227,35 @@ def prove_claim_smt(
             f"unsupported: the smt method does not cover {kind}; use --method exhaustive or --method all",
         )
     )
+
+
+class _OutOfTime(Exception):
+    """The search of a bound's words for a counterexample ran out of the claim's budget."""
+
+
+def _check_until(job: Job, claim: Claim, bound: int, deadline: float) -> Verdict | _OutOfTime:
+    """:func:`check` of ``claim`` up to ``bound``, the search for the shortlex-first
+    counterexample that follows a proof attempt for every length, stopped at ``deadline``
+    (``time.perf_counter()``): an :class:`_OutOfTime` that says how far it got, never a verdict
+    about the words it did not reach. Its progress goes to the phase display."""
+    begun = time.perf_counter()
+    reached = [0, 0]
+
+    def progress(done: int, total: int) -> None:
+        reached[:] = [done, total]
+        phase(f"a counterexample up to length {bound}: words {done}/{total}")
+        if done < total and time.perf_counter() > deadline:
+            raise _OutOfTime
+
+    try:
+        return check(job, claim, max_len=bound, progress=progress)
+    except _OutOfTime:
+        done, total = reached
+        return _OutOfTime(
+            f"the search for a counterexample of length <= {bound} ran out of the budget after "
+            f"{done:,} of {total:,} words ({time.perf_counter() - begun:.1f} s): no verdict on "
+            "the rest; raise --timeout to finish it"
+        )
 
 
 def _rest(timeout: float, spent: float, left: float) -> str:

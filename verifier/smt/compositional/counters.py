@@ -39,6 +39,7 @@ May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interfac
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -83,6 +84,7 @@ __all__ = [
     "read_invariant",
     "rebuild_counting",
     "spacer",
+    "unroll_search",
     "unroll_word",
 ]
 
@@ -767,11 +769,12 @@ def spacer(system: CounterSystem, timeout: float) -> tuple[str, Any]:
 
 
 def _reachable_sample(
-    system: CounterSystem, symbols: int, depth: int, cap: int
+    system: CounterSystem, symbols: int, depth: int, cap: int, deadline: float = math.inf
 ) -> list[tuple[Any, ...]]:
     """The states the system reaches on every word of up to ``depth`` tokens (at most ``cap``
     states), computed one step at a time from the transition relation (a step is a function of
-    the state and the symbol)."""
+    the state and the symbol); those found by ``deadline`` (``time.perf_counter()``) where it
+    passes first (a sample only proposes candidate facts: fewer states propose more of them)."""
     z3 = system.z3
     solver = z3.Solver(ctx=system.ctx)
     solver.add(system.trans)
@@ -789,6 +792,8 @@ def _reachable_sample(
     for _ in range(depth):
         nxt = []
         for st in frontier:
+            if time.perf_counter() > deadline:
+                return sorted(seen, key=str)
             for a in range(symbols):
                 solver.push()
                 solver.add(
@@ -848,7 +853,11 @@ def _affine_hull(points: Sequence[Sequence[int]]) -> list[tuple[tuple[int, ...],
 
 
 def _sampled(
-    system: CounterSystem, symbols: int, depth: int = 8, cap: int = 3000
+    system: CounterSystem,
+    symbols: int,
+    depth: int = 8,
+    cap: int = 3000,
+    deadline: float = math.inf,
 ) -> tuple[list[Any], list[Any]]:
     """Candidate facts read off the states reached on short words, in two sets (coarse, fine).
 
@@ -873,7 +882,7 @@ def _sampled(
     inductive, in 0.5 s after 6 s of sampling, load about 12). Houdini keeps those that are
     inductive."""
     z3, ctx = system.z3, system.ctx
-    sample = _reachable_sample(system, symbols, depth, cap)
+    sample = _reachable_sample(system, symbols, depth, cap, deadline)
     discrete = [
         i
         for i, v in enumerate(system.state)
@@ -1000,8 +1009,11 @@ def houdini(system: CounterSystem, phases: int, timeout: float, symbols: int) ->
         if str(system.state[0]) == "pos"
         else []
     )
-    coarse, fine = _sampled(system, symbols)
+    coarse, fine = _sampled(system, symbols, deadline=deadline)
     now = time.perf_counter()
+    if now > deadline:
+        # the passes below would stop at once: say where the time went
+        return "unknown", "sampling the reachable states for candidate facts took the whole budget"
     status, inv = _houdini_pass(system, [*bounds, *coarse], now + (deadline - now) / 3)
     if status == "safe":
         return status, inv
@@ -1082,10 +1094,22 @@ def unroll_word(
 ) -> tuple[int, ...] | None:
     """The symbols (indices) of the shortest word up to ``max_len``, read after ``steps``
     prefix tokens, on which the system reaches a ``mismatch`` with every step's ``step_ok``
-    holding (None if there is none, or z3 gave no answer in time)."""
+    holding (None if there is none, or z3 gave no answer in time: :func:`unroll_search` tells
+    the two apart)."""
+    return unroll_search(system, steps, max_len, timeout)[0]
+
+
+def unroll_search(
+    system: CounterSystem, steps: int, max_len: int, timeout: float
+) -> tuple[tuple[int, ...] | None, bool]:
+    """:func:`unroll_word`'s word, and whether the search was complete: True where it found
+    the word or z3 answered unsat for every length up to ``max_len``, False where it stopped
+    without an answer (so a None word then says nothing about the lengths it did not settle)."""
     z3, ctx = system.z3, system.ctx
     deadline = time.perf_counter() + timeout
     for n in range(max_len + 1):
+        if time.perf_counter() >= deadline:
+            return None, False
         frames = [
             [z3.Const(f"{v}@{t}", v.sort()) for v in system.state] for t in range(steps + n + 1)
         ]
@@ -1104,23 +1128,25 @@ def unroll_word(
         answer = solver.check()
         if answer == z3.sat:
             model = solver.model()
-            return tuple(model.eval(s, model_completion=True).as_long() for s in syms[steps:])
+            word = tuple(model.eval(s, model_completion=True).as_long() for s in syms[steps:])
+            return word, True
         if answer != z3.unsat:
-            return None
-    return None
+            return None, False
+    return None, True
 
 
 def _unroll(
     system: CounterSystem, net: Network, language: Language, max_len: int, timeout: float
-) -> Refuted | None:
+) -> tuple[Refuted | None, bool]:
     """The shortest word up to ``max_len`` that the system misclassifies with every lemma's
-    assumption holding on the way, replayed exactly (None if there is none)."""
+    assumption holding on the way, replayed exactly (None if there is none), and whether the
+    search was complete (:func:`unroll_search`)."""
     emb = net.embedding
     assert isinstance(emb, TokenEmbedding)
-    found = unroll_word(system, len(emb.prefix), max_len, timeout)
+    found, complete = unroll_search(system, len(emb.prefix), max_len, timeout)
     if found is None:
-        return None
-    return replay(net, language, tuple(emb.alphabet[a] for a in found))
+        return None, complete
+    return replay(net, language, tuple(emb.alphabet[a] for a in found)), True
 
 
 def prove_counting(
@@ -1167,6 +1193,7 @@ def prove_counting(
     emb = net.embedding
     assert isinstance(emb, TokenEmbedding)
     how = "candidate facts, Houdini"
+    unrolled = True
     status, inv = houdini(
         system,
         len(emb.prefix),
@@ -1175,7 +1202,7 @@ def prove_counting(
     )
     if status != "safe":
         # no invariant of the candidate facts: a misclassified word up to the bound, if any, else Spacer
-        found = _unroll(
+        found, unrolled = _unroll(
             system,
             net,
             claim.language,
@@ -1190,6 +1217,11 @@ def prove_counting(
         how = "Spacer"
         status, inv = spacer(system, max(1.0, timeout - (time.perf_counter() - started)))
     if status == "unsafe":
+        if not unrolled:
+            return unknown(
+                f"a bad state is reachable (Spacer); the unrolling up to length {max_len} got no answer in time, "
+                "so a misclassified word of the bound is neither found nor excluded"
+            )
         return unknown(
             f"a bad state is reachable, but no word of length <= {max_len} is misclassified (a longer one is, or a lemma's assumption fails); raise --max-n to look further"
         )

@@ -52,7 +52,7 @@ from .counters import (
     houdini,
     read_invariant,
     spacer,
-    unroll_word,
+    unroll_search,
 )
 
 __all__ = [
@@ -213,7 +213,7 @@ def prove_same_language(claim: ExactFact, *, timeout: float = 60.0) -> Outcome:
     system = product_system(left, right)
     symbols = len(statable.left.alphabet)
     # a word up to the bound first (quick: one unrolling per length), then an invariant
-    found = unroll_word(system, 0, claim.max_len, max(1.0, timeout / 4))
+    found, unrolled = unroll_search(system, 0, claim.max_len, max(1.0, timeout / 4))
     if found is not None:
         return Outcome(_replayed(statable, tuple(statable.left.alphabet[a] for a in found)))
     how = HOWS[0]
@@ -230,6 +230,11 @@ def prove_same_language(claim: ExactFact, *, timeout: float = 60.0) -> Outcome:
                 (
                     f"the counter automata differ on some word longer than {claim.max_len} (Spacer), none found up to that length; "
                     "raise the claim's bound to find it"
+                )
+                if unrolled
+                else (
+                    f"the counter automata differ on some word (Spacer); the unrolling up to length {claim.max_len} "
+                    "got no answer in time, so where is not known"
                 ),
             )
         )

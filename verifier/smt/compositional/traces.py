@@ -370,12 +370,13 @@ def prove_follows_counts(
     symbols = len(net.alphabet)
     phase("counter system: candidate facts (Houdini)")
     how = "candidate facts, Houdini"
+    unrolled = True
     status, inv = counters.houdini(
         system, prefix, max(1.0, (timeout - (time.perf_counter() - started)) / 2), symbols
     )
     if status != "safe":
         phase(f"counter system: a word up to length {hi} that breaks the property")
-        found = counters.unroll_word(
+        found, unrolled = counters.unroll_search(
             system, prefix, hi, max(1.0, (timeout - (time.perf_counter() - started)) / 2)
         )
         if found is not None:
@@ -394,6 +395,12 @@ def prove_follows_counts(
         how = "Spacer"
         phase("counter system: Spacer")
         status, inv = counters.spacer(system, max(1.0, timeout - (time.perf_counter() - started)))
+    if status == "unsafe" and not unrolled:
+        return unknown(
+            f"a bad state of the counter system is reachable (Spacer); the unrolling up to length {hi} got "
+            "no answer in time, so a word of the bound that breaks the property is neither found nor excluded",
+            violated=True,
+        )
     if status == "unsafe":
         return unknown(
             f"a bad state of the counter system is reachable, but no word of length <= {hi} breaks the "
