@@ -97,35 +97,30 @@ def rebuild_tree(
         ):
             rec, steps = marks_claim(claim, claim.statable)
             check_base(net, claim.statable.induction)
-            for step in steps:
-                first = f"{claim.id} every n: {step}: {CERTIFICATE[0]}"
-                if first in names and first in recorded:
-                    for name, text, _solver in induction_certificates(
-                        net, rec, results, step, recorded_invariant(recorded[first])
-                    ):
-                        theorem[(claim.id, name)] = text
+            theorem.update(_layer_steps(net, claim.id, rec, steps, results, names, recorded))
         elif (
             isinstance(claim.statable, TieRuleFree)
             and claim.statable.induction is not None
             and recorded is not None
             and any(f": {TIES}: " in n for n in names)
         ):
-            rec, steps = ties_claim(claim, claim.statable)
+            rec, _steps = ties_claim(claim, claim.statable)
             check_base(net, claim.statable.induction)
             keeps_form(net, rec, results)
-            first = f"{claim.id} every n: {TIES}: {CERTIFICATE[0]}"
-            if first in names and first in recorded:
-                for name, text, _solver in induction_certificates(
+            theorem.update(
+                _layer_steps(
                     net,
+                    claim.id,
                     rec,
+                    [TIES],
                     results,
-                    TIES,
-                    recorded_invariant(recorded[first]),
-                    readout_lemmas,
-                    readout_nodes,
+                    names,
+                    recorded,
+                    readout_lemmas=readout_lemmas,
+                    readout_nodes=readout_nodes,
                     watch=claim.statable,
-                ):
-                    theorem[(claim.id, name)] = text
+                )
+            )
         elif isinstance(claim.statable, (SelectsNearest, UniqueSelections)):
             # no theorem queries: the lemmas, and the system built (every position meets their side conditions)
             every_length_system(net, None, results, {}, [], claim.min_len, claim.statable)
@@ -215,6 +210,30 @@ def rebuild_tree(
     out.update({(node.name, q.name): q.smt2 for node in readout_nodes for q in node.queries})
     out.update(theorem)
     return out, (*(r.node for r in results), *readout_nodes)
+
+
+def _layer_steps(
+    net: Network,
+    claim_id: str,
+    rec: Any,
+    steps: Sequence[str],
+    results: Sequence[LemmaResult],
+    names: Sequence[str],
+    recorded: Mapping[str, str],
+    **extra: Any,
+) -> dict[tuple[str, str], str]:
+    """The certificate queries of each step of a layer induction that the record made, around
+    the invariant read back from the step's recorded initiation query."""
+    theorem: dict[tuple[str, str], str] = {}
+    for step in steps:
+        first = f"{claim_id} every n: {step}: {CERTIFICATE[0]}"
+        if first in names and first in recorded:
+            invariant = recorded_invariant(recorded[first])
+            for name, text, _solver in induction_certificates(
+                net, rec, results, step, invariant, **extra
+            ):
+                theorem[(claim_id, name)] = text
+    return theorem
 
 
 def _rebuild_follows_counts(
