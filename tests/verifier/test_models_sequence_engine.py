@@ -143,3 +143,55 @@ def test_check_model_with_two_jobs_prints_the_report_of_one_process(
     assert capsys.readouterr().out == one
     assert (tmp_path / "two.jsonl").read_text() == (tmp_path / "one.jsonl").read_text()
     assert json.loads(one)["totals"]["wrong"] == 60
+
+
+@pytest.mark.parametrize("name", ["sort", "frac_prevs"])
+def test_the_enclosure_over_the_maps_nonzero_parts_holds_the_rigorous_value_at_every_position(
+    name: str,
+) -> None:
+    imported, kw = _dump(name)
+    net = imported.net
+    from netproof.symbolic import interval
+    from netproof.verifier.models.enclosure import MR, Enclosure
+    from netproof.verifier.models.sequence import _differences
+
+    enc = Enclosure(net)
+    numeric = len(kw["values"]) == 1
+    lin = (
+        _differences(net.readout.logit.inputs, kw["unembed"], kw["bias"])  # type: ignore[union-attr]
+        if not numeric
+        else None
+    )
+    alphabet = net.alphabet
+    word = tuple(alphabet[i % len(alphabet)] for i in range(3))
+    tokens = torch.tensor([[enc.token_index[t] for t in ("BOS", *word)]])
+    x = enc.residual(tokens, 4)
+    assert any(c.part is not None for c in enc._linears.values())  # mostly-zero maps gathered
+    exact = interval.run(net, word, digits=40).states[-1]
+    for p in range(4):
+        for d, (lo, hi) in enumerate(
+            zip((x.m - x.r)[0, p].tolist(), (x.m + x.r)[0, p].tolist(), strict=True)
+        ):
+            v = exact.rows[p][d]
+            assert lo <= v.a and v.b <= hi, (p, net.dims[d])
+    if lin is not None:
+        y = enc.affine(lin, MR(x.m[:, 1:], x.r[:, 1:]), enc.index)
+        assert bool((y.r < 1e-6).all())
+
+
+@pytest.mark.parametrize(("name", "max_n"), [("sort", 3), ("frac_prevs", 4), ("hist", 3)])
+def test_the_positions_tallied_at_once_give_the_report_of_the_one_by_one_loop(
+    name: str, max_n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from netproof.verifier.models import sequence
+
+    imported, kw = _dump(name)
+    numeric = len(kw["values"]) == 1
+    wrong = {"reference": _descending} if name == "sort" else {}
+    args = {**kw, **wrong, "max_n": max_n, "tolerance": 1e-3 if numeric else None}
+    tallied = check_sequence(imported.net, **args)
+    monkeypatch.setattr(sequence, "_tally_right", lambda *_a: (None, None, None))
+    one_by_one = check_sequence(imported.net, **args)
+    assert tallied.to_json() == one_by_one.to_json()
+    assert tallied.listed == one_by_one.listed
+    assert tallied.totals.positions > 0 and (name != "sort" or tallied.totals.wrong > 0)

@@ -427,6 +427,8 @@ def check_sequence(
             f"max_n={max_n} need sample > 0 and sample_max_n > max_n"
         )
 
+    value_index = _value_index(values)
+
     def judge(lo: list[float], hi: list[float], mid: list[float], e: Any) -> tuple[Any, float]:
         """The verdict at one position from its outputs' bounds (in ``lin``'s order): the value
         got (None: undecided) and the margin (> 0 where decided)."""
@@ -488,16 +490,32 @@ def check_sequence(
             f32_arg = f32.argmax(dim=2).tolist() if theta is None and tolerance is None else None
         margins: list[float] = []
         wrong_margins: list[float] = []
-        for b, word in enumerate(words):
-            expected = list(reference(word))
+        expected_all = [list(reference(word)) for word in words]
+        for word, expected in zip(words, expected_all, strict=True):
             if len(expected) != m:
                 raise ValueError(
                     f"the reference gives {len(expected)} outputs for the word "
                     f"{' '.join(word)!r} of length {m}; it must give one per position"
                 )
+        # the positions decided right by the batched enclosure, tallied in tensors; every other
+        # checked position goes through the loop below, one by one
+        fast, f32_bad_words, fast_margins = _tally_right(
+            expected_all, best, vlo, vhi, f32, tolerance, theta, row, value_index
+        )
+        if fast_margins is not None:
+            margins += fast_margins.tolist()
+        rest: list[list[int]] | None = [[] for _ in words] if fast is not None else None
+        if fast is not None and rest is not None:
+            todo = torch.nonzero(fast[1] & ~fast[0]).tolist()  # checked, not decided right
+            for b, p in todo:
+                rest[b].append(p)
+        for b, word in enumerate(words):
+            expected = expected_all[b]
             row.words += 1
-            bad = f32_bad = False
-            for p, e in enumerate(expected):
+            bad = False
+            f32_bad = bool(f32_bad_words[b]) if f32_bad_words is not None else False
+            for p in range(m) if rest is None else rest[b]:
+                e = expected[p]
                 if e is None:
                     continue
                 row.positions += 1
@@ -575,6 +593,83 @@ def check_sequence(
             check_batch(torch.randint(0, a, (size, m), generator=generator), m, row)
         report.rows.append(row)
     return report
+
+
+def _value_index(values: Sequence[Any]) -> Callable[[Any], int]:
+    """The column whose value is ``e`` (:func:`same_value`): -1 where none is or several are, or
+    ``e`` is unhashable (such a position is checked one by one)."""
+    cache: dict[Any, int] = {}
+
+    def index(e: Any) -> int:
+        try:
+            return cache[e]
+        except KeyError:
+            hits = [c for c, v in enumerate(values) if same_value(v, e)]
+            cache[e] = hits[0] if len(hits) == 1 else -1
+            return cache[e]
+        except TypeError:
+            return -1
+
+    return index
+
+
+def _tally_right(
+    expected: list[list[Any]],
+    best: Any,
+    vlo: Any,
+    vhi: Any,
+    f32: Any,
+    tolerance: float | None,
+    theta: Fraction | None,
+    row: SequenceRow,
+    value_index: Callable[[Any], int],
+) -> tuple[Any, Any, Any]:
+    """The positions of a batch that the batched enclosure decides right (a categorical argmax
+    that is the expected value's column with a margin > 0, a numerical value whose enclosure
+    lies within the tolerance), counted in ``row`` at once (positions, correct, and the float
+    run's wrong ones there: each is also a decided position where it differs). Returns
+    ((those positions, the checked ones) as [B, m] masks, the words where the float run is
+    wrong at one of them, their margins), or Nones for a next-set output (every position one
+    by one)."""
+    import torch
+
+    if theta is not None:
+        return None, None, None
+    if tolerance is None:
+        eidx = torch.tensor(
+            [[-2 if e is None else value_index(e) for e in ex] for ex in expected],
+            dtype=torch.long,
+        ).reshape(best.indices.shape)
+        checked = eidx != -2
+        margin = best.values
+        right = (eidx >= 0) & (margin > 0) & (best.indices == eidx)
+        f_right = None if f32 is None else f32.argmax(dim=2) == eidx
+    else:
+
+        def number(e: Any) -> float:
+            try:
+                return float(e)
+            except (TypeError, ValueError):
+                return math.nan  # checked one by one
+
+        x0 = torch.tensor(
+            [[math.inf if e is None else number(e) for e in ex] for ex in expected],
+            dtype=torch.float64,
+        ).reshape(vlo.shape)
+        checked = x0 != math.inf
+        margin = torch.minimum(x0 + tolerance - vhi, vlo - (x0 - tolerance))
+        right = checked & (margin >= 0)  # NaN compares false
+        f_right = None if f32 is None else (f32[..., 0] - x0).abs() <= tolerance
+    n = int(right.sum())
+    row.positions += n
+    row.correct += n
+    f32_bad_words = None
+    if f_right is not None:
+        f_bad = right & ~f_right
+        row.float32_wrong += int(f_bad.sum())
+        row.float32_differs += int(f_bad.sum())
+        f32_bad_words = f_bad.any(1).tolist()
+    return (right, checked), f32_bad_words, None if row.sampled else margin[right]
 
 
 def _check_kind(
