@@ -135,6 +135,10 @@ class _Linear:
     bm: Any
     br: Any  # b_r + γ|b|
     k: int
+    part: Any = None
+    """Where some inputs are never read or some outputs never written (a compiled tracr
+    program's maps are mostly zero): (rows read, columns written, wm, c1, c2, bm, br restricted
+    to them); an output never written is exactly 0 (radius 0), an input never read adds exactly 0."""
 
 
 class Enclosure:
@@ -169,9 +173,6 @@ class Enclosure:
             self._check(sub.block)
         self._linears: dict[tuple[int, tuple[str, ...]], _Linear] = {}
         self._positions: dict[int, MR] = {}
-        self.keep: list[Any] | None = None
-        """Where a list: :meth:`attention` appends (head, softmax weights, value alternatives,
-        visible) per head (a linear relaxation after the layer reads them, :mod:`.relax`)."""
         self.word_sets = False
         """Inputs are sets of words (wide intervals): each head's output is intersected with the
         hull of its values and layer norms take :meth:`_layernorm_sets`."""
@@ -206,14 +207,15 @@ class Enclosure:
                 f"block {getattr(block, 'name', '?')!r} ({type(block).__name__}) is not covered by the batched enclosure"
             )
 
-    def _linear(self, a: Affine, names: dict[str, int]) -> _Linear:
+    def _linear(self, a: Affine, names: dict[str, int], narrowed: bool = False) -> _Linear:
         """``a`` as dense matrices over the whole vector ``names`` (zero rows for unread names),
-        so that a product needs no gather."""
+        so that a product needs no gather. ``narrowed``: an input not in ``names`` is exactly 0
+        (an output the previous map never writes), its weights are dropped."""
         key = (id(a), tuple(names))
         hit = self._linears.get(key)
         if hit is not None and hit.inputs == a.inputs:
             return hit
-        lin = self._linears[key] = _compile_linear(self.torch, a, names)
+        lin = self._linears[key] = _compile_linear(self.torch, a, names, narrowed)
         return lin
 
     # ------------------------------------------------------------------ operations
@@ -407,7 +409,6 @@ class Enclosure:
         for h in block.heads:
             km, kr = self._kappa(h, n)
             kappa = MR(torch.tensor(km, dtype=torch.float64), torch.tensor(kr, dtype=torch.float64))
-            vs: list[MR] = []
             if alternatives is None:
                 q = self.affine(h.query, x, self.index)
                 k = self.affine(h.key, x, self.index)
@@ -445,8 +446,6 @@ class Enclosure:
             )
             e = self.exp(shifted)
             e = MR(torch.where(visible, e.m, 0.0), torch.where(visible, e.r, 0.0))
-            if self.keep is not None:
-                self.keep.append((h, e, vs or [v], visible))
             # Σ_j (e_j / Σe) v_j = (Σ_j e_j v_j) / Σe in the reals: divide the n outputs, not the n² weights
             o = self.div(
                 self.matmul(e, v), self.total(e, -1), f"attention {block.name!r} head {h.name!r}"
@@ -485,10 +484,6 @@ class Enclosure:
         olo = torch.maximum(torch.maximum(add_down(torch, o.m, -o.r), lo), down)
         ohi = torch.minimum(torch.minimum(add_up(torch, o.m, o.r), hi), up)
         return from_bounds(torch, olo, ohi)
-
-    def weighted_average(self, e: MR, vu: Any, visible: Any) -> Any:
-        """:meth:`_weighted_average` (public for :mod:`.relax`)."""
-        return self._weighted_average(e, vu, visible)
 
     def _weighted_average(self, e: MR, vu: Any, visible: Any) -> Any:
         """An upper bound of Σ_j e_j v_j / Σ_j e_j over every e_j in e's intervals and v_j ≤ vu_j
@@ -535,8 +530,15 @@ class Enclosure:
 
     def ffn(self, block: FFN, x: MR) -> tuple[list[str], MR]:
         names = {d: i for i, d in enumerate(self.dims)}
+        # without a layer norm, an output a map never writes is exactly 0 through the activations
+        # and adds exactly 0 to the next map: only the written ones are carried (names narrowed)
+        narrow = not self.word_sets and not any(isinstance(s, LayerNorm) for s in block.steps)
         for idx, step in enumerate(block.steps):
-            if isinstance(step, Affine):
+            if isinstance(step, Affine) and narrow:
+                lin = self._linear(step, names, narrowed=idx > 0)
+                x, cols = _apply_part(lin, x)
+                names = {step.outputs[c]: i for i, c in enumerate(cols)}
+            elif isinstance(step, Affine):
                 x = self.affine(step, x, names)
                 names = {o: i for i, o in enumerate(step.outputs)}
             elif isinstance(step, Activation):
@@ -735,15 +737,18 @@ class RNNEnclosure:
         return MR(y.m[:, 0], y.r[:, 0])
 
 
-def _compile_linear(torch: Any, a: Affine, names: dict[str, int]) -> _Linear:
-    """``a`` as dense matrices over the whole vector ``names`` (zero rows for unread names)."""
+def _compile_linear(
+    torch: Any, a: Affine, names: dict[str, int], narrowed: bool = False
+) -> _Linear:
+    """``a`` as dense matrices over the whole vector ``names`` (zero rows for unread names;
+    ``narrowed``: an input not in ``names`` is exactly 0 and its weights are dropped)."""
     k = len(a.inputs)
     wm = torch.zeros(len(names), len(a.outputs), dtype=torch.float64)
     wr = torch.zeros_like(wm)
     seen: dict[Fraction, tuple[float, float]] = {}  # compiled (tracr) weights repeat a few values
     for o, row in enumerate(a.weights):
         for i, w in zip(a.inputs, row, strict=True):
-            if w:  # a zero weight is (0, 0), as the zeros already there
+            if w and (not narrowed or i in names):  # a zero weight is (0, 0), as already there
                 c = seen.get(w)
                 if c is None:
                     c = seen[w] = _const(w)
@@ -751,7 +756,7 @@ def _compile_linear(torch: Any, a: Affine, names: dict[str, int]) -> _Linear:
     bm = torch.tensor([_const(b)[0] for b in a.bias], dtype=torch.float64)
     br = torch.tensor([_const(b)[1] for b in a.bias], dtype=torch.float64)
     g = _gamma(k + 1)
-    return _Linear(
+    lin = _Linear(
         a.inputs,
         a.outputs,
         wm,
@@ -761,6 +766,23 @@ def _compile_linear(torch: Any, a: Affine, names: dict[str, int]) -> _Linear:
         (br + g * bm.abs()) * (1 + 4 * U),
         k,
     )
+    nonzero = (wm != 0) | (wr != 0)
+    rows = nonzero.any(1).nonzero().flatten()
+    cols = (nonzero.any(0) | (bm != 0) | (br != 0)).nonzero().flatten()
+    if 2 * len(rows) <= wm.shape[0] or 2 * len(cols) <= wm.shape[1]:  # worth a gather
+        some = None if len(cols) == wm.shape[1] else cols  # None: every output written
+
+        def pick(t: Any, idx: Any, dim: int) -> Any:
+            return t if idx is None else t.index_select(dim, idx).contiguous()
+
+        lin.part = (
+            rows,
+            some,
+            *(pick(pick(c, rows, 0), some, 1) for c in (lin.wm, lin.c1, lin.c2)),
+            pick(lin.bm, some, 0),
+            pick(lin.br, some, 0),
+        )
+    return lin
 
 
 def add_up(torch: Any, a: Any, b: Any) -> Any:
@@ -790,9 +812,30 @@ def from_bounds(torch: Any, lo: Any, hi: Any) -> MR:
 
 def _apply_linear(lin: _Linear, x: MR) -> MR:
     """The enclosure of ``lin`` applied to ``x`` (see :meth:`Enclosure.affine`)."""
-    m = x.m @ lin.wm + lin.bm
-    r = _grow(x.r @ lin.c1 + x.am @ lin.c2 + lin.br, lin.k + 1)
+    if lin.part is None:
+        m = x.m @ lin.wm + lin.bm
+        r = _grow(x.r @ lin.c1 + x.am @ lin.c2 + lin.br, lin.k + 1)
+        return MR(m, r)
+    y, cols = _apply_part(lin, x)
+    if lin.part[1] is None:
+        return y
+    shape = (*x.m.shape[:-1], lin.wm.shape[1])
+    m, r = x.m.new_zeros(shape), x.m.new_zeros(shape)  # outputs never written: exactly 0
+    m[..., cols], r[..., cols] = y.m, y.r
     return MR(m, r)
+
+
+def _apply_part(lin: _Linear, x: MR) -> tuple[MR, Any]:
+    """``lin`` applied to ``x`` on the outputs it writes only: their enclosure and their
+    indices. The others are exactly 0."""
+    if lin.part is None:
+        return _apply_linear(lin, x), range(lin.wm.shape[1])
+    rows, cols, wm, c1, c2, bm, br = lin.part
+    xm, xr = x.m.index_select(-1, rows), x.r.index_select(-1, rows)
+    pm = xm @ wm + bm
+    # the error bound of the whole row's sum (k + 1 terms) bounds that of its part
+    pr = _grow(xr @ c1 + xm.abs() @ c2 + br, lin.k + 1)
+    return MR(pm, pr), (range(lin.wm.shape[1]) if cols is None else cols.tolist())
 
 
 def compile_enclosure(net: Network | RNNRecognizerIR) -> Enclosure | RNNEnclosure:
