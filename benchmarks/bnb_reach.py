@@ -99,6 +99,9 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=150.0, help="seconds (wall-clock) per method")
     ap.add_argument("--max-n", type=int, default=0, help="default: the model's table, or 64")
     ap.add_argument("--leaf", type=int, default=1024)
+    ap.add_argument(
+        "--relax", action="store_true", help="bounds intersected with the linear relaxation"
+    )
     ap.add_argument("--no-enumeration", action="store_true", help="skip plain enumeration")
     ap.add_argument("--plot", default="", metavar="FILE.png")
     args = ap.parse_args()
@@ -115,6 +118,7 @@ def main() -> None:
     k = len(lang.alphabet)
     print(
         f"{net.name} against {lang.name}, budget {args.budget:.0f} s per method, "
+        f"{'relaxation on, ' if args.relax else ''}"
         f"load {os.getloadavg()[0]:.1f}"
     )
 
@@ -135,7 +139,9 @@ def main() -> None:
         return parts, times, time.perf_counter() - start
 
     parts, times, spent = reach(
-        lambda n: check_model_bnb(net, lang, min_n=n, max_n=n, enclosure=enc, leaf=args.leaf)
+        lambda n: check_model_bnb(
+            net, lang, min_n=n, max_n=n, enclosure=enc, leaf=args.leaf, relax=args.relax
+        )
     )
     print(f"{'n':>4} {'words':>22} {'settled':>22} {'enumerated':>10} {'bounds':>7} {'s':>7}")
     for part, t in zip(parts, times, strict=True):

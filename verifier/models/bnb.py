@@ -203,11 +203,14 @@ def check_model_bnb(
     leaf: int = LEAF,
     progress: Callable[[int, int], None] | None = None,
     root: tuple[str, ...] = (),
+    relax: bool = False,
 ) -> ModelReport:
     """Every word of length ``min_n..max_n`` decided by branch and bound over the trie (see the
     module docstring); the arguments are :func:`.check.check_model`'s, and ``leaf``: the largest
     subtree enumerated instead of branched; ``root``: only the words that start with it (a
-    shard of a run split by prefixes, :func:`bnb_shards`; :func:`merge_bnb` joins them)."""
+    shard of a run split by prefixes, :func:`bnb_shards`; :func:`merge_bnb` joins them);
+    ``relax``: intersect each bound with the linear relaxation of the layers after the last
+    attention layer (:mod:`.relax`, where it covers the network)."""
     if isinstance(net, Network) and not isinstance(net.embedding, TokenEmbedding):
         raise EnclosureError(
             f"network {net.name!r} has a {type(net.embedding).__name__}; check-model needs a TokenEmbedding"
@@ -228,6 +231,7 @@ def check_model_bnb(
         )
     enc = enclosure or compile_enclosure(net)
     sets = WordSetBound(enc, language.alphabet)
+    relaxed = sets.use_relaxation(relax)
     member = Membership(language)
     k = len(language.alphabet)
     head = ModelReport(
@@ -327,6 +331,7 @@ def check_model_bnb(
         "method": "bnb",
         "membership": member.kind,
         "leaf": leaf,
+        "relax": relaxed,
         "settled": sum(r.settled for r in rows),
         "enumerated": sum(r.enumerated for r in rows),
         "bounds": sum(r.bounds for r in rows),
@@ -384,6 +389,7 @@ def merge_bnb(parts: Sequence[ModelReport], *, max_n: int) -> ModelReport:
         "method": "bnb",
         "membership": first["membership"],
         "leaf": first["leaf"],
+        "relax": first.get("relax", False),
         "settled": sum(r["settled"] for r in merged),
         "enumerated": sum(r["enumerated"] for r in merged),
         "bounds": sum(r["bounds"] for r in merged),

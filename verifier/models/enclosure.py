@@ -173,6 +173,9 @@ class Enclosure:
             self._check(sub.block)
         self._linears: dict[tuple[int, tuple[str, ...]], _Linear] = {}
         self._positions: dict[int, MR] = {}
+        self.keep: list[Any] | None = None
+        """Where a list: :meth:`attention` appends (head, softmax weights, value alternatives,
+        visible) per head (a linear relaxation after the layer reads them, :mod:`.relax`)."""
         self.word_sets = False
         """Inputs are sets of words (wide intervals): each head's output is intersected with the
         hull of its values and layer norms take :meth:`_layernorm_sets`."""
@@ -409,6 +412,7 @@ class Enclosure:
         for h in block.heads:
             km, kr = self._kappa(h, n)
             kappa = MR(torch.tensor(km, dtype=torch.float64), torch.tensor(kr, dtype=torch.float64))
+            vs: list[MR] = []
             if alternatives is None:
                 q = self.affine(h.query, x, self.index)
                 k = self.affine(h.key, x, self.index)
@@ -446,6 +450,8 @@ class Enclosure:
             )
             e = self.exp(shifted)
             e = MR(torch.where(visible, e.m, 0.0), torch.where(visible, e.r, 0.0))
+            if self.keep is not None:
+                self.keep.append((h, e, vs or [v], visible))
             # Σ_j (e_j / Σe) v_j = (Σ_j e_j v_j) / Σe in the reals: divide the n outputs, not the n² weights
             o = self.div(
                 self.matmul(e, v), self.total(e, -1), f"attention {block.name!r} head {h.name!r}"
@@ -484,6 +490,10 @@ class Enclosure:
         olo = torch.maximum(torch.maximum(add_down(torch, o.m, -o.r), lo), down)
         ohi = torch.minimum(torch.minimum(add_up(torch, o.m, o.r), hi), up)
         return from_bounds(torch, olo, ohi)
+
+    def weighted_average(self, e: MR, vu: Any, visible: Any) -> Any:
+        """:meth:`_weighted_average` (public for :mod:`.relax`)."""
+        return self._weighted_average(e, vu, visible)
 
     def _weighted_average(self, e: MR, vu: Any, visible: Any) -> Any:
         """An upper bound of Σ_j e_j v_j / Σ_j e_j over every e_j in e's intervals and v_j ≤ vu_j

@@ -31,6 +31,7 @@ from typing import Any
 from netproof.symbolic.ir import TokenEmbedding
 
 from .enclosure import MR, Enclosure, RNNEnclosure, add_down, add_up, from_bounds, require_torch
+from .relax import TailRelaxation
 
 __all__ = ["WordSetBound"]
 
@@ -100,6 +101,20 @@ class WordSetBound:
         self.enclosure = enc
         self.symbolic = True
         """Keep free positions as alternatives up to the first attention layer (else: boxes)."""
+        self.relax: TailRelaxation | None = None
+        """Where set: the logit's bound is also taken by the linear relaxation of the layers
+        after the last attention layer (:mod:`.relax`), and the two enclosures intersected."""
+        self.relaxed: tuple[Any, Any] | None = None
+        """The last :meth:`bound`'s relaxed enclosure (low, high), where it was computed."""
+
+    def use_relaxation(self, on: bool = True) -> bool:
+        """Turn the linear relaxation on (where the network's tail is covered, see
+        :class:`.relax.TailRelaxation`); returns whether it is on."""
+        self.relax = None
+        if on and isinstance(self.enclosure, Enclosure):
+            tail = TailRelaxation(self.enclosure)
+            self.relax = tail if tail.supported else None
+        return self.relax is not None
 
     def tokens(self, prefixes: Sequence[Sequence[int]], length: int) -> Any:
         """The token rows of ``prefixes`` completed by free positions to ``length`` symbols."""
@@ -115,6 +130,7 @@ class WordSetBound:
         if any(len(p) > length for p in prefixes) or len({len(p) for p in prefixes}) > 1:
             raise ValueError(f"prefixes must have one length <= {length}")
         tokens = self.tokens(prefixes, length)
+        self.relaxed = None
         with self.torch.no_grad():
             if isinstance(self.enclosure, Enclosure) and self.symbolic:
                 y = self._transformer(tokens)
@@ -122,6 +138,9 @@ class WordSetBound:
                 y = self.enclosure.logits(tokens, tokens.shape[1])
         low = add_down(self.torch, y.m, -y.r)
         high = add_up(self.torch, y.m, y.r)
+        if self.relaxed is not None:  # both enclosures hold: their intersection does
+            low = self.torch.maximum(low.nan_to_num(-math.inf), self.relaxed[0])
+            high = self.torch.minimum(high.nan_to_num(math.inf), self.relaxed[1])
         bad = ~(self.torch.isfinite(low) & self.torch.isfinite(high))
         return low.masked_fill(bad, -math.inf), high.masked_fill(bad, math.inf)
 
@@ -157,10 +176,19 @@ class WordSetBound:
         lo = torch.stack([add_down(torch, x.m, -x.r) for x in alts]).amin(0)
         hi = torch.stack([add_up(torch, x.m, x.r) for x in alts]).amax(0)
         x = from_bounds(torch, lo, hi)
+        relax = self.relax
         for k, sub in enumerate(layers[i:]):
             block = sub.block
             if isinstance(block, AttentionLayer):
-                names, o = enc.attention(block, x, alts if k == 0 else None)
+                last = relax is not None and i + k == relax.last
+                enc.keep = [] if last else None
+                try:
+                    names, o = enc.attention(block, x, alts if k == 0 else None)
+                    kept = enc.keep
+                finally:
+                    enc.keep = None
+                if relax is not None and kept is not None:
+                    self.relaxed = relax.bound(x, kept, o, names)
             else:
                 assert isinstance(block, FFN)
                 names, o = enc.ffn(block, x) if block.steps else ([], None)
