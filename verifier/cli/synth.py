@@ -19,13 +19,17 @@ import argparse
 import json
 import os
 import tempfile
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from netproof.verifier.campaign.errors import EXIT_OK, EXIT_USAGE
 from netproof.verifier.campaign.sources import Session
 from netproof.verifier.campaign.store import write_atomic
 
 from .usage import UsageError
+
+if TYPE_CHECKING:
+    from netproof.symbolic import Network
 
 __all__ = ["add_parser", "cmd_synth", "module_text"]
 
@@ -178,28 +182,13 @@ def cmd_synth(args: argparse.Namespace, session: Session) -> int:
         if spec.kind != "dfa"
         else f"--dfa {args.dfa}"
     )
-    written: list[str] = []
-    out = args.out
-    if out:
-        from netproof.symbolic.netfile_writer import dumps
-
-        base = os.path.join(out, args.name.replace("-", "_"))
-        write_atomic(base + ".rasp", B.show(syn.program) + "\n")
-        write_atomic(base + ".py", module_text(args.name, syn.program, syn.reference, spec_line))
-        write_atomic(
-            base + ".net.json",
-            dumps(S.compiled(syn.program), extra={"construction": args.name, "spec": spec_line}),
-        )
-        written = [base + ext for ext in (".rasp", ".py", ".net.json")]
-    code, verdicts = (
-        _prove(
-            args,
-            session,
-            written[1] if written else None,
-            module_text(args.name, syn.program, syn.reference, spec_line),
-        )
-        if args.prove
-        else (EXIT_OK, [])
+    written, code, verdicts = _write_and_prove(
+        args,
+        session,
+        B.show(syn.program),
+        module_text(args.name, syn.program, syn.reference, spec_line),
+        lambda: S.compiled(syn.program),
+        spec_line,
     )
     if args.json:
         print(
@@ -231,6 +220,37 @@ def cmd_synth(args: argparse.Namespace, session: Session) -> int:
     )
     _print_written_and_verdicts(written, verdicts)
     return code
+
+
+def _write_and_prove(
+    args: argparse.Namespace,
+    session: Session,
+    program: str,
+    module: str,
+    network: Callable[[], Network],
+    spec_line: str,
+) -> tuple[list[str], int, list[dict[str, Any]]]:
+    """Under ``--out``, NAME.rasp (the ``program`` as printed), NAME.py (the ``module``'s text)
+    and NAME.net.json (the ``network``); then, with ``--prove``, its claims proved
+    (:func:`_prove`): the files written, the exit status and one row per claim."""
+    written: list[str] = []
+    if args.out:
+        from netproof.symbolic.netfile_writer import dumps
+
+        base = os.path.join(args.out, args.name.replace("-", "_"))
+        write_atomic(base + ".rasp", program + "\n")
+        write_atomic(base + ".py", module)
+        write_atomic(
+            base + ".net.json",
+            dumps(network(), extra={"construction": args.name, "spec": spec_line}),
+        )
+        written = [base + ext for ext in (".rasp", ".py", ".net.json")]
+    code, verdicts = (
+        _prove(args, session, written[1] if written else None, module)
+        if args.prove
+        else (EXIT_OK, [])
+    )
+    return written, code, verdicts
 
 
 def _prove(
@@ -293,22 +313,13 @@ def _cmd_counting(args: argparse.Namespace, session: Session) -> int:
     except S.SpecError as exc:
         raise UsageError(str(exc)) from None
     spec_line = f"--counting {syn.text!r} over {','.join(alphabet)}"
-    written: list[str] = []
-    if args.out:
-        from netproof.symbolic.netfile_writer import dumps
-
-        base = os.path.join(args.out, args.name.replace("-", "_"))
-        write_atomic(base + ".rasp", C.show(syn.program) + "\n")
-        write_atomic(base + ".py", F.module_source(syn, spec_line))
-        write_atomic(
-            base + ".net.json",
-            dumps(compile_crasp(syn.program), extra={"construction": args.name, "spec": spec_line}),
-        )
-        written = [base + ext for ext in (".rasp", ".py", ".net.json")]
-    code, verdicts = (
-        _prove(args, session, written[1] if written else None, F.module_source(syn, spec_line))
-        if args.prove
-        else (EXIT_OK, [])
+    written, code, verdicts = _write_and_prove(
+        args,
+        session,
+        C.show(syn.program),
+        F.module_source(syn, spec_line),
+        lambda: compile_crasp(syn.program),
+        spec_line,
     )
     if args.json:
         print(
