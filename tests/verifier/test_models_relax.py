@@ -7,6 +7,7 @@ enough to settle subtrees, and branch and bound with it gives plain enumeration'
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -32,6 +33,7 @@ from netproof.symbolic.ir import Classifier, Softmax
 from netproof.symbolic.torch_import import import_model
 from netproof.verifier.claims.dyck import DYCK
 from netproof.verifier.claims.languages import FIRST, PARITY
+from netproof.verifier.cli.app import main
 from netproof.verifier.models import check_model, compile_enclosure
 from netproof.verifier.models import relax as relax_module
 from netproof.verifier.models.bnb import check_model_bnb
@@ -265,3 +267,18 @@ def test_branch_and_bound_with_the_relaxation_gives_plain_enumeration_s_verdicts
         (r.length, r.words, r.correct, r.wrong, r.undecided) for r in plain.rows
     ]
     assert bnb.status == plain.status
+
+
+def test_check_model_cli_relaxes_branch_and_bound_and_refuses_relax_without_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    first = str(FIXTURES / "first.pt")
+    args = ["check-model", first, "--language", "first", "--max-n", "8", "--json"]
+    code = main(args)
+    plain = json.loads(capsys.readouterr().out)
+    assert main([*args, "--search", "bnb", "--leaf", "8", "--relax"]) == code
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["search"]["relax"] is True and doc["search"]["settled"] > 0
+    assert doc["rows"] == plain["rows"] and doc["shortest_wrong"] == plain["shortest_wrong"]
+    assert main([*args, "--relax"]) == 2
+    assert "add --search bnb" in capsys.readouterr().err

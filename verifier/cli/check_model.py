@@ -185,6 +185,13 @@ def add_parser(sub: Any) -> None:
         help="with --search bnb: enumerate subtrees of at most N words instead of branching "
         "(default 1024)",
     )
+    p.add_argument(
+        "--relax",
+        action="store_true",
+        help="with --search bnb: intersect each subtree's bound with a linear relaxation of the "
+        "layers after the last attention layer (tighter where the readout depends on the free "
+        "positions through layer norms; slower per bound)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_check_model)
 
@@ -393,6 +400,8 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(
             f"--leaf {args.leaf} needs --search bnb and a value >= 1 (the largest subtree enumerated)"
         )
+    if args.relax and args.search != "bnb":
+        raise UsageError("--relax tightens branch and bound's bounds; add --search bnb")
     if args.search == "prefix" and (args.jobs > 1 or args.executor == "ray"):
         raise UsageError(
             "--search prefix runs in one process; drop --jobs/--executor ray (or use --search enumerate)"
@@ -442,6 +451,7 @@ def cmd_check_model(args: argparse.Namespace, session: Session) -> int:
                 digits=args.digits,
                 exact=args.exact,
                 leaf=LEAF if args.leaf is None else args.leaf,
+                relax=args.relax,
             )
         else:
             enclosure = None
@@ -662,6 +672,7 @@ def bnb_shard_work(
         enclosure=_WORKER["enclosure"],
         leaf=options["leaf"],
         root=shard[1],
+        relax=options.get("relax", False),
     )
 
 
@@ -677,6 +688,7 @@ def _bnb_sharded(args: argparse.Namespace, alphabet: Sequence[str]) -> Any:
         "digits": args.digits,
         "exact": args.exact,
         "leaf": LEAF if args.leaf is None else args.leaf,
+        "relax": args.relax,
     }
     parts: dict[int, Any] = {}
     work: list[tuple[Any, tuple[Any, ...]]]
