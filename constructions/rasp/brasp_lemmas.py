@@ -7,9 +7,12 @@ and one block lemma per compiled block.
   S(a, j), and then V(b, j) for each assignment b of the vectors its value reads at i, at the
   leftmost (or the latest) such j. The automaton's states are the reachable memories, with the
   output bit at the last position; it is built by breadth-first search and is the program's
-  language exactly, for every length (None past ``max_states``). A program with future or
-  "all" masks gets the minimal automaton of a nondeterministic one that guesses what those
-  operations give (:func:`_guessing_automaton`).
+  language exactly, for every length. Past ``max_states`` memories, a past-only program gets
+  the minimal automaton of :func:`cascade_automaton` instead: the operations added one at a
+  time, the memories no later operation tells apart merged after each attention operation
+  (Dyck-1 of depth <= 3: more than 4096 memories at once, at most 42,284 in the cascade, 5
+  states at the end). A program with future or "all" masks gets the minimal automaton of a
+  nondeterministic one that guesses what those operations give (:func:`_guessing_automaton`).
 - :func:`automata_agree`: two automata over one alphabet accept the same words, decided on the
   reachable pairs of states (a proof for every length).
 - :func:`brasp_lemmas`: a :class:`BooleanBlock` for every FFN the compiler wrote (its outputs as
@@ -25,8 +28,9 @@ May import: its own package's modules, the IR's names, the vocabulary and sympy.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import product
+from operator import itemgetter
 from typing import Any
 
 import sympy
@@ -42,7 +46,13 @@ from netproof.verifier.claims.rasp import brasp
 
 from .compile_brasp import depth, dim_of, i_reads
 
-__all__ = ["automata_agree", "brasp_lemmas", "program_automaton"]
+__all__ = [
+    "automata_agree",
+    "brasp_lemmas",
+    "cascade_automaton",
+    "operations_automaton",
+    "program_automaton",
+]
 
 REFERENCE = "Yang, Chiang & Angluin 2024 (B-RASP); compiled by netproof.constructions.rasp"
 
@@ -77,9 +87,19 @@ def _pair(
     raise ValueError(f"{brasp.show_expr(expr)} is not a pair expression")
 
 
-def program_automaton(program: brasp.Program, *, max_states: int = 4096) -> Automaton | None:
-    """The program's language as an automaton (see the module docstring), or None when an
-    attention operation looks beyond the past or the memories exceed ``max_states``."""
+def program_automaton(
+    program: brasp.Program, *, max_states: int = 4096, cascade: bool = True
+) -> Automaton | None:
+    """The program's language as an automaton (see the module docstring): the reachable
+    memories where they are at most ``max_states``, else (with ``cascade``) the minimal
+    automaton the cascade builds (:func:`cascade_automaton`, past masks only), or None."""
+    plain = _memories(program, max_states)
+    return cascade_automaton(program) if plain is None and cascade else plain
+
+
+def _memories(program: brasp.Program, max_states: int) -> Automaton | None:
+    """The automaton of the program's reachable memories, or None when an attention operation
+    looks beyond the past or the memories exceed ``max_states``."""
     ops: tuple[brasp.BVec, ...] = brasp.operations(program.output)
     attends = [op for op in ops if isinstance(op, brasp.Attend)]
     if any(op.mask != "past" for op in attends):
@@ -343,7 +363,22 @@ def _minimal(states: int, accepting: set[int], delta: list[list[int]]) -> Automa
     """The minimal automaton of a complete DFA whose states are all reachable (start 0), its
     states numbered in breadth-first order from the start (symbols in order): the same
     automaton for the same language, whatever the input's numbering."""
-    cls = [int(q in accepting) for q in range(states)]
+    number, rows = _classes([int(q in accepting) for q in range(states)], delta)
+    return Automaton(
+        states=len(rows),
+        start=0,
+        accepting=frozenset(number[q] for q in accepting),
+        delta=tuple(tuple(r) for r in rows),
+    )
+
+
+def _classes(labels: list[Any], delta: list[list[int]]) -> tuple[list[int], list[list[int]]]:
+    """The coarsest partition of the states (start 0, all reachable) that keeps ``labels``
+    and is kept by every symbol's move (Moore's refinement): each state's class, the classes
+    numbered in breadth-first order from the start (symbols in order), and the classes' moves."""
+    states = len(delta)
+    ids0: dict[Any, int] = {}
+    cls = [ids0.setdefault(x, len(ids0)) for x in labels]
     while True:
         sig = [(cls[q], *(cls[t] for t in delta[q])) for q in range(states)]
         ids: dict[tuple[int, ...], int] = {}
@@ -363,11 +398,270 @@ def _minimal(states: int, accepting: set[int], delta: list[list[int]]) -> Automa
                 todo.append(t)
             row.append(number[cls[t]])
         rows[number[cls[q]]] = row
+    return [number[c] for c in cls], [rows[c] for c in range(len(number))]
+
+
+# --------------------------------------------------------------------------- the cascade
+
+
+CASCADE_STATES = 1 << 16
+"""The most states :func:`cascade_automaton` lets any of its machines have."""
+
+
+def _reads(op: brasp.BVec) -> tuple[brasp.BVec, ...]:
+    """The vectors a position-wise or attention operation reads (at i or at j)."""
+    if not isinstance(op, brasp.Attend):
+        return _operands(op)
+    found: list[brasp.BVec] = []
+    stack = [op.score, op.value]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, (brasp.AtI, brasp.AtJ)):
+            found.append(e.vec)
+        else:
+            stack += _operands(e)
+    return (*found, op.default)
+
+
+class _Mealy:
+    """A machine reading the word left to right: ``delta[s][a]``, the state after symbol ``a``
+    in state ``s``, and ``out[s][a]``, the values of the vectors ``live`` at that position."""
+
+    def __init__(self, alphabet: tuple[str, ...]) -> None:
+        self.delta: list[list[int]] = [[0 for _ in alphabet]]
+        self.out: list[list[tuple[bool, ...]]] = [[() for _ in alphabet]]
+        self.live: list[brasp.BVec] = []
+
+    def minimize(self) -> None:
+        number, rows = _classes([tuple(r) for r in self.out], self.delta)
+        out: list[list[tuple[bool, ...]] | None] = [None] * len(rows)
+        for q, c in enumerate(number):
+            out[c] = self.out[q]
+        self.delta = rows
+        self.out = [r for r in out if r is not None]
+
+
+def _cascade(
+    program: brasp.Program, watched: tuple[brasp.BVec, ...], max_states: int
+) -> _Mealy | None:
+    """The program's operations one at a time, in the order :func:`brasp.operations` lists
+    them, as a machine whose output at each position is the vectors later operations read there
+    and ``watched``: a position-wise operation adds its value to the outputs; an attention
+    operation (mask past) pairs each state with the operation's table (as
+    :func:`program_automaton`'s memory) and computes its value from the table; after it, the
+    vectors no later operation reads and not watched leave the outputs and states with the
+    same outputs for every word from them on are merged (:func:`_classes`). The machine's
+    output at every position of every word is then exactly the watched vectors' values there.
+    None where some machine passes ``max_states``."""
+    pair: set[brasp.BVec] = set()
+    for op in brasp.operations(program.output):
+        if isinstance(op, (brasp.AtI, brasp.AtJ)) or (
+            isinstance(op, (brasp.Not, brasp.And, brasp.Or))
+            and any(x in pair for x in _operands(op))
+        ):
+            pair.add(op)
+    ops = [op for op in brasp.operations(program.output) if op not in pair]
+    last: dict[brasp.BVec, int] = {}
+    for k, op in enumerate(ops):
+        for v in _reads(op):
+            last[v] = k
+    kept = set(watched)
+    alphabet = program.alphabet
+    m = _Mealy(alphabet)
+    k = 0
+    while k < len(ops):
+        at = {v: n for n, v in enumerate(m.live)}
+        attend = ops[k]
+        if isinstance(attend, brasp.Attend):
+            if not _attend_step(m, attend, at, max_states):
+                return None
+            m.live.append(attend)
+            done = k
+        else:  # a run of position-wise operations, each an index into the outputs so far
+            run: list[tuple[int, int, int]] = []  # (kind, x, y)
+            kind = {brasp.Not: 1, brasp.And: 2, brasp.Or: 3}
+            while k < len(ops) and not isinstance(ops[k], brasp.Attend):
+                op = ops[k]
+                if isinstance(op, brasp.Token):
+                    run.append((4, alphabet.index(op.symbol) if op.symbol in alphabet else -1, 0))
+                elif isinstance(op, brasp.Const):
+                    run.append((5, int(op.value), 0))
+                else:
+                    x, *y = (at[v] for v in _operands(op))
+                    run.append((kind[type(op)], x, y[0] if y else 0))
+                at[op] = len(at)
+                m.live.append(op)
+                k += 1
+            done = k - 1
+            m.out = [[_run(vals, a, run) for a, vals in enumerate(row)] for row in m.out]
+        stay = [n for n, v in enumerate(m.live) if v in kept or last.get(v, -1) > done]
+        if len(stay) < len(m.live):
+            m.live = [m.live[n] for n in stay]
+            pick = _picker(stay)
+            m.out = [[pick(vals) for vals in row] for row in m.out]
+        if isinstance(ops[done], brasp.Attend) or done == len(ops) - 1:
+            m.minimize()
+        k = done + 1
+    return m
+
+
+def _picker(indices: list[int]) -> Callable[[tuple[bool, ...]], tuple[bool, ...]]:
+    """The function picking ``indices`` (in order) out of a tuple, as a tuple."""
+    if len(indices) == 1:
+        (n,) = indices
+        return lambda vals: (vals[n],)
+    return itemgetter(*indices) if indices else lambda vals: ()
+
+
+def _run(vals: tuple[bool, ...], a: int, run: list[tuple[int, int, int]]) -> tuple[bool, ...]:
+    """``vals`` with the values of a run of position-wise operations (at symbol ``a``) added."""
+    out = list(vals)
+    for kind, x, y in run:
+        if kind == 1:
+            out.append(not out[x])
+        elif kind == 2:
+            out.append(out[x] and out[y])
+        elif kind == 3:
+            out.append(out[x] or out[y])
+        elif kind == 4:
+            out.append(x == a)
+        else:
+            out.append(bool(x))
+    return tuple(out)
+
+
+def _attend_step(
+    m: _Mealy, op: brasp.Attend, at: Mapping[brasp.BVec, int], max_states: int
+) -> bool:
+    """Pair each of ``m``'s states with ``op``'s table and add its value to the outputs (see
+    :func:`_cascade`); False where the states pass ``max_states``."""
+    s_vars, v_vars = i_reads(op.score), i_reads(op.value)
+    s_bits = list(product((False, True), repeat=len(s_vars)))
+    v_bits = list(product((False, True), repeat=len(v_vars)))
+    first_wins = op.side == "leftmost"
+    empty: tuple[tuple[bool, ...] | None, ...] = tuple(None for _ in s_bits)
+    # what a position contributes depends on the outputs op reads alone: worked out once each
+    read = list(dict.fromkeys(_reads(op)))
+    key = _picker([at[v] for v in read])
+    seen: dict[tuple[bool, ...], tuple[int, int, list[bool], tuple[bool, ...]]] = {}
+
+    def reading(vals: tuple[bool, ...]) -> tuple[int, int, list[bool], tuple[bool, ...]]:
+        bits = key(vals)
+        got = seen.get(bits)
+        if got is None:
+            here = dict(zip(read, bits, strict=True))
+            holds = [_pair(op.score, dict(zip(s_vars, bits, strict=True)), here) for bits in s_bits]
+            given = tuple(_pair(op.value, dict(zip(v_vars, c, strict=True)), here) for c in v_bits)
+            got = seen[bits] = (
+                s_bits.index(tuple(here[v] for v in s_vars)),
+                v_bits.index(tuple(here[v] for v in v_vars)),
+                holds,
+                given,
+            )
+        return got
+
+    default = at[op.default]
+    index = {(0, empty): 0}
+    order = [(0, empty)]
+    delta: list[list[int]] = []
+    out: list[list[tuple[bool, ...]]] = []
+    for s, table in order:
+        d_row, o_row = [], []
+        for a, vals in enumerate(m.out[s]):
+            a_idx, b_idx, holds, given = reading(vals)
+            kept_a = table[a_idx]
+            value = vals[default] if kept_a is None else kept_a[b_idx]
+            row = tuple(
+                given if h and (old is None or not first_wins) else old
+                for h, old in zip(holds, table, strict=True)
+            )
+            target = (m.delta[s][a], row)
+            if target not in index:
+                if len(index) >= max_states:
+                    return False
+                index[target] = len(index)
+                order.append(target)
+            d_row.append(index[target])
+            o_row.append((*vals, value))
+        delta.append(d_row)
+        out.append(o_row)
+    m.delta, m.out = delta, out
+    return True
+
+
+def _moore(
+    m: _Mealy, watched: tuple[brasp.BVec, ...], start: tuple[bool, ...]
+) -> tuple[list[list[int]], list[tuple[bool, ...]]]:
+    """The states after each prefix of ``m``'s runs, each with the watched vectors' values at
+    the prefix's last position (``start`` for the empty prefix), minimal and numbered as
+    :func:`_classes` numbers them: the moves and each state's values."""
+    pick = [m.live.index(v) for v in watched]
+    first = (0, start)
+    index = {first: 0}
+    order = [first]
+    delta: list[list[int]] = []
+    for s, _vals in order:
+        row = []
+        for a in range(len(m.delta[s])):
+            target = (m.delta[s][a], tuple(m.out[s][a][n] for n in pick))
+            if target not in index:
+                index[target] = len(index)
+                order.append(target)
+            row.append(index[target])
+        delta.append(row)
+    number, rows = _classes([vals for _s, vals in order], delta)
+    labels: list[tuple[bool, ...]] = [()] * len(rows)
+    for q, c in enumerate(number):
+        labels[c] = order[q][1]
+    return rows, labels
+
+
+def cascade_automaton(
+    program: brasp.Program, *, max_states: int = CASCADE_STATES
+) -> Automaton | None:
+    """The minimal automaton of a program whose attention operations all look at the past,
+    built operation by operation (:func:`_cascade`, merging after each attention operation the
+    memories that no later operation tells apart), where :func:`program_automaton`'s memories
+    of every operation at once are too many. None where a mask is not past or some machine of
+    the cascade passes ``max_states``."""
+    if any(
+        isinstance(op, brasp.Attend) and op.mask != "past"
+        for op in brasp.operations(program.output)
+    ):
+        return None
+    m = _cascade(program, (program.output,), max_states)
+    if m is None:
+        return None
+    rows, labels = _moore(m, (program.output,), (program.empty,))
     return Automaton(
-        states=len(number),
+        states=len(rows),
         start=0,
-        accepting=frozenset(number[cls[q]] for q in accepting),
-        delta=tuple(tuple(rows[c]) for c in range(len(number))),
+        accepting=frozenset(q for q, (bit,) in enumerate(labels) if bit),
+        delta=tuple(tuple(r) for r in rows),
+    )
+
+
+def operations_automaton(
+    program: brasp.Program, ops: tuple[brasp.BVec, ...], *, max_states: int = CASCADE_STATES
+) -> tuple[Automaton, tuple[frozenset[int], ...]] | None:
+    """A minimal machine whose state after each prefix of a word tells the value of each of
+    ``ops`` at the prefix's last position (every mask past): the automaton (no state
+    accepting) and, per operation, the states where it is 1 (none at the start). None where a
+    mask is not past or a machine passes ``max_states``."""
+    if any(
+        isinstance(op, brasp.Attend) and op.mask != "past"
+        for op in brasp.operations(program.output)
+    ):
+        return None
+    m = _cascade(program, ops, max_states)
+    if m is None:
+        return None
+    rows, labels = _moore(m, ops, tuple(False for _ in ops))
+    machine = Automaton(
+        states=len(rows), start=0, accepting=frozenset(), delta=tuple(tuple(r) for r in rows)
+    )
+    return machine, tuple(
+        frozenset(q for q, vals in enumerate(labels) if vals[k]) for k in range(len(ops))
     )
 
 
