@@ -223,8 +223,10 @@ class Enclosure:
 
     # ------------------------------------------------------------------ operations
 
-    def affine(self, a: Affine, x: MR, names: dict[str, int]) -> MR:
-        return _apply_linear(self._linear(a, names), x)
+    def affine(self, a: Affine, x: MR, names: dict[str, int], narrowed: bool = False) -> MR:
+        """``a`` applied to ``x`` (over ``names``; ``narrowed``: an input not in ``names`` is
+        exactly 0, as an output of :meth:`attention` or :meth:`ffn` that is never written)."""
+        return _apply_linear(self._linear(a, names, narrowed), x)
 
     @staticmethod
     def add(a: MR, b: MR) -> MR:
@@ -409,11 +411,34 @@ class Enclosure:
         torch = self.torch
         n = x.m.shape[-2]
         outs_m, outs_r, names = [], [], []
+        # single words: a query or key coordinate its map never writes is exactly 0 (so is its
+        # term of every score), a value coordinate never written is exactly 0 in the output,
+        # and a head whose value map writes nothing outputs exactly 0: only the rest is computed
+        narrow = alternatives is None and self.keep is None and not self.word_sets
         for h in block.heads:
             km, kr = self._kappa(h, n)
             kappa = MR(torch.tensor(km, dtype=torch.float64), torch.tensor(kr, dtype=torch.float64))
             vs: list[MR] = []
-            if alternatives is None:
+            written = list(h.value.outputs)
+            if narrow:
+                v, vc = _apply_part(self._linear(h.value, self.index), x)
+                if not len(vc):
+                    continue
+                written = [h.value.outputs[c] for c in vc]
+                q, qc = _apply_part(self._linear(h.query, self.index), x)
+                k, kc = _apply_part(self._linear(h.key, self.index), x)
+                both = sorted(set(qc) & set(kc))
+                if len(both) < len(qc):
+                    at = torch.tensor([list(qc).index(c) for c in both], dtype=torch.long)
+                    q = MR(q.m.index_select(-1, at), q.r.index_select(-1, at))
+                if len(both) < len(kc):
+                    at = torch.tensor([list(kc).index(c) for c in both], dtype=torch.long)
+                    k = MR(k.m.index_select(-1, at), k.r.index_select(-1, at))
+                q = self.mul(q, kappa)  # κ·q
+                logits = self.matmul(
+                    q, MR(k.m.transpose(-1, -2), k.r.transpose(-1, -2))
+                )  # [B, n, n]: ⟨κq_i, k_j⟩
+            elif alternatives is None:
                 q = self.affine(h.query, x, self.index)
                 k = self.affine(h.key, x, self.index)
                 v = self.affine(h.value, x, self.index)
@@ -460,12 +485,13 @@ class Enclosure:
                 o = self._within_values(o, v, h.mask, e, visible)
             outs_m.append(o.m)
             outs_r.append(o.r)
-            names += list(h.value.outputs)
+            names += written
+        if not outs_m:  # every head's value map writes nothing
+            outs_m = outs_r = [x.m.new_zeros((*x.m.shape[:-1], 0))]
         cat = MR(torch.cat(outs_m, -1), torch.cat(outs_r, -1))
         if block.output is not None:
-            return list(block.output.outputs), self.affine(
-                block.output, cat, {nm: p for p, nm in enumerate(names)}
-            )
+            got = {nm: p for p, nm in enumerate(names)}
+            return list(block.output.outputs), self.affine(block.output, cat, got, narrow)
         return names, cat
 
     def _within_values(self, o: MR, v: MR, mask: str, e: MR, visible: Any) -> MR:

@@ -176,8 +176,9 @@ class NextSetEnclosure(Enclosure):
             rs.append(o.r)
         cat = MR(torch.cat(ms, -1), torch.cat(rs, -1))
         if block.output is not None:
+            # a softmax head's value dims never written are exactly 0 and left out of names
             return list(block.output.outputs), self.affine(
-                block.output, cat, {nm: p for p, nm in enumerate(names)}
+                block.output, cat, {nm: p for p, nm in enumerate(names)}, narrowed=True
             )
         return names, cat
 
