@@ -67,6 +67,7 @@ def _outside_of(
     enc = compile_enclosure(net)
     ws = WordSetBound(enc, al)
     assert ws.use_relaxation(True)
+    ws.lazy = False  # the relaxation on every set, not only where the intervals leave 0 open
     words = list(itertools.product(range(len(al)), repeat=n))
     pre = [enc.token_index[t] for t in net.embedding.prefix]  # type: ignore[union-attr]
     tokens = torch.tensor([[*pre, *(enc.token_index[al[a]] for a in w)] for w in words])
@@ -228,6 +229,7 @@ def test_the_relaxation_of_the_mean_network_holds_and_is_attained() -> None:
     assert _outside_of(net, ("a", "b"), 4) == []
     ws = WordSetBound(compile_enclosure(net), ("a", "b"))
     assert ws.use_relaxation(True)
+    ws.lazy = False
     ws.bound([(1,)], 2)  # b·s: o in [1/3, 2/3], the largest logit relu(1/6) − 1/10 = 1/15 on b b
     assert ws.relaxed is not None
     assert abs(float(ws.relaxed[1][0]) - 1 / 15) < 1e-9
@@ -254,6 +256,8 @@ def test_the_relaxation_settles_a_subtree_of_the_committed_first_model_that_inte
     assert ws.use_relaxation(True)
     low, _ = ws.bound([(1,)], 12)
     assert float(low[0]) > 1  # every word of length 12 starting with 1 is accepted
+    ws.bound(list(itertools.product(range(2), repeat=5)), 5)  # single words: intervals decide
+    assert ws.relaxed is None  # lazy: no relaxation where the sign is known
 
 
 def test_branch_and_bound_with_the_relaxation_gives_plain_enumeration_s_verdicts() -> None:

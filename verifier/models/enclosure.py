@@ -517,10 +517,6 @@ class Enclosure:
         ohi = torch.minimum(torch.minimum(add_up(torch, o.m, o.r), hi), up)
         return from_bounds(torch, olo, ohi)
 
-    def weighted_average(self, e: MR, vu: Any, visible: Any) -> Any:
-        """:meth:`_weighted_average` (public for :mod:`.relax`)."""
-        return self._weighted_average(e, vu, visible)
-
     def _weighted_average(self, e: MR, vu: Any, visible: Any) -> Any:
         """An upper bound of Σ_j e_j v_j / Σ_j e_j over every e_j in e's intervals and v_j ≤ vu_j
         (``e``: [B, n, n] weights of query i on key j; ``vu``: [B, n, dv] upper ends of the

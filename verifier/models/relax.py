@@ -21,7 +21,7 @@ the logit is a bound on one linear functional at a time, carried back through th
   a softmax of the head's enclosed scores, the scalars g_h·v_j enclosed per key j (over every
   symbol a free position can hold: the alternatives of the first layer, or the interval rows of
   a later one), and the extreme weighted average over that box
-  (:meth:`.enclosure.Enclosure.weighted_average`): the weights are the same for every
+  (:func:`_weighted_average_up`): the weights are the same for every
   coordinate, which interval propagation cannot say.
 
 The relu pre-activations and the centred coordinates before each layer norm are bounded by the
@@ -575,10 +575,52 @@ class TailRelaxation:
                 t = _pad(p + r, m + r + p.abs())
                 top = t if top is None else torch.maximum(top, t)
             assert top is not None
-            w = self.enc.weighted_average(e, top, visible)[:, at, :]  # [B, K]
+            w = _weighted_average_up(e.m[:, at, :], e.r[:, at, :], top, visible[at])  # [B, K]
             total = total + w
             mag = mag + w.abs()
         return _pad(total, mag)
+
+
+def _weighted_average_up(em: Any, er: Any, vu: Any, visible: Any) -> Any:
+    """An upper bound [B, K] of Σ_j e_j v_j / Σ_j e_j over every weight e_j in [em − er,
+    em + er] ([B, n]) and every v_j <= vu_j ([B, n, K]: K functionals' values at once), for one
+    query whose visible keys are ``visible`` [n].
+
+    The rule of :meth:`.enclosure.Enclosure._weighted_average`, for one query row: the maximum
+    over the box is the largest of the ratios that put the upper ends of the weights on the t
+    largest values and the lower ends on the rest; that candidate is computed in float and then
+    proved (Σ_j e_j (v_j − U) <= 0 for every e, v in the box, each term rounded upward and the
+    sum's error bound added); where the proof fails the bound is +∞."""
+    import torch
+
+    inf = torch.tensor(math.inf, dtype=vu.dtype)
+    vu = torch.nextafter(vu, inf)
+    a = torch.where(visible, torch.nextafter(em - er, -inf).clamp_min(0.0), 0.0).unsqueeze(-1)
+    b = torch.where(visible, torch.nextafter(em + er, inf), 0.0).unsqueeze(-1)
+    n = vu.shape[1]
+    vals = torch.where(visible.unsqueeze(-1), vu, 0.0)  # [B, n, K]
+    order = vals.argsort(dim=1, descending=True)
+    vs = vals.gather(1, order)
+    as_ = a.expand_as(vals).gather(1, order)
+    bs = b.expand_as(vals).gather(1, order)
+    zero = torch.zeros_like(vs[:, :1])
+    cb = torch.cat([zero, (bs * vs).cumsum(1)], 1)
+    cbd = torch.cat([zero, bs.cumsum(1)], 1)
+    ca = torch.cat([zero, (as_ * vs).cumsum(1)], 1)
+    cad = torch.cat([zero, as_.cumsum(1)], 1)
+    num = cb + (ca[:, -1:] - ca)
+    den = cbd + (cad[:, -1:] - cad)
+    ratio = torch.where(den > 0, num / den, -inf).nan_to_num(math.inf, math.inf, -math.inf)
+    cand = ratio.amax(1)  # [B, K]
+    cand = cand + cand.abs() * REL + TINY
+    d = torch.nextafter(vals - cand.unsqueeze(1), inf)
+    terms = torch.nextafter(torch.where(d > 0, b * d, a * d), inf)
+    terms = torch.where(visible.unsqueeze(-1), terms, 0.0)
+    u = 2.0**-53
+    gamma = (n * u / (1 - n * u)) * (1 + 4 * u)
+    total = terms.sum(1) + 2.0 * gamma * terms.abs().sum(1) * (1 + 8 * u)
+    ok = (total <= 0) & torch.isfinite(total) & torch.isfinite(cand)
+    return torch.where(ok, cand, inf)
 
 
 def _mr(torch: Any, lo: Any, hi: Any) -> MR:

@@ -105,7 +105,11 @@ class WordSetBound:
         """Where set: the logit's bound is also taken by the linear relaxation of the layers
         after the last attention layer (:mod:`.relax`), and the two enclosures intersected."""
         self.relaxed: tuple[Any, Any] | None = None
-        """The last :meth:`bound`'s relaxed enclosure (low, high), where it was computed."""
+        """The last :meth:`bound`'s relaxed enclosure (low, high), where it was computed (with
+        ``lazy``: (−∞, ∞) on the sets it was not computed for)."""
+        self.lazy = True
+        """Compute the relaxation only for the sets whose interval bound contains 0 (the sign
+        of the others is known already: that is all branch and bound asks of a bound)."""
 
     def use_relaxation(self, on: bool = True) -> bool:
         """Turn the linear relaxation on (where the network's tail is covered, see
@@ -131,20 +135,32 @@ class WordSetBound:
             raise ValueError(f"prefixes must have one length <= {length}")
         tokens = self.tokens(prefixes, length)
         self.relaxed = None
-        with self.torch.no_grad():
+        torch = self.torch
+        with torch.no_grad():
             if isinstance(self.enclosure, Enclosure) and self.symbolic:
-                y = self._transformer(tokens)
+                y = self._transformer(tokens, relax=not self.lazy)
             else:
                 y = self.enclosure.logits(tokens, tokens.shape[1])
-        low = add_down(self.torch, y.m, -y.r)
-        high = add_up(self.torch, y.m, y.r)
+        low = add_down(torch, y.m, -y.r).nan_to_num(-math.inf)
+        high = add_up(torch, y.m, y.r).nan_to_num(math.inf)
+        if self.relax is not None and self.lazy and self.symbolic:
+            # the relaxation only where the interval bound leaves the sign open
+            rows = ((low <= 0) & (high >= 0)).nonzero().flatten()
+            if len(rows):
+                with torch.no_grad():
+                    self._transformer(tokens[rows], relax=True)
+                assert self.relaxed is not None
+                lo_all = torch.full_like(low, -math.inf)
+                hi_all = torch.full_like(high, math.inf)
+                lo_all[rows], hi_all[rows] = self.relaxed
+                self.relaxed = (lo_all, hi_all)
         if self.relaxed is not None:  # both enclosures hold: their intersection does
-            low = self.torch.maximum(low.nan_to_num(-math.inf), self.relaxed[0])
-            high = self.torch.minimum(high.nan_to_num(math.inf), self.relaxed[1])
+            low = torch.maximum(low, self.relaxed[0])
+            high = torch.minimum(high, self.relaxed[1])
         bad = ~(self.torch.isfinite(low) & self.torch.isfinite(high))
         return low.masked_fill(bad, -math.inf), high.masked_fill(bad, math.inf)
 
-    def _transformer(self, tokens: Any) -> MR:
+    def _transformer(self, tokens: Any, relax: bool = False) -> MR:
         """The logit's enclosure with the free positions kept as alternatives up to the first
         attention layer: every per-row block before it runs on the k words that put one symbol
         on every free position (a row of a free position there is exactly some symbol's row),
@@ -176,19 +192,19 @@ class WordSetBound:
         lo = torch.stack([add_down(torch, x.m, -x.r) for x in alts]).amin(0)
         hi = torch.stack([add_up(torch, x.m, x.r) for x in alts]).amax(0)
         x = from_bounds(torch, lo, hi)
-        relax = self.relax
+        tail = self.relax if relax else None
         for k, sub in enumerate(layers[i:]):
             block = sub.block
             if isinstance(block, AttentionLayer):
-                last = relax is not None and i + k == relax.last
+                last = tail is not None and i + k == tail.last
                 enc.keep = [] if last else None
                 try:
                     names, o = enc.attention(block, x, alts if k == 0 else None)
                     kept = enc.keep
                 finally:
                     enc.keep = None
-                if relax is not None and kept is not None:
-                    self.relaxed = relax.bound(x, kept, o, names)
+                if tail is not None and kept is not None:
+                    self.relaxed = tail.bound(x, kept, o, names)
             else:
                 assert isinstance(block, FFN)
                 names, o = enc.ffn(block, x) if block.steps else ([], None)
