@@ -528,3 +528,22 @@ def test_every_mutant_of_parity_the_class_rule_proves_is_right_up_to_length_10_a
             verdicts.append("refused")
     assert verdicts[0] == "proved" and "refuted" in verdicts, verdicts
     print(verdicts)
+
+
+def test_a_refusal_kept_per_network_is_counted_under_each_records_own_claim_kind(
+    tmp_path: Path,
+) -> None:
+    from netproof.verifier.campaign.kernelrun import KernelRun
+
+    kernel = KernelRun(REGISTRY, str(tmp_path))
+    folder = REPO / "proofs" / "tm-sim"
+    got = [
+        kernel.check(str(folder / name))
+        for name in ("B3.all.json", "B6.n3.json", "C5-trace.n3.json")
+    ]
+    assert [(r.outcome, r.kind) for r in got] == [
+        ("refused", "ForAll"),
+        ("refused", "Simulates"),
+        ("refused", "TraceProperty"),
+    ]
+    assert all("no network file (a Seq2Seq" in r.detail for r in got)
