@@ -73,6 +73,7 @@ __all__ = [
     "Evaluator",
     "ExactState",
     "NotBatchableError",
+    "PairNormUndefined",
     "Selections",
     "accepts",
     "evaluate",
@@ -97,8 +98,9 @@ class NotBatchableError(SymbolicError, ValueError):
 # --------------------------------------------------------------------------- support
 
 
-def supports(net: Network | Seq2Seq) -> str | None:
-    """None if :class:`Evaluator` can run ``net``, else a one-line reason.
+def supports(net: Network | Seq2Seq, *, pair_norms: bool = False) -> str | None:
+    """None if :class:`Evaluator` can run ``net``, else a one-line reason. With ``pair_norms``,
+    an FFN's layer norm over two dims with eps = 0 is run too (see :class:`PairNormUndefined`).
 
     >>> from netproof.constructions.chiang2022 import parity_transformer
     >>> supports(parity_transformer())
@@ -134,7 +136,7 @@ def supports(net: Network | Seq2Seq) -> str | None:
         match block:
             case FFN():
                 for idx, step in enumerate(block.steps):
-                    if isinstance(step, LayerNorm):
+                    if isinstance(step, LayerNorm) and not (pair_norms and _pair_norm(step)):
                         return f"ffn {block.name!r} step [{idx}] is a layer norm (√ is not batched)"
                     if isinstance(step, Activation) and step.kind == "gelu":
                         return f"ffn {block.name!r} step [{idx}] is a GELU (x·Φ(x) is not rational)"
@@ -203,6 +205,35 @@ def _reduce(num: Array, den: int) -> tuple[Array, int]:
     if num.dtype == object and _maxabs(num) <= LIMIT:
         num = num.astype(np.int64)
     return num, den
+
+
+class PairNormUndefined(UndefinedValueError):
+    """A layer norm over two dims with eps = 0 met two equal values (0/0) in some word of a
+    batch: that word's output is undefined, and which word it is, and what the words before it
+    give, the batch does not say. Only an :class:`Evaluator` made with ``pair_norms=True``
+    raises it; its caller evaluates the batch's words one at a time instead."""
+
+
+def _pair_norm(step: LayerNorm) -> bool:
+    """A layer norm the batched integers run exactly: over two dims u, v with eps = 0, where
+    the mean is (u + v)/2 and the root of the variance |u − v|/2, so the outputs are
+    sign(u − v) and sign(v − u) (undefined where u = v)."""
+    return step.eps == 0 and step.over is not None and len(step.over) == 2
+
+
+def _pair_normed(y: Array, den: int, a: int, b: int, where: str) -> Array:
+    """``y`` (numerators over ``den``, one row per input) with columns ``a`` and ``b`` replaced by
+    their layer norm: ±1 as ``±den``, the sign of their difference (see :func:`_pair_norm`)."""
+    diff = y[:, a] - y[:, b]
+    if np.any(diff == 0):
+        raise PairNormUndefined(
+            f"{where}: layer norm of a constant vector with eps=0 is 0/0 on some word of the batch"
+        )
+    out = y.astype(object) if y.dtype != object and den > LIMIT else y.copy()
+    sign = np.where(diff > 0, 1, -1).astype(out.dtype)
+    out[:, a] = sign * den
+    out[:, b] = -sign * den
+    return out
 
 
 def _require_names(names: Sequence[str], index: dict[str, int], where: str) -> None:
@@ -435,7 +466,7 @@ class _Layer:
     """A sublayer: the block's writes as (numerators, den, residual indices) pieces, then the
     residual connection."""
 
-    def __init__(self, sub: Sublayer, dims: tuple[str, ...]) -> None:
+    def __init__(self, sub: Sublayer, dims: tuple[str, ...], pair_norms: bool = False) -> None:
         self.sub = sub
         self.index = {d: i for i, d in enumerate(dims)}
         self.heads: list[_Head] = []
@@ -466,7 +497,7 @@ class _Layer:
                 )
                 writes = block.output.outputs if block.output is not None else self.head_names
             case FFN():
-                self.steps: list[_Linear | str] = []
+                self.steps: list[_Linear | str | tuple[int, int, str]] = []
                 names: tuple[str, ...] = dims
                 for idx, step in enumerate(block.steps):
                     match step:
@@ -481,6 +512,12 @@ class _Layer:
                             )
                         case Activation(kind=kind):
                             self.steps.append(kind)
+                        case LayerNorm() if pair_norms and _pair_norm(step):
+                            assert step.over is not None  # _pair_norm checked
+                            u, v = step.over
+                            where = f"ffn {block.name!r} step [{idx}] (a layer norm over {u}, {v})"
+                            _require_names((u, v), {n: i for i, n in enumerate(names)}, where)
+                            self.steps.append((names.index(u), names.index(v), where))
                         case LayerNorm():
                             raise NotBatchableError(
                                 f"ffn {block.name!r} step [{idx}] is a layer norm (√ is not batched)"
@@ -534,6 +571,8 @@ class _Layer:
                 for step in self.steps[1:]:
                     if isinstance(step, _Linear):
                         y, y_den = step.apply(y, y_den)
+                    elif isinstance(step, tuple):
+                        y = _pair_normed(y, y_den, *step)
                     elif step == "relu":
                         y = np.maximum(y, 0)
                     elif step == "step":
@@ -773,8 +812,8 @@ class Evaluator:
     (words, length) of indices into ``net.alphabet``; :func:`evaluate` takes words as symbols.
     """
 
-    def __init__(self, net: Network) -> None:
-        reason = supports(net)
+    def __init__(self, net: Network, *, pair_norms: bool = False) -> None:
+        reason = supports(net, pair_norms=pair_norms)
         if reason is not None:
             raise NotBatchableError(
                 f"network {net.name!r}: {reason}; evaluate it per word with symbolic.exact.run"
@@ -800,7 +839,7 @@ class Evaluator:
             rows.append(row)
         self.table = rows
         _require_names([d for d, _, _ in emb.positional], index, "positional features")
-        self.layers = [_Layer(sub, net.dims) for sub in net.layers]
+        self.layers = [_Layer(sub, net.dims, pair_norms) for sub in net.layers]
         self.logit = _Linear(readout.logit, net.dims, "classifier logit")
         attention = [i for i, sub in enumerate(net.layers) if isinstance(sub.block, AttentionLayer)]
         self.position_wise_from = (attention[-1] + 1) if attention else 0

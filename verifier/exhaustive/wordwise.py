@@ -256,12 +256,15 @@ def recognizes_body(claim: Recognizes, method: str) -> Body:
 
 def _batchable(job: Job, lengths: range) -> dict[int, Network] | None:
     """The network for each word length, if :mod:`netproof.symbolic.batched` runs every one of them on
-    the job's alphabet; else None (the per-word path is used)."""
+    the job's alphabet (layer norms over two dims with eps = 0 included: a word where one is
+    undefined sends the whole check to the per-word path); else None (the per-word path is used)."""
     from netproof.symbolic import batched
 
     nets = {m: job.network(m) for m in lengths}
     for net in {id(net): net for net in nets.values()}.values():
-        if batched.supports(net) is not None or sorted(net.alphabet) != sorted(job.alphabet):
+        if batched.supports(net, pair_norms=True) is not None or sorted(net.alphabet) != sorted(
+            job.alphabet
+        ):
             return None
     return nets
 
@@ -295,7 +298,7 @@ def _recognizes_batched(
         net = nets[m]
         ev = evaluators.get(id(net))
         if ev is None:
-            ev = evaluators[id(net)] = batched.Evaluator(net)
+            ev = evaluators[id(net)] = batched.Evaluator(net, pair_norms=True)
         code = np.array([net.alphabet.index(s) for s in alphabet], dtype=np.int64)
         stream = shard.words_of_length(alphabet, m)
         first, last = shard.block(alphabet, m)
@@ -304,6 +307,8 @@ def _recognizes_batched(
             chunk = list(itertools.islice(stream, stop - start))
             try:
                 got = ev.run(code[batched.shortlex_block(len(alphabet), m, start, stop)])
+            except batched.PairNormUndefined:
+                return None  # which word, and what the words before it give: per word
             except UndefinedValueError as exc:  # depends on the length only: the chunk's first word
                 undefined = Refuted(
                     method,
@@ -512,7 +517,12 @@ def _trace_property_part(
     job: Job, claim: TraceProperty, bound: int, shard: Shard, progress: Progress | None
 ) -> Part:
     if claim.holds_batch is not None and claim.backend == "exact":
-        part = _trace_property_batched(job, claim, bound, shard, progress)
+        from netproof.symbolic.batched import PairNormUndefined
+
+        try:
+            part = _trace_property_batched(job, claim, bound, shard, progress)
+        except PairNormUndefined:
+            part = None  # which word, and what the words before it give: per word
         if part is not None:
             return part
     if claim.only is not None:
@@ -555,6 +565,8 @@ def _trace_property_batched(
     def first_failure(ev: batched.Evaluator, chunk: list[Word], idx: Any) -> Refuted | None:
         try:
             trace = ev.trace(idx)
+        except batched.PairNormUndefined:
+            raise
         except UndefinedValueError as exc:  # depends on the length only: the chunk's first word
             return Refuted(
                 method,
@@ -579,7 +591,7 @@ def _trace_property_batched(
         net = nets[m]
         ev = evaluators.get(id(net))
         if ev is None:
-            ev = evaluators[id(net)] = batched.Evaluator(net)
+            ev = evaluators[id(net)] = batched.Evaluator(net, pair_norms=True)
         code = np.array([net.alphabet.index(s) for s in alphabet], dtype=np.int64)
         stream = shard.words_of_length(alphabet, m)
         first, last = shard.block(alphabet, m)
