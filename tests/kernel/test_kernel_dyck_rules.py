@@ -91,9 +91,7 @@ def test_the_nearest_selections_record_cut_to_length_6_is_checked_and_tampered_o
         _record(tmp_path, Y3_K1, bound={"min_len": 0, "max_len": 6}, checked=127), net
     )
     assert got.outcome == "checked", got.detail
-    assert got.detail == (
-        "proved: every matching head selects as stated on all 127 words"
-    )
+    assert got.detail == ("proved: every matching head selects as stated on all 127 words")
     flipped = _record(
         tmp_path, Y3_K1, bound={"min_len": 0, "max_len": 6}, verdict="refuted", counterexample="("
     )

@@ -380,9 +380,7 @@ def test_the_committed_no_ties_records_are_checked_and_a_false_verdict_disagrees
     net = _write(tmp_path, _text("brasp-no-aa"))
     record = REPO / "proofs" / "brasp-no-aa" / "no-ties.n8.json"
     got = check_record(record, net)
-    assert got.outcome == "checked" and got.detail == (
-        "proved: none of the 510 words has a tie"
-    )
+    assert got.outcome == "checked" and got.detail == ("proved: none of the 510 words has a tie")
     rec = json.loads(record.read_text(encoding="utf-8"))
     rec.update(verdict="refuted", counterexample="ab")
     (tmp_path / "r.json").write_text(json.dumps(rec), encoding="utf-8")
@@ -416,9 +414,7 @@ def test_every_network_mutant_with_a_tie_disagrees_on_no_ties_naming_the_first_w
         ref = _netproof_network(mutant)
         tied = next((w for w in words if _no_ties(w, exact_run(ref, w)) is not None), None)
         if got.outcome == "disagree":
-            assert tied is not None and f"but on {''.join(tied)!r} head" in (
-                got.detail
-            ), got.detail
+            assert tied is not None and f"but on {''.join(tied)!r} head" in (got.detail), got.detail
         else:
             assert tied is None, (got.detail, tied)
     assert seen["disagree"] > 0 and seen["checked"] > 0
