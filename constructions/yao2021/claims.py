@@ -12,6 +12,7 @@ argument).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
@@ -19,6 +20,7 @@ from typing import Any
 
 import sympy
 
+from netproof.symbolic import AttentionLayer, Hardmax, Network
 from netproof.verifier.claims import (
     VARIANT,
     AllowedNext,
@@ -220,67 +222,49 @@ def _invariant_holds(k: int, depth: int, *, batch: bool = False) -> object:
     return holds_batch if batch else holds
 
 
-def _tie_free_accept(depth: int, *, batch: bool = False) -> object:
-    """Y5 on one word's trace (``holds``), or with ``batch`` on a batched trace (``holds_batch``;
-    it reads ``n``, ``xp`` and ``state(label).numerators(dim)`` over ``state(label).den``)."""
-    from fractions import Fraction as Q
+TIE_RULES_COMPARED = ("average", "leftmost", "rightmost")
 
-    def y(a1: Q, a2: Q) -> Q:
-        return max(Q(0), max(Q(0), 1 - a1) + a2 - 1)
 
-    def holds(word: tuple[str, ...], trace: object) -> str | None:
-        n = trace.n  # type: ignore[attr-defined]
-        before = f"logic{depth}"
-        e = [trace.value(before, t, "e") for t in range(n)]  # type: ignore[attr-defined]
-        m = [trace.value(before, t, "m") for t in range(n)]  # type: ignore[attr-defined]
-        score = [e[t] - m[t] + 1 for t in range(n)]
-        top = max(score)
-        best = [t for t in range(n) if score[t] == top]
-        rules = {
-            "average": y(
-                sum((e[t] for t in best), Q(0)) / len(best),
-                sum((m[t] for t in best), Q(0)) / len(best),
-            ),
-            "leftmost": y(e[best[0]], m[best[0]]),
-            "rightmost": y(e[best[-1]], m[best[-1]]),
-        }
-        bits = {rule: value > Q(1, 2) for rule, value in rules.items()}
+def _tie_variants(net: Network) -> dict[str, Network]:
+    """The network with each of the tie rules of :data:`TIE_RULES_COMPARED` in its final head
+    (Y5's variants: the checker runs each on every word)."""
+
+    def with_tie(rule: str) -> Network:
+        layers = []
+        for sub in net.layers:
+            block = sub.block
+            if isinstance(block, AttentionLayer) and block.name == "final":
+                heads = tuple(
+                    dataclasses.replace(h, normalizer=Hardmax(tie=rule))  # type: ignore[arg-type]
+                    if h.name == "any_open_or_error"
+                    else h
+                    for h in block.heads
+                )
+                sub = dataclasses.replace(sub, block=dataclasses.replace(block, heads=heads))
+            layers.append(sub)
+        return dataclasses.replace(net, layers=tuple(layers))
+
+    return {rule: with_tie(rule) for rule in TIE_RULES_COMPARED}
+
+
+def _tie_free_accept(*, batch: bool = False) -> object:
+    """Y5 on one word's trace (``holds``), or with ``batch`` on a batched trace (``holds_batch``):
+    the accept bits of the network run with each tie rule in its final head (the trace's
+    ``variants``, :func:`_tie_variants`) are one bit."""
+
+    def holds(word: tuple[str, ...], trace: Any) -> str | None:
+        bits = {rule: bool(trace.variants[rule].accepted) for rule in TIE_RULES_COMPARED}
         if len(set(bits.values())) != 1:
             return f"the accept bit depends on the tie rule: {bits}"
         return None
 
     def holds_batch(words: Sequence[tuple[str, ...]], trace: Any) -> list[str | None]:
-        xp, n, size = trace.xp, trace.n, len(words)
-        if size == 0:
-            return []
-        state = trace.state(f"logic{depth}")
-        e, m, den = state.numerators("e"), state.numerators("m"), state.den
-        # With a1 = E/d and a2 = M/d over one d > 0, y(a1, a2) > 1/2 iff
-        # 2·max(0, max(0, d − E) + M − d) > d: integers below 8·n·(den + max|e| + max|m|), in
-        # Python ints when that bound passes int64.
-        big = max((abs(int(a.max())) + abs(int(a.min())) for a in (e, m)), default=0)
-        if 8 * n * (den + 2 * big) > 1 << 62:
-            e, m = e.astype(object), m.astype(object)
-        score = e - m + den
-        best = score == score.max(axis=1, keepdims=True)
-        count = best.sum(axis=1).astype(e.dtype)
-        first = best.argmax(axis=1)
-        last = n - 1 - best[:, ::-1].argmax(axis=1)
-        rows = xp.arange(size)
-
-        def accept(E: Any, M: Any, d: Any) -> Any:
-            return 2 * xp.maximum(0, xp.maximum(0, d - E) + M - d) > d
-
-        bits = {
-            "average": accept((e * best).sum(axis=1), (m * best).sum(axis=1), count * den),
-            "leftmost": accept(e[rows, first], m[rows, first], den),
-            "rightmost": accept(e[rows, last], m[rows, last], den),
-        }
-        differ = (bits["average"] != bits["leftmost"]) | (bits["average"] != bits["rightmost"])
-        out: list[str | None] = [None] * size
-        for w in xp.flatnonzero(differ).tolist():
+        bits = {rule: trace.variants[rule].accepted for rule in TIE_RULES_COMPARED}
+        out: list[str | None] = [None] * len(words)
+        for w in range(len(words)):
             shown = {rule: bool(bit[w]) for rule, bit in bits.items()}
-            out[w] = f"the accept bit depends on the tie rule: {shown}"
+            if len(set(shown.values())) != 1:
+                out[w] = f"the accept bit depends on the tie rule: {shown}"
         return out
 
     return holds_batch if batch else holds
@@ -322,8 +306,9 @@ def _dyck_claims(values: Mapping[str, object]) -> tuple[Claim, ...]:
             id="Y5",
             statement="the accept bit is the same under the average, leftmost and rightmost tie rules of the final layer",
             reference=ref,
-            holds=_tie_free_accept(depth),  # type: ignore[arg-type]
-            holds_batch=_tie_free_accept(depth, batch=True),  # type: ignore[arg-type]
+            holds=_tie_free_accept(),  # type: ignore[arg-type]
+            holds_batch=_tie_free_accept(batch=True),  # type: ignore[arg-type]
+            variants=_tie_variants,
             statable=TieRuleFree(
                 layer="final", head="any_open_or_error", induction=induction, language=lang
             ),

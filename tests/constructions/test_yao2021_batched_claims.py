@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -259,71 +258,39 @@ def test_a_claim_for_another_backend_or_network_keeps_the_per_word_path() -> Non
     assert isinstance(got, Proved) and got.method == PER_WORD
 
 
-# --------------------------------------------------------------------------- exact past int64
+# --------------------------------------------------------------------------- Y5's three runs
 
 
-class _FakeState:
-    def __init__(self, rows: list[list[dict[str, Fraction]]]) -> None:
-        self.rows = rows
-        self.den = 1
-        for row in rows:
-            for cell in row:
-                for q in cell.values():
-                    self.den = math.lcm(self.den, q.denominator)
-
-    def numerators(self, dim: str) -> np.ndarray[Any, Any]:
-        out = np.empty((len(self.rows), len(self.rows[0])), dtype=object)
-        for w, row in enumerate(self.rows):
-            for t, cell in enumerate(row):
-                out[w, t] = int(cell[dim] * self.den)
-        return out
+class _Run:
+    def __init__(self, accepted: Any) -> None:
+        self.accepted = accepted
 
 
-class _FakeBatch:
-    """The part of a batched trace Y5 reads: n, xp and state(label).numerators / den."""
+class _Runs:
+    """The part of a trace Y5 reads: the accept bit (or bits) of each tie rule's run."""
 
-    xp = np
-
-    def __init__(self, rows: list[list[dict[str, Fraction]]]) -> None:
-        self.n = len(rows[0])
-        self._state = _FakeState(rows)
-
-    def state(self, label: str) -> _FakeState:
-        assert label == "logic1"
-        return self._state
+    def __init__(self, average: Any, leftmost: Any, rightmost: Any) -> None:
+        self.variants = {
+            "average": _Run(average),
+            "leftmost": _Run(leftmost),
+            "rightmost": _Run(rightmost),
+        }
 
 
-class _FakeTrace:
-    def __init__(self, row: list[dict[str, Fraction]]) -> None:
-        self.n = len(row)
-        self.row = row
-
-    def value(self, label: str, t: int, dim: str) -> Fraction:
-        assert label == "logic1"
-        return self.row[t][dim]
-
-
-def test_the_tie_rule_check_stays_exact_with_a_denominator_past_int64() -> None:
+def test_the_tie_rule_check_compares_the_accept_bits_of_the_three_runs_word_by_word() -> None:
     c = REGISTRY["dyck"]
     values = c.parse_params({"k": "1", "depth": "1"})
     y5 = next(cl for cl in c.claims(values) if cl.id == "Y5")
     assert isinstance(y5, TraceProperty) and y5.holds_batch is not None
-    tiny = Fraction(1, 3**45)  # 3^45 > 2^62
-    half = Fraction(1, 2)
-    zero, one = Fraction(0), Fraction(1)
-    rows = [
-        # The scores e − m + 1 tie at 1 − tiny between tokens 0 and 2; y = tiny everywhere.
-        [{"e": zero, "m": tiny}, {"e": zero, "m": one}, {"e": zero, "m": tiny}],
-        # A full tie with y = 1/2 + tiny, a hair above the threshold.
-        [{"e": zero, "m": half + tiny}] * 3,
-        # Tokens 0 and 1 tie at score 1; e > 1 at token 0 gives y = 1 + tiny there, 0 at token 1
-        # and tiny/2 on average.
-        [{"e": 2 + tiny, "m": 2 + tiny}, {"e": zero, "m": zero}, {"e": zero, "m": 1 + tiny}],
-    ]
-    got = y5.holds_batch([()] * len(rows), _FakeBatch(rows))
-    assert list(got) == [y5.holds((), _FakeTrace(row)) for row in rows]
+    assert y5.variants is not None
+    rows = [(True, True, True), (False, False, False), (False, True, False), (True, True, False)]
+    got = y5.holds_batch(
+        [()] * len(rows), _Runs(*(np.array([r[i] for r in rows]) for i in range(3)))
+    )
+    assert list(got) == [y5.holds((), _Runs(*row)) for row in rows]
+    assert got[:2] == [None, None]
     assert (
         got[2]
         == "the accept bit depends on the tie rule: {'average': False, 'leftmost': True, 'rightmost': False}"
     )
-    assert got[:2] == [None, None]
+    assert set(y5.variants(c.build(values))) == {"average", "leftmost", "rightmost"}

@@ -27,7 +27,7 @@ from netproof.constructions import REGISTRY
 from netproof.symbolic import AttentionLayer, Hardmax, Network
 from netproof.symbolic.errors import NetworkValidationError
 from netproof.symbolic.exact import run as run_exact
-from netproof.verifier.claims import Proved, TraceProperty, Unknown
+from netproof.verifier.claims import Proved, Refuted, TraceProperty, Unknown
 from netproof.verifier.exhaustive.checker import Job
 from netproof.verifier.smt import prooflog
 from netproof.verifier.smt.compositional import prove_trace
@@ -187,3 +187,47 @@ def test_single_weight_mutants_after_the_last_matching_layer_are_never_proved_wh
     with capsys.disabled():
         print(f"\nDyck(1,2) Y5 mutants after the last matching layer: {counts}")
     assert counts["proved"] > 0 and counts["unknown"] > 0, counts
+
+
+def _exhaustive(net: Network, values: Any, claim: TraceProperty, bound: int) -> tuple[Any, Any]:
+    """Y5's exhaustive verdict on ``net``: batched, and word by word (``holds`` alone)."""
+    from netproof.verifier.claims import Construction
+    from netproof.verifier.exhaustive.checker import check
+
+    c = REGISTRY["dyck"]
+    mine = Construction(
+        name=c.name,
+        paper_id=c.paper_id,
+        title=c.title,
+        reference=c.reference,
+        params=c.params,
+        build=lambda _values: net,
+        claims=c.claims,
+        language=c.language,
+    )
+    job = Job(mine, values)
+    fast = check(job, claim, max_len=bound)
+    slow = check(Job(mine, values), dataclasses.replace(claim, holds_batch=None), max_len=bound)
+    return fast, slow
+
+
+def test_the_exhaustive_check_runs_the_network_under_each_tie_rule_not_a_formula_for_it() -> None:
+    _c, values, net, claim = _dyck(1, 2)
+    seen: list[set[str]] = []
+    spy = dataclasses.replace(
+        claim,
+        holds=lambda w, t: seen.append(set(t.variants)) or claim.holds(w, t),
+        holds_batch=None,
+    )
+    fast, slow = _exhaustive(net, values, claim, 5)
+    assert isinstance(fast, Proved) and fast.method == "exhaustive (exact, batched integers)"
+    assert isinstance(slow, Proved) and slow.method == "exhaustive (exact)"
+    _exhaustive(net, values, spy, 2)
+    assert seen and all(s == {"average", "leftmost", "rightmost"} for s in seen)
+    # the final head's key weight on m, -1 -> 0: the marks no longer order the ties, which the
+    # paper's formula for the final layer (computed from e and m) could not see
+    mutant = with_weight(net, ("layers", 4, "block", "heads", 0, "key", "weights", 0, 1), 1)
+    fast, slow = _exhaustive(mutant, values, claim, 4)
+    assert isinstance(fast, Refuted) and isinstance(slow, Refuted), (fast, slow)
+    assert fast.word == slow.word == _tie_truth(mutant, _words(mutant.alphabet, 0, 4)), (fast, slow)
+    assert fast.detail == slow.detail and "depends on the tie rule" in fast.detail, fast

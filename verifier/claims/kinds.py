@@ -392,6 +392,13 @@ class TraceProperty(ClaimBase):
     """The same property in a form the smt method states for every length (see
     :data:`StateProperty`); it must say what ``holds`` says (the tests check the two on every
     short word, of the network and of its single-weight mutants)."""
+    variants: Callable[[Any], Mapping[str, Any]] | None = None
+    """Networks the property compares the network with: a function from the network of a word
+    to named networks made from it (IR to IR, e.g. another tie rule in one layer). The checker
+    runs each on every word with the same interpreter, and ``holds`` (and ``holds_batch``)
+    receive a trace whose ``variants`` maps each name to that network's trace of the same
+    word(s): a property of the network under other rules is judged by running them, not by a
+    formula for what they would give."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

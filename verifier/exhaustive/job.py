@@ -199,6 +199,12 @@ def run_word(job: Job, word: Word, backend: str) -> Trace[Any]:
         # typed Trace for the word-by-word bodies; an encoder–decoder's Seq2SeqTrace comes only
         # with its TraceProperty claims, whose predicates take the trace they are given
         return run_seq2seq(net, word, backend=backend, max_steps=decoder_budget(job, word))
+    return run_network(net, word, backend)
+
+
+def run_network(net: Network, word: Word, backend: str) -> Trace[Any]:
+    """The trace of ``word`` on ``net`` with ``backend`` (``exact``, ``sympy``, ``symbolic``
+    or ``interval``)."""
     if backend == "exact":
         return run_exact(net, word)
     if backend == "sympy":
@@ -208,6 +214,44 @@ def run_word(job: Job, word: Word, backend: str) -> Trace[Any]:
     if backend == "interval":
         return run_interval(net, word)
     raise ValueError(f"unknown backend {backend!r}")
+
+
+class WithVariants:
+    """A trace of a word (or a batched trace of words) and, as ``variants``, the traces of the
+    claim's variant networks (:attr:`TraceProperty.variants`) on the same word(s); every other
+    attribute is the trace's own."""
+
+    __slots__ = ("_trace", "variants")
+
+    def __init__(self, trace: Any, variants: Mapping[str, Any]) -> None:
+        self._trace = trace
+        self.variants = dict(variants)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._trace, name)
+
+
+def variant_networks(
+    claim: Any, net: Any, cache: dict[int, Mapping[str, Any]]
+) -> Mapping[str, Any]:
+    """``claim.variants(net)``, made once per network (``cache``, by identity)."""
+    key = id(net)
+    if key not in cache:
+        cache[key] = claim.variants(net)
+    return cache[key]
+
+
+def with_variants(
+    claim: Any, word: Word, trace: Trace[Any], cache: dict[int, Mapping[str, Any]]
+) -> Any:
+    """``trace`` as ``holds`` takes it: itself, or with the traces of ``claim``'s variant
+    networks on ``word`` (same interpreter) where the claim has variants."""
+    if getattr(claim, "variants", None) is None:
+        return trace
+    nets = variant_networks(claim, trace.network, cache)
+    return WithVariants(
+        trace, {name: run_network(v, word, trace.backend) for name, v in nets.items()}
+    )
 
 
 def decoder_budget(job: Job, word: Word) -> int:

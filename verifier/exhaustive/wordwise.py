@@ -52,12 +52,15 @@ from .job import (
     Part,
     Progress,
     Shard,
+    WithVariants,
     count_words,
     enclose,
     exhaustive_method,
     format_value,
     interval_sign,
     show_word,
+    variant_networks,
+    with_variants,
 )
 
 __all__ = [
@@ -460,8 +463,10 @@ def value_is_body(
 def trace_body(claim: TraceProperty, alphabet: Sequence[str], method: str) -> Body:
     """The :class:`TraceProperty` verdict on one word's trace."""
 
+    nets: dict[int, Any] = {}
+
     def body(w: Word, trace: Trace[Any]) -> Verdict | None:
-        failure = claim.holds(w, trace)
+        failure = claim.holds(w, with_variants(claim, w, trace, nets))
         if failure is not None:
             return Refuted(method, f"on {show_word(w, alphabet)}: {failure}", w)
         return None
@@ -561,10 +566,26 @@ def _trace_property_batched(
     method = "exhaustive (exact, batched integers)"
     size = batched.CHUNK // 4  # a trace keeps every state: a quarter of the accept-only chunk
     evaluators: dict[int, batched.Evaluator] = {}
+    made: dict[int, Any] = {}
+    others: dict[int, batched.Evaluator] = {}
+    if claim.variants is not None and any(
+        batched.supports(v, pair_norms=True) is not None
+        for net in nets.values()
+        for v in variant_networks(claim, net, made).values()
+    ):
+        return None
 
     def first_failure(ev: batched.Evaluator, chunk: list[Word], idx: Any) -> Refuted | None:
         try:
-            trace = ev.trace(idx)
+            trace: Any = ev.trace(idx)
+            if claim.variants is not None:
+                # each variant network on the same words, batched the same way
+                variants = {}
+                for name, net in variant_networks(claim, ev.net, made).items():
+                    if id(net) not in others:
+                        others[id(net)] = batched.Evaluator(net, pair_norms=True)
+                    variants[name] = others[id(net)].trace(idx)
+                trace = WithVariants(trace, variants)
         except batched.PairNormUndefined:
             raise
         except UndefinedValueError as exc:  # depends on the length only: the chunk's first word
