@@ -231,19 +231,16 @@ class WithVariants:
         return getattr(self._trace, name)
 
 
-def variant_networks(
-    claim: Any, net: Any, cache: dict[int, Mapping[str, Any]]
-) -> Mapping[str, Any]:
-    """``claim.variants(net)``, made once per network (``cache``, by identity)."""
-    key = id(net)
-    if key not in cache:
-        cache[key] = claim.variants(net)
-    return cache[key]
+def variant_networks(claim: Any, net: Any, cache: dict[int, Any]) -> Mapping[str, Any]:
+    """``claim.variants(net)``, made once per network (``cache``, by identity: the network is
+    kept beside its variants, so a reused ``id`` is never mistaken for it)."""
+    hit = cache.get(id(net))
+    if hit is None or hit[0] is not net:
+        hit = cache[id(net)] = (net, claim.variants(net))
+    return hit[1]  # type: ignore[no-any-return]
 
 
-def with_variants(
-    claim: Any, word: Word, trace: Trace[Any], cache: dict[int, Mapping[str, Any]]
-) -> Any:
+def with_variants(claim: Any, word: Word, trace: Trace[Any], cache: dict[int, Any]) -> Any:
     """``trace`` as ``holds`` takes it: itself, or with the traces of ``claim``'s variant
     networks on ``word`` (same interpreter) where the claim has variants."""
     if getattr(claim, "variants", None) is None:
