@@ -41,13 +41,19 @@ def _slow_unknown(seconds: float) -> Any:
     return spacer
 
 
+def _no_invariant(monkeypatch: pytest.MonkeyPatch, unroll: str, spacer_seconds: float) -> None:
+    """Houdini finds no invariant, the unrolling gets no answer, and Spacer (after
+    ``spacer_seconds``) says a bad state is reachable."""
+    monkeypatch.setattr(counters, "houdini", lambda *a, **k: ("unknown", "no facts"))
+    monkeypatch.setattr(counters, unroll, lambda *a, **k: (None, False))
+    monkeypatch.setattr(counters, "spacer", _slow_unknown(spacer_seconds))
+
+
 def test_the_search_after_a_failed_operations_proof_stops_at_the_budget_and_says_how_far_it_got(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     job, claim = _claim(TraceProperty, "operations")
-    monkeypatch.setattr(counters, "houdini", lambda *a, **k: ("unknown", "no facts"))
-    monkeypatch.setattr(counters, "unroll_search", lambda *a, **k: (None, False))
-    monkeypatch.setattr(counters, "spacer", _slow_unknown(0.6))
+    _no_invariant(monkeypatch, "unroll_search", 0.6)
     started = time.perf_counter()
     # The lemmas take their own minimum second each; the spacer stub then waits the budget out.
     out = prove_claim(job, claim, method="smt", max_len=10, timeout=0.5).verdict
@@ -61,9 +67,7 @@ def test_with_time_left_the_same_search_finishes_and_says_every_word_of_the_boun
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     job, claim = _claim(TraceProperty, "operations")
-    monkeypatch.setattr(counters, "houdini", lambda *a, **k: ("unknown", "no facts"))
-    monkeypatch.setattr(counters, "unroll_search", lambda *a, **k: (None, False))
-    monkeypatch.setattr(counters, "spacer", _slow_unknown(0.0))
+    _no_invariant(monkeypatch, "unroll_search", 0.0)
     out = prove_claim(job, claim, method="smt", max_len=6, timeout=120).verdict
     assert isinstance(out, Unknown), out
     assert "none of length <= 6 (every such word checked exactly" in out.reason, out
@@ -73,9 +77,7 @@ def test_a_recognition_claim_whose_counting_proof_finds_nothing_is_bounded_by_th
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     job, claim = _claim(Recognizes)
-    monkeypatch.setattr(counters, "houdini", lambda *a, **k: ("unknown", "no facts"))
-    monkeypatch.setattr(counters, "_unroll", lambda *a, **k: (None, False))
-    monkeypatch.setattr(counters, "spacer", _slow_unknown(1.0))
+    _no_invariant(monkeypatch, "_unroll", 1.0)
     out = prove_claim(job, claim, method="smt", max_len=12, timeout=0.5).verdict
     assert isinstance(out, Unknown), out
     assert "neither found nor excluded" in out.reason, out
