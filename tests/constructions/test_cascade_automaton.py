@@ -228,24 +228,25 @@ def test_every_single_operation_mutant_that_changes_the_language_is_refuted_by_t
 # --------------------------------------------------------------------------- network = program
 
 
-def _affine_sites(net: Network) -> list[tuple[str, str, str, int, int]]:
+def _affine_sites(net: Network) -> list[tuple[int, str, str, int, int]]:
+    """(layer, part, head, row, column) of every weight of every FFN affine map and head map."""
     sites = []
-    for layer in net.layers:
-        if isinstance(layer.block, FFN):
-            for part in ("first", "second"):
-                a = getattr(layer.block, part)
-                assert isinstance(a, Affine)
-                sites += [
-                    (layer.name, part, "", r, c)
-                    for r in range(len(a.weights))
-                    for c in range(len(a.weights[r]))
-                ]
-        elif isinstance(layer.block, AttentionLayer):
-            for head in layer.block.heads:
-                for part in ("query", "key", "value"):
-                    a = getattr(head, part)
+    for k, layer in enumerate(net.layers):
+        block = layer.block
+        if isinstance(block, FFN):
+            for s, step in enumerate(block.steps):
+                if isinstance(step, Affine):
                     sites += [
-                        (layer.name, part, head.name, r, c)
+                        (k, f"step{s}", "", r, c)
+                        for r in range(len(step.weights))
+                        for c in range(len(step.weights[r]))
+                    ]
+        elif isinstance(block, AttentionLayer):
+            for h in block.heads:
+                for part in ("query", "key", "value"):
+                    a = getattr(h, part)
+                    sites += [
+                        (k, part, h.name, r, c)
                         for r in range(len(a.weights))
                         for c in range(len(a.weights[r]))
                     ]
