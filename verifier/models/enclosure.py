@@ -130,14 +130,13 @@ class _Linear:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     wm: Any  # [in, out]
-    c1: Any  # (|W| + W_r), rounded up: multiplies the input radii
-    c2: Any  # (W_r + γ|W|), rounded up: multiplies |input midpoints|
+    c12: Any  # [in + in, out]: (|W| + W_r) over (W_r + γ|W|), rounded up; multiplies [x_r, |x_m|]
     bm: Any
     br: Any  # b_r + γ|b|
     k: int
     part: Any = None
     """Where some inputs are never read or some outputs never written (a compiled tracr
-    program's maps are mostly zero): (rows read, columns written, wm, c1, c2, bm, br restricted
+    program's maps are mostly zero): (rows read, columns written, wm, c12, bm, br restricted
     to them); an output never written is exactly 0 (radius 0), an input never read adds exactly 0."""
 
 
@@ -173,6 +172,8 @@ class Enclosure:
             self._check(sub.block)
         self._linears: dict[tuple[int, tuple[str, ...]], _Linear] = {}
         self._positions: dict[int, MR] = {}
+        self._embedded: dict[int, tuple[MR, MR]] = {}
+        self._kappas: dict[tuple[int, int], tuple[Any, float, float]] = {}
         self.keep: list[Any] | None = None
         """Where a list: :meth:`attention` appends (head, softmax weights, value alternatives,
         visible) per head (a linear relaxation after the layer reads them, :mod:`.relax`)."""
@@ -284,11 +285,14 @@ class Enclosure:
 
     def matmul(self, a: MR, b: MR) -> MR:
         """``a @ b`` for interval matrices (the inner dimension k)."""
+        torch = self.torch
         k = a.m.shape[-1]
-        m = a.m @ b.m
         g = _gamma(k)
-        r = a.am @ ((b.r + g * b.am) * (1 + 4 * U)) + a.r @ ((b.am + b.r) * (1 + 4 * U))
-        return MR(m, _grow(r, k))
+        m = _bmm(torch, a.m, b.m)
+        # Σ_j |a_j|(b_rj + γ|b_j|) + a_rj(|b_j| + b_rj): one product over the 2k terms [|a|, a_r]
+        lhs = torch.cat((a.am, a.r), -1)
+        rhs = torch.cat((b.r + g * b.am, b.am + b.r), -2).mul_(1 + 4 * U)
+        return MR(m, _grow(_bmm(torch, lhs, rhs), 2 * k))
 
     def layernorm(self, ln: LayerNorm, x: MR, names: dict[str, int], where: str) -> MR:
         if self.word_sets:
@@ -378,6 +382,15 @@ class Enclosure:
 
     def _kappa(self, h: Any, n: int) -> tuple[float, float]:
         """The softmax exponent's factor κ (scale × ln r or c) as (m, r)."""
+        hit = self._kappas.get((id(h), n))
+        if hit is not None and hit[0] is h:
+            return hit[1], hit[2]
+        m, r = self._kappa_of(h, n)
+        self._kappas[(id(h), n)] = (h, m, r)
+        return m, r
+
+    @staticmethod
+    def _kappa_of(h: Any, n: int) -> tuple[float, float]:
         sc, nz = h.scale, h.normalizer
         m, rel = float(sc.coef), 0.0
         if Fraction(m) != sc.coef:
@@ -491,6 +504,9 @@ class Enclosure:
         cat = MR(torch.cat(outs_m, -1), torch.cat(outs_r, -1))
         if block.output is not None:
             got = {nm: p for p, nm in enumerate(names)}
+            if narrow:  # the outputs the map writes only (the others are exactly 0)
+                o, oc = _apply_part(self._linear(block.output, got, narrowed=True), cat)
+                return [block.output.outputs[c] for c in oc], o
             return list(block.output.outputs), self.affine(block.output, cat, got, narrow)
         return names, cat
 
@@ -599,10 +615,9 @@ class Enclosure:
             x = self.add(x, o) if sub.residual else o
         elif sub.residual:
             if o is not None:
-                upd = self.add(MR(x.m[..., cols], x.r[..., cols]), o)
-                m, r = x.m.clone(), x.r.clone()
-                m[..., cols], r[..., cols] = upd.m, upd.r
-                x = MR(m, r)
+                at = torch.tensor(cols, dtype=torch.long)
+                upd = self.add(MR(x.m.index_select(-1, at), x.r.index_select(-1, at)), o)
+                x = MR(x.m.index_copy(-1, at, upd.m), x.r.index_copy(-1, at, upd.r))
         else:
             m, r = torch.zeros_like(x.m), torch.zeros_like(x.r)
             if o is not None:
@@ -625,7 +640,7 @@ class Enclosure:
     def residual(self, tokens: Any, n_tokens: int) -> MR:
         """The enclosure of the last residual stream ``[B, n, dims]`` at every position (what
         the readout reads; a per-position output reads it too)."""
-        x = self.add(MR(self.table.m[tokens], self.table.r[tokens]), self.positions(n_tokens))
+        x = self.embedded(tokens, n_tokens)
         for sub in self.net.layers:
             block = sub.block
             o: MR | None
@@ -636,6 +651,23 @@ class Enclosure:
                 names, o = self.ffn(block, x) if block.steps else ([], None)
             x = self.combine(sub, x, names, o)
         return x
+
+    def embedded(self, tokens: Any, n_tokens: int) -> MR:
+        """The first residual stream of ``tokens`` ([B, n] indices into the table): each token's
+        row plus its position's, the sum enclosed once per (token, position) and looked up."""
+        torch = self.torch
+        hit = self._embedded.get(n_tokens)
+        if hit is None or hit[0] is not self.table:  # a copy with another table computes its own
+            t = self.table
+            pos = self.positions(n_tokens)
+            both = self.add(MR(t.m.unsqueeze(1), t.r.unsqueeze(1)), pos)  # [tokens, n, dims]
+            flat = MR(both.m.flatten(0, 1), both.r.flatten(0, 1))
+            hit = self._embedded[n_tokens] = (t, flat)
+        at = (tokens * n_tokens + torch.arange(n_tokens)).flatten()
+        shape = (*tokens.shape, len(self.dims))
+        return MR(
+            hit[1].m.index_select(0, at).view(shape), hit[1].r.index_select(0, at).view(shape)
+        )
 
     def positions(self, n_tokens: int) -> MR:
         """The positional rows of a sequence of ``n_tokens`` tokens, ``[n, dims]`` (cached)."""
@@ -792,8 +824,7 @@ def _compile_linear(
         a.inputs,
         a.outputs,
         wm,
-        (wm.abs() + wr) * (1 + 4 * U),
-        (wr + g * wm.abs()) * (1 + 4 * U),
+        torch.cat(((wm.abs() + wr) * (1 + 4 * U), (wr + g * wm.abs()) * (1 + 4 * U)), 0),
         bm,
         (br + g * bm.abs()) * (1 + 4 * U),
         k,
@@ -807,14 +838,34 @@ def _compile_linear(
         def pick(t: Any, idx: Any, dim: int) -> Any:
             return t if idx is None else t.index_select(dim, idx).contiguous()
 
+        n_in = wm.shape[0]
         lin.part = (
             rows,
             some,
-            *(pick(pick(c, rows, 0), some, 1) for c in (lin.wm, lin.c1, lin.c2)),
+            pick(pick(lin.wm, rows, 0), some, 1),
+            pick(pick(lin.c12, torch.cat((rows, rows + n_in)), 0), some, 1),
             pick(lin.bm, some, 0),
             pick(lin.br, some, 0),
         )
     return lin
+
+
+def _bmm(torch: Any, a: Any, b: Any) -> Any:
+    """``a @ b`` (``[..., n, k] @ [..., k, p]``). An inner dimension under 8 is padded with
+    zeros in both factors (each added product is exactly 0, so the float sum and its a-priori
+    bound over the k real terms are unchanged), an output dimension under 8 with zero columns
+    of ``b`` that are dropped: the library's batched product over dimensions under 8 takes a
+    path several times slower than over 8 (a compiled program's heads read a few coordinates)."""
+    k, p = a.shape[-1], b.shape[-1]
+    if k == 0 or (k >= 8 and p >= 8):
+        return a @ b
+    if k < 8:
+        a = torch.cat((a, a.new_zeros((*a.shape[:-1], 8 - k))), -1)
+        b = torch.cat((b, b.new_zeros((*b.shape[:-2], 8 - k, p))), -2)
+    if p < 8:
+        b = torch.cat((b, b.new_zeros((*b.shape[:-1], 8 - p))), -1)
+        return (a @ b)[..., :p]
+    return a @ b
 
 
 def add_up(torch: Any, a: Any, b: Any) -> Any:
@@ -846,7 +897,7 @@ def _apply_linear(lin: _Linear, x: MR) -> MR:
     """The enclosure of ``lin`` applied to ``x`` (see :meth:`Enclosure.affine`)."""
     if lin.part is None:
         m = x.m @ lin.wm + lin.bm
-        r = _grow(x.r @ lin.c1 + x.am @ lin.c2 + lin.br, lin.k + 1)
+        r = _grow(_torch().cat((x.r, x.am), -1) @ lin.c12 + lin.br, 2 * lin.k + 1)
         return MR(m, r)
     y, cols = _apply_part(lin, x)
     if lin.part[1] is None:
@@ -862,11 +913,12 @@ def _apply_part(lin: _Linear, x: MR) -> tuple[MR, Any]:
     indices. The others are exactly 0."""
     if lin.part is None:
         return _apply_linear(lin, x), range(lin.wm.shape[1])
-    rows, cols, wm, c1, c2, bm, br = lin.part
+    rows, cols, wm, c12, bm, br = lin.part
     xm, xr = x.m.index_select(-1, rows), x.r.index_select(-1, rows)
     pm = xm @ wm + bm
-    # the error bound of the whole row's sum (k + 1 terms) bounds that of its part
-    pr = _grow(xr @ c1 + xm.abs() @ c2 + br, lin.k + 1)
+    # x_r·c1 + |x_m|·c2 + b_r as one sum of 2k + 1 nonnegative terms (at most: a part reads at
+    # most the row's k inputs, an input never read adds exactly 0)
+    pr = _grow(_torch().cat((xr, xm.abs()), -1) @ c12 + br, 2 * lin.k + 1)
     return MR(pm, pr), (range(lin.wm.shape[1]) if cols is None else cols.tolist())
 
 
