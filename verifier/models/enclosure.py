@@ -174,6 +174,7 @@ class Enclosure:
         self._positions: dict[int, MR] = {}
         self._embedded: dict[int, tuple[MR, MR]] = {}
         self._kappas: dict[tuple[int, int], tuple[Any, float, float]] = {}
+        self._heads: dict[tuple[str, int], tuple[Any, Any]] = {}
         self.keep: list[Any] | None = None
         """Where a list: :meth:`attention` appends (head, softmax weights, value alternatives,
         visible) per head (a linear relaxation after the layer reads them, :mod:`.relax`)."""
@@ -434,19 +435,14 @@ class Enclosure:
             vs: list[MR] = []
             written = list(h.value.outputs)
             if narrow:
-                v, vc = _apply_part(self._linear(h.value, self.index), x)
-                if not len(vc):
+                qkv = self._head_part(h)
+                if qkv is None:  # the value map writes nothing: the head outputs exactly 0
                     continue
+                vc, nq, y = qkv[0], qkv[1], _apply_part(qkv[2], x)[0]
                 written = [h.value.outputs[c] for c in vc]
-                q, qc = _apply_part(self._linear(h.query, self.index), x)
-                k, kc = _apply_part(self._linear(h.key, self.index), x)
-                both = sorted(set(qc) & set(kc))
-                if len(both) < len(qc):
-                    at = torch.tensor([list(qc).index(c) for c in both], dtype=torch.long)
-                    q = MR(q.m.index_select(-1, at), q.r.index_select(-1, at))
-                if len(both) < len(kc):
-                    at = torch.tensor([list(kc).index(c) for c in both], dtype=torch.long)
-                    k = MR(k.m.index_select(-1, at), k.r.index_select(-1, at))
+                q = MR(y.m[..., :nq], y.r[..., :nq])
+                k = MR(y.m[..., nq : 2 * nq], y.r[..., nq : 2 * nq])
+                v = MR(y.m[..., 2 * nq :], y.r[..., 2 * nq :])
                 q = self.mul(q, kappa)  # κ·q
                 logits = self.matmul(
                     q, MR(k.m.transpose(-1, -2), k.r.transpose(-1, -2))
@@ -509,6 +505,50 @@ class Enclosure:
                 return [block.output.outputs[c] for c in oc], o
             return list(block.output.outputs), self.affine(block.output, cat, got, narrow)
         return names, cat
+
+    def _head_part(self, h: Any) -> tuple[list[int], int, _Linear] | None:
+        """A head's query, key and value maps as one map (cached): the query and key
+        coordinates both maps write (any other term of a score is exactly 0), then the value
+        coordinates written; its inputs the union of those the three read (an input a map never
+        reads has weight 0 there, its product exactly 0), each column with its own map's
+        rounding terms and the growth of the longest row (k the most inputs of the three).
+        ``(value columns, query/key columns, map)``, or None where the value map writes nothing."""
+        key = ("head", id(h))
+        hit = self._heads.get(key)
+        if hit is not None and hit[0] is h:
+            return hit[1]
+        torch = self.torch
+        lq, lk, lv = (self._linear(a, self.index) for a in (h.query, h.key, h.value))
+
+        def written(lin: _Linear) -> list[int]:
+            if lin.part is not None and lin.part[1] is not None:
+                return [int(c) for c in lin.part[1].tolist()]
+            return list(range(lin.wm.shape[1]))
+
+        vc = written(lv)
+        out: tuple[list[int], int, _Linear] | None = None
+        if vc:
+            both = sorted(set(written(lq)) & set(written(lk)))
+            parts = [(lq, both), (lk, both), (lv, vc)]
+            wm = torch.cat([lin.wm[:, c] for lin, c in parts], 1)
+            c12 = torch.cat([lin.c12[:, c] for lin, c in parts], 1)
+            bm = torch.cat([lin.bm[c] for lin, c in parts])
+            br = torch.cat([lin.br[c] for lin, c in parts])
+            k = max(lin.k for lin, _ in parts)
+            d = wm.shape[0]
+            rows = ((wm != 0) | (c12[:d] != 0) | (c12[d:] != 0)).any(1).nonzero().flatten()
+            lin = _Linear(h.query.inputs, (), wm, c12, bm, br, k)
+            lin.part = (
+                rows,
+                None,
+                wm.index_select(0, rows).contiguous(),
+                c12.index_select(0, torch.cat((rows, rows + d))).contiguous(),
+                bm,
+                br,
+            )
+            out = (vc, len(both), lin)
+        self._heads[key] = (h, out)
+        return out
 
     def _within_values(self, o: MR, v: MR, mask: str, e: MR, visible: Any) -> MR:
         """``o`` intersected with the hull of the values each query sees (a softmax head's
