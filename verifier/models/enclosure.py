@@ -174,7 +174,7 @@ class Enclosure:
         self._positions: dict[int, MR] = {}
         self._embedded: dict[int, tuple[MR, MR]] = {}
         self._kappas: dict[tuple[int, int], tuple[Any, float, float]] = {}
-        self._heads: dict[tuple[str, int], tuple[Any, Any]] = {}
+        self._heads: dict[tuple[str, int], tuple[Any, tuple[list[int], int, _Linear] | None]] = {}
         self.keep: list[Any] | None = None
         """Where a list: :meth:`attention` appends (head, softmax weights, value alternatives,
         visible) per head (a linear relaxation after the layer reads them, :mod:`.relax`)."""
