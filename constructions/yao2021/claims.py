@@ -253,6 +253,11 @@ def _tie_free_accept(*, batch: bool = False) -> object:
     ``variants``, :func:`_tie_variants`) are one bit."""
 
     def holds(word: tuple[str, ...], trace: Any) -> str | None:
+        if not hasattr(trace, "variants"):
+            raise TypeError(
+                "Y5 compares the network's runs under each tie rule: pass the trace with its "
+                "variants' traces (netproof.verifier.exhaustive.job.with_variants), as the checker does"
+            )
         bits = {rule: bool(trace.variants[rule].accepted) for rule in TIE_RULES_COMPARED}
         if len(set(bits.values())) != 1:
             return f"the accept bit depends on the tie rule: {bits}"

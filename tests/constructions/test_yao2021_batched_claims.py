@@ -294,3 +294,13 @@ def test_the_tie_rule_check_compares_the_accept_bits_of_the_three_runs_word_by_w
         == "the accept bit depends on the tie rule: {'average': False, 'leftmost': True, 'rightmost': False}"
     )
     assert set(y5.variants(c.build(values))) == {"average", "leftmost", "rightmost"}
+
+
+def test_the_tie_rule_check_refuses_a_trace_without_its_variants_runs_naming_the_fix() -> None:
+    c = REGISTRY["dyck"]
+    values = c.parse_params({"k": "1", "depth": "1"})
+    y5 = next(cl for cl in c.claims(values) if cl.id == "Y5")
+    with pytest.raises(
+        TypeError, match=r"pass the trace with its variants' traces .*with_variants"
+    ):
+        y5.holds(("(", ")"), _Run(True))
