@@ -10,7 +10,8 @@
   whose comment contains "slow" or "not run" is skipped. ``> FILE`` writes the command's standard
   output to FILE. ``netproof prove`` runs with ``--jobs 1`` unless the line gives ``--jobs``.
   The pages in ``SLOW_COMMAND_PAGES`` prove whole constructions afresh (about a minute each:
-  every claim of relpos in both variants, of tm-sim in three) and run with ``-m slow``.
+  every claim of relpos in both variants, of tm-sim in three, the paper variants of dyck, gates
+  and dyck-gen and a fuzz run) and run with ``-m slow``.
 - A ```text block whose first line is ``$ netproof ...`` is pasted output: the command runs the
   same way and its standard output must equal the rest of the block exactly.
 """
@@ -32,7 +33,7 @@ from netproof.verifier.cli import main
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 NOT_HERE = {"tutorial.md", "CLAIMS.md"}
 COMMAND_PAGES = ("semantics.md", "cli.md", "papers/*.md")
-SLOW_COMMAND_PAGES = {"papers/chang2021.md", "papers/bhattamishra2020.md"}
+SLOW_COMMAND_PAGES = {"papers/chang2021.md", "papers/bhattamishra2020.md", "papers/yao2021.md"}
 
 
 @dataclass(frozen=True)
