@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from jobs import job_for
 
 from netproof.constructions.chiang2022 import (
     doubled,
@@ -50,7 +51,7 @@ from netproof.symbolic.batched import (
 from netproof.symbolic.evaluation import UndefinedValueError
 from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.ir import MASKS, SCORINGS, TIE_RULES
-from netproof.verifier.claims import Construction, Language, Proved, Recognizes, Refuted
+from netproof.verifier.claims import Language, Proved, Recognizes, Refuted
 from netproof.verifier.claims.dyck import DYCK
 from netproof.verifier.claims.languages import PARITY
 from netproof.verifier.exhaustive.checker import Job, check, count_words, words
@@ -462,17 +463,7 @@ def test_every_dyck_recognizer_is_in_the_batched_fragment() -> None:
 
 
 def dyck_job(net: Network, lang: Any) -> Job:
-    c = Construction(
-        name=net.name,
-        paper_id="test",
-        title="test",
-        reference="test",
-        params=(),
-        build=lambda values: net,
-        claims=lambda values: (),
-        language=lang,
-    )
-    return Job(c, {})
+    return job_for(net, lang)
 
 
 def test_the_checker_proves_dyck_with_the_batched_path_and_counts_every_word() -> None:

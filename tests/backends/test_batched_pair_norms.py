@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from jobs import job_for
 
 from netproof.constructions.rasp.compile_crasp import compile_crasp
 from netproof.constructions.rasp.library import CRASP_PROGRAMS
@@ -19,8 +20,8 @@ from netproof.symbolic import Network, Sublayer, affine, classifier, ffn, token_
 from netproof.symbolic.batched import Evaluator, NotBatchableError, PairNormUndefined, supports
 from netproof.symbolic.builders import layernorm
 from netproof.symbolic.exact import run as run_exact
-from netproof.verifier.claims import Construction, Language, Proved, Recognizes, Refuted
-from netproof.verifier.exhaustive.checker import Job, check
+from netproof.verifier.claims import Language, Proved, Recognizes, Refuted
+from netproof.verifier.exhaustive.checker import check
 
 F = Fraction
 ZERO = F(0)
@@ -87,20 +88,6 @@ def _sign_net(eps: Fraction = ZERO) -> Network:
     )
 
 
-def _job(net: Network, lang: Language) -> Job:
-    c = Construction(
-        name=net.name,
-        paper_id="test",
-        title="test",
-        reference="test",
-        params=(),
-        build=lambda values: net,
-        claims=lambda values: (),
-        language=lang,
-    )
-    return Job(c, {})  # type: ignore[arg-type]
-
-
 ENDS_IN_A = Language(
     name="ends in a", alphabet=("a", "b", "c"), contains=lambda w: not w or w[-1] == "a"
 )
@@ -115,7 +102,7 @@ def test_a_pair_norm_meeting_zero_over_zero_is_refused_in_the_batch_and_the_chec
     with pytest.raises(PairNormUndefined, match=r"layer norm over p, m.*0/0 on some word"):
         ev.run(np.array([[0], [2]]))
     claim = Recognizes(id="L", statement="s", reference="r", language=ENDS_IN_A, max_len=4)
-    verdict = check(_job(net, ENDS_IN_A), claim)
+    verdict = check(job_for(net, ENDS_IN_A), claim)
     assert isinstance(verdict, Refuted) and verdict.word == ("c",), verdict
     assert "the network's output is undefined on 'c': ffn 'sign'" in verdict.detail, verdict
     assert verdict.method == "exhaustive (exact)", "the per-word path names the word"
@@ -134,7 +121,7 @@ def test_without_a_zero_the_check_takes_the_batched_path_and_counts_every_word()
         readout=net.readout,
     )
     claim = Recognizes(id="L", statement="s", reference="r", language=two, max_len=6)
-    verdict: Any = check(_job(small, two), claim)
+    verdict: Any = check(job_for(small, two), claim)
     assert verdict == Proved(
         "exhaustive (exact, batched integers)", 127, "every word with 0 <= |w| <= 6"
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import sympy
+from jobs import job_for
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.chiang2022 import (
@@ -25,7 +26,6 @@ from netproof.symbolic.exact import run as run_exact
 from netproof.symbolic.interval import run as run_interval
 from netproof.verifier.claims import (
     BlockIdentity,
-    Construction,
     Identity,
     Language,
     MirrorInvariant,
@@ -38,21 +38,6 @@ from netproof.verifier.claims import (
 )
 from netproof.verifier.claims.languages import PARITY
 from netproof.verifier.exhaustive.checker import Job, check, count_words, words
-
-
-def job_for(net: Network, language: Language | None = None) -> Job:
-    """A checker job for a hand-built (e.g. mutated) network."""
-    c = Construction(
-        name=net.name,
-        paper_id="test",
-        title="test",
-        reference="test",
-        params=(),
-        build=lambda values: net,
-        claims=lambda values: (),
-        language=language,
-    )
-    return Job(c, {})
 
 
 def registry_job(name: str, **given: str) -> tuple[Job, dict[str, Any]]:

@@ -17,13 +17,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jobs import job_for
 
 from netproof.constructions import REGISTRY
 from netproof.constructions.yao2021 import dyck_recognizer
-from netproof.symbolic import Network
 from netproof.verifier.claims import (
     Claim,
-    Construction,
     Proved,
     Recognizes,
     Refuted,
@@ -40,19 +39,6 @@ def registry_job(name: str, **given_params: str) -> tuple[Job, dict[str, Claim]]
     c = REGISTRY[name]
     values = c.parse_params(given_params)
     return Job(c, values), {cl.id: cl for cl in c.claims(values)}
-
-
-def job_for(net: Network) -> Job:
-    c = Construction(
-        name=net.name,
-        paper_id="test",
-        title="test",
-        reference="test",
-        params=(),
-        build=lambda values: net,
-        claims=lambda values: (),
-    )
-    return Job(c, {})
 
 
 def exhaustive_word(job: Job, claim: Claim, max_len: int) -> tuple[str, ...]:
