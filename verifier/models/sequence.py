@@ -578,6 +578,28 @@ def check_sequence(
                 for dec, c in zip(*torch.unique(decades, return_counts=True), strict=True):
                     hist[int(dec)] = hist.get(int(dec), 0) + int(c)
 
+    return _enumerate(
+        report, check_batch, a, min_n, max_n, shard, batch, sample, sample_max_n, seed
+    )
+
+
+def _enumerate(
+    report: SequenceReport,
+    check_batch: Callable[[Any, int, SequenceRow], None],
+    a: int,
+    min_n: int,
+    max_n: int,
+    shard: Any,
+    batch: int,
+    sample: int,
+    sample_max_n: int | None,
+    seed: int,
+) -> SequenceReport:
+    """``report`` with a row per length: every word of ``min_n..max_n`` in shortlex batches (a
+    shard's block of one length where ``shard`` is given), then ``sample`` random words of each
+    length up to ``sample_max_n``, each batch given to ``check_batch`` as alphabet indices."""
+    import torch
+
     lengths = range(min_n, max_n + 1) if shard is None else range(shard[0], shard[0] + 1)
     for m in lengths:
         row = SequenceRow(length=m)
@@ -713,7 +735,6 @@ def _check_exact(
 ) -> SequenceReport:
     """:func:`check_sequence` for an :class:`ExactOutputs`: the same enumeration, rows, listed
     positions and histograms, every verdict decided in exact arithmetic (:func:`exact_judge`)."""
-    import torch
 
     k = len(values)
     if k:
@@ -785,21 +806,9 @@ def _check_exact(
                     dec = math.floor(math.log10(x))
                     hist[dec] = hist.get(dec, 0) + 1
 
-    lengths = range(min_n, max_n + 1) if shard is None else range(shard[0], shard[0] + 1)
-    for m in lengths:
-        row = SequenceRow(length=m)
-        start0, stop = (0, a**m) if shard is None else (shard[1], min(shard[2], a**m))
-        for start in range(start0, stop, batch):
-            check_batch(_shortlex(a, m, start, min(stop, start + batch)), m, row)
-        report.rows.append(row)
-    generator = torch.Generator().manual_seed(seed)
-    for m in range(max_n + 1, (sample_max_n or max_n) + 1 if sample else max_n + 1):
-        row = SequenceRow(length=m, sampled=True)
-        for start in range(0, sample, batch):
-            size = min(batch, sample - start)
-            check_batch(torch.randint(0, a, (size, m), generator=generator), m, row)
-        report.rows.append(row)
-    return report
+    return _enumerate(
+        report, check_batch, a, min_n, max_n, shard, batch, sample, sample_max_n, seed
+    )
 
 
 def slow_outputs(
