@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -743,16 +744,41 @@ def _gap_at_least(
     return None
 
 
+GAP_SCALE = 10**20
+
+
+def _scaled_floor(x: tuple[Fraction, Fraction]) -> int:
+    """m = ⌊S·u/√w⌋ for x = (u, w) of θ (u >= 0 and w > 0 integers), S = :data:`GAP_SCALE`,
+    exactly: m = isqrt(⌊S²u²/w⌋), as floor(√⌊v⌋) = floor(√v) for v >= 0; so S·x ∈ [m, m + 1)."""
+    return math.isqrt((int(x[0]) * GAP_SCALE) ** 2 // int(x[1]))
+
+
+def _gap_by_floors(lo: int, hi: int, t: Fraction) -> bool | None:
+    """y − x >= t from the brackets S·x ∈ [lo, lo + 1) and S·y ∈ [hi, hi + 1), where they
+    decide it: S·(y − x) lies strictly between hi − lo − 1 and hi − lo + 1."""
+    need = t.numerator * GAP_SCALE
+    if (hi - lo - 1) * t.denominator >= need:
+        return True
+    if (hi - lo + 1) * t.denominator < need:
+        return False
+    return None
+
+
 def _gaps(max_depth: int) -> tuple[int, str | None]:
+    """Each value of θ bracketed once (:func:`_scaled_floor`); a gap those brackets do not
+    decide goes to :func:`_gap_at_least`'s finer ones."""
     cases = 0
     for D in range(1, max_depth + 1):
         cos = [theta(d, D)[0] for d in range(D + 3)]
         sin = [theta(d, D)[1] for d in range(D + 2)]
         for name, seq, t in (("sin", sin, Fraction(44, 100)), ("cos", cos[::-1], Fraction(1, 10))):
             bound = t / (D * D)
+            floors = [_scaled_floor(x) for x in seq]
             for j in range(len(seq) - 1):
                 cases += 1
-                ok = _gap_at_least(seq[j], seq[j + 1], bound)
+                ok = _gap_by_floors(floors[j], floors[j + 1], bound)
+                if ok is None:
+                    ok = _gap_at_least(seq[j], seq[j + 1], bound)
                 if ok is None:
                     return cases, f"D={D}: a {name} gap is within 10^-80 of {bound}: undecided"
                 if not ok:

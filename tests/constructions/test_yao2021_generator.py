@@ -4,6 +4,7 @@ soft variant, the paper's version and the errors users get."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from fractions import Fraction
 
@@ -19,7 +20,13 @@ from netproof.constructions.yao2021 import (
     theta,
     valid_prefixes,
 )
-from netproof.constructions.yao2021.claims import _eq7, _gap_at_least, _gaps
+from netproof.constructions.yao2021.claims import (
+    _eq7,
+    _gap_at_least,
+    _gap_by_floors,
+    _gaps,
+    _scaled_floor,
+)
 from netproof.symbolic import NetworkValidationError, NextSymbols
 from netproof.symbolic.evaluation import WordError
 from netproof.symbolic.interval import run as run_interval
@@ -130,6 +137,35 @@ def test_eq7_and_the_gap_bounds_hold_and_a_false_gap_bound_is_refuted() -> None:
     # The spec: "≥ 1/D²" holds only from D = 3 on; at D = 1 the sin gap min·D² is 0.447.
     sin0, sin1 = theta(0, 1)[1], theta(1, 1)[1]
     assert _gap_at_least(sin0, sin1, Fraction(1)) is False
+
+
+def test_the_integer_brackets_of_the_gap_check_decide_as_the_rational_ones_wherever_they_decide() -> (
+    None
+):
+    """Every consecutive pair of sin θ and cos θ values for D <= 12, against thresholds just
+    under, at and over the true gap (and the paper's): the one-bracket-per-value decision is
+    never the opposite of the rational brackets' and decides most cases."""
+    decided = 0
+    for D in range(1, 13):
+        for seq in (
+            [theta(d, D)[1] for d in range(D + 2)],
+            [theta(d, D)[0] for d in range(D + 3)][::-1],
+        ):
+            for x, y in itertools.pairwise(seq):
+                gap = _gap_at_least(x, y, Fraction(0))
+                assert gap is True
+                approx = Fraction(_scaled_floor(y) - _scaled_floor(x), 10**20)
+                for t in (
+                    approx - Fraction(1, 10**6),
+                    approx,
+                    approx + Fraction(1, 10**6),
+                    Fraction(44, 100 * D * D),
+                ):
+                    fast = _gap_by_floors(_scaled_floor(x), _scaled_floor(y), t)
+                    if fast is not None:
+                        decided += 1
+                        assert fast == _gap_at_least(x, y, t), (D, x, y, t)
+    assert decided > 500
 
 
 def test_soft_layer_two_with_c_1_gives_the_exact_sets_and_smaller_temperatures_are_refuted_on_short_prefixes() -> (
