@@ -8,7 +8,7 @@ import pytest
 
 from netproof.constructions import REGISTRY
 from netproof.verifier import cli
-from netproof.verifier.campaign.ledger import build
+from netproof.verifier.campaign.ledger import VerificationCache, build
 from netproof.verifier.campaign.store import record
 from netproof.verifier.claims import Unknown
 from netproof.verifier.smtlib import Outcome
@@ -271,24 +271,27 @@ def test_every_claim_proved_within_a_bound_only_is_listed_with_why_it_has_no_pro
     import shutil
 
     proofs = _parity_records(tmp_path)
-    page = build({"parity": REGISTRY["parity"]}, str(proofs), cache=None)
+    # one cache for the four builds: a record's check is keyed by its bytes (and its queries'
+    # and the code's), so each build checks only the records it has not seen
+    cache = VerificationCache(tmp_path / "cache")
+    page = build({"parity": REGISTRY["parity"]}, str(proofs), cache=cache)
     assert "no encoder for SignForAllBases claims" in _why_row(page, "parity", "C4-all-c")
     assert "C4 |" not in page.split("## Proved within a bound only", 1)[1].split("\n## ", 1)[0]
     # parity-ln declares no block lemmas: no route, whatever records there are
     shutil.copytree(REPO / "proofs" / "parity-ln", proofs / "parity-ln")
     one = {"parity-ln": REGISTRY["parity-ln"]}
-    row = _why_row(build(one, str(proofs), cache=None), "parity-ln", "C7")
+    row = _why_row(build(one, str(proofs), cache=cache), "parity-ln", "C7")
     assert "no route: parity-ln declares no block lemmas" in row
     # parity's C4 has a route: with its exhaustive record alone, the command that tries it;
     # with an smt attempt that ended unknown beside it, that attempt's reason
     (proofs / "parity" / "C4.n48.json").unlink()
     parity = {"parity": REGISTRY["parity"]}
-    row = _why_row(build(parity, str(proofs), cache=None), "parity", "C4")
+    row = _why_row(build(parity, str(proofs), cache=cache), "parity", "C4")
     assert "try `netproof prove parity --claims C4 --method best`" in row
     c = REGISTRY["parity"]
     values = c.parse_params({})
     (claim,) = [cl for cl in c.claims(values) if cl.id == "C4"]
     tried = record(c, values, claim, 10, Outcome(Unknown("smt (z3)", "timed out after 0.1 s")))
     (proofs / "parity" / "C4.n10.smt.json").write_text(json.dumps(tried), encoding="utf-8")
-    row = _why_row(build(parity, str(proofs), cache=None), "parity", "C4")
+    row = _why_row(build(parity, str(proofs), cache=cache), "parity", "C4")
     assert "attempt ended unknown: timed out after 0.1 s" in row
