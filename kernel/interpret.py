@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from math import gcd, isqrt
+from math import isqrt, lcm
 from typing import Any
 
 from .netfile import Affine, Block, Head, KernelError, Net, Refused, power
@@ -125,11 +125,7 @@ def visible(mask: str, i: int, n: int) -> range:
 def head(h: Head, rows: list[Row], where: str) -> list[Row]:
     """One head at every position (see the module docstring)."""
     n = len(rows)
-    qs, ks, vs = (
-        [affine(h.query, r) for r in rows],
-        [affine(h.key, r) for r in rows],
-        [affine(h.value, r) for r in rows],
-    )
+    qs, ks, vs = ([affine(a, r) for r in rows] for a in (h.query, h.key, h.value))
     out: list[Row] = []
     for i in range(n):
         keys = list(visible(h.mask, i, n))
@@ -138,10 +134,8 @@ def head(h: Head, rows: list[Row], where: str) -> list[Row]:
                 raise Refused(f"{where}: position {i} sees no key and the empty rule is 'error'")
             out.append(dict.fromkeys(h.value.outputs, ZERO))
             continue
-        scores = []
-        for j in keys:
-            s = sum((qs[i][o] * ks[j][o] for o in h.query.outputs), ZERO)
-            scores.append(-abs(s) if h.scoring == "neg_abs_dot" else s)
+        dots = (sum((qs[i][o] * ks[j][o] for o in h.query.outputs), ZERO) for j in keys)
+        scores = [-abs(s) if h.scoring == "neg_abs_dot" else s for s in dots]
         if h.rel is not None:
             scores = [
                 relative_logit(h, s, qs[i], ks[j], j - i, n)
@@ -150,34 +144,28 @@ def head(h: Head, rows: list[Row], where: str) -> list[Row]:
         if h.hardmax:
             top = max(scores)
             best = [j for j, s in zip(keys, scores, strict=True) if s == top]
-            if h.tie == "leftmost":
-                best = best[:1]
-            elif h.tie == "rightmost":
-                best = best[-1:]
+            best = {"leftmost": best[:1], "rightmost": best[-1:]}.get(h.tie, best)
             weights = {j: Fraction(1, len(best)) for j in best}
         else:
             assert h.base is not None
             k = h.coef * (n if h.times_n else 1) if h.rel is None else 1  # rel: scaled already
             top = max(k * s for s in scores)
-            raw = {}
-            for j, s in zip(keys, scores, strict=True):
-                raw[j] = power(h.base, k * s - top, f"{where}: softmax")
-            total = sum(raw.values(), ZERO)
-            weights = {j: w / total for j, w in raw.items()}
+            raw = [power(h.base, k * s - top, f"{where}: softmax") for s in scores]
+            total = sum(raw, ZERO)
+            weights = {j: w / total for j, w in zip(keys, raw, strict=True)}
         out.append(
             {o: sum((w * vs[j][o] for j, w in weights.items()), ZERO) for o in h.value.outputs}
         )
     return out
 
 
-def _window_at(win: tuple[Any, ...] | None, offset: int) -> Any:
-    """The entry of a relative window (k, outside, entries) at offset j − i, or None."""
-    if win is None:
-        return None
-    k, outside, vals = win
+def window(vals: Any, offset: int, rule: str) -> Any:
+    """Entry j − i (``offset``) of a window of 2k+1 entries: beyond ±k None (rule ``zero``) or
+    the nearest end (``clip``)."""
+    k = len(vals) // 2
     if -k <= offset <= k:
         return vals[offset + k]
-    return (vals[-1] if offset > k else vals[0]) if outside == "clip" else None
+    return (vals[-1] if offset > k else vals[0]) if rule == "clip" else None
 
 
 def relative_logit(h: Head, s: Fraction, qi: Row, kj: Row, offset: int, n: int) -> Fraction:
@@ -185,13 +173,24 @@ def relative_logit(h: Head, s: Fraction, qi: Row, kj: Row, offset: int, n: int) 
     assert h.rel is not None
     beta, qconv, kconv = h.rel
     for win, vec in ((qconv, qi), (kconv, kj)):
-        col = _window_at(win, offset)
+        col = None if win is None else window(win[2], offset, win[1])
         if col is not None:
             if len(col) != len(h.query.outputs):
                 raise KernelError(f"head {h.name!r}: a relative kernel column is not q/k-wide")
             s += sum((w * vec[o] for o, w in zip(h.query.outputs, col, strict=True)), ZERO)
-    b = _window_at(beta, offset)
+    b = None if beta is None else window(beta[2], offset, beta[1])
     return h.coef * (n if h.times_n else 1) * s + (ZERO if b is None else b)
+
+
+def embed(net: Net, tok: str, t: int, n: int) -> Row:
+    """Token ``tok``'s row at position t of n: its table row plus each positional feature's
+    coefficient times the feature's value at (index_base + t, n)."""
+    row = dict.fromkeys(net.dims, ZERO)
+    for d, v in net.table[tok]:
+        row[d] += v
+    for d, f, c in net.positional:
+        row[d] += c * feature(f, net.index_base + t, n)
+    return row
 
 
 def run(net: Net, word: tuple[str, ...]) -> Fraction:
@@ -208,14 +207,7 @@ def forward(
     the readout's row is computed, unless ``every_position``."""
     tokens = (*net.prefix, *word, *net.suffix)
     n = len(tokens)
-    rows: list[Row] = []
-    for t, tok in enumerate(tokens):
-        row = dict.fromkeys(net.dims, ZERO)
-        for d, v in net.table[tok]:
-            row[d] += v
-        for d, f, c in net.positional:
-            row[d] += c * feature(f, net.index_base + t, n)
-        rows.append(row)
+    rows = [embed(net, tok, t, n) for t, tok in enumerate(tokens)]
     readout = net.position if net.position >= 0 else n + net.position
     if not 0 <= readout < n:
         raise KernelError(f"readout position {net.position} is outside the {n} tokens")
@@ -235,22 +227,14 @@ def forward(
                 full = {o: ZERO for h in sub.block.heads for o in h.value.outputs}
                 parts = [affine(sub.block.output, {**full, **p}) for p in parts]
         elif sub.block.kind == "conv":
-            ins, outs, kernels = sub.block.steps[:3]
+            ins, outs, kernels = sub.block.steps[:3]  # y_i = Σ_{|j−i|≤k} w_{j−i}·x_j per channel
             k = len(kernels[0]) // 2
-            parts = [
-                {
-                    y: sum(
-                        (
-                            kernels[c % len(kernels)][j - i + k] * rows[j][x]
-                            for j in visible("none", i, n)
-                            if abs(j - i) <= k
-                        ),
-                        ZERO,
-                    )
-                    for c, (x, y) in enumerate(zip(ins, outs, strict=True))
-                }
-                for i in range(n)
-            ]
+            parts = [{} for _ in range(n)]
+            for c, (x, y) in enumerate(zip(ins, outs, strict=True)):
+                w = kernels[c % len(kernels)]
+                for i in range(n):
+                    near = range(max(0, i - k), min(n, i + k + 1))
+                    parts[i][y] = sum((w[j - i + k] * rows[j][x] for j in near), ZERO)
         else:
             parts = [ffn(sub.block, rows[t], where) if t in live else {} for t in range(n)]
         for t in live:
@@ -272,19 +256,12 @@ def forward(
 # ---------------------------------------------------------------- the fast path: integers, one length
 
 
-def _lcm(*xs: int) -> int:
-    out = 1
-    for x in xs:
-        out = out * x // gcd(out, x)
-    return out
-
-
 class _Lin:
     """An affine map over one denominator: y = (b·D + W·X) / (D·den) for X over D."""
 
     def __init__(self, a: Affine, index: dict[str, int]) -> None:
         coeffs = [w for row in a.weights.values() for w in row.values()] + list(a.bias.values())
-        self.den = _lcm(*(c.denominator for c in coeffs))
+        self.den = lcm(*(c.denominator for c in coeffs))
         try:
             self.rows = [
                 (
@@ -324,7 +301,7 @@ class Exhaustive:
     def __init__(
         self, net: Net, length: int, every_position: bool = False, keep: tuple[int, ...] = ()
     ) -> None:
-        self.net, self.dims = net, net.dims
+        self.net = net
         self.tied: tuple[str, int] | None = None
         self.maxima: dict[tuple[int, str], list[tuple[int, ...]]] | None = None  # see _head
         self.at = 0  # the sublayer _head is run for
@@ -332,27 +309,19 @@ class Exhaustive:
         self.kept: dict[int, list[tuple[int, ...]]] = {}  # sublayer -> its rows (over steps[k][-1])
         idx = {d: k for k, d in enumerate(net.dims)}
         n = len(net.prefix) + length + len(net.suffix)
-        self.n, self.length = n, length
+        self.n = n
         self.readout = net.position if net.position >= 0 else n + net.position
         if not 0 <= self.readout < n:
             raise KernelError(f"readout position {net.position} is outside the {n} tokens")
-        emb: dict[tuple[int, str], list[Fraction]] = {}
-        for t in range(n):
-            for tok in net.table:
-                row = [ZERO] * len(net.dims)
-                for dim, v in net.table[tok]:
-                    row[idx[dim]] += v
-                for dim, f, c in net.positional:
-                    row[idx[dim]] += c * feature(f, net.index_base + t, n)
-                emb[t, tok] = row
-        d0 = _lcm(*(v.denominator for row in emb.values() for v in row))
+        emb = {(t, tok): embed(net, tok, t, n).values() for t in range(n) for tok in net.table}
+        d0 = lcm(*(v.denominator for row in emb.values() for v in row))
         self.emb = {key: tuple(int(v * d0) for v in row) for key, row in emb.items()}
         self.d0, d = d0, d0
         self.steps: list[tuple[Any, ...]] = []  # compiled sublayers, each with its denominators
         last_attention = max(
             (i for i, s in enumerate(net.layers) if s.block.kind == "attention"), default=-1
         )
-        lcm_n = _lcm(*range(1, n + 1))
+        lcm_n = lcm(*range(1, n + 1))
         self.visible = {m: [visible(m, i, n) for i in range(n)] for m in MASKS}
         for k, sub in enumerate(net.layers):
             if sub.post_ln is not None:
@@ -372,14 +341,11 @@ class Exhaustive:
                     lq, lk, lv = _Lin(h.query, idx), _Lin(h.key, idx), _Lin(h.value, idx)
                     avg = lcm_n if h.tie == "average" or k == last_attention else 1
                     heads.append((h, lq, lk, lv, avg, d * lv.den * avg, {}))
-                dh = _lcm(*(hd[5] for hd in heads))
+                dh = lcm(*(hd[5] for hd in heads))
                 names = [o for h in b.heads for o in h.value.outputs]
-                out = None
-                if b.output is not None:
-                    out = _Lin(b.output, {o: j for j, o in enumerate(names)})
-                    do, onames = dh * out.den, list(b.output.outputs)
-                else:
-                    do, onames = dh, names
+                cols = {o: j for j, o in enumerate(names)}
+                out = None if b.output is None else _Lin(b.output, cols)
+                do, onames = (dh, names) if out is None else (dh * out.den, list(out.outputs))
                 kind: tuple[Any, ...] = ("attention", heads, dh, out)
             else:
                 ffn_steps: list[tuple[Any, ...]] = []
@@ -398,7 +364,7 @@ class Exhaustive:
                 kind = ("ffn", ffn_steps, {})
             if any(o not in idx for o in onames):
                 raise KernelError(f"sublayer {k} ({b.name}) writes a name that is not a dim")
-            new = _lcm(d, do) if sub.residual else do
+            new = lcm(d, do) if sub.residual else do
             sx, so = (new // d if sub.residual else 0), new // do
             late = k > last_attention and not every_position
             self.steps.append((kind, sx, so, [idx[o] for o in onames], late, d, new))

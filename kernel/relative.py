@@ -19,29 +19,26 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from .interpret import affine, forward
+from .interpret import ZERO, affine, forward, window
 from .netfile import KernelError, Net, Refused, power, sweep
 
-ALL = ", at every position of every word"
-HEADS: dict[str, tuple[str, str | None, str | None, str | None]] = {
-    # statement: (head, β rule, W^C rule, W^{C'} rule); a rule is "zero" (beyond ±k) or "clip"
-    "head 'fixed' computes Eq. 4: y_i = Σ_j softmax_j(A_ij + β_{j−i}[|j−i| ≤ k]) v_j" + ALL: (
-        "fixed",
-        "zero",
-        None,
-        None,
-    ),
-    "head 'dynamic' computes Eq. 5: logits (x_iW^Q)(x_jW^K + W^C_{j−i})ᵀ/√d_h, zero beyond ±k"
-    + ALL: ("dynamic", None, "zero", None),
-    "head 'shaw' computes Shaw et al.'s logits with j − i clipped to ±k" + ALL: (
-        "shaw",
-        None,
-        "clip",
-        None,
-    ),
-    "head 'composite' computes Eq. 6: Eq. 5 + β_{j−i}" + ALL: ("composite", "zero", "zero", None),
-    "head 'key' computes the key-based dynamic convolution A_ij + (x_jW^K)(W^{C'}_{j−i})ᵀ/√d_h"
-    + ALL: ("key", None, None, "zero"),
+RULES: dict[str, tuple[str | None, str | None, str | None]] = {
+    # head: (β rule, W^C rule, W^{C'} rule); a rule is "zero" (beyond ±k) or "clip"
+    "fixed": ("zero", None, None),
+    "dynamic": (None, "zero", None),
+    "shaw": (None, "clip", None),
+    "composite": ("zero", "zero", None),
+    "key": (None, None, "zero"),
+}
+EQUATIONS = {  # head: the equation its statement names
+    "fixed": "Eq. 4: y_i = Σ_j softmax_j(A_ij + β_{j−i}[|j−i| ≤ k]) v_j",
+    "dynamic": "Eq. 5: logits (x_iW^Q)(x_jW^K + W^C_{j−i})ᵀ/√d_h, zero beyond ±k",
+    "shaw": "Shaw et al.'s logits with j − i clipped to ±k",
+    "composite": "Eq. 6: Eq. 5 + β_{j−i}",
+    "key": "the key-based dynamic convolution A_ij + (x_jW^K)(W^{C'}_{j−i})ᵀ/√d_h",
+}
+HEADS = {
+    f"head '{h}' computes {eq}, at every position of every word": h for h, eq in EQUATIONS.items()
 }
 CONV = re.compile(
     r"channel (\d+) of block '([^']+)' is (Eq\. 3 with Wu et al\.'s softmax-normalized kernel "
@@ -62,20 +59,13 @@ def covers(statement: str) -> bool:
     return statement in HEADS or CONV.fullmatch(statement) is not None
 
 
-def _at(vals: Any, offset: int, rule: str) -> Any:
-    """Entry j − i of a window of 2k+1 (zero beyond ±k: None; clip: the nearest end)."""
-    k = len(vals) // 2
-    if -k <= offset <= k:
-        return vals[offset + k]
-    return (vals[-1] if offset > k else vals[0]) if rule == "clip" else None
-
-
 def _dot(u: Any, v: Any) -> Fraction:
-    return sum((a * b for a, b in zip(u, v, strict=True)), Fraction(0))
+    return sum((a * b for a, b in zip(u, v, strict=True)), ZERO)
 
 
 def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], list[Fraction]]]:
-    name, b_rule, c_rule, ck_rule = HEADS[statement]
+    name = HEADS[statement]
+    b_rule, c_rule, ck_rule = RULES[name]
     found = [(i, h) for i, s in enumerate(net.layers) for h in s.block.heads if h.name == name]
     if len(found) != 1 or len(found[0][1].value.outputs) != 1 or found[0][1].base is None:
         raise KernelError(f"the network has no single softmax head {name!r} with one output")
@@ -99,18 +89,15 @@ def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], lis
             for j in range(len(rows)):
                 s = _dot(qs[i], ks[j])
                 for rule, win, vec in ((c_rule, wc, qs[i]), (ck_rule, wck, ks[j])):
-                    col = None if rule is None else _at(win[2], j - i, rule)
+                    col = None if rule is None else window(win[2], j - i, rule)
                     s += ZERO if col is None else _dot(vec, col)
-                b = None if b_rule is None else _at(beta[2], j - i, b_rule)
+                b = None if b_rule is None else window(beta[2], j - i, b_rule)
                 logits.append(s / root + (ZERO if b is None else b))
             ws = [power(base, a - max(logits), "the softmax") for a in logits]
             out.append(_dot(ws, vs) / sum(ws, ZERO))
         return out
 
     return idx, h.value.outputs[0], ref
-
-
-ZERO = Fraction(0)
 
 
 def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], list[Fraction]]]:
@@ -167,13 +154,11 @@ def check_values(rec: dict[str, Any], net: Net, lo: int, hi: int, count: int) ->
     return sweep(rec, net, (lo, hi, count), lambda n: bad, holds)
 
 
-def _attend(x: list[Fraction], beta: tuple[int, ...], clip: bool = False) -> list[Fraction]:
+def _attend(x: list[Fraction], beta: tuple[int, ...]) -> list[Fraction]:
     """softmax_j(x_i·x_j + β_{j−i}) x_j in base 2, d = 1, W^Q = W^K = W^V = 1, k = 1."""
     out = []
     for i in range(len(x)):
-        logits = [
-            x[i] * x[j] + (_at(beta, j - i, "clip" if clip else "zero") or 0) for j in range(len(x))
-        ]
+        logits = [x[i] * x[j] + (window(beta, j - i, "zero") or 0) for j in range(len(x))]
         ws = [power(Fraction(2), a - max(logits), "base 2") for a in logits]
         out.append(_dot(ws, x) / sum(ws, ZERO))
     return out
@@ -190,14 +175,12 @@ def check_fact(rec: dict[str, Any]) -> str:
         lhs = _attend(x, beta)
         soft = _attend(x, (0, 0, 0))
         rhs = [
-            soft[i] + sum((_at(beta, j - i, "zero") or 0) * x[j] for j in range(2))
+            soft[i] + sum((window(beta, j - i, "zero") or 0) * x[j] for j in range(2))
             for i in range(2)
         ]
-    elif which == "I6b":  # logit terms q_i·W^C_{j−i}, q = 1: zero beyond ±k vs clipped, n = 3
-        lhs = [
-            _at(beta, j - i, "zero") or ZERO for i in range(3) for j in range(3) if abs(j - i) == 2
-        ]
-        rhs = [_at(beta, j - i, "clip") for i in range(3) for j in range(3) if abs(j - i) == 2]
+    elif which == "I6b":  # logit terms q_i·W^C_{j−i}, q = 1, at j − i = ±2 (n = 3): zero vs clip
+        lhs = [window(beta, d, "zero") or ZERO for d in (2, -2)]
+        rhs = [window(beta, d, "clip") for d in (2, -2)]
     else:  # I9b: SA_T(PX) vs P·SA_T(X), P the swap
         lhs, rhs = _attend(x[::-1], beta), _attend(x, beta)[::-1]
     if lhs == rhs:  # pragma: no cover - the witness is fixed; a failure is a kernel bug
