@@ -188,7 +188,7 @@ def _names(v: Any, where: str) -> tuple[str, ...]:
     return tuple(v)
 
 
-def _affine(v: Any, where: str) -> Affine:
+def read_affine(v: Any, where: str) -> Affine:
     a = _obj(v, "Affine", where)
     inputs, outputs = _names(a["inputs"], where), _names(a["outputs"], where)
     weights: dict[str, dict[str, Fraction]] = {o: {} for o in outputs}
@@ -250,9 +250,9 @@ def _head(h: dict[str, Any], where: str) -> Head:
         raise KernelError(f"{where}: unknown tie rule {tie!r}")
     return Head(
         name=h["name"],
-        query=_affine(h["query"], where + ".query"),
-        key=_affine(h["key"], where + ".key"),
-        value=_affine(h["value"], where + ".value"),
+        query=read_affine(h["query"], where + ".query"),
+        key=read_affine(h["key"], where + ".key"),
+        value=read_affine(h["value"], where + ".value"),
         hardmax=hardmax,
         tie=tie,
         base=base,
@@ -277,7 +277,7 @@ def _block(b: dict[str, Any], where: str) -> Block:
         for i, s in enumerate(b["steps"]):
             w = f"{where}.steps[{i}]"
             if s.get("type") == "Affine":
-                steps.append(_affine(s, w))
+                steps.append(read_affine(s, w))
             elif s.get("type") == "Activation":
                 if s["kind"] not in ("relu", "step", "sigma"):
                     raise Refused(
@@ -294,7 +294,7 @@ def _block(b: dict[str, Any], where: str) -> Block:
             _head(_obj(h, "Head", f"{where}.heads[{i}]"), f"{where}.heads[{i}]")
             for i, h in enumerate(b["heads"])
         )
-        out = None if b["output"] is None else _affine(b["output"], where + ".output")
+        out = None if b["output"] is None else read_affine(b["output"], where + ".output")
         return Block("attention", b["name"], heads=heads, output=out)
     if b.get("type") == "Convolution":  # y[out_c]_i = Σ_{|j−i|≤k} w_{j−i,c}·x[in_c]_j
         ins, outs = _names(b["inputs"], where), _names(b["outputs"], where)
@@ -378,7 +378,7 @@ def loads(text: str) -> Net:
             suffix=_names(emb["suffix"], "embedding.suffix"),
             index_base=int(emb["index_base"]),
             layers=tuple(layers),
-            logit=_affine(readout["logit"], "network.readout.logit"),
+            logit=read_affine(readout["logit"], "network.readout.logit"),
             position=int(readout["position"]),
             next_symbols=nexts,
             fingerprint=fp,

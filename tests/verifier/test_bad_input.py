@@ -267,7 +267,12 @@ ROWS = [
     ),
     row("export-format", "export parity --format onnx", "invalid choice", "onnx"),
     row("export-state-dict-without-out", "export parity --format state_dict", "--out FILE.pt"),
-    row("export-recurrent", "export stack-rnn", "RecurrentNetwork"),
+    row(
+        "export-recurrent-state-dict",
+        "export stack-rnn --format state_dict --out net.pt",
+        "RecurrentNetwork",
+        "--format json",
+    ),
     row("export-seq2seq", "export tm-sim", "encoder–decoder"),
     row("export-dyck-k-huge", "export dyck -p k=100000", "k <= 128"),
     row("export-nothing", "export", "required"),

@@ -42,8 +42,9 @@ class KernelRun:
     def network_file(self, rec: Mapping[str, Any]) -> str | KernelResult:
         """The path of the network file of ``rec``'s construction and parameters, or the
         kernel's refusal when there is none."""
-        from netproof.symbolic import Network
+        from netproof.symbolic import Network, RecurrentNetwork
         from netproof.symbolic.netfile import dumps
+        from netproof.symbolic.recurrent_netfile import dumps as dumps_recurrent
 
         key = json.dumps([rec.get("construction"), rec.get("params")], sort_keys=True)
         if key in self._files:
@@ -57,9 +58,12 @@ class KernelRun:
             if c.per_length:
                 raise ValueError("a network per word length")
             net = c.network(c.parse_params(rec.get("params") or {}))
-            if not isinstance(net, Network):
-                raise ValueError(f"a {type(net).__name__}, not a transformer-style Network")
-            text = dumps(net)
+            if isinstance(net, RecurrentNetwork):  # a recurrent network file (its own format)
+                text = dumps_recurrent(net)
+            elif isinstance(net, Network):
+                text = dumps(net)
+            else:
+                raise ValueError(f"a {type(net).__name__}, not a Network or a RecurrentNetwork")
             got = os.path.join(self.folder, f"net{len(self._files)}.json")
             with open(got, "w", encoding="utf-8") as f:
                 f.write(text)

@@ -90,10 +90,10 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         if args.n is not None:
             raise UsageError(f"{c.name} reads words of any length: drop --n")
         net = build_network(c, values)
-    if isinstance(net, RecurrentNetwork):
+    if isinstance(net, RecurrentNetwork) and args.format != "json":
         raise UsageError(
-            f"{c.name} builds a RecurrentNetwork ({type(net.cell).__name__}); network files and state_dict exports "
-            "hold transformer-style Networks only (see `netproof run` for its traces)"
+            f"{c.name} builds a RecurrentNetwork ({type(net.cell).__name__}); state_dict and torch exports "
+            "hold transformer-style Networks only (--format json writes its recurrent network file)"
         )
     if isinstance(net, Seq2Seq):
         raise UsageError(
@@ -116,6 +116,16 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
             "module": os.path.relpath(os.path.abspath(source), here),
             "built": fingerprint(net),
         }
+    if isinstance(net, RecurrentNetwork):  # its own format: symbolic/recurrent_netfile.py
+        from netproof.symbolic.recurrent_netfile import dumps as dumps_recurrent
+
+        text = dumps_recurrent(net, extra=extra)
+        if args.out:
+            write_atomic(args.out, text)
+            announce_written(args.out, f"{c.name} as a recurrent network file", net)
+        else:
+            sys.stdout.write(text)
+        return EXIT_OK
     if args.format == "torch":
         _write_torch(args, c.name, net)
         return EXIT_OK
@@ -175,7 +185,7 @@ def _write_torch(args: argparse.Namespace, name: str, net: Network) -> None:
     )
 
 
-def announce_written(path: str, what: str, net: Network) -> None:
+def announce_written(path: str, what: str, net: Network | RecurrentNetwork) -> None:
     """The one line a command prints (on stderr, so that stdout stays the data) once it has
     written ``path``: what it holds, the network's size and the file's size in bytes."""
     print(
