@@ -28,11 +28,7 @@ from .languages import brackets
 from .netfile import Affine, KernelError, Refused, bounds, loads, loads_json, q, read_affine, sweep
 
 FORMAT = "netproof-recurrent"
-MAPS = {
-    "stack-rnn": "W_ih W_hh W_sh",
-    "stack-lstm": "W_i W_f W_o W_g W_sh",
-    "baby-ntm": "W_ih W_hh W_m",
-}
+MAPS = {"stack-rnn": "ih hh sh", "stack-lstm": "i f o g sh", "baby-ntm": "ih hh m"}  # W_<name>
 GATES, TIES = ("W_i", "W_f", "W_o", "W_g"), ("average", "leftmost", "rightmost")
 SHAPE = {"W_ih": "ih", "W_hh": "hh", "W_sh": "eh0", "W_m": "eh0", "W_a": "ho0", "W_n": "he0"}
 SHAPE |= {"W_y": "hy0", **dict.fromkeys(GATES, "Ih")}
@@ -54,13 +50,11 @@ class RNet:
         if self.kind not in MAPS:
             raise Refused(f"a recurrent cell {self.kind!r} (the kernel reads {', '.join(MAPS)})")
         if (acts := (cell["activation"], cell["gate"], out["activation"])) != ("sigma",) * 3:
-            raise Refused(
-                f"activations {acts}: only σ is exact (tanh, logistic σ are not rational)"
-            )
+            raise Refused(f"activations {acts}: only σ is rational (tanh, logistic σ are not)")
         self.tie, self.ops = cell["decision"].get("tie"), tuple(o["name"] for o in cell["ops"])
         if cell["decision"]["type"] != "Hardmax" or self.tie not in TIES:
             raise Refused(f"the decision {cell['decision']} (only hardmax is rational)")
-        names = [*MAPS[self.kind].split(), "W_a", "W_n"]
+        names = [f"W_{m}" for m in MAPS[self.kind].split()] + ["W_a", "W_n"]
         self.maps = {m: read_affine(cell["maps"][m], f"cell.maps.{m}") for m in names}
         self.maps["W_y"] = self.y = read_affine(out["W_y"], "readout.W_y")
         self.theta, self.symbols = q(out["threshold"], "readout.threshold"), tuple(out["symbols"])

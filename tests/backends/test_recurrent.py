@@ -413,12 +413,19 @@ def netproof(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_netproof_export_refuses_a_recurrent_construction_with_exit_2() -> None:
+def test_netproof_export_writes_a_recurrent_network_file_and_refuses_a_state_dict_with_exit_2(
+    tmp_path: Path,
+) -> None:
     done = netproof("export", "stack-rnn")
+    assert (done.returncode, done.stderr) == (0, "")
+    doc = json.loads(done.stdout)
+    assert (doc["format"], doc["network"]["cell"]["kind"]) == ("netproof-recurrent", "stack-rnn")
+    done = netproof(
+        "export", "stack-rnn", "--format", "state_dict", "--out", str(tmp_path / "x.pt")
+    )
     assert done.returncode == 2
-    assert (
-        "stack-rnn builds a RecurrentNetwork (StackRNN); network files and state_dict exports"
-        in done.stderr
+    assert "stack-rnn builds a RecurrentNetwork (StackRNN); state_dict and torch exports" in (
+        done.stderr
     )
 
 
