@@ -30,7 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from . import nextsym, programs, recurrent, relative, traces
+from . import nextsym, programs, recurrent, relative, seq2seq, traces
 from .classes import prove_every_length
 from .interpret import Exhaustive, evaluator, forward
 from .languages import brackets, dyck, has_automaton, language, pair_heights, program_beside
@@ -352,7 +352,8 @@ def check_record(
             return KernelResult("checked", kind, nextsym.check_fact(rec))  # no network in it
         if kind == "ExactFact" and claim["statement"] in relative.FACTS:
             return KernelResult("checked", kind, relative.check_fact(rec))  # a witness, no network
-        net = recurrent.read_network(Path(network).read_text(encoding="utf-8"))
+        text = Path(network).read_text(encoding="utf-8")
+        net = seq2seq.read_network(text, recurrent.read_network)
         if net.fingerprint != fp:
             raise KernelError(
                 f"the network file is {net.fingerprint[:16]}…, the record's network {str(fp)[:16]}…"
@@ -361,6 +362,8 @@ def check_record(
             raise Refused(f"verdict {rec.get('verdict')!r}: nothing to check")
         if isinstance(net, recurrent.RNet):
             return KernelResult("checked", kind, recurrent.check(rec, net, kind, method, max_words))
+        if isinstance(net, seq2seq.S2S):
+            return KernelResult("checked", kind, seq2seq.check(rec, net, kind, method, max_words))
         if net.next_symbols is not None:  # a generator: only the rules of nextsym read it
             return KernelResult("checked", kind, nextsym.check(rec, net, kind, method, max_words))
         st, exh, folder = claim["statement"], method.startswith("exhaustive ("), Path(record).parent

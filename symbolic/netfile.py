@@ -27,6 +27,27 @@ The one set of optional fields: a :class:`~netproof.symbolic.ir.Head`'s relative
 (``relative_bias``, ``query_conv``, ``key_conv``) are written only when set, so a file of a
 network without them is the same as before they existed; when present they are read strictly.
 
+**Encoder–decoders** (:class:`~netproof.symbolic.ir.Seq2Seq`, Bhattamishra et al. 2020's
+Turing-machine simulator) are written with ``"format": "netproof-seq2seq"`` (version 1, the same
+top level and fingerprint) and the network object mirrors that class::
+
+    {"type": "Seq2Seq", "name", "dims", "embedding": TokenEmbedding,
+     "encoder": [Sublayer, ...],
+     "decoder": [{"type": "DecoderLayer", "name", "self_attention": Sublayer,
+                  "cross_attention": Sublayer, "ffn": Sublayer}, ...],
+     "output": Affine (F), "seed": [[dim, value], ...] (ỹ_0, sparse),
+     "halting": {"type": "Halting", "unit": Affine (one output), "value": "1"},
+     "decoder_positional": [[dim, feature, coefficient], ...], "params", "reference"}
+
+Every block inside is written as in a network file. Its semantics are the IR's
+(:mod:`netproof.symbolic.seq2seq`): the decoder halts at the first step t whose y_t has the
+halting unit equal to its value; step t's self-attention sees the steps j <= t, its
+cross-attention the encoder positions its mask lets index t see; y_{t+1} = F(z_t) plus the
+decoder positional features at i = t + 1 (n = the encoder's tokens). netproof writes these files
+for readers outside it (the kernel, :mod:`netproof.kernel`, reads them with its own reader and
+interpreter); this module's reader reads ``netproof-network`` files only and refuses the format
+by name (netproof rebuilds an encoder–decoder from its construction).
+
 Keys are sorted; arrays keep their order; indentation is 2 spaces and a value that fits in
 100 columns is written on one line; the text ends with a newline. The reader is strict: an
 unknown or missing field, a repeated key, a wrong type, a float, an unknown format or version

@@ -28,6 +28,11 @@ FORMAT = "netproof-network"
 FORMAT_VERSION = 1
 """The ``format_version`` this netproof writes and reads."""
 
+SEQ2SEQ_FORMAT = "netproof-seq2seq"
+"""The ``format`` field of an encoder–decoder's file (:class:`~netproof.symbolic.ir.Seq2Seq`): the
+same top level and blocks, written for readers outside netproof (netproof's own reader reads
+``netproof-network`` files only; it rebuilds an encoder–decoder from its construction)."""
+
 JSON = Any  # a value as json.loads returns it
 
 RELATIVE_KERNELS = ("query_conv", "key_conv")

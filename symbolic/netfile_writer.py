@@ -1,4 +1,5 @@
-"""The network file writer: a :class:`~netproof.symbolic.ir.Network` as deterministic JSON.
+"""The network file writer: a :class:`~netproof.symbolic.ir.Network` (or an encoder–decoder,
+:class:`~netproof.symbolic.ir.Seq2Seq`, format ``netproof-seq2seq``) as deterministic JSON.
 
 Owns :func:`to_json`, :func:`dumps` and :func:`dump_file` (the format is described in
 :mod:`netproof.symbolic.netfile`, which re-exports them): keys sorted, arrays in order, 2-space
@@ -41,6 +42,7 @@ from .netfile_format import (
     FORMAT_VERSION,
     JSON,
     RELATIVE_KERNELS,
+    SEQ2SEQ_FORMAT,
     NetworkFileError,
     index_path,
     key_path,
@@ -247,6 +249,37 @@ def _network_json(net: Network) -> dict[str, JSON]:
     }
 
 
+def _seq2seq_json(net: Seq2Seq) -> dict[str, JSON]:
+    """An encoder–decoder (format ``netproof-seq2seq``, described in :mod:`netproof.symbolic.netfile`)."""
+    return {
+        "type": "Seq2Seq",
+        "name": net.name,
+        "dims": list(net.dims),
+        "embedding": _embedding_json(net.embedding),
+        "encoder": [_sublayer_json(sub) for sub in net.encoder],
+        "decoder": [
+            {
+                "type": "DecoderLayer",
+                "name": layer.name,
+                "self_attention": _sublayer_json(layer.self_attention),
+                "cross_attention": _sublayer_json(layer.cross_attention),
+                "ffn": _sublayer_json(layer.ffn),
+            }
+            for layer in net.decoder
+        ],
+        "output": _affine_json(net.output),
+        "seed": [[dim, str(v)] for dim, v in net.seed],
+        "halting": {
+            "type": "Halting",
+            "unit": _affine_json(net.halting.unit),
+            "value": str(net.halting.value),
+        },
+        "decoder_positional": [[d, feat, str(coef)] for d, feat, coef in net.decoder_positional],
+        "params": [[k, v] for k, v in net.params],
+        "reference": net.reference,
+    }
+
+
 def _plain(value: object, path: str) -> JSON:
     """A copy of ``value`` made of JSON values only (tuples become arrays), or an error."""
     if value is None or isinstance(value, (str, bool, int)):
@@ -274,7 +307,7 @@ def _plain(value: object, path: str) -> JSON:
     raise NetworkFileError(path, f"{value!r} is a {type(value).__name__}, not a JSON value{hint}")
 
 
-def to_json(net: Network, *, extra: Mapping[str, Any] | None = None) -> dict[str, JSON]:
+def to_json(net: Network | Seq2Seq, *, extra: Mapping[str, Any] | None = None) -> dict[str, JSON]:
     """The network file of ``net`` as JSON data (dicts, lists, strings, ints, bools, None).
 
     ``extra`` is stored verbatim (as JSON: tuples become arrays); it must hold JSON values only.
@@ -285,17 +318,12 @@ def to_json(net: Network, *, extra: Mapping[str, Any] | None = None) -> dict[str
             f"{net.name!r} is a RecurrentNetwork ({type(net.cell).__name__}); network files hold transformer-style "
             "Networks only (format version 1): print it with symbolic.pretty instead",
         )
-    if isinstance(net, Seq2Seq):
-        raise NetworkFileError(
-            "network",
-            f"{net.name!r} is an encoder–decoder (Seq2Seq), which network files (format_version "
-            f"{FORMAT_VERSION}) cannot hold yet; rebuild it from its construction and parameters instead",
-        )
+    seq = isinstance(net, Seq2Seq)
     obj: dict[str, JSON] = {
-        "format": FORMAT,
+        "format": SEQ2SEQ_FORMAT if seq else FORMAT,
         "format_version": FORMAT_VERSION,
         "fingerprint": fingerprint(net),
-        "network": _network_json(net),
+        "network": _seq2seq_json(net) if isinstance(net, Seq2Seq) else _network_json(net),
     }
     if extra is not None:
         if not isinstance(extra, Mapping):
@@ -329,11 +357,13 @@ def _render(value: JSON, indent: int, lead: int) -> str:
     return "[\n" + ",\n".join(items) + "\n" + "  " * indent + "]"
 
 
-def dumps(net: Network, *, extra: Mapping[str, Any] | None = None) -> str:
+def dumps(net: Network | Seq2Seq, *, extra: Mapping[str, Any] | None = None) -> str:
     """The network file of ``net`` as text: deterministic, sorted keys, ending in a newline."""
     return _render(to_json(net, extra=extra), 0, 0) + "\n"
 
 
-def dump_file(path: str | Path, net: Network, *, extra: Mapping[str, Any] | None = None) -> None:
+def dump_file(
+    path: str | Path, net: Network | Seq2Seq, *, extra: Mapping[str, Any] | None = None
+) -> None:
     """Write the network file of ``net`` to ``path`` (UTF-8)."""
     Path(path).write_text(dumps(net, extra=extra), encoding="utf-8")

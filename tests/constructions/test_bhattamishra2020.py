@@ -494,14 +494,18 @@ def test_run_json_reports_the_halting_step_and_configuration(
     assert record["tokens"] == ["#", "(", "$"]
 
 
-def test_export_refuses_an_encoder_decoder_with_exit_code_2(
-    capsys: pytest.CaptureFixture[str],
+def test_export_writes_an_encoder_decoder_file_and_refuses_a_state_dict_with_exit_code_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert main(["export", "tm-sim"]) == 2
+    assert main(["export", "tm-sim"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["format"], doc["network"]["type"]) == ("netproof-seq2seq", "Seq2Seq")
+    tm = REGISTRY["tm-sim"]
+    assert doc["fingerprint"] == fingerprint(tm.network(tm.parse_params({})))
     assert (
-        "tm-sim builds an encoder–decoder (Seq2Seq), which neither network files nor state_dicts hold"
-        in capsys.readouterr().err
+        main(["export", "tm-sim", "--format", "state_dict", "--out", str(tmp_path / "x.pt")]) == 2
     )
+    assert "state_dict and torch exports hold transformer-style" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- random machines

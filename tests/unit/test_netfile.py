@@ -286,12 +286,13 @@ def _outcome(net: Network, word: str) -> tuple[object, ...]:
 # --------------------------------------------------------------------------- round trips
 
 
-def test_an_encoder_decoder_is_refused_with_an_error_naming_seq2seq() -> None:
+def test_an_encoder_decoder_is_written_in_its_own_format_that_this_reader_refuses_by_name() -> None:
     net = REGISTRY["tm-sim"].network(REGISTRY["tm-sim"].parse_params({}))
-    with pytest.raises(
-        NetworkFileError, match=r"encoder–decoder \(Seq2Seq\).*rebuild it from its construction"
-    ):
-        dumps(net)
+    doc = json.loads(dumps(net))
+    assert (doc["format"], doc["fingerprint"]) == ("netproof-seq2seq", fingerprint(net))
+    assert [d["name"] for d in doc["network"]["decoder"]] == [d.name for d in net.decoder]
+    with pytest.raises(NetworkFileError, match=r'"netproof-seq2seq" is not a network file format'):
+        loads(dumps(net))
 
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)

@@ -42,7 +42,7 @@ class KernelRun:
     def network_file(self, rec: Mapping[str, Any]) -> str | KernelResult:
         """The path of the network file of ``rec``'s construction and parameters, or the
         kernel's refusal when there is none."""
-        from netproof.symbolic import Network, RecurrentNetwork
+        from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq
         from netproof.symbolic.netfile import dumps
         from netproof.symbolic.recurrent_netfile import dumps as dumps_recurrent
 
@@ -60,10 +60,12 @@ class KernelRun:
             net = c.network(c.parse_params(rec.get("params") or {}))
             if isinstance(net, RecurrentNetwork):  # a recurrent network file (its own format)
                 text = dumps_recurrent(net)
-            elif isinstance(net, Network):
+            elif isinstance(net, Network | Seq2Seq):  # Seq2Seq: format netproof-seq2seq
                 text = dumps(net)
             else:
-                raise ValueError(f"a {type(net).__name__}, not a Network or a RecurrentNetwork")
+                raise ValueError(
+                    f"a {type(net).__name__}, not a Network, Seq2Seq or RecurrentNetwork"
+                )
             got = os.path.join(self.folder, f"net{len(self._files)}.json")
             with open(got, "w", encoding="utf-8") as f:
                 f.write(text)

@@ -95,10 +95,10 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
             f"{c.name} builds a RecurrentNetwork ({type(net.cell).__name__}); state_dict and torch exports "
             "hold transformer-style Networks only (--format json writes its recurrent network file)"
         )
-    if isinstance(net, Seq2Seq):
+    if isinstance(net, Seq2Seq) and args.format != "json":
         raise UsageError(
-            f"{c.name} builds an encoder–decoder (Seq2Seq), which neither network files nor state_dicts hold yet; "
-            f"rebuild it from its construction: netproof run {c.name} WORD -p ..."
+            f"{c.name} builds an encoder–decoder (Seq2Seq); state_dict and torch exports hold "
+            "transformer-style Networks only (--format json writes its file, format netproof-seq2seq)"
         )
     extra = {
         "construction": c.name,
@@ -123,6 +123,14 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         if args.out:
             write_atomic(args.out, text)
             announce_written(args.out, f"{c.name} as a recurrent network file", net)
+        else:
+            sys.stdout.write(text)
+        return EXIT_OK
+    if isinstance(net, Seq2Seq):  # its own format, netproof-seq2seq (symbolic/netfile.py)
+        text = dumps(net, extra=extra)
+        if args.out:
+            write_atomic(args.out, text)
+            announce_written(args.out, f"{c.name} as an encoder–decoder file", net)
         else:
             sys.stdout.write(text)
         return EXIT_OK
@@ -185,7 +193,7 @@ def _write_torch(args: argparse.Namespace, name: str, net: Network) -> None:
     )
 
 
-def announce_written(path: str, what: str, net: Network | RecurrentNetwork) -> None:
+def announce_written(path: str, what: str, net: Network | RecurrentNetwork | Seq2Seq) -> None:
     """The one line a command prints (on stderr, so that stdout stays the data) once it has
     written ``path``: what it holds, the network's size and the file's size in bytes."""
     print(
