@@ -47,6 +47,7 @@ from typing import Any
 from netproof.symbolic import Affine, AttentionLayer, Network
 from netproof.verifier.claims import (
     Automaton,
+    CompiledProgram,
     Construction,
     ExactFact,
     FollowsAutomaton,
@@ -348,6 +349,16 @@ def _recognizes(program: Any, own: Language, reference: str, max_len: int) -> Re
         language=own,
         min_len=0,
         max_len=max_len,
+        compiled=_compiled(program) if isinstance(program, brasp.Program) else None,
+    )
+
+
+def _compiled(program: brasp.Program) -> CompiledProgram:
+    """The program as the operation-wise correspondence reads it: each attention operation with
+    the residual dim the compiler gives it."""
+    return CompiledProgram(
+        program=program,
+        dims=tuple((name, op) for op, name in _operation_dims(program).items()),
     )
 
 
@@ -509,6 +520,7 @@ def brasp_claims(
             min_len=1,
             max_len=max_len,
             statable=_operations_form(program),
+            compiled=_compiled(program),
         )
     )
     claims.append(

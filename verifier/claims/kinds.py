@@ -158,6 +158,22 @@ class LayerInduction:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CompiledProgram:
+    """The B-RASP program a network is compiled from, as a claim's form for the operation-wise
+    correspondence (:mod:`netproof.verifier.smt.compositional.correspondence`): ``program`` is a
+    :class:`~netproof.verifier.claims.rasp.brasp.Program` and ``dims`` names the residual dim of
+    each of its attention operations (``(dim, operation)``). A :class:`Recognizes` claim with this
+    form says the network accepts exactly the program's words; a :class:`TraceProperty` with it
+    says every listed dim holds its operation's vector at every word position after the last
+    sublayer. The smt method tries to prove either for every length operation by operation (each
+    block's lemma, then one small query per operation that the lemma is the operation), before
+    any other route."""
+
+    program: Any
+    dims: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Recognizes(ClaimBase):
     """``induction``: a proof plan for every length by layers (used by the smt method before the
     transition system of the whole network, whose states grow with the depth)."""
@@ -165,6 +181,9 @@ class Recognizes(ClaimBase):
     language: Language
     backend: Backend = "exact"
     induction: LayerInduction | None = None
+    compiled: CompiledProgram | None = None
+    """The program the network is compiled from, where ``language`` is that program's: the smt
+    method then tries the operation-wise correspondence first (:class:`CompiledProgram`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -388,6 +407,10 @@ class TraceProperty(ClaimBase):
     being row ``w``); returns one failure text or None per word, the text ``holds`` would give.
     The checker uses it for the exact backend on networks the batched evaluator supports (and
     without ``domain``); it must agree with ``holds`` word for word."""
+    compiled: CompiledProgram | None = None
+    """Where the property is "every operation's dim holds the program's vector": the program the
+    network is compiled from, for the operation-wise correspondence (:class:`CompiledProgram`),
+    tried by the smt method before ``statable``."""
     statable: StateProperty | None = None
     """The same property in a form the smt method states for every length (see
     :data:`StateProperty`); it must say what ``holds`` says (the tests check the two on every

@@ -65,6 +65,11 @@ from netproof.verifier.exhaustive.checker import Job, block_identity_query, chec
 from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
 from netproof.verifier.smt.compositional import rebuild_tree, same_language
 from netproof.verifier.smt.compositional.classes import QUERY as CLASS_QUERY
+from netproof.verifier.smt.compositional.correspondence import QUERY as CORRESPONDENCE
+from netproof.verifier.smt.compositional.correspondence import (
+    correspondence_detail,
+    correspondence_queries,
+)
 from netproof.verifier.smt.compositional.counters import HOWS as COUNTING_HOWS
 from netproof.verifier.smt.compositional.counters import every_length_detail as counting_detail
 from netproof.verifier.smt.compositional.counters import is_counting, rebuild_counting
@@ -814,6 +819,9 @@ def _check_words_claim(log: ProofLog, job: Job, claim: Recognizes | ValueIs, hi:
             raise ProofLogError(
                 f"{log.path}: a compositional proof keeps its queries in the lemma tree, yet the record lists {len(top)} beside it"
             )
+        if isinstance(claim, Recognizes) and _by_correspondence(claim, lemmas):
+            _check_correspondence(log, job, claim, lo, hi)
+            return False
         every = _check_compositional(log, job, claim, lo, hi)
         if verdict == "proved":
             _check_proved(log, job, lo, hi, every, compositional=True, claim=claim)
@@ -1091,6 +1099,73 @@ def _check_compositional(
     return every
 
 
+def _by_correspondence(claim: Recognizes | TraceProperty, root: Mapping[str, Any]) -> bool:
+    """Whether a lemma tree's theorem queries are those of the operation-wise correspondence."""
+    names = [str(q.get("name")) for q in root.get("queries") or ()]
+    lead = f"{claim.id} every n: {CORRESPONDENCE}: "
+    return bool(names) and all(n.startswith(lead) for n in names)
+
+
+def _check_correspondence(
+    log: ProofLog, job: Job, claim: Recognizes | TraceProperty, lo: int, hi: int
+) -> None:
+    """The checks of a proof by the operation-wise correspondence
+    (:mod:`~netproof.verifier.smt.compositional.correspondence`): the walk over the sublayers
+    done again on the rebuilt network (every premise), its queries rebuilt to their recorded
+    bytes in order, each unsat, the lemma tree proved again, the count and the detail."""
+    rec, c, values = log.record, job.construction, job.values
+    root = rec["lemmas"]
+    if rec["method"] != COMPOSITIONAL or rec["verdict"] != "proved" or root["verdict"] != "proved":
+        raise ProofLogError(
+            f"{log.path}: the operation-wise correspondence proves ({COMPOSITIONAL!r}) or records nothing; "
+            f"this record is {rec['verdict']} by {rec['method']!r}"
+        )
+    statement = claim.statement + f" (every word with {lo} <= |w| <= {hi})"
+    if root["name"] != claim.id or root["statement"] != statement:
+        raise ProofLogError(
+            f"{log.path}: the lemma tree's root is {root['name']!r} stating {root['statement']!r}, not the claim's {statement!r}"
+        )
+    if claim.compiled is None or c.lemmas is None:
+        raise ProofLogError(
+            f"{log.path}: a proof by the operation-wise correspondence, but {claim.id!r} names no compiled program "
+            f"or {c.name} declares no lemmas"
+        )
+    net = _network(log, c, values, hi)
+    lemmas = _lemmas(log, c, values)
+    try:
+        texts, nodes, side, ops = correspondence_queries(net, claim, lemmas)
+    except Unsupported as exc:
+        raise ProofLogError(
+            f"{log.path}: the operation-wise correspondence does not apply to the rebuilt network ({exc}); run the proof again"
+        ) from None
+    theorem = root["queries"]
+    names = [q["name"] for q in theorem]
+    if names != list(texts):
+        raise ProofLogError(
+            f"{log.path}: the theorem's queries are {_span(names)}, but the correspondence makes {_span(list(texts))}"
+        )
+    for entry in theorem:
+        _same_text(log, entry, texts[entry["name"]], f"theorem {claim.id!r}")
+    _result_needed(log, f"theorem {claim.id!r}", theorem, False)
+    children = root["children"]
+    want = [n.name for n in nodes] + [side.name]
+    if [ch["name"] for ch in children] != want:
+        raise ProofLogError(
+            f"{log.path}: the lemma tree below {claim.id!r} has {[ch['name'] for ch in children]}, but the proof makes {want}"
+        )
+    for node, ch in zip((*nodes, side), children, strict=True):
+        _same_node(log, node, ch)  # proved again: the rebuilt walk applies only proved ones
+    if rec["checked"] != _count(job.alphabet, lo, hi):
+        raise ProofLogError(
+            f"{log.path}: checked={rec['checked']}, but {lo} <= |w| <= {hi} holds {_count(job.alphabet, lo, hi)} words"
+        )
+    detail = correspondence_detail(claim, len(lemmas), ops, hi)
+    if rec["detail"] != detail:
+        raise ProofLogError(
+            f"{log.path}: detail={str(rec['detail'])[:80]!r}… is not what the queries show ({detail[:80]}…)"
+        )
+
+
 def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -> bool:
     """The checks of a trace property's compositional record (:func:`~netproof.verifier.smt.compositional.prove_trace`):
     its lemma tree rebuilt (the NearestSelection lemmas, or the certificate of the system that
@@ -1106,6 +1181,9 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
         raise ProofLogError(
             f"{log.path}: a compositional proof keeps its queries in the lemma tree"
         )
+    if rec["verdict"] == "proved" and _by_correspondence(claim, rec["lemmas"]):
+        _check_correspondence(log, job, claim, lo, hi)
+        return False
     depth_features = isinstance(
         claim.statable, AllowedNext
     )  # its lemmas come from the network, not the construction

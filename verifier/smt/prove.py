@@ -33,6 +33,7 @@ from netproof.verifier.claims import (
 )
 from netproof.verifier.exhaustive.checker import Job, check, count_words
 from netproof.verifier.smt.compositional import prove_recognizes, prove_trace, prove_value
+from netproof.verifier.smt.compositional.correspondence import prove_correspondence
 from netproof.verifier.smt.compositional.counters import prove_counting
 from netproof.verifier.smt.compositional.depth_features import DepthOutcome, prove_allowed_next
 from netproof.verifier.smt.compositional.same_language import prove_same_language
@@ -58,7 +59,7 @@ def smt_applicable(claim: Claim) -> bool:
             getattr(claim.language, f, None) is not None for f in ("automaton", "stack", "counters")
         )
     if isinstance(claim, TraceProperty):
-        return claim.statable is not None
+        return claim.statable is not None or claim.compiled is not None
     if isinstance(claim, ValueIs):
         return claim.closed_form is not None and claim.backend == "exact"
     if isinstance(claim, ExactFact):
@@ -77,6 +78,22 @@ def prove_claim_smt(
     """The smt method on one claim of a job; ``compositional=False`` skips the compositional
     proof and encodes the whole network (the monolithic encoding)."""
     bound = claim.max_len if max_len is None else max_len
+    if (
+        compositional
+        and isinstance(claim, Recognizes | TraceProperty)
+        and claim.compiled is not None
+        and job.construction.lemmas is not None
+    ):
+        # A compiled B-RASP program: the operation-wise correspondence first (no automaton, no
+        # search); where any premise fails, the other routes below decide.
+        lemmas = job.construction.lemmas(job.values)
+        started = time.perf_counter()
+        matched = prove_correspondence(job.network(bound), claim, lemmas, bound, timeout=timeout)
+        if isinstance(matched.verdict, Proved):
+            return Outcome(matched.verdict, (), matched.tree)
+        timeout = max(1.0, timeout - (time.perf_counter() - started))
+        if isinstance(claim, TraceProperty) and claim.statable is None:
+            return Outcome(matched.verdict)
     if isinstance(claim, Recognizes):
         started = time.perf_counter()
         lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()

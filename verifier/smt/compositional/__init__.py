@@ -77,6 +77,9 @@ The package, bottom to top (each module imports only those before it):
   lemmas, or the transition system watching the property);
 - :mod:`.value_claims`: value claims with a closed form (:func:`prove_value`,
   :func:`value_builder`);
+- :mod:`.correspondence`: a network compiled from a B-RASP program, proved equal to the program
+  for every length operation by operation (:func:`~.correspondence.prove_correspondence`: each
+  block's lemma, then two small queries per attention operation; no automaton, no search);
 - :mod:`.counters`: counting networks for every length (uniform causal heads as integer running
   sums, comparisons over the integers: :func:`~.counters.prove_counting`), the network read as a
   counter system in product with a language's counter automaton, an invariant by Houdini over
