@@ -58,12 +58,11 @@ class S2S:
         self.dec = [full.layers[i : i + 3] for i in range(k, len(full.layers), 3)]
         if any([x.block.kind for x in d] != ["attention", "attention", "ffn"] for d in self.dec):
             raise KernelError("a decoder layer is self-attention, cross-attention and an FFN")
-        self.output, self.unit = read_affine(s["output"], "output"), s["halting"]["unit"]
-        self.unit, self.value = read_affine(self.unit, "halting"), s["halting"]["value"]
+        h, self.output = s["halting"], read_affine(s["output"], "output")
+        self.unit, self.value = read_affine(h["unit"], "halting"), rational(h["value"], "halting")
         if len(self.unit.outputs) != 1:
             raise KernelError("the halting unit has one output")
-        self.value, self.seed = rational(self.value, "halting"), dict(s["seed"])
-        self.seed = {d: rational(v, "seed") for d, v in self.seed.items()}
+        self.seed = {d: rational(v, "seed") for d, v in s["seed"]}
         self.positional = [(d, f, rational(c, "positional")) for d, f, c in s["decoder_positional"]]
 
 
@@ -220,6 +219,7 @@ def encode(syms: str, s: str) -> list[Fraction]:
     return [code, Fraction(syms.index(s[0]) if s else 0), Fraction(int(bool(s)))]
 
 
+STACKS = ("Cb1.", "Tb1.", "Nb1.", "Cb2.", "Tb2.", "Nb2.")  # a stack's code, top bit, nonempty
 K = Fraction(4)  # the gating constant: σ(x + K·G − K) is σ(x) when G = 1, 0 when G = 0 (x <= K)
 
 
@@ -313,10 +313,8 @@ def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int)
         raise Refused(f"claim kind {kind} by {method} ({count:,} words)")
     rules, states, halting = rnn = compiled(name)
     start, _, syms, _ = machine(name)
-    bits, units = (
-        {a: (ZERO, ONE) if a == syms[1] else (ONE, ZERO) for a in syms},
-        set(step((*rnn[:2], ""), {}, (ZERO, ZERO))),
-    )
+    bits = {a: (ZERO, ONE) if a == syms[1] else (ONE, ZERO) for a in syms}
+    units = set(step((*rnn[:2], ""), {}, (ZERO, ZERO)))
     layers = [d[1].block for d in net.dec]
 
     def simulates(w: tuple[str, ...], ys: list[Row], halted: Any, t_s: int, confs: Any) -> Any:
@@ -336,12 +334,8 @@ def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int)
         for k, (q, s1, s2) in enumerate(confs if full else ()):
             h = hs[t_s + 1 + 2 * k] if t_s + 1 + 2 * k < len(hs) else {}
             want: list[Any] = [int(p == q) for p in states] + encode(syms, s1) + encode(syms, s2)
-            got: list[Any] = [h.get(f"S:{p}") for p in states] + [
-                sum(v for u, v in h.items() if u.startswith(f"{x}b{i}."))
-                for i in (1, 2)
-                for x in "CTN"
-            ]
-            if got != want:
+            sums = [sum(v for u, v in h.items() if u.startswith(p)) for p in STACKS]
+            if [h.get(f"S:{p}") for p in states] + sums != want:
                 return f"at tick {t_s + 1 + 2 * k} the RNN does not hold configuration {k}: {q} [{s1} | {s2}]"
         return None
 

@@ -5,6 +5,7 @@ word on which netproof's own check refutes the claim."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from dataclasses import replace
@@ -29,6 +30,7 @@ TM = REGISTRY["tm-sim"]
 FIXED = {"machine": "balanced-parens", "variant": "fixed", "ablation": "none"}
 
 
+@functools.cache
 def network(transformer: str) -> Any:
     return TM.network(TM.parse_params({**FIXED, "transformer": transformer}))
 
@@ -170,3 +172,17 @@ def test_a_single_weight_mutant_disagrees_naming_the_word_netproofs_check_refute
     claim = next(x for x in TM.claims(values) if isinstance(x, Simulates))
     verdict = check(Job(c, values), claim, max_len=3)
     assert isinstance(verdict, Refuted) and "".join(verdict.word) == word, (verdict, got.detail)
+
+
+def test_a_malformed_encoder_decoder_file_disagrees_naming_what_is_wrong(tmp_path: Path) -> None:
+    doc = json.loads(dumps(network("vanilla")))
+    record = REPO / "proofs" / "tm-sim" / "B6.n3.json"
+    del doc["network"]["halting"]
+    (tmp_path / "n.json").write_text(json.dumps(doc), encoding="utf-8")
+    got = check_record(record, tmp_path / "n.json")
+    assert got.outcome == "disagree" and "malformed" in got.detail and "halting" in got.detail
+    doc = json.loads(dumps(network("vanilla")))
+    doc["network"]["output"]["weights"]["h:ST"]["h:ST"] = 0.5
+    (tmp_path / "n.json").write_text(json.dumps(doc), encoding="utf-8")
+    got = check_record(record, tmp_path / "n.json")
+    assert got.outcome == "disagree" and "0.5 is not a rational" in got.detail
