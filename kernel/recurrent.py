@@ -67,10 +67,12 @@ class RNet:
             bias = SHAPE[m][2:] and any(a.bias.values())
             if bias or not set(a.inputs) <= set(g[SHAPE[m][0]]) or a.outputs != g[SHAPE[m][1]]:
                 raise KernelError(f"{m} reads {a.inputs}, writes {a.outputs}, bias {a.bias}")
-        xs = {d for r in self.x.values() for d in r}
-        if len({*i, *h, *e}) < len(i + h + e) or not xs <= set(i) or not set(self.h0) <= set(h):
-            raise KernelError("inputs, hidden, element overlap, or x or h_0 writes outside them")
-        slots, self.moves = cell["slots"] if self.kind == "baby-ntm" else 0, list[Any]()
+        stack = self.kind != "baby-ntm"
+        if (stack and self.ops != ("PUSH", "POP")) or len({*i, *h, *e}) < len(i + h + e):
+            raise KernelError(f"a stack's ops {self.ops}, or inputs, hidden, element overlap")
+        if not {d for r in self.x.values() for d in r} <= set(i) or not set(self.h0) <= set(h):
+            raise KernelError("the embedding writes a non-input, or h_0 a non-hidden unit")
+        slots, self.moves = 0 if stack else cell["slots"], list[Any]()
         for op in cell["ops"]:  # per op: source slot j -> [(target slot r, weight v)]
             moves: dict[int, list[tuple[int, Fraction]]] = {}
             for r, j, v in op["entries"]:
@@ -78,9 +80,7 @@ class RNet:
                     raise KernelError(f"op {op['name']}: entry ({r}, {j}) is not in {slots} slots")
                 moves.setdefault(j, []).append((r, q(v, f"cell.ops.{op['name']}")))
             self.moves.append(moves.get)
-        if self.kind != "baby-ntm":  # the stack's PUSH (j -> j + 1) and POP (j -> j − 1, top lost)
-            if self.ops != ("PUSH", "POP"):
-                raise KernelError(f"a stack's ops are PUSH and POP, not {self.ops}")
+        if stack:  # PUSH moves slot j to j + 1, POP moves j to j − 1 (the top is lost)
             self.moves = [lambda j: [(j + 1, ONE)], lambda j: [(j - 1, ONE)] if j else []]
 
 
@@ -135,9 +135,8 @@ def step(net: RNet, state: State | None, symbol: str) -> tuple[State, dict[str, 
             for r, v in moves(j) or ():
                 slot = new.setdefault(r, {})
                 slot.update({d: slot.get(d, ZERO) + weight * v * x for d, x in e.items()})
-    push = a[0] if net.kind != "baby-ntm" else ONE  # a stack pushes n_t, the Baby-NTM adds it
-    slot = new.setdefault(0, {})
-    slot.update({d: slot.get(d, ZERO) + push * x for d, x in _sigma(_map(W["W_n"], h)).items()})
+    n, push = _sigma(_map(W["W_n"], h)), a[0] if net.kind != "baby-ntm" else ONE  # Baby: n adds
+    new[0] = {d: new.get(0, {}).get(d, ZERO) + push * x for d, x in n.items()}
     return (h, c, {r: e for r, e in new.items() if any(e.values())}), _sigma(_map(net.y, h))
 
 
@@ -199,8 +198,8 @@ def check(rec: dict[str, Any], net: RNet, kind: str, method: str, max_words: int
     def fault(w: tuple[str, ...]) -> str | None:
         y, want = after(w)[1], target(m[2], w)
         got = frozenset(s for s in net.symbols if y[f"y:{s}"] > net.theta)
-        show = ["{" + ", ".join(sorted(s)) + "}" for s in (got, want)]
-        return None if got == want else f"the network predicts {show[0]}, the target is {show[1]}"
+        bad = f"the network predicts {sorted(got)}, the target is {sorted(want)}"
+        return None if got == want else bad
 
     holds = f"every predicted set is its target on all {count} words"
     return sweep(rec, net, (max(lo, 1), hi, count), lambda _n: fault, holds)
