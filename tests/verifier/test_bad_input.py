@@ -273,7 +273,12 @@ ROWS = [
         "RecurrentNetwork",
         "--format json",
     ),
-    row("export-seq2seq", "export tm-sim", "encoder–decoder"),
+    row(
+        "export-seq2seq-state-dict",
+        "export tm-sim --format state_dict --out net.pt",
+        "encoder–decoder",
+        "--format json",
+    ),
     row("export-dyck-k-huge", "export dyck -p k=100000", "k <= 128"),
     row("export-nothing", "export", "required"),
     # ------------------------------------------------------------------ fuzz
