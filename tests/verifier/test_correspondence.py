@@ -121,7 +121,7 @@ def _faithful(program: B.Program) -> None:
 
 
 _QUICK = settings(
-    max_examples=6,
+    max_examples=4,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],

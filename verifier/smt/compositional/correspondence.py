@@ -351,6 +351,7 @@ class _Walk:
         self.eos: dict[str, Tri] = {}
         self.boolean: set[str] = set()
         self.fresh: set[str] = set()
+        self.frozen: set[str] = set()  # read while still 0: must stay 0 (never written later)
         self.positional: dict[str, str] = {}
         self.heads: dict[str, _Head] = {}  # by output dim
         self.presence: dict[str, tuple[str, str]] = {}  # output dim -> (head ident, flag dim)
@@ -407,7 +408,14 @@ class _Walk:
             raise Unsupported(
                 f"{where} writes dim {d!r}, which holds a value already (written before, or by the embedding)"
             )
+        if d in self.frozen:
+            raise Unsupported(f"{where} writes dim {d!r}, which an earlier block read as 0")
         self.fresh.discard(d)
+
+    def _freeze(self, dims: Any) -> None:
+        """Dims read now: those still 0 must stay 0, so that what was read is what they hold
+        (the walk reads copies, ranks and the flag's formula again after the block)."""
+        self.frozen.update(d for d in dims if d in self.fresh)
 
     def _formula(self, expr: Any, memo: dict[Any, F]) -> F:
         return _sympy_formula(expr, lambda d: self.word[d], memo)
@@ -440,6 +448,7 @@ class _Walk:
                 _tri(expr, self.bos),
                 _tri(expr, self.eos),
             )
+        self._freeze(lemma.boolean)
         for d, (w, b, e) in updates.items():
             self._claim_fresh(d, f"FFN {block.name!r}")
             self.word[d], self.bos[d], self.eos[d] = w, b, e
@@ -458,6 +467,7 @@ class _Walk:
             if head.empty != "zero":
                 raise Unsupported(f"head {ident} does not write 0 over an empty mask")
             sources = _copies(head, ident)
+            self._freeze((*head.key.inputs, *head.query.inputs, *sources.values()))
             for src in sources.values():
                 if src not in self.boolean:
                     raise Unsupported(
