@@ -79,24 +79,29 @@ def read_network(text: str, otherwise: Any) -> Any:
         raise KernelError(f"the encoder–decoder file is malformed: {exc!r}") from None
 
 
-def attend(block: Any, x: Row, t: int, rows: list[Row], seen: dict[Any, Any]) -> Row:
+def attend(block: Any, x: Row, t: int, rows: list[Row], seen: dict[Any, Any] | None) -> Row:
     """An attention layer at decoder step t, query row ``x``, keys and values ``rows``: each head
-    by :func:`.interpret.head` itself, its query fixed to x's and its keys the visible rows, with
-    a value map that reads the weight of each key (kept in ``seen``: (layer, head) -> {j: w})."""
+    by :func:`.interpret.head` itself, its query fixed to x's, its keys the visible rows and x
+    last (its query, strict_causal: it sees them all). With ``seen`` (cross-attention), its value
+    map reads the weight of each key instead, kept in ``seen`` ((layer, head) -> {j: w}), and
+    the output is the weighted sum of the values."""
     out: Row = {}
     for h in block.heads:
         if h.rel is not None or (h.times_n and not h.hardmax):
             raise Refused(f"head {h.name}: relative positions or a softmax scaled by n (decoder)")
         keys = [j for j in visible(h.mask, t, max(len(rows), t + 1)) if j < len(rows)]
-        ids = tuple(f"@{'_' * max(map(len, x), default=0)}{j}" for j in keys)  # no dim's name
         qx = Affine((), h.query.outputs, {o: {} for o in h.query.outputs}, affine(h.query, x))
-        pick = Affine(ids, ids, {o: {o: ONE} for o in ids}, {})
-        probe = dataclasses.replace(h, query=qx, value=pick, mask="strict_causal")
+        probe = dataclasses.replace(h, query=qx, mask="strict_causal")
+        if seen is None:
+            out |= head(probe, [*(rows[j] for j in keys), x], f"head {h.name}")[-1]
+            continue
+        ids = tuple(f"@{'_' * max(map(len, x), default=0)}{j}" for j in keys)  # no dim's name
+        probe = dataclasses.replace(probe, value=Affine(ids, ids, {o: {o: ONE} for o in ids}, {}))
         tagged = [
-            {**rows[j], **dict.fromkeys(ids, ZERO), i: ONE} for j, i in zip(keys, ids, strict=True)
+            {**rows[j], **dict.fromkeys(ids, ZERO), i: ONE} for j, i in zip(keys, ids, strict=False)
         ]
         w = head(probe, [*tagged, {**x, **dict.fromkeys(ids, ZERO)}], f"head {h.name}")[-1]
-        got = seen[block.name, h.name] = {j: w[i] for j, i in zip(keys, ids, strict=True) if w[i]}
+        got = seen[block.name, h.name] = {j: w[i] for j, i in zip(keys, ids, strict=False) if w[i]}
         vs = {j: affine(h.value, rows[j]) for j in got}
         out |= {o: sum((c * vs[j][o] for j, c in got.items()), ZERO) for o in h.value.outputs}
     if block.output is None:
@@ -137,7 +142,7 @@ def run(net: S2S, word: tuple[str, ...], max_steps: int) -> tuple[list[Row], lis
         x, seen, outs = y, dict[Any, Any](), dict[str, Row]()
         for k, (sa, ca, ff) in enumerate(net.dec):
             cache[k].append(x)
-            x = combine(sa, x, attend(sa.block, x, t, cache[k], seen))
+            x = combine(sa, x, attend(sa.block, x, t, cache[k], None))
             outs[ca.block.name] = attend(ca.block, x, t, memory, seen)
             x = combine(ca, x, outs[ca.block.name])
             x = combine(ff, x, ffn(ff.block, x, ff.block.name))
