@@ -25,19 +25,8 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import Any
 
+from . import netfile as nf
 from .interpret import ONE, ZERO, Row, affine, feature, ffn, forward, head, layernorm, visible
-from .netfile import (
-    NO_LOGIT,
-    Affine,
-    KernelError,
-    Refused,
-    bounds,
-    loads,
-    loads_json,
-    read_affine,
-    sweep,
-)
-from .netfile import q as rational
 
 FORMAT = "netproof-seq2seq"
 
@@ -48,35 +37,35 @@ class S2S:
     def __init__(self, doc: Any) -> None:
         s, k = doc["network"], len(doc["network"]["encoder"])
         if s.get("type") != "Seq2Seq":
-            raise KernelError("an encoder–decoder file's network has type 'Seq2Seq'")
+            raise nf.KernelError("an encoder–decoder file's network has type 'Seq2Seq'")
         subs = [x[p] for x in s["decoder"] for p in ("self_attention", "cross_attention", "ffn")]
         net = {k: s[k] for k in ("name", "dims", "embedding")} | {"type": "Network"}
-        net |= {"layers": s["encoder"] + subs, "readout": NO_LOGIT}
-        full = loads(json.dumps({**doc, "format": "netproof-network", "network": net}))
+        net |= {"layers": s["encoder"] + subs, "readout": nf.NO_LOGIT}
+        full = nf.loads(json.dumps({**doc, "format": "netproof-network", "network": net}))
         self.fingerprint, self.alphabet = full.fingerprint, full.alphabet
         self.enc = dataclasses.replace(full, layers=full.layers[:k])
         self.dec = [full.layers[i : i + 3] for i in range(k, len(full.layers), 3)]
         if any([x.block.kind for x in d] != ["attention", "attention", "ffn"] for d in self.dec):
-            raise KernelError("a decoder layer is self-attention, cross-attention and an FFN")
-        h, self.output = s["halting"], read_affine(s["output"], "output")
-        self.unit, self.value = read_affine(h["unit"], "halting"), rational(h["value"], "halting")
+            raise nf.KernelError("a decoder layer is self-attention, cross-attention and an FFN")
+        h, self.output = s["halting"], nf.read_affine(s["output"], "output")
+        self.unit, self.value = nf.read_affine(h["unit"], "halting"), nf.q(h["value"], "halting")
         if len(self.unit.outputs) != 1:
-            raise KernelError("the halting unit has one output")
-        self.seed = {d: rational(v, "seed") for d, v in s["seed"]}
-        self.positional = [(d, f, rational(c, "positional")) for d, f, c in s["decoder_positional"]]
+            raise nf.KernelError("the halting unit has one output")
+        self.seed = {d: nf.q(v, "seed") for d, v in s["seed"]}
+        self.positional = [(d, f, nf.q(c, "positional")) for d, f, c in s["decoder_positional"]]
 
 
 def read_network(text: str, otherwise: Any) -> Any:
     """The encoder–decoder of a ``netproof-seq2seq`` file, else ``otherwise(text)``."""
-    doc = loads_json(text)
+    doc = nf.loads_json(text)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         return otherwise(text)
     try:
         return S2S(doc)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        if isinstance(exc, KernelError):
+        if isinstance(exc, nf.KernelError):
             raise
-        raise KernelError(f"the encoder–decoder file is malformed: {exc!r}") from None
+        raise nf.KernelError(f"the encoder–decoder file is malformed: {exc!r}") from None
 
 
 def attend(block: Any, x: Row, t: int, rows: list[Row], seen: dict[Any, Any] | None) -> Row:
@@ -88,20 +77,24 @@ def attend(block: Any, x: Row, t: int, rows: list[Row], seen: dict[Any, Any] | N
     out: Row = {}
     for h in block.heads:
         if h.rel is not None or (h.times_n and not h.hardmax):
-            raise Refused(f"head {h.name}: relative positions or a softmax scaled by n (decoder)")
+            raise nf.Refused(
+                f"head {h.name}: relative positions or a softmax scaled by n (decoder)"
+            )
         keys = [j for j in visible(h.mask, t, max(len(rows), t + 1)) if j < len(rows)]
-        qx = Affine((), h.query.outputs, {o: {} for o in h.query.outputs}, affine(h.query, x))
+        qx = nf.Affine((), h.query.outputs, {o: {} for o in h.query.outputs}, affine(h.query, x))
         probe = dataclasses.replace(h, query=qx, mask="strict_causal")
         if seen is None:
             out |= head(probe, [*(rows[j] for j in keys), x], f"head {h.name}")[-1]
             continue
         ids = tuple(f"@{'_' * max(map(len, x), default=0)}{j}" for j in keys)  # no dim's name
-        probe = dataclasses.replace(probe, value=Affine(ids, ids, {o: {o: ONE} for o in ids}, {}))
+        probe = dataclasses.replace(
+            probe, value=nf.Affine(ids, ids, {o: {o: ONE} for o in ids}, {})
+        )
         tagged = [
-            {**rows[j], **dict.fromkeys(ids, ZERO), i: ONE} for j, i in zip(keys, ids, strict=False)
+            {**rows[j], **dict.fromkeys(ids, ZERO), i: ONE} for j, i in zip(keys, ids, strict=True)
         ]
         w = head(probe, [*tagged, {**x, **dict.fromkeys(ids, ZERO)}], f"head {h.name}")[-1]
-        got = seen[block.name, h.name] = {j: w[i] for j, i in zip(keys, ids, strict=False) if w[i]}
+        got = seen[block.name, h.name] = {j: w[i] for j, i in zip(keys, ids, strict=True) if w[i]}
         vs = {j: affine(h.value, rows[j]) for j in got}
         out |= {o: sum((c * vs[j][o] for j, c in got.items()), ZERO) for o in h.value.outputs}
     if block.output is None:
@@ -112,7 +105,7 @@ def attend(block: Any, x: Row, t: int, rows: list[Row], seen: dict[Any, Any] | N
 def combine(sub: Any, x: Row, out: Row) -> Row:
     """The residual connection (or the output alone) and the post layer norm."""
     if sub.residual and any(d not in x for d in out):
-        raise KernelError(f"{sub.block.name} writes a name that is not a dim")
+        raise nf.KernelError(f"{sub.block.name} writes a name that is not a dim")
     y = {d: v + out.get(d, ZERO) if sub.residual else out.get(d, ZERO) for d, v in x.items()}
     ln = sub.post_ln
     return y if ln is None else layernorm(ln[0], ln[1], y, sub.block.name)
@@ -169,7 +162,7 @@ on stack 1, its first symbol on top; the machine halts when no rule applies."""
 def machine(name: str) -> tuple[str, str, str, list[list[str]]]:
     """The machine ``name``: start, accepting state, symbols, rules (q, a1, a2, q', op1, op2)."""
     if name not in MACHINES:
-        raise Refused(f"machine {name!r}: the kernel knows {', '.join(MACHINES)}")
+        raise nf.Refused(f"machine {name!r}: the kernel knows {', '.join(MACHINES)}")
     top, rules = MACHINES[name].split(":", 1)
     start, accept, syms = top.split()
     return start, accept, syms, [r.split() for r in rules.split(";")]
@@ -187,10 +180,8 @@ def configurations(name: str, word: tuple[str, ...]) -> list[tuple[str, str, str
         if not (fit := [r for r in fits if {r[2], s2[:1] or "E"} <= {s2[:1] or "E", "*"}]):
             break
         q, o1, o2 = fit[0][3:]
-        s1, s2 = (
-            s[1:] if o == "-" else s if o == "=" else o[1] + s
-            for s, o in zip((s1, s2), (o1, o2), strict=True)
-        )
+        s1 = s1[1:] if o1 == "-" else s1 if o1 == "=" else o1[1] + s1
+        s2 = s2[1:] if o2 == "-" else s2 if o2 == "=" else o2[1] + s2
     if any(r[0] == q for r in rules):
         confs.append(("halt:accept" if q == accept else "halt:reject", s1, s2))
     return confs
@@ -265,26 +256,15 @@ def step(rnn: Any, h0: Row, x: tuple[Fraction, ...]) -> Row:
 
 
 HALTS = "the decoder halts when the RNN does, and the RNN holds the machine's configuration k"
-B6 = "the h block of y_t equals the TM-RNN's state h_t at every step t (run on w, $, $, …), "
-B6 += HALTS + " at tick t_S + 1 + 2k"
-B8 = "the h₁ block of y_t equals the TM-RNN's state hs[t] of the run on #, w, $, … at every step, "
-B8 += HALTS + " at tick t_S + 1 + 2k"
-B8_PAPER = (
-    "the decoder output at step t holds h_t, the RNN's state after t inputs of w, $, $, … "
-    "(§4.2: 'O^dec has h_t')"
-)
+B6 = f"the h block of y_t equals the TM-RNN's state h_t at every step t (run on w, $, $, …), {HALTS} at tick t_S + 1 + 2k"
+B8 = f"the h₁ block of y_t equals the TM-RNN's state hs[t] of the run on #, w, $, … at every step, {HALTS} at tick t_S + 1 + 2k"
+B8_PAPER = "the decoder output at step t holds h_t, the RNN's state after t inputs of w, $, $, … (§4.2: 'O^dec has h_t')"
 SIMULATES = {B6: ("h:", 0, True), B8: ("h1:", 1, True), B8_PAPER: ("h1:", 0, False)}
 """statement: (the h block's dims are its prefix and the RNN's units, the blanks # the RNN reads
 before w, whether the halting and configuration parts are stated). B6's statement may end in a
 parenthesis naming the network's variant ("(the construction as printed: …)")."""
-C5 = (
-    "at every decoder step t the decoder–encoder attention selects exactly position min(t+1, n+1) "
-    "(n+1 is $)"
-)
-B11 = (
-    "layer 1 averages every encoder position j ≤ t̄; layer 2 selects exactly the j ≤ t̄ with "
-    "s_j = s_t̄ (t̄ = min(t, n))"
-)
+C5 = "at every decoder step t the decoder–encoder attention selects exactly position min(t+1, n+1) (n+1 is $)"
+B11 = "layer 1 averages every encoder position j ≤ t̄; layer 2 selects exactly the j ≤ t̄ with s_j = s_t̄ (t̄ = min(t, n))"
 TRACES = (("TraceProperty", C5), ("TraceProperty", B11))
 
 
@@ -311,11 +291,11 @@ def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int)
     st, name = rec["claim"]["statement"], str((rec.get("params") or {}).get("machine"))
     base = next((s for s in SIMULATES if st == s or st.startswith(s + " (")), None)
     if (kind, base is None and st) not in (("Simulates", False), *TRACES):
-        raise Refused(f"{kind} {st!r}: no definition in the kernel")
-    lo, hi = bounds(rec)
+        raise nf.Refused(f"{kind} {st!r}: no definition in the kernel")
+    lo, hi = nf.bounds(rec)
     count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
     if not method.startswith("exhaustive (") or count > max_words:
-        raise Refused(f"claim kind {kind} by {method} ({count:,} words)")
+        raise nf.Refused(f"claim kind {kind} by {method} ({count:,} words)")
     rules, states, halting = rnn = compiled(name)
     start, _, syms, _ = machine(name)
     bits = {a: (ZERO, ONE) if a == syms[1] else (ONE, ZERO) for a in syms}
@@ -329,7 +309,7 @@ def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int)
             hs.append(step((rules, states, start), hs[-1], xs[len(hs) - 1]))
         own = [d[len(prefix) :] for d in net.enc.dims if d.startswith(prefix)]
         if set(own) != units:
-            raise KernelError(f"the {prefix} block's dims are not the TM-RNN's units")
+            raise nf.KernelError(f"the {prefix} block's dims are not the TM-RNN's units")
         for t, (y, h) in enumerate(zip(ys, hs, strict=True)):
             if bad := [u for u in own if y[prefix + u] != h.get(u, ZERO)]:
                 return f"y_{t}[{prefix}{bad[0]}] = {y[prefix + bad[0]]}, the RNN's h_{t}[{bad[0]}] = {h.get(bad[0], ZERO)}"
@@ -349,7 +329,9 @@ def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int)
         if len(layers) != (1 if st == C5 else 2) or any(
             len(b.heads) != 1 or not b.heads[0].hardmax for b in layers
         ):
-            raise Refused(f"{st!r} of a decoder of {len(layers)} layers, not one hardmax head each")
+            raise nf.Refused(
+                f"{st!r} of a decoder of {len(layers)} layers, not one hardmax head each"
+            )
         for t, (seen, _) in enumerate(steps):
             got, tb = [seen[b.name, b.heads[0].name] for b in layers], min(t, len(toks) - 1)
             at = [net.enc.index_base + j for j in got[0]]
@@ -368,4 +350,4 @@ def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int)
         return simulates(w, ys, halted, t_s, confs) if base else trace(w, steps)
 
     holds = f"the statement holds on all {count} words"
-    return sweep(rec, net, (lo, hi, count), lambda n: faults, holds)
+    return nf.sweep(rec, net, (lo, hi, count), lambda n: faults, holds)
