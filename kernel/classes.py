@@ -42,12 +42,15 @@ together: every word of every length.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
-from .interpret import run
-from .languages import language
+from .interpret import ffn, run, solve
+from .languages import FIRST, PARITY, language
 from .netfile import Affine, KernelError, Net, Refused
 
 CLASS_FEATURES = ("1", "cos(iπ)", "i/n")
@@ -56,12 +59,10 @@ CLASS_FEATURES = ("1", "cos(iπ)", "i/n")
 # 1.., count of symbol a over the other positions) -> z3 Bool.
 Symbolic = Callable[[Any, dict[int, Any], Callable[[str], Any]], Any]
 SYMBOLIC: dict[str, Symbolic] = {
-    "accepts exactly the words of PARITY (words over {0,1} with an odd number of 1s)": lambda z3, fixed, count: (
+    PARITY: lambda z3, fixed, count: (
         (sum((z3.If(s == 1, 1, 0) for s in fixed.values()), z3.IntVal(0)) + count("1")) % 2 == 1
     ),
-    "accepts exactly the words of FIRST (words over {0,1} whose first symbol is 1)": lambda z3, fixed, count: (
-        fixed[1] == 1
-    ),
+    FIRST: lambda z3, fixed, count: fixed[1] == 1,
 }
 
 
@@ -118,10 +119,7 @@ def _sum(z3: Any, terms: list[tuple[Any, Val]], bias: Fraction = Fraction(0)) ->
 
 
 def _prod(z3: Any, ds: tuple[Any, ...]) -> Any:
-    out = z3.RealVal(1)
-    for d in ds:
-        out = out * d
-    return out
+    return math.prod(ds, start=z3.RealVal(1))
 
 
 def _affine(z3: Any, a: Affine, x: dict[str, Val]) -> dict[str, Val]:
@@ -163,6 +161,27 @@ def _constant(z3: Any, v: Val, where: str) -> Fraction:
     if not z3.is_rational_value(t):
         raise Refused(f"{where}: a score that depends on the word's counts or positions")
     return Fraction(t.numerator_as_long(), t.denominator_as_long())
+
+
+@dataclass(frozen=True)
+class _Query:
+    """The terms the rule's query shares: z3, n (``N``), f, p, the last position, the counts
+    ``c[r, a]``, the constraints (``base``, which the selections extend), the generic index
+    ``ivar``, the places (index, residue or None, token, multiplicity), the alphabet, the
+    solver's timeout and the selections made (their names)."""
+
+    z3: Any
+    N: Any
+    f: int
+    p: int
+    last: Any
+    c: dict[tuple[int, int], Any]
+    base: list[Any]
+    ivar: Any
+    places: list[tuple[Any, int | None, str, Any]]
+    alphabet: tuple[str, ...]
+    timeout_s: float
+    selections: list[str]
 
 
 def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.0) -> str:
@@ -220,63 +239,35 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
                 )
             row[d] = _sum(z3, [(z3.RealVal(1), row[d]), (z3.RealVal(k), val)])
         rows.append(row)
-    selections: list[str] = []
+    q = _Query(z3, N, f, p, last, c, base, ivar, places, alphabet, timeout_s, [])
     for idx, sub in enumerate(net.layers):
         where = f"sublayer {idx} ({sub.block.name})"
         if sub.block.kind == "ffn":
-            outs: list[dict[str, Val]] = []
-            for row in rows:
-                x = dict(row)
-                if not sub.block.steps:
-                    x = {}
-                for s in sub.block.steps:
-                    x = (
-                        _affine(z3, s, x)
-                        if isinstance(s, Affine)
-                        else {k: _act(z3, s[1], v) for k, v in x.items()}
-                    )
-                outs.append(x)
+            outs = [ffn(sub.block, r, where, partial(_affine, z3), partial(_act, z3)) for r in rows]
         else:
             outs = [{} for _ in rows]
             for h in sub.block.heads:
-                outs = _head(
-                    z3,
-                    h,
-                    rows,
-                    places,
-                    outs,
-                    where,
-                    (N, f, p, last, c, base, ivar, timeout_s),
-                    selections,
-                )
+                outs = _head(q, h, rows, outs, where)
             if sub.block.output is not None:
                 full = {o: (z3.RealVal(0), ()) for h in sub.block.heads for o in h.value.outputs}
                 outs = [_affine(z3, sub.block.output, {**full, **o}) for o in outs]
-        new = []
-        for row, out in zip(rows, outs, strict=True):
-            x = dict(row) if sub.residual else {d: (z3.RealVal(0), ()) for d in row}
+        for t, out in enumerate(outs):
+            x = dict(rows[t]) if sub.residual else {d: (z3.RealVal(0), ()) for d in rows[t]}
             for d, got in out.items():
                 x[d] = _sum(z3, [(z3.RealVal(1), x[d]), (z3.RealVal(1), got)])
-            new.append(x)
-        rows = new
+            rows[t] = x
     logit = _affine(z3, net.logit, rows[0])[net.logit.outputs[0]][0]
     if _mentions(logit, ivar):
         raise Refused("the logit still names the generic position (a sum the rule did not resolve)")
-    s = z3.Solver()
-    s.set("timeout", int(timeout_s * 1000))
-    s.add(*base)
     count = lambda name: sum(  # noqa: E731
         (c[(r, alphabet.index(name))] for r in range(p)), z3.IntVal(0)
     )
     member = SYMBOLIC[statement](z3, {i - P + 1: sym[i] for i in sym}, count)
-    s.add((logit > 0) != member)
-    got = s.check()
+    got, s = solve(z3, int(timeout_s * 1000), *base, (logit > 0) != member)
     if got == z3.sat:
-        word = _word(s.model(), m, c, sym, P, p, A)
-        shown = "".join(alphabet[a] for a in word)
-        if (run(net, tuple(alphabet[a] for a in word)) > 0) != member_of(
-            tuple(alphabet[a] for a in word)
-        ):
+        word = tuple(alphabet[a] for a in _word(s.model(), m, c, sym, P, p, A))
+        shown = "".join(word)
+        if (run(net, word) > 0) != member_of(word):
             raise KernelError(
                 f"a word of length {len(word)} is misclassified: {shown!r} (position classes)"
             )
@@ -288,7 +279,7 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
         raise Refused(
             f"undecided: z3 says {got} on the position-class query ({s.reason_unknown()})"
         )
-    sel = f", selections {', '.join(selections)}" if selections else ""
+    sel = f", selections {', '.join(q.selections)}" if q.selections else ""
     return (
         f"proved for every length >= {lo}: "
         + (f"lengths {short[0]}..{short[1]} word by word, " if short[0] <= short[1] else "")
@@ -318,57 +309,32 @@ def _word(
 
 
 def _head(
-    z3: Any,
-    h: Any,
-    rows: list[dict[str, Val]],
-    places: list[Any],
-    outs: list[dict[str, Val]],
-    where: str,
-    env: tuple[Any, ...],
-    selections: list[str],
+    q: _Query, h: Any, rows: list[dict[str, Val]], outs: list[dict[str, Val]], where: str
 ) -> list[dict[str, Val]]:
     """One softmax head over every position, at every place (rule step 3 and the selections)."""
-    N, p, ivar = env[0], env[2], env[6]
-    qs = [_affine(z3, h.query, r) for r in rows]
-    ks = [_affine(z3, h.key, r) for r in rows]
-    vs = [_affine(z3, h.value, r) for r in rows]
+    z3, places, ivar, one = q.z3, q.places, q.ivar, q.z3.RealVal(1)
+    qs, ks, vs = ([_affine(z3, a, r) for r in rows] for a in (h.query, h.key, h.value))
     generic = [j for j, pl in enumerate(places) if pl[1] is not None]
     selected: dict[str, tuple[Any, Any, Any]] = {}
     for o in h.value.outputs:
         if any(_mentions(vs[j][o][0], ivar) for j in generic):
-            selected[o] = _select(z3, h, o, vs, places, generic, env, f"{where} head {h.name!r}")
-            selections.append(f"{h.name}.{o}")
+            selected[o] = _select(q, o, vs, generic, f"{where} head {h.name!r}")
+            q.selections.append(f"{h.name}.{o}")
     new = []
     for x in range(len(rows)):
-        dots = [
-            _constant(
-                z3,
-                _sum(
-                    z3,
-                    [
-                        (z3.RealVal(1), (qs[x][o][0] * ks[y][o][0], qs[x][o][1] + ks[y][o][1]))
-                        for o in h.query.outputs
-                    ],
-                ),
-                where,
-            )
-            for y in range(len(rows))
-        ]  # the score ⟨q, k⟩ or −|⟨q, k⟩|, then scaled (as the interpreter does)
+        dots = []  # the score ⟨q, k⟩ or −|⟨q, k⟩|, then scaled (as the interpreter does)
+        for y in range(len(rows)):
+            qk = [(qs[x][o][0] * ks[y][o][0], qs[x][o][1] + ks[y][o][1]) for o in h.query.outputs]
+            dots.append(_constant(z3, _sum(z3, [(one, t) for t in qk]), where))
         scores = [h.coef * (-abs(d) if h.scoring == "neg_abs_dot" else d) for d in dots]
         if any(sc.denominator != 1 for sc in scores):
             raise Refused(f"{where}: a softmax weight {h.base}^(non-integer)")
         weights = [h.base ** int(sc) for sc in scores]
-        uniform = len(set(weights)) == 1  # then Σ weight·mult = weight·n: divide by n
-        if uniform:
-            weights = [Fraction(1)] * len(weights)
-            norm = N
+        if len(set(weights)) == 1:  # then Σ weight·mult = weight·n: divide by n
+            weights, norm = [Fraction(1)] * len(weights), q.N
         else:
-            norm = z3.simplify(
-                sum(
-                    (z3.RealVal(w) * z3.ToReal(places[y][3]) for y, w in enumerate(weights)),
-                    z3.RealVal(0),
-                )
-            )
+            mults = (z3.RealVal(w) * z3.ToReal(places[y][3]) for y, w in enumerate(weights))
+            norm = z3.simplify(sum(mults, z3.RealVal(0)))
         out = dict(outs[x])
         for o in h.value.outputs:
             terms = [
@@ -379,84 +345,52 @@ def _head(
             if o in selected:
                 J, aJ, none = selected[o]
                 for y in generic:
-                    on = z3.And(
-                        z3.Not(none), J % p == places[y][1], aJ == _symbol(places[y][2], places, y)
-                    )
-                    v = vs[y][o]
-                    terms.append(
-                        (
-                            z3.If(on, z3.RealVal(weights[y]), z3.RealVal(0)),
-                            (z3.substitute(v[0], (ivar, J)), v[1]),
-                        )
-                    )
+                    a = q.alphabet.index(places[y][2])
+                    on = z3.And(z3.Not(none), J % q.p == places[y][1], aJ == a)
+                    w = z3.If(on, z3.RealVal(weights[y]), z3.RealVal(0))
+                    terms.append((w, (z3.substitute(vs[y][o][0], (ivar, J)), vs[y][o][1])))
             num, ds = _sum(z3, terms)
             out[o] = (num, (*ds, norm))
         new.append(out)
     return new
 
 
-def _symbol(tok: str, places: list[Any], y: int) -> int:
-    generic = [pl for pl in places if pl[1] == places[y][1]]
-    return [pl[2] for pl in generic].index(tok)
-
-
-def _select(
-    z3: Any,
-    h: Any,
-    o: str,
-    vs: list[dict[str, Val]],
-    places: list[Any],
-    generic: list[int],
-    env: tuple[Any, ...],
-    where: str,
-) -> tuple[Any, Any, Any]:
+def _select(q: _Query, o: str, vs: list[dict[str, Val]], generic: list[int], where: str) -> Any:
     """Rule (selection): where the value o at word positions depends on the position's index,
     the kernel proves (one query) that at most one word position i >= f has a nonzero value o;
     then the sum over those positions is the term at one position J (its class, symbol a_J
     with c[class, a_J] >= 1), or 0 (``none``): the query ranges over every J, so it over-
     approximates the sum, which is sound for unsat. The new variables and their constraints
     join the query's."""
-    _N, f, p, last, c, base, ivar, timeout_s = env
+    z3, f, p, last, c, base = q.z3, q.f, q.p, q.last, q.c, q.base
+
+    def v(y: int, at: Any) -> Any:  # place y's value o at position ``at``
+        return z3.substitute(vs[y][o][0], (q.ivar, at))
+
     j1, j2 = z3.Ints(f"j1_{len(base)} j2_{len(base)}")
     pairs = []
-    for y1 in generic:
-        for y2 in generic:
-            (_, r1, _t1, m1), (_, r2, _t2, m2) = places[y1], places[y2]
-            pairs.append(
-                z3.And(
-                    j1 % p == r1,
-                    j2 % p == r2,
-                    m1 >= 1,
-                    m2 >= 1,
-                    z3.substitute(vs[y1][o][0], (ivar, j1)) != 0,
-                    z3.substitute(vs[y2][o][0], (ivar, j2)) != 0,
-                )
-            )
-    s = z3.Solver()
-    s.set("timeout", int(timeout_s * 1000))
-    s.add(*base, j1 != j2, f <= j1, j1 <= last, f <= j2, j2 <= last, z3.Or(pairs))
-    got = s.check()
+    for y1, y2 in itertools.product(generic, repeat=2):
+        (_, r1, _t1, m1), (_, r2, _t2, m2) = q.places[y1], q.places[y2]
+        pairs.append(
+            z3.And(j1 % p == r1, j2 % p == r2, m1 >= 1, m2 >= 1, v(y1, j1) != 0, v(y2, j2) != 0)
+        )
+    ms = int(q.timeout_s * 1000)
+    got = solve(z3, ms, *base, j1 != j2, f <= j1, j1 <= last, f <= j2, j2 <= last, z3.Or(pairs))[0]
     if got != z3.unsat:
         raise Refused(
             f"{where}: value {o!r} depends on the position's index and is not shown nonzero at one word position at most (z3: {got})"
         )
     k = len(base)
     J, aJ, none, j = z3.Int(f"J{k}"), z3.Int(f"aJ{k}"), z3.Bool(f"none{k}"), z3.Int(f"j{k}")
+    cls = [(y, q.places[y][1], q.alphabet.index(q.places[y][2])) for y in generic]  # y, r, a
 
-    def nonzero(at: Any, sym: Any, y: int) -> Any:  # position `at` of place y's class, holding sym
-        r, a = places[y][1], _symbol(places[y][2], places, y)
-        v = z3.substitute(vs[y][o][0], (ivar, at))
-        return z3.And(at % p == r, sym == a, c[(r, a)] >= 1, v != 0)
+    def nonzero(y: int, r: int, a: int) -> Any:  # J of place y's class holds its symbol, v ≠ 0
+        vJ = v(y, J)
+        return z3.And(J % p == r, aJ == a, c[(r, a)] >= 1, vJ != 0)
 
-    some = z3.And(f <= J, J <= last, z3.Or([nonzero(J, aJ, y) for y in generic]))
+    some = z3.And(f <= J, J <= last, z3.Or([nonzero(*x) for x in cls]))
     # none: every word position j holds some symbol present in its class whose value o is 0
-    zero_at = z3.Or(
-        [
-            z3.And(j % p == r, c[(r, a)] >= 1, z3.substitute(vs[y][o][0], (ivar, j)) == 0)
-            for y in generic
-            for r, a in [(places[y][1], _symbol(places[y][2], places, y))]
-        ]
-    )
+    zero_at = z3.Or([z3.And(j % p == r, c[(r, a)] >= 1, v(y, j) == 0) for y, r, a in cls])
     nothing = z3.ForAll([j], z3.Implies(z3.And(f <= j, j <= last), zero_at))
     base.append(z3.If(none, nothing, some))
     return J, aJ, none

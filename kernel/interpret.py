@@ -89,17 +89,21 @@ def activation(kind: str, v: Fraction) -> Fraction:
     return min(max(v, ZERO), ONE)  # sigma: the clipped identity
 
 
-def ffn(block: Block, x: Row, where: str) -> Row:
-    """The steps in order; the output is the last step's values (no steps: nothing written)."""
+def ffn(block: Block, x: Any, where: str, lin: Any = affine, act: Any = activation) -> Any:
+    """The steps in order; the output is the last step's values (no steps: nothing written).
+    ``lin`` and ``act``: the affine maps and activations of a rule's own domain of values (its
+    symbolic rows), where a layer norm is refused."""
     if not block.steps:
         return {}
     for step in block.steps:
         if isinstance(step, Affine):
-            x = affine(step, x)
+            x = lin(step, x)
         elif step[0] == "act":
-            x = {k: activation(step[1], v) for k, v in x.items()}
-        else:
+            x = {k: act(step[1], v) for k, v in x.items()}
+        elif lin is affine:
             x = layernorm(step[1], step[2], x, where)
+        else:
+            raise Refused(f"{where}: a layer norm")
     return x
 
 
@@ -507,6 +511,15 @@ def _ffn(steps: list[tuple[Any, ...]], x: tuple[int, ...]) -> tuple[int, ...]:
         else:  # sigma: clip to [0, 1], i.e. to [0, d] over d
             x = tuple(min(max(v, 0), d) for v in x)
     return x
+
+
+def solve(z3: Any, timeout_ms: int, *constraints: Any) -> tuple[Any, Any]:
+    """z3's answer on ``constraints`` (a fresh solver with ``timeout_ms``), and the solver, for
+    its model or its reason_unknown: the rules' solver queries."""
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*constraints)
+    return s.check(), s
 
 
 def evaluator(net: Net) -> Callable[[tuple[str, ...]], Fraction]:

@@ -57,13 +57,11 @@ def pair_heights(w: tuple[str, ...], k: int) -> dict[int, int]:
     return out
 
 
+PARITY = "accepts exactly the words of PARITY (words over {0,1} with an odd number of 1s)"
+FIRST = "accepts exactly the words of FIRST (words over {0,1} whose first symbol is 1)"
 FIXED: dict[str, Language] = {
-    "accepts exactly the words of PARITY (words over {0,1} with an odd number of 1s)": lambda w: (
-        w.count("1") % 2 == 1
-    ),
-    "accepts exactly the words of FIRST (words over {0,1} whose first symbol is 1)": lambda w: (
-        w[:1] == ("1",)
-    ),
+    PARITY: lambda w: w.count("1") % 2 == 1,
+    FIRST: lambda w: w[:1] == ("1",),
 }
 COMPILED: dict[str, Language] = {
     "AMBM (a^m b^m, m >= 0)": lambda w: (

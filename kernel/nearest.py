@@ -45,11 +45,13 @@ automaton; the rounds rule checks every record it checked, and it was removed fo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from fractions import Fraction
 from typing import Any
 
+from .interpret import ffn, solve
 from .netfile import Affine, Block, Head, KernelError, Net, Refused
 
 __all__ = ["MAX_STEPS", "Machine"]
@@ -114,17 +116,9 @@ def _act(kind: str, v: Lin, where: str) -> Lin:
     raise Refused(f"{where}: {kind} of {v[0]} + {v[1]}·p changes with the position p")
 
 
-def _ffn(block: Block, x: Row, where: str) -> Row:
-    if not block.steps:
-        return {}
-    for step in block.steps:
-        if isinstance(step, Affine):
-            x = _lin(step, x)
-        elif step[0] == "act":
-            x = {k: _act(step[1], v, where) for k, v in x.items()}
-        else:
-            raise Refused(f"{where}: a layer norm")
-    return x
+def _dot(q: tuple[Num, ...], k: list[Lin], part: int) -> Num:
+    """⟨q, k⟩ of a query with no p part and a key's constant (part 0) or p part (1)."""
+    return sum((x * y[part] for x, y in zip(q, k, strict=True)), ZERO)
 
 
 def _finite(row: Row, where: str) -> tuple[Num, ...]:
@@ -150,12 +144,9 @@ class _Layer:
             vals = [self._val(_finite(_lin(h.value, r), f"{at}'s value")) for r in rows]
             qids = sorted(set(qs))
             kv = [[kk[o] for o in h.query.outputs] for kk in ks]
-            s = [
-                [sum((x * k[0] for x, k in zip(q, kk, strict=True)), ZERO) for kk in kv]
-                for q in qids
-            ]
+            s = [[_dot(q, kk, 0) for kk in kv] for q in qids]
             for q, sq in zip(qids, s, strict=True):
-                cs = {sum((x * k[1] for x, k in zip(q, kk, strict=True)), ZERO) for kk in kv}
+                cs = {_dot(q, kk, 1) for kk in kv}
                 c = cs.pop()
                 if cs or (c <= 0 if h.mask == LEFT else c >= 0):
                     raise Refused(
@@ -252,14 +243,12 @@ class Machine:
         """The sublayers ``subs`` on a row; ``part``: the first one's (attention) output."""
         for k, sub in enumerate(subs):
             where = f"sublayer {sub.block.name}"
-            o = part if k == 0 and part is not None else _ffn(sub.block, row, where)
+            act = functools.partial(_act, where=where)
+            o = part if k == 0 and part is not None else ffn(sub.block, row, where, _lin, act)
             if sub.residual and any(d not in row for d in o):
                 raise KernelError(f"{where} writes a dim that is not one")
             if sub.residual:
-                row = {
-                    d: (v[0] + o.get(d, (0, 0))[0], v[1] + o.get(d, (0, 0))[1])
-                    for d, v in row.items()
-                }
+                row = {d: (v[0] + o[d][0], v[1] + o[d][1]) if d in o else v for d, v in row.items()}
             else:
                 row = {d: o.get(d, (0, 0)) for d in row}
         return row
@@ -286,9 +275,8 @@ class Machine:
         """The class after layer ``ell`` (and its FFNs) of class ``key`` given its heads' outputs."""
         memo = self.memo[ell - 1]
         if (key, outs) not in memo:
-            memo[key, outs] = self._id(
-                ell, self._subs(self.stages[ell][1:], self.pre(ell, key, outs))
-            )
+            row = self._subs(self.stages[ell][1:], self.pre(ell, key, outs))
+            memo[key, outs] = self._id(ell, row)
         return memo[key, outs]
 
     def _final(self) -> None:
@@ -304,7 +292,7 @@ class Machine:
             ks = [[kk[o] for o in h.query.outputs] for kk in (_lin(h.key, r) for r in rows)]
             for j, r in enumerate(rows):
                 q = _finite(_lin(h.query, r), f"{at}'s query")
-                if any(sum((x * k[1] for x, k in zip(q, kk, strict=True)), ZERO) for kk in ks):
+                if any(_dot(q, kk, 1) for kk in ks):
                     raise Refused(f"{at}: a score that depends on the position p")
                 self.queries[j].append(q)
                 ka = tuple(k[0] for k in ks[j])
@@ -333,10 +321,8 @@ class Machine:
             tiers.append((h, tier))
         row = dict(zip(self.net.dims, self.classes[ell - 1][last], strict=True))
         if all(len(t) == 1 for _, t in tiers):
-            out = _lin(
-                self.net.logit,
-                self._subs(stage, row, self._attend(stage[0].block, [(h, t[0]) for h, t in tiers])),
-            )[self.net.logit.outputs[0]]
+            part = self._attend(stage[0].block, [(h, t[0]) for h, t in tiers])
+            out = _lin(self.net.logit, self._subs(stage, row, part))[self.net.logit.outputs[0]]
             if (out[0] > 0) != (out[0] + out[1] > 0):
                 raise Refused("the logit's sign changes with the position p")
             got = out[0] > 0
@@ -400,10 +386,7 @@ def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]])
     logit = z3_ffn((net.logit,), x)[net.logit.outputs[0]]
     seen = []
     for goal in (logit > 0, logit <= 0):
-        s = z3.Solver()
-        s.set("timeout", 20_000)
-        s.add(*cons, goal)
-        r = s.check()
+        r = solve(z3, 20_000, *cons, goal)[0]
         if r == z3.unknown:
             raise Refused("z3 did not decide the final layer's average (unknown)")
         seen.append(r == z3.sat)

@@ -19,6 +19,7 @@ C-RASP (Boolean and count vectors): ``token``, ``truth b``, ``not``, ``and``, ``
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -102,12 +103,8 @@ def vectors(doc: dict[str, Any], w: Word) -> list[list[Any]]:
         elif op == "not":
             v = [not x for x in _of(a[1], e)]
         elif op in ("and", "or"):
-            x, y = _of(a[1], e), _of(a[2], e)
-            v = (
-                [p and q for p, q in zip(x, y, strict=True)]
-                if op == "and"
-                else [p or q for p, q in zip(x, y, strict=True)]
-            )
+            pairs = zip(_of(a[1], e), _of(a[2], e), strict=True)
+            v = [(p and q) if op == "and" else (p or q) for p, q in pairs]
         elif op in ("ati", "atj"):
             v = None  # read inside a score or a value only
         elif op == "attend":
@@ -115,17 +112,12 @@ def vectors(doc: dict[str, Any], w: Word) -> list[list[Any]]:
             for i in range(n):
                 keys = {"past": range(i), "future": range(i + 1, n), "all": range(n)}[e[2]]
                 hit = [j for j in keys if pair(e[3], i, j)]
-                if not hit:
-                    v.append(_of(a[5], e)[i])
-                else:
-                    v.append(pair(e[4], i, hit[0] if e[1] == "leftmost" else hit[-1]))
+                j = (hit[0] if e[1] == "leftmost" else hit[-1]) if hit else None
+                v.append(_of(a[5], e)[i] if j is None else pair(e[4], i, j))
         elif op == "less":
             v = [p < q for p, q in zip(_of(a[1], e), _of(a[2], e), strict=True)]
-        elif op == "count":
-            v, c = [], 0
-            for x in _of(a[1], e):
-                c += bool(x)
-                v.append(c)
+        elif op == "count":  # C(i) = #{j ≤ i : P(j)}, an int
+            v = list(itertools.accumulate(int(bool(x)) for x in _of(a[1], e)))
         elif op == "add":
             v = [p + q for p, q in zip(_of(a[1], e), _of(a[2], e), strict=True)]
         elif op == "scale":

@@ -90,6 +90,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from .interpret import solve
 from .languages import DYCK, brackets, language
 from .nearest import LEFT, MAX_STEPS, Machine, z3_ffn
 from .netfile import Affine, Net, Refused
@@ -188,25 +189,22 @@ class Symmetry:
 
     def __init__(self, net: Net, k: int) -> None:
         rows = {s: dict(net.table[s]) for s in (*net.prefix, *net.alphabet, *net.suffix)}
-        pairs, att = (
-            brackets(k),
-            [i for i, x in enumerate(net.layers) if x.block.kind == "attention"],
-        )
-        diff = [
-            {rows[s].get(d, 0) for s in side}
-            for side in zip(*pairs, strict=False)
-            for d in net.dims
-        ]
-        self.T = tuple(
-            d for j, d in enumerate(net.dims) if len(diff[j]) + len(diff[j + len(net.dims)]) > 2
-        )
+        pairs = brackets(k)
+        sides = list(zip(*pairs, strict=True))  # the open brackets, the close brackets
+        att = [i for i, x in enumerate(net.layers) if x.block.kind == "attention"]
+
+        def varies(d: str) -> bool:  # two open (or two close) brackets differ on d
+            return any(len({rows[s].get(d, 0) for s in side}) > 1 for side in sides)
+
+        self.T = tuple(filter(varies, net.dims))
         self.code = code = {s: tuple(rows[s].get(d, 0) for d in self.T) for s in rows}
         self.special = sorted({code[s] for s in (*net.prefix, *net.suffix)} | {(0,) * len(self.T)})
         self.codes = self.special + [code[o] for o, _ in pairs]  # none, γ's, ω's; types 1..k
         self.sym = {(t, j): p[j] for t, p in enumerate(pairs) for j in (0, 1)}
         if len(set(self.codes)) < len(self.codes) or any(code[o] != code[c] for o, c in pairs):
             raise Refused("the dims the types change are not a code of the type alone")
-        self.regs, self.ffns, heads = [self.T], [net.layers[i + 1].block for i in att[:-1]], []
+        self.regs, self.ffns = [self.T], [net.layers[i + 1].block for i in att[:-1]]
+        heads, others = [], set[str]()  # the value maps' copies (map, dim); their other outputs
         for i in att[:-1]:
             sub, ffn, mine = net.layers[i], net.layers[i + 1], set[str]()
             if i + 2 not in (*att, len(net.layers)) or ffn.block.kind != "ffn" or ffn.residual:
@@ -216,13 +214,13 @@ class Symmetry:
             for h in sub.block.heads:
                 w, b = h.value.weights, h.value.bias
                 reg = tuple(o for d in self.T for o in h.value.outputs if d in w[o])
-                if [(w[o], b.get(o)) for o in reg] != [
-                    ({d: Fraction(1)}, None) for d in self.T
-                ] or (mine & {*reg}):
+                copy = [({d: Fraction(1)}, None) for d in self.T]
+                if [(w[o], b.get(o)) for o in reg] != copy or (mine & {*reg}):
                     raise Refused(f"head {h.name}'s value does not copy the code to own dims")
                 self.regs += [reg] if reg not in self.regs else []
                 mine |= {*reg}
                 heads += [(h.value, o) for o in reg]
+                others |= {o for o in h.value.outputs if o not in reg}
         regs = {d for r in self.regs for d in r}
         self.copies, self.other = regs - {*self.T}, [d for d in net.dims if d not in regs]
         maps = [
@@ -232,23 +230,11 @@ class Symmetry:
         kept = {
             o for b in self.ffns for o in [a for a in b.steps if isinstance(a, Affine)][-1].outputs
         }
-        kept |= {d for x in rows.values() for d, v in x.items() if v} | {
-            d for d, *_ in net.positional
-        }
+        pos = {d for d, *_ in net.positional}
+        kept |= {d for x in rows.values() for d, v in x.items() if v} | pos
         reads = [(a, o) for a in [*maps, net.logit] for o in a.outputs if {*a.weights[o]} & regs]
-        if (
-            att[0]
-            or any(x not in heads for x in reads)
-            or self.copies & kept
-            or {*self.T} & {d for d, *_ in net.positional}
-            or any(
-                o in regs
-                for i in att[:-1]
-                for h in net.layers[i].block.heads
-                for o in h.value.outputs
-                if (h.value, o) not in heads
-            )
-        ):
+        leaks = any(x not in heads for x in reads) or regs & others
+        if att[0] or leaks or self.copies & kept or {*self.T} & pos:
             raise Refused("a score, readout, value or FFN output reads or keeps a code dim")
 
     def closed(self, m: Machine, ell: int, alpha: dict[int, State], kinds: dict[str, Any]) -> None:
@@ -256,17 +242,13 @@ class Symmetry:
         part, and 0 in the copies; and its images under the permutations (1 2) and (1 2 3) of
         the types (the code in T replaced) are classes of the images of its state."""
         for c, a in alpha.items():
-            row, (t, side) = (
-                dict(zip(m.net.dims, m.classes[ell][c], strict=False)),
-                kinds.get(a[0], (-1, 0)),
-            )
-            if [row[d] for d in self.T] != [(v, 0) for v in self.code[a[0]]] or any(
-                row[d] != (0, 0) for d in self.copies
-            ):
+            row = dict(zip(m.net.dims, m.classes[ell][c], strict=False))
+            t, side = kinds.get(a[0], (-1, 0))
+            held = [row[d] for d in self.T] == [(v, 0) for v in self.code[a[0]]]
+            if not held or any(row[d] != (0, 0) for d in self.copies):
                 raise Refused(f"level {ell}: a class of state {a} does not hold its code alone")
-            for to in [self.sym[(1, 0, 2)[t], side < 0], self.sym[(1, 2, 0)[t], side < 0]] * (
-                t >= 0
-            ):
+            perms = ((1, 0, 2), (1, 2, 0)) if t >= 0 else ()  # (1 2), (1 2 3); γ, ω: no type
+            for to in (self.sym[perm[t], side < 0] for perm in perms):
                 img = {**row, **{d: (v, 0) for d, v in zip(self.T, self.code[to], strict=False)}}
                 if alpha.get(m.ids[ell].get(tuple(img[d] for d in m.net.dims), -1)) != (to, *a[1:]):
                     raise Refused(
@@ -301,28 +283,20 @@ class Symmetry:
                 next(gr[1] for gr in groups if gr[0] == ffn.steps).update(
                     tuple(m.pre(ell, c, o)[d] for d in self.other) for c, o in m.memo[ell - 1]
                 )
+
+        def lin(ab: tuple[Any, Any]) -> Any:  # a + b·p
+            return z3.RealVal(ab[0]) + z3.RealVal(ab[1]) * p
+
         for steps, dom in groups:
             x = {d: z3.Real(d) for d in self.other}
-            at = [
-                z3.And(
-                    [
-                        x[d] == z3.RealVal(a) + z3.RealVal(b) * p
-                        for d, (a, b) in zip(x, v, strict=False)
-                    ]
-                )
-                for v in dom
-            ]
+            at = [z3.And([x[d] == lin(ab) for d, ab in zip(x, v, strict=False)]) for v in dom]
             base = [p >= 0, p <= 1, z3.Or(at), *(z3.And(0 <= t, t < n) for t in tau)]
             out = z3_ffn(steps, xs := row(tau, dict(x)))
             for g in gens:
                 img = z3_ffn(steps, row([g(t) for t in tau], dict(x)))
                 bad = [out[d] != xs[d] if d in out else xs[d] != 0 for d in self.T]
-                solver = z3.Solver()
-                solver.set("timeout", 120_000)
-                solver.add(
-                    *base, z3.Or(bad + [img[o] != v for o, v in out.items() if o not in self.T])
-                )
-                if (r := solver.check()) != z3.unsat:
+                bad += [img[o] != v for o, v in out.items() if o not in self.T]
+                if (r := solve(z3, 120_000, *base, z3.Or(bad))[0]) != z3.unsat:
                     raise Refused(
                         f"a matching FFN is not invariant under permuting the types ({r})"
                     )
