@@ -186,3 +186,14 @@ def test_a_malformed_encoder_decoder_file_disagrees_naming_what_is_wrong(tmp_pat
     (tmp_path / "n.json").write_text(json.dumps(doc), encoding="utf-8")
     got = check_record(record, tmp_path / "n.json")
     assert got.outcome == "disagree" and "0.5 is not a rational" in got.detail
+
+
+def test_a_configuration_the_rnn_does_not_hold_disagrees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def pushed(name: str, word: tuple[str, ...]) -> list[tuple[str, str, str]]:
+        return [(q, s1, s2 + "(") for q, s1, s2 in configurations(name, word)]
+
+    monkeypatch.setattr("netproof.kernel.seq2seq.configurations", pushed)
+    got = _check(tmp_path, "B6.n3.json", network("vanilla"), cut=0)
+    assert got.outcome == "disagree" and "does not hold configuration 0" in got.detail
