@@ -124,14 +124,11 @@ def _prod(z3: Any, ds: tuple[Any, ...]) -> Any:
 
 def _affine(z3: Any, a: Affine, x: dict[str, Val]) -> dict[str, Val]:
     zero: Val = (z3.RealVal(0), ())
-    return {
-        o: _sum(
-            z3,
-            [(z3.RealVal(w), x.get(i, zero)) for i, w in a.weights[o].items()],
-            a.bias.get(o, Fraction(0)),
-        )
-        for o in a.outputs
-    }
+    out = {}
+    for o in a.outputs:
+        terms = [(z3.RealVal(w), x.get(i, zero)) for i, w in a.weights[o].items()]
+        out[o] = _sum(z3, terms, a.bias.get(o, Fraction(0)))
+    return out
 
 
 def _act(z3: Any, kind: str, v: Val) -> Val:
@@ -232,11 +229,9 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
                 val: Val = (z3.ToReal(z3.IntVal(index) if res is None else ivar), (N,))
             elif name == "cos(iπ)":
                 val = (z3.RealVal((-1) ** (index if res is None else res)), ())
-            else:
-                val = (
-                    z3.RealVal(int(name == "1" or (res is None and name == f"I[i={index}]"))),
-                    (),
-                )
+            else:  # 1, or I[i=k] at a fixed position
+                one = name == "1" or (res is None and name == f"I[i={index}]")
+                val = (z3.RealVal(int(one)), ())
             row[d] = _sum(z3, [(z3.RealVal(1), row[d]), (z3.RealVal(k), val)])
         rows.append(row)
     q = _Query(z3, N, f, p, last, c, base, ivar, places, alphabet, timeout_s, [])
@@ -382,7 +377,9 @@ def _select(q: _Query, o: str, vs: list[dict[str, Val]], generic: list[int], whe
         )
     k = len(base)
     J, aJ, none, j = z3.Int(f"J{k}"), z3.Int(f"aJ{k}"), z3.Bool(f"none{k}"), z3.Int(f"j{k}")
-    cls = [(y, q.places[y][1], q.alphabet.index(q.places[y][2])) for y in generic]  # y, r, a
+    cls: list[tuple[int, Any, int]] = [  # place y, its residue r and symbol a
+        (y, q.places[y][1], q.alphabet.index(q.places[y][2])) for y in generic
+    ]
 
     def nonzero(y: int, r: int, a: int) -> Any:  # J of place y's class holds its symbol, v ≠ 0
         vJ = v(y, J)

@@ -305,15 +305,13 @@ class Exhaustive:
     def __init__(
         self, net: Net, length: int, every_position: bool = False, keep: tuple[int, ...] = ()
     ) -> None:
-        self.net = net
+        self.net, self.keep = net, keep
         self.tied: tuple[str, int] | None = None
         self.maxima: dict[tuple[int, str], list[tuple[int, ...]]] | None = None  # see _head
         self.at = 0  # the sublayer _head is run for
-        self.keep = keep
         self.kept: dict[int, list[tuple[int, ...]]] = {}  # sublayer -> its rows (over steps[k][-1])
         idx = {d: k for k, d in enumerate(net.dims)}
-        n = len(net.prefix) + length + len(net.suffix)
-        self.n = n
+        self.n = n = len(net.prefix) + length + len(net.suffix)
         self.readout = net.position if net.position >= 0 else n + net.position
         if not 0 <= self.readout < n:
             raise KernelError(f"readout position {net.position} is outside the {n} tokens")
@@ -437,10 +435,13 @@ class Exhaustive:
         """:func:`run`'s logit on ``word`` (of this evaluator's length); ``tied`` is then the
         first (head, position) where a leftmost or rightmost head had more than one maximizer,
         or None."""
-        net = self.net
         self.tied = None
-        toks = (*net.prefix, *word, *net.suffix)
-        return self._forward([self.emb[t, tok] for t, tok in enumerate(toks)], 0)
+        return self._forward(self.embedded(word), 0)
+
+    def embedded(self, word: tuple[str, ...]) -> list[tuple[int, ...]]:
+        """The embedding's rows of ``word`` (numerators over ``d0``)."""
+        toks = (*self.net.prefix, *word, *self.net.suffix)
+        return [self.emb[t, tok] for t, tok in enumerate(toks)]
 
     def logits_by_tie(self, word: tuple[str, ...]) -> dict[str, Fraction]:
         """The logit on ``word`` with every head of the last attention layer given each tie rule
@@ -449,25 +450,20 @@ class Exhaustive:
         if last - 1 not in self.keep:
             self.keep = (*self.keep, last - 1)
         self.logit(word)
-        before = self.kept[last - 1] if last > 0 else None
-        if before is None:
-            toks = (*self.net.prefix, *word, *self.net.suffix)
-            before = [self.emb[t, tok] for t, tok in enumerate(toks)]
+        before = self.kept[last - 1] if last > 0 else self.embedded(word)
         return {tie: self._forward(before[:], last, tie) for tie in TIES}
 
     def _forward(self, rows: list[tuple[int, ...]], start: int, tie: str | None = None) -> Fraction:
         """The steps from ``start`` on ``rows`` (over that step's input denominator), in place;
         the logit. ``tie``: the tie rule of every head of step ``start`` instead of its own."""
-        n = self.n
-        d = self.d0
+        n, d = self.n, self.d0
         for step, (kind, sx, so, where, late, d, dnew) in enumerate(self.steps):
             if step < start:
                 continue
             live = [self.readout] if late or tie is not None else range(n)
-            parts: list[tuple[int, ...]]
+            parts: list[tuple[int, ...]] = [()] * n
             if kind[0] == "attention":
                 _, heads, dh, out = kind
-                parts = [()] * n
                 self.at = step
                 for hd in heads:
                     m = dh // hd[5]
@@ -477,12 +473,10 @@ class Exhaustive:
                     parts = [out(p, dh) if t in live else () for t, p in enumerate(parts)]
             else:
                 memo = kind[2]
-                parts = [()] * n
                 for t in live:
-                    r = rows[t]
-                    if r not in memo:
-                        memo[r] = _ffn(kind[1], r)
-                    parts[t] = memo[r]
+                    if rows[t] not in memo:
+                        memo[rows[t]] = _ffn(kind[1], rows[t])
+                    parts[t] = memo[rows[t]]
             for t in live:
                 x = list(rows[t]) if sx == 1 else [v * sx for v in rows[t]]
                 if so == 1:

@@ -64,9 +64,7 @@ FIXED: dict[str, Language] = {
     FIRST: lambda w: w[:1] == ("1",),
 }
 COMPILED: dict[str, Language] = {
-    "AMBM (a^m b^m, m >= 0)": lambda w: (
-        len(w) % 2 == 0 and w == ("a",) * (len(w) // 2) + ("b",) * (len(w) // 2)
-    ),
+    "AMBM (a^m b^m, m >= 0)": lambda w: w == ("a",) * (len(w) // 2) + ("b",) * (len(w) // 2),
     "A_MINUS_2B (#a = 2·#b)": lambda w: w.count("a") == 2 * w.count("b"),
     "DYCK1 (balanced brackets)": dyck(1, None),
     "DYCK1_ENDS_CLOSE (non-empty balanced brackets)": lambda w: len(w) > 0 and dyck(1, None)(w),
@@ -106,14 +104,11 @@ def language(statement: str, alphabet: tuple[str, ...], folder: Path | None = No
     must be program X over ``alphabet``: its language by the kernel's interpreter (:mod:`.programs`)."""
     if statement in FIXED and alphabet == ("0", "1"):
         return FIXED[statement]
-    m = _PROGRAM.fullmatch(statement)
-    if m:
+    if m := _PROGRAM.fullmatch(statement):
         return programs.language(program_beside(folder, alphabet, m.group(1)))
-    m = _COMPILED.fullmatch(statement)
-    if m and m.group(1) in COMPILED:
+    if (m := _COMPILED.fullmatch(statement)) and m.group(1) in COMPILED:
         return COMPILED[m.group(1)]
-    m = DYCK.fullmatch(statement)
-    if m and int(m.group(1)) >= 1:
+    if (m := DYCK.fullmatch(statement)) and int(m.group(1)) >= 1:
         k = int(m.group(1))
         if alphabet != tuple(s for pair in brackets(k) for s in pair):
             raise Refused(f"Dyck({k}, ·) over the alphabet {alphabet}, not the kernel's brackets")

@@ -79,13 +79,8 @@ _MAPS: dict[int, tuple[Affine, list[Any]]] = {}
 def _lin(a: Affine, x: Row) -> Row:
     """y_o = c_o + Σ W[o][i]·x_i, on both parts (the zero inputs skipped)."""
     if id(a) not in _MAPS:
-        _MAPS[id(a)] = (
-            a,
-            [
-                (o, _int(a.bias.get(o, ZERO)), [(i, _int(w)) for i, w in a.weights[o].items()])
-                for o in a.outputs
-            ],
-        )
+        rows = ((o, a.bias.get(o, ZERO), a.weights[o].items()) for o in a.outputs)
+        _MAPS[id(a)] = (a, [(o, _int(b), [(i, _int(w)) for i, w in ws]) for o, b, ws in rows])
     out: Row = {}
     try:
         for o, s0, terms in _MAPS[id(a)][1]:
@@ -368,9 +363,8 @@ def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]])
         lam = [z3.Real(f"l{k}_{j}") for j in range(len(tier))]
         cons += [*(v > 0 for v in lam), sum(lam) == 1]
         for c, name in enumerate(h.value.outputs):
-            part[name] = sum(
-                (w * z3.RealVal(v[c]) for w, v in zip(lam, tier, strict=True)), z3.RealVal(0)
-            )
+            terms = (w * z3.RealVal(v[c]) for w, v in zip(lam, tier, strict=True))
+            part[name] = sum(terms, z3.RealVal(0))
 
     for k, sub in enumerate(stage):
         o = part

@@ -24,8 +24,7 @@ def _violation(ev: Exhaustive, layers: list[int], cm: int, word: tuple[str, ...]
     ev.maxima = {}
     ev.logit(word)
     for k in layers:
-        toks = (*ev.net.prefix, *word, *ev.net.suffix)
-        rows = ev.kept[k - 1] if k > 0 else [ev.emb[t, s] for t, s in enumerate(toks)]
+        rows = ev.kept[k - 1] if k > 0 else ev.embedded(word)
         free = [row[cm] == 0 for row in rows]  # unmatched: m = 0 in the rows the layer reads
         name = ev.net.layers[k].block.name
         for h in ev.net.layers[k].block.heads:
