@@ -535,6 +535,7 @@ def brasp_claims(
             statable=_no_ties_form(
                 program, network if network is not None else compile_brasp(program)
             ),
+            compiled=_compiled(program),
         )
     )
     return tuple(claims)

@@ -408,9 +408,10 @@ class TraceProperty(ClaimBase):
     The checker uses it for the exact backend on networks the batched evaluator supports (and
     without ``domain``); it must agree with ``holds`` word for word."""
     compiled: CompiledProgram | None = None
-    """Where the property is "every operation's dim holds the program's vector": the program the
-    network is compiled from, for the operation-wise correspondence (:class:`CompiledProgram`),
-    tried by the smt method before ``statable``."""
+    """Where the property is "every operation's dim holds the program's vector" (or, with a
+    :class:`UniqueSelections` form, "no tie-ruled head ties"): the program the network is
+    compiled from, for the operation-wise correspondence (:class:`CompiledProgram`), tried by the
+    smt method before ``statable``."""
     statable: StateProperty | None = None
     """The same property in a form the smt method states for every length (see
     :data:`StateProperty`); it must say what ``holds`` says (the tests check the two on every

@@ -74,6 +74,7 @@ from netproof.verifier.claims import (
     RankedSelection,
     Recognizes,
     TraceProperty,
+    UniqueSelections,
     Unknown,
     Verdict,
 )
@@ -356,6 +357,7 @@ class _Walk:
         self.heads: dict[str, _Head] = {}  # by output dim
         self.presence: dict[str, tuple[str, str]] = {}  # output dim -> (head ident, flag dim)
         self.verified: set[str] = set()
+        self.selected: set[tuple[str, str]] = set()  # (layer, head) whose selection lemma applies
 
     # ---------------------------------------------------------------- embedding
     def embedding(self) -> None:
@@ -508,6 +510,7 @@ class _Walk:
         import sympy
 
         self.used.append(lemma.id)
+        self.selected.add((lemma.layer, lemma.head))
         if any(w != 0 for row in head.query.weights for w in row):
             raise Unsupported(f"head {ident}'s query reads the position's dims")
         for d in lemma.boolean:
@@ -904,10 +907,19 @@ class CorrespondenceOutcome:
 
 
 def _plan(
-    net: Network, compiled: CompiledProgram, results: Sequence[LemmaResult]
+    net: Network,
+    claim: Recognizes | TraceProperty,
+    compiled: CompiledProgram,
+    results: Sequence[LemmaResult],
 ) -> tuple[list[_Query], list[str], int]:
     walk = _Walk(net, compiled, results)
     walk.run()
+    if isinstance(claim, TraceProperty) and isinstance(claim.statable, UniqueSelections):
+        missing = sorted(set(claim.statable.heads) - walk.selected)
+        if missing:
+            raise Unsupported(
+                f"heads {missing[:3]} have no selection lemma applied at every position"
+            )
     return walk.queries, walk.used, len(walk.verified)
 
 
@@ -916,6 +928,9 @@ def correspondence_detail(claim: Recognizes | TraceProperty, lemmas: int, ops: i
     what = (
         "the network accepts exactly the program's words"
         if isinstance(claim, Recognizes)
+        else "every tie-ruled head's selection lemma holds at every position, whose strict score margins leave "
+        "each head one maximizer or none,"
+        if isinstance(claim.statable, UniqueSelections)
         else "every operation's dim holds its vector"
     )
     return (
@@ -966,7 +981,7 @@ def prove_correspondence(
     if results is None:
         results = _results(net, lemmas, timeout)
     try:
-        plan, used, ops = _plan(net, compiled, results)
+        plan, used, ops = _plan(net, claim, compiled, results)
     except Unsupported as exc:
         return CorrespondenceOutcome(
             Unknown(METHOD, f"the operation-wise correspondence does not apply: {exc}"), None
@@ -1016,7 +1031,7 @@ def correspondence_queries(
     if compiled is None:
         raise Unsupported("the claim names no compiled program")
     results = _results(net, lemmas, 60.0)
-    plan, used, ops = _plan(net, compiled, results)
+    plan, used, ops = _plan(net, claim, compiled, results)
     alphabet = tuple(compiled.program.alphabet)
     texts = {
         f"{claim.id} every n: {QUERY}: {q.name}": smtlib.to_smt2(q.build(alphabet), logic=q.logic)
