@@ -301,3 +301,19 @@ def test_a_sample_of_single_weight_mutants_that_change_the_function_is_never_pro
 @pytest.mark.parametrize("name", ["a-then-b", "dyck1-depth1"])
 def test_every_single_weight_mutant_that_changes_the_function_is_never_proved(name: str) -> None:
     assert _tally(name, 1).get("refuted", 0) >= 1
+
+
+def test_a_head_moved_before_the_ffn_that_writes_its_keys_is_not_proved() -> None:
+    # the head then reads its key and value dims while they are 0, and the FFN writes them after:
+    # what the walk would read back is not what the head read
+    c = _spec_construction("a-then-b")
+    rec, _ops = _claims(c)
+    net = c.network({})
+    layers = list(net.layers)
+    pre = next(k for k, sub in enumerate(layers) if sub.block.name == "L1.pre")
+    layers[pre], layers[pre + 1] = layers[pre + 1], layers[pre]
+    swapped = dataclasses.replace(net, layers=tuple(layers))
+    lemmas = c.lemmas({}) if c.lemmas is not None else ()
+    got = prove_correspondence(swapped, rec, lemmas, BOUND).verdict
+    assert not isinstance(got, Proved)
+    assert "read as 0" in got.reason

@@ -511,6 +511,7 @@ class _Walk:
 
         self.used.append(lemma.id)
         self.selected.add((lemma.layer, lemma.head))
+        self._freeze(lemma.boolean)  # the ranks are read again when the operation is checked
         if any(w != 0 for row in head.query.weights for w in row):
             raise Unsupported(f"head {ident}'s query reads the position's dims")
         for d in lemma.boolean:
