@@ -254,9 +254,10 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
     logit = _affine(z3, net.logit, rows[0])[net.logit.outputs[0]][0]
     if _mentions(logit, ivar):
         raise Refused("the logit still names the generic position (a sum the rule did not resolve)")
-    count = lambda name: sum(  # noqa: E731
-        (c[(r, alphabet.index(name))] for r in range(p)), z3.IntVal(0)
-    )
+
+    def count(name: str) -> Any:  # a symbol's count over the positions >= f
+        return sum((c[(r, alphabet.index(name))] for r in range(p)), z3.IntVal(0))
+
     member = SYMBOLIC[statement](z3, {i - P + 1: sym[i] for i in sym}, count)
     got, s = solve(z3, int(timeout_s * 1000), *base, (logit > 0) != member)
     if got == z3.sat:

@@ -62,22 +62,18 @@ def affine(a: Affine, x: Row) -> Row:
         raise KernelError(f"an affine map reads {exc}, which is not written before it") from None
 
 
-def sqrt(v: Fraction, where: str) -> Fraction:
-    """The exact square root of a non-negative rational, or Refused."""
-    a, b = isqrt(v.numerator), isqrt(v.denominator)
-    if v < 0 or a * a != v.numerator or b * b != v.denominator:
-        raise Refused(f"{where}: √({v}) is not rational; outside the kernel")
-    return Fraction(a, b)
-
-
 def layernorm(eps: Fraction, over: tuple[str, ...] | None, x: Row, where: str) -> Row:
-    """(x − mean) / √(var + eps) over ``over`` (every dim when None); the rest kept."""
+    """(x − mean) / √(var + eps) over ``over`` (every dim when None); the rest kept; Refused
+    where the square root is not rational."""
     names = list(x) if over is None else list(over)
     mean = sum((x[k] for k in names), ZERO) / len(names)
     var = sum(((x[k] - mean) ** 2 for k in names), ZERO) / len(names) + eps
     if var == 0:
         raise Refused(f"{where}: layer norm of a constant vector with eps = 0 is undefined")
-    root = sqrt(var, where)
+    a, b = isqrt(var.numerator), isqrt(var.denominator)
+    if var < 0 or a * a != var.numerator or b * b != var.denominator:
+        raise Refused(f"{where}: √({var}) is not rational; outside the kernel")
+    root = Fraction(a, b)
     return {**x, **{k: (x[k] - mean) / root for k in names}}
 
 
