@@ -24,7 +24,7 @@ import dataclasses
 import itertools
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
 
@@ -151,42 +151,45 @@ def test_the_route_proves_what_the_exhaustive_check_proves_on_many_random_progra
 # --------------------------------------------------------------------------- program mutants
 
 
-def _substitute(expr: B.BVec, old: B.BVec, new: B.BVec, memo: dict[int, B.BVec]) -> B.BVec:
-    if expr is old or expr == old:
-        return new
-    if id(expr) in memo:
-        return memo[id(expr)]
-    out: B.BVec
-    if isinstance(expr, (B.Not, B.AtI, B.AtJ)):
-        field = "arg" if isinstance(expr, B.Not) else "vec"
-        out = dataclasses.replace(
-            expr, **{field: _substitute(getattr(expr, field), old, new, memo)}
-        )  # type: ignore[arg-type]
-    elif isinstance(expr, (B.And, B.Or)):
-        out = dataclasses.replace(
-            expr,
-            left=_substitute(expr.left, old, new, memo),
-            right=_substitute(expr.right, old, new, memo),
-        )
-    elif isinstance(expr, B.Attend):
-        out = dataclasses.replace(
-            expr,
-            score=_substitute(expr.score, old, new, memo),
-            value=_substitute(expr.value, old, new, memo),
-            default=_substitute(expr.default, old, new, memo),
-        )
-    else:
-        out = expr
-    memo[id(expr)] = out
-    return out
+def _rebuild(
+    program: B.Program,
+    named: dict[B.BVec, str],
+    op: B.BVec | None = None,
+    change: Callable[[B.Attend], B.Attend] | None = None,
+) -> B.Program:
+    """The program with every attention operation named as the compiler names it (so it keeps
+    its dim) and ``op`` changed by ``change``, rebuilt operands first."""
+    memo: dict[B.BVec, B.BVec] = {}
+    for e in B.operations(program.output):
+        new: B.BVec = e
+        if isinstance(e, B.Not):
+            new = dataclasses.replace(e, arg=memo[e.arg])
+        elif isinstance(e, (B.AtI, B.AtJ)):
+            new = dataclasses.replace(e, vec=memo[e.vec])
+        elif isinstance(e, (B.And, B.Or)):
+            new = dataclasses.replace(e, left=memo[e.left], right=memo[e.right])
+        elif isinstance(e, B.Attend):
+            new = dataclasses.replace(
+                e,
+                score=memo[e.score],
+                value=memo[e.value],
+                default=memo[e.default],
+                name=named[e],
+            )
+            if e == op and change is not None:
+                new = change(new)
+        memo[e] = new
+    return B.Program(program.name, program.alphabet, memo[program.output], program.empty)
 
 
-def _changes(op: B.Attend) -> Iterator[tuple[str, B.Attend]]:
-    flip = "leftmost" if op.side == "rightmost" else "rightmost"
-    yield "side", dataclasses.replace(op, side=flip)
-    yield "default", dataclasses.replace(op, default=~op.default)
-    yield "score", dataclasses.replace(op, score=~op.score)
-    yield "value", dataclasses.replace(op, value=~op.value)
+def _changes() -> Iterator[tuple[str, Callable[[B.Attend], B.Attend]]]:
+    def side(op: B.Attend) -> B.Attend:
+        return dataclasses.replace(op, side="leftmost" if op.side == "rightmost" else "rightmost")
+
+    yield "side", side
+    yield "default", lambda op: dataclasses.replace(op, default=~op.default)
+    yield "score", lambda op: dataclasses.replace(op, score=~op.score)
+    yield "value", lambda op: dataclasses.replace(op, value=~op.value)
 
 
 @pytest.mark.parametrize(
@@ -209,14 +212,8 @@ def test_a_program_whose_operation_differs_from_its_block_is_never_proved_and_th
     tally = {"refuted": 0, "same": 0}
     attends = [o for o in B.operations(syn.program.output) if isinstance(o, B.Attend)]
     for op in attends[:limit]:
-        for what, changed in itertools.islice(_changes(op), 4 if limit is None else 2):
-            changed = dataclasses.replace(changed, name=named[op])
-            mutant = B.Program(
-                f"{syn.program.name}_mutant",
-                syn.program.alphabet,
-                _substitute(syn.program.output, op, changed, {}),
-                syn.program.empty,
-            )
+        for what, change in itertools.islice(_changes(), 4 if limit is None else 2):
+            mutant = _rebuild(syn.program, named, op, change)
             c = dataclasses.replace(
                 program_construction("mutant", mutant, max_len=BOUND), build=lambda _v: net
             )
