@@ -1,0 +1,8 @@
+(set-logic QF_LIRA)
+(declare-fun event1 () Bool)
+(declare-fun Q_c () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(declare-fun Q_b () Bool)
+(assert (let (($x40 (and (distinct 1.0 (ite true 1.0 0.0)) true))) (let ((?x37 (ite (and Q_b (not BOS) (not EOS) (or Q_c event1)) 1.0 0.0))) (let ((?x15 (ite event1 (- 1.0) 0.0))) (let ((?x14 (ite Q_c (- 1.0) 0.0))) (let ((?x17 (+ ?x14 ?x15 1.0))) (let ((?x18 (ite Q_b (- 1.0) 0.0))) (let ((?x23 (ite Q_b 1.0 0.0))) (let ((?x26 (+ ?x23 (* (- 1.0) (ite (< 0.0 ?x18) ?x18 0.0)) (* (- 1.0) (ite (< 0.0 ?x17) ?x17 0.0))))) (let ((?x32 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (ite (< 0.0 ?x26) ?x26 0.0) (- 2.0)))) (let ((?x34 (ite (< 0.0 ?x32) ?x32 0.0))) (let (($x38 (and (distinct ?x34 ?x37) true))) (or $x38 $x40)))))))))))))
+(check-sat)

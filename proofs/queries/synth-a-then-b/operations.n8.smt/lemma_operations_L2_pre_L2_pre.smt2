@@ -1,0 +1,8 @@
+(set-logic QF_LIRA)
+(declare-fun Q_a () Bool)
+(declare-fun event1 () Bool)
+(declare-fun Q_b () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x39 (and (distinct 0.0 (ite false 1.0 0.0)) true))) (let ((?x36 (ite (and (not BOS) (not EOS) (not (or Q_b event1 (not Q_a)))) 1.0 0.0))) (let ((?x16 (ite event1 (- 1.0) 0.0))) (let ((?x15 (ite Q_b (- 1.0) 0.0))) (let ((?x18 (+ ?x15 ?x16 1.0))) (let ((?x22 (+ (ite (not Q_a) (- 1.0) 0.0) (ite (< 0.0 ?x18) ?x18 0.0)))) (let ((?x24 (ite (< 0.0 ?x22) ?x22 0.0))) (let ((?x30 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (ite (< 0.0 ?x24) ?x24 0.0) (- 2.0)))) (let ((?x32 (ite (< 0.0 ?x30) ?x30 0.0))) (let (($x37 (and (distinct ?x32 ?x36) true))) (or $x37 $x39))))))))))))
+(check-sat)

@@ -1,0 +1,8 @@
+(set-logic QF_LIRA)
+(declare-fun Q_a () Bool)
+(declare-fun event1 () Bool)
+(declare-fun Q_b () Bool)
+(declare-fun BOS () Bool)
+(declare-fun hist2 () Bool)
+(assert (let (($x80 (or BOS (and hist2 (not BOS) (or Q_b event1 (not Q_a)))))) (let ((?x81 (ite $x80 1.0 0.0))) (let ((?x19 (ite hist2 (- 1.0) 0.0))) (let ((?x25 (ite (< 0.0 ?x19) ?x19 0.0))) (let ((?x35 (+ ?x19 ?x25))) (let ((?x32 (ite hist2 1.0 0.0))) (let ((?x34 (+ ?x32 (* (- 1.0) ?x25)))) (let ((?x15 (ite event1 (- 1.0) 0.0))) (let ((?x14 (ite Q_b (- 1.0) 0.0))) (let ((?x17 (+ ?x14 ?x15 1.0))) (let ((?x27 (+ (ite (not Q_a) (- 1.0) 0.0) (ite (< 0.0 ?x17) ?x17 0.0)))) (let ((?x48 (+ (* (- 1.0) (ite (< 0.0 ?x27) ?x27 0.0)) (ite (< 0.0 ?x34) ?x34 0.0) (* (- 1.0) (ite (< 0.0 ?x35) ?x35 0.0))))) (let ((?x60 (+ (ite (not BOS) 1.0 0.0) (ite (< 0.0 ?x48) ?x48 0.0) (- 1.0)))) (let ((?x18 (ite BOS (- 1.0) 0.0))) (let ((?x23 (ite (< 0.0 ?x18) ?x18 0.0))) (let ((?x31 (+ ?x18 ?x23))) (let ((?x41 (ite (< 0.0 ?x31) ?x31 0.0))) (let ((?x28 (ite BOS 1.0 0.0))) (let ((?x30 (+ ?x28 (* (- 1.0) ?x23)))) (let ((?x39 (ite (< 0.0 ?x30) ?x30 0.0))) (let ((?x52 (+ (* (- 1.0) ?x39) ?x41))) (let ((?x58 (ite (< 0.0 ?x52) ?x52 0.0))) (let ((?x50 (+ ?x39 (* (- 1.0) ?x41)))) (let ((?x56 (ite (< 0.0 ?x50) ?x50 0.0))) (let ((?x64 (+ (* (- 1.0) ?x56) ?x58))) (let ((?x62 (+ ?x56 (* (- 1.0) ?x58)))) (let ((?x73 (+ (* (- 1.0) (ite (< 0.0 ?x62) ?x62 0.0)) (ite (< 0.0 ?x64) ?x64 0.0) (* (- 1.0) (ite (< 0.0 ?x60) ?x60 0.0)) 1.0))) (let ((?x77 (+ (* (- 1.0) (ite (< 0.0 ?x73) ?x73 0.0)) 1.0))) (let (($x82 (and (distinct ?x77 ?x81) true))) (or $x82)))))))))))))))))))))))))))))))
+(check-sat)

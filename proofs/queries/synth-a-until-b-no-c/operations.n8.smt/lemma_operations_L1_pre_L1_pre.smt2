@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun Q_b () Bool)
+(declare-fun Q_c () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let ((?x19 (ite Q_b 1.0 0.0))) (let ((?x14 (ite Q_b (- 1.0) 0.0))) (let ((?x16 (ite (< 0.0 ?x14) ?x14 0.0))) (let ((?x22 (+ ?x14 ?x16))) (let ((?x26 (ite (< 0.0 ?x22) ?x22 0.0))) (let ((?x21 (+ ?x19 (* (- 1.0) ?x16)))) (let ((?x24 (ite (< 0.0 ?x21) ?x21 0.0))) (let ((?x28 (* (- 1.0) ?x24))) (let ((?x32 (+ ?x28 ?x26))) (let ((?x38 (ite (< 0.0 ?x32) ?x32 0.0))) (let ((?x31 (+ ?x24 (* (- 1.0) ?x26)))) (let ((?x36 (ite (< 0.0 ?x31) ?x31 0.0))) (let ((?x46 (+ (* (- 1.0) ?x36) ?x38))) (let ((?x44 (+ ?x36 (* (- 1.0) ?x38)))) (let ((?x54 (+ (ite (< 0.0 ?x44) ?x44 0.0) (* (- 1.0) (ite (< 0.0 ?x46) ?x46 0.0))))) (let (($x59 (and (distinct ?x54 ?x19) true))) (let ((?x57 (ite (and (not BOS) (not EOS) (or Q_b Q_c)) 1.0 0.0))) (let ((?x29 (+ (ite (not (not Q_c)) (- 1.0) 0.0) ?x28 ?x26 1.0))) (let ((?x42 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (* (- 1.0) (ite (< 0.0 ?x29) ?x29 0.0)) (- 1.0)))) (let ((?x48 (ite (< 0.0 ?x42) ?x42 0.0))) (let (($x58 (and (distinct ?x48 ?x57) true))) (or $x58 $x59)))))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun hist2.val0 () Bool)
+(declare-fun hist2.found0 () Bool)
+(assert (let (($x7 (not hist2.found0))) (let (($x28 (or $x7 (and hist2.found0 hist2.val0)))) (let ((?x29 (ite $x28 1.0 0.0))) (let ((?x10 (ite hist2.found0 (- 1.0) 0.0))) (let ((?x15 (ite hist2.val0 1.0 0.0))) (let ((?x14 (ite hist2.found0 1.0 0.0))) (let ((?x17 (+ ?x14 ?x15 (* (- 1.0) (ite (< 0.0 ?x10) ?x10 0.0)) (- 1.0)))) (let ((?x22 (+ (ite $x7 (- 1.0) 0.0) (* (- 1.0) (ite (< 0.0 ?x17) ?x17 0.0)) 1.0))) (let ((?x26 (+ (* (- 1.0) (ite (< 0.0 ?x22) ?x22 0.0)) 1.0))) (let (($x30 (and (distinct ?x26 ?x29) true))) (or $x30))))))))))))
+(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun Q_a () Bool)
+(declare-fun until1 () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x36 (and (distinct 0.0 (ite false 1.0 0.0)) true))) (let ((?x33 (ite (and (not BOS) (not EOS) (not (or until1 (not Q_a)))) 1.0 0.0))) (let ((?x14 (ite until1 (- 1.0) 0.0))) (let ((?x19 (+ (ite (not Q_a) (- 1.0) 0.0) ?x14 (ite (< 0.0 ?x14) ?x14 0.0) 1.0))) (let ((?x21 (ite (< 0.0 ?x19) ?x19 0.0))) (let ((?x27 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (ite (< 0.0 ?x21) ?x21 0.0) (- 2.0)))) (let ((?x29 (ite (< 0.0 ?x27) ?x27 0.0))) (let (($x34 (and (distinct ?x29 ?x33) true))) (or $x34 $x36))))))))))
+(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun Q_a () Bool)
+(declare-fun until1 () Bool)
+(declare-fun BOS () Bool)
+(declare-fun hist2 () Bool)
+(assert (let (($x77 (or BOS (and hist2 (not BOS) (or until1 (not Q_a)))))) (let ((?x78 (ite $x77 1.0 0.0))) (let ((?x15 (ite hist2 (- 1.0) 0.0))) (let ((?x21 (ite (< 0.0 ?x15) ?x15 0.0))) (let ((?x32 (+ ?x15 ?x21))) (let ((?x29 (ite hist2 1.0 0.0))) (let ((?x31 (+ ?x29 (* (- 1.0) ?x21)))) (let ((?x14 (ite until1 (- 1.0) 0.0))) (let ((?x24 (+ (ite (not Q_a) (- 1.0) 0.0) ?x14 (ite (< 0.0 ?x14) ?x14 0.0) 1.0))) (let ((?x45 (+ (* (- 1.0) (ite (< 0.0 ?x24) ?x24 0.0)) (ite (< 0.0 ?x31) ?x31 0.0) (* (- 1.0) (ite (< 0.0 ?x32) ?x32 0.0))))) (let ((?x57 (+ (ite (not BOS) 1.0 0.0) (ite (< 0.0 ?x45) ?x45 0.0) (- 1.0)))) (let ((?x13 (ite BOS (- 1.0) 0.0))) (let ((?x17 (ite (< 0.0 ?x13) ?x13 0.0))) (let ((?x28 (+ ?x13 ?x17))) (let ((?x38 (ite (< 0.0 ?x28) ?x28 0.0))) (let ((?x25 (ite BOS 1.0 0.0))) (let ((?x27 (+ ?x25 (* (- 1.0) ?x17)))) (let ((?x36 (ite (< 0.0 ?x27) ?x27 0.0))) (let ((?x49 (+ (* (- 1.0) ?x36) ?x38))) (let ((?x55 (ite (< 0.0 ?x49) ?x49 0.0))) (let ((?x47 (+ ?x36 (* (- 1.0) ?x38)))) (let ((?x53 (ite (< 0.0 ?x47) ?x47 0.0))) (let ((?x61 (+ (* (- 1.0) ?x53) ?x55))) (let ((?x59 (+ ?x53 (* (- 1.0) ?x55)))) (let ((?x70 (+ (* (- 1.0) (ite (< 0.0 ?x59) ?x59 0.0)) (ite (< 0.0 ?x61) ?x61 0.0) (* (- 1.0) (ite (< 0.0 ?x57) ?x57 0.0)) 1.0))) (let ((?x74 (+ (* (- 1.0) (ite (< 0.0 ?x70) ?x70 0.0)) 1.0))) (let (($x79 (and (distinct ?x74 ?x78) true))) (or $x79)))))))))))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,8 @@
+(set-logic QF_UF)
+(declare-fun |i@tok:)| () Bool)
+(declare-fun |i@tok:(| () Bool)
+(declare-fun last () Bool)
+(assert (or |i@tok:(| |i@tok:)|))
+(assert (not (and |i@tok:(| |i@tok:)|)))
+(assert (or false (= (and true (not last)) last)))
+(check-sat)

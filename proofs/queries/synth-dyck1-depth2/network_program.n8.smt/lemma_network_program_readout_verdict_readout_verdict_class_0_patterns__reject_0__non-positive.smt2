@@ -1,6 +1,0 @@
-(set-logic QF_LRA)
-(declare-fun lambda0 () Real)
-(assert (> lambda0 0.0))
-(assert (= lambda0 1.0))
-(assert (let ((?x12 (+ (* (- 1.0) (* lambda0 0.0)) (/ 1.0 2.0)))) (<= ?x12 0.0)))
-(check-sat)

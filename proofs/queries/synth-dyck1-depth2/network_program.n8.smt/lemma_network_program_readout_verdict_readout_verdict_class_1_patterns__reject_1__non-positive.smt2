@@ -1,6 +1,0 @@
-(set-logic QF_LRA)
-(declare-fun lambda1 () Real)
-(assert (> lambda1 0.0))
-(assert (= lambda1 1.0))
-(assert (let ((?x44 (+ (* (- 1.0) (* lambda1 1.0)) (/ 1.0 2.0)))) (<= ?x44 0.0)))
-(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun P5.val0 () Bool)
+(declare-fun P5.found0 () Bool)
+(declare-fun P3.val0 () Bool)
+(declare-fun P3.found0 () Bool)
+(assert (let (($x54 (and P5.found0 P5.val0))) (let ((?x55 (ite $x54 1.0 0.0))) (let ((?x29 (+ (ite (not P5.found0) 1.0 0.0) (- 1.0)))) (let ((?x14 (ite P5.found0 (- 1.0) 0.0))) (let ((?x25 (ite P5.val0 1.0 0.0))) (let ((?x24 (ite P5.found0 1.0 0.0))) (let ((?x27 (+ ?x24 ?x25 (* (- 1.0) (ite (< 0.0 ?x14) ?x14 0.0)) (- 1.0)))) (let ((?x41 (+ (* (- 1.0) (ite (< 0.0 ?x27) ?x27 0.0)) (* (- 1.0) (ite (< 0.0 ?x29) ?x29 0.0)) 1.0))) (let ((?x49 (+ (* (- 1.0) (ite (< 0.0 ?x41) ?x41 0.0)) 1.0))) (let (($x56 (and (distinct ?x49 ?x55) true))) (let ((?x52 (ite (or (not P3.found0) (and P3.found0 P3.val0)) 1.0 0.0))) (let ((?x13 (ite P3.found0 (- 1.0) 0.0))) (let ((?x21 (ite P3.val0 1.0 0.0))) (let ((?x20 (ite P3.found0 1.0 0.0))) (let ((?x23 (+ ?x20 ?x21 (* (- 1.0) (ite (< 0.0 ?x13) ?x13 0.0)) (- 1.0)))) (let ((?x38 (+ (ite (not P3.found0) (- 1.0) 0.0) (* (- 1.0) (ite (< 0.0 ?x23) ?x23 0.0)) 1.0))) (let ((?x47 (+ (* (- 1.0) (ite (< 0.0 ?x38) ?x38 0.0)) 1.0))) (let (($x53 (and (distinct ?x47 ?x52) true))) (or $x53 $x56))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun P20.val0 () Bool)
+(declare-fun P20.found0 () Bool)
+(declare-fun P17.val0 () Bool)
+(declare-fun P17.found0 () Bool)
+(assert (let (($x10 (not P20.found0))) (let (($x54 (or $x10 (and P20.found0 P20.val0)))) (let ((?x55 (ite $x54 1.0 0.0))) (let ((?x14 (ite P20.found0 (- 1.0) 0.0))) (let ((?x27 (ite P20.val0 1.0 0.0))) (let ((?x26 (ite P20.found0 1.0 0.0))) (let ((?x29 (+ ?x26 ?x27 (* (- 1.0) (ite (< 0.0 ?x14) ?x14 0.0)) (- 1.0)))) (let ((?x41 (+ (ite $x10 (- 1.0) 0.0) (* (- 1.0) (ite (< 0.0 ?x29) ?x29 0.0)) 1.0))) (let ((?x49 (+ (* (- 1.0) (ite (< 0.0 ?x41) ?x41 0.0)) 1.0))) (let (($x56 (and (distinct ?x49 ?x55) true))) (let ((?x51 (ite (and P17.found0 P17.val0) 1.0 0.0))) (let ((?x25 (+ (ite (not P17.found0) 1.0 0.0) (- 1.0)))) (let ((?x13 (ite P17.found0 (- 1.0) 0.0))) (let ((?x21 (ite P17.val0 1.0 0.0))) (let ((?x20 (ite P17.found0 1.0 0.0))) (let ((?x23 (+ ?x20 ?x21 (* (- 1.0) (ite (< 0.0 ?x13) ?x13 0.0)) (- 1.0)))) (let ((?x38 (+ (* (- 1.0) (ite (< 0.0 ?x23) ?x23 0.0)) (* (- 1.0) (ite (< 0.0 ?x25) ?x25 0.0)) 1.0))) (let ((?x47 (+ (* (- 1.0) (ite (< 0.0 ?x38) ?x38 0.0)) 1.0))) (let (($x52 (and (distinct ?x47 ?x51) true))) (or $x52 $x56)))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun |Q_(| () Bool)
+(declare-fun |Q_)| () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x17 (not |Q_(|))) (let (($x58 (and |Q_)| $x17))) (let ((?x59 (ite $x58 1.0 0.0))) (let ((?x13 (ite |Q_)| (- 1.0) 0.0))) (let ((?x32 (ite |Q_)| 1.0 0.0))) (let ((?x35 (+ ?x32 (ite $x17 1.0 0.0) (* (- 1.0) (ite (< 0.0 ?x13) ?x13 0.0)) (- 1.0)))) (let ((?x43 (ite (< 0.0 ?x35) ?x35 0.0))) (let (($x60 (and (distinct ?x43 ?x59) true))) (let ((?x56 (ite (and (not BOS) (not EOS) (or |Q_(| |Q_)|)) 1.0 0.0))) (let ((?x14 (ite |Q_(| (- 1.0) 0.0))) (let ((?x16 (+ ?x13 ?x14 1.0))) (let (($x10 (not EOS))) (let ((?x25 (ite $x10 1.0 0.0))) (let (($x9 (not BOS))) (let ((?x24 (ite $x9 1.0 0.0))) (let ((?x31 (+ ?x24 ?x25 (* (- 1.0) (ite (< 0.0 ?x16) ?x16 0.0)) (- 1.0)))) (let ((?x41 (ite (< 0.0 ?x31) ?x31 0.0))) (let (($x57 (and (distinct ?x41 ?x56) true))) (let ((?x26 (ite |Q_(| 1.0 0.0))) (let ((?x21 (ite (< 0.0 ?x14) ?x14 0.0))) (let ((?x37 (+ ?x14 ?x21))) (let ((?x27 (* (- 1.0) ?x21))) (let ((?x36 (+ ?x26 ?x27))) (let ((?x49 (+ (ite (< 0.0 ?x36) ?x36 0.0) (* (- 1.0) (ite (< 0.0 ?x37) ?x37 0.0))))) (let (($x53 (and (distinct ?x49 ?x26) true))) (let ((?x51 (ite (and |Q_(| $x9 $x10) 1.0 0.0))) (let ((?x29 (+ ?x24 ?x25 ?x26 ?x27 (- 2.0)))) (let ((?x39 (ite (< 0.0 ?x29) ?x29 0.0))) (let (($x52 (and (distinct ?x39 ?x51) true))) (or $x52 $x53 $x57 $x60)))))))))))))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun P12.val0 () Bool)
+(declare-fun P12.found0 () Bool)
+(declare-fun P10.val0 () Bool)
+(declare-fun P10.found0 () Bool)
+(assert (let (($x57 (and P12.found0 P12.val0))) (let ((?x58 (ite $x57 1.0 0.0))) (let ((?x31 (+ (ite (not P12.found0) 1.0 0.0) (- 1.0)))) (let ((?x14 (ite P12.found0 (- 1.0) 0.0))) (let ((?x27 (ite P12.val0 1.0 0.0))) (let ((?x26 (ite P12.found0 1.0 0.0))) (let ((?x29 (+ ?x26 ?x27 (* (- 1.0) (ite (< 0.0 ?x14) ?x14 0.0)) (- 1.0)))) (let ((?x45 (+ (* (- 1.0) (ite (< 0.0 ?x29) ?x29 0.0)) (* (- 1.0) (ite (< 0.0 ?x31) ?x31 0.0)) 1.0))) (let ((?x53 (+ (* (- 1.0) (ite (< 0.0 ?x45) ?x45 0.0)) 1.0))) (let (($x59 (and (distinct ?x53 ?x58) true))) (let ((?x55 (ite (and P10.found0 P10.val0) 1.0 0.0))) (let ((?x25 (+ (ite (not P10.found0) 1.0 0.0) (- 1.0)))) (let ((?x13 (ite P10.found0 (- 1.0) 0.0))) (let ((?x21 (ite P10.val0 1.0 0.0))) (let ((?x20 (ite P10.found0 1.0 0.0))) (let ((?x23 (+ ?x20 ?x21 (* (- 1.0) (ite (< 0.0 ?x13) ?x13 0.0)) (- 1.0)))) (let ((?x42 (+ (* (- 1.0) (ite (< 0.0 ?x23) ?x23 0.0)) (* (- 1.0) (ite (< 0.0 ?x25) ?x25 0.0)) 1.0))) (let ((?x51 (+ (* (- 1.0) (ite (< 0.0 ?x42) ?x42 0.0)) 1.0))) (let (($x56 (and (distinct ?x51 ?x55) true))) (or $x56 $x59)))))))))))))))))))))
+(check-sat)
