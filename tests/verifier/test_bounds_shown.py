@@ -6,12 +6,15 @@ proof for a fact that does not decide every length is rejected by the strict rea
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from netproof.constructions import REGISTRY
 from netproof.constructions.rasp.claims import program_construction
 from netproof.verifier.campaign import prove
 from netproof.verifier.campaign.store import every_length
@@ -86,12 +89,24 @@ def test_the_prove_table_shows_a_stronger_record_under_out(
 
 
 def test_a_stronger_record_that_is_bounded_is_named_with_its_bound_never_as_every_length(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     committed = REPO / "proofs" / "brasp-ab-star" / "operations.n8.json"
     assert not every_length(json.loads(committed.read_text()))
     (tmp_path / "brasp-ab-star").mkdir()
     shutil.copy(committed, tmp_path / "brasp-ab-star" / committed.name)
+    # the claim without its compiled program: the smt method then has no route for it (the
+    # operation-wise correspondence would prove it for every length), so the bounded record is
+    # the stronger one
+    base = REGISTRY["brasp-ab-star"]
+
+    def claims(values: Any) -> tuple[Any, ...]:
+        return tuple(
+            dataclasses.replace(x, compiled=None) if x.id == "operations" else x
+            for x in base.claims(values)
+        )
+
+    monkeypatch.setitem(REGISTRY, "brasp-ab-star", dataclasses.replace(base, claims=claims))
     run = prove("brasp-ab-star", claims=["operations"], method="smt", out=tmp_path)
     (r,) = run.results
     assert r.strongest is not None and not r.every_length_shown
