@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun seen_same.val0 () Bool)
+(declare-fun seen_same.found0 () Bool)
+(assert (let (($x31 (and seen_same.found0 seen_same.val0))) (let ((?x32 (ite $x31 1.0 0.0))) (let ((?x19 (+ (ite (not seen_same.found0) 1.0 0.0) (- 1.0)))) (let ((?x10 (ite seen_same.found0 (- 1.0) 0.0))) (let ((?x15 (ite seen_same.val0 1.0 0.0))) (let ((?x14 (ite seen_same.found0 1.0 0.0))) (let ((?x17 (+ ?x14 ?x15 (* (- 1.0) (ite (< 0.0 ?x10) ?x10 0.0)) (- 1.0)))) (let ((?x26 (+ (* (- 1.0) (ite (< 0.0 ?x17) ?x17 0.0)) (* (- 1.0) (ite (< 0.0 ?x19) ?x19 0.0)) 1.0))) (let ((?x30 (+ (* (- 1.0) (ite (< 0.0 ?x26) ?x26 0.0)) 1.0))) (let (($x33 (and (distinct ?x30 ?x32) true))) (or $x33))))))))))))
+(check-sat)

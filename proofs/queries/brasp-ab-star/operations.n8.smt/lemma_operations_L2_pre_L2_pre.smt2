@@ -1,0 +1,6 @@
+(set-logic QF_LIRA)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(declare-fun same_prev () Bool)
+(assert (let (($x28 (and (distinct 1.0 (ite true 1.0 0.0)) true))) (let ((?x25 (ite (and same_prev (not BOS) (not EOS)) 1.0 0.0))) (let ((?x12 (ite same_prev (- 1.0) 0.0))) (let ((?x18 (ite same_prev 1.0 0.0))) (let ((?x21 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) ?x18 (* (- 1.0) (ite (< 0.0 ?x12) ?x12 0.0)) (- 2.0)))) (let ((?x23 (ite (< 0.0 ?x21) ?x21 0.0))) (let (($x26 (and (distinct ?x23 ?x25) true))) (or $x26 $x28)))))))))
+(check-sat)

@@ -1,0 +1,5 @@
+(set-logic QF_LRA)
+(declare-fun flag@b () Bool)
+(declare-fun flag@a () Bool)
+(assert (let (($x14 (= flag@a flag@b))) (let (($x16 (and $x14 (and (distinct (ite flag@a 1.0 0.0) (ite flag@b 1.0 0.0)) true)))) (let (($x11 (not flag@b))) (let (($x13 (and flag@a $x11 (<= (ite flag@a 1.0 0.0) (ite flag@b 1.0 0.0))))) (or $x13 $x16))))))
+(check-sat)

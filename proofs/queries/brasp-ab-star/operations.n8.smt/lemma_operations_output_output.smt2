@@ -1,0 +1,8 @@
+(set-logic QF_LIRA)
+(declare-fun seen_same () Bool)
+(declare-fun same_prev () Bool)
+(declare-fun BOS () Bool)
+(declare-fun first_a () Bool)
+(declare-fun Q_b () Bool)
+(assert (let (($x72 (or BOS (and Q_b first_a (not BOS) (not (or same_prev seen_same)))))) (let ((?x73 (ite $x72 1.0 0.0))) (let ((?x18 (ite same_prev (- 1.0) 0.0))) (let ((?x17 (ite seen_same (- 1.0) 0.0))) (let ((?x19 (+ ?x17 ?x18 1.0))) (let ((?x24 (ite (< 0.0 ?x19) ?x19 0.0))) (let ((?x14 (ite Q_b 1.0 0.0))) (let ((?x13 (ite first_a 1.0 0.0))) (let ((?x16 (+ ?x13 ?x14 (- 1.0)))) (let ((?x22 (ite (< 0.0 ?x16) ?x16 0.0))) (let ((?x39 (+ (ite (< 0.0 ?x22) ?x22 0.0) (ite (< 0.0 ?x24) ?x24 0.0) (- 1.0)))) (let ((?x51 (+ (ite (not BOS) 1.0 0.0) (ite (< 0.0 ?x39) ?x39 0.0) (- 1.0)))) (let ((?x20 (ite BOS (- 1.0) 0.0))) (let ((?x26 (ite (< 0.0 ?x20) ?x20 0.0))) (let ((?x30 (+ ?x20 ?x26))) (let ((?x38 (ite (< 0.0 ?x30) ?x30 0.0))) (let ((?x27 (ite BOS 1.0 0.0))) (let ((?x29 (+ ?x27 (* (- 1.0) ?x26)))) (let ((?x36 (ite (< 0.0 ?x29) ?x29 0.0))) (let ((?x43 (+ (* (- 1.0) ?x36) ?x38))) (let ((?x49 (ite (< 0.0 ?x43) ?x43 0.0))) (let ((?x41 (+ ?x36 (* (- 1.0) ?x38)))) (let ((?x47 (ite (< 0.0 ?x41) ?x41 0.0))) (let ((?x55 (+ (* (- 1.0) ?x47) ?x49))) (let ((?x53 (+ ?x47 (* (- 1.0) ?x49)))) (let ((?x64 (+ (* (- 1.0) (ite (< 0.0 ?x53) ?x53 0.0)) (ite (< 0.0 ?x55) ?x55 0.0) (* (- 1.0) (ite (< 0.0 ?x51) ?x51 0.0)) 1.0))) (let ((?x68 (+ (* (- 1.0) (ite (< 0.0 ?x64) ?x64 0.0)) 1.0))) (let (($x74 (and (distinct ?x68 ?x73) true))) (or $x74))))))))))))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,7 @@
+(set-logic QF_LIRA)
+(declare-fun Q_b () Bool)
+(declare-fun Q_a () Bool)
+(declare-fun EOS () Bool)
+(declare-fun BOS () Bool)
+(assert (let (($x58 (or Q_a Q_b))) (let ((?x59 (ite $x58 1.0 0.0))) (let ((?x30 (ite Q_a (- 1.0) 0.0))) (let ((?x28 (ite Q_b (- 1.0) 0.0))) (let ((?x32 (+ ?x28 ?x30 1.0))) (let ((?x50 (+ (* (- 1.0) (ite (< 0.0 ?x32) ?x32 0.0)) 1.0))) (let (($x60 (and (distinct ?x50 ?x59) true))) (let ((?x13 (ite Q_a 1.0 0.0))) (let ((?x16 (ite Q_b 1.0 0.0))) (let ((?x17 (+ ?x16 (- 1.0)))) (let ((?x26 (* (- 1.0) (ite (< 0.0 ?x17) ?x17 0.0)))) (let ((?x31 (+ ?x30 ?x26 1.0))) (let ((?x48 (+ (* (- 1.0) (ite (< 0.0 ?x31) ?x31 0.0)) 1.0))) (let (($x57 (and (distinct ?x48 ?x13) true))) (let ((?x25 (* (- 1.0) (ite (< 0.0 (+ ?x13 (- 1.0))) (+ ?x13 (- 1.0)) 0.0)))) (let ((?x29 (+ ?x28 ?x25 1.0))) (let ((?x46 (+ (* (- 1.0) (ite (< 0.0 ?x29) ?x29 0.0)) 1.0))) (let (($x56 (and (distinct ?x46 ?x16) true))) (let ((?x43 (* (- 1.0) (ite (< 0.0 (+ ?x25 ?x26 1.0)) (+ ?x25 ?x26 1.0) 0.0)))) (let ((?x44 (+ ?x43 1.0))) (let (($x55 (and (distinct ?x44 (ite false 1.0 0.0)) true))) (let ((?x52 (ite (and (not BOS) (not EOS)) 1.0 0.0))) (let ((?x24 (+ (ite (not BOS) 1.0 0.0) (ite (not EOS) 1.0 0.0) (- 1.0)))) (let ((?x34 (ite (< 0.0 ?x24) ?x24 0.0))) (let (($x53 (and (distinct ?x34 ?x52) true))) (or $x53 $x55 $x56 $x57 $x60)))))))))))))))))))))))))))
+(check-sat)

@@ -1,0 +1,8 @@
+(set-logic QF_UF)
+(declare-fun |i@tok:b| () Bool)
+(declare-fun |i@tok:a| () Bool)
+(declare-fun last () Bool)
+(assert (or |i@tok:a| |i@tok:b|))
+(assert (not (and |i@tok:a| |i@tok:b|)))
+(assert (or false (= (and true (not last)) last)))
+(check-sat)

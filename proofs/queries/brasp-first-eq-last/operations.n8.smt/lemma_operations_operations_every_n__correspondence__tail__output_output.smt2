@@ -1,0 +1,8 @@
+(set-logic QF_UF)
+(declare-fun |i@tok:b| () Bool)
+(declare-fun |i@tok:a| () Bool)
+(declare-fun |i@op:first_is_mine| () Bool)
+(assert (or |i@tok:a| |i@tok:b|))
+(assert (not (and |i@tok:a| |i@tok:b|)))
+(assert (and (distinct |i@op:first_is_mine| |i@op:first_is_mine|) true))
+(check-sat)

@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun BOS () Bool)
+(declare-fun first_is_mine () Bool)
+(assert (let (($x7 (not BOS))) (let (($x20 (and first_is_mine $x7))) (let ((?x21 (ite $x20 1.0 0.0))) (let ((?x10 (ite first_is_mine (- 1.0) 0.0))) (let ((?x15 (ite first_is_mine 1.0 0.0))) (let ((?x17 (+ (ite $x7 1.0 0.0) ?x15 (* (- 1.0) (ite (< 0.0 ?x10) ?x10 0.0)) (- 1.0)))) (let ((?x19 (ite (< 0.0 ?x17) ?x17 0.0))) (let (($x22 (and (distinct ?x19 ?x21) true))) (or $x22))))))))))
+(check-sat)

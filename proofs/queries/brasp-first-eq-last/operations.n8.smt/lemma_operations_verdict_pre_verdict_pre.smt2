@@ -1,0 +1,5 @@
+(set-logic QF_LIRA)
+(declare-fun last () Bool)
+(declare-fun EOS () Bool)
+(assert (let (($x7 (not last))) (let (($x20 (and EOS $x7))) (let ((?x21 (ite $x20 1.0 0.0))) (let ((?x10 (ite EOS (- 1.0) 0.0))) (let ((?x14 (ite EOS 1.0 0.0))) (let ((?x17 (+ ?x14 (ite $x7 1.0 0.0) (* (- 1.0) (ite (< 0.0 ?x10) ?x10 0.0)) (- 1.0)))) (let ((?x19 (ite (< 0.0 ?x17) ?x17 0.0))) (let (($x22 (and (distinct ?x19 ?x21) true))) (or $x22))))))))))
+(check-sat)
