@@ -116,21 +116,16 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
             "module": os.path.relpath(os.path.abspath(source), here),
             "built": fingerprint(net),
         }
-    if isinstance(net, RecurrentNetwork):  # its own format: symbolic/recurrent_netfile.py
-        from netproof.symbolic.recurrent_netfile import dumps as dumps_recurrent
+    if isinstance(net, RecurrentNetwork | Seq2Seq):  # their own formats, json only
+        if isinstance(net, RecurrentNetwork):  # netproof-recurrent: symbolic/recurrent_netfile.py
+            from netproof.symbolic.recurrent_netfile import dumps as dumps_recurrent
 
-        text = dumps_recurrent(net, extra=extra)
+            text, kind = dumps_recurrent(net, extra=extra), "a recurrent network file"
+        else:  # netproof-seq2seq (symbolic/netfile.py)
+            text, kind = dumps(net, extra=extra), "an encoder–decoder file"
         if args.out:
             write_atomic(args.out, text)
-            announce_written(args.out, f"{c.name} as a recurrent network file", net)
-        else:
-            sys.stdout.write(text)
-        return EXIT_OK
-    if isinstance(net, Seq2Seq):  # its own format, netproof-seq2seq (symbolic/netfile.py)
-        text = dumps(net, extra=extra)
-        if args.out:
-            write_atomic(args.out, text)
-            announce_written(args.out, f"{c.name} as an encoder–decoder file", net)
+            announce_written(args.out, f"{c.name} as {kind}", net)
         else:
             sys.stdout.write(text)
         return EXIT_OK
