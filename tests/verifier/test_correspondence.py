@@ -47,6 +47,7 @@ from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.fuzzing.rasp_strategies import brasp_programs
 from netproof.verifier.smt.compositional import prove_lemma
 from netproof.verifier.smt.compositional.correspondence import prove_correspondence
+from netproof.verifier.smt.compositional.lemmas import LemmaResult
 from netproof.verifier.smt.prooflog import ProofLogError, verify_record
 from netproof.verifier.smt.prove import prove_claim
 
@@ -89,6 +90,22 @@ def test_future_operator_specs_are_proved_for_every_length_and_their_records_pas
         assert "operation-wise correspondence" in r.verdict.detail
         assert r.path is not None
         assert not verify_record(r.path, {c.name: c}).rerun
+
+
+def test_the_route_stays_within_its_budget_saying_where_it_ran_out_never_proving_past_it() -> None:
+    """``--timeout`` bounds the whole smt method: out of time before the lemmas, or with the
+    lemmas proved and no time left for the queries, the route is Unknown and names the budget."""
+    c = _spec_construction("a-then-b")
+    _rec, ops = _claims(c)
+    net = c.network({})
+    lemmas = c.lemmas({}) if c.lemmas is not None else ()
+    got = prove_correspondence(net, ops, lemmas, 5, timeout=1e-9).verdict
+    assert not isinstance(got, Proved) and "ran out of the 1e-09 s budget" in got.reason, got
+    assert "while proving the block lemmas" in got.reason
+    proved = [LemmaResult(lemma, *prove_lemma(net, lemma)) for lemma in lemmas]
+    got = prove_correspondence(net, ops, lemmas, 5, timeout=1e-9, results=proved).verdict
+    assert not isinstance(got, Proved) and "after 0 of the correspondence's" in got.reason, got
+    assert isinstance(prove_correspondence(net, ops, lemmas, 5, results=proved).verdict, Proved)
 
 
 def test_a_record_whose_correspondence_query_was_edited_is_rejected(tmp_path: Path) -> None:

@@ -943,10 +943,19 @@ def correspondence_detail(claim: Recognizes | TraceProperty, lemmas: int, ops: i
     )
 
 
-def _results(net: Network, lemmas: Sequence[Lemma], timeout: float) -> list[LemmaResult]:
+def _results(
+    net: Network, lemmas: Sequence[Lemma], timeout: float, deadline: float | None = None
+) -> list[LemmaResult] | None:
+    """Each lemma proved within ``timeout`` s, or within what is left before ``deadline``
+    (``time.perf_counter()``); None where the deadline passes before every lemma was tried."""
+    import time
+
     out = []
     for lemma in lemmas:
-        node, ok = prove_lemma(net, lemma, timeout=timeout)
+        left = timeout if deadline is None else deadline - time.perf_counter()
+        if left <= 0:
+            return None
+        node, ok = prove_lemma(net, lemma, timeout=left)
         out.append(LemmaResult(lemma, node, ok))
     return out
 
@@ -979,8 +988,17 @@ def prove_correspondence(
     if compiled is None:
         return CorrespondenceOutcome(Unknown(METHOD, "the claim names no compiled program"), None)
     started = time.perf_counter()
+    deadline = started + timeout  # the whole route within ``timeout``, as the smt method's budget
     if results is None:
-        results = _results(net, lemmas, timeout)
+        proved = _results(net, lemmas, timeout, deadline)
+        if proved is None:
+            return CorrespondenceOutcome(
+                Unknown(
+                    METHOD, f"ran out of the {timeout:g} s budget while proving the block lemmas"
+                ),
+                None,
+            )
+        results = proved
     try:
         plan, used, ops = _plan(net, claim, compiled, results)
     except Unsupported as exc:
@@ -989,8 +1007,17 @@ def prove_correspondence(
         )
     alphabet = tuple(compiled.program.alphabet)
     queries: list[SmtQuery] = []
-    for q in plan:
-        left = max(1.0, timeout - (time.perf_counter() - started))
+    for i, q in enumerate(plan):
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return CorrespondenceOutcome(
+                Unknown(
+                    METHOD,
+                    f"ran out of the {timeout:g} s budget after {i} of the correspondence's "
+                    f"{len(plan)} queries",
+                ),
+                None,
+            )
         query, _model = smtlib.solve(
             q.build(alphabet),
             name=f"{claim.id} every n: {QUERY}: {q.name}",
@@ -1032,6 +1059,7 @@ def correspondence_queries(
     if compiled is None:
         raise Unsupported("the claim names no compiled program")
     results = _results(net, lemmas, 60.0)
+    assert results is not None  # no deadline
     plan, used, ops = _plan(net, claim, compiled, results)
     alphabet = tuple(compiled.program.alphabet)
     texts = {
