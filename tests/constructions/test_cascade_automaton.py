@@ -16,7 +16,7 @@ from itertools import product
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-from weight_mutants import affine_site_path, with_weight
+from weight_mutants import affine_site_path, affine_sites, with_weight
 
 import netproof.constructions.rasp.claims as rasp_claims
 from netproof.constructions.rasp import program_construction
@@ -27,7 +27,7 @@ from netproof.constructions.rasp.brasp_lemmas import (
     program_automaton,
 )
 from netproof.constructions.rasp.from_dfa import dfa_program
-from netproof.symbolic import FFN, Affine, AttentionLayer, Network
+from netproof.symbolic import Network
 from netproof.symbolic.exact import run
 from netproof.verifier.claims import Automaton, FollowsAutomaton, Proved, Refuted
 from netproof.verifier.claims.rasp import brasp as B
@@ -228,31 +228,6 @@ def test_every_single_operation_mutant_that_changes_the_language_is_refuted_by_t
 # --------------------------------------------------------------------------- network = program
 
 
-def _affine_sites(net: Network) -> list[tuple[int, str, str, int, int]]:
-    """(layer, part, head, row, column) of every weight of every FFN affine map and head map."""
-    sites = []
-    for k, layer in enumerate(net.layers):
-        block = layer.block
-        if isinstance(block, FFN):
-            for s, step in enumerate(block.steps):
-                if isinstance(step, Affine):
-                    sites += [
-                        (k, f"step{s}", "", r, c)
-                        for r in range(len(step.weights))
-                        for c in range(len(step.weights[r]))
-                    ]
-        elif isinstance(block, AttentionLayer):
-            for h in block.heads:
-                for part in ("query", "key", "value"):
-                    a = getattr(h, part)
-                    sites += [
-                        (k, part, h.name, r, c)
-                        for r in range(len(a.weights))
-                        for c in range(len(a.weights[r]))
-                    ]
-    return sites
-
-
 @pytest.mark.slow
 @pytest.mark.z3
 def test_network_equals_program_over_the_cascade_automaton_is_proved_and_function_changing_mutants_never_are(
@@ -290,7 +265,7 @@ def test_network_equals_program_over_the_cascade_automaton_is_proved_and_functio
     words = _words(BR, 5)
     rng = random.Random(0)
     changed = 0
-    for site in rng.sample(_affine_sites(net), 60):
+    for site in rng.sample(affine_sites(net), 60):
         mutant = with_weight(net, affine_site_path(net, site), Fraction(rng.choice((-1, 1)), 2))
         wrong = [w for w in words if run(mutant, w).accepted != B.accepts(program, w)]
         if not wrong:

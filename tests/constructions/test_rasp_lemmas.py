@@ -12,7 +12,7 @@ from itertools import product
 import pytest
 import sympy
 from hypothesis import HealthCheck, assume, given, settings
-from weight_mutants import affine_site_path, with_weight
+from weight_mutants import affine_site_path, affine_sites, with_weight
 
 from netproof.constructions.rasp import (
     BRASP_PROGRAMS,
@@ -22,7 +22,7 @@ from netproof.constructions.rasp import (
     program_construction,
 )
 from netproof.constructions.rasp.brasp_lemmas import automata_agree, brasp_lemmas, program_automaton
-from netproof.symbolic import FFN, Affine, AttentionLayer, Network
+from netproof.symbolic import FFN, Network
 from netproof.symbolic.exact import run
 from netproof.verifier.claims import Automaton, BooleanBlock, NearestSelection, Proved, Refuted
 from netproof.verifier.claims.rasp import brasp as B
@@ -152,31 +152,6 @@ def test_a_rightmost_past_head_whose_score_reads_only_the_key_gets_a_nearest_sel
     ]
 
 
-def _affine_sites(net: Network) -> list[tuple[int, str, str, int, int]]:
-    """(layer, part, head, row, column) of every weight of every FFN affine map and head map."""
-    sites = []
-    for k, layer in enumerate(net.layers):
-        block = layer.block
-        if isinstance(block, FFN):
-            for s, step in enumerate(block.steps):
-                if isinstance(step, Affine):
-                    sites += [
-                        (k, f"step{s}", "", r, c)
-                        for r in range(len(step.weights))
-                        for c in range(len(step.weights[r]))
-                    ]
-        elif isinstance(block, AttentionLayer):
-            for h in block.heads:
-                for part in ("query", "key", "value"):
-                    a = getattr(h, part)
-                    sites += [
-                        (k, part, h.name, r, c)
-                        for r in range(len(a.weights))
-                        for c in range(len(a.weights[r]))
-                    ]
-    return sites
-
-
 def test_network_equals_program_is_proved_for_every_length_and_its_function_changing_mutants_never_are() -> (
     None
 ):
@@ -195,7 +170,7 @@ def test_network_equals_program_is_proved_for_every_length_and_its_function_chan
     words = _words(program.alphabet, 5)
     rng = random.Random(0)
     changed = 0
-    for site in rng.sample(_affine_sites(net), 40):
+    for site in rng.sample(affine_sites(net), 40):
         mutant = with_weight(net, affine_site_path(net, site), Fraction(rng.choice((-1, 1)), 2))
         wrong = [w for w in words if run(mutant, w).accepted != B.accepts(program, w)]
         if not wrong:

@@ -14,13 +14,23 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
-from netproof.symbolic import Hardmax, LayerNorm, Network, Scale, Softmax
+from netproof.symbolic import (
+    FFN,
+    Affine,
+    AttentionLayer,
+    Hardmax,
+    LayerNorm,
+    Network,
+    Scale,
+    Softmax,
+)
 
 __all__ = [
     "NOT_WEIGHTS",
     "AffineSite",
     "Path",
     "affine_site_path",
+    "affine_sites",
     "get_at",
     "replace_at",
     "weight_sites",
@@ -92,3 +102,29 @@ def affine_site_path(net: Network, site: AffineSite) -> Path:
         return ("layers", k, "block", "steps", int(part[4:]), "weights", row, col)
     heads = [h.name for h in get_at(net, ("layers", k, "block", "heads"))]
     return ("layers", k, "block", "heads", heads.index(head), part, "weights", row, col)
+
+
+def affine_sites(net: Network) -> list[AffineSite]:
+    """Every weight of every FFN affine map and head map of ``net``, as :data:`AffineSite`s, in
+    sublayer order."""
+    sites = []
+    for k, layer in enumerate(net.layers):
+        block = layer.block
+        if isinstance(block, FFN):
+            for s, step in enumerate(block.steps):
+                if isinstance(step, Affine):
+                    sites += [
+                        (k, f"step{s}", "", r, c)
+                        for r in range(len(step.weights))
+                        for c in range(len(step.weights[r]))
+                    ]
+        elif isinstance(block, AttentionLayer):
+            for h in block.heads:
+                for part in ("query", "key", "value"):
+                    a = getattr(h, part)
+                    sites += [
+                        (k, part, h.name, r, c)
+                        for r in range(len(a.weights))
+                        for c in range(len(a.weights[r]))
+                    ]
+    return sites
