@@ -34,7 +34,17 @@ from . import nextsym, programs, recurrent, relative, seq2seq, traces
 from .classes import prove_every_length
 from .interpret import Exhaustive, evaluator, forward
 from .languages import brackets, dyck, has_automaton, language, pair_heights, program_beside
-from .netfile import KernelError, Refused, bounds, loads_json, must_be_proved, render, sweep
+from .netfile import (
+    KernelError,
+    Refused,
+    bounds,
+    loads,
+    loads_json,
+    must_be_proved,
+    network,
+    render,
+    sweep,
+)
 from .rounds import prove_by_rounds
 
 MAX_WORDS = 200_000
@@ -42,6 +52,12 @@ MAX_WORDS = 200_000
 :class:`.interpret.Exhaustive`, runs a few thousand words a second on Dyck(2, 2); the plain
 interpreter, for softmax and layer norms, about a millisecond a word for the small networks)."""
 MORE = "pass --max-words N to `netproof recheck --kernel` to run them"
+
+
+def read_network(text: str) -> Any:
+    """The network of a network file in any of the kernel's three formats, by its ``format``."""
+    readers = {"netproof-network": network, recurrent.FORMAT: recurrent.RNet}
+    return loads(text, readers | {seq2seq.FORMAT: seq2seq.S2S})
 
 
 @dataclass(frozen=True)
@@ -353,7 +369,7 @@ def check_record(
         if kind == "ExactFact" and claim["statement"] in relative.FACTS:
             return KernelResult("checked", kind, relative.check_fact(rec))  # a witness, no network
         text = Path(network).read_text(encoding="utf-8")
-        net = seq2seq.read_network(text, recurrent.read_network)
+        net = read_network(text)
         if net.fingerprint != fp:
             raise KernelError(
                 f"the network file is {net.fingerprint[:16]}…, the record's network {str(fp)[:16]}…"

@@ -19,7 +19,7 @@ from fractions import Fraction
 from math import isqrt, lcm
 from typing import Any
 
-from .netfile import Affine, Block, Head, KernelError, Net, Refused, power
+from .netfile import Affine, Block, Head, KernelError, Net, Refused, Sublayer, power
 
 Row = dict[str, Fraction]
 ZERO, ONE = Fraction(0), Fraction(1)
@@ -122,41 +122,61 @@ def visible(mask: str, i: int, n: int) -> range:
     return ranges[mask]
 
 
+def weights(
+    h: Head, q: Row, ks: Any, keys: list[int], i: int, n: int, where: str
+) -> dict[int, Fraction]:
+    """Head h's weight on each key j of ``keys`` (key rows ``ks[j]``) for the query row ``q`` at
+    position i of n: none where ``keys`` is empty (Refused where the empty rule is ``error``)."""
+    if not keys:
+        if h.empty == "error":
+            raise Refused(f"{where}: position {i} sees no key and the empty rule is 'error'")
+        return {}
+    dots = (sum((q[o] * ks[j][o] for o in h.query.outputs), ZERO) for j in keys)
+    scores = [-abs(s) if h.scoring == "neg_abs_dot" else s for s in dots]
+    if h.rel is not None:
+        scores = [
+            relative_logit(h, s, q, ks[j], j - i, n) for s, j in zip(scores, keys, strict=True)
+        ]
+    if h.hardmax:
+        top = max(scores)
+        best = [j for j, s in zip(keys, scores, strict=True) if s == top]
+        best = {"leftmost": best[:1], "rightmost": best[-1:]}.get(h.tie, best)
+        return {j: Fraction(1, len(best)) for j in best}
+    assert h.base is not None
+    k = h.coef * (n if h.times_n else 1) if h.rel is None else 1  # rel: scaled already
+    top = max(k * s for s in scores)
+    raw = [power(h.base, k * s - top, f"{where}: softmax") for s in scores]
+    total = sum(raw, ZERO)
+    return {j: w / total for j, w in zip(keys, raw, strict=True)}
+
+
 def head(h: Head, rows: list[Row], where: str) -> list[Row]:
     """One head at every position (see the module docstring)."""
     n = len(rows)
     qs, ks, vs = ([affine(a, r) for r in rows] for a in (h.query, h.key, h.value))
     out: list[Row] = []
     for i in range(n):
-        keys = list(visible(h.mask, i, n))
-        if not keys:
-            if h.empty == "error":
-                raise Refused(f"{where}: position {i} sees no key and the empty rule is 'error'")
-            out.append(dict.fromkeys(h.value.outputs, ZERO))
-            continue
-        dots = (sum((qs[i][o] * ks[j][o] for o in h.query.outputs), ZERO) for j in keys)
-        scores = [-abs(s) if h.scoring == "neg_abs_dot" else s for s in dots]
-        if h.rel is not None:
-            scores = [
-                relative_logit(h, s, qs[i], ks[j], j - i, n)
-                for s, j in zip(scores, keys, strict=True)
-            ]
-        if h.hardmax:
-            top = max(scores)
-            best = [j for j, s in zip(keys, scores, strict=True) if s == top]
-            best = {"leftmost": best[:1], "rightmost": best[-1:]}.get(h.tie, best)
-            weights = {j: Fraction(1, len(best)) for j in best}
-        else:
-            assert h.base is not None
-            k = h.coef * (n if h.times_n else 1) if h.rel is None else 1  # rel: scaled already
-            top = max(k * s for s in scores)
-            raw = [power(h.base, k * s - top, f"{where}: softmax") for s in scores]
-            total = sum(raw, ZERO)
-            weights = {j: w / total for j, w in zip(keys, raw, strict=True)}
-        out.append(
-            {o: sum((w * vs[j][o] for j, w in weights.items()), ZERO) for o in h.value.outputs}
-        )
+        w = weights(h, qs[i], ks, list(visible(h.mask, i, n)), i, n, where)
+        out.append({o: sum((c * vs[j][o] for j, c in w.items()), ZERO) for o in h.value.outputs})
     return out
+
+
+def mix(block: Block, part: Row) -> Row:
+    """An attention layer's output: its output map of its heads' outputs (each head's outputs
+    0 where it wrote none), or those outputs where it has no output map."""
+    if block.output is None:
+        return part
+    return affine(block.output, {o: ZERO for h in block.heads for o in h.value.outputs} | part)
+
+
+def combine(sub: Sublayer, x: Row, out: Row, where: str) -> Row:
+    """A sublayer's output ``out`` added to the row x (residual) or in its place, then the post
+    layer norm."""
+    if sub.residual and (bad := [d for d in out if d not in x]):
+        raise KernelError(f"{where} writes {bad[0]!r}, which is not a dim")
+    y = {d: v + out.get(d, ZERO) if sub.residual else out.get(d, ZERO) for d, v in x.items()}
+    ln = sub.post_ln
+    return y if ln is None else layernorm(ln[0], ln[1], y, where + " post layer norm")
 
 
 def window(vals: Any, offset: int, rule: str) -> Any:
@@ -223,9 +243,7 @@ def forward(
             for h in sub.block.heads:
                 for t, part in enumerate(head(h, rows, f"{where} head {h.name}")):
                     parts[t].update(part)
-            if sub.block.output is not None:
-                full = {o: ZERO for h in sub.block.heads for o in h.value.outputs}
-                parts = [affine(sub.block.output, {**full, **p}) for p in parts]
+            parts = [mix(sub.block, p) for p in parts]
         elif sub.block.kind == "conv":
             ins, outs, kernels = sub.block.steps[:3]  # y_i = Σ_{|j−i|≤k} w_{j−i}·x_j per channel
             k = len(kernels[0]) // 2
@@ -238,18 +256,7 @@ def forward(
         else:
             parts = [ffn(sub.block, rows[t], where) if t in live else {} for t in range(n)]
         for t in live:
-            r, o = rows[t], parts[t]
-            if sub.residual:
-                x = dict(r)
-                for d, v in o.items():
-                    if d not in x:
-                        raise KernelError(f"{where} writes {d!r}, which is not a dim")
-                    x[d] += v
-            else:
-                x = {d: o.get(d, ZERO) for d in r}
-            if sub.post_ln is not None:
-                x = layernorm(sub.post_ln[0], sub.post_ln[1], x, where + " post layer norm")
-            rows[t] = x
+            rows[t] = combine(sub, rows[t], parts[t], where)
     return rows, readout
 
 

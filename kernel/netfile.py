@@ -339,51 +339,56 @@ def _next_symbols(r: dict[str, Any]) -> tuple[Any, ...]:
     return scores, q(r["threshold"], "readout.threshold"), base
 
 
-def loads(text: str) -> Net:
-    """The network of a network file's text (see the module docstring)."""
-    doc = loads_json(text)
-    if not isinstance(doc, dict) or doc.get("format") != "netproof-network":
-        raise KernelError("not a netproof network file (format must be 'netproof-network')")
+def loads(text: str, readers: dict[str, Any] | None = None) -> Any:
+    """The network of a network file's text: ``readers`` maps each format the caller reads to
+    its reader of the parsed file (by default the transformer format's, :func:`network`)."""
+    doc, readers = loads_json(text), readers or {"netproof-network": network}
+    what = doc.get("format") if isinstance(doc, dict) else None
+    if what not in readers:
+        raise KernelError(f"not a netproof network file (format must be one of {list(readers)})")
     if doc.get("format_version") != 1:
         raise KernelError(f"format_version={doc.get('format_version')!r}: the kernel reads 1")
     fp = doc.get("fingerprint")
     if not isinstance(fp, str) or len(fp) != 64:
         raise KernelError("the network file has no sha256 fingerprint")
     try:
-        net = _obj(doc["network"], "Network", "network")
-        emb = net["embedding"]
-        if emb.get("type") != "TokenEmbedding":
-            raise Refused(f"embedding {emb.get('type')!r} is outside the kernel")
-        readout, nexts = net["readout"], None
-        if readout.get("type") == "NextSymbols":  # a generator: no logit (its rules read nexts)
-            nexts, readout = _next_symbols(readout), NO_LOGIT
-        if readout.get("type") != "Classifier" or readout.get("accept") != "positive":
-            raise Refused(f"readout {readout.get('type')!r} is outside the kernel")
-        layers = []
-        for i, s in enumerate(net["layers"]):
-            w = f"network.layers[{i}]"
-            sub = _obj(s, "Sublayer", w)
-            ln = None if sub["post_ln"] is None else _ln(sub["post_ln"], w + ".post_ln")
-            layers.append(Sublayer(_block(sub["block"], w + ".block"), bool(sub["residual"]), ln))
-        table = {
-            tok: tuple((d, q(v, "embedding.table")) for d, v in row) for tok, row in emb["table"]
-        }
-        return Net(
-            name=net["name"],
-            dims=_names(net["dims"], "network.dims"),
-            alphabet=_names(emb["alphabet"], "embedding.alphabet"),
-            table=table,
-            positional=tuple((d, f, q(c, "embedding.positional")) for d, f, c in emb["positional"]),
-            prefix=_names(emb["prefix"], "embedding.prefix"),
-            suffix=_names(emb["suffix"], "embedding.suffix"),
-            index_base=int(emb["index_base"]),
-            layers=tuple(layers),
-            logit=read_affine(readout["logit"], "network.readout.logit"),
-            position=int(readout["position"]),
-            next_symbols=nexts,
-            fingerprint=fp,
-        )
-    except (KeyError, TypeError, ValueError) as exc:
+        return readers[what](doc)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         if isinstance(exc, KernelError):
             raise
         raise KernelError(f"the network file is malformed: {type(exc).__name__} {exc}") from None
+
+
+def network(doc: dict[str, Any]) -> Net:
+    """The network of a ``netproof-network`` file (see the module docstring)."""
+    net = _obj(doc["network"], "Network", "network")
+    emb = net["embedding"]
+    if emb.get("type") != "TokenEmbedding":
+        raise Refused(f"embedding {emb.get('type')!r} is outside the kernel")
+    readout, nexts = net["readout"], None
+    if readout.get("type") == "NextSymbols":  # a generator: no logit (its rules read nexts)
+        nexts, readout = _next_symbols(readout), NO_LOGIT
+    if readout.get("type") != "Classifier" or readout.get("accept") != "positive":
+        raise Refused(f"readout {readout.get('type')!r} is outside the kernel")
+    layers = []
+    for i, s in enumerate(net["layers"]):
+        w = f"network.layers[{i}]"
+        sub = _obj(s, "Sublayer", w)
+        ln = None if sub["post_ln"] is None else _ln(sub["post_ln"], w + ".post_ln")
+        layers.append(Sublayer(_block(sub["block"], w + ".block"), bool(sub["residual"]), ln))
+    table = {tok: tuple((d, q(v, "embedding.table")) for d, v in row) for tok, row in emb["table"]}
+    return Net(
+        name=net["name"],
+        dims=_names(net["dims"], "network.dims"),
+        alphabet=_names(emb["alphabet"], "embedding.alphabet"),
+        table=table,
+        positional=tuple((d, f, q(c, "embedding.positional")) for d, f, c in emb["positional"]),
+        prefix=_names(emb["prefix"], "embedding.prefix"),
+        suffix=_names(emb["suffix"], "embedding.suffix"),
+        index_base=int(emb["index_base"]),
+        layers=tuple(layers),
+        logit=read_affine(readout["logit"], "network.readout.logit"),
+        position=int(readout["position"]),
+        next_symbols=nexts,
+        fingerprint=doc["fingerprint"],
+    )

@@ -25,7 +25,7 @@ from fractions import Fraction
 from typing import Any
 
 from .languages import brackets
-from .netfile import Affine, KernelError, Refused, bounds, loads, loads_json, q, read_affine, sweep
+from .netfile import Affine, KernelError, Refused, bounds, q, read_affine, sweep
 
 FORMAT = "netproof-recurrent"
 MAPS = {"stack-rnn": "ih hh sh", "stack-lstm": "i f o g sh", "baby-ntm": "ih hh m"}  # W_<name>
@@ -42,8 +42,6 @@ class RNet:
     what its equation does (``SHAPE``)."""
 
     def __init__(self, doc: Any) -> None:
-        if doc["format_version"] != 1 or not isinstance(doc["fingerprint"], str):
-            raise KernelError("a recurrent network file needs format_version 1 and a fingerprint")
         net, self.fingerprint = doc["network"], doc["fingerprint"]
         cell, out = net["cell"], net["readout"]
         self.kind, self.alphabet = cell["kind"], tuple(net["alphabet"])
@@ -82,18 +80,6 @@ class RNet:
             self.moves.append(moves.get)
         if stack:  # PUSH moves slot j to j + 1, POP moves j to j − 1 (the top is lost)
             self.moves = [lambda j: [(j + 1, ONE)], lambda j: [(j - 1, ONE)] if j else []]
-
-
-def read_network(text: str) -> Any:
-    """The network of a recurrent network file (KernelError where malformed, Refused where it
-    is not exact), or of a network file (:func:`.netfile.loads`)."""
-    doc = loads_json(text)
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        return loads(text)
-    try:
-        return RNet(doc)
-    except (KeyError, TypeError, AttributeError, IndexError) as exc:
-        raise KernelError(f"the recurrent network file is malformed: {exc!r}") from None
 
 
 def _map(a: Affine, v: dict[str, Fraction]) -> dict[str, Fraction]:

@@ -20,13 +20,12 @@ positional features at t + 1. Relative positions and softmax scaled by n are ref
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import defaultdict
 from fractions import Fraction
 from typing import Any
 
 from . import netfile as nf
-from .interpret import ONE, ZERO, Row, affine, feature, ffn, forward, head, layernorm, visible
+from .interpret import ONE, ZERO, Row, affine, combine, feature, ffn, forward, mix, visible, weights
 
 FORMAT = "netproof-seq2seq"
 
@@ -41,7 +40,7 @@ class S2S:
         subs = [x[p] for x in s["decoder"] for p in ("self_attention", "cross_attention", "ffn")]
         net = {k: s[k] for k in ("name", "dims", "embedding")} | {"type": "Network"}
         net |= {"layers": s["encoder"] + subs, "readout": nf.NO_LOGIT}
-        full = nf.loads(json.dumps({**doc, "format": "netproof-network", "network": net}))
+        full = nf.network({**doc, "network": net})
         self.fingerprint, self.alphabet = full.fingerprint, full.alphabet
         self.enc = dataclasses.replace(full, layers=full.layers[:k])
         self.dec = [full.layers[i : i + 3] for i in range(k, len(full.layers), 3)]
@@ -55,25 +54,11 @@ class S2S:
         self.positional = [(d, f, nf.q(c, "positional")) for d, f, c in s["decoder_positional"]]
 
 
-def read_network(text: str, otherwise: Any) -> Any:
-    """The encoder–decoder of a ``netproof-seq2seq`` file, else ``otherwise(text)``."""
-    doc = nf.loads_json(text)
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        return otherwise(text)
-    try:
-        return S2S(doc)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        if isinstance(exc, nf.KernelError):
-            raise
-        raise nf.KernelError(f"the encoder–decoder file is malformed: {exc!r}") from None
-
-
 def attend(block: Any, x: Row, t: int, rows: list[Row], seen: dict[Any, Any] | None) -> Row:
-    """An attention layer at decoder step t, query row ``x``, keys and values ``rows``: each head
-    by :func:`.interpret.head` itself, its query fixed to x's, its keys the visible rows and x
-    last (its query, strict_causal: it sees them all). With ``seen`` (cross-attention), its value
-    map reads the weight of each key instead, kept in ``seen`` ((layer, head) -> {j: w}), and
-    the output is the weighted sum of the values."""
+    """An attention layer at decoder step t, query row ``x``, keys and values ``rows`` (the
+    visible ones), each head's weights by :func:`.interpret.weights`. With ``seen``
+    (cross-attention), each head's nonzero weights are kept in it ((layer, head) -> {j: w}),
+    and its query row (("query", layer, head) -> the row)."""
     out: Row = {}
     for h in block.heads:
         if h.rel is not None or (h.times_n and not h.hardmax):
@@ -81,34 +66,14 @@ def attend(block: Any, x: Row, t: int, rows: list[Row], seen: dict[Any, Any] | N
                 f"head {h.name}: relative positions or a softmax scaled by n (decoder)"
             )
         keys = [j for j in visible(h.mask, t, max(len(rows), t + 1)) if j < len(rows)]
-        qx = nf.Affine((), h.query.outputs, {o: {} for o in h.query.outputs}, affine(h.query, x))
-        probe = dataclasses.replace(h, query=qx, mask="strict_causal")
-        if seen is None:
-            out |= head(probe, [*(rows[j] for j in keys), x], f"head {h.name}")[-1]
-            continue
-        ids = tuple(f"@{'_' * max(map(len, x), default=0)}{j}" for j in keys)  # no dim's name
-        probe = dataclasses.replace(
-            probe, value=nf.Affine(ids, ids, {o: {o: ONE} for o in ids}, {})
-        )
-        tagged = [
-            {**rows[j], **dict.fromkeys(ids, ZERO), i: ONE} for j, i in zip(keys, ids, strict=True)
-        ]
-        w = head(probe, [*tagged, {**x, **dict.fromkeys(ids, ZERO)}], f"head {h.name}")[-1]
-        got = seen[block.name, h.name] = {j: w[i] for j, i in zip(keys, ids, strict=True) if w[i]}
+        q, ks = affine(h.query, x), {j: affine(h.key, rows[j]) for j in keys}
+        w = weights(h, q, ks, keys, t, len(rows), f"head {h.name}")
+        got = {j: c for j, c in w.items() if c}
+        if seen is not None:
+            seen[block.name, h.name], seen["query", block.name, h.name] = got, q
         vs = {j: affine(h.value, rows[j]) for j in got}
         out |= {o: sum((c * vs[j][o] for j, c in got.items()), ZERO) for o in h.value.outputs}
-    if block.output is None:
-        return out
-    return affine(block.output, {o: ZERO for h in block.heads for o in h.value.outputs} | out)
-
-
-def combine(sub: Any, x: Row, out: Row) -> Row:
-    """The residual connection (or the output alone) and the post layer norm."""
-    if sub.residual and any(d not in x for d in out):
-        raise nf.KernelError(f"{sub.block.name} writes a name that is not a dim")
-    y = {d: v + out.get(d, ZERO) if sub.residual else out.get(d, ZERO) for d, v in x.items()}
-    ln = sub.post_ln
-    return y if ln is None else layernorm(ln[0], ln[1], y, sub.block.name)
+    return mix(block, out)
 
 
 def run(net: S2S, word: tuple[str, ...], max_steps: int) -> tuple[list[Row], list[Any], Any]:
@@ -135,10 +100,10 @@ def run(net: S2S, word: tuple[str, ...], max_steps: int) -> tuple[list[Row], lis
         x, seen, outs = y, dict[Any, Any](), dict[str, Row]()
         for k, (sa, ca, ff) in enumerate(net.dec):
             cache[k].append(x)
-            x = combine(sa, x, attend(sa.block, x, t, cache[k], None))
+            x = combine(sa, x, attend(sa.block, x, t, cache[k], None), sa.block.name)
             outs[ca.block.name] = attend(ca.block, x, t, memory, seen)
-            x = combine(ca, x, outs[ca.block.name])
-            x = combine(ff, x, ffn(ff.block, x, ff.block.name))
+            x = combine(ca, x, outs[ca.block.name], ca.block.name)
+            x = combine(ff, x, ffn(ff.block, x, ff.block.name), ff.block.name)
         steps.append((seen, outs))
         y = at(affine(net.output, x), t + 1)
     return ys, steps, None

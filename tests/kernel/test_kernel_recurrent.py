@@ -19,7 +19,8 @@ from netproof.constructions import REGISTRY
 from netproof.constructions.marnn_tasks import dyck_task, palindrome_task
 from netproof.constructions.suzgun2019 import stack_rnn
 from netproof.kernel import KernelError, Refused, check_record
-from netproof.kernel.recurrent import RNet, read_network, step, target
+from netproof.kernel.check import read_network
+from netproof.kernel.recurrent import RNet, step, target
 from netproof.symbolic import Affine, RecurrentNetwork
 from netproof.symbolic.recurrent import Program
 from netproof.symbolic.recurrent_ir import BabyNTM

@@ -19,7 +19,8 @@ from netproof.constructions import REGISTRY
 from netproof.constructions.bhattamishra2020 import compiled_machine, expected_ticks
 from netproof.constructions.tm_rnn import rnn_inputs
 from netproof.kernel import check_record
-from netproof.kernel.seq2seq import compiled, configurations, read_network, run, step
+from netproof.kernel.check import read_network
+from netproof.kernel.seq2seq import compiled, configurations, run, step
 from netproof.symbolic.netfile import dumps
 from netproof.symbolic.seq2seq import run as netproof_run
 from netproof.verifier.claims import Construction, Refuted, Simulates
@@ -48,7 +49,7 @@ def test_the_kernels_encoder_decoder_equals_netproofs_exact_run_on_every_short_w
     transformer: str, length: int
 ) -> None:
     net = network(transformer)
-    kernel = read_network(dumps(net), None)
+    kernel = read_network(dumps(net))
     for n in range(length + 1):
         for w in itertools.product(net.alphabet, repeat=n):
             trace = netproof_run(net, w, max_steps=60)
