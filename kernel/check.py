@@ -32,11 +32,13 @@ from typing import Any
 
 from . import nextsym, programs, recurrent, relative, seq2seq, traces
 from .classes import prove_every_length
-from .interpret import Exhaustive, evaluator, forward
+from .interpret import Exhaustive, evaluator, forward, numbered
 from .languages import brackets, dyck, has_automaton, language, pair_heights, program_beside
 from .netfile import (
+    MORE,
     KernelError,
     Refused,
+    bounded,
     bounds,
     loads,
     loads_json,
@@ -51,7 +53,6 @@ MAX_WORDS = 200_000
 """The most words an exhaustive record may hold for the kernel to run them all (its fast path,
 :class:`.interpret.Exhaustive`, runs a few thousand words a second on Dyck(2, 2); the plain
 interpreter, for softmax and layer norms, about a millisecond a word for the small networks)."""
-MORE = "pass --max-words N to `netproof recheck --kernel` to run them"
 
 
 def read_network(text: str) -> Any:
@@ -136,15 +137,6 @@ def _beyond_budget(rec: dict[str, Any], net: Any, need: int, count: int, max_wor
     return f"proved: all {count} words of the bound, implied by: {detail}"
 
 
-def _bounded(rec: dict[str, Any], net: Any, max_words: int) -> tuple[int, int, int]:
-    """The record's bound lo..hi and its number of words, within the budget (else Refused)."""
-    lo, hi = bounds(rec)
-    count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
-    if count > max_words:
-        raise Refused(f"{count:,} words, over the kernel's budget of {max_words:,}: {MORE}")
-    return lo, hi, count
-
-
 NO_TIES = (
     "every leftmost or rightmost head selects exactly one key or none: the network never relies "
     "on a tie rule"
@@ -167,8 +159,7 @@ def check_no_ties(rec: dict[str, Any], net: Any, max_words: int) -> str:
 
         return tie
 
-    bound = _bounded(rec, net, max_words)
-    return sweep(rec, net, bound, fault, f"none of the {bound[2]} words has a tie")
+    return sweep(rec, net, max_words, fault, "none of the {count} words has a tie")
 
 
 OPERATIONS = "every attention operation's residual dim holds the program's vector at every position"
@@ -195,7 +186,7 @@ def check_operations(rec: dict[str, Any], net: Any, max_words: int, folder: Path
         raise KernelError(f"a dim of {sorted(held.values())} is not one of the network's")
     if (rec["claim"]["statement"] == OPERATIONS) != (doc["language"] == "B-RASP"):
         raise KernelError(f"the statement is not the one of a {doc['language']} program")
-    bound, at = _bounded(rec, net, max_words), len(net.prefix)
+    at = len(net.prefix)
 
     def fault(n: int) -> Any:
         rows = _final_rows(net, n)
@@ -213,7 +204,7 @@ def check_operations(rec: dict[str, Any], net: Any, max_words: int, folder: Path
 
         return bad
 
-    return sweep(rec, net, bound, fault, f"every dim holds its operation on all {bound[2]} words")
+    return sweep(rec, net, max_words, fault, "every dim holds its operation on all {count} words")
 
 
 def _final_rows(net: Any, n: int) -> Any:
@@ -246,17 +237,14 @@ def check_heights(rec: dict[str, Any], net: Any, max_words: int) -> str:
     suffix token (γ, ω) or its bracket pair's height (:func:`.languages.pair_heights`) is <= ℓ,
     else 0, and its dim ``e`` is 0, the statement holds on the bound; ``checked`` must be the
     number of valid words."""
-    names = [sub.block.name for sub in net.layers]
-    layers: list[int] = []
-    while f"logic{len(layers) + 1}" in names:
-        layers.append(names.index(f"logic{len(layers) + 1}"))
+    layers = numbered(net, "logic")
     k = len(net.alphabet) // 2
     if not layers or net.alphabet != tuple(s for p in brackets(k) for s in p):
         raise Refused("pair heights of a network without logic1.. sublayers over brackets")
     if "m" not in net.dims or "e" not in net.dims:
         raise KernelError("the network has no dims m and e")
     member, cm, ce = dyck(k, len(layers)), net.dims.index("m"), net.dims.index("e")
-    lo, hi, _ = _bounded(rec, net, max_words * 8)  # the valid words only are run
+    lo, hi, _ = bounded(rec, net, max_words * 8)  # the valid words only are run
     count, at = 0, len(net.prefix)
     for n in range(lo, hi + 1):
         ev = Exhaustive(net, n, keep=tuple(layers))
@@ -306,21 +294,16 @@ def check_tie_free(rec: dict[str, Any], net: Any, max_words: int) -> str:
 
         return differ
 
-    bound = _bounded(rec, net, max_words)
-    return sweep(rec, net, bound, fault, f"the accept bit is the same on all {bound[2]} words")
+    return sweep(rec, net, max_words, fault, "the accept bit is the same on all {count} words")
 
 
-VALUES: dict[str, tuple[str, str, Any]] = {  # statement -> (sublayer, dim, value at (w, i, n))
-    "layer 1 writes k/n at every position": (
-        "count",
-        "k/n",
-        lambda w, i, n: Fraction(w.count("1"), n),
-    ),
-    "layer 1 writes 1/n at every position": ("count", "1/n", lambda w, i, n: Fraction(1, n)),
+VALUES: dict[str, tuple[str, str, Any]] = {  # statement -> (sublayer, dim, value at (k, i, n))
+    "layer 1 writes k/n at every position": ("count", "k/n", lambda k, i, n: Fraction(k, n)),
+    "layer 1 writes 1/n at every position": ("count", "1/n", lambda k, i, n: Fraction(1, n)),
     "FFN 1 writes I[i=k]/n at every position": (
         "fig1",
         "I[i=k]/n",
-        lambda w, i, n: Fraction(int(i == w.count("1")), n),
+        lambda k, i, n: Fraction(int(i == k), n),
     ),
 }
 """The value claims the kernel reads (Chiang & Cholak's PARITY, §2.2): k is the number of 1s of
@@ -342,12 +325,11 @@ def check_values(rec: dict[str, Any], net: Any, max_words: int) -> str:
         wrong = [
             (t, r[dim])
             for t, r in enumerate(rows)
-            if r[dim] != value(w, net.index_base + t, len(rows))
+            if r[dim] != value(w.count("1"), net.index_base + t, len(rows))
         ]
         return f"after {after} dim {dim} at token {wrong[0][0]} is {wrong[0][1]}" if wrong else None
 
-    bound = _bounded(rec, net, max_words)
-    return sweep(rec, net, bound, lambda n: bad, f"the value is right on all {bound[2]} words")
+    return sweep(rec, net, max_words, lambda n: bad, "the value is right on all {count} words")
 
 
 def check_record(
@@ -393,15 +375,13 @@ def check_record(
         elif trace and st == HEIGHTS:
             detail = check_heights(rec, net, max_words)
         elif trace and st == traces.NEAREST:
-            lo, hi, count = _bounded(rec, net, max_words)
-            detail = traces.check_nearest(rec, net, count, lo, hi)
+            detail = traces.check_nearest(rec, net, max_words)
         elif trace and st == TIE_FREE:
             detail = check_tie_free(rec, net, max_words)
         elif value and st in VALUES:
             detail = check_values(rec, net, max_words)
         elif value and relative.covers(st):
-            lo, hi, count = _bounded(rec, net, max_words)
-            detail = relative.check_values(rec, net, lo, hi, count)
+            detail = relative.check_values(rec, net, max_words)
         elif kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             lo = (rec.get("bound") or {}).get("min_len", 0)
             detail = (

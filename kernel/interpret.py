@@ -213,6 +213,14 @@ def embed(net: Net, tok: str, t: int, n: int) -> Row:
     return row
 
 
+def numbered(net: Net, stem: str) -> list[int]:
+    """The indices of the sublayers named ``stem``1, ``stem``2, … (consecutive from 1)."""
+    names, found = [sub.block.name for sub in net.layers], list[int]()
+    while f"{stem}{len(found) + 1}" in names:
+        found.append(names.index(f"{stem}{len(found) + 1}"))
+    return found
+
+
 def run(net: Net, word: tuple[str, ...]) -> Fraction:
     """The readout logit of ``net`` on ``word`` (accepted iff > 0)."""
     rows, readout = forward(net, word)

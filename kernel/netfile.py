@@ -50,15 +50,31 @@ def render(alphabet: tuple[str, ...], word: tuple[str, ...]) -> str:
     return "".join(word) if all(len(s) == 1 for s in alphabet) else " ".join(word)
 
 
+MORE = "pass --max-words N to `netproof recheck --kernel` to run them"
+
+
+def bounded(
+    rec: dict[str, Any], net: Any, max_words: int, shortest: int = 0
+) -> tuple[int, int, int]:
+    """The record's bound lo..hi (lo at least ``shortest``) and its number of words, within the
+    budget of ``max_words`` (else Refused, naming the option that raises it)."""
+    lo, hi = bounds(rec)
+    count = sum(len(net.alphabet) ** n for n in range(max(lo, shortest), hi + 1))
+    if count > max_words:
+        raise Refused(f"{count:,} words, over the kernel's budget of {max_words:,}: {MORE}")
+    return max(lo, shortest), hi, count
+
+
 def sweep(
-    rec: dict[str, Any], net: Any, bound: tuple[int, int, int], fault: Any, holds: str
+    rec: dict[str, Any], net: Any, max_words: int, fault: Any, holds: str, shortest: int = 0
 ) -> str:
-    """The exhaustive rules' common part: every word w with lo <= |w| <= hi (``bound`` = lo, hi
-    and their number of words), shortest first, each length in the alphabet's order, goes to
-    ``fault(n)(w)``: None, or what fails on w. The first word with a fault refutes the statement:
-    the record must say refuted with that word as its counterexample, else it disagrees. With
-    none, the record must say proved with ``checked`` the number of words; ``holds`` says what."""
-    lo, hi, count = bound
+    """The exhaustive rules' common part: every word w of the record's bound of at least
+    ``shortest`` symbols (:func:`bounded`), shortest first, each length in the alphabet's order,
+    goes to ``fault(n)(w)``: None, or what fails on w. The first word with a fault refutes the
+    statement: the record must say refuted with that word as its counterexample, else it
+    disagrees. With none, the record must say proved with ``checked`` the number of words;
+    ``holds`` says what holds, ``{count}`` standing for that number."""
+    lo, hi, count = bounded(rec, net, max_words, shortest)
     for n in range(lo, hi + 1):
         test = fault(n)
         for w in itertools.product(net.alphabet, repeat=n):
@@ -67,8 +83,8 @@ def sweep(
                 if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
                     return f"refuted: on {shown!r} {bad}"
                 raise KernelError(f"the record says {rec['verdict']}, but on {shown!r} {bad}")
-    must_be_proved(rec, count, holds)
-    return f"proved: {holds}"
+    must_be_proved(rec, count, holds.format(count=count))
+    return f"proved: {holds.format(count=count)}"
 
 
 @dataclass(frozen=True)

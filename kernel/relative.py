@@ -134,7 +134,7 @@ def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], lis
     return found[0], outs[c], ref
 
 
-def check_values(rec: dict[str, Any], net: Net, lo: int, hi: int, count: int) -> str:
+def check_values(rec: dict[str, Any], net: Net, max_words: int) -> str:
     """Rule (a head or convolution channel computes the paper's equation, exhaustive): on every
     word of the bound, at every token, the dim the record names after that sublayer equals the
     kernel's own evaluation of the equation on the rows before it; the first word where it does
@@ -150,8 +150,8 @@ def check_values(rec: dict[str, Any], net: Net, lo: int, hi: int, count: int) ->
             f"{dim} at token {wrong[0][0]} is {wrong[0][1]}, not {wrong[0][2]}" if wrong else None
         )
 
-    holds = f"the equation holds on all {count} words"
-    return sweep(rec, net, (lo, hi, count), lambda n: bad, holds)
+    holds = "the equation holds on all {count} words"
+    return sweep(rec, net, max_words, lambda n: bad, holds)
 
 
 def _attend(x: list[Fraction], beta: tuple[int, ...]) -> list[Fraction]:

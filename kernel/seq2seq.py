@@ -257,10 +257,8 @@ def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int)
     base = next((s for s in SIMULATES if st == s or st.startswith(s + " (")), None)
     if (kind, base is None and st) not in (("Simulates", False), *TRACES):
         raise nf.Refused(f"{kind} {st!r}: no definition in the kernel")
-    lo, hi = nf.bounds(rec)
-    count = sum(len(net.alphabet) ** n for n in range(lo, hi + 1))
-    if not method.startswith("exhaustive (") or count > max_words:
-        raise nf.Refused(f"claim kind {kind} by {method} ({count:,} words)")
+    if not method.startswith("exhaustive ("):
+        raise nf.Refused(f"claim kind {kind} by {method}")
     rules, states, halting = rnn = compiled(name)
     start, _, syms, _ = machine(name)
     bits = {a: (ZERO, ONE) if a == syms[1] else (ONE, ZERO) for a in syms}
@@ -314,5 +312,5 @@ def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int)
         ys, steps, halted = run(net, w, t_s + 2 * len(confs) + 1)
         return simulates(w, ys, halted, t_s, confs) if base else trace(w, steps)
 
-    holds = f"the statement holds on all {count} words"
-    return nf.sweep(rec, net, (lo, hi, count), lambda n: faults, holds)
+    holds = "the statement holds on all {count} words"
+    return nf.sweep(rec, net, max_words, lambda n: faults, holds)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .interpret import Exhaustive
+from .interpret import Exhaustive, numbered
 from .netfile import KernelError, Refused, sweep
 
 NEAREST = (
@@ -40,7 +40,7 @@ def _violation(ev: Exhaustive, layers: list[int], cm: int, word: tuple[str, ...]
     return None
 
 
-def check_nearest(rec: dict[str, Any], net: Any, count: int, lo: int, hi: int) -> str:
+def check_nearest(rec: dict[str, Any], net: Any, max_words: int) -> str:
     """Rule (nearest-unmatched selections, exhaustive; ``NEAREST``): the matching layers are the
     attention sublayers named ``match1``, ``match2``, … (consecutive from 1), each with heads
     named ``left`` (side: the tokens before the query token, nearest first) and ``right`` (the
@@ -52,10 +52,7 @@ def check_nearest(rec: dict[str, Any], net: Any, count: int, lo: int, hi: int) -
     unmatched token on its side (else the adjacent token on it) when its side has tokens, and
     none when it has none (the left head at the first token, γ; the right head at the last, ω),
     the statement holds on the bound; the shortlex-first word where it does not refutes it."""
-    names = [sub.block.name for sub in net.layers]
-    layers: list[int] = []
-    while f"match{len(layers) + 1}" in names:
-        layers.append(names.index(f"match{len(layers) + 1}"))
+    layers = numbered(net, "match")
     heads = [h.name for k in layers for h in net.layers[k].block.heads]
     if not layers or any(net.layers[k].block.kind != "attention" for k in layers):
         raise Refused("nearest selections of a network without attention sublayers match1..")
@@ -69,5 +66,5 @@ def check_nearest(rec: dict[str, Any], net: Any, count: int, lo: int, hi: int) -
         ev = Exhaustive(net, n, keep=tuple(k - 1 for k in layers if k > 0))
         return lambda w: _violation(ev, layers, cm, w)
 
-    holds = f"every matching head selects as stated on all {count} words"
-    return sweep(rec, net, (lo, hi, count), fault, holds)
+    holds = "every matching head selects as stated on all {count} words"
+    return sweep(rec, net, max_words, fault, holds)
