@@ -80,13 +80,8 @@ def check_exhaustive(
         raise Refused("an exhaustive record without a bound")
     (lo, hi), a, cx = bounds(rec), len(net.alphabet), rec.get("counterexample")
     count = need = sum(a**n for n in range(lo, hi + 1))
-    word = (
-        ()
-        if not isinstance(cx, str)
-        else tuple(cx)
-        if render(net.alphabet, tuple(cx)) == cx
-        else tuple(cx.split())
-    )
+    single = all(len(s) == 1 for s in net.alphabet)  # a word as render writes it, read back
+    word = () if not isinstance(cx, str) else tuple(cx) if single else tuple(cx.split())
     if rec["verdict"] == "refuted" and set(word) <= set(net.alphabet) and lo <= len(word) <= hi:
         rank = functools.reduce(lambda r, s: r * a + net.alphabet.index(s), word, 0)  # shortlex
         need = sum(a**n for n in range(lo, len(word))) + rank + 1

@@ -54,30 +54,39 @@ MORE = "pass --max-words N to `netproof recheck --kernel` to run them"
 
 
 def bounded(
-    rec: dict[str, Any], net: Any, max_words: int, shortest: int = 0
+    rec: dict[str, Any], net: Any, max_words: int, shortest: int = 0, words: Any = None
 ) -> tuple[int, int, int]:
-    """The record's bound lo..hi (lo at least ``shortest``) and its number of words, within the
-    budget of ``max_words`` (else Refused, naming the option that raises it)."""
+    """The record's bound lo..hi (lo at least ``shortest``) and its number of words (with
+    ``words``, of the words ``words(n)`` of each length n), within the budget of ``max_words``
+    (else Refused, naming the option that raises it)."""
     lo, hi = bounds(rec)
-    count = sum(len(net.alphabet) ** n for n in range(max(lo, shortest), hi + 1))
+    lengths = range(max(lo, shortest), hi + 1)
+    count = sum(len(words(n)) if words else len(net.alphabet) ** n for n in lengths)
     if count > max_words:
         raise Refused(f"{count:,} words, over the kernel's budget of {max_words:,}: {MORE}")
     return max(lo, shortest), hi, count
 
 
 def sweep(
-    rec: dict[str, Any], net: Any, max_words: int, fault: Any, holds: str, shortest: int = 0
+    rec: dict[str, Any],
+    net: Any,
+    max_words: int,
+    fault: Any,
+    holds: str,
+    shortest: int = 0,
+    words: Any = None,
 ) -> str:
     """The exhaustive rules' common part: every word w of the record's bound of at least
-    ``shortest`` symbols (:func:`bounded`), shortest first, each length in the alphabet's order,
+    ``shortest`` symbols (:func:`bounded`; with ``words``, those of the list ``words(n)`` of each
+    length n), shortest first, each length in the alphabet's order,
     goes to ``fault(n)(w)``: None, or what fails on w. The first word with a fault refutes the
     statement: the record must say refuted with that word as its counterexample, else it
     disagrees. With none, the record must say proved with ``checked`` the number of words;
     ``holds`` says what holds, ``{count}`` standing for that number."""
-    lo, hi, count = bounded(rec, net, max_words, shortest)
+    lo, hi, count = bounded(rec, net, max_words, shortest, words)
     for n in range(lo, hi + 1):
         test = fault(n)
-        for w in itertools.product(net.alphabet, repeat=n):
+        for w in words(n) if words else itertools.product(net.alphabet, repeat=n):
             if (bad := test(w)) is not None:
                 shown = render(net.alphabet, w)
                 if rec["verdict"] == "refuted" and rec.get("counterexample") == shown:
@@ -264,21 +273,9 @@ def _head(h: dict[str, Any], where: str) -> Head:
     tie = nz.get("tie", "average") if hardmax else "average"
     if tie not in ("average", "leftmost", "rightmost"):
         raise KernelError(f"{where}: unknown tie rule {tie!r}")
-    return Head(
-        name=h["name"],
-        query=read_affine(h["query"], where + ".query"),
-        key=read_affine(h["key"], where + ".key"),
-        value=read_affine(h["value"], where + ".value"),
-        hardmax=hardmax,
-        tie=tie,
-        base=base,
-        rel=_relative(h, where),
-        coef=coef,
-        times_n=bool(sc["times_n"]),
-        scoring=h["scoring"],
-        mask=h["mask"],
-        empty=h["empty"],
-    )
+    qkv = (read_affine(h[m], f"{where}.{m}") for m in ("query", "key", "value"))
+    fields = (hardmax, tie, base, coef, bool(sc["times_n"]), h["scoring"], h["mask"], h["empty"])
+    return Head(h["name"], *qkv, *fields, _relative(h, where))
 
 
 def _ln(v: Any, where: str) -> tuple[Fraction, tuple[str, ...] | None]:

@@ -20,6 +20,7 @@ positional features at t + 1. Relative positions and softmax scaled by n are ref
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections import defaultdict
 from fractions import Fraction
 from typing import Any
@@ -231,6 +232,40 @@ parenthesis naming the network's variant ("(the construction as printed: …)").
 C5 = "at every decoder step t the decoder–encoder attention selects exactly position min(t+1, n+1) (n+1 is $)"
 B11 = "layer 1 averages every encoder position j ≤ t̄; layer 2 selects exactly the j ≤ t̄ with s_j = s_t̄ (t̄ = min(t, n))"
 TRACES = (("TraceProperty", C5), ("TraceProperty", B11))
+TIGHT = "with keys and values e_1..e_m and the queries running through every nonzero bit vector, the decoder–encoder attention output takes exactly 2^m − 1 distinct values (Proposition 4.3's bound is tight)"
+
+
+def check_tight(rec: dict[str, Any], net: S2S, max_words: int) -> str:
+    """Rule (``TIGHT``, Proposition 4.3's tightness, exhaustive over its domain, the words
+    w = 12…m with m in the bound, the alphabet's first symbols 1, 2, …): the decoder is one
+    layer whose cross-attention is one hardmax head, its query of width d. On w, the head's key
+    and value at encoder position j (of m) are e_j (the j-th unit vector of width d); its
+    queries at the decoder's steps until it halts (within 2^d steps) are the 2^d − 1 nonzero
+    0/1 vectors, each once; and its outputs at those steps take exactly 2^m − 1 distinct values.
+    The first m where one of these fails refutes the statement (the record must name 12…m)."""
+    ca, hi = net.dec[0][1], nf.bounds(rec)[1]
+    h = ca.block.heads[0]
+    if net.alphabet[:hi] != tuple(str(k) for k in range(1, hi + 1)):
+        raise nf.KernelError(f"the alphabet {net.alphabet} does not begin 1, 2, …, {hi}")
+    d = len(h.query.outputs)
+    nonzero = sorted(itertools.product((0, 1), repeat=d))[1:]
+
+    def fault(w: tuple[str, ...]) -> str | None:
+        e = [[int(i == j) for i in range(d)] for j in range(len(w))]
+        memory = forward(net.enc, w, every_position=True)[0]
+        if [[list(affine(a, r).values()) for r in memory] for a in (h.key, h.value)] != [e, e]:
+            return "the keys and values are not e_1..e_m"
+        steps = run(net, w, 2**d)[1]
+        queries = sorted(tuple(seen["query", ca.block.name, h.name].values()) for seen, _ in steps)
+        if queries != nonzero:
+            return f"the {len(steps)} queries are not the {len(nonzero)} nonzero 0/1 vectors"
+        outs = {tuple(out[ca.block.name].values()) for _, out in steps}
+        if len(outs) != 2 ** len(w) - 1:
+            return f"the attention output takes {len(outs)} values, not 2^{len(w)} − 1"
+        return None
+
+    holds = "the output takes 2^m − 1 values on each of the {count} words 12…m"
+    return nf.sweep(rec, net, max_words, lambda n: fault, holds, words=lambda n: [net.alphabet[:n]])
 
 
 def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int) -> str:
@@ -255,15 +290,20 @@ def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int)
     """
     st, name = rec["claim"]["statement"], str((rec.get("params") or {}).get("machine"))
     base = next((s for s in SIMULATES if st == s or st.startswith(s + " (")), None)
-    if (kind, base is None and st) not in (("Simulates", False), *TRACES):
+    if (kind, base is None and st) not in (("Simulates", False), *TRACES, ("TraceProperty", TIGHT)):
         raise nf.Refused(f"{kind} {st!r}: no definition in the kernel")
     if not method.startswith("exhaustive ("):
         raise nf.Refused(f"claim kind {kind} by {method}")
+    layers = [d[1].block for d in net.dec]
+    other = any(len(b.heads) != 1 or not b.heads[0].hardmax for b in layers)
+    if not base and (other or len(layers) != (2 if st == B11 else 1)):
+        raise nf.Refused(f"{st!r} of a decoder of {len(layers)} layers, not one hardmax head each")
+    if st == TIGHT:
+        return check_tight(rec, net, max_words)
     rules, states, halting = rnn = compiled(name)
     start, _, syms, _ = machine(name)
     bits = {a: (ZERO, ONE) if a == syms[1] else (ONE, ZERO) for a in syms}
     units = set(step((*rnn[:2], ""), {}, (ZERO, ZERO)))
-    layers = [d[1].block for d in net.dec]
 
     def simulates(w: tuple[str, ...], ys: list[Row], halted: Any, t_s: int, confs: Any) -> Any:
         prefix, lead, full = SIMULATES[base]  # type: ignore[index]
@@ -289,12 +329,6 @@ def check(rec: dict[str, Any], net: S2S, kind: str, method: str, max_words: int)
 
     def trace(w: tuple[str, ...], steps: list[Any]) -> str | None:
         toks = (*net.enc.prefix, *w, *net.enc.suffix)
-        if len(layers) != (1 if st == C5 else 2) or any(
-            len(b.heads) != 1 or not b.heads[0].hardmax for b in layers
-        ):
-            raise nf.Refused(
-                f"{st!r} of a decoder of {len(layers)} layers, not one hardmax head each"
-            )
         for t, (seen, _) in enumerate(steps):
             got, tb = [seen[b.name, b.heads[0].name] for b in layers], min(t, len(toks) - 1)
             at = [net.enc.index_base + j for j in got[0]]

@@ -198,3 +198,80 @@ def test_a_configuration_the_rnn_does_not_hold_disagrees(
     monkeypatch.setattr("netproof.kernel.seq2seq.configurations", pushed)
     got = _check(tmp_path, "B6.n3.json", network("vanilla"), cut=0)
     assert got.outcome == "disagree" and "does not hold configuration 0" in got.detail
+
+
+# ------------------------------------------------------------------ prop43-tight's B14-tight
+
+TIGHT = REGISTRY["prop43-tight"]
+TIGHT_RECORD = REPO / "proofs" / "prop43-tight" / "B14-tight.n7.json"
+
+
+def _tight(tmp_path: Path, net: Any, **changes: Any) -> Any:
+    """The kernel on the committed B14-tight record (with ``changes``) and ``net``'s file."""
+    rec = json.loads(TIGHT_RECORD.read_text(encoding="utf-8"))
+    text = dumps(net)
+    rec["network"]["fingerprint"] = json.loads(text)["fingerprint"]
+    rec.update(changes)
+    (tmp_path / "r.json").write_text(json.dumps(rec), encoding="utf-8")
+    (tmp_path / "n.json").write_text(text, encoding="utf-8")
+    return check_record(tmp_path / "r.json", tmp_path / "n.json")
+
+
+def _netproofs_tight_check(net: Any) -> Any:
+    """netproof's own exhaustive check of B14-tight (its exact interpreter) on ``net``."""
+    values = TIGHT.parse_params({})
+    c = replace(TIGHT, name="prop43-tight-mutant", build=lambda _values: net)
+    return check(Job(c, values), TIGHT.claims(values)[0], max_len=7)
+
+
+def test_the_tightness_record_is_checked_as_netproofs_exhaustive_check_proves_it(
+    tmp_path: Path,
+) -> None:
+    net = TIGHT.network(TIGHT.parse_params({}))
+    doc = json.loads(dumps(net))
+    assert (
+        doc["fingerprint"] == json.loads(TIGHT_RECORD.read_text("utf-8"))["network"]["fingerprint"]
+    )
+    got = _tight(tmp_path, net)
+    assert (got.outcome, got.detail) == (
+        "checked",
+        "proved: the output takes 2^m − 1 values on each of the 7 words 12…m",
+    )
+    assert not isinstance(_netproofs_tight_check(net), Refuted)
+    short = {"min_len": 1, "max_len": 2}
+    flipped = _tight(tmp_path, net, bound=short, verdict="refuted", counterexample="12")
+    assert flipped.outcome == "disagree" and "says refuted with checked=7" in flipped.detail
+    miscount = _tight(tmp_path, net, bound=short)  # 2 words, checked=7
+    assert miscount.outcome == "disagree" and "checked=7, but" in miscount.detail
+
+
+def _tight_key(net: Any) -> Any:
+    """The cross-attention key of position 2 zeroed: its score is 0 for every query."""
+    layer = net.decoder[0]
+    head = layer.cross_attention.block.heads[0]
+    head = replace(head, key=_bump(head.key, "k:2", "e:2", -1))
+    cross = replace(
+        layer.cross_attention, block=replace(layer.cross_attention.block, heads=(head,))
+    )
+    return replace(net, decoder=(replace(layer, cross_attention=cross),))
+
+
+def _tight_counter(net: Any) -> Any:
+    """The counter's carry into b:3 weighs b:2 twice: the queries skip bit vectors."""
+    layer = net.decoder[0]
+    steps = list(layer.ffn.block.steps)
+    steps[0] = _bump(steps[0], "carry:3", "b:2", 1)
+    block = replace(layer.ffn.block, steps=tuple(steps))
+    return replace(net, decoder=(replace(layer, ffn=replace(layer.ffn, block=block)),))
+
+
+@pytest.mark.parametrize("mutate", [_tight_key, _tight_counter], ids=["key", "counter"])
+def test_a_single_weight_mutant_of_the_tightness_network_disagrees_naming_netproofs_word(
+    tmp_path: Path, mutate: Any
+) -> None:
+    mutant = mutate(TIGHT.network(TIGHT.parse_params({})))
+    got = _tight(tmp_path, mutant)
+    assert got.outcome == "disagree", got.detail
+    word = got.detail.split("on ")[1].split(" ")[0].strip("'")
+    verdict = _netproofs_tight_check(mutant)
+    assert isinstance(verdict, Refuted) and "".join(verdict.word) == word, (verdict, got.detail)
