@@ -49,7 +49,7 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from .interpret import ffn, run, solve
+from .interpret import combine, ffn, mix, run, solve
 from .languages import FIRST, PARITY, language
 from .netfile import Affine, KernelError, Net, Refused
 
@@ -235,22 +235,21 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
             row[d] = _sum(z3, [(z3.RealVal(1), row[d]), (z3.RealVal(k), val)])
         rows.append(row)
     q = _Query(z3, N, f, p, last, c, base, ivar, places, alphabet, timeout_s, [])
+    lin, zero = partial(_affine, z3), (z3.RealVal(0), ())
+
+    def add(u: Val, v: Val) -> Val:
+        return _sum(z3, [(z3.RealVal(1), u), (z3.RealVal(1), v)])
+
     for idx, sub in enumerate(net.layers):
         where = f"sublayer {idx} ({sub.block.name})"
         if sub.block.kind == "ffn":
-            outs = [ffn(sub.block, r, where, partial(_affine, z3), partial(_act, z3)) for r in rows]
+            outs = [ffn(sub.block, r, where, lin, partial(_act, z3)) for r in rows]
         else:
             outs = [{} for _ in rows]
             for h in sub.block.heads:
                 outs = _head(q, h, rows, outs, where)
-            if sub.block.output is not None:
-                full = {o: (z3.RealVal(0), ()) for h in sub.block.heads for o in h.value.outputs}
-                outs = [_affine(z3, sub.block.output, {**full, **o}) for o in outs]
-        for t, out in enumerate(outs):
-            x = dict(rows[t]) if sub.residual else {d: (z3.RealVal(0), ()) for d in rows[t]}
-            for d, got in out.items():
-                x[d] = _sum(z3, [(z3.RealVal(1), x[d]), (z3.RealVal(1), got)])
-            rows[t] = x
+            outs = [mix(sub.block, o, lin, zero) for o in outs]
+        rows = [combine(sub, r, o, where, add, zero) for r, o in zip(rows, outs, strict=True)]
     logit = _affine(z3, net.logit, rows[0])[net.logit.outputs[0]][0]
     if _mentions(logit, ivar):
         raise Refused("the logit still names the generic position (a sum the rule did not resolve)")

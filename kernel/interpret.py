@@ -14,6 +14,7 @@ that is not rational, a softmax weight that is not, an activation other than ReL
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from fractions import Fraction
 from math import isqrt, lcm
@@ -161,20 +162,26 @@ def head(h: Head, rows: list[Row], where: str) -> list[Row]:
     return out
 
 
-def mix(block: Block, part: Row) -> Row:
+def mix(block: Block, part: Any, lin: Any = affine, zero: Any = ZERO) -> Any:
     """An attention layer's output: its output map of its heads' outputs (each head's outputs
-    0 where it wrote none), or those outputs where it has no output map."""
+    0 where it wrote none), or those outputs where it has no output map. ``lin`` and ``zero``:
+    the affine maps and the 0 of a rule's own domain of values."""
     if block.output is None:
         return part
-    return affine(block.output, {o: ZERO for h in block.heads for o in h.value.outputs} | part)
+    return lin(block.output, {o: zero for h in block.heads for o in h.value.outputs} | part)
 
 
-def combine(sub: Sublayer, x: Row, out: Row, where: str) -> Row:
+def combine(
+    sub: Sublayer, x: Any, out: Any, where: str, add: Any = operator.add, zero: Any = ZERO
+) -> Any:
     """A sublayer's output ``out`` added to the row x (residual) or in its place, then the post
-    layer norm."""
+    layer norm; ``add`` and ``zero``: the sum and the 0 of a rule's own domain of values."""
     if sub.residual and (bad := [d for d in out if d not in x]):
         raise KernelError(f"{where} writes {bad[0]!r}, which is not a dim")
-    y = {d: v + out.get(d, ZERO) if sub.residual else out.get(d, ZERO) for d, v in x.items()}
+    if sub.residual:
+        y = {d: add(v, out[d]) if d in out else v for d, v in x.items()}
+    else:
+        y = {d: out.get(d, zero) for d in x}
     ln = sub.post_ln
     return y if ln is None else layernorm(ln[0], ln[1], y, where + " post layer norm")
 
@@ -424,22 +431,16 @@ class Exhaustive:
             if neg:
                 sc = [-abs(x) for x in sc]
             top = max(sc)
+            best = [a + j for j, x in enumerate(sc) if x == top]
             if watch:
-                tops.append(tuple(a + j for j, x in enumerate(sc) if x == top))
-            if rule != "average" and self.tied is None and sc.count(top) > 1:
+                tops.append(tuple(best))
+            if rule != "average" and self.tied is None and len(best) > 1:
                 self.tied = (h.name, i)  # the tie rule decided: kept for the no-ties rule
-            if rule == "leftmost":
-                best = [a + sc.index(top)]
-            elif rule == "rightmost":
-                best = [a + len(sc) - 1 - sc[::-1].index(top)]
-            else:
-                best = [a + j for j, x in enumerate(sc) if x == top]
-            if len(best) == 1:
-                v: tuple[int, ...] = vs[best[0]]
-                out.append(v if avg == 1 else tuple(avg * x for x in v))
-            else:
-                m = avg // len(best)
-                out.append(tuple(m * sum(c) for c in zip(*(vs[j] for j in best), strict=True)))
+            best = {"leftmost": best[:1], "rightmost": best[-1:]}.get(rule, best)
+            vals = [vs[j] for j in best]
+            v = vals[0] if len(best) == 1 else tuple(map(sum, zip(*vals, strict=True)))
+            m = avg // len(best)
+            out.append(v if m == 1 else tuple(m * x for x in v))
         return out
 
     def logit(self, word: tuple[str, ...]) -> Fraction:

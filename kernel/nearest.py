@@ -48,10 +48,11 @@ import dataclasses
 import functools
 import itertools
 import math
+import operator
 from fractions import Fraction
 from typing import Any
 
-from .interpret import ffn, solve
+from .interpret import combine, ffn, mix, solve
 from .netfile import Affine, Block, Head, KernelError, Net, Refused
 
 __all__ = ["MAX_STEPS", "Machine"]
@@ -240,12 +241,7 @@ class Machine:
             where = f"sublayer {sub.block.name}"
             act = functools.partial(_act, where=where)
             o = part if k == 0 and part is not None else ffn(sub.block, row, where, _lin, act)
-            if sub.residual and any(d not in row for d in o):
-                raise KernelError(f"{where} writes a dim that is not one")
-            if sub.residual:
-                row = {d: (v[0] + o[d][0], v[1] + o[d][1]) if d in o else v for d, v in row.items()}
-            else:
-                row = {d: o.get(d, (0, 0)) for d in row}
+            row = combine(sub, row, o, where, _add, (0, 0))
         return row
 
     def _attend(self, block: Block, outs: list[tuple[Head, Any]]) -> Row:
@@ -253,10 +249,7 @@ class Machine:
         for h, v in outs:
             vals = (0,) * len(h.value.outputs) if v is None else v
             part.update({o: (x, 0) for o, x in zip(h.value.outputs, vals, strict=True)})
-        if block.output is not None:
-            full = {o: (0, 0) for h, _ in outs for o in h.value.outputs}
-            part = _lin(block.output, {**full, **part})
-        return part
+        return mix(block, part, _lin, (0, 0))
 
     def pre(self, ell: int, key: int, outs: tuple[Any, ...]) -> Row:
         """The row after layer ``ell``'s attention sublayer at class ``key``, its heads' outputs."""
@@ -327,6 +320,18 @@ class Machine:
         return got
 
 
+def _add(u: Lin, v: Lin) -> Lin:
+    return (u[0] + v[0], u[1] + v[1])
+
+
+def z3_affine(a: Affine, x: dict[str, Any]) -> dict[str, Any]:
+    """y_o = c_o + Σ W[o][i]·x_i on z3 terms."""
+    import z3
+
+    terms = {o: (z3.RealVal(w) * x[i] for i, w in a.weights[o].items()) for o in a.outputs}
+    return {o: z3.RealVal(a.bias.get(o, ZERO)) + sum(terms[o], z3.RealVal(0)) for o in terms}
+
+
 def z3_ffn(steps: tuple[Any, ...], x: dict[str, Any]) -> dict[str, Any]:
     """An FFN's affine maps, ReLU, step and σ on z3 terms (a layer norm refused); {} if empty."""
     import z3
@@ -336,19 +341,8 @@ def z3_ffn(steps: tuple[Any, ...], x: dict[str, Any]) -> dict[str, Any]:
         "step": lambda v: z3.If(v > 0, 1, 0),
         "sigma": lambda v: z3.If(v < 0, 0, z3.If(v > 1, 1, v)),
     }
-    x = dict(x) if steps else {}
-    for a in steps:
-        if isinstance(a, Affine):
-            x = {
-                o: z3.RealVal(a.bias.get(o, ZERO))
-                + sum((z3.RealVal(w) * x[i] for i, w in a.weights[o].items()), z3.RealVal(0))
-                for o in a.outputs
-            }
-        elif a[0] == "act":
-            x = {n: acts[a[1]](v) for n, v in x.items()}
-        else:
-            raise Refused("a layer norm")
-    return x
+    block = Block("ffn", "z3", steps=tuple(steps))
+    return ffn(block, x, "an FFN", z3_affine, lambda kind, v: acts[kind](v))  # type: ignore[no-any-return]
 
 
 def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]]) -> bool:
@@ -367,17 +361,9 @@ def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]])
             part[name] = sum(terms, z3.RealVal(0))
 
     for k, sub in enumerate(stage):
-        o = part
-        if k == 0 and sub.block.output is not None:
-            full = {n: z3.RealVal(0) for h, _ in tiers for n in h.value.outputs}
-            o = z3_ffn((sub.block.output,), {**full, **part})
-        elif k > 0:
-            o = z3_ffn(sub.block.steps, x)
-        x = {
-            d: (v + o[d] if d in o else v) if sub.residual else o.get(d, z3.RealVal(0))
-            for d, v in x.items()
-        }
-    logit = z3_ffn((net.logit,), x)[net.logit.outputs[0]]
+        o = mix(sub.block, part, z3_affine, z3.RealVal(0)) if k == 0 else z3_ffn(sub.block.steps, x)
+        x = combine(sub, x, o, f"sublayer {sub.block.name}", operator.add, z3.RealVal(0))
+    logit = z3_affine(net.logit, x)[net.logit.outputs[0]]
     seen = []
     for goal in (logit > 0, logit <= 0):
         r = solve(z3, 20_000, *cons, goal)[0]
