@@ -306,25 +306,23 @@ the word, n the number of tokens (start and end tokens included), i a token's po
 network's positional features number it (its index plus the file's ``index_base``)."""
 
 
-def check_values(rec: dict[str, Any], net: Any, max_words: int) -> str:
-    """Rule (a value claim, exhaustive; ``VALUES``): if on every word of the bound, at every
-    token, the residual dim after the named sublayer equals the kernel's own value of the
-    statement, the claim holds on the bound; the first word where it does not refutes it."""
-    after, dim, value = VALUES[rec["claim"]["statement"]]
+VALUE_RIGHT = "the value is right on all {count} words"
+
+
+def value_rule(net: Any, statement: str) -> tuple[int, str, Any]:
+    """Rule (a value claim, exhaustive; ``VALUES``, run by :func:`.relative.check_values`): if
+    on every word of the bound, at every token, the residual dim after the named sublayer equals
+    the kernel's own value of the statement, the claim holds on the bound; the first word where
+    it does not refutes it."""
+    after, dim, value = VALUES[statement]
     names = [sub.block.name for sub in net.layers]
     if after not in names or dim not in net.dims:
         raise KernelError(f"the network has no sublayer {after!r} or no dim {dim!r}")
 
-    def bad(w: tuple[str, ...]) -> str | None:
-        rows = forward(net, w, stop=names.index(after))[0]
-        wrong = [
-            (t, r[dim])
-            for t, r in enumerate(rows)
-            if r[dim] != value(w.count("1"), net.index_base + t, len(rows))
-        ]
-        return f"after {after} dim {dim} at token {wrong[0][0]} is {wrong[0][1]}" if wrong else None
+    def ref(w: tuple[str, ...], rows: list[Any]) -> list[Fraction]:
+        return [value(w.count("1"), net.index_base + t, len(rows)) for t in range(len(rows))]
 
-    return sweep(rec, net, max_words, lambda n: bad, "the value is right on all {count} words")
+    return names.index(after), dim, ref
 
 
 def check_record(
@@ -374,7 +372,7 @@ def check_record(
         elif trace and st == TIE_FREE:
             detail = check_tie_free(rec, net, max_words)
         elif value and st in VALUES:
-            detail = check_values(rec, net, max_words)
+            detail = relative.check_values(rec, net, max_words, value_rule, VALUE_RIGHT)
         elif value and relative.covers(st):
             detail = relative.check_values(rec, net, max_words)
         elif kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):

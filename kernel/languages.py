@@ -22,22 +22,21 @@ def brackets(k: int) -> tuple[tuple[str, str], ...]:
     return tuple((f"({t}", f"){t}") for t in range(1, k + 1))
 
 
+def still_open(w: tuple[str, ...], k: int, depth: int | None = None) -> list[str] | None:
+    """The closers of the brackets still open after w (the innermost last), or None when w is
+    no prefix of a word over the first k bracket pairs nested at most ``depth`` deep (None: any)."""
+    opens, stack = dict(brackets(k)), list[str]()
+    for s in w:
+        if s in opens and (depth is None or len(stack) < depth):
+            stack.append(opens[s])
+        elif s in opens or not stack or stack.pop() != s:
+            return None
+    return stack
+
+
 def dyck(k: int, depth: int | None) -> Language:
     """Balanced words over the first k bracket pairs, nested at most ``depth`` deep (None: any)."""
-    opens = dict(brackets(k))
-
-    def member(w: tuple[str, ...]) -> bool:
-        stack: list[str] = []
-        for s in w:
-            if s in opens:
-                stack.append(opens[s])
-                if depth is not None and len(stack) > depth:
-                    return False
-            elif not stack or stack.pop() != s:
-                return False
-        return not stack
-
-    return member
+    return lambda w: still_open(w, k, depth) == []
 
 
 def pair_heights(w: tuple[str, ...], k: int) -> dict[int, int]:

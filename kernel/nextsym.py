@@ -15,8 +15,8 @@ from fractions import Fraction
 from typing import Any
 
 from .interpret import forward
-from .languages import brackets
-from .netfile import Affine, KernelError, Refused, bounds, must_be_proved
+from .languages import brackets, still_open
+from .netfile import Affine, KernelError, Refused, bounds, must_be_proved, sweep
 
 
 def next_sets(net: Any, rows: list[dict[str, Fraction]]) -> list[tuple[str, ...]]:
@@ -40,17 +40,6 @@ def next_sets(net: Any, rows: list[dict[str, Fraction]]) -> list[tuple[str, ...]
     return out
 
 
-def _stack(w: tuple[str, ...], k: int, depth: int) -> list[str] | None:
-    """The closers still open after w, or None when w is no prefix of a word of Dyck(k, depth)."""
-    opens, stack = dict(brackets(k)), list[str]()
-    for s in w:
-        if s in opens and len(stack) < depth:
-            stack.append(opens[s])
-        elif s in opens or not stack or stack.pop() != s:
-            return None
-    return stack
-
-
 LAYER1 = re.compile(
     r"layer 1 \(uniform causal head, value \(2o − 1, g\)\) gives \(a₁, a₂\) = \(d_i/i, 1/i\) "
     r"exactly at every position of every prefix of a word of Dyck\((\d),(\d+)\), d = 1 \+ depth"
@@ -61,7 +50,7 @@ def check_layer1(rec: dict[str, Any], net: Any, max_words: int) -> str:
     """Rule (Y6, exhaustive; ``LAYER1``): the first sublayer is an attention layer of one causal
     head whose query map is empty (every score 0: uniform over the tokens it sees)
     and whose value map is a₁ = 2o − 1, a₂ = g, as the statement names it; the words are the
-    prefixes v of the words of Dyck(k, D) with at most hi brackets (``_stack``: no bracket
+    prefixes v of the words of Dyck(k, D) with at most hi brackets (``still_open``: no bracket
     closes another, none nests deeper than D; and |v| + depth(v) <= hi, room to close), with
     |v| >= lo, read by the network after its prefix γ. If at every token of
     each, its 1-based position i (γ is 1) and d = 1 + the depth after the brackets up to it,
@@ -79,26 +68,22 @@ def check_layer1(rec: dict[str, Any], net: Any, max_words: int) -> str:
         raise KernelError("layer 1 is not one causal head with an empty query (scores 0: uniform)")
     if (heads[0].value, sub.block.output, sub.residual, sub.post_ln) != (value, None, True, None):  # type: ignore[union-attr]
         raise KernelError("layer 1's value map is not (a₁, a₂) = (2o − 1, g) added to the stream")
-    (lo, hi), count = bounds(rec), 0
-    for n in range(lo, hi + 1):
-        for w in itertools.product(net.alphabet[: 2 * k], repeat=n):
-            stack = _stack(w, k, depth)
-            if stack is None or n + len(stack) > hi:
-                continue
-            count += 1
-            if count > max_words:
-                raise Refused(f"more than the kernel's budget of {max_words:,} words")
-            rows = forward(net, w, stop=0)[0]
-            for t, row in enumerate(rows):
-                d = 1 + len(_stack(w[:t], k, depth))  # type: ignore[arg-type]
-                want = (Fraction(d, t + 1), Fraction(1, t + 1))
-                if (row["a1"], row["a2"]) != want:
-                    raise KernelError(
-                        f"the record says {rec['verdict']}, but on {''.join(w)!r} at i={t + 1} "
-                        f"(a₁, a₂) = ({row['a1']}, {row['a2']}), the statement's {want}"
-                    )
-    must_be_proved(rec, count, f"(a₁, a₂) is as stated on all {count} prefixes")
-    return f"proved: (a₁, a₂) = (d_i/i, 1/i) at every position of all {count} prefixes"
+    hi = bounds(rec)[1]
+
+    def words(n: int) -> list[tuple[str, ...]]:  # the prefixes with room to close within hi
+        every = itertools.product(net.alphabet[: 2 * k], repeat=n)
+        return [w for w in every if (s := still_open(w, k, depth)) is not None and n + len(s) <= hi]
+
+    def fault(w: tuple[str, ...]) -> str | None:
+        for t, row in enumerate(forward(net, w, stop=0)[0]):
+            d = 1 + len(still_open(w[:t], k, depth))  # type: ignore[arg-type]
+            want = (Fraction(d, t + 1), Fraction(1, t + 1))
+            if (row["a1"], row["a2"]) != want:
+                return f"at i={t + 1} (a₁, a₂) = ({row['a1']}, {row['a2']}), the statement's {want}"
+        return None
+
+    holds = "(a₁, a₂) = (d_i/i, 1/i) at every position of all {count} prefixes"
+    return sweep(rec, net, max_words, lambda n: fault, holds, words=words)
 
 
 def _at_least(x: tuple[int, int], y: tuple[int, int], t: Fraction) -> bool:

@@ -24,7 +24,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from .languages import brackets
+from .languages import brackets, still_open
 from .netfile import Affine, KernelError, Refused, q, read_affine, sweep
 
 FORMAT = "netproof-recurrent"
@@ -133,13 +133,8 @@ def target(task: str, w: tuple[str, ...]) -> frozenset[str]:
     before the #, then the next symbol of the second half, then EOS; ∅ after a prefix that no
     word of the language extends."""
     if task[0] == "D":
-        closer, stack = dict(brackets(int(task[1:]))), list[str]()
-        for s in w:
-            if s in closer:
-                stack.append(closer[s])
-            elif not stack or stack.pop() != s:
-                return frozenset()
-        return frozenset([*closer, *stack[-1:]])
+        opens, stack = dict(brackets(int(task[1:]))), still_open(w, int(task[1:]))
+        return frozenset() if stack is None else frozenset([*opens, *stack[-1:]])
     image = dict(zip("abc", "xyz" if "φ" in task else "abc", strict=True))
     k = w.index("#") if "#" in w else len(w)
     second = [image.get(a, "") for a in reversed(w[:k])]  # the second half, in order

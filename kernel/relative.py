@@ -53,6 +53,7 @@ FACTS = {
     "with SA_T(PX) ≠ P·SA_T(X) (n = 2, base 2)": "I9b",
 }
 Rows = list[dict[str, Fraction]]
+EQUATION = "the equation holds on all {count} words"
 
 
 def covers(statement: str) -> bool:
@@ -63,7 +64,7 @@ def _dot(u: Any, v: Any) -> Fraction:
     return sum((a * b for a, b in zip(u, v, strict=True)), ZERO)
 
 
-def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], list[Fraction]]]:
+def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[..., list[Fraction]]]:
     name = HEADS[statement]
     b_rule, c_rule, ck_rule = RULES[name]
     found = [(i, h) for i, s in enumerate(net.layers) for h in s.block.heads if h.name == name]
@@ -79,7 +80,7 @@ def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], lis
     base = h.base
     assert base is not None  # checked above
 
-    def ref(rows: Rows) -> list[Fraction]:
+    def ref(_w: Any, rows: Rows) -> list[Fraction]:
         qs = [[affine(h.query, r)[o] for o in qo] for r in rows]
         ks = [[affine(h.key, r)[o] for o in qo] for r in rows]
         vs = [affine(h.value, r)[h.value.outputs[0]] for r in rows]
@@ -100,7 +101,7 @@ def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], lis
     return idx, h.value.outputs[0], ref
 
 
-def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], list[Fraction]]]:
+def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[..., list[Fraction]]]:
     m = CONV.fullmatch(statement)
     assert m is not None
     c, name, eq3 = int(m[1]) - 1, m[2], m[3].startswith("Eq. 3")
@@ -123,7 +124,7 @@ def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], lis
         w = list(raw[c] if len(raw) > 1 else raw[0])
     k = len(w) // 2
 
-    def ref(rows: Rows) -> list[Fraction]:
+    def ref(_w: Any, rows: Rows) -> list[Fraction]:
         n = len(rows)
         x = [r[ins[c]] for r in rows]
         return [
@@ -134,23 +135,26 @@ def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[[Rows], lis
     return found[0], outs[c], ref
 
 
-def check_values(rec: dict[str, Any], net: Net, max_words: int) -> str:
+def check_values(
+    rec: dict[str, Any], net: Net, max_words: int, rule: Any = None, holds: str = EQUATION
+) -> str:
     """Rule (a head or convolution channel computes the paper's equation, exhaustive): on every
     word of the bound, at every token, the dim the record names after that sublayer equals the
     kernel's own evaluation of the equation on the rows before it; the first word where it does
-    not refutes the claim (a refuted record must name that word)."""
+    not refutes the claim (a refuted record must name that word). ``rule``: another claim's
+    (sublayer, dim, its values on a word and the rows before it), ``holds`` what then holds."""
     statement = rec["claim"]["statement"]
-    rule = _head_rule if statement in HEADS else _conv_rule
+    rule = rule or (_head_rule if statement in HEADS else _conv_rule)
     idx, dim, ref = rule(net, statement)
+    after = net.layers[idx].block.name
 
     def bad(w: tuple[str, ...]) -> str | None:
-        want, rows = ref(forward(net, w, stop=idx - 1)[0]), forward(net, w, stop=idx)[0]
-        wrong = [(t, r[dim], want[t]) for t, r in enumerate(rows) if r[dim] != want[t]]
-        return (
-            f"{dim} at token {wrong[0][0]} is {wrong[0][1]}, not {wrong[0][2]}" if wrong else None
-        )
+        want, rows = ref(w, forward(net, w, stop=idx - 1)[0]), forward(net, w, stop=idx)[0]
+        for t, r in enumerate(rows):
+            if r[dim] != want[t]:
+                return f"after {after} {dim} at token {t} is {r[dim]}, not {want[t]}"
+        return None
 
-    holds = "the equation holds on all {count} words"
     return sweep(rec, net, max_words, lambda n: bad, holds)
 
 
