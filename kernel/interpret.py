@@ -228,6 +228,15 @@ def numbered(net: Net, stem: str) -> list[int]:
     return found
 
 
+def _plan(net: Net, n: int) -> tuple[int, int]:
+    """The readout's position among n tokens and the last sublayer that mixes positions (an
+    attention layer or a convolution; -1 where there is none)."""
+    readout = net.position if net.position >= 0 else n + net.position
+    if not 0 <= readout < n:
+        raise KernelError(f"readout position {net.position} is outside the {n} tokens")
+    return readout, max((i for i, s in enumerate(net.layers) if s.block.kind != "ffn"), default=-1)
+
+
 def run(net: Net, word: tuple[str, ...]) -> Fraction:
     """The readout logit of ``net`` on ``word`` (accepted iff > 0)."""
     rows, readout = forward(net, word)
@@ -243,10 +252,7 @@ def forward(
     tokens = (*net.prefix, *word, *net.suffix)
     n = len(tokens)
     rows = [embed(net, tok, t, n) for t, tok in enumerate(tokens)]
-    readout = net.position if net.position >= 0 else n + net.position
-    if not 0 <= readout < n:
-        raise KernelError(f"readout position {net.position} is outside the {n} tokens")
-    last_attention = max((i for i, s in enumerate(net.layers) if s.block.kind != "ffn"), default=-1)
+    readout, last_attention = _plan(net, n)
     for idx, sub in enumerate(net.layers):
         if stop is not None and idx > stop:
             break
@@ -330,17 +336,12 @@ class Exhaustive:
         self.kept: dict[int, list[tuple[int, ...]]] = {}  # sublayer -> its rows (over steps[k][-1])
         idx = {d: k for k, d in enumerate(net.dims)}
         self.n = n = len(net.prefix) + length + len(net.suffix)
-        self.readout = net.position if net.position >= 0 else n + net.position
-        if not 0 <= self.readout < n:
-            raise KernelError(f"readout position {net.position} is outside the {n} tokens")
+        self.readout, last_attention = _plan(net, n)
         emb = {(t, tok): embed(net, tok, t, n).values() for t in range(n) for tok in net.table}
         d0 = lcm(*(v.denominator for row in emb.values() for v in row))
         self.emb = {key: tuple(int(v * d0) for v in row) for key, row in emb.items()}
         self.d0, d = d0, d0
         self.steps: list[tuple[Any, ...]] = []  # compiled sublayers, each with its denominators
-        last_attention = max(
-            (i for i, s in enumerate(net.layers) if s.block.kind == "attention"), default=-1
-        )
         lcm_n = lcm(*range(1, n + 1))
         self.visible = {m: [visible(m, i, n) for i in range(n)] for m in MASKS}
         for k, sub in enumerate(net.layers):
