@@ -50,7 +50,7 @@ import itertools
 import math
 import operator
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from .interpret import combine, ffn, mix, solve
 from .netfile import Affine, Block, Head, KernelError, Net, Refused
@@ -249,7 +249,7 @@ class Machine:
         for h, v in outs:
             vals = (0,) * len(h.value.outputs) if v is None else v
             part.update({o: (x, 0) for o, x in zip(h.value.outputs, vals, strict=True)})
-        return mix(block, part, _lin, (0, 0))
+        return cast(Row, mix(block, part, _lin, (0, 0)))
 
     def pre(self, ell: int, key: int, outs: tuple[Any, ...]) -> Row:
         """The row after layer ``ell``'s attention sublayer at class ``key``, its heads' outputs."""

@@ -273,9 +273,9 @@ def _head(h: dict[str, Any], where: str) -> Head:
     tie = nz.get("tie", "average") if hardmax else "average"
     if tie not in ("average", "leftmost", "rightmost"):
         raise KernelError(f"{where}: unknown tie rule {tie!r}")
-    qkv = (read_affine(h[m], f"{where}.{m}") for m in ("query", "key", "value"))
+    qu, k, v = (read_affine(h[m], f"{where}.{m}") for m in ("query", "key", "value"))
     fields = (hardmax, tie, base, coef, bool(sc["times_n"]), h["scoring"], h["mask"], h["empty"])
-    return Head(h["name"], *qkv, *fields, _relative(h, where))
+    return Head(h["name"], qu, k, v, *fields, _relative(h, where))
 
 
 def _ln(v: Any, where: str) -> tuple[Fraction, tuple[str, ...] | None]:

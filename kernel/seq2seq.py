@@ -23,7 +23,7 @@ import dataclasses
 import itertools
 from collections import defaultdict
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from . import netfile as nf
 from .interpret import ONE, ZERO, Row, affine, combine, feature, ffn, forward, mix, visible, weights
@@ -74,7 +74,7 @@ def attend(block: Any, x: Row, t: int, rows: list[Row], seen: dict[Any, Any] | N
             seen[block.name, h.name], seen["query", block.name, h.name] = got, q
         vs = {j: affine(h.value, rows[j]) for j in got}
         out |= {o: sum((c * vs[j][o] for j, c in got.items()), ZERO) for o in h.value.outputs}
-    return mix(block, out)
+    return cast(Row, mix(block, out))
 
 
 def run(net: S2S, word: tuple[str, ...], max_steps: int) -> tuple[list[Row], list[Any], Any]:
