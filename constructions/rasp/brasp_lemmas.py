@@ -121,44 +121,99 @@ def _memories(program: brasp.Program, max_states: int) -> Automaton | None:
         )
         for op, (s, v) in reads.items()
     }
+    # The operations as instructions over their positions in ``ops``: an operation's equality
+    # is structural, so looking operations up in the loop below would compare whole subterms.
+    pos = {op: n for n, op in enumerate(ops)}
+    code: list[tuple[int, Any, Any]] = []
+    for op in ops:
+        if isinstance(op, brasp.Token):
+            code.append((0, op.symbol, None))
+        elif isinstance(op, brasp.Const):
+            code.append((1, op.value, None))
+        elif isinstance(op, brasp.Not):
+            code.append((2, pos[op.arg], None))
+        elif isinstance(op, (brasp.And, brasp.Or)):
+            code.append((3 if isinstance(op, brasp.And) else 4, pos[op.left], pos[op.right]))
+        elif isinstance(op, brasp.Attend):
+            s_vars, v_vars = reads[op]
+            s_bits, v_bits = bits[op]
+            code.append(
+                (
+                    5,
+                    (
+                        attends.index(op),
+                        [pos[v] for v in s_vars],
+                        [pos[v] for v in v_vars],
+                        pos[op.default],
+                    ),
+                    ({b: n for n, b in enumerate(s_bits)}, {b: n for n, b in enumerate(v_bits)}),
+                )
+            )
+        else:  # not reached: the pair expressions were set aside above
+            code.append((6, None, None))
+    # what position j contributes to each attention operation's memory depends on the values
+    # there of the vectors the operation reads: worked out once for each
+    contributions = []
+    for op in attends:
+        read = list(dict.fromkeys(_reads(op)))
+        s_vars, v_vars = reads[op]
+        seen: dict[tuple[bool, ...], tuple[list[bool], tuple[bool, ...]]] = {}
+
+        def contribution(
+            vals: tuple[bool, ...],
+            op: brasp.Attend = op,
+            read: list[brasp.BVec] = read,
+            s_vars: list[brasp.BVec] = s_vars,
+            v_vars: list[brasp.BVec] = v_vars,
+            seen: dict[tuple[bool, ...], tuple[list[bool], tuple[bool, ...]]] = seen,
+        ) -> tuple[list[bool], tuple[bool, ...]]:
+            got = seen.get(vals)
+            if got is None:
+                at_j = dict(zip(read, vals, strict=True))
+                got = seen[vals] = (
+                    [_pair(op.score, dict(zip(s_vars, b, strict=True)), at_j) for b in bits[op][0]],
+                    tuple(
+                        _pair(op.value, dict(zip(v_vars, b, strict=True)), at_j)
+                        for b in bits[op][1]
+                    ),
+                )
+            return got
+
+        contributions.append(([pos[v] for v in read], contribution, op.side == "rightmost"))
+    out_at = pos[program.output]
 
     def step(memory: _Memory, symbol: str) -> tuple[_Memory, bool]:
-        here: dict[brasp.BVec, bool] = {}
-        for op in ops:
-            if isinstance(op, brasp.Token):
-                here[op] = op.symbol == symbol
-            elif isinstance(op, brasp.Const):
-                here[op] = op.value
-            elif isinstance(op, brasp.Not):
-                here[op] = not here[op.arg]
-            elif isinstance(op, brasp.And):
-                here[op] = here[op.left] and here[op.right]
-            elif isinstance(op, brasp.Or):
-                here[op] = here[op.left] or here[op.right]
-            elif isinstance(op, brasp.Attend):
-                s_vars, v_vars = reads[op]
-                kept = memory[attends.index(op)][bits[op][0].index(tuple(here[v] for v in s_vars))]
-                here[op] = (
-                    here[op.default]
-                    if kept is None
-                    else kept[bits[op][1].index(tuple(here[v] for v in v_vars))]
+        here: list[bool] = []
+        for kind, x, y in code:
+            if kind == 0:
+                here.append(x == symbol)
+            elif kind == 1:
+                here.append(x)
+            elif kind == 2:
+                here.append(not here[x])
+            elif kind == 3:
+                here.append(here[x] and here[y])
+            elif kind == 4:
+                here.append(here[x] or here[y])
+            elif kind == 5:
+                k, s_at, v_at, default = x
+                s_row, v_row = y
+                kept = memory[k][s_row[tuple(here[n] for n in s_at)]]
+                here.append(
+                    here[default] if kept is None else kept[v_row[tuple(here[n] for n in v_at)]]
                 )
+            else:
+                here.append(False)
         new: list[tuple[tuple[bool, ...] | None, ...]] = []
-        for k, op in enumerate(attends):
-            s_vars, v_vars = reads[op]
-            row = []
-            for a, s_bits in enumerate(bits[op][0]):
-                old = memory[k][a]
-                if _pair(op.score, dict(zip(s_vars, s_bits, strict=True)), here) and (
-                    old is None or op.side == "rightmost"
-                ):
-                    old = tuple(
-                        _pair(op.value, dict(zip(v_vars, b, strict=True)), here)
-                        for b in bits[op][1]
-                    )
-                row.append(old)
-            new.append(tuple(row))
-        return tuple(new), here[program.output]
+        for k, (read_at, contribution, latest) in enumerate(contributions):
+            holds, given = contribution(tuple(here[n] for n in read_at))
+            new.append(
+                tuple(
+                    given if h and (old is None or latest) else old
+                    for h, old in zip(holds, memory[k], strict=True)
+                )
+            )
+        return tuple(new), here[out_at]
 
     start: tuple[tuple[tuple[tuple[bool, ...] | None, ...], ...], bool] = (
         tuple(tuple(None for _ in bits[op][0]) for op in attends),
