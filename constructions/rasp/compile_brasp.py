@@ -325,10 +325,21 @@ def i_reads(expr: BVec) -> list[BVec]:
     return out
 
 
+_COMPILED: dict[Program, Network] = {}
+"""The last few programs compiled in this process (a program is compared by content; the
+network is immutable): synthesis sizes the network, its construction then builds it again."""
+
+
 def compile_brasp(program: Program) -> Network:
     """The exact masked hard-attention transformer of ``program`` (see the module docstring)."""
     if not isinstance(program, Program):
         raise TypeError(
             f"compile_brasp needs a brasp.Program, got {type(program).__name__}; wrap the output vector in Program(name, alphabet, output)"
         )
-    return _Compiler(program).build()
+    got = _COMPILED.get(program)
+    if got is None:
+        got = _Compiler(program).build()
+        if len(_COMPILED) >= 8:
+            del _COMPILED[next(iter(_COMPILED))]
+        _COMPILED[program] = got
+    return got
