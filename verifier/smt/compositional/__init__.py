@@ -58,8 +58,8 @@ The package, bottom to top (each module imports only those before it):
 
 - :mod:`.arithmetic`: the faithful value arithmetic (Fractions, Bool, Real and Int terms) and the
   IR's affine maps and FFNs over it;
-- :mod:`.lemmas`: the block lemmas and their proofs (:func:`prove_lemma`), :data:`METHOD`,
-  :class:`LemmaResult`;
+- :mod:`.lemmas`: the block lemmas and their proofs (:func:`prove_lemma`; in the routes of a
+  run, each lemma of a network decided once, by content), :data:`METHOD`, :class:`LemmaResult`;
 - :mod:`.ranked`: a proved RankedSelection as a scan, in the abstraction and in the system;
 - :mod:`.abstraction`: the network with the proved lemmas in place, over one length or a range;
 - :mod:`.system`: the same read as a transition system over positions;

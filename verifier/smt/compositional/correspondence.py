@@ -82,7 +82,7 @@ from netproof.verifier.claims.rasp import brasp
 from netproof.verifier.smt.errors import Unsupported
 from netproof.verifier.smtlib import LemmaNode, SmtQuery
 
-from .lemmas import METHOD, LemmaResult, nearer_is_later, prove_lemma
+from .lemmas import METHOD, LemmaResult, nearer_is_later, prove_lemma, prove_lemma_once
 
 __all__ = [
     "QUERY",
@@ -944,18 +944,26 @@ def correspondence_detail(claim: Recognizes | TraceProperty, lemmas: int, ops: i
 
 
 def _results(
-    net: Network, lemmas: Sequence[Lemma], timeout: float, deadline: float | None = None
+    net: Network,
+    lemmas: Sequence[Lemma],
+    timeout: float,
+    deadline: float | None = None,
+    *,
+    once: bool = False,
 ) -> list[LemmaResult] | None:
     """Each lemma proved within ``timeout`` s, or within what is left before ``deadline``
-    (``time.perf_counter()``); None where the deadline passes before every lemma was tried."""
+    (``time.perf_counter()``); None where the deadline passes before every lemma was tried.
+    ``once``: a lemma this process already decided is not proved again
+    (:func:`~.lemmas.prove_lemma_once`)."""
     import time
 
+    prove = prove_lemma_once if once else prove_lemma
     out = []
     for lemma in lemmas:
         left = timeout if deadline is None else deadline - time.perf_counter()
         if left <= 0:
             return None
-        node, ok = prove_lemma(net, lemma, timeout=left)
+        node, ok = prove(net, lemma, timeout=left)
         out.append(LemmaResult(lemma, node, ok))
     return out
 
@@ -990,7 +998,7 @@ def prove_correspondence(
     started = time.perf_counter()
     deadline = started + timeout  # the whole route within ``timeout``, as the smt method's budget
     if results is None:
-        proved = _results(net, lemmas, timeout, deadline)
+        proved = _results(net, lemmas, timeout, deadline, once=True)
         if proved is None:
             return CorrespondenceOutcome(
                 Unknown(

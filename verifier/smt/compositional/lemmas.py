@@ -16,8 +16,10 @@ lemmas), and what every later stage of the compositional prover shares.
   expressions, for all integers and every unit.
 
 Shared with the later stages: :data:`METHOD` (the method every verdict of the prover names),
-:class:`LemmaResult` (a lemma, its proof, and where the proof was applied) and :func:`replay`
-(a counterexample word of an encoding, replayed by the exact interpreter).
+:class:`LemmaResult` (a lemma, its proof, and where the proof was applied), :func:`replay`
+(a counterexample word of an encoding, replayed by the exact interpreter) and
+:func:`prove_lemma_once` (each lemma of a network decided once per process, by content: the
+routes of one run prove the same lemmas for several claims).
 
 May import: :mod:`netproof.symbolic`, the claims vocabulary, the solver interface
 (:mod:`netproof.verifier.smtlib`), :mod:`netproof.verifier.smt.errors` and :mod:`.arithmetic`;
@@ -26,6 +28,7 @@ z3 inside functions.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,6 +45,7 @@ from netproof.symbolic import (
     LayerNorm,
     Network,
     TokenEmbedding,
+    fingerprint,
     render,
 )
 from netproof.verifier import smtlib
@@ -445,6 +449,65 @@ def prove_lemma(net: Network, lemma: Lemma, *, timeout: float = 60.0) -> tuple[L
         return LemmaNode(
             name=lemma.id, statement=f"{lemma.statement} [unsupported: {exc}]", verdict="unknown"
         ), False
+
+
+_DECIDED: dict[tuple[str, str], tuple[LemmaNode, bool]] = {}
+"""Lemmas decided in this process, by (network fingerprint, lemma content): see :func:`prove_lemma_once`."""
+_PRINTS: dict[int, tuple[Network, str]] = {}
+MAX_DECIDED = 1024
+"""The most lemma results :func:`prove_lemma_once` keeps (the oldest go first)."""
+
+
+def _content(x: Any) -> str:
+    """A lemma's fields as text that names every part: sympy terms by ``srepr`` (their
+    assumptions included), mappings in key order."""
+    import sympy
+
+    if isinstance(x, sympy.Basic):
+        return str(sympy.srepr(x))
+    if isinstance(x, Mapping):
+        return (
+            "{"
+            + ", ".join(
+                f"{k!r}: {_content(v)}" for k, v in sorted(x.items(), key=lambda kv: repr(kv[0]))
+            )
+            + "}"
+        )
+    if isinstance(x, tuple | list):
+        return "(" + ", ".join(_content(v) for v in x) + ")"
+    return repr(x)
+
+
+def lemma_key(net: Network, lemma: Lemma) -> tuple[str, str]:
+    """What a lemma's proof depends on: the network (its fingerprint, the sha256 of its printed
+    form) and the lemma's kind and every field."""
+    got = _PRINTS.get(id(net))
+    if got is None or got[0] is not net:
+        if len(_PRINTS) >= 64:
+            _PRINTS.clear()
+        got = _PRINTS[id(net)] = (net, fingerprint(net))
+    fields = ", ".join(f"{f}={_content(getattr(lemma, f))}" for f in lemma.__dataclass_fields__)
+    return got[1], hashlib.sha256(f"{type(lemma).__name__}({fields})".encode()).hexdigest()
+
+
+def prove_lemma_once(
+    net: Network, lemma: Lemma, *, timeout: float = 60.0
+) -> tuple[LemmaNode, bool]:
+    """:func:`prove_lemma`, each lemma of a network decided at most once in this process (by
+    content, :func:`lemma_key`): a proved or refuted lemma's node is given again, the same
+    queries and answers; an unknown one (a timeout, an unsupported fragment) is tried again
+    within the new ``timeout``. For the routes of a run, which prove the same lemmas for
+    several claims; the strict reader proves them anew."""
+    key = lemma_key(net, lemma)
+    got = _DECIDED.get(key)
+    if got is not None:
+        return got
+    node, ok = prove_lemma(net, lemma, timeout=timeout)
+    if node.verdict != "unknown":
+        if len(_DECIDED) >= MAX_DECIDED:
+            del _DECIDED[next(iter(_DECIDED))]
+        _DECIDED[key] = (node, ok)
+    return node, ok
 
 
 def replay(net: Network, language: Language, word: Word) -> Refuted:

@@ -57,7 +57,7 @@ from netproof.verifier.smtlib import LemmaNode, SmtQuery
 from . import counters
 from .invariants import CERTIFICATE, certificate_queries, sat_solver
 from .layers import keeps_form, marks_claim, marks_detail, ties_claim, ties_detail
-from .lemmas import METHOD, LemmaResult, prove_lemma
+from .lemmas import METHOD, LemmaResult, prove_lemma_once
 from .search import CERTIFICATE_REASONS, prove_by_layers, reachable_states
 from .system import every_length_system
 
@@ -165,7 +165,7 @@ def prove_trace(
     results: list[LemmaResult] = []
     for k, lemma in enumerate(lemmas, 1):
         phase(f"lemmas {k}/{len(lemmas)}: {lemma.id}")
-        node, ok = prove_lemma(
+        node, ok = prove_lemma_once(
             net, lemma, timeout=max(0.001, timeout - (time.perf_counter() - started))
         )
         results.append(LemmaResult(lemma, node, ok))
