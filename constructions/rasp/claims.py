@@ -7,9 +7,11 @@ For a program P, its compiled network N and optionally a reference language L:
   language is P's interpreter), every word up to the bound, the empty word included;
 - ``operations``: after the last sublayer, every residual dim named after an operation holds
   that operation's vector (0/1 for Boolean vectors, C(i)/(i+1) for counts) at every word position — the
-  compiled blocks compute the program step by step, not just its output. For a B-RASP program
-  with past masks only, of every length with the smt method (its :class:`FollowsAutomaton`
-  form); for a C-RASP program without conditionals, also of every length (its
+  compiled blocks compute the program step by step, not just its output. For a B-RASP program,
+  of every length with the smt method: by the operation-wise correspondence, tried first, else
+  (past masks only) by its :class:`FollowsAutomaton` form, built only then
+  (``TraceProperty.statable_later``: Dyck-1 of depth <= 3 spends about 30 s of CPU finding it
+  has none); for a C-RASP program without conditionals, also of every length (its
   :class:`FollowsCounts` form, :func:`.crasp_lemmas.operations_form`: the counting lemmas in
   place, the network read as a counter system in product with the program's counter automaton,
   every operation's dim watched);
@@ -52,6 +54,7 @@ from netproof.verifier.claims import (
     ExactFact,
     FollowsAutomaton,
     Language,
+    Lemma,
     NearestSelection,
     RankedSelection,
     Recognizes,
@@ -413,7 +416,9 @@ def _tie_ruled_heads(network: Network) -> tuple[tuple[str, str], ...] | None:
     return tuple(heads)
 
 
-def _no_ties_form(program: brasp.Program, network: Network) -> UniqueSelections | None:
+def _no_ties_form(
+    program: brasp.Program, network: Network, declared: Sequence[Lemma] | None = None
+) -> UniqueSelections | None:
     """``no-ties`` as the smt method states it for every length: every tie-ruled head selects
     one position or none (:class:`UniqueSelections`), where each such head has a selection
     lemma among the program's block lemmas (else None: the form would say less than the claim)."""
@@ -422,10 +427,22 @@ def _no_ties_form(program: brasp.Program, network: Network) -> UniqueSelections 
         return None
     lemmas = {
         (lemma.layer, lemma.head)
-        for lemma in brasp_lemmas(program)
+        for lemma in (brasp_lemmas(program) if declared is None else declared)
         if isinstance(lemma, (NearestSelection, RankedSelection))
     }
     return UniqueSelections(heads=heads) if set(heads) <= lemmas else None
+
+
+def _once(make: Callable[[], Any]) -> Callable[[], Any]:
+    """``make``, called at most once: later calls give what the first gave."""
+    kept: list[Any] = []
+
+    def call() -> Any:
+        if not kept:
+            kept.append(make())
+        return kept[0]
+
+    return call
 
 
 MAX_OPERATION_STATES = 4096
@@ -505,10 +522,12 @@ def brasp_claims(
     *,
     max_len: int = 8,
     network: Network | None = None,
+    lemmas: Sequence[Lemma] | None = None,
 ) -> tuple[Any, ...]:
     """network = program, operations, program = language (if given) and no ties, to ``max_len``
     (``network``: the compiled program, compiled here if not given, for the form of ``no-ties``
-    that the smt method proves for every length)."""
+    that the smt method proves for every length; ``lemmas``: the program's block lemmas,
+    :func:`.brasp_lemmas.brasp_lemmas`, made here if not given)."""
     claims = _common(program, brasp, REFERENCE_B, language, max_len)
     claims.append(
         TraceProperty(
@@ -519,7 +538,7 @@ def brasp_claims(
             holds_batch=_operations_batch(program, brasp, _brasp_operations(program)),
             min_len=1,
             max_len=max_len,
-            statable=_operations_form(program),
+            statable_later=_once(lambda: _operations_form(program)),
             compiled=_compiled(program),
         )
     )
@@ -533,7 +552,7 @@ def brasp_claims(
             min_len=1,
             max_len=max_len,
             statable=_no_ties_form(
-                program, network if network is not None else compile_brasp(program)
+                program, network if network is not None else compile_brasp(program), lemmas
             ),
             compiled=_compiled(program),
         )
@@ -595,29 +614,46 @@ def program_construction(
     max_len: int = 8,
     title: str = "",
 ) -> Construction:
-    """A registered construction for ``program``: its compiled network (compiled once, on the
-    first build) and its claims."""
+    """A registered construction for ``program``: its compiled network, its claims and its
+    block lemmas, each built once, on first use (a program has no parameters: a run asks for
+    the claims once per task, and building them reads the program's automaton, Dyck-1 of depth
+    <= 3: about 20 s of CPU)."""
     is_b = isinstance(program, brasp.Program)
-    compiled: list[Network] = []
+    built: dict[str, Any] = {}
+
+    def once(kind: str, make: Callable[[], Any]) -> Any:
+        if kind not in built:
+            built[kind] = make()
+        return built[kind]
 
     def build(values: Any) -> Network:
-        if not compiled:
-            compiled.append(
+        return once(  # type: ignore[no-any-return]
+            "network",
+            lambda: (
                 compile_brasp(program)
                 if isinstance(program, brasp.Program)
                 else compile_crasp(program)
-            )
-        return compiled[0]
+            ),
+        )
 
     def claims(values: Any) -> tuple[Any, ...]:
         if isinstance(program, brasp.Program):
-            return brasp_claims(program, language, max_len=max_len, network=build(values))
-        return crasp_claims(program, language, max_len=max_len)
+            return once(  # type: ignore[no-any-return]
+                "claims",
+                lambda: brasp_claims(
+                    program,
+                    language,
+                    max_len=max_len,
+                    network=build(values),
+                    lemmas=lemmas(values),
+                ),
+            )
+        return once("claims", lambda: crasp_claims(program, language, max_len=max_len))  # type: ignore[no-any-return]
 
     def lemmas(values: Any) -> tuple[Any, ...]:
         if isinstance(program, brasp.Program):
-            return brasp_lemmas(program)
-        return crasp_lemmas(program, build(values))
+            return once("lemmas", lambda: brasp_lemmas(program))  # type: ignore[no-any-return]
+        return once("lemmas", lambda: crasp_lemmas(program, build(values)))  # type: ignore[no-any-return]
 
     return Construction(
         name=name,

@@ -41,7 +41,14 @@ from netproof.symbolic import Network
 from netproof.symbolic.errors import NetworkValidationError
 from netproof.symbolic.exact import run as run_exact
 from netproof.verifier.campaign import prove
-from netproof.verifier.claims import Construction, Proved, Recognizes, Refuted, TraceProperty
+from netproof.verifier.claims import (
+    Construction,
+    Proved,
+    Recognizes,
+    Refuted,
+    TraceProperty,
+    stated,
+)
 from netproof.verifier.claims.rasp import brasp as B
 from netproof.verifier.exhaustive.checker import Job, check
 from netproof.verifier.fuzzing.rasp_strategies import brasp_programs
@@ -82,7 +89,7 @@ def test_future_operator_specs_are_proved_for_every_length_and_their_records_pas
     c = _spec_construction(name)
     _rec, ops = _claims(c)
     assert (
-        ops.statable is None
+        stated(ops).statable is None
     )  # no automaton form: the correspondence is its only every-length route
     run = prove(c, claims=["network=program", "operations"], method="smt", out=tmp_path)
     for r in run.results:
@@ -331,3 +338,64 @@ def test_a_head_moved_before_the_ffn_that_writes_its_keys_is_not_proved() -> Non
     got = prove_correspondence(swapped, rec, lemmas, BOUND).verdict
     assert not isinstance(got, Proved)
     assert "read as 0" in got.reason
+
+
+def _counting_solves(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the solver queries made from now on (lemmas and the route's queries)."""
+    from netproof.verifier import smtlib
+
+    names: list[str] = []
+    solve = smtlib.solve
+
+    def counted(*args: object, **kwargs: object) -> object:
+        names.append(str(kwargs.get("name")))
+        return solve(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(smtlib, "solve", counted)
+    return names
+
+
+def test_a_lemma_is_proved_once_per_run_however_many_claims_the_route_proves_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    c = _spec_construction("no-aa")
+    rec, ops = _claims(c)
+    net = c.network({})
+    lemmas = c.lemmas({}) if c.lemmas is not None else ()
+    first = prove_correspondence(net, rec, lemmas, BOUND)
+    names = _counting_solves(monkeypatch)
+    second = prove_correspondence(net, ops, lemmas, BOUND)
+    assert isinstance(first.verdict, Proved) and isinstance(second.verdict, Proved)
+    assert first.tree is not None and second.tree is not None
+    # the second claim asks the solver its own queries only: the lemmas' proofs are reused
+    assert names == [q.name for q in second.tree.queries]
+    assert second.tree.children[:-1] == first.tree.children[:-1]
+    # by content: a network with one weight changed has its lemmas proved anew
+    label, mutant = next(_weight_mutants(net, 1, seed=1))
+    names.clear()
+    prove_correspondence(mutant, ops, lemmas, BOUND)
+    assert any(not n.startswith(f"{ops.id} every n") for n in names), label
+
+
+def test_claims_the_route_proves_build_no_automaton_of_the_operations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from netproof.constructions.rasp import claims as rasp_claims
+
+    built: list[str] = []
+    form = rasp_claims._operations_form
+
+    def counted(program: B.Program) -> object:
+        built.append(program.name)
+        return form(program)
+
+    monkeypatch.setattr(rasp_claims, "_operations_form", counted)
+    c = _spec_construction("no-aa")
+    assert c.claims({}) is c.claims({})  # built once per construction, not once per task
+    run = prove(c, claims=["network=program", "operations", "no-ties"], method="smt")
+    for r in run.results:
+        assert isinstance(r.verdict, Proved) and r.every_length, r.verdict
+    assert built == []
+    _rec, ops = _claims(c)
+    assert stated(ops).statable is not None and stated(ops).statable is not None
+    assert built == ["synth_no_aa"]  # built where a route asks for it, and once

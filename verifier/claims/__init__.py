@@ -79,6 +79,7 @@ from .kinds import (
     UniqueSelections,
     ValueIs,
     fact_at,
+    stated,
 )
 from .languages import Automaton, Language, SequenceTask, StackAutomaton, Word
 from .lemmas import BooleanBlock, Lemma, NearestSelection, RankedSelection, ScaledBlock
@@ -150,4 +151,5 @@ __all__ = [
     "linear",
     "parse_fraction",
     "parse_int",
+    "stated",
 ]

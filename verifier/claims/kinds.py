@@ -42,7 +42,7 @@ reference machines of this package; never an interpreter, an engine, z3 or torch
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Literal, TypeAlias
 
@@ -84,6 +84,7 @@ __all__ = [
     "UniqueSelections",
     "ValueIs",
     "fact_at",
+    "stated",
 ]
 
 Backend: TypeAlias = Literal["exact", "sympy", "symbolic", "interval"]
@@ -416,6 +417,12 @@ class TraceProperty(ClaimBase):
     """The same property in a form the smt method states for every length (see
     :data:`StateProperty`); it must say what ``holds`` says (the tests check the two on every
     short word, of the network and of its single-weight mutants)."""
+    statable_later: Callable[[], StateProperty | None] | None = None
+    """Where ``statable`` is costly to build and a route tried first needs none (an automaton
+    of every operation of a compiled program, which the operation-wise correspondence does not
+    read): ``statable`` is None and this function builds it, at most once (the construction
+    keeps what it built); :func:`stated` gives the claim with it, wherever a route or the
+    strict reader needs the form."""
     variants: Callable[[Any], Mapping[str, Any]] | None = None
     """Networks the property compares the network with: a function from the network of a word
     to named networks made from it (IR to IR, e.g. another tie rule in one layer). The checker
@@ -423,6 +430,14 @@ class TraceProperty(ClaimBase):
     receive a trace whose ``variants`` maps each name to that network's trace of the same
     word(s): a property of the network under other rules is judged by running them, not by a
     formula for what they would give."""
+
+
+def stated(claim: TraceProperty) -> TraceProperty:
+    """``claim`` with its :attr:`~TraceProperty.statable` form built where it is built only
+    when needed (:attr:`~TraceProperty.statable_later`); else ``claim`` itself."""
+    if claim.statable_later is None:
+        return claim
+    return replace(claim, statable=claim.statable_later(), statable_later=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

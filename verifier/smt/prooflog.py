@@ -60,6 +60,7 @@ from netproof.verifier.claims import (
     ValueIs,
     Verdict,
     fact_at,
+    stated,
 )
 from netproof.verifier.exhaustive.checker import Job, block_identity_query, check_word
 from netproof.verifier.smt.compositional import METHOD as COMPOSITIONAL
@@ -1184,6 +1185,7 @@ def _check_trace_claim(log: ProofLog, job: Job, claim: TraceProperty, hi: int) -
     if rec["verdict"] == "proved" and _by_correspondence(claim, rec["lemmas"]):
         _check_correspondence(log, job, claim, lo, hi)
         return False
+    claim = stated(claim)  # the form the record's route stated, built where built only when needed
     depth_features = isinstance(
         claim.statable, AllowedNext
     )  # its lemmas come from the network, not the construction

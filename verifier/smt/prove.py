@@ -30,6 +30,7 @@ from netproof.verifier.claims import (
     ValueIs,
     Verdict,
     fact_at,
+    stated,
 )
 from netproof.verifier.exhaustive.checker import Job, check, count_words
 from netproof.verifier.smt.compositional import prove_recognizes, prove_trace, prove_value
@@ -59,7 +60,11 @@ def smt_applicable(claim: Claim) -> bool:
             getattr(claim.language, f, None) is not None for f in ("automaton", "stack", "counters")
         )
     if isinstance(claim, TraceProperty):
-        return claim.statable is not None or claim.compiled is not None
+        return (
+            claim.statable is not None
+            or claim.statable_later is not None
+            or claim.compiled is not None
+        )
     if isinstance(claim, ValueIs):
         return claim.closed_form is not None and claim.backend == "exact"
     if isinstance(claim, ExactFact):
@@ -78,6 +83,7 @@ def prove_claim_smt(
     """The smt method on one claim of a job; ``compositional=False`` skips the compositional
     proof and encodes the whole network (the monolithic encoding)."""
     bound = claim.max_len if max_len is None else max_len
+    matched: Verdict | None = None  # the correspondence's verdict, where it was tried
     if (
         compositional
         and isinstance(claim, Recognizes | TraceProperty)
@@ -88,15 +94,28 @@ def prove_claim_smt(
         # search); where any premise fails, the other routes below decide.
         lemmas = job.construction.lemmas(job.values)
         started = time.perf_counter()
-        matched = prove_correspondence(job.network(bound), claim, lemmas, bound, timeout=timeout)
-        if isinstance(matched.verdict, Proved):
-            return Outcome(matched.verdict, (), matched.tree)
+        tried = prove_correspondence(job.network(bound), claim, lemmas, bound, timeout=timeout)
+        if isinstance(tried.verdict, Proved):
+            return Outcome(tried.verdict, (), tried.tree)
+        matched = tried.verdict
         spent = time.perf_counter() - started
         if spent >= timeout:  # the budget bounds the whole method: the other routes get none
-            return Outcome(matched.verdict)
+            return Outcome(matched)
         timeout -= spent
-        if isinstance(claim, TraceProperty) and claim.statable is None:
-            return Outcome(matched.verdict)
+    if isinstance(claim, TraceProperty) and claim.statable_later is not None:
+        # The form the other routes state, built only now that one needs it (an automaton of
+        # the program's operations, which the correspondence does not read), within the budget.
+        started = time.perf_counter()
+        claim = stated(claim)
+        spent = time.perf_counter() - started
+        if spent >= timeout:
+            said = f"ran out of the {timeout:g} s budget while building the claim's form"
+            if isinstance(matched, Unknown):
+                said = f"{matched.reason}; {said}"
+            return Outcome(Unknown("smt (z3)", said))
+        timeout -= spent
+    if matched is not None and isinstance(claim, TraceProperty) and claim.statable is None:
+        return Outcome(matched)
     if isinstance(claim, Recognizes):
         started = time.perf_counter()
         lemmas = job.construction.lemmas(job.values) if job.construction.lemmas is not None else ()
