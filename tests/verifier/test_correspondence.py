@@ -399,3 +399,24 @@ def test_claims_the_route_proves_build_no_automaton_of_the_operations(
     _rec, ops = _claims(c)
     assert stated(ops).statable is not None and stated(ops).statable is not None
     assert built == ["synth_no_aa"]  # built where a route asks for it, and once
+
+
+def test_building_the_form_a_fallback_needs_stays_within_the_budget_and_is_never_a_proof() -> None:
+    import time
+
+    from netproof.verifier.claims import Unknown
+    from netproof.verifier.smt.prove import prove_claim_smt
+
+    c = _spec_construction("no-aa")
+    _rec, ops = _claims(c)
+
+    def slow_form() -> object:
+        time.sleep(0.3)
+        return stated(ops).statable
+
+    slow = dataclasses.replace(ops, statable_later=slow_form)
+    # no lemmas: the correspondence is not tried, the other routes need the form
+    bare = dataclasses.replace(c, lemmas=None)
+    got = prove_claim_smt(Job(bare, {}), slow, BOUND, timeout=0.1).verdict
+    assert isinstance(got, Unknown), got
+    assert "ran out of the 0.1 s budget while building the claim's form" in got.reason
