@@ -79,3 +79,9 @@ def test_a_real_query_gets_z3_s_answer(answer: str) -> None:
     assert str(got) == answer
     if answer == "sat":
         assert s.model().eval(x * x) == 4
+
+
+def test_once_half_the_time_is_spent_the_last_try_has_all_the_rest() -> None:
+    fake = _FakeZ3({})
+    got, _ = solve(fake, 10_000, "query")
+    assert got == "unknown" and [ms for _, ms in fake.tries] == [1000, 1000, 2000, 1000, 5000]
