@@ -104,9 +104,11 @@ def affine_site_path(net: Network, site: AffineSite) -> Path:
     return ("layers", k, "block", "heads", heads.index(head), part, "weights", row, col)
 
 
-def affine_sites(net: Network) -> list[AffineSite]:
-    """Every weight of every FFN affine map and head map of ``net``, as :data:`AffineSite`s, in
-    sublayer order."""
+def affine_sites(
+    net: Network, parts: tuple[str, ...] = ("query", "key", "value")
+) -> list[AffineSite]:
+    """Every weight of every FFN affine map and of each head's maps named in ``parts``, as
+    :data:`AffineSite`s, in sublayer order."""
     sites = []
     for k, layer in enumerate(net.layers):
         block = layer.block
@@ -120,7 +122,7 @@ def affine_sites(net: Network) -> list[AffineSite]:
                     ]
         elif isinstance(block, AttentionLayer):
             for h in block.heads:
-                for part in ("query", "key", "value"):
+                for part in parts:
                     a = getattr(h, part)
                     sites += [
                         (k, part, h.name, r, c)
