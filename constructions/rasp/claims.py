@@ -40,6 +40,7 @@ proves it, and ``network=language``, for every length over integer counts.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from itertools import product
@@ -433,18 +434,6 @@ def _no_ties_form(
     return UniqueSelections(heads=heads) if set(heads) <= lemmas else None
 
 
-def _once(make: Callable[[], Any]) -> Callable[[], Any]:
-    """``make``, called at most once: later calls give what the first gave."""
-    kept: list[Any] = []
-
-    def call() -> Any:
-        if not kept:
-            kept.append(make())
-        return kept[0]
-
-    return call
-
-
 MAX_OPERATION_STATES = 4096
 """The most states the automaton of a program's operations (:func:`_operations_form`) may have."""
 
@@ -538,7 +527,7 @@ def brasp_claims(
             holds_batch=_operations_batch(program, brasp, _brasp_operations(program)),
             min_len=1,
             max_len=max_len,
-            statable_later=_once(lambda: _operations_form(program)),
+            statable_later=functools.cache(lambda: _operations_form(program)),
             compiled=_compiled(program),
         )
     )
@@ -619,41 +608,26 @@ def program_construction(
     the claims once per task, and building them reads the program's automaton, Dyck-1 of depth
     <= 3: about 20 s of CPU)."""
     is_b = isinstance(program, brasp.Program)
-    built: dict[str, Any] = {}
 
-    def once(kind: str, make: Callable[[], Any]) -> Any:
-        if kind not in built:
-            built[kind] = make()
-        return built[kind]
-
-    def build(values: Any) -> Network:
-        return once(  # type: ignore[no-any-return]
-            "network",
-            lambda: (
-                compile_brasp(program)
-                if isinstance(program, brasp.Program)
-                else compile_crasp(program)
-            ),
+    @functools.cache
+    def network() -> Network:
+        return (
+            compile_brasp(program) if isinstance(program, brasp.Program) else compile_crasp(program)
         )
 
-    def claims(values: Any) -> tuple[Any, ...]:
+    @functools.cache
+    def block_lemmas() -> tuple[Any, ...]:
         if isinstance(program, brasp.Program):
-            return once(  # type: ignore[no-any-return]
-                "claims",
-                lambda: brasp_claims(
-                    program,
-                    language,
-                    max_len=max_len,
-                    network=build(values),
-                    lemmas=lemmas(values),
-                ),
-            )
-        return once("claims", lambda: crasp_claims(program, language, max_len=max_len))  # type: ignore[no-any-return]
+            return brasp_lemmas(program)
+        return crasp_lemmas(program, network())
 
-    def lemmas(values: Any) -> tuple[Any, ...]:
+    @functools.cache
+    def all_claims() -> tuple[Any, ...]:
         if isinstance(program, brasp.Program):
-            return once("lemmas", lambda: brasp_lemmas(program))  # type: ignore[no-any-return]
-        return once("lemmas", lambda: crasp_lemmas(program, build(values)))  # type: ignore[no-any-return]
+            return brasp_claims(
+                program, language, max_len=max_len, network=network(), lemmas=block_lemmas()
+            )
+        return crasp_claims(program, language, max_len=max_len)
 
     return Construction(
         name=name,
@@ -661,9 +635,9 @@ def program_construction(
         title=title or f"{'B' if is_b else 'C'}-RASP program {program.name}, compiled",
         reference=REFERENCE_B if is_b else REFERENCE_C,
         params=(),
-        build=build,
-        claims=claims,
-        lemmas=lemmas,
+        build=lambda _values: network(),
+        claims=lambda _values: all_claims(),
+        lemmas=lambda _values: block_lemmas(),
         language=language or (brasp if is_b else crasp).language(program),
         program_file=lambda: program_file(
             program, "B-RASP" if is_b else "C-RASP", _operation_dims(program)
