@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from netproof.kernel.interpret import _luby, solve
+from netproof.kernel.interpret import solve
 
 
 class _FakeZ3:
@@ -47,8 +47,11 @@ class _Solver:
         return self.why
 
 
-def test_luby_s_sequence_starts_1_1_2_1_1_2_4_1_1_2_1_1_2_4_8() -> None:
-    assert [_luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+def test_the_slices_follow_luby_s_sequence_in_seconds_until_half_the_time_is_spent() -> None:
+    fake = _FakeZ3({})
+    solve(fake, 30_000, "query")
+    seconds = [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 14]  # Luby's 1, 1, 2, 1, 1, 2, 4, 1, 1, 2; the rest
+    assert fake.tries == [(i, 1000 * t) for i, t in enumerate(seconds, 1)]
 
 
 def test_a_query_is_tried_again_with_a_new_seed_until_a_try_answers() -> None:
