@@ -1,10 +1,10 @@
 """The kernel's rules for generators (a network file with a ``NextSymbols`` readout) and for
-Yao et al. 2021's generator (``dyck-gen``): the next-symbol sets, the layer-1 averages (Y6) and
-the exact facts about the angles θ(d) (Y8: eq. (7); Y11: the gaps), each rule stated with its
-soundness argument in its docstring. The generator's other claims (Lemma B.1's angles, the
-layer-2 selections, the next-symbol sets, Definition 3.1) are about values past a layer norm
-whose variance is not a rational square (cos θ(1) = 3/√10 at D = 2): the kernel runs the
-network on the empty word and refuses them with its interpreter's reason, naming the √.
+Yao et al. 2021's generator (``dyck-gen``): the layer-1 averages (Y6) and the exact facts about
+the angles θ(d) (Y8: eq. (7); Y11: the gaps), each rule stated with its soundness argument in
+its docstring. The generator's other claims (Lemma B.1's angles, the layer-2 selections, the
+next-symbol sets, Definition 3.1) are about values past a layer norm whose variance is not a
+rational square (cos θ(1) = 3/√10 at D = 2): the kernel runs the network on the empty word and
+refuses them with its interpreter's reason, naming the √.
 """
 
 from __future__ import annotations
@@ -17,28 +17,6 @@ from typing import Any
 from .interpret import forward
 from .languages import brackets, still_open
 from .netfile import Affine, KernelError, Refused, bounds, must_be_proved, sweep
-
-
-def next_sets(net: Any, rows: list[dict[str, Fraction]]) -> list[tuple[str, ...]]:
-    """The symbols that may come next at every position (docs/semantics.md §7): symbol s iff its
-    value (its dim, or with a softmax of base r the probability r^v_s / Σ_s' r^v_s') is >= the
-    threshold; a softmax weight r^e with e not an integer is refused (not rational)."""
-    scores, threshold, base = net.next_symbols
-    out = []
-    for row in rows:
-        try:
-            vals = [row[d] for _s, d in scores]
-        except KeyError as exc:
-            raise KernelError(f"the readout scores {exc}, which is not a dim") from None
-        if base is not None:
-            top = max(vals)
-            if any((v - top).denominator != 1 for v in vals):
-                raise Refused(f"a next-symbol softmax weight {base}^(v - {top}) is not rational")
-            raw = [base ** int(v - top) for v in vals]
-            vals = [w / sum(raw) for w in raw]
-        out.append(tuple(s for (s, _d), v in zip(scores, vals, strict=True) if v >= threshold))
-    return out
-
 
 LAYER1 = re.compile(
     r"layer 1 \(uniform causal head, value \(2o − 1, g\)\) gives \(a₁, a₂\) = \(d_i/i, 1/i\) "

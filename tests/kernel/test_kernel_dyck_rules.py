@@ -14,9 +14,8 @@ import pytest
 
 from netproof.constructions import REGISTRY
 from netproof.kernel import check_record
-from netproof.kernel.interpret import forward
 from netproof.kernel.netfile import Refused, loads
-from netproof.kernel.nextsym import _at_least, next_sets
+from netproof.kernel.nextsym import _at_least
 from netproof.symbolic.netfile import dumps
 
 REPO = Path(__file__).resolve().parents[2]
@@ -231,22 +230,6 @@ def _gen_demo(softmax: object, threshold: Fraction):  # type: ignore[no-untyped-
             scores=(("a", "sa"), ("b", "sb")), threshold=threshold, softmax=softmax, end="b"
         ),
     )
-
-
-@pytest.mark.parametrize("base", [None, Fraction(3), Fraction(1, 2)])
-@pytest.mark.parametrize("threshold", [Fraction(1, 4), Fraction(1, 2), Fraction(1)])
-def test_the_kernels_next_symbol_sets_are_netproofs_on_every_short_word(
-    base: Fraction | None, threshold: Fraction
-) -> None:
-    from netproof.symbolic.exact import run as exact_run
-    from netproof.symbolic.ir import Softmax
-
-    ref = _gen_demo(None if base is None else Softmax(r=base), threshold)
-    net = loads(dumps(ref))
-    for n in range(1, 5):  # (no prefix: the empty word has no position)
-        for w in itertools.product("ab", repeat=n):
-            got = next_sets(net, forward(net, w, every_position=True)[0])
-            assert tuple(got) == exact_run(ref, w).next_symbols, w
 
 
 def test_a_next_symbol_softmax_with_base_e_to_the_c_is_refused_as_not_rational() -> None:
