@@ -17,6 +17,9 @@ disagree with what the kernel computes. What the kernel checks today:
   rule of position classes (:mod:`.classes`), which implies the record's claim whatever its
   bound; a network outside that rule is refused, named.
 
+- the same claims of a family of networks, one per word length (:func:`family`): each word run
+  on its own length's network, the exhaustive rules unchanged.
+
 Everything else is refused, naming the claim kind and method: value, trace and simulation claims
 need definitions the kernel does not have.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -88,7 +92,7 @@ def check_exhaustive(
     if need > max_words:
         return _beyond_budget(rec, net, need, count, max_words)
     member = language(rec["claim"]["statement"], net.alphabet, folder)
-    verdict, run = rec["verdict"], evaluator(net)
+    verdict, run = rec["verdict"], net.run if isinstance(net, Family) else evaluator(net)
     for w in (w for n in range(lo, hi + 1) for w in itertools.product(net.alphabet, repeat=n)):
         accepted, want = run(w) > 0, member(w)
         if accepted != want:
@@ -121,7 +125,7 @@ def _beyond_budget(rec: dict[str, Any], net: Any, need: int, count: int, max_wor
     longer than the bound: the record is then refused, not found to disagree."""
     over = f"{need:,} words, over the kernel's budget of {max_words:,}: {MORE}"
     statement = rec["claim"]["statement"]
-    if rec["verdict"] != "proved" or not has_automaton(statement):
+    if rec["verdict"] != "proved" or not has_automaton(statement) or isinstance(net, Family):
         raise Refused(over)
     try:
         detail = prove_by_rounds(net, statement)
@@ -325,10 +329,44 @@ def value_rule(net: Any, statement: str) -> tuple[int, str, Any]:
     return names.index(after), dim, ref
 
 
+@dataclass(frozen=True)
+class Family:
+    """Networks by word length (a per-length family): a word of length n runs on network n."""
+
+    alphabet: tuple[str, ...]
+    runs: dict[int, Any]
+
+    def run(self, word: tuple[str, ...]) -> Fraction:
+        return self.runs[len(word)](word)  # type: ignore[no-any-return]
+
+
+def family(rec: dict[str, Any], files: Mapping[int, str | Path]) -> Family:
+    """Rule (a family): a record whose network is one per word length names a fingerprint for
+    each length of its bound (``fingerprints``); each length's file must carry its length's
+    fingerprint, one alphabet for all. Then each word of the bound is run on its own length's
+    network, as netproof's exhaustive check runs it, and the exhaustive rules apply unchanged (a
+    proof by per-length queries is re-derived outright by them: every word of its bound)."""
+    (lo, hi), want = bounds(rec), (rec.get("network") or {}).get("fingerprints") or {}
+    if set(files) != {*range(lo, hi + 1)} or set(want) != {str(n) for n in files}:
+        raise KernelError(
+            f"a family of networks needs a file and a fingerprint per length {lo}..{hi}"
+        )
+    nets = {n: read_network(Path(f).read_text(encoding="utf-8")) for n, f in files.items()}
+    if bad := [n for n, net in nets.items() if net.fingerprint != want[str(n)]]:
+        raise KernelError(f"the network file of length {bad[0]} is not the record's network")
+    if len({net.alphabet for net in nets.values()}) != 1:
+        raise KernelError("the family's networks read different alphabets")
+    return Family(nets[lo].alphabet, {n: evaluator(net) for n, net in nets.items()})
+
+
 def check_record(
-    record: str | Path, network: str | Path, *, max_words: int = MAX_WORDS
+    record: str | Path,
+    network: str | Path | Mapping[int, str | Path],
+    *,
+    max_words: int = MAX_WORDS,
 ) -> KernelResult:
-    """Check the proof record at ``record`` against the network file at ``network``."""
+    """Check the proof record at ``record`` against the network file at ``network`` (for a
+    per-length family: a file per word length, :func:`family`)."""
     try:
         rec = loads_json(Path(record).read_text(encoding="utf-8"))
         claim = rec["claim"]
@@ -336,15 +374,20 @@ def check_record(
     except (OSError, KeyError, TypeError, ValueError) as exc:
         return KernelResult("disagree", "?", f"the record cannot be read: {exc}")
     try:
-        fp = (rec.get("network") or {}).get("fingerprint")
-        if fp is None:
-            raise Refused("a per-length family of networks (one fingerprint per length)")
+        fp, exh = (rec.get("network") or {}).get("fingerprint"), method.startswith("exhaustive (")
+        by_words = exh or (method.startswith("smt (") and rec.get("verdict") == "proved")
+        if fp is None or isinstance(network, Mapping):  # a family: a network per word length
+            if fp is not None or not isinstance(network, Mapping) or not by_words:
+                raise Refused("a per-length family of networks: the kernel reads its word claims")
+            if kind != "Recognizes":
+                raise Refused(f"claim kind {kind} of a per-length family of networks")
+            detail = check_exhaustive(rec, family(rec, network), max_words)
+            return KernelResult("checked", kind, detail)
         if kind == "ExactFact" and claim["statement"] in (nextsym.EQ7, nextsym.GAPS):
             return KernelResult("checked", kind, nextsym.check_fact(rec))  # no network in it
         if kind == "ExactFact" and claim["statement"] in relative.FACTS:
             return KernelResult("checked", kind, relative.check_fact(rec))  # a witness, no network
-        text = Path(network).read_text(encoding="utf-8")
-        net = read_network(text)
+        net = read_network(Path(network).read_text(encoding="utf-8"))
         if net.fingerprint != fp:
             raise KernelError(
                 f"the network file is {net.fingerprint[:16]}…, the record's network {str(fp)[:16]}…"
@@ -357,7 +400,9 @@ def check_record(
             return KernelResult("checked", kind, seq2seq.check(rec, net, kind, method, max_words))
         if net.next_symbols is not None:  # a generator: only the rules of nextsym read it
             return KernelResult("checked", kind, nextsym.check(rec, net, kind, method, max_words))
-        st, exh, folder = claim["statement"], method.startswith("exhaustive ("), Path(record).parent
+        if net.flat and not (kind == "Recognizes" and exh):
+            raise Refused(f"claim kind {kind} by {method} of a flat network (a word as one vector)")
+        st, folder = claim["statement"], Path(record).parent
         trace, value = exh and kind == "TraceProperty", exh and kind == "ValueIs"
         if kind == "Recognizes" and exh:
             detail = check_exhaustive(rec, net, max_words, folder)

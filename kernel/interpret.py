@@ -250,8 +250,14 @@ def forward(
     every position computed) and the readout's position: after the last attention layer only
     the readout's row is computed, unless ``every_position``."""
     tokens = (*net.prefix, *word, *net.suffix)
-    n = len(tokens)
-    rows = [embed(net, tok, t, n) for t, tok in enumerate(tokens)]
+    if net.flat:  # a flat embedding: one position, dim stem+i holding values[w_i], the rest 0
+        xs = {f"{net.flat[0]}{i}": net.table[s][0][1] for i, s in enumerate(word, start=1)}
+        if len(word) != net.flat[1] or not xs.keys() <= set(net.dims):
+            raise KernelError(f"a flat network of words of {net.flat[1]} symbols, or with no x_i")
+        rows = [{d: xs.get(d, ZERO) for d in net.dims}]
+    else:
+        rows = [embed(net, tok, t, len(tokens)) for t, tok in enumerate(tokens)]
+    n = len(rows)
     readout, last_attention = _plan(net, n)
     for idx, sub in enumerate(net.layers):
         if stop is not None and idx > stop:
@@ -329,6 +335,8 @@ class Exhaustive:
     def __init__(
         self, net: Net, length: int, every_position: bool = False, keep: tuple[int, ...] = ()
     ) -> None:
+        if net.flat:
+            raise Refused("a flat embedding (the fast path has none)")
         self.net, self.keep = net, keep
         self.tied: tuple[str, int] | None = None
         self.maxima: dict[tuple[int, str], list[tuple[int, ...]]] | None = None  # see _head

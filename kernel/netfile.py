@@ -2,8 +2,8 @@
 version 1), written from the format's documentation, sharing no code with netproof's reader.
 
 It keeps only what the kernel's interpreter needs and refuses, with :class:`Refused`, every
-block it does not interpret (a convolution, a flat embedding, relative positions, a next-symbol
-softmax with base e^c): what it does not read it cannot misread. Every number is a
+block it does not interpret (a next-symbol softmax with base e^c, an activation other than
+ReLU, step and σ): what it does not read it cannot misread. Every number is a
 :class:`fractions.Fraction` from a string ``"p/q"`` or an integer; a JSON float is malformed,
 never rounded. Duplicate keys are malformed. The file's ``fingerprint`` is read as given: the kernel checks it equals the one
 the proof record names, which ties the two files together (the fingerprint's own definition,
@@ -152,6 +152,7 @@ class Net:
     position: int
     fingerprint: str
     next_symbols: tuple[Any, ...] | None = None  # NextSymbols: ((symbol, dim), …), threshold, base
+    flat: tuple[str, int] | None = None  # FlatEmbedding: (stem, length); its table: symbol -> value
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -375,8 +376,12 @@ def loads(text: str, readers: dict[str, Any] | None = None) -> Any:
 def network(doc: dict[str, Any]) -> Net:
     """The network of a ``netproof-network`` file (see the module docstring)."""
     net = _obj(doc["network"], "Network", "network")
-    emb = net["embedding"]
-    if emb.get("type") != "TokenEmbedding":
+    emb, flat = net["embedding"], None
+    if emb.get("type") == "FlatEmbedding":  # one position whose dim stem+i holds values[w_i]
+        flat = (emb["prefix"], int(emb["length"]))
+        none = {"prefix": [], "suffix": [], "positional": [], "index_base": 0}
+        emb = {**emb, **none, "table": [(s, [(emb["prefix"], v)]) for s, v in emb["values"]]}
+    elif emb.get("type") != "TokenEmbedding":
         raise Refused(f"embedding {emb.get('type')!r} is outside the kernel")
     readout, nexts = net["readout"], None
     if readout.get("type") == "NextSymbols":  # a generator: no logit (its rules read nexts)
@@ -404,4 +409,5 @@ def network(doc: dict[str, Any]) -> Net:
         position=int(readout["position"]),
         next_symbols=nexts,
         fingerprint=doc["fingerprint"],
+        flat=flat,
     )

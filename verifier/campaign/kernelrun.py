@@ -39,25 +39,39 @@ class KernelRun:
         self.folder = folder or tempfile.mkdtemp(prefix="netproof-kernel-")
         self._files: dict[str, str | KernelResult] = {}
 
-    def network_file(self, rec: Mapping[str, Any]) -> str | KernelResult:
-        """The path of the network file of ``rec``'s construction and parameters, or the
-        kernel's refusal when there is none."""
+    def network_file(self, rec: Mapping[str, Any]) -> str | dict[int, str] | KernelResult:
+        """The path of the network file of ``rec``'s construction and parameters (for a
+        construction with a network per word length: a path per length of the record's bound),
+        or the kernel's refusal when there is none."""
+        kind = str((rec.get("claim") or {}).get("kind"))
+        c = self.registry.get(str(rec.get("construction")))
+        try:
+            if c is None:
+                raise ValueError(f"no construction {rec.get('construction')!r}")
+            values = c.parse_params(rec.get("params") or {})
+            if not c.per_length:
+                return self._write(rec, None, lambda: c.network(values))
+            bound = rec.get("bound") or {}
+            lengths = range(int(bound["min_len"]), int(bound["max_len"]) + 1)
+            files = {n: self._write(rec, n, lambda n=n: c.network(values, n)) for n in lengths}
+        except (ValueError, TypeError, KeyError) as exc:
+            return KernelResult("refused", kind, f"outside the kernel: no network file ({exc})")
+        paths = {n: f for n, f in files.items() if isinstance(f, str)}
+        return paths if len(paths) == len(files) else next(iter(files.values()))
+
+    def _write(self, rec: Mapping[str, Any], n: int | None, build: Any) -> str | KernelResult:
+        """The network file ``build()`` gives, written once per construction, parameters and
+        length ``n`` (None: the construction's one network), or the kernel's refusal."""
         from netproof.symbolic import Network, RecurrentNetwork, Seq2Seq
         from netproof.symbolic.netfile import dumps
         from netproof.symbolic.recurrent_netfile import dumps as dumps_recurrent
 
-        key = json.dumps([rec.get("construction"), rec.get("params")], sort_keys=True)
+        key = json.dumps([rec.get("construction"), rec.get("params"), n], sort_keys=True)
         if key in self._files:
             return self._files[key]
-        kind = str((rec.get("claim") or {}).get("kind"))
-        c = self.registry.get(str(rec.get("construction")))
         got: str | KernelResult
         try:
-            if c is None:
-                raise ValueError(f"no construction {rec.get('construction')!r}")
-            if c.per_length:
-                raise ValueError("a network per word length")
-            net = c.network(c.parse_params(rec.get("params") or {}))
+            net = build()
             if isinstance(net, RecurrentNetwork):  # a recurrent network file (its own format)
                 text = dumps_recurrent(net)
             elif isinstance(net, Network | Seq2Seq):  # Seq2Seq: format netproof-seq2seq
@@ -70,6 +84,7 @@ class KernelRun:
             with open(got, "w", encoding="utf-8") as f:
                 f.write(text)
         except (ValueError, TypeError, KeyError) as exc:
+            kind = str((rec.get("claim") or {}).get("kind"))
             got = KernelResult("refused", kind, f"outside the kernel: no network file ({exc})")
         self._files[key] = got
         return got
