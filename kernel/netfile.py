@@ -395,6 +395,9 @@ def network(doc: dict[str, Any]) -> Net:
         ln = None if sub["post_ln"] is None else _ln(sub["post_ln"], w + ".post_ln")
         layers.append(Sublayer(_block(sub["block"], w + ".block"), bool(sub["residual"]), ln))
     table = {tok: tuple((d, q(v, "embedding.table")) for d, v in row) for tok, row in emb["table"]}
+    tokens = {*emb["prefix"], *emb["alphabet"], *emb["suffix"]}
+    if bad := sorted(tokens - set(table)):
+        raise KernelError(f"embedding: no row (or value) for the token {bad[0]!r}")
     return Net(
         name=net["name"],
         dims=_names(net["dims"], "network.dims"),

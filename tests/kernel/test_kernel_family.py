@@ -64,6 +64,18 @@ def test_a_flat_network_refuses_a_word_of_another_length() -> None:
         kernel_run(net, ("1", "0"))
 
 
+@pytest.mark.parametrize(("name", "field"), [("rumelhart", "values"), ("first", "table")])
+def test_a_network_file_with_a_token_without_a_row_or_value_is_malformed(
+    name: str, field: str
+) -> None:
+    c = REGISTRY[name]
+    net = c.network(c.parse_params({}), 3) if c.per_length else c.network(c.parse_params({}))
+    doc = json.loads(dumps(net))
+    doc["network"]["embedding"][field] = doc["network"]["embedding"][field][1:]
+    with pytest.raises(KernelError, match="no row \\(or value\\) for the token '0'"):
+        kernel_loads(json.dumps(doc))
+
+
 def test_the_committed_exhaustive_and_per_length_query_records_are_checked_by_the_family_rule() -> (
     None
 ):
