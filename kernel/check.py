@@ -375,7 +375,9 @@ def check_record(
         return KernelResult("disagree", "?", f"the record cannot be read: {exc}")
     try:
         fp, exh = (rec.get("network") or {}).get("fingerprint"), method.startswith("exhaustive (")
-        by_words = exh or (method.startswith("smt (") and rec.get("verdict") == "proved")
+        if rec.get("verdict") not in ("proved", "refuted"):
+            raise Refused(f"verdict {rec.get('verdict')!r}: nothing to check")
+        by_words = exh or (method.startswith("smt (") and rec["verdict"] == "proved")
         if fp is None or isinstance(network, Mapping):  # a family: a network per word length
             if fp is not None or not isinstance(network, Mapping) or not by_words:
                 raise Refused("a per-length family of networks: the kernel reads its word claims")
@@ -392,8 +394,6 @@ def check_record(
             raise KernelError(
                 f"the network file is {net.fingerprint[:16]}…, the record's network {str(fp)[:16]}…"
             )
-        if rec.get("verdict") not in ("proved", "refuted"):
-            raise Refused(f"verdict {rec.get('verdict')!r}: nothing to check")
         if isinstance(net, recurrent.RNet):
             return KernelResult("checked", kind, recurrent.check(rec, net, kind, method, max_words))
         if isinstance(net, seq2seq.S2S):

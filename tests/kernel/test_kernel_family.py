@@ -99,6 +99,10 @@ def test_a_family_record_needs_a_file_per_length_each_with_its_lengths_fingerpri
     assert got.outcome == "disagree" and "a file and a fingerprint per length 0..6" in got.detail
     got = check_record(record, files[4])  # one file for a family
     assert got.outcome == "refused" and "per-length family" in got.detail
+    rec = json.loads(record.read_text(encoding="utf-8"))
+    record.write_text(json.dumps({**rec, "verdict": "unknown"}), encoding="utf-8")
+    got = check_record(record, files)
+    assert got.outcome == "refused" and "verdict 'unknown': nothing to check" in got.detail
 
 
 def _first_wrong(nets: dict[int, Network]) -> str | None:
