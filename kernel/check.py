@@ -398,7 +398,7 @@ def check_record(
             return KernelResult("checked", kind, recurrent.check(rec, net, kind, method, max_words))
         if isinstance(net, seq2seq.S2S):
             return KernelResult("checked", kind, seq2seq.check(rec, net, kind, method, max_words))
-        if net.next_symbols is not None:  # a generator: only the rules of nextsym read it
+        if net.generator:  # a generator: only the rules of nextsym read it
             return KernelResult("checked", kind, nextsym.check(rec, net, kind, method, max_words))
         if net.flat and not (kind == "Recognizes" and exh):
             raise Refused(f"claim kind {kind} by {method} of a flat network (a word as one vector)")

@@ -2,8 +2,9 @@
 version 1), written from the format's documentation, sharing no code with netproof's reader.
 
 It keeps only what the kernel's interpreter needs and refuses, with :class:`Refused`, every
-block it does not interpret (a next-symbol softmax with base e^c, an activation other than
-ReLU, step and σ): what it does not read it cannot misread. Every number is a
+block it does not interpret (an activation other than ReLU, step and σ, a softmax with base
+e^c): what it does not read it cannot misread (a generator's ``NextSymbols`` readout, which no
+rule reads, is not read at all). Every number is a
 :class:`fractions.Fraction` from a string ``"p/q"`` or an integer; a JSON float is malformed,
 never rounded. Duplicate keys are malformed. The file's ``fingerprint`` is read as given: the kernel checks it equals the one
 the proof record names, which ties the two files together (the fingerprint's own definition,
@@ -151,7 +152,7 @@ class Net:
     logit: Affine
     position: int
     fingerprint: str
-    next_symbols: tuple[Any, ...] | None = None  # NextSymbols: ((symbol, dim), …), threshold, base
+    generator: bool = False  # a NextSymbols readout, which no rule reads (NO_LOGIT in its place)
     flat: tuple[str, int] | None = None  # FlatEmbedding: (stem, length); its table: symbol -> value
 
 
@@ -329,28 +330,8 @@ def _block(b: dict[str, Any], where: str) -> Block:
     raise Refused(f"{where}: block {b.get('type')!r} is outside the kernel")
 
 
-NO_LOGIT = {
-    "type": "Classifier",
-    "logit": {"type": "Affine", "inputs": [], "outputs": ["none"], "weights": {}, "bias": {}},
-    "position": 0,
-    "accept": "positive",
-}
-
-
-def _next_symbols(r: dict[str, Any]) -> tuple[Any, ...]:
-    """A NextSymbols readout: symbol s may come next at a position iff its value there, the dim
-    paired with it or with ``softmax`` base r the probability r^v_s / Σ r^v_s', is >= the
-    threshold (docs/semantics.md, §7); a base e^c is refused (not rational)."""
-    sm = r["softmax"]
-    if sm is not None and (sm.get("type") != "Softmax" or sm.get("r") is None):
-        raise Refused("a next-symbol softmax with base e^c is outside the kernel (not rational)")
-    scores = tuple(_names(pair, "readout.scores") for pair in r["scores"])
-    if any(len(pair) != 2 for pair in scores):
-        raise KernelError("readout.scores: expected [symbol, dim] pairs")
-    base = None if sm is None else q(sm["r"], "readout.softmax")
-    if base is not None and base <= 0:
-        raise KernelError(f"readout.softmax: base {base} must be > 0")
-    return scores, q(r["threshold"], "readout.threshold"), base
+NO_LOGIT = Affine((), ("none",), {"none": {}}, {})
+"""A generator's logit: its rules read its layers, never its ``NextSymbols`` readout."""
 
 
 def loads(text: str, readers: dict[str, Any] | None = None) -> Any:
@@ -383,10 +364,9 @@ def network(doc: dict[str, Any]) -> Net:
         emb = {**emb, **none, "table": [(s, [(emb["prefix"], v)]) for s, v in emb["values"]]}
     elif emb.get("type") != "TokenEmbedding":
         raise Refused(f"embedding {emb.get('type')!r} is outside the kernel")
-    readout, nexts = net["readout"], None
-    if readout.get("type") == "NextSymbols":  # a generator: no logit (its rules read nexts)
-        nexts, readout = _next_symbols(readout), NO_LOGIT
-    if readout.get("type") != "Classifier" or readout.get("accept") != "positive":
+    readout = net["readout"]
+    generator = readout.get("type") == "NextSymbols"
+    if not generator and (readout.get("type"), readout.get("accept")) != ("Classifier", "positive"):
         raise Refused(f"readout {readout.get('type')!r} is outside the kernel")
     layers = []
     for i, s in enumerate(net["layers"]):
@@ -408,9 +388,9 @@ def network(doc: dict[str, Any]) -> Net:
         suffix=_names(emb["suffix"], "embedding.suffix"),
         index_base=int(emb["index_base"]),
         layers=tuple(layers),
-        logit=read_affine(readout["logit"], "network.readout.logit"),
-        position=int(readout["position"]),
-        next_symbols=nexts,
+        logit=NO_LOGIT if generator else read_affine(readout["logit"], "network.readout.logit"),
+        position=0 if generator else int(readout["position"]),
+        generator=generator,
         fingerprint=doc["fingerprint"],
         flat=flat,
     )

@@ -1,6 +1,5 @@
 """The kernel's rules for Dyck's nearest-unmatched selections (Y3), its budget of words
-(``--max-words``), the next-symbol readout of generators and the generator's layer-1 averages
-(Y6) and facts about θ (Y8, Y11): each accepts the committed record and rejects tampered ones."""
+(``--max-words``), the generator's layer-1 averages (Y6) and facts about θ (Y8, Y11): each accepts the committed record and rejects tampered ones."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import pytest
 
 from netproof.constructions import REGISTRY
 from netproof.kernel import check_record
-from netproof.kernel.netfile import Refused, loads
 from netproof.kernel.nextsym import _at_least
 from netproof.symbolic.netfile import dumps
 
@@ -212,32 +210,6 @@ def test_a_proof_over_the_budget_is_checked_by_the_every_length_rule_and_a_forge
     assert got.outcome == "disagree" and "counterexample '(]' is right" in got.detail
     got = check_record(REPO / "proofs" / "dyck" / "Y5.n10.json", net)
     assert got.outcome == "refused" and "pass --max-words N" in got.detail
-
-
-# ------------------------------------------------------------------ generators: the next-symbol readout
-
-
-def _gen_demo(softmax: object, threshold: Fraction):  # type: ignore[no-untyped-def]
-    from netproof.symbolic.builders import token_embedding
-    from netproof.symbolic.ir import Network, NextSymbols
-
-    return Network(
-        name="gen",
-        dims=("sa", "sb"),
-        embedding=token_embedding(("a", "b"), {"a": {"sa": 1}, "b": {"sb": 1}}),
-        layers=(),
-        readout=NextSymbols(
-            scores=(("a", "sa"), ("b", "sb")), threshold=threshold, softmax=softmax, end="b"
-        ),
-    )
-
-
-def test_a_next_symbol_softmax_with_base_e_to_the_c_is_refused_as_not_rational() -> None:
-    from netproof.symbolic.ir import Softmax
-
-    text = dumps(_gen_demo(Softmax(c=Fraction(1)), Fraction(1, 2)))
-    with pytest.raises(Refused, match=r"base e\^c is outside the kernel \(not rational\)"):
-        loads(text)
 
 
 # ------------------------------------------------------------------ generators: Y6, Y7, Y8, Y11
