@@ -40,7 +40,7 @@ class S2S:
             raise nf.KernelError("an encoder–decoder file's network has type 'Seq2Seq'")
         subs = [x[p] for x in s["decoder"] for p in ("self_attention", "cross_attention", "ffn")]
         net = {k: s[k] for k in ("name", "dims", "embedding")} | {"type": "Network"}
-        net |= {"layers": s["encoder"] + subs, "readout": nf.NO_LOGIT}
+        net |= {"layers": s["encoder"] + subs, "readout": {"type": "NextSymbols"}}  # no logit
         full = nf.network({**doc, "network": net})
         self.fingerprint, self.alphabet = full.fingerprint, full.alphabet
         self.enc = dataclasses.replace(full, layers=full.layers[:k])
