@@ -63,6 +63,11 @@ def affine(a: Affine, x: Row) -> Row:
         raise KernelError(f"an affine map reads {exc}, which is not written before it") from None
 
 
+def dot(u: Any, v: Any) -> Any:
+    """Σ_k u_k·v_k over two sequences of one length."""
+    return sum((a * b for a, b in zip(u, v, strict=True)), ZERO)
+
+
 def layernorm(eps: Fraction, over: tuple[str, ...] | None, x: Row, where: str) -> Row:
     """(x − mean) / √(var + eps) over ``over`` (every dim when None); the rest kept; Refused
     where the square root is not rational."""
@@ -182,8 +187,7 @@ def combine(
         y = {d: add(v, out[d]) if d in out else v for d, v in x.items()}
     else:
         y = {d: out.get(d, zero) for d in x}
-    ln = sub.post_ln
-    return y if ln is None else layernorm(ln[0], ln[1], y, where + " post layer norm")
+    return y if sub.post_ln is None else layernorm(*sub.post_ln, y, where + " post layer norm")
 
 
 def window(vals: Any, offset: int, rule: str) -> Any:

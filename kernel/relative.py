@@ -19,8 +19,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from .interpret import ZERO, affine, forward, window
-from .netfile import KernelError, Net, Refused, power, sweep
+from .interpret import ZERO, affine, dot, forward, window
+from .netfile import KernelError, Net, power, sweep
 
 RULES: dict[str, tuple[str | None, str | None, str | None]] = {
     # head: (β rule, W^C rule, W^{C'} rule); a rule is "zero" (beyond ±k) or "clip"
@@ -60,10 +60,6 @@ def covers(statement: str) -> bool:
     return statement in HEADS or CONV.fullmatch(statement) is not None
 
 
-def _dot(u: Any, v: Any) -> Fraction:
-    return sum((a * b for a, b in zip(u, v, strict=True)), ZERO)
-
-
 def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[..., list[Fraction]]]:
     name = HEADS[statement]
     b_rule, c_rule, ck_rule = RULES[name]
@@ -81,21 +77,20 @@ def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[..., list[F
     assert base is not None  # checked above
 
     def ref(_w: Any, rows: Rows) -> list[Fraction]:
-        qs = [[affine(h.query, r)[o] for o in qo] for r in rows]
-        ks = [[affine(h.key, r)[o] for o in qo] for r in rows]
+        qs, ks = ([[affine(a, r)[o] for o in qo] for r in rows] for a in (h.query, h.key))
         vs = [affine(h.value, r)[h.value.outputs[0]] for r in rows]
         out = []
         for i in range(len(rows)):
             logits = []
             for j in range(len(rows)):
-                s = _dot(qs[i], ks[j])
+                s = dot(qs[i], ks[j])
                 for rule, win, vec in ((c_rule, wc, qs[i]), (ck_rule, wck, ks[j])):
                     col = None if rule is None else window(win[2], j - i, rule)
-                    s += ZERO if col is None else _dot(vec, col)
+                    s += ZERO if col is None else dot(vec, col)
                 b = None if b_rule is None else window(beta[2], j - i, b_rule)
                 logits.append(s / root + (ZERO if b is None else b))
             ws = [power(base, a - max(logits), "the softmax") for a in logits]
-            out.append(_dot(ws, vs) / sum(ws, ZERO))
+            out.append(dot(ws, vs) / sum(ws, ZERO))
         return out
 
     return idx, h.value.outputs[0], ref
@@ -114,9 +109,7 @@ def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[..., list[F
     if eq3:  # Eq. 3: one kernel row shared by every channel, softmax-normalized (base 2)
         if len(raw) != 1 or base != 2:
             raise KernelError(f"convolution {name!r} is not one shared row normalized in base 2")
-        if any(b.denominator != 1 for b in raw[0]):
-            raise Refused(f"convolution {name!r}: a non-integer kernel exponent")
-        exps = [Fraction(2) ** int(b) for b in raw[0]]
+        exps = [power(Fraction(2), b, f"convolution {name!r}") for b in raw[0]]
         w = [e / sum(exps, ZERO) for e in exps]
     elif base is not None:  # Eq. 2 is a depthwise convolution without a normalization
         raise KernelError(f"convolution {name!r} normalizes its kernel, which Eq. 2 does not")
@@ -164,7 +157,7 @@ def _attend(x: list[Fraction], beta: tuple[int, ...]) -> list[Fraction]:
     for i in range(len(x)):
         logits = [x[i] * x[j] + (window(beta, j - i, "zero") or 0) for j in range(len(x))]
         ws = [power(Fraction(2), a - max(logits), "base 2") for a in logits]
-        out.append(_dot(ws, x) / sum(ws, ZERO))
+        out.append(dot(ws, x) / sum(ws, ZERO))
     return out
 
 
