@@ -52,10 +52,10 @@ import operator
 from fractions import Fraction
 from typing import Any, cast
 
-from .interpret import combine, ffn, mix, solve
+from .interpret import ZERO, combine, dot, ffn, mix, solve
 from .netfile import Affine, Block, Head, KernelError, Net, Refused
 
-__all__ = ["MAX_STEPS", "Machine"]
+__all__ = ["MAX_STEPS", "Machine", "budget"]
 
 MAX_STEPS = 1_000_000
 """The most class steps (a class with one combination of its heads' outputs) per layer, and the
@@ -65,8 +65,14 @@ rounds rule's class triples, before the rule refuses: Dyck(8, D) over all 8 type
 Num = Fraction | int  # an integer-valued rational kept as an int (equal, and faster)
 Lin = tuple[Num, Num]  # a + p·b
 Row = dict[str, Lin]
-ZERO = Fraction(0)
 LEFT, RIGHT = "strict_causal", "strict_anticausal"
+
+
+def budget(work: int, what: str) -> None:
+    """Refused where ``work`` (class steps, or the rounds rule's class triples) is over
+    ``MAX_STEPS``."""
+    if work > MAX_STEPS:
+        raise Refused(f"{work:,} {what}, over the budget of {MAX_STEPS:,}")
 
 
 def _int(v: Num) -> Num:
@@ -112,15 +118,22 @@ def _act(kind: str, v: Lin, where: str) -> Lin:
     raise Refused(f"{where}: {kind} of {v[0]} + {v[1]}·p changes with the position p")
 
 
-def _dot(q: tuple[Num, ...], k: list[Lin], part: int) -> Num:
-    """⟨q, k⟩ of a query with no p part and a key's constant (part 0) or p part (1)."""
-    return sum((x * y[part] for x, y in zip(q, k, strict=True)), ZERO)
-
-
 def _finite(row: Row, where: str) -> tuple[Num, ...]:
     if any(b for _, b in row.values()):
         raise Refused(f"{where} depends on the position p (premises 3-4)")
     return tuple(a for a, _ in row.values())
+
+
+def _vectors(h: Head, rows: list[Row], at: str, masks: tuple[str, ...], what: str) -> Any:
+    """Head h's query vectors, its keys' constant and p parts and its value vectors at the
+    classes ``rows`` (a query or value with a p part refused: premises 3-4), h a hardmax
+    dot-product head of a mask in ``masks``."""
+    if not h.hardmax or h.scoring != "dot" or h.mask not in masks:
+        raise Refused(f"{at}: not a hardmax dot-product head with {what}")
+    qs = [_finite(_lin(h.query, r), f"{at}'s query") for r in rows]
+    ks = [[kk[o] for o in h.query.outputs] for kk in (_lin(h.key, r) for r in rows)]
+    vs = [_finite(_lin(h.value, r), f"{at}'s value") for r in rows]
+    return qs, [[k[0] for k in kk] for kk in ks], [[k[1] for k in kk] for kk in ks], vs
 
 
 class _Layer:
@@ -128,21 +141,17 @@ class _Layer:
 
     def __init__(self, block: Block, rows: list[Row], where: str) -> None:
         self.heads: list[tuple[str, list[int], list[list[Any]], list[int]]] = []
-        self.values: list[tuple[Num, ...]] = []  # a value's id: its index here
+        ids: dict[tuple[Num, ...], int] = {}  # a value's id: its index in ``values``
         for h in block.heads:
             at = f"{where} head {h.name}"
-            if not h.hardmax or h.scoring != "dot" or h.mask not in (LEFT, RIGHT):
-                raise Refused(f"{at}: not a hardmax dot-product head with a strict mask")
+            qs, k0, k1, vs = _vectors(h, rows, at, (LEFT, RIGHT), "a strict mask")
             if h.empty != "zero":
                 raise Refused(f"{at}: empty rule {h.empty!r} (the first position sees no key)")
-            qs = [_finite(_lin(h.query, r), f"{at}'s query") for r in rows]
-            ks = [_lin(h.key, r) for r in rows]
-            vals = [self._val(_finite(_lin(h.value, r), f"{at}'s value")) for r in rows]
+            vals = [ids.setdefault(v, len(ids)) for v in vs]
             qids = sorted(set(qs))
-            kv = [[kk[o] for o in h.query.outputs] for kk in ks]
-            s = [[_dot(q, kk, 0) for kk in kv] for q in qids]
+            s = [[dot(q, k) for k in k0] for q in qids]
             for q, sq in zip(qids, s, strict=True):
-                cs = {_dot(q, kk, 1) for kk in kv}
+                cs = {dot(q, k) for k in k1}
                 c = cs.pop()
                 if cs or (c <= 0 if h.mask == LEFT else c >= 0):
                     raise Refused(
@@ -156,11 +165,7 @@ class _Layer:
                     )
             s = [[_int(x) for x in sq] for sq in s]
             self.heads.append((h.mask, [qids.index(q) for q in qs], s, vals))
-
-    def _val(self, v: tuple[Num, ...]) -> int:
-        if v not in self.values:
-            self.values.append(v)
-        return self.values.index(v)
+        self.values = list(ids)
 
 
 def _anon(stage: Any) -> list[Any]:
@@ -183,9 +188,7 @@ class Machine:
         att = [i for i, s in enumerate(net.layers) if s.block.kind == "attention"]
         if not att:
             raise Refused("no attention layer")
-        self.stages = [
-            net.layers[a:b] for a, b in zip([0, *att], [*att, len(net.layers)], strict=True)
-        ]
+        self.stages = [net.layers[a:b] for a, b in itertools.pairwise([0, *att, len(net.layers)])]
         for tok in (*net.prefix, *net.alphabet, *net.suffix):
             row: Row = dict.fromkeys(net.dims, (0, 0))
             for d, v in net.table[tok]:
@@ -213,10 +216,7 @@ class Machine:
             self.ids.append({})
             self.memo.append({})
             work = len(rows) * math.prod(1 + len(set(v)) for *_, v in layer.heads)
-            if work > MAX_STEPS:
-                raise Refused(
-                    f"{work:,} class steps at layer {ell}, over the budget of {MAX_STEPS:,}"
-                )
+            budget(work, f"class steps at layer {ell}")
             for key in range(len(rows)):
                 for outs in itertools.product(*[[None, *set(v)] for *_, v in layer.heads]):
                     self.step(ell, key, outs)
@@ -275,16 +275,12 @@ class Machine:
         self.queries: list[list[tuple[Num, ...]]] = [[] for _ in rows]
         for h in stage[0].block.heads:
             at = f"layer {stage[0].block.name} head {h.name}"
-            if not h.hardmax or h.scoring != "dot" or h.mask != "none":
-                raise Refused(f"{at}: not a hardmax dot-product head with mask none")
-            ks = [[kk[o] for o in h.query.outputs] for kk in (_lin(h.key, r) for r in rows)]
-            for j, r in enumerate(rows):
-                q = _finite(_lin(h.query, r), f"{at}'s query")
-                if any(_dot(q, kk, 1) for kk in ks):
-                    raise Refused(f"{at}: a score that depends on the position p")
+            qs, k0, k1, vs = _vectors(h, rows, at, ("none",), "mask none")
+            if any(dot(q, k) for q in qs for k in k1):
+                raise Refused(f"{at}: a score that depends on the position p")
+            for j, q in enumerate(qs):
                 self.queries[j].append(q)
-                ka = tuple(k[0] for k in ks[j])
-                sig[j] = (*sig[j], (ka, _finite(_lin(h.value, r), f"{at}'s value")))
+                sig[j] = (*sig[j], (tuple(k0[j]), vs[j]))
         self.sigs = sorted(set(sig))  # a signature's id: its index here
         self.sig = [self.sigs.index(x) for x in sig]
         self.accepts: dict[Any, bool] = {}
@@ -298,10 +294,7 @@ class Machine:
         tiers = []
         for k, h in enumerate(stage[0].block.heads):
             q = self.queries[last][k]
-            scored = [
-                (sum((x * y for x, y in zip(q, sg[k][0], strict=True)), ZERO), sg[k][1])
-                for sg in map(self.sigs.__getitem__, present)
-            ]
+            scored = [(dot(q, sg[k][0]), sg[k][1]) for sg in map(self.sigs.__getitem__, present)]
             top = max(s for s, _ in scored)
             tier = sorted({v for s, v in scored if s == top})
             if len(tier) > 1 and h.tie != "average":

@@ -92,7 +92,7 @@ from typing import Any
 
 from .interpret import solve
 from .languages import DYCK, brackets, language
-from .nearest import LEFT, MAX_STEPS, Machine, z3_ffn
+from .nearest import LEFT, Machine, budget, z3_ffn
 from .netfile import Affine, Net, Refused
 
 State = tuple[str, int, int]
@@ -142,8 +142,7 @@ def prove_by_rounds(net: Net, statement: str) -> str:
         if seen and seen[-1][0] is layer and seen[-1][1] is m.memo[ell] and seen[-1][2] == alpha:
             continue  # the same check as the layer before: its result is alpha again
         seen.append((layer, m.memo[ell], dict(alpha)))
-        if len(alpha) ** 3 > MAX_STEPS:
-            raise Refused(f"{len(alpha) ** 3:,} class triples, over the budget of {MAX_STEPS:,}")
+        budget(len(alpha) ** 3, "class triples")
         for mask, qid, s, _ in layer.heads:
             for sq in {tuple(s[qid[c]]) for c in alpha}:
                 top, low = ({sq[c] for c, a in alpha.items() if a[1] == b} for b in (0, 1))
