@@ -44,12 +44,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from .interpret import combine, ffn, mix, run, solve
+from .interpret import combine, feature, ffn, mix, run, solve
 from .languages import FIRST, PARITY, language
 from .netfile import Affine, KernelError, Net, Refused
 
@@ -81,9 +80,7 @@ def _shape(net: Net) -> tuple[int, int]:
     if net.index_base != 0:
         raise Refused(f"index base {net.index_base} (the rule numbers positions from 0)")
     for sub in net.layers:
-        if sub.post_ln is not None or any(
-            not isinstance(s, Affine) and s[0] == "ln" for s in sub.block.steps
-        ):
+        if sub.post_ln or any(isinstance(s, tuple) and s[0] == "ln" for s in sub.block.steps):
             raise Refused("a layer norm (its √ is not a rational function of the counts)")
         for h in sub.block.heads:
             if h.mask != "none" or h.hardmax or h.times_n:
@@ -109,10 +106,7 @@ def _sum(z3: Any, terms: list[tuple[Any, Val]], bias: Fraction = Fraction(0)) ->
     parts = []
     for c, (num, ds) in terms:
         own = {_key(z3, d) for d in ds}
-        for k, d in dens.items():
-            if k not in own:
-                num = num * d
-        parts.append(c * num)
+        parts.append(c * math.prod((d for k, d in dens.items() if k not in own), start=num))
     if bias:
         parts.append(z3.RealVal(bias) * _prod(z3, tuple(dens.values())))
     return z3.simplify(sum(parts, z3.RealVal(0))), tuple(dens.values())
@@ -141,16 +135,9 @@ def _act(z3: Any, kind: str, v: Val) -> Val:
     return z3.If(num < 0, z3.RealVal(0), z3.If(num > top, top, num)), ds
 
 
-def _mentions(t: Any, var: Any) -> bool:
-    stack, seen = [t], set()
-    while stack:
-        e = stack.pop()
-        if e.eq(var):
-            return True
-        if e.get_id() not in seen:
-            seen.add(e.get_id())
-            stack.extend(e.children())
-    return False
+def _mentions(z3: Any, t: Any, var: Any) -> bool:
+    """Whether the term t names the constant var (substituting var + 1 for it changes t)."""
+    return not z3.substitute(t, (var, var + 1)).eq(t)
 
 
 def _constant(z3: Any, v: Val, where: str) -> Fraction:
@@ -160,25 +147,67 @@ def _constant(z3: Any, v: Val, where: str) -> Fraction:
     return Fraction(t.numerator_as_long(), t.denominator_as_long())
 
 
-@dataclass(frozen=True)
 class _Query:
-    """The terms the rule's query shares: z3, n (``N``), f, p, the last position, the counts
-    ``c[r, a]``, the constraints (``base``, which the selections extend), the generic index
-    ``ivar``, the places (index, residue or None, token, multiplicity), the alphabet, the
-    solver's timeout and the selections made (their names)."""
+    """The rule's query (module docstring) and the terms it shares: z3, n (``N``), f, p, the
+    counts ``c[r, a]``, the word's length ``m`` and last position, its symbols ``sym`` at the
+    fixed positions, the constraints (``base``, which the selections extend), the generic index
+    ``ivar``, the places (index, residue or None, token, multiplicity) with their embedding rows
+    (rule step 1), the alphabet, the solver's timeout and the selections made (their names)."""
 
-    z3: Any
-    N: Any
-    f: int
-    p: int
-    last: Any
-    c: dict[tuple[int, int], Any]
-    base: list[Any]
-    ivar: Any
-    places: list[tuple[Any, int | None, str, Any]]
-    alphabet: tuple[str, ...]
-    timeout_s: float
-    selections: list[str]
+    def __init__(self, z3: Any, net: Net, f: int, p: int, start: int, timeout_s: float) -> None:
+        self.z3, self.f, self.p, self.timeout_s, self.selections = z3, f, p, timeout_s, list[str]()
+        self.alphabet, self.P = alphabet, P = net.alphabet, len(net.prefix)
+        A = len(alphabet)
+        self.c = c = {(r, a): z3.Int(f"c[{r},{a}]") for r in range(p) for a in range(A)}
+        self.m = m = z3.Int("m")  # the word's length
+        self.N = N = z3.ToReal(m + P)  # n, the number of positions: >= 1
+        self.ivar = ivar = z3.Int("i")  # the index of the generic position of a residue class
+        self.sym = sym = {i: z3.Int(f"a@{i - P + 1}") for i in range(P, f)}
+        self.last = last = P + m - 1  # the last position
+        self.base = base = [m >= start, *(x >= 0 for x in c.values())]
+        base += [z3.And(x >= 0, x < A) for x in sym.values()]
+        for r in range(p):  # positions i in f..last with i ≡ r (mod p)
+            n_r = (last - r) / p - (f - 1 - r) // p if p > 1 else last - f + 1  # z3 Int / is floor
+            base.append(sum((c[(r, a)] for a in range(A)), z3.IntVal(0)) == n_r)
+        # places: (index, residue or None, token, multiplicity); generic places have index ivar
+        self.places = places = list[tuple[Any, int | None, str, Any]]()
+        for i in range(f):
+            if i < P:
+                places.append((i, None, net.prefix[i], z3.IntVal(1)))
+            else:
+                places += [(i, None, alphabet[a], z3.If(sym[i] == a, 1, 0)) for a in range(A)]
+        places += [(ivar, r, alphabet[a], c[(r, a)]) for r in range(p) for a in range(A)]
+        self.rows = list[dict[str, Val]]()
+        for index, res, tok, _mult in places:
+            row: dict[str, Val] = {d: (z3.RealVal(0), ()) for d in net.dims}
+            for d, v in net.table[tok]:
+                row[d] = _sum(z3, [(z3.RealVal(1), row[d])], v)
+            for d, name, k in net.positional:
+                if name == "i/n":
+                    val: Val = (z3.ToReal(z3.IntVal(index) if res is None else ivar), (N,))
+                else:  # 1, cos(iπ), I[i=k]: the same at every position of the class
+                    at = index if res is None else f + (res - f) % p
+                    val = (z3.RealVal(feature(name, at, 1)), ())
+                row[d] = _sum(z3, [(z3.RealVal(1), row[d]), (z3.RealVal(k), val)])
+            self.rows.append(row)
+
+    def word(self, model: Any) -> list[int]:
+        """A word with the model's length, fixed symbols and counts per (residue, symbol)."""
+
+        def val(t: Any) -> int:
+            return int(model.eval(t, model_completion=True).as_long())
+
+        left = {k: val(v) for k, v in self.c.items()}
+        word = []
+        for t in range(val(self.m)):
+            i = self.P + t
+            if i in self.sym:
+                word.append(val(self.sym[i]))
+            else:
+                a = next((a for a in range(len(self.alphabet)) if left[(i % self.p, a)] > 0), 0)
+                left[(i % self.p, a)] -= 1
+                word.append(a)
+        return word
 
 
 def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.0) -> str:
@@ -198,44 +227,9 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
         for w in itertools.product(net.alphabet, repeat=n):
             if (run(net, w) > 0) != member_of(w):
                 raise KernelError(f"the network misclassifies {''.join(w)!r}")
-    alphabet, A = net.alphabet, len(net.alphabet)
-    c = {(r, a): z3.Int(f"c[{r},{a}]") for r in range(p) for a in range(A)}
-    m = z3.Int("m")  # the word's length
-    N = z3.ToReal(m + P)  # n, the number of positions: >= 1
-    ivar = z3.Int("i")  # the index of the generic position of a residue class
-    sym = {i: z3.Int(f"a@{i - P + 1}") for i in range(P, f)}
     start = max(lo, f - P)
-    last = P + m - 1  # the last position
-    base = [m >= start, *(x >= 0 for x in c.values())]
-    base += [z3.And(x >= 0, x < A) for x in sym.values()]
-    for r in range(p):  # positions i in f..last with i ≡ r (mod p)
-        n_r = (last - r) / p - (f - 1 - r) // p if p > 1 else last - f + 1  # z3 Int / is floor
-        base.append(sum((c[(r, a)] for a in range(A)), z3.IntVal(0)) == n_r)
-    # places: (index, residue or None, token, multiplicity); generic places have index ivar
-    places: list[tuple[Any, int | None, str, Any]] = []
-    for i in range(f):
-        if i < P:
-            places.append((i, None, net.prefix[i], z3.IntVal(1)))
-        else:
-            places += [(i, None, alphabet[a], z3.If(sym[i] == a, 1, 0)) for a in range(A)]
-    places += [(ivar, r, alphabet[a], c[(r, a)]) for r in range(p) for a in range(A)]
-    rows: list[dict[str, Val]] = []
-    for index, res, tok, _mult in places:
-        row: dict[str, Val] = {d: (z3.RealVal(0), ()) for d in net.dims}
-        for d, v in net.table[tok]:
-            row[d] = _sum(z3, [(z3.RealVal(1), row[d])], v)
-        for d, name, k in net.positional:
-            if name == "i/n":
-                val: Val = (z3.ToReal(z3.IntVal(index) if res is None else ivar), (N,))
-            elif name == "cos(iπ)":
-                val = (z3.RealVal((-1) ** (index if res is None else res)), ())
-            else:  # 1, or I[i=k] at a fixed position
-                one = name == "1" or (res is None and name == f"I[i={index}]")
-                val = (z3.RealVal(int(one)), ())
-            row[d] = _sum(z3, [(z3.RealVal(1), row[d]), (z3.RealVal(k), val)])
-        rows.append(row)
-    q = _Query(z3, N, f, p, last, c, base, ivar, places, alphabet, timeout_s, [])
-    lin, zero = partial(_affine, z3), (z3.RealVal(0), ())
+    q = _Query(z3, net, f, p, start, timeout_s)
+    rows, lin, zero = q.rows, partial(_affine, z3), (z3.RealVal(0), ())
 
     def add(u: Val, v: Val) -> Val:
         return _sum(z3, [(z3.RealVal(1), u), (z3.RealVal(1), v)])
@@ -251,16 +245,16 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
             outs = [mix(sub.block, o, lin, zero) for o in outs]
         rows = [combine(sub, r, o, where, add, zero) for r, o in zip(rows, outs, strict=True)]
     logit = _affine(z3, net.logit, rows[0])[net.logit.outputs[0]][0]
-    if _mentions(logit, ivar):
+    if _mentions(z3, logit, q.ivar):
         raise Refused("the logit still names the generic position (a sum the rule did not resolve)")
 
     def count(name: str) -> Any:  # a symbol's count over the positions >= f
-        return sum((c[(r, alphabet.index(name))] for r in range(p)), z3.IntVal(0))
+        return sum((q.c[(r, net.alphabet.index(name))] for r in range(p)), z3.IntVal(0))
 
-    member = SYMBOLIC[statement](z3, {i - P + 1: sym[i] for i in sym}, count)
-    got, s = solve(z3, int(timeout_s * 1000), *base, (logit > 0) != member)
+    member = SYMBOLIC[statement](z3, {i - P + 1: q.sym[i] for i in q.sym}, count)
+    got, s = solve(z3, int(timeout_s * 1000), *q.base, (logit > 0) != member)
     if got == z3.sat:
-        word = tuple(alphabet[a] for a in _word(s.model(), m, c, sym, P, p, A))
+        word = tuple(net.alphabet[a] for a in q.word(s.model()))
         shown = "".join(word)
         if (run(net, word) > 0) != member_of(word):
             raise KernelError(
@@ -282,27 +276,6 @@ def prove_every_length(net: Net, statement: str, lo: int, timeout_s: float = 60.
     )
 
 
-def _word(
-    model: Any, m: Any, c: dict[tuple[int, int], Any], sym: dict[int, Any], P: int, p: int, A: int
-) -> list[int]:
-    """A word with the model's length, fixed symbols and counts per (residue, symbol)."""
-
-    def val(t: Any) -> int:
-        return int(model.eval(t, model_completion=True).as_long())
-
-    left = {k: val(v) for k, v in c.items()}
-    word = []
-    for t in range(val(m)):
-        i = P + t
-        if i in sym:
-            word.append(val(sym[i]))
-        else:
-            a = next((a for a in range(A) if left[(i % p, a)] > 0), 0)
-            left[(i % p, a)] -= 1
-            word.append(a)
-    return word
-
-
 def _head(
     q: _Query, h: Any, rows: list[dict[str, Val]], outs: list[dict[str, Val]], where: str
 ) -> list[dict[str, Val]]:
@@ -312,7 +285,7 @@ def _head(
     generic = [j for j, pl in enumerate(places) if pl[1] is not None]
     selected: dict[str, tuple[Any, Any, Any]] = {}
     for o in h.value.outputs:
-        if any(_mentions(vs[j][o][0], ivar) for j in generic):
+        if any(_mentions(z3, vs[j][o][0], ivar) for j in generic):
             selected[o] = _select(q, o, vs, generic, f"{where} head {h.name!r}")
             q.selections.append(f"{h.name}.{o}")
     new = []
@@ -382,8 +355,7 @@ def _select(q: _Query, o: str, vs: list[dict[str, Val]], generic: list[int], whe
     ]
 
     def nonzero(y: int, r: int, a: int) -> Any:  # J of place y's class holds its symbol, v ≠ 0
-        vJ = v(y, J)
-        return z3.And(J % p == r, aJ == a, c[(r, a)] >= 1, vJ != 0)
+        return z3.And(J % p == r, aJ == a, c[(r, a)] >= 1, v(y, J) != 0)
 
     some = z3.And(f <= J, J <= last, z3.Or([nonzero(*x) for x in cls]))
     # none: every word position j holds some symbol present in its class whose value o is 0
