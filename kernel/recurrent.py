@@ -24,17 +24,17 @@ import re
 from fractions import Fraction
 from typing import Any
 
+from .interpret import ONE, TIES, ZERO, affine
 from .languages import brackets, still_open
 from .netfile import Affine, KernelError, Refused, q, read_affine, sweep
 
 FORMAT = "netproof-recurrent"
 MAPS = {"stack-rnn": "ih hh sh", "stack-lstm": "i f o g sh", "baby-ntm": "ih hh m"}  # W_<name>
-GATES, TIES = ("W_i", "W_f", "W_o", "W_g"), ("average", "leftmost", "rightmost")
+GATES = ("W_i", "W_f", "W_o", "W_g")
 SHAPE = {"W_ih": "ih", "W_hh": "hh", "W_sh": "eh0", "W_m": "eh0", "W_a": "ho0", "W_n": "he0"}
 SHAPE |= {"W_y": "hy0", **dict.fromkeys(GATES, "Ih")}
 # what each map reads and writes (i: x_t, h: h̃ or h_t, I: [x_t, h̃], e: an element, o: the ops'
 # scores, y: the readout), 0 where the paper writes it without a bias
-ZERO, ONE = Fraction(0), Fraction(1)
 
 
 class RNet:
@@ -83,10 +83,8 @@ class RNet:
 
 
 def _map(a: Affine, v: dict[str, Fraction]) -> dict[str, Fraction]:
-    return {
-        o: sum((w * v.get(i, ZERO) for i, w in a.weights[o].items()), a.bias.get(o, ZERO))
-        for o in a.outputs
-    }
+    """The affine map a on v, an input v leaves out read as 0 (the interpreter's map)."""
+    return affine(a, dict.fromkeys(a.inputs, ZERO) | v)
 
 
 def _sigma(v: dict[str, Fraction]) -> dict[str, Fraction]:
