@@ -94,8 +94,8 @@ def vectors(doc: dict[str, Any], w: Word) -> list[list[Any]]:
     for e in vs:
         op = e[0]
         a = [got[e[f]] if f in OPERANDS.get(op, ()) else None for f in range(len(e))]
-        if op in ("not", "and", "or") and None in (a[1], a[-1]):
-            v: Any = None  # a Boolean combination of values read at i or j: a pair expression
+        if op in ("ati", "atj") or (op in ("not", "and", "or") and None in (a[1], a[-1])):
+            v: Any = None  # read at i or j, or a Boolean combination of such: a pair expression
         elif op == "token":
             v = [s == e[1] for s in w]
         elif op in ("const", "truth", "number"):
@@ -105,8 +105,6 @@ def vectors(doc: dict[str, Any], w: Word) -> list[list[Any]]:
         elif op in ("and", "or"):
             pairs = zip(_of(a[1], e), _of(a[2], e), strict=True)
             v = [(p and q) if op == "and" else (p or q) for p, q in pairs]
-        elif op in ("ati", "atj"):
-            v = None  # read inside a score or a value only
         elif op == "attend":
             v = []
             for i in range(n):
