@@ -79,21 +79,26 @@ def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[..., list[F
     def ref(_w: Any, rows: Rows) -> list[Fraction]:
         qs, ks = ([[affine(a, r)[o] for o in qo] for r in rows] for a in (h.query, h.key))
         vs = [affine(h.value, r)[h.value.outputs[0]] for r in rows]
-        out = []
-        for i in range(len(rows)):
-            logits = []
-            for j in range(len(rows)):
-                s = dot(qs[i], ks[j])
-                for rule, win, vec in ((c_rule, wc, qs[i]), (ck_rule, wck, ks[j])):
-                    col = None if rule is None else window(win[2], j - i, rule)
-                    s += ZERO if col is None else dot(vec, col)
-                b = None if b_rule is None else window(beta[2], j - i, b_rule)
-                logits.append(s / root + (ZERO if b is None else b))
-            ws = [power(base, a - max(logits), "the softmax") for a in logits]
-            out.append(dot(ws, vs) / sum(ws, ZERO))
-        return out
+
+        def logit(i: int, j: int) -> Fraction:
+            s = dot(qs[i], ks[j])
+            for rule, win, vec in ((c_rule, wc, qs[i]), (ck_rule, wck, ks[j])):
+                col = None if rule is None else window(win[2], j - i, rule)
+                s += ZERO if col is None else dot(vec, col)
+            b = None if b_rule is None else window(beta[2], j - i, b_rule)
+            return s / root + (ZERO if b is None else b)
+
+        n = range(len(rows))
+        return _softmax([[logit(i, j) for j in n] for i in n], vs, base)
 
     return idx, h.value.outputs[0], ref
+
+
+def _softmax(logits: list[list[Fraction]], vs: list[Fraction], base: Fraction) -> list[Fraction]:
+    """Σ_j softmax_j(logits[i]) v_j in ``base`` at every i, every key j seen (exactly; Refused
+    where a weight is not rational)."""
+    ws = [[power(base, a - max(row), "the softmax") for a in row] for row in logits]
+    return [dot(w, vs) / sum(w, ZERO) for w in ws]
 
 
 def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[..., list[Fraction]]]:
@@ -115,17 +120,17 @@ def _conv_rule(net: Net, statement: str) -> tuple[int, str, Callable[..., list[F
         raise KernelError(f"convolution {name!r} normalizes its kernel, which Eq. 2 does not")
     else:
         w = list(raw[c] if len(raw) > 1 else raw[0])
-    k = len(w) // 2
 
     def ref(_w: Any, rows: Rows) -> list[Fraction]:
-        n = len(rows)
-        x = [r[ins[c]] for r in rows]
-        return [
-            sum((w[j - i + k] * x[j] for j in range(max(0, i - k), min(n, i + k + 1))), ZERO)
-            for i in range(n)
-        ]
+        return _conv(w, [r[ins[c]] for r in rows])
 
     return found[0], outs[c], ref
+
+
+def _conv(w: Any, x: list[Fraction]) -> list[Fraction]:
+    """y_i = Σ_j w_{j−i}·x_j with zero padding (w_{j−i} is 0 beyond ±k, 2k + 1 = len(w))."""
+    n = range(len(x))
+    return [sum(((window(w, j - i, "zero") or ZERO) * x[j] for j in n), ZERO) for i in n]
 
 
 def check_values(
@@ -153,12 +158,9 @@ def check_values(
 
 def _attend(x: list[Fraction], beta: tuple[int, ...]) -> list[Fraction]:
     """softmax_j(x_i·x_j + β_{j−i}) x_j in base 2, d = 1, W^Q = W^K = W^V = 1, k = 1."""
-    out = []
-    for i in range(len(x)):
-        logits = [x[i] * x[j] + (window(beta, j - i, "zero") or 0) for j in range(len(x))]
-        ws = [power(Fraction(2), a - max(logits), "base 2") for a in logits]
-        out.append(dot(ws, x) / sum(ws, ZERO))
-    return out
+    n = range(len(x))
+    logits = [[x[i] * x[j] + (window(beta, j - i, "zero") or ZERO) for j in n] for i in n]
+    return _softmax(logits, x, Fraction(2))
 
 
 def check_fact(rec: dict[str, Any]) -> str:
@@ -170,11 +172,7 @@ def check_fact(rec: dict[str, Any]) -> str:
     beta, x = (0, 0, 1), [Fraction(1), Fraction(0)]
     if which == "I4c":  # softmax(A + T)V vs softmax(A)V + TV
         lhs = _attend(x, beta)
-        soft = _attend(x, (0, 0, 0))
-        rhs = [
-            soft[i] + sum((window(beta, j - i, "zero") or 0) * x[j] for j in range(2))
-            for i in range(2)
-        ]
+        rhs = [s + t for s, t in zip(_attend(x, (0, 0, 0)), _conv(beta, x), strict=True)]
     elif which == "I6b":  # logit terms q_i·W^C_{j−i}, q = 1, at j − i = ±2 (n = 3): zero vs clip
         lhs = [window(beta, d, "zero") or ZERO for d in (2, -2)]
         rhs = [window(beta, d, "clip") for d in (2, -2)]
