@@ -99,10 +99,9 @@ def _key(z3: Any, t: Any) -> str:
 
 def _sum(z3: Any, terms: list[tuple[Any, Val]], bias: Fraction = Fraction(0)) -> Val:
     """Σ coef·value + bias over the union of the values' denominators (coef: a z3 term)."""
-    dens: dict[str, Any] = {}
-    for _c, (_n, ds) in terms:
-        for d in ds:
-            dens.setdefault(_key(z3, d), d)
+    dens: dict[str, Any] = {}  # each denominator once, by its simplified form, in order
+    for d in itertools.chain.from_iterable(ds for _c, (_n, ds) in terms):
+        dens.setdefault(_key(z3, d), d)
     parts = []
     for c, (num, ds) in terms:
         own = {_key(z3, d) for d in ds}

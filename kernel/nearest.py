@@ -55,8 +55,6 @@ from typing import Any, cast
 from .interpret import ZERO, combine, dot, ffn, mix, solve
 from .netfile import Affine, Block, Head, KernelError, Net, Refused
 
-__all__ = ["MAX_STEPS", "Machine", "budget"]
-
 MAX_STEPS = 1_000_000
 """The most class steps (a class with one combination of its heads' outputs) per layer, and the
 rounds rule's class triples, before the rule refuses: Dyck(8, D) over all 8 types needs at most
@@ -189,16 +187,15 @@ class Machine:
         if not att:
             raise Refused("no attention layer")
         self.stages = [net.layers[a:b] for a, b in itertools.pairwise([0, *att, len(net.layers)])]
+        if bad := [f for _, f, _ in net.positional if f not in ("1", "i/n")]:
+            raise Refused(f"positional feature {bad[0]!r} (the rule reads 1 and i/n)")
         for tok in (*net.prefix, *net.alphabet, *net.suffix):
-            row: Row = dict.fromkeys(net.dims, (0, 0))
+            a, b = dict.fromkeys(net.dims, ZERO), dict.fromkeys(net.dims, ZERO)
             for d, v in net.table[tok]:
-                row[d] = (row[d][0] + v, 0)
-            for d, f, c in net.positional:
-                if f not in ("1", "i/n"):
-                    raise Refused(f"positional feature {f!r} (the rule reads 1 and i/n)")
-                a, b = row[d]
-                row[d] = (a + c, b) if f == "1" else (a, b + c)
-            row = {d: (_int(a), _int(b)) for d, (a, b) in row.items()}
+                a[d] += v
+            for d, f, c in net.positional:  # a + p·b: the constant features in a, i/n's in b
+                (a if f == "1" else b)[d] += c
+            row = {d: (_int(a[d]), _int(b[d])) for d in net.dims}
             self.emb[tok] = self._id(0, self._subs(self.stages[0], row))
         self.layers: list[_Layer] = []
         self.memo: list[dict[Any, int]] = []
