@@ -20,6 +20,7 @@ embedding row, ⊙ elementwise, a map without a bias where the paper writes none
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 from typing import Any
@@ -163,12 +164,10 @@ def check(rec: dict[str, Any], net: RNet, kind: str, method: str, max_words: int
         raise Refused(f"claim kind {kind} by {method} on a recurrent network")
     if m[1].lower() != net.kind or not set(net.alphabet) == set(net.x) == set(INPUTS[m[2]]):
         raise KernelError(f"the statement is about a {m[1]} over {INPUTS[m[2]]}, not the file")
-    memo: dict[tuple[str, ...], tuple[State, dict[str, Fraction]]] = {}
 
+    @functools.cache  # the prefix trie: each prefix's state computed once
     def after(w: tuple[str, ...]) -> tuple[State, dict[str, Fraction]]:
-        if w not in memo:
-            memo[w] = step(net, after(w[:-1])[0] if len(w) > 1 else None, w[-1])
-        return memo[w]
+        return step(net, after(w[:-1])[0] if len(w) > 1 else None, w[-1])
 
     def fault(w: tuple[str, ...]) -> str | None:
         y, want = after(w)[1], target(m[2], w)
