@@ -326,13 +326,12 @@ def z3_ffn(steps: tuple[Any, ...], x: dict[str, Any]) -> dict[str, Any]:
     """An FFN's affine maps, ReLU, step and σ on z3 terms (a layer norm refused); {} if empty."""
     import z3
 
-    acts = {
-        "relu": lambda v: z3.If(v > 0, v, 0),
-        "step": lambda v: z3.If(v > 0, 1, 0),
-        "sigma": lambda v: z3.If(v < 0, 0, z3.If(v > 1, 1, v)),
-    }
-    block = Block("ffn", "z3", steps=tuple(steps))
-    return ffn(block, x, "an FFN", z3_affine, lambda kind, v: acts[kind](v))  # type: ignore[no-any-return]
+    def act(kind: str, v: Any) -> Any:
+        if kind == "sigma":
+            return z3.If(v < 0, 0, z3.If(v > 1, 1, v))
+        return z3.If(v > 0, v if kind == "relu" else 1, 0)
+
+    return ffn(Block("ffn", "z3", steps=tuple(steps)), x, "an FFN", z3_affine, act)  # type: ignore[no-any-return]
 
 
 def _decide(net: Net, stage: Any, row: Row, tiers: list[tuple[Head, list[Any]]]) -> bool:
