@@ -85,8 +85,7 @@ def program_beside(folder: Path | None, alphabet: tuple[str, ...], name: str | N
     """The program file ``program.rasp`` in ``folder`` (beside the record), read by
     :func:`.programs.read`: program ``name`` (any name when None) over ``alphabet``, or Refused
     when there is none, KernelError when it is another program."""
-    path = (folder or Path(".")) / "program.rasp"
-    if folder is None or not path.is_file():
+    if folder is None or not (path := folder / "program.rasp").is_file():
         raise Refused(f"program {name or ''}: no program file (program.rasp) beside the record")
     doc = programs.read(loads_json(path.read_text(encoding="utf-8")))
     if (name is not None and doc.get("name") != name) or tuple(doc["alphabet"]) != alphabet:
