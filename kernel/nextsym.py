@@ -14,7 +14,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from .interpret import forward
+from .interpret import ONE, forward
 from .languages import brackets, still_open
 from .netfile import Affine, KernelError, Refused, bounds, must_be_proved, sweep
 
@@ -39,8 +39,7 @@ def check_layer1(rec: dict[str, Any], net: Any, max_words: int) -> str:
     if net.alphabet[: 2 * k] != tuple(s for p in brackets(k) for s in p) or net.prefix != ("γ",):
         raise KernelError(f"the network does not read γ then the brackets of Dyck({k},{depth})")
     sub = net.layers[0] if net.layers else None
-    one, two = Fraction(1), Fraction(2)
-    value = Affine(("o", "g"), ("a1", "a2"), {"a1": {"o": two}, "a2": {"g": one}}, {"a1": -one})
+    value = Affine(("o", "g"), ("a1", "a2"), {"a1": {"o": 2 * ONE}, "a2": {"g": ONE}}, {"a1": -ONE})
     heads: tuple[Any, ...] = () if sub is None or sub.block.kind != "attention" else sub.block.heads
     if len(heads) != 1 or (heads[0].mask, heads[0].query.outputs) != ("causal", ()):
         raise KernelError("layer 1 is not one causal head with an empty query (scores 0: uniform)")
