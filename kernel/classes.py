@@ -297,18 +297,14 @@ def _head(
         if any(sc.denominator != 1 for sc in scores):
             raise Refused(f"{where}: a softmax weight {h.base}^(non-integer)")
         weights = [h.base ** int(sc) for sc in scores]
-        if len(set(weights)) == 1:  # then Σ weight·mult = weight·n: divide by n
-            weights, norm = [Fraction(1)] * len(weights), q.N
-        else:
-            mults = (z3.RealVal(w) * z3.ToReal(places[y][3]) for y, w in enumerate(weights))
-            norm = z3.simplify(sum(mults, z3.RealVal(0)))
+        same = len(set(weights)) == 1  # then Σ weight·mult = weight·n: divide by n
+        weights = [Fraction(1)] * len(weights) if same else weights
+        wm = [z3.RealVal(w) * z3.ToReal(places[y][3]) for y, w in enumerate(weights)]
+        norm = q.N if same else z3.simplify(sum(wm, z3.RealVal(0)))
         out = dict(outs[x])
         for o in h.value.outputs:
-            terms = [
-                (z3.RealVal(weights[y]) * z3.ToReal(places[y][3]), vs[y][o])
-                for y in range(len(rows))
-                if not (o in selected and y in generic)
-            ]
+            kept = [y for y in range(len(rows)) if not (o in selected and y in generic)]
+            terms = [(wm[y], vs[y][o]) for y in kept]
             if o in selected:
                 J, aJ, none = selected[o]
                 for y in generic:
