@@ -20,6 +20,7 @@ C-RASP (Boolean and count vectors): ``token``, ``truth b``, ``not``, ``and``, ``
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +34,9 @@ OPERANDS = {  # which fields of an entry are operands (indices of earlier entrie
     "not": (1,), "and": (1, 2), "or": (1, 2), "ati": (1,), "atj": (1,), "attend": (3, 4, 5),
     "less": (1, 2), "count": (1,), "add": (1, 2), "scale": (2,), "where": (1, 2, 3),
 }  # fmt: skip
+
+BINARY: dict[str, Callable[[Any, Any], Any]] = {"less": operator.lt, "add": operator.add}
+BINARY |= {"and": lambda p, q: p and q, "or": lambda p, q: p or q}  # position-wise, two operands
 
 
 def read(doc: Any) -> dict[str, Any]:
@@ -87,8 +91,7 @@ def vectors(doc: dict[str, Any], w: Word) -> list[list[Any]]:
         if e[0] == "not":
             return not pair(e[1], i, j)
         if e[0] in ("and", "or"):
-            a, b = pair(e[1], i, j), pair(e[2], i, j)
-            return (a and b) if e[0] == "and" else (a or b)
+            return bool(BINARY[e[0]](pair(e[1], i, j), pair(e[2], i, j)))
         raise KernelError(f"vectors[{k}] ({e[0]}) in a score or value is not read at i or j")
 
     for e in vs:
@@ -102,9 +105,8 @@ def vectors(doc: dict[str, Any], w: Word) -> list[list[Any]]:
             v = [e[1]] * n
         elif op == "not":
             v = [not x for x in _of(a[1], e)]
-        elif op in ("and", "or"):
-            pairs = zip(_of(a[1], e), _of(a[2], e), strict=True)
-            v = [(p and q) if op == "and" else (p or q) for p, q in pairs]
+        elif op in BINARY:
+            v = [BINARY[op](p, q) for p, q in zip(_of(a[1], e), _of(a[2], e), strict=True)]
         elif op == "attend":
             v = []
             for i in range(n):
@@ -112,12 +114,8 @@ def vectors(doc: dict[str, Any], w: Word) -> list[list[Any]]:
                 hit = [j for j in keys if pair(e[3], i, j)]
                 j = (hit[0] if e[1] == "leftmost" else hit[-1]) if hit else None
                 v.append(_of(a[5], e)[i] if j is None else pair(e[4], i, j))
-        elif op == "less":
-            v = [p < q for p, q in zip(_of(a[1], e), _of(a[2], e), strict=True)]
         elif op == "count":  # C(i) = #{j ≤ i : P(j)}, an int
             v = list(itertools.accumulate(int(bool(x)) for x in _of(a[1], e)))
-        elif op == "add":
-            v = [p + q for p, q in zip(_of(a[1], e), _of(a[2], e), strict=True)]
         elif op == "scale":
             v = [e[1] * x for x in _of(a[2], e)]
         else:  # where
