@@ -199,19 +199,17 @@ class Machine:
             self.emb[tok] = self._id(0, self._subs(self.stages[0], row))
         self.layers: list[_Layer] = []
         self.memo: list[dict[Any, int]] = []
+        levels: list[list[Any]] = [self.layers, self.memo, self.classes, self.ids]  # per level
         for ell, stage in enumerate(self.stages[1:-1], start=1):
             same = ell > 1 and _anon(stage) == _anon(self.stages[ell - 1])
             if same and self.classes[-1] is self.classes[-2]:  # the same map on the same classes
-                shared: list[list[Any]] = [self.layers, self.memo, self.classes, self.ids]
-                for x in shared:
+                for x in levels:
                     x.append(x[-1])
                 continue
             rows = [dict(zip(net.dims, c, strict=True)) for c in self.classes[ell - 1]]
             layer = _Layer(stage[0].block, rows, f"layer {stage[0].block.name}")
-            self.layers.append(layer)
-            self.classes.append([])
-            self.ids.append({})
-            self.memo.append({})
+            for x, level in zip(levels, (layer, {}, [], {}), strict=True):  # a new level
+                x.append(level)
             work = len(rows) * math.prod(1 + len(set(v)) for *_, v in layer.heads)
             budget(work, f"class steps at layer {ell}")
             for key in range(len(rows)):
