@@ -81,7 +81,7 @@ def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[..., list[F
         vs = [affine(h.value, r)[h.value.outputs[0]] for r in rows]
 
         def logit(i: int, j: int) -> Fraction:
-            s = dot(qs[i], ks[j])
+            s: Fraction = dot(qs[i], ks[j])
             for rule, win, vec in ((c_rule, wc, qs[i]), (ck_rule, wck, ks[j])):
                 col = None if rule is None else window(win[2], j - i, rule)
                 s += ZERO if col is None else dot(vec, col)
