@@ -37,16 +37,14 @@ from typing import Any
 from . import nextsym, programs, recurrent, relative, seq2seq, traces
 from .classes import prove_every_length
 from .interpret import Exhaustive, evaluator, forward, numbered
-from .languages import brackets, dyck, has_automaton, language, pair_heights, program_beside
+from .languages import DYCK, brackets, dyck, language, pair_heights, program_beside
 from .netfile import (
     MORE,
     KernelError,
     Refused,
-    bounded,
     bounds,
     loads,
     loads_json,
-    must_be_proved,
     network,
     render,
     sweep,
@@ -125,7 +123,7 @@ def _beyond_budget(rec: dict[str, Any], net: Any, need: int, count: int, max_wor
     longer than the bound: the record is then refused, not found to disagree."""
     over = f"{need:,} words, over the kernel's budget of {max_words:,}: {MORE}"
     statement = rec["claim"]["statement"]
-    if rec["verdict"] != "proved" or not has_automaton(statement) or isinstance(net, Family):
+    if rec["verdict"] != "proved" or not DYCK.fullmatch(statement) or isinstance(net, Family):
         raise Refused(over)
     try:
         detail = prove_by_rounds(net, statement)
@@ -235,7 +233,7 @@ def check_heights(rec: dict[str, Any], net: Any, max_words: int) -> str:
     the bound, after sublayer logicℓ, every token's dim ``m`` is 1 when the token is a prefix or
     suffix token (γ, ω) or its bracket pair's height (:func:`.languages.pair_heights`) is <= ℓ,
     else 0, and its dim ``e`` is 0, the statement holds on the bound; ``checked`` must be the
-    number of valid words."""
+    number of valid words; a refutation must name the shortlex-first valid word that breaks it."""
     layers = numbered(net, "logic")
     k = len(net.alphabet) // 2
     if not layers or net.alphabet != tuple(s for p in brackets(k) for s in p):
@@ -243,14 +241,16 @@ def check_heights(rec: dict[str, Any], net: Any, max_words: int) -> str:
     if "m" not in net.dims or "e" not in net.dims:
         raise KernelError("the network has no dims m and e")
     member, cm, ce = dyck(k, len(layers)), net.dims.index("m"), net.dims.index("e")
-    lo, hi, _ = bounded(rec, net, max_words * 8)  # the valid words only are run
-    count, at = 0, len(net.prefix)
-    for n in range(lo, hi + 1):
+    at = len(net.prefix)
+
+    @functools.cache
+    def words(n: int) -> list[tuple[str, ...]]:  # the valid words of length n
+        return [w for w in itertools.product(net.alphabet, repeat=n) if member(w)]
+
+    def fault(n: int) -> Any:
         ev = Exhaustive(net, n, keep=tuple(layers))
-        for w in itertools.product(net.alphabet, repeat=n):
-            if not member(w):
-                continue
-            count += 1
+
+        def bad(w: tuple[str, ...]) -> str | None:
             ev.logit(w)
             heights = pair_heights(w, k)
             for ell, step in enumerate(layers, start=1):
@@ -259,13 +259,14 @@ def check_heights(rec: dict[str, Any], net: Any, max_words: int) -> str:
                     h = heights.get(t - at, len(layers) + 1)
                     want = 1 if not at <= t < at + n or h <= ell else 0
                     if row[cm] != want * d or row[ce] != 0:
-                        raise KernelError(
-                            f"the record says {rec['verdict']}, but on {render(net.alphabet, w)!r}"
-                            f" after logic{ell} token {t} has m = {Fraction(row[cm], d)}, e = "
-                            f"{Fraction(row[ce], d)} (want m = {want}, e = 0)"
-                        )
-    must_be_proved(rec, count, f"the statement holds on all {count} valid words")
-    return f"proved: m and e as stated after each of the {len(layers)} layers, {count} valid words"
+                        m, e = Fraction(row[cm], d), Fraction(row[ce], d)
+                        return f"after logic{ell} token {t} has m = {m}, e = {e} (want m = {want}, e = 0)"
+            return None
+
+        return bad
+
+    holds = f"m and e as stated after each of the {len(layers)} layers, {{count}} valid words"
+    return sweep(rec, net, max_words, fault, holds, words=words)
 
 
 TIE_FREE = (
@@ -418,12 +419,12 @@ def check_record(
             detail = check_tie_free(rec, net, max_words)
         elif value and st in VALUES:
             detail = relative.check_values(rec, net, max_words, value_rule, VALUE_RIGHT)
-        elif value and relative.covers(st):
+        elif value and (st in relative.HEADS or relative.CONV.fullmatch(st)):
             detail = relative.check_values(rec, net, max_words)
         elif kind == "Recognizes" and rec["verdict"] == "proved" and method.startswith("smt (z3)"):
             lo = (rec.get("bound") or {}).get("min_len", 0)
             detail = (
-                prove_by_rounds(net, st) if has_automaton(st) else prove_every_length(net, st, lo)
+                prove_by_rounds(net, st) if DYCK.fullmatch(st) else prove_every_length(net, st, lo)
             )
         else:
             raise Refused(f"claim kind {kind} by {method}")

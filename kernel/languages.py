@@ -112,8 +112,3 @@ def language(statement: str, alphabet: tuple[str, ...], folder: Path | None = No
             raise Refused(f"Dyck({k}, ·) over the alphabet {alphabet}, not the kernel's brackets")
         return dyck(k, int(m.group(2)))
     raise Refused(f"a recognition claim the kernel has no language for: {statement[:80]!r}")
-
-
-def has_automaton(statement: str) -> bool:
-    """Whether the statement is Dyck(k, D)'s (the rounds rule's language, :mod:`.rounds`)."""
-    return DYCK.fullmatch(statement) is not None

@@ -58,11 +58,14 @@ def bounded(
     rec: dict[str, Any], net: Any, max_words: int, shortest: int = 0, words: Any = None
 ) -> tuple[int, int, int]:
     """The record's bound lo..hi (lo at least ``shortest``) and its number of words (with
-    ``words``, of the words ``words(n)`` of each length n), within the budget of ``max_words``
+    ``words``, of the words ``words(n)`` of each length n, picked from all the words of the
+    bound, which must number at most 8 × ``max_words``), within the budget of ``max_words``
     (else Refused, naming the option that raises it)."""
     lo, hi = bounds(rec)
     lengths = range(max(lo, shortest), hi + 1)
-    count = sum(len(words(n)) if words else len(net.alphabet) ** n for n in lengths)
+    count = sum(len(net.alphabet) ** n for n in lengths)
+    if words and count <= 8 * max_words:  # words(n) picks from all the words of length n
+        count = sum(len(words(n)) for n in lengths)
     if count > max_words:
         raise Refused(f"{count:,} words, over the kernel's budget of {max_words:,}: {MORE}")
     return max(lo, shortest), hi, count

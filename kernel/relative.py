@@ -56,10 +56,6 @@ Rows = list[dict[str, Fraction]]
 EQUATION = "the equation holds on all {count} words"
 
 
-def covers(statement: str) -> bool:
-    return statement in HEADS or CONV.fullmatch(statement) is not None
-
-
 def _head_rule(net: Net, statement: str) -> tuple[int, str, Callable[..., list[Fraction]]]:
     name = HEADS[statement]
     b_rule, c_rule, ck_rule = RULES[name]

@@ -523,7 +523,8 @@ def test_every_network_mutant_breaking_the_pair_heights_disagrees_as_netproofs_c
 ) -> None:
     """+1 mutants (every 30th) of Dyck(1, 3)'s network, the Y4 record cut to lengths 0..6 (9
     valid words): the kernel disagrees exactly on the mutants where netproof's own Y4 check (its
-    exact interpreter, its pair heights) fails on a valid word, naming such a word."""
+    exact interpreter, its pair heights) fails on a valid word, naming the first such word, and
+    checks the refutation that names it."""
     from netproof.constructions.yao2021.claims import _invariant_holds
     from netproof.symbolic.exact import run as exact_run
 
@@ -545,7 +546,12 @@ def test_every_network_mutant_breaking_the_pair_heights_disagrees_as_netproofs_c
         broken = [w for w in words if holds(w, exact_run(ref, w)) is not None]  # type: ignore[operator]
         if got.outcome == "disagree":
             m = re.search(r"but on '([()]*)' after", got.detail)
-            assert m is not None and tuple(m.group(1)) in broken, got.detail
+            assert m is not None and tuple(m.group(1)) == broken[0], got.detail
+            refuted = tmp_path / "refuted.json"  # the record netproof writes for the mutant
+            shown = "".join(broken[0])
+            refuted.write_text(json.dumps({**rec, "verdict": "refuted", "counterexample": shown}))
+            got = check_record(refuted, _write(tmp_path, mutant))
+            assert got.outcome == "checked" and got.detail.startswith(f"refuted: on {shown!r}")
         else:
             assert got.outcome == "checked" and broken == [], got.detail
     assert seen["disagree"] > 0 and seen["checked"] > 0
