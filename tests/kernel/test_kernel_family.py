@@ -4,6 +4,7 @@ and every single-weight mutant of one length's network."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from fractions import Fraction
@@ -83,6 +84,18 @@ def test_the_committed_exhaustive_and_per_length_query_records_are_checked_by_th
     got = [run.check(str(RUMELHART / f)) for f in ("C1.n12.json", "C1.n12.smt.json")]
     assert [(r.outcome, r.kind) for r in got] == [("checked", "Recognizes")] * 2
     assert all(r.detail.startswith("proved: all 8191 words with 0 <= |w| <= 12") for r in got)
+
+
+def test_a_family_with_a_length_that_cannot_be_built_is_refused_naming_why() -> None:
+    def build(values: dict[str, object], n: int) -> Network:
+        if n == 5:
+            raise ValueError("no network of length 5")
+        return _net(n)
+
+    run = KernelRun({"rumelhart": dataclasses.replace(C, build=build)})
+    got = run.check(str(RUMELHART / "C1.n12.json"))
+    assert (got.outcome, got.kind) == ("refused", "Recognizes")
+    assert got.detail == "outside the kernel: no network file (no network of length 5)"
 
 
 def test_a_family_record_needs_a_file_per_length_each_with_its_lengths_fingerprint(

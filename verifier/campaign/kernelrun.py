@@ -56,8 +56,8 @@ class KernelRun:
             files = {n: self._write(rec, n, lambda n=n: c.network(values, n)) for n in lengths}
         except (ValueError, TypeError, KeyError) as exc:
             return KernelResult("refused", kind, f"outside the kernel: no network file ({exc})")
-        paths = {n: f for n, f in files.items() if isinstance(f, str)}
-        return paths if len(paths) == len(files) else next(iter(files.values()))
+        refused = [f for f in files.values() if isinstance(f, KernelResult)]
+        return refused[0] if refused else {n: f for n, f in files.items() if isinstance(f, str)}
 
     def _write(self, rec: Mapping[str, Any], n: int | None, build: Any) -> str | KernelResult:
         """The network file ``build()`` gives, written once per construction, parameters and
