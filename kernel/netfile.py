@@ -255,26 +255,32 @@ def _relative(h: dict[str, Any], where: str) -> tuple[Any, ...] | None:
     return None if rel == (None, None, None) else rel
 
 
+MASKS = ("none", "causal", "strict_causal", "anticausal", "strict_anticausal")
+
+
+def _base(nz: dict[str, Any], where: str) -> Fraction:
+    """A softmax's base r (its weights r^x), > 0; Refused where it is e^c (e^x is not rational)."""
+    if nz.get("type") != "Softmax" or nz.get("r") is None:
+        raise Refused(f"{where}: softmax with base e^c is outside the kernel (e^x is not rational)")
+    if (base := q(nz["r"], where)) <= 0:
+        raise KernelError(f"{where}: softmax base {base} must be > 0")
+    return base
+
+
 def _head(h: dict[str, Any], where: str) -> Head:
     nz, sc = h["normalizer"], _obj(h["scale"], "Scale", where)
     root = 1 if sc["sqrt_d"] is None else isqrt(max(int(sc["sqrt_d"]), 0))
     if root * root != (sc["sqrt_d"] or 1) or root == 0 or sc["log_n"]:
         raise Refused(f"{where}: a 1/√d (d not a square) or ln n scale is outside the kernel")
     hardmax = nz.get("type") == "Hardmax"
-    base = None
-    if not hardmax:
-        if nz.get("type") != "Softmax" or nz.get("r") is None:
-            raise Refused(
-                f"{where}: softmax with base e^c is outside the kernel (e^x is not rational)"
-            )
-        base = q(nz["r"], where)
-        if base <= 0:
-            raise KernelError(f"{where}: softmax base {base} must be > 0")
+    base = None if hardmax else _base(nz, where)
     coef = q(sc["coef"], where) / root
     if hardmax and coef <= 0:
         raise Refused(f"{where}: hardmax with a scale coef <= 0 is outside the kernel")
     if h["scoring"] not in ("dot", "neg_abs_dot") or h["empty"] not in ("zero", "error"):
         raise KernelError(f"{where}: unknown scoring or empty rule")
+    if h["mask"] not in MASKS:
+        raise KernelError(f"{where}: unknown mask {h['mask']!r}")
     tie = nz.get("tie", "average") if hardmax else "average"
     if tie not in ("average", "leftmost", "rightmost"):
         raise KernelError(f"{where}: unknown tie rule {tie!r}")
@@ -323,10 +329,7 @@ def _block(b: dict[str, Any], where: str) -> Block:
             raise KernelError(f"{where}: a kernel row has 2k+1 weights")
         base, ws = None, rows
         if b["normalizer"] is not None:  # w_r = base^β_r / Σ base^β_r' (Wu et al.)
-            nz = _obj(b["normalizer"], "Softmax", where)
-            if nz.get("r") is None:
-                raise Refused(f"{where}: a kernel softmax with base e^c (not rational)")
-            base = q(nz["r"], where)
+            base = _base(_obj(b["normalizer"], "Softmax", where), where)
             exps = [[power(base, w, where) for w in row] for row in rows]
             ws = [[w / sum(row, Fraction(0)) for w in row] for row in exps]
         return Block("conv", b["name"], steps=(ins, outs, ws, rows, base))  # (…, raw rows, base)
