@@ -526,28 +526,22 @@ def _ffn(steps: list[tuple[Any, ...]], x: tuple[int, ...]) -> tuple[int, ...]:
     return x
 
 
-def _luby(i: int) -> int:
-    """The i-th term (from 1) of Luby's restart sequence 1, 1, 2, 1, 1, 2, 4, 1, ..."""
-    k = i.bit_length()
-    return 1 << (k - 1) if i == (1 << k) - 1 else _luby(i - (1 << (k - 1)) + 1)
-
-
 def solve(z3: Any, timeout_ms: int, *constraints: Any) -> tuple[Any, Any]:
     """z3's answer on ``constraints`` within ``timeout_ms`` in all, and the last solver, for its
     model or its reason_unknown: the rules' solver queries.
 
     z3's time on the rules' nonlinear queries is heavy-tailed in its random seed (PARITY's
-    class query: 0.2 s to 46 s), so fresh solvers with seeds 1, 2, ... run for Luby's slices of
-    one second each, until one answers sat or unsat, or unknown for a reason other than its
-    slice, or the time is spent; once half the time is spent, the last try has all the rest (a
-    query that needs one long run, as the type symmetry's invariance queries at k = 128 do,
-    10-30 s by load, gets it). Every try solves the same constraints, so any answer is the
-    query's: restarts change only the time."""
+    class query: 0.2 s to 46 s), so fresh solvers with seeds 1, 2, ... run for slices of 1, 2,
+    4, ... seconds, until one answers sat or unsat, or unknown for a reason other than its
+    slice, or the time is spent (the last slice gets what is left). A query that needs one long
+    run, as the type symmetry's invariance queries at k = 128 do, gets it having spent at most
+    as long again on the slices before. Every try solves the same constraints, so any answer is
+    the query's: restarts change only the time."""
     spent, i = 0, 1
     while True:
         s = z3.Then("simplify", "elim-term-ite", "smt").solver()
         s.set("random_seed", i)
-        ms = min(1000 * _luby(i) if 2 * spent < timeout_ms else timeout_ms, timeout_ms - spent)
+        ms = min(1000 << (i - 1), timeout_ms - spent)
         s.set("timeout", ms)
         s.add(*constraints)
         got = s.check()

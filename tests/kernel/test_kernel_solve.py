@@ -1,4 +1,4 @@
-"""The kernel's solver calls: restarts with fresh seeds in Luby's slices, within the time given."""
+"""The kernel's solver calls: restarts with fresh seeds in doubling slices, within the time given."""
 
 from __future__ import annotations
 
@@ -47,24 +47,23 @@ class _Solver:
         return self.why
 
 
-def test_the_slices_follow_luby_s_sequence_in_seconds_until_half_the_time_is_spent() -> None:
+def test_the_slices_double_from_one_second_and_the_last_gets_what_is_left() -> None:
     fake = _FakeZ3({})
     solve(fake, 30_000, "query")
-    seconds = [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 14]  # Luby's 1, 1, 2, 1, 1, 2, 4, 1, 1, 2; the rest
-    assert fake.tries == [(i, 1000 * t) for i, t in enumerate(seconds, 1)]
+    assert fake.tries == [(1, 1000), (2, 2000), (3, 4000), (4, 8000), (5, 15_000)]
 
 
 def test_a_query_is_tried_again_with_a_new_seed_until_a_try_answers() -> None:
     fake = _FakeZ3({4: ("unsat", "")})
     got, _ = solve(fake, 60_000, "query")
-    assert got == "unsat" and fake.tries == [(1, 1000), (2, 1000), (3, 2000), (4, 1000)]
+    assert got == "unsat" and fake.tries == [(1, 1000), (2, 2000), (3, 4000), (4, 8000)]
 
 
 def test_the_tries_never_take_more_than_the_time_given_and_then_the_answer_is_unknown() -> None:
     fake = _FakeZ3({})
     got, s = solve(fake, 4500, "query")
     assert got == "unknown" and s.reason_unknown() == "timeout"
-    assert [ms for _, ms in fake.tries] == [1000, 1000, 2000, 500]
+    assert [ms for _, ms in fake.tries] == [1000, 2000, 1500]
 
 
 def test_an_unknown_for_another_reason_than_the_slice_ending_is_not_tried_again() -> None:
@@ -84,7 +83,9 @@ def test_a_real_query_gets_z3_s_answer(answer: str) -> None:
         assert s.model().eval(x * x) == 4
 
 
-def test_once_half_the_time_is_spent_the_last_try_has_all_the_rest() -> None:
-    fake = _FakeZ3({})
-    got, _ = solve(fake, 10_000, "query")
-    assert got == "unknown" and [ms for _, ms in fake.tries] == [1000, 1000, 2000, 1000, 5000]
+def test_a_query_that_needs_one_long_run_gets_it_within_twice_its_time() -> None:
+    """A query answered only by a run of 12 s or more: the first slice that long is the fifth
+    (16 s), after 1 + 2 + 4 + 8 = 15 s of shorter tries, so it is answered 31 s in."""
+    fake = _FakeZ3({5: ("unsat", "")})
+    got, _ = solve(fake, 60_000, "query")
+    assert got == "unsat" and sum(ms for _, ms in fake.tries) == 31_000
